@@ -1,0 +1,37 @@
+// The shapes shared by generated code (generated/<api>/methods.ts, validators.ts) and the generic
+// runtime (engine, client). Generated code is data typed with these; behaviour lives in src/.
+
+/** One method of a contract, as data. `P`/`R` are phantom types: only the type checker sees them. */
+export interface MethodDescriptor<P extends readonly unknown[] = readonly unknown[], R = unknown> {
+  readonly name: string;
+  readonly summary: string;
+  /** Positional params in contract order; by-name calls are mapped onto these names. */
+  readonly params: readonly { readonly name: string; readonly required: boolean }[];
+  /** JSON-RPC error codes the contract lists for the method. */
+  readonly errors: readonly number[];
+  /** 'by-position' | 'by-name' | 'either' (OpenRPC paramStructure; default 'either'). */
+  readonly paramStructure: 'by-position' | 'by-name' | 'either';
+  /** Phantom: never present at run time. */
+  readonly __types?: { readonly params: P; readonly result: R };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type MethodTable = { readonly [method: string]: MethodDescriptor<any, any> };
+
+export type ParamsOf<D> = D extends MethodDescriptor<infer P, unknown> ? P : never;
+export type ResultOf<D> = D extends MethodDescriptor<readonly unknown[], infer R> ? R : never;
+
+/** An ajv (standalone) validate function. */
+export interface ValidateFn {
+  (data: unknown): boolean;
+  errors?: null | ReadonlyArray<{
+    instancePath: string;
+    schemaPath: string;
+    keyword: string;
+    params: Record<string, unknown>;
+    message?: string;
+  }>;
+}
+
+/** Generated per contract: validators for each method's params (the positional array) and result. */
+export type ValidatorTable = { readonly [method: string]: { readonly params: ValidateFn; readonly result: ValidateFn } };
