@@ -1,0 +1,441 @@
+// The generic validating JSON-RPC 2.0 engine: one parse, envelope checks, params mapped and checked by the
+// generated (ajv standalone) validators, handler call, optional strict result check, one serialisation per item.
+// Generic over a method table (generated/<api>/methods.ts) and its validators (generated/<api>/validators.ts).
+//
+// Decisions where JSON-RPC 2.0 is silent (tests in test/envelope.test.ts pin each one):
+// - Extra members in a request object are ignored.
+// - A request that is not valid gets an error even without an `id` (the spec's own examples do this); only a
+//   valid request without `id` is a notification. A notification never gets an answer, also when it fails.
+// - ids are echoed as JSON.parse gives them and JSON.stringify writes them back: 1.0 → 1, 1e2 → 100, -0 → 0,
+//   integers beyond 2^53 lose precision (12345678901234567890 → 12345678901234567000). An id that overflows to
+//   ±Infinity (1e400) is refused with -32600 and id null, since it cannot be echoed.
+// - A batch answers in request order; its items run concurrently.
+// - HTTP status: a single request answers with its error's httpStatus (400 invalid request, 200 for
+//   -32601/-32602 and errors the node returned, 500 for unexpected failures and strict result violations,
+//   whatever a thrown RpcError carries); a batch answers 200 (headers of per-item errors are dropped);
+//   a single notification or a batch of only notifications answers 204 with no body.
+// - A handler that returns `undefined` answers `null`. A RawResult is trusted to be valid JSON and is
+//   spliced in as is (strict mode parses it to validate it).
+// - Params: absent → []. An object for a 'by-position' method, or an array for a 'by-name' method → -32602.
+//   By-name: unknown names, missing required names, and an omitted optional param before a given one → -32602.
+//   The count is checked against the descriptor before the validator ("expected 1..2 params, got 3").
+//   A validator failure names the param by the first segment of ajv's instancePath; for a failed anyOf/oneOf
+//   the branch that got deepest is reported, else every branch's reason joined with " or ".
+// - Anything that overflows the stack (deep nesting in a recursive validator or in JSON.stringify) becomes a
+//   clean error: -32602 for params, -32603 for results. JSON.parse itself is iterative in V8 (tested to 5M).
+// - Strings (ids, params, method names) with lone surrogates round-trip: JSON.stringify escapes them (\udXXX).
+
+import type { IncomingHttpHeaders } from 'node:http';
+import type { MethodDescriptor, MethodTable, ParamsOf, ResultOf, ValidateFn, ValidatorTable } from './descriptor.js';
+import { RpcError, internalError, invalidParams, invalidRequest, methodNotFound, parseError, payloadTooLarge, resultViolation } from './errors.js';
+
+export interface CallContext {
+  network?: string;
+  principal?: unknown;
+  requestId?: string;
+  ip?: string;
+  headers?: IncomingHttpHeaders;
+}
+
+export interface EngineOptions {
+  maxBatchSize: number;
+  strictResults: boolean;
+}
+
+/** body undefined → 204 no content (a notification, or a batch of only notifications). */
+export interface EngineResponse {
+  status: number;
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+/** A result that is already serialised JSON (e.g. the node's bytes): spliced into the response, never re-stringified. */
+export class RawResult {
+  constructor(readonly json: string) {}
+}
+
+export type Handler<D> = (
+  params: ParamsOf<D>,
+  ctx: CallContext,
+) => Promise<ResultOf<D> | RawResult> | ResultOf<D> | RawResult;
+export type Handlers<M extends MethodTable> = { [K in keyof M]?: Handler<M[K]> };
+
+export interface EngineConfig<M extends MethodTable> {
+  methods: M;
+  validators: ValidatorTable;
+  handlers: Handlers<M>;
+  options: EngineOptions;
+  /** Called with unexpected errors (a handler threw something that is not an RpcError, a result could not be
+   *  serialised, a strict result check failed). Their details never reach the client. */
+  onError?: (err: unknown, info: { method: string; ctx: CallContext }) => void;
+}
+
+export interface Engine {
+  handle(body: string, ctx: CallContext): Promise<EngineResponse>;
+  /** The params path alone (lookup, by-name mapping, count, generated validator): null when valid.
+   *  Exposed for the validation micro-benchmark and for tools that check a call without making it. */
+  validateParams(method: string, params: unknown): RpcError | null;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyHandler = (params: any, ctx: CallContext) => unknown;
+
+/** Everything the engine needs about one method, resolved once at creation. */
+interface Entry {
+  readonly name: string;
+  readonly descriptor: MethodDescriptor;
+  readonly handler: AnyHandler | undefined;
+  readonly validateParams: ValidateFn | undefined;
+  readonly validateResult: ValidateFn | undefined;
+  readonly min: number;
+  readonly max: number;
+  readonly byPosition: boolean;
+  readonly byName: boolean;
+  /** param name → position, for by-name calls (a Map: no prototype keys). */
+  readonly positions: Map<string, number>;
+}
+
+/** An error answer: the serialised response plus the error (for a single request's status and headers). */
+class Failure {
+  constructor(
+    readonly body: string,
+    readonly error: RpcError,
+  ) {}
+}
+
+type ItemOutcome = string | Failure | undefined;
+
+const NULL_ID = 'null';
+
+/** Serialise an error response. `idJson` is the id already as JSON. Never throws. */
+function errorBody(idJson: string, err: RpcError): string {
+  let obj: string;
+  try {
+    obj = JSON.stringify({ code: err.code, message: err.message, data: err.data });
+  } catch {
+    // data that cannot be serialised (BigInt, cycles, depth) is dropped rather than failing the response
+    obj = JSON.stringify({ code: err.code, message: err.message });
+  }
+  return '{"jsonrpc":"2.0","id":' + idJson + ',"error":' + obj + '}';
+}
+
+/** A whole-request error response (parse error, empty or oversized batch, or a server-level rejection such as
+ *  a missing key or an oversized body), as the server sends it before or instead of the engine. */
+export function errorResponse(err: RpcError, id: string | number | null = null): EngineResponse {
+  const idJson = typeof id === 'string' ? JSON.stringify(id) : typeof id === 'number' && Number.isFinite(id) ? String(id) : NULL_ID;
+  const res: EngineResponse = { status: err.httpStatus, body: errorBody(idJson, err) };
+  if (err.headers !== undefined) res.headers = err.headers;
+  return res;
+}
+
+/** "expected 2 params" / "expected 1..3 params". */
+function expected(min: number, max: number): string {
+  return min === max ? `expected ${max} param${max === 1 ? '' : 's'}` : `expected ${min}..${max} params`;
+}
+
+type AjvError = NonNullable<ValidateFn['errors']>[number];
+
+/** A short reason from an ajv error: its message, with the offending value/property where ajv keeps it aside. */
+function reasonOf(err: AjvError | undefined): string {
+  if (err === undefined) return 'is invalid';
+  const message = err.message ?? `must pass "${err.keyword}"`;
+  const p = err.params;
+  if (err.keyword === 'additionalProperties' && typeof p.additionalProperty === 'string') {
+    return `${message}: ${JSON.stringify(p.additionalProperty)}`;
+  }
+  if (err.keyword === 'enum' && Array.isArray(p.allowedValues)) {
+    return `${message}: ${JSON.stringify(p.allowedValues)}`;
+  }
+  return message;
+}
+
+function unescapePointer(s: string): string {
+  return s.indexOf('~') === -1 ? s : s.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+const COMPOSITE = new Set(['anyOf', 'oneOf']);
+
+/** Where and why a value failed, from ajv's errors (allErrors off: the last error is the keyword that failed,
+ *  any before it come from the branches of that anyOf/oneOf). For a failed anyOf/oneOf: a branch that got
+ *  deeper into the value is the one the caller meant, so report its error; otherwise list what each branch
+ *  wanted ("must match pattern … or must be equal to one of the allowed values: […]"). */
+function describeFailure(errors: ValidateFn['errors']): { path: string; reason: string } {
+  if (errors == null || errors.length === 0) return { path: '', reason: 'is invalid' };
+  const last = errors[errors.length - 1];
+  if (!COMPOSITE.has(last.keyword) || errors.length === 1) return { path: errors[0].instancePath, reason: reasonOf(errors[0]) };
+  const at = last.instancePath;
+  let deepest: AjvError | undefined;
+  for (const e of errors) {
+    if (COMPOSITE.has(e.keyword) || e.instancePath.length <= at.length) continue;
+    if (deepest === undefined || e.instancePath.length > deepest.instancePath.length) deepest = e;
+  }
+  if (deepest !== undefined) return { path: deepest.instancePath, reason: reasonOf(deepest) };
+  const reasons: string[] = [];
+  for (const e of errors) {
+    if (COMPOSITE.has(e.keyword) || e.instancePath !== at) continue;
+    const r = reasonOf(e);
+    if (!reasons.includes(r)) reasons.push(r);
+  }
+  return { path: at, reason: reasons.length === 0 ? reasonOf(last) : reasons.join(' or ') };
+}
+
+function isStackOverflow(e: unknown): boolean {
+  return e instanceof RangeError;
+}
+
+export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engine {
+  const { maxBatchSize, strictResults } = cfg.options;
+  const onError = cfg.onError;
+  const handlers = cfg.handlers as Record<string, AnyHandler | undefined>;
+  const table = new Map<string, Entry>();
+
+  for (const name of Object.keys(cfg.methods)) {
+    const d = cfg.methods[name] as MethodDescriptor;
+    const handler = Object.hasOwn(handlers, name) ? handlers[name] : undefined;
+    const v = Object.hasOwn(cfg.validators, name) ? cfg.validators[name] : undefined;
+    if (handler !== undefined && typeof handler !== 'function') throw new TypeError(`handler for ${name} is not a function`);
+    if (handler !== undefined && v === undefined) throw new Error(`no validators for ${name}: regenerate generated/`);
+    let min = 0;
+    const positions = new Map<string, number>();
+    d.params.forEach((p, i) => {
+      if (p.required) min = i + 1;
+      positions.set(p.name, i);
+    });
+    table.set(name, {
+      name,
+      descriptor: d,
+      handler,
+      validateParams: v?.params,
+      validateResult: v?.result,
+      min,
+      max: d.params.length,
+      byPosition: d.paramStructure !== 'by-name',
+      byName: d.paramStructure !== 'by-position',
+      positions,
+    });
+  }
+  for (const name of Object.keys(handlers)) {
+    if (!table.has(name) && handlers[name] !== undefined) throw new Error(`handler for ${name}, which is not in the method table`);
+  }
+
+  function report(err: unknown, method: string, ctx: CallContext): void {
+    if (onError === undefined) return;
+    try {
+      onError(err, { method, ctx });
+    } catch {
+      // a failing logger must not fail the request
+    }
+  }
+
+  /** Map by-name params onto the positional array by the descriptor's names. */
+  function byName(e: Entry, obj: Record<string, unknown>): unknown[] | RpcError {
+    const out: unknown[] = [];
+    let len = 0;
+    for (const key of Object.keys(obj)) {
+      const i = e.positions.get(key);
+      if (i === undefined) {
+        const shown = key.length > 64 ? `${key.slice(0, 64)}…` : key;
+        return invalidParams(`unknown param ${JSON.stringify(shown)}`, { param: shown, reason: 'unknown param' });
+      }
+      out[i] = obj[key];
+      if (i >= len) len = i + 1;
+    }
+    const upto = len > e.min ? len : e.min;
+    for (let i = 0; i < upto; i++) {
+      // JSON has no undefined: undefined here means the name was not given.
+      if (out[i] === undefined) {
+        const p = e.descriptor.params[i];
+        const reason = p.required ? 'required param is missing' : 'must be given when a later param is given';
+        return invalidParams(`${p.name} ${reason}`, { param: p.name, path: `/${i}`, reason });
+      }
+    }
+    return out;
+  }
+
+  /** Params as the handler gets them (a positional array), or the -32602 error. */
+  function prepare(e: Entry, raw: unknown): unknown[] | RpcError {
+    let arr: unknown[];
+    if (raw === undefined) {
+      arr = [];
+    } else if (Array.isArray(raw)) {
+      if (!e.byPosition) return invalidParams(`${e.name} takes params by name (an object)`, { reason: 'params must be an object' });
+      arr = raw;
+    } else {
+      if (!e.byName) return invalidParams(`${e.name} takes params by position (an array)`, { reason: 'params must be an array' });
+      const mapped = byName(e, raw as Record<string, unknown>);
+      if (mapped instanceof RpcError) return mapped;
+      arr = mapped;
+    }
+    const n = arr.length;
+    if (n < e.min || n > e.max) {
+      const reason = `${expected(e.min, e.max)}, got ${n}`;
+      return invalidParams(reason, n < e.min ? { param: e.descriptor.params[n].name, reason, min: e.min, max: e.max, got: n } : { reason, min: e.min, max: e.max, got: n });
+    }
+    const validate = e.validateParams;
+    if (validate === undefined) return arr;
+    let ok: boolean;
+    try {
+      ok = validate(arr);
+    } catch (err) {
+      if (!isStackOverflow(err)) throw err;
+      return invalidParams('params are nested too deeply to validate', { reason: 'nested too deeply' });
+    }
+    if (ok) return arr;
+    const { path, reason } = describeFailure(validate.errors);
+    // instancePath "/1/fromBlock": segment 1 is the position, the rest is inside that param
+    const slash = path.indexOf('/', 1);
+    const head = slash === -1 ? path.slice(1) : path.slice(1, slash);
+    const param = head === '' ? undefined : e.descriptor.params[Number(head)]?.name;
+    if (param === undefined) return invalidParams(reason, { path, reason });
+    const label = slash === -1 ? param : param + unescapePointer(path.slice(slash));
+    return invalidParams(`${label} ${reason}`, { param, path, reason });
+  }
+
+  /** Strict mode: the result against the contract; undefined when it conforms. */
+  function checkResult(e: Entry, value: unknown): RpcError | undefined {
+    const validate = e.validateResult;
+    if (validate === undefined) return undefined;
+    let data = value;
+    if (value instanceof RawResult) {
+      try {
+        data = JSON.parse(value.json);
+      } catch {
+        return resultViolation('', 'raw result is not valid JSON');
+      }
+    }
+    try {
+      if (validate(data)) return undefined;
+    } catch (err) {
+      if (!isStackOverflow(err)) throw err;
+      return resultViolation('', 'nested too deeply to validate');
+    }
+    const { path, reason } = describeFailure(validate.errors);
+    return resultViolation(path, reason);
+  }
+
+  function unexpected(err: unknown, method: string, ctx: CallContext): RpcError {
+    if (err instanceof RpcError) return err;
+    report(err, method, ctx);
+    return internalError();
+  }
+
+  /** One request object → its serialised answer, a Failure, or undefined (notification). Never rejects. */
+  async function runItem(item: unknown, ctx: CallContext): Promise<ItemOutcome> {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+      return new Failure(errorBody(NULL_ID, NOT_AN_OBJECT), NOT_AN_OBJECT);
+    }
+    const req = item as Record<string, unknown>;
+    const id = req.id;
+    let idJson: string;
+    if (id === undefined) idJson = NULL_ID;
+    else if (typeof id === 'number') {
+      if (!Number.isFinite(id)) return new Failure(errorBody(NULL_ID, ID_NOT_FINITE), ID_NOT_FINITE);
+      idJson = String(id); // same text as JSON.stringify for finite numbers
+    } else if (typeof id === 'string') idJson = JSON.stringify(id);
+    else if (id === null) idJson = NULL_ID;
+    else return new Failure(errorBody(NULL_ID, BAD_ID), BAD_ID);
+
+    if (req.jsonrpc !== '2.0') return new Failure(errorBody(idJson, BAD_VERSION), BAD_VERSION);
+    const method = req.method;
+    if (typeof method !== 'string') {
+      const err = method === undefined ? NO_METHOD : BAD_METHOD;
+      return new Failure(errorBody(idJson, err), err);
+    }
+    const raw = req.params;
+    if (raw !== undefined && (typeof raw !== 'object' || raw === null)) return new Failure(errorBody(idJson, BAD_PARAMS), BAD_PARAMS);
+
+    // A valid request from here on: without an id it is a notification and gets no answer whatever happens.
+    const notification = id === undefined;
+    let method_ = '';
+    try {
+      const e = table.get(method);
+      if (e === undefined || e.handler === undefined) {
+        if (notification) return undefined;
+        const err = methodNotFound(method, e === undefined);
+        return new Failure(errorBody(idJson, err), err);
+      }
+      method_ = method;
+      const params = prepare(e, raw);
+      if (params instanceof RpcError) return notification ? undefined : new Failure(errorBody(idJson, params), params);
+
+      let value: unknown;
+      try {
+        value = await e.handler(params, ctx);
+      } catch (thrown) {
+        const err = unexpected(thrown, method, ctx);
+        return notification ? undefined : new Failure(errorBody(idJson, err), err);
+      }
+      if (notification) return undefined;
+      if (value === undefined) value = null;
+
+      if (strictResults) {
+        const violation = checkResult(e, value);
+        if (violation !== undefined) {
+          report(violation, method, ctx);
+          return new Failure(errorBody(idJson, violation), violation);
+        }
+      }
+      // RawResult: the node's bytes go out as they came; anything else is serialised exactly once.
+      const json = value instanceof RawResult ? value.json : JSON.stringify(value);
+      return '{"jsonrpc":"2.0","id":' + idJson + ',"result":' + json + '}';
+    } catch (thrown) {
+      // serialisation (BigInt, cycles, depth) or a validator failing in an unexpected way
+      const err = unexpected(thrown, method_ || method, ctx);
+      return notification ? undefined : new Failure(errorBody(idJson, err), err);
+    }
+  }
+
+  async function handle(body: string, ctx: CallContext): Promise<EngineResponse> {
+    let msg: unknown;
+    try {
+      // RFC 8259 lets a parser ignore a byte order mark
+      msg = JSON.parse(body.charCodeAt(0) === 0xfeff ? body.slice(1) : body);
+    } catch (err) {
+      return errorResponse(parseError(err instanceof Error ? err.message : undefined));
+    }
+
+    if (!Array.isArray(msg)) {
+      const out = await runItem(msg, ctx);
+      if (out === undefined) return { status: 204 };
+      if (typeof out === 'string') return { status: 200, body: out };
+      const res: EngineResponse = { status: out.error.httpStatus, body: out.body };
+      if (out.error.headers !== undefined) res.headers = out.error.headers;
+      return res;
+    }
+
+    const n = msg.length;
+    if (n === 0) return errorResponse(EMPTY_BATCH);
+    if (n > maxBatchSize) return errorResponse(payloadTooLarge('batch', maxBatchSize, n));
+    const pending = new Array<Promise<ItemOutcome>>(n);
+    for (let i = 0; i < n; i++) pending[i] = runItem(msg[i], ctx);
+    const outs = await Promise.all(pending);
+    let joined = '';
+    for (let i = 0; i < n; i++) {
+      const o = outs[i];
+      if (o === undefined) continue;
+      const s = typeof o === 'string' ? o : o.body;
+      joined = joined === '' ? s : joined + ',' + s;
+    }
+    if (joined === '') return { status: 204 };
+    return { status: 200, body: '[' + joined + ']' };
+  }
+
+  function validateParams(method: string, params: unknown): RpcError | null {
+    const e = table.get(method);
+    if (e === undefined) return methodNotFound(method);
+    const r = prepare(e, params);
+    return r instanceof RpcError ? r : null;
+  }
+
+  return { handle, validateParams };
+}
+
+// Envelope errors carry no per-request detail: built once.
+const NOT_AN_OBJECT = invalidRequest('not a request object');
+const BAD_ID = invalidRequest('id must be a string, a number or null');
+const ID_NOT_FINITE = invalidRequest('id must be a finite number');
+const BAD_VERSION = invalidRequest('jsonrpc must be "2.0"');
+const NO_METHOD = invalidRequest('method is missing');
+const BAD_METHOD = invalidRequest('method must be a string');
+const BAD_PARAMS = invalidRequest('params must be an array or an object');
+const EMPTY_BATCH = invalidRequest('empty batch');

@@ -1,0 +1,127 @@
+// JSON-RPC errors as values: code, message, data and the HTTP status a single request answers with.
+// The table is DESIGN.md's "Errors" section; every constructor below is one row of it.
+
+/** JSON-RPC error codes used by rpcgate. -32700..-32603 are JSON-RPC 2.0; the -320xx ones are rpcgate's server codes. */
+export const ErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  Unauthorized: -32001,
+  Forbidden: -32002,
+  UpstreamUnavailable: -32003,
+  UpstreamTimeout: -32004,
+  LimitExceeded: -32005,
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export class RpcError extends Error {
+  constructor(
+    public code: number,
+    message: string,
+    public data?: unknown,
+    /** HTTP status when this error answers a single request (a batch always answers 200). */
+    public httpStatus = 200,
+    /** Extra HTTP headers for a single request, e.g. Retry-After. */
+    public headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'RpcError';
+  }
+}
+
+export function isRpcError(e: unknown): e is RpcError {
+  return e instanceof RpcError;
+}
+
+/** Body is not JSON. */
+export function parseError(reason?: string): RpcError {
+  return new RpcError(ErrorCode.ParseError, 'parse error: body is not valid JSON', reason === undefined ? undefined : { reason }, 400);
+}
+
+/** Not a valid request object (wrong jsonrpc, method, params or id), or an empty batch. */
+export function invalidRequest(reason: string, data?: unknown): RpcError {
+  return new RpcError(ErrorCode.InvalidRequest, `invalid request: ${reason}`, data, 400);
+}
+
+/** Body or batch over its configured limit. */
+export function payloadTooLarge(what: 'body' | 'batch', limit: number, size?: number): RpcError {
+  const reason =
+    what === 'batch'
+      ? `batch of ${size ?? 'too many'} requests exceeds the limit of ${limit}`
+      : `body${size === undefined ? '' : ` of ${size} bytes`} exceeds the limit of ${limit} bytes`;
+  return new RpcError(ErrorCode.InvalidRequest, `invalid request: ${reason}`, { limit }, 413);
+}
+
+/** Method not in the contract (`supported: false`: in the contract but not served here). */
+export function methodNotFound(method: string, supported = true): RpcError {
+  // Names come from the client: cap what is echoed back.
+  const name = method.length > 128 ? `${method.slice(0, 128)}…` : method;
+  return new RpcError(ErrorCode.MethodNotFound, `${supported ? 'method not found' : 'method not supported'}: ${name}`);
+}
+
+export interface InvalidParamsData {
+  /** The param's name from the contract, when the failure is inside one param. */
+  param?: string;
+  /** JSON pointer into the positional params array, e.g. "/1" or "/0/fromBlock". */
+  path?: string;
+  reason: string;
+  [k: string]: unknown;
+}
+
+/** Params fail the contract; `detail` goes into the message ("invalid params: <detail>"). */
+export function invalidParams(detail: string, data?: InvalidParamsData): RpcError {
+  return new RpcError(ErrorCode.InvalidParams, `invalid params: ${detail}`, data);
+}
+
+/** An unexpected failure. Never carries a stack trace or the original message to the client. */
+export function internalError(data?: unknown, httpStatus = 500): RpcError {
+  return new RpcError(ErrorCode.InternalError, 'Internal error', data, httpStatus);
+}
+
+/** A result that does not match the method's result schema (strict mode): a bug or a nonconformant node. */
+export function resultViolation(path: string, reason: string): RpcError {
+  return new RpcError(ErrorCode.InternalError, 'internal error: result violates the contract', { reason, path }, 500);
+}
+
+/** Missing, unknown or revoked key; JWT required but missing or invalid. */
+export function unauthorized(message = 'missing or invalid API key', data?: unknown): RpcError {
+  return new RpcError(ErrorCode.Unauthorized, message, data, 401);
+}
+
+/** Key not valid for this network; origin, IP, address or method not on the allowlist. */
+export function forbidden(message = 'forbidden', data?: unknown): RpcError {
+  return new RpcError(ErrorCode.Forbidden, message, data, 403);
+}
+
+export interface LimitInfo {
+  limit: number;
+  /** e.g. 'second', 'day', 'month'. */
+  period: string;
+  /** When the window resets: a Date or epoch milliseconds. */
+  resetAt: Date | number;
+}
+
+/** Rate or quota exceeded: 429 with Retry-After (whole seconds until reset, at least 1). */
+export function limitExceeded(info: LimitInfo, message?: string, now = Date.now()): RpcError {
+  const resetMs = typeof info.resetAt === 'number' ? info.resetAt : info.resetAt.getTime();
+  const retryAfter = Math.max(1, Math.ceil((resetMs - now) / 1000));
+  return new RpcError(
+    ErrorCode.LimitExceeded,
+    message ?? `limit exceeded: ${info.limit} requests per ${info.period}`,
+    { limit: info.limit, period: info.period, resetAt: new Date(resetMs).toISOString() },
+    429,
+    { 'Retry-After': String(retryAfter) },
+  );
+}
+
+/** No healthy upstream (503), or the upstream answered with something that is not JSON-RPC (502). */
+export function upstreamUnavailable(data?: { network?: string; reason?: string; [k: string]: unknown }, httpStatus: 502 | 503 = 503): RpcError {
+  return new RpcError(ErrorCode.UpstreamUnavailable, 'upstream unavailable', data, httpStatus);
+}
+
+/** The upstream did not answer in time. */
+export function upstreamTimeout(data?: { network?: string; timeoutMs?: number; [k: string]: unknown }): RpcError {
+  return new RpcError(ErrorCode.UpstreamTimeout, 'upstream timeout', data, 504);
+}
