@@ -1,0 +1,1 @@
+export { ConfigKeyStore, checkKey, generateDevKey, type KeyStore, type KeyStoreWithReasons, type Principal, type AccessPoint } from './keys.js';

@@ -1,0 +1,31 @@
+// rpcgate CLI. Each subcommand lives in src/cli/commands/<name>.ts and exports `register(program)`;
+// they are discovered here, so adding a command never touches this file.
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Command } from 'commander';
+
+export interface CommandModule {
+  register(program: Command): void;
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export async function buildProgram(): Promise<Command> {
+  const program = new Command('rpcgate').description('contract-first JSON-RPC access service for EVM nodes').showHelpAfterError();
+  const dir = join(here, 'commands');
+  const files = readdirSync(dir)
+    .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !f.endsWith('.test.ts'))
+    .sort();
+  for (const f of files) {
+    const mod = (await import(pathToFileURL(join(dir, f)).href)) as Partial<CommandModule>;
+    if (typeof mod.register === 'function') mod.register(program);
+  }
+  return program;
+}
+
+const isMain = process.argv[1] !== undefined && /[\\/]src[\\/]cli[\\/]main\.(ts|js)$|[\\/]bin[\\/]rpcgate(\.js)?$/.test(process.argv[1]);
+if (isMain) {
+  const program = await buildProgram();
+  await program.parseAsync(process.argv);
+}

@@ -1,0 +1,2 @@
+export { startService, type RunningService, type NetworkInfo } from './service.js';
+export { createHttpServer, type HttpOptions } from './http.js';
