@@ -1,0 +1,4 @@
+export { loadOrCreateServerSecret, parseSecret, SECRET_BYTES, SECRET_FILE } from './serverSecret.js';
+export { newApiKey, newId, newSessionToken, hashSessionToken, hashKey, encryptKey, decryptKey } from './keys.js';
+export { hashPassword, verifyPassword } from './passwords.js';
+export { base58 } from './base58.js';

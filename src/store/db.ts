@@ -1,0 +1,133 @@
+// The store factory: Kysely over better-sqlite3 (default: `<dataDir>/rpcgate.db`) or PostgreSQL (`databaseUrl`),
+// migrated to the latest schema before it is returned.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import {
+  CompiledQuery,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteAdapter,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type DialectAdapter,
+  type Driver,
+  type SqliteDialectConfig,
+} from 'kysely';
+import type { Database } from './schema.js';
+import { migrationProvider } from './migrations/index.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Store {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** Directory of the SQLite file (`rpcgate.db`); created if missing. Ignored with `databaseUrl`. */
+  dataDir: string;
+  /** PostgreSQL connection string (the config maps `DATABASE_URL` here). Absent = SQLite. */
+  databaseUrl?: string;
+  /** SQLite: ms a statement waits for another process's write lock before SQLITE_BUSY. */
+  busyTimeoutMs?: number;
+  /** PostgreSQL: pool size. */
+  poolSize?: number;
+}
+
+export const SQLITE_FILE = 'rpcgate.db';
+
+// SQLite: every Kysely transaction starts with BEGIN IMMEDIATE, i.e. takes the database write lock up front.
+// In-process, Kysely's SqliteDriver already runs one transaction at a time (one connection behind a mutex); across
+// processes sharing the file, IMMEDIATE makes a read-then-write transaction (count, then insert) wait for the lock
+// (busy_timeout) instead of failing with SQLITE_BUSY on lock upgrade or acting on a stale count.
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+// SQLite does run DDL inside transactions; saying so makes Kysely's Migrator wrap the whole migration run in one
+// (IMMEDIATE) transaction, so two processes starting on a fresh file cannot both apply a migration.
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
+class RpcgateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+}
+
+const INT8_OID = 20;
+
+/** Opens (and migrates) the store. */
+export async function openStore(opts: StoreOptions): Promise<Store> {
+  let db: Kysely<Database>;
+  let dialect: Dialect;
+  if (opts.databaseUrl) {
+    dialect = 'postgres';
+    const pool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: opts.poolSize ?? 10,
+      // Epoch-ms columns and count(*) are int8: return JS numbers (exact below 2^53) instead of strings.
+      // Per pool, so other pg users in the process keep the global parsers.
+      types: {
+        getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+          oid === INT8_OID && format !== 'binary'
+            ? (v: string) => Number(v)
+            : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+      },
+    });
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  } else {
+    dialect = 'sqlite';
+    mkdirSync(opts.dataDir, { recursive: true });
+    const file = join(opts.dataDir, SQLITE_FILE);
+    const busy = opts.busyTimeoutMs ?? 5000;
+    db = new Kysely<Database>({
+      dialect: new RpcgateSqliteDialect({
+        database: () => {
+          const sqlite = new BetterSqlite3(file, { timeout: busy });
+          sqlite.pragma('journal_mode = WAL'); // readers never block the writer, other processes included
+          sqlite.pragma('synchronous = NORMAL'); // durable across app crashes in WAL mode; fsync per checkpoint
+          sqlite.pragma(`busy_timeout = ${busy}`);
+          sqlite.pragma('foreign_keys = ON'); // cascades (user → apps → allowlists/jwt keys)
+          return Promise.resolve(sqlite);
+        },
+      }),
+    });
+  }
+  try {
+    await migrateToLatest(db, dialect);
+  } catch (e) {
+    await db.destroy();
+    throw e;
+  }
+  return { db, dialect, close: () => db.destroy() };
+}
+
+/** Applies every pending migration; a no-op on an up-to-date database. */
+export async function migrateToLatest(db: Kysely<Database>, dialect: Dialect): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: migrationProvider(dialect) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    throw new Error(`store migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,103 @@
+// Table types for Kysely: one schema for SQLite and PostgreSQL.
+// Portable column choices: timestamps are epoch milliseconds (bigint in PG, integer in SQLite; the pg pool parses
+// int8 as a JS number), booleans are 0/1 integers, JSON is text. Public ids are random strings (`usr_…`, `app_…`).
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+
+export type AllowlistKind = 'origin' | 'ip' | 'address' | 'method';
+export type NetworkName = 'mainnet' | 'testnet';
+/** JWS algorithm a JWT public key is pinned to ("the algorithm comes from the key"). */
+export type JwtAlg = 'RS256' | 'RS384' | 'RS512' | 'ES256' | 'ES384';
+export type KeyEventKind = 'upsert' | 'revoke';
+
+export interface UsersTable {
+  id: string;
+  /** Stored lower-cased; unique → case-insensitive uniqueness. */
+  email: string;
+  password_hash: string;
+  created_at: number;
+}
+
+export interface SessionsTable {
+  /** sha256 hex of the cookie token. */
+  token_hash: string;
+  user_id: string;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Access point A: one key per app. */
+export interface AppsTable {
+  id: string;
+  user_id: string;
+  name: string;
+  description: string;
+  use_case: string;
+  chain: string;
+  /** JSON array of service names, e.g. `["node-api"]`. */
+  services: string;
+  /** HMAC-SHA256 hex of the key (unique; the lookup). */
+  key_hash: string;
+  /** AES-256-GCM of the key (`v1.…`), so the dashboard can show it again. */
+  key_enc: string;
+  require_jwt: number;
+  created_at: number;
+  updated_at: number;
+  key_rotated_at: number | null;
+}
+
+export interface AppAllowlistsTable {
+  id: string;
+  app_id: string;
+  kind: AllowlistKind;
+  value: string;
+  created_at: number;
+}
+
+export interface AppJwtKeysTable {
+  /** The `kid` tokens carry. */
+  id: string;
+  app_id: string;
+  alg: JwtAlg;
+  public_key_pem: string;
+  created_at: number;
+}
+
+/** Access point B: keys bound to one network; at most `maxPerUser` (4) per user. */
+export interface NetworkKeysTable {
+  id: string;
+  user_id: string;
+  name: string;
+  network: NetworkName;
+  description: string;
+  key_hash: string;
+  key_enc: string;
+  created_at: number;
+}
+
+/**
+ * Change feed for the in-memory access index of every replica: one row per change to anything the index holds,
+ * written in the same transaction as the change. Replicas poll `id > cursor` (see keyEvents.ts).
+ */
+export interface KeyEventsTable {
+  id: Generated<number>;
+  key_hash: string;
+  kind: KeyEventKind;
+  at: number;
+}
+
+export interface Database {
+  users: UsersTable;
+  sessions: SessionsTable;
+  apps: AppsTable;
+  app_allowlists: AppAllowlistsTable;
+  app_jwt_keys: AppJwtKeysTable;
+  network_keys: NetworkKeysTable;
+  key_events: KeyEventsTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type AppRow = Selectable<AppsTable>;
+export type NetworkKeyRow = Selectable<NetworkKeysTable>;
+export type NewKeyEvent = Insertable<KeyEventsTable>;
+// Re-exported for repositories that need column helpers.
+export type { ColumnType };
