@@ -1,0 +1,40 @@
+// generated/<api>/client.ts: binds the generic runtime (src/client/runtime.ts) to this contract's `methods`.
+import { exampleParams, type ContractModel } from './model.js';
+import { js } from './examples.js';
+import { jsdoc, tsHeader } from './schema.js';
+import { format } from 'prettier';
+import { PRETTIER } from './types.js';
+
+export async function writeClient(c: ContractModel): Promise<string> {
+  const sample = c.methods.find((m) => m.params.length > 0 && m.examples.length > 0) ?? c.methods[0];
+  const sampleParams = sample ? js(exampleParams(sample)) : '[]';
+  const noParams = c.methods.find((m) => m.params.length === 0 && !m.name.startsWith('rpc.'));
+  const url = c.servers[0]?.url ?? 'http://127.0.0.1:8545/';
+  const out = [
+    tsHeader(c.spec.file),
+    `import { createTypedClient, type Client, type ClientOptions } from '../../src/client/runtime.js';\n`,
+    `import { methods, type Methods } from './methods.js';\n\n`,
+    `export { RpcClientError, type BatchCall, type BatchResult, type Client, type ClientOptions, type ParamsArg } from '../../src/client/runtime.js';\n`,
+    `export { contract, methods, type Methods, type MethodName } from './methods.js';\n`,
+    `export type * from './types.js';\n\n`,
+    jsdoc([`A typed client of the ${c.spec.name} API (${c.title} ${c.version}): \`request\` and \`batch\` are typed by method name.`]),
+    `export type ${c.pascal}Client = Client<Methods>;\n\n`,
+    jsdoc([
+      `Creates a client of the ${c.spec.name} API.`,
+      '',
+      `\`options.url\` is the full endpoint, API key included (server template \`${url}\`).`,
+      'Errors answered by the server are thrown as `RpcClientError` (`code`, `message`, `data`).',
+      '',
+      '@example',
+      '```ts',
+      `import { createClient } from 'rpcgate/client';`,
+      '',
+      `const client = createClient({ url: process.env.RPC_URL! });`,
+      ...(noParams ? [`const value = await client.request(${js(noParams.name)});`] : []),
+      ...(sample ? [`const result = await client.request(${js(sample.name)}, ${sampleParams});`] : []),
+      '```',
+    ]),
+    `export function createClient(options: ClientOptions): ${c.pascal}Client {\n  return createTypedClient(methods, options);\n}\n`,
+  ];
+  return format(out.join(''), PRETTIER);
+}

@@ -1,0 +1,64 @@
+// docs/client/: typedoc of the generated client(s) (generated/<api>/client.ts and the runtime types they
+// re-export), through typedoc's programmatic API. Options that would make the output depend on the machine,
+// the checkout or the clock are off: no source links (paths, git revision), no generator banner, no cache
+// busting, no .nojekyll, no syntax highlighting of comment code blocks (see below); `--check` diffs two runs.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Application, LogLevel } from 'typedoc';
+import { resetReflectionID } from 'typedoc/models';
+import type { ContractModel } from './model.js';
+
+export async function writeClientDocs(out: string, models: ContractModel[]): Promise<void> {
+  const outDir = path.join(out, 'docs', 'client');
+  const entryPoints = models.map((c) => path.join(out, 'generated', c.spec.name, 'client.ts'));
+  // A throw-away tsconfig that extends the project's but compiles only the clients (and what they import):
+  // typedoc would otherwise build a program of the whole tree (tests, bench, …), several times slower.
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'rpcgate-typedoc-'));
+  const tsconfig = path.join(tmp, 'tsconfig.json');
+  await writeFile(tsconfig, JSON.stringify({ extends: path.join(out, 'tsconfig.json'), compilerOptions: { rootDir: out, noEmit: true }, files: entryPoints, include: [] }));
+  try {
+    await run(outDir, entryPoints, tsconfig);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+async function run(outDir: string, entryPoints: string[], tsconfig: string): Promise<void> {
+  const app = await Application.bootstrapWithPlugins({
+    entryPoints,
+    tsconfig,
+    name: 'rpcgate client',
+    readme: 'none',
+    disableSources: true,
+    disableGit: true,
+    sourceLinkTemplate: '',
+    gitRevision: 'main',
+    hideGenerator: true,
+    cacheBust: false,
+    githubPages: false,
+    includeVersion: false,
+    cleanOutputDir: true,
+    // The code is type-checked by `tsc --noEmit`; typedoc only documents it.
+    skipErrorChecking: true,
+    excludePrivate: true,
+    excludeInternal: true,
+    plugin: [],
+    logLevel: LogLevel.Warn,
+    validation: { notExported: false, invalidLink: true, notDocumented: false },
+    navigation: { includeCategories: false, includeGroups: true, includeFolders: false },
+    sort: ['kind', 'alphabetical'],
+    // Shiki's tokenizer has a wall-clock limit per line (its grammar is compiled lazily, inside that budget),
+    // so on a busy machine the same code block can come out tokenized differently, and typedoc numbers its
+    // colour classes in order of first use: code blocks in comments stay plain text to keep output stable.
+    // Signatures are still rendered (and coloured) by typedoc itself.
+    ignoredHighlightLanguages: ['ts', 'typescript', 'json', 'js', 'javascript', 'sh', 'shell', 'bash'],
+  });
+  // Reflection ids (rendered as data-refl) come from a module-level counter: start from 0 on every run so a
+  // second run in the same process (tests, watch) renders the same ids.
+  resetReflectionID();
+  const project = await app.convert();
+  if (!project) throw new Error('typedoc: conversion failed');
+  await app.generateDocs(project, outDir);
+  if (app.logger.hasErrors()) throw new Error('typedoc reported errors');
+}

@@ -1,0 +1,31 @@
+// generated/<api>/methods.ts: the method descriptor as data (protobuf-es style): names, param names and
+// requiredness, error codes; the param/result types ride along as phantom types for the engine and client.
+import type { ContractModel } from './model.js';
+import { jsdoc, str, tsHeader } from './schema.js';
+import { format } from 'prettier';
+import { PRETTIER } from './types.js';
+
+export async function writeMethods(c: ContractModel): Promise<string> {
+  const typeImports = c.methods.flatMap((m) => [`${m.typeBase}Params`, `${m.typeBase}Result`]);
+  const out: string[] = [tsHeader(c.spec.file)];
+  out.push(`import type { MethodDescriptor } from '../../src/rpc/descriptor.js';\n`);
+  out.push(`import type { ${typeImports.join(', ')} } from './types.js';\n\n`);
+  out.push(jsdoc([`The contract this descriptor was generated from.`]));
+  out.push(
+    `export const contract = { name: ${str(c.spec.name)}, file: ${str(c.spec.file)}, title: ${str(c.title)}, version: ${str(c.version)}, openrpc: ${str(c.raw.openrpc)} } as const;\n\n`,
+  );
+  out.push(jsdoc([`Every method of the ${c.spec.name} API, as data. Params/result types are phantom (\`MethodDescriptor<P, R>\`).`]));
+  out.push('export const methods = {\n');
+  for (const m of c.methods) {
+    out.push(jsdoc([m.summary, m.deprecated ? '@deprecated' : undefined], '  '));
+    const params = m.params.map((p) => `{ name: ${str(p.name)}, required: ${p.required} }`).join(', ');
+    const errors = [...new Set(m.errors.map((e) => e.code))].join(', ');
+    out.push(
+      `  ${str(m.name)}: { name: ${str(m.name)}, summary: ${str(m.summary)}, params: [${params}], errors: [${errors}], paramStructure: ${str(m.paramStructure)} } as MethodDescriptor<${m.typeBase}Params, ${m.typeBase}Result>,\n`,
+    );
+  }
+  out.push('} as const;\n\n');
+  out.push(`export type Methods = typeof methods;\n`);
+  out.push(`export type MethodName = keyof Methods;\n`);
+  return format(out.join(''), PRETTIER);
+}

@@ -1,0 +1,271 @@
+// Reads one OpenRPC document and turns it into the normalised model every writer uses.
+// Validation and dereferencing are @open-rpc/schema-utils-js's job (parseOpenRPCDocument); the model keeps
+// schema `$ref`s to `#/components/schemas/*` intact (types and validators want named, shared schemas) and
+// resolves the OpenRPC-level references (content descriptors, errors, examples) itself.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseOpenRPCDocument } from '@open-rpc/schema-utils-js';
+
+export interface ContractSpec {
+  /** Short name: output goes to generated/<name>/ and docs/api/<name>/. */
+  readonly name: string;
+  /** Path of the OpenRPC document, relative to the repository root. */
+  readonly file: string;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Json = any;
+
+export interface ParamModel {
+  /** Name as in the contract. */
+  name: string;
+  /** Identifier used as tuple label / variable name. */
+  label: string;
+  required: boolean;
+  summary?: string;
+  description?: string;
+  /** Schema with `#/components/schemas/*` refs intact. */
+  schema: Json;
+  /** Fully dereferenced schema (for docs). */
+  deref: Json;
+}
+
+export interface ErrorModel {
+  code: number;
+  message: string;
+  data?: Json;
+  /** HTTP statuses the service answers this error with (see errorHttpStatus). */
+  httpStatus: number[];
+}
+
+export interface ExampleModel {
+  name: string;
+  summary?: string;
+  description?: string;
+  params: { name: string; value: Json }[];
+  result?: { name: string; value: Json };
+}
+
+export interface MethodModel {
+  name: string;
+  /** PascalCase base for type names: eth_getBalance → EthGetBalance, rpc.discover → RpcDiscover. */
+  typeBase: string;
+  summary: string;
+  description?: string;
+  deprecated: boolean;
+  tags: string[];
+  paramStructure: 'by-position' | 'by-name' | 'either';
+  params: ParamModel[];
+  result?: { name: string; description?: string; schema: Json; deref: Json };
+  errors: ErrorModel[];
+  examples: ExampleModel[];
+}
+
+export interface ServerModel {
+  name: string;
+  url: string;
+  summary?: string;
+  description?: string;
+  variables: { name: string; default: string; enum?: string[]; description?: string }[];
+}
+
+export interface ContractModel {
+  spec: ContractSpec;
+  /** PascalCase of spec.name (NodeMethods, …). */
+  pascal: string;
+  title: string;
+  version: string;
+  description?: string;
+  /** The document as written (schema refs intact), validated. */
+  raw: Json;
+  /** The dereferenced document. */
+  deref: Json;
+  /** components.schemas, in document order. */
+  schemas: [string, Json][];
+  methods: MethodModel[];
+  servers: ServerModel[];
+}
+
+export const pascalCase = (s: string): string =>
+  s
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join('');
+
+export const camelIdentifier = (s: string): string => {
+  const p = pascalCase(s);
+  const id = p ? p[0].toLowerCase() + p.slice(1) : 'param';
+  return /^[0-9]/.test(id) ? `_${id}` : id;
+};
+
+const SCHEMA_REF = '#/components/schemas/';
+
+/** Name of the component a `{ $ref: '#/components/schemas/X' }` points at, else undefined. */
+export const refName = (schema: Json): string | undefined =>
+  schema && typeof schema.$ref === 'string' && schema.$ref.startsWith(SCHEMA_REF)
+    ? decodeURIComponent(schema.$ref.slice(SCHEMA_REF.length))
+    : undefined;
+
+function pointer(doc: Json, ref: string): Json {
+  if (!ref.startsWith('#/')) throw new Error(`only local references are supported here: ${ref}`);
+  let cur = doc;
+  for (const part of ref.slice(2).split('/')) {
+    const key = decodeURIComponent(part.replace(/~1/g, '/').replace(/~0/g, '~'));
+    if (cur == null || !(key in cur)) throw new Error(`unresolvable reference ${ref}`);
+    cur = cur[key];
+  }
+  return cur;
+}
+
+/** Follows OpenRPC-level `$ref`s (content descriptors, errors, examples); leaves schemas alone. */
+const resolve = (doc: Json, obj: Json): Json => {
+  let cur = obj;
+  for (let i = 0; cur && typeof cur.$ref === 'string' && i < 32; i++) cur = pointer(doc, cur.$ref);
+  return cur;
+};
+
+/**
+ * HTTP statuses an error is answered with. The contract says so explicitly (`x-http-status` on the error
+ * object, `data.httpStatus`, or "HTTP 4xx" in `data.description`, as openrpc.json does); otherwise
+ * DESIGN.md's table by code.
+ */
+export function errorHttpStatus(e: Json): number[] {
+  const explicit = e['x-http-status'] ?? (e.data && typeof e.data === 'object' ? e.data.httpStatus : undefined);
+  if (typeof explicit === 'number') return [explicit];
+  if (Array.isArray(explicit)) return explicit.filter((x) => typeof x === 'number');
+  const text = [e.data && typeof e.data === 'object' ? e.data.description : undefined, e.description].filter((x) => typeof x === 'string').join(' ');
+  const found = [...text.matchAll(/\bHTTP (\d{3})\b/g)].map((m) => Number(m[1]));
+  if (found.length) return [...new Set(found)];
+  switch (e.code) {
+    case -32700:
+    case -32600:
+      return [400];
+    case -32001:
+      return [401];
+    case -32002:
+      return [403];
+    case -32005:
+      return [429];
+    case -32003:
+      return [502, 503];
+    case -32004:
+      return [504];
+    default:
+      return [200];
+  }
+}
+
+export async function loadContract(root: string, spec: ContractSpec): Promise<ContractModel> {
+  const text = await readFile(path.resolve(root, spec.file), 'utf8');
+  const raw = JSON.parse(text);
+  // Validate against the OpenRPC meta-schema (refs kept), then dereference a separate copy for the docs.
+  await parseOpenRPCDocument(structuredClone(raw), { dereference: false, validate: true });
+  const deref = await parseOpenRPCDocument(structuredClone(raw), { dereference: true, validate: false });
+
+  const derefMethods: Json[] = deref.methods;
+  const methods: MethodModel[] = (raw.methods as Json[]).map((m0, i) => {
+    const m = resolve(raw, m0);
+    const dm = derefMethods[i];
+    const params: ParamModel[] = (m.params ?? []).map((p0: Json, j: number) => {
+      const p = resolve(raw, p0);
+      return {
+        name: p.name,
+        label: camelIdentifier(p.name),
+        required: p.required === true,
+        summary: p.summary,
+        description: p.description,
+        schema: p.schema,
+        deref: dm.params[j].schema,
+      };
+    });
+    // OpenRPC requires required params before optional ones for positional calls; a tuple type would not compile otherwise.
+    const firstOptional = params.findIndex((p) => !p.required);
+    if (firstOptional >= 0 && params.slice(firstOptional).some((p) => p.required))
+      throw new Error(`${spec.file}: ${m.name}: a required param follows an optional one`);
+    const labels = new Set<string>();
+    for (const p of params) {
+      while (labels.has(p.label)) p.label += '_';
+      labels.add(p.label);
+    }
+    const r = m.result ? resolve(raw, m.result) : undefined;
+    return {
+      name: m.name,
+      typeBase: pascalCase(m.name),
+      summary: m.summary ?? '',
+      description: m.description,
+      deprecated: m.deprecated === true,
+      tags: (m.tags ?? []).map((t: Json) => resolve(raw, t).name),
+      paramStructure: m.paramStructure ?? 'either',
+      params,
+      result: r ? { name: r.name, description: r.description, schema: r.schema, deref: dm.result.schema } : undefined,
+      errors: (m.errors ?? []).map((e0: Json) => {
+        const e = resolve(raw, e0);
+        return { code: e.code, message: e.message, data: e.data, httpStatus: errorHttpStatus(e) };
+      }),
+      examples: (m.examples ?? []).map((x0: Json) => {
+        const x = resolve(raw, x0);
+        return {
+          name: x.name,
+          summary: x.summary,
+          description: x.description,
+          params: (x.params ?? []).map((p: Json) => resolve(raw, p)),
+          result: x.result ? resolve(raw, x.result) : undefined,
+        };
+      }),
+    };
+  });
+  const names = new Set<string>();
+  for (const m of methods) {
+    if (names.has(m.typeBase)) throw new Error(`${spec.file}: two methods map to the type name ${m.typeBase}`);
+    names.add(m.typeBase);
+  }
+
+  const servers: ServerModel[] = (raw.servers ?? []).map((s: Json) => ({
+    name: s.name ?? s.url,
+    url: s.url,
+    summary: s.summary,
+    description: s.description,
+    variables: Object.entries(s.variables ?? {}).map(([name, v]: [string, Json]) => ({
+      name,
+      default: String(v.default),
+      enum: v.enum,
+      description: v.description,
+    })),
+  }));
+
+  return {
+    spec,
+    pascal: pascalCase(spec.name),
+    title: raw.info.title,
+    version: raw.info.version,
+    description: raw.info.description,
+    raw,
+    deref,
+    schemas: Object.entries(raw.components?.schemas ?? {}),
+    methods,
+    servers,
+  };
+}
+
+/** A server URL with its variables set to their defaults, except those given. */
+export function expandServerUrl(s: ServerModel, values: Record<string, string> = {}): string {
+  return s.url.replace(/\{([^}]+)\}/g, (_, v: string) => values[v] ?? s.variables.find((x) => x.name === v)?.default ?? `{${v}}`);
+}
+
+/** The first example's positional params (by name where the example names them). */
+export function exampleParams(m: MethodModel): Json[] {
+  const x = m.examples[0];
+  if (!x) return [];
+  const byName = new Map(x.params.map((p) => [p.name, p.value]));
+  const out: Json[] = [];
+  for (const [i, p] of m.params.entries()) {
+    const v = byName.has(p.name) ? byName.get(p.name) : x.params[i]?.value;
+    if (v === undefined) {
+      if (p.required) throw new Error(`${m.name}: example "${x.name}" lacks required param ${p.name}`);
+      break; // optional trailing params may be omitted
+    }
+    out.push(v);
+  }
+  return out;
+}
