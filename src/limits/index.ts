@@ -1,0 +1,28 @@
+// Limits: per-second rate and daily/monthly quotas, counted in-process (default) or in Redis (REDIS_URL)
+// so replicas share counters exactly. See plans.ts for the defaults.
+import { MemoryLimiter } from './memory.js';
+import { RedisLimiter, type RedisLimiterOptions } from './redis.js';
+import type { LimitsConfig } from './plans.js';
+import type { Limiter } from './types.js';
+
+export type { LimitSubject, LimitDecision, LimitPeriod, Limiter } from './types.js';
+export { DEFAULT_APP_PLAN, DEFAULT_B_DAILY_PER_USER, resolvePlans, type AppPlan, type NetworkKeyPlan, type LimitsConfig, type ResolvedPlans } from './plans.js';
+export { MemoryLimiter } from './memory.js';
+export { RedisLimiter, CONSUME_LUA, EXPIRY_GRACE_MS, type RedisLimiterOptions } from './redis.js';
+export { limitHeaders, limitError } from './headers.js';
+export { UtcCalendar } from './calendar.js';
+
+export interface CreateLimiterOptions extends LimitsConfig {
+  /** Redis URL (the config's REDIS_URL): counters in Redis; without it, in-process. */
+  redisUrl?: string;
+  /** Redis key prefix (default `rpcgate:limits`). */
+  redisPrefix?: string;
+  /** An existing ioredis client to use instead of `redisUrl`. */
+  redisClient?: RedisLimiterOptions['client'];
+}
+
+export function createLimiter(opts: CreateLimiterOptions = {}): Limiter {
+  const { redisUrl, redisPrefix, redisClient, ...plans } = opts;
+  if (redisUrl || redisClient) return new RedisLimiter({ ...plans, url: redisUrl, client: redisClient, prefix: redisPrefix });
+  return new MemoryLimiter(plans);
+}

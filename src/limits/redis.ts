@@ -1,0 +1,133 @@
+// Redis backend: replicas share counters exactly. One Lua script checks and increments all of a subject's
+// counters atomically (Redis runs a script alone), so concurrent requests from any number of processes
+// can never push a counter past its limit, and a refused call changes nothing. One round trip per call.
+//
+// Why not rate-limiter-flexible here: its consume() increments before checking (a refused call still
+// counts, so counters overshoot), its windows start at the first request rather than at UTC boundaries,
+// and a union of limiters is not atomic across them. The script below is the exact form of the same idea.
+import { Redis } from 'ioredis';
+import { UtcCalendar } from './calendar.js';
+import { checkN, decide, slotDecisions, type Slot } from './decide.js';
+import { resolvePlans, type LimitsConfig, type ResolvedPlans } from './plans.js';
+import type { LimitDecision, LimitSubject, Limiter } from './types.js';
+
+/**
+ * KEYS[i]: counter keys. ARGV[1]: n; then per key ARGV[2i]: limit, ARGV[2i+1]: expiry (epoch ms).
+ * Returns { ok (1|0), count_1 … count_k } with the counts BEFORE this call. Increments only when every
+ * counter has room for n; a new key gets PEXPIREAT at its window's end.
+ */
+export const CONSUME_LUA = `
+local n = tonumber(ARGV[1])
+local counts = {}
+local ok = 1
+for i = 1, #KEYS do
+  local c = tonumber(redis.call('GET', KEYS[i]) or '0')
+  counts[i] = c
+  if c + n > tonumber(ARGV[2 * i]) then ok = 0 end
+end
+if ok == 1 then
+  for i = 1, #KEYS do
+    redis.call('INCRBY', KEYS[i], n)
+    if counts[i] == 0 then redis.call('PEXPIREAT', KEYS[i], ARGV[2 * i + 1]) end
+  end
+end
+return { ok, unpack(counts) }
+`;
+
+/**
+ * Keys live a little past their window's end: a replica whose clock lags Redis's by up to this much
+ * still counts in a live key instead of creating one whose expiry is already past. Key names carry the
+ * window, so a key is never read after its window anyway.
+ */
+export const EXPIRY_GRACE_MS = 5_000;
+
+type ScriptedRedis = Redis & {
+  rpcgateLimitConsume(numKeys: number, ...keysAndArgs: (string | number)[]): Promise<number[]>;
+};
+
+export interface RedisLimiterOptions extends LimitsConfig {
+  /** `redis://…` URL; ignored when `client` is given. */
+  url?: string;
+  /** An existing ioredis client (not closed by close()). */
+  client?: Redis;
+  /** Key prefix, default `rpcgate:limits`. */
+  prefix?: string;
+}
+
+interface RedisSlot extends Slot {
+  key: string;
+}
+
+export class RedisLimiter implements Limiter {
+  readonly plans: ResolvedPlans;
+  readonly prefix: string;
+  readonly redis: ScriptedRedis;
+  private readonly ownsClient: boolean;
+  private readonly cal = new UtcCalendar();
+
+  constructor(opts: RedisLimiterOptions) {
+    this.plans = resolvePlans(opts);
+    this.prefix = opts.prefix ?? 'rpcgate:limits';
+    this.ownsClient = !opts.client;
+    // Auto-pipelining writes concurrent scripts in one socket write; each call is still one round trip.
+    const client = opts.client ?? new Redis(opts.url ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 2, enableAutoPipelining: true });
+    client.defineCommand('rpcgateLimitConsume', { lua: CONSUME_LUA });
+    this.redis = client as ScriptedRedis;
+  }
+
+  /** The subject's counters in the current windows, shortest period first (counts not loaded). */
+  slots(subject: LimitSubject, now: number): RedisSlot[] {
+    const cal = this.cal.at(now);
+    if (subject.kind === 'B') {
+      return [{ key: `${this.prefix}:b:${subject.userId}:d:${cal.dayKey}`, period: 'day', limit: this.plans.b.daily, resetAt: cal.dayEnd, count: 0 }];
+    }
+    const p = this.plans.a;
+    const base = `${this.prefix}:a:${subject.appId}`;
+    const out: RedisSlot[] = [];
+    if (p.perSecond !== null) {
+      const sec = Math.floor(now / 1000);
+      out.push({ key: `${base}:s:${sec}`, period: 'second', limit: p.perSecond, resetAt: (sec + 1) * 1000, count: 0 });
+    }
+    if (p.daily !== null) out.push({ key: `${base}:d:${cal.dayKey}`, period: 'day', limit: p.daily, resetAt: cal.dayEnd, count: 0 });
+    if (p.monthly !== null) out.push({ key: `${base}:m:${cal.monthKey}`, period: 'month', limit: p.monthly, resetAt: cal.monthEnd, count: 0 });
+    return out;
+  }
+
+  async consume(subject: LimitSubject, n: number, now = Date.now()): Promise<LimitDecision> {
+    checkN(n);
+    const slots = this.slots(subject, now);
+    const k = slots.length;
+    if (k === 0) return decide(slots, 0, n, now, this.cal.dayEnd);
+    const args: (string | number)[] = [];
+    for (const s of slots) args.push(s.key);
+    args.push(n);
+    for (const s of slots) args.push(s.limit, s.resetAt + EXPIRY_GRACE_MS);
+    const reply = await this.redis.rpcgateLimitConsume(k, ...args);
+    for (let i = 0; i < k; i++) slots[i].count = Number(reply[i + 1]);
+    const d = decide(slots, k, n, now, this.cal.dayEnd);
+    if (d.allowed !== (Number(reply[0]) === 1)) throw new Error('limits: Redis script and client disagree (limits changed mid-call?)');
+    return d;
+  }
+
+  private async load(subject: LimitSubject, now: number): Promise<RedisSlot[]> {
+    const slots = this.slots(subject, now);
+    if (slots.length === 0) return slots;
+    const vals = await this.redis.mget(...slots.map((s) => s.key));
+    for (let i = 0; i < slots.length; i++) slots[i].count = vals[i] === null ? 0 : Number(vals[i]);
+    return slots;
+  }
+
+  async peek(subject: LimitSubject, now = Date.now()): Promise<LimitDecision> {
+    const slots = await this.load(subject, now);
+    return decide(slots, slots.length, 0, now, this.cal.dayEnd);
+  }
+
+  async peekAll(subject: LimitSubject, now = Date.now()): Promise<LimitDecision[]> {
+    const slots = await this.load(subject, now);
+    return slotDecisions(slots, slots.length, now);
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsClient) await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}

@@ -1,0 +1,36 @@
+// The limiter's public types: who is counted (subject), what a check answers (decision), and the backend interface.
+
+/** Who a request is counted against. */
+export type LimitSubject =
+  /** Access point A (provider-style app): quotas from the operator plan, counted per app. */
+  | { kind: 'A'; appId: string; userId: string }
+  /** Access point B (network-style keys): one daily quota per user, shared by all the user's B keys. */
+  | { kind: 'B'; userId: string };
+
+export type LimitPeriod = 'second' | 'day' | 'month';
+
+export interface LimitDecision {
+  allowed: boolean;
+  /** The limit this decision describes (the tightest one on success, the refusing one on refusal). */
+  limit: number;
+  /** What is left of that limit after this call (on refusal: what was left, untouched). */
+  remaining: number;
+  /** When that limit's window resets, epoch ms (UTC second / day / month boundary). */
+  resetAt: number;
+  period: LimitPeriod;
+  /** Whole seconds until `resetAt`, at least 1; set when refused. */
+  retryAfterSec?: number;
+}
+
+export interface Limiter {
+  /**
+   * Counts `n` requests (a batch counts each item) against every limit of the subject, all or nothing:
+   * either all counters grow by n, or (refused) none changes.
+   */
+  consume(subject: LimitSubject, n: number, now?: number): Promise<LimitDecision>;
+  /** The subject's state without counting anything (dashboard / account API "today's usage"). */
+  peek(subject: LimitSubject, now?: number): Promise<LimitDecision>;
+  /** One decision per configured limit of the subject, shortest period first (usage per period). */
+  peekAll(subject: LimitSubject, now?: number): Promise<LimitDecision[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,260 @@
+// Redis limiter: the same exact semantics as in-process, shared across processes through one Lua script.
+// Needs Redis (REDIS_URL or 127.0.0.1:6379): skipped with a message when unreachable, unless CI is set.
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXPIRY_GRACE_MS, RedisLimiter, createLimiter, limitError, type LimitSubject, type LimitsConfig } from '../src/limits/index.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const LIMITS_MODULE = pathToFileURL(fileURLToPath(new URL('../src/limits/index.ts', import.meta.url))).href;
+
+async function reachable(): Promise<boolean> {
+  const r = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1000, retryStrategy: () => null });
+  r.on('error', () => {});
+  try {
+    await r.connect();
+    return (await r.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    r.disconnect();
+  }
+}
+
+const up = await reachable();
+const skip = !up && !process.env.CI;
+if (skip) console.warn(`[limits-redis] SKIPPED: Redis unreachable at ${REDIS_URL} (set REDIS_URL; with CI set these tests run and fail)`);
+
+const PREFIX = `rpcgate-test-${randomUUID()}`;
+const user = (userId: string): LimitSubject => ({ kind: 'B', userId });
+const app = (appId: string, userId = 'u1'): LimitSubject => ({ kind: 'A', appId, userId });
+// Fixed instants in the future: keys expire at their window's end, so a past `now` would expire them at once.
+const Y = new Date().getUTCFullYear() + 1;
+const T = Date.UTC(Y, 2, 14, 12, 0, 0, 250);
+const DAY_END = Date.UTC(Y, 2, 15);
+const MONTH_END = Date.UTC(Y, 3, 1);
+const ymd = (ms: number) => new Date(ms).toISOString().slice(0, 10).replaceAll('-', '');
+
+describe.skipIf(skip)('Redis limiter', () => {
+  let redis: Redis;
+  const limiters: RedisLimiter[] = [];
+  const make = (cfg: LimitsConfig, prefix = PREFIX) => {
+    const l = new RedisLimiter({ ...cfg, url: REDIS_URL, prefix });
+    limiters.push(l);
+    return l;
+  };
+
+  beforeAll(() => {
+    redis = new Redis(REDIS_URL);
+  });
+
+  afterAll(async () => {
+    await Promise.all(limiters.map((l) => l.close()));
+    if (!redis) return;
+    const keys: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, batch] = await redis.scan(cursor, 'MATCH', `${PREFIX}*`, 'COUNT', 1000);
+      cursor = next;
+      keys.push(...batch);
+    } while (cursor !== '0');
+    if (keys.length) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  it('createLimiter with a Redis URL uses Redis', async () => {
+    const l = createLimiter({ redisUrl: REDIS_URL, redisPrefix: `${PREFIX}:factory` });
+    expect(l).toBeInstanceOf(RedisLimiter);
+    await l.close();
+  });
+
+  it('limit 20: 20 accepted, the 21st refused; remaining/limit/resetAt right; key format and expiry', async () => {
+    const l = make({ b: { dailyPerUser: 20 } });
+    for (let i = 1; i <= 20; i++) {
+      expect(await l.consume(user('alice'), 1, T)).toEqual({ allowed: true, limit: 20, remaining: 20 - i, resetAt: DAY_END, period: 'day' });
+    }
+    const r = await l.consume(user('alice'), 1, T);
+    expect(r).toEqual({ allowed: false, limit: 20, remaining: 0, resetAt: DAY_END, period: 'day', retryAfterSec: Math.ceil((DAY_END - T) / 1000) });
+    const key = `${PREFIX}:b:alice:d:${ymd(T)}`;
+    expect(await redis.get(key)).toBe('20');
+    const t0 = Date.now();
+    const pttl = await redis.pttl(key);
+    const t1 = Date.now();
+    expect(pttl).toBeGreaterThan(0);
+    expect(pttl).toBeLessThanOrEqual(DAY_END + EXPIRY_GRACE_MS - t0);
+    expect(pttl).toBeGreaterThan(DAY_END - t1);
+    expect(limitError(r, T).data).toEqual({ limit: 20, period: 'day', resetAt: new Date(DAY_END).toISOString() });
+  });
+
+  it('a batch that does not fit is refused whole and consumes nothing; a refused call creates no key', async () => {
+    const l = make({ b: { dailyPerUser: 20 } });
+    const key = `${PREFIX}:b:bob:d:${ymd(T)}`;
+    expect(await l.consume(user('bob'), 21, T)).toMatchObject({ allowed: false, remaining: 20 });
+    expect(await redis.exists(key)).toBe(0);
+    expect(await l.consume(user('bob'), 17, T)).toMatchObject({ allowed: true, remaining: 3 });
+    expect(await l.consume(user('bob'), 5, T)).toMatchObject({ allowed: false, limit: 20, remaining: 3 });
+    expect(await redis.get(key)).toBe('17');
+    expect(await l.peek(user('bob'), T)).toMatchObject({ allowed: true, remaining: 3 });
+    expect(await l.consume(user('bob'), 3, T)).toMatchObject({ allowed: true, remaining: 0 });
+    for (let i = 0; i < 5; i++) expect((await l.consume(user('bob'), 1, T)).allowed).toBe(false);
+    expect(await redis.get(key)).toBe('20');
+  });
+
+  it('all-or-nothing across an app\'s second/day/month counters; tightest described; keys and expiries', async () => {
+    const l = make({ a: { perSecond: 50, daily: 10, monthly: 1000 } });
+    expect(await l.consume(app('app1'), 4, T)).toMatchObject({ allowed: true, period: 'day', limit: 10, remaining: 6, resetAt: DAY_END });
+    expect(await l.consume(app('app1'), 7, T)).toMatchObject({ allowed: false, period: 'day', remaining: 6 });
+    const sec = Math.floor(T / 1000);
+    const base = `${PREFIX}:a:app1`;
+    const keys = [`${base}:s:${sec}`, `${base}:d:${ymd(T)}`, `${base}:m:${ymd(T).slice(0, 6)}`];
+    expect(await redis.mget(...keys)).toEqual(['4', '4', '4']);
+    const ends = [(sec + 1) * 1000, DAY_END, MONTH_END];
+    for (let i = 0; i < 3; i++) {
+      const t0 = Date.now();
+      const pttl = await redis.pttl(keys[i]);
+      expect(pttl).toBeGreaterThan(0);
+      expect(pttl).toBeLessThanOrEqual(ends[i] + EXPIRY_GRACE_MS - t0);
+    }
+    expect((await l.peekAll(app('app1'), T)).map((d) => [d.period, d.remaining])).toEqual([['second', 46], ['day', 6], ['month', 996]]);
+  });
+
+  it('per-second window resets at the next second', async () => {
+    const l = make({ a: { perSecond: 3, daily: 100, monthly: null } });
+    const sec = T - (T % 1000);
+    expect(await l.consume(app('ps'), 3, sec)).toMatchObject({ allowed: true, period: 'second', remaining: 0, resetAt: sec + 1000 });
+    expect(await l.consume(app('ps'), 1, sec + 999)).toEqual({ allowed: false, limit: 3, remaining: 0, resetAt: sec + 1000, period: 'second', retryAfterSec: 1 });
+    expect(await l.consume(app('ps'), 1, sec + 1000)).toMatchObject({ allowed: true, period: 'second', remaining: 2 });
+  });
+
+  it('the day rolls over at 00:00 UTC and the month on the first', async () => {
+    const l = make({ b: { dailyPerUser: 5 }, a: { perSecond: null, daily: null, monthly: 7 } });
+    expect(await l.consume(user('roll'), 5, DAY_END - 1)).toMatchObject({ allowed: true, remaining: 0 });
+    expect((await l.consume(user('roll'), 1, DAY_END - 1)).allowed).toBe(false);
+    expect(await l.consume(user('roll'), 1, DAY_END)).toEqual({ allowed: true, limit: 5, remaining: 4, resetAt: DAY_END + 86_400_000, period: 'day' });
+
+    expect(await l.consume(app('mo'), 7, MONTH_END - 1)).toMatchObject({ allowed: true, remaining: 0, resetAt: MONTH_END, period: 'month' });
+    expect(await l.consume(app('mo'), 1, MONTH_END - 1)).toMatchObject({ allowed: false, retryAfterSec: 1 });
+    expect(await l.consume(app('mo'), 1, MONTH_END)).toEqual({ allowed: true, limit: 7, remaining: 6, resetAt: Date.UTC(Y, 4, 1), period: 'month' });
+  });
+
+  it('with the real clock (no `now`): expiry is set within today', async () => {
+    const l = make({ b: { dailyPerUser: 10 } });
+    const before = Date.now();
+    const d = await l.consume(user('clock'), 2);
+    expect(d).toMatchObject({ allowed: true, remaining: 8 });
+    const key = `${PREFIX}:b:clock:d:${ymd(before)}`;
+    const pttl = await redis.pttl(key);
+    expect(pttl).toBeGreaterThan(0);
+    expect(pttl).toBeLessThanOrEqual(d.resetAt + EXPIRY_GRACE_MS - before);
+  });
+
+  it('two limiters (two replicas) share one counter', async () => {
+    const a = make({ b: { dailyPerUser: 20 } });
+    const b = make({ b: { dailyPerUser: 20 } });
+    await a.consume(user('shared'), 12, T);
+    expect(await b.consume(user('shared'), 9, T)).toMatchObject({ allowed: false, remaining: 8 });
+    expect(await b.consume(user('shared'), 8, T)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(await a.peek(user('shared'), T)).toMatchObject({ allowed: false, remaining: 0 });
+  });
+
+  it('the real 25,000: 25,000 accepted (50 in flight), the next refused', async () => {
+    const l = make({});
+    let accepted = 0;
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        while (next < 25_000) {
+          next++;
+          if ((await l.consume(user('big'), 1, T)).allowed) accepted++;
+        }
+      }),
+    );
+    expect(accepted).toBe(25_000);
+    expect(await l.consume(user('big'), 1, T)).toMatchObject({ allowed: false, limit: 25_000, remaining: 0 });
+    expect(await redis.get(`${PREFIX}:b:big:d:${ymd(T)}`)).toBe('25000');
+  }, 60_000);
+
+  describe('two processes hammering the same subject', () => {
+    // Each child: connect, say "ready", wait for "go", then (1) run a mixed list of single and batch consumes
+    // with 16 in flight, (2) consume singles with 16 in flight until each of them is refused. It prints the
+    // units it got accepted. Batches that do not fit are refused whole, so the total must be the limit exactly.
+    const CHILD = `
+      import { RedisLimiter } from ${JSON.stringify(LIMITS_MODULE)};
+      const cfg = JSON.parse(process.env.LIMITS_CHILD);
+      const l = new RedisLimiter({ ...cfg.plans, url: cfg.url, prefix: cfg.prefix });
+      await l.redis.ping();
+      process.stdout.write('ready\\n');
+      await new Promise((r) => process.stdin.once('data', r));
+      process.stdin.destroy();
+      let units = 0, calls = 0, refused = 0, i = 0;
+      const one = async (n) => { const d = await l.consume(cfg.subject, n, cfg.now); if (d.allowed) { units += n; calls++; } else refused++; return d.allowed; };
+      await Promise.all(Array.from({ length: 16 }, async () => { while (i < cfg.ops.length) await one(cfg.ops[i++]); }));
+      await Promise.all(Array.from({ length: 16 }, async () => { while (await one(1)); }));
+      process.stdout.write(JSON.stringify({ units, calls, refused }) + '\\n');
+      await l.close();
+    `;
+
+    function spawnChild(cfg: object) {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD], {
+        cwd: ROOT,
+        env: { ...process.env, LIMITS_CHILD: JSON.stringify(cfg) },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (b) => (out += b));
+      child.stderr.on('data', (b) => (err += b));
+      const ready = new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', () => out.includes('ready\n') && resolve());
+        child.on('exit', (code) => reject(new Error(`child exited ${code} before ready: ${err}`)));
+      });
+      const done = new Promise<{ units: number; calls: number; refused: number }>((resolve, reject) => {
+        child.on('exit', (code) => {
+          if (code !== 0) return reject(new Error(`child exited ${code}: ${err}`));
+          resolve(JSON.parse(out.split('\n').filter(Boolean).at(-1)!));
+        });
+      });
+      return { child, ready, done };
+    }
+
+    async function race(plans: LimitsConfig, subject: LimitSubject) {
+      // mixed demand per child: 150 singles and 100 batches of 2..13, shuffled; ≈ 3× the limits below in total
+      const ops = [...Array(150).fill(1), ...Array.from({ length: 100 }, (_, k) => [2, 3, 5, 8, 13][k % 5])];
+      for (let k = ops.length - 1; k > 0; k--) {
+        const j = Math.floor(Math.random() * (k + 1));
+        [ops[k], ops[j]] = [ops[j], ops[k]];
+      }
+      const cfg = { url: REDIS_URL, prefix: PREFIX, plans, subject, now: T, ops };
+      const kids = [spawnChild(cfg), spawnChild({ ...cfg, ops: [...ops].reverse() })];
+      try {
+        await Promise.all(kids.map((k) => k.ready));
+        for (const k of kids) k.child.stdin.end('go\n');
+        return await Promise.all(kids.map((k) => k.done));
+      } finally {
+        for (const k of kids) if (k.child.exitCode === null) k.child.kill();
+      }
+    }
+
+    it('B, limit 500: total accepted == 500 exactly, counter == 500', async () => {
+      const results = await race({ b: { dailyPerUser: 500 } }, user('race'));
+      const total = results.reduce((s, r) => s + r.units, 0);
+      expect(total).toBe(500);
+      for (const r of results) {
+        expect(r.units).toBeGreaterThan(0);
+        expect(r.refused).toBeGreaterThanOrEqual(16);
+      }
+      expect(await redis.get(`${PREFIX}:b:race:d:${ymd(T)}`)).toBe('500');
+    }, 60_000);
+
+    it('A, per-second 300 / daily 500 / monthly 10,000 in one second: exactly 300 in every counter', async () => {
+      const results = await race({ a: { perSecond: 300, daily: 500, monthly: 10_000 } }, app('race-app'));
+      expect(results.reduce((s, r) => s + r.units, 0)).toBe(300);
+      const base = `${PREFIX}:a:race-app`;
+      expect(await redis.mget(`${base}:s:${Math.floor(T / 1000)}`, `${base}:d:${ymd(T)}`, `${base}:m:${ymd(T).slice(0, 6)}`)).toEqual(['300', '300', '300']);
+      expect(await redis.pttl(`${base}:s:${Math.floor(T / 1000)}`)).toBeGreaterThan(0);
+    }, 60_000);
+  });
+});
