@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
+import type { LimitsConfig } from '../limits/plans.js';
 
 export type AccessPoint = 'A' | 'B';
 
@@ -46,7 +47,7 @@ export interface UpstreamConfig {
 export interface Config {
   port: number;
   host: string;
-  /** Data directory (compiled contract cache; the store in later issues). */
+  /** Data directory: the SQLite store (rpcgate.db), the server secret, the compiled contract cache. */
   dataDir: string;
   /** Static docs folder served at /docs/. */
   docsDir: string;
@@ -58,8 +59,37 @@ export interface Config {
   strictResults: boolean;
   /** Host name → network. On a mapped host the network path segment is dropped: `/v2/{key}`, `/{key}`. */
   hostMap: Record<string, string>;
-  /** API keys. Empty = a random development key is generated at start and printed. */
+  /** Static API keys: work without accounts, on every network and both URL shapes unless restricted; no limits,
+   *  no allowlists. For operators' own tools and development. */
   keys: (string | KeyConfig)[];
+  /**
+   * Dev mode: a random development key, generated at start and printed, valid everywhere (a static key).
+   * true = always; false = never (production: keys come from accounts); absent = only when no static `keys` are
+   * configured (zero-setup local use; what `startService({})` and a bare `rpcgate start` do).
+   * Env RPCGATE_DEV_KEY.
+   */
+  devKey?: boolean;
+  /**
+   * Chains of this deployment, by the name an app's `chain` holds (compared case-insensitively) → the networks an
+   * app key of that chain works on. An empty list = every configured network. Default: one chain, `ethereum`, on
+   * every network (mainnet and testnet). An app whose chain is not listed works on no network (403).
+   */
+  chains: Record<string, string[]>;
+  /** PostgreSQL connection string (env DATABASE_URL); absent = SQLite in `dataDir`. */
+  databaseUrl?: string;
+  /** Redis URL (env REDIS_URL): limit counters shared by replicas; absent = in-process counters. */
+  redisUrl?: string;
+  /** Key prefix of the limit counters in Redis (default `rpcgate:limits`; env RPCGATE_REDIS_PREFIX). */
+  redisPrefix?: string;
+  /** Server secret (64 hex digits or base64 of 32 bytes; env RPCGATE_SECRET); absent = `<dataDir>/server-secret`. */
+  secret?: string;
+  /**
+   * Reverse proxies in front of rpcgate that append to X-Forwarded-For (for IP allowlists): 0/false = use the socket
+   * peer; n (true = 1) = the n-th X-Forwarded-For entry from the right. Env RPCGATE_TRUST_PROXY.
+   */
+  trustProxy: boolean | number;
+  /** Request limits: A plan per app (perSecond, daily, monthly) and B daily quota per user (src/limits/plans.ts). */
+  limits: LimitsConfig;
   networks: Record<string, NetworkConfig>;
   upstream: UpstreamConfig;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
@@ -84,6 +114,9 @@ export const defaults: Config = {
   strictResults: false,
   hostMap: {},
   keys: [],
+  chains: { ethereum: [] },
+  trustProxy: false,
+  limits: {},
   networks: {
     // Anvil's default chain id for mainnet, the next one for testnet: distinct, so a client sees which it reached.
     mainnet: { upstreams: [], chainId: 31337, blockTime: 2 },
@@ -115,7 +148,7 @@ const networkSchema = {
 const configSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['port', 'host', 'dataDir', 'docsDir', 'openrpcPath', 'maxBodyBytes', 'maxBatchSize', 'strictResults', 'hostMap', 'keys', 'networks', 'upstream', 'logLevel'],
+  required: ['port', 'host', 'dataDir', 'docsDir', 'openrpcPath', 'maxBodyBytes', 'maxBatchSize', 'strictResults', 'hostMap', 'keys', 'chains', 'trustProxy', 'limits', 'networks', 'upstream', 'logLevel'],
   properties: {
     port: { type: 'integer', minimum: 0, maximum: 65535 },
     host: { type: 'string', minLength: 1 },
@@ -145,10 +178,37 @@ const configSchema = {
         ],
       },
     },
+    devKey: { type: 'boolean' },
+    chains: {
+      type: 'object',
+      propertyNames: { minLength: 1, maxLength: 64 },
+      additionalProperties: { type: 'array', items: { type: 'string' } },
+    },
+    databaseUrl: { type: 'string', pattern: '^postgres(ql)?://' },
+    redisUrl: { type: 'string', pattern: '^rediss?://' },
+    redisPrefix: { type: 'string', minLength: 1 },
+    secret: { type: 'string' },
+    trustProxy: { anyOf: [{ type: 'boolean' }, { type: 'integer', minimum: 0, maximum: 16 }] },
+    limits: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        a: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            perSecond: { type: ['integer', 'null'], minimum: 0 },
+            daily: { type: ['integer', 'null'], minimum: 0 },
+            monthly: { type: ['integer', 'null'], minimum: 0 },
+          },
+        },
+        b: { type: 'object', additionalProperties: false, properties: { dailyPerUser: { type: 'integer', minimum: 0 } } },
+      },
+    },
     networks: {
       type: 'object',
       minProperties: 1,
-      propertyNames: { pattern: '^[a-z0-9][a-z0-9_-]*$', not: { enum: ['v2', 'docs', 'healthz'] } },
+      propertyNames: { pattern: '^[a-z0-9][a-z0-9_-]*$', not: { enum: ['v2', 'docs', 'healthz', 'api'] } },
       additionalProperties: networkSchema,
     },
     upstream: {
@@ -187,7 +247,30 @@ export function validate(config: Config): Config {
   for (const [host, network] of Object.entries(config.hostMap)) {
     if (!config.networks[network]) throw new ConfigError(`invalid configuration:\n  /hostMap/${host}: unknown network "${network}" (known: ${Object.keys(config.networks).join(', ')})`);
   }
+  for (const [chain, nets] of Object.entries(config.chains)) {
+    for (const n of nets) {
+      if (!config.networks[n]) throw new ConfigError(`invalid configuration:\n  /chains/${chain}: unknown network "${n}" (known: ${Object.keys(config.networks).join(', ')})`);
+    }
+  }
   return config;
+}
+
+/** `config.chains` resolved: lower-cased chain → its networks (an empty list = every configured network). */
+export function chainNetworks(config: Pick<Config, 'chains' | 'networks'>): Record<string, string[]> {
+  const all = Object.keys(config.networks);
+  const out: Record<string, string[]> = {};
+  for (const [chain, nets] of Object.entries(config.chains)) out[chain.toLowerCase()] = nets.length === 0 ? all : [...nets];
+  return out;
+}
+
+/** `config.trustProxy` as a hop count. */
+export function trustProxyHops(config: Pick<Config, 'trustProxy'>): number {
+  return config.trustProxy === true ? 1 : config.trustProxy === false ? 0 : config.trustProxy;
+}
+
+/** Whether the dev-mode development key is generated (see `Config.devKey`). */
+export function devKeyEnabled(config: Pick<Config, 'devKey' | 'keys'>): boolean {
+  return config.devKey ?? config.keys.length === 0;
 }
 
 /** Merges layers onto a base: networks and upstream field by field, other fields replaced. */
@@ -261,6 +344,8 @@ function int(name: string, s: string): number {
 /**
  * Environment layer. RPCGATE_PORT, RPCGATE_HOST, RPCGATE_DATA_DIR, RPCGATE_DOCS_DIR, RPCGATE_MAX_BODY_BYTES,
  * RPCGATE_MAX_BATCH_SIZE, RPCGATE_STRICT_RESULTS, RPCGATE_KEYS (comma list), RPCGATE_HOST_MAP (host=network,…),
+ * RPCGATE_DEV_KEY, RPCGATE_TRUST_PROXY (true/false or a hop count), DATABASE_URL (or RPCGATE_DATABASE_URL),
+ * REDIS_URL (or RPCGATE_REDIS_URL), RPCGATE_SECRET,
  * RPCGATE_COALESCE, RPCGATE_UPSTREAM_TIMEOUT_MS, RPCGATE_UPSTREAM_CONNECT_TIMEOUT_MS, RPCGATE_LOG_LEVEL, and per
  * network RPCGATE_<NETWORK>_UPSTREAMS (comma list) and RPCGATE_<NETWORK>_CHAIN_ID.
  */
@@ -280,6 +365,12 @@ export function fromEnv(env: NodeJS.ProcessEnv, networkNames: string[]): ConfigI
   if ((v = e('STRICT_RESULTS'))) c.strictResults = bool('RPCGATE_STRICT_RESULTS', v);
   if ((v = e('KEYS'))) c.keys = list(v);
   if ((v = e('HOST_MAP'))) c.hostMap = parseHostMap(v);
+  if ((v = e('DEV_KEY'))) c.devKey = bool('RPCGATE_DEV_KEY', v);
+  if ((v = e('TRUST_PROXY'))) c.trustProxy = /^\d+$/.test(v.trim()) ? int('RPCGATE_TRUST_PROXY', v) : bool('RPCGATE_TRUST_PROXY', v);
+  if ((v = e('DATABASE_URL') ?? env.DATABASE_URL)) c.databaseUrl = v;
+  if ((v = e('REDIS_URL') ?? env.REDIS_URL)) c.redisUrl = v;
+  if ((v = e('REDIS_PREFIX'))) c.redisPrefix = v;
+  if ((v = e('SECRET'))) c.secret = v;
   if ((v = e('LOG_LEVEL'))) c.logLevel = v as Config['logLevel'];
   const up: Partial<UpstreamConfig> = {};
   if ((v = e('COALESCE'))) up.coalesce = bool('RPCGATE_COALESCE', v);

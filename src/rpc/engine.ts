@@ -60,11 +60,39 @@ export type Handler<D> = (
 ) => Promise<ResultOf<D> | RawResult> | ResultOf<D> | RawResult;
 export type Handlers<M extends MethodTable> = { [K in keyof M]?: Handler<M[K]> };
 
+/** A call as the admission hook sees it: valid envelope, known method, params validated (positional). */
+export interface AdmitCall {
+  readonly method: string;
+  readonly params: readonly unknown[];
+  /** A notification (no id): refused silently, never answered. */
+  readonly notification: boolean;
+}
+
+/** What the admission hook decided. */
+export interface AdmitResult {
+  /** Per call, same index as the calls given: an RpcError refuses that call (its answer), undefined admits it. */
+  refused?: ReadonlyArray<RpcError | undefined>;
+  /** Refuses the whole request (e.g. 429): answered as one error with its httpStatus and headers, nothing runs. */
+  error?: RpcError;
+  /** Headers for the response, whatever it turns out to be (e.g. rate-limit headers). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * Admission: called once per request, after the envelope is parsed and each item's params are validated, before any
+ * handler runs — with the calls that would run (possibly none: a parse error, an empty batch or a batch of only
+ * invalid items still get the hook's headers). Items that failed before it (envelope, unknown method, params) are
+ * not in `calls`. A thrown RpcError refuses the whole request; anything else thrown is reported and answered 500.
+ */
+export type AdmitFn = (calls: readonly AdmitCall[], ctx: CallContext) => AdmitResult | undefined | Promise<AdmitResult | undefined>;
+
 export interface EngineConfig<M extends MethodTable> {
   methods: M;
   validators: ValidatorTable;
   handlers: Handlers<M>;
   options: EngineOptions;
+  /** Admission hook (access allowlists per call, quotas); absent = every valid call runs. */
+  admit?: AdmitFn;
   /** Called with unexpected errors (a handler threw something that is not an RpcError, a result could not be
    *  serialised, a strict result check failed). Their details never reach the client. */
   onError?: (err: unknown, info: { method: string; ctx: CallContext }) => void;
@@ -104,6 +132,17 @@ class Failure {
 }
 
 type ItemOutcome = string | Failure | undefined;
+
+/** A call ready to run: what the admission hook sees (AdmitCall) plus what dispatch needs. */
+class Prepared implements AdmitCall {
+  constructor(
+    readonly entry: Entry,
+    readonly method: string,
+    readonly params: unknown[],
+    readonly idJson: string,
+    readonly notification: boolean,
+  ) {}
+}
 
 const NULL_ID = 'null';
 
@@ -186,6 +225,7 @@ function isStackOverflow(e: unknown): boolean {
 export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engine {
   const { maxBatchSize, strictResults } = cfg.options;
   const onError = cfg.onError;
+  const admit = cfg.admit;
   const handlers = cfg.handlers as Record<string, AnyHandler | undefined>;
   const table = new Map<string, Entry>();
 
@@ -319,8 +359,8 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
     return internalError();
   }
 
-  /** One request object → its serialised answer, a Failure, or undefined (notification). Never rejects. */
-  async function runItem(item: unknown, ctx: CallContext): Promise<ItemOutcome> {
+  /** One request object → a call ready to run, or its final outcome (error answer / undefined for a notification). */
+  function prepareItem(item: unknown, ctx: CallContext): Prepared | ItemOutcome {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) {
       return new Failure(errorBody(NULL_ID, NOT_AN_OBJECT), NOT_AN_OBJECT);
     }
@@ -357,10 +397,21 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
       method_ = method;
       const params = prepare(e, raw);
       if (params instanceof RpcError) return notification ? undefined : new Failure(errorBody(idJson, params), params);
+      return new Prepared(e, method, params, idJson, notification);
+    } catch (thrown) {
+      // a validator failing in an unexpected way
+      const err = unexpected(thrown, method_ || method, ctx);
+      return notification ? undefined : new Failure(errorBody(idJson, err), err);
+    }
+  }
 
+  /** Runs a prepared call: handler, strict result check, one serialisation. Never rejects. */
+  async function dispatch(p: Prepared, ctx: CallContext): Promise<ItemOutcome> {
+    const { entry: e, method, idJson, notification } = p;
+    try {
       let value: unknown;
       try {
-        value = await e.handler(params, ctx);
+        value = await e.handler!(p.params, ctx);
       } catch (thrown) {
         const err = unexpected(thrown, method, ctx);
         return notification ? undefined : new Failure(errorBody(idJson, err), err);
@@ -379,10 +430,97 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
       const json = value instanceof RawResult ? value.json : JSON.stringify(value);
       return '{"jsonrpc":"2.0","id":' + idJson + ',"result":' + json + '}';
     } catch (thrown) {
-      // serialisation (BigInt, cycles, depth) or a validator failing in an unexpected way
-      const err = unexpected(thrown, method_ || method, ctx);
+      // serialisation (BigInt, cycles, depth)
+      const err = unexpected(thrown, method, ctx);
       return notification ? undefined : new Failure(errorBody(idJson, err), err);
     }
+  }
+
+  /** One request object → its serialised answer, a Failure, or undefined (notification). Never rejects. */
+  function runItem(item: unknown, ctx: CallContext): ItemOutcome | Promise<ItemOutcome> {
+    const p = prepareItem(item, ctx);
+    return p instanceof Prepared ? dispatch(p, ctx) : p;
+  }
+
+  /** The admission hook's answer, with anything unexpected turned into a whole-request error. */
+  async function runAdmit(fn: AdmitFn, calls: readonly AdmitCall[], ctx: CallContext): Promise<AdmitResult | undefined> {
+    try {
+      return await fn(calls, ctx);
+    } catch (thrown) {
+      return { error: unexpected(thrown, calls.length === 1 ? calls[0].method : '(admission)', ctx) };
+    }
+  }
+
+  /** A refused call's outcome (notifications stay silent). */
+  function refusal(p: Prepared, err: RpcError): ItemOutcome {
+    return p.notification ? undefined : new Failure(errorBody(p.idJson, err), err);
+  }
+
+  /** The answer to a single request object. */
+  function single(out: ItemOutcome): EngineResponse {
+    if (out === undefined) return { status: 204 };
+    if (typeof out === 'string') return { status: 200, body: out };
+    const res: EngineResponse = { status: out.error.httpStatus, body: out.body };
+    if (out.error.headers !== undefined) res.headers = out.error.headers;
+    return res;
+  }
+
+  /** The answer to a batch: items in request order, notifications left out; 204 when nothing is left. */
+  function joinBatch(outs: readonly ItemOutcome[]): EngineResponse {
+    let joined = '';
+    for (let i = 0; i < outs.length; i++) {
+      const o = outs[i];
+      if (o === undefined) continue;
+      const s = typeof o === 'string' ? o : o.body;
+      joined = joined === '' ? s : joined + ',' + s;
+    }
+    if (joined === '') return { status: 204 };
+    return { status: 200, body: '[' + joined + ']' };
+  }
+
+  /** Adds the hook's headers to a response (the response's own, e.g. Retry-After, win on a clash). */
+  function withHeaders(res: EngineResponse, h: Record<string, string> | undefined): EngineResponse {
+    if (h === undefined) return res;
+    res.headers = res.headers === undefined ? h : { ...h, ...res.headers };
+    return res;
+  }
+
+  /** handle() with the admission hook: prepare every item, admit once, run what was admitted. */
+  async function handleAdmitted(fn: AdmitFn, msg: unknown, ctx: CallContext): Promise<EngineResponse> {
+    if (!Array.isArray(msg)) {
+      const p = prepareItem(msg, ctx);
+      if (!(p instanceof Prepared)) {
+        const r = await runAdmit(fn, NO_CALLS, ctx);
+        return withHeaders(single(p), r?.headers);
+      }
+      const r = await runAdmit(fn, [p], ctx);
+      if (r?.error !== undefined) return withHeaders(errorResponse(r.error, idOf(msg)), r.headers);
+      const refused = r?.refused?.[0];
+      return withHeaders(single(refused !== undefined ? refusal(p, refused) : await dispatch(p, ctx)), r?.headers);
+    }
+    const n = msg.length;
+    if (n === 0 || n > maxBatchSize) {
+      const r = await runAdmit(fn, NO_CALLS, ctx);
+      return withHeaders(n === 0 ? errorResponse(EMPTY_BATCH) : errorResponse(payloadTooLarge('batch', maxBatchSize, n)), r?.headers);
+    }
+    const outs = new Array<ItemOutcome | Promise<ItemOutcome>>(n);
+    const calls: Prepared[] = [];
+    const at: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const p = prepareItem(msg[i], ctx);
+      if (p instanceof Prepared) {
+        calls.push(p);
+        at.push(i);
+      } else outs[i] = p;
+    }
+    const r = await runAdmit(fn, calls, ctx);
+    if (r?.error !== undefined) return withHeaders(errorResponse(r.error), r.headers);
+    const refused = r?.refused;
+    for (let j = 0; j < calls.length; j++) {
+      const err = refused?.[j];
+      outs[at[j]] = err !== undefined ? refusal(calls[j], err) : dispatch(calls[j], ctx);
+    }
+    return withHeaders(joinBatch(await Promise.all(outs)), r?.headers);
   }
 
   async function handle(body: string, ctx: CallContext): Promise<EngineResponse> {
@@ -391,33 +529,20 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
       // RFC 8259 lets a parser ignore a byte order mark
       msg = JSON.parse(body.charCodeAt(0) === 0xfeff ? body.slice(1) : body);
     } catch (err) {
-      return errorResponse(parseError(err instanceof Error ? err.message : undefined));
+      const res = errorResponse(parseError(err instanceof Error ? err.message : undefined));
+      return admit === undefined ? res : withHeaders(res, (await runAdmit(admit, NO_CALLS, ctx))?.headers);
     }
 
-    if (!Array.isArray(msg)) {
-      const out = await runItem(msg, ctx);
-      if (out === undefined) return { status: 204 };
-      if (typeof out === 'string') return { status: 200, body: out };
-      const res: EngineResponse = { status: out.error.httpStatus, body: out.body };
-      if (out.error.headers !== undefined) res.headers = out.error.headers;
-      return res;
-    }
+    if (admit !== undefined) return handleAdmitted(admit, msg, ctx);
+
+    if (!Array.isArray(msg)) return single(await runItem(msg, ctx));
 
     const n = msg.length;
     if (n === 0) return errorResponse(EMPTY_BATCH);
     if (n > maxBatchSize) return errorResponse(payloadTooLarge('batch', maxBatchSize, n));
-    const pending = new Array<Promise<ItemOutcome>>(n);
+    const pending = new Array<ItemOutcome | Promise<ItemOutcome>>(n);
     for (let i = 0; i < n; i++) pending[i] = runItem(msg[i], ctx);
-    const outs = await Promise.all(pending);
-    let joined = '';
-    for (let i = 0; i < n; i++) {
-      const o = outs[i];
-      if (o === undefined) continue;
-      const s = typeof o === 'string' ? o : o.body;
-      joined = joined === '' ? s : joined + ',' + s;
-    }
-    if (joined === '') return { status: 204 };
-    return { status: 200, body: '[' + joined + ']' };
+    return joinBatch(await Promise.all(pending));
   }
 
   function validateParams(method: string, params: unknown): RpcError | null {
@@ -439,3 +564,10 @@ const NO_METHOD = invalidRequest('method is missing');
 const BAD_METHOD = invalidRequest('method must be a string');
 const BAD_PARAMS = invalidRequest('params must be an array or an object');
 const EMPTY_BATCH = invalidRequest('empty batch');
+const NO_CALLS: readonly AdmitCall[] = [];
+
+/** The id of a single request object, for a whole-request refusal (null when it has none usable). */
+function idOf(msg: unknown): string | number | null {
+  const id = (msg as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}

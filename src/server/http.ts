@@ -4,7 +4,14 @@
 //   POST /{network}/v2/{key}   access point A        POST /{network}/{key}   access point B
 //   On a host name mapped to a network (config.hostMap): POST /v2/{key} (A) and POST /{key} (B).
 //   OPTIONS on those paths: CORS preflight. Any origin may call the node API (browser dApps).
-// Other routes: GET / (landing text), GET /docs/… (static docs folder), GET /healthz.
+// Other routes: GET / (landing text), GET /docs/… (static docs folder), GET /healthz, and any extra route given in
+// `routes` (e.g. the account API at /api), matched by path prefix before everything else.
+//
+// Access on the node API, in this order (src/access):
+//   route → key → principal (in-memory index; 401 unknown/missing) → network and URL shape (403) → Content-Type (415)
+//   → origin and IP allowlists (403) → JWT (401; verified while the body is read) → engine, whose admission hook
+//   (src/server/admission.ts) applies the per-call allowlists (method, address) and the limits.
+//   Refusals of a known key carry its x-ratelimit-* headers (nothing is counted for them).
 //
 // Content-Type: like Alchemy and Infura, a missing Content-Type is accepted, and so are application/json (any
 // parameters, e.g. charset=utf-8), application/json-rpc, application/jsonrequest, */*+json and text/plain (what a
@@ -18,9 +25,16 @@ import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { extname, resolve, sep } from 'node:path';
 import type { Logger } from 'pino';
-import { checkKey, type AccessPoint, type KeyStore } from '../access/keys.js';
+import { checkRequest, clientIp } from '../access/request.js';
+import { routeRefusal, type AccessPoint, type KeyStore, type Principal } from '../access/keys.js';
 import { errorResponse, type CallContext, type Engine, type EngineResponse } from '../rpc/engine.js';
-import { RpcError, internalError, invalidRequest, payloadTooLarge } from '../rpc/errors.js';
+import { RpcError, internalError, payloadTooLarge, unauthorized } from '../rpc/errors.js';
+
+/** An extra route (e.g. the account API): gets every request whose path is `prefix` or starts with `prefix/`. */
+export interface HttpRoute {
+  prefix: string;
+  handle(req: IncomingMessage, res: ServerResponse, requestId: string): void;
+}
 
 export interface HttpOptions {
   engine: Engine;
@@ -32,12 +46,21 @@ export interface HttpOptions {
   logger: Logger;
   /** Extra state for /healthz. */
   health: () => { ok: boolean; detail: unknown };
+  /** Reverse-proxy hops whose X-Forwarded-For is trusted for the client IP (0 = the socket peer). */
+  trustProxy?: number;
+  /** Rate-limit headers of a principal, for refusals before the engine (route, origin, IP, JWT). */
+  limitHeaders?: (p: Principal) => Promise<Record<string, string> | undefined> | undefined;
+  /** Extra routes, matched by path prefix before the node API (e.g. `/api`). */
+  routes?: readonly HttpRoute[];
 }
 
 const ACAO = 'access-control-allow-origin';
 const ACEH = 'access-control-expose-headers';
-const EXPOSED = 'x-request-id, retry-after';
+const EXPOSED = 'x-request-id, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset';
 const CORS_BASE = { [ACAO]: '*', [ACEH]: EXPOSED };
+
+const NO_KEY = unauthorized('missing API key: put it in the URL path', { reason: 'key' });
+const BAD_KEY = unauthorized('invalid API key', { reason: 'key' });
 
 const MIME: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -95,6 +118,8 @@ interface Route {
 
 export function createHttpServer(opts: HttpOptions): Server {
   const { engine, keys, maxBodyBytes, logger } = opts;
+  const trustProxy = opts.trustProxy ?? 0;
+  const routes = opts.routes ?? [];
   const networks = new Set(opts.networks);
   const hostMap = new Map(Object.entries(opts.hostMap));
   const docsRoot = resolve(opts.docsDir);
@@ -142,18 +167,30 @@ export function createHttpServer(opts: HttpOptions): Server {
     send(res, rid, r, cors);
   }
 
+  /** Refuses a request of a known principal before the engine: drains the body, adds its rate-limit headers. */
+  function refuse(req: IncomingMessage, res: ServerResponse, rid: string, p: Principal | undefined, err: RpcError): void {
+    req.resume();
+    const h = p === undefined ? undefined : opts.limitHeaders?.(p);
+    if (h === undefined) return sendError(res, rid, err, true);
+    h.then(
+      (extra) => sendError(res, rid, err, true, extra),
+      () => sendError(res, rid, err, true),
+    );
+  }
+
   function rpc(req: IncomingMessage, res: ServerResponse, rid: string, rt: Route): void {
-    const principal = checkKey(keys, rt.key, rt.network, rt.ap);
-    if (principal instanceof RpcError) {
-      req.resume();
-      sendError(res, rid, principal, true);
-      return;
-    }
+    if (rt.key === undefined) return refuse(req, res, rid, undefined, NO_KEY);
+    const principal = keys.lookup(rt.key);
+    if (principal === undefined) return refuse(req, res, rid, undefined, BAD_KEY);
+    const wrongRoute = routeRefusal(principal, rt.network, rt.ap);
+    if (wrongRoute !== undefined) return refuse(req, res, rid, principal, wrongRoute);
     if (!acceptableContentType(req.headers['content-type'])) {
-      req.resume();
-      sendError(res, rid, new RpcError(-32600, 'invalid request: Content-Type must be application/json', { contentType: req.headers['content-type'] }, 415), true);
-      return;
+      return refuse(req, res, rid, principal, new RpcError(-32600, 'invalid request: Content-Type must be application/json', { contentType: req.headers['content-type'] }, 415));
     }
+    const ip = clientIp(req, trustProxy);
+    // Origin, IP (sync) and JWT (a promise, checked while the body streams in).
+    const checked = checkRequest(principal, { origin: req.headers.origin, ip, authorization: req.headers.authorization });
+    if (checked instanceof RpcError) return refuse(req, res, rid, principal, checked);
     const chunks: Buffer[] = [];
     let size = 0;
     let over = false;
@@ -161,7 +198,7 @@ export function createHttpServer(opts: HttpOptions): Server {
     if (cl !== undefined && Number(cl) > maxBodyBytes) {
       // Refused before reading; the body is still drained (bounded, below) so the client can read the 413.
       over = true;
-      sendError(res, rid, payloadTooLarge('body', maxBodyBytes, Number(cl)), true);
+      refuse(req, res, rid, principal, payloadTooLarge('body', maxBodyBytes, Number(cl)));
     }
     req.on('data', (chunk: Buffer) => {
       if (over) {
@@ -174,19 +211,29 @@ export function createHttpServer(opts: HttpOptions): Server {
       if (size > maxBodyBytes) {
         over = true;
         chunks.length = 0;
-        sendError(res, rid, payloadTooLarge('body', maxBodyBytes), true);
+        refuse(req, res, rid, principal, payloadTooLarge('body', maxBodyBytes));
         return;
       }
       chunks.push(chunk);
     });
-    req.on('end', () => {
-      if (over) return;
+    const run = () => {
       const body = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
-      const ctx: CallContext = { network: rt.network, principal, requestId: rid, ip: req.socket.remoteAddress, headers: req.headers };
+      const ctx: CallContext = { network: rt.network, principal, requestId: rid, ip, headers: req.headers };
       engine.handle(body, ctx).then(
         (r) => send(res, rid, r, true),
         (e: unknown) => {
           logger.error({ err: e, rid }, 'engine failed');
+          sendError(res, rid, internalError(), true);
+        },
+      );
+    };
+    req.on('end', () => {
+      if (over) return;
+      if (checked === undefined) return run();
+      checked.then(
+        (err) => (err === undefined ? run() : refuse(req, res, rid, principal, err)),
+        (e: unknown) => {
+          logger.error({ err: e, rid }, 'JWT check failed');
           sendError(res, rid, internalError(), true);
         },
       );
@@ -276,6 +323,9 @@ export function createHttpServer(opts: HttpOptions): Server {
       const q = url.indexOf('?');
       const path = q === -1 ? url : url.slice(0, q);
       const method = req.method;
+      for (const r of routes) {
+        if (path === r.prefix || (path.startsWith(r.prefix) && path.charCodeAt(r.prefix.length) === 47)) return r.handle(req, res, rid);
+      }
       if (method === 'POST') {
         const rt = route(req, path);
         if (rt === null) {

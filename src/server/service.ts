@@ -1,17 +1,27 @@
-// Wiring: config → embedded chains (for networks without upstreams) → upstream pools → keys → engine → HTTP.
+// Wiring: config → store + server secret → access index (keys) + limiter → embedded chains (for networks without
+// upstreams) → upstream pools → engine (with the admission hook) → HTTP.
 // `startService` is what `rpcgate start` runs and what tests call (port 0 = a free port).
+//
+// Keys: accounts' keys from the store (src/access/index.ts: in-memory index synced from the key-event feed), plus
+// static `keys` from the config, plus — dev mode (`devKey`, see src/config/config.ts) — a development key generated
+// at start. Static and development keys have no limits and no allowlists.
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { methods } from '../../generated/node/methods.js';
 import { validators } from '../../generated/node/validators.js';
-import { ConfigKeyStore, generateDevKey, type KeyStore } from '../access/keys.js';
+import { AccessIndex, ConfigKeyStore, KeyStores, generateDevKey, type KeyStore } from '../access/index.js';
 import { startEmbeddedChain, compileToken, type EmbeddedChain, type SeededChain } from '../chain/index.js';
-import { loadConfig, type Config, type ConfigInput } from '../config/config.js';
+import { chainNetworks, devKeyEnabled, loadConfig, trustProxyHops, type Config, type ConfigInput } from '../config/config.js';
+import { createLimiter, type Limiter } from '../limits/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
 import { createEngine } from '../rpc/engine.js';
 import { createUpstreams, type UpstreamPool } from '../upstream/index.js';
-import { createHttpServer } from './http.js';
+import { loadOrCreateServerSecret } from '../secrets/index.js';
+import { openStore, type Store } from '../store/index.js';
+import { createAdmission, peekLimitHeaders } from './admission.js';
+import { createHttpServer, type HttpRoute } from './http.js';
+import { accountRoute } from './account-route.js';
 
 export interface NetworkInfo {
   name: string;
@@ -31,15 +41,22 @@ export interface RunningService {
   /** Per network, the two node API URLs including the key: A `/{network}/v2/{key}`, B `/{network}/{key}`. */
   urls: Record<string, { A: string; B: string }>;
   docsUrl: string;
-  /** The development key (or the first configured key). */
+  /** The development key, or the first static key; '' when there is neither (keys come from accounts only). */
   key: string;
-  /** True when `key` was generated at start. */
+  /** True when `key` is the development key generated at start (dev mode). */
   devKey: boolean;
   networks: Record<string, NetworkInfo>;
   /** What was seeded into each embedded chain. */
   seeded: Record<string, SeededChain>;
   pools: ReadonlyMap<string, UpstreamPool>;
+  /** Every key source: static/development keys, then the account index. */
   keys: KeyStore;
+  /** The account store's key index (sync(): apply pending key events now). */
+  access: AccessIndex;
+  store: Store;
+  /** The server secret (API keys are found by HMAC with it). */
+  secret: Buffer;
+  limiter: Limiter;
   config: Config;
   logger: Logger;
   stop(): Promise<void>;
@@ -61,7 +78,12 @@ function readContract(path: string, logger: Logger): string {
  * the CLI passes a config already loaded from defaults, file, env and flags. `networks`, when given, is the
  * complete set of networks (entries are completed from the defaults).
  */
-export async function startService(input: Config | ConfigInput = {}): Promise<RunningService> {
+export interface ServiceExtensions {
+  /** Extra HTTP routes (e.g. the account API at `/api`), built once the store and the key index are up. */
+  routes?: (svc: { config: Config; store: Store; secret: Buffer; access: AccessIndex; limiter: Limiter; logger: Logger }) => HttpRoute[];
+}
+
+export async function startService(input: Config | ConfigInput = {}, ext: ServiceExtensions = {}): Promise<RunningService> {
   const config = loadConfig({ overrides: input as ConfigInput, env: {} });
   // Networks given here are the complete set (a test with one stand-in network starts no anvil for the other).
   if (input.networks) for (const name of Object.keys(config.networks)) if (!(name in input.networks) || input.networks[name] === null) delete config.networks[name];
@@ -71,6 +93,9 @@ export async function startService(input: Config | ConfigInput = {}): Promise<Ru
   const chains: EmbeddedChain[] = [];
   const pools = new Map<string, UpstreamPool>();
   let server: ReturnType<typeof createHttpServer> | undefined;
+  let store: Store | undefined;
+  let access: AccessIndex | undefined;
+  let limiter: Limiter | undefined;
   let stopped: Promise<void> | undefined;
 
   const stop = (): Promise<void> =>
@@ -86,10 +111,20 @@ export async function startService(input: Config | ConfigInput = {}): Promise<Ru
       }
       await Promise.all([...pools.values()].map((p) => p.close()));
       await Promise.all(chains.map((c) => c.stop()));
+      await access?.stop();
+      await limiter?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the limiter failed'));
+      await store?.close();
       logger.flush();
     })());
 
   try {
+    // The store (SQLite in dataDir, or PostgreSQL), the secret that keys the key hashes, the key index, the limiter.
+    store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    const secret = loadOrCreateServerSecret(config.dataDir, config.secret);
+    access = new AccessIndex({ db: store.db, secret, chains: chainNetworks(config), logger });
+    await access.start();
+    limiter = createLimiter({ ...config.limits, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
+
     // Embedded chains: one compile shared by all, anvils started and seeded in parallel.
     const embedded = Object.entries(config.networks).filter(([, n]) => n.upstreams.length === 0);
     if (embedded.length) {
@@ -116,17 +151,19 @@ export async function startService(input: Config | ConfigInput = {}): Promise<Ru
       else logger.warn({ network, upstream: redact(url), reason }, 'upstream marked down');
     })) pools.set(name, pool);
 
-    const keys = new ConfigKeyStore(config.keys);
-    let key: string;
-    let devKey = false;
-    if (keys.size === 0) {
+    const staticKeys = new ConfigKeyStore(config.keys);
+    let key = '';
+    const devKey = devKeyEnabled(config);
+    if (devKey) {
       key = generateDevKey();
-      keys.addDevelopmentKey(key);
-      devKey = true;
-    } else {
+      staticKeys.addDevelopmentKey(key);
+    } else if (config.keys.length > 0) {
       const first = config.keys[0];
       key = typeof first === 'string' ? first : first.key;
     }
+    const keys = new KeyStores([staticKeys, access]);
+    const lim = limiter;
+    const onLimiterError = (err: unknown) => logger.error({ err }, 'limiter failed');
 
     const engine = createEngine({
       methods,
@@ -134,7 +171,13 @@ export async function startService(input: Config | ConfigInput = {}): Promise<Ru
       handlers: createNodeHandlers({ pools, contractJson }),
       options: { maxBatchSize: config.maxBatchSize, strictResults: config.strictResults },
       onError: (err, info) => logger.error({ err, method: info.method, rid: info.ctx.requestId }, 'unexpected error in a call'),
+      admit: createAdmission(lim, onLimiterError),
     });
+    const routes = [
+      ...(ext.routes?.({ config, store, secret, access, limiter: lim, logger }) ?? []),
+      // The account API at POST /api (an extension route with the same prefix, listed first, wins).
+      accountRoute({ config, store, secret, access, limiter: lim, logger, embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])) }),
+    ];
 
     server = createHttpServer({
       engine,
@@ -144,6 +187,9 @@ export async function startService(input: Config | ConfigInput = {}): Promise<Ru
       maxBodyBytes: config.maxBodyBytes,
       docsDir: config.docsDir,
       logger,
+      trustProxy: trustProxyHops(config),
+      limitHeaders: (p) => peekLimitHeaders(lim, p, onLimiterError),
+      routes,
       health: () => {
         const detail: Record<string, { healthy: number; total: number; embedded: boolean }> = {};
         let ok = true;
@@ -172,7 +218,7 @@ export async function startService(input: Config | ConfigInput = {}): Promise<Ru
     for (const name of Object.keys(config.networks)) urls[name] = { A: `${url}/${name}/v2/${key}`, B: `${url}/${name}/${key}` };
     const seeded: Record<string, SeededChain> = {};
     for (const c of chains) seeded[c.network] = c.seeded;
-    return { url, urls, docsUrl: `${url}/docs/`, key, devKey, networks, seeded, pools, keys, config, logger, stop };
+    return { url, urls, docsUrl: `${url}/docs/`, key, devKey, networks, seeded, pools, keys, access, store, secret, limiter: lim, config, logger, stop };
   } catch (e) {
     await stop().catch(() => undefined);
     throw e;

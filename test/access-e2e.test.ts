@@ -1,0 +1,451 @@
+// Access on the node API end to end: startService on a temp SQLite store (users, apps and keys created with the store
+// repositories — the account API comes later), called over HTTP. Both access points on both networks, allowlists,
+// JWT, limits with their headers, and revocation seen within 2 s by this instance and by a second process sharing
+// the store. The same revocation check runs on PostgreSQL + Redis when they are reachable (required under CI).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startService, type RunningService } from '../src/server/index.js';
+import {
+  addJwtKey,
+  createApp,
+  createNetworkKey,
+  createUser,
+  deleteApp,
+  deleteNetworkKey,
+  rotateAppKey,
+  setAllowlist,
+  updateApp,
+  type App,
+} from '../src/store/index.js';
+
+const root = resolve(import.meta.dirname, '..');
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: (text === '' ? undefined : JSON.parse(text)) as Json };
+}
+
+const call = (method: string, params: unknown[] = [], id: number | string = 1) => ({ jsonrpc: '2.0', id, method, params });
+
+/** Polls until `ok()` (each try is one HTTP call); returns the ms it took. Gives up after `maxMs`. */
+async function msUntil(ok: () => Promise<boolean>, maxMs = 5000): Promise<number> {
+  const t0 = performance.now();
+  while (performance.now() - t0 < maxMs) {
+    if (await ok()) return performance.now() - t0;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return Infinity;
+}
+
+const statusIs = (url: string, status: number) => async () => (await post(url, call('eth_chainId'))).status === status;
+
+/** A second rpcgate process (the tsx loader, its own store connection, key index and limiter). */
+async function startChild(input: object): Promise<{ url: string; proc: ChildProcess; stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'rpcgate-child-'));
+  const script = join(dir, 'child.mts');
+  writeFileSync(
+    script,
+    `import { startService } from ${JSON.stringify(pathToFileURL(join(root, 'src/server/service.ts')).href)};
+const svc = await startService(JSON.parse(process.argv[2]));
+process.stdout.write('READY ' + svc.url + '\\n');
+process.once('SIGTERM', () => void svc.stop().finally(() => process.exit(0)));
+`,
+  );
+  const proc = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(input)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  proc.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  proc.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const t = setInterval(() => {
+      const m = /READY (\S+)/.exec(out);
+      if (m) {
+        clearInterval(t);
+        resolveUrl(m[1]);
+      } else if (proc.exitCode !== null) {
+        clearInterval(t);
+        reject(new Error(`child exited: ${err}`));
+      }
+    }, 50);
+  });
+  return {
+    url,
+    proc,
+    stop: async () => {
+      if (proc.exitCode === null) {
+        const exited = new Promise((r) => proc.once('exit', r));
+        proc.kill('SIGTERM');
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+let dataDir: string;
+let svc: RunningService;
+let userId: string;
+const appInput = { name: 'e2e app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] };
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'rpcgate-access-e2e-'));
+  svc = await startService({
+    port: 0,
+    logLevel: 'silent',
+    dataDir,
+    devKey: false,
+    limits: { a: { perSecond: null, daily: 100_000, monthly: null }, b: { dailyPerUser: 60 } },
+  });
+  userId = (await createUser(svc.store.db, { email: 'e2e@example.com', passwordHash: 'x' })).id;
+});
+
+afterAll(async () => {
+  await svc?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+const A = (network: string, key: string) => `${svc.url}/${network}/v2/${key}`;
+const B = (network: string, key: string) => `${svc.url}/${network}/${key}`;
+
+/** An app for this test, visible to the index right away (the tests of the 2 s bound below do not use sync). */
+async function app(patch: Parameters<typeof createApp>[3] | object = {}): Promise<App> {
+  const a = await createApp(svc.store.db, svc.secret, userId, { ...appInput, ...patch });
+  await svc.access.sync();
+  return a;
+}
+
+describe('keys from the store on both access points', () => {
+  it('no development key in this deployment: an unknown key is 401', async () => {
+    expect(svc.devKey).toBe(false);
+    expect(svc.key).toBe('');
+    const r = await post(A('mainnet', 'nosuchkey12345678'), call('eth_chainId'));
+    expect([r.status, r.body.error.code]).toEqual([401, -32001]);
+  });
+
+  it('an app key (A) works on both networks of its chain, on the A URL shape only', async () => {
+    const a = await app();
+    for (const [network, chainId] of [['mainnet', '0x7a69'], ['testnet', '0x7a6a']]) {
+      const r = await post(A(network, a.key), call('eth_chainId'));
+      expect([r.status, r.body.result]).toEqual([200, chainId]);
+      const wrong = await post(B(network, a.key), call('eth_chainId'));
+      expect([wrong.status, wrong.body.error.code, wrong.body.error.data.reason]).toEqual([403, -32002, 'access-point']);
+    }
+  });
+
+  it('an app on a chain this deployment does not serve: 403', async () => {
+    const a = await app({ chain: 'solana' });
+    const r = await post(A('mainnet', a.key), call('eth_chainId'));
+    expect([r.status, r.body.error.code, r.body.error.data.reason]).toEqual([403, -32002, 'network']);
+  });
+
+  it('a network key (B) works only on its network and only on the B URL shape', async () => {
+    const k = await createNetworkKey(svc.store.db, svc.secret, userId, { name: 'b', network: 'testnet' });
+    await svc.access.sync();
+    const ok = await post(B('testnet', k.key), call('eth_chainId'));
+    expect([ok.status, ok.body.result]).toEqual([200, '0x7a6a']);
+    const other = await post(B('mainnet', k.key), call('eth_chainId'));
+    expect([other.status, other.body.error.code, other.body.error.data.reason]).toEqual([403, -32002, 'network']);
+    expect(other.body.error.message).toMatch(/only for network testnet/);
+    const shape = await post(A('testnet', k.key), call('eth_chainId'));
+    expect([shape.status, shape.body.error.data.reason]).toEqual([403, 'access-point']);
+    await deleteNetworkKey(svc.store.db, userId, k.id);
+    await svc.access.sync();
+  });
+});
+
+describe('allowlists over HTTP', () => {
+  it('origin: wildcard subdomains allowed, others and a missing Origin refused', async () => {
+    const a = await app();
+    await setAllowlist(svc.store.db, userId, a.id, 'origin', ['https://*.example.com', 'http://localhost:3000']);
+    await svc.access.sync();
+    const url = A('mainnet', a.key);
+    const table: [origin: string | undefined, status: number][] = [
+      ['https://dapp.example.com', 200],
+      ['https://a.b.example.com', 200],
+      ['http://localhost:3000', 200],
+      ['https://example.com', 403],
+      ['https://badexample.com', 403],
+      ['http://dapp.example.com', 403],
+      [undefined, 403],
+    ];
+    for (const [origin, status] of table) {
+      const r = await post(url, call('eth_chainId'), origin === undefined ? {} : { origin });
+      expect(r.status, String(origin)).toBe(status);
+      if (status === 403) expect([r.body.error.code, r.body.error.data.reason]).toEqual([-32002, 'origin']);
+      else expect(r.headers.get('access-control-allow-origin')).toBe('*');
+    }
+  });
+
+  it('IP: the socket peer against addresses and CIDRs', async () => {
+    const a = await app();
+    await setAllowlist(svc.store.db, userId, a.id, 'ip', ['10.0.0.0/8']);
+    await svc.access.sync();
+    const refused = await post(A('mainnet', a.key), call('eth_chainId'));
+    expect([refused.status, refused.body.error.data]).toEqual([403, { reason: 'ip', ip: '127.0.0.1' }]);
+    await setAllowlist(svc.store.db, userId, a.id, 'ip', ['10.0.0.0/8', '127.0.0.0/8', '::1']);
+    await svc.access.sync();
+    expect((await post(A('mainnet', a.key), call('eth_chainId'))).status).toBe(200);
+  });
+
+  it('contract addresses: eth_call, eth_getCode and eth_getLogs per call; per item inside a batch', async () => {
+    const token = svc.seeded.mainnet.token.address;
+    const other = svc.seeded.mainnet.accounts[1];
+    const a = await app();
+    await setAllowlist(svc.store.db, userId, a.id, 'address', [token.toUpperCase().replace('0X', '0x')]);
+    await svc.access.sync();
+    const url = A('mainnet', a.key);
+    const totalSupply = '0x18160ddd';
+    const ok = await post(url, call('eth_call', [{ to: token, data: totalSupply }, 'latest']));
+    expect(ok.status).toBe(200);
+    expect(ok.body.result).toMatch(/^0x[0-9a-f]{64}$/);
+    const refused = await post(url, call('eth_call', [{ to: other, data: totalSupply }, 'latest']));
+    expect([refused.status, refused.body.error.code, refused.body.error.data.reason, refused.body.id]).toEqual([403, -32002, 'address', 1]);
+    expect((await post(url, call('eth_getCode', [token, 'latest']))).status).toBe(200);
+    expect((await post(url, call('eth_getCode', [other, 'latest']))).status).toBe(403);
+    const { fromBlock, toBlock } = svc.seeded.mainnet;
+    const logs = await post(url, call('eth_getLogs', [{ fromBlock, toBlock, address: token }]));
+    expect(logs.status).toBe(200);
+    expect(logs.body.result.length).toBeGreaterThan(0);
+    expect((await post(url, call('eth_getLogs', [{ fromBlock, toBlock }]))).status).toBe(403);
+    // A batch answers 200; only the refused item carries the error; unrestricted methods pass.
+    const batch = await post(url, [call('eth_call', [{ to: token, data: totalSupply }, 'latest'], 1), call('eth_call', [{ to: other, data: '0x' }, 'latest'], 2), call('eth_blockNumber', [], 3)]);
+    expect(batch.status).toBe(200);
+    expect(batch.body.map((x: Json) => (x.error ? x.error.data.reason : 'ok'))).toEqual(['ok', 'address', 'ok']);
+    expect(batch.body[1].id).toBe(2);
+  });
+
+  it('methods: only listed methods; refused calls do not count against the quota', async () => {
+    const a = await app();
+    await setAllowlist(svc.store.db, userId, a.id, 'method', ['eth_chainId', 'eth_blockNumber']);
+    await svc.access.sync();
+    const url = A('testnet', a.key);
+    const first = await post(url, call('eth_chainId'));
+    expect(first.status).toBe(200);
+    const remaining = Number(first.headers.get('x-ratelimit-remaining'));
+    const refused = await post(url, call('eth_getBalance', [svc.seeded.testnet.accounts[0], 'latest']));
+    expect([refused.status, refused.body.error.code, refused.body.error.data]).toEqual([403, -32002, { reason: 'method', method: 'eth_getBalance' }]);
+    expect(Number(refused.headers.get('x-ratelimit-remaining'))).toBe(remaining);
+    const batch = await post(url, [call('eth_gasPrice', [], 1), call('eth_blockNumber', [], 2)]);
+    expect(batch.body.map((x: Json) => (x.error ? x.error.data.reason : 'ok'))).toEqual(['method', 'ok']);
+    // the batch counted its one admitted item
+    expect(Number(batch.headers.get('x-ratelimit-remaining'))).toBe(remaining - 1);
+  });
+});
+
+describe('JWT over HTTP', () => {
+  it('required: missing, expired and wrong-kid tokens are 401; a valid token passes', async () => {
+    const { publicKey, privateKey } = await generateKeyPair('ES256');
+    const a = await app();
+    const key = await addJwtKey(svc.store.db, userId, a.id, { alg: 'ES256', publicKeyPem: await exportSPKI(publicKey) });
+    await updateApp(svc.store.db, svc.secret, userId, a.id, { requireJwt: true });
+    await svc.access.sync();
+    const exp = Math.floor(Date.now() / 1000) + 300;
+    const token = (claims: object, kid = key!.id) => new SignJWT({ ...claims }).setProtectedHeader({ alg: 'ES256', kid }).sign(privateKey);
+    const url = A('mainnet', a.key);
+    const table: [auth: string | undefined, status: number, detail?: string][] = [
+      [undefined, 401, 'missing'],
+      [`Bearer ${await token({ exp })}`, 200],
+      [`Bearer ${await token({ exp: exp - 3600 })}`, 401, 'expired'],
+      [`Bearer ${await token({ exp }, 'kid_unknown')}`, 401, 'unknown kid'],
+      [`Bearer ${await token({})}`, 401, 'missing exp'],
+    ];
+    for (const [auth, status, detail] of table) {
+      const r = await post(url, call('eth_chainId'), auth === undefined ? {} : { authorization: auth });
+      expect(r.status, detail).toBe(status);
+      if (detail) expect([r.body.error.code, r.body.error.data.reason, r.body.error.data.detail]).toEqual([-32001, 'jwt', detail]);
+    }
+  });
+});
+
+describe('limits', () => {
+  it('B: every response carries the headers; a batch counts each item; over the quota 429 with Retry-After and nothing counted', async () => {
+    const u = (await createUser(svc.store.db, { email: 'quota@example.com', passwordHash: 'x' })).id;
+    const k = await createNetworkKey(svc.store.db, svc.secret, u, { name: 'q', network: 'mainnet' });
+    await svc.access.sync();
+    const url = B('mainnet', k.key);
+    const batch = (n: number) => Array.from({ length: n }, (_, i) => call('eth_chainId', [], i));
+    const r1 = await post(url, batch(50));
+    expect(r1.status).toBe(200);
+    expect([r1.headers.get('x-ratelimit-limit'), r1.headers.get('x-ratelimit-remaining')]).toEqual(['60', '10']);
+    expect(Number(r1.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000);
+    // 11 > 10 left: the whole batch is refused, and nothing is counted.
+    const r2 = await post(url, batch(11));
+    expect([r2.status, r2.body.error.code, r2.body.error.data.limit, r2.body.error.data.period]).toEqual([429, -32005, 60, 'day']);
+    expect(Number(r2.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // Invalid items (params, unknown method) are answered but not counted: 10 valid + 2 invalid fit in the 10 left.
+    const r3 = await post(url, [...batch(10), call('eth_getBalance', ['0xnope', 'latest'], 'bad'), call('eth_nope', [], 'unknown')]);
+    expect(r3.status).toBe(200);
+    expect(r3.body.length).toBe(12);
+    expect(r3.headers.get('x-ratelimit-remaining')).toBe('0');
+    const r4 = await post(url, call('eth_chainId', [], 'last'));
+    expect([r4.status, r4.body.id, r4.body.error.code]).toEqual([429, 'last', -32005]);
+    expect(r4.headers.get('retry-after')).not.toBeNull();
+    expect(r4.headers.get('x-ratelimit-remaining')).toBe('0');
+    // Errors before the engine carry the headers too (here: wrong network for this key).
+    const r5 = await post(B('testnet', k.key), call('eth_chainId'));
+    expect([r5.status, r5.headers.get('x-ratelimit-limit'), r5.headers.get('x-ratelimit-remaining')]).toEqual([403, '60', '0']);
+    expect(r5.headers.get('access-control-expose-headers')).toMatch(/x-ratelimit-remaining/);
+  });
+
+  it('A: per-app daily quota in the headers; a parse error still carries them', async () => {
+    const a = await app();
+    const r = await post(A('mainnet', a.key), call('eth_chainId'));
+    expect([r.headers.get('x-ratelimit-limit'), r.headers.get('x-ratelimit-remaining')]).toEqual(['100000', '99999']);
+    const bad = await fetch(A('mainnet', a.key), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{nope' });
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('x-ratelimit-remaining')).toBe('99999');
+  });
+});
+
+describe('revocation within 2 s, here and in a second process sharing the store', () => {
+  let child: Awaited<ReturnType<typeof startChild>>;
+
+  beforeAll(async () => {
+    // The second process: same data dir (SQLite file and server secret), the first one's anvils as upstreams.
+    child = await startChild({
+      port: 0,
+      logLevel: 'silent',
+      dataDir,
+      devKey: false,
+      networks: { mainnet: { upstreams: svc.networks.mainnet.upstreams }, testnet: { upstreams: svc.networks.testnet.upstreams } },
+    });
+  });
+
+  afterAll(async () => {
+    await child?.stop();
+  });
+
+  const cases: [name: string, make: () => Promise<{ urls: (base: string) => string[]; revoke: () => Promise<void> }>][] = [
+    [
+      'deleteApp',
+      async () => {
+        const a = await createApp(svc.store.db, svc.secret, userId, appInput);
+        return { urls: (base) => [`${base}/mainnet/v2/${a.key}`, `${base}/testnet/v2/${a.key}`], revoke: async () => void (await deleteApp(svc.store.db, userId, a.id)) };
+      },
+    ],
+    [
+      'rotateAppKey',
+      async () => {
+        const a = await createApp(svc.store.db, svc.secret, userId, appInput);
+        return { urls: (base) => [`${base}/mainnet/v2/${a.key}`], revoke: async () => void (await rotateAppKey(svc.store.db, svc.secret, userId, a.id)) };
+      },
+    ],
+    [
+      'deleteNetworkKey',
+      async () => {
+        const u = (await createUser(svc.store.db, { email: `rev-${randomBytes(4).toString('hex')}@example.com`, passwordHash: 'x' })).id;
+        const k = await createNetworkKey(svc.store.db, svc.secret, u, { name: 'r', network: 'mainnet' });
+        return { urls: (base) => [`${base}/mainnet/${k.key}`], revoke: async () => void (await deleteNetworkKey(svc.store.db, u, k.id)) };
+      },
+    ],
+  ];
+
+  it.each(cases)('%s: refused by both instances within 2 s', async (_name, make) => {
+    const { urls, revoke } = await make();
+    const all = [...urls(svc.url), ...urls(child.url)];
+    // A new key shows up within a poll interval too (no sync() here: the timers do it).
+    for (const u of all) expect(await msUntil(statusIs(u, 200)), u).toBeLessThan(2000);
+    await revoke();
+    const took = await Promise.all(all.map((u) => msUntil(statusIs(u, 401))));
+    for (const t of took) expect(t).toBeLessThan(2000);
+  });
+});
+
+// ---- PostgreSQL + Redis -------------------------------------------------------------------------------------------
+
+const PG_ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+async function reachable(): Promise<boolean> {
+  const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
+  const r = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    await c.connect();
+    await r.connect();
+    await r.ping();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await c.end().catch(() => {});
+    r.disconnect();
+  }
+}
+
+const servicesUp = await reachable();
+const skipPg = !servicesUp && !process.env.CI;
+if (skipPg) console.warn(`[access-e2e] PostgreSQL or Redis unreachable (${PG_ADMIN_URL}, ${REDIS_URL}): PostgreSQL + Redis cases SKIPPED (required when CI is set)`);
+
+describe.skipIf(skipPg)('on PostgreSQL + Redis: two instances share keys and counters', () => {
+  const name = `rpcgate_test_${randomBytes(6).toString('hex')}`;
+  const dbUrl = new URL(PG_ADMIN_URL);
+  dbUrl.pathname = `/${name}`;
+  const admin = async (q: string) => {
+    const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 5000 });
+    await c.connect();
+    try {
+      await c.query(q);
+    } finally {
+      await c.end();
+    }
+  };
+  const prefix = `rpcgate-test-${randomBytes(6).toString('hex')}`;
+  let one: RunningService;
+  let two: RunningService;
+
+  beforeAll(async () => {
+    await admin(`CREATE DATABASE ${name}`);
+    const common = {
+      port: 0,
+      logLevel: 'silent' as const,
+      dataDir: mkdtempSync(join(tmpdir(), 'rpcgate-pg-')),
+      devKey: false,
+      databaseUrl: dbUrl.href,
+      redisUrl: REDIS_URL,
+      redisPrefix: prefix,
+      secret: randomBytes(32).toString('hex'),
+      limits: { b: { dailyPerUser: 100 } },
+      networks: { mainnet: { upstreams: svc.networks.mainnet.upstreams }, testnet: { upstreams: svc.networks.testnet.upstreams } },
+    };
+    one = await startService(common);
+    two = await startService(common);
+  });
+
+  afterAll(async () => {
+    await one?.stop();
+    await two?.stop();
+    const r = new Redis(REDIS_URL);
+    try {
+      const keys = await r.keys(`${prefix}*`);
+      if (keys.length) await r.del(...keys);
+    } finally {
+      r.disconnect();
+    }
+    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  });
+
+  it('a key created on one works on both, counters are shared, and revocation reaches both within 2 s', async () => {
+    const u = (await createUser(one.store.db, { email: 'pg@example.com', passwordHash: 'x' })).id;
+    const k = await createNetworkKey(one.store.db, one.secret, u, { name: 'pg', network: 'testnet' });
+    const urls = [`${one.url}/testnet/${k.key}`, `${two.url}/testnet/${k.key}`];
+    for (const url of urls) expect(await msUntil(statusIs(url, 200))).toBeLessThan(2000);
+    const a = await post(urls[0], call('eth_chainId'));
+    const b = await post(urls[1], call('eth_chainId'));
+    expect(Number(b.headers.get('x-ratelimit-remaining'))).toBe(Number(a.headers.get('x-ratelimit-remaining')) - 1);
+    await deleteNetworkKey(one.store.db, u, k.id);
+    const took = await Promise.all(urls.map((url) => msUntil(statusIs(url, 401))));
+    for (const t of took) expect(t).toBeLessThan(2000);
+  });
+});
