@@ -11,13 +11,18 @@ export interface CommandModule {
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-export async function buildProgram(): Promise<Command> {
+/**
+ * `only`: the command about to run. When a module is named after it, only that one is loaded — `start` pulls in the
+ * whole server (~1 s), which the account commands should not pay for. Help and unknown names load them all.
+ */
+export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command('rpcgate').description('contract-first JSON-RPC access service for EVM nodes').showHelpAfterError();
   const dir = join(here, 'commands');
   const files = readdirSync(dir)
     .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !f.endsWith('.test.ts'))
     .sort();
-  for (const f of files) {
+  const named = only === undefined ? undefined : files.find((f) => f.replace(/\.(ts|js)$/, '') === only);
+  for (const f of named ? [named] : files) {
     const mod = (await import(pathToFileURL(join(dir, f)).href)) as Partial<CommandModule>;
     if (typeof mod.register === 'function') mod.register(program);
   }
@@ -26,6 +31,6 @@ export async function buildProgram(): Promise<Command> {
 
 const isMain = process.argv[1] !== undefined && /[\\/]src[\\/]cli[\\/]main\.(ts|js)$|[\\/]bin[\\/]rpcgate(\.js)?$/.test(process.argv[1]);
 if (isMain) {
-  const program = await buildProgram();
+  const program = await buildProgram(process.argv[2]);
   await program.parseAsync(process.argv);
 }
