@@ -41,7 +41,7 @@ export interface ValidationReport {
 
 /** ns per call of `a` and `b`, as medians over rounds that alternate between them (so load on a shared
  *  machine hits both alike); each round runs `iters` calls, after a warm-up round. */
-function timePairNs(a: () => unknown, itersA: number, b: () => unknown, itersB: number, rounds = 7): [number, number] {
+function timePairNs(a: () => unknown, itersA: number, b: () => unknown, itersB: number, rounds = 11): [number, number] {
   let sink = 0;
   const round = (fn: () => unknown, iters: number) => {
     const t0 = process.hrtime.bigint();
@@ -85,7 +85,7 @@ export async function runValidationBench(): Promise<ValidationReport> {
 }
 
 export function printValidation(r: ValidationReport): void {
-  console.log('\nparam validation per call (median of 7 alternating rounds):');
+  console.log('\nparam validation per call (median of 11 alternating rounds):');
   const w = Math.max(...r.rows.map((x) => x.method.length));
   console.log(`${'method'.padEnd(w)}  ${'generated ns'.padStart(12)}  ${'MethodCallValidator ns'.padStart(22)}  ${'speed-up'.padStart(8)}`);
   for (const x of r.rows) {

@@ -3,10 +3,13 @@
 // `items: [..]`, `additionalItems: false`, minItems = required count, maxItems = param count) and `result`.
 // components.schemas are added once each, under their own id, and referenced (not inlined) so shared types like Uint or
 // Block are one function each in the output.
+// In front of each ajv validator sits a fast boolean check compiled from the same schema (codegen/fast-validators.ts):
+// `true` is final (no allocation on valid input), `false` hands over to ajv, which decides and reports the errors.
 import { Ajv } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import type { ContractModel, Json } from './model.js';
 import { rewriteRefs, str, tsHeader } from './schema.js';
+import { FastCompiler } from './fast-validators.js';
 
 // CJS module: under NodeNext the default import is module.exports, whose `default` is the function.
 const standaloneCode = standaloneModule.default;
@@ -36,7 +39,6 @@ export function createAjv(c: ContractModel): Ajv {
     strict: false, // contract schemas carry OpenRPC/annotation keywords ajv does not know
     inlineRefs: false, // shared schemas stay one function each: keeps validators.ts small
     validateFormats: false, // formats are annotations in the Ethereum spec; patterns carry the checks
-    // keep the order of definitions stable in output
   });
   for (const [k, s] of c.schemas) {
     const schema = rewriteRefs(s, (n) => schemaId(c, n));
@@ -50,12 +52,19 @@ export function createAjv(c: ContractModel): Ajv {
   return ajv;
 }
 
+/** The schema of a method's result as given to ajv (refs rewritten to component ids). */
+function resultSchema(c: ContractModel, methodName: string): Json {
+  const m = c.methods.find((x) => x.name === methodName)!;
+  return m.result ? rewriteRefs(m.result.schema, (n) => schemaId(c, n)) : {};
+}
+
 export function writeValidators(c: ContractModel): string {
   const ajv = createAjv(c);
+  const ajvName = (method: string, kind: 'params' | 'result') => `${exportName(method, kind)}_ajv`;
   const refs: Record<string, string> = {};
   for (const m of c.methods) {
-    refs[exportName(m.name, 'params')] = `urn:rpcgate:${c.spec.name}:${m.name}:params`;
-    refs[exportName(m.name, 'result')] = `urn:rpcgate:${c.spec.name}:${m.name}:result`;
+    refs[ajvName(m.name, 'params')] = `urn:rpcgate:${c.spec.name}:${m.name}:params`;
+    refs[ajvName(m.name, 'result')] = `urn:rpcgate:${c.spec.name}:${m.name}:result`;
   }
   let code = standaloneCode(ajv, refs);
   // ajv's standalone code pulls its runtime helpers with require() even in ESM mode: turn those into imports.
@@ -65,6 +74,34 @@ export function writeValidators(c: ContractModel): string {
     return `(${runtime.get(mod)}.default ?? ${runtime.get(mod)})`;
   });
   if (/\brequire\(/.test(code)) throw new Error('standalone validator code still contains require()');
+
+  // Fast boolean checks in front of ajv (codegen/fast-validators.ts): a true answer is final, a false one goes
+  // to the ajv validator, which decides and reports the errors exactly as before.
+  const components = new Map<string, Json>(c.schemas.map(([k, s]) => [schemaId(c, k), rewriteRefs(s, (n) => schemaId(c, n))]));
+  const fast = new FastCompiler({ components, compile: (s) => ajv.compile(s) });
+  const wrappers: string[] = [];
+  const fastTable: string[] = [];
+  for (const m of c.methods) {
+    const entries: string[] = [];
+    for (const kind of ['params', 'result'] as const) {
+      const name = exportName(m.name, kind);
+      const schema = kind === 'params' ? paramsSchema(c, m.name) : resultSchema(c, m.name);
+      if (!fast.supports(schema)) {
+        wrappers.push(`export const ${name} = ${ajvName(m.name, kind)};\n`);
+        continue;
+      }
+      const check = fast.compileRoot(schema);
+      entries.push(`${kind}: ${check}`);
+      wrappers.push(
+        `export function ${name}(data) {\n` +
+          `  if (${check}(data)) {\n    ${name}.errors = null;\n    return true;\n  }\n` +
+          `  const valid = ${ajvName(m.name, kind)}(data);\n  ${name}.errors = ${ajvName(m.name, kind)}.errors;\n  return valid;\n}\n`,
+      );
+    }
+    fastTable.push(`  ${str(m.name)}: { ${entries.join(', ')} },\n`);
+  }
+  if (fast.needsUcs2length) runtime.set('ucs2length', runtime.get('ucs2length') ?? 'ajvRuntime_ucs2length');
+
   const imports = [...runtime].sort().map(([mod, name]) => `import ${name} from 'ajv/dist/runtime/${mod}.js';\n`);
   const table = c.methods
     .map((m) => `  ${str(m.name)}: { params: ${exportName(m.name, 'params')}, result: ${exportName(m.name, 'result')} },\n`)
@@ -76,7 +113,14 @@ export function writeValidators(c: ContractModel): string {
     ...imports,
     '\n',
     code.replace(/^"use strict";\n?/, ''),
-    '\n\n/** Params (positional array) and result validators per method. */\n',
+    '\n\n// Fast checks (codegen/fast-validators.ts): true means valid; false means "ask ajv".\n',
+    fast.needsUcs2length ? `const fastUcs2length = ${runtime.get('ucs2length')}.default ?? ${runtime.get('ucs2length')};\n` : '',
+    fast.code(),
+    '\n// The validators: the fast check, then ajv for the answer and its errors when the fast check says no.\n',
+    ...wrappers,
+    '\n/** Params (positional array) and result validators per method. */\n',
     `export const validators: ValidatorTable = {\n${table}};\n`,
+    '\n/** The fast checks alone, per method (for tests: they must agree with ajv). */\n',
+    `export const fastChecks: { readonly [method: string]: { readonly params?: (data: unknown) => boolean; readonly result?: (data: unknown) => boolean } } = {\n${fastTable.join('')}};\n`,
   ].join('');
 }

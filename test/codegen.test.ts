@@ -4,14 +4,17 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import path, { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ajv } from 'ajv';
 import { check, compareTrees, generate, scratchRoot, CONTRACTS } from '../codegen/main.js';
+import { loadContract } from '../codegen/model.js';
 import { examples } from '../generated/node/examples.js';
 import { methods } from '../generated/node/methods.js';
-import { validators } from '../generated/node/validators.js';
+import { validators, fastChecks } from '../generated/node/validators.js';
+import * as accountValidators from '../generated/account/validators.js';
 import { createClient, RpcClientError } from '../generated/node/client.js';
 import { startAnvil, type Anvil } from '../src/chain/index.js';
 
@@ -274,5 +277,197 @@ describe('generated client against a real node (anvil)', () => {
     expect(validators.eth_getBalance.result(balance)).toBe(true);
     expect(missing).toBeInstanceOf(RpcClientError);
     await expect(client.request('eth_getBalance', ['0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266', '0xffffffff'])).rejects.toBeInstanceOf(RpcClientError);
+  });
+});
+
+// The generated validators are a fast boolean check in front of ajv's standalone code (codegen/fast-validators.ts),
+// built with options and schema rewrites chosen for speed. Differential test: for every method of every contract,
+// the generated params/result validators — and the fast checks alone — answer exactly like a reference ajv compiled
+// here from the dereferenced contract with ajv's default options (only `strict: false`, which the contracts' annotation
+// keywords need, and formats off: formats are annotations in these contracts), on the contract's examples, the
+// execution-apis fixtures and mutations of both.
+describe('generated validators agree with a reference ajv (differential)', () => {
+  const FIXTURES = join(path.resolve(root, '../shared/reference/execution-apis'), 'tests');
+  const GENERATED: Record<string, { validators: unknown; fastChecks: unknown }> = { node: { validators, fastChecks }, account: accountValidators };
+
+  /** Deterministic PRNG (mulberry32), so a failure reproduces. */
+  function rng(seed: number) {
+    return () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  const TAGS = ['latest', 'pending', 'earliest', 'safe', 'finalized', 'Latest', ''];
+  const ADDR = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
+  /** Ways to change one string (hex case, leading zeros, lengths, tags, both address forms). */
+  const stringMutations: ((s: string, r: () => number) => unknown)[] = [
+    (s, r) => {
+      const i = Math.floor(r() * s.length);
+      const c = s[i];
+      return s.slice(0, i) + (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase()) + s.slice(i + 1);
+    },
+    (s) => s.toUpperCase(),
+    (s) => (s.startsWith('0x') ? '0x0' + s.slice(2) : '0' + s),
+    (s) => s.slice(0, -1),
+    (s) => s + '0',
+    (s) => s + 'g',
+    (s) => s.slice(0, 2),
+    (s) => s.replace(/^0x/, ''),
+    (s) => s.replace(/^0x/, '0X'),
+    (_, r) => TAGS[Math.floor(r() * TAGS.length)],
+    () => ADDR,
+    () => ADDR.toUpperCase().replace('0X', '0x'),
+    () => '0x' + 'ab'.repeat(32),
+    () => '0x' + 'AB'.repeat(32),
+    () => '0x0',
+    () => '0x00',
+    () => '0x1',
+    (s) => Number.parseInt(s, 16) || 0,
+    (s) => s + '\u00e9',
+    (s) => s + '\ud83d\ude00',
+  ];
+  /** Ways to change any value (null/array swaps, wrong types). */
+  const valueMutations: ((v: unknown, r: () => number) => unknown)[] = [
+    () => null,
+    (v) => [v],
+    () => [],
+    () => ({}),
+    () => true,
+    () => 1,
+    () => 1.5,
+    () => -1,
+    (v) => (Array.isArray(v) ? v[0] : v),
+    (v) => (Array.isArray(v) ? [...v, null] : v),
+    (v) => (Array.isArray(v) ? v.slice(0, -1) : v),
+    (v) => (Array.isArray(v) ? [...v].reverse() : v),
+    (v) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...v, extra: '0x1' } : v),
+    (v, r) => {
+      if (!v || typeof v !== 'object' || Array.isArray(v)) return v;
+      const keys = Object.keys(v);
+      if (!keys.length) return v;
+      const drop = keys[Math.floor(r() * keys.length)];
+      return Object.fromEntries(Object.entries(v).filter(([k]) => k !== drop));
+    },
+    (v) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...v, blockHash: '0x' + 'ab'.repeat(32) } : v),
+    (v) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...v, fromBlock: 'latest' } : v),
+    (v) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...v, address: [ADDR, ADDR] } : v),
+    (v) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...v, topics: [null, ['0x' + 'ab'.repeat(32)], '0x' + 'ab'.repeat(32)] } : v),
+  ];
+  /** Paths (arrays of keys) to every node of a JSON value. */
+  function paths(v: unknown, at: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
+    out.push(at);
+    if (Array.isArray(v)) v.forEach((x, i) => paths(x, [...at, i], out));
+    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) paths(x, [...at, k], out);
+    return out;
+  }
+  function replaceAt(v: unknown, at: (string | number)[], fn: (x: unknown) => unknown): unknown {
+    if (at.length === 0) return fn(v);
+    const [k, ...rest] = at;
+    if (Array.isArray(v)) return v.map((x, i) => (i === k ? replaceAt(x, rest, fn) : x));
+    return { ...(v as Record<string, unknown>), [k]: replaceAt((v as Record<string, unknown>)[k as string], rest, fn) };
+  }
+  /** `n` random one-step mutations of `v`, and a few two-step ones. */
+  function mutate(v: unknown, r: () => number, n: number): unknown[] {
+    const out: unknown[] = [];
+    const ps = paths(v);
+    const one = (x: unknown): unknown => {
+      const p = paths(x)[Math.floor(r() * paths(x).length)];
+      return replaceAt(x, p, (y) => {
+        if (typeof y === 'string' && r() < 0.7) return stringMutations[Math.floor(r() * stringMutations.length)](y, r);
+        return valueMutations[Math.floor(r() * valueMutations.length)](y, r);
+      });
+    };
+    for (let i = 0; i < n && ps.length; i++) out.push(i % 4 === 3 ? one(one(v)) : one(v));
+    return out;
+  }
+
+  interface Case {
+    api: string;
+    method: string;
+    kind: 'params' | 'result';
+    value: unknown;
+  }
+
+  for (const spec of CONTRACTS) {
+    it(`${spec.name}: generated validators and fast checks answer like reference ajv on examples, fixtures and mutations`, async () => {
+      const model = await loadContract(root, spec);
+      const mod = GENERATED[spec.name];
+      if (!mod) throw new Error(`no generated validators imported for contract ${spec.name}: add it to GENERATED`);
+      const generated = mod.validators as Record<string, { params: (d: unknown) => boolean; result: (d: unknown) => boolean }>;
+      const fast = mod.fastChecks as Record<string, { params?: (d: unknown) => boolean; result?: (d: unknown) => boolean }>;
+      const ref = new Ajv({ strict: false, validateFormats: false });
+      const reference = new Map<string, { params: (d: unknown) => boolean; result: (d: unknown) => boolean }>();
+      for (const m of model.methods) {
+        const items = m.params.map((p) => p.deref);
+        const required = m.params.filter((p) => p.required).length;
+        const params = items.length
+          ? { type: 'array', items, additionalItems: false, minItems: required, maxItems: items.length }
+          : { type: 'array', maxItems: 0 };
+        reference.set(m.name, { params: ref.compile(params), result: ref.compile(m.result ? m.result.deref : {}) });
+      }
+
+      // (a) the contract's examples, (b) the recorded fixtures, as valid-looking seeds.
+      const seeds: Case[] = [];
+      for (const m of model.methods) {
+        for (const x of m.examples) {
+          seeds.push({ api: spec.name, method: m.name, kind: 'params', value: x.params.map((p) => p.value) });
+          if (x.result) seeds.push({ api: spec.name, method: m.name, kind: 'result', value: x.result.value });
+        }
+      }
+      if (spec.name === 'node') {
+        if (!existsSync(FIXTURES)) console.log(`execution-apis fixtures not found at ${FIXTURES}: fixture inputs skipped`);
+        else {
+          for (const dir of readdirSync(FIXTURES).sort()) {
+            for (const name of readdirSync(join(FIXTURES, dir)).sort()) {
+              if (!name.endsWith('.io')) continue;
+              let method: string | undefined;
+              for (const line of readFileSync(join(FIXTURES, dir, name), 'utf8').split('\n')) {
+                if (line.startsWith('>> ')) {
+                  const req = JSON.parse(line.slice(3));
+                  method = reference.has(req.method) ? req.method : undefined;
+                  if (method) seeds.push({ api: spec.name, method, kind: 'params', value: req.params ?? [] });
+                } else if (line.startsWith('<< ') && method) {
+                  const res = JSON.parse(line.slice(3));
+                  if ('result' in res) seeds.push({ api: spec.name, method, kind: 'result', value: res.result });
+                  method = undefined;
+                }
+              }
+            }
+          }
+        }
+      }
+      // (c) mutations of every seed.
+      const r = rng(0x5eed + spec.name.length);
+      const cases: Case[] = [...seeds];
+      for (const s of seeds) for (const value of mutate(s.value, r, 24)) cases.push({ ...s, value });
+
+      const disagreements: string[] = [];
+      const counts = { accepted: 0, refused: 0, fastChecked: 0 };
+      for (const c of cases) {
+        const want = reference.get(c.method)![c.kind](c.value);
+        const got = generated[c.method][c.kind](c.value);
+        const f = fast[c.method]?.[c.kind];
+        const gotFast = f ? f(c.value) : want;
+        if (f) counts.fastChecked++;
+        want ? counts.accepted++ : counts.refused++;
+        if (got !== want || gotFast !== want) {
+          disagreements.push(`${c.method} ${c.kind} ${JSON.stringify(c.value).slice(0, 300)}: reference ${want}, generated ${got}, fast ${gotFast}`);
+        }
+      }
+      console.log(`${spec.name}: ${cases.length} inputs (${seeds.length} seeds), ${counts.accepted} accepted, ${counts.refused} refused, ${counts.fastChecked} through a fast check`);
+      expect(disagreements.slice(0, 20)).toEqual([]);
+      // The mutations must exercise both answers, or the comparison proves little.
+      expect(counts.accepted).toBeGreaterThan(seeds.length / 2);
+      expect(counts.refused).toBeGreaterThan(seeds.length);
+    }, 120_000);
+  }
+
+  it('fast checks exist for the hot node methods (else validation falls back to ajv alone)', () => {
+    for (const m of ['eth_blockNumber', 'eth_getBlockByNumber', 'eth_getBalance', 'eth_getLogs', 'eth_call']) {
+      expect(typeof fastChecks[m]?.params, m).toBe('function');
+      expect(typeof fastChecks[m]?.result, m).toBe('function');
+    }
   });
 });

@@ -4,7 +4,7 @@ import type { ValidatorTable } from '../../src/rpc/descriptor.js';
 import ajvRuntime_equal from 'ajv/dist/runtime/equal.js';
 import ajvRuntime_ucs2length from 'ajv/dist/runtime/ucs2length.js';
 
-export const account_signUp__params = validate21;
+export const account_signUp__params_ajv = validate21;
 const schema6 = {"$id":"urn:rpcgate:account:account_signUp:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:Credentials"}],"additionalItems":false,"minItems":1,"maxItems":1};
 const schema7 = {"type":"object","description":"Email and password.","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"urn:rpcgate:account:schema:Email"},"password":{"$ref":"urn:rpcgate:account:schema:Password"}},"$id":"urn:rpcgate:account:schema:Credentials"};
 const schema8 = {"type":"string","description":"An email address (compared case-insensitively; stored lower-cased).","minLength":3,"maxLength":254,"pattern":"^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$","$id":"urn:rpcgate:account:schema:Email"};
@@ -172,7 +172,7 @@ validate21.errors = vErrors;
 return errors === 0;
 }
 
-export const account_signUp__result = validate28;
+export const account_signUp__result_ajv = validate28;
 const schema10 = {"$ref":"urn:rpcgate:account:schema:Session","$id":"urn:rpcgate:account:account_signUp:result"};
 const schema11 = {"type":"object","description":"A new session. Its token is not in the result: it is set as the `rpcgate_session` cookie (HttpOnly, SameSite=Lax).","additionalProperties":false,"required":["user","expiresAt"],"properties":{"user":{"$ref":"urn:rpcgate:account:schema:User"},"expiresAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:Session"};
 const schema12 = {"type":"object","description":"The signed-in user.","additionalProperties":false,"required":["id","email","createdAt"],"properties":{"id":{"type":"string","description":"User id (`usr_…`)."},"email":{"$ref":"urn:rpcgate:account:schema:Email"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:User"};
@@ -336,7 +336,7 @@ validate28.errors = vErrors;
 return errors === 0;
 }
 
-export const account_logIn__params = validate37;
+export const account_logIn__params_ajv = validate37;
 const schema14 = {"$id":"urn:rpcgate:account:account_logIn:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:Credentials"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -381,7 +381,7 @@ validate37.errors = vErrors;
 return errors === 0;
 }
 
-export const account_logIn__result = validate39;
+export const account_logIn__result_ajv = validate39;
 const schema15 = {"$ref":"urn:rpcgate:account:schema:Session","$id":"urn:rpcgate:account:account_logIn:result"};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -396,7 +396,7 @@ validate39.errors = vErrors;
 return errors === 0;
 }
 
-export const account_logOut__params = validate41;
+export const account_logOut__params_ajv = validate41;
 const schema16 = {"$id":"urn:rpcgate:account:account_logOut:params","type":"array","maxItems":0};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -419,7 +419,7 @@ validate41.errors = vErrors;
 return errors === 0;
 }
 
-export const account_logOut__result = validate42;
+export const account_logOut__result_ajv = validate42;
 const schema17 = {"$ref":"urn:rpcgate:account:schema:LoggedOut","$id":"urn:rpcgate:account:account_logOut:result"};
 const schema18 = {"type":"object","additionalProperties":false,"required":["loggedOut"],"properties":{"loggedOut":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:LoggedOut"};
 
@@ -480,7 +480,7 @@ validate42.errors = vErrors;
 return errors === 0;
 }
 
-export const account_me__params = validate45;
+export const account_me__params_ajv = validate45;
 const schema19 = {"$id":"urn:rpcgate:account:account_me:params","type":"array","maxItems":0};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -503,7 +503,7 @@ validate45.errors = vErrors;
 return errors === 0;
 }
 
-export const account_me__result = validate46;
+export const account_me__result_ajv = validate46;
 const schema20 = {"$ref":"urn:rpcgate:account:schema:User","$id":"urn:rpcgate:account:account_me:result"};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -518,7 +518,7 @@ validate46.errors = vErrors;
 return errors === 0;
 }
 
-export const chains_list__params = validate48;
+export const chains_list__params_ajv = validate48;
 const schema21 = {"$id":"urn:rpcgate:account:chains_list:params","type":"array","items":[{"type":"string","maxLength":64}],"additionalItems":false,"minItems":0,"maxItems":1};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -573,7 +573,7 @@ validate48.errors = vErrors;
 return errors === 0;
 }
 
-export const chains_list__result = validate49;
+export const chains_list__result_ajv = validate49;
 const schema22 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:Chain"},"$id":"urn:rpcgate:account:chains_list:result"};
 const schema23 = {"type":"object","description":"A chain of this deployment and its networks.","additionalProperties":false,"required":["id","name","networks"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:ChainName"},"name":{"type":"string"},"networks":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"}}},"$id":"urn:rpcgate:account:schema:Chain"};
 const schema24 = {"type":"string","description":"A chain of this deployment, by its id as `chains_list` returns it (compared case-insensitively). An unknown chain is refused with -32602.","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9 _.-]*$","$id":"urn:rpcgate:account:schema:ChainName"};
@@ -816,7 +816,7 @@ validate49.errors = vErrors;
 return errors === 0;
 }
 
-export const useCases_list__params = validate56;
+export const useCases_list__params_ajv = validate56;
 const schema26 = {"$id":"urn:rpcgate:account:useCases_list:params","type":"array","maxItems":0};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -839,7 +839,7 @@ validate56.errors = vErrors;
 return errors === 0;
 }
 
-export const useCases_list__result = validate57;
+export const useCases_list__result_ajv = validate57;
 const schema27 = {"type":"array","items":{"type":"string"},"$id":"urn:rpcgate:account:useCases_list:result"};
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -871,7 +871,7 @@ validate57.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_create__params = validate58;
+export const apps_create__params_ajv = validate58;
 const schema28 = {"$id":"urn:rpcgate:account:apps_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewApp"}],"additionalItems":false,"minItems":1,"maxItems":1};
 const schema29 = {"type":"object","description":"A new app (access point A).","additionalProperties":false,"required":["name","useCase","chain","services"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"}},"$id":"urn:rpcgate:account:schema:NewApp"};
 const schema30 = {"type":"string","description":"A display name: 1–64 characters of printable text (no control characters), not only spaces. Leading and trailing spaces are trimmed; everything else is stored verbatim and never interpreted (HTML or SQL in a name is just text).","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:Name"};
@@ -1184,7 +1184,7 @@ validate58.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_create__result = validate72;
+export const apps_create__result_ajv = validate72;
 const schema35 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_create:result"};
 const schema36 = {"type":"object","description":"An app with its API key and its node API URL per network.","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","networks","createdAt","updatedAt","keyRotatedAt","key","urls"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"keyRotatedAt":{"description":"When the key was last rotated; null if never.","oneOf":[{"$ref":"urn:rpcgate:account:schema:Timestamp"},{"type":"null"}]},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"urls":{"type":"object","description":"Node API URL (access point A, `…/{network}/v2/{key}`) per network.","additionalProperties":{"type":"string"}}},"$id":"urn:rpcgate:account:schema:App"};
 const func15 = Object.prototype.hasOwnProperty;
@@ -1561,7 +1561,7 @@ validate72.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_list__params = validate89;
+export const apps_list__params_ajv = validate89;
 const schema40 = {"$id":"urn:rpcgate:account:apps_list:params","type":"array","maxItems":0};
 
 function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -1584,7 +1584,7 @@ validate89.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_list__result = validate90;
+export const apps_list__result_ajv = validate90;
 const schema41 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AppSummary"},"$id":"urn:rpcgate:account:apps_list:result"};
 const schema42 = {"type":"object","description":"An app as listed (without its key).","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","networks","createdAt","updatedAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AppSummary"};
 
@@ -1797,7 +1797,7 @@ validate90.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_get__params = validate102;
+export const apps_get__params_ajv = validate102;
 const schema43 = {"$id":"urn:rpcgate:account:apps_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -1842,7 +1842,7 @@ validate102.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_get__result = validate104;
+export const apps_get__result_ajv = validate104;
 const schema44 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_get:result"};
 
 function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -1857,7 +1857,7 @@ validate104.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_update__params = validate106;
+export const apps_update__params_ajv = validate106;
 const schema45 = {"$id":"urn:rpcgate:account:apps_update:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AppPatch"}],"additionalItems":false,"minItems":2,"maxItems":2};
 const schema46 = {"type":"object","description":"Fields to change; those left out keep their value.","additionalProperties":false,"minProperties":1,"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"}},"$id":"urn:rpcgate:account:schema:AppPatch"};
 
@@ -2011,7 +2011,7 @@ validate106.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_update__result = validate115;
+export const apps_update__result_ajv = validate115;
 const schema47 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_update:result"};
 
 function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -2026,7 +2026,7 @@ validate115.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_rotateKey__params = validate117;
+export const apps_rotateKey__params_ajv = validate117;
 const schema48 = {"$id":"urn:rpcgate:account:apps_rotateKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -2071,7 +2071,7 @@ validate117.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_rotateKey__result = validate119;
+export const apps_rotateKey__result_ajv = validate119;
 const schema49 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_rotateKey:result"};
 
 function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -2086,7 +2086,7 @@ validate119.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_delete__params = validate121;
+export const apps_delete__params_ajv = validate121;
 const schema50 = {"$id":"urn:rpcgate:account:apps_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -2131,7 +2131,7 @@ validate121.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_delete__result = validate123;
+export const apps_delete__result_ajv = validate123;
 const schema51 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_delete:result"};
 const schema52 = {"type":"object","additionalProperties":false,"required":["id","deleted"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:Deleted"};
 
@@ -2210,7 +2210,7 @@ validate123.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addAllowlistEntry__params = validate126;
+export const apps_addAllowlistEntry__params_ajv = validate126;
 const schema53 = {"$id":"urn:rpcgate:account:apps_addAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewAllowlistEntry"}],"additionalItems":false,"minItems":2,"maxItems":2};
 const schema54 = {"description":"An allowlist entry; `value` is checked per kind.","anyOf":[{"type":"object","title":"OriginEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"origin"},"value":{"type":"string","description":"An origin, optionally with a `*.` subdomain wildcard: `https://app.example.com`, `https://*.example.com`, `*.example.com`, `http://localhost:3000`.","maxLength":253,"pattern":"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"}}},{"type":"object","title":"IpEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"ip"},"value":{"type":"string","description":"An IPv4 or IPv6 address, or a CIDR (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`).","maxLength":49,"pattern":"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"}}},{"type":"object","title":"AddressEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"address"},"value":{"type":"string","description":"A contract address (20 bytes hex, any case).","pattern":"^0x[0-9a-fA-F]{40}$"}}},{"type":"object","title":"MethodEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"method"},"value":{"type":"string","description":"A method of the node API (e.g. `eth_call`).","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9_.]*$"}}}],"$id":"urn:rpcgate:account:schema:NewAllowlistEntry"};
 const pattern7 = new RegExp("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
@@ -2780,7 +2780,7 @@ validate126.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addAllowlistEntry__result = validate130;
+export const apps_addAllowlistEntry__result_ajv = validate130;
 const schema55 = {"$ref":"urn:rpcgate:account:schema:AllowlistEntry","$id":"urn:rpcgate:account:apps_addAllowlistEntry:result"};
 const schema56 = {"type":"object","additionalProperties":false,"required":["id","kind","value","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"},"kind":{"$ref":"urn:rpcgate:account:schema:AllowlistKind"},"value":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AllowlistEntry"};
 const schema57 = {"type":"string","description":"An allowlist entry id: `alw_` and 128 random bits in base58.","pattern":"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AllowlistEntryId"};
@@ -2927,7 +2927,7 @@ validate130.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listAllowlist__params = validate138;
+export const apps_listAllowlist__params_ajv = validate138;
 const schema59 = {"$id":"urn:rpcgate:account:apps_listAllowlist:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -2972,7 +2972,7 @@ validate138.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listAllowlist__result = validate140;
+export const apps_listAllowlist__result_ajv = validate140;
 const schema60 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AllowlistEntry"},"$id":"urn:rpcgate:account:apps_listAllowlist:result"};
 
 function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3004,7 +3004,7 @@ validate140.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeAllowlistEntry__params = validate142;
+export const apps_removeAllowlistEntry__params_ajv = validate142;
 const schema61 = {"$id":"urn:rpcgate:account:apps_removeAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3061,7 +3061,7 @@ validate142.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeAllowlistEntry__result = validate145;
+export const apps_removeAllowlistEntry__result_ajv = validate145;
 const schema62 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeAllowlistEntry:result"};
 
 function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3076,7 +3076,7 @@ validate145.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addJwtKey__params = validate147;
+export const apps_addJwtKey__params_ajv = validate147;
 const schema63 = {"$id":"urn:rpcgate:account:apps_addJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewJwtKey"}],"additionalItems":false,"minItems":2,"maxItems":2};
 const schema64 = {"type":"object","description":"A public key in SPKI PEM (`-----BEGIN PUBLIC KEY-----`): RSA (2048 bits or more) for RS256/384/512, P-256 for ES256, P-384 for ES384.","additionalProperties":false,"required":["alg","publicKeyPem"],"properties":{"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string","minLength":64,"maxLength":8192,"pattern":"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"}},"$id":"urn:rpcgate:account:schema:NewJwtKey"};
 const schema65 = {"type":"string","description":"The JWS algorithm the key verifies; tokens must use it (`none` and others are refused).","enum":["RS256","RS384","RS512","ES256","ES384"],"$id":"urn:rpcgate:account:schema:JwtAlg"};
@@ -3232,7 +3232,7 @@ validate147.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addJwtKey__result = validate153;
+export const apps_addJwtKey__result_ajv = validate153;
 const schema66 = {"$ref":"urn:rpcgate:account:schema:JwtKey","$id":"urn:rpcgate:account:apps_addJwtKey:result"};
 const schema67 = {"type":"object","additionalProperties":false,"required":["id","alg","publicKeyPem","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:JwtKeyId"},"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:JwtKey"};
 const schema68 = {"type":"string","description":"A JWT public key (its `kid`) id: `kid_` and 128 random bits in base58.","pattern":"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:JwtKeyId"};
@@ -3361,7 +3361,7 @@ validate153.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listJwtKeys__params = validate160;
+export const apps_listJwtKeys__params_ajv = validate160;
 const schema69 = {"$id":"urn:rpcgate:account:apps_listJwtKeys:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3406,7 +3406,7 @@ validate160.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listJwtKeys__result = validate162;
+export const apps_listJwtKeys__result_ajv = validate162;
 const schema70 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:JwtKey"},"$id":"urn:rpcgate:account:apps_listJwtKeys:result"};
 
 function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3438,7 +3438,7 @@ validate162.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeJwtKey__params = validate164;
+export const apps_removeJwtKey__params_ajv = validate164;
 const schema71 = {"$id":"urn:rpcgate:account:apps_removeJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:JwtKeyId"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
 function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3495,7 +3495,7 @@ validate164.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeJwtKey__result = validate167;
+export const apps_removeJwtKey__result_ajv = validate167;
 const schema72 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeJwtKey:result"};
 
 function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3510,7 +3510,7 @@ validate167.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_setRequireJwt__params = validate169;
+export const apps_setRequireJwt__params_ajv = validate169;
 const schema73 = {"$id":"urn:rpcgate:account:apps_setRequireJwt:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"type":"boolean"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
 function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3567,7 +3567,7 @@ validate169.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_setRequireJwt__result = validate171;
+export const apps_setRequireJwt__result_ajv = validate171;
 const schema74 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_setRequireJwt:result"};
 
 function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3582,7 +3582,7 @@ validate171.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_create__params = validate173;
+export const keys_create__params_ajv = validate173;
 const schema75 = {"$id":"urn:rpcgate:account:keys_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewNetworkKey"}],"additionalItems":false,"minItems":1,"maxItems":1};
 const schema76 = {"type":"object","description":"A new network API key (access point B).","additionalProperties":false,"required":["name","network"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:NetworkChoice"},"description":{"$ref":"urn:rpcgate:account:schema:Description"}},"$id":"urn:rpcgate:account:schema:NewNetworkKey"};
 const schema77 = {"type":"string","description":"The network a key is bound to, as the dashboard shows it (`Mainnet`, `Testnet`); the lower-case names are accepted too.","enum":["Mainnet","Testnet","mainnet","testnet"],"$id":"urn:rpcgate:account:schema:NetworkChoice"};
@@ -3717,7 +3717,7 @@ validate173.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_create__result = validate180;
+export const keys_create__result_ajv = validate180;
 const schema78 = {"$ref":"urn:rpcgate:account:schema:NetworkKey","$id":"urn:rpcgate:account:keys_create:result"};
 const schema79 = {"type":"object","description":"A network key with the key and its node API URL (access point B, `…/{network}/{key}`).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","enum":["Mainnet","Testnet"]},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"}},"$id":"urn:rpcgate:account:schema:NetworkKey"};
 const schema80 = {"type":"string","description":"A network API key id: `key_` and 128 random bits in base58.","pattern":"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:NetworkKeyId"};
@@ -3903,7 +3903,7 @@ validate180.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_list__params = validate190;
+export const keys_list__params_ajv = validate190;
 const schema81 = {"$id":"urn:rpcgate:account:keys_list:params","type":"array","maxItems":0};
 
 function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3926,7 +3926,7 @@ validate190.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_list__result = validate191;
+export const keys_list__result_ajv = validate191;
 const schema82 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyList","$id":"urn:rpcgate:account:keys_list:result"};
 const schema83 = {"type":"object","additionalProperties":false,"required":["keys","maxKeys","usage"],"properties":{"keys":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:NetworkKeySummary"}},"maxKeys":{"type":"integer","description":"Most network keys a user may have (4)."},"usage":{"$ref":"urn:rpcgate:account:schema:DailyUsage"}},"$id":"urn:rpcgate:account:schema:NetworkKeyList"};
 const schema84 = {"type":"object","description":"A network key as listed (without the key).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","enum":["Mainnet","Testnet"]},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:NetworkKeySummary"};
@@ -4278,7 +4278,7 @@ validate191.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_get__params = validate204;
+export const keys_get__params_ajv = validate204;
 const schema86 = {"$id":"urn:rpcgate:account:keys_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -4323,7 +4323,7 @@ validate204.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_get__result = validate206;
+export const keys_get__result_ajv = validate206;
 const schema87 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyDetail","$id":"urn:rpcgate:account:keys_get:result"};
 const schema88 = {"type":"object","description":"A network key with its URL and ready examples.","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url","examples"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","enum":["Mainnet","Testnet"]},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"},"examples":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:CodeExample"}}},"$id":"urn:rpcgate:account:schema:NetworkKeyDetail"};
 const schema89 = {"type":"object","description":"A ready-to-run example with the URL (key included) filled in.","additionalProperties":false,"required":["method","id","language","label","code"],"properties":{"method":{"type":"string"},"id":{"type":"string","enum":["curl","fetch","ethers","web3js","viem","rpcgate","web3py"]},"language":{"type":"string","enum":["shell","javascript","typescript","python"]},"label":{"type":"string"},"code":{"type":"string"}},"$id":"urn:rpcgate:account:schema:CodeExample"};
@@ -4619,7 +4619,7 @@ validate206.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_delete__params = validate217;
+export const keys_delete__params_ajv = validate217;
 const schema90 = {"$id":"urn:rpcgate:account:keys_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -4664,7 +4664,7 @@ validate217.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_delete__result = validate219;
+export const keys_delete__result_ajv = validate219;
 const schema91 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:keys_delete:result"};
 
 function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -4679,6 +4679,1125 @@ validate219.errors = vErrors;
 return errors === 0;
 }
 
+
+// Fast checks (codegen/fast-validators.ts): true means valid; false means "ask ajv".
+const fastUcs2length = ajvRuntime_ucs2length.default ?? ajvRuntime_ucs2length;
+const fastRe0 = new RegExp("^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$", "u");
+const fastRe1 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 _.-]*$", "u");
+const fastRe2 = new RegExp("^app_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe3 = new RegExp("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
+const fastRe4 = new RegExp("^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$", "u");
+const fastRe5 = new RegExp("^0x[0-9a-fA-F]*$", "");
+const fastRe6 = new RegExp("^[A-Za-z][A-Za-z0-9_.]*$", "u");
+const fastRe7 = new RegExp("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe8 = new RegExp("^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$", "u");
+const fastRe9 = new RegExp("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe10 = new RegExp("^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$", "u");
+const fastRe11 = new RegExp("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
+const fastRe12 = new RegExp("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe13 = new RegExp("^[1-9A-HJ-NP-Za-km-z]*$", "");
+function fastC1(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["email"] === undefined) return false;
+  if (d["password"] === undefined) return false;
+  const v0 = d["email"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe0.test(v0) && fastUcs2length(v0) >= 3 && fastUcs2length(v0) <= 254))) return false;
+  const v1 = d["password"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastUcs2length(v1) >= 8 && fastUcs2length(v1) <= 128))) return false;
+  for (const v2 in d) {
+    if (v2 === "email" || v2 === "password") continue;
+    return false;
+  }
+  return true;
+}
+function fast0(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC1(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC4(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["email"] === undefined) return false;
+  if (d["createdAt"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !(typeof v0 == "string")) return false;
+  const v1 = d["email"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe0.test(v1) && fastUcs2length(v1) >= 3 && fastUcs2length(v1) <= 254))) return false;
+  const v2 = d["createdAt"];
+  if (v2 !== undefined && !(typeof v2 == "string")) return false;
+  for (const v3 in d) {
+    if (v3 === "id" || v3 === "email" || v3 === "createdAt") continue;
+    return false;
+  }
+  return true;
+}
+function fastC3(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["user"] === undefined) return false;
+  if (d["expiresAt"] === undefined) return false;
+  const v0 = d["user"];
+  if (v0 !== undefined && !(fastC4(v0))) return false;
+  const v1 = d["expiresAt"];
+  if (v1 !== undefined && !(typeof v1 == "string")) return false;
+  for (const v2 in d) {
+    if (v2 === "user" || v2 === "expiresAt") continue;
+    return false;
+  }
+  return true;
+}
+function fast2(d) {
+  if (!(fastC3(d))) return false;
+  return true;
+}
+function fast5(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC1(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast6(d) {
+  if (!(fastC3(d))) return false;
+  return true;
+}
+function fast7(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fastC9(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["loggedOut"] === undefined) return false;
+  const v0 = d["loggedOut"];
+  if (v0 !== undefined && !((typeof v0 == "boolean" && v0 === true))) return false;
+  for (const v1 in d) {
+    if (v1 === "loggedOut") continue;
+    return false;
+  }
+  return true;
+}
+function fast8(d) {
+  if (!(fastC9(d))) return false;
+  return true;
+}
+function fast10(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast11(d) {
+  if (!(fastC4(d))) return false;
+  return true;
+}
+function fast12(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 0) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastUcs2length(v1) <= 64))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC16(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["network"] === undefined) return false;
+  if (d["label"] === undefined) return false;
+  if (d["chainId"] === undefined) return false;
+  if (d["local"] === undefined) return false;
+  const v0 = d["network"];
+  if (v0 !== undefined && !(typeof v0 == "string")) return false;
+  const v1 = d["label"];
+  if (v1 !== undefined && !(typeof v1 == "string")) return false;
+  const v2 = d["chainId"];
+  if (v2 !== undefined && !((typeof v2 == "number" && !(v2 % 1) && !isNaN(v2)))) return false;
+  const v3 = d["local"];
+  if (v3 !== undefined && !(typeof v3 == "boolean")) return false;
+  for (const v4 in d) {
+    if (v4 === "network" || v4 === "label" || v4 === "chainId" || v4 === "local") continue;
+    return false;
+  }
+  return true;
+}
+function fast15(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC16(v2))) return false;
+  }
+  return true;
+}
+function fastC14(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["name"] === undefined) return false;
+  if (d["networks"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe1.test(v0) && fastUcs2length(v0) >= 1 && fastUcs2length(v0) <= 64))) return false;
+  const v1 = d["name"];
+  if (v1 !== undefined && !(typeof v1 == "string")) return false;
+  const v2 = d["networks"];
+  if (v2 !== undefined && !(fast15(v2))) return false;
+  for (const v3 in d) {
+    if (v3 === "id" || v3 === "name" || v3 === "networks") continue;
+    return false;
+  }
+  return true;
+}
+function fast13(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC14(v2))) return false;
+  }
+  return true;
+}
+function fast17(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast18(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(typeof v2 == "string")) return false;
+  }
+  return true;
+}
+function fast19(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast20(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe2.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast21(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe2.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast22(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe2.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC24(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["deleted"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !(typeof v0 == "string")) return false;
+  const v1 = d["deleted"];
+  if (v1 !== undefined && !((typeof v1 == "boolean" && v1 === true))) return false;
+  for (const v2 in d) {
+    if (v2 === "id" || v2 === "deleted") continue;
+    return false;
+  }
+  return true;
+}
+function fast23(d) {
+  if (!(fastC24(d))) return false;
+  return true;
+}
+function fast27(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["kind"] === undefined) return false;
+  if (d["value"] === undefined) return false;
+  const v0 = d["kind"];
+  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "origin"))) return false;
+  const v1 = d["value"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 253))) return false;
+  for (const v2 in d) {
+    if (v2 === "kind" || v2 === "value") continue;
+    return false;
+  }
+  return true;
+}
+function fast28(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["kind"] === undefined) return false;
+  if (d["value"] === undefined) return false;
+  const v0 = d["kind"];
+  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "ip"))) return false;
+  const v1 = d["value"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe4.test(v1) && fastUcs2length(v1) <= 49))) return false;
+  for (const v2 in d) {
+    if (v2 === "kind" || v2 === "value") continue;
+    return false;
+  }
+  return true;
+}
+function fast29(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["kind"] === undefined) return false;
+  if (d["value"] === undefined) return false;
+  const v0 = d["kind"];
+  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "address"))) return false;
+  const v1 = d["value"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length === 42 && fastRe5.test(v1))))) return false;
+  for (const v2 in d) {
+    if (v2 === "kind" || v2 === "value") continue;
+    return false;
+  }
+  return true;
+}
+function fast30(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["kind"] === undefined) return false;
+  if (d["value"] === undefined) return false;
+  const v0 = d["kind"];
+  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "method"))) return false;
+  const v1 = d["value"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 64))) return false;
+  for (const v2 in d) {
+    if (v2 === "kind" || v2 === "value") continue;
+    return false;
+  }
+  return true;
+}
+function fastC26(d) {
+  if (!((fast27(d) || fast28(d) || fast29(d) || fast30(d)))) return false;
+  return true;
+}
+function fast25(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe2.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fastC26(v2))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fastC32(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["kind"] === undefined) return false;
+  if (d["value"] === undefined) return false;
+  if (d["createdAt"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe7.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["kind"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "origin" || v1 === "ip" || v1 === "address" || v1 === "method")))) return false;
+  const v2 = d["value"];
+  if (v2 !== undefined && !(typeof v2 == "string")) return false;
+  const v3 = d["createdAt"];
+  if (v3 !== undefined && !(typeof v3 == "string")) return false;
+  for (const v4 in d) {
+    if (v4 === "id" || v4 === "kind" || v4 === "value" || v4 === "createdAt") continue;
+    return false;
+  }
+  return true;
+}
+function fast31(d) {
+  if (!(fastC32(d))) return false;
+  return true;
+}
+function fast33(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe2.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast34(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC32(v2))) return false;
+  }
+  return true;
+}
+function fast35(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe2.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!((typeof v2 == "string" && fastRe7.test(v2) && fastUcs2length(v2) <= 40))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast36(d) {
+  if (!(fastC24(d))) return false;
+  return true;
+}
+function fastC38(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["alg"] === undefined) return false;
+  if (d["publicKeyPem"] === undefined) return false;
+  const v0 = d["alg"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0 === "RS256" || v0 === "RS384" || v0 === "RS512" || v0 === "ES256" || v0 === "ES384")))) return false;
+  const v1 = d["publicKeyPem"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe8.test(v1) && fastUcs2length(v1) >= 64 && fastUcs2length(v1) <= 8192))) return false;
+  for (const v2 in d) {
+    if (v2 === "alg" || v2 === "publicKeyPem") continue;
+    return false;
+  }
+  return true;
+}
+function fast37(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe2.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fastC38(v2))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fastC40(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["alg"] === undefined) return false;
+  if (d["publicKeyPem"] === undefined) return false;
+  if (d["createdAt"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe9.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["alg"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "RS256" || v1 === "RS384" || v1 === "RS512" || v1 === "ES256" || v1 === "ES384")))) return false;
+  const v2 = d["publicKeyPem"];
+  if (v2 !== undefined && !(typeof v2 == "string")) return false;
+  const v3 = d["createdAt"];
+  if (v3 !== undefined && !(typeof v3 == "string")) return false;
+  for (const v4 in d) {
+    if (v4 === "id" || v4 === "alg" || v4 === "publicKeyPem" || v4 === "createdAt") continue;
+    return false;
+  }
+  return true;
+}
+function fast39(d) {
+  if (!(fastC40(d))) return false;
+  return true;
+}
+function fast41(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe2.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast42(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC40(v2))) return false;
+  }
+  return true;
+}
+function fast43(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe2.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!((typeof v2 == "string" && fastRe9.test(v2) && fastUcs2length(v2) <= 40))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast44(d) {
+  if (!(fastC24(d))) return false;
+  return true;
+}
+function fast45(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe2.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(typeof v2 == "boolean")) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fastC47(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["name"] === undefined) return false;
+  if (d["network"] === undefined) return false;
+  const v0 = d["name"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe10.test(v0) && fastUcs2length(v0) >= 1 && fastUcs2length(v0) <= 64))) return false;
+  const v1 = d["network"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "Mainnet" || v1 === "Testnet" || v1 === "mainnet" || v1 === "testnet")))) return false;
+  const v2 = d["description"];
+  if (v2 !== undefined && !((typeof v2 == "string" && fastRe11.test(v2) && fastUcs2length(v2) <= 500))) return false;
+  for (const v3 in d) {
+    if (v3 === "name" || v3 === "network" || v3 === "description") continue;
+    return false;
+  }
+  return true;
+}
+function fast46(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC47(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC49(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["name"] === undefined) return false;
+  if (d["network"] === undefined) return false;
+  if (d["networkLabel"] === undefined) return false;
+  if (d["description"] === undefined) return false;
+  if (d["createdAt"] === undefined) return false;
+  if (d["key"] === undefined) return false;
+  if (d["url"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe12.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["name"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe10.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
+  const v2 = d["network"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2 === "mainnet" || v2 === "testnet")))) return false;
+  const v3 = d["networkLabel"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3 === "Mainnet" || v3 === "Testnet")))) return false;
+  const v4 = d["description"];
+  if (v4 !== undefined && !((typeof v4 == "string" && fastRe11.test(v4) && fastUcs2length(v4) <= 500))) return false;
+  const v5 = d["createdAt"];
+  if (v5 !== undefined && !(typeof v5 == "string")) return false;
+  const v6 = d["key"];
+  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length >= 20 && v6.length <= 64 && fastRe13.test(v6))))) return false;
+  const v7 = d["url"];
+  if (v7 !== undefined && !(typeof v7 == "string")) return false;
+  for (const v8 in d) {
+    if (v8 === "id" || v8 === "name" || v8 === "network" || v8 === "networkLabel" || v8 === "description" || v8 === "createdAt" || v8 === "key" || v8 === "url") continue;
+    return false;
+  }
+  return true;
+}
+function fast48(d) {
+  if (!(fastC49(d))) return false;
+  return true;
+}
+function fast50(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fastC54(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["name"] === undefined) return false;
+  if (d["network"] === undefined) return false;
+  if (d["networkLabel"] === undefined) return false;
+  if (d["description"] === undefined) return false;
+  if (d["createdAt"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe12.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["name"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe10.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
+  const v2 = d["network"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2 === "mainnet" || v2 === "testnet")))) return false;
+  const v3 = d["networkLabel"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3 === "Mainnet" || v3 === "Testnet")))) return false;
+  const v4 = d["description"];
+  if (v4 !== undefined && !((typeof v4 == "string" && fastRe11.test(v4) && fastUcs2length(v4) <= 500))) return false;
+  const v5 = d["createdAt"];
+  if (v5 !== undefined && !(typeof v5 == "string")) return false;
+  for (const v6 in d) {
+    if (v6 === "id" || v6 === "name" || v6 === "network" || v6 === "networkLabel" || v6 === "description" || v6 === "createdAt") continue;
+    return false;
+  }
+  return true;
+}
+function fast53(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC54(v2))) return false;
+  }
+  return true;
+}
+function fastC55(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["used"] === undefined) return false;
+  if (d["limit"] === undefined) return false;
+  if (d["remaining"] === undefined) return false;
+  if (d["period"] === undefined) return false;
+  if (d["resetAt"] === undefined) return false;
+  const v0 = d["used"];
+  if (v0 !== undefined && !(((typeof v0 == "number" && !(v0 % 1) && !isNaN(v0)) && v0 >= 0))) return false;
+  const v1 = d["limit"];
+  if (v1 !== undefined && !(((typeof v1 == "number" && !(v1 % 1) && !isNaN(v1)) && v1 >= 0))) return false;
+  const v2 = d["remaining"];
+  if (v2 !== undefined && !(((typeof v2 == "number" && !(v2 % 1) && !isNaN(v2)) && v2 >= 0))) return false;
+  const v3 = d["period"];
+  if (v3 !== undefined && !((typeof v3 == "string" && v3 === "day"))) return false;
+  const v4 = d["resetAt"];
+  if (v4 !== undefined && !(typeof v4 == "string")) return false;
+  for (const v5 in d) {
+    if (v5 === "used" || v5 === "limit" || v5 === "remaining" || v5 === "period" || v5 === "resetAt") continue;
+    return false;
+  }
+  return true;
+}
+function fastC52(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["keys"] === undefined) return false;
+  if (d["maxKeys"] === undefined) return false;
+  if (d["usage"] === undefined) return false;
+  const v0 = d["keys"];
+  if (v0 !== undefined && !(fast53(v0))) return false;
+  const v1 = d["maxKeys"];
+  if (v1 !== undefined && !((typeof v1 == "number" && !(v1 % 1) && !isNaN(v1)))) return false;
+  const v2 = d["usage"];
+  if (v2 !== undefined && !(fastC55(v2))) return false;
+  for (const v3 in d) {
+    if (v3 === "keys" || v3 === "maxKeys" || v3 === "usage") continue;
+    return false;
+  }
+  return true;
+}
+function fast51(d) {
+  if (!(fastC52(d))) return false;
+  return true;
+}
+function fast56(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe12.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC60(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["method"] === undefined) return false;
+  if (d["id"] === undefined) return false;
+  if (d["language"] === undefined) return false;
+  if (d["label"] === undefined) return false;
+  if (d["code"] === undefined) return false;
+  const v0 = d["method"];
+  if (v0 !== undefined && !(typeof v0 == "string")) return false;
+  const v1 = d["id"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "curl" || v1 === "fetch" || v1 === "ethers" || v1 === "web3js" || v1 === "viem" || v1 === "rpcgate" || v1 === "web3py")))) return false;
+  const v2 = d["language"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2 === "shell" || v2 === "javascript" || v2 === "typescript" || v2 === "python")))) return false;
+  const v3 = d["label"];
+  if (v3 !== undefined && !(typeof v3 == "string")) return false;
+  const v4 = d["code"];
+  if (v4 !== undefined && !(typeof v4 == "string")) return false;
+  for (const v5 in d) {
+    if (v5 === "method" || v5 === "id" || v5 === "language" || v5 === "label" || v5 === "code") continue;
+    return false;
+  }
+  return true;
+}
+function fast59(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC60(v2))) return false;
+  }
+  return true;
+}
+function fastC58(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["name"] === undefined) return false;
+  if (d["network"] === undefined) return false;
+  if (d["networkLabel"] === undefined) return false;
+  if (d["description"] === undefined) return false;
+  if (d["createdAt"] === undefined) return false;
+  if (d["key"] === undefined) return false;
+  if (d["url"] === undefined) return false;
+  if (d["examples"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe12.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["name"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe10.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
+  const v2 = d["network"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2 === "mainnet" || v2 === "testnet")))) return false;
+  const v3 = d["networkLabel"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3 === "Mainnet" || v3 === "Testnet")))) return false;
+  const v4 = d["description"];
+  if (v4 !== undefined && !((typeof v4 == "string" && fastRe11.test(v4) && fastUcs2length(v4) <= 500))) return false;
+  const v5 = d["createdAt"];
+  if (v5 !== undefined && !(typeof v5 == "string")) return false;
+  const v6 = d["key"];
+  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length >= 20 && v6.length <= 64 && fastRe13.test(v6))))) return false;
+  const v7 = d["url"];
+  if (v7 !== undefined && !(typeof v7 == "string")) return false;
+  const v8 = d["examples"];
+  if (v8 !== undefined && !(fast59(v8))) return false;
+  for (const v9 in d) {
+    if (v9 === "id" || v9 === "name" || v9 === "network" || v9 === "networkLabel" || v9 === "description" || v9 === "createdAt" || v9 === "key" || v9 === "url" || v9 === "examples") continue;
+    return false;
+  }
+  return true;
+}
+function fast57(d) {
+  if (!(fastC58(d))) return false;
+  return true;
+}
+function fast61(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe12.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast62(d) {
+  if (!(fastC24(d))) return false;
+  return true;
+}
+
+// The validators: the fast check, then ajv for the answer and its errors when the fast check says no.
+export function account_signUp__params(data) {
+  if (fast0(data)) {
+    account_signUp__params.errors = null;
+    return true;
+  }
+  const valid = account_signUp__params_ajv(data);
+  account_signUp__params.errors = account_signUp__params_ajv.errors;
+  return valid;
+}
+export function account_signUp__result(data) {
+  if (fast2(data)) {
+    account_signUp__result.errors = null;
+    return true;
+  }
+  const valid = account_signUp__result_ajv(data);
+  account_signUp__result.errors = account_signUp__result_ajv.errors;
+  return valid;
+}
+export function account_logIn__params(data) {
+  if (fast5(data)) {
+    account_logIn__params.errors = null;
+    return true;
+  }
+  const valid = account_logIn__params_ajv(data);
+  account_logIn__params.errors = account_logIn__params_ajv.errors;
+  return valid;
+}
+export function account_logIn__result(data) {
+  if (fast6(data)) {
+    account_logIn__result.errors = null;
+    return true;
+  }
+  const valid = account_logIn__result_ajv(data);
+  account_logIn__result.errors = account_logIn__result_ajv.errors;
+  return valid;
+}
+export function account_logOut__params(data) {
+  if (fast7(data)) {
+    account_logOut__params.errors = null;
+    return true;
+  }
+  const valid = account_logOut__params_ajv(data);
+  account_logOut__params.errors = account_logOut__params_ajv.errors;
+  return valid;
+}
+export function account_logOut__result(data) {
+  if (fast8(data)) {
+    account_logOut__result.errors = null;
+    return true;
+  }
+  const valid = account_logOut__result_ajv(data);
+  account_logOut__result.errors = account_logOut__result_ajv.errors;
+  return valid;
+}
+export function account_me__params(data) {
+  if (fast10(data)) {
+    account_me__params.errors = null;
+    return true;
+  }
+  const valid = account_me__params_ajv(data);
+  account_me__params.errors = account_me__params_ajv.errors;
+  return valid;
+}
+export function account_me__result(data) {
+  if (fast11(data)) {
+    account_me__result.errors = null;
+    return true;
+  }
+  const valid = account_me__result_ajv(data);
+  account_me__result.errors = account_me__result_ajv.errors;
+  return valid;
+}
+export function chains_list__params(data) {
+  if (fast12(data)) {
+    chains_list__params.errors = null;
+    return true;
+  }
+  const valid = chains_list__params_ajv(data);
+  chains_list__params.errors = chains_list__params_ajv.errors;
+  return valid;
+}
+export function chains_list__result(data) {
+  if (fast13(data)) {
+    chains_list__result.errors = null;
+    return true;
+  }
+  const valid = chains_list__result_ajv(data);
+  chains_list__result.errors = chains_list__result_ajv.errors;
+  return valid;
+}
+export function useCases_list__params(data) {
+  if (fast17(data)) {
+    useCases_list__params.errors = null;
+    return true;
+  }
+  const valid = useCases_list__params_ajv(data);
+  useCases_list__params.errors = useCases_list__params_ajv.errors;
+  return valid;
+}
+export function useCases_list__result(data) {
+  if (fast18(data)) {
+    useCases_list__result.errors = null;
+    return true;
+  }
+  const valid = useCases_list__result_ajv(data);
+  useCases_list__result.errors = useCases_list__result_ajv.errors;
+  return valid;
+}
+export const apps_create__params = apps_create__params_ajv;
+export const apps_create__result = apps_create__result_ajv;
+export function apps_list__params(data) {
+  if (fast19(data)) {
+    apps_list__params.errors = null;
+    return true;
+  }
+  const valid = apps_list__params_ajv(data);
+  apps_list__params.errors = apps_list__params_ajv.errors;
+  return valid;
+}
+export const apps_list__result = apps_list__result_ajv;
+export function apps_get__params(data) {
+  if (fast20(data)) {
+    apps_get__params.errors = null;
+    return true;
+  }
+  const valid = apps_get__params_ajv(data);
+  apps_get__params.errors = apps_get__params_ajv.errors;
+  return valid;
+}
+export const apps_get__result = apps_get__result_ajv;
+export const apps_update__params = apps_update__params_ajv;
+export const apps_update__result = apps_update__result_ajv;
+export function apps_rotateKey__params(data) {
+  if (fast21(data)) {
+    apps_rotateKey__params.errors = null;
+    return true;
+  }
+  const valid = apps_rotateKey__params_ajv(data);
+  apps_rotateKey__params.errors = apps_rotateKey__params_ajv.errors;
+  return valid;
+}
+export const apps_rotateKey__result = apps_rotateKey__result_ajv;
+export function apps_delete__params(data) {
+  if (fast22(data)) {
+    apps_delete__params.errors = null;
+    return true;
+  }
+  const valid = apps_delete__params_ajv(data);
+  apps_delete__params.errors = apps_delete__params_ajv.errors;
+  return valid;
+}
+export function apps_delete__result(data) {
+  if (fast23(data)) {
+    apps_delete__result.errors = null;
+    return true;
+  }
+  const valid = apps_delete__result_ajv(data);
+  apps_delete__result.errors = apps_delete__result_ajv.errors;
+  return valid;
+}
+export function apps_addAllowlistEntry__params(data) {
+  if (fast25(data)) {
+    apps_addAllowlistEntry__params.errors = null;
+    return true;
+  }
+  const valid = apps_addAllowlistEntry__params_ajv(data);
+  apps_addAllowlistEntry__params.errors = apps_addAllowlistEntry__params_ajv.errors;
+  return valid;
+}
+export function apps_addAllowlistEntry__result(data) {
+  if (fast31(data)) {
+    apps_addAllowlistEntry__result.errors = null;
+    return true;
+  }
+  const valid = apps_addAllowlistEntry__result_ajv(data);
+  apps_addAllowlistEntry__result.errors = apps_addAllowlistEntry__result_ajv.errors;
+  return valid;
+}
+export function apps_listAllowlist__params(data) {
+  if (fast33(data)) {
+    apps_listAllowlist__params.errors = null;
+    return true;
+  }
+  const valid = apps_listAllowlist__params_ajv(data);
+  apps_listAllowlist__params.errors = apps_listAllowlist__params_ajv.errors;
+  return valid;
+}
+export function apps_listAllowlist__result(data) {
+  if (fast34(data)) {
+    apps_listAllowlist__result.errors = null;
+    return true;
+  }
+  const valid = apps_listAllowlist__result_ajv(data);
+  apps_listAllowlist__result.errors = apps_listAllowlist__result_ajv.errors;
+  return valid;
+}
+export function apps_removeAllowlistEntry__params(data) {
+  if (fast35(data)) {
+    apps_removeAllowlistEntry__params.errors = null;
+    return true;
+  }
+  const valid = apps_removeAllowlistEntry__params_ajv(data);
+  apps_removeAllowlistEntry__params.errors = apps_removeAllowlistEntry__params_ajv.errors;
+  return valid;
+}
+export function apps_removeAllowlistEntry__result(data) {
+  if (fast36(data)) {
+    apps_removeAllowlistEntry__result.errors = null;
+    return true;
+  }
+  const valid = apps_removeAllowlistEntry__result_ajv(data);
+  apps_removeAllowlistEntry__result.errors = apps_removeAllowlistEntry__result_ajv.errors;
+  return valid;
+}
+export function apps_addJwtKey__params(data) {
+  if (fast37(data)) {
+    apps_addJwtKey__params.errors = null;
+    return true;
+  }
+  const valid = apps_addJwtKey__params_ajv(data);
+  apps_addJwtKey__params.errors = apps_addJwtKey__params_ajv.errors;
+  return valid;
+}
+export function apps_addJwtKey__result(data) {
+  if (fast39(data)) {
+    apps_addJwtKey__result.errors = null;
+    return true;
+  }
+  const valid = apps_addJwtKey__result_ajv(data);
+  apps_addJwtKey__result.errors = apps_addJwtKey__result_ajv.errors;
+  return valid;
+}
+export function apps_listJwtKeys__params(data) {
+  if (fast41(data)) {
+    apps_listJwtKeys__params.errors = null;
+    return true;
+  }
+  const valid = apps_listJwtKeys__params_ajv(data);
+  apps_listJwtKeys__params.errors = apps_listJwtKeys__params_ajv.errors;
+  return valid;
+}
+export function apps_listJwtKeys__result(data) {
+  if (fast42(data)) {
+    apps_listJwtKeys__result.errors = null;
+    return true;
+  }
+  const valid = apps_listJwtKeys__result_ajv(data);
+  apps_listJwtKeys__result.errors = apps_listJwtKeys__result_ajv.errors;
+  return valid;
+}
+export function apps_removeJwtKey__params(data) {
+  if (fast43(data)) {
+    apps_removeJwtKey__params.errors = null;
+    return true;
+  }
+  const valid = apps_removeJwtKey__params_ajv(data);
+  apps_removeJwtKey__params.errors = apps_removeJwtKey__params_ajv.errors;
+  return valid;
+}
+export function apps_removeJwtKey__result(data) {
+  if (fast44(data)) {
+    apps_removeJwtKey__result.errors = null;
+    return true;
+  }
+  const valid = apps_removeJwtKey__result_ajv(data);
+  apps_removeJwtKey__result.errors = apps_removeJwtKey__result_ajv.errors;
+  return valid;
+}
+export function apps_setRequireJwt__params(data) {
+  if (fast45(data)) {
+    apps_setRequireJwt__params.errors = null;
+    return true;
+  }
+  const valid = apps_setRequireJwt__params_ajv(data);
+  apps_setRequireJwt__params.errors = apps_setRequireJwt__params_ajv.errors;
+  return valid;
+}
+export const apps_setRequireJwt__result = apps_setRequireJwt__result_ajv;
+export function keys_create__params(data) {
+  if (fast46(data)) {
+    keys_create__params.errors = null;
+    return true;
+  }
+  const valid = keys_create__params_ajv(data);
+  keys_create__params.errors = keys_create__params_ajv.errors;
+  return valid;
+}
+export function keys_create__result(data) {
+  if (fast48(data)) {
+    keys_create__result.errors = null;
+    return true;
+  }
+  const valid = keys_create__result_ajv(data);
+  keys_create__result.errors = keys_create__result_ajv.errors;
+  return valid;
+}
+export function keys_list__params(data) {
+  if (fast50(data)) {
+    keys_list__params.errors = null;
+    return true;
+  }
+  const valid = keys_list__params_ajv(data);
+  keys_list__params.errors = keys_list__params_ajv.errors;
+  return valid;
+}
+export function keys_list__result(data) {
+  if (fast51(data)) {
+    keys_list__result.errors = null;
+    return true;
+  }
+  const valid = keys_list__result_ajv(data);
+  keys_list__result.errors = keys_list__result_ajv.errors;
+  return valid;
+}
+export function keys_get__params(data) {
+  if (fast56(data)) {
+    keys_get__params.errors = null;
+    return true;
+  }
+  const valid = keys_get__params_ajv(data);
+  keys_get__params.errors = keys_get__params_ajv.errors;
+  return valid;
+}
+export function keys_get__result(data) {
+  if (fast57(data)) {
+    keys_get__result.errors = null;
+    return true;
+  }
+  const valid = keys_get__result_ajv(data);
+  keys_get__result.errors = keys_get__result_ajv.errors;
+  return valid;
+}
+export function keys_delete__params(data) {
+  if (fast61(data)) {
+    keys_delete__params.errors = null;
+    return true;
+  }
+  const valid = keys_delete__params_ajv(data);
+  keys_delete__params.errors = keys_delete__params_ajv.errors;
+  return valid;
+}
+export function keys_delete__result(data) {
+  if (fast62(data)) {
+    keys_delete__result.errors = null;
+    return true;
+  }
+  const valid = keys_delete__result_ajv(data);
+  keys_delete__result.errors = keys_delete__result_ajv.errors;
+  return valid;
+}
 
 /** Params (positional array) and result validators per method. */
 export const validators: ValidatorTable = {
@@ -4705,4 +5824,31 @@ export const validators: ValidatorTable = {
   'keys_list': { params: keys_list__params, result: keys_list__result },
   'keys_get': { params: keys_get__params, result: keys_get__result },
   'keys_delete': { params: keys_delete__params, result: keys_delete__result },
+};
+
+/** The fast checks alone, per method (for tests: they must agree with ajv). */
+export const fastChecks: { readonly [method: string]: { readonly params?: (data: unknown) => boolean; readonly result?: (data: unknown) => boolean } } = {
+  'account_signUp': { params: fast0, result: fast2 },
+  'account_logIn': { params: fast5, result: fast6 },
+  'account_logOut': { params: fast7, result: fast8 },
+  'account_me': { params: fast10, result: fast11 },
+  'chains_list': { params: fast12, result: fast13 },
+  'useCases_list': { params: fast17, result: fast18 },
+  'apps_create': {  },
+  'apps_list': { params: fast19 },
+  'apps_get': { params: fast20 },
+  'apps_update': {  },
+  'apps_rotateKey': { params: fast21 },
+  'apps_delete': { params: fast22, result: fast23 },
+  'apps_addAllowlistEntry': { params: fast25, result: fast31 },
+  'apps_listAllowlist': { params: fast33, result: fast34 },
+  'apps_removeAllowlistEntry': { params: fast35, result: fast36 },
+  'apps_addJwtKey': { params: fast37, result: fast39 },
+  'apps_listJwtKeys': { params: fast41, result: fast42 },
+  'apps_removeJwtKey': { params: fast43, result: fast44 },
+  'apps_setRequireJwt': { params: fast45 },
+  'keys_create': { params: fast46, result: fast48 },
+  'keys_list': { params: fast50, result: fast51 },
+  'keys_get': { params: fast56, result: fast57 },
+  'keys_delete': { params: fast61, result: fast62 },
 };

@@ -2,7 +2,7 @@
 // @ts-nocheck — ajv standalone output (compiled at generate time; no schema compilation at run time)
 import type { ValidatorTable } from '../../src/rpc/descriptor.js';
 
-export const eth_blockNumber__params = validate21;
+export const eth_blockNumber__params_ajv = validate21;
 const schema6 = {"$id":"urn:rpcgate:node:eth_blockNumber:params","type":"array","maxItems":0};
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -25,7 +25,7 @@ validate21.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_blockNumber__result = validate22;
+export const eth_blockNumber__result_ajv = validate22;
 const schema7 = {"$ref":"urn:rpcgate:node:schema:Uint","$id":"urn:rpcgate:node:eth_blockNumber:result"};
 const schema8 = {"title":"Uint","description":"Hex encoded unsigned integer.","type":"string","pattern":"^0x(0|[1-9a-f][0-9a-f]*)$","$id":"urn:rpcgate:node:schema:Uint"};
 const pattern0 = new RegExp("^0x(0|[1-9a-f][0-9a-f]*)$", "u");
@@ -63,7 +63,7 @@ validate22.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBlockByNumber__params = validate25;
+export const eth_getBlockByNumber__params_ajv = validate25;
 const schema9 = {"$id":"urn:rpcgate:node:eth_getBlockByNumber:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTag"},{"type":"boolean"}],"additionalItems":false,"minItems":2,"maxItems":2};
 const schema10 = {"title":"BlockNumberOrTag","description":"Block number or tag.","oneOf":[{"$ref":"urn:rpcgate:node:schema:Uint"},{"$ref":"urn:rpcgate:node:schema:BlockTag"}],"$id":"urn:rpcgate:node:schema:BlockNumberOrTag"};
 const schema11 = {"title":"BlockTag","description":"Block tag.\n\n`earliest`: The lowest numbered block the client has available; `finalized`: The most recent crypto-economically secure block, cannot be re-orged outside of manual intervention driven by community coordination; `safe`: The most recent block that is safe from re-orgs under honest majority and certain synchronicity assumptions; `latest`: The most recent block in the canonical chain observed by the client, this block may be re-orged out of the canonical chain even under healthy/normal conditions; `pending`: A sample next block built by the client on top of `latest` and containing the set of transactions usually taken from local mempool. Before the merge transition is finalized, any call querying for `finalized` or `safe` block MUST be responded to with `-39001: Unknown block` error.","type":"string","enum":["earliest","finalized","safe","latest","pending"],"$id":"urn:rpcgate:node:schema:BlockTag"};
@@ -200,7 +200,7 @@ validate25.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBlockByNumber__result = validate31;
+export const eth_getBlockByNumber__result_ajv = validate31;
 const schema12 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:Block"}],"$id":"urn:rpcgate:node:eth_getBlockByNumber:result"};
 const schema13 = {"title":"NotFound","description":"Not Found (null)","type":"null","$id":"urn:rpcgate:node:schema:NotFound"};
 
@@ -2954,7 +2954,7 @@ validate31.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBlockByHash__params = validate187;
+export const eth_getBlockByHash__params_ajv = validate187;
 const schema40 = {"$id":"urn:rpcgate:node:eth_getBlockByHash:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"},{"type":"boolean"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
 function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3011,7 +3011,7 @@ validate187.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBlockByHash__result = validate189;
+export const eth_getBlockByHash__result_ajv = validate189;
 const schema41 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:Block"}],"$id":"urn:rpcgate:node:eth_getBlockByHash:result"};
 
 function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3074,7 +3074,7 @@ validate189.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_chainId__params = validate192;
+export const eth_chainId__params_ajv = validate192;
 const schema42 = {"$id":"urn:rpcgate:node:eth_chainId:params","type":"array","maxItems":0};
 
 function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3097,7 +3097,7 @@ validate192.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_chainId__result = validate193;
+export const eth_chainId__result_ajv = validate193;
 const schema43 = {"$ref":"urn:rpcgate:node:schema:Uint","$id":"urn:rpcgate:node:eth_chainId:result"};
 
 function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3112,7 +3112,7 @@ validate193.errors = vErrors;
 return errors === 0;
 }
 
-export const net_version__params = validate195;
+export const net_version__params_ajv = validate195;
 const schema44 = {"$id":"urn:rpcgate:node:net_version:params","type":"array","maxItems":0};
 
 function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3135,7 +3135,7 @@ validate195.errors = vErrors;
 return errors === 0;
 }
 
-export const net_version__result = validate196;
+export const net_version__result_ajv = validate196;
 const schema45 = {"$ref":"urn:rpcgate:node:schema:UintDecimal","$id":"urn:rpcgate:node:net_version:result"};
 const schema46 = {"title":"UintDecimal","description":"Decimal unsigned integer string.","type":"string","pattern":"^(0|[1-9][0-9]*)$","$id":"urn:rpcgate:node:schema:UintDecimal"};
 const pattern14 = new RegExp("^(0|[1-9][0-9]*)$", "u");
@@ -3173,7 +3173,7 @@ validate196.errors = vErrors;
 return errors === 0;
 }
 
-export const web3_clientVersion__params = validate199;
+export const web3_clientVersion__params_ajv = validate199;
 const schema47 = {"$id":"urn:rpcgate:node:web3_clientVersion:params","type":"array","maxItems":0};
 
 function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3196,7 +3196,7 @@ validate199.errors = vErrors;
 return errors === 0;
 }
 
-export const web3_clientVersion__result = validate200;
+export const web3_clientVersion__result_ajv = validate200;
 const schema48 = {"type":"string","$id":"urn:rpcgate:node:web3_clientVersion:result"};
 
 function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3211,7 +3211,7 @@ validate200.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_syncing__params = validate201;
+export const eth_syncing__params_ajv = validate201;
 const schema49 = {"$id":"urn:rpcgate:node:eth_syncing:params","type":"array","maxItems":0};
 
 function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3234,7 +3234,7 @@ validate201.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_syncing__result = validate202;
+export const eth_syncing__result_ajv = validate202;
 const schema50 = {"$ref":"urn:rpcgate:node:schema:SyncingStatus","$id":"urn:rpcgate:node:eth_syncing:result"};
 const schema51 = {"title":"SyncingStatus","description":"Syncing status.","oneOf":[{"$ref":"urn:rpcgate:node:schema:SyncingProgress"},{"description":"Should always return false if not syncing.","type":"boolean"}],"$id":"urn:rpcgate:node:schema:SyncingStatus"};
 const schema52 = {"title":"SyncingProgress","description":"Syncing progress.\n\nNodes may add more progress fields (geth does).","type":"object","properties":{"startingBlock":{"$ref":"urn:rpcgate:node:schema:Uint"},"currentBlock":{"$ref":"urn:rpcgate:node:schema:Uint"},"highestBlock":{"$ref":"urn:rpcgate:node:schema:Uint"}},"$id":"urn:rpcgate:node:schema:SyncingProgress"};
@@ -3372,7 +3372,7 @@ validate202.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_gasPrice__params = validate210;
+export const eth_gasPrice__params_ajv = validate210;
 const schema53 = {"$id":"urn:rpcgate:node:eth_gasPrice:params","type":"array","maxItems":0};
 
 function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3395,7 +3395,7 @@ validate210.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_gasPrice__result = validate211;
+export const eth_gasPrice__result_ajv = validate211;
 const schema54 = {"$ref":"urn:rpcgate:node:schema:Uint","$id":"urn:rpcgate:node:eth_gasPrice:result"};
 
 function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3410,7 +3410,7 @@ validate211.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_maxPriorityFeePerGas__params = validate213;
+export const eth_maxPriorityFeePerGas__params_ajv = validate213;
 const schema55 = {"$id":"urn:rpcgate:node:eth_maxPriorityFeePerGas:params","type":"array","maxItems":0};
 
 function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3433,7 +3433,7 @@ validate213.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_maxPriorityFeePerGas__result = validate214;
+export const eth_maxPriorityFeePerGas__result_ajv = validate214;
 const schema56 = {"$ref":"urn:rpcgate:node:schema:Uint","$id":"urn:rpcgate:node:eth_maxPriorityFeePerGas:result"};
 
 function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3448,7 +3448,7 @@ validate214.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_feeHistory__params = validate216;
+export const eth_feeHistory__params_ajv = validate216;
 const schema57 = {"$id":"urn:rpcgate:node:eth_feeHistory:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Uint"},{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTag"},{"type":"array","items":{"type":"number","description":"Floating point value between 0 and 100."}}],"additionalItems":false,"minItems":3,"maxItems":3};
 
 function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3533,7 +3533,7 @@ validate216.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_feeHistory__result = validate219;
+export const eth_feeHistory__result_ajv = validate219;
 const schema58 = {"$ref":"urn:rpcgate:node:schema:FeeHistoryResult","$id":"urn:rpcgate:node:eth_feeHistory:result"};
 const schema59 = {"title":"FeeHistoryResult","description":"FeeHistoryResults.\n\nFee history results.\n\nFields:\n- `oldestBlock`: Lowest number block of returned range.\n- `baseFeePerGas`: BaseFeePerGasArray. An array of block base fees per gas. This includes the next block after the newest of the returned range, because this value can be derived from the newest block. Zeroes are returned for pre-EIP-1559 blocks.\n- `baseFeePerBlobGas`: BaseFeePerBlobGasArray. An array of block base fees per blob gas. This includes the next block after the newest of the returned range, because this value can be derived from the newest block. Zeroes are returned for pre-EIP-4844 blocks.\n- `gasUsedRatio`: An array of block gas used ratios. These are calculated as the ratio of gasUsed and gasLimit.\n- `blobGasUsedRatio`: An array of block blob gas used ratios. These are calculated as the ratio of blobGasUsed and the max blob gas per block.\n- `reward`: RewardArray. A two-dimensional array of effective priority fees per gas at the requested block percentiles.","type":"object","required":["oldestBlock","baseFeePerGas","gasUsedRatio"],"properties":{"oldestBlock":{"$ref":"urn:rpcgate:node:schema:Uint"},"baseFeePerGas":{"description":"An array of block base fees per gas. This includes the next block after the newest of the returned range, because this value can be derived from the newest block. Zeroes are returned for pre-EIP-1559 blocks.","type":"array","items":{"$ref":"urn:rpcgate:node:schema:Uint"}},"baseFeePerBlobGas":{"description":"An array of block base fees per blob gas. This includes the next block after the newest of the returned range, because this value can be derived from the newest block. Zeroes are returned for pre-EIP-4844 blocks.","type":"array","items":{"$ref":"urn:rpcgate:node:schema:Uint"}},"gasUsedRatio":{"description":"An array of block gas used ratios. These are calculated as the ratio of gasUsed and gasLimit.","type":"array","items":{"$ref":"urn:rpcgate:node:schema:Ratio"}},"blobGasUsedRatio":{"description":"An array of block blob gas used ratios. These are calculated as the ratio of blobGasUsed and the max blob gas per block.","type":"array","items":{"$ref":"urn:rpcgate:node:schema:Ratio"}},"reward":{"description":"A two-dimensional array of effective priority fees per gas at the requested block percentiles.","type":"array","items":{"description":"An array of effective priority fee per gas data points from a single block. All zeroes are returned if the block is empty.","type":"array","items":{"$ref":"urn:rpcgate:node:schema:Uint"}}}},"$id":"urn:rpcgate:node:schema:FeeHistoryResult"};
 const schema60 = {"title":"Ratio","description":"Normalized ratio.","type":"number","minimum":0,"maximum":1,"$id":"urn:rpcgate:node:schema:Ratio"};
@@ -3785,7 +3785,7 @@ validate219.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBalance__params = validate229;
+export const eth_getBalance__params_ajv = validate229;
 const schema61 = {"$id":"urn:rpcgate:node:eth_getBalance:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Address"},{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTagOrHash"}],"additionalItems":false,"minItems":1,"maxItems":2};
 const schema62 = {"title":"BlockNumberOrTagOrHash","description":"Block number, tag, or block hash.","anyOf":[{"$ref":"urn:rpcgate:node:schema:Uint"},{"$ref":"urn:rpcgate:node:schema:BlockTag"},{"$ref":"urn:rpcgate:node:schema:Hash32"}],"$id":"urn:rpcgate:node:schema:BlockNumberOrTagOrHash"};
 
@@ -3902,7 +3902,7 @@ validate229.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBalance__result = validate236;
+export const eth_getBalance__result_ajv = validate236;
 const schema63 = {"$ref":"urn:rpcgate:node:schema:Uint","$id":"urn:rpcgate:node:eth_getBalance:result"};
 
 function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3917,7 +3917,7 @@ validate236.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionCount__params = validate238;
+export const eth_getTransactionCount__params_ajv = validate238;
 const schema64 = {"$id":"urn:rpcgate:node:eth_getTransactionCount:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Address"},{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTagOrHash"}],"additionalItems":false,"minItems":1,"maxItems":2};
 
 function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3974,7 +3974,7 @@ validate238.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionCount__result = validate241;
+export const eth_getTransactionCount__result_ajv = validate241;
 const schema65 = {"$ref":"urn:rpcgate:node:schema:Uint","$id":"urn:rpcgate:node:eth_getTransactionCount:result"};
 
 function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3989,7 +3989,7 @@ validate241.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getCode__params = validate243;
+export const eth_getCode__params_ajv = validate243;
 const schema66 = {"$id":"urn:rpcgate:node:eth_getCode:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Address"},{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTagOrHash"}],"additionalItems":false,"minItems":1,"maxItems":2};
 
 function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -4046,7 +4046,7 @@ validate243.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getCode__result = validate246;
+export const eth_getCode__result_ajv = validate246;
 const schema67 = {"$ref":"urn:rpcgate:node:schema:Bytes","$id":"urn:rpcgate:node:eth_getCode:result"};
 
 function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -4061,7 +4061,7 @@ validate246.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getStorageAt__params = validate248;
+export const eth_getStorageAt__params_ajv = validate248;
 const schema68 = {"$id":"urn:rpcgate:node:eth_getStorageAt:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Address"},{"$ref":"urn:rpcgate:node:schema:BytesMax32"},{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTagOrHash"}],"additionalItems":false,"minItems":2,"maxItems":3};
 const schema69 = {"title":"BytesMax32","description":"32 hex encoded bytes.","type":"string","pattern":"^0x[0-9a-f]{0,64}$","$id":"urn:rpcgate:node:schema:BytesMax32"};
 const pattern15 = new RegExp("^0x[0-9a-f]{0,64}$", "u");
@@ -4151,7 +4151,7 @@ validate248.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getStorageAt__result = validate253;
+export const eth_getStorageAt__result_ajv = validate253;
 const schema70 = {"$ref":"urn:rpcgate:node:schema:Bytes","$id":"urn:rpcgate:node:eth_getStorageAt:result"};
 
 function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -4166,7 +4166,7 @@ validate253.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_call__params = validate255;
+export const eth_call__params_ajv = validate255;
 const schema71 = {"$id":"urn:rpcgate:node:eth_call:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:GenericTransaction"},{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTagOrHash"}],"additionalItems":false,"minItems":1,"maxItems":2};
 const schema72 = {"title":"GenericTransaction","description":"Transaction object generic to all types.\n\nUsed by `eth_call` and `eth_estimateGas`. All fields are optional; unknown fields are refused.\n\nFields:\n- `to`: To address.\n- `from`: From address.\n- `gas`: Gas limit.\n- `input`: Input data.\n- `data`: Input data (legacy name) Same as `input`; accepted for compatibility with clients that still send `data`. If both are given they must be equal.\n- `gasPrice`: The gas price willing to be paid by the sender in wei.\n- `maxPriorityFeePerGas`: Maximum fee per gas the sender is willing to pay to miners in wei.\n- `maxFeePerGas`: The maximum total fee per gas the sender is willing to pay (includes the network / base fee and miner / priority fee) in wei.\n- `maxFeePerBlobGas`: The maximum total fee per gas the sender is willing to pay for blob gas in wei.\n- `accessList`: EIP-2930 access list.\n- `blobVersionedHashes`: List of versioned blob hashes associated with the transaction's EIP-4844 data blobs.\n- `blobs`: Raw blob data.\n- `commitments`: List of blob commitments as per EIP-4844.\n- `proofs`: List of blob proofs. Pre-PeerDAS this contains one KZG proof per blob (length == len(blobs)). Post-PeerDAS this contains cell proofs with length == 128 * len(blobs).\n- `chainId`: Chain ID that this transaction is valid on.\n- `authorizationList`: EIP-7702 authorization list.","type":"object","additionalProperties":false,"properties":{"type":{"$ref":"urn:rpcgate:node:schema:Byte"},"nonce":{"$ref":"urn:rpcgate:node:schema:Uint"},"to":{"description":"To address.","oneOf":[{"description":"Contract Creation (null)","type":"null"},{"$ref":"urn:rpcgate:node:schema:Address"}]},"from":{"$ref":"urn:rpcgate:node:schema:Address"},"gas":{"$ref":"urn:rpcgate:node:schema:Uint"},"value":{"$ref":"urn:rpcgate:node:schema:Uint"},"input":{"$ref":"urn:rpcgate:node:schema:Bytes"},"data":{"$ref":"urn:rpcgate:node:schema:Bytes"},"gasPrice":{"$ref":"urn:rpcgate:node:schema:Uint"},"maxPriorityFeePerGas":{"$ref":"urn:rpcgate:node:schema:Uint"},"maxFeePerGas":{"$ref":"urn:rpcgate:node:schema:Uint"},"maxFeePerBlobGas":{"$ref":"urn:rpcgate:node:schema:Uint"},"accessList":{"$ref":"urn:rpcgate:node:schema:AccessList"},"blobVersionedHashes":{"description":"List of versioned blob hashes associated with the transaction's EIP-4844 data blobs.","type":"array","items":{"$ref":"urn:rpcgate:node:schema:Hash32"}},"blobs":{"description":"Raw blob data.","type":"array","items":{"$ref":"urn:rpcgate:node:schema:Bytes"}},"commitments":{"description":"List of blob commitments as per EIP-4844.","type":"array","items":{"$ref":"urn:rpcgate:node:schema:Bytes"}},"proofs":{"description":"List of blob proofs. Pre-PeerDAS this contains one KZG proof per blob (length == len(blobs)). Post-PeerDAS this contains cell proofs with length == 128 * len(blobs).","type":"array","items":{"$ref":"urn:rpcgate:node:schema:Bytes"}},"chainId":{"$ref":"urn:rpcgate:node:schema:Uint"},"authorizationList":{"$ref":"urn:rpcgate:node:schema:AuthorizationList"}},"$id":"urn:rpcgate:node:schema:GenericTransaction"};
 const func2 = Object.prototype.hasOwnProperty;
@@ -4624,7 +4624,7 @@ validate255.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_call__result = validate278;
+export const eth_call__result_ajv = validate278;
 const schema73 = {"$ref":"urn:rpcgate:node:schema:Bytes","$id":"urn:rpcgate:node:eth_call:result"};
 
 function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -4639,7 +4639,7 @@ validate278.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_estimateGas__params = validate280;
+export const eth_estimateGas__params_ajv = validate280;
 const schema74 = {"$id":"urn:rpcgate:node:eth_estimateGas:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:GenericTransaction"},{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTag"}],"additionalItems":false,"minItems":1,"maxItems":2};
 
 function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -4696,7 +4696,7 @@ validate280.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_estimateGas__result = validate283;
+export const eth_estimateGas__result_ajv = validate283;
 const schema75 = {"$ref":"urn:rpcgate:node:schema:Uint","$id":"urn:rpcgate:node:eth_estimateGas:result"};
 
 function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -4711,7 +4711,7 @@ validate283.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getLogs__params = validate285;
+export const eth_getLogs__params_ajv = validate285;
 const schema76 = {"$id":"urn:rpcgate:node:eth_getLogs:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Filter"}],"additionalItems":false,"minItems":1,"maxItems":1};
 const schema77 = {"title":"Filter","description":"Filter.\n\nGive either a block range (`fromBlock`/`toBlock`) or a `blockHash`, not both.\n\nFields:\n- `address`: Address(es)","oneOf":[{"description":"Filter by block range.","type":"object","properties":{"fromBlock":{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTagForRange"},"toBlock":{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTagForRange"},"address":{"oneOf":[{"description":"Any Address.","type":"null"},{"$ref":"urn:rpcgate:node:schema:Address"},{"$ref":"urn:rpcgate:node:schema:Addresses"}]},"topics":{"$ref":"urn:rpcgate:node:schema:FilterTopics"}},"not":{"type":"object","required":["blockHash"]}},{"description":"Filter by block hash.","type":"object","properties":{"blockHash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"address":{"oneOf":[{"description":"Any Address.","type":"null"},{"$ref":"urn:rpcgate:node:schema:Address"},{"$ref":"urn:rpcgate:node:schema:Addresses"}]},"topics":{"$ref":"urn:rpcgate:node:schema:FilterTopics"}},"required":["blockHash"],"not":{"anyOf":[{"type":"object","required":["fromBlock"]},{"type":"object","required":["toBlock"]}]}}],"$id":"urn:rpcgate:node:schema:Filter"};
 const schema78 = {"title":"BlockNumberOrTagForRange","description":"Block number or tag.","oneOf":[{"$ref":"urn:rpcgate:node:schema:Uint"},{"$ref":"urn:rpcgate:node:schema:BlockTagForRange"}],"$id":"urn:rpcgate:node:schema:BlockNumberOrTagForRange"};
@@ -5561,7 +5561,7 @@ validate285.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getLogs__result = validate309;
+export const eth_getLogs__result_ajv = validate309;
 const schema84 = {"type":"array","items":{"$ref":"urn:rpcgate:node:schema:Log"},"$id":"urn:rpcgate:node:eth_getLogs:result"};
 const schema85 = {"title":"Log","description":"Log.","type":"object","required":["transactionHash"],"properties":{"removed":{"type":"boolean"},"logIndex":{"$ref":"urn:rpcgate:node:schema:Uint"},"transactionIndex":{"$ref":"urn:rpcgate:node:schema:Uint"},"transactionHash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"blockHash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"blockNumber":{"$ref":"urn:rpcgate:node:schema:Uint"},"blockTimestamp":{"$ref":"urn:rpcgate:node:schema:Uint"},"address":{"$ref":"urn:rpcgate:node:schema:Address"},"data":{"$ref":"urn:rpcgate:node:schema:Bytes"},"topics":{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:Bytes32"}}},"$id":"urn:rpcgate:node:schema:Log"};
 
@@ -5764,7 +5764,7 @@ validate309.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionByHash__params = validate321;
+export const eth_getTransactionByHash__params_ajv = validate321;
 const schema86 = {"$id":"urn:rpcgate:node:eth_getTransactionByHash:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -5809,7 +5809,7 @@ validate321.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionByHash__result = validate323;
+export const eth_getTransactionByHash__result_ajv = validate323;
 const schema87 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:TransactionInfo"}],"$id":"urn:rpcgate:node:eth_getTransactionByHash:result"};
 
 function validate323(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -5872,7 +5872,7 @@ validate323.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionReceipt__params = validate326;
+export const eth_getTransactionReceipt__params_ajv = validate326;
 const schema88 = {"$id":"urn:rpcgate:node:eth_getTransactionReceipt:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -5917,7 +5917,7 @@ validate326.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionReceipt__result = validate328;
+export const eth_getTransactionReceipt__result_ajv = validate328;
 const schema89 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:ReceiptInfo"}],"$id":"urn:rpcgate:node:eth_getTransactionReceipt:result"};
 const schema90 = {"title":"ReceiptInfo","description":"Receipt information.\n\nFields:\n- `to`: Address of the receiver or null in a contract creation transaction.\n- `cumulativeGasUsed`: The sum of gas used by this transaction and all preceding transactions in the same block.\n- `gasUsed`: The amount of gas used for this specific transaction alone.\n- `blobGasUsed`: The amount of blob gas used for this specific transaction. Only specified for blob transactions as defined by EIP-4844.\n- `contractAddress`: The contract address created, if the transaction was a contract creation, otherwise null.\n- `root`: State root. The post-transaction state root. Only specified for transactions included before the Byzantium upgrade.\n- `status`: Either 1 (success) or 0 (failure). Only specified for transactions included after the Byzantium upgrade.\n- `effectiveGasPrice`: The actual value per gas deducted from the sender's account. Before EIP-1559, this is equal to the transaction's gas price. After, it is equal to baseFeePerGas + min(maxFeePerGas - baseFeePerGas, maxPriorityFeePerGas).\n- `blobGasPrice`: The actual value per gas deducted from the sender's account for blob gas. Only specified for blob transactions as defined by EIP-4844.","type":"object","required":["blockHash","blockNumber","from","cumulativeGasUsed","gasUsed","logs","logsBloom","transactionHash","transactionIndex","effectiveGasPrice"],"properties":{"type":{"$ref":"urn:rpcgate:node:schema:Byte"},"transactionHash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"transactionIndex":{"$ref":"urn:rpcgate:node:schema:Uint"},"blockHash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"blockNumber":{"$ref":"urn:rpcgate:node:schema:Uint"},"from":{"$ref":"urn:rpcgate:node:schema:Address"},"to":{"description":"Address of the receiver or null in a contract creation transaction.","oneOf":[{"description":"Contract Creation (null)","type":"null"},{"$ref":"urn:rpcgate:node:schema:Address"}]},"cumulativeGasUsed":{"$ref":"urn:rpcgate:node:schema:Uint"},"gasUsed":{"$ref":"urn:rpcgate:node:schema:Uint"},"blobGasUsed":{"$ref":"urn:rpcgate:node:schema:Uint"},"contractAddress":{"description":"The contract address created, if the transaction was a contract creation, otherwise null.","oneOf":[{"$ref":"urn:rpcgate:node:schema:Address"},{"type":"null"}]},"logs":{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:Log"}},"logsBloom":{"$ref":"urn:rpcgate:node:schema:Bytes256"},"root":{"$ref":"urn:rpcgate:node:schema:Hash32"},"status":{"$ref":"urn:rpcgate:node:schema:Uint"},"effectiveGasPrice":{"$ref":"urn:rpcgate:node:schema:Uint"},"blobGasPrice":{"$ref":"urn:rpcgate:node:schema:Uint"}},"$id":"urn:rpcgate:node:schema:ReceiptInfo"};
 
@@ -6352,7 +6352,7 @@ validate328.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionByBlockHashAndIndex__params = validate349;
+export const eth_getTransactionByBlockHashAndIndex__params_ajv = validate349;
 const schema91 = {"$id":"urn:rpcgate:node:eth_getTransactionByBlockHashAndIndex:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
 function validate349(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -6409,7 +6409,7 @@ validate349.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionByBlockHashAndIndex__result = validate352;
+export const eth_getTransactionByBlockHashAndIndex__result_ajv = validate352;
 const schema92 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:TransactionInfo"}],"$id":"urn:rpcgate:node:eth_getTransactionByBlockHashAndIndex:result"};
 
 function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -6472,7 +6472,7 @@ validate352.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionByBlockNumberAndIndex__params = validate355;
+export const eth_getTransactionByBlockNumberAndIndex__params_ajv = validate355;
 const schema93 = {"$id":"urn:rpcgate:node:eth_getTransactionByBlockNumberAndIndex:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTag"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
 function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -6529,7 +6529,7 @@ validate355.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionByBlockNumberAndIndex__result = validate358;
+export const eth_getTransactionByBlockNumberAndIndex__result_ajv = validate358;
 const schema94 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:TransactionInfo"}],"$id":"urn:rpcgate:node:eth_getTransactionByBlockNumberAndIndex:result"};
 
 function validate358(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -6592,7 +6592,7 @@ validate358.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBlockTransactionCountByHash__params = validate361;
+export const eth_getBlockTransactionCountByHash__params_ajv = validate361;
 const schema95 = {"$id":"urn:rpcgate:node:eth_getBlockTransactionCountByHash:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate361(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -6637,7 +6637,7 @@ validate361.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBlockTransactionCountByHash__result = validate363;
+export const eth_getBlockTransactionCountByHash__result_ajv = validate363;
 const schema96 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"$id":"urn:rpcgate:node:eth_getBlockTransactionCountByHash:result"};
 
 function validate363(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -6700,7 +6700,7 @@ validate363.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBlockTransactionCountByNumber__params = validate366;
+export const eth_getBlockTransactionCountByNumber__params_ajv = validate366;
 const schema97 = {"$id":"urn:rpcgate:node:eth_getBlockTransactionCountByNumber:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTag"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate366(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -6745,7 +6745,7 @@ validate366.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBlockTransactionCountByNumber__result = validate368;
+export const eth_getBlockTransactionCountByNumber__result_ajv = validate368;
 const schema98 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"$id":"urn:rpcgate:node:eth_getBlockTransactionCountByNumber:result"};
 
 function validate368(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -6808,7 +6808,7 @@ validate368.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBlockReceipts__params = validate371;
+export const eth_getBlockReceipts__params_ajv = validate371;
 const schema99 = {"$id":"urn:rpcgate:node:eth_getBlockReceipts:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTagOrHash"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate371(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -6853,7 +6853,7 @@ validate371.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBlockReceipts__result = validate373;
+export const eth_getBlockReceipts__result_ajv = validate373;
 const schema100 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:ReceiptInfo"}}],"$id":"urn:rpcgate:node:eth_getBlockReceipts:result"};
 
 function validate373(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -6939,7 +6939,7 @@ validate373.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_sendRawTransaction__params = validate376;
+export const eth_sendRawTransaction__params_ajv = validate376;
 const schema101 = {"$id":"urn:rpcgate:node:eth_sendRawTransaction:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Bytes"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate376(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -6984,7 +6984,7 @@ validate376.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_sendRawTransaction__result = validate378;
+export const eth_sendRawTransaction__result_ajv = validate378;
 const schema102 = {"$ref":"urn:rpcgate:node:schema:Hash32","$id":"urn:rpcgate:node:eth_sendRawTransaction:result"};
 
 function validate378(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -6999,7 +6999,7 @@ validate378.errors = vErrors;
 return errors === 0;
 }
 
-export const rpc_discover__params = validate380;
+export const rpc_discover__params_ajv = validate380;
 const schema103 = {"$id":"urn:rpcgate:node:rpc.discover:params","type":"array","maxItems":0};
 
 function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -7022,7 +7022,7 @@ validate380.errors = vErrors;
 return errors === 0;
 }
 
-export const rpc_discover__result = validate381;
+export const rpc_discover__result_ajv = validate381;
 const schema104 = {"$ref":"urn:rpcgate:node:schema:OpenrpcDocument","$id":"urn:rpcgate:node:rpc.discover:result"};
 const schema105 = {"title":"OpenrpcDocument","description":"An OpenRPC document (https://spec.open-rpc.org): this contract, as served by `rpc.discover`. Only the top-level shape is described here; validate it with an OpenRPC tool (e.g. @open-rpc/schema-utils-js) for more.","type":"object","required":["openrpc","info","methods"],"properties":{"openrpc":{"type":"string","description":"OpenRPC specification version."},"info":{"type":"object","description":"Title, version and description of the API."},"servers":{"type":"array","description":"URL templates of the access points."},"methods":{"type":"array","description":"The methods."},"components":{"type":"object","description":"Schemas, errors and other reusable parts."}},"$id":"urn:rpcgate:node:schema:OpenrpcDocument"};
 
@@ -7128,6 +7128,1816 @@ return errors === 0;
 }
 
 
+// Fast checks (codegen/fast-validators.ts): true means valid; false means "ask ajv".
+const fastRe0 = new RegExp("^0x(0|[1-9a-f][0-9a-f]*)$", "");
+const fastRe1 = new RegExp("^0x[0-9a-f]*$", "");
+const fastRe2 = new RegExp("^0x[0-9a-fA-F]*$", "");
+const fastRe3 = new RegExp("^0x(0|[1-9a-f][0-9a-f]{0,63})$", "");
+const fastRe4 = new RegExp("^0x(0|[1-9a-f][0-9a-f]{0,15})$", "");
+const fastRe5 = new RegExp("^(0|[1-9][0-9]*)$", "");
+function fastTable(chars) {
+  const t = new Uint8Array(128);
+  for (let i = 0; i < chars.length; i++) t[chars.charCodeAt(i)] = 1;
+  return t;
+}
+const fastT0 = fastTable("123456789abcdef");
+const fastT1 = fastTable("0123456789abcdef");
+const fastT2 = fastTable("123456789");
+const fastT3 = fastTable("0123456789");
+function fastPrefixedNumber(s, prefix, zero, t1, t2, max) {
+  const p = prefix.length;
+  const n = s.length;
+  if (n <= p || !s.startsWith(prefix)) return false;
+  if (n - p === zero.length && s.endsWith(zero)) return true;
+  if (n - p - 1 > max) return false;
+  const c = s.charCodeAt(p);
+  if (c > 127 || t1[c] === 0) return false;
+  for (let i = p + 1; i < n; i++) {
+    const d = s.charCodeAt(i);
+    if (d > 127 || t2[d] === 0) return false;
+  }
+  return true;
+}
+function fast0(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast1(d) {
+  if (!((typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))))) return false;
+  return true;
+}
+function fastC3(d) {
+  if (!(((typeof d == "string" && (d === "earliest" || d === "finalized" || d === "safe" || d === "latest" || d === "pending")) || (typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d)))))) return false;
+  return true;
+}
+function fast2(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC3(v1))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(typeof v2 == "boolean")) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast6(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && (v2.length === 66 && fastRe1.test(v2))))) return false;
+  }
+  return true;
+}
+function fast9(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["blockHash"] === undefined) return false;
+  if (d["blockNumber"] === undefined) return false;
+  if (d["blockTimestamp"] === undefined) return false;
+  if (d["from"] === undefined) return false;
+  if (d["hash"] === undefined) return false;
+  if (d["transactionIndex"] === undefined) return false;
+  const v0 = d["blockHash"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length === 66 && fastRe1.test(v0))))) return false;
+  const v1 = d["blockNumber"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v1))))) return false;
+  const v2 = d["blockTimestamp"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  const v3 = d["from"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length === 42 && fastRe2.test(v3))))) return false;
+  const v4 = d["hash"];
+  if (v4 !== undefined && !((typeof v4 == "string" && (v4.length === 66 && fastRe1.test(v4))))) return false;
+  const v5 = d["transactionIndex"];
+  if (v5 !== undefined && !((typeof v5 == "string" && (v5.length <= 10 ? fastPrefixedNumber(v5, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v5))))) return false;
+  return true;
+}
+function fast15(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && (v2.length === 66 && fastRe1.test(v2))))) return false;
+  }
+  return true;
+}
+function fastC14(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["address"] === undefined) return false;
+  if (d["storageKeys"] === undefined) return false;
+  const v0 = d["address"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length === 42 && fastRe2.test(v0))))) return false;
+  const v1 = d["storageKeys"];
+  if (v1 !== undefined && !(fast15(v1))) return false;
+  return true;
+}
+function fastC13(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC14(v2))) return false;
+  }
+  return true;
+}
+function fastC17(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["chainId"] === undefined) return false;
+  if (d["nonce"] === undefined) return false;
+  if (d["address"] === undefined) return false;
+  if (d["yParity"] === undefined) return false;
+  if (d["r"] === undefined) return false;
+  if (d["s"] === undefined) return false;
+  const v0 = d["chainId"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length <= 10 ? fastPrefixedNumber(v0, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v0))))) return false;
+  const v1 = d["nonce"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v1))))) return false;
+  const v2 = d["address"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length === 42 && fastRe2.test(v2))))) return false;
+  const v3 = d["yParity"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length >= 3 && v3.length <= 4 && fastRe1.test(v3))))) return false;
+  const v4 = d["r"];
+  if (v4 !== undefined && !((typeof v4 == "string" && (v4.length <= 10 ? fastPrefixedNumber(v4, "0x", "0", fastT0, fastT1, 63) : fastRe3.test(v4))))) return false;
+  const v5 = d["s"];
+  if (v5 !== undefined && !((typeof v5 == "string" && (v5.length <= 10 ? fastPrefixedNumber(v5, "0x", "0", fastT0, fastT1, 63) : fastRe3.test(v5))))) return false;
+  return true;
+}
+function fastC16(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC17(v2))) return false;
+  }
+  return true;
+}
+function fastC12(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["type"] === undefined) return false;
+  if (d["nonce"] === undefined) return false;
+  if (d["to"] === undefined) return false;
+  if (d["gas"] === undefined) return false;
+  if (d["value"] === undefined) return false;
+  if (d["input"] === undefined) return false;
+  if (d["maxPriorityFeePerGas"] === undefined) return false;
+  if (d["maxFeePerGas"] === undefined) return false;
+  if (d["accessList"] === undefined) return false;
+  if (d["chainId"] === undefined) return false;
+  if (d["authorizationList"] === undefined) return false;
+  const v0 = d["type"];
+  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "0x4"))) return false;
+  const v1 = d["nonce"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v1))))) return false;
+  const v2 = d["to"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length === 42 && fastRe2.test(v2))))) return false;
+  const v3 = d["gas"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length <= 10 ? fastPrefixedNumber(v3, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v3))))) return false;
+  const v4 = d["value"];
+  if (v4 !== undefined && !((typeof v4 == "string" && (v4.length <= 10 ? fastPrefixedNumber(v4, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v4))))) return false;
+  const v5 = d["input"];
+  if (v5 !== undefined && !((typeof v5 == "string" && fastRe1.test(v5)))) return false;
+  const v6 = d["maxPriorityFeePerGas"];
+  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length <= 10 ? fastPrefixedNumber(v6, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v6))))) return false;
+  const v7 = d["maxFeePerGas"];
+  if (v7 !== undefined && !((typeof v7 == "string" && (v7.length <= 10 ? fastPrefixedNumber(v7, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v7))))) return false;
+  const v8 = d["gasPrice"];
+  if (v8 !== undefined && !((typeof v8 == "string" && (v8.length <= 10 ? fastPrefixedNumber(v8, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v8))))) return false;
+  const v9 = d["accessList"];
+  if (v9 !== undefined && !(fastC13(v9))) return false;
+  const v10 = d["chainId"];
+  if (v10 !== undefined && !((typeof v10 == "string" && (v10.length <= 10 ? fastPrefixedNumber(v10, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v10))))) return false;
+  const v11 = d["authorizationList"];
+  if (v11 !== undefined && !(fastC16(v11))) return false;
+  return true;
+}
+function fast18(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["yParity"] === undefined) return false;
+  if (d["r"] === undefined) return false;
+  if (d["s"] === undefined) return false;
+  const v0 = d["yParity"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length >= 3 && v0.length <= 4 && fastRe1.test(v0))))) return false;
+  const v1 = d["v"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length >= 3 && v1.length <= 4 && fastRe1.test(v1))))) return false;
+  const v2 = d["r"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  const v3 = d["s"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length <= 10 ? fastPrefixedNumber(v3, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v3))))) return false;
+  return true;
+}
+function fastC11(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (!((fastC12(d) && fast18(d)))) return false;
+  return true;
+}
+function fast21(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && (v2.length === 66 && fastRe1.test(v2))))) return false;
+  }
+  return true;
+}
+function fastC20(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["type"] === undefined) return false;
+  if (d["nonce"] === undefined) return false;
+  if (d["to"] === undefined) return false;
+  if (d["gas"] === undefined) return false;
+  if (d["value"] === undefined) return false;
+  if (d["input"] === undefined) return false;
+  if (d["maxPriorityFeePerGas"] === undefined) return false;
+  if (d["maxFeePerGas"] === undefined) return false;
+  if (d["maxFeePerBlobGas"] === undefined) return false;
+  if (d["accessList"] === undefined) return false;
+  if (d["blobVersionedHashes"] === undefined) return false;
+  if (d["chainId"] === undefined) return false;
+  const v0 = d["type"];
+  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "0x3"))) return false;
+  const v1 = d["nonce"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v1))))) return false;
+  const v2 = d["to"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length === 42 && fastRe2.test(v2))))) return false;
+  const v3 = d["gas"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length <= 10 ? fastPrefixedNumber(v3, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v3))))) return false;
+  const v4 = d["value"];
+  if (v4 !== undefined && !((typeof v4 == "string" && (v4.length <= 10 ? fastPrefixedNumber(v4, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v4))))) return false;
+  const v5 = d["input"];
+  if (v5 !== undefined && !((typeof v5 == "string" && fastRe1.test(v5)))) return false;
+  const v6 = d["maxPriorityFeePerGas"];
+  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length <= 10 ? fastPrefixedNumber(v6, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v6))))) return false;
+  const v7 = d["maxFeePerGas"];
+  if (v7 !== undefined && !((typeof v7 == "string" && (v7.length <= 10 ? fastPrefixedNumber(v7, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v7))))) return false;
+  const v8 = d["maxFeePerBlobGas"];
+  if (v8 !== undefined && !((typeof v8 == "string" && (v8.length <= 10 ? fastPrefixedNumber(v8, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v8))))) return false;
+  const v9 = d["gasPrice"];
+  if (v9 !== undefined && !((typeof v9 == "string" && (v9.length <= 10 ? fastPrefixedNumber(v9, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v9))))) return false;
+  const v10 = d["accessList"];
+  if (v10 !== undefined && !(fastC13(v10))) return false;
+  const v11 = d["blobVersionedHashes"];
+  if (v11 !== undefined && !(fast21(v11))) return false;
+  const v12 = d["chainId"];
+  if (v12 !== undefined && !((typeof v12 == "string" && (v12.length <= 10 ? fastPrefixedNumber(v12, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v12))))) return false;
+  return true;
+}
+function fast22(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["yParity"] === undefined) return false;
+  if (d["r"] === undefined) return false;
+  if (d["s"] === undefined) return false;
+  const v0 = d["yParity"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length >= 3 && v0.length <= 4 && fastRe1.test(v0))))) return false;
+  const v1 = d["v"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length >= 3 && v1.length <= 4 && fastRe1.test(v1))))) return false;
+  const v2 = d["r"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  const v3 = d["s"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length <= 10 ? fastPrefixedNumber(v3, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v3))))) return false;
+  return true;
+}
+function fastC19(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (!((fastC20(d) && fast22(d)))) return false;
+  return true;
+}
+function fastC24(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["type"] === undefined) return false;
+  if (d["nonce"] === undefined) return false;
+  if (d["gas"] === undefined) return false;
+  if (d["value"] === undefined) return false;
+  if (d["input"] === undefined) return false;
+  if (d["maxFeePerGas"] === undefined) return false;
+  if (d["maxPriorityFeePerGas"] === undefined) return false;
+  if (d["gasPrice"] === undefined) return false;
+  if (d["chainId"] === undefined) return false;
+  if (d["accessList"] === undefined) return false;
+  const v0 = d["type"];
+  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "0x2"))) return false;
+  const v1 = d["nonce"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v1))))) return false;
+  const v2 = d["to"];
+  if (v2 !== undefined && !((v2 === null || (typeof v2 == "string" && (v2.length === 42 && fastRe2.test(v2)))))) return false;
+  const v3 = d["gas"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length <= 10 ? fastPrefixedNumber(v3, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v3))))) return false;
+  const v4 = d["value"];
+  if (v4 !== undefined && !((typeof v4 == "string" && (v4.length <= 10 ? fastPrefixedNumber(v4, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v4))))) return false;
+  const v5 = d["input"];
+  if (v5 !== undefined && !((typeof v5 == "string" && fastRe1.test(v5)))) return false;
+  const v6 = d["maxPriorityFeePerGas"];
+  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length <= 10 ? fastPrefixedNumber(v6, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v6))))) return false;
+  const v7 = d["maxFeePerGas"];
+  if (v7 !== undefined && !((typeof v7 == "string" && (v7.length <= 10 ? fastPrefixedNumber(v7, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v7))))) return false;
+  const v8 = d["gasPrice"];
+  if (v8 !== undefined && !((typeof v8 == "string" && (v8.length <= 10 ? fastPrefixedNumber(v8, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v8))))) return false;
+  const v9 = d["accessList"];
+  if (v9 !== undefined && !(fastC13(v9))) return false;
+  const v10 = d["chainId"];
+  if (v10 !== undefined && !((typeof v10 == "string" && (v10.length <= 10 ? fastPrefixedNumber(v10, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v10))))) return false;
+  return true;
+}
+function fast25(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["yParity"] === undefined) return false;
+  if (d["r"] === undefined) return false;
+  if (d["s"] === undefined) return false;
+  const v0 = d["yParity"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length >= 3 && v0.length <= 4 && fastRe1.test(v0))))) return false;
+  const v1 = d["v"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length >= 3 && v1.length <= 4 && fastRe1.test(v1))))) return false;
+  const v2 = d["r"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  const v3 = d["s"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length <= 10 ? fastPrefixedNumber(v3, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v3))))) return false;
+  return true;
+}
+function fastC23(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (!((fastC24(d) && fast25(d)))) return false;
+  return true;
+}
+function fastC27(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["type"] === undefined) return false;
+  if (d["nonce"] === undefined) return false;
+  if (d["gas"] === undefined) return false;
+  if (d["value"] === undefined) return false;
+  if (d["input"] === undefined) return false;
+  if (d["gasPrice"] === undefined) return false;
+  if (d["chainId"] === undefined) return false;
+  if (d["accessList"] === undefined) return false;
+  const v0 = d["type"];
+  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "0x1"))) return false;
+  const v1 = d["nonce"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v1))))) return false;
+  const v2 = d["to"];
+  if (v2 !== undefined && !((v2 === null || (typeof v2 == "string" && (v2.length === 42 && fastRe2.test(v2)))))) return false;
+  const v3 = d["gas"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length <= 10 ? fastPrefixedNumber(v3, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v3))))) return false;
+  const v4 = d["value"];
+  if (v4 !== undefined && !((typeof v4 == "string" && (v4.length <= 10 ? fastPrefixedNumber(v4, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v4))))) return false;
+  const v5 = d["input"];
+  if (v5 !== undefined && !((typeof v5 == "string" && fastRe1.test(v5)))) return false;
+  const v6 = d["gasPrice"];
+  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length <= 10 ? fastPrefixedNumber(v6, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v6))))) return false;
+  const v7 = d["accessList"];
+  if (v7 !== undefined && !(fastC13(v7))) return false;
+  const v8 = d["chainId"];
+  if (v8 !== undefined && !((typeof v8 == "string" && (v8.length <= 10 ? fastPrefixedNumber(v8, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v8))))) return false;
+  return true;
+}
+function fast28(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["yParity"] === undefined) return false;
+  if (d["r"] === undefined) return false;
+  if (d["s"] === undefined) return false;
+  const v0 = d["yParity"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length >= 3 && v0.length <= 4 && fastRe1.test(v0))))) return false;
+  const v1 = d["v"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length >= 3 && v1.length <= 4 && fastRe1.test(v1))))) return false;
+  const v2 = d["r"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  const v3 = d["s"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length <= 10 ? fastPrefixedNumber(v3, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v3))))) return false;
+  return true;
+}
+function fastC26(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (!((fastC27(d) && fast28(d)))) return false;
+  return true;
+}
+function fastC30(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["type"] === undefined) return false;
+  if (d["nonce"] === undefined) return false;
+  if (d["gas"] === undefined) return false;
+  if (d["value"] === undefined) return false;
+  if (d["input"] === undefined) return false;
+  if (d["gasPrice"] === undefined) return false;
+  const v0 = d["type"];
+  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "0x0"))) return false;
+  const v1 = d["nonce"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v1))))) return false;
+  const v2 = d["to"];
+  if (v2 !== undefined && !((v2 === null || (typeof v2 == "string" && (v2.length === 42 && fastRe2.test(v2)))))) return false;
+  const v3 = d["gas"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length <= 10 ? fastPrefixedNumber(v3, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v3))))) return false;
+  const v4 = d["value"];
+  if (v4 !== undefined && !((typeof v4 == "string" && (v4.length <= 10 ? fastPrefixedNumber(v4, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v4))))) return false;
+  const v5 = d["input"];
+  if (v5 !== undefined && !((typeof v5 == "string" && fastRe1.test(v5)))) return false;
+  const v6 = d["gasPrice"];
+  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length <= 10 ? fastPrefixedNumber(v6, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v6))))) return false;
+  const v7 = d["chainId"];
+  if (v7 !== undefined && !((typeof v7 == "string" && (v7.length <= 10 ? fastPrefixedNumber(v7, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v7))))) return false;
+  return true;
+}
+function fast31(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["v"] === undefined) return false;
+  if (d["r"] === undefined) return false;
+  if (d["s"] === undefined) return false;
+  const v0 = d["v"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length <= 10 ? fastPrefixedNumber(v0, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v0))))) return false;
+  const v1 = d["r"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v1))))) return false;
+  const v2 = d["s"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  return true;
+}
+function fastC29(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (!((fastC30(d) && fast31(d)))) return false;
+  return true;
+}
+function fastC10(d) {
+  if (!((((fastC11(d) ? 1 : 0) + (fastC19(d) ? 1 : 0) + (fastC23(d) ? 1 : 0) + (fastC26(d) ? 1 : 0) + (fastC29(d) ? 1 : 0)) === 1))) return false;
+  return true;
+}
+function fastC8(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (!((fast9(d) && fastC10(d)))) return false;
+  return true;
+}
+function fast7(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC8(v2))) return false;
+  }
+  return true;
+}
+function fastC33(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["index"] === undefined) return false;
+  if (d["validatorIndex"] === undefined) return false;
+  if (d["address"] === undefined) return false;
+  if (d["amount"] === undefined) return false;
+  const v0 = d["index"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length <= 10 ? fastPrefixedNumber(v0, "0x", "0", fastT0, fastT1, 15) : fastRe4.test(v0))))) return false;
+  const v1 = d["validatorIndex"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, 15) : fastRe4.test(v1))))) return false;
+  const v2 = d["address"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length === 42 && fastRe2.test(v2))))) return false;
+  const v3 = d["amount"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length <= 10 ? fastPrefixedNumber(v3, "0x", "0", fastT0, fastT1, 63) : fastRe3.test(v3))))) return false;
+  return true;
+}
+function fast32(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC33(v2))) return false;
+  }
+  return true;
+}
+function fast34(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && (v2.length === 66 && fastRe1.test(v2))))) return false;
+  }
+  return true;
+}
+function fastC5(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["hash"] === undefined) return false;
+  if (d["parentHash"] === undefined) return false;
+  if (d["sha3Uncles"] === undefined) return false;
+  if (d["miner"] === undefined) return false;
+  if (d["stateRoot"] === undefined) return false;
+  if (d["transactionsRoot"] === undefined) return false;
+  if (d["receiptsRoot"] === undefined) return false;
+  if (d["logsBloom"] === undefined) return false;
+  if (d["number"] === undefined) return false;
+  if (d["gasLimit"] === undefined) return false;
+  if (d["gasUsed"] === undefined) return false;
+  if (d["timestamp"] === undefined) return false;
+  if (d["extraData"] === undefined) return false;
+  if (d["mixHash"] === undefined) return false;
+  if (d["nonce"] === undefined) return false;
+  if (d["size"] === undefined) return false;
+  if (d["transactions"] === undefined) return false;
+  if (d["uncles"] === undefined) return false;
+  const v0 = d["hash"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length === 66 && fastRe1.test(v0))))) return false;
+  const v1 = d["parentHash"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length === 66 && fastRe1.test(v1))))) return false;
+  const v2 = d["sha3Uncles"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length === 66 && fastRe1.test(v2))))) return false;
+  const v3 = d["miner"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length === 42 && fastRe2.test(v3))))) return false;
+  const v4 = d["stateRoot"];
+  if (v4 !== undefined && !((typeof v4 == "string" && (v4.length === 66 && fastRe1.test(v4))))) return false;
+  const v5 = d["transactionsRoot"];
+  if (v5 !== undefined && !((typeof v5 == "string" && (v5.length === 66 && fastRe1.test(v5))))) return false;
+  const v6 = d["receiptsRoot"];
+  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length === 66 && fastRe1.test(v6))))) return false;
+  const v7 = d["logsBloom"];
+  if (v7 !== undefined && !((typeof v7 == "string" && (v7.length === 514 && fastRe1.test(v7))))) return false;
+  const v8 = d["difficulty"];
+  if (v8 !== undefined && !((typeof v8 == "string" && (v8.length <= 10 ? fastPrefixedNumber(v8, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v8))))) return false;
+  const v9 = d["number"];
+  if (v9 !== undefined && !((typeof v9 == "string" && (v9.length <= 10 ? fastPrefixedNumber(v9, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v9))))) return false;
+  const v10 = d["gasLimit"];
+  if (v10 !== undefined && !((typeof v10 == "string" && (v10.length <= 10 ? fastPrefixedNumber(v10, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v10))))) return false;
+  const v11 = d["gasUsed"];
+  if (v11 !== undefined && !((typeof v11 == "string" && (v11.length <= 10 ? fastPrefixedNumber(v11, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v11))))) return false;
+  const v12 = d["timestamp"];
+  if (v12 !== undefined && !((typeof v12 == "string" && (v12.length <= 10 ? fastPrefixedNumber(v12, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v12))))) return false;
+  const v13 = d["extraData"];
+  if (v13 !== undefined && !((typeof v13 == "string" && fastRe1.test(v13)))) return false;
+  const v14 = d["mixHash"];
+  if (v14 !== undefined && !((typeof v14 == "string" && (v14.length === 66 && fastRe1.test(v14))))) return false;
+  const v15 = d["nonce"];
+  if (v15 !== undefined && !((typeof v15 == "string" && (v15.length === 18 && fastRe1.test(v15))))) return false;
+  const v16 = d["baseFeePerGas"];
+  if (v16 !== undefined && !((typeof v16 == "string" && (v16.length <= 10 ? fastPrefixedNumber(v16, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v16))))) return false;
+  const v17 = d["withdrawalsRoot"];
+  if (v17 !== undefined && !((typeof v17 == "string" && (v17.length === 66 && fastRe1.test(v17))))) return false;
+  const v18 = d["blobGasUsed"];
+  if (v18 !== undefined && !((typeof v18 == "string" && (v18.length <= 10 ? fastPrefixedNumber(v18, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v18))))) return false;
+  const v19 = d["excessBlobGas"];
+  if (v19 !== undefined && !((typeof v19 == "string" && (v19.length <= 10 ? fastPrefixedNumber(v19, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v19))))) return false;
+  const v20 = d["parentBeaconBlockRoot"];
+  if (v20 !== undefined && !((typeof v20 == "string" && (v20.length === 66 && fastRe1.test(v20))))) return false;
+  const v21 = d["size"];
+  if (v21 !== undefined && !((typeof v21 == "string" && (v21.length <= 10 ? fastPrefixedNumber(v21, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v21))))) return false;
+  const v22 = d["transactions"];
+  if (v22 !== undefined && !((fast6(v22) || fast7(v22)))) return false;
+  const v23 = d["withdrawals"];
+  if (v23 !== undefined && !(fast32(v23))) return false;
+  const v24 = d["uncles"];
+  if (v24 !== undefined && !(fast34(v24))) return false;
+  const v25 = d["requestsHash"];
+  if (v25 !== undefined && !((typeof v25 == "string" && (v25.length === 66 && fastRe1.test(v25))))) return false;
+  const v26 = d["blockAccessListHash"];
+  if (v26 !== undefined && !((typeof v26 == "string" && (v26.length === 66 && fastRe1.test(v26))))) return false;
+  return true;
+}
+function fast4(d) {
+  if (!((d === null || fastC5(d)))) return false;
+  return true;
+}
+function fast35(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length === 66 && fastRe1.test(v1))))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(typeof v2 == "boolean")) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast36(d) {
+  if (!((d === null || fastC5(d)))) return false;
+  return true;
+}
+function fast37(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast38(d) {
+  if (!((typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))))) return false;
+  return true;
+}
+function fast39(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast40(d) {
+  if (!((typeof d == "string" && (d.length <= 8 ? fastPrefixedNumber(d, "", "0", fastT2, fastT3, Infinity) : fastRe5.test(d))))) return false;
+  return true;
+}
+function fast41(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast42(d) {
+  if (!(typeof d == "string")) return false;
+  return true;
+}
+function fast43(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fastC46(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  const v0 = d["startingBlock"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length <= 10 ? fastPrefixedNumber(v0, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v0))))) return false;
+  const v1 = d["currentBlock"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v1))))) return false;
+  const v2 = d["highestBlock"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  return true;
+}
+function fastC45(d) {
+  if (!((typeof d == "boolean" || fastC46(d)))) return false;
+  return true;
+}
+function fast44(d) {
+  if (!(fastC45(d))) return false;
+  return true;
+}
+function fast47(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast48(d) {
+  if (!((typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))))) return false;
+  return true;
+}
+function fast49(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast50(d) {
+  if (!((typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))))) return false;
+  return true;
+}
+function fast52(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(typeof v2 == "number")) return false;
+  }
+  return true;
+}
+function fast51(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 3) return false;
+  if (v0 < 3) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v1))))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fastC3(v2))) return false;
+  }
+  if (v0 > 2) {
+    const v3 = d[2];
+    if (!(fast52(v3))) return false;
+  }
+  if (v0 > 3) return false;
+  return true;
+}
+function fast55(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  }
+  return true;
+}
+function fast56(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  }
+  return true;
+}
+function fast57(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "number" && v2 >= 0 && v2 <= 1))) return false;
+  }
+  return true;
+}
+function fast58(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "number" && v2 >= 0 && v2 <= 1))) return false;
+  }
+  return true;
+}
+function fast60(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  }
+  return true;
+}
+function fast59(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fast60(v2))) return false;
+  }
+  return true;
+}
+function fastC54(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["oldestBlock"] === undefined) return false;
+  if (d["baseFeePerGas"] === undefined) return false;
+  if (d["gasUsedRatio"] === undefined) return false;
+  const v0 = d["oldestBlock"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length <= 10 ? fastPrefixedNumber(v0, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v0))))) return false;
+  const v1 = d["baseFeePerGas"];
+  if (v1 !== undefined && !(fast55(v1))) return false;
+  const v2 = d["baseFeePerBlobGas"];
+  if (v2 !== undefined && !(fast56(v2))) return false;
+  const v3 = d["gasUsedRatio"];
+  if (v3 !== undefined && !(fast57(v3))) return false;
+  const v4 = d["blobGasUsedRatio"];
+  if (v4 !== undefined && !(fast58(v4))) return false;
+  const v5 = d["reward"];
+  if (v5 !== undefined && !(fast59(v5))) return false;
+  return true;
+}
+function fast53(d) {
+  if (!(fastC54(d))) return false;
+  return true;
+}
+function fastC62(d) {
+  if (!(((typeof d == "string" && (d === "earliest" || d === "finalized" || d === "safe" || d === "latest" || d === "pending")) || (typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))) || (typeof d == "string" && (d.length === 66 && fastRe1.test(d)))))) return false;
+  return true;
+}
+function fast61(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length === 42 && fastRe2.test(v1))))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fastC62(v2))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast63(d) {
+  if (!((typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))))) return false;
+  return true;
+}
+function fast64(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length === 42 && fastRe2.test(v1))))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fastC62(v2))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast65(d) {
+  if (!((typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))))) return false;
+  return true;
+}
+function fast66(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length === 42 && fastRe2.test(v1))))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fastC62(v2))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast67(d) {
+  if (!((typeof d == "string" && fastRe1.test(d)))) return false;
+  return true;
+}
+function fast68(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 3) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length === 42 && fastRe2.test(v1))))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!((typeof v2 == "string" && (v2.length >= 2 && v2.length <= 66 && fastRe1.test(v2))))) return false;
+  }
+  if (v0 > 2) {
+    const v3 = d[2];
+    if (!(fastC62(v3))) return false;
+  }
+  if (v0 > 3) return false;
+  return true;
+}
+function fast69(d) {
+  if (!((typeof d == "string" && fastRe1.test(d)))) return false;
+  return true;
+}
+function fast72(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && (v2.length === 66 && fastRe1.test(v2))))) return false;
+  }
+  return true;
+}
+function fast73(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && fastRe1.test(v2)))) return false;
+  }
+  return true;
+}
+function fast74(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && fastRe1.test(v2)))) return false;
+  }
+  return true;
+}
+function fast75(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && fastRe1.test(v2)))) return false;
+  }
+  return true;
+}
+function fastC71(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  const v0 = d["type"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length >= 3 && v0.length <= 4 && fastRe1.test(v0))))) return false;
+  const v1 = d["nonce"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v1))))) return false;
+  const v2 = d["to"];
+  if (v2 !== undefined && !((v2 === null || (typeof v2 == "string" && (v2.length === 42 && fastRe2.test(v2)))))) return false;
+  const v3 = d["from"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length === 42 && fastRe2.test(v3))))) return false;
+  const v4 = d["gas"];
+  if (v4 !== undefined && !((typeof v4 == "string" && (v4.length <= 10 ? fastPrefixedNumber(v4, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v4))))) return false;
+  const v5 = d["value"];
+  if (v5 !== undefined && !((typeof v5 == "string" && (v5.length <= 10 ? fastPrefixedNumber(v5, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v5))))) return false;
+  const v6 = d["input"];
+  if (v6 !== undefined && !((typeof v6 == "string" && fastRe1.test(v6)))) return false;
+  const v7 = d["data"];
+  if (v7 !== undefined && !((typeof v7 == "string" && fastRe1.test(v7)))) return false;
+  const v8 = d["gasPrice"];
+  if (v8 !== undefined && !((typeof v8 == "string" && (v8.length <= 10 ? fastPrefixedNumber(v8, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v8))))) return false;
+  const v9 = d["maxPriorityFeePerGas"];
+  if (v9 !== undefined && !((typeof v9 == "string" && (v9.length <= 10 ? fastPrefixedNumber(v9, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v9))))) return false;
+  const v10 = d["maxFeePerGas"];
+  if (v10 !== undefined && !((typeof v10 == "string" && (v10.length <= 10 ? fastPrefixedNumber(v10, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v10))))) return false;
+  const v11 = d["maxFeePerBlobGas"];
+  if (v11 !== undefined && !((typeof v11 == "string" && (v11.length <= 10 ? fastPrefixedNumber(v11, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v11))))) return false;
+  const v12 = d["accessList"];
+  if (v12 !== undefined && !(fastC13(v12))) return false;
+  const v13 = d["blobVersionedHashes"];
+  if (v13 !== undefined && !(fast72(v13))) return false;
+  const v14 = d["blobs"];
+  if (v14 !== undefined && !(fast73(v14))) return false;
+  const v15 = d["commitments"];
+  if (v15 !== undefined && !(fast74(v15))) return false;
+  const v16 = d["proofs"];
+  if (v16 !== undefined && !(fast75(v16))) return false;
+  const v17 = d["chainId"];
+  if (v17 !== undefined && !((typeof v17 == "string" && (v17.length <= 10 ? fastPrefixedNumber(v17, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v17))))) return false;
+  const v18 = d["authorizationList"];
+  if (v18 !== undefined && !(fastC16(v18))) return false;
+  for (const v19 in d) {
+    if (v19 === "type" || v19 === "nonce" || v19 === "to" || v19 === "from" || v19 === "gas" || v19 === "value" || v19 === "input" || v19 === "data" || v19 === "gasPrice" || v19 === "maxPriorityFeePerGas" || v19 === "maxFeePerGas" || v19 === "maxFeePerBlobGas" || v19 === "accessList" || v19 === "blobVersionedHashes" || v19 === "blobs" || v19 === "commitments" || v19 === "proofs" || v19 === "chainId" || v19 === "authorizationList") continue;
+    return false;
+  }
+  return true;
+}
+function fast70(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC71(v1))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fastC62(v2))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast76(d) {
+  if (!((typeof d == "string" && fastRe1.test(d)))) return false;
+  return true;
+}
+function fast77(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC71(v1))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fastC3(v2))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast78(d) {
+  if (!((typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))))) return false;
+  return true;
+}
+function fastC82(d) {
+  if (!(((typeof d == "string" && (d === "earliest" || d === "finalized" || d === "safe" || d === "latest")) || (typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d)))))) return false;
+  return true;
+}
+function fastC83(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && (v2.length === 42 && fastRe2.test(v2))))) return false;
+  }
+  return true;
+}
+function fast87(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && (v2.length === 66 && fastRe1.test(v2))))) return false;
+  }
+  return true;
+}
+function fastC86(d) {
+  if (!((d === null || (typeof d == "string" && (d.length === 66 && fastRe1.test(d))) || fast87(d)))) return false;
+  return true;
+}
+function fast85(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC86(v2))) return false;
+  }
+  return true;
+}
+function fastC84(d) {
+  if (!((d === null || fast85(d)))) return false;
+  return true;
+}
+function fast88(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["blockHash"] === undefined) return false;
+  return true;
+}
+function fast81(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  const v0 = d["fromBlock"];
+  if (v0 !== undefined && !(fastC82(v0))) return false;
+  const v1 = d["toBlock"];
+  if (v1 !== undefined && !(fastC82(v1))) return false;
+  const v2 = d["address"];
+  if (v2 !== undefined && !((v2 === null || (typeof v2 == "string" && (v2.length === 42 && fastRe2.test(v2))) || fastC83(v2)))) return false;
+  const v3 = d["topics"];
+  if (v3 !== undefined && !(fastC84(v3))) return false;
+  if (!(!(fast88(d)))) return false;
+  return true;
+}
+function fast90(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["fromBlock"] === undefined) return false;
+  return true;
+}
+function fast91(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["toBlock"] === undefined) return false;
+  return true;
+}
+function fast89(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["blockHash"] === undefined) return false;
+  const v0 = d["blockHash"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length === 66 && fastRe1.test(v0))))) return false;
+  const v1 = d["address"];
+  if (v1 !== undefined && !((v1 === null || (typeof v1 == "string" && (v1.length === 42 && fastRe2.test(v1))) || fastC83(v1)))) return false;
+  const v2 = d["topics"];
+  if (v2 !== undefined && !(fastC84(v2))) return false;
+  if (!(!((fast90(d) || fast91(d))))) return false;
+  return true;
+}
+function fastC80(d) {
+  if (!((((fast81(d) ? 1 : 0) + (fast89(d) ? 1 : 0)) === 1))) return false;
+  return true;
+}
+function fast79(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC80(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast94(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && (v2.length === 66 && fastRe1.test(v2))))) return false;
+  }
+  return true;
+}
+function fastC93(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["transactionHash"] === undefined) return false;
+  const v0 = d["removed"];
+  if (v0 !== undefined && !(typeof v0 == "boolean")) return false;
+  const v1 = d["logIndex"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v1))))) return false;
+  const v2 = d["transactionIndex"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  const v3 = d["transactionHash"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length === 66 && fastRe1.test(v3))))) return false;
+  const v4 = d["blockHash"];
+  if (v4 !== undefined && !((typeof v4 == "string" && (v4.length === 66 && fastRe1.test(v4))))) return false;
+  const v5 = d["blockNumber"];
+  if (v5 !== undefined && !((typeof v5 == "string" && (v5.length <= 10 ? fastPrefixedNumber(v5, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v5))))) return false;
+  const v6 = d["blockTimestamp"];
+  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length <= 10 ? fastPrefixedNumber(v6, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v6))))) return false;
+  const v7 = d["address"];
+  if (v7 !== undefined && !((typeof v7 == "string" && (v7.length === 42 && fastRe2.test(v7))))) return false;
+  const v8 = d["data"];
+  if (v8 !== undefined && !((typeof v8 == "string" && fastRe1.test(v8)))) return false;
+  const v9 = d["topics"];
+  if (v9 !== undefined && !(fast94(v9))) return false;
+  return true;
+}
+function fast92(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC93(v2))) return false;
+  }
+  return true;
+}
+function fast95(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length === 66 && fastRe1.test(v1))))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast96(d) {
+  if (!((d === null || fastC8(d)))) return false;
+  return true;
+}
+function fast97(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length === 66 && fastRe1.test(v1))))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast100(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC93(v2))) return false;
+  }
+  return true;
+}
+function fastC99(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["blockHash"] === undefined) return false;
+  if (d["blockNumber"] === undefined) return false;
+  if (d["from"] === undefined) return false;
+  if (d["cumulativeGasUsed"] === undefined) return false;
+  if (d["gasUsed"] === undefined) return false;
+  if (d["logs"] === undefined) return false;
+  if (d["logsBloom"] === undefined) return false;
+  if (d["transactionHash"] === undefined) return false;
+  if (d["transactionIndex"] === undefined) return false;
+  if (d["effectiveGasPrice"] === undefined) return false;
+  const v0 = d["type"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length >= 3 && v0.length <= 4 && fastRe1.test(v0))))) return false;
+  const v1 = d["transactionHash"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length === 66 && fastRe1.test(v1))))) return false;
+  const v2 = d["transactionIndex"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  const v3 = d["blockHash"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length === 66 && fastRe1.test(v3))))) return false;
+  const v4 = d["blockNumber"];
+  if (v4 !== undefined && !((typeof v4 == "string" && (v4.length <= 10 ? fastPrefixedNumber(v4, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v4))))) return false;
+  const v5 = d["from"];
+  if (v5 !== undefined && !((typeof v5 == "string" && (v5.length === 42 && fastRe2.test(v5))))) return false;
+  const v6 = d["to"];
+  if (v6 !== undefined && !((v6 === null || (typeof v6 == "string" && (v6.length === 42 && fastRe2.test(v6)))))) return false;
+  const v7 = d["cumulativeGasUsed"];
+  if (v7 !== undefined && !((typeof v7 == "string" && (v7.length <= 10 ? fastPrefixedNumber(v7, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v7))))) return false;
+  const v8 = d["gasUsed"];
+  if (v8 !== undefined && !((typeof v8 == "string" && (v8.length <= 10 ? fastPrefixedNumber(v8, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v8))))) return false;
+  const v9 = d["blobGasUsed"];
+  if (v9 !== undefined && !((typeof v9 == "string" && (v9.length <= 10 ? fastPrefixedNumber(v9, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v9))))) return false;
+  const v10 = d["contractAddress"];
+  if (v10 !== undefined && !((v10 === null || (typeof v10 == "string" && (v10.length === 42 && fastRe2.test(v10)))))) return false;
+  const v11 = d["logs"];
+  if (v11 !== undefined && !(fast100(v11))) return false;
+  const v12 = d["logsBloom"];
+  if (v12 !== undefined && !((typeof v12 == "string" && (v12.length === 514 && fastRe1.test(v12))))) return false;
+  const v13 = d["root"];
+  if (v13 !== undefined && !((typeof v13 == "string" && (v13.length === 66 && fastRe1.test(v13))))) return false;
+  const v14 = d["status"];
+  if (v14 !== undefined && !((typeof v14 == "string" && (v14.length <= 10 ? fastPrefixedNumber(v14, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v14))))) return false;
+  const v15 = d["effectiveGasPrice"];
+  if (v15 !== undefined && !((typeof v15 == "string" && (v15.length <= 10 ? fastPrefixedNumber(v15, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v15))))) return false;
+  const v16 = d["blobGasPrice"];
+  if (v16 !== undefined && !((typeof v16 == "string" && (v16.length <= 10 ? fastPrefixedNumber(v16, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v16))))) return false;
+  return true;
+}
+function fast98(d) {
+  if (!((d === null || fastC99(d)))) return false;
+  return true;
+}
+function fast101(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length === 66 && fastRe1.test(v1))))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast102(d) {
+  if (!((d === null || fastC8(d)))) return false;
+  return true;
+}
+function fast103(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC3(v1))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast104(d) {
+  if (!((d === null || fastC8(d)))) return false;
+  return true;
+}
+function fast105(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length === 66 && fastRe1.test(v1))))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast106(d) {
+  if (!((d === null || (typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d)))))) return false;
+  return true;
+}
+function fast107(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC3(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast108(d) {
+  if (!((d === null || (typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d)))))) return false;
+  return true;
+}
+function fast109(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC62(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast111(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC99(v2))) return false;
+  }
+  return true;
+}
+function fast110(d) {
+  if (!((d === null || fast111(d)))) return false;
+  return true;
+}
+function fast112(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe1.test(v1)))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast113(d) {
+  if (!((typeof d == "string" && (d.length === 66 && fastRe1.test(d))))) return false;
+  return true;
+}
+function fast114(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fastC116(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["openrpc"] === undefined) return false;
+  if (d["info"] === undefined) return false;
+  if (d["methods"] === undefined) return false;
+  const v0 = d["openrpc"];
+  if (v0 !== undefined && !(typeof v0 == "string")) return false;
+  const v1 = d["info"];
+  if (v1 !== undefined && !((v1 && typeof v1 == "object" && !Array.isArray(v1)))) return false;
+  const v2 = d["servers"];
+  if (v2 !== undefined && !(Array.isArray(v2))) return false;
+  const v3 = d["methods"];
+  if (v3 !== undefined && !(Array.isArray(v3))) return false;
+  const v4 = d["components"];
+  if (v4 !== undefined && !((v4 && typeof v4 == "object" && !Array.isArray(v4)))) return false;
+  return true;
+}
+function fast115(d) {
+  if (!(fastC116(d))) return false;
+  return true;
+}
+
+// The validators: the fast check, then ajv for the answer and its errors when the fast check says no.
+export function eth_blockNumber__params(data) {
+  if (fast0(data)) {
+    eth_blockNumber__params.errors = null;
+    return true;
+  }
+  const valid = eth_blockNumber__params_ajv(data);
+  eth_blockNumber__params.errors = eth_blockNumber__params_ajv.errors;
+  return valid;
+}
+export function eth_blockNumber__result(data) {
+  if (fast1(data)) {
+    eth_blockNumber__result.errors = null;
+    return true;
+  }
+  const valid = eth_blockNumber__result_ajv(data);
+  eth_blockNumber__result.errors = eth_blockNumber__result_ajv.errors;
+  return valid;
+}
+export function eth_getBlockByNumber__params(data) {
+  if (fast2(data)) {
+    eth_getBlockByNumber__params.errors = null;
+    return true;
+  }
+  const valid = eth_getBlockByNumber__params_ajv(data);
+  eth_getBlockByNumber__params.errors = eth_getBlockByNumber__params_ajv.errors;
+  return valid;
+}
+export function eth_getBlockByNumber__result(data) {
+  if (fast4(data)) {
+    eth_getBlockByNumber__result.errors = null;
+    return true;
+  }
+  const valid = eth_getBlockByNumber__result_ajv(data);
+  eth_getBlockByNumber__result.errors = eth_getBlockByNumber__result_ajv.errors;
+  return valid;
+}
+export function eth_getBlockByHash__params(data) {
+  if (fast35(data)) {
+    eth_getBlockByHash__params.errors = null;
+    return true;
+  }
+  const valid = eth_getBlockByHash__params_ajv(data);
+  eth_getBlockByHash__params.errors = eth_getBlockByHash__params_ajv.errors;
+  return valid;
+}
+export function eth_getBlockByHash__result(data) {
+  if (fast36(data)) {
+    eth_getBlockByHash__result.errors = null;
+    return true;
+  }
+  const valid = eth_getBlockByHash__result_ajv(data);
+  eth_getBlockByHash__result.errors = eth_getBlockByHash__result_ajv.errors;
+  return valid;
+}
+export function eth_chainId__params(data) {
+  if (fast37(data)) {
+    eth_chainId__params.errors = null;
+    return true;
+  }
+  const valid = eth_chainId__params_ajv(data);
+  eth_chainId__params.errors = eth_chainId__params_ajv.errors;
+  return valid;
+}
+export function eth_chainId__result(data) {
+  if (fast38(data)) {
+    eth_chainId__result.errors = null;
+    return true;
+  }
+  const valid = eth_chainId__result_ajv(data);
+  eth_chainId__result.errors = eth_chainId__result_ajv.errors;
+  return valid;
+}
+export function net_version__params(data) {
+  if (fast39(data)) {
+    net_version__params.errors = null;
+    return true;
+  }
+  const valid = net_version__params_ajv(data);
+  net_version__params.errors = net_version__params_ajv.errors;
+  return valid;
+}
+export function net_version__result(data) {
+  if (fast40(data)) {
+    net_version__result.errors = null;
+    return true;
+  }
+  const valid = net_version__result_ajv(data);
+  net_version__result.errors = net_version__result_ajv.errors;
+  return valid;
+}
+export function web3_clientVersion__params(data) {
+  if (fast41(data)) {
+    web3_clientVersion__params.errors = null;
+    return true;
+  }
+  const valid = web3_clientVersion__params_ajv(data);
+  web3_clientVersion__params.errors = web3_clientVersion__params_ajv.errors;
+  return valid;
+}
+export function web3_clientVersion__result(data) {
+  if (fast42(data)) {
+    web3_clientVersion__result.errors = null;
+    return true;
+  }
+  const valid = web3_clientVersion__result_ajv(data);
+  web3_clientVersion__result.errors = web3_clientVersion__result_ajv.errors;
+  return valid;
+}
+export function eth_syncing__params(data) {
+  if (fast43(data)) {
+    eth_syncing__params.errors = null;
+    return true;
+  }
+  const valid = eth_syncing__params_ajv(data);
+  eth_syncing__params.errors = eth_syncing__params_ajv.errors;
+  return valid;
+}
+export function eth_syncing__result(data) {
+  if (fast44(data)) {
+    eth_syncing__result.errors = null;
+    return true;
+  }
+  const valid = eth_syncing__result_ajv(data);
+  eth_syncing__result.errors = eth_syncing__result_ajv.errors;
+  return valid;
+}
+export function eth_gasPrice__params(data) {
+  if (fast47(data)) {
+    eth_gasPrice__params.errors = null;
+    return true;
+  }
+  const valid = eth_gasPrice__params_ajv(data);
+  eth_gasPrice__params.errors = eth_gasPrice__params_ajv.errors;
+  return valid;
+}
+export function eth_gasPrice__result(data) {
+  if (fast48(data)) {
+    eth_gasPrice__result.errors = null;
+    return true;
+  }
+  const valid = eth_gasPrice__result_ajv(data);
+  eth_gasPrice__result.errors = eth_gasPrice__result_ajv.errors;
+  return valid;
+}
+export function eth_maxPriorityFeePerGas__params(data) {
+  if (fast49(data)) {
+    eth_maxPriorityFeePerGas__params.errors = null;
+    return true;
+  }
+  const valid = eth_maxPriorityFeePerGas__params_ajv(data);
+  eth_maxPriorityFeePerGas__params.errors = eth_maxPriorityFeePerGas__params_ajv.errors;
+  return valid;
+}
+export function eth_maxPriorityFeePerGas__result(data) {
+  if (fast50(data)) {
+    eth_maxPriorityFeePerGas__result.errors = null;
+    return true;
+  }
+  const valid = eth_maxPriorityFeePerGas__result_ajv(data);
+  eth_maxPriorityFeePerGas__result.errors = eth_maxPriorityFeePerGas__result_ajv.errors;
+  return valid;
+}
+export function eth_feeHistory__params(data) {
+  if (fast51(data)) {
+    eth_feeHistory__params.errors = null;
+    return true;
+  }
+  const valid = eth_feeHistory__params_ajv(data);
+  eth_feeHistory__params.errors = eth_feeHistory__params_ajv.errors;
+  return valid;
+}
+export function eth_feeHistory__result(data) {
+  if (fast53(data)) {
+    eth_feeHistory__result.errors = null;
+    return true;
+  }
+  const valid = eth_feeHistory__result_ajv(data);
+  eth_feeHistory__result.errors = eth_feeHistory__result_ajv.errors;
+  return valid;
+}
+export function eth_getBalance__params(data) {
+  if (fast61(data)) {
+    eth_getBalance__params.errors = null;
+    return true;
+  }
+  const valid = eth_getBalance__params_ajv(data);
+  eth_getBalance__params.errors = eth_getBalance__params_ajv.errors;
+  return valid;
+}
+export function eth_getBalance__result(data) {
+  if (fast63(data)) {
+    eth_getBalance__result.errors = null;
+    return true;
+  }
+  const valid = eth_getBalance__result_ajv(data);
+  eth_getBalance__result.errors = eth_getBalance__result_ajv.errors;
+  return valid;
+}
+export function eth_getTransactionCount__params(data) {
+  if (fast64(data)) {
+    eth_getTransactionCount__params.errors = null;
+    return true;
+  }
+  const valid = eth_getTransactionCount__params_ajv(data);
+  eth_getTransactionCount__params.errors = eth_getTransactionCount__params_ajv.errors;
+  return valid;
+}
+export function eth_getTransactionCount__result(data) {
+  if (fast65(data)) {
+    eth_getTransactionCount__result.errors = null;
+    return true;
+  }
+  const valid = eth_getTransactionCount__result_ajv(data);
+  eth_getTransactionCount__result.errors = eth_getTransactionCount__result_ajv.errors;
+  return valid;
+}
+export function eth_getCode__params(data) {
+  if (fast66(data)) {
+    eth_getCode__params.errors = null;
+    return true;
+  }
+  const valid = eth_getCode__params_ajv(data);
+  eth_getCode__params.errors = eth_getCode__params_ajv.errors;
+  return valid;
+}
+export function eth_getCode__result(data) {
+  if (fast67(data)) {
+    eth_getCode__result.errors = null;
+    return true;
+  }
+  const valid = eth_getCode__result_ajv(data);
+  eth_getCode__result.errors = eth_getCode__result_ajv.errors;
+  return valid;
+}
+export function eth_getStorageAt__params(data) {
+  if (fast68(data)) {
+    eth_getStorageAt__params.errors = null;
+    return true;
+  }
+  const valid = eth_getStorageAt__params_ajv(data);
+  eth_getStorageAt__params.errors = eth_getStorageAt__params_ajv.errors;
+  return valid;
+}
+export function eth_getStorageAt__result(data) {
+  if (fast69(data)) {
+    eth_getStorageAt__result.errors = null;
+    return true;
+  }
+  const valid = eth_getStorageAt__result_ajv(data);
+  eth_getStorageAt__result.errors = eth_getStorageAt__result_ajv.errors;
+  return valid;
+}
+export function eth_call__params(data) {
+  if (fast70(data)) {
+    eth_call__params.errors = null;
+    return true;
+  }
+  const valid = eth_call__params_ajv(data);
+  eth_call__params.errors = eth_call__params_ajv.errors;
+  return valid;
+}
+export function eth_call__result(data) {
+  if (fast76(data)) {
+    eth_call__result.errors = null;
+    return true;
+  }
+  const valid = eth_call__result_ajv(data);
+  eth_call__result.errors = eth_call__result_ajv.errors;
+  return valid;
+}
+export function eth_estimateGas__params(data) {
+  if (fast77(data)) {
+    eth_estimateGas__params.errors = null;
+    return true;
+  }
+  const valid = eth_estimateGas__params_ajv(data);
+  eth_estimateGas__params.errors = eth_estimateGas__params_ajv.errors;
+  return valid;
+}
+export function eth_estimateGas__result(data) {
+  if (fast78(data)) {
+    eth_estimateGas__result.errors = null;
+    return true;
+  }
+  const valid = eth_estimateGas__result_ajv(data);
+  eth_estimateGas__result.errors = eth_estimateGas__result_ajv.errors;
+  return valid;
+}
+export function eth_getLogs__params(data) {
+  if (fast79(data)) {
+    eth_getLogs__params.errors = null;
+    return true;
+  }
+  const valid = eth_getLogs__params_ajv(data);
+  eth_getLogs__params.errors = eth_getLogs__params_ajv.errors;
+  return valid;
+}
+export function eth_getLogs__result(data) {
+  if (fast92(data)) {
+    eth_getLogs__result.errors = null;
+    return true;
+  }
+  const valid = eth_getLogs__result_ajv(data);
+  eth_getLogs__result.errors = eth_getLogs__result_ajv.errors;
+  return valid;
+}
+export function eth_getTransactionByHash__params(data) {
+  if (fast95(data)) {
+    eth_getTransactionByHash__params.errors = null;
+    return true;
+  }
+  const valid = eth_getTransactionByHash__params_ajv(data);
+  eth_getTransactionByHash__params.errors = eth_getTransactionByHash__params_ajv.errors;
+  return valid;
+}
+export function eth_getTransactionByHash__result(data) {
+  if (fast96(data)) {
+    eth_getTransactionByHash__result.errors = null;
+    return true;
+  }
+  const valid = eth_getTransactionByHash__result_ajv(data);
+  eth_getTransactionByHash__result.errors = eth_getTransactionByHash__result_ajv.errors;
+  return valid;
+}
+export function eth_getTransactionReceipt__params(data) {
+  if (fast97(data)) {
+    eth_getTransactionReceipt__params.errors = null;
+    return true;
+  }
+  const valid = eth_getTransactionReceipt__params_ajv(data);
+  eth_getTransactionReceipt__params.errors = eth_getTransactionReceipt__params_ajv.errors;
+  return valid;
+}
+export function eth_getTransactionReceipt__result(data) {
+  if (fast98(data)) {
+    eth_getTransactionReceipt__result.errors = null;
+    return true;
+  }
+  const valid = eth_getTransactionReceipt__result_ajv(data);
+  eth_getTransactionReceipt__result.errors = eth_getTransactionReceipt__result_ajv.errors;
+  return valid;
+}
+export function eth_getTransactionByBlockHashAndIndex__params(data) {
+  if (fast101(data)) {
+    eth_getTransactionByBlockHashAndIndex__params.errors = null;
+    return true;
+  }
+  const valid = eth_getTransactionByBlockHashAndIndex__params_ajv(data);
+  eth_getTransactionByBlockHashAndIndex__params.errors = eth_getTransactionByBlockHashAndIndex__params_ajv.errors;
+  return valid;
+}
+export function eth_getTransactionByBlockHashAndIndex__result(data) {
+  if (fast102(data)) {
+    eth_getTransactionByBlockHashAndIndex__result.errors = null;
+    return true;
+  }
+  const valid = eth_getTransactionByBlockHashAndIndex__result_ajv(data);
+  eth_getTransactionByBlockHashAndIndex__result.errors = eth_getTransactionByBlockHashAndIndex__result_ajv.errors;
+  return valid;
+}
+export function eth_getTransactionByBlockNumberAndIndex__params(data) {
+  if (fast103(data)) {
+    eth_getTransactionByBlockNumberAndIndex__params.errors = null;
+    return true;
+  }
+  const valid = eth_getTransactionByBlockNumberAndIndex__params_ajv(data);
+  eth_getTransactionByBlockNumberAndIndex__params.errors = eth_getTransactionByBlockNumberAndIndex__params_ajv.errors;
+  return valid;
+}
+export function eth_getTransactionByBlockNumberAndIndex__result(data) {
+  if (fast104(data)) {
+    eth_getTransactionByBlockNumberAndIndex__result.errors = null;
+    return true;
+  }
+  const valid = eth_getTransactionByBlockNumberAndIndex__result_ajv(data);
+  eth_getTransactionByBlockNumberAndIndex__result.errors = eth_getTransactionByBlockNumberAndIndex__result_ajv.errors;
+  return valid;
+}
+export function eth_getBlockTransactionCountByHash__params(data) {
+  if (fast105(data)) {
+    eth_getBlockTransactionCountByHash__params.errors = null;
+    return true;
+  }
+  const valid = eth_getBlockTransactionCountByHash__params_ajv(data);
+  eth_getBlockTransactionCountByHash__params.errors = eth_getBlockTransactionCountByHash__params_ajv.errors;
+  return valid;
+}
+export function eth_getBlockTransactionCountByHash__result(data) {
+  if (fast106(data)) {
+    eth_getBlockTransactionCountByHash__result.errors = null;
+    return true;
+  }
+  const valid = eth_getBlockTransactionCountByHash__result_ajv(data);
+  eth_getBlockTransactionCountByHash__result.errors = eth_getBlockTransactionCountByHash__result_ajv.errors;
+  return valid;
+}
+export function eth_getBlockTransactionCountByNumber__params(data) {
+  if (fast107(data)) {
+    eth_getBlockTransactionCountByNumber__params.errors = null;
+    return true;
+  }
+  const valid = eth_getBlockTransactionCountByNumber__params_ajv(data);
+  eth_getBlockTransactionCountByNumber__params.errors = eth_getBlockTransactionCountByNumber__params_ajv.errors;
+  return valid;
+}
+export function eth_getBlockTransactionCountByNumber__result(data) {
+  if (fast108(data)) {
+    eth_getBlockTransactionCountByNumber__result.errors = null;
+    return true;
+  }
+  const valid = eth_getBlockTransactionCountByNumber__result_ajv(data);
+  eth_getBlockTransactionCountByNumber__result.errors = eth_getBlockTransactionCountByNumber__result_ajv.errors;
+  return valid;
+}
+export function eth_getBlockReceipts__params(data) {
+  if (fast109(data)) {
+    eth_getBlockReceipts__params.errors = null;
+    return true;
+  }
+  const valid = eth_getBlockReceipts__params_ajv(data);
+  eth_getBlockReceipts__params.errors = eth_getBlockReceipts__params_ajv.errors;
+  return valid;
+}
+export function eth_getBlockReceipts__result(data) {
+  if (fast110(data)) {
+    eth_getBlockReceipts__result.errors = null;
+    return true;
+  }
+  const valid = eth_getBlockReceipts__result_ajv(data);
+  eth_getBlockReceipts__result.errors = eth_getBlockReceipts__result_ajv.errors;
+  return valid;
+}
+export function eth_sendRawTransaction__params(data) {
+  if (fast112(data)) {
+    eth_sendRawTransaction__params.errors = null;
+    return true;
+  }
+  const valid = eth_sendRawTransaction__params_ajv(data);
+  eth_sendRawTransaction__params.errors = eth_sendRawTransaction__params_ajv.errors;
+  return valid;
+}
+export function eth_sendRawTransaction__result(data) {
+  if (fast113(data)) {
+    eth_sendRawTransaction__result.errors = null;
+    return true;
+  }
+  const valid = eth_sendRawTransaction__result_ajv(data);
+  eth_sendRawTransaction__result.errors = eth_sendRawTransaction__result_ajv.errors;
+  return valid;
+}
+export function rpc_discover__params(data) {
+  if (fast114(data)) {
+    rpc_discover__params.errors = null;
+    return true;
+  }
+  const valid = rpc_discover__params_ajv(data);
+  rpc_discover__params.errors = rpc_discover__params_ajv.errors;
+  return valid;
+}
+export function rpc_discover__result(data) {
+  if (fast115(data)) {
+    rpc_discover__result.errors = null;
+    return true;
+  }
+  const valid = rpc_discover__result_ajv(data);
+  rpc_discover__result.errors = rpc_discover__result_ajv.errors;
+  return valid;
+}
+
 /** Params (positional array) and result validators per method. */
 export const validators: ValidatorTable = {
   'eth_blockNumber': { params: eth_blockNumber__params, result: eth_blockNumber__result },
@@ -7156,4 +8966,34 @@ export const validators: ValidatorTable = {
   'eth_getBlockReceipts': { params: eth_getBlockReceipts__params, result: eth_getBlockReceipts__result },
   'eth_sendRawTransaction': { params: eth_sendRawTransaction__params, result: eth_sendRawTransaction__result },
   'rpc.discover': { params: rpc_discover__params, result: rpc_discover__result },
+};
+
+/** The fast checks alone, per method (for tests: they must agree with ajv). */
+export const fastChecks: { readonly [method: string]: { readonly params?: (data: unknown) => boolean; readonly result?: (data: unknown) => boolean } } = {
+  'eth_blockNumber': { params: fast0, result: fast1 },
+  'eth_getBlockByNumber': { params: fast2, result: fast4 },
+  'eth_getBlockByHash': { params: fast35, result: fast36 },
+  'eth_chainId': { params: fast37, result: fast38 },
+  'net_version': { params: fast39, result: fast40 },
+  'web3_clientVersion': { params: fast41, result: fast42 },
+  'eth_syncing': { params: fast43, result: fast44 },
+  'eth_gasPrice': { params: fast47, result: fast48 },
+  'eth_maxPriorityFeePerGas': { params: fast49, result: fast50 },
+  'eth_feeHistory': { params: fast51, result: fast53 },
+  'eth_getBalance': { params: fast61, result: fast63 },
+  'eth_getTransactionCount': { params: fast64, result: fast65 },
+  'eth_getCode': { params: fast66, result: fast67 },
+  'eth_getStorageAt': { params: fast68, result: fast69 },
+  'eth_call': { params: fast70, result: fast76 },
+  'eth_estimateGas': { params: fast77, result: fast78 },
+  'eth_getLogs': { params: fast79, result: fast92 },
+  'eth_getTransactionByHash': { params: fast95, result: fast96 },
+  'eth_getTransactionReceipt': { params: fast97, result: fast98 },
+  'eth_getTransactionByBlockHashAndIndex': { params: fast101, result: fast102 },
+  'eth_getTransactionByBlockNumberAndIndex': { params: fast103, result: fast104 },
+  'eth_getBlockTransactionCountByHash': { params: fast105, result: fast106 },
+  'eth_getBlockTransactionCountByNumber': { params: fast107, result: fast108 },
+  'eth_getBlockReceipts': { params: fast109, result: fast110 },
+  'eth_sendRawTransaction': { params: fast112, result: fast113 },
+  'rpc.discover': { params: fast114, result: fast115 },
 };
