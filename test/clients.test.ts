@@ -19,7 +19,7 @@ const SHAPES = ['A', 'B'] as const;
 const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef' as const;
 
 beforeAll(async () => {
-  service = await startService({ port: 0, strictResults: true, logLevel: 'silent' });
+  service = await startService({ port: 0, strictResults: true, logLevel: 'silent', devKey: true });
 });
 afterAll(async () => {
   await service?.stop();

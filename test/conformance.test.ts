@@ -176,7 +176,7 @@ describe('conformance against a broken endpoint', () => {
 describe('conformance against rpcgate (embedded defaults)', () => {
   let service: Awaited<ReturnType<typeof startService>>;
   beforeAll(async () => {
-    service = await startService({ port: 0, strictResults: true, logLevel: 'silent' });
+    service = await startService({ port: 0, strictResults: true, logLevel: 'silent', devKey: true });
   });
   afterAll(async () => {
     await service?.stop();

@@ -47,7 +47,7 @@ let facts: ChainFacts;
 
 beforeAll(async () => {
   mkdirSync(dir, { recursive: true });
-  service = await startService({ port: 0, strictResults: true, logLevel: 'silent' });
+  service = await startService({ port: 0, strictResults: true, logLevel: 'silent', devKey: true });
   rpcUrl = service.urls.mainnet.A;
   contract = JSON.parse(readFileSync(join(root, 'openrpc.json'), 'utf8'));
   facts = await discoverChain(new RpcTransport(rpcUrl, { timeoutMs: 10_000 }), { scanBlocks: 10_000, logWindow: 64, txScanBlocks: 64 });

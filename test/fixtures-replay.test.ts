@@ -100,6 +100,7 @@ beforeAll(async () => {
     port: 0,
     strictResults: true,
     logLevel: 'silent',
+    devKey: true,
     // One network, upstreamed to the stand-in (testnet: null drops the default one): no embedded anvil.
     networks: { mainnet: { upstreams: [standInUrl] }, testnet: null as never },
   });

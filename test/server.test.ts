@@ -61,6 +61,7 @@ beforeAll(async () => {
   svc = await startService({
     port: 0,
     logLevel: 'silent',
+    devKey: true,
     dataDir,
     docsDir,
     maxBodyBytes: 64 * 1024,
@@ -235,7 +236,7 @@ describe('pages', () => {
 
 describe('rpcgate start (CLI)', () => {
   it('prints the key and four URLs; SIGINT stops the server and its anvils, exit 0', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'start', '--port', '0', '--data-dir', dataDir], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'start', '--port', '0', '--dev-key', '--data-dir', dataDir], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, RPCGATE_LOG_LEVEL: 'silent' },

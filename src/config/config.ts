@@ -64,8 +64,8 @@ export interface Config {
   keys: (string | KeyConfig)[];
   /**
    * Dev mode: a random development key, generated at start and printed, valid everywhere (a static key).
-   * true = always; false = never (production: keys come from accounts); absent = only when no static `keys` are
-   * configured (zero-setup local use; what `startService({})` and a bare `rpcgate start` do).
+   * Off unless asked for (`rpcgate start --dev-key`, which `npm start` passes): in production keys come from
+   * accounts (and from static `keys`).
    * Env RPCGATE_DEV_KEY.
    */
   devKey?: boolean;
@@ -270,7 +270,7 @@ export function trustProxyHops(config: Pick<Config, 'trustProxy'>): number {
 
 /** Whether the dev-mode development key is generated (see `Config.devKey`). */
 export function devKeyEnabled(config: Pick<Config, 'devKey' | 'keys'>): boolean {
-  return config.devKey ?? config.keys.length === 0;
+  return config.devKey === true;
 }
 
 /** Merges layers onto a base: networks and upstream field by field, other fields replaced. */

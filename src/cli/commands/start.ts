@@ -14,6 +14,7 @@ interface StartFlags {
   hostMap?: string;
   strictResults?: boolean;
   coalesce?: boolean;
+  devKey?: boolean;
 }
 
 export function register(program: Command): void {
@@ -26,6 +27,7 @@ export function register(program: Command): void {
     .option('--data-dir <dir>', 'data directory (default .data, env RPCGATE_DATA_DIR)')
     .option('--host-map <list>', 'host=network,… : serve a network on a host name without the network path segment')
     .option('--strict-results', 'validate node results against the contract')
+    .option('--dev-key', 'dev mode: generate a development key at start and print it (valid everywhere, no limits)')
     .option('--no-coalesce', 'send every call to the node on its own (no batching/dedupe)')
     .action(async (flags: StartFlags) => {
       await runStart(flags);
@@ -44,6 +46,7 @@ async function runStart(flags: StartFlags): Promise<void> {
     if (flags.dataDir !== undefined) overrides.dataDir = flags.dataDir;
     if (flags.hostMap !== undefined) overrides.hostMap = parseHostMap(flags.hostMap);
     if (flags.strictResults) overrides.strictResults = true;
+    if (flags.devKey) overrides.devKey = true;
     if (flags.coalesce === false) overrides.upstream = { coalesce: false };
     const config = loadConfig({ configFile: flags.config, overrides });
     const embedded = Object.entries(config.networks).filter(([, n]) => n.upstreams.length === 0).map(([n]) => n);
@@ -60,12 +63,15 @@ async function runStart(flags: StartFlags): Promise<void> {
       n.embedded ? `${name}: embedded anvil (chain id ${n.chainId}, pid ${n.pid})` : `${name}: ${n.upstreams.length} upstream node(s)`,
     );
   }
-  lines.push('', `${service.devKey ? 'development key (generated at start)' : 'API key'}: ${service.key}`, '');
+  // Without a dev or static key, keys come from accounts: show the URL shapes and how to get one.
+  const key = service.key || '<API_KEY>';
+  if (service.key) lines.push('', `${service.devKey ? 'development key (generated at start)' : 'API key'}: ${service.key}`, '');
+  else lines.push('', `API keys come from accounts: rpcgate signup --server ${service.url} …, then rpcgate keys create / apps create`, '');
   for (const [name, u] of Object.entries(service.urls)) {
-    lines.push(`  ${name.padEnd(8)} A  ${u.A}`, `  ${name.padEnd(8)} B  ${u.B}`);
+    lines.push(`  ${name.padEnd(8)} A  ${u.A.replace(/[^/]*$/, key)}`, `  ${name.padEnd(8)} B  ${u.B.replace(/[^/]*$/, key)}`);
   }
   for (const [host, net] of Object.entries(service.config.hostMap)) {
-    lines.push(`  ${host} → ${net}: http://${host}:${new URL(service.url).port}/v2/${service.key}`);
+    lines.push(`  ${host} → ${net}: http://${host}:${new URL(service.url).port}/v2/${key}`);
   }
   lines.push('', `docs: ${service.docsUrl}`, 'Ctrl-C stops the service and the nodes it started.', '');
   console.log(lines.join('\n'));
