@@ -1,0 +1,7 @@
+// A separate rpcgate process for the limits e2e test: startService(config from argv[2]), prints `READY <url>`,
+// stops cleanly on SIGTERM. Its own store connection, key index and limiter — only Redis is shared.
+import { startService } from '../../src/server/service.js';
+
+const svc = await startService(JSON.parse(process.argv[2]));
+process.stdout.write(`READY ${svc.url}\n`);
+process.once('SIGTERM', () => void svc.stop().finally(() => process.exit(0)));

@@ -1,0 +1,510 @@
+// Limits end to end, all over HTTP against real rpcgate instances (startService) in front of a small stand-in upstream
+// (the limit path is under test, not the node):
+//   1. in-process counters with small plans: B (per user, across the user's keys) and A (per app: daily, per second,
+//      monthly) — exact acceptance, the refusal (429, Retry-After, -32005 {limit, period, resetAt}), x-ratelimit-* on
+//      every response, all-or-nothing batches, and what does not count (bad key, allowlists, params);
+//   2. the real default: 25,000 B calls accepted, the next refused;
+//   3. two rpcgate processes sharing Redis, hammered concurrently: exactly the limit accepted, never one more.
+//      Needs Redis (REDIS_URL or 127.0.0.1:6379): skipped with a message when unreachable, unless CI is set.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LimitsConfig } from '../src/limits/index.js';
+import { loadOrCreateServerSecret } from '../src/secrets/index.js';
+import { startService, type RunningService } from '../src/server/index.js';
+import { createApp, createNetworkKey, createUser, openStore, setAllowlist, type Store } from '../src/store/index.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+interface Reply {
+  status: number;
+  headers: Headers;
+  body: Json;
+}
+
+const call = (method: string, params: unknown[] = [], id: number | string = 1) => ({ jsonrpc: '2.0', id, method, params });
+const blockNumbers = (n: number, from = 0) => Array.from({ length: n }, (_, i) => call('eth_blockNumber', [], from + i));
+const ADDR = '0x' + '11'.repeat(20);
+
+async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+/** Items of a 200 answer that carry a result (what the client got served). */
+function served(r: Reply): number {
+  if (r.status !== 200) return 0;
+  const items: Json[] = Array.isArray(r.body) ? r.body : [r.body];
+  return items.filter((x) => x && 'result' in x).length;
+}
+
+const nextUtcMidnight = (now = Date.now()) => {
+  const d = new Date(now);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1);
+};
+const nextUtcMonth = (now = Date.now()) => {
+  const d = new Date(now);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+};
+
+/** x-ratelimit-* as numbers. */
+const rl = (r: Reply) => ({
+  limit: Number(r.headers.get('x-ratelimit-limit')),
+  remaining: Number(r.headers.get('x-ratelimit-remaining')),
+  reset: Number(r.headers.get('x-ratelimit-reset')),
+});
+
+/** A successful answer whose headers say `remaining` of `limit` are left in the window ending at `resetMs`. */
+function expectAllowed(r: Reply, limit: number, remaining: number, resetMs: number): void {
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  expect(rl(r)).toEqual({ limit, remaining, reset: Math.ceil(resetMs / 1000) });
+  expect(r.headers.get('retry-after')).toBeNull();
+}
+
+/** A whole-request refusal over a limit: 429, Retry-After, -32005 with {limit, period, resetAt} and the headers. */
+function expectRefused(r: Reply, limit: number, period: string, resetMs: number, remaining: number): void {
+  expect(r.status, JSON.stringify(r.body)).toBe(429);
+  expect(Array.isArray(r.body)).toBe(false);
+  expect(r.body.error.code).toBe(-32005);
+  expect(r.body.error.data).toEqual({ limit, period, resetAt: new Date(resetMs).toISOString() });
+  const retry = Number(r.headers.get('retry-after'));
+  expect(Number.isInteger(retry) && retry >= 1).toBe(true);
+  expect(retry).toBeLessThanOrEqual(Math.ceil((resetMs - Date.now()) / 1000) + 1);
+  expect(retry).toBeGreaterThanOrEqual(Math.floor((resetMs - Date.now()) / 1000) - 5);
+  expect(rl(r)).toEqual({ limit, remaining, reset: Math.ceil(resetMs / 1000) });
+}
+
+/**
+ * A stand-in node: answers eth_blockNumber / eth_chainId / eth_getBalance (single or batch, notifications get no
+ * answer) at once. `items` counts every call it was sent.
+ */
+function startUpstream(): Promise<{ url: string; items: () => number; close(): Promise<void> }> {
+  let items = 0;
+  const answer = (m: Json) => {
+    items++;
+    const result = m.method === 'eth_chainId' ? '0x1' : m.method === 'eth_blockNumber' ? '0x10' : '0x0';
+    return m.id === undefined ? undefined : { jsonrpc: '2.0', id: m.id, result };
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const msg = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const out = Array.isArray(msg) ? msg.map(answer).filter((x) => x !== undefined) : answer(msg);
+      if (out === undefined || (Array.isArray(out) && out.length === 0)) {
+        res.writeHead(204).end();
+        return;
+      }
+      const body = JSON.stringify(out);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  return new Promise((ok) =>
+    server.listen(0, '127.0.0.1', () =>
+      ok({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        items: () => items,
+        close: () =>
+          new Promise<void>((r) => {
+            server.close(() => r());
+            server.closeAllConnections();
+          }),
+      }),
+    ),
+  );
+}
+
+let upstream: Awaited<ReturnType<typeof startUpstream>>;
+const services: RunningService[] = [];
+const dirs: string[] = [];
+const tmp = (tag: string) => {
+  const d = mkdtempSync(join(tmpdir(), `rpcgate-limits-e2e-${tag}-`));
+  dirs.push(d);
+  return d;
+};
+
+/** An rpcgate with a temp SQLite store, the stand-in upstream on `mainnet` only, no dev key, the given plans. */
+async function gate(limits: LimitsConfig): Promise<RunningService> {
+  const svc = await startService({ port: 0, logLevel: 'silent', dataDir: tmp('svc'), devKey: false, limits, networks: { mainnet: { upstreams: [upstream.url] } } });
+  services.push(svc);
+  return svc;
+}
+
+async function newUser(svc: RunningService): Promise<string> {
+  return (await createUser(svc.store.db, { email: `${randomUUID()}@example.com`, passwordHash: 'x' })).id;
+}
+
+/** A B key's node API URL (visible to the key index at once). */
+async function bKey(svc: RunningService, userId: string): Promise<string> {
+  const k = await createNetworkKey(svc.store.db, svc.secret, userId, { name: 'k', network: 'mainnet' });
+  await svc.access.sync();
+  return `${svc.url}/mainnet/${k.key}`;
+}
+
+/** An A app's node API URL, optionally with a method allowlist. */
+async function aApp(svc: RunningService, userId: string, methodsAllowed: string[] = []): Promise<string> {
+  const a = await createApp(svc.store.db, svc.secret, userId, { name: 'app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
+  if (methodsAllowed.length) await setAllowlist(svc.store.db, userId, a.id, 'method', methodsAllowed);
+  await svc.access.sync();
+  return `${svc.url}/mainnet/v2/${a.key}`;
+}
+
+beforeAll(async () => {
+  upstream = await startUpstream();
+});
+
+afterAll(async () => {
+  await Promise.all(services.map((s) => s.stop()));
+  await upstream?.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('in-process counters, small plans', () => {
+  let svc: RunningService;
+  beforeAll(async () => {
+    svc = await gate({ a: { perSecond: null, daily: 10, monthly: null }, b: { dailyPerUser: 20 } });
+  });
+
+  it('B: exactly 20 per user across two keys (singles and batches, each item counts), the 21st refused; refusals count nothing', async () => {
+    const user = await newUser(svc);
+    const k1 = await bKey(svc, user);
+    const k2 = await bKey(svc, user);
+    const day = nextUtcMidnight();
+    let accepted = 0;
+    let r: Reply;
+
+    r = await post(k1, call('eth_blockNumber'));
+    expectAllowed(r, 20, 19, day);
+    expect(r.body.result).toBe('0x10');
+    accepted += served(r);
+
+    // The second key shares the user's quota.
+    r = await post(k2, blockNumbers(5));
+    expectAllowed(r, 20, 14, day);
+    expect(r.body.map((x: Json) => x.result)).toEqual(Array(5).fill('0x10'));
+    accepted += served(r);
+
+    // Not counted: an unknown key (no principal, no headers), params failing the contract, an unknown method,
+    // an invalid request object.
+    r = await post(`${svc.url}/mainnet/${'x'.repeat(32)}`, call('eth_blockNumber'));
+    expect([r.status, r.body.error.code, r.headers.get('x-ratelimit-limit')]).toEqual([401, -32001, null]);
+    r = await post(k1, call('eth_getBalance', ['0xnot-an-address', 'latest']));
+    expect([r.status, r.body.error.code]).toEqual([200, -32602]);
+    expect(r.body.error.data).toBeTruthy();
+    expectAllowed(r, 20, 14, day);
+    r = await post(k2, call('eth_noSuchMethod'));
+    expect([r.status, r.body.error.code]).toEqual([200, -32601]);
+    expectAllowed(r, 20, 14, day);
+    r = await post(k1, { jsonrpc: '1.0', id: 1, method: 'eth_blockNumber' });
+    expect([r.status, r.body.error.code]).toEqual([400, -32600]);
+    expect(rl(r).remaining).toBe(14);
+
+    // A batch counts its admitted items only: 2 valid calls + 1 notification count; the invalid item does not.
+    const mixed = [call('eth_blockNumber', [], 'a'), call('eth_getBalance', ['0x12', 'latest'], 'bad'), { jsonrpc: '2.0', method: 'eth_blockNumber', params: [] }, call('eth_chainId', [], 'c')];
+    r = await post(k1, mixed);
+    expectAllowed(r, 20, 11, day);
+    expect(r.body.map((x: Json) => [x.id, x.error?.code ?? x.result])).toEqual([['a', '0x10'], ['bad', -32602], ['c', '0x1']]);
+    accepted += 3; // the notification was forwarded and counted, it just has no answer
+
+    // A batch that would cross the limit is refused whole, is not forwarded, and consumes nothing.
+    const before = upstream.items();
+    r = await post(k2, blockNumbers(12));
+    expectRefused(r, 20, 'day', day, 11);
+    expect(upstream.items()).toBe(before);
+
+    // Exactly the rest fits.
+    r = await post(k1, blockNumbers(11, 100));
+    expectAllowed(r, 20, 0, day);
+    expect(r.body).toHaveLength(11);
+    accepted += served(r);
+    expect(accepted).toBe(20);
+
+    // The 21st, on either key, single or batch of one: refused, nothing counted.
+    for (const [url, body] of [[k1, call('eth_blockNumber')], [k2, call('eth_blockNumber')], [k2, [call('eth_chainId')]]] as const) {
+      r = await post(url, body);
+      expectRefused(r, 20, 'day', day, 0);
+    }
+    // A request that fails validation still answers with the (exhausted) state and no Retry-After.
+    r = await post(k1, call('eth_getBalance', ['0xzz', 'latest']));
+    expect([r.status, r.body.error.code, rl(r).remaining, r.headers.get('retry-after')]).toEqual([200, -32602, 0, null]);
+
+    // Another user's key is untouched.
+    const other = await bKey(svc, await newUser(svc));
+    expectAllowed(await post(other, call('eth_blockNumber')), 20, 19, day);
+  });
+
+  it('A: a daily quota per app; calls refused by the method allowlist count nothing; each app and B count apart', async () => {
+    const user = await newUser(svc);
+    const app = await aApp(svc, user, ['eth_blockNumber', 'eth_chainId']);
+    const day = nextUtcMidnight();
+    let r: Reply;
+
+    expectAllowed(await post(app, call('eth_blockNumber')), 10, 9, day);
+
+    r = await post(app, call('eth_getBalance', [ADDR, 'latest']));
+    expect([r.status, r.body.error.code]).toEqual([403, -32002]);
+    expect(rl(r)).toEqual({ limit: 10, remaining: 9, reset: Math.ceil(day / 1000) });
+
+    // In a batch the refused item answers 403-style inside, the other two count.
+    r = await post(app, [call('eth_blockNumber', [], 1), call('eth_getBalance', [ADDR, 'latest'], 2), call('eth_chainId', [], 3)]);
+    expectAllowed(r, 10, 7, day);
+    expect(r.body.map((x: Json) => x.error?.code ?? x.result)).toEqual(['0x10', -32002, '0x1']);
+
+    // A batch of only refused calls counts nothing (and is not a 429).
+    r = await post(app, [call('eth_getBalance', [ADDR, 'latest'], 1), call('eth_getBalance', [ADDR, 'latest'], 2)]);
+    expect(r.status).toBe(200);
+    expect(r.body.map((x: Json) => x.error.code)).toEqual([-32002, -32002]);
+    expect(rl(r).remaining).toBe(7);
+
+    expectRefused(await post(app, blockNumbers(8)), 10, 'day', day, 7);
+    expectAllowed(await post(app, blockNumbers(7)), 10, 0, day);
+    expectRefused(await post(app, call('eth_blockNumber')), 10, 'day', day, 0);
+
+    // Another app of the same user has its own quota; the user's B quota is separate from A.
+    expectAllowed(await post(await aApp(svc, user), call('eth_blockNumber')), 10, 9, day);
+    expectAllowed(await post(await bKey(svc, user), call('eth_blockNumber')), 20, 19, day);
+  });
+});
+
+describe('in-process counters, A per-second and monthly plans', () => {
+  it('A per second: over the rate 429 with period "second" and resetAt the end of that second', async () => {
+    const svc = await gate({ a: { perSecond: 5, daily: null, monthly: null } });
+    const app = await aApp(svc, await newUser(svc));
+    // More than the rate in one batch is refused whatever the window.
+    let r = await post(app, blockNumbers(6));
+    expect([r.status, r.body.error.code, r.body.error.data.period, r.body.error.data.limit]).toEqual([429, -32005, 'second', 5]);
+    expect(r.headers.get('retry-after')).toBe('1');
+
+    // The rate exactly, then one more in the same second. The window is read from the headers: if the extra call
+    // landed in the next second (a slow machine), it must say so, and we try again in a fresh second.
+    let refusedSeen = false;
+    for (let attempt = 0; attempt < 5 && !refusedSeen; attempt++) {
+      const full = await post(app, blockNumbers(5));
+      expect(full.status, JSON.stringify(full.body)).toBe(200);
+      const { limit, remaining, reset } = rl(full);
+      expect([limit, remaining]).toEqual([5, 0]);
+      r = await post(app, call('eth_blockNumber'));
+      if (r.status === 429) {
+        expectRefused(r, 5, 'second', reset * 1000, 0);
+        refusedSeen = true;
+      } else {
+        expect(r.status).toBe(200);
+        expect(rl(r).reset).toBeGreaterThan(reset);
+      }
+      // Wait out this second's window before the next attempt.
+      const wait = Math.max(reset * 1000, rl(r).reset * 1000) - Date.now() + 20;
+      if (!refusedSeen && wait > 0) await new Promise((ok) => setTimeout(ok, wait));
+    }
+    expect(refusedSeen).toBe(true);
+  });
+
+  it('A monthly: over the monthly quota 429 with period "month" and resetAt the next month', async () => {
+    const svc = await gate({ a: { perSecond: null, daily: null, monthly: 4 } });
+    const app = await aApp(svc, await newUser(svc));
+    const month = nextUtcMonth();
+    expectAllowed(await post(app, blockNumbers(4)), 4, 0, month);
+    expectRefused(await post(app, call('eth_blockNumber')), 4, 'month', month, 0);
+  });
+});
+
+describe('the default B plan, for real', () => {
+  it('25,000 calls accepted (250 batches of 100), the next refused with limit 25000', async () => {
+    const svc = await gate({});
+    const url = await bKey(svc, await newUser(svc));
+    const day = nextUtcMidnight();
+    const t0 = performance.now();
+    let accepted = 0;
+    let next = 0;
+    let lowest = Infinity;
+    const failures: string[] = [];
+    // 4 clients over keep-alive connections; each batch has 100 items.
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (next < 250) {
+          const i = next++;
+          const r = await post(url, blockNumbers(100, i * 100));
+          if (r.status !== 200 || !Array.isArray(r.body) || r.body.length !== 100) failures.push(`batch ${i}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+          accepted += served(r);
+          lowest = Math.min(lowest, rl(r).remaining);
+          expect(rl(r).limit).toBe(25_000);
+        }
+      }),
+    );
+    const ms = performance.now() - t0;
+    console.log(`[limits-e2e] default B plan: ${accepted} items accepted in 250 batches, ${ms.toFixed(0)} ms`);
+    expect(failures).toEqual([]);
+    expect(accepted).toBe(25_000);
+    expect(lowest).toBe(0);
+    expectRefused(await post(url, call('eth_blockNumber')), 25_000, 'day', day, 0);
+  });
+});
+
+// --- Redis shared by two rpcgate processes -------------------------------------------------------------------------
+
+async function redisReachable(): Promise<boolean> {
+  const r = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1000, retryStrategy: () => null });
+  r.on('error', () => {});
+  try {
+    await r.connect();
+    return (await r.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    r.disconnect();
+  }
+}
+
+const redisUp = await redisReachable();
+const skipRedis = !redisUp && !process.env.CI;
+if (skipRedis) console.warn(`[limits-e2e] Redis tests SKIPPED: Redis unreachable at ${REDIS_URL} (set REDIS_URL; with CI set they run and fail)`);
+
+interface Child {
+  url: string;
+  proc: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** An rpcgate process (test/helpers/limits-child.ts under tsx); resolves once it listens. */
+async function startChild(config: object): Promise<Child> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/helpers/limits-child.ts'), JSON.stringify(config)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  proc.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  proc.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const stop = async () => {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      const exited = new Promise((r) => proc.once('exit', r));
+      process.kill(proc.pid!, 'SIGTERM');
+      const t = setTimeout(() => proc.exitCode === null && process.kill(proc.pid!, 'SIGKILL'), 5000);
+      await exited;
+      clearTimeout(t);
+    }
+  };
+  const url = await new Promise<string>((ok, fail) => {
+    const onData = () => {
+      const m = /READY (\S+)/.exec(out);
+      if (m) {
+        proc.stdout!.off('data', onData);
+        ok(m[1]);
+      }
+    };
+    proc.stdout!.on('data', onData);
+    proc.once('exit', (code) => fail(new Error(`rpcgate child exited (${code}): ${err}`)));
+  });
+  return { url, proc, stop };
+}
+
+describe.skipIf(skipRedis)('Redis counters shared by two rpcgate processes', () => {
+  const LIMIT = 300;
+  const prefix = `rpcgate-test-e2e-${randomUUID()}`;
+  const children: Child[] = [];
+  let redis: Redis;
+  let store: Store | undefined;
+
+  afterAll(async () => {
+    await Promise.all(children.map((c) => c.stop()));
+    await store?.close();
+    if (!redis) return;
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+    expect(await redis.keys(`${prefix}:*`)).toEqual([]);
+    redis.disconnect();
+  });
+
+  it(`concurrent clients on both processes: exactly ${LIMIT} items accepted, never one more`, async () => {
+    redis = new Redis(REDIS_URL);
+    // One store (SQLite in a shared data dir) and server secret, prepared before the processes start so both load
+    // the user's two keys at start.
+    const dataDir = tmp('shared');
+    store = await openStore({ dataDir });
+    const secret = loadOrCreateServerSecret(dataDir);
+    const user = await createUser(store.db, { email: 'redis-e2e@example.com', passwordHash: 'x' });
+    const keys = [
+      (await createNetworkKey(store.db, secret, user.id, { name: 'one', network: 'mainnet' })).key,
+      (await createNetworkKey(store.db, secret, user.id, { name: 'two', network: 'mainnet' })).key,
+    ];
+    await store.close();
+    store = undefined;
+
+    const config = { port: 0, logLevel: 'silent', dataDir, devKey: false, redisUrl: REDIS_URL, redisPrefix: prefix, limits: { b: { dailyPerUser: LIMIT } }, networks: { mainnet: { upstreams: [upstream.url] } } };
+    const started = await Promise.allSettled([startChild(config), startChild(config)]);
+    for (const s of started) if (s.status === 'fulfilled') children.push(s.value);
+    for (const s of started) if (s.status === 'rejected') throw s.reason;
+    expect(new Set(children.map((c) => c.proc.pid)).size).toBe(2);
+    const urls = children.flatMap((c) => keys.map((k) => `${c.url}/mainnet/${k}`));
+    // Warm both processes up (key known, code paths compiled) with calls that count nothing: params fail the contract.
+    for (const url of urls) {
+      const r = await post(url, call('eth_getBalance', ['0xzz', 'latest']));
+      expect([r.status, r.body.error.code, rl(r).remaining]).toEqual([200, -32602, LIMIT]);
+    }
+
+    // 32 clients (8 per process × key), each sends singles and batches of random sizes; once a batch is refused
+    // it continues with singles, and stops at its first refused single (the quota is then exhausted for everyone).
+    let accepted = 0;
+    let requests = 0;
+    let refusals = 0;
+    const perProcess = [0, 0];
+    const problems: string[] = [];
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: 32 }, async (_, c) => {
+        const url = urls[c % urls.length];
+        let singlesOnly = false;
+        for (let i = 0; i < 10_000; i++) {
+          const size = singlesOnly || Math.random() < 0.3 ? 1 : 2 + Math.floor(Math.random() * 15);
+          const body = size === 1 && Math.random() < 0.5 ? call('eth_blockNumber', [], i) : blockNumbers(size, i * 100);
+          const r = await post(url, body);
+          requests++;
+          if (r.status === 200) {
+            const n = served(r);
+            if (n !== size) problems.push(`client ${c}: ${size} sent, ${n} served: ${JSON.stringify(r.body).slice(0, 200)}`);
+            accepted += n;
+            perProcess[(c % urls.length) >> 1] += n;
+            continue;
+          }
+          refusals++;
+          if (r.status !== 429 || r.body?.error?.code !== -32005 || r.body.error.data?.limit !== LIMIT) {
+            problems.push(`client ${c}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+            return;
+          }
+          if (size === 1) return;
+          singlesOnly = true;
+        }
+        problems.push(`client ${c}: never refused`);
+      }),
+    );
+    const ms = performance.now() - t0;
+    console.log(
+      `[limits-e2e] Redis, 2 processes, 32 clients: ${accepted} items accepted (${perProcess.join(' + ')} by process), ` +
+        `${requests} requests, ${refusals} refused, ${ms.toFixed(0)} ms`,
+    );
+    expect(problems).toEqual([]);
+    expect(accepted).toBe(LIMIT);
+    // Both processes served part of it, and both now refuse.
+    expect(perProcess.every((n) => n > 0)).toBe(true);
+    const day = nextUtcMidnight();
+    for (const url of urls) expectRefused(await post(url, call('eth_blockNumber')), LIMIT, 'day', day, 0);
+    // The shared counter holds exactly the limit.
+    const counterKeys = await redis.keys(`${prefix}:b:${user.id}:*`);
+    expect(counterKeys).toHaveLength(1);
+    expect(await redis.get(counterKeys[0])).toBe(String(LIMIT));
+  });
+});
