@@ -5,7 +5,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Application, LogLevel } from 'typedoc';
+import { Application, LogLevel, OptionDefaults } from 'typedoc';
 import { resetReflectionID } from 'typedoc/models';
 import type { ContractModel } from './model.js';
 
@@ -48,6 +48,8 @@ async function run(outDir: string, entryPoints: string[], tsconfig: string): Pro
     validation: { notExported: false, invalidLink: true, notDocumented: false },
     navigation: { includeCategories: false, includeGroups: true, includeFolders: false },
     sort: ['kind', 'alphabetical'],
+    // json-schema-to-typescript writes @minItems/@maxItems on array types: known tags, not warnings.
+    blockTags: [...OptionDefaults.blockTags, '@minItems', '@maxItems'],
     // Shiki's tokenizer has a wall-clock limit per line (its grammar is compiled lazily, inside that budget),
     // so on a busy machine the same code block can come out tokenized differently, and typedoc numbers its
     // colour classes in order of first use: code blocks in comments stay plain text to keep output stable.
