@@ -9,10 +9,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
-import { Redis } from 'ioredis';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type RunningService } from '../src/server/index.js';
+import { deleteRedisKeys, pgReachable, redisReachable, REDIS_URL, scratchDatabase, scratchPrefix, skipUnless } from './helpers/services.js';
 import {
   addJwtKey,
   createApp,
@@ -365,54 +364,22 @@ describe('revocation within 2 s, here and in a second process sharing the store'
 
 // ---- PostgreSQL + Redis -------------------------------------------------------------------------------------------
 
-const PG_ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-async function reachable(): Promise<boolean> {
-  const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
-  const r = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  try {
-    await c.connect();
-    await r.connect();
-    await r.ping();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await c.end().catch(() => {});
-    r.disconnect();
-  }
-}
-
-const servicesUp = await reachable();
-const skipPg = !servicesUp && !process.env.CI;
-if (skipPg) console.warn(`[access-e2e] PostgreSQL or Redis unreachable (${PG_ADMIN_URL}, ${REDIS_URL}): PostgreSQL + Redis cases SKIPPED (required when CI is set)`);
+const skipPg = skipUnless((await pgReachable()) && (await redisReachable()), 'access-e2e', 'PostgreSQL or Redis');
 
 describe.skipIf(skipPg)('on PostgreSQL + Redis: two instances share keys and counters', () => {
-  const name = `rpcgate_test_${randomBytes(6).toString('hex')}`;
-  const dbUrl = new URL(PG_ADMIN_URL);
-  dbUrl.pathname = `/${name}`;
-  const admin = async (q: string) => {
-    const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 5000 });
-    await c.connect();
-    try {
-      await c.query(q);
-    } finally {
-      await c.end();
-    }
-  };
-  const prefix = `rpcgate-test-${randomBytes(6).toString('hex')}`;
+  const db = scratchDatabase();
+  const prefix = scratchPrefix();
   let one: RunningService;
   let two: RunningService;
 
   beforeAll(async () => {
-    await admin(`CREATE DATABASE ${name}`);
+    await db.create();
     const common = {
       port: 0,
       logLevel: 'silent' as const,
       dataDir: mkdtempSync(join(tmpdir(), 'rpcgate-pg-')),
       devKey: false,
-      databaseUrl: dbUrl.href,
+      databaseUrl: db.url,
       redisUrl: REDIS_URL,
       redisPrefix: prefix,
       secret: randomBytes(32).toString('hex'),
@@ -426,14 +393,8 @@ describe.skipIf(skipPg)('on PostgreSQL + Redis: two instances share keys and cou
   afterAll(async () => {
     await one?.stop();
     await two?.stop();
-    const r = new Redis(REDIS_URL);
-    try {
-      const keys = await r.keys(`${prefix}*`);
-      if (keys.length) await r.del(...keys);
-    } finally {
-      r.disconnect();
-    }
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await deleteRedisKeys(prefix);
+    await db.drop();
   });
 
   it('a key created on one works on both, counters are shared, and revocation reaches both within 2 s', async () => {

@@ -9,12 +9,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JsonRpcProvider } from 'ethers';
-import { Redis } from 'ioredis';
-import pg from 'pg';
 import { createPublicClient, http } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, RpcClientError, type AccountClient } from '../generated/account/client.js';
 import { startService, type RunningService } from '../src/server/index.js';
+import { deleteRedisKeys, pgReachable, PG_ADMIN_URL, redisReachable, REDIS_URL, scratchDatabase, scratchPrefix, skipUnless } from './helpers/services.js';
 
 /** A fetch that keeps the session cookie, as a browser does for one origin (the generated client takes `fetch`). */
 function cookieFetch(): typeof fetch {
@@ -132,42 +131,21 @@ describe('account flow on SQLite (embedded chains)', () => {
   }, 60_000);
 
   // ---- PostgreSQL + Redis ---------------------------------------------------------------------------------------
-  const PG_ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
   describe('on PostgreSQL + Redis', () => {
     let up = false;
     let pgSvc: RunningService | undefined;
-    const name = `rpcgate_test_${randomBytes(6).toString('hex')}`;
-    const prefix = `rpcgate-test-${randomBytes(6).toString('hex')}`;
+    const db = scratchDatabase();
+    const prefix = scratchPrefix();
     let pgDir: string | undefined;
-    const admin = async (q: string) => {
-      const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
-      await c.connect();
-      try {
-        await c.query(q);
-      } finally {
-        await c.end();
-      }
-    };
 
     beforeAll(async () => {
-      const r = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      try {
-        await admin('SELECT 1');
-        await r.connect();
-        await r.ping();
-        up = true;
-      } catch (e) {
-        if (process.env.CI) throw new Error(`CI is set but PostgreSQL (${PG_ADMIN_URL}) or Redis (${REDIS_URL}) is unreachable: ${(e as Error).message}`);
-        console.warn(`[account-flow] PostgreSQL or Redis unreachable (${PG_ADMIN_URL}, ${REDIS_URL}): PostgreSQL + Redis cases SKIPPED (required when CI is set)`);
+      up = (await pgReachable()) && (await redisReachable());
+      if (!up) {
+        if (process.env.CI) throw new Error(`CI is set but PostgreSQL (${PG_ADMIN_URL}) or Redis (${REDIS_URL}) is unreachable`);
+        skipUnless(up, 'account-flow', 'PostgreSQL or Redis');
         return;
-      } finally {
-        r.disconnect();
       }
-      await admin(`CREATE DATABASE ${name}`);
-      const dbUrl = new URL(PG_ADMIN_URL);
-      dbUrl.pathname = `/${name}`;
+      await db.create();
       pgDir = mkdtempSync(join(tmpdir(), 'rpcgate-account-flow-pg-'));
       pgSvc = await startService({
         port: 0,
@@ -175,7 +153,7 @@ describe('account flow on SQLite (embedded chains)', () => {
         logLevel: 'silent',
         strictResults: true,
         devKey: false,
-        databaseUrl: dbUrl.href,
+        databaseUrl: db.url,
         redisUrl: REDIS_URL,
         redisPrefix: prefix,
         secret: randomBytes(32).toString('hex'),
@@ -191,14 +169,8 @@ describe('account flow on SQLite (embedded chains)', () => {
       await pgSvc?.stop();
       if (pgDir) rmSync(pgDir, { recursive: true, force: true });
       if (!up) return;
-      const r = new Redis(REDIS_URL);
-      try {
-        const keys = await r.keys(`${prefix}*`);
-        if (keys.length) await r.del(...keys);
-      } finally {
-        r.disconnect();
-      }
-      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await deleteRedisKeys(prefix);
+      await db.drop();
     });
 
     it('the whole flow', async (t) => {

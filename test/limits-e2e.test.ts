@@ -18,10 +18,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LimitsConfig } from '../src/limits/index.js';
 import { loadOrCreateServerSecret } from '../src/secrets/index.js';
 import { startService, type RunningService } from '../src/server/index.js';
+import { redisReachable, REDIS_URL, skipUnless } from './helpers/services.js';
 import { createApp, createNetworkKey, createUser, openStore, setAllowlist, type Store } from '../src/store/index.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -352,22 +352,7 @@ describe('the default B plan, for real', () => {
 
 // --- Redis shared by two rpcgate processes -------------------------------------------------------------------------
 
-async function redisReachable(): Promise<boolean> {
-  const r = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1000, retryStrategy: () => null });
-  r.on('error', () => {});
-  try {
-    await r.connect();
-    return (await r.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    r.disconnect();
-  }
-}
-
-const redisUp = await redisReachable();
-const skipRedis = !redisUp && !process.env.CI;
-if (skipRedis) console.warn(`[limits-e2e] Redis tests SKIPPED: Redis unreachable at ${REDIS_URL} (set REDIS_URL; with CI set they run and fail)`);
+const skipRedis = skipUnless(await redisReachable(), 'limits-e2e', 'Redis');
 
 interface Child {
   url: string;

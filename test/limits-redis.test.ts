@@ -5,28 +5,13 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisReachable, REDIS_URL, skipUnless } from './helpers/services.js';
 import { EXPIRY_GRACE_MS, RedisLimiter, createLimiter, limitError, type LimitSubject, type LimitsConfig } from '../src/limits/index.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LIMITS_MODULE = pathToFileURL(fileURLToPath(new URL('../src/limits/index.ts', import.meta.url))).href;
 
-async function reachable(): Promise<boolean> {
-  const r = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1000, retryStrategy: () => null });
-  r.on('error', () => {});
-  try {
-    await r.connect();
-    return (await r.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    r.disconnect();
-  }
-}
-
-const up = await reachable();
-const skip = !up && !process.env.CI;
-if (skip) console.warn(`[limits-redis] SKIPPED: Redis unreachable at ${REDIS_URL} (set REDIS_URL; with CI set these tests run and fail)`);
+const skip = skipUnless(await redisReachable(), 'limits-redis', 'Redis');
 
 const PREFIX = `rpcgate-test-${randomUUID()}`;
 const user = (userId: string): LimitSubject => ({ kind: 'B', userId });

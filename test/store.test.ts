@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pgReachable, scratchDatabase, skipUnless } from './helpers/services.js';
 import { hashKey, hashSessionToken } from '../src/secrets/index.js';
 import {
   ConflictError,
@@ -57,27 +57,7 @@ const secret = randomBytes(32);
 
 // ---- targets ------------------------------------------------------------------------------------------------------
 
-const PG_ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-async function pgReachable(url: string): Promise<boolean> {
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  try {
-    await c.connect();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await c.end().catch(() => {});
-  }
-}
-
-const pgUp = await pgReachable(PG_ADMIN_URL);
-const pgSkip = !pgUp && !process.env.CI;
-if (pgSkip) {
-  const shown = new URL(PG_ADMIN_URL);
-  shown.password = '';
-  console.warn(`[store.test] PostgreSQL unreachable at ${shown.href}: PostgreSQL cases SKIPPED (they are required when CI is set)`);
-}
+const pgSkip = skipUnless(await pgReachable(), 'store.test', 'PostgreSQL');
 
 interface Target {
   dialect: 'sqlite' | 'postgres';
@@ -106,24 +86,13 @@ function sqliteTarget(): Target {
 }
 
 function pgTarget(): Target {
-  const name = `rpcgate_test_${randomBytes(6).toString('hex')}`;
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  const admin = async (q: string) => {
-    const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 5000 });
-    await c.connect();
-    try {
-      await c.query(q);
-    } finally {
-      await c.end();
-    }
-  };
+  const db = scratchDatabase();
   return {
     dialect: 'postgres',
     skip: pgSkip,
-    setup: () => admin(`CREATE DATABASE ${name}`),
-    open: () => openStore({ dataDir: '/nonexistent-unused', databaseUrl: url.href }),
-    teardown: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    setup: () => db.create(),
+    open: () => openStore({ dataDir: '/nonexistent-unused', databaseUrl: db.url }),
+    teardown: () => db.drop(),
   };
 }
 
