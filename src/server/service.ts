@@ -22,6 +22,7 @@ import { openStore, type Store } from '../store/index.js';
 import { createAdmission, peekLimitHeaders } from './admission.js';
 import { createHttpServer, type HttpRoute } from './http.js';
 import { accountRoute } from './account-route.js';
+import { createWebRoute } from './web-route.js';
 
 export interface NetworkInfo {
   name: string;
@@ -202,6 +203,8 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
         return { ok, detail: { networks: detail } };
       },
     });
+    // The dashboard (dist/web): GET / for browsers and /assets/*; every other request goes on to the HTTP front.
+    createWebRoute({ logger }).mount(server);
     const srv = server;
     await new Promise<void>((resolveListen, reject) => {
       srv.once('error', reject);
