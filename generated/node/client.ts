@@ -30,7 +30,7 @@ export type NodeClient = Client<Methods>;
  *
  * const client = createClient({ url: process.env.RPC_URL! });
  * const value = await client.request('eth_blockNumber');
- * const result = await client.request('eth_getBlockByNumber', ['0x2a', false]);
+ * const result = await client.request('eth_getBlockByNumber', ['latest', false]);
  * ```
  */
 export function createClient(options: ClientOptions): NodeClient {

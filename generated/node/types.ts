@@ -858,32 +858,32 @@ export interface NodeMethods {
    * ```json
    * // request params
    * [
-   *   "0x2a",
+   *   "latest",
    *   false
    * ]
    * // result
    * {
-   *   "baseFeePerGas": "0x813f23b",
-   *   "blobGasUsed": "0x20000",
+   *   "baseFeePerGas": "0x1a21397",
+   *   "blobGasUsed": "0x0",
    *   "difficulty": "0x0",
    *   "excessBlobGas": "0x0",
    *   "extraData": "0x",
    *   "gasLimit": "0xbebc200",
-   *   "gasUsed": "0x2b1dc",
-   *   "hash": "0x9e5e1e79c57f257def6a0e882d10863e2a98b034e6e0fdaccd7ff7b31312105d",
-   *   "logsBloom": "0x0000000000000000000000000000000000000000000000010000000080000000…",
+   *   "gasUsed": "0x52f71",
+   *   "hash": "0xd226371d0b1551adb03fb52b71f08e3e11247fe9b1af994768af8cdaa8e7dcd7",
+   *   "logsBloom": "0x0000000000000000000000800000000000000000000001000000000080000000…",
    *   "miner": "0x0000000000000000000000000000000000000000",
    *   "mixHash": "0x0000000000000000000000000000000000000000000000000000000000000000",
    *   "nonce": "0x0000000000000000",
-   *   "number": "0x2a",
-   *   "parentBeaconBlockRoot": "0x83472eda6eb475906aeeb7f09e757ba9f6663b9f6a5bf8611d6306f677f67ebd",
-   *   "parentHash": "0xe956f744bb860c7aa762919d66f5e3501da555956d42be5c03c0db5a80990c61",
-   *   "receiptsRoot": "0x38ccde4d4d04716df2f017ce88912d71df474954a4c51c59854045e55ac7e0a3",
+   *   "number": "0x36",
+   *   "parentBeaconBlockRoot": "0x346910f7e777c596be32f0dcf46ccfda2efe8d6c5d3abbfe0f76dba7437f5dad",
+   *   "parentHash": "0x1c40cb1eae4d15a808b06f18145f4585fd6d45244b332853bd695e62e6990454",
+   *   "receiptsRoot": "0x1a7a488c0a3a5c1f846f03b8f37243cadc7e2b085d95f93612da2bdf3973d5dd",
+   *   "requestsHash": "0xe3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
    *   "sha3Uncles": "0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347",
-   *   "size": "0x579",
-   *   "stateRoot": "0xd81dd35af81f160898bb6c4c8a810b2c21f55aa13e2af5c6a62349bc3a03d948",
-   *   "timestamp": "0x1a4",
-   *   "transactions": [
+   *   "size": "0x455",
+   *   "stateRoot": "0x6da8f636cdc85dbe8c1b5299e5db22f462c041febaf3b78cac1040152ee30b3b",
+   *   "timestamp": "0x21c",
    *   …
    * ```
    */

@@ -35,26 +35,10 @@ export const METHODS: MethodOption[] = [
     .map((m) => ({ id: m, label: m })),
 ];
 
-/**
- * The contract's eth_getBlockByNumber example reads block 0x2a; the latest-block example is the same code with the
- * block argument set to the `latest` tag, written the way each SDK spells it.
- */
-function latestBlock(id: ExampleId, code: string): string {
-  switch (id) {
-    case 'viem':
-      return code.replace(/blockNumber: \d+n/, "blockTag: 'latest'");
-    case 'web3py':
-      return code.replace(/get_block\(\d+/, 'get_block("latest"');
-    default:
-      return code.replace(/(['"])0x[0-9a-f]+\1/, (_m, q: string) => `${q}latest${q}`);
-  }
-}
-
 /** The code of one method in one SDK with the URL filled in, or undefined when the generator has none. */
 export function exampleCode(method: string, sdk: ExampleId, url: string): string | undefined {
   const m = method === LATEST_BLOCK ? 'eth_getBlockByNumber' : method;
+  // The contract's first eth_getBlockByNumber example is the latest block, so its code is the latest-block example.
   const set = (examples as Record<string, ExampleSet[] | undefined>)[m]?.find((x) => x.id === sdk);
-  if (!set) return undefined;
-  const code = method === LATEST_BLOCK ? latestBlock(sdk, set.code) : set.code;
-  return code.split(RPC_URL_PLACEHOLDER).join(url);
+  return set?.code.split(RPC_URL_PLACEHOLDER).join(url);
 }
