@@ -3,10 +3,12 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import type { Dialect } from '../db.js';
 import { initial } from './0001_initial.js';
+import { usage } from './0002_usage.js';
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001_initial': initial(dialect),
+    '0002_usage': usage(dialect),
   };
 }
 

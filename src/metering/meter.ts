@@ -1,0 +1,333 @@
+// The meter: every node API call's outcome, counted in memory per UTC minute and flushed to the store in batches, so
+// no request waits on the store.
+//
+// Per call (`record`): no I/O, a handful of Map lookups and array increments; allocation only for the first call of
+// a (minute, principal, network, method, outcome, code) cell. Aggregates per cell: count, latency sum, and the fixed
+// log-spaced latency histogram of ./histogram.ts (percentiles after aggregation/downsampling within ≤ 9.05 %).
+//
+// Flushing: every `flushIntervalMs` (unref'd timer) the completed minutes are written with upsertUsage — multi-row
+// INSERT … ON CONFLICT DO UPDATE SET col = col + excluded.col in one transaction, so flushes of several replicas
+// (or a retried flush) for the same minute add up. If the store fails, the rows are kept and retried on the next
+// flush; memory is bounded by `maxCells` (cells beyond it are dropped, counted in `stats().dropped`, in
+// rpcgate_usage_dropped_total, and logged). `stop()` flushes everything, the current minute included.
+//
+// Attribution: only apps (access point A) and network keys (B) have a user to attribute usage to. Calls without such a
+// principal — static/dev keys, refusals before authentication — are counted in Prometheus only, never in the store
+// (a usage row always has an owner; the ownership filter of the account API needs one).
+import type { Kysely } from 'kysely';
+import type { Principal } from '../access/keys.js';
+import { upsertUsage, type UsageRow } from '../store/usage.js';
+import { HISTOGRAM_BUCKETS, bucketIndex } from './histogram.js';
+import type { Metrics } from './prometheus.js';
+import { OTHER, OUTCOMES, OUTCOME_INDEX, type MeterPrincipal, type Outcome } from './types.js';
+
+export type { MeterPrincipal, Outcome } from './types.js';
+export { OUTCOMES } from './types.js';
+
+const MINUTE = 60_000;
+
+export interface MeterEvent {
+  /** Whom to attribute the call to; undefined (static/dev keys, unauthenticated refusals) → Prometheus only. */
+  principal: MeterPrincipal | undefined;
+  network: string;
+  /** The JSON-RPC method (methods outside the contract are counted as `other`). */
+  method: string;
+  outcome: Outcome;
+  /** JSON-RPC error code of a non-ok outcome (a 32-bit integer; anything else is stored as 0 = none). */
+  code?: number;
+  latencyMs: number;
+  /** Identical calls counted at once (default 1). */
+  count?: number;
+}
+
+/** What the meter needs of a logger (pino's Logger fits). */
+export interface MeterLogger {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface MeterOptions {
+  /** The store's Kysely instance (SQLite or PostgreSQL, migrated). */
+  db: Kysely<any>;
+  /** The contract's method names (e.g. `Object.keys(methods)` of generated/node/methods.ts). */
+  methods: Iterable<string>;
+  /** The configured networks; others are counted as `other`. Undefined = take the network as given. */
+  networks?: Iterable<string>;
+  /** Prometheus metrics to update on every call. */
+  metrics?: Metrics;
+  /** Default 5 000 ms. */
+  flushIntervalMs?: number;
+  /** Cells (unflushed aggregates) kept in memory at most; default 100 000 (≈ 40 MB). */
+  maxCells?: number;
+  logger?: MeterLogger;
+  /** Clock (epoch ms); tests inject one. */
+  now?: () => number;
+}
+
+export interface FlushResult {
+  /** Rows upserted. */
+  rows: number;
+  /** Distinct minutes among them. */
+  minutes: number;
+}
+
+export interface MeterStats {
+  /** Unflushed cells (including rows kept after a failed flush). */
+  pendingCells: number;
+  /** Calls not stored because the buffer was full. */
+  dropped: number;
+  flushFailures: number;
+}
+
+class Cell {
+  count = 0;
+  latencySumMs = 0;
+  readonly buckets = new Uint32Array(HISTOGRAM_BUCKETS);
+  constructor(
+    readonly principal: MeterPrincipal,
+    readonly network: string,
+    readonly method: string,
+    readonly outcome: Outcome,
+    readonly code: number,
+  ) {}
+}
+
+type ByCode = Map<number, Cell>;
+type ByMethod = Map<string, ByCode>;
+type ByNetwork = Map<string, ByMethod>;
+
+class MinuteAgg {
+  readonly apps = new Map<string, ByNetwork>();
+  readonly keys = new Map<string, ByNetwork>();
+  readonly cells: Cell[] = [];
+  constructor(readonly minute: number) {}
+}
+
+type PendingRow = UsageRow & { buckets: Float64Array };
+
+const noop = () => {};
+
+const principalCache = new WeakMap<Principal, MeterPrincipal>();
+
+/** The store attribution of an access principal (cached per principal object): apps and network keys; else undefined. */
+export function meterPrincipal(p: Principal | undefined): MeterPrincipal | undefined {
+  if (p === undefined || p.kind === 'static') return undefined;
+  let m = principalCache.get(p);
+  if (m === undefined) {
+    m = p.kind === 'app' ? { kind: 'app', appId: p.appId, userId: p.userId } : { kind: 'key', keyId: p.keyId, userId: p.userId };
+    principalCache.set(p, m);
+  }
+  return m;
+}
+
+export class Meter {
+  private readonly db: Kysely<any>;
+  private readonly methods: ReadonlySet<string>;
+  private readonly networks: ReadonlySet<string> | undefined;
+  private readonly metrics: Metrics | undefined;
+  private readonly flushIntervalMs: number;
+  private readonly maxCells: number;
+  private readonly logger: MeterLogger | undefined;
+  private readonly now: () => number;
+
+  private readonly minutes = new Map<number, MinuteAgg>();
+  private cur: MinuteAgg | undefined;
+  private retry: PendingRow[] = [];
+  private cellCount = 0;
+  private dropped = 0;
+  private droppedLogged = 0;
+  private flushFailures = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private tail: Promise<unknown> = Promise.resolve();
+  private busy = false;
+
+  constructor(opts: MeterOptions) {
+    this.db = opts.db;
+    this.methods = new Set(opts.methods);
+    this.networks = opts.networks === undefined ? undefined : new Set(opts.networks);
+    this.metrics = opts.metrics;
+    this.flushIntervalMs = opts.flushIntervalMs ?? 5_000;
+    this.maxCells = opts.maxCells ?? 100_000;
+    this.logger = opts.logger;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Starts periodic flushing (the timer does not keep the process alive). */
+  start(): this {
+    if (this.timer === undefined) {
+      this.timer = setInterval(() => {
+        if (!this.busy) this.flush().catch(noop); // failures are logged and retried by the next tick
+      }, this.flushIntervalMs);
+      this.timer.unref();
+    }
+    return this;
+  }
+
+  /** Meters one call (or `count` identical calls). Never throws for well-typed input, never does I/O. */
+  record(e: MeterEvent): void {
+    const n = e.count ?? 1;
+    const oi = OUTCOME_INDEX[e.outcome];
+    if (!(n > 0) || oi === undefined) return;
+    const method = this.methods.has(e.method) ? e.method : OTHER;
+    const network = this.networks === undefined || this.networks.has(e.network) ? e.network : OTHER;
+    const latency = e.latencyMs > 0 ? e.latencyMs : 0;
+    const k = bucketIndex(latency);
+
+    const metrics = this.metrics;
+    if (metrics !== undefined) metrics.observeRequest(metrics.requestSeries(network, method), oi, k, latency, n);
+
+    const p = e.principal;
+    if (p === undefined) return;
+    const now = this.now();
+    let agg = this.cur;
+    if (agg === undefined || now >= agg.minute + MINUTE) agg = this.roll(now);
+
+    const byPrincipal = p.kind === 'app' ? agg.apps : agg.keys;
+    const pid = p.kind === 'app' ? p.appId : p.keyId;
+    let byNetwork = byPrincipal.get(pid);
+    if (byNetwork === undefined) byPrincipal.set(pid, (byNetwork = new Map()));
+    let byMethod = byNetwork.get(network);
+    if (byMethod === undefined) byNetwork.set(network, (byMethod = new Map()));
+    let byCode = byMethod.get(method);
+    if (byCode === undefined) byMethod.set(method, (byCode = new Map()));
+    const c = e.code;
+    const code = c !== undefined && (c | 0) === c ? c : 0;
+    const key = code * 8 + oi; // unique per (code, outcome) for 32-bit codes, and a number: no string built
+    let cell = byCode.get(key);
+    if (cell === undefined) {
+      if (this.cellCount >= this.maxCells) {
+        this.dropped += n;
+        metrics?.usageDroppedInc(n);
+        return;
+      }
+      cell = new Cell(p, network, method, OUTCOMES[oi], code);
+      byCode.set(key, cell);
+      agg.cells.push(cell);
+      this.cellCount++;
+    }
+    cell.count += n;
+    cell.latencySumMs += latency * n;
+    cell.buckets[k] += n;
+  }
+
+  private roll(now: number): MinuteAgg {
+    // A clock stepping back keeps counting into the current minute (never into one that may be flushed already).
+    const cur = this.cur;
+    if (cur !== undefined && now < cur.minute) return cur;
+    const minute = now - (now % MINUTE);
+    let agg = this.minutes.get(minute);
+    if (agg === undefined) this.minutes.set(minute, (agg = new MinuteAgg(minute)));
+    this.cur = agg;
+    return agg;
+  }
+
+  /** Writes every completed minute (and rows kept from failed flushes). Rejects if the store fails (rows are kept). */
+  flush(): Promise<FlushResult> {
+    return this.enqueue(false);
+  }
+
+  /**
+   * Graceful stop: stops the timer and flushes everything, the current minute included (calls finishing meanwhile
+   * are flushed by a further round). Rejects if the store fails; the rows then stay in memory.
+   */
+  async stop(): Promise<FlushResult> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    const total: FlushResult = { rows: 0, minutes: 0 };
+    for (let round = 0; round < 3; round++) {
+      const r = await this.enqueue(true);
+      total.rows += r.rows;
+      total.minutes += r.minutes;
+      if (this.cellCount === 0) break;
+    }
+    return total;
+  }
+
+  stats(): MeterStats {
+    return { pendingCells: this.cellCount, dropped: this.dropped, flushFailures: this.flushFailures };
+  }
+
+  // Flushes run one at a time, in call order.
+  private enqueue(all: boolean): Promise<FlushResult> {
+    const run = this.tail.then(() => this.flushOnce(all));
+    this.tail = run.then(noop, noop);
+    return run;
+  }
+
+  private async flushOnce(all: boolean): Promise<FlushResult> {
+    this.busy = true;
+    try {
+      const now = this.now();
+      const current = now - (now % MINUTE);
+      // Detach what is written now; calls recorded meanwhile go to fresh aggregates.
+      const merged = new Map<string, PendingRow>();
+      let taken = this.retry.length;
+      for (const r of this.retry) mergeRow(merged, r);
+      this.retry = [];
+      for (const [minute, agg] of this.minutes) {
+        if (!all && minute >= current) continue;
+        this.minutes.delete(minute);
+        if (agg === this.cur) this.cur = undefined;
+        taken += agg.cells.length;
+        for (const c of agg.cells) mergeRow(merged, cellRow(minute, c));
+      }
+      this.cellCount -= taken;
+      this.logDrops();
+      if (merged.size === 0) return { rows: 0, minutes: 0 };
+      const rows = [...merged.values()];
+      try {
+        await upsertUsage(this.db, rows);
+      } catch (err) {
+        this.retry = rows;
+        this.cellCount += rows.length;
+        this.flushFailures++;
+        this.metrics?.usageFlushFailed();
+        this.logger?.error({ err, rows: rows.length }, 'usage flush failed; rows kept for the next flush');
+        throw err;
+      }
+      return { rows: rows.length, minutes: new Set(rows.map((r) => r.ts)).size };
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private logDrops(): void {
+    if (this.dropped > this.droppedLogged) {
+      this.logger?.warn(
+        { dropped: this.dropped - this.droppedLogged, droppedTotal: this.dropped, maxCells: this.maxCells },
+        'usage buffer full: metered calls dropped from the store (Prometheus still counts them)',
+      );
+      this.droppedLogged = this.dropped;
+    }
+  }
+}
+
+function cellRow(minute: number, c: Cell): PendingRow {
+  const p = c.principal;
+  return {
+    ts: minute,
+    principalKind: p.kind,
+    principalId: p.kind === 'app' ? p.appId : p.keyId,
+    userId: p.userId,
+    network: c.network,
+    method: c.method,
+    outcome: c.outcome,
+    code: c.code,
+    count: c.count,
+    latencySumMs: c.latencySumMs,
+    buckets: Float64Array.from(c.buckets),
+  };
+}
+
+/** Rows of one statement must not repeat a key (PostgreSQL refuses to update a row twice): add duplicates up. */
+function mergeRow(into: Map<string, PendingRow>, r: PendingRow): void {
+  const key = `${r.ts}\u0000${r.principalKind}\u0000${r.principalId}\u0000${r.network}\u0000${r.method}\u0000${r.outcome}\u0000${r.code}`;
+  const have = into.get(key);
+  if (have === undefined) {
+    into.set(key, r);
+    return;
+  }
+  have.count += r.count;
+  have.latencySumMs += r.latencySumMs;
+  for (let i = 0; i < HISTOGRAM_BUCKETS; i++) have.buckets[i] += r.buckets[i];
+}

@@ -1,0 +1,243 @@
+// Operator metrics for /metrics: a prom-client Registry of its own (not the global one).
+//
+// The per-request series (requests_total, request_duration_seconds, upstream_duration_seconds) are hot: prom-client's
+// `inc`/`observe` hash their label object on every call (≈1 µs). They are therefore counted in plain numbers here
+// (a Map lookup per label plus array increments) and only turned into samples when /metrics is scraped: the counter
+// through a `collect` callback (public prom-client API), the histograms through a small metric object that answers
+// `get()` like prom-client's own Histogram does (the interface the Registry formats).
+//
+// Labels never carry secrets: networks and methods are normalised by the Meter (contract methods, else `other`);
+// upstreams are an index or host:port (upstreamLabel strips credentials, paths and queries).
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import type { LimitPeriod } from '../limits/types.js';
+import { FINE_TO_PROM, PROM_BOUNDS_SECONDS, bucketIndex } from './histogram.js';
+import { OUTCOMES } from './types.js';
+
+export interface MetricsOptions {
+  /** Active keys by kind (e.g. `{ app: 12, 'network-key': 30, static: 1 }`), read at scrape time. */
+  activeKeys?: () => Record<string, number> | Iterable<readonly [kind: string, count: number]>;
+  /** Also collect prom-client's default process metrics (CPU, memory, event loop lag) into this registry. */
+  processMetrics?: boolean;
+}
+
+/** Cumulative histogram series: per-bucket counts (non-cumulative; made cumulative at scrape), sum, count. */
+class HistSeries {
+  readonly counts: Float64Array;
+  sum = 0;
+  count = 0;
+  constructor(
+    readonly labels: Readonly<Record<string, string>>,
+    buckets: number,
+  ) {
+    this.counts = new Float64Array(buckets + 1);
+  }
+}
+
+/** A histogram whose observations are pre-bucketed by the caller; formatted by the Registry like prom-client's. */
+class PrebucketedHistogram {
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  private readonly series = new Map<string, HistSeries>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly bounds: readonly number[],
+  ) {}
+
+  /** The series of these labels (callers cache it: this builds a key). */
+  child(labels: Record<string, string>): HistSeries {
+    const key = Object.values(labels).join('\u0000');
+    let s = this.series.get(key);
+    if (s === undefined) this.series.set(key, (s = new HistSeries(labels, this.bounds.length)));
+    return s;
+  }
+
+  async get() {
+    const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
+    for (const s of this.series.values()) {
+      let cum = 0;
+      for (let i = 0; i < this.bounds.length; i++) {
+        cum += s.counts[i];
+        values.push({ labels: { ...s.labels, le: this.bounds[i] }, value: cum, metricName: `${this.name}_bucket` });
+      }
+      values.push({ labels: { ...s.labels, le: '+Inf' }, value: s.count, metricName: `${this.name}_bucket` });
+      values.push({ labels: s.labels, value: s.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: s.labels, value: s.count, metricName: `${this.name}_count` });
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  reset(): void {
+    for (const s of this.series.values()) {
+      s.counts.fill(0);
+      s.sum = 0;
+      s.count = 0;
+    }
+  }
+}
+
+/** Request counters of one (network, method): per outcome, plus its duration series. */
+export class RequestSeries {
+  readonly outcomes = new Float64Array(OUTCOMES.length);
+  constructor(
+    readonly network: string,
+    readonly method: string,
+    readonly duration: HistSeries,
+  ) {}
+}
+
+/**
+ * A Prometheus label for an upstream: an index as is, a URL as host:port only (no user info, path or query — where
+ * providers put API keys). Prefer indexes when host names themselves could be secret.
+ */
+export function upstreamLabel(upstream: string | number): string {
+  if (typeof upstream === 'number') return String(upstream);
+  if (!upstream.includes('://')) return /^[A-Za-z0-9.-]+(?::\d+)?$/.test(upstream) ? upstream : 'invalid';
+  try {
+    const u = new URL(upstream);
+    const port = u.port || (u.protocol === 'https:' || u.protocol === 'wss:' ? '443' : u.protocol === 'http:' || u.protocol === 'ws:' ? '80' : '');
+    return port ? `${u.hostname}:${port}` : u.hostname;
+  } catch {
+    return 'invalid';
+  }
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requestsByNet = new Map<string, Map<string, RequestSeries>>();
+  private readonly requestDuration: PrebucketedHistogram;
+  private readonly upstreamDuration: PrebucketedHistogram;
+  private readonly upstreamByNet = new Map<string, Map<string | number, HistSeries>>();
+  private readonly upstreamUp: Gauge<'network' | 'upstream'>;
+  private readonly limitRefusals: Counter<'network' | 'period'>;
+  private readonly usageDropped: Counter;
+  private readonly usageFlushFailures: Counter;
+
+  constructor(opts: MetricsOptions = {}) {
+    const registers = [this.registry];
+    const requestsByNet = this.requestsByNet;
+    new Counter({
+      name: 'rpcgate_requests_total',
+      help: 'Node API calls by network, method (contract methods, else "other") and outcome.',
+      labelNames: ['network', 'method', 'outcome'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const byMethod of requestsByNet.values())
+          for (const s of byMethod.values())
+            for (let i = 0; i < OUTCOMES.length; i++)
+              if (s.outcomes[i] > 0) this.inc({ network: s.network, method: s.method, outcome: OUTCOMES[i] }, s.outcomes[i]);
+      },
+    });
+    this.requestDuration = new PrebucketedHistogram(
+      'rpcgate_request_duration_seconds',
+      'Node API call latency as seen by rpcgate (request read → response), by network and method.',
+      PROM_BOUNDS_SECONDS,
+    );
+    this.upstreamDuration = new PrebucketedHistogram(
+      'rpcgate_upstream_duration_seconds',
+      'Upstream node request latency by network and upstream (index or host:port).',
+      PROM_BOUNDS_SECONDS,
+    );
+    this.registry.registerMetric(this.requestDuration as unknown as Metric);
+    this.registry.registerMetric(this.upstreamDuration as unknown as Metric);
+    this.upstreamUp = new Gauge({
+      name: 'rpcgate_upstream_up',
+      help: 'Upstream health: 1 healthy, 0 unhealthy.',
+      labelNames: ['network', 'upstream'] as const,
+      registers,
+    });
+    this.limitRefusals = new Counter({
+      name: 'rpcgate_limit_refusals_total',
+      help: 'Calls refused by a rate or quota limit, by network and limit period.',
+      labelNames: ['network', 'period'] as const,
+      registers,
+    });
+    const activeKeys = opts.activeKeys;
+    new Gauge({
+      name: 'rpcgate_active_keys',
+      help: 'Keys the access index currently accepts, by kind.',
+      labelNames: ['kind'] as const,
+      registers,
+      collect() {
+        this.reset();
+        if (!activeKeys) return;
+        const v = activeKeys();
+        const entries = Symbol.iterator in v ? (v as Iterable<readonly [string, number]>) : Object.entries(v);
+        for (const [kind, n] of entries) this.set({ kind }, n);
+      },
+    });
+    this.usageDropped = new Counter({
+      name: 'rpcgate_usage_dropped_total',
+      help: 'Metered calls not stored because the in-memory usage buffer was full (store unavailable too long).',
+      registers,
+    });
+    this.usageFlushFailures = new Counter({
+      name: 'rpcgate_usage_flush_failures_total',
+      help: 'Usage flushes that failed (their rows are kept and retried).',
+      registers,
+    });
+    if (opts.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'rpcgate_' });
+  }
+
+  /** The counters of one (network, method) — labels already normalised. Hot path: two Map lookups. */
+  requestSeries(network: string, method: string): RequestSeries {
+    let byMethod = this.requestsByNet.get(network);
+    if (byMethod === undefined) this.requestsByNet.set(network, (byMethod = new Map()));
+    let s = byMethod.get(method);
+    if (s === undefined) byMethod.set(method, (s = new RequestSeries(network, method, this.requestDuration.child({ network, method }))));
+    return s;
+  }
+
+  /** Counts `n` calls of a series with one outcome and latency (fine histogram bucket `fineBucket`). */
+  observeRequest(s: RequestSeries, outcomeIndex: number, fineBucket: number, latencyMs: number, n: number): void {
+    s.outcomes[outcomeIndex] += n;
+    const d = s.duration;
+    d.counts[FINE_TO_PROM[fineBucket]] += n;
+    d.sum += (latencyMs / 1000) * n;
+    d.count += n;
+  }
+
+  /** For the upstream pools: one upstream request's latency. `upstream` is an index or a URL/host (see upstreamLabel). */
+  observeUpstream(network: string, upstream: string | number, seconds: number): void {
+    let byUp = this.upstreamByNet.get(network);
+    if (byUp === undefined) this.upstreamByNet.set(network, (byUp = new Map()));
+    let s = byUp.get(upstream);
+    if (s === undefined) {
+      if (byUp.size >= 64) return; // upstreams are configured, so a handful; never let a caller grow this unbounded
+      byUp.set(upstream, (s = this.upstreamDuration.child({ network, upstream: upstreamLabel(upstream) })));
+    }
+    s.counts[FINE_TO_PROM[bucketIndex(seconds * 1000)]] += 1;
+    s.sum += seconds;
+    s.count += 1;
+  }
+
+  /** For the upstream pools' health checks. */
+  setUpstreamHealth(network: string, upstream: string | number, up: boolean): void {
+    this.upstreamUp.set({ network, upstream: upstreamLabel(upstream) }, up ? 1 : 0);
+  }
+
+  /** A call refused by a limit (the limiter's decision period). */
+  limitRefusal(network: string, period: LimitPeriod, n = 1): void {
+    this.limitRefusals.inc({ network, period }, n);
+  }
+
+  /** Used by the Meter. */
+  usageDroppedInc(n: number): void {
+    this.usageDropped.inc(n);
+  }
+  usageFlushFailed(): void {
+    this.usageFlushFailures.inc();
+  }
+
+  /** Content-Type of metricsText(). */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** Prometheus text format (0.0.4). */
+  metricsText(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

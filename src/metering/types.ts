@@ -1,0 +1,22 @@
+// Shared metering vocabulary (used by the meter, the usage store and the Prometheus metrics).
+
+/**
+ * What became of a metered call. `auth`, `allowlist`, `limit` and `validation` are refusals by rpcgate (with their
+ * JSON-RPC code); `node_error` is the node's own error passed through; `upstream_error` is no healthy upstream or an
+ * upstream timeout (-32603 …).
+ */
+export const OUTCOMES = ['ok', 'node_error', 'auth', 'allowlist', 'limit', 'validation', 'upstream_error'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** Outcome → index into per-outcome arrays (hot path: an own-property lookup, no allocation). */
+export const OUTCOME_INDEX: Readonly<Record<Outcome, number>> = Object.freeze(
+  Object.fromEntries(OUTCOMES.map((o, i) => [o, i])) as Record<Outcome, number>,
+);
+
+/** Whom usage is attributed to in the store (apps of access point A, network keys of access point B). */
+export type MeterPrincipal =
+  | { readonly kind: 'app'; readonly appId: string; readonly userId: string }
+  | { readonly kind: 'key'; readonly keyId: string; readonly userId: string };
+
+/** Label value for methods outside the contract (and networks outside the configured set): bounded cardinality. */
+export const OTHER = 'other';
