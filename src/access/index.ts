@@ -1,11 +1,14 @@
 // The key index: API key → principal, in memory, kept in sync with the account store.
 //
 //   start:        feed.start() (remember the end of the key-event feed), then loadAllActiveKeys() → Map<keyHash, principal>
-//   every ~1 s:   feed.poll() → 'revoke' drops the hash; 'upsert' re-reads that one key (loadAccessEntry) and replaces it
+//   every 0.5 s:  feed.poll() → 'revoke' drops the hash; 'upsert' re-reads that one key (loadAccessEntry) and replaces it
 //   every 5 min:  a full rebuild from a fresh snapshot (safety net), after pruning key events older than a day
 // Poll and rebuild run one at a time (a rebuild's snapshot can never overwrite a newer revoke), so a revoked key, a
 // deleted app or a rotated key stops working within poll interval + one query (< 2 s) in every process sharing the
-// store. Per request: hashKey(secret, key) (one HMAC-SHA256) and a Map lookup — never a query.
+// store. Per request: a lookup in a small cache of recently used keys (raw key → principal); on a miss
+// hashKey(secret, key) (one HMAC-SHA256) and a Map lookup — never a query. The cache is emptied synchronously
+// whenever the index changes (any key event applied, any rebuild), so it never answers with a state the index no
+// longer has: a revoked key is refused as soon as the index drops it.
 // If the store is unreachable the index keeps serving its last state and logs; the next poll catches up.
 //
 // Principals are built once per key version: allowlists compiled (./allowlist.ts), JWT keys imported (./jwt.ts), the
@@ -38,9 +41,13 @@ export interface AccessIndexOptions {
 
 /** Longest key the index hashes: anything longer is not a key we issued (no HMAC for junk). */
 const MAX_KEY_LENGTH = 128;
+/** Keys remembered by the lookup cache (oldest dropped first). Only keys that were found are cached. */
+const CACHE_SIZE = 4096;
 
 export class AccessIndex implements KeyStore {
   private map = new Map<string, Principal>();
+  /** Raw key → principal for keys found recently: skips the HMAC for hot keys. Cleared on every index change. */
+  private readonly cache = new Map<string, Principal>();
   private readonly feed: KeyEventFeed;
   private readonly db: Kysely<Database>;
   private readonly secret: Uint8Array;
@@ -60,7 +67,8 @@ export class AccessIndex implements KeyStore {
     this.secret = opts.secret;
     this.feed = new KeyEventFeed(opts.db);
     for (const [chain, nets] of Object.entries(opts.chains)) this.chainNets.set(chain.toLowerCase(), new Set(nets));
-    this.pollMs = opts.pollMs ?? 1000;
+    // Half a second: a revoked key must stop working on every replica within 2 s, with room for a slow poll.
+    this.pollMs = opts.pollMs ?? 500;
     this.rebuildMs = opts.rebuildMs ?? 300_000;
     this.logger = opts.logger;
   }
@@ -85,8 +93,15 @@ export class AccessIndex implements KeyStore {
   }
 
   lookup(key: string): Principal | undefined {
+    const hit = this.cache.get(key);
+    if (hit !== undefined) return hit;
     if (key.length > MAX_KEY_LENGTH || this.map.size === 0) return undefined;
-    return this.map.get(hashKey(this.secret, key));
+    const p = this.map.get(hashKey(this.secret, key));
+    if (p !== undefined) {
+      if (this.cache.size >= CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(key, p);
+    }
+    return p;
   }
 
   /** The principal of a key hash (tests, tools). */
@@ -131,6 +146,7 @@ export class AccessIndex implements KeyStore {
     const events = await this.feed.poll();
     if (events.length === 0) return;
     const upserts = new Set<string>();
+    this.cache.clear();
     for (const e of events) {
       if (e.kind === 'revoke') {
         this.map.delete(e.keyHash);
@@ -139,6 +155,8 @@ export class AccessIndex implements KeyStore {
     }
     for (const h of upserts) {
       const entry = await loadAccessEntry(this.db, h);
+      // Cleared with each change (lookups ran during the await and may have cached the old principal).
+      this.cache.clear();
       if (entry === undefined) this.map.delete(h);
       else this.map.set(h, this.principal(entry));
     }
@@ -155,6 +173,7 @@ export class AccessIndex implements KeyStore {
       if (e.accessPoint === 'A') for (const k of e.jwtKeys) kids.add(k.kid);
     }
     this.map = next;
+    this.cache.clear();
     pruneJwtKeyCache(kids);
   }
 

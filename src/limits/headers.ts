@@ -8,14 +8,29 @@ import type { LimitDecision } from './types.js';
  */
 export function limitHeaders(d: LimitDecision): Record<string, string> {
   if (!Number.isFinite(d.limit)) return {};
+  // The limit and the reset rarely change from one call to the next: their strings are kept (number → string
+  // conversion showed in profiles of the authenticated path).
+  if (d.limit !== lastLimit) {
+    lastLimit = d.limit;
+    lastLimitStr = String(d.limit);
+  }
+  if (d.resetAt !== lastReset) {
+    lastReset = d.resetAt;
+    lastResetStr = String(Math.ceil(d.resetAt / 1000));
+  }
   const h: Record<string, string> = {
-    'x-ratelimit-limit': String(d.limit),
+    'x-ratelimit-limit': lastLimitStr,
     'x-ratelimit-remaining': String(d.remaining),
-    'x-ratelimit-reset': String(Math.ceil(d.resetAt / 1000)),
+    'x-ratelimit-reset': lastResetStr,
   };
   if (!d.allowed) h['retry-after'] = String(d.retryAfterSec ?? 1);
   return h;
 }
+
+let lastLimit = NaN;
+let lastLimitStr = '';
+let lastReset = NaN;
+let lastResetStr = '';
 
 const PERIOD_WORD = { second: 'second', day: 'day (UTC)', month: 'month (UTC)' } as const;
 

@@ -442,13 +442,24 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
     return p instanceof Prepared ? dispatch(p, ctx) : p;
   }
 
-  /** The admission hook's answer, with anything unexpected turned into a whole-request error. */
-  async function runAdmit(fn: AdmitFn, calls: readonly AdmitCall[], ctx: CallContext): Promise<AdmitResult | undefined> {
+  /** The admission hook's answer, with anything unexpected turned into a whole-request error. A hook that answers
+   *  synchronously is answered synchronously (no Promise on the hot path); a Promise is passed on. */
+  function runAdmit(fn: AdmitFn, calls: readonly AdmitCall[], ctx: CallContext): AdmitResult | undefined | Promise<AdmitResult | undefined> {
+    let r: AdmitResult | undefined | Promise<AdmitResult | undefined>;
     try {
-      return await fn(calls, ctx);
+      r = fn(calls, ctx);
     } catch (thrown) {
-      return { error: unexpected(thrown, calls.length === 1 ? calls[0].method : '(admission)', ctx) };
+      return admitFailed(thrown, calls, ctx);
     }
+    // Any thenable (as `await` would take it), normalised to a Promise the callers recognise.
+    if (r !== undefined && typeof (r as { then?: unknown }).then === 'function') {
+      return Promise.resolve(r).catch((thrown: unknown) => admitFailed(thrown, calls, ctx));
+    }
+    return r as AdmitResult | undefined;
+  }
+
+  function admitFailed(thrown: unknown, calls: readonly AdmitCall[], ctx: CallContext): AdmitResult {
+    return { error: unexpected(thrown, calls.length === 1 ? calls[0].method : '(admission)', ctx) };
   }
 
   /** A refused call's outcome (notifications stay silent). */
@@ -490,10 +501,12 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
     if (!Array.isArray(msg)) {
       const p = prepareItem(msg, ctx);
       if (!(p instanceof Prepared)) {
-        const r = await runAdmit(fn, NO_CALLS, ctx);
+        let r = runAdmit(fn, NO_CALLS, ctx);
+        if (r instanceof Promise) r = await r;
         return withHeaders(single(p), r?.headers);
       }
-      const r = await runAdmit(fn, [p], ctx);
+      let r = runAdmit(fn, [p], ctx);
+      if (r instanceof Promise) r = await r;
       if (r?.error !== undefined) return withHeaders(errorResponse(r.error, idOf(msg)), r.headers);
       const refused = r?.refused?.[0];
       return withHeaders(single(refused !== undefined ? refusal(p, refused) : await dispatch(p, ctx)), r?.headers);
@@ -513,7 +526,8 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
         at.push(i);
       } else outs[i] = p;
     }
-    const r = await runAdmit(fn, calls, ctx);
+    let r = runAdmit(fn, calls, ctx);
+    if (r instanceof Promise) r = await r;
     if (r?.error !== undefined) return withHeaders(errorResponse(r.error), r.headers);
     const refused = r?.refused;
     for (let j = 0; j < calls.length; j++) {

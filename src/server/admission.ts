@@ -3,7 +3,7 @@
 // admitted item, notifications included — they are forwarded too). Over a limit: the whole request is 429 and
 // nothing counts. Every answer of a principal with limits carries x-ratelimit-* headers.
 import { checkCall, hasCallChecks, type Principal } from '../access/index.js';
-import { limitError, limitHeaders, type LimitDecision, type Limiter } from '../limits/index.js';
+import { limitError, limitHeaders, MemoryLimiter, type LimitDecision, type Limiter } from '../limits/index.js';
 import type { AdmitCall, AdmitFn, AdmitResult, CallContext } from '../rpc/engine.js';
 import { internalError, RpcError } from '../rpc/errors.js';
 
@@ -30,7 +30,9 @@ export async function peekLimitHeaders(limiter: Limiter | undefined, p: Principa
 }
 
 export function createAdmission(limiter: Limiter | undefined, onError?: (err: unknown) => void): AdmitFn {
-  return async (calls: readonly AdmitCall[], ctx: CallContext): Promise<AdmitResult | undefined> => {
+  // In-process counters answer synchronously: the hook then returns its result without a Promise.
+  const memory = limiter instanceof MemoryLimiter ? limiter : undefined;
+  return (calls: readonly AdmitCall[], ctx: CallContext): AdmitResult | undefined | Promise<AdmitResult | undefined> => {
     const p = ctx.principal as Principal | undefined;
     if (p === undefined) return undefined;
     let refused: (RpcError | undefined)[] | undefined;
@@ -45,16 +47,42 @@ export function createAdmission(limiter: Limiter | undefined, onError?: (err: un
     }
     const subject = p.limitSubject;
     if (subject === undefined || limiter === undefined) return refused === undefined ? undefined : { refused };
-    let d: LimitDecision;
-    try {
-      if (admitted === 0) return { refused, headers: stateHeaders(await limiter.peek(subject)) };
-      d = await limiter.consume(subject, admitted);
-    } catch (e) {
-      if (e instanceof RpcError) throw e;
-      return { error: limiterDown(e, onError) };
+    if (memory !== undefined) {
+      let d: LimitDecision;
+      try {
+        if (admitted === 0) return { refused, headers: stateHeaders(memory.peekSync(subject)) };
+        d = memory.consumeSync(subject, admitted);
+      } catch (e) {
+        if (e instanceof RpcError) throw e;
+        return { error: limiterDown(e, onError) };
+      }
+      return decided(d, refused);
     }
-    // limitError carries the x-ratelimit-* headers and Retry-After itself.
-    if (!d.allowed) return { error: limitError(d) };
-    return { refused, headers: limitHeaders(d) };
+    return admitAsync(limiter, subject, admitted, refused, onError);
   };
+}
+
+/** The answer for a decision: 429 refuses the whole request, otherwise the rate-limit headers. */
+function decided(d: LimitDecision, refused: (RpcError | undefined)[] | undefined): AdmitResult {
+  // limitError carries the x-ratelimit-* headers and Retry-After itself.
+  if (!d.allowed) return { error: limitError(d) };
+  return { refused, headers: limitHeaders(d) };
+}
+
+async function admitAsync(
+  limiter: Limiter,
+  subject: NonNullable<Principal['limitSubject']>,
+  admitted: number,
+  refused: (RpcError | undefined)[] | undefined,
+  onError?: (err: unknown) => void,
+): Promise<AdmitResult> {
+  let d: LimitDecision;
+  try {
+    if (admitted === 0) return { refused, headers: stateHeaders(await limiter.peek(subject)) };
+    d = await limiter.consume(subject, admitted);
+  } catch (e) {
+    if (e instanceof RpcError) throw e;
+    return { error: limiterDown(e, onError) };
+  }
+  return decided(d, refused);
 }

@@ -110,6 +110,23 @@ function hostName(req: IncomingMessage): string | undefined {
   return (colon === -1 ? h : h.slice(0, colon)).toLowerCase();
 }
 
+/** A node API request's body-reading state, kept on the request object under kBody. */
+class BodyState {
+  chunks: Buffer[] = [];
+  size = 0;
+  over = false;
+  constructor(
+    readonly res: ServerResponse,
+    readonly rid: string,
+    readonly network: string,
+    readonly principal: Principal,
+    readonly ip: string | undefined,
+    readonly checked: Promise<RpcError | undefined> | undefined,
+  ) {}
+}
+const kBody = Symbol('rpcgate.body');
+type StatefulRequest = IncomingMessage & { [kBody]?: BodyState };
+
 interface Route {
   network: string;
   key: string | undefined;
@@ -191,56 +208,71 @@ export function createHttpServer(opts: HttpOptions): Server {
     // Origin, IP (sync) and JWT (a promise, checked while the body streams in).
     const checked = checkRequest(principal, { origin: req.headers.origin, ip, authorization: req.headers.authorization });
     if (checked instanceof RpcError) return refuse(req, res, rid, principal, checked);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
+    // The body is read by listeners shared by all requests (state on the request object): no closures per request.
+    const st = new BodyState(res, rid, rt.network, principal, ip, checked);
+    (req as StatefulRequest)[kBody] = st;
     const cl = req.headers['content-length'];
     if (cl !== undefined && Number(cl) > maxBodyBytes) {
       // Refused before reading; the body is still drained (bounded, below) so the client can read the 413.
-      over = true;
+      st.over = true;
       refuse(req, res, rid, principal, payloadTooLarge('body', maxBodyBytes, Number(cl)));
     }
-    req.on('data', (chunk: Buffer) => {
-      if (over) {
-        // Drain so the client can read the 413; give up on clients that keep sending far past the limit.
-        size += chunk.length;
-        if (size > maxBodyBytes * 8) req.destroy();
-        return;
-      }
-      size += chunk.length;
-      if (size > maxBodyBytes) {
-        over = true;
-        chunks.length = 0;
-        refuse(req, res, rid, principal, payloadTooLarge('body', maxBodyBytes));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    const run = () => {
-      const body = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
-      const ctx: CallContext = { network: rt.network, principal, requestId: rid, ip, headers: req.headers };
-      engine.handle(body, ctx).then(
-        (r) => send(res, rid, r, true),
-        (e: unknown) => {
-          logger.error({ err: e, rid }, 'engine failed');
-          sendError(res, rid, internalError(), true);
-        },
-      );
-    };
-    req.on('end', () => {
-      if (over) return;
-      if (checked === undefined) return run();
-      checked.then(
-        (err) => (err === undefined ? run() : refuse(req, res, rid, principal, err)),
-        (e: unknown) => {
-          logger.error({ err: e, rid }, 'JWT check failed');
-          sendError(res, rid, internalError(), true);
-        },
-      );
-    });
-    req.on('error', () => {
-      /* client went away; nothing to answer */
-    });
+    req.on('data', onBodyData);
+    req.on('end', onBodyEnd);
+    req.on('error', onBodyError);
+  }
+
+  function onBodyData(this: StatefulRequest, chunk: Buffer): void {
+    const st = this[kBody]!;
+    st.size += chunk.length;
+    if (st.over) {
+      // Drain so the client can read the 413; give up on clients that keep sending far past the limit.
+      if (st.size > maxBodyBytes * 8) this.destroy();
+      return;
+    }
+    if (st.size > maxBodyBytes) {
+      st.over = true;
+      st.chunks.length = 0;
+      refuse(this, st.res, st.rid, st.principal, payloadTooLarge('body', maxBodyBytes));
+      return;
+    }
+    st.chunks.push(chunk);
+  }
+
+  function onBodyEnd(this: StatefulRequest): void {
+    const st = this[kBody]!;
+    if (st.over) return;
+    const checked = st.checked;
+    if (checked === undefined) {
+      void runEngine(this, st);
+      return;
+    }
+    checked.then(
+      (err) => (err === undefined ? void runEngine(this, st) : refuse(this, st.res, st.rid, st.principal, err)),
+      (e: unknown) => {
+        logger.error({ err: e, rid: st.rid }, 'JWT check failed');
+        sendError(st.res, st.rid, internalError(), true);
+      },
+    );
+  }
+
+  function onBodyError(): void {
+    /* client went away; nothing to answer */
+  }
+
+  async function runEngine(req: IncomingMessage, st: BodyState): Promise<void> {
+    const chunks = st.chunks;
+    const body = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, st.size).toString('utf8');
+    const ctx: CallContext = { network: st.network, principal: st.principal, requestId: st.rid, ip: st.ip, headers: req.headers };
+    let r: EngineResponse;
+    try {
+      r = await engine.handle(body, ctx);
+    } catch (e) {
+      logger.error({ err: e, rid: st.rid }, 'engine failed');
+      sendError(st.res, st.rid, internalError(), true);
+      return;
+    }
+    send(st.res, st.rid, r, true);
   }
 
   async function docs(res: ServerResponse, rid: string, rel: string, head: boolean): Promise<void> {
