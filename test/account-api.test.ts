@@ -219,7 +219,7 @@ describe('account API: sessions', () => {
     expect(await snapshot()).toBe(before);
   });
 
-  const READS = new Set(['account_me', 'chains_list', 'useCases_list', 'apps_list', 'apps_get', 'apps_listAllowlist', 'apps_listJwtKeys', 'keys_list', 'keys_get']);
+  const READS = new Set(['account_me', 'chains_list', 'useCases_list', 'apps_list', 'apps_get', 'apps_metrics', 'apps_listAllowlist', 'apps_listJwtKeys', 'keys_list', 'keys_get', 'keys_metrics']);
 
   it('every changing method refuses a foreign Origin (-32002, HTTP 403) and changes nothing', async () => {
     const changing = contract.methods.filter((m: Json) => !READS.has(m.name));
@@ -337,6 +337,10 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
     ['keys_delete', [appA.id], '/0'],
     ['keys_delete', [null], '/0'],
     ['keys_get', [{}], '/0'],
+    // Metrics (reads, but their query is checked like any input; the full table is in test/account-metrics.test.ts).
+    ['apps_metrics', [appA.id, { from: '2025-03-01T09:00:00Z', to: '2025-03-01T08:00:00Z', granularity: 'hour' }], '/1/to'],
+    ['apps_metrics', [appA.id, { from: '2025-03-01T09:00:00Z', to: '2025-03-01T10:00:00Z', granularity: 'week' }], '/1/granularity'],
+    ['keys_metrics', [keyA.id, { from: 1740819600000, to: '2025-03-01T10:00:00Z', granularity: 'hour' }], '/1/from'],
     ['chains_list', [5], '/0'],
     ['chains_list', [long(65)], '/0'],
   ];
@@ -407,13 +411,16 @@ describe('account API: ownership', () => {
     ['apps_setRequireJwt', [appA.id, true]],
     ['apps_setRequireJwt', [appA.id, false]],
     ['keys_get', [keyA.id]],
+    ['keys_metrics', [keyA.id, { from: '2025-03-01T09:00:00Z', to: '2025-03-01T10:00:00Z', granularity: 'minute' }]],
+    ['apps_metrics', [appA.id, { from: '2025-03-01T09:00:00Z', to: '2025-03-01T10:00:00Z', granularity: 'minute' }]],
+    ['apps_metrics', [appA.id, { from: '2025-03-01T09:00:00Z', to: '2025-03-01T08:00:00Z', granularity: 'minute' }]], // a bad query: still "not found" first
     ['keys_delete', [keyA.id]],
   ];
 
   it('the table covers every method that takes an id', () => {
     const covered = new Set(rows().map((r) => r[0]));
     const withId = contract.methods.filter((m: Json) => m.params.some((p: Json) => /Id$/.test(p.name))).map((m: Json) => m.name);
-    expect(withId.length).toBe(13);
+    expect(withId.length).toBe(15);
     for (const m of withId) expect(covered, m).toContain(m);
   });
 

@@ -3,8 +3,9 @@
 // rotate, network keys up to the 4-key limit, the usage count, delete, docs, log out and in. A screenshot of every
 // screen goes to test-output/screenshots/<nn>-<name>.png. Then the web route itself: caching, compression, paths.
 //
-// Counting: the account API has no per-app usage yet (metering is a later issue), so the app's Metrics tab shows an
-// empty state; the call count is checked where the dashboard has one today — the API keys' usage for today.
+// Counting: the API keys' usage for today (the limiter's count) after a call. Metrics (issue 5): known usage is fed
+// through a real Meter bound to the service's store (known calls at known minutes), then the app's Metrics tab (totals,
+// four charts, data tables, errors by code) and the key detail view's usage are checked against those numbers.
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -13,6 +14,8 @@ import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { startService, type RunningService } from '../src/server/index.js';
+import { Meter, type MeterEvent } from '../src/metering/meter.js';
+import { methods as nodeMethods } from '../generated/node/methods.js';
 import { ensureWebBuilt } from '../src/web/build.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -145,7 +148,7 @@ describe('dashboard journey (Chromium)', () => {
     // Tabs are keyboard-usable: arrow keys move and select.
     await page.getByRole('tab', { name: 'Set up' }).focus();
     await page.keyboard.press('ArrowRight');
-    await page.getByRole('heading', { name: 'No request metrics yet' }).waitFor();
+    await page.getByRole('heading', { name: 'No requests in this period' }).waitFor();
     expect(await page.getByRole('tab', { name: 'Metrics' }).evaluate((el) => el === document.activeElement)).toBe(true);
     await shot('app-metrics');
 
@@ -316,9 +319,134 @@ describe('dashboard journey (Chromium)', () => {
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByRole('heading', { name: 'Apps', exact: true }).waitFor();
 
+    await metricsJourney();
+
     expect(offOrigin).toEqual([]);
   }, 300_000);
 });
+
+/** The account API from the page (same origin: the session cookie goes along). */
+async function pageApi(method: string, params: unknown[] = []): Promise<{ result?: any; error?: { code: number; message: string } }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  return page.evaluate(
+    async ([m, p]) => {
+      const r = await fetch('/api', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: m, params: p }) });
+      return r.json();
+    },
+    [method, params] as const,
+  );
+}
+
+const HOUR = 3_600_000;
+const pad2 = (n: number) => String(n).padStart(2, '0');
+/** How the dashboard writes an hour bucket (UTC). */
+const hourLabel = (ms: number) => {
+  const d = new Date(ms);
+  return `${d.getUTCFullYear()}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())} ${pad2(d.getUTCHours())}:00 UTC`;
+};
+
+/**
+ * A new app and key with known usage, recorded through a real Meter into the service's store at known minutes
+ * (the request path is not involved: no real call is made with this app or key, so the numbers are exact).
+ */
+async function metricsJourney(): Promise<void> {
+  const app = (await pageApi('apps_create', [{ name: 'Metrics demo', useCase: 'Analytics', chain: 'ethereum', services: ['node-api'] }])).result;
+  const key = (await pageApi('keys_create', [{ name: 'metered', network: 'Mainnet' }])).result;
+  const userId = (await pageApi('account_me')).result.id as string;
+  expect(app?.id).toMatch(/^app_/);
+  expect(key?.id).toMatch(/^key_/);
+
+  const now = Date.now();
+  const H = Math.floor(now / HOUR) * HOUR;
+  const todayStart = Math.floor(now / (24 * HOUR)) * 24 * HOUR;
+  const appP = { kind: 'app' as const, appId: app.id, userId };
+  const keyP = { kind: 'key' as const, keyId: key.id, userId };
+  type Batch = { at: number; n: number; e: Omit<MeterEvent, 'latencyMs'>; ms: number };
+  const batches: Batch[] = [
+    // Three hours ago: 36 calls, all ok.
+    { at: H - 3 * HOUR + 10 * 60_000, n: 30, ms: 4, e: { principal: appP, network: 'mainnet', method: 'eth_blockNumber', outcome: 'ok' } },
+    { at: H - 3 * HOUR + 10 * 60_000, n: 6, ms: 20, e: { principal: appP, network: 'mainnet', method: 'eth_call', outcome: 'ok' } },
+    // Two hours ago: 14 calls, 10 ok, 3 refused by the limit, 1 node error.
+    { at: H - 2 * HOUR + 5 * 60_000, n: 10, ms: 6, e: { principal: appP, network: 'testnet', method: 'eth_blockNumber', outcome: 'ok' } },
+    { at: H - 2 * HOUR + 5 * 60_000, n: 3, ms: 0.5, e: { principal: appP, network: 'testnet', method: 'eth_getBalance', outcome: 'limit', code: -32005 } },
+    { at: H - 2 * HOUR + 5 * 60_000, n: 1, ms: 80, e: { principal: appP, network: 'mainnet', method: 'eth_call', outcome: 'node_error', code: 3 } },
+    // The key: 12 calls two hours ago, 6 in the last minute (always today, never in the future).
+    { at: H - 2 * HOUR + 5 * 60_000, n: 12, ms: 10, e: { principal: keyP, network: 'mainnet', method: 'eth_blockNumber', outcome: 'ok' } },
+    { at: Math.max(todayStart, now - 60_000), n: 5, ms: 8, e: { principal: keyP, network: 'mainnet', method: 'eth_blockNumber', outcome: 'ok' } },
+    { at: Math.max(todayStart, now - 60_000), n: 1, ms: 1, e: { principal: keyP, network: 'mainnet', method: 'eth_getLogs', outcome: 'validation', code: -32602 } },
+  ];
+  let clock = 0;
+  const meter = new Meter({ db: svc.store.db, methods: Object.keys(nodeMethods), now: () => clock });
+  for (const b of [...batches].sort((x, y) => x.at - y.at)) {
+    clock = b.at;
+    meter.record({ ...b.e, latencyMs: b.ms, count: b.n });
+  }
+  await meter.stop();
+  const keyToday = batches.filter((b) => b.e.principal === keyP && b.at >= todayStart);
+  const keyTodayTotal = keyToday.reduce((s, b) => s + b.n, 0);
+
+  // The Metrics tab opens on the last 24 hours, by hour.
+  await page.goto(`/#/apps/${app.id}/metrics`);
+  await page.getByRole('heading', { name: 'Metrics', exact: true }).waitFor();
+  await page.getByTestId('metrics-summary').waitFor();
+  expect(await page.getByRole('button', { name: 'Last 24 hours' }).getAttribute('aria-pressed')).toBe('true');
+  expect(await page.getByTestId('metric-total').textContent()).toBe('50');
+  expect(await page.getByTestId('metric-success-rate').textContent()).toBe('92.0%');
+  expect(await page.getByTestId('metric-errors').textContent()).toBe('4');
+  expect(await page.getByTestId('metric-latency').textContent()).toMatch(/^[\d.]+ ms \/ [\d.]+ ms \/ [\d.]+ ms$/);
+  // The same numbers as the API's (nothing computed or invented by the page).
+  const api = (await pageApi('apps_metrics', [app.id, { from: new Date(H - 23 * HOUR).toISOString(), to: new Date(H + HOUR).toISOString(), granularity: 'hour' }])).result;
+  expect(api.summary).toMatchObject({ total: 50, success: 46, methods: { eth_blockNumber: 40, eth_call: 7, eth_getBalance: 3 }, errorsByCode: { '-32005': 3, '3': 1 } });
+  expect(await page.getByTestId('metric-latency').textContent()).toContain(`${api.summary.latencyMs.p50.toFixed(2)} ms`);
+
+  // Four charts, each an accessible image with a title and a description of its values.
+  for (const [id, title] of [['chart-success-rate', 'Success rate'], ['chart-totals', 'Total requests'], ['chart-latency', 'Latency (p50, p95, p99)']] as const) {
+    const svg = page.getByTestId(id);
+    expect(await svg.getAttribute('role')).toBe('img');
+    expect(await svg.locator('title').first().textContent()).toBe(title);
+    expect(await page.getByRole('img', { name: title }).count()).toBe(1);
+  }
+  expect(await page.getByTestId('chart-totals').locator('desc').textContent()).toMatch(/^50 requests in 24 hour buckets/);
+  expect(await page.getByTestId('chart-totals').locator('rect.chart-bar').count()).toBe(2);
+  expect(await page.getByTestId('chart-latency').locator('circle').count()).toBe(6); // 3 percentiles × 2 hours with calls
+  // Calls per method, most first, with exact counts.
+  const methodRows = await page.getByTestId('chart-methods').locator('li').allTextContents();
+  expect(methodRows.map((r) => r.replace(/\s*\(.*\)$/, ''))).toEqual(['eth_blockNumber40', 'eth_call7', 'eth_getBalance3']);
+  // The totals chart's data table: the two hours with calls, exactly.
+  const totals = page.locator('figure', { has: page.getByTestId('chart-totals') });
+  await totals.getByText('Show data table').click();
+  const rows = await totals.locator('tbody tr').allTextContents();
+  expect(rows).toEqual([`${hourLabel(H - 3 * HOUR)}36`, `${hourLabel(H - 2 * HOUR)}14`]);
+  const errs = await page.getByTestId('metrics-errors').locator('tbody tr').allTextContents();
+  expect(errs).toEqual(['-32005limit reached3', '3from the node1']);
+  await shot('app-metrics-charts');
+  // At a phone's width the charts scale down without horizontal scrolling.
+  await page.setViewportSize({ width: 375, height: 812 });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+  await page.setViewportSize({ width: 1280, height: 860 });
+
+  // Last 30 days by day: the same 50; the last hour has none of them: the empty state.
+  await page.getByRole('button', { name: 'Last 30 days' }).click();
+  await expect.poll(() => page.getByTestId('chart-totals').locator('desc').textContent()).toMatch(/^50 requests in 30 day buckets/);
+  expect(await page.getByTestId('metric-total').textContent()).toBe('50');
+
+  // The key detail view: today's calls on this key (from the store), the limiter's daily count, the last 24 hours.
+  await page.goto(`/#/keys/${key.id}`);
+  await page.getByRole('heading', { name: 'metered' }).waitFor();
+  await page.getByTestId('key-usage-chart').waitFor();
+  expect(await page.getByTestId('key-today-total').textContent()).toBe(String(keyTodayTotal));
+  expect(await page.getByTestId('key-today').textContent()).toMatch(new RegExp(`^Today: ${keyTodayTotal} calls on this key`));
+  expect(await page.getByTestId('usage').textContent()).toMatch(/^Your daily limit: used \d+ of 25,000 requests today/);
+  expect(await page.getByTestId('chart-key-totals').locator('desc').textContent()).toMatch(/^18 requests in 24 hour buckets/);
+  await shot('key-usage');
+  await page.goto('/#/keys');
+  await expect.poll(() => page.getByTestId(`key-today-${key.id}`).textContent()).toBe(String(keyTodayTotal));
+
+  await page.goto(`/#/apps/${app.id}/metrics`);
+  await page.getByTestId('metrics-summary').waitFor();
+  await page.getByRole('button', { name: 'Last hour' }).click();
+  await page.getByRole('heading', { name: 'No requests in this period' }).waitFor();
+  await shot('app-metrics-empty');
+}
 
 describe('web route', () => {
   it('serves index.html to browsers (no-cache) and the landing text to others', async () => {

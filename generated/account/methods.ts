@@ -19,6 +19,8 @@ import type {
   AppsListResult,
   AppsGetParams,
   AppsGetResult,
+  AppsMetricsParams,
+  AppsMetricsResult,
   AppsUpdateParams,
   AppsUpdateResult,
   AppsRotateKeyParams,
@@ -45,6 +47,8 @@ import type {
   KeysListResult,
   KeysGetParams,
   KeysGetResult,
+  KeysMetricsParams,
+  KeysMetricsResult,
   KeysDeleteParams,
   KeysDeleteResult,
 } from './types.js';
@@ -154,6 +158,19 @@ export const methods = {
     errors: [-32602, -32001, -32010, -32603],
     paramStructure: 'either',
   } as MethodDescriptor<AppsGetParams, AppsGetResult>,
+  /**
+   * Returns an app's usage metrics over a time range.
+   */
+  apps_metrics: {
+    name: 'apps_metrics',
+    summary: "Returns an app's usage metrics over a time range.",
+    params: [
+      { name: 'appId', required: true },
+      { name: 'query', required: true },
+    ],
+    errors: [-32602, -32001, -32010, -32603],
+    paramStructure: 'either',
+  } as MethodDescriptor<AppsMetricsParams, AppsMetricsResult>,
   /**
    * Changes an app's fields.
    */
@@ -302,6 +319,19 @@ export const methods = {
     errors: [-32602, -32001, -32010, -32603],
     paramStructure: 'either',
   } as MethodDescriptor<KeysGetParams, KeysGetResult>,
+  /**
+   * Returns a network key's usage metrics over a time range.
+   */
+  keys_metrics: {
+    name: 'keys_metrics',
+    summary: "Returns a network key's usage metrics over a time range.",
+    params: [
+      { name: 'keyId', required: true },
+      { name: 'query', required: true },
+    ],
+    errors: [-32602, -32001, -32010, -32603],
+    paramStructure: 'either',
+  } as MethodDescriptor<KeysMetricsParams, KeysMetricsResult>,
   /**
    * Deletes (revokes) a network key.
    */

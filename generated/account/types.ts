@@ -77,6 +77,14 @@ export type NewAllowlistEntry = OriginEntry | IpEntry | AddressEntry | MethodEnt
  * The JWS algorithm the key verifies; tokens must use it (`none` and others are refused).
  */
 export type JwtAlg = 'RS256' | 'RS384' | 'RS512' | 'ES256' | 'ES384';
+/**
+ * A point in time for a metrics query: ISO 8601 with a time and an explicit zone (`2025-03-01T09:00:00Z`, `2025-03-01T10:00:00.000+01:00`). Epoch numbers are not accepted; results use `Timestamp` (UTC).
+ */
+export type MetricsTime = string;
+/**
+ * Bucket size of a metrics series: a UTC minute, hour or day.
+ */
+export type Granularity = 'minute' | 'hour' | 'day';
 
 export interface RpcgateCodegenRoot {}
 /**
@@ -245,6 +253,21 @@ export interface NetworkKeySummary {
   networkLabel: 'Mainnet' | 'Testnet';
   description: Description;
   createdAt: Timestamp;
+  today: KeyUsageToday;
+}
+/**
+ * Today's (UTC) metered calls on this one key, from the usage store (up to the last flushed minute). The daily limit is per user, across all keys: see `DailyUsage`.
+ */
+export interface KeyUsageToday {
+  day: Timestamp;
+  /**
+   * Every metered call on this key today, refusals included.
+   */
+  total: number;
+  /**
+   * Calls with outcome `ok`.
+   */
+  success: number;
 }
 /**
  * A network key with the key and its node API URL (access point B, `…/{network}/{key}`).
@@ -282,9 +305,10 @@ export interface NetworkKeyDetail {
   key: ApiKey;
   url: string;
   examples: CodeExample[];
+  today: KeyUsageToday;
 }
 /**
- * Today's (UTC) requests across all the user's network keys against the daily limit.
+ * Today's (UTC) requests across all the user's network keys against the per-user daily limit, as the rate limiter counts them (refusals are not counted against the limit).
  */
 export interface DailyUsage {
   used: number;
@@ -321,6 +345,84 @@ export interface Chain {
 export interface Deleted {
   id: string;
   deleted: true;
+}
+/**
+ * A time range and a granularity. `from` is aligned down to the start of its bucket (a whole UTC minute, hour or day); `to` is exclusive. `to` must be after `from`, and the range may hold at most 1,500 buckets (e.g. 25 hours of minutes, 62 days of hours, 4 years of days); otherwise -32602 with `data` { param, path, reason } (and `maxPoints`, `points` for a range that is too long).
+ */
+export interface MetricsQuery {
+  from: MetricsTime;
+  to: MetricsTime;
+  granularity: Granularity;
+  network?: Network;
+}
+/**
+ * Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout).
+ */
+export interface OutcomeCounts {
+  ok: number;
+  node_error: number;
+  auth: number;
+  allowlist: number;
+  limit: number;
+  validation: number;
+  upstream_error: number;
+}
+/**
+ * Latency of the metered calls in milliseconds, measured by rpcgate from request to answer. `mean` is exact. The percentiles come from a log-spaced histogram (4 buckets per doubling) and are reported as the geometric middle of the bucket holding the nearest-rank value: within 9.05 % of the true value between 0.25 ms and 32.8 s (values at or under 0.25 ms read 0.125, over 32.8 s read 32768). The bound also holds for hours and days (histograms add up exactly).
+ */
+export interface LatencyStats {
+  mean: number;
+  p50: number;
+  p95: number;
+  p99: number;
+}
+/**
+ * The metered calls of one bucket (or, as `summary`, of the whole range).
+ */
+export interface UsagePoint {
+  start: Timestamp;
+  /**
+   * Every metered call, refusals included.
+   */
+  total: number;
+  /**
+   * Calls with outcome `ok`.
+   */
+  success: number;
+  /**
+   * `success / total` (0…1); null when there were no calls.
+   */
+  successRate: number | null;
+  byOutcome: OutcomeCounts;
+  /**
+   * Calls that did not succeed, by JSON-RPC error code: the key is the code as a string (e.g. `"-32005"`; `"0"` = no code). Key order carries no meaning (JSON parsers list integer-like keys first).
+   */
+  errorsByCode: {
+    [k: string]: number | undefined;
+  };
+  /**
+   * Calls per node API method. Methods outside the contract are counted as `other`.
+   */
+  methods: {
+    [k: string]: number | undefined;
+  };
+  /**
+   * Null when there were no calls.
+   */
+  latencyMs: LatencyStats | null;
+}
+/**
+ * Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flushed minute (rpcgate writes each completed minute within seconds).
+ */
+export interface UsageSeries {
+  granularity: Granularity;
+  from: Timestamp;
+  to: Timestamp;
+  /**
+   * @maxItems 1500
+   */
+  points: UsagePoint[];
+  summary: UsagePoint;
 }
 
 // ---- methods ----
@@ -396,6 +498,14 @@ export type AppsGetParams = [appId: AppId];
  * Result of `apps_get` (app).
  */
 export type AppsGetResult = App;
+/**
+ * Params of `apps_metrics`: Returns an app's usage metrics over a time range.
+ */
+export type AppsMetricsParams = [appId: AppId, query: MetricsQuery];
+/**
+ * Result of `apps_metrics` (series).
+ */
+export type AppsMetricsResult = UsageSeries;
 /**
  * Params of `apps_update`: Changes an app's fields.
  */
@@ -500,6 +610,14 @@ export type KeysGetParams = [keyId: NetworkKeyId];
  * Result of `keys_get` (key).
  */
 export type KeysGetResult = NetworkKeyDetail;
+/**
+ * Params of `keys_metrics`: Returns a network key's usage metrics over a time range.
+ */
+export type KeysMetricsParams = [keyId: NetworkKeyId, query: MetricsQuery];
+/**
+ * Result of `keys_metrics` (series).
+ */
+export type KeysMetricsResult = UsageSeries;
 /**
  * Params of `keys_delete`: Deletes (revokes) a network key.
  */
@@ -804,6 +922,55 @@ export interface AccountMethods {
    * ```
    */
   apps_get: { params: AppsGetParams; result: AppsGetResult };
+  /**
+   * Returns an app's usage metrics over a time range.
+   *
+   * Metered node API calls of an app per minute, hour or day (UTC buckets): total requests, success rate, calls by outcome, errors by JSON-RPC code, calls per method and latency (mean, p50, p95, p99 in ms), per bucket and for the whole range. Calls through the app's URLs (access point A) on every network of the app, or on `query.network`. Counts are exact; percentiles are within 9.05 % (see `LatencyStats`). Another user's app is not found (-32010). Retention: minutes are kept 2 days and hours 90 days by default, then rolled up; asking for minutes of an older period shows each rolled-up hour (or day) at its start.
+   *
+   * Params:
+   * - `appId`: The app.
+   * - `query`: Range, granularity and optionally a network.
+   *
+   * Errors: -32602 Invalid params; -32001 Unauthorized; -32010 Not found; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "app_7QmKf3xR9vTzLp2NwYb5Hc",
+   *   {
+   *     "from": "2025-03-01T09:00:00Z",
+   *     "to": "2025-03-01T11:00:00Z",
+   *     "granularity": "hour"
+   *   }
+   * ]
+   * // result
+   * {
+   *   "granularity": "hour",
+   *   "from": "2025-03-01T09:00:00.000Z",
+   *   "to": "2025-03-01T11:00:00.000Z",
+   *   "points": [
+   *     {
+   *       "start": "2025-03-01T09:00:00.000Z",
+   *       "total": 120,
+   *       "success": 117,
+   *       "successRate": 0.975,
+   *       "byOutcome": {
+   *         "ok": 117,
+   *         "node_error": 2,
+   *         "auth": 0,
+   *         "allowlist": 0,
+   *         "limit": 1,
+   *         "validation": 0,
+   *         "upstream_error": 0
+   *       },
+   *       "errorsByCode": {
+   *         "3": 2,
+   *         "-32005": 1
+   *   …
+   * ```
+   */
+  apps_metrics: { params: AppsMetricsParams; result: AppsMetricsResult };
   /**
    * Changes an app's fields.
    *
@@ -1170,7 +1337,7 @@ export interface AccountMethods {
   /**
    * Lists your network keys with today's usage.
    *
-   * Your keys (without the key itself) and today's (UTC) requests across them against the daily limit (25,000 by default).
+   * Your keys (without the key itself), each with today's (UTC) metered calls on it (`today`, from the usage store), and today's requests across all your keys against your daily limit (`usage`, 25,000 by default, from the rate limiter: the limit is per user).
    *
    * Errors: -32602 Invalid params; -32001 Unauthorized; -32603 Internal error.
    *
@@ -1187,7 +1354,12 @@ export interface AccountMethods {
    *       "network": "testnet",
    *       "networkLabel": "Testnet",
    *       "description": "indexer",
-   *       "createdAt": "2025-03-01T09:30:00.000Z"
+   *       "createdAt": "2025-03-01T09:30:00.000Z",
+   *       "today": {
+   *         "day": "2025-03-01T00:00:00.000Z",
+   *         "total": 120,
+   *         "success": 117
+   *       }
    *     }
    *   ],
    *   "maxKeys": 4,
@@ -1196,16 +1368,14 @@ export interface AccountMethods {
    *     "limit": 25000,
    *     "remaining": 24880,
    *     "period": "day",
-   *     "resetAt": "2025-03-02T00:00:00.000Z"
-   *   }
-   * }
+   *   …
    * ```
    */
   keys_list: { params: KeysListParams; result: KeysListResult };
   /**
    * Returns a network key with its URL and ready examples.
    *
-   * The key, its URL and examples (curl, fetch, ethers, web3.js, viem, the rpcgate client, web3.py) for eth_blockNumber and eth_getBlockByNumber with the URL filled in.
+   * The key, its URL, today's (UTC) metered calls on it (`today`; the per-user daily limit is in `keys_list`), and examples (curl, fetch, ethers, web3.js, viem, the rpcgate client, web3py) for eth_blockNumber and eth_getBlockByNumber with the URL filled in.
    *
    * Params:
    * - `keyId`
@@ -1236,11 +1406,65 @@ export interface AccountMethods {
    *       "label": "curl",
    *       "code": "curl -s -X POST 'http://127.0.0.1:8080/testnet/Gk4Zq8PbX2mWn7RtVc3…"
    *     }
-   *   ]
+   *   ],
+   *   "today": {
+   *     "day": "2025-03-01T00:00:00.000Z",
+   *     "total": 120,
+   *     "success": 117
+   *   }
    * }
    * ```
    */
   keys_get: { params: KeysGetParams; result: KeysGetResult };
+  /**
+   * Returns a network key's usage metrics over a time range.
+   *
+   * Metered node API calls of a network key per minute, hour or day (UTC buckets): total requests, success rate, calls by outcome, errors by JSON-RPC code, calls per method and latency (mean, p50, p95, p99 in ms), per bucket and for the whole range. Calls with the key (access point B); a key works on one network. Counts are exact; percentiles are within 9.05 % (see `LatencyStats`). Another user's key is not found (-32010). Retention: minutes are kept 2 days and hours 90 days by default, then rolled up; asking for minutes of an older period shows each rolled-up hour (or day) at its start.
+   *
+   * Params:
+   * - `keyId`: The network key.
+   * - `query`: Range, granularity and optionally a network.
+   *
+   * Errors: -32602 Invalid params; -32001 Unauthorized; -32010 Not found; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "key_5Ws8KqTn2PzYc7RmLb3VxF",
+   *   {
+   *     "from": "2025-03-01T09:00:00Z",
+   *     "to": "2025-03-01T11:00:00Z",
+   *     "granularity": "hour"
+   *   }
+   * ]
+   * // result
+   * {
+   *   "granularity": "hour",
+   *   "from": "2025-03-01T09:00:00.000Z",
+   *   "to": "2025-03-01T11:00:00.000Z",
+   *   "points": [
+   *     {
+   *       "start": "2025-03-01T09:00:00.000Z",
+   *       "total": 120,
+   *       "success": 117,
+   *       "successRate": 0.975,
+   *       "byOutcome": {
+   *         "ok": 117,
+   *         "node_error": 2,
+   *         "auth": 0,
+   *         "allowlist": 0,
+   *         "limit": 1,
+   *         "validation": 0,
+   *         "upstream_error": 0
+   *       },
+   *       "errorsByCode": {
+   *         "3": 2,
+   *         "-32005": 1
+   *   …
+   * ```
+   */
+  keys_metrics: { params: KeysMetricsParams; result: KeysMetricsResult };
   /**
    * Deletes (revokes) a network key.
    *

@@ -11,7 +11,7 @@ import { importSPKI } from 'jose';
 import type { Handlers } from '../rpc/engine.js';
 import type { CallContext } from '../rpc/engine.js';
 import type { ParamsOf, ResultOf } from '../rpc/descriptor.js';
-import { RpcError, limitExceeded } from '../rpc/errors.js';
+import { RpcError, invalidParams, limitExceeded } from '../rpc/errors.js';
 import type { Methods } from '../../generated/account/methods.js';
 import type * as T from '../../generated/account/types.js';
 import { methods as nodeMethods } from '../../generated/node/methods.js';
@@ -49,11 +49,35 @@ export interface AccountDeps {
 export const USE_CASES = ['Defi', 'Analytics', 'Gaming', 'Wallet', 'NFT', 'Infrastructure', 'Other'] as const;
 
 /** Methods that change nothing: no Origin check. Everything else is checked. */
-const READS = new Set<string>(['account_me', 'chains_list', 'useCases_list', 'apps_list', 'apps_get', 'apps_listAllowlist', 'apps_listJwtKeys', 'keys_list', 'keys_get']);
+const READS = new Set<string>(['account_me', 'chains_list', 'useCases_list', 'apps_list', 'apps_get', 'apps_metrics', 'apps_listAllowlist', 'apps_listJwtKeys', 'keys_list', 'keys_get', 'keys_metrics']);
 /** Methods that run without a session. */
 const OPEN = new Set<string>(['account_signUp', 'account_logIn', 'account_logOut']);
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Most buckets one metrics answer holds (e.g. 25 h of minutes, 62 days of hours, 4 years of days). */
+export const MAX_METRICS_POINTS = 1500;
+
+// The contract's MetricsTime pattern lets through impossible dates (2025-02-30, 25:00); Date.parse would roll them
+// over silently, so each field is checked against what it became.
+const METRICS_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(Z|([+-])(\d{2}):(\d{2}))$/;
+
+function parseMetricsTime(s: string, path: string): number {
+  const m = METRICS_TIME.exec(s);
+  const [y, mo, d, h, mi, sec = '0', ms = '0'] = m?.slice(1, 8) ?? [];
+  if (m !== null) {
+    const local = Date.UTC(+y, +mo - 1, +d, +h, +mi, +sec, Number(ms.padEnd(3, '0')));
+    const t = new Date(local);
+    const offH = m[10] === undefined ? 0 : +m[10];
+    const offM = m[11] === undefined ? 0 : +m[11];
+    const fieldsOk = t.getUTCFullYear() === +y && t.getUTCMonth() === +mo - 1 && t.getUTCDate() === +d && t.getUTCHours() === +h && t.getUTCMinutes() === +mi && t.getUTCSeconds() === +sec;
+    if (fieldsOk && offH <= 23 && offM <= 59) return local - (m[9] === '-' ? -1 : 1) * (offH * 60 + offM) * 60_000;
+  }
+  return badTime(path, s);
+}
+function badTime(path: string, s: string): never {
+  throw badValue('query', path, `not a valid date-time: ${JSON.stringify(s.slice(0, 40))} (ISO 8601 with a zone, e.g. 2025-03-01T09:00:00Z)`);
+}
 const cap = (s: string) => (s === '' ? s : s[0].toUpperCase() + s.slice(1));
 /** Names are trimmed; the rest of the text is kept verbatim (the schema already refused control characters). */
 const trim = (s: string) => s.trim();
@@ -121,7 +145,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods> {
     for (const n of s.networks) urls[n] = `${base}/${n}/v2/${a.key}`;
     return { ...s, keyRotatedAt: a.keyRotatedAt === null ? null : iso(a.keyRotatedAt), key: a.key, urls };
   };
-  const keySummary = (k: store.NetworkKey): T.NetworkKeySummary => ({
+  const keyBase = (k: store.NetworkKey): Omit<T.NetworkKeySummary, 'today'> => ({
     id: k.id,
     name: k.name,
     network: k.network,
@@ -129,7 +153,32 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods> {
     description: k.description,
     createdAt: iso(k.createdAt),
   });
-  const keyFull = (k: store.NetworkKey, base: string): T.NetworkKey => ({ ...keySummary(k), key: k.key, url: `${base}/${k.network}/${k.key}` });
+  const keyFull = (k: store.NetworkKey, base: string): T.NetworkKey => ({ ...keyBase(k), key: k.key, url: `${base}/${k.network}/${k.key}` });
+  /** Today's (UTC) metered calls on one key, from the usage store (the limiter stays the source for the daily limit). */
+  const keyToday = async (userId: string, keyId: string): Promise<T.KeyUsageToday> => {
+    const u = await store.usageToday(db, userId, { keyId });
+    return { day: iso(u.day), total: u.total, success: u.success };
+  };
+
+  /** Validated range → the store's series, times as ISO strings. Ownership is checked by the caller first. */
+  async function metrics(userId: string, target: { appId: string } | { keyId: string }, q: T.MetricsQuery): Promise<T.UsageSeries> {
+    const from = parseMetricsTime(q.from, '/1/from');
+    const to = parseMetricsTime(q.to, '/1/to');
+    if (!(to > from)) throw badValue('query', '/1/to', '`to` must be after `from`');
+    const G = store.GRANULARITY_MS[q.granularity];
+    const points = Math.ceil((to - Math.floor(from / G) * G) / G);
+    if (points > MAX_METRICS_POINTS)
+      throw invalidParams(`query: ${points} ${q.granularity} buckets asked, at most ${MAX_METRICS_POINTS}`, {
+        param: 'query',
+        path: '/1',
+        reason: `at most ${MAX_METRICS_POINTS} points per answer (${points} ${q.granularity} buckets asked): use a shorter range or a coarser granularity`,
+        maxPoints: MAX_METRICS_POINTS,
+        points,
+      });
+    const s = await store.usageSeries(db, { userId, ...target, network: q.network, from, to, granularity: q.granularity, maxPoints: MAX_METRICS_POINTS });
+    const point = (p: store.UsagePoint): T.UsagePoint => ({ ...p, start: iso(p.start) });
+    return { granularity: s.granularity, from: iso(s.from), to: iso(s.to), points: s.points.map(point), summary: point(s.summary) };
+  }
   const entry = (e: store.AllowlistEntry): T.AllowlistEntry => ({ id: e.id, kind: e.kind, value: e.value, createdAt: iso(e.createdAt) });
   const jwtKey = (k: store.JwtKey): T.JwtKey => ({ id: k.id, alg: k.alg, publicKeyPem: k.publicKeyPem, createdAt: iso(k.createdAt) });
   const user = (u: store.User): T.User => ({ id: u.id, email: u.email, createdAt: iso(u.createdAt) });
@@ -249,6 +298,10 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods> {
       if (a === undefined) throw notFound('app', appId);
       return appFull(a, c.req.baseUrl);
     },
+    async apps_metrics([appId, query], c) {
+      if ((await store.getApp(db, secret, c.userId, appId)) === undefined) throw notFound('app', appId);
+      return metrics(c.userId, { appId }, query);
+    },
     async apps_update([appId, patch], c) {
       const p: store.AppPatch = {};
       if (patch.name !== undefined) p.name = trim(patch.name);
@@ -351,7 +404,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods> {
       }
     },
     async keys_list(_p, c) {
-      const keys = (await store.listNetworkKeys(db, secret, c.userId)).map(keySummary);
+      const keys = await Promise.all((await store.listNetworkKeys(db, secret, c.userId)).map(async (k) => ({ ...keyBase(k), today: await keyToday(c.userId, k.id) })));
       let usage: T.DailyUsage;
       if (deps.peekDaily !== undefined) {
         const d = await deps.peekDaily(c.userId);
@@ -368,11 +421,16 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods> {
       const k = await store.getNetworkKey(db, secret, c.userId, keyId);
       if (k === undefined) throw notFound('network key', keyId);
       const full = keyFull(k, c.req.baseUrl);
+      const today = await keyToday(c.userId, k.id);
       const examples: T.CodeExample[] = [];
       for (const method of ['eth_blockNumber', 'eth_getBlockByNumber'] as const) {
         for (const x of nodeExamples[method]) examples.push({ method, id: x.id, language: x.language, label: x.label, code: x.code.split('{{RPC_URL}}').join(full.url) });
       }
-      return { ...full, examples };
+      return { ...full, today, examples };
+    },
+    async keys_metrics([keyId, query], c) {
+      if ((await store.getNetworkKey(db, secret, c.userId, keyId)) === undefined) throw notFound('network key', keyId);
+      return metrics(c.userId, { keyId }, query);
     },
     async keys_delete([keyId], c) {
       if (!(await store.deleteNetworkKey(db, c.userId, keyId))) throw notFound('network key', keyId);

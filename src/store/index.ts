@@ -8,3 +8,4 @@ export * from './apps.js';
 export * from './networkKeys.js';
 export * from './keyEvents.js';
 export * from './access.js';
+export * from './usage.js';

@@ -5,6 +5,7 @@ import { CodeBlock, ConfirmAction, CopyField, ErrorText, Notice, TabPanel, Tabs,
 import { DEFAULT_LANGUAGE, LANGUAGES, LATEST_BLOCK, METHODS, exampleCode, type ExampleId, type Language } from '../examples.js';
 import { href, navigate } from '../router.js';
 import type { PageProps } from './Apps.js';
+import { MetricsPanel } from './Metrics.js';
 
 const TABS: TabDef[] = [
   { id: 'setup', label: 'Set up' },
@@ -55,7 +56,7 @@ export function AppDetailPage({ appId, tab, onUnauthorized }: PageProps & { appI
       <Tabs tabs={TABS} selected={selected} onSelect={(t) => navigate('apps', app.id, t)} label="App sections" idPrefix={prefix} />
       <TabPanel idPrefix={prefix} id={selected}>
         {selected === 'setup' && <SetUpTab app={app} />}
-        {selected === 'metrics' && <MetricsTab app={app} />}
+        {selected === 'metrics' && <MetricsTab app={app} fail={onUnauthorized} />}
         {selected === 'networks' && <NetworksTab app={app} chain={chain} />}
         {selected === 'settings' && <SettingsTab app={app} onChange={setApp} fail={fail} />}
       </TabPanel>
@@ -150,21 +151,12 @@ function SetUpTab({ app }: { app: App }) {
   );
 }
 
-function MetricsTab({ app }: { app: App }) {
+function MetricsTab({ app, fail }: { app: App; fail: (e: unknown) => unknown }) {
   return (
     <div className="stack">
       <h2>Metrics</h2>
-      <div className="empty card" data-testid="metrics-empty">
-        <h3>No request metrics yet</h3>
-        <p>
-          Success rate and total requests over time appear here once rpcgate meters usage (usage tracking arrives in a later
-          release). Nothing is recorded per app today, so nothing is shown — no estimates.
-        </p>
-        <p className="muted">
-          App created {formatDate(app.createdAt)}
-          {app.keyRotatedAt ? ` · key rotated ${formatDate(app.keyRotatedAt)}` : ''}.
-        </p>
-      </div>
+      <p className="muted">Calls through this app's URLs: totals, success rate, calls per method and latency, in UTC periods.</p>
+      <MetricsPanel target={{ kind: 'app', id: app.id }} networks={app.networks} fail={fail} />
     </div>
   );
 }

@@ -5,13 +5,15 @@ import { ConfirmAction, CopyField, ErrorText, fmt, formatDate } from '../compone
 import { href, navigate } from '../router.js';
 import type { PageProps } from './Apps.js';
 import { Examples } from './AppDetail.js';
+import { KeyUsageChart } from './Metrics.js';
 
 /** Today's requests against the per-user daily limit (from the limiter, through keys_list). */
-function Usage({ usage }: { usage: DailyUsage }) {
+function Usage({ usage, lead = '' }: { usage: DailyUsage; lead?: string }) {
   const pct = usage.limit > 0 ? Math.min(100, (usage.used / usage.limit) * 100) : 0;
   return (
     <div className="usage" data-testid="usage">
       <div className="usage-text">
+        {lead}
         <strong data-testid="usage-used">{fmt(usage.used)}</strong> of {fmt(usage.limit)} requests today
         <span className="muted small"> · resets {formatDate(usage.resetAt)}</span>
       </div>
@@ -63,6 +65,7 @@ export function KeysPage({ onUnauthorized }: PageProps) {
                     <th scope="col">Network</th>
                     <th scope="col">Description</th>
                     <th scope="col">Created</th>
+                    <th scope="col" className="num">Calls today</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -76,6 +79,7 @@ export function KeysPage({ onUnauthorized }: PageProps) {
                       </td>
                       <td className="muted">{k.description || '—'}</td>
                       <td className="muted nowrap">{formatDate(k.createdAt)}</td>
+                      <td className="num" data-testid={`key-today-${k.id}`}>{fmt(k.today.total)}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -187,10 +191,16 @@ export function KeyDetailPage({ keyId, onUnauthorized }: PageProps & { keyId: st
         <CopyField label="RPC URL" value={key.url} testId="key-url" />
         <CopyField label="API key" value={key.key} testId="key-key" />
       </div>
-      <section className="card" aria-labelledby="usage-title">
+      <section className="card stack" aria-labelledby="usage-title">
         <h2 id="usage-title">Usage</h2>
-        {usage ? <Usage usage={usage} /> : <p className="muted">Loading usage…</p>}
-        <p className="muted small">Counted across all your API keys: the daily limit is per user.</p>
+        <p className="usage-text" data-testid="key-today">
+          Today: <strong data-testid="key-today-total">{fmt(key.today.total)}</strong> {key.today.total === 1 ? 'call' : 'calls'} on this key
+          {key.today.total > 0 && <span className="muted"> ({fmt(key.today.success)} successful)</span>}
+          <span className="muted small"> · UTC day, counted up to the last completed minute</span>
+        </p>
+        {usage ? <Usage usage={usage} lead="Your daily limit: used " /> : <p className="muted">Loading usage…</p>}
+        <p className="muted small">The daily limit is per user: it counts the requests of all your API keys.</p>
+        <KeyUsageChart keyId={key.id} fail={onUnauthorized} />
       </section>
       <section aria-labelledby="ex-title">
         <h2 id="ex-title">Examples</h2>
