@@ -68,6 +68,8 @@ interface Target {
   teardown(): Promise<void>;
   /** SQLite only: the data dir (for the cross-process test). */
   dataDir?: string;
+  /** PostgreSQL only: the run's database URL. */
+  url?: string;
 }
 
 function sqliteTarget(): Target {
@@ -90,6 +92,7 @@ function pgTarget(): Target {
   return {
     dialect: 'postgres',
     skip: pgSkip,
+    url: db.url,
     setup: () => db.create(),
     open: () => openStore({ dataDir: '/nonexistent-unused', databaseUrl: db.url }),
     teardown: () => db.drop(),
@@ -465,6 +468,23 @@ console.log(JSON.stringify(rs.map((r) => (r.status === 'fulfilled' ? 'ok' : r.re
       const left = await store.db.selectFrom('key_events').select('key_hash').where('key_hash', 'in', ['old', 'new']).execute();
       expect(left.map((r) => r.key_hash)).toEqual(['new']);
     });
+
+    if (target.dialect === 'postgres')
+      it('PostgreSQL: the server ending idle pooled connections is reported, not a crash; the next query reconnects', async () => {
+        const errors: Error[] = [];
+        const own = await openStore({ dataDir: '/nonexistent-unused', databaseUrl: target.url!, onError: (e) => errors.push(e) });
+        try {
+          const pid = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(own.db)).rows[0].pid;
+          // Ended from another session, as a restart or an operator would: the idle client gets an error.
+          await sql`SELECT pg_terminate_backend(${pid})`.execute(store.db);
+          for (let i = 0; i < 50 && errors.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+          expect(errors.length).toBeGreaterThan(0);
+          const again = await sql<{ one: number }>`SELECT 1 AS one`.execute(own.db);
+          expect(again.rows[0].one).toBe(1);
+        } finally {
+          await own.close();
+        }
+      });
 
     if (target.dialect === 'postgres')
       it('PostgreSQL: an event that commits after a later id is still delivered; a rolled-back id is given up after the timeout', async () => {

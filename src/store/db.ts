@@ -37,6 +37,8 @@ export interface StoreOptions {
   busyTimeoutMs?: number;
   /** PostgreSQL: pool size. */
   poolSize?: number;
+  /** PostgreSQL: told when an idle pooled connection fails (the pool replaces it); for logs. */
+  onError?: (err: Error) => void;
 }
 
 export const SQLITE_FILE = 'rpcgate.db';
@@ -93,6 +95,9 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
             : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
       },
     });
+    // An idle client whose connection the server ends (restart, failover, admin termination) emits 'error' on
+    // the pool; unhandled, that would crash the process. The pool drops that client and the next query reconnects.
+    pool.on('error', (err) => opts.onError?.(err));
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   } else {
     dialect = 'sqlite';

@@ -46,14 +46,30 @@ function shown(url: string): string {
   return u.href;
 }
 
-async function admin(sql: string): Promise<void> {
+async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 5000 });
   await c.connect();
   try {
-    await c.query(sql);
+    return await fn(c);
   } finally {
     await c.end();
   }
+}
+
+/**
+ * Drops a scratch database once its last connection is gone. A pool that was just ended may still be closing its
+ * sockets; `DROP … WITH (FORCE)` would terminate them mid-close and the client would raise an unhandled error, so
+ * wait (bounded) for them to leave and only then force what remains.
+ */
+async function dropDatabase(name: string): Promise<void> {
+  await admin(async (c) => {
+    for (let i = 0; i < 50; i++) {
+      const r = await c.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+      if (r.rows[0].n === 0) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  });
 }
 
 /** A database of this test run's own: `create()` it before use, `drop()` it after. */
@@ -64,8 +80,8 @@ export function scratchDatabase(): { name: string; url: string; create(): Promis
   return {
     name,
     url: url.href,
-    create: () => admin(`CREATE DATABASE ${name}`),
-    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    create: () => admin(async (c) => void (await c.query(`CREATE DATABASE ${name}`))),
+    drop: () => dropDatabase(name),
   };
 }
 
