@@ -133,7 +133,7 @@ async function main(): Promise<void> {
   let nginx: Managed | undefined;
   let gate: Managed | undefined;
   const redisPrefix = `rpcgate-bench:${randomBytes(6).toString('hex')}`;
-  const rpcgateSystem = (id: string, label: string, coalesce: boolean, auth?: 'memory' | 'redis', codeRoot = root): System => ({
+  const rpcgateSystem = (id: string, label: string, coalesce: boolean, auth?: 'memory' | 'redis', codeRoot = root, extra: Record<string, unknown> = {}): System => ({
     id,
     label,
     async up() {
@@ -152,6 +152,8 @@ async function main(): Promise<void> {
         // counted on every request, it just never refuses).
         ...(auth ? { limits: { b: { dailyPerUser: 1_000_000_000_000 } } } : {}),
         ...(auth === 'redis' ? { redisUrl: REDIS_URL, redisPrefix } : {}),
+        // (d0): metering off, for the cost of metering; (dlog): a log line per request (debug level).
+        ...extra,
       };
       const args = ['--import', 'tsx', join(codeRoot, 'bench', 'rpcgate-server.ts'), JSON.stringify(input)];
       if (auth) args.push(JSON.stringify({ networkKey: true }));
@@ -173,10 +175,12 @@ async function main(): Promise<void> {
     },
   });
 
-  const gates: [string, string, boolean, ('memory' | 'redis')?][] = [
+  const gates: [string, string, boolean, ('memory' | 'redis')?, Record<string, unknown>?][] = [
     ['c', 'rpcgate', true],
     ['c0', 'rpcgate (no coalescing)', false],
     ['d', 'rpcgate auth, in-process limits', true, 'memory'],
+    ['d0', 'rpcgate auth, in-process, no metering', true, 'memory', { metering: false }],
+    ['dlog', 'rpcgate auth, in-process, log/request', true, 'memory', { logLevel: 'debug' }],
     ['e', 'rpcgate auth, Redis limits', true, 'redis'],
   ];
   const systems: System[] = [
@@ -206,11 +210,12 @@ async function main(): Promise<void> {
         nginx = undefined;
       },
     },
-    ...gates.flatMap(([id, label, coalesce, auth]) => [
-      rpcgateSystem(id, label, coalesce, auth),
-      ...(BASE_ROOT ? [rpcgateSystem(`${id}@base`, `${label} [base]`, coalesce, auth, BASE_ROOT)] : []),
+    ...gates.flatMap(([id, label, coalesce, auth, extra]) => [
+      rpcgateSystem(id, label, coalesce, auth, root, extra),
+      ...(BASE_ROOT ? [rpcgateSystem(`${id}@base`, `${label} [base]`, coalesce, auth, BASE_ROOT, extra)] : []),
     ]),
-  ].filter((s) => !ONLY || ONLY.includes(s.id.replace(/@base$/, '')));
+    // (d0) and (dlog) are comparisons for (d): only when asked for by BENCH_ONLY.
+  ].filter((s) => (!ONLY ? !['d0', 'dlog'].includes(s.id) : ONLY.includes(s.id.replace(/@base$/, ''))));
 
   const runs: Row[] = [];
 
@@ -296,10 +301,11 @@ async function main(): Promise<void> {
     const a = get('a', w.name), b = get('b', w.name), c = get('c', w.name), c0 = get('c0', w.name);
     const q = (x?: Row, y?: Row) => (x && y ? x.rps / y.rps : null);
     const cpu = (x?: Row, y?: Row) => (x && y ? x.sutCpuUsPerReq / y.sutCpuUsPerReq : null);
-    const d = get('d', w.name), e = get('e', w.name);
+    const d = get('d', w.name), e = get('e', w.name), d0 = get('d0', w.name), dlog = get('dlog', w.name);
     ratios[w.name] = {
       'c/a': q(c, a), 'c/b': q(c, b), 'c0/b': q(c0, b), 'c/c0': q(c, c0), 'd/c': q(d, c), 'e/c': q(e, c),
       'cpu c/b': cpu(c, b), 'cpu c0/b': cpu(c0, b), 'cpu d/c': cpu(d, c), 'cpu e/c': cpu(e, c),
+      'cpu d/d0': cpu(d, d0), 'cpu dlog/d': cpu(dlog, d),
     };
   }
 
@@ -322,7 +328,7 @@ async function main(): Promise<void> {
   ]);
   printTable(head, body);
   console.log('\nratios (req/s, and CPU µs per request of the system under test):');
-  const keys = ['c/a', 'c/b', 'c0/b', 'c/c0', 'cpu c/b', 'cpu c0/b', 'cpu d/c', 'cpu e/c'];
+  const keys = ['c/a', 'c/b', 'c0/b', 'c/c0', 'cpu c/b', 'cpu c0/b', 'cpu d/c', 'cpu e/c', 'cpu d/d0', 'cpu dlog/d'];
   printTable(
     ['workload', '', ...keys.map((k) => (k.startsWith('cpu') ? `CPU ${k.slice(4).replace(/(\w+)\/(\w+)/, '($1)/($2)')}` : `req/s ${k.replace(/(\w+)\/(\w+)/, '($1)/($2)')}`))],
     Object.entries(ratios).map(([w, r]) => [w, '', ...keys.map((k) => (r[k] === null ? '—' : `${fmt(r[k]!, 2)}×`))]),
@@ -332,7 +338,8 @@ async function main(): Promise<void> {
       '"SUT busy": CPU time of the system under test / wall time; well below 100% means it was not the bottleneck (wrk+anvil on',
       `CPU ${LOAD_CPU}, or other work, limited it) — then "1-core cap" = 1e6 / CPU µs/req estimates its one-core capacity.`,
       `"others": CPU ${SUT_CPU} busy time not spent by the system under test (other processes on a shared machine: noise).`,
-      'Targets: req/s (c)/(b) ≥ 0.6; CPU (d)/(c) ≤ 1.10 (authenticated, in-process counters), CPU (e)/(c) ≤ 1.25 (Redis counters).',
+      'Targets: req/s (c)/(b) ≥ 0.6; CPU (d)/(c) ≤ 1.10 (authenticated, in-process counters), CPU (e)/(c) ≤ 1.25 (Redis counters);',
+      'CPU (d)/(d0) ≤ 1.05 (metering on vs off, BENCH_ONLY=d,d0). (dlog)/(d): the cost of a log line per request (debug level).',
     ].join('\n'),
   );
   const noisy = runs.filter((r) => r.otherOnSutCpuPct > 10);

@@ -44,6 +44,20 @@ export interface UpstreamConfig {
   pipelining: number;
 }
 
+/**
+ * `GET /metrics` (Prometheus text format). Who may read it:
+ * - `token` set: any client presenting `Authorization: Bearer <token>` (compared in constant time); others get 401;
+ * - no token (default): only clients connecting from the loopback interface without proxy headers (X-Forwarded-For,
+ *   Forwarded, X-Real-IP), i.e. a Prometheus or an operator on the same host — never traffic relayed by a reverse
+ *   proxy on that host; others get 403. Set a token when Prometheus scrapes from another host.
+ * `enabled: false` answers 404.
+ */
+export interface MetricsConfig {
+  enabled: boolean;
+  /** Bearer token for /metrics (env RPCGATE_METRICS_TOKEN). At least 16 characters. */
+  token?: string;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -93,12 +107,22 @@ export interface Config {
   networks: Record<string, NetworkConfig>;
   upstream: UpstreamConfig;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
+  /**
+   * Usage metering of node API calls (per-minute counts flushed to the store, Prometheus request series). Default
+   * true; `false` only for comparisons (the bench) — the Metrics tab then has no data. Env RPCGATE_METERING.
+   */
+  metering: boolean;
+  /** `GET /metrics`: see MetricsConfig. Default enabled, loopback only. */
+  metrics: MetricsConfig;
+  /** Node API requests slower than this (ms) are logged at warn. Default 2000. */
+  slowRequestMs: number;
 }
 
 /** A partial config as read from a file, env or flags (networks and upstream merge field by field). */
-export type ConfigInput = Partial<Omit<Config, 'networks' | 'upstream'>> & {
+export type ConfigInput = Partial<Omit<Config, 'networks' | 'upstream' | 'metrics'>> & {
   networks?: Record<string, Partial<NetworkConfig> | null>;
   upstream?: Partial<UpstreamConfig>;
+  metrics?: Partial<MetricsConfig>;
 };
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -132,6 +156,9 @@ export const defaults: Config = {
     pipelining: 1,
   },
   logLevel: 'info',
+  metering: true,
+  metrics: { enabled: true },
+  slowRequestMs: 2000,
 };
 
 const networkSchema = {
@@ -226,6 +253,14 @@ const configSchema = {
       },
     },
     logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'silent'] },
+    metering: { type: 'boolean' },
+    metrics: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['enabled'],
+      properties: { enabled: { type: 'boolean' }, token: { type: 'string', minLength: 16 } },
+    },
+    slowRequestMs: { type: 'integer', minimum: 1 },
   },
 } as const;
 
@@ -275,12 +310,13 @@ export function devKeyEnabled(config: Pick<Config, 'devKey' | 'keys'>): boolean 
 
 /** Merges layers onto a base: networks and upstream field by field, other fields replaced. */
 export function merge(base: Config, ...layers: (ConfigInput | undefined)[]): Config {
-  let out: Config = { ...base, networks: { ...base.networks }, upstream: { ...base.upstream }, hostMap: { ...base.hostMap } };
+  let out: Config = { ...base, networks: { ...base.networks }, upstream: { ...base.upstream }, hostMap: { ...base.hostMap }, metrics: { ...base.metrics } };
   for (const layer of layers) {
     if (!layer) continue;
-    const { networks, upstream, hostMap, ...rest } = layer;
+    const { networks, upstream, hostMap, metrics, ...rest } = layer;
     out = { ...out, ...dropUndefined(rest) };
     if (upstream) out.upstream = { ...out.upstream, ...dropUndefined(upstream) };
+    if (metrics) out.metrics = { ...out.metrics, ...dropUndefined(metrics) };
     if (hostMap) out.hostMap = { ...out.hostMap, ...hostMap };
     if (networks) {
       for (const [name, net] of Object.entries(networks)) {
@@ -346,7 +382,8 @@ function int(name: string, s: string): number {
  * RPCGATE_MAX_BATCH_SIZE, RPCGATE_STRICT_RESULTS, RPCGATE_KEYS (comma list), RPCGATE_HOST_MAP (host=network,…),
  * RPCGATE_DEV_KEY, RPCGATE_TRUST_PROXY (true/false or a hop count), DATABASE_URL (or RPCGATE_DATABASE_URL),
  * REDIS_URL (or RPCGATE_REDIS_URL), RPCGATE_SECRET,
- * RPCGATE_COALESCE, RPCGATE_UPSTREAM_TIMEOUT_MS, RPCGATE_UPSTREAM_CONNECT_TIMEOUT_MS, RPCGATE_LOG_LEVEL, and per
+ * RPCGATE_COALESCE, RPCGATE_UPSTREAM_TIMEOUT_MS, RPCGATE_UPSTREAM_CONNECT_TIMEOUT_MS, RPCGATE_LOG_LEVEL,
+ * RPCGATE_METERING, RPCGATE_METRICS (enabled), RPCGATE_METRICS_TOKEN, and per
  * network RPCGATE_<NETWORK>_UPSTREAMS (comma list) and RPCGATE_<NETWORK>_CHAIN_ID.
  */
 export function fromEnv(env: NodeJS.ProcessEnv, networkNames: string[]): ConfigInput {
@@ -372,6 +409,11 @@ export function fromEnv(env: NodeJS.ProcessEnv, networkNames: string[]): ConfigI
   if ((v = e('REDIS_PREFIX'))) c.redisPrefix = v;
   if ((v = e('SECRET'))) c.secret = v;
   if ((v = e('LOG_LEVEL'))) c.logLevel = v as Config['logLevel'];
+  if ((v = e('METERING'))) c.metering = bool('RPCGATE_METERING', v);
+  const metrics: Partial<MetricsConfig> = {};
+  if ((v = e('METRICS'))) metrics.enabled = bool('RPCGATE_METRICS', v);
+  if ((v = e('METRICS_TOKEN'))) metrics.token = v;
+  if (Object.keys(metrics).length) c.metrics = metrics;
   const up: Partial<UpstreamConfig> = {};
   if ((v = e('COALESCE'))) up.coalesce = bool('RPCGATE_COALESCE', v);
   if ((v = e('UPSTREAM_TIMEOUT_MS'))) up.requestTimeoutMs = int('RPCGATE_UPSTREAM_TIMEOUT_MS', v);

@@ -24,6 +24,9 @@
 // - Anything that overflows the stack (deep nesting in a recursive validator or in JSON.stringify) becomes a
 //   clean error: -32602 for params, -32603 for results. JSON.parse itself is iterative in V8 (tested to 5M).
 // - Strings (ids, params, method names) with lone surrogates round-trip: JSON.stringify escapes them (\udXXX).
+// - The call observer (`onCall`, metering) sees every call exactly once when its outcome is known, before the
+//   response is written: batch items one by one, notifications too, a parse error or an empty/oversized batch as one
+//   call without a method; a whole-request refusal by the admission hook once per call that would have run.
 
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MethodDescriptor, MethodTable, ParamsOf, ResultOf, ValidateFn, ValidatorTable } from './descriptor.js';
@@ -35,6 +38,8 @@ export interface CallContext {
   requestId?: string;
   ip?: string;
   headers?: IncomingHttpHeaders;
+  /** performance.now() when the request arrived (for the call observer's latency). */
+  startedAt?: number;
 }
 
 export interface EngineOptions {
@@ -86,6 +91,24 @@ export interface AdmitResult {
  */
 export type AdmitFn = (calls: readonly AdmitCall[], ctx: CallContext) => AdmitResult | undefined | Promise<AdmitResult | undefined>;
 
+/**
+ * Where a call ended, for the call observer (metering):
+ * - `ok`: answered with a result;
+ * - `invalid`: refused by the engine before any hook or handler — parse error, invalid request object, empty or
+ *   oversized batch, unknown method, params failing the contract;
+ * - `refused`: refused by the admission hook (per call, or the whole request, e.g. 429);
+ * - `failed`: the handler threw (the node's own error, an upstream failure, an unexpected error) or the result broke
+ *   the contract (strict mode).
+ */
+export type CallStage = 'ok' | 'invalid' | 'refused' | 'failed';
+
+/**
+ * Called once per JSON-RPC call when its outcome is known (batch items one by one; notifications too), before the
+ * response is sent. `method` is undefined when the request has none usable (a parse error, an empty or oversized
+ * batch: one call). Must be cheap and must not throw (it runs on the hot path).
+ */
+export type CallObserver = (method: string | undefined, stage: CallStage, err: RpcError | undefined, ctx: CallContext) => void;
+
 export interface EngineConfig<M extends MethodTable> {
   methods: M;
   validators: ValidatorTable;
@@ -96,6 +119,8 @@ export interface EngineConfig<M extends MethodTable> {
   /** Called with unexpected errors (a handler threw something that is not an RpcError, a result could not be
    *  serialised, a strict result check failed). Their details never reach the client. */
   onError?: (err: unknown, info: { method: string; ctx: CallContext }) => void;
+  /** Call observer (metering); absent = nothing observed. */
+  onCall?: CallObserver;
 }
 
 export interface Engine {
@@ -226,6 +251,7 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
   const { maxBatchSize, strictResults } = cfg.options;
   const onError = cfg.onError;
   const admit = cfg.admit;
+  const observer = cfg.onCall;
   const handlers = cfg.handlers as Record<string, AnyHandler | undefined>;
   const table = new Map<string, Entry>();
 
@@ -265,6 +291,20 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
     } catch {
       // a failing logger must not fail the request
     }
+  }
+
+  function observe(method: string | undefined, stage: CallStage, err: RpcError | undefined, ctx: CallContext): void {
+    try {
+      observer!(method, stage, err, ctx);
+    } catch (e) {
+      report(e, method ?? '(observer)', ctx);
+    }
+  }
+
+  /** An item the engine refuses itself (observed as `invalid`); undefined for a notification (never answered). */
+  function invalid(method: string | undefined, idJson: string, err: RpcError, notification: boolean, ctx: CallContext): Failure | undefined {
+    if (observer !== undefined) observe(method, 'invalid', err, ctx);
+    return notification ? undefined : new Failure(errorBody(idJson, err), err);
   }
 
   /** Map by-name params onto the positional array by the descriptor's names. */
@@ -359,53 +399,45 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
     return internalError();
   }
 
-  /** One request object → a call ready to run, or its final outcome (error answer / undefined for a notification). */
+  /** One request object → a call ready to run, or its final outcome (error answer / undefined for a notification).
+   *  Every outcome other than a Prepared call has been observed here. */
   function prepareItem(item: unknown, ctx: CallContext): Prepared | ItemOutcome {
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) {
-      return new Failure(errorBody(NULL_ID, NOT_AN_OBJECT), NOT_AN_OBJECT);
-    }
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) return invalid(undefined, NULL_ID, NOT_AN_OBJECT, false, ctx);
     const req = item as Record<string, unknown>;
     const id = req.id;
+    const method = req.method;
+    const named = typeof method === 'string' ? method : undefined;
     let idJson: string;
     if (id === undefined) idJson = NULL_ID;
     else if (typeof id === 'number') {
-      if (!Number.isFinite(id)) return new Failure(errorBody(NULL_ID, ID_NOT_FINITE), ID_NOT_FINITE);
+      if (!Number.isFinite(id)) return invalid(named, NULL_ID, ID_NOT_FINITE, false, ctx);
       idJson = String(id); // same text as JSON.stringify for finite numbers
     } else if (typeof id === 'string') idJson = JSON.stringify(id);
     else if (id === null) idJson = NULL_ID;
-    else return new Failure(errorBody(NULL_ID, BAD_ID), BAD_ID);
+    else return invalid(named, NULL_ID, BAD_ID, false, ctx);
 
-    if (req.jsonrpc !== '2.0') return new Failure(errorBody(idJson, BAD_VERSION), BAD_VERSION);
-    const method = req.method;
-    if (typeof method !== 'string') {
-      const err = method === undefined ? NO_METHOD : BAD_METHOD;
-      return new Failure(errorBody(idJson, err), err);
-    }
+    if (req.jsonrpc !== '2.0') return invalid(named, idJson, BAD_VERSION, false, ctx);
+    if (named === undefined) return invalid(undefined, idJson, method === undefined ? NO_METHOD : BAD_METHOD, false, ctx);
     const raw = req.params;
-    if (raw !== undefined && (typeof raw !== 'object' || raw === null)) return new Failure(errorBody(idJson, BAD_PARAMS), BAD_PARAMS);
+    if (raw !== undefined && (typeof raw !== 'object' || raw === null)) return invalid(named, idJson, BAD_PARAMS, false, ctx);
 
     // A valid request from here on: without an id it is a notification and gets no answer whatever happens.
     const notification = id === undefined;
-    let method_ = '';
     try {
-      const e = table.get(method);
-      if (e === undefined || e.handler === undefined) {
-        if (notification) return undefined;
-        const err = methodNotFound(method, e === undefined);
-        return new Failure(errorBody(idJson, err), err);
-      }
-      method_ = method;
+      const e = table.get(named);
+      if (e === undefined || e.handler === undefined) return invalid(named, idJson, methodNotFound(named, e === undefined), notification, ctx);
       const params = prepare(e, raw);
-      if (params instanceof RpcError) return notification ? undefined : new Failure(errorBody(idJson, params), params);
-      return new Prepared(e, method, params, idJson, notification);
+      if (params instanceof RpcError) return invalid(named, idJson, params, notification, ctx);
+      return new Prepared(e, named, params, idJson, notification);
     } catch (thrown) {
       // a validator failing in an unexpected way
-      const err = unexpected(thrown, method_ || method, ctx);
+      const err = unexpected(thrown, named, ctx);
+      if (observer !== undefined) observe(named, 'failed', err, ctx);
       return notification ? undefined : new Failure(errorBody(idJson, err), err);
     }
   }
 
-  /** Runs a prepared call: handler, strict result check, one serialisation. Never rejects. */
+  /** Runs a prepared call: handler, strict result check, one serialisation; observed once. Never rejects. */
   async function dispatch(p: Prepared, ctx: CallContext): Promise<ItemOutcome> {
     const { entry: e, method, idJson, notification } = p;
     try {
@@ -414,24 +446,31 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
         value = await e.handler!(p.params, ctx);
       } catch (thrown) {
         const err = unexpected(thrown, method, ctx);
+        if (observer !== undefined) observe(method, 'failed', err, ctx);
         return notification ? undefined : new Failure(errorBody(idJson, err), err);
       }
-      if (notification) return undefined;
+      if (notification) {
+        if (observer !== undefined) observe(method, 'ok', undefined, ctx);
+        return undefined;
+      }
       if (value === undefined) value = null;
 
       if (strictResults) {
         const violation = checkResult(e, value);
         if (violation !== undefined) {
           report(violation, method, ctx);
+          if (observer !== undefined) observe(method, 'failed', violation, ctx);
           return new Failure(errorBody(idJson, violation), violation);
         }
       }
       // RawResult: the node's bytes go out as they came; anything else is serialised exactly once.
       const json = value instanceof RawResult ? value.json : JSON.stringify(value);
+      if (observer !== undefined) observe(method, 'ok', undefined, ctx);
       return '{"jsonrpc":"2.0","id":' + idJson + ',"result":' + json + '}';
     } catch (thrown) {
       // serialisation (BigInt, cycles, depth)
       const err = unexpected(thrown, method, ctx);
+      if (observer !== undefined) observe(method, 'failed', err, ctx);
       return notification ? undefined : new Failure(errorBody(idJson, err), err);
     }
   }
@@ -463,7 +502,8 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
   }
 
   /** A refused call's outcome (notifications stay silent). */
-  function refusal(p: Prepared, err: RpcError): ItemOutcome {
+  function refusal(p: Prepared, err: RpcError, ctx: CallContext): ItemOutcome {
+    if (observer !== undefined) observe(p.method, 'refused', err, ctx);
     return p.notification ? undefined : new Failure(errorBody(p.idJson, err), err);
   }
 
@@ -507,14 +547,17 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
       }
       let r = runAdmit(fn, [p], ctx);
       if (r instanceof Promise) r = await r;
-      if (r?.error !== undefined) return withHeaders(errorResponse(r.error, idOf(msg)), r.headers);
+      if (r?.error !== undefined) {
+        if (observer !== undefined) observe(p.method, 'refused', r.error, ctx);
+        return withHeaders(errorResponse(r.error, idOf(msg)), r.headers);
+      }
       const refused = r?.refused?.[0];
-      return withHeaders(single(refused !== undefined ? refusal(p, refused) : await dispatch(p, ctx)), r?.headers);
+      return withHeaders(single(refused !== undefined ? refusal(p, refused, ctx) : await dispatch(p, ctx)), r?.headers);
     }
     const n = msg.length;
     if (n === 0 || n > maxBatchSize) {
       const r = await runAdmit(fn, NO_CALLS, ctx);
-      return withHeaders(n === 0 ? errorResponse(EMPTY_BATCH) : errorResponse(payloadTooLarge('batch', maxBatchSize, n)), r?.headers);
+      return withHeaders(errorResponse(batchRefused(n, ctx)), r?.headers);
     }
     const outs = new Array<ItemOutcome | Promise<ItemOutcome>>(n);
     const calls: Prepared[] = [];
@@ -528,11 +571,15 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
     }
     let r = runAdmit(fn, calls, ctx);
     if (r instanceof Promise) r = await r;
-    if (r?.error !== undefined) return withHeaders(errorResponse(r.error), r.headers);
+    if (r?.error !== undefined) {
+      // The whole request is refused: every call that would have run is (items refused before are already observed).
+      if (observer !== undefined) for (const p of calls) observe(p.method, 'refused', r.error, ctx);
+      return withHeaders(errorResponse(r.error), r.headers);
+    }
     const refused = r?.refused;
     for (let j = 0; j < calls.length; j++) {
       const err = refused?.[j];
-      outs[at[j]] = err !== undefined ? refusal(calls[j], err) : dispatch(calls[j], ctx);
+      outs[at[j]] = err !== undefined ? refusal(calls[j], err, ctx) : dispatch(calls[j], ctx);
     }
     return withHeaders(joinBatch(await Promise.all(outs)), r?.headers);
   }
@@ -543,7 +590,9 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
       // RFC 8259 lets a parser ignore a byte order mark
       msg = JSON.parse(body.charCodeAt(0) === 0xfeff ? body.slice(1) : body);
     } catch (err) {
-      const res = errorResponse(parseError(err instanceof Error ? err.message : undefined));
+      const pe = parseError(err instanceof Error ? err.message : undefined);
+      if (observer !== undefined) observe(undefined, 'invalid', pe, ctx);
+      const res = errorResponse(pe);
       return admit === undefined ? res : withHeaders(res, (await runAdmit(admit, NO_CALLS, ctx))?.headers);
     }
 
@@ -552,11 +601,17 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
     if (!Array.isArray(msg)) return single(await runItem(msg, ctx));
 
     const n = msg.length;
-    if (n === 0) return errorResponse(EMPTY_BATCH);
-    if (n > maxBatchSize) return errorResponse(payloadTooLarge('batch', maxBatchSize, n));
+    if (n === 0 || n > maxBatchSize) return errorResponse(batchRefused(n, ctx));
     const pending = new Array<ItemOutcome | Promise<ItemOutcome>>(n);
     for (let i = 0; i < n; i++) pending[i] = runItem(msg[i], ctx);
     return joinBatch(await Promise.all(pending));
+  }
+
+  /** An empty or oversized batch: one invalid call (its items are not looked at). */
+  function batchRefused(n: number, ctx: CallContext): RpcError {
+    const err = n === 0 ? EMPTY_BATCH : payloadTooLarge('batch', maxBatchSize, n);
+    if (observer !== undefined) observe(undefined, 'invalid', err, ctx);
+    return err;
   }
 
   function validateParams(method: string, params: unknown): RpcError | null {

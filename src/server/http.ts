@@ -13,6 +13,13 @@
 //   (src/server/admission.ts) applies the per-call allowlists (method, address) and the limits.
 //   Refusals of a known key carry its x-ratelimit-* headers (nothing is counted for them).
 //
+// Metering (./metering.ts): requests refused here are metered as one call each (method `other`); everything that
+// reaches the engine is metered per call by the engine's observer. `ctx.startedAt` (taken when the request arrives)
+// is where every call's latency starts.
+// Request logs (hot path: no access line per request at info — measured in bench/README.md): 5xx answers and
+// requests slower than `slowRequestMs` at warn, every node API request at debug; each line carries the request id
+// (`rid`, the x-request-id answered), the network, the principal's public id, the HTTP status and the time taken;
+// the URL goes through the logger's redacting serializer (src/metering/redact.ts), so keys never reach a log line.
 // Content-Type: like Alchemy and Infura, a missing Content-Type is accepted, and so are application/json (any
 // parameters, e.g. charset=utf-8), application/json-rpc, application/jsonrequest, */*+json and text/plain (what a
 // browser's "simple" cross-origin request sends without a preflight). Anything else is 415 with -32600.
@@ -29,6 +36,7 @@ import { checkRequest, clientIp } from '../access/request.js';
 import { routeRefusal, type AccessPoint, type KeyStore, type Principal } from '../access/keys.js';
 import { errorResponse, type CallContext, type Engine, type EngineResponse } from '../rpc/engine.js';
 import { RpcError, internalError, payloadTooLarge, unauthorized } from '../rpc/errors.js';
+import type { CallMeter } from './metering.js';
 
 /** An extra route (e.g. the account API): gets every request whose path is `prefix` or starts with `prefix/`. */
 export interface HttpRoute {
@@ -52,6 +60,10 @@ export interface HttpOptions {
   limitHeaders?: (p: Principal) => Promise<Record<string, string> | undefined> | undefined;
   /** Extra routes, matched by path prefix before the node API (e.g. `/api`). */
   routes?: readonly HttpRoute[];
+  /** Metering of node API calls refused before the engine (the engine meters the rest through its observer). */
+  meter?: CallMeter;
+  /** Node API requests slower than this (ms, request taken → response written) are logged at warn. Default 2000. */
+  slowRequestMs?: number;
 }
 
 const ACAO = 'access-control-allow-origin';
@@ -59,6 +71,8 @@ const ACEH = 'access-control-expose-headers';
 const EXPOSED = 'x-request-id, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset';
 const CORS_BASE = { [ACAO]: '*', [ACEH]: EXPOSED };
 
+/** Network label of node API requests to a network that is not configured (bounded label cardinality). */
+const OTHER_NETWORK = 'other';
 const NO_KEY = unauthorized('missing API key: put it in the URL path', { reason: 'key' });
 const BAD_KEY = unauthorized('invalid API key', { reason: 'key' });
 
@@ -122,6 +136,7 @@ class BodyState {
     readonly principal: Principal,
     readonly ip: string | undefined,
     readonly checked: Promise<RpcError | undefined> | undefined,
+    readonly startedAt: number,
   ) {}
 }
 const kBody = Symbol('rpcgate.body');
@@ -135,6 +150,8 @@ interface Route {
 
 export function createHttpServer(opts: HttpOptions): Server {
   const { engine, keys, maxBodyBytes, logger } = opts;
+  const meter = opts.meter;
+  const slowMs = opts.slowRequestMs ?? 2000;
   const trustProxy = opts.trustProxy ?? 0;
   const routes = opts.routes ?? [];
   const networks = new Set(opts.networks);
@@ -163,6 +180,21 @@ export function createHttpServer(opts: HttpOptions): Server {
     return { network, key: p || undefined, ap: 'B' };
   }
 
+  /**
+   * The node API's request log (the hot path, so no line per request at info): 5xx answers and slow requests at warn,
+   * every request at debug (one line: rid, network, HTTP status, ms). The key never appears: the URL goes through
+   * the logger's redacting `url` serializer, and the principal is logged by its public id.
+   */
+  function logRequest(res: ServerResponse, rid: string, status: number, network: string, principal: Principal | undefined, t0: number): void {
+    const ms = performance.now() - t0;
+    const bad = status >= 500;
+    if (!bad && ms < slowMs && logger.levelVal > 20 /* debug */) return;
+    const line = { rid, network, principal: principal?.id, status, ms: Math.round(ms * 1000) / 1000, url: res.req?.url };
+    if (bad) logger.warn(line, 'node API request failed');
+    else if (ms >= slowMs) logger.warn(line, 'slow node API request');
+    else logger.debug(line, 'node API request');
+  }
+
   function send(res: ServerResponse, rid: string, r: EngineResponse, cors: boolean): void {
     if (res.headersSent || res.destroyed) return;
     // Flat [name, value, …] header list: no per-response object building on the hot path.
@@ -184,38 +216,46 @@ export function createHttpServer(opts: HttpOptions): Server {
     send(res, rid, r, cors);
   }
 
-  /** Refuses a request of a known principal before the engine: drains the body, adds its rate-limit headers. */
-  function refuse(req: IncomingMessage, res: ServerResponse, rid: string, p: Principal | undefined, err: RpcError): void {
+  /** Refuses a node API request before the engine: drains the body, adds a known principal's rate-limit headers;
+   *  metered as one call. */
+  function refuse(req: IncomingMessage, res: ServerResponse, rid: string, network: string, p: Principal | undefined, err: RpcError, t0: number): void {
     req.resume();
+    meter?.refused(network, p, err, t0);
     const h = p === undefined ? undefined : opts.limitHeaders?.(p);
-    if (h === undefined) return sendError(res, rid, err, true);
+    if (h === undefined) return sendRefusal(res, rid, network, p, err, t0);
     h.then(
-      (extra) => sendError(res, rid, err, true, extra),
-      () => sendError(res, rid, err, true),
+      (extra) => sendRefusal(res, rid, network, p, err, t0, extra),
+      () => sendRefusal(res, rid, network, p, err, t0),
     );
   }
 
-  function rpc(req: IncomingMessage, res: ServerResponse, rid: string, rt: Route): void {
-    if (rt.key === undefined) return refuse(req, res, rid, undefined, NO_KEY);
+  function sendRefusal(res: ServerResponse, rid: string, network: string, p: Principal | undefined, err: RpcError, t0: number, extra?: Record<string, string>): void {
+    sendError(res, rid, err, true, extra);
+    logRequest(res, rid, err.httpStatus, network, p, t0);
+  }
+
+  function rpc(req: IncomingMessage, res: ServerResponse, rid: string, rt: Route, t0: number): void {
+    const network = rt.network;
+    if (rt.key === undefined) return refuse(req, res, rid, network, undefined, NO_KEY, t0);
     const principal = keys.lookup(rt.key);
-    if (principal === undefined) return refuse(req, res, rid, undefined, BAD_KEY);
-    const wrongRoute = routeRefusal(principal, rt.network, rt.ap);
-    if (wrongRoute !== undefined) return refuse(req, res, rid, principal, wrongRoute);
+    if (principal === undefined) return refuse(req, res, rid, network, undefined, BAD_KEY, t0);
+    const wrongRoute = routeRefusal(principal, network, rt.ap);
+    if (wrongRoute !== undefined) return refuse(req, res, rid, network, principal, wrongRoute, t0);
     if (!acceptableContentType(req.headers['content-type'])) {
-      return refuse(req, res, rid, principal, new RpcError(-32600, 'invalid request: Content-Type must be application/json', { contentType: req.headers['content-type'] }, 415));
+      return refuse(req, res, rid, network, principal, new RpcError(-32600, 'invalid request: Content-Type must be application/json', { contentType: req.headers['content-type'] }, 415), t0);
     }
     const ip = clientIp(req, trustProxy);
     // Origin, IP (sync) and JWT (a promise, checked while the body streams in).
     const checked = checkRequest(principal, { origin: req.headers.origin, ip, authorization: req.headers.authorization });
-    if (checked instanceof RpcError) return refuse(req, res, rid, principal, checked);
+    if (checked instanceof RpcError) return refuse(req, res, rid, network, principal, checked, t0);
     // The body is read by listeners shared by all requests (state on the request object): no closures per request.
-    const st = new BodyState(res, rid, rt.network, principal, ip, checked);
+    const st = new BodyState(res, rid, network, principal, ip, checked, t0);
     (req as StatefulRequest)[kBody] = st;
     const cl = req.headers['content-length'];
     if (cl !== undefined && Number(cl) > maxBodyBytes) {
       // Refused before reading; the body is still drained (bounded, below) so the client can read the 413.
       st.over = true;
-      refuse(req, res, rid, principal, payloadTooLarge('body', maxBodyBytes, Number(cl)));
+      refuse(req, res, rid, network, principal, payloadTooLarge('body', maxBodyBytes, Number(cl)), t0);
     }
     req.on('data', onBodyData);
     req.on('end', onBodyEnd);
@@ -233,7 +273,7 @@ export function createHttpServer(opts: HttpOptions): Server {
     if (st.size > maxBodyBytes) {
       st.over = true;
       st.chunks.length = 0;
-      refuse(this, st.res, st.rid, st.principal, payloadTooLarge('body', maxBodyBytes));
+      refuse(this, st.res, st.rid, st.network, st.principal, payloadTooLarge('body', maxBodyBytes), st.startedAt);
       return;
     }
     st.chunks.push(chunk);
@@ -248,10 +288,10 @@ export function createHttpServer(opts: HttpOptions): Server {
       return;
     }
     checked.then(
-      (err) => (err === undefined ? void runEngine(this, st) : refuse(this, st.res, st.rid, st.principal, err)),
+      (err) => (err === undefined ? void runEngine(this, st) : refuse(this, st.res, st.rid, st.network, st.principal, err, st.startedAt)),
       (e: unknown) => {
         logger.error({ err: e, rid: st.rid }, 'JWT check failed');
-        sendError(st.res, st.rid, internalError(), true);
+        refuse(this, st.res, st.rid, st.network, st.principal, internalError(), st.startedAt);
       },
     );
   }
@@ -263,16 +303,18 @@ export function createHttpServer(opts: HttpOptions): Server {
   async function runEngine(req: IncomingMessage, st: BodyState): Promise<void> {
     const chunks = st.chunks;
     const body = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, st.size).toString('utf8');
-    const ctx: CallContext = { network: st.network, principal: st.principal, requestId: st.rid, ip: st.ip, headers: req.headers };
+    const ctx: CallContext = { network: st.network, principal: st.principal, requestId: st.rid, ip: st.ip, headers: req.headers, startedAt: st.startedAt };
     let r: EngineResponse;
     try {
       r = await engine.handle(body, ctx);
     } catch (e) {
+      // The engine never rejects by contract; should it, the request still counts (one call).
       logger.error({ err: e, rid: st.rid }, 'engine failed');
-      sendError(st.res, st.rid, internalError(), true);
+      refuse(req, st.res, st.rid, st.network, st.principal, internalError(), st.startedAt);
       return;
     }
     send(st.res, st.rid, r, true);
+    logRequest(st.res, st.rid, r.status, st.network, st.principal, st.startedAt);
   }
 
   async function docs(res: ServerResponse, rid: string, rel: string, head: boolean): Promise<void> {
@@ -349,6 +391,7 @@ export function createHttpServer(opts: HttpOptions): Server {
     ].join('\n');
 
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const t0 = performance.now();
     const rid = requestId(req);
     try {
       const url = req.url ?? '/';
@@ -365,10 +408,13 @@ export function createHttpServer(opts: HttpOptions): Server {
           return sendError(res, rid, new RpcError(-32600, 'not found: POST to /{network}/v2/{key} or /{network}/{key}', undefined, 404), true);
         }
         if (rt instanceof RpcError) {
+          // An unknown network or a malformed node API path: one refused call (network `other` when unknown).
+          meter?.refused(OTHER_NETWORK, undefined, rt, t0);
           req.resume();
-          return sendError(res, rid, rt, true);
+          sendError(res, rid, rt, true);
+          return logRequest(res, rid, rt.httpStatus, OTHER_NETWORK, undefined, t0);
         }
-        return rpc(req, res, rid, rt);
+        return rpc(req, res, rid, rt, t0);
       }
       if (method === 'GET' || method === 'HEAD') {
         req.resume();

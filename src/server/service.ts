@@ -1,13 +1,22 @@
 // Wiring: config → store + server secret → access index (keys) + limiter → embedded chains (for networks without
-// upstreams) → upstream pools → engine (with the admission hook) → HTTP.
+// upstreams) → upstream pools → engine (with the admission hook and the call meter) → HTTP.
 // `startService` is what `rpcgate start` runs and what tests call (port 0 = a free port).
+//
+// Metering (src/metering, src/server/metering.ts): one Metrics registry and one Meter per process; the engine's call
+// observer and the HTTP front's refusals record every node API call; the Meter flushes completed minutes every 5 s.
+// Logs: pino JSON lines on stderr with logRedaction() (keys, JWTs, cookies, upstream credentials never written).
+//
+// Stop (`stop()`, what SIGINT/SIGTERM run in `rpcgate start`): stop accepting (server.close) → drain: idle keep-alive
+// connections are closed as they become idle, in-flight requests finish (bounded: after DRAIN_MS the remaining
+// connections are cut) → upstream pools and embedded chains → `meter.stop()` (final flush, the current minute
+// included) → key index, limiter → store closed. Every call answered before the stop is in the store.
 //
 // Keys: accounts' keys from the store (src/access/index.ts: in-memory index synced from the key-event feed), plus
 // static `keys` from the config, plus — dev mode (`devKey`, see src/config/config.ts) — a development key generated
 // at start. Static and development keys have no limits and no allowlists.
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import { methods } from '../../generated/node/methods.js';
 import { validators } from '../../generated/node/validators.js';
 import { AccessIndex, ConfigKeyStore, KeyStores, generateDevKey, type KeyStore } from '../access/index.js';
@@ -15,6 +24,7 @@ import { startEmbeddedChain, compileToken, type EmbeddedChain, type SeededChain 
 import { chainNetworks, devKeyEnabled, loadConfig, trustProxyHops, type Config, type ConfigInput } from '../config/config.js';
 import { createLimiter, type Limiter } from '../limits/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
+import { Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
 import { createEngine } from '../rpc/engine.js';
 import { createUpstreams, type UpstreamPool } from '../upstream/index.js';
 import { loadOrCreateServerSecret } from '../secrets/index.js';
@@ -23,6 +33,11 @@ import { createAdmission, peekLimitHeaders } from './admission.js';
 import { createHttpServer, type HttpRoute } from './http.js';
 import { accountRoute } from './account-route.js';
 import { createWebRoute } from './web-route.js';
+import { CallMeter } from './metering.js';
+import { metricsRoute } from './metrics-route.js';
+
+/** In-flight requests get this long to finish on stop before their connections are cut. */
+const DRAIN_MS = 5000;
 
 export interface NetworkInfo {
   name: string;
@@ -58,6 +73,10 @@ export interface RunningService {
   /** The server secret (API keys are found by HMAC with it). */
   secret: Buffer;
   limiter: Limiter;
+  /** Usage metering (undefined with `metering: false`). `flush()` writes completed minutes; `stop()` runs on stop. */
+  meter: Meter | undefined;
+  /** The /metrics registry. */
+  metrics: Metrics;
   config: Config;
   logger: Logger;
   stop(): Promise<void>;
@@ -82,13 +101,20 @@ function readContract(path: string, logger: Logger): string {
 export interface ServiceExtensions {
   /** Extra HTTP routes (e.g. the account API at `/api`), built once the store and the key index are up. */
   routes?: (svc: { config: Config; store: Store; secret: Buffer; access: AccessIndex; limiter: Limiter; logger: Logger }) => HttpRoute[];
+  /** Where log lines go (default: stderr, asynchronously). Tests pass a stream to read every line. */
+  logDestination?: DestinationStream;
+  /** Meter options for tests (a clock they move, the flush interval). */
+  meter?: Pick<MeterOptions, 'now' | 'flushIntervalMs' | 'maxCells'>;
 }
 
 export async function startService(input: Config | ConfigInput = {}, ext: ServiceExtensions = {}): Promise<RunningService> {
   const config = loadConfig({ overrides: input as ConfigInput, env: {} });
   // Networks given here are the complete set (a test with one stand-in network starts no anvil for the other).
   if (input.networks) for (const name of Object.keys(config.networks)) if (!(name in input.networks) || input.networks[name] === null) delete config.networks[name];
-  const logger = pino({ level: config.logLevel, base: undefined }, pino.destination({ fd: 2, sync: false }));
+  const logger = pino(
+    { level: config.logLevel, base: undefined, ...logRedaction({ networks: Object.keys(config.networks) }) },
+    ext.logDestination ?? pino.destination({ fd: 2, sync: false }),
+  );
   const contractJson = readContract(config.openrpcPath, logger);
 
   const chains: EmbeddedChain[] = [];
@@ -97,21 +123,45 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
   let store: Store | undefined;
   let access: AccessIndex | undefined;
   let limiter: Limiter | undefined;
+  let meter: Meter | undefined;
   let stopped: Promise<void> | undefined;
+  let staticKeyCount = 0;
+  // One registry per service; active keys are read at scrape time from the key sources.
+  const metrics = new Metrics({
+    activeKeys: () => ({ account: access?.size ?? 0, static: staticKeyCount }),
+    processMetrics: true,
+  });
 
   const stop = (): Promise<void> =>
     (stopped ??= (async () => {
       if (server) {
         const s = server;
         await new Promise<void>((r) => {
-          s.close(() => r());
-          // Idle keep-alive sockets would hold close() open; in-flight requests get a moment to finish.
+          // No new connections; the callback runs once every connection is closed.
+          s.close(() => {
+            clearInterval(idle);
+            clearTimeout(cut);
+            r();
+          });
+          // Keep-alive connections are closed as soon as they are idle (each one's in-flight request answered).
           s.closeIdleConnections();
-          setTimeout(() => s.closeAllConnections(), 2000).unref();
+          const idle = setInterval(() => s.closeIdleConnections(), 20);
+          const cut = setTimeout(() => {
+            logger.warn({ drainMs: DRAIN_MS }, 'stop: requests still in flight after the drain time; closing their connections');
+            s.closeAllConnections();
+          }, DRAIN_MS);
         });
       }
       await Promise.all([...pools.values()].map((p) => p.close()));
       await Promise.all(chains.map((c) => c.stop()));
+      // Final flush (the current minute included) after the last answered call, before the store closes.
+      if (meter) {
+        const m = meter;
+        await m.stop().then(
+          (r) => logger.info({ rows: r.rows }, 'usage flushed'),
+          (e: unknown) => logger.error({ err: e, pending: m.stats().pendingCells }, 'final usage flush failed; unflushed usage is lost'),
+        );
+      }
       await access?.stop();
       await limiter?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the limiter failed'));
       await store?.close();
@@ -125,6 +175,16 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     access = new AccessIndex({ db: store.db, secret, chains: chainNetworks(config), logger });
     await access.start();
     limiter = createLimiter({ ...config.limits, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
+    if (config.metering) {
+      meter = new Meter({
+        db: store.db,
+        methods: Object.keys(methods),
+        networks: Object.keys(config.networks),
+        metrics,
+        logger,
+        ...ext.meter,
+      }).start();
+    }
 
     // Embedded chains: one compile shared by all, anvils started and seeded in parallel.
     const embedded = Object.entries(config.networks).filter(([, n]) => n.upstreams.length === 0);
@@ -150,7 +210,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     for (const [name, pool] of createUpstreams(urlsByNetwork, config.upstream, (network, url, healthy, reason) => {
       if (healthy) logger.info({ network, upstream: redact(url) }, 'upstream healthy again');
       else logger.warn({ network, upstream: redact(url), reason }, 'upstream marked down');
-    })) pools.set(name, pool);
+    }, metrics)) pools.set(name, pool);
 
     const staticKeys = new ConfigKeyStore(config.keys);
     let key = '';
@@ -163,6 +223,8 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       key = typeof first === 'string' ? first : first.key;
     }
     const keys = new KeyStores([staticKeys, access]);
+    staticKeyCount = staticKeys.size;
+    const callMeter = meter === undefined ? undefined : new CallMeter(meter, metrics);
     const lim = limiter;
     const onLimiterError = (err: unknown) => logger.error({ err }, 'limiter failed');
 
@@ -173,8 +235,10 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       options: { maxBatchSize: config.maxBatchSize, strictResults: config.strictResults },
       onError: (err, info) => logger.error({ err, method: info.method, rid: info.ctx.requestId }, 'unexpected error in a call'),
       admit: createAdmission(lim, onLimiterError),
+      onCall: callMeter?.onCall,
     });
     const routes = [
+      metricsRoute({ config: config.metrics, metrics, logger }),
       ...(ext.routes?.({ config, store, secret, access, limiter: lim, logger }) ?? []),
       // The account API at POST /api (an extension route with the same prefix, listed first, wins).
       accountRoute({ config, store, secret, access, limiter: lim, logger, embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])) }),
@@ -191,6 +255,8 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       trustProxy: trustProxyHops(config),
       limitHeaders: (p) => peekLimitHeaders(lim, p, onLimiterError),
       routes,
+      meter: callMeter,
+      slowRequestMs: config.slowRequestMs,
       health: () => {
         const detail: Record<string, { healthy: number; total: number; embedded: boolean }> = {};
         let ok = true;
@@ -221,7 +287,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     for (const name of Object.keys(config.networks)) urls[name] = { A: `${url}/${name}/v2/${key}`, B: `${url}/${name}/${key}` };
     const seeded: Record<string, SeededChain> = {};
     for (const c of chains) seeded[c.network] = c.seeded;
-    return { url, urls, docsUrl: `${url}/docs/`, key, devKey, networks, seeded, pools, keys, access, store, secret, limiter: lim, config, logger, stop };
+    return { url, urls, docsUrl: `${url}/docs/`, key, devKey, networks, seeded, pools, keys, access, store, secret, limiter: lim, meter, metrics, config, logger, stop };
   } catch (e) {
     await stop().catch(() => undefined);
     throw e;

@@ -57,6 +57,8 @@ export interface UpstreamStatus {
 
 class Upstream {
   healthy = true;
+  /** Label for metrics: host:port (or the index when host:port repeats in the pool); never credentials or path. */
+  label: string | number = 0;
   lastError: string | undefined;
   downSince: number | undefined;
   probe: NodeJS.Timeout | undefined;
@@ -91,6 +93,14 @@ export interface UpstreamPoolOptions {
   raw?: boolean;
   /** Called when an upstream changes health (for logs). */
   onHealth?: (url: string, healthy: boolean, reason?: string) => void;
+  /** Prometheus metrics (src/metering Metrics fits): upstream latency per HTTP request, health. */
+  metrics?: UpstreamMetrics;
+}
+
+/** What the pool reports to /metrics. `upstream` is host:port or an index, never a URL (keys live in paths). */
+export interface UpstreamMetrics {
+  observeUpstream(network: string, upstream: string | number, seconds: number): void;
+  setUpstreamHealth(network: string, upstream: string | number, up: boolean): void;
 }
 
 const quoted = new Map<string, string>();
@@ -110,6 +120,7 @@ export class UpstreamPool {
   private readonly upstreams: Upstream[];
   private readonly cfg: UpstreamConfig;
   private readonly onHealth: UpstreamPoolOptions['onHealth'];
+  private readonly metrics: UpstreamMetrics | undefined;
   private readonly raw: boolean;
   private queue: Call[] = [];
   private scheduled = false;
@@ -126,6 +137,15 @@ export class UpstreamPool {
     this.onHealth = opts.onHealth;
     this.raw = opts.raw ?? true;
     this.upstreams = opts.urls.map((u) => new Upstream(u, opts.config));
+    this.metrics = opts.metrics;
+    const hostPorts = this.upstreams.map((u) => {
+      const url = new URL(u.url);
+      return `${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`;
+    });
+    this.upstreams.forEach((u, i) => {
+      u.label = hostPorts.indexOf(hostPorts[i]) === hostPorts.lastIndexOf(hostPorts[i]) ? hostPorts[i] : i;
+      this.metrics?.setUpstreamHealth(this.network, u.label, true);
+    });
     this.flush = this.flush.bind(this);
   }
 
@@ -215,6 +235,7 @@ export class UpstreamPool {
   /** One POST to one upstream; resolves with the body text of a usable (2xx or JSON-RPC error) answer. */
   private async post(up: Upstream, body: string, probe = false): Promise<string> {
     if (!probe) this.stats.requests++;
+    const t0 = performance.now();
     let res;
     try {
       res = await up.pool.request({ path: up.path, method: 'POST', headers: up.headers, body });
@@ -227,6 +248,8 @@ export class UpstreamPool {
     } catch (e) {
       throw classify(e);
     }
+    // One observation per upstream HTTP request (a coalesced batch is one), answered at all; probes excluded.
+    if (!probe) this.metrics?.observeUpstream(this.network, up.label, (performance.now() - t0) / 1000);
     if (res.statusCode >= 500 || res.statusCode === 429 || res.statusCode === 408) {
       // A node behind a proxy may still answer a JSON-RPC error with 5xx; treat the upstream as failing anyway.
       throw new AttemptError('http', `upstream answered HTTP ${res.statusCode}`, false);
@@ -346,6 +369,7 @@ export class UpstreamPool {
     if (!up.healthy) return;
     up.healthy = false;
     up.downSince = Date.now();
+    this.metrics?.setUpstreamHealth(this.network, up.label, false);
     this.onHealth?.(up.url, false, reason);
     if (this.closed) return;
     up.probe = setInterval(() => void this.probe(up), this.cfg.probeIntervalMs);
@@ -364,6 +388,7 @@ export class UpstreamPool {
         up.probe = undefined;
         up.healthy = true;
         up.downSince = undefined;
+        this.metrics?.setUpstreamHealth(this.network, up.label, true);
         this.onHealth?.(up.url, true);
       }
     } catch (e) {

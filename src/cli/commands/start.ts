@@ -1,5 +1,6 @@
 // `rpcgate start`: serve the node API (embedded anvils for networks without upstreams), print the key and URLs,
-// stop everything on SIGINT/SIGTERM and exit 0.
+// stop everything on SIGINT/SIGTERM and exit 0. The stop is graceful (src/server/service.ts): no new connections,
+// in-flight requests answered (bounded drain), usage flushed to the store, then the store closed.
 import type { Command } from 'commander';
 import { ConfigError, loadConfig, parseHostMap, type ConfigInput } from '../../config/config.js';
 import { startService, type RunningService } from '../../server/service.js';
@@ -73,7 +74,9 @@ async function runStart(flags: StartFlags): Promise<void> {
   for (const [host, net] of Object.entries(service.config.hostMap)) {
     lines.push(`  ${host} → ${net}: http://${host}:${new URL(service.url).port}/v2/${key}`);
   }
-  lines.push('', `docs: ${service.docsUrl}`, 'Ctrl-C stops the service and the nodes it started.', '');
+  const m = service.config.metrics;
+  const metricsLine = !m.enabled ? 'metrics: off' : `metrics: ${service.url}/metrics (${m.token ? 'Bearer token' : 'loopback clients only'})`;
+  lines.push('', `docs: ${service.docsUrl}`, metricsLine, 'Ctrl-C stops the service and the nodes it started (usage is flushed first).', '');
   console.log(lines.join('\n'));
 
   let stopping = false;

@@ -1,0 +1,68 @@
+// A stand-in node for tests of rpcgate's own paths (metering, metrics, logs): answers at once (or after `delayMs`),
+// single or batch; notifications get no answer. eth_blockNumber 0x10, eth_chainId 0x1, eth_getBalance 0x0, and
+// eth_call always fails with the node error {code: -32000, message: "execution reverted"}. `items()` counts calls.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+export interface StubNode {
+  url: string;
+  items(): number;
+  close(): Promise<void>;
+}
+
+export const NODE_ERROR = { code: -32000, message: 'execution reverted' };
+
+export function startStubNode(opts: { delayMs?: number } = {}): Promise<StubNode> {
+  let items = 0;
+  const answer = (m: Json) => {
+    items++;
+    if (m.id === undefined) return undefined;
+    if (m.method === 'eth_call') return { jsonrpc: '2.0', id: m.id, error: NODE_ERROR };
+    const result = m.method === 'eth_chainId' ? '0x1' : m.method === 'eth_blockNumber' ? '0x10' : '0x0';
+    return { jsonrpc: '2.0', id: m.id, result };
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const reply = () => {
+        const msg = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        const out = Array.isArray(msg) ? msg.map(answer).filter((x) => x !== undefined) : answer(msg);
+        if (out === undefined || (Array.isArray(out) && out.length === 0)) {
+          res.writeHead(204).end();
+          return;
+        }
+        const body = JSON.stringify(out);
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+      };
+      if (opts.delayMs) setTimeout(reply, opts.delayMs);
+      else reply();
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  return new Promise((ok) =>
+    server.listen(0, '127.0.0.1', () =>
+      ok({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        items: () => items,
+        close: () =>
+          new Promise<void>((r) => {
+            server.close(() => r());
+            server.closeAllConnections();
+          }),
+      }),
+    ),
+  );
+}
+
+/** A local URL nothing listens on (a port bound and released). */
+export async function deadUrl(): Promise<string> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return `http://127.0.0.1:${port}`;
+}
