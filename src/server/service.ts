@@ -170,7 +170,11 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
 
   try {
     // The store (SQLite in dataDir, or PostgreSQL), the secret that keys the key hashes, the key index, the limiter.
-    store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    store = await openStore({
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      onError: (err) => logger.warn({ err }, 'store: an idle database connection failed; the pool reconnects on next use'),
+    });
     const secret = loadOrCreateServerSecret(config.dataDir, config.secret);
     access = new AccessIndex({ db: store.db, secret, chains: chainNetworks(config), logger });
     await access.start();
