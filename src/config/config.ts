@@ -116,6 +116,13 @@ export interface Config {
   metrics: MetricsConfig;
   /** Node API requests slower than this (ms) are logged at warn. Default 2000. */
   slowRequestMs: number;
+  /**
+   * How long usage is kept at each resolution (src/store/usage.ts DEFAULT_RETENTION when absent): minute rows
+   * older than `minuteRetentionMs` (default 2 days) are rolled up into hours, hour rows older than
+   * `hourRetentionMs` (90 days) into days, day rows older than `dayRetentionMs` deleted (default: kept).
+   * Applied at start and every 15 minutes.
+   */
+  usageRetention?: { minuteRetentionMs?: number; hourRetentionMs?: number; dayRetentionMs?: number };
 }
 
 /** A partial config as read from a file, env or flags (networks and upstream merge field by field). */
@@ -261,6 +268,15 @@ const configSchema = {
       properties: { enabled: { type: 'boolean' }, token: { type: 'string', minLength: 16 } },
     },
     slowRequestMs: { type: 'integer', minimum: 1 },
+    usageRetention: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        minuteRetentionMs: { type: 'integer', minimum: 0 },
+        hourRetentionMs: { type: 'integer', minimum: 0 },
+        dayRetentionMs: { type: 'integer', minimum: 0 },
+      },
+    },
   },
 } as const;
 

@@ -28,7 +28,7 @@ import { Meter, Metrics, logRedaction, type MeterOptions } from '../metering/ind
 import { createEngine } from '../rpc/engine.js';
 import { createUpstreams, type UpstreamPool } from '../upstream/index.js';
 import { loadOrCreateServerSecret } from '../secrets/index.js';
-import { openStore, type Store } from '../store/index.js';
+import { downsample, openStore, type Store } from '../store/index.js';
 import { createAdmission, peekLimitHeaders } from './admission.js';
 import { createHttpServer, type HttpRoute } from './http.js';
 import { accountRoute } from './account-route.js';
@@ -124,6 +124,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
   let access: AccessIndex | undefined;
   let limiter: Limiter | undefined;
   let meter: Meter | undefined;
+  let retention: NodeJS.Timeout | undefined;
   let stopped: Promise<void> | undefined;
   let staticKeyCount = 0;
   // One registry per service; active keys are read at scrape time from the key sources.
@@ -162,6 +163,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
           (e: unknown) => logger.error({ err: e, pending: m.stats().pendingCells }, 'final usage flush failed; unflushed usage is lost'),
         );
       }
+      clearInterval(retention);
       await access?.stop();
       await limiter?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the limiter failed'));
       await store?.close();
@@ -188,6 +190,13 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
         logger,
         ...ext.meter,
       }).start();
+      // Retention: older minutes roll up into hours, hours into days (safe to run on every replica at once).
+      const db = store.db;
+      const retain = () =>
+        void downsample(db, config.usageRetention).catch((e: unknown) => logger.warn({ err: e }, 'usage downsampling failed; retried later'));
+      retain();
+      retention = setInterval(retain, 15 * 60_000);
+      retention.unref();
     }
 
     // Embedded chains: one compile shared by all, anvils started and seeded in parallel.
