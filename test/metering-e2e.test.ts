@@ -171,7 +171,7 @@ describe('SIGTERM in the middle of load', () => {
       cfg,
       JSON.stringify({ port: 0, host: '127.0.0.1', dataDir, devKey: false, logLevel: 'warn', limits: { b: { dailyPerUser: 1_000_000_000 } }, networks: { mainnet: { upstreams: [slow.url] }, testnet: null } }),
     );
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'start', '--config', cfg], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RPCGATE_CONFIG: '' } });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'start', '--config', cfg], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RPCGATE_CONFIG: '', DATABASE_URL: '', REDIS_URL: '' } }); // the CLI reads these (CI exports them); the key lives in this SQLite store
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));

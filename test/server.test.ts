@@ -239,7 +239,8 @@ describe('rpcgate start (CLI)', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'start', '--port', '0', '--dev-key', '--data-dir', dataDir], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, RPCGATE_LOG_LEVEL: 'silent' },
+      // The CLI reads DATABASE_URL/REDIS_URL (CI exports them): this run is about the embedded defaults.
+      env: { ...process.env, RPCGATE_LOG_LEVEL: 'silent', DATABASE_URL: '', REDIS_URL: '' },
     });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
