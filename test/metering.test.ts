@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import { Gauge } from 'prom-client';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openStore, type Store } from '../src/store/index.js';
@@ -384,6 +385,16 @@ for (const target of [sqliteTarget(), pgTarget()]) {
 }
 
 // ---- logs ----------------------------------------------------------------------------------------------------------
+
+describe('Prometheus text', () => {
+  it('a gauge without samples (NaN) is written as NaN, so the scrape stays parsable', async () => {
+    const m = new Metrics();
+    new Gauge({ name: 'rpcgate_test_nan', help: 'no samples yet', registers: [m.registry] }).set(NaN);
+    const text = await m.metricsText();
+    expect(text).toMatch(/^rpcgate_test_nan NaN$/m);
+    expect(() => strictParse(text)).not.toThrow();
+  });
+});
 
 describe('log redaction', () => {
   it('redactUrl: both access points, host-mapped paths, user info, secret query values', () => {

@@ -237,7 +237,9 @@ export class Metrics {
   }
 
   /** Prometheus text format (0.0.4). */
-  metricsText(): Promise<string> {
-    return this.registry.metrics();
+  async metricsText(): Promise<string> {
+    // prom-client writes NaN as `Nan` (lib/util.js), which the text format does not allow (it is `NaN`); a gauge
+    // with no samples yet (e.g. event-loop lag right after start) would make the whole scrape unparsable.
+    return (await this.registry.metrics()).replace(/ Nan$/gm, ' NaN');
   }
 }
