@@ -7,7 +7,7 @@
 // through a real Meter bound to the service's store (known calls at known minutes), then the app's Metrics tab (totals,
 // four charts, data tables, errors by code) and the key detail view's usage are checked against those numbers.
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -19,6 +19,10 @@ import { methods as nodeMethods } from '../generated/node/methods.js';
 import { ensureWebBuilt } from '../src/web/build.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+// A fresh machine may lack Debian's chromium (`apt-get install chromium`; .ci/run installs it): the browser journey
+// then says so and skips — under CI it must run.
+const skipBrowser = !existsSync(CHROMIUM) && !process.env.CI;
+if (skipBrowser) console.warn(`[dashboard] ${CHROMIUM} not found: browser journey SKIPPED (apt-get install chromium; required when CI is set)`);
 const SHOTS = resolve(import.meta.dirname, '..', 'test-output', 'screenshots');
 
 let svc: RunningService;
@@ -59,6 +63,7 @@ beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   dataDir = mkdtempSync(join(tmpdir(), 'rpcgate-dashboard-'));
   svc = await startService({ port: 0, logLevel: 'silent', devKey: false, dataDir, networks: { mainnet: {}, testnet: {} } });
+  if (skipBrowser) return;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
@@ -79,7 +84,7 @@ afterAll(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe('dashboard journey (Chromium)', () => {
+describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
   it('sign up → app → copy URL → call → allowlist → JWT → rotate → keys (5th refused) → delete → docs → log out/in', async () => {
     onTestFailed(async () => {
       await page.screenshot({ path: join(SHOTS, 'failure.png'), fullPage: true }).catch(() => undefined);
