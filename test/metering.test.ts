@@ -3,18 +3,15 @@
 // the current minute. /metrics text parsed by parse-prometheus-text-format (plus a strict line parser for the labelled
 // histograms, which that package flattens); log redaction with a real pino logger and real HTTP requests.
 // PostgreSQL cases skip (with a message) when the server is unreachable and CI is unset; under CI they must run.
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { Gauge } from 'prom-client';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openStore, type Store } from '../src/store/index.js';
-import { pgReachable, scratchDatabase, skipUnless } from './helpers/services.js';
+import type { Store } from '../src/store/index.js';
+import { storeTargets } from './helpers/store-targets.js';
 import { histograms, parsePrometheusTextFormat, strictParse } from './helpers/prometheus.js';
 import { usageSeries } from '../src/store/usage.js';
 import { Meter, meterPrincipal, type MeterEvent, type MeterLogger } from '../src/metering/meter.js';
@@ -24,39 +21,6 @@ import { logRedaction, redactString, redactUrl } from '../src/metering/redact.js
 import { OUTCOMES, type MeterPrincipal } from '../src/metering/types.js';
 import type { Principal } from '../src/access/keys.js';
 
-const pgSkip = skipUnless(await pgReachable(), 'metering.test', 'PostgreSQL');
-
-interface Target {
-  dialect: 'sqlite' | 'postgres';
-  skip: boolean;
-  setup(): Promise<void>;
-  open(): Promise<Store>;
-  teardown(): Promise<void>;
-}
-function sqliteTarget(): Target {
-  let dir = '';
-  return {
-    dialect: 'sqlite',
-    skip: false,
-    async setup() {
-      dir = mkdtempSync(join(tmpdir(), 'rpcgate-meter-'));
-    },
-    open: () => openStore({ dataDir: dir }),
-    async teardown() {
-      if (dir) rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-function pgTarget(): Target {
-  const db = scratchDatabase();
-  return {
-    dialect: 'postgres',
-    skip: pgSkip,
-    setup: () => db.create(),
-    open: () => openStore({ dataDir: '/nonexistent-unused', databaseUrl: db.url }),
-    teardown: () => db.drop(),
-  };
-}
 
 const MIN = 60_000;
 const METHODS = ['eth_blockNumber', 'eth_call', 'eth_getBalance', 'eth_chainId', 'eth_getLogs'];
@@ -115,7 +79,7 @@ describe('histogram', () => {
   });
 });
 
-for (const target of [sqliteTarget(), pgTarget()]) {
+for (const target of await storeTargets('metering')) {
   describe.skipIf(target.skip)(`meter → usage store on ${target.dialect}`, () => {
     let store: Store;
     beforeAll(async () => {

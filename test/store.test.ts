@@ -1,15 +1,14 @@
 // The store on both dialects: SQLite in a temp dir, PostgreSQL in a fresh database per run.
 // PostgreSQL cases skip (with a message) when the server is unreachable and CI is unset; under CI they must run.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgReachable, scratchDatabase, skipUnless } from './helpers/services.js';
+import { storeTargets } from './helpers/store-targets.js';
 import { hashKey, hashSessionToken } from '../src/secrets/index.js';
 import {
   ConflictError,
@@ -57,47 +56,6 @@ const secret = randomBytes(32);
 
 // ---- targets ------------------------------------------------------------------------------------------------------
 
-const pgSkip = skipUnless(await pgReachable(), 'store.test', 'PostgreSQL');
-
-interface Target {
-  dialect: 'sqlite' | 'postgres';
-  skip: boolean;
-  setup(): Promise<void>;
-  /** Opens a store on the run's database (each call = another "replica" / connection pool). */
-  open(): Promise<Store>;
-  teardown(): Promise<void>;
-  /** SQLite only: the data dir (for the cross-process test). */
-  dataDir?: string;
-  /** PostgreSQL only: the run's database URL. */
-  url?: string;
-}
-
-function sqliteTarget(): Target {
-  const t: Target = {
-    dialect: 'sqlite',
-    skip: false,
-    async setup() {
-      t.dataDir = mkdtempSync(join(tmpdir(), 'rpcgate-store-'));
-    },
-    open: () => openStore({ dataDir: t.dataDir! }),
-    async teardown() {
-      if (t.dataDir) rmSync(t.dataDir, { recursive: true, force: true });
-    },
-  };
-  return t;
-}
-
-function pgTarget(): Target {
-  const db = scratchDatabase();
-  return {
-    dialect: 'postgres',
-    skip: pgSkip,
-    url: db.url,
-    setup: () => db.create(),
-    open: () => openStore({ dataDir: '/nonexistent-unused', databaseUrl: db.url }),
-    teardown: () => db.drop(),
-  };
-}
 
 // ---- helpers ------------------------------------------------------------------------------------------------------
 
@@ -120,7 +78,7 @@ const sortEntries = (xs: Iterable<AccessEntry>) => [...xs].sort((a, b) => a.keyH
 
 // ---- the suite, per dialect ---------------------------------------------------------------------------------------
 
-for (const target of [sqliteTarget(), pgTarget()]) {
+for (const target of await storeTargets('store')) {
   describe.skipIf(target.skip)(`store on ${target.dialect}`, () => {
     let store: Store;
     beforeAll(async () => {

@@ -1,13 +1,10 @@
 // The usage tables (src/store/usage.ts, migration 0002_usage) on SQLite and PostgreSQL: upsert-add, ownership,
 // series arithmetic, downsampling (totals and histograms preserved), retention, concurrent roll-ups.
 // PostgreSQL cases skip (with a message) when the server is unreachable and CI is unset; under CI they must run.
-import { mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../src/store/index.js';
-import { pgReachable, scratchDatabase, skipUnless } from './helpers/services.js';
+import type { Store } from '../src/store/index.js';
+import { storeTargets } from './helpers/store-targets.js';
 import {
   GRANULARITY_MS,
   downsample,
@@ -19,42 +16,6 @@ import {
 import { HISTOGRAM_BUCKETS, bucketIndex } from '../src/metering/histogram.js';
 import type { Outcome } from '../src/metering/types.js';
 
-const pgSkip = skipUnless(await pgReachable(), 'usage-store.test', 'PostgreSQL');
-
-interface Target {
-  dialect: 'sqlite' | 'postgres';
-  skip: boolean;
-  setup(): Promise<void>;
-  /** Each call: another connection pool ("replica"). */
-  open(): Promise<Store>;
-  teardown(): Promise<void>;
-}
-
-function sqliteTarget(): Target {
-  let dir = '';
-  return {
-    dialect: 'sqlite',
-    skip: false,
-    async setup() {
-      dir = mkdtempSync(join(tmpdir(), 'rpcgate-usage-'));
-    },
-    open: () => openStore({ dataDir: dir }),
-    async teardown() {
-      if (dir) rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-function pgTarget(): Target {
-  const db = scratchDatabase();
-  return {
-    dialect: 'postgres',
-    skip: pgSkip,
-    setup: () => db.create(),
-    open: () => openStore({ dataDir: '/nonexistent-unused', databaseUrl: db.url }),
-    teardown: () => db.drop(),
-  };
-}
 
 const MIN = GRANULARITY_MS.minute;
 const HOUR = GRANULARITY_MS.hour;
@@ -92,7 +53,7 @@ async function tableCount(s: Store, table: string, userId: string): Promise<numb
   return Number(r.n);
 }
 
-for (const target of [sqliteTarget(), pgTarget()]) {
+for (const target of await storeTargets('usage-store')) {
   describe.skipIf(target.skip)(`usage store on ${target.dialect}`, () => {
     let store: Store;
     beforeAll(async () => {
