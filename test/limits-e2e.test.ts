@@ -9,8 +9,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
@@ -19,6 +17,7 @@ import type { LimitsConfig } from '../src/limits/index.js';
 import { loadOrCreateServerSecret } from '../src/secrets/index.js';
 import { startService, type RunningService } from '../src/server/index.js';
 import { redisReachable, REDIS_URL, skipUnless } from './helpers/services.js';
+import { startStubNode, type StubNode } from './helpers/stub-node.js';
 import { createApp, createNetworkKey, createUser, openStore, setAllowlist, type Store } from '../src/store/index.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -84,48 +83,8 @@ function expectRefused(r: Reply, limit: number, period: string, resetMs: number,
   expect(rl(r)).toEqual({ limit, remaining, reset: Math.ceil(resetMs / 1000) });
 }
 
-/**
- * A stand-in node: answers eth_blockNumber / eth_chainId / eth_getBalance (single or batch, notifications get no
- * answer) at once. `items` counts every call it was sent.
- */
-function startUpstream(): Promise<{ url: string; items: () => number; close(): Promise<void> }> {
-  let items = 0;
-  const answer = (m: Json) => {
-    items++;
-    const result = m.method === 'eth_chainId' ? '0x1' : m.method === 'eth_blockNumber' ? '0x10' : '0x0';
-    return m.id === undefined ? undefined : { jsonrpc: '2.0', id: m.id, result };
-  };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const msg = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      const out = Array.isArray(msg) ? msg.map(answer).filter((x) => x !== undefined) : answer(msg);
-      if (out === undefined || (Array.isArray(out) && out.length === 0)) {
-        res.writeHead(204).end();
-        return;
-      }
-      const body = JSON.stringify(out);
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
-    });
-  });
-  server.keepAliveTimeout = 30_000;
-  return new Promise((ok) =>
-    server.listen(0, '127.0.0.1', () =>
-      ok({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        items: () => items,
-        close: () =>
-          new Promise<void>((r) => {
-            server.close(() => r());
-            server.closeAllConnections();
-          }),
-      }),
-    ),
-  );
-}
-
-let upstream: Awaited<ReturnType<typeof startUpstream>>;
+// The stand-in node (test/helpers/stub-node.ts): `items()` counts every call it was sent.
+let upstream: StubNode;
 const services: RunningService[] = [];
 const dirs: string[] = [];
 const tmp = (tag: string) => {
@@ -161,7 +120,7 @@ async function aApp(svc: RunningService, userId: string, methodsAllowed: string[
 }
 
 beforeAll(async () => {
-  upstream = await startUpstream();
+  upstream = await startStubNode();
 });
 
 afterAll(async () => {
