@@ -17,6 +17,7 @@ import { validators, fastChecks } from '../generated/node/validators.js';
 import * as accountValidators from '../generated/account/validators.js';
 import { createClient, RpcClientError } from '../generated/node/client.js';
 import { startAnvil, type Anvil } from '../src/chain/index.js';
+import { readRecordedExchanges } from './helpers/execution-apis.js';
 
 const exec = promisify(execFile);
 const root = resolve(import.meta.dirname, '..');
@@ -287,7 +288,6 @@ describe('generated client against a real node (anvil)', () => {
 // keywords need, and formats off: formats are annotations in these contracts), on the contract's examples, the
 // execution-apis fixtures and mutations of both.
 describe('generated validators agree with a reference ajv (differential)', () => {
-  const FIXTURES = join(path.resolve(root, '../shared/reference/execution-apis'), 'tests');
   const GENERATED: Record<string, { validators: unknown; fastChecks: unknown }> = { node: { validators, fastChecks }, account: accountValidators };
 
   /** Deterministic PRNG (mulberry32), so a failure reproduces. */
@@ -417,25 +417,12 @@ describe('generated validators agree with a reference ajv (differential)', () =>
         }
       }
       if (spec.name === 'node') {
-        if (!existsSync(FIXTURES)) console.log(`execution-apis fixtures not found at ${FIXTURES}: fixture inputs skipped`);
-        else {
-          for (const dir of readdirSync(FIXTURES).sort()) {
-            for (const name of readdirSync(join(FIXTURES, dir)).sort()) {
-              if (!name.endsWith('.io')) continue;
-              let method: string | undefined;
-              for (const line of readFileSync(join(FIXTURES, dir, name), 'utf8').split('\n')) {
-                if (line.startsWith('>> ')) {
-                  const req = JSON.parse(line.slice(3));
-                  method = reference.has(req.method) ? req.method : undefined;
-                  if (method) seeds.push({ api: spec.name, method, kind: 'params', value: req.params ?? [] });
-                } else if (line.startsWith('<< ') && method) {
-                  const res = JSON.parse(line.slice(3));
-                  if ('result' in res) seeds.push({ api: spec.name, method, kind: 'result', value: res.result });
-                  method = undefined;
-                }
-              }
-            }
-          }
+        // The vendored corpus (readRecordedExchanges throws when it is missing: no silent skip).
+        const fixtures = readRecordedExchanges((m) => reference.has(m));
+        expect(fixtures.length).toBeGreaterThan(80);
+        for (const x of fixtures) {
+          seeds.push({ api: spec.name, method: x.request.method, kind: 'params', value: x.request.params ?? [] });
+          if ('result' in x.response) seeds.push({ api: spec.name, method: x.request.method, kind: 'result', value: x.response.result });
         }
       }
       // (c) mutations of every seed.

@@ -1,15 +1,15 @@
 // The node contract (openrpc.json): valid OpenRPC, complete, its examples agree with its schemas, and the
 // recorded exchanges of the Ethereum execution-apis conformance suite agree with them too.
-import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { parseOpenRPCDocument, validateOpenRPCDocument } from '@open-rpc/schema-utils-js';
+import { readRecordedExchanges, type RecordedExchange } from './helpers/execution-apis.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const contractPath = join(root, 'openrpc.json');
-const fixturesDir = join(root, '..', 'shared', 'reference', 'execution-apis', 'tests');
 
 type Json = unknown;
 type Schema = Record<string, unknown>;
@@ -325,21 +325,8 @@ describe('examples', () => {
 });
 
 // ---------------------------------------------------------------- recorded fixtures
-interface Exchange { file: string; request: { method: string; params?: Json[] }; response: { result?: Json; error?: unknown } }
-function readFixtures(): Exchange[] {
-  const out: Exchange[] = [];
-  if (!existsSync(fixturesDir)) return out;
-  for (const dir of readdirSync(fixturesDir).sort()) {
-    for (const f of readdirSync(join(fixturesDir, dir)).filter((x) => x.endsWith('.io')).sort()) {
-      let request: Exchange['request'] | undefined;
-      for (const line of readFileSync(join(fixturesDir, dir, f), 'utf8').split('\n')) {
-        if (line.startsWith('>> ')) request = JSON.parse(line.slice(3));
-        else if (line.startsWith('<< ') && request) out.push({ file: `${dir}/${f}`, request, response: JSON.parse(line.slice(3)) });
-      }
-    }
-  }
-  return out;
-}
+type Exchange = RecordedExchange;
+const readFixtures = (): Exchange[] => readRecordedExchanges();
 
 describe('execution-apis recorded fixtures', () => {
   const exchanges = readFixtures();

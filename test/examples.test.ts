@@ -24,7 +24,7 @@ import { adaptParams, discoverChain, firstExampleParams, RpcTransport, type Chai
 
 const exec = promisify(execFile);
 const root = resolve(import.meta.dirname, '..');
-// Inside the repo (git-ignored) so that `import 'ethers'` etc. resolve from /work/main/node_modules.
+// Inside the repo (git-ignored) so that `import 'ethers'` etc. resolve from the checkout's node_modules.
 const dir = join(root, 'test-output', `examples-${process.pid}`);
 const EXPECTED_TO_FAIL = new Set(['eth_sendRawTransaction']);
 

@@ -2,47 +2,17 @@
 // call from the recordings, matched by method + params, so what comes back out of rpcgate must be
 // JSON-equal to what the reference client answered. rpcgate may re-id and coalesce calls into upstream
 // batches, so the stand-in answers batches too, and ids are not compared — only result / error.
-import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { methods } from '../generated/node/methods.js';
 import { validators } from '../generated/node/validators.js';
 import { startService } from '../src/server/service.js';
+import { readRecordedExchanges, type RecordedExchange } from './helpers/execution-apis.js';
 
-const FIXTURES = '/work/shared/reference/execution-apis/tests';
-
-interface Exchange {
-  file: string;
-  request: { jsonrpc: string; id: unknown; method: string; params?: unknown[] };
-  response: { jsonrpc: string; id: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } };
-}
-
-/** `//` comments, `>> {json}` request, `<< {json}` the response that follows it. */
-function parseIo(file: string, text: string): Exchange[] {
-  const out: Exchange[] = [];
-  let pending: Exchange['request'] | undefined;
-  for (const line of text.split('\n')) {
-    if (line.startsWith('>>')) pending = JSON.parse(line.slice(2));
-    else if (line.startsWith('<<')) {
-      if (!pending) throw new Error(`${file}: response without request`);
-      out.push({ file, request: pending, response: JSON.parse(line.slice(2)) });
-      pending = undefined;
-    }
-  }
-  return out;
-}
+type Exchange = RecordedExchange;
 
 const supported = new Set(Object.keys(methods));
-const exchanges: Exchange[] = readdirSync(FIXTURES)
-  .filter((m) => supported.has(m))
-  .sort()
-  .flatMap((m) =>
-    readdirSync(join(FIXTURES, m))
-      .filter((f) => f.endsWith('.io'))
-      .sort()
-      .flatMap((f) => parseIo(`${m}/${f}`, readFileSync(join(FIXTURES, m, f), 'utf8'))),
-  );
+const exchanges: Exchange[] = readRecordedExchanges((m) => supported.has(m));
 
 /** Canonical JSON (sorted keys) so that the match does not depend on key order. */
 function canon(v: unknown): string {

@@ -3,40 +3,14 @@
 // fixture records as refused (an error response whose file name says "error"/"invalid"): those must either be
 // refused by the validator or be errors the node decides (semantics a schema cannot see, e.g. a reversed block
 // range); every recorded non-error result passes the method's result validator.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { methods } from '../generated/node/methods.js';
 import { validators } from '../generated/node/validators.js';
+import { readRecordedExchanges, type RecordedExchange } from './helpers/execution-apis.js';
 
-const FIXTURES = resolve(import.meta.dirname, '../../shared/reference/execution-apis/tests');
+type Exchange = RecordedExchange;
 
-interface Exchange {
-  file: string;
-  request: { method: string; params?: unknown[] };
-  response: { result?: unknown; error?: { code: number; message: string } };
-}
-
-function readExchanges(): Exchange[] {
-  const out: Exchange[] = [];
-  for (const dir of readdirSync(FIXTURES).sort()) {
-    for (const name of readdirSync(join(FIXTURES, dir)).sort()) {
-      if (!name.endsWith('.io')) continue;
-      const file = `${dir}/${name}`;
-      let request: Exchange['request'] | undefined;
-      for (const line of readFileSync(join(FIXTURES, file), 'utf8').split('\n')) {
-        if (line.startsWith('>> ')) request = JSON.parse(line.slice(3));
-        else if (line.startsWith('<< ') && request) {
-          out.push({ file, request, response: JSON.parse(line.slice(3)) });
-          request = undefined;
-        }
-      }
-    }
-  }
-  return out;
-}
-
-const all = readExchanges();
+const all: Exchange[] = readRecordedExchanges();
 const known = all.filter((x) => Object.prototype.hasOwnProperty.call(methods, x.request.method));
 const refusedByName = (x: Exchange) => /error|invalid/i.test(x.file);
 const show = (f: { errors?: unknown }) => JSON.stringify(f.errors);
