@@ -1,11 +1,11 @@
-// Vite config of the dashboard (src/web → dist/web). Built by `npm run build:web` (src/web/build.ts), which also writes
+// Vite config of the dashboard (src/gateway/web → dist/web). Built by `npm run build:web` (src/gateway/web/build.ts), which also writes
 // the .gz/.br siblings the server sends. `npx vite --config vite.config.ts` runs a dev server that proxies the account
 // API and the docs to an rpcgate on :8080 (`npm start`).
 import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
 
-const root = fileURLToPath(new URL('./src/web', import.meta.url));
+const root = fileURLToPath(new URL('./src/gateway/web', import.meta.url));
 const outDir = fileURLToPath(new URL('./dist/web', import.meta.url));
 
 export default defineConfig({

@@ -8,10 +8,10 @@
 // that key, so every request goes through the key index (HMAC lookup), the admission hook and the limiter
 // (in-process counters, or Redis when the config has `redisUrl`; the Redis keys under the config's `redisPrefix`
 // are deleted on exit).
-import { startService, type RunningService } from '../src/server/index.js';
-import { openStore, createUser, createNetworkKey } from '../src/store/index.js';
+import { startService, type RunningService } from '../src/gateway/server/index.js';
+import { openStore, createUser, createNetworkKey } from '../src/gateway/store/index.js';
 import { randomBytes } from 'node:crypto';
-import { loadOrCreateServerSecret, hashPassword } from '../src/secrets/index.js';
+import { loadOrCreateServerSecret, hashPassword } from '../src/gateway/secrets/index.js';
 
 interface BenchAuth {
   networkKey?: boolean;
@@ -24,7 +24,7 @@ let svc: RunningService | undefined;
 /** Deletes the limiter's counters under the run's (random) prefix. */
 async function cleanRedis(): Promise<void> {
   if (!input.redisUrl || !input.redisPrefix || !svc) return;
-  const { RedisLimiter } = await import('../src/limits/index.js');
+  const { RedisLimiter } = await import('../src/gateway/limits/index.js');
   if (!(svc.limiter instanceof RedisLimiter)) return;
   const redis = svc.limiter.redis;
   let cursor = '0';

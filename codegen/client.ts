@@ -1,4 +1,4 @@
-// generated/<api>/client.ts: binds the generic runtime (src/client/runtime.ts) to this contract's `methods`.
+// generated/<api>/client.ts: binds the generic runtime (src/toolkit/client/runtime.ts) to this contract's `methods`.
 import { exampleParams, type ContractModel } from './model.js';
 import { js } from './examples.js';
 import { jsdoc, tsHeader } from './schema.js';
@@ -12,9 +12,9 @@ export async function writeClient(c: ContractModel): Promise<string> {
   const url = c.servers[0]?.url ?? 'http://127.0.0.1:8545/';
   const out = [
     tsHeader(c.spec.file),
-    `import { createTypedClient, type Client, type ClientOptions } from '../../src/client/runtime.js';\n`,
+    `import { createTypedClient, type Client, type ClientOptions } from '../../src/toolkit/client/runtime.js';\n`,
     `import { methods, type Methods } from './methods.js';\n\n`,
-    `export { RpcClientError, type BatchCall, type BatchResult, type Client, type ClientOptions, type ParamsArg } from '../../src/client/runtime.js';\n`,
+    `export { RpcClientError, type BatchCall, type BatchResult, type Client, type ClientOptions, type ParamsArg } from '../../src/toolkit/client/runtime.js';\n`,
     `export { contract, methods, type Methods, type MethodName } from './methods.js';\n`,
     `export type * from './types.js';\n\n`,
     jsdoc([`A typed client of the ${c.spec.name} API (${c.title} ${c.version}): \`request\` and \`batch\` are typed by method name.`]),

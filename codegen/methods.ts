@@ -8,7 +8,7 @@ import { PRETTIER } from './types.js';
 export async function writeMethods(c: ContractModel): Promise<string> {
   const typeImports = c.methods.flatMap((m) => [`${m.typeBase}Params`, `${m.typeBase}Result`]);
   const out: string[] = [tsHeader(c.spec.file)];
-  out.push(`import type { MethodDescriptor } from '../../src/rpc/descriptor.js';\n`);
+  out.push(`import type { MethodDescriptor } from '../../src/toolkit/rpc/descriptor.js';\n`);
   out.push(`import type { ${typeImports.join(', ')} } from './types.js';\n\n`);
   out.push(jsdoc([`The contract this descriptor was generated from.`]));
   out.push(

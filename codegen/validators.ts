@@ -109,7 +109,7 @@ export function writeValidators(c: ContractModel): string {
   return [
     tsHeader(c.spec.file),
     '// @ts-nocheck — ajv standalone output (compiled at generate time; no schema compilation at run time)\n',
-    `import type { ValidatorTable } from '../../src/rpc/descriptor.js';\n`,
+    `import type { ValidatorTable } from '../../src/toolkit/rpc/descriptor.js';\n`,
     ...imports,
     '\n',
     code.replace(/^"use strict";\n?/, ''),

@@ -1,4 +1,4 @@
-// The key index's lookup cache (src/access/index.ts: raw key → principal for recently found keys, bounded, emptied
+// The key index's lookup cache (src/gateway/access/index.ts: raw key → principal for recently found keys, bounded, emptied
 // with every index change): a key that is hot in the cache is refused right after it is revoked, rotated or its app
 // deleted (at the sync that applies the event — not later), a changed key (allowlist, JWT) is served with its new
 // principal at once, and the bound evicts without losing correctness. Also over HTTP against a running service.
@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AccessIndex, type AppPrincipal } from '../src/access/index.js';
-import { startService, type RunningService } from '../src/server/index.js';
-import { createApp, createNetworkKey, createUser, deleteApp, deleteNetworkKey, openStore, rotateAppKey, setAllowlist, type Store } from '../src/store/index.js';
+import { AccessIndex, type AppPrincipal } from '../src/gateway/access/index.js';
+import { startService, type RunningService } from '../src/gateway/server/index.js';
+import { createApp, createNetworkKey, createUser, deleteApp, deleteNetworkKey, openStore, rotateAppKey, setAllowlist, type Store } from '../src/gateway/store/index.js';
 import { call, post } from './helpers/metering-traffic.js';
 import { startStubNode, type StubNode } from './helpers/stub-node.js';
 

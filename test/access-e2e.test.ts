@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, type RunningService } from '../src/server/index.js';
+import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { deleteRedisKeys, pgReachable, redisReachable, REDIS_URL, scratchDatabase, scratchPrefix, skipUnless } from './helpers/services.js';
 import {
   addJwtKey,
@@ -23,7 +23,7 @@ import {
   setAllowlist,
   updateApp,
   type App,
-} from '../src/store/index.js';
+} from '../src/gateway/store/index.js';
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -56,7 +56,7 @@ async function startChild(input: object): Promise<{ url: string; proc: ChildProc
   const script = join(dir, 'child.mts');
   writeFileSync(
     script,
-    `import { startService } from ${JSON.stringify(pathToFileURL(join(root, 'src/server/service.ts')).href)};
+    `import { startService } from ${JSON.stringify(pathToFileURL(join(root, 'src/gateway/server/service.ts')).href)};
 const svc = await startService(JSON.parse(process.argv[2]));
 process.stdout.write('READY ' + svc.url + '\\n');
 process.once('SIGTERM', () => void svc.stop().finally(() => process.exit(0)));

@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { base64url, exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkCallAllowlists, checkRequestAllowlists, compileAllowlists, compileIps, compileOrigins, ipAllowed, originAllowed } from '../src/access/allowlist.js';
-import { AccessIndex, checkKey, checkRequest, clientIp, ConfigKeyStore, KeyStores, type AppPrincipal, type Principal } from '../src/access/index.js';
-import { JwtKeySet, bearerToken } from '../src/access/jwt.js';
-import { RpcError } from '../src/rpc/errors.js';
+import { checkCallAllowlists, checkRequestAllowlists, compileAllowlists, compileIps, compileOrigins, ipAllowed, originAllowed } from '../src/gateway/access/allowlist.js';
+import { AccessIndex, checkKey, checkRequest, clientIp, ConfigKeyStore, KeyStores, type AppPrincipal, type Principal } from '../src/gateway/access/index.js';
+import { JwtKeySet, bearerToken } from '../src/gateway/access/jwt.js';
+import { RpcError } from '../src/toolkit/rpc/errors.js';
 import {
   addJwtKey,
   createApp,
@@ -23,8 +23,8 @@ import {
   setAllowlist,
   updateApp,
   type Store,
-} from '../src/store/index.js';
-import type { Allowlists } from '../src/store/access.js';
+} from '../src/gateway/store/index.js';
+import type { Allowlists } from '../src/gateway/store/access.js';
 import type { IncomingMessage } from 'node:http';
 
 const lists = (p: Partial<Allowlists>): Allowlists => ({ origin: [], ip: [], address: [], method: [], ...p });

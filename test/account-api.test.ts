@@ -10,8 +10,8 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { methods } from '../generated/account/methods.js';
 import { validators } from '../generated/account/validators.js';
-import { newId } from '../src/secrets/index.js';
-import { startService, type RunningService } from '../src/server/index.js';
+import { newId } from '../src/gateway/secrets/index.js';
+import { startService, type RunningService } from '../src/gateway/server/index.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;

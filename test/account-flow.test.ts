@@ -12,7 +12,7 @@ import { JsonRpcProvider } from 'ethers';
 import { createPublicClient, http } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, RpcClientError, type AccountClient } from '../generated/account/client.js';
-import { startService, type RunningService } from '../src/server/index.js';
+import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { deleteRedisKeys, pgReachable, PG_ADMIN_URL, redisReachable, REDIS_URL, scratchDatabase, scratchPrefix, skipUnless } from './helpers/services.js';
 
 /** A fetch that keeps the session cookie, as a browser does for one origin (the generated client takes `fetch`). */

@@ -2,7 +2,7 @@
 // keys_get), on SQLite and on PostgreSQL. The service runs for real (temp data dir, its own store); usage is fed by a
 // real Meter bound to the service's store, with known calls at known minutes (its injectable clock), then flushed —
 // exactly what the node API's request path does once it is wired to the meter. Counts, rates, errors by code and
-// calls per method must be exact; percentiles within the histogram's documented bound (src/metering/README.md:
+// calls per method must be exact; percentiles within the histogram's documented bound (src/gateway/metering/README.md:
 // relative error ≤ 2^(1/8) − 1 ≈ 9.05 %) of the true nearest-rank percentile of the latencies recorded.
 // PostgreSQL cases skip (with a message) when the server is unreachable and CI is unset; under CI they must run.
 import { randomBytes } from 'node:crypto';
@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validators } from '../generated/account/validators.js';
 import { methods as nodeMethods } from '../generated/node/methods.js';
-import { MAX_METRICS_POINTS } from '../src/accounts/handlers.js';
-import { PERCENTILE_RELATIVE_ERROR } from '../src/metering/histogram.js';
-import { Meter, type MeterPrincipal, type Outcome } from '../src/metering/meter.js';
-import { newId } from '../src/secrets/index.js';
-import { startService, type RunningService } from '../src/server/index.js';
+import { MAX_METRICS_POINTS } from '../src/gateway/accounts/handlers.js';
+import { PERCENTILE_RELATIVE_ERROR } from '../src/gateway/metering/histogram.js';
+import { Meter, type MeterPrincipal, type Outcome } from '../src/gateway/metering/meter.js';
+import { newId } from '../src/gateway/secrets/index.js';
+import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { pgReachable, scratchDatabase, skipUnless } from './helpers/services.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -3,7 +3,7 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { anvilBinary, compileToken, rpc, startEmbeddedChain, type EmbeddedChain } from '../src/chain/index.js';
+import { anvilBinary, compileToken, rpc, startEmbeddedChain, type EmbeddedChain } from '../src/gateway/chain/index.js';
 
 const dataDir = resolve(import.meta.dirname, '../test-output/chain');
 const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';

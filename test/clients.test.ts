@@ -7,8 +7,8 @@ import { createPublicClient, http } from 'viem';
 import { Web3 } from 'web3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../generated/node/client.js';
-import { startService } from '../src/server/service.js';
-import type { SeededChain } from '../src/chain/index.js';
+import { startService } from '../src/gateway/server/service.js';
+import type { SeededChain } from '../src/gateway/chain/index.js';
 
 type Service = Awaited<ReturnType<typeof startService>>;
 let service: Service;

@@ -16,7 +16,7 @@ import { methods } from '../generated/node/methods.js';
 import { validators, fastChecks } from '../generated/node/validators.js';
 import * as accountValidators from '../generated/account/validators.js';
 import { createClient, RpcClientError } from '../generated/node/client.js';
-import { startAnvil, type Anvil } from '../src/chain/index.js';
+import { startAnvil, type Anvil } from '../src/gateway/chain/index.js';
 import { readRecordedExchanges } from './helpers/execution-apis.js';
 
 const exec = promisify(execFile);

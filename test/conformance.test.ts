@@ -6,10 +6,10 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileToken, seedChain, startAnvil, type Anvil, type SeededChain } from '../src/chain/index.js';
-import { formatReport, runConformance, summaryLine, type ConformanceReport } from '../src/conformance/index.js';
+import { compileToken, seedChain, startAnvil, type Anvil, type SeededChain } from '../src/gateway/chain/index.js';
+import { formatReport, runConformance, summaryLine, type ConformanceReport } from '../src/toolkit/conformance/index.js';
 import { methods } from '../generated/node/methods.js';
-import { startService } from '../src/server/service.js';
+import { startService } from '../src/gateway/server/service.js';
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '..');

@@ -13,10 +13,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { startService, type RunningService } from '../src/server/index.js';
-import { Meter, type MeterEvent } from '../src/metering/meter.js';
+import { startService, type RunningService } from '../src/gateway/server/index.js';
+import { Meter, type MeterEvent } from '../src/gateway/metering/meter.js';
 import { methods as nodeMethods } from '../generated/node/methods.js';
-import { ensureWebBuilt } from '../src/web/build.js';
+import { ensureWebBuilt } from '../src/gateway/web/build.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 // A fresh machine may lack Debian's chromium (`apt-get install chromium`; .ci/run installs it): the browser journey

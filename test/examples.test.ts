@@ -19,8 +19,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { examples } from '../generated/node/examples.js';
 import { methods } from '../generated/node/methods.js';
-import { startService } from '../src/server/service.js';
-import { adaptParams, discoverChain, firstExampleParams, RpcTransport, type ChainFacts } from '../src/conformance/index.js';
+import { startService } from '../src/gateway/server/service.js';
+import { adaptParams, discoverChain, firstExampleParams, RpcTransport, type ChainFacts } from '../src/toolkit/conformance/index.js';
 
 const exec = promisify(execFile);
 const root = resolve(import.meta.dirname, '..');

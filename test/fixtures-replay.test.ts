@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { methods } from '../generated/node/methods.js';
 import { validators } from '../generated/node/validators.js';
-import { startService } from '../src/server/service.js';
+import { startService } from '../src/gateway/server/service.js';
 import { readRecordedExchanges, type RecordedExchange } from './helpers/execution-apis.js';
 
 type Exchange = RecordedExchange;

@@ -13,12 +13,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LimitsConfig } from '../src/limits/index.js';
-import { loadOrCreateServerSecret } from '../src/secrets/index.js';
-import { startService, type RunningService } from '../src/server/index.js';
+import type { LimitsConfig } from '../src/gateway/limits/index.js';
+import { loadOrCreateServerSecret } from '../src/gateway/secrets/index.js';
+import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { redisReachable, REDIS_URL, skipUnless } from './helpers/services.js';
 import { startStubNode, type StubNode } from './helpers/stub-node.js';
-import { createApp, createNetworkKey, createUser, openStore, setAllowlist, type Store } from '../src/store/index.js';
+import { createApp, createNetworkKey, createUser, openStore, setAllowlist, type Store } from '../src/gateway/store/index.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 

@@ -1,4 +1,4 @@
-// src/limits/redis.ts batches the consumes of one subject that arrive in the same event-loop turn into ONE script
+// src/gateway/limits/redis.ts batches the consumes of one subject that arrive in the same event-loop turn into ONE script
 // call (CONSUME_BATCH_LUA). Concurrent mixed-size consumes must give the same decisions, in arrival order, as the
 // same consumes made one after the other (CONSUME_LUA semantics), and the counters must end exactly at the limit —
 // for a B subject (one counter) and an A subject (per-second, daily and monthly counters), with two subjects
@@ -6,7 +6,7 @@
 // unless CI is set.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisLimiter, type LimitDecision, type LimitSubject, type LimitsConfig } from '../src/limits/index.js';
+import { RedisLimiter, type LimitDecision, type LimitSubject, type LimitsConfig } from '../src/gateway/limits/index.js';
 import { deleteRedisKeys, redisReachable, REDIS_URL, scratchPrefix, skipUnless } from './helpers/services.js';
 
 const skip = skipUnless(await redisReachable(), 'limits-redis-batch', 'Redis');

@@ -6,10 +6,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisReachable, REDIS_URL, skipUnless } from './helpers/services.js';
-import { EXPIRY_GRACE_MS, RedisLimiter, createLimiter, limitError, type LimitSubject, type LimitsConfig } from '../src/limits/index.js';
+import { EXPIRY_GRACE_MS, RedisLimiter, createLimiter, limitError, type LimitSubject, type LimitsConfig } from '../src/gateway/limits/index.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const LIMITS_MODULE = pathToFileURL(fileURLToPath(new URL('../src/limits/index.ts', import.meta.url))).href;
+const LIMITS_MODULE = pathToFileURL(fileURLToPath(new URL('../src/gateway/limits/index.ts', import.meta.url))).href;
 
 const skip = skipUnless(await redisReachable(), 'limits-redis', 'Redis');
 

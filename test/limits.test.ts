@@ -9,8 +9,8 @@ import {
   limitHeaders,
   resolvePlans,
   type LimitSubject,
-} from '../src/limits/index.js';
-import { ErrorCode, RpcError } from '../src/rpc/errors.js';
+} from '../src/gateway/limits/index.js';
+import { ErrorCode, RpcError } from '../src/toolkit/rpc/errors.js';
 
 const user = (userId: string): LimitSubject => ({ kind: 'B', userId });
 const app = (appId: string, userId = 'u1'): LimitSubject => ({ kind: 'A', appId, userId });

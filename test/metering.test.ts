@@ -1,4 +1,4 @@
-// The meter (src/metering/meter.ts) against the real store on SQLite and PostgreSQL: known traffic → exact series;
+// The meter (src/gateway/metering/meter.ts) against the real store on SQLite and PostgreSQL: known traffic → exact series;
 // percentiles within the documented histogram error; replicas add up; a failing store loses nothing; stop() flushes
 // the current minute. /metrics text parsed by parse-prometheus-text-format (plus a strict line parser for the labelled
 // histograms, which that package flattens); log redaction with a real pino logger and real HTTP requests.
@@ -10,16 +10,16 @@ import pino from 'pino';
 import { Gauge } from 'prom-client';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Store } from '../src/store/index.js';
+import type { Store } from '../src/gateway/store/index.js';
 import { storeTargets } from './helpers/store-targets.js';
 import { histograms, parsePrometheusTextFormat, strictParse } from './helpers/prometheus.js';
-import { usageSeries } from '../src/store/usage.js';
-import { Meter, meterPrincipal, type MeterEvent, type MeterLogger } from '../src/metering/meter.js';
-import { Metrics, upstreamLabel } from '../src/metering/prometheus.js';
-import { PERCENTILE_RELATIVE_ERROR, PROM_BOUNDS_SECONDS, bucketIndex, bucketLowerMs, bucketUpperMs, percentileMs } from '../src/metering/histogram.js';
-import { logRedaction, redactString, redactUrl } from '../src/metering/redact.js';
-import { OUTCOMES, type MeterPrincipal } from '../src/metering/types.js';
-import type { Principal } from '../src/access/keys.js';
+import { usageSeries } from '../src/gateway/store/usage.js';
+import { Meter, meterPrincipal, type MeterEvent, type MeterLogger } from '../src/gateway/metering/meter.js';
+import { Metrics, upstreamLabel } from '../src/gateway/metering/prometheus.js';
+import { PERCENTILE_RELATIVE_ERROR, PROM_BOUNDS_SECONDS, bucketIndex, bucketLowerMs, bucketUpperMs, percentileMs } from '../src/gateway/metering/histogram.js';
+import { logRedaction, redactString, redactUrl } from '../src/gateway/metering/redact.js';
+import { OUTCOMES, type MeterPrincipal } from '../src/gateway/metering/types.js';
+import type { Principal } from '../src/gateway/access/keys.js';
 
 
 const MIN = 60_000;

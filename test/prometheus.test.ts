@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, type RunningService } from '../src/server/index.js';
+import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { LIMITS, runTraffic, type Traffic } from './helpers/metering-traffic.js';
 import { byLabels, histograms, parsePrometheusTextFormat, strictParse } from './helpers/prometheus.js';
 import { deadUrl, startStubNode, type StubNode } from './helpers/stub-node.js';

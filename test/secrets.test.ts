@@ -16,7 +16,7 @@ import {
   newSessionToken,
   verifyPassword,
   SECRET_FILE,
-} from '../src/secrets/index.js';
+} from '../src/gateway/secrets/index.js';
 
 const dirs: string[] = [];
 const tmp = () => {

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, type RunningService } from '../src/server/index.js';
-import { ConfigError, defaults, loadConfig } from '../src/config/config.js';
+import { startService, type RunningService } from '../src/gateway/server/index.js';
+import { ConfigError, defaults, loadConfig } from '../src/gateway/config/config.js';
 
 const root = resolve(import.meta.dirname, '..');
 const dataDir = resolve(root, 'test-output/server');

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeTargets } from './helpers/store-targets.js';
-import { hashKey, hashSessionToken } from '../src/secrets/index.js';
+import { hashKey, hashSessionToken } from '../src/gateway/secrets/index.js';
 import {
   ConflictError,
   KeyEventFeed,
@@ -49,7 +49,7 @@ import {
   updateNetworkKey,
   type AccessEntry,
   type Store,
-} from '../src/store/index.js';
+} from '../src/gateway/store/index.js';
 
 const repoRoot = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const secret = randomBytes(32);
@@ -325,7 +325,7 @@ for (const target of await storeTargets('store')) {
         const script = join(target.dataDir!, `create-keys-${rnd()}.mts`);
         writeFileSync(
           script,
-          `import { openStore, createNetworkKey } from ${JSON.stringify(join(repoRoot, 'src/store/index.ts'))};
+          `import { openStore, createNetworkKey } from ${JSON.stringify(join(repoRoot, 'src/gateway/store/index.ts'))};
 const [dataDir, userId, secretHex] = process.argv.slice(2);
 const store = await openStore({ dataDir });
 const rs = await Promise.allSettled(Array.from({ length: 5 }, (_, i) =>

@@ -2,11 +2,11 @@
 // by id (also reordered), node errors passed through, down/slow upstreams, failover, recovery and dedupe.
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { defaults, type UpstreamConfig } from '../src/config/config.js';
-import { RawResult } from '../src/rpc/engine.js';
-import { RpcError } from '../src/rpc/errors.js';
-import { UpstreamPool } from '../src/upstream/index.js';
-import { splitResponse } from '../src/upstream/split.js';
+import { defaults, type UpstreamConfig } from '../src/gateway/config/config.js';
+import { RawResult } from '../src/toolkit/rpc/engine.js';
+import { RpcError } from '../src/toolkit/rpc/errors.js';
+import { UpstreamPool } from '../src/gateway/upstream/index.js';
+import { splitResponse } from '../src/gateway/upstream/split.js';
 
 interface Req {
   jsonrpc: string;

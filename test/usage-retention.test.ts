@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { HISTOGRAM_BUCKETS } from '../src/metering/histogram.js';
-import { startService, type RunningService } from '../src/server/index.js';
-import { openStore, upsertUsage, type UsageRow } from '../src/store/index.js';
+import { HISTOGRAM_BUCKETS } from '../src/gateway/metering/histogram.js';
+import { startService, type RunningService } from '../src/gateway/server/index.js';
+import { openStore, upsertUsage, type UsageRow } from '../src/gateway/store/index.js';
 
 const HOUR = 3_600_000;
 const dataDir = mkdtempSync(join(tmpdir(), 'rpcgate-retention-'));

@@ -1,9 +1,9 @@
-// The usage tables (src/store/usage.ts, migration 0002_usage) on SQLite and PostgreSQL: upsert-add, ownership,
+// The usage tables (src/gateway/store/usage.ts, migration 0002_usage) on SQLite and PostgreSQL: upsert-add, ownership,
 // series arithmetic, downsampling (totals and histograms preserved), retention, concurrent roll-ups.
 // PostgreSQL cases skip (with a message) when the server is unreachable and CI is unset; under CI they must run.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../src/store/index.js';
+import type { Store } from '../src/gateway/store/index.js';
 import { storeTargets } from './helpers/store-targets.js';
 import {
   GRANULARITY_MS,
@@ -12,9 +12,9 @@ import {
   usageSeries,
   usageToday,
   type UsageRow,
-} from '../src/store/usage.js';
-import { HISTOGRAM_BUCKETS, bucketIndex } from '../src/metering/histogram.js';
-import type { Outcome } from '../src/metering/types.js';
+} from '../src/gateway/store/usage.js';
+import { HISTOGRAM_BUCKETS, bucketIndex } from '../src/gateway/metering/histogram.js';
+import type { Outcome } from '../src/gateway/metering/types.js';
 
 
 const MIN = GRANULARITY_MS.minute;

@@ -1,6 +1,6 @@
 // A separate rpcgate process for the limits e2e test: startService(config from argv[2]), prints `READY <url>`,
 // stops cleanly on SIGTERM. Its own store connection, key index and limiter — only Redis is shared.
-import { startService } from '../../src/server/service.js';
+import { startService } from '../../src/gateway/server/service.js';
 
 const svc = await startService(JSON.parse(process.argv[2]));
 process.stdout.write(`READY ${svc.url}\n`);

@@ -3,8 +3,8 @@
 // dead, with limits { b: { dailyPerUser: 10 } }. Returns the principals it made and the exact outcomes expected.
 import { randomUUID } from 'node:crypto';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
-import type { RunningService } from '../../src/server/index.js';
-import { addJwtKey, createApp, createNetworkKey, createUser, setAllowlist, updateApp } from '../../src/store/index.js';
+import type { RunningService } from '../../src/gateway/server/index.js';
+import { addJwtKey, createApp, createNetworkKey, createUser, setAllowlist, updateApp } from '../../src/gateway/store/index.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;

@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type Store } from '../../src/gateway/store/index.js';
 import { pgReachable, scratchDatabase, skipUnless } from './services.js';
 
 export interface StoreTarget {

@@ -2,7 +2,7 @@
 // Checks any JSON-RPC endpoint (a node, another provider, rpcgate) against the node contract.
 // Exit code: 0 all passed (skips allowed), 1 any failure, 2 bad usage.
 import { Command, InvalidArgumentError } from 'commander';
-import { formatReport, runConformance, type ConformanceOptions } from '../../conformance/index.js';
+import { formatReport, runConformance, type ConformanceOptions } from '../../toolkit/conformance/index.js';
 
 const positiveInt = (v: string) => {
   const n = Number(v);

@@ -1,11 +1,11 @@
 // `rpcgate start`: serve the node API (embedded anvils for networks without upstreams), print the key and URLs,
-// stop everything on SIGINT/SIGTERM and exit 0. The stop is graceful (src/server/service.ts): no new connections,
+// stop everything on SIGINT/SIGTERM and exit 0. The stop is graceful (src/gateway/server/service.ts): no new connections,
 // in-flight requests answered (bounded drain), usage flushed to the store, then the store closed.
 import type { Command } from 'commander';
-import { ConfigError, loadConfig, parseHostMap, type ConfigInput } from '../../config/config.js';
-import { startService, type RunningService } from '../../server/service.js';
+import { ConfigError, loadConfig, parseHostMap, type ConfigInput } from '../../gateway/config/config.js';
+import { startService, type RunningService } from '../../gateway/server/service.js';
 
-export { startService } from '../../server/service.js';
+export { startService } from '../../gateway/server/service.js';
 
 interface StartFlags {
   port?: string;

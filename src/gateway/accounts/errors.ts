@@ -1,0 +1,37 @@
+// The account API's own errors (contracts/account.openrpc.json components.errors), beside the shared ones in
+// src/toolkit/rpc/errors.ts (-32602 invalid params, -32001 unauthorized, -32002 forbidden, -32603 internal).
+import { ErrorCode, RpcError, forbidden, invalidParams, unauthorized } from '../../toolkit/rpc/errors.js';
+
+export const AccountErrorCode = {
+  NotFound: -32010,
+  Conflict: -32011,
+  LimitReached: ErrorCode.LimitExceeded,
+} as const;
+
+/** Not found among the caller's objects. Another user's object gets exactly this answer (no existence leak). */
+export function notFound(what: string, id: string): RpcError {
+  return new RpcError(AccountErrorCode.NotFound, `${what} not found`, { what, id }, 404);
+}
+
+/** Conflicts with the current state (email taken; require JWT without a key). */
+export function conflict(message: string, data: { field?: string; reason: string }): RpcError {
+  return new RpcError(AccountErrorCode.Conflict, message, data, 409);
+}
+
+/** A per-user count limit (the 5th network key): nothing was created. */
+export function countLimit(what: string, limit: number): RpcError {
+  return new RpcError(AccountErrorCode.LimitReached, `limit reached: at most ${limit} ${what} per user; delete one first`, { limit, what }, 409);
+}
+
+/** A value the schema accepts but this deployment or this check does not (unknown chain, bad CIDR, wrong PEM). */
+export function badValue(param: string, path: string, reason: string): RpcError {
+  return invalidParams(`${param}: ${reason}`, { param, path, reason });
+}
+
+export const NO_SESSION = unauthorized('not logged in: log in first (no valid session cookie)', { reason: 'session' });
+export const BAD_CREDENTIALS = unauthorized('invalid email or password', { reason: 'credentials' });
+
+export function originRefused(origin: string): RpcError {
+  const shown = origin.length > 200 ? `${origin.slice(0, 200)}…` : origin;
+  return forbidden(`origin ${shown} may not change anything here (Origin check: only this server's own origin)`, { reason: 'origin', origin: shown });
+}

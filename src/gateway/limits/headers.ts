@@ -1,0 +1,55 @@
+// A decision as HTTP: rate-limit headers on every node API response, and the -32005 error when refused.
+import { limitExceeded, type RpcError } from '../../toolkit/rpc/errors.js';
+import type { LimitDecision } from './types.js';
+
+/**
+ * Headers for a node API response: x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset (epoch seconds),
+ * plus retry-after (seconds, ≥ 1) when refused. Empty for a subject without limits (all switched off in the plan).
+ */
+export function limitHeaders(d: LimitDecision): Record<string, string> {
+  if (!Number.isFinite(d.limit)) return {};
+  // The limit and the reset rarely change from one call to the next: their strings are kept (number → string
+  // conversion showed in profiles of the authenticated path).
+  if (d.limit !== lastLimit) {
+    lastLimit = d.limit;
+    lastLimitStr = String(d.limit);
+  }
+  if (d.resetAt !== lastReset) {
+    lastReset = d.resetAt;
+    lastResetStr = String(Math.ceil(d.resetAt / 1000));
+  }
+  const h: Record<string, string> = {
+    'x-ratelimit-limit': lastLimitStr,
+    'x-ratelimit-remaining': String(d.remaining),
+    'x-ratelimit-reset': lastResetStr,
+  };
+  if (!d.allowed) h['retry-after'] = String(d.retryAfterSec ?? 1);
+  return h;
+}
+
+let lastLimit = NaN;
+let lastLimitStr = '';
+let lastReset = NaN;
+let lastResetStr = '';
+
+const PERIOD_WORD = { second: 'second', day: 'day (UTC)', month: 'month (UTC)' } as const;
+
+/**
+ * The refusal as an RpcError: -32005, HTTP 429, data {limit, period, resetAt (ISO)}, and the headers
+ * (x-ratelimit-* and Retry-After) for a single request.
+ */
+export function limitError(d: LimitDecision, now = Date.now()): RpcError {
+  const err = limitExceeded(
+    { limit: d.limit, period: d.period, resetAt: d.resetAt },
+    `limit exceeded: ${d.limit} requests per ${PERIOD_WORD[d.period]}; resets at ${new Date(d.resetAt).toISOString()}`,
+    now,
+  );
+  const retry = d.retryAfterSec ?? Number(err.headers?.['Retry-After'] ?? 1);
+  err.headers = {
+    'x-ratelimit-limit': String(d.limit),
+    'x-ratelimit-remaining': String(d.remaining),
+    'x-ratelimit-reset': String(Math.ceil(d.resetAt / 1000)),
+    'Retry-After': String(retry),
+  };
+  return err;
+}

@@ -1,0 +1,41 @@
+// Mounts the account API (src/gateway/accounts) at POST /api from the running service's parts: the store, the server secret,
+// the limiter (today's B usage), the deployment's chains and networks. startService adds it after any extension routes.
+import type { Logger } from 'pino';
+import { createAccountApi, type AccountApi } from '../accounts/index.js';
+import { chainNetworks, trustProxyHops, type Config } from '../config/config.js';
+import type { Limiter } from '../limits/index.js';
+import type { Store } from '../store/index.js';
+
+export interface AccountRouteDeps {
+  config: Config;
+  store: Store;
+  secret: Uint8Array;
+  limiter?: Limiter;
+  logger?: Logger;
+  /** The key index: account changes are applied to it before the answer (read-your-writes on this replica). */
+  access?: { sync(): Promise<void> };
+  /** Per network: served by an embedded local chain. */
+  embedded: Readonly<Record<string, boolean>>;
+}
+
+export function accountRoute(d: AccountRouteDeps): AccountApi {
+  const { config, limiter } = d;
+  const networks: Record<string, { chainId: number; local: boolean }> = {};
+  for (const [name, n] of Object.entries(config.networks)) networks[name] = { chainId: n.chainId, local: d.embedded[name] ?? n.upstreams.length === 0 };
+  // Optional settings a config may carry (not in every config version): public base URL and allowed origins.
+  const extra = config as Config & { publicBaseUrl?: string; allowedOrigins?: string[] };
+  return createAccountApi({
+    store: d.store,
+    secret: d.secret,
+    chains: chainNetworks(config),
+    networks,
+    peekDaily: limiter && ((userId) => limiter.peek({ kind: 'B', userId })),
+    dailyLimit: config.limits.b?.dailyPerUser,
+    publicBaseUrl: extra.publicBaseUrl,
+    allowedOrigins: extra.allowedOrigins,
+    trustProxy: trustProxyHops(config),
+    strictResults: config.strictResults,
+    logger: d.logger,
+    onChange: d.access && (() => d.access!.sync()),
+  });
+}

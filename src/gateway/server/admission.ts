@@ -1,0 +1,88 @@
+// The engine's admission hook for the node API: per-call allowlists (method, address), then the limiter.
+// Calls refused by an allowlist do not count; the admitted ones are consumed all-or-nothing (a batch counts each
+// admitted item, notifications included — they are forwarded too). Over a limit: the whole request is 429 and
+// nothing counts. Every answer of a principal with limits carries x-ratelimit-* headers.
+import { checkCall, hasCallChecks, type Principal } from '../access/index.js';
+import { limitError, limitHeaders, MemoryLimiter, type LimitDecision, type Limiter } from '../limits/index.js';
+import type { AdmitCall, AdmitFn, AdmitResult, CallContext } from '../../toolkit/rpc/engine.js';
+import { internalError, RpcError } from '../../toolkit/rpc/errors.js';
+
+/** Headers that describe a subject's state without counting (for responses where nothing was admitted). */
+function stateHeaders(d: LimitDecision): Record<string, string> {
+  // A peek at an exhausted limit reads as refused; only a 429 carries Retry-After.
+  return limitHeaders(d.allowed ? d : { ...d, allowed: true });
+}
+
+function limiterDown(err: unknown, onError?: (err: unknown) => void): RpcError {
+  onError?.(err);
+  return internalError({ reason: 'limits backend unavailable' }, 503);
+}
+
+/** Rate-limit headers of a principal's current state (refusals before the engine: route, origin, IP, JWT). */
+export async function peekLimitHeaders(limiter: Limiter | undefined, p: Principal, onError?: (err: unknown) => void): Promise<Record<string, string> | undefined> {
+  if (limiter === undefined || p.limitSubject === undefined) return undefined;
+  try {
+    return stateHeaders(await limiter.peek(p.limitSubject));
+  } catch (e) {
+    onError?.(e);
+    return undefined;
+  }
+}
+
+export function createAdmission(limiter: Limiter | undefined, onError?: (err: unknown) => void): AdmitFn {
+  // In-process counters answer synchronously: the hook then returns its result without a Promise.
+  const memory = limiter instanceof MemoryLimiter ? limiter : undefined;
+  return (calls: readonly AdmitCall[], ctx: CallContext): AdmitResult | undefined | Promise<AdmitResult | undefined> => {
+    const p = ctx.principal as Principal | undefined;
+    if (p === undefined) return undefined;
+    let refused: (RpcError | undefined)[] | undefined;
+    let admitted = calls.length;
+    if (hasCallChecks(p)) {
+      for (let i = 0; i < calls.length; i++) {
+        const err = checkCall(p, calls[i].method, calls[i].params);
+        if (err === undefined) continue;
+        (refused ??= new Array<RpcError | undefined>(calls.length))[i] = err;
+        admitted--;
+      }
+    }
+    const subject = p.limitSubject;
+    if (subject === undefined || limiter === undefined) return refused === undefined ? undefined : { refused };
+    if (memory !== undefined) {
+      let d: LimitDecision;
+      try {
+        if (admitted === 0) return { refused, headers: stateHeaders(memory.peekSync(subject)) };
+        d = memory.consumeSync(subject, admitted);
+      } catch (e) {
+        if (e instanceof RpcError) throw e;
+        return { error: limiterDown(e, onError) };
+      }
+      return decided(d, refused);
+    }
+    return admitAsync(limiter, subject, admitted, refused, onError);
+  };
+}
+
+/** The answer for a decision: 429 refuses the whole request, otherwise the rate-limit headers. */
+function decided(d: LimitDecision, refused: (RpcError | undefined)[] | undefined): AdmitResult {
+  // limitError carries the x-ratelimit-* headers and Retry-After itself.
+  if (!d.allowed) return { error: limitError(d) };
+  return { refused, headers: limitHeaders(d) };
+}
+
+async function admitAsync(
+  limiter: Limiter,
+  subject: NonNullable<Principal['limitSubject']>,
+  admitted: number,
+  refused: (RpcError | undefined)[] | undefined,
+  onError?: (err: unknown) => void,
+): Promise<AdmitResult> {
+  let d: LimitDecision;
+  try {
+    if (admitted === 0) return { refused, headers: stateHeaders(await limiter.peek(subject)) };
+    d = await limiter.consume(subject, admitted);
+  } catch (e) {
+    if (e instanceof RpcError) throw e;
+    return { error: limiterDown(e, onError) };
+  }
+  return decided(d, refused);
+}

@@ -1,0 +1,93 @@
+// Metering of the node API: every JSON-RPC call → one Meter.record (O(1), no I/O; the Meter also feeds Prometheus).
+//
+// Two sources, one per place a call can end:
+//   - the engine's call observer (`onCall`): calls that reached the engine — batch items one by one, notifications
+//     included; parse errors and empty/oversized batches count as one call with method `other`;
+//   - the HTTP front (`refused`): requests refused before the engine (missing/unknown key, wrong network or URL
+//     shape, Content-Type, origin/IP/JWT, body over the limit, unknown network) — one call, method `other` (the
+//     body is not parsed for it).
+// Latency: from the moment the HTTP front took the request (headers parsed, `ctx.startedAt`) to the call's outcome
+// (result or error ready, before the response is written); a batch item's latency ends when that item is done.
+//
+// Outcome of a call (with its JSON-RPC code when not ok):
+//   engine stage ok                         → ok
+//   invalid (envelope, method, params)       → validation (-32700, -32600, -32601, -32602)
+//   refused by the admission hook            → by code: -32005 limit, -32002 allowlist, -32001 auth; anything else
+//                                              (limits backend down: -32603/503) → upstream_error
+//   failed: an error with HTTP status 200    → node_error (the node's own error, passed through)
+//   failed: any other (502/503/504/500)      → upstream_error (no healthy upstream, timeout, bad answer, strict
+//                                              result violation, unexpected failure)
+//   refused by the HTTP front                → by code: -32001 auth, -32002 allowlist, -32005 limit, -32603 upstream_error,
+//                                              else validation (-32600: 404/413/415)
+// Limit refusals are also counted in rpcgate_limit_refusals_total{network,period} (per refused call).
+import type { Principal } from '../access/keys.js';
+import type { LimitPeriod } from '../limits/types.js';
+import { OTHER, meterPrincipal, type Meter, type Metrics, type Outcome } from '../metering/index.js';
+import type { CallContext, CallObserver, CallStage } from '../../toolkit/rpc/engine.js';
+import { ErrorCode, type RpcError } from '../../toolkit/rpc/errors.js';
+
+function refusalOutcome(code: number): Outcome {
+  switch (code) {
+    case ErrorCode.LimitExceeded:
+      return 'limit';
+    case ErrorCode.Forbidden:
+      return 'allowlist';
+    case ErrorCode.Unauthorized:
+      return 'auth';
+    default:
+      return 'upstream_error';
+  }
+}
+
+function outcomeOf(stage: CallStage, err: RpcError | undefined): Outcome {
+  switch (stage) {
+    case 'ok':
+      return 'ok';
+    case 'invalid':
+      return 'validation';
+    case 'refused':
+      return refusalOutcome(err!.code);
+    default:
+      return err !== undefined && err.httpStatus === 200 ? 'node_error' : 'upstream_error';
+  }
+}
+
+export class CallMeter {
+  /** The engine's call observer (bound once). */
+  readonly onCall: CallObserver;
+
+  constructor(
+    private readonly meter: Meter,
+    private readonly metrics: Metrics,
+  ) {
+    this.onCall = (method, stage, err, ctx) => this.record(method ?? OTHER, outcomeOf(stage, err), err, ctx);
+  }
+
+  private record(method: string, outcome: Outcome, err: RpcError | undefined, ctx: CallContext): void {
+    const network = ctx.network ?? OTHER;
+    const t0 = ctx.startedAt;
+    this.meter.record({
+      principal: meterPrincipal(ctx.principal as Principal | undefined),
+      network,
+      method,
+      outcome,
+      code: err?.code,
+      latencyMs: t0 === undefined ? 0 : performance.now() - t0,
+    });
+    if (outcome === 'limit') this.limitRefused(network, err!);
+  }
+
+  /** A request refused by the HTTP front before the engine: one call, method `other`. */
+  refused(network: string, principal: Principal | undefined, err: RpcError, startedAt: number): void {
+    const c = err.code;
+    const outcome: Outcome =
+      c === ErrorCode.Unauthorized || c === ErrorCode.Forbidden || c === ErrorCode.LimitExceeded || c === ErrorCode.InternalError ? refusalOutcome(c) : 'validation';
+    this.meter.record({ principal: meterPrincipal(principal), network, method: OTHER, outcome, code: c, latencyMs: performance.now() - startedAt });
+    if (outcome === 'limit') this.limitRefused(network, err);
+  }
+
+  private limitRefused(network: string, err: RpcError): void {
+    const period = (err.data as { period?: string } | undefined)?.period;
+    this.metrics.limitRefusal(network, (period ?? 'unknown') as LimitPeriod);
+  }
+}

@@ -1,0 +1,317 @@
+// Wiring: config → store + server secret → access index (keys) + limiter → embedded chains (for networks without
+// upstreams) → upstream pools → engine (with the admission hook and the call meter) → HTTP.
+// `startService` is what `rpcgate start` runs and what tests call (port 0 = a free port).
+//
+// Metering (src/gateway/metering, src/gateway/server/metering.ts): one Metrics registry and one Meter per process; the engine's call
+// observer and the HTTP front's refusals record every node API call; the Meter flushes completed minutes every 5 s.
+// Logs: pino JSON lines on stderr with logRedaction() (keys, JWTs, cookies, upstream credentials never written).
+//
+// Stop (`stop()`, what SIGINT/SIGTERM run in `rpcgate start`): stop accepting (server.close) → drain: idle keep-alive
+// connections are closed as they become idle, in-flight requests finish (bounded: after DRAIN_MS the remaining
+// connections are cut) → upstream pools and embedded chains → `meter.stop()` (final flush, the current minute
+// included) → key index, limiter → store closed. Every call answered before the stop is in the store.
+//
+// Keys: accounts' keys from the store (src/gateway/access/index.ts: in-memory index synced from the key-event feed), plus
+// static `keys` from the config, plus — dev mode (`devKey`, see src/gateway/config/config.ts) — a development key generated
+// at start. Static and development keys have no limits and no allowlists.
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import { methods } from '../../../generated/node/methods.js';
+import { validators } from '../../../generated/node/validators.js';
+import { AccessIndex, ConfigKeyStore, KeyStores, generateDevKey, type KeyStore } from '../access/index.js';
+import { startEmbeddedChain, compileToken, type EmbeddedChain, type SeededChain } from '../chain/index.js';
+import { chainNetworks, devKeyEnabled, loadConfig, trustProxyHops, type Config, type ConfigInput } from '../config/config.js';
+import { createLimiter, type Limiter } from '../limits/index.js';
+import { createNodeHandlers } from '../node-api/handlers.js';
+import { Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
+import { createEngine } from '../../toolkit/rpc/engine.js';
+import { createUpstreams, type UpstreamPool } from '../upstream/index.js';
+import { loadOrCreateServerSecret } from '../secrets/index.js';
+import { downsample, openStore, type Store } from '../store/index.js';
+import { createAdmission, peekLimitHeaders } from './admission.js';
+import { createHttpServer, type HttpRoute } from './http.js';
+import { accountRoute } from './account-route.js';
+import { createWebRoute } from './web-route.js';
+import { CallMeter } from './metering.js';
+import { metricsRoute } from './metrics-route.js';
+
+/** In-flight requests get this long to finish on stop before their connections are cut. */
+const DRAIN_MS = 5000;
+
+export interface NetworkInfo {
+  name: string;
+  /** true when served by an embedded anvil. */
+  embedded: boolean;
+  /** Upstream node URLs (the embedded anvil's URL when embedded). */
+  upstreams: string[];
+  /** Chain id of the embedded chain (undefined for external upstreams: ask the node). */
+  chainId?: number;
+  /** PID of the embedded anvil. */
+  pid?: number;
+}
+
+export interface RunningService {
+  /** Base URL, e.g. http://127.0.0.1:8080 */
+  url: string;
+  /** Per network, the two node API URLs including the key: A `/{network}/v2/{key}`, B `/{network}/{key}`. */
+  urls: Record<string, { A: string; B: string }>;
+  docsUrl: string;
+  /** The development key, or the first static key; '' when there is neither (keys come from accounts only). */
+  key: string;
+  /** True when `key` is the development key generated at start (dev mode). */
+  devKey: boolean;
+  networks: Record<string, NetworkInfo>;
+  /** What was seeded into each embedded chain. */
+  seeded: Record<string, SeededChain>;
+  pools: ReadonlyMap<string, UpstreamPool>;
+  /** Every key source: static/development keys, then the account index. */
+  keys: KeyStore;
+  /** The account store's key index (sync(): apply pending key events now). */
+  access: AccessIndex;
+  store: Store;
+  /** The server secret (API keys are found by HMAC with it). */
+  secret: Buffer;
+  limiter: Limiter;
+  /** Usage metering (undefined with `metering: false`). `flush()` writes completed minutes; `stop()` runs on stop. */
+  meter: Meter | undefined;
+  /** The /metrics registry. */
+  metrics: Metrics;
+  config: Config;
+  logger: Logger;
+  stop(): Promise<void>;
+}
+
+function readContract(path: string, logger: Logger): string {
+  try {
+    // Minified once; rpc.discover splices it in as raw JSON.
+    return JSON.stringify(JSON.parse(readFileSync(path, 'utf8')));
+  } catch (e) {
+    throw new Error(`cannot read the node contract ${path}: ${(e as Error).message}`);
+  } finally {
+    logger.debug({ path }, 'contract loaded');
+  }
+}
+
+/**
+ * Starts the service. `input` is a full Config or a partial one (merged onto the embedded defaults, without env);
+ * the CLI passes a config already loaded from defaults, file, env and flags. `networks`, when given, is the
+ * complete set of networks (entries are completed from the defaults).
+ */
+export interface ServiceExtensions {
+  /** Extra HTTP routes (e.g. the account API at `/api`), built once the store and the key index are up. */
+  routes?: (svc: { config: Config; store: Store; secret: Buffer; access: AccessIndex; limiter: Limiter; logger: Logger }) => HttpRoute[];
+  /** Where log lines go (default: stderr, asynchronously). Tests pass a stream to read every line. */
+  logDestination?: DestinationStream;
+  /** Meter options for tests (a clock they move, the flush interval). */
+  meter?: Pick<MeterOptions, 'now' | 'flushIntervalMs' | 'maxCells'>;
+}
+
+export async function startService(input: Config | ConfigInput = {}, ext: ServiceExtensions = {}): Promise<RunningService> {
+  const config = loadConfig({ overrides: input as ConfigInput, env: {} });
+  // Networks given here are the complete set (a test with one stand-in network starts no anvil for the other).
+  if (input.networks) for (const name of Object.keys(config.networks)) if (!(name in input.networks) || input.networks[name] === null) delete config.networks[name];
+  const logger = pino(
+    { level: config.logLevel, base: undefined, ...logRedaction({ networks: Object.keys(config.networks) }) },
+    ext.logDestination ?? pino.destination({ fd: 2, sync: false }),
+  );
+  const contractJson = readContract(config.openrpcPath, logger);
+
+  const chains: EmbeddedChain[] = [];
+  const pools = new Map<string, UpstreamPool>();
+  let server: ReturnType<typeof createHttpServer> | undefined;
+  let store: Store | undefined;
+  let access: AccessIndex | undefined;
+  let limiter: Limiter | undefined;
+  let meter: Meter | undefined;
+  let retention: NodeJS.Timeout | undefined;
+  let stopped: Promise<void> | undefined;
+  let staticKeyCount = 0;
+  // One registry per service; active keys are read at scrape time from the key sources.
+  const metrics = new Metrics({
+    activeKeys: () => ({ account: access?.size ?? 0, static: staticKeyCount }),
+    processMetrics: true,
+  });
+
+  const stop = (): Promise<void> =>
+    (stopped ??= (async () => {
+      if (server) {
+        const s = server;
+        await new Promise<void>((r) => {
+          // No new connections; the callback runs once every connection is closed.
+          s.close(() => {
+            clearInterval(idle);
+            clearTimeout(cut);
+            r();
+          });
+          // Keep-alive connections are closed as soon as they are idle (each one's in-flight request answered).
+          s.closeIdleConnections();
+          const idle = setInterval(() => s.closeIdleConnections(), 20);
+          const cut = setTimeout(() => {
+            logger.warn({ drainMs: DRAIN_MS }, 'stop: requests still in flight after the drain time; closing their connections');
+            s.closeAllConnections();
+          }, DRAIN_MS);
+        });
+      }
+      await Promise.all([...pools.values()].map((p) => p.close()));
+      await Promise.all(chains.map((c) => c.stop()));
+      // Final flush (the current minute included) after the last answered call, before the store closes.
+      if (meter) {
+        const m = meter;
+        await m.stop().then(
+          (r) => logger.info({ rows: r.rows }, 'usage flushed'),
+          (e: unknown) => logger.error({ err: e, pending: m.stats().pendingCells }, 'final usage flush failed; unflushed usage is lost'),
+        );
+      }
+      clearInterval(retention);
+      await access?.stop();
+      await limiter?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the limiter failed'));
+      await store?.close();
+      logger.flush();
+    })());
+
+  try {
+    // The store (SQLite in dataDir, or PostgreSQL), the secret that keys the key hashes, the key index, the limiter.
+    store = await openStore({
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      onError: (err) => logger.warn({ err }, 'store: an idle database connection failed; the pool reconnects on next use'),
+    });
+    const secret = loadOrCreateServerSecret(config.dataDir, config.secret);
+    access = new AccessIndex({ db: store.db, secret, chains: chainNetworks(config), logger });
+    await access.start();
+    limiter = createLimiter({ ...config.limits, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
+    if (config.metering) {
+      meter = new Meter({
+        db: store.db,
+        methods: Object.keys(methods),
+        networks: Object.keys(config.networks),
+        metrics,
+        logger,
+        ...ext.meter,
+      }).start();
+      // Retention: older minutes roll up into hours, hours into days (safe to run on every replica at once).
+      const db = store.db;
+      const retain = () =>
+        void downsample(db, config.usageRetention).catch((e: unknown) => logger.warn({ err: e }, 'usage downsampling failed; retried later'));
+      retain();
+      retention = setInterval(retain, 15 * 60_000);
+      retention.unref();
+    }
+
+    // Embedded chains: one compile shared by all, anvils started and seeded in parallel.
+    const embedded = Object.entries(config.networks).filter(([, n]) => n.upstreams.length === 0);
+    if (embedded.length) {
+      const artifact = compileToken(config.dataDir);
+      const started = await Promise.allSettled(
+        embedded.map(([name, n]) => startEmbeddedChain({ network: name, chainId: n.chainId, blockTime: n.blockTime, dataDir: config.dataDir, artifact })),
+      );
+      for (const r of started) if (r.status === 'fulfilled') chains.push(r.value);
+      const failed = started.find((r) => r.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+    }
+    const networks: Record<string, NetworkInfo> = {};
+    const urlsByNetwork: Record<string, string[]> = {};
+    for (const [name, n] of Object.entries(config.networks)) {
+      const chain = chains.find((c) => c.network === name);
+      const upstreams = chain ? [chain.url] : n.upstreams;
+      urlsByNetwork[name] = upstreams;
+      networks[name] = chain
+        ? { name, embedded: true, upstreams, chainId: chain.chainId, pid: chain.pid }
+        : { name, embedded: false, upstreams };
+    }
+    for (const [name, pool] of createUpstreams(urlsByNetwork, config.upstream, (network, url, healthy, reason) => {
+      if (healthy) logger.info({ network, upstream: redact(url) }, 'upstream healthy again');
+      else logger.warn({ network, upstream: redact(url), reason }, 'upstream marked down');
+    }, metrics)) pools.set(name, pool);
+
+    const staticKeys = new ConfigKeyStore(config.keys);
+    let key = '';
+    const devKey = devKeyEnabled(config);
+    if (devKey) {
+      key = generateDevKey();
+      staticKeys.addDevelopmentKey(key);
+    } else if (config.keys.length > 0) {
+      const first = config.keys[0];
+      key = typeof first === 'string' ? first : first.key;
+    }
+    const keys = new KeyStores([staticKeys, access]);
+    staticKeyCount = staticKeys.size;
+    const callMeter = meter === undefined ? undefined : new CallMeter(meter, metrics);
+    const lim = limiter;
+    const onLimiterError = (err: unknown) => logger.error({ err }, 'limiter failed');
+
+    const engine = createEngine({
+      methods,
+      validators,
+      handlers: createNodeHandlers({ pools, contractJson }),
+      options: { maxBatchSize: config.maxBatchSize, strictResults: config.strictResults },
+      onError: (err, info) => logger.error({ err, method: info.method, rid: info.ctx.requestId }, 'unexpected error in a call'),
+      admit: createAdmission(lim, onLimiterError),
+      onCall: callMeter?.onCall,
+    });
+    const routes = [
+      metricsRoute({ config: config.metrics, metrics, logger }),
+      ...(ext.routes?.({ config, store, secret, access, limiter: lim, logger }) ?? []),
+      // The account API at POST /api (an extension route with the same prefix, listed first, wins).
+      accountRoute({ config, store, secret, access, limiter: lim, logger, embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])) }),
+    ];
+
+    server = createHttpServer({
+      engine,
+      keys,
+      networks: Object.keys(config.networks),
+      hostMap: config.hostMap,
+      maxBodyBytes: config.maxBodyBytes,
+      docsDir: config.docsDir,
+      logger,
+      trustProxy: trustProxyHops(config),
+      limitHeaders: (p) => peekLimitHeaders(lim, p, onLimiterError),
+      routes,
+      meter: callMeter,
+      slowRequestMs: config.slowRequestMs,
+      health: () => {
+        const detail: Record<string, { healthy: number; total: number; embedded: boolean }> = {};
+        let ok = true;
+        for (const [name, pool] of pools) {
+          const st = pool.status();
+          const healthy = st.filter((s) => s.healthy).length;
+          if (healthy === 0) ok = false;
+          detail[name] = { healthy, total: st.length, embedded: networks[name].embedded };
+        }
+        return { ok, detail: { networks: detail } };
+      },
+    });
+    // The dashboard (dist/web): GET / for browsers and /assets/*; every other request goes on to the HTTP front.
+    createWebRoute({ logger }).mount(server);
+    const srv = server;
+    await new Promise<void>((resolveListen, reject) => {
+      srv.once('error', reject);
+      srv.listen(config.port, config.host, () => {
+        srv.off('error', reject);
+        resolveListen();
+      });
+    });
+    srv.on('error', (e) => logger.error({ err: e }, 'server error'));
+    const addr = srv.address() as AddressInfo;
+    const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+    const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host}:${addr.port}`;
+    const urls: RunningService['urls'] = {};
+    for (const name of Object.keys(config.networks)) urls[name] = { A: `${url}/${name}/v2/${key}`, B: `${url}/${name}/${key}` };
+    const seeded: Record<string, SeededChain> = {};
+    for (const c of chains) seeded[c.network] = c.seeded;
+    return { url, urls, docsUrl: `${url}/docs/`, key, devKey, networks, seeded, pools, keys, access, store, secret, limiter: lim, meter, metrics, config, logger, stop };
+  } catch (e) {
+    await stop().catch(() => undefined);
+    throw e;
+  }
+}
+
+/** An upstream URL for logs: no credentials, no path (provider keys often live there). */
+function redact(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '(invalid url)';
+  }
+}

@@ -1,0 +1,116 @@
+// Loaders for the in-memory access index (src/gateway/access): key hash → principal, with everything a request check needs
+// (network / chain, allowlists, JWT settings), so the request path never queries the store.
+// Build: `feed.start()`, then `loadAllActiveKeys()`; keep in sync: `feed.poll()` + `loadAccessEntry()` (keyEvents.ts).
+import type { Kysely } from 'kysely';
+import type { AllowlistKind, Database, JwtAlg, NetworkName } from './schema.js';
+
+export type Allowlists = Record<AllowlistKind, string[]>;
+
+export interface AppAccess {
+  accessPoint: 'A';
+  keyHash: string;
+  appId: string;
+  userId: string;
+  name: string;
+  /** The app's chain: the key works on every network of this chain. */
+  chain: string;
+  /** Services enabled for the app (e.g. `node-api`). */
+  services: string[];
+  requireJwt: boolean;
+  /** Per kind, the allowed values; an empty list = that kind is not restricted. */
+  allowlists: Allowlists;
+  jwtKeys: { kid: string; alg: JwtAlg; publicKeyPem: string }[];
+}
+
+export interface NetworkKeyAccess {
+  accessPoint: 'B';
+  keyHash: string;
+  keyId: string;
+  userId: string;
+  name: string;
+  /** The only network the key works on. */
+  network: NetworkName;
+}
+
+export type AccessEntry = AppAccess | NetworkKeyAccess;
+
+const emptyAllowlists = (): Allowlists => ({ origin: [], ip: [], address: [], method: [] });
+
+// The columns each principal is built from, and the one place rows become principals (bulk load and single reload).
+const APP_COLUMNS = ['id', 'user_id', 'name', 'chain', 'services', 'require_jwt', 'key_hash'] as const;
+const KEY_COLUMNS = ['id', 'user_id', 'name', 'network', 'key_hash'] as const;
+
+interface AppRow { id: string; user_id: string; name: string; chain: string; services: string; require_jwt: number | boolean; key_hash: string }
+interface KeyRow { id: string; user_id: string; name: string; network: NetworkName; key_hash: string }
+interface JwtRow { id: string; alg: JwtAlg; public_key_pem: string }
+
+function appAccess(a: AppRow): AppAccess {
+  return {
+    accessPoint: 'A',
+    keyHash: a.key_hash,
+    appId: a.id,
+    userId: a.user_id,
+    name: a.name,
+    chain: a.chain,
+    services: JSON.parse(a.services) as string[],
+    requireJwt: Number(a.require_jwt) === 1,
+    allowlists: emptyAllowlists(),
+    jwtKeys: [],
+  };
+}
+
+const jwtKey = (j: JwtRow) => ({ kid: j.id, alg: j.alg, publicKeyPem: j.public_key_pem });
+
+const keyAccess = (k: KeyRow): NetworkKeyAccess => ({ accessPoint: 'B', keyHash: k.key_hash, keyId: k.id, userId: k.user_id, name: k.name, network: k.network });
+
+/** Every active key (apps and network keys) with its principal; four queries regardless of size. */
+export async function loadAllActiveKeys(db: Kysely<Database>): Promise<AccessEntry[]> {
+  const [apps, lists, jwt, keys] = await Promise.all([
+    db.selectFrom('apps').select(APP_COLUMNS).execute(),
+    db.selectFrom('app_allowlists').select(['app_id', 'kind', 'value']).orderBy('created_at').orderBy('value').execute(),
+    db.selectFrom('app_jwt_keys').select(['id', 'app_id', 'alg', 'public_key_pem']).orderBy('created_at').execute(),
+    db.selectFrom('network_keys').select(KEY_COLUMNS).execute(),
+  ]);
+  const byApp = new Map<string, AppAccess>();
+  const out: AccessEntry[] = [];
+  for (const a of apps) {
+    const e = appAccess(a);
+    byApp.set(a.id, e);
+    out.push(e);
+  }
+  for (const l of lists) byApp.get(l.app_id)?.allowlists[l.kind].push(l.value);
+  for (const j of jwt) byApp.get(j.app_id)?.jwtKeys.push(jwtKey(j));
+  for (const k of keys) out.push(keyAccess(k));
+  return out;
+}
+
+/** The current principal of one key hash (after a key event), or undefined when the key no longer exists. */
+export async function loadAccessEntry(db: Kysely<Database>, keyHash: string): Promise<AccessEntry | undefined> {
+  const app = await db
+    .selectFrom('apps')
+    .select(APP_COLUMNS)
+    .where('key_hash', '=', keyHash)
+    .executeTakeFirst();
+  if (app !== undefined) {
+    const [lists, jwt] = await Promise.all([
+      db
+        .selectFrom('app_allowlists')
+        .select(['kind', 'value'])
+        .where('app_id', '=', app.id)
+        .orderBy('created_at')
+        .orderBy('value')
+        .execute(),
+      db.selectFrom('app_jwt_keys').select(['id', 'alg', 'public_key_pem']).where('app_id', '=', app.id).orderBy('created_at').execute(),
+    ]);
+    const e = appAccess(app);
+    for (const l of lists) e.allowlists[l.kind].push(l.value);
+    e.jwtKeys = jwt.map(jwtKey);
+    return e;
+  }
+  const k = await db
+    .selectFrom('network_keys')
+    .select(KEY_COLUMNS)
+    .where('key_hash', '=', keyHash)
+    .executeTakeFirst();
+  return k && keyAccess(k);
+}
