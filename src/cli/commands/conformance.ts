@@ -2,7 +2,8 @@
 // Checks any JSON-RPC endpoint (a node, another provider, rpcgate) against the node contract.
 // Exit code: 0 all passed (skips allowed), 1 any failure, 2 bad usage.
 import { Command, InvalidArgumentError } from 'commander';
-import { formatReport, runConformance, type ConformanceOptions } from '../../toolkit/conformance/index.js';
+import { runNodeConformance, type NodeConformanceOptions } from '../../gateway/node-api/conformance/index.js';
+import { formatReport } from '../../toolkit/conformance/index.js';
 
 const positiveInt = (v: string) => {
   const n = Number(v);
@@ -25,13 +26,13 @@ export async function conformanceAction(url: string, cli: ConformanceCliOptions,
     const i = h.indexOf(':');
     if (i > 0) headers[h.slice(0, i).trim()] = h.slice(i + 1).trim();
   }
-  const opts: ConformanceOptions = {
+  const opts: NodeConformanceOptions = {
     only: cli.only?.split(',').map((s) => s.trim()).filter(Boolean),
     timeoutMs: cli.timeout,
     scanBlocks: cli.scanBlocks,
     headers,
   };
-  const report = await runConformance(url, opts);
+  const report = await runNodeConformance(url, opts);
   out(cli.json ? JSON.stringify(report, null, 2) : formatReport(report));
   return report.ok ? 0 : 1;
 }

@@ -17,15 +17,8 @@ export function summaryLine(report: ConformanceReport): string {
 
 export function formatReport(report: ConformanceReport): string {
   const out = [`conformance of ${report.url}`];
-  if (report.chain) {
-    const c = report.chain;
-    out.push(
-      `chain ${c.chainId ?? '?'}, head ${BigInt(c.latest.number)} ${c.latest.hash}`,
-      `real tx: ${c.tx ? `${c.tx.hash} (block ${BigInt(c.tx.blockNumber)}, index ${BigInt(c.tx.index)})` : 'none found'}`,
-      `real log: ${c.log ? `${c.log.address} block ${BigInt(c.log.blockNumber)}` : 'none found'}`,
-    );
-  }
-  if (report.discoveryError) out.push(`chain discovery failed: ${report.discoveryError}`);
+  if (report.factsSummary) out.push(...report.factsSummary);
+  if (report.discoveryError) out.push(`discovery failed: ${report.discoveryError}`);
   out.push('');
   if (report.methods.length) out.push(table(report.methods, 'method'), '');
   if (report.protocol.length) out.push(table(report.protocol, 'protocol check'), '');

@@ -1,6 +1,15 @@
-export { runConformance, PROTOCOL_CHECKS, firstExampleParams } from './run.js';
-export type { CheckResult, ConformanceOptions, ConformanceReport, Status } from './run.js';
+export { runConformance, firstExampleParams, brief, expectCode, batchCheck } from './run.js';
+export type {
+  CheckResult,
+  ConformanceContract,
+  ConformanceOptions,
+  ConformanceProfile,
+  ConformanceReport,
+  OpenRpcDoc,
+  ParamPlan,
+  PlannedCall,
+  ProtocolCheck,
+  Status,
+} from './run.js';
 export { formatReport, summaryLine } from './format.js';
-export { discoverChain, type ChainFacts } from './discover.js';
-export { adaptParams, INVALID_RAW_TX, TOTAL_SUPPLY } from './adapt.js';
-export { RpcTransport } from './rpc.js';
+export { RpcTransport, type CallOutcome } from './rpc.js';

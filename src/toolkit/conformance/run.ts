@@ -1,11 +1,12 @@
-// `runConformance(url)`: checks any JSON-RPC endpoint against the node contract. Every method of the
-// generated descriptor is called with the contract's first example adapted to the live chain, the reply's
-// envelope is checked, and the result is validated with the GENERATED result validator — the same code
-// rpcgate itself runs in strict mode, so "conformant" means one thing everywhere.
-import { readFileSync } from 'node:fs';
+// `runConformance(url, { contract })`: checks any JSON-RPC endpoint against any contract (an OpenRPC document with its
+// generated method descriptor and validators). Every method of the descriptor is called with the params a profile
+// plans (default: the contract's first example as it is), the reply's envelope is checked, and the result is
+// validated with the GENERATED result validator — the same code a server built on the engine runs in strict mode, so
+// "conformant" means one thing everywhere.
+//
+// What is specific to one kind of endpoint (e.g. adapting an EVM contract's examples to the live chain, protocol checks
+// that name its methods) comes in as a ConformanceProfile: the toolkit knows nothing of any chain.
 import type { MethodTable, ValidateFn, ValidatorTable } from '../rpc/descriptor.js';
-import { adaptParams, brief, type Adapted } from './adapt.js';
-import { discoverChain, type ChainFacts } from './discover.js';
 import { ResultExplainer } from './explain.js';
 import { RpcTransport, checkEnvelope, describe, type CallOutcome } from './rpc.js';
 
@@ -20,12 +21,15 @@ export interface CheckResult {
   params?: unknown[];
 }
 
-export interface ConformanceReport {
+export interface ConformanceReport<F = unknown> {
   url: string;
   /** True when nothing failed. */
   ok: boolean;
-  chain?: ChainFacts;
-  /** Set when chain discovery failed (then every method fails). */
+  /** What the profile found on the live endpoint before the checks (e.g. chain facts). */
+  facts?: F;
+  /** Lines describing `facts` for the text report. */
+  factsSummary?: string[];
+  /** Set when the profile's discovery failed (then every method that needs it fails). */
   discoveryError?: string;
   methods: CheckResult[];
   /** Unknown method, invalid params, batch: reported apart from the per-method table. */
@@ -33,33 +37,54 @@ export interface ConformanceReport {
   summary: { passed: number; failed: number; skipped: number };
 }
 
-export interface ConformanceOptions {
-  /** Only these methods (and `protocol:<check>` names); default all. */
-  only?: string[];
-  timeoutMs?: number;
-  headers?: Record<string, string>;
-  /** Blocks scanned back from the head for a real log (default 100000, in growing eth_getLogs windows). */
-  scanBlocks?: number;
-  /** First eth_getLogs window (default 16 blocks). */
-  logWindow?: number;
-  /** Recent blocks read one by one for a transaction when no log exists (default 256). */
-  txScanBlocks?: number;
-  /** The contract to check against; default the node contract (openrpc.json + generated/node). */
-  contract?: { document: OpenRpcDoc; methods: MethodTable; validators: ValidatorTable };
+/** A call as a profile plans it. */
+export interface PlannedCall {
+  params: unknown[];
+  /** Extra semantic check on the result (returns a problem, or undefined). */
+  expect?: (result: unknown) => string | undefined;
+  /** The conformant answer is an error other than -32601 (e.g. a deliberately invalid transaction). */
+  expectError?: boolean;
+  /** Said in the detail column: what was substituted or why a check is weaker. */
+  note?: string;
+}
+export type ParamPlan = PlannedCall | { skip: string };
+
+export interface ProtocolCheck {
+  name: string;
+  run(rpc: RpcTransport): Promise<CheckResult>;
 }
 
-interface OpenRpcDoc {
+/** What a kind of endpoint adds to the generic run. */
+export interface ConformanceProfile<F = unknown> {
+  /** Runs once before the checks; what it returns is the report's `facts`. A throw becomes `discoveryError`. */
+  discover?(rpc: RpcTransport): Promise<F>;
+  /** Lines for the text report describing the facts. */
+  summarize?(facts: F): string[];
+  /** The params of one method's call, from its first example. Absent: the example as it is. Not called when
+   *  discovery failed. */
+  plan?(method: string, paramNames: readonly string[], example: readonly unknown[], facts: F): ParamPlan;
+  /** Protocol checks run after the generic ones. */
+  protocolChecks?: readonly ProtocolCheck[];
+}
+
+export interface OpenRpcDoc {
   methods: { name: string; examples?: unknown[]; result?: unknown }[];
   [k: string]: unknown;
 }
 
-const NODE_CONTRACT = new URL('../../../openrpc.json', import.meta.url);
+export interface ConformanceContract {
+  document: OpenRpcDoc;
+  methods: MethodTable;
+  validators: ValidatorTable;
+}
 
-// Loaded on first use, so a caller passing its own `contract` does not need generated/node.
-async function loadNodeContract(): Promise<NonNullable<ConformanceOptions['contract']>> {
-  const [{ methods }, { validators }] = await Promise.all([import('../../../generated/node/methods.js'), import('../../../generated/node/validators.js')]);
-  const document = JSON.parse(readFileSync(NODE_CONTRACT, 'utf8')) as OpenRpcDoc;
-  return { document, methods: methods as unknown as MethodTable, validators: validators as unknown as ValidatorTable };
+export interface ConformanceOptions<F = unknown> {
+  contract: ConformanceContract;
+  profile?: ConformanceProfile<F>;
+  /** Only these methods (and `protocol:<check>` names); default all. */
+  only?: string[];
+  timeoutMs?: number;
+  headers?: Record<string, string>;
 }
 
 /** Resolves a local `$ref` (`#/components/...`) in the contract; examples may be referenced. */
@@ -84,6 +109,11 @@ export function firstExampleParams(doc: OpenRpcDoc, method: string): unknown[] |
   return ex.params.map((p) => (deref(doc, p) as { value?: unknown }).value);
 }
 
+export function brief(v: unknown): string {
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}
+
 function ajvProblem(fn: ValidateFn): string {
   const e = fn.errors?.[0];
   return e ? `${e.instancePath || '(root)'} ${e.message ?? e.keyword}` : 'invalid';
@@ -95,28 +125,35 @@ function envelopeProblem(out: CallOutcome): string | undefined {
   return undefined;
 }
 
-export async function runConformance(url: string, opts: ConformanceOptions = {}): Promise<ConformanceReport> {
-  const contract = opts.contract ?? (await loadNodeContract());
+export async function runConformance<F = unknown>(url: string, opts: ConformanceOptions<F>): Promise<ConformanceReport<F>> {
+  const { contract, profile } = opts;
   const rpc = new RpcTransport(url, { timeoutMs: opts.timeoutMs ?? 15_000, headers: opts.headers });
   const explainer = new ResultExplainer(contract.document);
   const wanted = (name: string) => !opts.only?.length || opts.only.includes(name);
-  const report: ConformanceReport = { url, ok: false, methods: [], protocol: [], summary: { passed: 0, failed: 0, skipped: 0 } };
+  const report: ConformanceReport<F> = { url, ok: false, methods: [], protocol: [], summary: { passed: 0, failed: 0, skipped: 0 } };
+  const protocolChecks = [...GENERIC_PROTOCOL_CHECKS(contract), ...(profile?.protocolChecks ?? [])];
 
-  try {
-    report.chain = await discoverChain(rpc, { scanBlocks: opts.scanBlocks ?? 100_000, logWindow: opts.logWindow ?? 16, txScanBlocks: opts.txScanBlocks ?? 256 });
-  } catch (err) {
-    report.discoveryError = describe(err);
+  let discovered = profile?.discover === undefined;
+  if (profile?.discover !== undefined) {
+    try {
+      report.facts = await profile.discover(rpc);
+      report.factsSummary = profile.summarize?.(report.facts);
+      discovered = true;
+    } catch (err) {
+      report.discoveryError = describe(err);
+    }
   }
 
   for (const [name, descriptor] of Object.entries(contract.methods)) {
     if (!wanted(name)) continue;
-    report.methods.push(await checkMethod(rpc, contract, explainer, name, descriptor.params.map((p) => p.name), report));
+    const paramNames = descriptor.params.map((p) => p.name);
+    report.methods.push(await checkMethod(rpc, contract, profile, explainer, name, paramNames, report, discovered));
   }
   if (opts.only?.length) {
-    const known = new Set([...Object.keys(contract.methods), ...PROTOCOL_CHECKS.map((c) => c.name)]);
+    const known = new Set([...Object.keys(contract.methods), ...protocolChecks.map((c) => c.name)]);
     for (const n of opts.only.filter((x) => !known.has(x))) report.methods.push({ name: n, status: 'FAIL', ms: 0, detail: 'not a method of the contract' });
   }
-  for (const check of PROTOCOL_CHECKS) if (wanted(check.name)) report.protocol.push(await check.run(rpc));
+  for (const check of protocolChecks) if (wanted(check.name)) report.protocol.push(await check.run(rpc));
 
   for (const r of [...report.methods, ...report.protocol]) {
     if (r.status === 'PASS') report.summary.passed++;
@@ -127,13 +164,15 @@ export async function runConformance(url: string, opts: ConformanceOptions = {})
   return report;
 }
 
-async function checkMethod(
+async function checkMethod<F>(
   rpc: RpcTransport,
-  contract: NonNullable<ConformanceOptions['contract']>,
+  contract: ConformanceContract,
+  profile: ConformanceProfile<F> | undefined,
   explainer: ResultExplainer,
   name: string,
   paramNames: string[],
-  report: ConformanceReport,
+  report: ConformanceReport<F>,
+  discovered: boolean,
 ): Promise<CheckResult> {
   const validator = contract.validators[name];
   if (!validator) return { name, status: 'FAIL', ms: 0, detail: 'no generated validator for this method' };
@@ -141,47 +180,48 @@ async function checkMethod(
   if (name === 'rpc.discover') {
     const out = await rpc.call(name, []);
     const base = { name, ms: round(out.ms), params: [] };
-    if (out.error?.code === -32601) return { ...base, status: 'SKIP', detail: 'endpoint has no rpc.discover (a plain node, not rpcgate)' };
+    if (out.error?.code === -32601) return { ...base, status: 'SKIP', detail: 'endpoint has no rpc.discover (OpenRPC service discovery is optional)' };
     return judge(base, out, validator.result, { params: [] }, explainer);
   }
 
-  if (!report.chain) return { name, status: 'FAIL', ms: 0, detail: `chain discovery failed: ${report.discoveryError}` };
+  if (!discovered) return { name, status: 'FAIL', ms: 0, detail: `discovery failed: ${report.discoveryError}` };
   const example = firstExampleParams(contract.document, name);
   if (!example) return { name, status: 'FAIL', ms: 0, detail: 'the contract has no example params for this method' };
-  const adapted = adaptParams(name, paramNames, example, report.chain);
-  if ('skip' in adapted) return { name, status: 'SKIP', ms: 0, detail: adapted.skip };
-  // Our own adaptation must still honour the contract, or we would be testing our mistake.
-  if (!validator.params(adapted.params)) {
-    return { name, status: 'FAIL', ms: 0, params: adapted.params, detail: `adapted params fail the contract: ${ajvProblem(validator.params)}` };
+  const plan: ParamPlan = profile?.plan === undefined ? { params: example } : profile.plan(name, paramNames, example, report.facts as F);
+  if ('skip' in plan) return { name, status: 'SKIP', ms: 0, detail: plan.skip };
+  // The planned params must still honour the contract, or we would be testing our own mistake.
+  if (!validator.params(plan.params)) {
+    return { name, status: 'FAIL', ms: 0, params: plan.params, detail: `planned params fail the contract: ${ajvProblem(validator.params)}` };
   }
-  const out = await rpc.call(name, adapted.params);
-  return judge({ name, ms: round(out.ms), params: adapted.params }, out, validator.result, adapted, explainer);
+  const out = await rpc.call(name, plan.params);
+  return judge({ name, ms: round(out.ms), params: plan.params }, out, validator.result, plan, explainer);
 }
 
-function judge(base: Omit<CheckResult, 'status' | 'detail'>, out: CallOutcome, result: ValidateFn, adapted: Adapted, explainer: ResultExplainer): CheckResult {
-  const note = adapted.note ? ` (${adapted.note})` : '';
+function judge(base: Omit<CheckResult, 'status' | 'detail'>, out: CallOutcome, result: ValidateFn, plan: PlannedCall, explainer: ResultExplainer): CheckResult {
+  const note = plan.note ? ` (${plan.note})` : '';
   const problem = envelopeProblem(out);
   if (problem) return { ...base, status: 'FAIL', detail: problem };
-  if (adapted.expectError) {
+  if (plan.expectError) {
     // Any refusal is conformant except "method not found": the method must exist.
     if (out.error?.code === -32601) return { ...base, status: 'FAIL', detail: `method not supported: ${out.error.message}` };
     return out.error
-      ? { ...base, status: 'PASS', detail: `node error ${out.error.code} "${out.error.message}" as expected${note}` }
-      : { ...base, status: 'FAIL', detail: `expected a node error, got result ${brief(out.result)}` };
+      ? { ...base, status: 'PASS', detail: `error ${out.error.code} "${out.error.message}" as expected${note}` }
+      : { ...base, status: 'FAIL', detail: `expected an error, got result ${brief(out.result)}` };
   }
   if (out.error) return { ...base, status: 'FAIL', detail: `error ${out.error.code} ${out.error.message}` };
   if (!result(out.result)) {
     const why = explainer.explain(base.name, out.result) ?? ajvProblem(result);
     return { ...base, status: 'FAIL', detail: `result fails the contract: ${why}; got ${brief(out.result)}` };
   }
-  const semantic = adapted.expect?.(out.result);
+  const semantic = plan.expect?.(out.result);
   if (semantic) return { ...base, status: 'FAIL', detail: semantic };
   return { ...base, status: 'PASS', detail: `${brief(out.result)}${note}` };
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
-function expectCode(name: string, method: string, params: unknown[], code: number, what: string) {
+/** A protocol check: `method(params)` must be refused with `code`. */
+export function expectCode(name: string, method: string, params: unknown[], code: number, what: string): ProtocolCheck {
   return {
     name,
     async run(rpc: RpcTransport): Promise<CheckResult> {
@@ -195,21 +235,16 @@ function expectCode(name: string, method: string, params: unknown[], code: numbe
   };
 }
 
-export const PROTOCOL_CHECKS: { name: string; run(rpc: RpcTransport): Promise<CheckResult> }[] = [
-  expectCode('protocol:unknown-method', 'rpcgate_conformanceNoSuchMethod', [], -32601, 'unknown method'),
-  expectCode('protocol:invalid-params', 'eth_getBalance', ['0xnot-an-address', 'latest'], -32602, 'malformed address'),
-  expectCode('protocol:missing-params', 'eth_getBlockByNumber', [], -32602, 'required params missing'),
-  {
+/** A protocol check: a batch of two calls is answered with two replies matched by id. */
+export function batchCheck(calls: readonly { method: string; params: unknown[] }[]): ProtocolCheck {
+  return {
     name: 'protocol:batch',
     async run(rpc) {
       const started = performance.now();
-      const { ids, replies, problem } = await rpc.batch([
-        { method: 'eth_chainId', params: [] },
-        { method: 'eth_blockNumber', params: [] },
-      ]);
+      const { ids, replies, problem } = await rpc.batch(calls.map((c) => ({ method: c.method, params: c.params })));
       const base = { name: 'protocol:batch', ms: round(performance.now() - started) };
       if (problem) return { ...base, status: 'FAIL', detail: problem };
-      if (!Array.isArray(replies) || replies.length !== 2) return { ...base, status: 'FAIL', detail: `expected an array of 2 replies, got ${brief(replies)}` };
+      if (!Array.isArray(replies) || replies.length !== calls.length) return { ...base, status: 'FAIL', detail: `expected an array of ${calls.length} replies, got ${brief(replies)}` };
       // Replies may come in any order: match by id.
       for (const id of ids) {
         const reply = replies.find((r) => typeof r === 'object' && r !== null && (r as { id?: unknown }).id === id);
@@ -217,7 +252,12 @@ export const PROTOCOL_CHECKS: { name: string; run(rpc: RpcTransport): Promise<Ch
         const env = checkEnvelope(reply, id);
         if (env.envelope.length || !env.hasResult) return { ...base, status: 'FAIL', detail: `reply ${JSON.stringify(id)}: ${env.envelope.join('; ') || `error ${brief(env.error)}`}` };
       }
-      return { ...base, status: 'PASS', detail: 'batch of 2 answered, ids matched' };
+      return { ...base, status: 'PASS', detail: `batch of ${calls.length} answered, ids matched` };
     },
-  },
-];
+  };
+}
+
+/** Checks every JSON-RPC 2.0 endpoint must pass, whatever its contract: an unknown method is -32601. */
+function GENERIC_PROTOCOL_CHECKS(_contract: ConformanceContract): ProtocolCheck[] {
+  return [expectCode('protocol:unknown-method', 'rpcgate_conformanceNoSuchMethod', [], -32601, 'unknown method')];
+}

@@ -1,6 +1,7 @@
 // Adapting the contract's first example of each method to the live chain. Each positional param gets a
 // role (what kind of real value it stands for); the example's value decides the form (a tag stays a tag,
 // a number becomes a real number, a hash a real hash), so the call keeps the shape the contract shows.
+import { brief, type ParamPlan, type PlannedCall } from '../../../toolkit/conformance/index.js';
 import { type ChainFacts } from './discover.js';
 
 export type Role =
@@ -64,17 +65,10 @@ const isQuantity = (v: unknown): v is string => typeof v === 'string' && /^0x[0-
 const dec = (h: string) => BigInt(h);
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
-export interface Adapted {
-  params: unknown[];
-  /** Extra semantic check on the result (returns a problem, or undefined). */
-  expect?: (result: unknown) => string | undefined;
-  /** The conformant answer is a node error (eth_sendRawTransaction with an invalid tx). */
-  expectError?: boolean;
-  /** Said in the detail column: what was substituted or why a check is weaker. */
-  note?: string;
-}
+/** A call planned for the live chain (the toolkit's PlannedCall). */
+export type Adapted = PlannedCall;
 
-export type Adaptation = Adapted | { skip: string };
+export type Adaptation = ParamPlan;
 
 class NeedsFact extends Error {}
 
@@ -222,9 +216,4 @@ function expectation(method: string, params: unknown[], facts: ChainFacts): Adap
     default:
       return undefined;
   }
-}
-
-export function brief(v: unknown): string {
-  const s = JSON.stringify(v) ?? String(v);
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
 }
