@@ -1,5 +1,6 @@
 // generated/<api>/methods.ts: the method descriptor as data (protobuf-es style): names, param names and
-// requiredness, error codes; the param/result types ride along as phantom types for the engine and client.
+// requiredness, error codes, and the method's specification extensions (`x-…` keys, copied verbatim `as const` so
+// their literal types survive); the param/result types ride along as phantom types for the engine and client.
 import type { ContractModel } from './model.js';
 import { jsdoc, str, tsHeader } from './schema.js';
 import { format } from 'prettier';
@@ -14,14 +15,23 @@ export async function writeMethods(c: ContractModel): Promise<string> {
   out.push(
     `export const contract = { name: ${str(c.spec.name)}, file: ${str(c.spec.file)}, title: ${str(c.title)}, version: ${str(c.version)}, openrpc: ${str(c.raw.openrpc)} } as const;\n\n`,
   );
+  out.push(jsdoc([`Specification extensions (\`x-…\` keys) of the methods that have any, verbatim from the contract.`]));
+  out.push('export const extensions = {\n');
+  for (const m of c.methods) {
+    if (m.ext.length === 0) continue;
+    out.push(`  ${str(m.name)}: { ${m.ext.map(([k, v]) => `${str(k)}: ${JSON.stringify(v)}`).join(', ')} },\n`);
+  }
+  out.push('} as const;\n\n');
   out.push(jsdoc([`Every method of the ${c.spec.name} API, as data. Params/result types are phantom (\`MethodDescriptor<P, R>\`).`]));
   out.push('export const methods = {\n');
   for (const m of c.methods) {
     out.push(jsdoc([m.summary, m.deprecated ? '@deprecated' : undefined], '  '));
     const params = m.params.map((p) => `{ name: ${str(p.name)}, required: ${p.required} }`).join(', ');
     const errors = [...new Set(m.errors.map((e) => e.code))].join(', ');
+    const ext = m.ext.length === 0 ? '' : `, ext: extensions[${str(m.name)}]`;
+    const extType = m.ext.length === 0 ? '' : `, (typeof extensions)[${str(m.name)}]`;
     out.push(
-      `  ${str(m.name)}: { name: ${str(m.name)}, summary: ${str(m.summary)}, params: [${params}], errors: [${errors}], paramStructure: ${str(m.paramStructure)} } as MethodDescriptor<${m.typeBase}Params, ${m.typeBase}Result>,\n`,
+      `  ${str(m.name)}: { name: ${str(m.name)}, summary: ${str(m.summary)}, params: [${params}], errors: [${errors}], paramStructure: ${str(m.paramStructure)}${ext} } as MethodDescriptor<${m.typeBase}Params, ${m.typeBase}Result${extType}>,\n`,
     );
   }
   out.push('} as const;\n\n');

@@ -59,6 +59,9 @@ export interface MethodModel {
   result?: { name: string; description?: string; schema: Json; deref: Json };
   errors: ErrorModel[];
   examples: ExampleModel[];
+  /** The method object's specification extensions (every `x-…` key, document order), verbatim: codegen gives them no
+   *  meaning, it carries them into the descriptor for whoever reads them. */
+  ext: [string, Json][];
 }
 
 export interface ServerModel {
@@ -213,6 +216,7 @@ export async function loadContract(root: string, spec: ContractSpec): Promise<Co
           result: x.result ? resolve(raw, x.result) : undefined,
         };
       }),
+      ext: Object.entries(m).filter(([k]) => k.startsWith('x-')),
     };
   });
   const names = new Set<string>();

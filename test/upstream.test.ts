@@ -1,11 +1,14 @@
 // The upstream pool against small local node:http stand-in nodes: coalescing into batches, mapping answers back
-// by id (also reordered), node errors passed through, down/slow upstreams, failover, recovery and dedupe.
+// by id (also reordered), node errors passed through, down/slow upstreams, failover, recovery and dedupe — the last
+// two decided by the methods' meaning in the node contract (x-gateway idempotent / retryable), fail closed without it.
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defaults, type UpstreamConfig } from '../src/gateway/config/config.js';
 import { RawResult } from '../src/toolkit/rpc/engine.js';
 import { RpcError } from '../src/toolkit/rpc/errors.js';
-import { UpstreamPool } from '../src/gateway/upstream/index.js';
+import { UpstreamPool, type UpstreamMethodPolicy } from '../src/gateway/upstream/index.js';
+import { meaningTable } from '../src/gateway/method-meaning.js';
+import { methods as nodeMethods } from '../generated/node/methods.js';
 import { splitResponse } from '../src/gateway/upstream/split.js';
 
 interface Req {
@@ -70,9 +73,11 @@ const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanup.length) await cleanup.pop()!();
 });
+/** The node contract's meaning of every method, as the service passes it. */
+const NODE_MEANING = meaningTable(nodeMethods);
 /** Parsed results unless `raw` (the service's default: RawResult, the node's bytes). */
-function pool(urls: string[], over?: Partial<UpstreamConfig>, raw = false): UpstreamPool {
-  const p = new UpstreamPool({ network: 'mainnet', urls, config: cfg(over), raw });
+function pool(urls: string[], over?: Partial<UpstreamConfig>, raw = false, methods: ReadonlyMap<string, UpstreamMethodPolicy> | undefined = NODE_MEANING): UpstreamPool {
+  const p = new UpstreamPool({ network: 'mainnet', urls, config: cfg(over), raw, methods });
   cleanup.push(() => p.close());
   return p;
 }
@@ -202,11 +207,37 @@ describe('dedupe', () => {
     expect(callCount(n.requests)).toBe(2);
   });
 
-  it('never dedupes eth_sendRawTransaction', async () => {
+  it('never dedupes eth_sendRawTransaction (not idempotent in the contract)', async () => {
+    expect(NODE_MEANING.get('eth_sendRawTransaction')).toMatchObject({ idempotent: false, retryable: false });
     const n = await node();
     const p = pool([n.url]);
     await Promise.all([p.call('eth_sendRawTransaction', ['0x01']), p.call('eth_sendRawTransaction', ['0x01'])]);
     expect(callCount(n.requests)).toBe(2);
+    expect(p.stats.deduped).toBe(0);
+  });
+
+  it('follows the meaning it is given, not the method name: a made-up idempotent method is deduped, a read marked not idempotent is not', async () => {
+    const n = await node();
+    const p = pool([n.url], undefined, false, new Map([
+      ['x_made_up', { idempotent: true, retryable: true }],
+      ['eth_getBalance', { idempotent: false, retryable: true }],
+    ]));
+    await Promise.all([p.call('x_made_up', ['0x1']), p.call('x_made_up', ['0x1'])]);
+    expect([callCount(n.requests), p.stats.deduped]).toEqual([1, 1]);
+    await Promise.all([p.call('eth_getBalance', ['0xaa', 'latest']), p.call('eth_getBalance', ['0xaa', 'latest'])]);
+    expect([callCount(n.requests), p.stats.deduped]).toEqual([3, 1]);
+  });
+
+  it('fails closed: a method with no meaning (unknown, or no table at all) is never deduped', async () => {
+    const n = await node();
+    const known = pool([n.url]);
+    await Promise.all([known.call('eth_newFilter', [{}]), known.call('eth_newFilter', [{}])]);
+    expect(callCount(n.requests)).toBe(2);
+    const bare = new UpstreamPool({ network: 'mainnet', urls: [n.url], config: cfg(), raw: false });
+    cleanup.push(() => bare.close());
+    await Promise.all([bare.call('eth_getBalance', ['0xaa', 'latest']), bare.call('eth_getBalance', ['0xaa', 'latest'])]);
+    expect(callCount(n.requests)).toBe(4);
+    expect(known.stats.deduped + bare.stats.deduped).toBe(0);
   });
 });
 
@@ -294,6 +325,24 @@ describe('health and failover', () => {
     expect(err.code).toBe(-32003);
     expect(broken.requests.length).toBe(1);
     expect(good.requests.length).toBe(0);
+  });
+
+  it('resends by meaning: retryable → the next upstream answers; not retryable or unknown → fails after one attempt', async () => {
+    const table = new Map([
+      ['x_retry', { idempotent: false, retryable: true }],
+      ['eth_getBalance', { idempotent: true, retryable: false }],
+    ]);
+    const broken = await node(() => ({ status: 500, body: 'oops' }));
+    const good = await node();
+    for (const [method, resent] of [['x_retry', true], ['eth_getBalance', false], ['x_unknown', false]] as const) {
+      const p = pool([broken.url, good.url], { coalesce: false }, false, table);
+      const before = [broken.requests.length, good.requests.length];
+      const out = p.call(method, ['0x7', 'latest']);
+      if (resent) expect(await out).toBe('0x7');
+      else expect((await rejection(out)).code).toBe(-32003);
+      expect([broken.requests.length - before[0], good.requests.length - before[1]]).toEqual([1, resent ? 1 : 0]);
+      await p.close();
+    }
   });
 });
 

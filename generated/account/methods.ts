@@ -65,6 +65,287 @@ export const contract = {
 } as const;
 
 /**
+ * Specification extensions (`x-…` keys) of the methods that have any, verbatim from the contract.
+ */
+export const extensions = {
+  account_signUp: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: true,
+      readOnly: false,
+    },
+  },
+  account_logIn: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: true,
+      readOnly: false,
+    },
+  },
+  account_logOut: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: true,
+      readOnly: false,
+    },
+  },
+  account_me: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  chains_list: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  useCases_list: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  apps_create: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  apps_list: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  apps_get: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  apps_metrics: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  apps_update: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  apps_rotateKey: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  apps_delete: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  apps_addAllowlistEntry: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  apps_listAllowlist: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  apps_removeAllowlistEntry: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  apps_addJwtKey: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  apps_listJwtKeys: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  apps_removeJwtKey: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  apps_setRequireJwt: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  keys_create: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  keys_list: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  keys_get: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  keys_metrics: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  keys_delete: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+} as const;
+
+/**
  * Every method of the account API, as data. Params/result types are phantom (`MethodDescriptor<P, R>`).
  */
 export const methods = {
@@ -77,7 +358,8 @@ export const methods = {
     params: [{ name: 'credentials', required: true }],
     errors: [-32602, -32002, -32011, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AccountSignUpParams, AccountSignUpResult>,
+    ext: extensions['account_signUp'],
+  } as MethodDescriptor<AccountSignUpParams, AccountSignUpResult, (typeof extensions)['account_signUp']>,
   /**
    * Logs in with email and password.
    */
@@ -87,7 +369,8 @@ export const methods = {
     params: [{ name: 'credentials', required: true }],
     errors: [-32602, -32001, -32002, -32005, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AccountLogInParams, AccountLogInResult>,
+    ext: extensions['account_logIn'],
+  } as MethodDescriptor<AccountLogInParams, AccountLogInResult, (typeof extensions)['account_logIn']>,
   /**
    * Ends the session.
    */
@@ -97,7 +380,8 @@ export const methods = {
     params: [],
     errors: [-32602, -32002, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AccountLogOutParams, AccountLogOutResult>,
+    ext: extensions['account_logOut'],
+  } as MethodDescriptor<AccountLogOutParams, AccountLogOutResult, (typeof extensions)['account_logOut']>,
   /**
    * Returns the signed-in user.
    */
@@ -107,7 +391,8 @@ export const methods = {
     params: [],
     errors: [-32602, -32001, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AccountMeParams, AccountMeResult>,
+    ext: extensions['account_me'],
+  } as MethodDescriptor<AccountMeParams, AccountMeResult, (typeof extensions)['account_me']>,
   /**
    * Lists the deployment's chains, optionally filtered.
    */
@@ -117,7 +402,8 @@ export const methods = {
     params: [{ name: 'query', required: false }],
     errors: [-32602, -32001, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<ChainsListParams, ChainsListResult>,
+    ext: extensions['chains_list'],
+  } as MethodDescriptor<ChainsListParams, ChainsListResult, (typeof extensions)['chains_list']>,
   /**
    * Lists the suggested use cases.
    */
@@ -127,7 +413,8 @@ export const methods = {
     params: [],
     errors: [-32602, -32001, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<UseCasesListParams, UseCasesListResult>,
+    ext: extensions['useCases_list'],
+  } as MethodDescriptor<UseCasesListParams, UseCasesListResult, (typeof extensions)['useCases_list']>,
   /**
    * Creates an app (access point A) with a new API key.
    */
@@ -137,7 +424,8 @@ export const methods = {
     params: [{ name: 'app', required: true }],
     errors: [-32602, -32001, -32002, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AppsCreateParams, AppsCreateResult>,
+    ext: extensions['apps_create'],
+  } as MethodDescriptor<AppsCreateParams, AppsCreateResult, (typeof extensions)['apps_create']>,
   /**
    * Lists your apps.
    */
@@ -147,7 +435,8 @@ export const methods = {
     params: [],
     errors: [-32602, -32001, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AppsListParams, AppsListResult>,
+    ext: extensions['apps_list'],
+  } as MethodDescriptor<AppsListParams, AppsListResult, (typeof extensions)['apps_list']>,
   /**
    * Returns an app with its key and RPC URLs.
    */
@@ -157,7 +446,8 @@ export const methods = {
     params: [{ name: 'appId', required: true }],
     errors: [-32602, -32001, -32010, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AppsGetParams, AppsGetResult>,
+    ext: extensions['apps_get'],
+  } as MethodDescriptor<AppsGetParams, AppsGetResult, (typeof extensions)['apps_get']>,
   /**
    * Returns an app's usage metrics over a time range.
    */
@@ -170,7 +460,8 @@ export const methods = {
     ],
     errors: [-32602, -32001, -32010, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AppsMetricsParams, AppsMetricsResult>,
+    ext: extensions['apps_metrics'],
+  } as MethodDescriptor<AppsMetricsParams, AppsMetricsResult, (typeof extensions)['apps_metrics']>,
   /**
    * Changes an app's fields.
    */
@@ -183,7 +474,8 @@ export const methods = {
     ],
     errors: [-32602, -32001, -32002, -32010, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AppsUpdateParams, AppsUpdateResult>,
+    ext: extensions['apps_update'],
+  } as MethodDescriptor<AppsUpdateParams, AppsUpdateResult, (typeof extensions)['apps_update']>,
   /**
    * Replaces an app's API key.
    */
@@ -193,7 +485,8 @@ export const methods = {
     params: [{ name: 'appId', required: true }],
     errors: [-32602, -32001, -32002, -32010, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AppsRotateKeyParams, AppsRotateKeyResult>,
+    ext: extensions['apps_rotateKey'],
+  } as MethodDescriptor<AppsRotateKeyParams, AppsRotateKeyResult, (typeof extensions)['apps_rotateKey']>,
   /**
    * Deletes an app.
    */
@@ -203,7 +496,8 @@ export const methods = {
     params: [{ name: 'appId', required: true }],
     errors: [-32602, -32001, -32002, -32010, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AppsDeleteParams, AppsDeleteResult>,
+    ext: extensions['apps_delete'],
+  } as MethodDescriptor<AppsDeleteParams, AppsDeleteResult, (typeof extensions)['apps_delete']>,
   /**
    * Adds an allowlist entry to an app.
    */
@@ -216,7 +510,12 @@ export const methods = {
     ],
     errors: [-32602, -32001, -32002, -32010, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AppsAddAllowlistEntryParams, AppsAddAllowlistEntryResult>,
+    ext: extensions['apps_addAllowlistEntry'],
+  } as MethodDescriptor<
+    AppsAddAllowlistEntryParams,
+    AppsAddAllowlistEntryResult,
+    (typeof extensions)['apps_addAllowlistEntry']
+  >,
   /**
    * Lists an app's allowlist entries.
    */
@@ -226,7 +525,8 @@ export const methods = {
     params: [{ name: 'appId', required: true }],
     errors: [-32602, -32001, -32010, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AppsListAllowlistParams, AppsListAllowlistResult>,
+    ext: extensions['apps_listAllowlist'],
+  } as MethodDescriptor<AppsListAllowlistParams, AppsListAllowlistResult, (typeof extensions)['apps_listAllowlist']>,
   /**
    * Removes an allowlist entry.
    */
@@ -239,7 +539,12 @@ export const methods = {
     ],
     errors: [-32602, -32001, -32002, -32010, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AppsRemoveAllowlistEntryParams, AppsRemoveAllowlistEntryResult>,
+    ext: extensions['apps_removeAllowlistEntry'],
+  } as MethodDescriptor<
+    AppsRemoveAllowlistEntryParams,
+    AppsRemoveAllowlistEntryResult,
+    (typeof extensions)['apps_removeAllowlistEntry']
+  >,
   /**
    * Adds a JWT public key to an app and returns its key id.
    */
@@ -252,7 +557,8 @@ export const methods = {
     ],
     errors: [-32602, -32001, -32002, -32010, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AppsAddJwtKeyParams, AppsAddJwtKeyResult>,
+    ext: extensions['apps_addJwtKey'],
+  } as MethodDescriptor<AppsAddJwtKeyParams, AppsAddJwtKeyResult, (typeof extensions)['apps_addJwtKey']>,
   /**
    * Lists an app's JWT public keys.
    */
@@ -262,7 +568,8 @@ export const methods = {
     params: [{ name: 'appId', required: true }],
     errors: [-32602, -32001, -32010, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AppsListJwtKeysParams, AppsListJwtKeysResult>,
+    ext: extensions['apps_listJwtKeys'],
+  } as MethodDescriptor<AppsListJwtKeysParams, AppsListJwtKeysResult, (typeof extensions)['apps_listJwtKeys']>,
   /**
    * Removes a JWT public key.
    */
@@ -275,7 +582,8 @@ export const methods = {
     ],
     errors: [-32602, -32001, -32002, -32010, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<AppsRemoveJwtKeyParams, AppsRemoveJwtKeyResult>,
+    ext: extensions['apps_removeJwtKey'],
+  } as MethodDescriptor<AppsRemoveJwtKeyParams, AppsRemoveJwtKeyResult, (typeof extensions)['apps_removeJwtKey']>,
   /**
    * Turns "require JWT" on or off.
    */
@@ -288,7 +596,8 @@ export const methods = {
     ],
     errors: [-32602, -32001, -32002, -32010, -32603, -32011],
     paramStructure: 'either',
-  } as MethodDescriptor<AppsSetRequireJwtParams, AppsSetRequireJwtResult>,
+    ext: extensions['apps_setRequireJwt'],
+  } as MethodDescriptor<AppsSetRequireJwtParams, AppsSetRequireJwtResult, (typeof extensions)['apps_setRequireJwt']>,
   /**
    * Creates a network API key (access point B).
    */
@@ -298,7 +607,8 @@ export const methods = {
     params: [{ name: 'key', required: true }],
     errors: [-32602, -32001, -32002, -32603, -32005],
     paramStructure: 'either',
-  } as MethodDescriptor<KeysCreateParams, KeysCreateResult>,
+    ext: extensions['keys_create'],
+  } as MethodDescriptor<KeysCreateParams, KeysCreateResult, (typeof extensions)['keys_create']>,
   /**
    * Lists your network keys with today's usage.
    */
@@ -308,7 +618,8 @@ export const methods = {
     params: [],
     errors: [-32602, -32001, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<KeysListParams, KeysListResult>,
+    ext: extensions['keys_list'],
+  } as MethodDescriptor<KeysListParams, KeysListResult, (typeof extensions)['keys_list']>,
   /**
    * Returns a network key with its URL and ready examples.
    */
@@ -318,7 +629,8 @@ export const methods = {
     params: [{ name: 'keyId', required: true }],
     errors: [-32602, -32001, -32010, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<KeysGetParams, KeysGetResult>,
+    ext: extensions['keys_get'],
+  } as MethodDescriptor<KeysGetParams, KeysGetResult, (typeof extensions)['keys_get']>,
   /**
    * Returns a network key's usage metrics over a time range.
    */
@@ -331,7 +643,8 @@ export const methods = {
     ],
     errors: [-32602, -32001, -32010, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<KeysMetricsParams, KeysMetricsResult>,
+    ext: extensions['keys_metrics'],
+  } as MethodDescriptor<KeysMetricsParams, KeysMetricsResult, (typeof extensions)['keys_metrics']>,
   /**
    * Deletes (revokes) a network key.
    */
@@ -341,7 +654,8 @@ export const methods = {
     params: [{ name: 'keyId', required: true }],
     errors: [-32602, -32001, -32002, -32010, -32603],
     paramStructure: 'either',
-  } as MethodDescriptor<KeysDeleteParams, KeysDeleteResult>,
+    ext: extensions['keys_delete'],
+  } as MethodDescriptor<KeysDeleteParams, KeysDeleteResult, (typeof extensions)['keys_delete']>,
 } as const;
 
 export type Methods = typeof methods;

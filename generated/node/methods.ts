@@ -67,6 +67,312 @@ export const contract = {
 } as const;
 
 /**
+ * Specification extensions (`x-…` keys) of the methods that have any, verbatim from the contract.
+ */
+export const extensions = {
+  eth_blockNumber: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'head',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getBlockByNumber: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 0,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getBlockByHash: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'immutable',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_chainId: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'immutable',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  net_version: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'immutable',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  web3_clientVersion: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_syncing: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_gasPrice: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'head',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_maxPriorityFeePerGas: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'head',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_feeHistory: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 1,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getBalance: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 1,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getTransactionCount: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 1,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getCode: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 1,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getStorageAt: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 2,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_call: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 1,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_estimateGas: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 1,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getLogs: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 0,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getTransactionByHash: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockFromResult: true,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getTransactionReceipt: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockFromResult: true,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getTransactionByBlockHashAndIndex: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'immutable',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getTransactionByBlockNumberAndIndex: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 0,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getBlockTransactionCountByHash: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'immutable',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getBlockTransactionCountByNumber: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 0,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getBlockReceipts: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 0,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_sendRawTransaction: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  'rpc.discover': {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'immutable',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+} as const;
+
+/**
  * Every method of the node API, as data. Params/result types are phantom (`MethodDescriptor<P, R>`).
  */
 export const methods = {
@@ -79,7 +385,8 @@ export const methods = {
     params: [],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthBlockNumberParams, EthBlockNumberResult>,
+    ext: extensions['eth_blockNumber'],
+  } as MethodDescriptor<EthBlockNumberParams, EthBlockNumberResult, (typeof extensions)['eth_blockNumber']>,
   /**
    * Returns information about a block by number or tag.
    */
@@ -92,7 +399,12 @@ export const methods = {
     ],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000, 4444],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthGetBlockByNumberParams, EthGetBlockByNumberResult>,
+    ext: extensions['eth_getBlockByNumber'],
+  } as MethodDescriptor<
+    EthGetBlockByNumberParams,
+    EthGetBlockByNumberResult,
+    (typeof extensions)['eth_getBlockByNumber']
+  >,
   /**
    * Returns information about a block by hash.
    */
@@ -105,7 +417,8 @@ export const methods = {
     ],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000, 4444],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthGetBlockByHashParams, EthGetBlockByHashResult>,
+    ext: extensions['eth_getBlockByHash'],
+  } as MethodDescriptor<EthGetBlockByHashParams, EthGetBlockByHashResult, (typeof extensions)['eth_getBlockByHash']>,
   /**
    * Returns the chain ID of the network.
    */
@@ -115,7 +428,8 @@ export const methods = {
     params: [],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthChainIdParams, EthChainIdResult>,
+    ext: extensions['eth_chainId'],
+  } as MethodDescriptor<EthChainIdParams, EthChainIdResult, (typeof extensions)['eth_chainId']>,
   /**
    * Returns the network ID.
    */
@@ -125,7 +439,8 @@ export const methods = {
     params: [],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000],
     paramStructure: 'by-position',
-  } as MethodDescriptor<NetVersionParams, NetVersionResult>,
+    ext: extensions['net_version'],
+  } as MethodDescriptor<NetVersionParams, NetVersionResult, (typeof extensions)['net_version']>,
   /**
    * Returns the node client's name and version.
    */
@@ -135,7 +450,8 @@ export const methods = {
     params: [],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000],
     paramStructure: 'by-position',
-  } as MethodDescriptor<Web3ClientVersionParams, Web3ClientVersionResult>,
+    ext: extensions['web3_clientVersion'],
+  } as MethodDescriptor<Web3ClientVersionParams, Web3ClientVersionResult, (typeof extensions)['web3_clientVersion']>,
   /**
    * Returns the sync status of the node.
    */
@@ -145,7 +461,8 @@ export const methods = {
     params: [],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthSyncingParams, EthSyncingResult>,
+    ext: extensions['eth_syncing'],
+  } as MethodDescriptor<EthSyncingParams, EthSyncingResult, (typeof extensions)['eth_syncing']>,
   /**
    * Returns the current gas price in wei.
    */
@@ -155,7 +472,8 @@ export const methods = {
     params: [],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthGasPriceParams, EthGasPriceResult>,
+    ext: extensions['eth_gasPrice'],
+  } as MethodDescriptor<EthGasPriceParams, EthGasPriceResult, (typeof extensions)['eth_gasPrice']>,
   /**
    * Returns a suggested priority fee (tip) per gas in wei.
    */
@@ -165,7 +483,12 @@ export const methods = {
     params: [],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthMaxPriorityFeePerGasParams, EthMaxPriorityFeePerGasResult>,
+    ext: extensions['eth_maxPriorityFeePerGas'],
+  } as MethodDescriptor<
+    EthMaxPriorityFeePerGasParams,
+    EthMaxPriorityFeePerGasResult,
+    (typeof extensions)['eth_maxPriorityFeePerGas']
+  >,
   /**
    * Returns base fees, gas used ratios and priority fee percentiles for a range of blocks.
    */
@@ -179,7 +502,8 @@ export const methods = {
     ],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthFeeHistoryParams, EthFeeHistoryResult>,
+    ext: extensions['eth_feeHistory'],
+  } as MethodDescriptor<EthFeeHistoryParams, EthFeeHistoryResult, (typeof extensions)['eth_feeHistory']>,
   /**
    * Returns the balance of an account in wei.
    */
@@ -192,7 +516,8 @@ export const methods = {
     ],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthGetBalanceParams, EthGetBalanceResult>,
+    ext: extensions['eth_getBalance'],
+  } as MethodDescriptor<EthGetBalanceParams, EthGetBalanceResult, (typeof extensions)['eth_getBalance']>,
   /**
    * Returns the nonce of an account.
    */
@@ -205,7 +530,12 @@ export const methods = {
     ],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthGetTransactionCountParams, EthGetTransactionCountResult>,
+    ext: extensions['eth_getTransactionCount'],
+  } as MethodDescriptor<
+    EthGetTransactionCountParams,
+    EthGetTransactionCountResult,
+    (typeof extensions)['eth_getTransactionCount']
+  >,
   /**
    * Returns the code at an address.
    */
@@ -218,7 +548,8 @@ export const methods = {
     ],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthGetCodeParams, EthGetCodeResult>,
+    ext: extensions['eth_getCode'],
+  } as MethodDescriptor<EthGetCodeParams, EthGetCodeResult, (typeof extensions)['eth_getCode']>,
   /**
    * Returns the value of a storage slot of an account.
    */
@@ -232,7 +563,8 @@ export const methods = {
     ],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthGetStorageAtParams, EthGetStorageAtResult>,
+    ext: extensions['eth_getStorageAt'],
+  } as MethodDescriptor<EthGetStorageAtParams, EthGetStorageAtResult, (typeof extensions)['eth_getStorageAt']>,
   /**
    * Executes a call without creating a transaction.
    */
@@ -245,7 +577,8 @@ export const methods = {
     ],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000, 3],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthCallParams, EthCallResult>,
+    ext: extensions['eth_call'],
+  } as MethodDescriptor<EthCallParams, EthCallResult, (typeof extensions)['eth_call']>,
   /**
    * Estimates the gas a transaction needs.
    */
@@ -258,7 +591,8 @@ export const methods = {
     ],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000, 3],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthEstimateGasParams, EthEstimateGasResult>,
+    ext: extensions['eth_estimateGas'],
+  } as MethodDescriptor<EthEstimateGasParams, EthEstimateGasResult, (typeof extensions)['eth_estimateGas']>,
   /**
    * Returns the logs matching a filter.
    */
@@ -268,7 +602,8 @@ export const methods = {
     params: [{ name: 'filter', required: true }],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000, 4444],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthGetLogsParams, EthGetLogsResult>,
+    ext: extensions['eth_getLogs'],
+  } as MethodDescriptor<EthGetLogsParams, EthGetLogsResult, (typeof extensions)['eth_getLogs']>,
   /**
    * Returns a transaction by hash.
    */
@@ -278,7 +613,12 @@ export const methods = {
     params: [{ name: 'transactionHash', required: true }],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000, 4444],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthGetTransactionByHashParams, EthGetTransactionByHashResult>,
+    ext: extensions['eth_getTransactionByHash'],
+  } as MethodDescriptor<
+    EthGetTransactionByHashParams,
+    EthGetTransactionByHashResult,
+    (typeof extensions)['eth_getTransactionByHash']
+  >,
   /**
    * Returns the receipt of a transaction by hash.
    */
@@ -288,7 +628,12 @@ export const methods = {
     params: [{ name: 'transactionHash', required: true }],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000, 4444],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthGetTransactionReceiptParams, EthGetTransactionReceiptResult>,
+    ext: extensions['eth_getTransactionReceipt'],
+  } as MethodDescriptor<
+    EthGetTransactionReceiptParams,
+    EthGetTransactionReceiptResult,
+    (typeof extensions)['eth_getTransactionReceipt']
+  >,
   /**
    * Returns a transaction by block hash and index.
    */
@@ -301,7 +646,12 @@ export const methods = {
     ],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000, 4444],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthGetTransactionByBlockHashAndIndexParams, EthGetTransactionByBlockHashAndIndexResult>,
+    ext: extensions['eth_getTransactionByBlockHashAndIndex'],
+  } as MethodDescriptor<
+    EthGetTransactionByBlockHashAndIndexParams,
+    EthGetTransactionByBlockHashAndIndexResult,
+    (typeof extensions)['eth_getTransactionByBlockHashAndIndex']
+  >,
   /**
    * Returns a transaction by block number and index.
    */
@@ -314,7 +664,12 @@ export const methods = {
     ],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000, 4444],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthGetTransactionByBlockNumberAndIndexParams, EthGetTransactionByBlockNumberAndIndexResult>,
+    ext: extensions['eth_getTransactionByBlockNumberAndIndex'],
+  } as MethodDescriptor<
+    EthGetTransactionByBlockNumberAndIndexParams,
+    EthGetTransactionByBlockNumberAndIndexResult,
+    (typeof extensions)['eth_getTransactionByBlockNumberAndIndex']
+  >,
   /**
    * Returns the number of transactions in a block, by block hash.
    */
@@ -324,7 +679,12 @@ export const methods = {
     params: [{ name: 'blockHash', required: true }],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000, 4444],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthGetBlockTransactionCountByHashParams, EthGetBlockTransactionCountByHashResult>,
+    ext: extensions['eth_getBlockTransactionCountByHash'],
+  } as MethodDescriptor<
+    EthGetBlockTransactionCountByHashParams,
+    EthGetBlockTransactionCountByHashResult,
+    (typeof extensions)['eth_getBlockTransactionCountByHash']
+  >,
   /**
    * Returns the number of transactions in a block, by number or tag.
    */
@@ -334,7 +694,12 @@ export const methods = {
     params: [{ name: 'block', required: true }],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000, 4444],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthGetBlockTransactionCountByNumberParams, EthGetBlockTransactionCountByNumberResult>,
+    ext: extensions['eth_getBlockTransactionCountByNumber'],
+  } as MethodDescriptor<
+    EthGetBlockTransactionCountByNumberParams,
+    EthGetBlockTransactionCountByNumberResult,
+    (typeof extensions)['eth_getBlockTransactionCountByNumber']
+  >,
   /**
    * Returns all receipts of a block.
    */
@@ -344,7 +709,12 @@ export const methods = {
     params: [{ name: 'block', required: true }],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005, -32003, -32004, -32000, 4444],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthGetBlockReceiptsParams, EthGetBlockReceiptsResult>,
+    ext: extensions['eth_getBlockReceipts'],
+  } as MethodDescriptor<
+    EthGetBlockReceiptsParams,
+    EthGetBlockReceiptsResult,
+    (typeof extensions)['eth_getBlockReceipts']
+  >,
   /**
    * Submits a signed transaction.
    */
@@ -357,7 +727,12 @@ export const methods = {
       803, 804, 805, 806, 807, 808, 809, 1000, 1001,
     ],
     paramStructure: 'by-position',
-  } as MethodDescriptor<EthSendRawTransactionParams, EthSendRawTransactionResult>,
+    ext: extensions['eth_sendRawTransaction'],
+  } as MethodDescriptor<
+    EthSendRawTransactionParams,
+    EthSendRawTransactionResult,
+    (typeof extensions)['eth_sendRawTransaction']
+  >,
   /**
    * Returns this API's OpenRPC document.
    */
@@ -367,7 +742,8 @@ export const methods = {
     params: [],
     errors: [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005],
     paramStructure: 'by-position',
-  } as MethodDescriptor<RpcDiscoverParams, RpcDiscoverResult>,
+    ext: extensions['rpc.discover'],
+  } as MethodDescriptor<RpcDiscoverParams, RpcDiscoverResult, (typeof extensions)['rpc.discover']>,
 } as const;
 
 export type Methods = typeof methods;

@@ -4,7 +4,8 @@
 // the store's repository functions filter by it, so another user's object reads and changes as "not found".
 //
 // Every method goes through `gate` (one table below): the Origin check for methods that change something, then the
-// session check for all but sign up / log in / log out. A method missing from READS counts as changing (fail closed).
+// session check for all but the open methods (sign up / log in / log out). Which methods are read-only or open is the
+// contract's `x-gateway` (src/gateway/method-meaning.ts); a method without it counts as changing and closed (fail closed).
 import { createPublicKey, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { importSPKI } from 'jose';
@@ -12,11 +13,12 @@ import type { Handlers } from '../../toolkit/rpc/engine.js';
 import type { CallContext } from '../../toolkit/rpc/engine.js';
 import type { ParamsOf, ResultOf } from '../../toolkit/rpc/descriptor.js';
 import { RpcError, invalidParams, limitExceeded } from '../../toolkit/rpc/errors.js';
-import type { Methods } from '../../../generated/account/methods.js';
+import { methods as accountMethods, type Methods } from '../../../generated/account/methods.js';
 import type * as T from '../../../generated/account/types.js';
 import { methods as nodeMethods } from '../../../generated/node/methods.js';
 import { examples as nodeExamples } from '../../../generated/node/examples.js';
 import { hashPassword, verifyPassword } from '../secrets/index.js';
+import { methodsWhere } from '../method-meaning.js';
 import * as store from '../store/index.js';
 import type { Store } from '../store/index.js';
 import type { JwtAlg, NetworkName } from '../store/schema.js';
@@ -48,10 +50,10 @@ export interface AccountDeps {
 
 export const USE_CASES = ['Defi', 'Analytics', 'Gaming', 'Wallet', 'NFT', 'Infrastructure', 'Other'] as const;
 
-/** Methods that change nothing: no Origin check. Everything else is checked. */
-const READS = new Set<string>(['account_me', 'chains_list', 'useCases_list', 'apps_list', 'apps_get', 'apps_metrics', 'apps_listAllowlist', 'apps_listJwtKeys', 'keys_list', 'keys_get', 'keys_metrics']);
-/** Methods that run without a session. */
-const OPEN = new Set<string>(['account_signUp', 'account_logIn', 'account_logOut']);
+/** Methods that change nothing (`readOnly`): no Origin check. Everything else is checked. */
+const READS = methodsWhere(accountMethods, (m) => m.readOnly);
+/** Methods that run without a session (`open`). */
+const OPEN = methodsWhere(accountMethods, (m) => m.open);
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -1,8 +1,12 @@
-// Node API handlers: every method of the node contract is forwarded to the network's upstream pool, except
-// rpc.discover, answered locally with the contract (serialised once at start, spliced in as raw JSON).
+// Node API handlers, routed by the contract: every method whose `x-gateway.route` is `forward` is sent to the
+// network's upstream pool (no code per method: adding one is a contract edit), and every `local` method is answered
+// by a handler here — today only rpc.discover, with the contract (serialised once at start, spliced in as raw JSON).
+// A local method without a handler stops the service at start (routeHandlers), never a -32601 at call time.
 import { methods } from '../../../generated/node/methods.js';
 import { RawResult, type CallContext, type Handler, type Handlers } from '../../toolkit/rpc/engine.js';
+import type { MethodTable } from '../../toolkit/rpc/descriptor.js';
 import { internalError } from '../../toolkit/rpc/errors.js';
+import { meaningOf, type LocalMethodName } from '../method-meaning.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 
 export type NodeMethods = typeof methods;
@@ -15,18 +19,47 @@ export interface NodeHandlerOptions {
 }
 
 export function createNodeHandlers(opts: NodeHandlerOptions): Handlers<NodeMethods> {
-  const { pools } = opts;
-  const handlers: Record<string, Handler<unknown>> = {};
-  for (const name of Object.keys(methods)) {
-    if (name === 'rpc.discover') continue;
-    // One closure per method (created once), so the hot path does a map lookup and a call.
-    handlers[name] = ((params: readonly unknown[] | undefined, ctx: CallContext) => {
+  const discover = new RawResult(opts.contractJson);
+  const local: Record<LocalMethodName<NodeMethods>, Handler<unknown>> = {
+    'rpc.discover': (() => discover) as Handler<unknown>,
+  };
+  return routeHandlers(methods, local, forwarder(opts.pools));
+}
+
+/** The forwarding handler of one method: the pool of the call's network. One closure per method (created once), so
+ *  the hot path does a map lookup and a call. */
+export function forwarder(pools: ReadonlyMap<string, Pick<UpstreamPool, 'call'>>): (name: string) => Handler<unknown> {
+  return (name) =>
+    ((params: readonly unknown[] | undefined, ctx: CallContext) => {
       const pool = ctx.network === undefined ? undefined : pools.get(ctx.network);
       if (pool === undefined) throw internalError({ reason: `no upstream pool for network ${String(ctx.network)}` });
       return pool.call(name, params);
     }) as Handler<unknown>;
+}
+
+/** The handler of every method of `table` by its meaning: `forward` → `forward(name)`, `local` → `local[name]`.
+ *  Throws, naming the method, when a local method has no handler or a handler is given for a method that is not
+ *  local (a contract/code mismatch the service must not start with). */
+export function routeHandlers<T extends MethodTable>(
+  table: T,
+  local: Readonly<Record<string, Handler<unknown>>>,
+  forward: (name: string) => Handler<unknown>,
+): Handlers<T> {
+  const handlers: Record<string, Handler<unknown>> = {};
+  const missing: string[] = [];
+  for (const [name, d] of Object.entries(table)) {
+    const route = meaningOf(d).route;
+    if (route === 'local') {
+      if (Object.hasOwn(local, name)) handlers[name] = local[name];
+      else missing.push(name);
+    } else handlers[name] = forward(name);
   }
-  const discover = new RawResult(opts.contractJson);
-  handlers['rpc.discover'] = (() => discover) as Handler<unknown>;
-  return handlers as Handlers<NodeMethods>;
+  if (missing.length > 0) {
+    throw new Error(`method${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: x-gateway route "local" in the contract, but no local handler in rpcgate (add one in src/gateway/node-api/handlers.ts or route the method "forward")`);
+  }
+  const stray = Object.keys(local).filter((name) => !Object.hasOwn(table, name) || meaningOf(table[name]).route !== 'local');
+  if (stray.length > 0) {
+    throw new Error(`local handler${stray.length > 1 ? 's' : ''} for ${stray.join(', ')}, which the contract does not route "local" (x-gateway)`);
+  }
+  return handlers as Handlers<T>;
 }

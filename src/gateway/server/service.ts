@@ -24,6 +24,7 @@ import { startEmbeddedChain, compileToken, type EmbeddedChain, type SeededChain 
 import { chainNetworks, devKeyEnabled, loadConfig, trustProxyHops, type Config, type ConfigInput } from '../config/config.js';
 import { createLimiter, type Limiter } from '../limits/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
+import { meaningTable } from '../method-meaning.js';
 import { Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
 import { createEngine } from '../../toolkit/rpc/engine.js';
 import { createUpstreams, type UpstreamPool } from '../upstream/index.js';
@@ -223,7 +224,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     for (const [name, pool] of createUpstreams(urlsByNetwork, config.upstream, (network, url, healthy, reason) => {
       if (healthy) logger.info({ network, upstream: redact(url) }, 'upstream healthy again');
       else logger.warn({ network, upstream: redact(url), reason }, 'upstream marked down');
-    }, metrics)) pools.set(name, pool);
+    }, metrics, meaningTable(methods))) pools.set(name, pool);
 
     const staticKeys = new ConfigKeyStore(config.keys);
     let key = '';

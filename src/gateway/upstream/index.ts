@@ -1,20 +1,22 @@
 // Upstream pools per network: `createUpstreams(config, urlsByNetwork)`.
 import type { UpstreamConfig } from '../config/config.js';
-import { UpstreamPool, type UpstreamMetrics } from './pool.js';
+import { UpstreamPool, type UpstreamMethodPolicy, type UpstreamMetrics } from './pool.js';
 
-export { UpstreamPool, NON_IDEMPOTENT, type UpstreamPoolOptions, type UpstreamStatus, type UpstreamMetrics } from './pool.js';
+export { UpstreamPool, type UpstreamMethodPolicy, type UpstreamPoolOptions, type UpstreamStatus, type UpstreamMetrics } from './pool.js';
 export { upstreamUnavailable, upstreamTimeout, upstreamBadResponse, nodeError } from './errors.js';
 
-/** One pool per network over the given node URLs. */
+/** One pool per network over the given node URLs; `methods` says which methods may be deduped / retried (the node
+ *  contract's meaning: src/gateway/method-meaning.ts meaningTable). */
 export function createUpstreams(
   urlsByNetwork: Record<string, string[]>,
   config: UpstreamConfig,
   onHealth?: (network: string, url: string, healthy: boolean, reason?: string) => void,
   metrics?: UpstreamMetrics,
+  methods?: ReadonlyMap<string, UpstreamMethodPolicy>,
 ): Map<string, UpstreamPool> {
   const pools = new Map<string, UpstreamPool>();
   for (const [network, urls] of Object.entries(urlsByNetwork)) {
-    pools.set(network, new UpstreamPool({ network, urls, config, metrics, onHealth: onHealth && ((u, h, r) => onHealth(network, u, h, r)) }));
+    pools.set(network, new UpstreamPool({ network, urls, config, metrics, methods, onHealth: onHealth && ((u, h, r) => onHealth(network, u, h, r)) }));
   }
   return pools;
 }

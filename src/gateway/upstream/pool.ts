@@ -1,7 +1,7 @@
 // The upstream pool of one network: several node URLs over undici keep-alive pools, with health and failover,
 // and — the reason this is more than a pipe — coalescing: calls arriving in the same event-loop turn are sent to
 // the node as ONE JSON-RPC batch (flushed at setImmediate or when `maxBatch` calls are waiting), and identical
-// concurrent reads (same method + params) share one upstream call. One HTTP round trip to the node then serves
+// concurrent calls of idempotent methods (same method + params) share one upstream call. One HTTP round trip to the node then serves
 // many client requests, which is what lets a Node proxy keep up with nginx on one core.
 import { Pool } from 'undici';
 import type { UpstreamConfig } from '../config/config.js';
@@ -10,19 +10,13 @@ import { RpcError } from '../../toolkit/rpc/errors.js';
 import { splitResponse } from './split.js';
 import { upstreamTimeout, upstreamUnavailable, upstreamBadResponse, nodeError } from './errors.js';
 
-/** Methods whose effect is not idempotent or that depend on per-call node state: never deduped, never retried
- * on another upstream once the request may have reached a node. */
-export const NON_IDEMPOTENT: ReadonlySet<string> = new Set([
-  'eth_sendRawTransaction',
-  'eth_sendTransaction',
-  'eth_newFilter',
-  'eth_newBlockFilter',
-  'eth_newPendingTransactionFilter',
-  'eth_uninstallFilter',
-  'eth_getFilterChanges',
-  'eth_subscribe',
-  'eth_unsubscribe',
-]);
+/** What the pool must know of a method (src/gateway/method-meaning.ts's GatewayMeaning fits): whether identical
+ * concurrent calls may share one upstream call, and whether the call may be resent to another upstream once the
+ * request may have reached a node. A method the pool is not told about is neither (fail closed). */
+export interface UpstreamMethodPolicy {
+  readonly idempotent: boolean;
+  readonly retryable: boolean;
+}
 
 interface Call {
   /** `"method"` already quoted for the body. */
@@ -31,7 +25,7 @@ interface Call {
   p: string;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
-  /** dedupe key while in flight (reads only). */
+  /** dedupe key while in flight (idempotent methods only). */
   key: string | undefined;
   retryable: boolean;
 }
@@ -91,6 +85,9 @@ export interface UpstreamPoolOptions {
   config: UpstreamConfig;
   /** Resolve results as RawResult (the node's bytes, not parsed; default true) or as parsed values. */
   raw?: boolean;
+  /** Per method name: may it be deduped / retried on another upstream (built once from the contract; absent or a
+   *  method not in it = neither). */
+  methods?: ReadonlyMap<string, UpstreamMethodPolicy>;
   /** Called when an upstream changes health (for logs). */
   onHealth?: (url: string, healthy: boolean, reason?: string) => void;
   /** Prometheus metrics (src/gateway/metering Metrics fits): upstream latency per HTTP request, health. */
@@ -122,6 +119,7 @@ export class UpstreamPool {
   private readonly onHealth: UpstreamPoolOptions['onHealth'];
   private readonly metrics: UpstreamMetrics | undefined;
   private readonly raw: boolean;
+  private readonly methods: ReadonlyMap<string, UpstreamMethodPolicy>;
   private queue: Call[] = [];
   private scheduled = false;
   private readonly inflight = new Map<string, Promise<unknown>>();
@@ -136,6 +134,7 @@ export class UpstreamPool {
     this.cfg = opts.config;
     this.onHealth = opts.onHealth;
     this.raw = opts.raw ?? true;
+    this.methods = opts.methods ?? new Map();
     this.upstreams = opts.urls.map((u) => new Upstream(u, opts.config));
     this.metrics = opts.metrics;
     const hostPorts = this.upstreams.map((u) => {
@@ -159,9 +158,10 @@ export class UpstreamPool {
   callSerialized(method: string, paramsJson: string): Promise<unknown> {
     if (this.closed) return Promise.reject(upstreamUnavailable(this.network, 'service is shutting down'));
     this.stats.calls++;
-    const retryable = !NON_IDEMPOTENT.has(method);
+    const policy = this.methods.get(method);
+    const retryable = policy?.retryable === true;
     let key: string | undefined;
-    if (retryable && this.cfg.coalesce) {
+    if (policy?.idempotent === true && this.cfg.coalesce) {
       key = method + paramsJson;
       const same = this.inflight.get(key);
       if (same !== undefined) {

@@ -1,8 +1,13 @@
 // The shapes shared by generated code (generated/<api>/methods.ts, validators.ts) and the generic
 // runtime (engine, client). Generated code is data typed with these; behaviour lives in src/.
 
-/** One method of a contract, as data. `P`/`R` are phantom types: only the type checker sees them. */
-export interface MethodDescriptor<P extends readonly unknown[] = readonly unknown[], R = unknown> {
+/** A method object's OpenRPC specification extensions (`x-…` keys), as written in the contract. The toolkit gives them
+ *  no meaning: they are data for whoever builds on it. */
+export type Extensions = { readonly [key: `x-${string}`]: unknown };
+
+/** One method of a contract, as data. `P`/`R` are phantom types: only the type checker sees them; `X` is the literal
+ *  type of the method's extensions. */
+export interface MethodDescriptor<P extends readonly unknown[] = readonly unknown[], R = unknown, X extends Extensions = Extensions> {
   readonly name: string;
   readonly summary: string;
   /** Positional params in contract order; by-name calls are mapped onto these names. */
@@ -11,6 +16,8 @@ export interface MethodDescriptor<P extends readonly unknown[] = readonly unknow
   readonly errors: readonly number[];
   /** 'by-position' | 'by-name' | 'either' (OpenRPC paramStructure; default 'either'). */
   readonly paramStructure: 'by-position' | 'by-name' | 'either';
+  /** The method's specification extensions; absent when it has none. */
+  readonly ext?: X;
   /** Phantom: never present at run time. */
   readonly __types?: { readonly params: P; readonly result: R };
 }

@@ -1,0 +1,63 @@
+// What a method means to the gateway, read from the contract: the `x-gateway` extension of each OpenRPC method object
+// (JSON Schema: contracts/x-gateway.schema.json), which codegen copies into the generated descriptor's `ext`. This is
+// the one place that knows the extension's shape; the upstream pool, the node API handlers and the account API take
+// what they need from here, built once at start (a Map/Set lookup on the hot path). A method without the extension
+// gets the fail-closed meaning: forwarded, not idempotent, not retryable, never cached, not open, not read-only.
+import type { MethodDescriptor, MethodTable } from '../toolkit/rpc/descriptor.js';
+
+/** Cache class by finality (see contracts/x-gateway.schema.json). */
+export type CacheClass = 'immutable' | 'by-block' | 'head' | 'never';
+
+/** The `x-gateway` object of one method. */
+export interface GatewayMeaning {
+  /** `forward`: sent to the network's upstream node; `local`: answered by a handler of rpcgate. */
+  readonly route: 'forward' | 'local';
+  /** The same call twice has the same effect: may be deduped, hedged. */
+  readonly idempotent: boolean;
+  /** May be resent (on another upstream) after a transport error that may have reached the node. */
+  readonly retryable: boolean;
+  readonly cache: CacheClass;
+  /** With cache `by-block`: index of the param that names the block. */
+  readonly blockParam?: number;
+  /** With cache `by-block`: the answer's own blockNumber decides. */
+  readonly blockFromResult?: true;
+  /** Must reach the upstream that created its state. */
+  readonly sticky: boolean;
+  /** Callable without a key (node API) or a session (account API). */
+  readonly open: boolean;
+  /** Changes nothing. */
+  readonly readOnly: boolean;
+}
+
+/** The meaning of a method whose contract says nothing: treat it as the most dangerous kind of call. */
+export const FAIL_CLOSED: GatewayMeaning = Object.freeze({
+  route: 'forward',
+  idempotent: false,
+  retryable: false,
+  cache: 'never',
+  sticky: false,
+  open: false,
+  readOnly: false,
+});
+
+/** The method's `x-gateway`, fields it lacks taken from FAIL_CLOSED (the contract test checks every field is there). */
+export function meaningOf(d: Pick<MethodDescriptor, 'ext'>): GatewayMeaning {
+  const x = d.ext?.['x-gateway'];
+  if (x === null || typeof x !== 'object' || Array.isArray(x)) return FAIL_CLOSED;
+  return { ...FAIL_CLOSED, ...(x as Partial<GatewayMeaning>) };
+}
+
+/** Every method's meaning by name, built once (the upstream pool takes this: `idempotent`/`retryable` per method). */
+export function meaningTable(table: MethodTable): ReadonlyMap<string, GatewayMeaning> {
+  return new Map(Object.entries(table).map(([name, d]) => [name, meaningOf(d)]));
+}
+
+/** Names of the methods whose meaning passes `test` (e.g. the account API's read-only or open methods). */
+export function methodsWhere(table: MethodTable, test: (m: GatewayMeaning) => boolean): ReadonlySet<string> {
+  return new Set(Object.keys(table).filter((name) => test(meaningOf(table[name]))));
+}
+
+/** The names of a generated table's methods whose `x-gateway.route` is `local` (for typing local handler maps). */
+export type LocalMethodName<T extends MethodTable> = {
+  [K in keyof T]: T[K] extends { readonly ext?: { readonly 'x-gateway': { readonly route: 'local' } } } ? K : never;
+}[keyof T];

@@ -1,0 +1,206 @@
+// Method meaning in the contracts (x-gateway, contracts/x-gateway.schema.json): every method of both contracts
+// declares it and it is valid; codegen carries every `x-` key into the generated descriptor; the gateway reads it
+// (src/gateway/method-meaning.ts) with fail-closed defaults; the node API routes by it — a forwarded method added to
+// a copy of the contract needs no handler code, a local one without a handler stops the service from starting.
+import { mkdtemp, rm, writeFile, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path, { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Ajv } from 'ajv';
+import { loadContract } from '../codegen/model.js';
+import { writeMethods } from '../codegen/methods.js';
+import { methods as nodeMethods } from '../generated/node/methods.js';
+import { methods as accountMethods } from '../generated/account/methods.js';
+import { FAIL_CLOSED, meaningOf, meaningTable, methodsWhere, type GatewayMeaning } from '../src/gateway/method-meaning.js';
+import { createNodeHandlers, forwarder, routeHandlers } from '../src/gateway/node-api/handlers.js';
+import { RawResult, type CallContext, type Handler } from '../src/toolkit/rpc/engine.js';
+import type { MethodTable } from '../src/toolkit/rpc/descriptor.js';
+import type { UpstreamPool } from '../src/gateway/upstream/pool.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+const root = resolve(import.meta.dirname, '..');
+const readJson = async (rel: string): Promise<Json> => JSON.parse(await readFile(join(root, rel), 'utf8'));
+const schema = await readJson('contracts/x-gateway.schema.json');
+const CONTRACTS = { node: await readJson('openrpc.json'), account: await readJson('contracts/account.openrpc.json') };
+const GENERATED: Record<keyof typeof CONTRACTS, MethodTable> = { node: nodeMethods, account: accountMethods };
+
+const ajv = new Ajv({ strict: true, allErrors: true });
+const validate = ajv.compile(schema);
+
+const scratch: string[] = [];
+afterAll(async () => {
+  for (const d of scratch) await rm(d, { recursive: true, force: true });
+});
+
+describe('the x-gateway schema', () => {
+  it('is draft-07, closed, requires every field, and describes every field', () => {
+    expect(schema.$schema).toBe('http://json-schema.org/draft-07/schema#');
+    expect(schema.additionalProperties).toBe(false);
+    expect(Object.keys(schema.properties).sort()).toEqual(['blockFromResult', 'blockParam', 'cache', 'idempotent', 'open', 'readOnly', 'retryable', 'route', 'sticky']);
+    for (const [k, p] of Object.entries<Json>(schema.properties)) expect(typeof p.description === 'string' && p.description.length > 20, k).toBe(true);
+    expect(schema.required.sort()).toEqual(['cache', 'idempotent', 'open', 'readOnly', 'retryable', 'route', 'sticky']);
+  });
+
+  it('refuses what is not a meaning (the check can fail)', () => {
+    const ok: GatewayMeaning = { route: 'forward', idempotent: true, retryable: true, cache: 'by-block', blockParam: 1, sticky: false, open: false, readOnly: true };
+    expect(validate(ok)).toBe(true);
+    const bad: [string, Json][] = [
+      ['unknown field', { ...ok, hedge: true }],
+      ['missing field', (({ sticky: _s, ...rest }) => rest)(ok)],
+      ['route', { ...ok, route: 'proxy' }],
+      ['cache', { ...ok, cache: 'forever' }],
+      ['by-block without its block', (({ blockParam: _b, ...rest }) => rest)(ok)],
+      ['by-block with both', { ...ok, blockFromResult: true }],
+      ['blockParam without by-block', { ...ok, cache: 'head' }],
+      ['blockFromResult false', { ...ok, blockParam: undefined, blockFromResult: false }],
+      ['negative blockParam', { ...ok, blockParam: -1 }],
+      ['boolean as string', { ...ok, idempotent: 'true' }],
+    ];
+    for (const [why, value] of bad) expect(validate(JSON.parse(JSON.stringify(value))), why).toBe(false);
+  });
+});
+
+describe.each(Object.keys(CONTRACTS) as (keyof typeof CONTRACTS)[])('%s contract', (api) => {
+  const doc = CONTRACTS[api];
+
+  it('every method has a valid x-gateway, and info.description points at its schema', () => {
+    for (const m of doc.methods) {
+      expect(m['x-gateway'], m.name).toBeDefined();
+      expect(validate(m['x-gateway']), `${m.name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      const x = m['x-gateway'];
+      if (x.blockParam !== undefined) expect(x.blockParam, m.name).toBeLessThan(m.params.length);
+    }
+    expect(doc.info.description).toContain('`x-gateway`');
+    expect(doc.info.description).toContain('contracts/x-gateway.schema.json');
+  });
+
+  it('codegen carried every method\'s x-gateway into generated/' + api + '/methods.ts, literally', () => {
+    const table = GENERATED[api];
+    expect(Object.keys(table)).toEqual(doc.methods.map((m: Json) => m.name));
+    for (const m of doc.methods) {
+      expect(table[m.name].ext, m.name).toEqual({ 'x-gateway': m['x-gateway'] });
+      expect(meaningOf(table[m.name]), m.name).toEqual(m['x-gateway']);
+    }
+  });
+});
+
+describe('what the contracts say', () => {
+  const node = meaningTable(nodeMethods);
+  it('node API: sends are forwarded, not idempotent, not retryable, never cached; every other method is a read', () => {
+    expect(node.get('eth_sendRawTransaction')).toEqual({ route: 'forward', idempotent: false, retryable: false, cache: 'never', sticky: false, open: false, readOnly: false });
+    expect(node.get('eth_getBlockByHash')).toMatchObject({ route: 'forward', cache: 'immutable' });
+    expect(node.get('eth_getBlockByNumber')).toMatchObject({ cache: 'by-block', blockParam: 0 });
+    expect(node.get('eth_getBalance')).toMatchObject({ cache: 'by-block', blockParam: 1 });
+    expect(node.get('eth_getStorageAt')).toMatchObject({ cache: 'by-block', blockParam: 2 });
+    expect(node.get('eth_getLogs')).toMatchObject({ cache: 'by-block', blockParam: 0 });
+    expect(node.get('eth_getTransactionReceipt')).toMatchObject({ cache: 'by-block', blockFromResult: true });
+    for (const m of ['eth_chainId', 'net_version']) expect(node.get(m)?.cache, m).toBe('immutable');
+    for (const m of ['eth_blockNumber', 'eth_gasPrice']) expect(node.get(m)?.cache, m).toBe('head');
+    expect(node.get('rpc.discover')).toMatchObject({ route: 'local', cache: 'immutable', readOnly: true });
+    const reads = [...node].filter(([, x]) => x.readOnly).map(([n]) => n);
+    expect(reads.length).toBe(node.size - 1);
+    for (const n of reads) expect(node.get(n), n).toMatchObject({ idempotent: true, retryable: true });
+    // Behaviour unchanged: nothing on the node API is callable without a key (rpc.discover included), nothing sticky.
+    expect([...node.values()].some((x) => x.open || x.sticky)).toBe(false);
+    expect([...methodsWhere(nodeMethods, (x) => x.route === 'local')]).toEqual(['rpc.discover']);
+  });
+
+  it('account API: all local and never cached; open and read-only are the sets the handlers used to spell out', () => {
+    expect([...methodsWhere(accountMethods, (x) => x.route !== 'local' || x.cache !== 'never' || x.sticky)]).toEqual([]);
+    expect([...methodsWhere(accountMethods, (x) => x.open)].sort()).toEqual(['account_logIn', 'account_logOut', 'account_signUp']);
+    expect([...methodsWhere(accountMethods, (x) => x.readOnly)].sort()).toEqual(
+      ['account_me', 'apps_get', 'apps_listAllowlist', 'apps_listJwtKeys', 'apps_list', 'apps_metrics', 'chains_list', 'keys_get', 'keys_list', 'keys_metrics', 'useCases_list'].sort(),
+    );
+  });
+
+  it('a method without the extension is read fail-closed', () => {
+    expect(meaningOf({})).toEqual(FAIL_CLOSED);
+    expect(meaningOf({ ext: { 'x-other': 1 } })).toEqual(FAIL_CLOSED);
+    expect(FAIL_CLOSED).toEqual({ route: 'forward', idempotent: false, retryable: false, cache: 'never', sticky: false, open: false, readOnly: false });
+    expect(meaningOf({ ext: { 'x-gateway': { readOnly: true } } })).toEqual({ ...FAIL_CLOSED, readOnly: true });
+    expect(meaningTable({ x_bare: { name: 'x_bare', summary: '', params: [], errors: [], paramStructure: 'either' } }).get('x_bare')).toEqual(FAIL_CLOSED);
+  });
+});
+
+/** A stand-in pool that records what it was asked to forward. */
+function recordingPools(): { pools: Map<string, UpstreamPool>; calls: [string, unknown][] } {
+  const calls: [string, unknown][] = [];
+  const pool = { call: (method: string, params: unknown) => (calls.push([method, params]), Promise.resolve(`fwd:${method}`)) };
+  return { pools: new Map([['mainnet', pool as unknown as UpstreamPool]]), calls };
+}
+const ctx = { network: 'mainnet' } as CallContext;
+
+/** Generates generated/<api>/methods.ts for a modified copy of the node contract and imports it (codegen's own functions). */
+async function descriptorFor(edit: (doc: Json) => void): Promise<MethodTable> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'rpcgate-meaning-'));
+  scratch.push(dir);
+  const doc = structuredClone(CONTRACTS.node);
+  edit(doc);
+  await writeFile(join(dir, 'openrpc.json'), JSON.stringify(doc, null, 2));
+  const model = await loadContract(dir, { name: 'node', file: 'openrpc.json' });
+  await writeFile(join(dir, 'methods.ts'), await writeMethods(model));
+  return ((await import(pathToFileURL(join(dir, 'methods.ts')).href)) as { methods: MethodTable }).methods;
+}
+const newMethod = (name: string, x?: Json) => ({
+  name,
+  summary: `A method added to a copy of the contract (${name}).`,
+  paramStructure: 'by-position',
+  ...(x ? { 'x-gateway': x } : {}),
+  params: [],
+  result: { name: 'result', schema: { type: 'string' } },
+});
+const FORWARD = { route: 'forward', idempotent: true, retryable: true, cache: 'head', sticky: false, open: false, readOnly: true };
+
+describe('node API routing by meaning', () => {
+  it('the service\'s handlers: every forwarded method goes to the pool by its own name; rpc.discover answers the contract', async () => {
+    const { pools, calls } = recordingPools();
+    const handlers = createNodeHandlers({ pools, contractJson: '{"openrpc":"1.3.2"}' });
+    expect(Object.keys(handlers).sort()).toEqual(Object.keys(nodeMethods).sort());
+    for (const name of methodsWhere(nodeMethods, (x) => x.route === 'forward')) {
+      expect(await (handlers as Record<string, Handler<unknown>>)[name]!([] as never, ctx)).toBe(`fwd:${name}`);
+    }
+    expect(calls.length).toBe(Object.keys(nodeMethods).length - 1);
+    const discovered = (handlers as Record<string, Handler<unknown>>)['rpc.discover']!([] as never, ctx);
+    expect(discovered).toBeInstanceOf(RawResult);
+    expect((discovered as RawResult).json).toBe('{"openrpc":"1.3.2"}');
+  });
+
+  it('a forwarded method added to a copy of the contract is served with no handler code', async () => {
+    const table = await descriptorFor((doc) => doc.methods.push(newMethod('eth_madeUpRead', FORWARD)));
+    expect(table.eth_madeUpRead.ext).toEqual({ 'x-gateway': FORWARD });
+    const { pools, calls } = recordingPools();
+    const discover: Handler<unknown> = () => new RawResult('{}');
+    const handlers = routeHandlers(table, { 'rpc.discover': discover }, forwarder(pools)) as Record<string, Handler<unknown>>;
+    expect(await handlers.eth_madeUpRead!([] as never, ctx)).toBe('fwd:eth_madeUpRead');
+    expect(calls).toEqual([['eth_madeUpRead', []]]);
+    expect(meaningTable(table).get('eth_madeUpRead')).toMatchObject({ idempotent: true, retryable: true });
+  });
+
+  it('a method with no x-gateway is forwarded, fail-closed, and its descriptor carries no ext', async () => {
+    const table = await descriptorFor((doc) => doc.methods.push(newMethod('eth_madeUpBare')));
+    expect('ext' in table.eth_madeUpBare).toBe(false);
+    expect(meaningOf(table.eth_madeUpBare)).toEqual(FAIL_CLOSED);
+    const { pools } = recordingPools();
+    const handlers = routeHandlers(table, { 'rpc.discover': () => new RawResult('{}') }, forwarder(pools)) as Record<string, Handler<unknown>>;
+    expect(await handlers.eth_madeUpBare!([] as never, ctx)).toBe('fwd:eth_madeUpBare');
+  });
+
+  it('a local method without a handler stops the start, naming the method', async () => {
+    const table = await descriptorFor((doc) => doc.methods.push(newMethod('rpcgate_madeUpLocal', { ...FORWARD, route: 'local' })));
+    const { pools } = recordingPools();
+    expect(() => routeHandlers(table, { 'rpc.discover': () => new RawResult('{}') }, forwarder(pools))).toThrow(/rpcgate_madeUpLocal: x-gateway route "local".*no local handler/);
+    // And the service's own builder refuses the same way when the contract names a local method it has no code for.
+    const local = { ...FORWARD, route: 'local' };
+    const hand: MethodTable = { ...nodeMethods, eth_blockNumber: { ...nodeMethods.eth_blockNumber, ext: { 'x-gateway': local } } };
+    expect(() => routeHandlers(hand, { 'rpc.discover': () => new RawResult('{}') }, forwarder(pools))).toThrow(/method eth_blockNumber: x-gateway route "local"/);
+  });
+
+  it('a local handler for a method the contract does not route local is refused too', () => {
+    const { pools } = recordingPools();
+    const h: Handler<unknown> = () => new RawResult('"x"');
+    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, eth_call: h }, forwarder(pools))).toThrow(/local handler for eth_call/);
+    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, nope: h }, forwarder(pools))).toThrow(/local handler for nope/);
+  });
+});
