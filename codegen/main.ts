@@ -1,4 +1,4 @@
-// Contract → generated/<api>/ and docs/ (see DESIGN.md "Contract first").
+// Contract → generated/<api>/ and docs/ (ARCHITECTURE.md, "Contract first").
 //
 //   npm run generate            write generated/ and docs/
 //   npm run check-generated     regenerate into a temp folder, compare byte-for-byte, exit 1 on any difference
