@@ -422,7 +422,7 @@ async function metricsJourney(): Promise<void> {
   const rows = await totals.locator('tbody tr').allTextContents();
   expect(rows).toEqual([`${hourLabel(H - 3 * HOUR)}36`, `${hourLabel(H - 2 * HOUR)}14`]);
   const errs = await page.getByTestId('metrics-errors').locator('tbody tr').allTextContents();
-  expect(errs).toEqual(['-32005limit reached3', '3from the node1']);
+  expect(errs).toEqual(['-32005limit exceeded3', '3from the node1']);
   await shot('app-metrics-charts');
   // At a phone's width the charts scale down without horizontal scrolling.
   await page.setViewportSize({ width: 375, height: 812 });
