@@ -7,6 +7,8 @@
 // `data.source = "rpcgate"` plus a machine word in `data.reason`: a client tells rpcgate's answer from the node's by
 // `data.source`, never by the code alone. GATEWAY_ERRORS is the one table of codes, HTTP statuses and reasons; the
 // contracts' components.errors and README's table are checked against it (test/contract.test.ts).
+// -32016 follows field practice (eRPC, Goldsky answer an invalid key with it); execution-apis also lists -32016
+// "Timeout" for eth_simulateV1, which openrpc.json does not serve — were it added, data.source still tells the two apart.
 import { ErrorCode, RpcError } from '../toolkit/rpc/errors.js';
 
 /** `data.source` of every error rpcgate itself produces (a node's error never has it added). */
