@@ -130,8 +130,8 @@ const resolve = (doc: Json, obj: Json): Json => {
 
 /**
  * HTTP statuses an error is answered with. The contract says so explicitly (`x-http-status` on the error
- * object, `data.httpStatus`, or "HTTP 4xx" in `data.description`, as openrpc.json does); otherwise
- * DESIGN.md's table by code.
+ * object, `data.httpStatus`, or "HTTP 4xx" in `data.description`, as openrpc.json does); otherwise 400 for the
+ * JSON-RPC envelope errors and 200 for everything else (an application's own codes are its contract's to state).
  */
 export function errorHttpStatus(e: Json): number[] {
   const explicit = e['x-http-status'] ?? (e.data && typeof e.data === 'object' ? e.data.httpStatus : undefined);
@@ -144,16 +144,6 @@ export function errorHttpStatus(e: Json): number[] {
     case -32700:
     case -32600:
       return [400];
-    case -32001:
-      return [401];
-    case -32002:
-      return [403];
-    case -32005:
-      return [429];
-    case -32003:
-      return [502, 503];
-    case -32004:
-      return [504];
     default:
       return [200];
   }

@@ -124,7 +124,7 @@ describe('over HTTP', () => {
     const rotated = await rotateAppKey(svc.store.db, svc.secret, userId, app.id);
     await svc.access.sync();
     const r = await post(B, call('eth_blockNumber'));
-    expect([r.status, r.body.error.code]).toEqual([401, -32001]);
+    expect([r.status, r.body.error.code]).toEqual([401, -32016]);
     expect((await post(A, call('eth_blockNumber'))).status).toBe(401);
     expect((await post(`${svc.url}/mainnet/v2/${rotated!.key}`, call('eth_blockNumber'))).status).toBe(200);
   });

@@ -130,7 +130,7 @@ describe('keys from the store on both access points', () => {
     expect(svc.devKey).toBe(false);
     expect(svc.key).toBe('');
     const r = await post(A('mainnet', 'nosuchkey12345678'), call('eth_chainId'));
-    expect([r.status, r.body.error.code]).toEqual([401, -32001]);
+    expect([r.status, r.body.error.code, r.body.error.data]).toEqual([401, -32016, { source: 'rpcgate', reason: 'key' }]);
   });
 
   it('an app key (A) works on both networks of its chain, on the A URL shape only', async () => {
@@ -139,14 +139,14 @@ describe('keys from the store on both access points', () => {
       const r = await post(A(network, a.key), call('eth_chainId'));
       expect([r.status, r.body.result]).toEqual([200, chainId]);
       const wrong = await post(B(network, a.key), call('eth_chainId'));
-      expect([wrong.status, wrong.body.error.code, wrong.body.error.data.reason]).toEqual([403, -32002, 'access-point']);
+      expect([wrong.status, wrong.body.error.code, wrong.body.error.data.source, wrong.body.error.data.reason]).toEqual([403, -32041, 'rpcgate', 'url']);
     }
   });
 
   it('an app on a chain this deployment does not serve: 403', async () => {
     const a = await app({ chain: 'solana' });
     const r = await post(A('mainnet', a.key), call('eth_chainId'));
-    expect([r.status, r.body.error.code, r.body.error.data.reason]).toEqual([403, -32002, 'network']);
+    expect([r.status, r.body.error.code, r.body.error.data.source, r.body.error.data.reason]).toEqual([403, -32041, 'rpcgate', 'network']);
   });
 
   it('a network key (B) works only on its network and only on the B URL shape', async () => {
@@ -155,10 +155,10 @@ describe('keys from the store on both access points', () => {
     const ok = await post(B('testnet', k.key), call('eth_chainId'));
     expect([ok.status, ok.body.result]).toEqual([200, '0x7a6a']);
     const other = await post(B('mainnet', k.key), call('eth_chainId'));
-    expect([other.status, other.body.error.code, other.body.error.data.reason]).toEqual([403, -32002, 'network']);
+    expect([other.status, other.body.error.code, other.body.error.data.reason]).toEqual([403, -32041, 'network']);
     expect(other.body.error.message).toMatch(/only for network testnet/);
     const shape = await post(A('testnet', k.key), call('eth_chainId'));
-    expect([shape.status, shape.body.error.data.reason]).toEqual([403, 'access-point']);
+    expect([shape.status, shape.body.error.data.reason]).toEqual([403, 'url']);
     await deleteNetworkKey(svc.store.db, userId, k.id);
     await svc.access.sync();
   });
@@ -182,7 +182,7 @@ describe('allowlists over HTTP', () => {
     for (const [origin, status] of table) {
       const r = await post(url, call('eth_chainId'), origin === undefined ? {} : { origin });
       expect(r.status, String(origin)).toBe(status);
-      if (status === 403) expect([r.body.error.code, r.body.error.data.reason]).toEqual([-32002, 'origin']);
+      if (status === 403) expect([r.body.error.code, r.body.error.data.source, r.body.error.data.reason]).toEqual([-32041, 'rpcgate', 'origin']);
       else expect(r.headers.get('access-control-allow-origin')).toBe('*');
     }
   });
@@ -192,7 +192,7 @@ describe('allowlists over HTTP', () => {
     await setAllowlist(svc.store.db, userId, a.id, 'ip', ['10.0.0.0/8']);
     await svc.access.sync();
     const refused = await post(A('mainnet', a.key), call('eth_chainId'));
-    expect([refused.status, refused.body.error.data]).toEqual([403, { reason: 'ip', ip: '127.0.0.1' }]);
+    expect([refused.status, refused.body.error.code, refused.body.error.data]).toEqual([403, -32041, { source: 'rpcgate', reason: 'ip', ip: '127.0.0.1' }]);
     await setAllowlist(svc.store.db, userId, a.id, 'ip', ['10.0.0.0/8', '127.0.0.0/8', '::1']);
     await svc.access.sync();
     expect((await post(A('mainnet', a.key), call('eth_chainId'))).status).toBe(200);
@@ -210,7 +210,7 @@ describe('allowlists over HTTP', () => {
     expect(ok.status).toBe(200);
     expect(ok.body.result).toMatch(/^0x[0-9a-f]{64}$/);
     const refused = await post(url, call('eth_call', [{ to: other, data: totalSupply }, 'latest']));
-    expect([refused.status, refused.body.error.code, refused.body.error.data.reason, refused.body.id]).toEqual([403, -32002, 'address', 1]);
+    expect([refused.status, refused.body.error.code, refused.body.error.data.source, refused.body.error.data.reason, refused.body.id]).toEqual([403, -32041, 'rpcgate', 'address', 1]);
     expect((await post(url, call('eth_getCode', [token, 'latest']))).status).toBe(200);
     expect((await post(url, call('eth_getCode', [other, 'latest']))).status).toBe(403);
     const { fromBlock, toBlock } = svc.seeded.mainnet;
@@ -234,7 +234,11 @@ describe('allowlists over HTTP', () => {
     expect(first.status).toBe(200);
     const remaining = Number(first.headers.get('x-ratelimit-remaining'));
     const refused = await post(url, call('eth_getBalance', [svc.seeded.testnet.accounts[0], 'latest']));
-    expect([refused.status, refused.body.error.code, refused.body.error.data]).toEqual([403, -32002, { reason: 'method', method: 'eth_getBalance' }]);
+    expect([refused.status, refused.body.error.code, refused.body.error.data]).toEqual([403, -32601, { source: 'rpcgate', reason: 'method', method: 'eth_getBalance' }]);
+    expect(refused.body.error.message).toMatch(/not allowed for this key/);
+    // A method that does not exist stays JSON-RPC's plain -32601: HTTP 200, no data.
+    const unknown = await post(url, call('eth_noSuchMethod'));
+    expect([unknown.status, unknown.body.error.code, unknown.body.error.data]).toEqual([200, -32601, undefined]);
     expect(Number(refused.headers.get('x-ratelimit-remaining'))).toBe(remaining);
     const batch = await post(url, [call('eth_gasPrice', [], 1), call('eth_blockNumber', [], 2)]);
     expect(batch.body.map((x: Json) => (x.error ? x.error.data.reason : 'ok'))).toEqual(['method', 'ok']);
@@ -263,7 +267,7 @@ describe('JWT over HTTP', () => {
     for (const [auth, status, detail] of table) {
       const r = await post(url, call('eth_chainId'), auth === undefined ? {} : { authorization: auth });
       expect(r.status, detail).toBe(status);
-      if (detail) expect([r.body.error.code, r.body.error.data.reason, r.body.error.data.detail]).toEqual([-32001, 'jwt', detail]);
+      if (detail) expect([r.body.error.code, r.body.error.data.source, r.body.error.data.reason, r.body.error.data.detail]).toEqual([-32016, 'rpcgate', 'jwt', detail]);
     }
   });
 });

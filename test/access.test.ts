@@ -132,8 +132,9 @@ describe('per-call allowlists', () => {
     const e = checkCallAllowlists(addr, method, params);
     expect(reasonOf(e)).toBe(result);
     if (e) {
-      expect(e.code).toBe(-32002);
+      expect(e.code).toBe(-32041);
       expect(e.httpStatus).toBe(403);
+      expect((e.data as { source: string }).source).toBe('rpcgate');
     }
   });
 
@@ -142,8 +143,9 @@ describe('per-call allowlists', () => {
     expect(checkCallAllowlists(m, 'eth_blockNumber', [])).toBeUndefined();
     expect(checkCallAllowlists(m, 'eth_call', [{ to: C }])).toBeUndefined();
     const e = checkCallAllowlists(m, 'eth_getBalance', [C, 'latest'])!;
-    expect(e.data).toEqual({ reason: 'method', method: 'eth_getBalance' });
-    expect(e.message).toMatch(/eth_getBalance is not on this app's allowlist/);
+    // The method exists: -32601 with HTTP 403 and rpcgate's data, unlike an unknown method (-32601, 200, no data).
+    expect([e.code, e.httpStatus, e.data]).toEqual([-32601, 403, { source: 'rpcgate', reason: 'method', method: 'eth_getBalance' }]);
+    expect(e.message).toMatch(/method not allowed for this key: eth_getBalance/);
   });
 
   it('empty kinds allow all; nothing restricted compiles to undefined', () => {
@@ -175,7 +177,7 @@ describe('per-call allowlists', () => {
     const e = checkRequestAllowlists(c, undefined, '1.2.3.4')!;
     expect(e.httpStatus).toBe(403);
     expect(e.message).toMatch(/no Origin header/);
-    expect(e.data).toEqual({ reason: 'origin', origin: null });
+    expect(e.data).toEqual({ source: 'rpcgate', reason: 'origin', origin: null });
   });
 });
 
@@ -256,7 +258,7 @@ describe('JWT', () => {
     for (const [name, token, want] of table) {
       const e = await set.verify(token);
       expect(detail(e), name).toBe(want);
-      expect(e!.code, name).toBe(-32001);
+      expect(e!.code, name).toBe(-32016);
       expect(e!.httpStatus, name).toBe(401);
     }
   });
@@ -358,13 +360,13 @@ describe('key index over the store', () => {
     const table: [key: string, network: string, ap: 'A' | 'B', want: string][] = [
       [app.key, 'mainnet', 'A', 'ok'],
       [app.key, 'testnet', 'A', 'ok'],
-      [app.key, 'mainnet', 'B', 'access-point'],
+      [app.key, 'mainnet', 'B', 'url'],
       [rsk.key, 'mainnet', 'A', 'ok'],
       [rsk.key, 'testnet', 'A', 'network'],
       [other.key, 'mainnet', 'A', 'network'],
       [nk.key, 'mainnet', 'B', 'ok'],
       [nk.key, 'testnet', 'B', 'network'],
-      [nk.key, 'mainnet', 'A', 'access-point'],
+      [nk.key, 'mainnet', 'A', 'url'],
       ['unknown-key-123', 'mainnet', 'A', 'key'],
     ];
     for (const [key, network, ap, want] of table) {

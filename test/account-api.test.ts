@@ -152,13 +152,14 @@ describe('account API: sessions', () => {
     expect(rows.length).toBeGreaterThanOrEqual(2);
   });
 
-  it('log in: wrong password and unknown email get the same -32001; right password gets a new session', async () => {
+  it('log in: wrong password and unknown email get the same -32016; right password gets a new session', async () => {
     const wrong = await rpc(new Jar(), 'account_logIn', [{ email: emailA, password: 'not the password' }]);
     const unknown = await rpc(new Jar(), 'account_logIn', [{ email: `nobody-${randomBytes(4).toString('hex')}@example.com`, password: PASSWORD }]);
     const sqlish = await rpc(new Jar(), 'account_logIn', [{ email: "'or'1'='1'--@example.com", password: "' OR '1'='1" }]);
     for (const r of [wrong, unknown, sqlish]) {
       expect(r.status).toBe(401);
-      expect(r.body.error.code).toBe(-32001);
+      expect(r.body.error.code).toBe(-32016);
+      expect(r.body.error.data).toEqual({ source: 'rpcgate', reason: 'credentials' });
       expect(r.body.error.message).toBe('invalid email or password');
     }
     const jar = new Jar();
@@ -178,7 +179,7 @@ describe('account API: sessions', () => {
     expect(await count('sessions')).toBe(before - 1);
     const replay = await rpc(undefined, 'account_me', [], { cookie: old });
     expect(replay.status).toBe(401);
-    expect(replay.body.error.code).toBe(-32001);
+    expect(replay.body.error.code).toBe(-32016);
     // A's own session is untouched.
     expect((await ok(A, 'account_me')).email).toBe(emailA);
   });
@@ -199,13 +200,14 @@ describe('account API: sessions', () => {
     const r = await rpc(undefined, 'account_logIn', [{ email, password: PASSWORD }]);
     expect(r.status).toBe(429);
     expect(r.body.error.code).toBe(-32005);
+    expect(r.body.error.data).toMatchObject({ source: 'rpcgate', reason: 'rate' });
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 
   const exampleParams = (m: Json) => (m.examples[0]?.params ?? []).map((p: Json) => p.value);
   const OPEN = new Set(['account_signUp', 'account_logIn', 'account_logOut']);
 
-  it('every method but sign up / log in / log out needs a session (-32001, HTTP 401)', async () => {
+  it('every method but sign up / log in / log out needs a session (-32016, HTTP 401)', async () => {
     const names = contract.methods.map((m: Json) => m.name).filter((n: string) => !OPEN.has(n));
     expect(names.length).toBe(Object.keys(methods).length - OPEN.size);
     const before = await snapshot();
@@ -213,7 +215,7 @@ describe('account API: sessions', () => {
       for (const cookie of [undefined, 'rpcgate_session=' + randomBytes(32).toString('base64url'), 'rpcgate_session=garbage']) {
         const r = await rpc(undefined, m.name, exampleParams(m), cookie ? { cookie } : {});
         expect(r.status, `${m.name} ${cookie}`).toBe(401);
-        expect(r.body.error.code, m.name).toBe(-32001);
+        expect(r.body.error.code, m.name).toBe(-32016);
       }
     }
     expect(await snapshot()).toBe(before);
@@ -221,7 +223,7 @@ describe('account API: sessions', () => {
 
   const READS = new Set(['account_me', 'chains_list', 'useCases_list', 'apps_list', 'apps_get', 'apps_metrics', 'apps_listAllowlist', 'apps_listJwtKeys', 'keys_list', 'keys_get', 'keys_metrics']);
 
-  it('every changing method refuses a foreign Origin (-32002, HTTP 403) and changes nothing', async () => {
+  it('every changing method refuses a foreign Origin (-32041, HTTP 403) and changes nothing', async () => {
     const changing = contract.methods.filter((m: Json) => !READS.has(m.name));
     expect(changing.length).toBe(14);
     const before = await snapshot();
@@ -229,8 +231,8 @@ describe('account API: sessions', () => {
       for (const origin of ['https://evil.example', 'null', svc.url.replace('127.0.0.1', 'localhost')]) {
         const r = await rpc(A, m.name, exampleParams(m), { origin });
         expect(r.status, `${m.name} from ${origin}`).toBe(403);
-        expect(r.body.error.code).toBe(-32002);
-        expect(r.body.error.data).toMatchObject({ reason: 'origin' });
+        expect(r.body.error.code).toBe(-32041);
+        expect(r.body.error.data).toMatchObject({ source: 'rpcgate', reason: 'origin' });
       }
     }
     expect(await snapshot()).toBe(before);

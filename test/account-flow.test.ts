@@ -108,7 +108,7 @@ async function wholeFlow(svc: RunningService): Promise<void> {
   await api.request('account_logOut');
   const err = await api.request('apps_list').catch((e: unknown) => e);
   expect(err).toBeInstanceOf(RpcClientError);
-  expect((err as RpcClientError).code).toBe(-32001);
+  expect((err as RpcClientError).code).toBe(-32016);
   expect((err as RpcClientError).status).toBe(401);
 }
 

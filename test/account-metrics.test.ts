@@ -54,7 +54,7 @@ const TRAFFIC: Calls[] = [
   { who: 'appA', min: 1, network: 'mainnet', method: 'eth_getBalance', outcome: 'limit', code: -32005, latencies: n(2, 0.5) },
   { who: 'appA', min: 1, network: 'mainnet', method: 'eth_getLogs', outcome: 'validation', code: -32602, latencies: [1.2] },
   { who: 'appA', min: 61, network: 'mainnet', method: 'eth_blockNumber', outcome: 'ok', latencies: [90, 100, 110, 400] },
-  { who: 'appA', min: 61, network: 'mainnet', method: 'eth_notInTheContract', outcome: 'auth', code: -32001, latencies: [0.3] },
+  { who: 'appA', min: 61, network: 'mainnet', method: 'eth_notInTheContract', outcome: 'auth', code: -32016, latencies: [0.3] },
   { who: 'appA', min: 24 * 60, network: 'testnet', method: 'eth_chainId', outcome: 'ok', latencies: n(5, 2) },
   { who: 'keyA', min: 0, network: 'testnet', method: 'eth_blockNumber', outcome: 'ok', latencies: n(7, 15) },
   { who: 'keyA', min: 0, network: 'testnet', method: 'eth_getBlockByNumber', outcome: 'upstream_error', code: -32603, latencies: [5000] },
@@ -327,8 +327,8 @@ for (const target of targets) {
           expect(r.body.error.data).toEqual({ what: r.body.error.data.what, id });
         }
       }
-      // And without a session: -32001.
-      expect((await rpc(new Jar(), 'apps_metrics', [appA.id, good])).body.error.code).toBe(-32001);
+      // And without a session: -32016.
+      expect((await rpc(new Jar(), 'apps_metrics', [appA.id, good])).body.error.code).toBe(-32016);
     });
 
     it('bad queries: -32602 naming the path and why', async () => {

@@ -114,9 +114,9 @@ describe('rpcgate CLI against a running service', () => {
     expect(statSync(sessionFile).mode & 0o777).toBe(0o600);
     expect(Object.keys(JSON.parse(readFileSync(sessionFile, 'utf8')).sessions)).toEqual([origin]);
 
-    // A wrong password is the server's -32001; the password may also come from RPCGATE_PASSWORD.
+    // A wrong password is the server's -32016; the password may also come from RPCGATE_PASSWORD.
     const bad = await fails(['login', ...server, '--email', email, '--password', 'not the password']);
-    expect(bad.code).toBe(-32001);
+    expect(bad.code).toBe(-32016);
     const logged = await ok(['login', ...server, '--email', email], { RPCGATE_PASSWORD: password });
     expect(logged.user.id).toBe(signed.user.id);
     // The server may also come from RPCGATE_SERVER.
@@ -207,7 +207,7 @@ describe('rpcgate CLI against a running service', () => {
     expect(await ok(['logout', ...server])).toEqual({ loggedOut: true, server: origin });
     expect(JSON.parse(readFileSync(sessionFile, 'utf8')).sessions).toEqual({});
     const after = await fails(['keys', 'list', ...server]);
-    expect(after.code).toBe(-32001);
+    expect(after.code).toBe(-32016);
     expect(after.message).toMatch(/not logged in/);
     const afterHuman = await cli(['apps', 'list', ...server]);
     expect(afterHuman.code).toBe(1);

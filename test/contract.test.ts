@@ -7,6 +7,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { parseOpenRPCDocument, validateOpenRPCDocument } from '@open-rpc/schema-utils-js';
 import { readRecordedExchanges, type RecordedExchange } from './helpers/execution-apis.js';
+import * as gw from '../src/gateway/errors.js';
+import { RpcError } from '../src/toolkit/rpc/errors.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const contractPath = join(root, 'openrpc.json');
@@ -19,7 +21,10 @@ interface Method {
   name: string; summary?: string; description?: string; paramStructure?: string;
   params: ContentDescriptor[]; result: ContentDescriptor; errors?: { $ref?: string; code?: number }[]; examples?: Example[];
 }
-interface ErrorObject { code: number; message: string; data?: { description?: string } }
+interface ErrorObject {
+  code: number; message: string;
+  data?: { description?: string; required?: string[]; properties?: Record<string, { const?: string; enum?: string[] }> };
+}
 interface ServerObject { name?: string; summary?: string; url: string; variables?: Record<string, { default: string; enum?: string[] }> }
 interface Doc {
   openrpc: string; info: { title: string; version: string; description?: string; license?: unknown };
@@ -35,13 +40,14 @@ const REQUIRED_METHODS = [
   'eth_getBlockTransactionCountByHash', 'eth_getBlockTransactionCountByNumber', 'eth_getBlockReceipts',
   'eth_sendRawTransaction', 'rpc.discover',
 ];
-// DESIGN.md's error table: code → HTTP status(es) the contract must document.
-const GATEWAY_ERRORS: Record<number, string[]> = {
+// Code → HTTP status(es) the contract must document: the JSON-RPC envelope, then rpcgate's table (src/gateway/errors.ts).
+const DOCUMENTED_STATUS: Record<number, string[]> = {
   [-32700]: ['400'], [-32600]: ['400', '413'], [-32601]: ['200'], [-32602]: ['200'], [-32603]: ['500'],
-  [-32001]: ['401'], [-32002]: ['403'], [-32005]: ['429'], [-32003]: ['502', '503'], [-32004]: ['504'],
 };
-const ENVELOPE_AUTH_LIMIT = [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32005];
-const UPSTREAM = [-32003, -32004];
+for (const r of gw.GATEWAY_ERRORS) DOCUMENTED_STATUS[r.code] = [...(DOCUMENTED_STATUS[r.code] ?? []), ...r.httpStatus.map(String)];
+const G = gw.GatewayErrorCode;
+const ENVELOPE_AUTH_LIMIT = [-32700, -32600, -32601, -32602, -32603, G.Unauthorized, G.Forbidden, G.LimitExceeded, G.LimitsBackendUnavailable];
+const UPSTREAM = [G.UpstreamUnavailable, G.UpstreamTimeout];
 const IDENT = /^[a-z][A-Za-z0-9]*$/;
 
 const text = readFileSync(contractPath, 'utf8');
@@ -241,7 +247,7 @@ describe('methods', () => {
 });
 
 describe('errors', () => {
-  it('defines DESIGN.md\'s table once each, with the HTTP status documented', () => {
+  it('defines each code once, with the HTTP status of the envelope and of src/gateway/errors.ts documented', () => {
     const byCode = new Map<number, ErrorObject>();
     for (const [k, e] of Object.entries(raw.components.errors)) {
       expect(Number.isInteger(e.code), k).toBe(true);
@@ -250,12 +256,75 @@ describe('errors', () => {
       byCode.set(e.code, e);
       expect(e.data?.description, k).toMatch(/HTTP \d{3}/);
     }
-    for (const [code, statuses] of Object.entries(GATEWAY_ERRORS)) {
+    for (const [code, statuses] of Object.entries(DOCUMENTED_STATUS)) {
       const e = byCode.get(Number(code));
       expect(e, `error ${code}`).toBeTruthy();
       for (const s of statuses) expect(e!.data!.description, `${code} documents HTTP ${s}`).toContain(s);
     }
-    expect(byCode.get(-32005)!.data).toMatchObject({ required: ['limit', 'period', 'resetAt'] });
+    expect(byCode.get(-32005)!.data).toMatchObject({ required: ['source', 'reason', 'limit', 'period', 'resetAt'] });
+  });
+
+  it("rpcgate's own errors in both contracts: data.source is the const \"rpcgate\", data.reason takes the table's words", () => {
+    const account = JSON.parse(readFileSync(join(root, 'contracts/account.openrpc.json'), 'utf8')) as Doc;
+    const words = new Map<number, Set<string>>();
+    for (const doc of [raw, account]) {
+      for (const e of Object.values(doc.components.errors)) {
+        const row = gw.GATEWAY_ERRORS.find((r) => r.code === e.code);
+        const props = e.data?.properties;
+        if (row === undefined || props?.source === undefined) continue;
+        expect(props.source.const, `${e.code}`).toBe(gw.SOURCE);
+        const reasons = props.reason?.enum ?? (props.reason?.const === undefined ? [] : [props.reason.const]);
+        expect(reasons.length, `${e.code} lists its reasons`).toBeGreaterThan(0);
+        for (const w of reasons) words.set(e.code, (words.get(e.code) ?? new Set()).add(w));
+      }
+    }
+    // Every row is documented, with exactly its reason words across the two APIs.
+    for (const r of gw.GATEWAY_ERRORS) expect([...(words.get(r.code) ?? [])].sort(), `${r.code}`).toEqual([...r.reasons].sort());
+    // Unauthorized, forbidden and the upstream/limiter failures always come from rpcgate: source is required.
+    for (const e of Object.values(raw.components.errors)) {
+      if (gw.GATEWAY_ERRORS.some((r) => r.code === e.code) && e.code !== -32601) expect(e.data?.required, `${e.code}`).toContain('source');
+    }
+  });
+
+  it("rpcgate's own codes stay clear of what nodes answer with: outside EIP-1474's -32000..-32006 (but -32005, same meaning)", () => {
+    const eip1474 = readFileSync(join(root, 'test/fixtures/execution-apis/src/error-groups/rpc-non-standard-errors.yaml'), 'utf8');
+    const nodeCodes = [...eip1474.matchAll(/code: (-?\d+)/g)].map((m) => Number(m[1]));
+    expect(nodeCodes).toEqual([-32000, -32001, -32002, -32003, -32004, -32005, -32006]);
+    for (const r of gw.GATEWAY_ERRORS) {
+      if (r.code === G.LimitExceeded || r.code === G.MethodNotAllowed) continue;
+      expect(nodeCodes, `${r.name}`).not.toContain(r.code);
+    }
+  });
+
+  it("README's error table is src/gateway/errors.ts's", () => {
+    expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain(gw.errorTableMarkdown());
+  });
+
+  it('the constructors of src/gateway/errors.ts follow the table and carry data.source', () => {
+    const t = (e: RpcError) => [e.code, e.httpStatus, e.message, e.data, e.headers];
+    const now = Date.parse('2030-01-01T00:00:00Z');
+    expect(t(gw.unauthorized('invalid API key', { reason: 'key' }))).toStrictEqual([-32016, 401, 'invalid API key', { source: 'rpcgate', reason: 'key' }, undefined]);
+    expect(t(gw.forbidden('origin x', { reason: 'origin', origin: 'x' }))).toStrictEqual([-32041, 403, 'origin x', { source: 'rpcgate', reason: 'origin', origin: 'x' }, undefined]);
+    expect(t(gw.methodNotAllowed('eth_call'))).toStrictEqual([-32601, 403, 'method not allowed for this key: eth_call', { source: 'rpcgate', reason: 'method', method: 'eth_call' }, undefined]);
+    expect(t(gw.limitExceeded({ limit: 25_000, period: 'day', resetAt: new Date('2030-01-02T00:00:00Z') }, undefined, now))).toStrictEqual([
+      -32005, 429, 'limit exceeded: 25000 requests per day',
+      { source: 'rpcgate', reason: 'quota', limit: 25_000, period: 'day', resetAt: '2030-01-02T00:00:00.000Z' }, { 'Retry-After': '86400' },
+    ]);
+    // Retry-After is at least 1 second, also when the window already reset; a per-second limit is `rate`.
+    const rate = gw.limitExceeded({ limit: 1, period: 'second', resetAt: now - 5 }, undefined, now);
+    expect([rate.headers, (rate.data as { reason: string }).reason]).toStrictEqual([{ 'Retry-After': '1' }, 'rate']);
+    expect(t(gw.upstreamUnavailable('mainnet', 'connect refused'))).toStrictEqual([-32042, 503, 'upstream unavailable', { source: 'rpcgate', reason: 'upstream', network: 'mainnet', detail: 'connect refused' }, undefined]);
+    expect(gw.upstreamUnavailable('mainnet', 'x', 502).httpStatus).toBe(502);
+    expect(t(gw.upstreamTimeout('mainnet', 'slow', 10_000))).toStrictEqual([-32043, 504, 'upstream timeout', { source: 'rpcgate', reason: 'timeout', network: 'mainnet', detail: 'slow', timeoutMs: 10_000 }, undefined]);
+    expect(t(gw.limitsBackendUnavailable())).toStrictEqual([-32044, 503, 'limits backend unavailable', { source: 'rpcgate', reason: 'limits-backend' }, undefined]);
+    for (const e of [gw.unauthorized('x', { reason: 'jwt' }), gw.limitsBackendUnavailable()]) expect(gw.isGatewayError(e)).toBe(true);
+    expect(gw.isGatewayError(new RpcError(-32001, 'resource not found'))).toBe(false);
+    // Each constructor's code and status are a row of the table.
+    for (const e of [gw.unauthorized('x', { reason: 'key' }), gw.forbidden('x', { reason: 'ip' }), gw.methodNotAllowed('m'), rate, gw.upstreamUnavailable('n', 'd', 502), gw.upstreamTimeout('n', 'd'), gw.limitsBackendUnavailable()]) {
+      const row = gw.GATEWAY_ERRORS.find((r) => r.code === e.code && (r.httpStatus as readonly number[]).includes(e.httpStatus));
+      expect(row, `${e.code}/${e.httpStatus}`).toBeTruthy();
+      expect(row!.reasons as readonly string[], `${e.code}`).toContain((e.data as { reason: string }).reason);
+    }
   });
 });
 

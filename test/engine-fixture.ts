@@ -5,7 +5,7 @@
 import { Ajv } from 'ajv';
 import type { MethodDescriptor, ValidatorTable } from '../src/toolkit/rpc/descriptor.js';
 import { RawResult, createEngine, type CallContext, type EngineOptions, type Handlers } from '../src/toolkit/rpc/engine.js';
-import { RpcError, limitExceeded } from '../src/toolkit/rpc/errors.js';
+import { RpcError } from '../src/toolkit/rpc/errors.js';
 
 const address = { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' };
 const uint = { type: 'string', pattern: '^0x(0|[1-9a-f][0-9a-f]*)$' };
@@ -156,9 +156,10 @@ export const handlers: Handlers<typeof methods> = {
   wrong_result: () => 1234 as unknown as string,
   bigint_result: () => 10n,
   throws_rpc: ([kind]) => {
-    if (kind === 'limit') throw limitExceeded({ limit: 10, period: 'second', resetAt: Date.parse('2030-01-01T00:00:02Z') }, undefined, Date.parse('2030-01-01T00:00:00.500Z'));
+    // An application's own errors (status and headers are the engine's business; codes are not).
+    if (kind === 'limit') throw new RpcError(-32005, 'limit exceeded: 10 requests per second', { limit: 10, period: 'second', resetAt: '2030-01-01T00:00:02.000Z' }, 429, { 'Retry-After': '2' });
     if (kind === 'node') throw new RpcError(3, 'execution reverted', '0x08c379a0');
-    throw new RpcError(-32003, 'upstream unavailable', { network: 'mainnet' }, 503);
+    throw new RpcError(-32042, 'upstream unavailable', { network: 'mainnet' }, 503);
   },
   throws_plain: () => {
     throw new Error(SECRET);

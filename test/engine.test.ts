@@ -7,17 +7,12 @@ import { RawResult, createEngine, errorResponse, type CallContext } from '../src
 import {
   ErrorCode,
   RpcError,
-  forbidden,
   internalError,
   invalidParams,
   invalidRequest,
-  limitExceeded,
   methodNotFound,
   parseError,
   payloadTooLarge,
-  unauthorized,
-  upstreamTimeout,
-  upstreamUnavailable,
 } from '../src/toolkit/rpc/errors.js';
 import { SECRET, calls, handlers, makeEngine, methods, peakInFlight, resetPeak, validators } from './engine-fixture.js';
 
@@ -139,7 +134,7 @@ describe('errors thrown by handlers', () => {
     const res = await makeEngine().handle(call('throws_rpc', ['down']), {});
     expect(res).toStrictEqual({
       status: 503,
-      body: '{"jsonrpc":"2.0","id":1,"error":{"code":-32003,"message":"upstream unavailable","data":{"network":"mainnet"}}}',
+      body: '{"jsonrpc":"2.0","id":1,"error":{"code":-32042,"message":"upstream unavailable","data":{"network":"mainnet"}}}',
     });
   });
 
@@ -149,7 +144,7 @@ describe('errors thrown by handlers', () => {
       status: 200,
       body:
         '[{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"limit exceeded: 10 requests per second","data":{"limit":10,"period":"second","resetAt":"2030-01-01T00:00:02.000Z"}}},' +
-        '{"jsonrpc":"2.0","id":2,"error":{"code":-32003,"message":"upstream unavailable","data":{"network":"mainnet"}}},' +
+        '{"jsonrpc":"2.0","id":2,"error":{"code":-32042,"message":"upstream unavailable","data":{"network":"mainnet"}}},' +
         '{"jsonrpc":"2.0","id":3,"result":"0x1b4"}]',
     });
   });
@@ -282,34 +277,24 @@ describe('createEngine wiring checks', () => {
 });
 
 describe('errors.ts', () => {
-  it('constructors follow the DESIGN.md table', () => {
+  it('constructors of the JSON-RPC 2.0 standard errors (rpcgate\'s own: test/contract.test.ts)', () => {
     const t = (e: RpcError) => [e.code, e.httpStatus, e.message, e.data, e.headers];
     expect(t(parseError('x'))).toStrictEqual([-32700, 400, 'parse error: body is not valid JSON', { reason: 'x' }, undefined]);
     expect(t(invalidRequest('empty batch'))).toStrictEqual([-32600, 400, 'invalid request: empty batch', undefined, undefined]);
     expect(t(methodNotFound('x'))).toStrictEqual([-32601, 200, 'method not found: x', undefined, undefined]);
     expect(t(invalidParams('block bad', { param: 'block', reason: 'bad' }))).toStrictEqual([-32602, 200, 'invalid params: block bad', { param: 'block', reason: 'bad' }, undefined]);
     expect(t(internalError())).toStrictEqual([-32603, 500, 'Internal error', undefined, undefined]);
-    expect(t(unauthorized())).toStrictEqual([-32001, 401, 'missing or invalid API key', undefined, undefined]);
-    expect(t(forbidden('origin not allowed', { origin: 'x' }))).toStrictEqual([-32002, 403, 'origin not allowed', { origin: 'x' }, undefined]);
-    expect(t(upstreamUnavailable({ network: 'mainnet' }))).toStrictEqual([-32003, 503, 'upstream unavailable', { network: 'mainnet' }, undefined]);
-    expect(upstreamUnavailable(undefined, 502).httpStatus).toBe(502);
-    expect(t(upstreamTimeout({ timeoutMs: 10_000 }))).toStrictEqual([-32004, 504, 'upstream timeout', { timeoutMs: 10_000 }, undefined]);
     expect(t(payloadTooLarge('body', 1024, 2048))).toStrictEqual([-32600, 413, 'invalid request: body of 2048 bytes exceeds the limit of 1024 bytes', { limit: 1024 }, undefined]);
-    const now = Date.parse('2030-01-01T00:00:00Z');
-    expect(t(limitExceeded({ limit: 25_000, period: 'day', resetAt: new Date('2030-01-02T00:00:00Z') }, undefined, now))).toStrictEqual([
-      -32005, 429, 'limit exceeded: 25000 requests per day', { limit: 25_000, period: 'day', resetAt: '2030-01-02T00:00:00.000Z' }, { 'Retry-After': '86400' },
-    ]);
-    // Retry-After is at least 1 second, also when the window already reset
-    expect(limitExceeded({ limit: 1, period: 'second', resetAt: now - 5 }, undefined, now).headers).toStrictEqual({ 'Retry-After': '1' });
-    expect(ErrorCode.LimitExceeded).toBe(-32005);
+    // Only the standard codes: an application's own live beside the toolkit.
+    expect(Object.values(ErrorCode).sort((a, b) => a - b)).toStrictEqual([-32700, -32603, -32602, -32601, -32600]);
   });
 
   it('errorResponse serialises a whole-request error for the server', () => {
-    expect(errorResponse(unauthorized())).toStrictEqual({ status: 401, body: '{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"missing or invalid API key"}}' });
-    expect(errorResponse(forbidden('no'), 'a')).toStrictEqual({ status: 403, body: '{"jsonrpc":"2.0","id":"a","error":{"code":-32002,"message":"no"}}' });
-    const limited = errorResponse(limitExceeded({ limit: 1, period: 'second', resetAt: 0 }, 'slow down', 0), 7);
+    expect(errorResponse(new RpcError(-32016, 'no key', undefined, 401))).toStrictEqual({ status: 401, body: '{"jsonrpc":"2.0","id":null,"error":{"code":-32016,"message":"no key"}}' });
+    expect(errorResponse(invalidRequest('x'), 'a')).toStrictEqual({ status: 400, body: '{"jsonrpc":"2.0","id":"a","error":{"code":-32600,"message":"invalid request: x"}}' });
+    const limited = errorResponse(new RpcError(-32005, 'slow down', { limit: 1 }, 429, { 'Retry-After': '1' }), 7);
     expect(limited.status).toBe(429);
     expect(limited.headers).toStrictEqual({ 'Retry-After': '1' });
-    expect(limited.body).toBe('{"jsonrpc":"2.0","id":7,"error":{"code":-32005,"message":"slow down","data":{"limit":1,"period":"second","resetAt":"1970-01-01T00:00:00.000Z"}}}');
+    expect(limited.body).toBe('{"jsonrpc":"2.0","id":7,"error":{"code":-32005,"message":"slow down","data":{"limit":1}}}');
   });
 });

@@ -5,7 +5,9 @@
 //      every response, all-or-nothing batches, and what does not count (bad key, allowlists, params);
 //   2. the real default: 25,000 B calls accepted, the next refused;
 //   3. two rpcgate processes sharing Redis, hammered concurrently: exactly the limit accepted, never one more.
-//      Needs Redis (REDIS_URL or 127.0.0.1:6379): skipped with a message when unreachable, unless CI is set.
+//      Needs Redis (REDIS_URL or 127.0.0.1:6379): skipped with a message when unreachable, unless CI is set;
+//   4. rpcgate's own failures (upstream timeout, limits backend down) next to a node's EIP-1474 -32001, which passes
+//      through untouched: data.source tells them apart (src/gateway/errors.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,7 +19,8 @@ import type { LimitsConfig } from '../src/gateway/limits/index.js';
 import { loadOrCreateServerSecret } from '../src/gateway/secrets/index.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { redisReachable, REDIS_URL, skipUnless } from './helpers/services.js';
-import { startStubNode, type StubNode } from './helpers/stub-node.js';
+import { NODE_NOT_FOUND, startStubNode, type StubNode } from './helpers/stub-node.js';
+import type { ConfigInput } from '../src/gateway/config/config.js';
 import { createApp, createNetworkKey, createUser, openStore, setAllowlist, type Store } from '../src/gateway/store/index.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -70,12 +73,12 @@ function expectAllowed(r: Reply, limit: number, remaining: number, resetMs: numb
   expect(r.headers.get('retry-after')).toBeNull();
 }
 
-/** A whole-request refusal over a limit: 429, Retry-After, -32005 with {limit, period, resetAt} and the headers. */
+/** A whole-request refusal over a limit: 429, Retry-After, -32005 with {source, reason, limit, period, resetAt} and the headers. */
 function expectRefused(r: Reply, limit: number, period: string, resetMs: number, remaining: number): void {
   expect(r.status, JSON.stringify(r.body)).toBe(429);
   expect(Array.isArray(r.body)).toBe(false);
   expect(r.body.error.code).toBe(-32005);
-  expect(r.body.error.data).toEqual({ limit, period, resetAt: new Date(resetMs).toISOString() });
+  expect(r.body.error.data).toEqual({ source: 'rpcgate', reason: period === 'second' ? 'rate' : 'quota', limit, period, resetAt: new Date(resetMs).toISOString() });
   const retry = Number(r.headers.get('retry-after'));
   expect(Number.isInteger(retry) && retry >= 1).toBe(true);
   expect(retry).toBeLessThanOrEqual(Math.ceil((resetMs - Date.now()) / 1000) + 1);
@@ -94,8 +97,8 @@ const tmp = (tag: string) => {
 };
 
 /** An rpcgate with a temp SQLite store, the stand-in upstream on `mainnet` only, no dev key, the given plans. */
-async function gate(limits: LimitsConfig): Promise<RunningService> {
-  const svc = await startService({ port: 0, logLevel: 'silent', dataDir: tmp('svc'), devKey: false, limits, networks: { mainnet: { upstreams: [upstream.url] } } });
+async function gate(limits: LimitsConfig, more: ConfigInput = {}): Promise<RunningService> {
+  const svc = await startService({ port: 0, logLevel: 'silent', dataDir: tmp('svc'), devKey: false, limits, networks: { mainnet: { upstreams: [upstream.url] } }, ...more });
   services.push(svc);
   return svc;
 }
@@ -157,7 +160,7 @@ describe('in-process counters, small plans', () => {
     // Not counted: an unknown key (no principal, no headers), params failing the contract, an unknown method,
     // an invalid request object.
     r = await post(`${svc.url}/mainnet/${'x'.repeat(32)}`, call('eth_blockNumber'));
-    expect([r.status, r.body.error.code, r.headers.get('x-ratelimit-limit')]).toEqual([401, -32001, null]);
+    expect([r.status, r.body.error.code, r.headers.get('x-ratelimit-limit')]).toEqual([401, -32016, null]);
     r = await post(k1, call('eth_getBalance', ['0xnot-an-address', 'latest']));
     expect([r.status, r.body.error.code]).toEqual([200, -32602]);
     expect(r.body.error.data).toBeTruthy();
@@ -212,18 +215,18 @@ describe('in-process counters, small plans', () => {
     expectAllowed(await post(app, call('eth_blockNumber')), 10, 9, day);
 
     r = await post(app, call('eth_getBalance', [ADDR, 'latest']));
-    expect([r.status, r.body.error.code]).toEqual([403, -32002]);
+    expect([r.status, r.body.error.code, r.body.error.data.source, r.body.error.data.reason]).toEqual([403, -32601, 'rpcgate', 'method']);
     expect(rl(r)).toEqual({ limit: 10, remaining: 9, reset: Math.ceil(day / 1000) });
 
     // In a batch the refused item answers 403-style inside, the other two count.
     r = await post(app, [call('eth_blockNumber', [], 1), call('eth_getBalance', [ADDR, 'latest'], 2), call('eth_chainId', [], 3)]);
     expectAllowed(r, 10, 7, day);
-    expect(r.body.map((x: Json) => x.error?.code ?? x.result)).toEqual(['0x10', -32002, '0x1']);
+    expect(r.body.map((x: Json) => x.error?.code ?? x.result)).toEqual(['0x10', -32601, '0x1']);
 
     // A batch of only refused calls counts nothing (and is not a 429).
     r = await post(app, [call('eth_getBalance', [ADDR, 'latest'], 1), call('eth_getBalance', [ADDR, 'latest'], 2)]);
     expect(r.status).toBe(200);
-    expect(r.body.map((x: Json) => x.error.code)).toEqual([-32002, -32002]);
+    expect(r.body.map((x: Json) => x.error.code)).toEqual([-32601, -32601]);
     expect(rl(r).remaining).toBe(7);
 
     expectRefused(await post(app, blockNumbers(8)), 10, 'day', day, 7);
@@ -306,6 +309,38 @@ describe('the default B plan, for real', () => {
     expect(accepted).toBe(25_000);
     expect(lowest).toBe(0);
     expectRefused(await post(url, call('eth_blockNumber')), 25_000, 'day', day, 0);
+  });
+});
+
+describe("rpcgate's own failures and a node's errors, told apart by data.source", () => {
+  it("a node's -32001 (EIP-1474 resource not found) reaches the client unchanged, without data.source", async () => {
+    const svc = await gate({ b: { dailyPerUser: 100 } });
+    const url = await bKey(svc, await newUser(svc));
+    const r = await post(url, call('eth_getTransactionByHash', ['0x' + 'ab'.repeat(32)], 7));
+    expect([r.status, r.body]).toEqual([200, { jsonrpc: '2.0', id: 7, error: NODE_NOT_FOUND }]);
+    // Inside a batch too, beside rpcgate's own refusal of an invalid call (which is not a gateway error either).
+    const b = await post(url, [call('eth_getTransactionByHash', ['0x' + 'cd'.repeat(32)], 1), call('eth_blockNumber', [], 2)]);
+    expect(b.body).toEqual([{ jsonrpc: '2.0', id: 1, error: NODE_NOT_FOUND }, { jsonrpc: '2.0', id: 2, result: '0x10' }]);
+  });
+
+  it('a node slower than upstream.requestTimeoutMs: 504 -32043 {source: rpcgate, reason: timeout}', async () => {
+    const slow = await startStubNode({ delayMs: 1500 });
+    try {
+      const svc = await gate({ b: { dailyPerUser: 100 } }, { networks: { mainnet: { upstreams: [slow.url] } }, upstream: { requestTimeoutMs: 200 } });
+      const r = await post(await bKey(svc, await newUser(svc)), call('eth_blockNumber'));
+      expect([r.status, r.body.error.code, r.body.error.data.source, r.body.error.data.reason, r.body.error.data.network]).toEqual([504, -32043, 'rpcgate', 'timeout', 'mainnet']);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('the limits backend (Redis) unreachable: 503 -32044 {source: rpcgate, reason: limits-backend}, nothing forwarded', async () => {
+    // Port 1 on loopback: nothing listens there, so every limiter call fails (fail closed).
+    const svc = await gate({ b: { dailyPerUser: 100 } }, { redisUrl: 'redis://127.0.0.1:1', redisPrefix: `e2e-dead-${randomUUID()}` });
+    const before = upstream.items();
+    const r = await post(await bKey(svc, await newUser(svc)), call('eth_blockNumber'));
+    expect([r.status, r.body.error.code, r.body.error.data]).toEqual([503, -32044, { source: 'rpcgate', reason: 'limits-backend' }]);
+    expect(upstream.items()).toBe(before);
   });
 });
 

@@ -71,7 +71,7 @@ describe.skipIf(skip)('Redis limiter', () => {
     expect(pttl).toBeGreaterThan(0);
     expect(pttl).toBeLessThanOrEqual(DAY_END + EXPIRY_GRACE_MS - t0);
     expect(pttl).toBeGreaterThan(DAY_END - t1);
-    expect(limitError(r, T).data).toEqual({ limit: 20, period: 'day', resetAt: new Date(DAY_END).toISOString() });
+    expect(limitError(r, T).data).toEqual({ source: 'rpcgate', reason: 'quota', limit: 20, period: 'day', resetAt: new Date(DAY_END).toISOString() });
   });
 
   it('a batch that does not fit is refused whole and consumes nothing; a refused call creates no key', async () => {

@@ -10,7 +10,8 @@ import {
   resolvePlans,
   type LimitSubject,
 } from '../src/gateway/limits/index.js';
-import { ErrorCode, RpcError } from '../src/toolkit/rpc/errors.js';
+import { RpcError } from '../src/toolkit/rpc/errors.js';
+import { GatewayErrorCode } from '../src/gateway/errors.js';
 
 const user = (userId: string): LimitSubject => ({ kind: 'B', userId });
 const app = (appId: string, userId = 'u1'): LimitSubject => ({ kind: 'A', appId, userId });
@@ -188,18 +189,18 @@ describe('headers and the -32005 error', () => {
     });
   });
 
-  it('limitError: code -32005, HTTP 429, data {limit, period, resetAt ISO}, Retry-After ≥ 1', async () => {
+  it('limitError: code -32005, HTTP 429, data {source, reason, limit, period, resetAt ISO}, Retry-After ≥ 1', async () => {
     const l = new MemoryLimiter({ a: { perSecond: 1, daily: 100, monthly: null } });
     await l.consume(app('e'), 1, T);
     const no = await l.consume(app('e'), 1, T);
     expect(no.allowed).toBe(false);
     const err = limitError(no, T);
     expect(err).toBeInstanceOf(RpcError);
-    expect(err.code).toBe(ErrorCode.LimitExceeded);
+    expect(err.code).toBe(GatewayErrorCode.LimitExceeded);
     expect(err.code).toBe(-32005);
     expect(err.httpStatus).toBe(429);
     const resetAt = T - (T % 1000) + 1000;
-    expect(err.data).toEqual({ limit: 1, period: 'second', resetAt: new Date(resetAt).toISOString() });
+    expect(err.data).toEqual({ source: 'rpcgate', reason: 'rate', limit: 1, period: 'second', resetAt: new Date(resetAt).toISOString() });
     expect(err.headers?.['Retry-After']).toBe('1');
     expect(err.headers?.['x-ratelimit-remaining']).toBe('0');
     expect(err.message).toMatch(/1 requests per second/);
@@ -208,7 +209,7 @@ describe('headers and the -32005 error', () => {
     await lb.consume(user('e'), 1, T);
     const nb = await lb.consume(user('e'), 1, T);
     const eb = limitError(nb, T);
-    expect(eb.data).toEqual({ limit: 1, period: 'day', resetAt: '2025-03-15T00:00:00.000Z' });
+    expect(eb.data).toEqual({ source: 'rpcgate', reason: 'quota', limit: 1, period: 'day', resetAt: '2025-03-15T00:00:00.000Z' });
     expect(eb.headers?.['Retry-After']).toBe(String(Math.ceil((DAY_END - T) / 1000)));
     expect(Number(eb.headers?.['Retry-After'])).toBeGreaterThanOrEqual(1);
   });

@@ -130,20 +130,20 @@ describe('routing and networks', () => {
 });
 
 describe('keys', () => {
-  it('wrong key → 401 -32001', async () => {
+  it('wrong key → 401 -32016', async () => {
     for (const url of [`${svc.url}/mainnet/v2/wrongkey123456`, `${svc.url}/testnet/wrongkey123456`]) {
       const r = await post(url, call('eth_chainId'));
       expect(r.status).toBe(401);
-      expect(r.body.error.code).toBe(-32001);
+      expect(r.body.error.code).toBe(-32016);
       expect(r.body.id).toBeNull();
     }
   });
 
-  it('missing key → 401 -32001', async () => {
+  it('missing key → 401 -32016', async () => {
     for (const path of ['/mainnet/v2', '/mainnet/v2/', '/mainnet', '/testnet/']) {
       const r = await raw({ path, headers: { 'content-type': 'application/json' }, body: call('eth_chainId') });
       expect(r.status, path).toBe(401);
-      expect(r.json().error.code).toBe(-32001);
+      expect(r.json().error.code).toBe(-32016);
     }
   });
 });
@@ -192,11 +192,11 @@ describe('CORS', () => {
 });
 
 describe('upstream failures through the server', () => {
-  it('an unreachable upstream → 502/503 -32003 naming the network', async () => {
+  it('an unreachable upstream → 502/503 -32042 naming the network', async () => {
     const r = await post(`${svc.url}/broken/v2/${svc.key}`, call('eth_blockNumber'));
     expect([502, 503]).toContain(r.status);
-    expect(r.body.error.code).toBe(-32003);
-    expect(r.body.error.data.network).toBe('broken');
+    expect(r.body.error.code).toBe(-32042);
+    expect(r.body.error.data).toMatchObject({ source: 'rpcgate', reason: 'upstream', network: 'broken' });
   });
 
   it('/healthz reports per network', async () => {

@@ -144,7 +144,7 @@ describe('coalescing', () => {
     expect(a).toEqual({ status: 'fulfilled', value: 'kept' });
     expect(b.status).toBe('rejected');
     const err = (b as PromiseRejectedResult).reason as RpcError;
-    expect(err.code).toBe(-32003);
+    expect(err.code).toBe(-32042);
     expect(err.httpStatus).toBe(502);
   });
 });
@@ -183,7 +183,7 @@ describe('raw results (the node\'s bytes, not re-serialised)', () => {
     expect((ok as PromiseFulfilledResult<RawResult>).value.json).toBe('"ok"');
     expect(((bad as PromiseRejectedResult).reason as RpcError).code).toBe(-32000);
     expect(((bad as PromiseRejectedResult).reason as RpcError).message).toBe('header not found');
-    expect(((lost as PromiseRejectedResult).reason as RpcError).code).toBe(-32003);
+    expect(((lost as PromiseRejectedResult).reason as RpcError).code).toBe(-32042);
   });
 
   it('falls back to parsing for non-numeric ids or odd shapes, and still answers', async () => {
@@ -267,33 +267,33 @@ describe('node errors', () => {
     }
   });
 
-  it('a node answering invalid JSON gives 502 -32003', async () => {
+  it('a node answering invalid JSON gives 502 -32042', async () => {
     const n = await node(() => ({ body: 'not json' }));
     const p = pool([n.url]);
     const err = await rejection(p.call('eth_blockNumber', []));
-    expect([err.code, err.httpStatus]).toEqual([-32003, 502]);
+    expect([err.code, err.httpStatus]).toEqual([-32042, 502]);
   });
 });
 
 describe('health and failover', () => {
-  it('upstream down → -32003 with network and reason; then 503 (no healthy upstream) until it is back', async () => {
+  it('upstream down → -32042 with network and detail; then 503 (no healthy upstream) until it is back', async () => {
     const p = pool([await deadUrl()]);
     const first = await rejection(p.call('eth_blockNumber', []));
-    expect(first.code).toBe(-32003);
+    expect(first.code).toBe(-32042);
     expect([502, 503]).toContain(first.httpStatus);
-    expect(first.data).toMatchObject({ network: 'mainnet' });
-    expect(String((first.data as { reason: string }).reason)).toMatch(/connect/);
+    expect(first.data).toMatchObject({ source: 'rpcgate', reason: 'upstream', network: 'mainnet' });
+    expect(String((first.data as { detail: string }).detail)).toMatch(/connect/);
     const second = await rejection(p.call('eth_blockNumber', []));
-    expect([second.code, second.httpStatus]).toEqual([-32003, 503]);
+    expect([second.code, second.httpStatus]).toEqual([-32042, 503]);
     expect(p.status()[0].healthy).toBe(false);
   });
 
-  it('slow upstream → 504 -32004', async () => {
+  it('slow upstream → 504 -32043', async () => {
     const n = await node(() => ({ body: { jsonrpc: '2.0', id: 0, result: '0x1' }, delayMs: 3000 }));
     const p = pool([n.url], { requestTimeoutMs: 150, coalesce: false });
     const err = await rejection(p.call('eth_blockNumber', []));
-    expect([err.code, err.httpStatus]).toEqual([-32004, 504]);
-    expect(err.data).toMatchObject({ network: 'mainnet' });
+    expect([err.code, err.httpStatus]).toEqual([-32043, 504]);
+    expect(err.data).toMatchObject({ source: 'rpcgate', reason: 'timeout', network: 'mainnet' });
   });
 
   it('fails over to a second upstream for reads', async () => {
@@ -322,7 +322,7 @@ describe('health and failover', () => {
     const good = await node();
     const p = pool([broken.url, good.url], { coalesce: false });
     const err = await rejection(p.call('eth_sendRawTransaction', ['0x02']));
-    expect(err.code).toBe(-32003);
+    expect(err.code).toBe(-32042);
     expect(broken.requests.length).toBe(1);
     expect(good.requests.length).toBe(0);
   });
@@ -339,7 +339,7 @@ describe('health and failover', () => {
       const before = [broken.requests.length, good.requests.length];
       const out = p.call(method, ['0x7', 'latest']);
       if (resent) expect(await out).toBe('0x7');
-      else expect((await rejection(out)).code).toBe(-32003);
+      else expect((await rejection(out)).code).toBe(-32042);
       expect([broken.requests.length - before[0], good.requests.length - before[1]]).toEqual([1, resent ? 1 : 0]);
       await p.close();
     }

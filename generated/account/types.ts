@@ -638,7 +638,7 @@ export interface AccountMethods {
    * Params:
    * - `credentials`
    *
-   * Errors: -32602 Invalid params; -32002 Forbidden; -32011 Conflict; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32041 Forbidden; -32011 Conflict; -32603 Internal error.
    *
    * @example
    * ```json
@@ -664,12 +664,12 @@ export interface AccountMethods {
   /**
    * Logs in with email and password.
    *
-   * Starts a session (sets the `rpcgate_session` cookie). A wrong email or password gets -32001 with one message for both, in about the same time either way. Repeated failures for one email are slowed down (-32005, HTTP 429).
+   * Starts a session (sets the `rpcgate_session` cookie). A wrong email or password gets -32016 with one message for both, in about the same time either way. Repeated failures for one email are slowed down (-32005, HTTP 429).
    *
    * Params:
    * - `credentials`
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32002 Forbidden; -32005 Limit reached; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32005 Limit reached; -32603 Internal error.
    *
    * @example
    * ```json
@@ -697,7 +697,7 @@ export interface AccountMethods {
    *
    * Deletes the session and clears the cookie. Without a session it is a no-op (still answers `loggedOut: true`).
    *
-   * Errors: -32602 Invalid params; -32002 Forbidden; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32041 Forbidden; -32603 Internal error.
    *
    * @example
    * ```json
@@ -715,7 +715,7 @@ export interface AccountMethods {
    *
    * The user of the current session.
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32603 Internal error.
    *
    * @example
    * ```json
@@ -738,7 +738,7 @@ export interface AccountMethods {
    * Params:
    * - `query` (optional): Search text; absent or empty = all.
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32603 Internal error.
    *
    * @example
    * ```json
@@ -775,7 +775,7 @@ export interface AccountMethods {
    *
    * The use cases the dashboard offers. The list is open: an app may name any other short use case.
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32603 Internal error.
    *
    * @example
    * ```json
@@ -802,7 +802,7 @@ export interface AccountMethods {
    * Params:
    * - `app`
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32002 Forbidden; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32603 Internal error.
    *
    * @example
    * ```json
@@ -850,7 +850,7 @@ export interface AccountMethods {
    *
    * Your apps, oldest first, without their keys (`apps_get` has them).
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32603 Internal error.
    *
    * @example
    * ```json
@@ -887,7 +887,7 @@ export interface AccountMethods {
    * Params:
    * - `appId`: The app.
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32603 Internal error.
    *
    * @example
    * ```json
@@ -931,7 +931,7 @@ export interface AccountMethods {
    * - `appId`: The app.
    * - `query`: Range, granularity and optionally a network.
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32603 Internal error.
    *
    * @example
    * ```json
@@ -980,7 +980,7 @@ export interface AccountMethods {
    * - `appId`: The app.
    * - `patch`
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32002 Forbidden; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1026,7 +1026,7 @@ export interface AccountMethods {
    * Params:
    * - `appId`: The app.
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32002 Forbidden; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1069,7 +1069,7 @@ export interface AccountMethods {
    * Params:
    * - `appId`: The app.
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32002 Forbidden; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1094,7 +1094,7 @@ export interface AccountMethods {
    * - `appId`: The app.
    * - `entry`
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32002 Forbidden; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1124,7 +1124,7 @@ export interface AccountMethods {
    * Params:
    * - `appId`: The app.
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1153,7 +1153,7 @@ export interface AccountMethods {
    * - `appId`: The app.
    * - `entryId`
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32002 Forbidden; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1179,7 +1179,7 @@ export interface AccountMethods {
    * - `appId`: The app.
    * - `key`
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32002 Forbidden; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1209,7 +1209,7 @@ export interface AccountMethods {
    * Params:
    * - `appId`: The app.
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1238,7 +1238,7 @@ export interface AccountMethods {
    * - `appId`: The app.
    * - `keyId`
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32002 Forbidden; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1264,7 +1264,7 @@ export interface AccountMethods {
    * - `appId`: The app.
    * - `requireJwt`
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32002 Forbidden; -32010 Not found; -32603 Internal error; -32011 Conflict.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error; -32011 Conflict.
    *
    * @example
    * ```json
@@ -1308,7 +1308,7 @@ export interface AccountMethods {
    * Params:
    * - `key`
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32002 Forbidden; -32603 Internal error; -32005 Limit reached.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32603 Internal error; -32005 Limit reached.
    *
    * @example
    * ```json
@@ -1339,7 +1339,7 @@ export interface AccountMethods {
    *
    * Your keys (without the key itself), each with today's (UTC) metered calls on it (`today`, from the usage store), and today's requests across all your keys against your daily limit (`usage`, 25,000 by default, from the rate limiter: the limit is per user).
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1380,7 +1380,7 @@ export interface AccountMethods {
    * Params:
    * - `keyId`
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1425,7 +1425,7 @@ export interface AccountMethods {
    * - `keyId`: The network key.
    * - `query`: Range, granularity and optionally a network.
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1473,7 +1473,7 @@ export interface AccountMethods {
    * Params:
    * - `keyId`
    *
-   * Errors: -32602 Invalid params; -32001 Unauthorized; -32002 Forbidden; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error.
    *
    * @example
    * ```json

@@ -832,7 +832,7 @@ export interface NodeMethods {
    *
    * Returns the number of the most recent block the node has seen (the `latest` block), as a hex quantity. Use it to follow the chain head or to pick a block for later reads. Nodes behind a load balancer may briefly disagree by a block or two.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
    *
    * @example
    * ```json
@@ -852,7 +852,7 @@ export interface NodeMethods {
    * - `block`: Block number (hex) or tag.
    * - `hydratedTransactions`: true for full transaction objects, false for transaction hashes only.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
    *
    * @example
    * ```json
@@ -897,7 +897,7 @@ export interface NodeMethods {
    * - `blockHash`: Hash of the block.
    * - `hydratedTransactions`: true for full transaction objects, false for transaction hashes only.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
    *
    * @example
    * ```json
@@ -938,7 +938,7 @@ export interface NodeMethods {
    *
    * Returns the EIP-155 chain ID of the network this URL serves, as a hex quantity. Sign transactions with this ID; it differs between mainnet and testnet (and between the embedded local chains rpcgate starts when no node is configured).
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
    *
    * @example
    * ```json
@@ -954,7 +954,7 @@ export interface NodeMethods {
    *
    * Returns the network ID as a decimal string (not hex). It usually equals the chain ID, but may differ on some legacy networks; prefer `eth_chainId` for signing.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
    *
    * @example
    * ```json
@@ -970,7 +970,7 @@ export interface NodeMethods {
    *
    * Returns the version string of the node software behind this URL (e.g. geth, reth, erigon, anvil, Rootstock). The format is client-specific; use it for diagnostics, not for feature detection. Requests may be served by different nodes of a pool, so consecutive answers can differ.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
    *
    * @example
    * ```json
@@ -986,7 +986,7 @@ export interface NodeMethods {
    *
    * Returns `false` when the node is in sync, otherwise an object with `startingBlock`, `currentBlock` and `highestBlock` (nodes may add more progress fields). While a node is syncing its answers about recent blocks and state may be stale.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
    *
    * @example
    * ```json
@@ -1002,7 +1002,7 @@ export interface NodeMethods {
    *
    * Returns the node's suggested gas price in wei for legacy (type 0/1) transactions. After EIP-1559 it is typically the base fee plus a suggested priority fee; for type-2 transactions use `eth_maxPriorityFeePerGas` and `eth_feeHistory` instead.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
    *
    * @example
    * ```json
@@ -1018,7 +1018,7 @@ export interface NodeMethods {
    *
    * Returns the node's suggestion for `maxPriorityFeePerGas` of an EIP-1559 transaction, in wei. Add the expected base fee (see `eth_feeHistory` or the latest block's `baseFeePerGas`) to set `maxFeePerGas`.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
    *
    * @example
    * ```json
@@ -1039,7 +1039,7 @@ export interface NodeMethods {
    * - `newestBlock`: Highest block of the range.
    * - `rewardPercentiles`: A monotonically increasing list of percentiles (0–100); for each block, the effective priority fee at each percentile of gas used is returned in `reward`. May be empty.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
    *
    * @example
    * ```json
@@ -1088,7 +1088,7 @@ export interface NodeMethods {
    * - `address`: Account address.
    * - `block` (optional): Block number, tag (`latest`, `safe`, `finalized`, `earliest`, `pending`) or block hash to read the state at. Defaults to `latest` when omitted.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
    *
    * @example
    * ```json
@@ -1111,7 +1111,7 @@ export interface NodeMethods {
    * - `address`: Account address.
    * - `block` (optional): Block number, tag (`latest`, `safe`, `finalized`, `earliest`, `pending`) or block hash to read the state at. Defaults to `latest` when omitted.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
    *
    * @example
    * ```json
@@ -1134,7 +1134,7 @@ export interface NodeMethods {
    * - `address`: Contract address.
    * - `block` (optional): Block number, tag (`latest`, `safe`, `finalized`, `earliest`, `pending`) or block hash to read the state at. Defaults to `latest` when omitted.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
    *
    * @example
    * ```json
@@ -1158,7 +1158,7 @@ export interface NodeMethods {
    * - `slot`: Storage slot, at most 32 bytes of hex; leading zeros allowed.
    * - `block` (optional): Block number, tag (`latest`, `safe`, `finalized`, `earliest`, `pending`) or block hash to read the state at. Defaults to `latest` when omitted.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
    *
    * @example
    * ```json
@@ -1182,7 +1182,7 @@ export interface NodeMethods {
    * - `transaction`: The call: `to`, `input` (calldata) and optionally `from`, `gas`, fee fields, `value`.
    * - `block` (optional): Block number, tag (`latest`, `safe`, `finalized`, `earliest`, `pending`) or block hash to read the state at. Defaults to `latest` when omitted.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error; 3 execution reverted.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error; 3 execution reverted.
    *
    * @example
    * ```json
@@ -1209,7 +1209,7 @@ export interface NodeMethods {
    * - `transaction`: The transaction to estimate: `from`, `to`, `value`, `input`, fee fields, access/authorization lists.
    * - `block` (optional): Block number or tag to estimate against. Defaults to `latest` (some nodes use `pending`).
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error; 3 execution reverted.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error; 3 execution reverted.
    *
    * @example
    * ```json
@@ -1233,7 +1233,7 @@ export interface NodeMethods {
    * Params:
    * - `filter`: Block range or block hash, addresses and topics to match.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
    *
    * @example
    * ```json
@@ -1281,7 +1281,7 @@ export interface NodeMethods {
    * Params:
    * - `transactionHash`: Hash of the transaction.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
    *
    * @example
    * ```json
@@ -1324,7 +1324,7 @@ export interface NodeMethods {
    * Params:
    * - `transactionHash`: Hash of the transaction.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
    *
    * @example
    * ```json
@@ -1368,7 +1368,7 @@ export interface NodeMethods {
    * - `blockHash`: Hash of the block.
    * - `index`: Position of the transaction in the block (hex, from 0x0).
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
    *
    * @example
    * ```json
@@ -1411,7 +1411,7 @@ export interface NodeMethods {
    * - `block`: Block number (hex) or tag.
    * - `index`: Position of the transaction in the block (hex, from 0x0).
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
    *
    * @example
    * ```json
@@ -1453,7 +1453,7 @@ export interface NodeMethods {
    * Params:
    * - `blockHash`: Hash of the block.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
    *
    * @example
    * ```json
@@ -1477,7 +1477,7 @@ export interface NodeMethods {
    * Params:
    * - `block`: Block number (hex) or tag.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
    *
    * @example
    * ```json
@@ -1501,7 +1501,7 @@ export interface NodeMethods {
    * Params:
    * - `block`: Block number (hex), tag or block hash.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
    *
    * @example
    * ```json
@@ -1544,7 +1544,7 @@ export interface NodeMethods {
    * Params:
    * - `transaction`: The signed transaction, hex encoded.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded; -32003 Upstream unavailable; -32004 Upstream timeout; -32000 Node error; 3 execution reverted; 1 Nonce too low; 2 Nonce too high; 4 Invalid opcode; 800 Intrinsic gas too low / Intrinsic gas exceeds gas limit; 801 Transaction ran out of gas; 802 Gas price too low / Gas price below configured minimum; 803 Tx gas limit exceeds max block gas limit; 804 Max priority fee per gas higher than max fee per gas; 805 Gas uint64 overflow; 806 Max fee per gas less than block base fee; 807 Max priority fee per gas higher than 2^256-1; 808 Max fee per gas higher than 2^256-1; 809 Insufficient funds for gas * price + value; 1000 Already known transaction; 1001 Invalid sender.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error; 3 execution reverted; 1 Nonce too low; 2 Nonce too high; 4 Invalid opcode; 800 Intrinsic gas too low / Intrinsic gas exceeds gas limit; 801 Transaction ran out of gas; 802 Gas price too low / Gas price below configured minimum; 803 Tx gas limit exceeds max block gas limit; 804 Max priority fee per gas higher than max fee per gas; 805 Gas uint64 overflow; 806 Max fee per gas less than block base fee; 807 Max priority fee per gas higher than 2^256-1; 808 Max fee per gas higher than 2^256-1; 809 Insufficient funds for gas * price + value; 1000 Already known transaction; 1001 Invalid sender.
    *
    * @example
    * ```json
@@ -1562,7 +1562,7 @@ export interface NodeMethods {
    *
    * Returns the OpenRPC document that describes this API (this contract): methods, parameters, results, errors, schemas and the access-point URL templates. Answered by rpcgate itself, without calling a node. Tools such as the OpenRPC playground or code generators can read it.
    *
-   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32001 Unauthorized; -32002 Forbidden; -32005 Limit exceeded.
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable.
    *
    * @example
    * ```json

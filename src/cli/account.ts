@@ -8,6 +8,7 @@
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { createClient, RpcClientError, type AccountClient, type NetworkChoice, type Service } from '../../generated/account/client.js';
+import { GatewayErrorCode } from '../gateway/errors.js';
 import { summarizeData } from './output.js';
 import { SESSION_COOKIE, SessionStore, type StoredSession } from './session.js';
 
@@ -163,7 +164,7 @@ function keepSession(ctx: ApiContext, change: CookieChange | undefined): void {
   });
 }
 
-const isNoSession = (e: unknown) => e instanceof RpcClientError && e.code === -32001 && (e.data as { reason?: unknown } | undefined)?.reason === 'session';
+const isNoSession = (e: unknown) => e instanceof RpcClientError && e.code === GatewayErrorCode.Unauthorized && (e.data as { reason?: unknown } | undefined)?.reason === 'session';
 
 function transportError(server: ServerRef, e: unknown): CliError {
   const err = e as Error & { cause?: { code?: string; message?: string } };

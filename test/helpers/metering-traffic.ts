@@ -109,10 +109,10 @@ export async function runTraffic(svc: RunningService, expect: (cond: boolean, wh
   for (let i = 0; i < 2; i++) is(count(await post(A1m, call('eth_blockNumber'))), 200, 'a1');
   is(await post(A1m, call('eth_call', [{ to: ADDR, data: '0x' }, 'latest'])), 403, 'a2 allowlist');
   r = count(await post(A1m, [call('eth_chainId', [], 1), call('eth_call', [{ to: ADDR, data: '0x' }, 'latest'], 2), call('eth_getBalance', [ADDR, 'latest'], 3)]));
-  expect(JSON.stringify(r.body.map((x: Json) => x.error?.code ?? x.result)) === JSON.stringify(['0x1', -32002, '0x0']), `a3 items ${r.text}`);
+  expect(JSON.stringify(r.body.map((x: Json) => x.error?.code ?? x.result)) === JSON.stringify(['0x1', -32601, '0x0']), `a3 items ${r.text}`);
   for (let i = 0; i < 2; i++) {
     const t = await post(A1t, call('eth_blockNumber'));
-    expect((t.status === 502 || t.status === 503) && t.body.error.code === -32003, `a4 dead upstream: ${t.status} ${t.text}`);
+    expect((t.status === 502 || t.status === 503) && t.body.error.code === -32042 && t.body.error.data.source === 'rpcgate' && t.body.error.data.reason === 'upstream', `a4 dead upstream: ${t.status} ${t.text}`);
   }
   is(await post(A1m, call('eth_getBalance', ['0xzz', 'latest'])), 200, 'a5 invalid params');
 
@@ -152,21 +152,21 @@ export async function runTraffic(svc: RunningService, expect: (cond: boolean, wh
       key: {
         total: 18,
         byOutcome: outcomes({ ok: 9, node_error: 1, validation: 4, limit: 3, allowlist: 1 }),
-        errorsByCode: { '-32005': 3, '-32000': 1, '-32002': 1, '-32600': 1, '-32601': 1, '-32602': 1, '-32700': 1 },
+        errorsByCode: { '-32005': 3, '-32000': 1, '-32041': 1, '-32600': 1, '-32601': 1, '-32602': 1, '-32700': 1 },
         methods: { eth_blockNumber: 10, eth_chainId: 2, eth_getBalance: 1, eth_call: 1, other: 4 },
         byNetwork: { mainnet: 18 },
       },
       app: {
         total: 9,
         byOutcome: outcomes({ ok: 4, allowlist: 2, upstream_error: 2, validation: 1 }),
-        errorsByCode: { '-32002': 2, '-32003': 2, '-32602': 1 },
+        errorsByCode: { '-32601': 2, '-32042': 2, '-32602': 1 },
         methods: { eth_blockNumber: 4, eth_call: 2, eth_chainId: 1, eth_getBalance: 2 },
         byNetwork: { mainnet: 7, testnet: 2 },
       },
       jwtApp: {
         total: 2,
         byOutcome: outcomes({ ok: 1, auth: 1 }),
-        errorsByCode: { '-32001': 1 },
+        errorsByCode: { '-32016': 1 },
         methods: { eth_chainId: 1, other: 1 },
         byNetwork: { mainnet: 2 },
       },

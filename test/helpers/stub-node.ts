@@ -1,6 +1,8 @@
 // A stand-in node for tests of rpcgate's own paths (metering, metrics, logs): answers at once (or after `delayMs`),
 // single or batch; notifications get no answer. eth_blockNumber 0x10, eth_chainId 0x1, eth_getBalance 0x0, and
-// eth_call always fails with the node error {code: -32000, message: "execution reverted"}. `items()` counts calls.
+// eth_call always fails with the node error {code: -32000, message: "execution reverted"}, eth_getTransactionByHash
+// with EIP-1474's {code: -32001, message: "resource not found"} (the code rpcgate itself must not use). `items()`
+// counts calls.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -14,6 +16,7 @@ export interface StubNode {
 }
 
 export const NODE_ERROR = { code: -32000, message: 'execution reverted' };
+export const NODE_NOT_FOUND = { code: -32001, message: 'resource not found' };
 
 export function startStubNode(opts: { delayMs?: number } = {}): Promise<StubNode> {
   let items = 0;
@@ -21,6 +24,7 @@ export function startStubNode(opts: { delayMs?: number } = {}): Promise<StubNode
     items++;
     if (m.id === undefined) return undefined;
     if (m.method === 'eth_call') return { jsonrpc: '2.0', id: m.id, error: NODE_ERROR };
+    if (m.method === 'eth_getTransactionByHash') return { jsonrpc: '2.0', id: m.id, error: NODE_NOT_FOUND };
     const result = m.method === 'eth_chainId' ? '0x1' : m.method === 'eth_blockNumber' ? '0x10' : '0x0';
     return { jsonrpc: '2.0', id: m.id, result };
   };

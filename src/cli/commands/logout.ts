@@ -1,6 +1,7 @@
 // `rpcgate logout`: ends the session on the server and removes it from the session file.
 import type { Command } from 'commander';
 import { RpcClientError } from '../../../generated/account/client.js';
+import { GatewayErrorCode } from '../../gateway/errors.js';
 import { addApiOptions, runApi, type ApiFlags } from '../account.js';
 
 export function register(program: Command): void {
@@ -12,7 +13,7 @@ export function register(program: Command): void {
           await ctx.api.request('account_logOut');
         } catch (e) {
           // Already over on the server (expired, logged out elsewhere): logging out is done all the same.
-          if (!(e instanceof RpcClientError && e.code === -32001)) throw e;
+          if (!(e instanceof RpcClientError && e.code === GatewayErrorCode.Unauthorized)) throw e;
           hadSession = false;
         }
       }

@@ -16,10 +16,12 @@
 //   address is refused, since it would read every contract), eth_getCode and eth_getStorageAt (params[0]).
 //   Other methods are not restricted by it.
 // Methods: only the listed method names.
-// Refusals: 403 -32002 with data { reason: 'origin' | 'ip' | 'address' | 'method', … }.
+// Refusals (src/gateway/errors.ts): 403 -32041 with data { source: 'rpcgate', reason: 'origin' | 'ip' | 'address', … };
+// a method not on the list: 403 -32601 with data { source: 'rpcgate', reason: 'method', method }.
 import { BlockList, isIP } from 'node:net';
 import type { Allowlists } from '../store/access.js';
-import { forbidden, type RpcError } from '../../toolkit/rpc/errors.js';
+import type { RpcError } from '../../toolkit/rpc/errors.js';
+import { forbidden, methodNotAllowed } from '../errors.js';
 
 /** An origin entry, parsed. `scheme` undefined = any scheme; `port` '' = the scheme's default port. */
 interface OriginRule {
@@ -185,7 +187,7 @@ export function addressesOf(method: string, params: readonly unknown[]): readonl
 /** Per-call kinds (method, address): the refusal for this call, or undefined when allowed. */
 export function checkCallAllowlists(c: CompiledAllowlists, method: string, params: readonly unknown[]): RpcError | undefined {
   if (c.method !== undefined && !c.method.has(method)) {
-    return forbidden(`method ${shown(method)} is not on this app's allowlist`, { reason: 'method', method: shown(method) });
+    return methodNotAllowed(shown(method));
   }
   if (c.address !== undefined) {
     const addrs = addressesOf(method, params);

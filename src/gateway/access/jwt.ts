@@ -10,7 +10,8 @@
 // the Authorization header is ignored.
 import { decodeProtectedHeader, errors, importSPKI, jwtVerify, type CryptoKey } from 'jose';
 import type { JwtAlg } from '../store/schema.js';
-import { unauthorized, type RpcError } from '../../toolkit/rpc/errors.js';
+import type { RpcError } from '../../toolkit/rpc/errors.js';
+import { unauthorized } from '../errors.js';
 
 export const CLOCK_TOLERANCE_SEC = 30;
 
@@ -81,7 +82,7 @@ export function jwtError(problem: JwtProblem, kid?: string): RpcError {
     'key unusable': 'the app\'s JWT key for this kid cannot be used',
     'no keys': 'this app requires a JWT but has no JWT public keys',
   };
-  const data: Record<string, unknown> = { reason: 'jwt', detail: problem };
+  const data: { reason: 'jwt'; [k: string]: unknown } = { reason: 'jwt', detail: problem };
   if (kid !== undefined) data.kid = kid.length > 128 ? kid.slice(0, 128) + '…' : kid;
   return unauthorized(what[problem], data);
 }

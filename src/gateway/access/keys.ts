@@ -3,7 +3,8 @@
 // config (./keys.ts: ConfigKeyStore, including the dev-mode development key).
 import { randomBytes } from 'node:crypto';
 import type { AccessPoint, KeyConfig } from '../config/config.js';
-import { forbidden, unauthorized, type RpcError } from '../../toolkit/rpc/errors.js';
+import type { RpcError } from '../../toolkit/rpc/errors.js';
+import { forbidden, unauthorized } from '../errors.js';
 import type { CompiledAllowlists } from './allowlist.js';
 import type { JwtKeySet } from './jwt.js';
 
@@ -122,11 +123,11 @@ export function routeRefusal(p: Principal, network: string, accessPoint: AccessP
       if (p.networks !== undefined && !p.networks.includes(network))
         return forbidden(`API key is not valid for network ${network}`, { reason: 'network', network, accessPoint });
       if (p.accessPoints !== undefined && !p.accessPoints.includes(accessPoint))
-        return forbidden(`API key is not valid on this access point`, { reason: 'access-point', network, accessPoint });
+        return forbidden(`API key is not valid on this access point`, { reason: 'url', network, accessPoint });
       return undefined;
     case 'app':
       if (accessPoint !== 'A')
-        return forbidden(`this is an app key: use /${network}/v2/<key> (access point A)`, { reason: 'access-point', network, accessPoint, expected: 'A' });
+        return forbidden(`this is an app key: use /${network}/v2/<key> (access point A)`, { reason: 'url', network, accessPoint, expected: 'A' });
       if (!p.networks.has(network))
         return forbidden(
           p.networks.size === 0
@@ -137,7 +138,7 @@ export function routeRefusal(p: Principal, network: string, accessPoint: AccessP
       return undefined;
     case 'network-key':
       if (accessPoint !== 'B')
-        return forbidden(`this is a network API key: use /${p.network}/<key> (access point B), without /v2`, { reason: 'access-point', network, accessPoint, expected: 'B' });
+        return forbidden(`this is a network API key: use /${p.network}/<key> (access point B), without /v2`, { reason: 'url', network, accessPoint, expected: 'B' });
       if (network !== p.network)
         return forbidden(`API key is valid only for network ${p.network}`, { reason: 'network', network, accessPoint, keyNetwork: p.network });
       return undefined;

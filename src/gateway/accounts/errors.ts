@@ -1,11 +1,13 @@
-// The account API's own errors (contracts/account.openrpc.json components.errors), beside the shared ones in
-// src/toolkit/rpc/errors.ts (-32602 invalid params, -32001 unauthorized, -32002 forbidden, -32603 internal).
-import { ErrorCode, RpcError, forbidden, invalidParams, unauthorized } from '../../toolkit/rpc/errors.js';
+// The account API's own errors (contracts/account.openrpc.json components.errors), beside the JSON-RPC standard
+// ones (src/toolkit/rpc/errors.ts) and rpcgate's shared refusals (src/gateway/errors.ts: unauthorized, forbidden).
+// -32010 and -32011 lie outside EIP-1474's -32000..-32006; -32005 keeps its EIP-1474 meaning (limit exceeded).
+import { RpcError, invalidParams } from '../../toolkit/rpc/errors.js';
+import { GatewayErrorCode, forbidden, unauthorized } from '../errors.js';
 
 export const AccountErrorCode = {
   NotFound: -32010,
   Conflict: -32011,
-  LimitReached: ErrorCode.LimitExceeded,
+  LimitReached: GatewayErrorCode.LimitExceeded,
 } as const;
 
 /** Not found among the caller's objects. Another user's object gets exactly this answer (no existence leak). */

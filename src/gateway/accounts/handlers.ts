@@ -12,7 +12,8 @@ import { importSPKI } from 'jose';
 import type { Handlers } from '../../toolkit/rpc/engine.js';
 import type { CallContext } from '../../toolkit/rpc/engine.js';
 import type { ParamsOf, ResultOf } from '../../toolkit/rpc/descriptor.js';
-import { RpcError, invalidParams, limitExceeded } from '../../toolkit/rpc/errors.js';
+import { RpcError, invalidParams } from '../../toolkit/rpc/errors.js';
+import { limitExceeded } from '../errors.js';
 import { methods as accountMethods, type Methods } from '../../../generated/account/methods.js';
 import type * as T from '../../../generated/account/types.js';
 import { methods as nodeMethods } from '../../../generated/node/methods.js';
@@ -102,7 +103,7 @@ class LoginThrottle {
   check(email: string, now = Date.now()): RpcError | undefined {
     const f = this.fails.get(email);
     if (f === undefined || f.until <= now || f.n < this.max) return undefined;
-    return limitExceeded({ limit: this.max, period: `${Math.round(this.windowMs / 60_000)} minutes`, resetAt: f.until }, 'too many failed log-ins for this email: try again later', now);
+    return limitExceeded({ limit: this.max, period: `${Math.round(this.windowMs / 60_000)} minutes`, resetAt: f.until }, 'too many failed log-ins for this email: try again later', now, 'rate');
   }
   fail(email: string, now = Date.now()): void {
     if (this.fails.size > 100_000) for (const [k, v] of this.fails) if (v.until <= now) this.fails.delete(k);

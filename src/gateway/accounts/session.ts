@@ -3,7 +3,7 @@
 // Session cookie `rpcgate_session`: a random 256-bit token (only its SHA-256 is stored, with an expiry);
 // HttpOnly (no script access), SameSite=Lax (not sent on cross-site POSTs), Path=/, Secure when served over https.
 //
-// Origin check (CSRF): every call that changes something is refused (403, -32002) when the request carries an
+// Origin check (CSRF): every call that changes something is refused (403, -32041) when the request carries an
 // `Origin` header other than this server's own origin — the configured public base URL's origin, else the origin the
 // request was addressed to (scheme + Host) — or one of the configured allowed origins. Browsers send Origin on every
 // POST, so a cross-site page cannot get a changing call through. Requests without Origin come from non-browser clients

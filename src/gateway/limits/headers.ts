@@ -1,5 +1,6 @@
 // A decision as HTTP: rate-limit headers on every node API response, and the -32005 error when refused.
-import { limitExceeded, type RpcError } from '../../toolkit/rpc/errors.js';
+import type { RpcError } from '../../toolkit/rpc/errors.js';
+import { limitExceeded } from '../errors.js';
 import type { LimitDecision } from './types.js';
 
 /**
@@ -35,7 +36,7 @@ let lastResetStr = '';
 const PERIOD_WORD = { second: 'second', day: 'day (UTC)', month: 'month (UTC)' } as const;
 
 /**
- * The refusal as an RpcError: -32005, HTTP 429, data {limit, period, resetAt (ISO)}, and the headers
+ * The refusal as an RpcError: -32005, HTTP 429, data {source, reason: rate|quota, limit, period, resetAt (ISO)}, and the headers
  * (x-ratelimit-* and Retry-After) for a single request.
  */
 export function limitError(d: LimitDecision, now = Date.now()): RpcError {

@@ -5,7 +5,8 @@
 import { checkCall, hasCallChecks, type Principal } from '../access/index.js';
 import { limitError, limitHeaders, MemoryLimiter, type LimitDecision, type Limiter } from '../limits/index.js';
 import type { AdmitCall, AdmitFn, AdmitResult, CallContext } from '../../toolkit/rpc/engine.js';
-import { internalError, RpcError } from '../../toolkit/rpc/errors.js';
+import { RpcError } from '../../toolkit/rpc/errors.js';
+import { limitsBackendUnavailable } from '../errors.js';
 
 /** Headers that describe a subject's state without counting (for responses where nothing was admitted). */
 function stateHeaders(d: LimitDecision): Record<string, string> {
@@ -15,7 +16,7 @@ function stateHeaders(d: LimitDecision): Record<string, string> {
 
 function limiterDown(err: unknown, onError?: (err: unknown) => void): RpcError {
   onError?.(err);
-  return internalError({ reason: 'limits backend unavailable' }, 503);
+  return limitsBackendUnavailable();
 }
 
 /** Rate-limit headers of a principal's current state (refusals before the engine: route, origin, IP, JWT). */

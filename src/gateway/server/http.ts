@@ -35,7 +35,8 @@ import type { Logger } from 'pino';
 import { checkRequest, clientIp } from '../access/request.js';
 import { routeRefusal, type AccessPoint, type KeyStore, type Principal } from '../access/keys.js';
 import { errorResponse, type CallContext, type Engine, type EngineResponse } from '../../toolkit/rpc/engine.js';
-import { RpcError, internalError, payloadTooLarge, unauthorized } from '../../toolkit/rpc/errors.js';
+import { RpcError, internalError, payloadTooLarge } from '../../toolkit/rpc/errors.js';
+import { unauthorized } from '../errors.js';
 import type { CallMeter } from './metering.js';
 
 /** An extra route (e.g. the account API): gets every request whose path is `prefix` or starts with `prefix/`. */

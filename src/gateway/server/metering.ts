@@ -12,27 +12,30 @@
 // Outcome of a call (with its JSON-RPC code when not ok):
 //   engine stage ok                         → ok
 //   invalid (envelope, method, params)       → validation (-32700, -32600, -32601, -32602)
-//   refused by the admission hook            → by code: -32005 limit, -32002 allowlist, -32001 auth; anything else
-//                                              (limits backend down: -32603/503) → upstream_error
+//   refused by the admission hook            → by code (src/gateway/errors.ts): -32005 limit, -32041 or -32601 (method
+//                                              allowlist) allowlist, -32016 auth; anything else (limits backend
+//                                              down: -32044) → upstream_error
 //   failed: an error with HTTP status 200    → node_error (the node's own error, passed through)
 //   failed: any other (502/503/504/500)      → upstream_error (no healthy upstream, timeout, bad answer, strict
 //                                              result violation, unexpected failure)
-//   refused by the HTTP front                → by code: -32001 auth, -32002 allowlist, -32005 limit, -32603 upstream_error,
-//                                              else validation (-32600: 404/413/415)
+//   refused by the HTTP front                → by code: -32016 auth, -32041 allowlist, -32005 limit, -32044 and -32603
+//                                              upstream_error, else validation (-32600: 404/413/415)
 // Limit refusals are also counted in rpcgate_limit_refusals_total{network,period} (per refused call).
 import type { Principal } from '../access/keys.js';
 import type { LimitPeriod } from '../limits/types.js';
 import { OTHER, meterPrincipal, type Meter, type Metrics, type Outcome } from '../metering/index.js';
 import type { CallContext, CallObserver, CallStage } from '../../toolkit/rpc/engine.js';
 import { ErrorCode, type RpcError } from '../../toolkit/rpc/errors.js';
+import { GatewayErrorCode } from '../errors.js';
 
 function refusalOutcome(code: number): Outcome {
   switch (code) {
-    case ErrorCode.LimitExceeded:
+    case GatewayErrorCode.LimitExceeded:
       return 'limit';
-    case ErrorCode.Forbidden:
+    case GatewayErrorCode.Forbidden:
+    case GatewayErrorCode.MethodNotAllowed:
       return 'allowlist';
-    case ErrorCode.Unauthorized:
+    case GatewayErrorCode.Unauthorized:
       return 'auth';
     default:
       return 'upstream_error';
@@ -81,7 +84,13 @@ export class CallMeter {
   refused(network: string, principal: Principal | undefined, err: RpcError, startedAt: number): void {
     const c = err.code;
     const outcome: Outcome =
-      c === ErrorCode.Unauthorized || c === ErrorCode.Forbidden || c === ErrorCode.LimitExceeded || c === ErrorCode.InternalError ? refusalOutcome(c) : 'validation';
+      c === GatewayErrorCode.Unauthorized ||
+      c === GatewayErrorCode.Forbidden ||
+      c === GatewayErrorCode.LimitExceeded ||
+      c === GatewayErrorCode.LimitsBackendUnavailable ||
+      c === ErrorCode.InternalError
+        ? refusalOutcome(c)
+        : 'validation';
     this.meter.record({ principal: meterPrincipal(principal), network, method: OTHER, outcome, code: c, latencyMs: performance.now() - startedAt });
     if (outcome === 'limit') this.limitRefused(network, err);
   }

@@ -1,5 +1,6 @@
 // The account API through its generated client. Same origin: the browser sends the HttpOnly session cookie itself.
 import { createClient, RpcClientError, type AccountClient } from '../../../generated/account/client.js';
+import { GatewayErrorCode } from '../errors.js';
 
 export type * from '../../../generated/account/client.js';
 export { RpcClientError };
@@ -50,4 +51,4 @@ function sentence(field: string, reason: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? '' : '.');
 }
 
-export const isUnauthorized = (e: unknown): boolean => e instanceof RpcClientError && e.code === -32001;
+export const isUnauthorized = (e: unknown): boolean => e instanceof RpcClientError && e.code === GatewayErrorCode.Unauthorized;

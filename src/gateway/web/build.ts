@@ -17,6 +17,8 @@ const INPUTS = [
   'src/gateway/web',
   'vite.config.ts',
   'src/toolkit/client/runtime.ts',
+  'src/gateway/errors.ts',
+  'src/toolkit/rpc/errors.ts',
   'generated/account/client.ts',
   'generated/account/methods.ts',
   'generated/node/examples.ts',

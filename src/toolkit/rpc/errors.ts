@@ -1,18 +1,14 @@
 // JSON-RPC errors as values: code, message, data and the HTTP status a single request answers with.
-// The table is DESIGN.md's "Errors" section; every constructor below is one row of it.
+// Only the JSON-RPC 2.0 standard errors live here; an application's own codes (rpcgate's: src/gateway/errors.ts)
+// are built on RpcError.
 
-/** JSON-RPC error codes used by rpcgate. -32700..-32603 are JSON-RPC 2.0; the -320xx ones are rpcgate's server codes. */
+/** The JSON-RPC 2.0 standard error codes. */
 export const ErrorCode = {
   ParseError: -32700,
   InvalidRequest: -32600,
   MethodNotFound: -32601,
   InvalidParams: -32602,
   InternalError: -32603,
-  Unauthorized: -32001,
-  Forbidden: -32002,
-  UpstreamUnavailable: -32003,
-  UpstreamTimeout: -32004,
-  LimitExceeded: -32005,
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -83,45 +79,4 @@ export function internalError(data?: unknown, httpStatus = 500): RpcError {
 /** A result that does not match the method's result schema (strict mode): a bug or a nonconformant node. */
 export function resultViolation(path: string, reason: string): RpcError {
   return new RpcError(ErrorCode.InternalError, 'internal error: result violates the contract', { reason, path }, 500);
-}
-
-/** Missing, unknown or revoked key; JWT required but missing or invalid. */
-export function unauthorized(message = 'missing or invalid API key', data?: unknown): RpcError {
-  return new RpcError(ErrorCode.Unauthorized, message, data, 401);
-}
-
-/** Key not valid for this network; origin, IP, address or method not on the allowlist. */
-export function forbidden(message = 'forbidden', data?: unknown): RpcError {
-  return new RpcError(ErrorCode.Forbidden, message, data, 403);
-}
-
-export interface LimitInfo {
-  limit: number;
-  /** e.g. 'second', 'day', 'month'. */
-  period: string;
-  /** When the window resets: a Date or epoch milliseconds. */
-  resetAt: Date | number;
-}
-
-/** Rate or quota exceeded: 429 with Retry-After (whole seconds until reset, at least 1). */
-export function limitExceeded(info: LimitInfo, message?: string, now = Date.now()): RpcError {
-  const resetMs = typeof info.resetAt === 'number' ? info.resetAt : info.resetAt.getTime();
-  const retryAfter = Math.max(1, Math.ceil((resetMs - now) / 1000));
-  return new RpcError(
-    ErrorCode.LimitExceeded,
-    message ?? `limit exceeded: ${info.limit} requests per ${info.period}`,
-    { limit: info.limit, period: info.period, resetAt: new Date(resetMs).toISOString() },
-    429,
-    { 'Retry-After': String(retryAfter) },
-  );
-}
-
-/** No healthy upstream (503), or the upstream answered with something that is not JSON-RPC (502). */
-export function upstreamUnavailable(data?: { network?: string; reason?: string; [k: string]: unknown }, httpStatus: 502 | 503 = 503): RpcError {
-  return new RpcError(ErrorCode.UpstreamUnavailable, 'upstream unavailable', data, httpStatus);
-}
-
-/** The upstream did not answer in time. */
-export function upstreamTimeout(data?: { network?: string; timeoutMs?: number; [k: string]: unknown }): RpcError {
-  return new RpcError(ErrorCode.UpstreamTimeout, 'upstream timeout', data, 504);
 }

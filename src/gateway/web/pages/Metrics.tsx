@@ -4,6 +4,7 @@ import { useCallback, useEffect, useId, useState } from 'react';
 import { api, describeError, type ShownError, type UsagePoint, type UsageSeries } from '../api.js';
 import { BarList, TimeBars, TimeLines, ms, pct, timeLong, type Granularity } from '../charts.js';
 import { ErrorText, fmt } from '../components.js';
+import { GATEWAY_ERRORS } from '../../errors.js';
 
 export interface RangeDef {
   id: string;
@@ -28,16 +29,14 @@ export function rangeQuery(r: RangeDef, now = Date.now()): { from: string; to: s
   return { from: new Date(to - r.buckets * G).toISOString(), to: new Date(to).toISOString(), granularity: r.granularity };
 }
 
-/** JSON-RPC codes rpcgate itself answers with (DESIGN.md's error table); other codes are the node's own. */
+/** JSON-RPC codes rpcgate itself answers with (the standard ones and src/gateway/errors.ts); others are the node's. */
 const CODE_NAMES: Record<string, string> = {
   '-32700': 'parse error',
-  '-32600': 'invalid request / missing key',
-  '-32601': 'method not found',
+  '-32600': 'invalid request / too large',
+  '-32601': 'method not found / not allowed',
   '-32602': 'invalid params',
-  '-32603': 'internal / upstream error',
-  '-32001': 'unauthorized',
-  '-32002': 'forbidden (allowlist, network)',
-  '-32005': 'limit reached',
+  '-32603': 'internal error',
+  ...Object.fromEntries(GATEWAY_ERRORS.filter((r) => r.code !== -32601).map((r) => [String(r.code), r.message.toLowerCase()])),
   '0': 'no code',
 };
 

@@ -1,0 +1,121 @@
+// rpcgate's own errors: the refusals and failures the gateway answers with itself (key, JWT, allowlists, limits,
+// upstream), beside the JSON-RPC 2.0 standard ones of src/toolkit/rpc/errors.ts.
+//
+// Nodes answer with EIP-1474 codes (-32000..-32006: -32001 "resource not found", -32002 "resource unavailable", …)
+// and rpcgate passes those through untouched. So its own codes stay out of that range (except -32005 and -32601,
+// whose EIP-1474/JSON-RPC meaning is exactly the refusal's), and every error rpcgate produces carries
+// `data.source = "rpcgate"` plus a machine word in `data.reason`: a client tells rpcgate's answer from the node's by
+// `data.source`, never by the code alone. GATEWAY_ERRORS is the one table of codes, HTTP statuses and reasons; the
+// contracts' components.errors and README's table are checked against it (test/contract.test.ts).
+// -32016 follows field practice (eRPC, Goldsky answer an invalid key with it); execution-apis also lists -32016
+// "Timeout" for eth_simulateV1, which openrpc.json does not serve — were it added, data.source still tells the two apart.
+import { ErrorCode, RpcError } from '../toolkit/rpc/errors.js';
+
+/** `data.source` of every error rpcgate itself produces (a node's error never has it added). */
+export const SOURCE = 'rpcgate';
+
+export const GatewayErrorCode = {
+  Unauthorized: -32016,
+  Forbidden: -32041,
+  /** JSON-RPC's "method not found", answered with HTTP 403 when the key's method allowlist refuses the method. */
+  MethodNotAllowed: ErrorCode.MethodNotFound,
+  /** EIP-1474's "limit exceeded". */
+  LimitExceeded: -32005,
+  UpstreamUnavailable: -32042,
+  UpstreamTimeout: -32043,
+  LimitsBackendUnavailable: -32044,
+} as const;
+export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
+
+export interface GatewayErrorRow {
+  name: keyof typeof GatewayErrorCode;
+  code: GatewayErrorCode;
+  message: string;
+  httpStatus: readonly number[];
+  /** The words `data.reason` takes for this code. */
+  reasons: readonly string[];
+  meaning: string;
+}
+
+/** The table: one row per code rpcgate answers with on its own. */
+export const GATEWAY_ERRORS = [
+  { name: 'Unauthorized', code: -32016, message: 'Unauthorized', httpStatus: [401], reasons: ['key', 'jwt', 'session', 'credentials'], meaning: 'API key missing, unknown or revoked; JWT required but missing, invalid or expired (account API: no session, wrong credentials)' },
+  { name: 'Forbidden', code: -32041, message: 'Forbidden', httpStatus: [403], reasons: ['network', 'url', 'origin', 'ip', 'address'], meaning: 'key valid but not here: other network, wrong URL shape, origin / IP / contract address not on the allowlist' },
+  { name: 'MethodNotAllowed', code: -32601, message: 'Method not allowed', httpStatus: [403], reasons: ['method'], meaning: "method not on the key's method allowlist (a method that does not exist is -32601 with HTTP 200, without data.source)" },
+  { name: 'LimitExceeded', code: -32005, message: 'Limit exceeded', httpStatus: [429], reasons: ['rate', 'quota'], meaning: 'request rate or daily/monthly quota used up; `Retry-After` says when to retry' },
+  { name: 'UpstreamUnavailable', code: -32042, message: 'Upstream unavailable', httpStatus: [502, 503], reasons: ['upstream'], meaning: 'node unreachable or answered something that is not JSON-RPC (502), or no healthy node (503)' },
+  { name: 'UpstreamTimeout', code: -32043, message: 'Upstream timeout', httpStatus: [504], reasons: ['timeout'], meaning: 'the node did not answer in time' },
+  { name: 'LimitsBackendUnavailable', code: -32044, message: 'Limits backend unavailable', httpStatus: [503], reasons: ['limits-backend'], meaning: 'the shared limiter (Redis) is down: refused rather than served unmetered' },
+] as const satisfies readonly GatewayErrorRow[];
+
+export type Reason = (typeof GATEWAY_ERRORS)[number]['reasons'][number];
+
+/** The table as Markdown (README.md carries exactly this; test/contract.test.ts compares). */
+export function errorTableMarkdown(): string {
+  const rows = GATEWAY_ERRORS.map((r) => `| ${r.code} | ${r.httpStatus.join(', ')} | ${r.reasons.map((w) => `\`${w}\``).join(', ')} | ${r.meaning} |`);
+  return ['| code | HTTP | `data.reason` | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+type Data<R extends Reason> = { reason: R; [k: string]: unknown };
+
+const make = (code: number, message: string, data: Data<Reason>, httpStatus: number, headers?: Record<string, string>) =>
+  new RpcError(code, message, { source: SOURCE, ...data }, httpStatus, headers);
+
+/** True when rpcgate produced this error itself (not a node's error passed through). */
+export function isGatewayError(e: RpcError): boolean {
+  return (e.data as { source?: unknown } | undefined)?.source === SOURCE;
+}
+
+/** Missing, unknown or revoked key; JWT required but missing or invalid; account API: no session, bad credentials. */
+export function unauthorized(message: string, data: Data<'key' | 'jwt' | 'session' | 'credentials'>): RpcError {
+  return make(GatewayErrorCode.Unauthorized, message, data, 401);
+}
+
+/** Key not valid for this network or URL shape; origin, IP or contract address not on the allowlist. */
+export function forbidden(message: string, data: Data<'network' | 'url' | 'origin' | 'ip' | 'address'>): RpcError {
+  return make(GatewayErrorCode.Forbidden, message, data, 403);
+}
+
+/** The key's method allowlist does not list this method (it exists: an unknown one is the toolkit's methodNotFound). */
+export function methodNotAllowed(method: string): RpcError {
+  return make(GatewayErrorCode.MethodNotAllowed, `method not allowed for this key: ${method}`, { reason: 'method', method }, 403);
+}
+
+export interface LimitInfo {
+  limit: number;
+  /** e.g. 'second', 'day', 'month'. */
+  period: string;
+  /** When the window resets: a Date or epoch milliseconds. */
+  resetAt: Date | number;
+}
+
+/**
+ * Rate or quota exceeded: 429 with Retry-After (whole seconds until reset, at least 1). `reason` is `rate` for a
+ * per-second limit, `quota` for a longer period, unless given.
+ */
+export function limitExceeded(info: LimitInfo, message?: string, now = Date.now(), reason?: 'rate' | 'quota'): RpcError {
+  const resetMs = typeof info.resetAt === 'number' ? info.resetAt : info.resetAt.getTime();
+  const retryAfter = Math.max(1, Math.ceil((resetMs - now) / 1000));
+  return make(
+    GatewayErrorCode.LimitExceeded,
+    message ?? `limit exceeded: ${info.limit} requests per ${info.period}`,
+    { reason: reason ?? (info.period === 'second' ? 'rate' : 'quota'), limit: info.limit, period: info.period, resetAt: new Date(resetMs).toISOString() },
+    429,
+    { 'Retry-After': String(retryAfter) },
+  );
+}
+
+/** No healthy upstream (503), or the upstream failed / answered with something that is not JSON-RPC (502). */
+export function upstreamUnavailable(network: string, detail: string, httpStatus: 502 | 503 = 503): RpcError {
+  return make(GatewayErrorCode.UpstreamUnavailable, 'upstream unavailable', { reason: 'upstream', network, detail }, httpStatus);
+}
+
+/** The node did not answer within `upstream.requestTimeoutMs` (or the connect timeout). */
+export function upstreamTimeout(network: string, detail: string, timeoutMs?: number): RpcError {
+  return make(GatewayErrorCode.UpstreamTimeout, 'upstream timeout', { reason: 'timeout', network, detail, ...(timeoutMs === undefined ? {} : { timeoutMs }) }, 504);
+}
+
+/** The shared limiter cannot be reached: fail closed (nothing is served unmetered). */
+export function limitsBackendUnavailable(): RpcError {
+  return make(GatewayErrorCode.LimitsBackendUnavailable, 'limits backend unavailable', { reason: 'limits-backend' }, 503);
+}
