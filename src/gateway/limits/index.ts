@@ -19,10 +19,11 @@ export interface CreateLimiterOptions extends LimitsConfig {
   redisPrefix?: string;
   /** An existing ioredis client to use instead of `redisUrl`. */
   redisClient?: RedisLimiterOptions['client'];
+  onConnectionError?: RedisLimiterOptions['onConnectionError'];
 }
 
 export function createLimiter(opts: CreateLimiterOptions = {}): Limiter {
-  const { redisUrl, redisPrefix, redisClient, ...plans } = opts;
-  if (redisUrl || redisClient) return new RedisLimiter({ ...plans, url: redisUrl, client: redisClient, prefix: redisPrefix });
+  const { redisUrl, redisPrefix, redisClient, onConnectionError, ...plans } = opts;
+  if (redisUrl || redisClient) return new RedisLimiter({ ...plans, url: redisUrl, client: redisClient, prefix: redisPrefix, onConnectionError });
   return new MemoryLimiter(plans);
 }

@@ -111,6 +111,8 @@ export interface RedisLimiterOptions extends LimitsConfig {
   client?: Redis;
   /** Key prefix, default `rpcgate:limits`. */
   prefix?: string;
+  /** Told once when an owned client loses Redis (again after it reconnects); calls meanwhile fail closed (-32044). */
+  onConnectionError?: (err: Error) => void;
 }
 
 interface RedisSlot extends Slot {
@@ -130,6 +132,15 @@ export class RedisLimiter implements Limiter {
     this.ownsClient = !opts.client;
     // Auto-pipelining writes concurrent scripts in one socket write; each call is still one round trip.
     const client = opts.client ?? new Redis(opts.url ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 2, enableAutoPipelining: true });
+    if (this.ownsClient) {
+      // Without an 'error' listener ioredis reports every failed reconnect as an unhandled error event on stderr.
+      let down = false;
+      client.on('error', (err: Error) => {
+        if (!down) opts.onConnectionError?.(err);
+        down = true;
+      });
+      client.on('ready', () => (down = false));
+    }
     client.defineCommand('rpcgateLimitConsume', { lua: CONSUME_LUA });
     client.defineCommand('rpcgateLimitConsumeBatch', { lua: CONSUME_BATCH_LUA });
     this.redis = client as ScriptedRedis;

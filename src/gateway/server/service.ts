@@ -181,7 +181,12 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     const secret = loadOrCreateServerSecret(config.dataDir, config.secret);
     access = new AccessIndex({ db: store.db, secret, chains: chainNetworks(config), logger });
     await access.start();
-    limiter = createLimiter({ ...config.limits, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
+    limiter = createLimiter({
+      ...config.limits,
+      redisUrl: config.redisUrl,
+      redisPrefix: config.redisPrefix,
+      onConnectionError: (err) => logger.error({ err }, 'limits: Redis unreachable; limited calls fail closed (-32044) until it is back'),
+    });
     if (config.metering) {
       meter = new Meter({
         db: store.db,
