@@ -16,9 +16,9 @@ import { histograms, parsePrometheusTextFormat, strictParse } from './helpers/pr
 import { usageSeries } from '../src/gateway/store/usage.js';
 import { Meter, meterPrincipal, type MeterEvent, type MeterLogger } from '../src/gateway/metering/meter.js';
 import { Metrics, upstreamLabel } from '../src/gateway/metering/prometheus.js';
-import { PERCENTILE_RELATIVE_ERROR, PROM_BOUNDS_SECONDS, bucketIndex, bucketLowerMs, bucketUpperMs, percentileMs } from '../src/gateway/metering/histogram.js';
+import { PERCENTILE_RELATIVE_ERROR, PROM_BOUNDS_SECONDS, bucketIndex, bucketLowerMs, bucketUpperMs, percentileMs } from '../src/gateway/usage/histogram.js';
 import { logRedaction, redactString, redactUrl } from '../src/gateway/metering/redact.js';
-import { OUTCOMES, type MeterPrincipal } from '../src/gateway/metering/types.js';
+import { OUTCOMES, type MeterPrincipal } from '../src/gateway/usage/types.js';
 import type { Principal } from '../src/gateway/access/keys.js';
 
 

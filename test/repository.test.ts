@@ -4,7 +4,7 @@
 // nothing beside it.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXECUTION_APIS_DIR, readRecordedExchanges } from './helpers/execution-apis.js';
 
@@ -26,6 +26,38 @@ describe('the repository stands alone', () => {
       });
     }
     expect(found).toEqual([]);
+  });
+
+  it('comments and documents cite only files that exist in the repository', () => {
+    const files = execFileSync('git', ['ls-files', '-z', '--', 'src', 'test', 'codegen', 'bench', 'bin', '.ci', '*.md'], { cwd: root, encoding: 'utf8' })
+      .split('\0')
+      .filter((f) => /\.(ts|tsx|js|mjs|md)$/.test(f) && !f.startsWith('test/fixtures/'));
+    // A repository path (src/…, docs/…) or a Markdown file's name.
+    const CITE = /(?<![\w./@-])((?:\.{1,2}\/)*(?:src|codegen|test|bench|generated|docs|contracts|bin)\/[\w./-]*[\w-]|[\w-]+\.md)\b/g;
+    const exists = (f: string, p: string) =>
+      [p, p.replace(/\.js$/, '.ts'), p.replace(/\.js$/, '.tsx')].some((q) => existsSync(join(root, q)) || existsSync(join(root, dirname(f), q)));
+    const ignored = (p: string) => {
+      try {
+        execFileSync('git', ['check-ignore', '-q', p, `${p}/x`], { cwd: root });
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const missing: string[] = [];
+    let cited = 0;
+    for (const f of files) {
+      readFileSync(join(root, f), 'utf8').split('\n').forEach((line, i) => {
+        // In code, only the comment part of a line: a string may name a path of generated output or a test's scratch file.
+        const text = f.endsWith('.md') ? line : /^\s*(\*|\/\*)/.test(line) ? line : line.includes('//') ? line.slice(line.indexOf('//')) : '';
+        for (const m of text.matchAll(CITE)) {
+          cited++;
+          if (!exists(f, m[1]) && !ignored(m[1])) missing.push(`${f}:${i + 1}: ${m[1]}`);
+        }
+      });
+    }
+    expect(cited).toBeGreaterThan(50);
+    expect(missing).toEqual([]);
   });
 
   it('the vendored execution-apis corpus carries its licence, its source and its fixtures', () => {

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { HISTOGRAM_BUCKETS } from '../src/gateway/metering/histogram.js';
+import { HISTOGRAM_BUCKETS } from '../src/gateway/usage/histogram.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { openStore, upsertUsage, type UsageRow } from '../src/gateway/store/index.js';
 

@@ -13,8 +13,8 @@ import {
   usageToday,
   type UsageRow,
 } from '../src/gateway/store/usage.js';
-import { HISTOGRAM_BUCKETS, bucketIndex } from '../src/gateway/metering/histogram.js';
-import type { Outcome } from '../src/gateway/metering/types.js';
+import { HISTOGRAM_BUCKETS, bucketIndex } from '../src/gateway/usage/histogram.js';
+import type { Outcome } from '../src/gateway/usage/types.js';
 
 
 const MIN = GRANULARITY_MS.minute;

@@ -15,6 +15,7 @@
 // app's chain resolved to networks, the limiter subject allocated.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import { appSubject, userSubject } from '../limits/types.js';
 import { hashKey } from '../secrets/keys.js';
 import { KeyEventFeed, loadAccessEntry, loadAllActiveKeys, pruneKeyEvents, type AccessEntry, type Database } from '../store/index.js';
 import { compileAllowlists } from './allowlist.js';
@@ -22,7 +23,8 @@ import { JwtKeySet, pruneJwtKeyCache } from './jwt.js';
 import type { AppPrincipal, KeyStore, NetworkKeyPrincipal, Principal } from './keys.js';
 
 export * from './keys.js';
-export { checkRequest, checkCall, hasCallChecks, clientIp, type RequestInfo } from './request.js';
+export { routeRefusal } from './route.js';
+export { Denied, identify, checkKey, checkRequest, checkCall, hasCallChecks, clientIp, type AccessContext, type RequestInfo } from './pipeline.js';
 export { compileAllowlists, type CompiledAllowlists } from './allowlist.js';
 export { JwtKeySet, bearerToken, type JwtKeySpec } from './jwt.js';
 
@@ -187,7 +189,7 @@ export class AccessIndex implements KeyStore {
         userId: e.userId,
         name: e.name,
         network: e.network,
-        limitSubject: { kind: 'B', userId: e.userId },
+        limitSubject: userSubject(e.userId),
       };
       return p;
     }
@@ -202,7 +204,7 @@ export class AccessIndex implements KeyStore {
       allowlists: compileAllowlists(e.allowlists),
       requireJwt: e.requireJwt,
       jwt: e.jwtKeys.length > 0 ? new JwtKeySet(e.jwtKeys) : undefined,
-      limitSubject: { kind: 'A', appId: e.appId, userId: e.userId },
+      limitSubject: appSubject(e.appId, e.userId),
     };
     return p;
   }

@@ -4,7 +4,7 @@
 //   HS256-with-the-public-key-as-secret and RS384-for-an-RS256-key all fail;
 // - `exp` is required; `nbf`/`exp` are checked with a 30 s clock tolerance;
 // - public keys are imported once (importSPKI) and cached per kid (shared across index rebuilds).
-// When it applies (./request.ts): if the app requires JWT, a missing or invalid token is 401. If it does not require
+// When it applies (./pipeline.ts): if the app requires JWT, a missing or invalid token is 401. If it does not require
 // JWT but has JWT keys and a Bearer token is sent, the token is verified and an invalid one is 401 too (a credential
 // that was sent is never silently ignored — what Alchemy and Infura do). Without JWT keys and without the switch,
 // the Authorization header is ignored.

@@ -1,17 +1,13 @@
-// The key check, its own module: callers ask a KeyStore for the principal behind a key, then check it against the
-// route (network, access point). Sources: the account store's in-memory index (./index.ts) and static keys from the
-// config (./keys.ts: ConfigKeyStore, including the dev-mode development key).
+// The principal and the key stage of the access pipeline (./pipeline.ts): callers ask a KeyStore for the principal
+// behind a key. Sources: the account store's in-memory index (./index.ts) and static keys from the config
+// (ConfigKeyStore, including the dev-mode development key).
 import { randomBytes } from 'node:crypto';
 import type { AccessPoint, KeyConfig } from '../config/config.js';
-import type { RpcError } from '../../toolkit/rpc/errors.js';
-import { forbidden, unauthorized } from '../errors.js';
+import type { LimitSubject } from '../limits/types.js';
 import type { CompiledAllowlists } from './allowlist.js';
 import type { JwtKeySet } from './jwt.js';
 
 export type { AccessPoint } from '../config/config.js';
-
-/** Who requests are counted against (the limiter's subject; one object per principal, built once). */
-export type LimitSubject = { kind: 'A'; appId: string; userId: string } | { kind: 'B'; userId: string };
 
 /** A static key from the config (or the development key): no account, no limits, no allowlists. */
 export interface StaticPrincipal {
@@ -43,6 +39,7 @@ export interface AppPrincipal {
   requireJwt: boolean;
   /** The app's JWT public keys by kid; undefined when it has none. */
   jwt: JwtKeySet | undefined;
+  /** Who its calls are counted against (built once with the principal). */
   limitSubject: LimitSubject;
 }
 
@@ -114,41 +111,4 @@ export class KeyStores implements KeyStore {
     }
     return undefined;
   }
-}
-
-/** Why a principal may not use this network / URL shape; undefined when it may. */
-export function routeRefusal(p: Principal, network: string, accessPoint: AccessPoint): RpcError | undefined {
-  switch (p.kind) {
-    case 'static':
-      if (p.networks !== undefined && !p.networks.includes(network))
-        return forbidden(`API key is not valid for network ${network}`, { reason: 'network', network, accessPoint });
-      if (p.accessPoints !== undefined && !p.accessPoints.includes(accessPoint))
-        return forbidden(`API key is not valid on this access point`, { reason: 'url', network, accessPoint });
-      return undefined;
-    case 'app':
-      if (accessPoint !== 'A')
-        return forbidden(`this is an app key: use /${network}/v2/<key> (access point A)`, { reason: 'url', network, accessPoint, expected: 'A' });
-      if (!p.networks.has(network))
-        return forbidden(
-          p.networks.size === 0
-            ? `the app's chain "${p.chain}" is not served by this deployment`
-            : `the app's chain "${p.chain}" has no network ${network} (networks: ${[...p.networks].join(', ')})`,
-          { reason: 'network', network, accessPoint, chain: p.chain, networks: [...p.networks] },
-        );
-      return undefined;
-    case 'network-key':
-      if (accessPoint !== 'B')
-        return forbidden(`this is a network API key: use /${p.network}/<key> (access point B), without /v2`, { reason: 'url', network, accessPoint, expected: 'B' });
-      if (network !== p.network)
-        return forbidden(`API key is valid only for network ${p.network}`, { reason: 'network', network, accessPoint, keyNetwork: p.network });
-      return undefined;
-  }
-}
-
-/** The key check callers use: the principal, or the RpcError to answer (401 unknown/missing, 403 not valid here). */
-export function checkKey(store: KeyStore, key: string | undefined, network: string, accessPoint: AccessPoint): Principal | RpcError {
-  if (!key) return unauthorized('missing API key: put it in the URL path', { reason: 'key' });
-  const p = store.lookup(key);
-  if (p === undefined) return unauthorized('invalid API key', { reason: 'key' });
-  return routeRefusal(p, network, accessPoint) ?? p;
 }

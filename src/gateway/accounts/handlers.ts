@@ -10,7 +10,6 @@ import { createPublicKey, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { importSPKI } from 'jose';
 import type { Handlers } from '../../toolkit/rpc/engine.js';
-import type { CallContext } from '../../toolkit/rpc/engine.js';
 import type { ParamsOf, ResultOf } from '../../toolkit/rpc/descriptor.js';
 import { RpcError, invalidParams } from '../../toolkit/rpc/errors.js';
 import { limitExceeded } from '../errors.js';
@@ -24,7 +23,7 @@ import * as store from '../store/index.js';
 import type { Store } from '../store/index.js';
 import type { JwtAlg, NetworkName } from '../store/schema.js';
 import { BAD_CREDENTIALS, NO_SESSION, badValue, conflict, countLimit, notFound, originRefused } from './errors.js';
-import { accountRequest, clearedSessionCookie, sessionCookie, type AccountRequest } from './session.js';
+import { accountRequest, clearedSessionCookie, sessionCookie, type AccountContext, type AccountRequest } from './session.js';
 
 /** What the handlers need of the deployment. */
 export interface AccountDeps {
@@ -116,7 +115,7 @@ class LoginThrottle {
   }
 }
 
-export function createAccountHandlers(deps: AccountDeps): Handlers<Methods> {
+export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, AccountContext> {
   const { db } = deps.store;
   const secret = deps.secret;
   const maxKeys = deps.maxNetworkKeys ?? store.MAX_NETWORK_KEYS_PER_USER;
@@ -442,7 +441,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods> {
   };
 
   /** Origin check for changing methods, then the session (memoised per HTTP request). */
-  async function gate(method: string, ctx: CallContext): Promise<Caller> {
+  async function gate(method: string, ctx: AccountContext): Promise<Caller> {
     const req = accountRequest(ctx);
     if (!READS.has(method) && !req.originOk) throw originRefused(req.origin ?? '');
     if (OPEN.has(method)) return { req, userId: '' };
@@ -453,7 +452,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods> {
     return { req, userId };
   }
 
-  const out: Record<string, (params: never, ctx: CallContext) => Promise<unknown>> = {};
+  const out: Record<string, (params: never, ctx: AccountContext) => Promise<unknown>> = {};
   for (const [name, fn] of Object.entries(inner) as [string, (p: never, c: Caller) => Promise<unknown>][]) {
     const changes = !READS.has(name) && !OPEN.has(name) && deps.onChange !== undefined;
     out[name] = async (params, ctx) => {
@@ -462,5 +461,5 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods> {
       return r;
     };
   }
-  return out as Handlers<Methods>;
+  return out as Handlers<Methods, AccountContext>;
 }

@@ -111,9 +111,12 @@ export function createRequestStateFactory(opts: RequestStateOptions = {}): (req:
   };
 }
 
+/** An account API call's context: the HTTP request's state travels as its principal. */
+export type AccountContext = CallContext<AccountRequest>;
+
 /** The account request state of a call (set by the account route). */
-export function accountRequest(ctx: CallContext): AccountRequest {
-  const r = ctx.principal as AccountRequest | undefined;
-  if (r === undefined || !Array.isArray(r.setCookie)) throw new Error('account API call without its request state');
+export function accountRequest(ctx: AccountContext): AccountRequest {
+  const r = ctx.principal;
+  if (r === undefined) throw new Error('account API call without its request state');
   return r;
 }

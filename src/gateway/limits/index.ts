@@ -5,7 +5,7 @@ import { RedisLimiter, type RedisLimiterOptions } from './redis.js';
 import type { LimitsConfig } from './plans.js';
 import type { Limiter } from './types.js';
 
-export type { LimitSubject, LimitDecision, LimitPeriod, Limiter } from './types.js';
+export { appSubject, userSubject, type LimitSubject, type LimitDecision, type LimitPeriod, type Limiter } from './types.js';
 export { DEFAULT_APP_PLAN, DEFAULT_B_DAILY_PER_USER, resolvePlans, type AppPlan, type NetworkKeyPlan, type LimitsConfig, type ResolvedPlans } from './plans.js';
 export { MemoryLimiter } from './memory.js';
 export { RedisLimiter, CONSUME_LUA, CONSUME_BATCH_LUA, EXPIRY_GRACE_MS, type RedisLimiterOptions } from './redis.js';

@@ -1,4 +1,5 @@
 // The limiter's public types: who is counted (subject), what a check answers (decision), and the backend interface.
+// LimitSubject is declared here only: the access index builds one per principal, the account API asks for a user's.
 
 /** Who a request is counted against. */
 export type LimitSubject =
@@ -6,6 +7,16 @@ export type LimitSubject =
   | { kind: 'A'; appId: string; userId: string }
   /** Access point B (network-style keys): one daily quota per user, shared by all the user's B keys. */
   | { kind: 'B'; userId: string };
+
+/** The subject of an app's calls (access point A). */
+export function appSubject(appId: string, userId: string): LimitSubject {
+  return { kind: 'A', appId, userId };
+}
+
+/** The subject of a user's network keys (access point B): one daily quota shared by all of them. */
+export function userSubject(userId: string): LimitSubject {
+  return { kind: 'B', userId };
+}
 
 export type LimitPeriod = 'second' | 'day' | 'month';
 

@@ -3,7 +3,7 @@
 //
 // Per call (`record`): no I/O, a handful of Map lookups and array increments; allocation only for the first call of
 // a (minute, principal, network, method, outcome, code) cell. Aggregates per cell: count, latency sum, and the fixed
-// log-spaced latency histogram of ./histogram.ts (percentiles after aggregation/downsampling within ≤ 9.05 %).
+// log-spaced latency histogram of src/gateway/usage/histogram.ts (percentiles after aggregation/downsampling within ≤ 9.05 %).
 //
 // Flushing: every `flushIntervalMs` (unref'd timer) the completed minutes are written with upsertUsage — multi-row
 // INSERT … ON CONFLICT DO UPDATE SET col = col + excluded.col in one transaction, so flushes of several replicas
@@ -17,12 +17,12 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../access/keys.js';
 import { upsertUsage, type UsageRow } from '../store/usage.js';
-import { HISTOGRAM_BUCKETS, bucketIndex } from './histogram.js';
+import { HISTOGRAM_BUCKETS, bucketIndex } from '../usage/histogram.js';
 import type { Metrics } from './prometheus.js';
-import { OTHER, OUTCOMES, OUTCOME_INDEX, type MeterPrincipal, type Outcome } from './types.js';
+import { OTHER, OUTCOMES, OUTCOME_INDEX, type MeterPrincipal, type Outcome } from '../usage/types.js';
 
-export type { MeterPrincipal, Outcome } from './types.js';
-export { OUTCOMES } from './types.js';
+export type { MeterPrincipal, Outcome } from '../usage/types.js';
+export { OUTCOMES } from '../usage/types.js';
 
 const MINUTE = 60_000;
 

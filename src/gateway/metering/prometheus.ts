@@ -10,8 +10,8 @@
 // upstreams are an index or host:port (upstreamLabel strips credentials, paths and queries).
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { LimitPeriod } from '../limits/types.js';
-import { FINE_TO_PROM, PROM_BOUNDS_SECONDS, bucketIndex } from './histogram.js';
-import { OUTCOMES } from './types.js';
+import { FINE_TO_PROM, PROM_BOUNDS_SECONDS, bucketIndex } from '../usage/histogram.js';
+import { OUTCOMES } from '../usage/types.js';
 
 export interface MetricsOptions {
   /** Active keys by kind (e.g. `{ app: 12, 'network-key': 30, static: 1 }`), read at scrape time. */

@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import { createAccountApi, type AccountApi } from '../accounts/index.js';
 import { chainNetworks, trustProxyHops, type Config } from '../config/config.js';
-import type { Limiter } from '../limits/index.js';
+import { userSubject, type Limiter } from '../limits/index.js';
 import type { Store } from '../store/index.js';
 
 export interface AccountRouteDeps {
@@ -29,7 +29,7 @@ export function accountRoute(d: AccountRouteDeps): AccountApi {
     secret: d.secret,
     chains: chainNetworks(config),
     networks,
-    peekDaily: limiter && ((userId) => limiter.peek({ kind: 'B', userId })),
+    peekDaily: limiter && ((userId) => limiter.peek(userSubject(userId))),
     dailyLimit: config.limits.b?.dailyPerUser,
     publicBaseUrl: extra.publicBaseUrl,
     allowedOrigins: extra.allowedOrigins,

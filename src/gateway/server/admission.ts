@@ -2,9 +2,9 @@
 // Calls refused by an allowlist do not count; the admitted ones are consumed all-or-nothing (a batch counts each
 // admitted item, notifications included — they are forwarded too). Over a limit: the whole request is 429 and
 // nothing counts. Every answer of a principal with limits carries x-ratelimit-* headers.
-import { checkCall, hasCallChecks, type Principal } from '../access/index.js';
-import { limitError, limitHeaders, MemoryLimiter, type LimitDecision, type Limiter } from '../limits/index.js';
-import type { AdmitCall, AdmitFn, AdmitResult, CallContext } from '../../toolkit/rpc/engine.js';
+import { checkCall, hasCallChecks, type AccessContext, type Principal } from '../access/index.js';
+import { limitError, limitHeaders, MemoryLimiter, type LimitDecision, type Limiter, type LimitSubject } from '../limits/index.js';
+import type { AdmitCall, AdmitFn, AdmitResult } from '../../toolkit/rpc/engine.js';
 import { RpcError } from '../../toolkit/rpc/errors.js';
 import { limitsBackendUnavailable } from '../errors.js';
 
@@ -30,11 +30,11 @@ export async function peekLimitHeaders(limiter: Limiter | undefined, p: Principa
   }
 }
 
-export function createAdmission(limiter: Limiter | undefined, onError?: (err: unknown) => void): AdmitFn {
+export function createAdmission(limiter: Limiter | undefined, onError?: (err: unknown) => void): AdmitFn<AccessContext> {
   // In-process counters answer synchronously: the hook then returns its result without a Promise.
   const memory = limiter instanceof MemoryLimiter ? limiter : undefined;
-  return (calls: readonly AdmitCall[], ctx: CallContext): AdmitResult | undefined | Promise<AdmitResult | undefined> => {
-    const p = ctx.principal as Principal | undefined;
+  return (calls: readonly AdmitCall[], ctx: AccessContext): AdmitResult | undefined | Promise<AdmitResult | undefined> => {
+    const p = ctx.principal;
     if (p === undefined) return undefined;
     let refused: (RpcError | undefined)[] | undefined;
     let admitted = calls.length;
@@ -72,7 +72,7 @@ function decided(d: LimitDecision, refused: (RpcError | undefined)[] | undefined
 
 async function admitAsync(
   limiter: Limiter,
-  subject: NonNullable<Principal['limitSubject']>,
+  subject: LimitSubject,
   admitted: number,
   refused: (RpcError | undefined)[] | undefined,
   onError?: (err: unknown) => void,

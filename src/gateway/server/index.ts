@@ -1,2 +1,2 @@
 export { startService, type RunningService, type NetworkInfo } from './service.js';
-export { createHttpServer, type HttpOptions } from './http.js';
+export { buildRoutes, type Mount, type RoutesOptions } from './routes.js';

@@ -1,9 +1,9 @@
 // Wiring: config → store + server secret → access index (keys) + limiter → embedded chains (for networks without
-// upstreams) → upstream pools → engine (with the admission hook and the call meter) → HTTP.
+// upstreams) → upstream pools → engine (with the admission hook and the call meter) → route table → HTTP server.
 // `startService` is what `rpcgate start` runs and what tests call (port 0 = a free port).
 //
-// Metering (src/gateway/metering, src/gateway/server/metering.ts): one Metrics registry and one Meter per process; the engine's call
-// observer and the HTTP front's refusals record every node API call; the Meter flushes completed minutes every 5 s.
+// Metering (src/gateway/metering, src/gateway/server/call-observer.ts): one Metrics registry and one Meter per process; the engine's call
+// observer and the node API route's refusals record every node API call; the Meter flushes completed minutes every 5 s.
 // Logs: pino JSON lines on stderr with logRedaction() (keys, JWTs, cookies, upstream credentials never written).
 //
 // Stop (`stop()`, what SIGINT/SIGTERM run in `rpcgate start`): stop accepting (server.close) → drain: idle keep-alive
@@ -15,27 +15,29 @@
 // static `keys` from the config, plus — dev mode (`devKey`, see src/gateway/config/config.ts) — a development key generated
 // at start. Static and development keys have no limits and no allowlists.
 import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { methods } from '../../../generated/node/methods.js';
 import { validators } from '../../../generated/node/validators.js';
-import { AccessIndex, ConfigKeyStore, KeyStores, generateDevKey, type KeyStore } from '../access/index.js';
+import { AccessIndex, ConfigKeyStore, KeyStores, generateDevKey, type AccessContext, type KeyStore } from '../access/index.js';
 import { startEmbeddedChain, compileToken, type EmbeddedChain, type SeededChain } from '../chain/index.js';
 import { chainNetworks, devKeyEnabled, loadConfig, trustProxyHops, type Config, type ConfigInput } from '../config/config.js';
 import { createLimiter, type Limiter } from '../limits/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
 import { meaningTable } from '../method-meaning.js';
 import { Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
+import { createHttpServer } from '../../toolkit/http/server.js';
 import { createEngine } from '../../toolkit/rpc/engine.js';
 import { createUpstreams, type UpstreamPool } from '../upstream/index.js';
 import { loadOrCreateServerSecret } from '../secrets/index.js';
 import { downsample, openStore, type Store } from '../store/index.js';
 import { createAdmission, peekLimitHeaders } from './admission.js';
-import { createHttpServer, type HttpRoute } from './http.js';
 import { accountRoute } from './account-route.js';
-import { createWebRoute } from './web-route.js';
-import { CallMeter } from './metering.js';
+import { CallMeter } from './call-observer.js';
 import { metricsRoute } from './metrics-route.js';
+import { buildRoutes, type Mount } from './routes.js';
+import { createWebRoute } from './web-route.js';
 
 /** In-flight requests get this long to finish on stop before their connections are cut. */
 const DRAIN_MS = 5000;
@@ -100,8 +102,8 @@ function readContract(path: string, logger: Logger): string {
  * complete set of networks (entries are completed from the defaults).
  */
 export interface ServiceExtensions {
-  /** Extra HTTP routes (e.g. the account API at `/api`), built once the store and the key index are up. */
-  routes?: (svc: { config: Config; store: Store; secret: Buffer; access: AccessIndex; limiter: Limiter; logger: Logger }) => HttpRoute[];
+  /** Extra HTTP routes, built once the store and the key index are up; added before the account API (same path: they win). */
+  routes?: (svc: { config: Config; store: Store; secret: Buffer; access: AccessIndex; limiter: Limiter; logger: Logger }) => Mount[];
   /** Where log lines go (default: stderr, asynchronously). Tests pass a stream to read every line. */
   logDestination?: DestinationStream;
   /** Meter options for tests (a clock they move, the flush interval). */
@@ -120,7 +122,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
 
   const chains: EmbeddedChain[] = [];
   const pools = new Map<string, UpstreamPool>();
-  let server: ReturnType<typeof createHttpServer> | undefined;
+  let server: Server | undefined;
   let store: Store | undefined;
   let access: AccessIndex | undefined;
   let limiter: Limiter | undefined;
@@ -247,7 +249,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     const lim = limiter;
     const onLimiterError = (err: unknown) => logger.error({ err }, 'limiter failed');
 
-    const engine = createEngine({
+    const engine = createEngine<typeof methods, AccessContext>({
       methods,
       validators,
       handlers: createNodeHandlers({ pools, contractJson }),
@@ -256,14 +258,8 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       admit: createAdmission(lim, onLimiterError),
       onCall: callMeter?.onCall,
     });
-    const routes = [
-      metricsRoute({ config: config.metrics, metrics, logger }),
-      ...(ext.routes?.({ config, store, secret, access, limiter: lim, logger }) ?? []),
-      // The account API at POST /api (an extension route with the same prefix, listed first, wins).
-      accountRoute({ config, store, secret, access, limiter: lim, logger, embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])) }),
-    ];
-
-    server = createHttpServer({
+    const account = accountRoute({ config, store, secret, access, limiter: lim, logger, embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])) });
+    const router = buildRoutes({
       engine,
       keys,
       networks: Object.keys(config.networks),
@@ -273,9 +269,13 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       logger,
       trustProxy: trustProxyHops(config),
       limitHeaders: (p) => peekLimitHeaders(lim, p, onLimiterError),
-      routes,
       meter: callMeter,
       slowRequestMs: config.slowRequestMs,
+      metrics: metricsRoute({ config: config.metrics, metrics, logger }),
+      // The dashboard (dist/web): GET / for browsers, /index.html and /assets/*.
+      web: createWebRoute({ logger }),
+      // Extension routes first, then the account API at POST /api.
+      mounts: [...(ext.routes?.({ config, store, secret, access, limiter: lim, logger }) ?? []), (r) => account.mount(r)],
       health: () => {
         const detail: Record<string, { healthy: number; total: number; embedded: boolean }> = {};
         let ok = true;
@@ -288,8 +288,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
         return { ok, detail: { networks: detail } };
       },
     });
-    // The dashboard (dist/web): GET / for browsers and /assets/*; every other request goes on to the HTTP front.
-    createWebRoute({ logger }).mount(server);
+    server = createHttpServer(router, (err, rid) => logger.error({ err, rid }, 'request failed'));
     const srv = server;
     await new Promise<void>((resolveListen, reject) => {
       srv.once('error', reject);

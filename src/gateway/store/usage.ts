@@ -4,7 +4,7 @@
 //
 // Tables (migration 0002_usage): usage_minute, usage_hour, usage_day — one shape:
 //   ts (bucket start, epoch ms, UTC) · principal_kind 'app'|'key' · principal_id · user_id · network · method · outcome ·
-//   code (JSON-RPC code, 0 = none) · count · latency_sum_ms · b0…b69 (latency histogram, src/gateway/metering/histogram.ts)
+//   code (JSON-RPC code, 0 = none) · count · latency_sum_ms · b0…b69 (latency histogram, src/gateway/usage/histogram.ts)
 //   primary key (ts, principal_kind, principal_id, network, method, outcome, code); index (user_id, ts).
 //
 // Ownership: every read takes the user id and filters by it; an app/key id of another user reads as no usage.
@@ -12,8 +12,8 @@
 //   minute rows older than 2 days → hour rows; hour rows older than 90 days → day rows; day rows kept forever
 //   (or `dayRetentionMs`). Cutoffs are aligned down to whole hours / UTC days so a bucket is never split.
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { BUCKET_COLUMNS, HISTOGRAM_BUCKETS, percentileMs } from '../metering/histogram.js';
-import { OUTCOMES, OUTCOME_INDEX, type Outcome } from '../metering/types.js';
+import { BUCKET_COLUMNS, HISTOGRAM_BUCKETS, percentileMs } from '../usage/histogram.js';
+import { OUTCOMES, OUTCOME_INDEX, type Outcome } from '../usage/types.js';
 import { isPostgres } from './util.js';
 
 export type Granularity = 'minute' | 'hour' | 'day';
@@ -141,7 +141,7 @@ export interface UsageSeriesQuery extends UsageFilter {
 export interface LatencyStats {
   /** Exact (latency sum / count). */
   mean: number;
-  /** From the summed histogram; see src/gateway/metering/histogram.ts for the error bound (≤ 9.05 % relative). */
+  /** From the summed histogram; see src/gateway/usage/histogram.ts for the error bound (≤ 9.05 % relative). */
   p50: number;
   p95: number;
   p99: number;

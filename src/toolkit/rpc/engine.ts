@@ -1,6 +1,7 @@
 // The generic validating JSON-RPC 2.0 engine: one parse, envelope checks, params mapped and checked by the
 // generated (ajv standalone) validators, handler call, optional strict result check, one serialisation per item.
-// Generic over a method table (generated/<api>/methods.ts) and its validators (generated/<api>/validators.ts).
+// Generic over a method table (generated/<api>/methods.ts), its validators (generated/<api>/validators.ts) and the
+// context type its server builds (CallContext<P>: handlers, the admission hook and the observer see it typed).
 //
 // Decisions where JSON-RPC 2.0 is silent (tests in test/envelope.test.ts pin each one):
 // - Extra members in a request object are ignored.
@@ -32,9 +33,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { MethodDescriptor, MethodTable, ParamsOf, ResultOf, ValidateFn, ValidatorTable } from './descriptor.js';
 import { RpcError, internalError, invalidParams, invalidRequest, methodNotFound, parseError, payloadTooLarge, resultViolation } from './errors.js';
 
-export interface CallContext {
+/** What a call runs for. `P` is who it acts for, typed by the server that builds the context (the engine never looks). */
+export interface CallContext<P = unknown> {
   network?: string;
-  principal?: unknown;
+  principal?: P;
   requestId?: string;
   ip?: string;
   headers?: IncomingHttpHeaders;
@@ -59,11 +61,11 @@ export class RawResult {
   constructor(readonly json: string) {}
 }
 
-export type Handler<D> = (
+export type Handler<D, C extends CallContext = CallContext> = (
   params: ParamsOf<D>,
-  ctx: CallContext,
+  ctx: C,
 ) => Promise<ResultOf<D> | RawResult> | ResultOf<D> | RawResult;
-export type Handlers<M extends MethodTable> = { [K in keyof M]?: Handler<M[K]> };
+export type Handlers<M extends MethodTable, C extends CallContext = CallContext> = { [K in keyof M]?: Handler<M[K], C> };
 
 /** A call as the admission hook sees it: valid envelope, known method, params validated (positional). */
 export interface AdmitCall {
@@ -89,7 +91,7 @@ export interface AdmitResult {
  * invalid items still get the hook's headers). Items that failed before it (envelope, unknown method, params) are
  * not in `calls`. A thrown RpcError refuses the whole request; anything else thrown is reported and answered 500.
  */
-export type AdmitFn = (calls: readonly AdmitCall[], ctx: CallContext) => AdmitResult | undefined | Promise<AdmitResult | undefined>;
+export type AdmitFn<C extends CallContext = CallContext> = (calls: readonly AdmitCall[], ctx: C) => AdmitResult | undefined | Promise<AdmitResult | undefined>;
 
 /**
  * Where a call ended, for the call observer (metering):
@@ -107,31 +109,31 @@ export type CallStage = 'ok' | 'invalid' | 'refused' | 'failed';
  * response is sent. `method` is undefined when the request has none usable (a parse error, an empty or oversized
  * batch: one call). Must be cheap and must not throw (it runs on the hot path).
  */
-export type CallObserver = (method: string | undefined, stage: CallStage, err: RpcError | undefined, ctx: CallContext) => void;
+export type CallObserver<C extends CallContext = CallContext> = (method: string | undefined, stage: CallStage, err: RpcError | undefined, ctx: C) => void;
 
-export interface EngineConfig<M extends MethodTable> {
+export interface EngineConfig<M extends MethodTable, C extends CallContext = CallContext> {
   methods: M;
   validators: ValidatorTable;
-  handlers: Handlers<M>;
+  handlers: Handlers<M, C>;
   options: EngineOptions;
   /** Admission hook (access allowlists per call, quotas); absent = every valid call runs. */
-  admit?: AdmitFn;
+  admit?: AdmitFn<C>;
   /** Called with unexpected errors (a handler threw something that is not an RpcError, a result could not be
    *  serialised, a strict result check failed). Their details never reach the client. */
-  onError?: (err: unknown, info: { method: string; ctx: CallContext }) => void;
+  onError?: (err: unknown, info: { method: string; ctx: C }) => void;
   /** Call observer (metering); absent = nothing observed. */
-  onCall?: CallObserver;
+  onCall?: CallObserver<C>;
 }
 
-export interface Engine {
-  handle(body: string, ctx: CallContext): Promise<EngineResponse>;
+export interface Engine<C extends CallContext = CallContext> {
+  handle(body: string, ctx: C): Promise<EngineResponse>;
   /** The params path alone (lookup, by-name mapping, count, generated validator): null when valid.
    *  Exposed for the validation micro-benchmark and for tools that check a call without making it. */
   validateParams(method: string, params: unknown): RpcError | null;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-type AnyHandler = (params: any, ctx: CallContext) => unknown;
+type AnyHandler = (params: any, ctx: any) => unknown;
 
 /** Everything the engine needs about one method, resolved once at creation. */
 interface Entry {
@@ -247,7 +249,7 @@ function isStackOverflow(e: unknown): boolean {
   return e instanceof RangeError;
 }
 
-export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engine {
+export function createEngine<M extends MethodTable, C extends CallContext = CallContext>(cfg: EngineConfig<M, C>): Engine<C> {
   const { maxBatchSize, strictResults } = cfg.options;
   const onError = cfg.onError;
   const admit = cfg.admit;
@@ -284,7 +286,7 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
     if (!table.has(name) && handlers[name] !== undefined) throw new Error(`handler for ${name}, which is not in the method table`);
   }
 
-  function report(err: unknown, method: string, ctx: CallContext): void {
+  function report(err: unknown, method: string, ctx: C): void {
     if (onError === undefined) return;
     try {
       onError(err, { method, ctx });
@@ -293,7 +295,7 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
     }
   }
 
-  function observe(method: string | undefined, stage: CallStage, err: RpcError | undefined, ctx: CallContext): void {
+  function observe(method: string | undefined, stage: CallStage, err: RpcError | undefined, ctx: C): void {
     try {
       observer!(method, stage, err, ctx);
     } catch (e) {
@@ -302,7 +304,7 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
   }
 
   /** An item the engine refuses itself (observed as `invalid`); undefined for a notification (never answered). */
-  function invalid(method: string | undefined, idJson: string, err: RpcError, notification: boolean, ctx: CallContext): Failure | undefined {
+  function invalid(method: string | undefined, idJson: string, err: RpcError, notification: boolean, ctx: C): Failure | undefined {
     if (observer !== undefined) observe(method, 'invalid', err, ctx);
     return notification ? undefined : new Failure(errorBody(idJson, err), err);
   }
@@ -393,7 +395,7 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
     return resultViolation(path, reason);
   }
 
-  function unexpected(err: unknown, method: string, ctx: CallContext): RpcError {
+  function unexpected(err: unknown, method: string, ctx: C): RpcError {
     if (err instanceof RpcError) return err;
     report(err, method, ctx);
     return internalError();
@@ -401,7 +403,7 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
 
   /** One request object → a call ready to run, or its final outcome (error answer / undefined for a notification).
    *  Every outcome other than a Prepared call has been observed here. */
-  function prepareItem(item: unknown, ctx: CallContext): Prepared | ItemOutcome {
+  function prepareItem(item: unknown, ctx: C): Prepared | ItemOutcome {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) return invalid(undefined, NULL_ID, NOT_AN_OBJECT, false, ctx);
     const req = item as Record<string, unknown>;
     const id = req.id;
@@ -438,7 +440,7 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
   }
 
   /** Runs a prepared call: handler, strict result check, one serialisation; observed once. Never rejects. */
-  async function dispatch(p: Prepared, ctx: CallContext): Promise<ItemOutcome> {
+  async function dispatch(p: Prepared, ctx: C): Promise<ItemOutcome> {
     const { entry: e, method, idJson, notification } = p;
     try {
       let value: unknown;
@@ -475,18 +477,14 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
     }
   }
 
-  /** One request object → its serialised answer, a Failure, or undefined (notification). Never rejects. */
-  function runItem(item: unknown, ctx: CallContext): ItemOutcome | Promise<ItemOutcome> {
-    const p = prepareItem(item, ctx);
-    return p instanceof Prepared ? dispatch(p, ctx) : p;
-  }
-
-  /** The admission hook's answer, with anything unexpected turned into a whole-request error. A hook that answers
-   *  synchronously is answered synchronously (no Promise on the hot path); a Promise is passed on. */
-  function runAdmit(fn: AdmitFn, calls: readonly AdmitCall[], ctx: CallContext): AdmitResult | undefined | Promise<AdmitResult | undefined> {
+  /** The admission hook's answer (undefined without a hook), with anything unexpected turned into a whole-request
+   *  error. A hook that answers synchronously is answered synchronously (no Promise on the hot path); a Promise is
+   *  passed on. */
+  function runAdmit(calls: readonly AdmitCall[], ctx: C): AdmitResult | undefined | Promise<AdmitResult | undefined> {
+    if (admit === undefined) return undefined;
     let r: AdmitResult | undefined | Promise<AdmitResult | undefined>;
     try {
-      r = fn(calls, ctx);
+      r = admit(calls, ctx);
     } catch (thrown) {
       return admitFailed(thrown, calls, ctx);
     }
@@ -497,12 +495,12 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
     return r as AdmitResult | undefined;
   }
 
-  function admitFailed(thrown: unknown, calls: readonly AdmitCall[], ctx: CallContext): AdmitResult {
+  function admitFailed(thrown: unknown, calls: readonly AdmitCall[], ctx: C): AdmitResult {
     return { error: unexpected(thrown, calls.length === 1 ? calls[0].method : '(admission)', ctx) };
   }
 
   /** A refused call's outcome (notifications stay silent). */
-  function refusal(p: Prepared, err: RpcError, ctx: CallContext): ItemOutcome {
+  function refusal(p: Prepared, err: RpcError, ctx: C): ItemOutcome {
     if (observer !== undefined) observe(p.method, 'refused', err, ctx);
     return p.notification ? undefined : new Failure(errorBody(p.idJson, err), err);
   }
@@ -536,17 +534,26 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
     return res;
   }
 
-  /** handle() with the admission hook: prepare every item, admit once, run what was admitted. */
-  async function handleAdmitted(fn: AdmitFn, msg: unknown, ctx: CallContext): Promise<EngineResponse> {
+  /**
+   * The one dispatch path, for a single request and for every batch item alike: prepare each item (envelope, method,
+   * params), admit the prepared calls once (no hook: all admitted), run what was admitted.
+   */
+  async function handle(body: string, ctx: C): Promise<EngineResponse> {
+    let msg: unknown;
+    try {
+      // RFC 8259 lets a parser ignore a byte order mark
+      msg = JSON.parse(body.charCodeAt(0) === 0xfeff ? body.slice(1) : body);
+    } catch (err) {
+      const pe = parseError(err instanceof Error ? err.message : undefined);
+      if (observer !== undefined) observe(undefined, 'invalid', pe, ctx);
+      return withHeaders(errorResponse(pe), (await runAdmit(NO_CALLS, ctx))?.headers);
+    }
     if (!Array.isArray(msg)) {
       const p = prepareItem(msg, ctx);
-      if (!(p instanceof Prepared)) {
-        let r = runAdmit(fn, NO_CALLS, ctx);
-        if (r instanceof Promise) r = await r;
-        return withHeaders(single(p), r?.headers);
-      }
-      let r = runAdmit(fn, [p], ctx);
+      const calls = admit !== undefined && p instanceof Prepared ? [p] : NO_CALLS;
+      let r = runAdmit(calls, ctx);
       if (r instanceof Promise) r = await r;
+      if (!(p instanceof Prepared)) return withHeaders(single(p), r?.headers);
       if (r?.error !== undefined) {
         if (observer !== undefined) observe(p.method, 'refused', r.error, ctx);
         return withHeaders(errorResponse(r.error, idOf(msg)), r.headers);
@@ -556,7 +563,7 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
     }
     const n = msg.length;
     if (n === 0 || n > maxBatchSize) {
-      const r = await runAdmit(fn, NO_CALLS, ctx);
+      const r = await runAdmit(NO_CALLS, ctx);
       return withHeaders(errorResponse(batchRefused(n, ctx)), r?.headers);
     }
     const outs = new Array<ItemOutcome | Promise<ItemOutcome>>(n);
@@ -569,7 +576,7 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
         at.push(i);
       } else outs[i] = p;
     }
-    let r = runAdmit(fn, calls, ctx);
+    let r = runAdmit(calls, ctx);
     if (r instanceof Promise) r = await r;
     if (r?.error !== undefined) {
       // The whole request is refused: every call that would have run is (items refused before are already observed).
@@ -584,31 +591,8 @@ export function createEngine<M extends MethodTable>(cfg: EngineConfig<M>): Engin
     return withHeaders(joinBatch(await Promise.all(outs)), r?.headers);
   }
 
-  async function handle(body: string, ctx: CallContext): Promise<EngineResponse> {
-    let msg: unknown;
-    try {
-      // RFC 8259 lets a parser ignore a byte order mark
-      msg = JSON.parse(body.charCodeAt(0) === 0xfeff ? body.slice(1) : body);
-    } catch (err) {
-      const pe = parseError(err instanceof Error ? err.message : undefined);
-      if (observer !== undefined) observe(undefined, 'invalid', pe, ctx);
-      const res = errorResponse(pe);
-      return admit === undefined ? res : withHeaders(res, (await runAdmit(admit, NO_CALLS, ctx))?.headers);
-    }
-
-    if (admit !== undefined) return handleAdmitted(admit, msg, ctx);
-
-    if (!Array.isArray(msg)) return single(await runItem(msg, ctx));
-
-    const n = msg.length;
-    if (n === 0 || n > maxBatchSize) return errorResponse(batchRefused(n, ctx));
-    const pending = new Array<ItemOutcome | Promise<ItemOutcome>>(n);
-    for (let i = 0; i < n; i++) pending[i] = runItem(msg[i], ctx);
-    return joinBatch(await Promise.all(pending));
-  }
-
   /** An empty or oversized batch: one invalid call (its items are not looked at). */
-  function batchRefused(n: number, ctx: CallContext): RpcError {
+  function batchRefused(n: number, ctx: C): RpcError {
     const err = n === 0 ? EMPTY_BATCH : payloadTooLarge('batch', maxBatchSize, n);
     if (observer !== undefined) observe(undefined, 'invalid', err, ctx);
     return err;

@@ -1,6 +1,6 @@
 // Usage metering (issue 5): per-minute aggregates flushed by every replica's Meter, rolled up into hours and days.
 // Three tables of one shape (minute / hour / day resolution); see src/gateway/store/usage.ts for the queries.
-// Append-only like every migration: the histogram layout (70 buckets b0…b69, src/gateway/metering/histogram.ts) is pinned here.
+// Append-only like every migration: the histogram layout (70 buckets b0…b69, src/gateway/usage/histogram.ts) is pinned here.
 import type { Kysely, Migration } from 'kysely';
 import type { Dialect } from '../db.js';
 

@@ -1,4 +1,5 @@
-// Shared metering vocabulary (used by the meter, the usage store and the Prometheus metrics).
+// Usage vocabulary shared by the meter, the usage store (which persists it) and the Prometheus metrics. It lives below
+// both: the store is the bottom of the gateway and imports no folder above it.
 
 /**
  * What became of a metered call. `auth`, `allowlist`, `limit` and `validation` are refusals by rpcgate (with their

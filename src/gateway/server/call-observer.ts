@@ -3,10 +3,10 @@
 // Two sources, one per place a call can end:
 //   - the engine's call observer (`onCall`): calls that reached the engine — batch items one by one, notifications
 //     included; parse errors and empty/oversized batches count as one call with method `other`;
-//   - the HTTP front (`refused`): requests refused before the engine (missing/unknown key, wrong network or URL
-//     shape, Content-Type, origin/IP/JWT, body over the limit, unknown network) — one call, method `other` (the
-//     body is not parsed for it).
-// Latency: from the moment the HTTP front took the request (headers parsed, `ctx.startedAt`) to the call's outcome
+//   - the node API route (`refused`, ./node-route.ts): requests refused before the engine (missing/unknown key, wrong
+//     network or URL shape, Content-Type, origin/IP/JWT, body over the limit, unknown network) — one call, method
+//     `other` (the body is not parsed for it).
+// Latency: from the moment the server took the request (headers parsed, `ctx.startedAt`) to the call's outcome
 // (result or error ready, before the response is written); a batch item's latency ends when that item is done.
 //
 // Outcome of a call (with its JSON-RPC code when not ok):
@@ -18,13 +18,13 @@
 //   failed: an error with HTTP status 200    → node_error (the node's own error, passed through)
 //   failed: any other (502/503/504/500)      → upstream_error (no healthy upstream, timeout, bad answer, strict
 //                                              result violation, unexpected failure)
-//   refused by the HTTP front                → by code: -32016 auth, -32041 allowlist, -32005 limit, -32044 and -32603
+//   refused before the engine                → by code: -32016 auth, -32041 allowlist, -32005 limit, -32044 and -32603
 //                                              upstream_error, else validation (-32600: 404/413/415)
 // Limit refusals are also counted in rpcgate_limit_refusals_total{network,period} (per refused call).
-import type { Principal } from '../access/keys.js';
+import type { AccessContext, Principal } from '../access/index.js';
 import type { LimitPeriod } from '../limits/types.js';
 import { OTHER, meterPrincipal, type Meter, type Metrics, type Outcome } from '../metering/index.js';
-import type { CallContext, CallObserver, CallStage } from '../../toolkit/rpc/engine.js';
+import type { CallObserver, CallStage } from '../../toolkit/rpc/engine.js';
 import { ErrorCode, type RpcError } from '../../toolkit/rpc/errors.js';
 import { GatewayErrorCode } from '../errors.js';
 
@@ -57,7 +57,7 @@ function outcomeOf(stage: CallStage, err: RpcError | undefined): Outcome {
 
 export class CallMeter {
   /** The engine's call observer (bound once). */
-  readonly onCall: CallObserver;
+  readonly onCall: CallObserver<AccessContext>;
 
   constructor(
     private readonly meter: Meter,
@@ -66,11 +66,11 @@ export class CallMeter {
     this.onCall = (method, stage, err, ctx) => this.record(method ?? OTHER, outcomeOf(stage, err), err, ctx);
   }
 
-  private record(method: string, outcome: Outcome, err: RpcError | undefined, ctx: CallContext): void {
-    const network = ctx.network ?? OTHER;
+  private record(method: string, outcome: Outcome, err: RpcError | undefined, ctx: AccessContext): void {
+    const network = ctx.network;
     const t0 = ctx.startedAt;
     this.meter.record({
-      principal: meterPrincipal(ctx.principal as Principal | undefined),
+      principal: meterPrincipal(ctx.principal),
       network,
       method,
       outcome,
@@ -80,7 +80,7 @@ export class CallMeter {
     if (outcome === 'limit') this.limitRefused(network, err!);
   }
 
-  /** A request refused by the HTTP front before the engine: one call, method `other`. */
+  /** A request refused before the engine: one call, method `other`. */
   refused(network: string, principal: Principal | undefined, err: RpcError, startedAt: number): void {
     const c = err.code;
     const outcome: Outcome =

@@ -1,0 +1,170 @@
+// The node API's routes: JSON-RPC 2.0 over POST through the shared transport (src/toolkit/http/jsonrpc.ts), with the
+// access pipeline (src/gateway/access/pipeline.ts) as its hooks.
+//
+//   POST /{network}/v2/{key}   access point A        POST /{network}/{key}   access point B
+//   On a host name mapped to a network (config.hostMap): POST /v2/{key} (A) and POST /{key} (B).
+//   One trailing slash is ignored. GET/HEAD on those paths: 405. OPTIONS on any path: CORS preflight. Any origin may
+//   call the node API (browser dApps); every answer exposes x-request-id and the rate-limit headers to scripts.
+//   POST elsewhere: 404 (-32600; an unknown network's answer names the known ones).
+//
+// Access, in this order: key → principal → network and URL shape (401/403, before the body) → Content-Type (415) →
+// origin and IP allowlists (403) → JWT (401; verified while the body is read) → engine, whose admission hook
+// (./admission.ts) applies the per-call allowlists (method, address) and the limits. Refusals of a known key carry
+// its x-ratelimit-* headers (nothing is counted for them).
+// Content-Type: like Alchemy and Infura, a missing Content-Type is accepted, and so are application/json (any
+// parameters, e.g. charset=utf-8), application/json-rpc, application/jsonrequest, */*+json and text/plain (what a
+// browser's "simple" cross-origin request sends without a preflight). Anything else is 415 with -32600.
+//
+// Metering (./call-observer.ts): requests refused before the engine are metered as one call each (method `other`;
+// network `other` when the path names no configured network); everything that reaches the engine is metered per call
+// by the engine's observer. `ctx.startedAt` (taken when the request arrives) is where every call's latency starts.
+// Request logs (hot path: no access line per request at info — measured in bench/README.md): 5xx answers and
+// requests slower than `slowRequestMs` at warn, every node API request at debug; each line carries the request id
+// (`rid`, the x-request-id answered), the network, the principal's public id, the HTTP status and the time taken;
+// the URL goes through the logger's redacting serializer (src/gateway/metering/redact.ts), so keys never reach a log line.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { Denied, checkRequest, clientIp, identify, type AccessContext, type AccessPoint, type KeyStore, type Principal } from '../access/index.js';
+import { Refusal, anyOrigin, createJsonRpcHttp } from '../../toolkit/http/jsonrpc.js';
+import { plainText, type Router } from '../../toolkit/http/router.js';
+import type { Engine } from '../../toolkit/rpc/engine.js';
+import { RpcError } from '../../toolkit/rpc/errors.js';
+import type { CallMeter } from './call-observer.js';
+
+export interface NodeRouteOptions {
+  engine: Engine<AccessContext>;
+  keys: KeyStore;
+  networks: readonly string[];
+  hostMap: Readonly<Record<string, string>>;
+  maxBodyBytes: number;
+  logger: Logger;
+  /** Reverse-proxy hops whose X-Forwarded-For is trusted for the client IP (0 = the socket peer). */
+  trustProxy?: number;
+  /** Rate-limit headers of a principal, for refusals before the engine (route, origin, IP, JWT). */
+  limitHeaders?: (p: Principal) => Promise<Record<string, string> | undefined> | undefined;
+  /** Metering of calls refused before the engine (the engine meters the rest through its observer). */
+  meter?: CallMeter;
+  /** Requests slower than this (ms, request taken → response written) are logged at warn. Default 2000. */
+  slowRequestMs?: number;
+}
+
+/** What a node API route serves: fixed per route, so a request allocates nothing to carry it. */
+interface NodeRoute {
+  network: string;
+  ap: AccessPoint;
+}
+
+/** Network label of requests to a network that is not configured (bounded label cardinality). */
+const OTHER_NETWORK = 'other';
+const EXPOSED = 'x-request-id, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset';
+const NOT_FOUND = new RpcError(-32600, 'not found', undefined, 404);
+const NOT_A_ROUTE = new RpcError(-32600, 'not found: POST to /{network}/v2/{key} or /{network}/{key}', undefined, 404);
+
+export function acceptableContentType(ct: string | undefined): boolean {
+  if (ct === undefined || ct === '') return true;
+  const semi = ct.indexOf(';');
+  const base = (semi === -1 ? ct : ct.slice(0, semi)).trim().toLowerCase();
+  return (
+    base === 'application/json' ||
+    base === 'application/json-rpc' ||
+    base === 'application/jsonrequest' ||
+    base === 'text/plain' ||
+    (base.startsWith('application/') && base.endsWith('+json'))
+  );
+}
+
+/** Adds the node API's routes (after the server's own: they end with catch-alls for POST, GET/HEAD and OPTIONS). */
+export function addNodeRoutes(router: Router, opts: NodeRouteOptions): void {
+  const { keys, logger, meter } = opts;
+  const slowMs = opts.slowRequestMs ?? 2000;
+  const trustProxy = opts.trustProxy ?? 0;
+  const networks = new Set(opts.networks);
+  const known = [...networks].join(', ');
+
+  /**
+   * The request log (the hot path, so no line per request at info): 5xx answers and slow requests at warn, every
+   * request at debug (one line: rid, network, HTTP status, ms). The key never appears: the URL goes through the
+   * logger's redacting `url` serializer, and the principal is logged by its public id.
+   */
+  function logRequest(res: ServerResponse, status: number, ctx: AccessContext | undefined, rid: string, t0: number): void {
+    const ms = performance.now() - t0;
+    const bad = status >= 500;
+    if (!bad && ms < slowMs && logger.levelVal > 20 /* debug */) return;
+    const line = { rid, network: ctx?.network ?? OTHER_NETWORK, principal: ctx?.principal?.id, status, ms: Math.round(ms * 1000) / 1000, url: res.req?.url };
+    if (bad) logger.warn(line, 'node API request failed');
+    else if (ms >= slowMs) logger.warn(line, 'slow node API request');
+    else logger.debug(line, 'node API request');
+  }
+
+  const rpc = createJsonRpcHttp<AccessContext, NodeRoute>({
+    engine: opts.engine,
+    maxBodyBytes: opts.maxBodyBytes,
+    acceptContentType: acceptableContentType,
+    cors: anyOrigin({ expose: EXPOSED, methods: 'POST, GET, OPTIONS', maxAgeSec: 86400 }),
+    admit(req, rid, t0, route, key) {
+      const p = identify(keys, key, route.network, route.ap);
+      if (p instanceof Denied) return new Refusal(p.error, { network: route.network, principal: p.principal, requestId: rid, startedAt: t0 });
+      return { network: route.network, principal: p, requestId: rid, ip: clientIp(req, trustProxy), headers: req.headers, startedAt: t0 };
+    },
+    check(req, ctx) {
+      const p = ctx.principal;
+      return p === undefined ? undefined : checkRequest(p, { origin: req.headers.origin, ip: ctx.ip, authorization: req.headers.authorization });
+    },
+    refused(ctx, err, t0) {
+      meter?.refused(ctx?.network ?? OTHER_NETWORK, ctx?.principal, err, t0);
+      const p = ctx?.principal;
+      return p === undefined ? undefined : opts.limitHeaders?.(p);
+    },
+    answered: logRequest,
+    onError: (err, rid, what) => logger.error({ err, rid }, `${what} failed`),
+  });
+
+  /** A node API path that names no route: one refused call on network `other`; the bare root is not metered. */
+  function notFound(req: IncomingMessage, res: ServerResponse, rid: string, t0: number, err: RpcError | undefined): void {
+    if (err === undefined) return rpc.sendError(req, res, rid, NOT_A_ROUTE);
+    meter?.refused(OTHER_NETWORK, undefined, err, t0);
+    rpc.sendError(req, res, rid, err);
+    logRequest(res, err.httpStatus, undefined, rid, t0);
+  }
+
+  const wrongMethod = (req: IncomingMessage, res: ServerResponse, rid: string) => {
+    req.resume();
+    plainText(res, rid, 405, 'use POST with a JSON-RPC 2.0 body\n', ['allow', 'POST, OPTIONS', ...(rpc.corsHeaders(req) ?? [])]);
+  };
+  const GET = ['GET', 'HEAD'];
+  const slash = { trailingSlash: true };
+
+  for (const [host, network] of Object.entries(opts.hostMap)) {
+    const a: NodeRoute = { network, ap: 'A' };
+    const b: NodeRoute = { network, ap: 'B' };
+    router
+      .add('POST', '/v2/:key?', (req, res, rid, t0, key) => rpc.serve(req, res, rid, t0, a, key), { host, ...slash })
+      .add('POST', '/:key?', (req, res, rid, t0, key) => rpc.serve(req, res, rid, t0, b, key), { host, ...slash })
+      .add(GET, '/:key?', wrongMethod, { host, ...slash })
+      .add(GET, '/v2/:key?', wrongMethod, { host, ...slash })
+      .add('POST', '/*', (req, res, rid, t0) => notFound(req, res, rid, t0, NOT_FOUND), { host });
+  }
+  for (const network of networks) {
+    const a: NodeRoute = { network, ap: 'A' };
+    const b: NodeRoute = { network, ap: 'B' };
+    router
+      .add('POST', `/${network}/v2/:key?`, (req, res, rid, t0, key) => rpc.serve(req, res, rid, t0, a, key), slash)
+      .add('POST', `/${network}/:key?`, (req, res, rid, t0, key) => rpc.serve(req, res, rid, t0, b, key), slash)
+      .add(GET, `/${network}/v2/:key?`, wrongMethod, slash)
+      .add(GET, `/${network}/:key?`, wrongMethod, slash);
+  }
+  router
+    .add('POST', '/*', (req, res, rid, t0, rest = '') => {
+      // The first segment (one trailing slash ignored): a configured network with a wrong shape, or no network at all.
+      const p = rest.endsWith('/') ? rest.slice(0, -1) : rest;
+      const slashAt = p.indexOf('/');
+      const first = slashAt === -1 ? p : p.slice(0, slashAt);
+      if (first === '') return notFound(req, res, rid, t0, undefined);
+      notFound(req, res, rid, t0, networks.has(first) ? NOT_FOUND : new RpcError(-32600, `unknown network "${first.slice(0, 64)}" (known: ${known})`, undefined, 404));
+    })
+    .add(GET, '/*', (req, res, rid) => {
+      req.resume();
+      plainText(res, rid, 404, 'not found\n');
+    })
+    .add('OPTIONS', '/*', (req, res, rid) => rpc.preflight(req, res, rid));
+}
