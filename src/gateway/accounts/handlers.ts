@@ -17,6 +17,7 @@ import { methods as accountMethods, type Methods } from '../../../generated/acco
 import type * as T from '../../../generated/account/types.js';
 import { methods as nodeMethods } from '../../../generated/node/methods.js';
 import { examples as nodeExamples } from '../../../generated/node/examples.js';
+import { DEFAULT_B_DAILY_PER_USER } from '../limits/plans.js';
 import { hashPassword, verifyPassword } from '../secrets/index.js';
 import { methodsWhere } from '../method-meaning.js';
 import * as store from '../store/index.js';
@@ -412,7 +413,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods> {
         const d = await deps.peekDaily(c.userId);
         usage = { used: Math.max(0, d.limit - d.remaining), limit: d.limit, remaining: d.remaining, period: 'day', resetAt: iso(d.resetAt) };
       } else {
-        const limit = deps.dailyLimit ?? 25_000;
+        const limit = deps.dailyLimit ?? DEFAULT_B_DAILY_PER_USER;
         const next = new Date();
         next.setUTCHours(24, 0, 0, 0);
         usage = { used: 0, limit, remaining: limit, period: 'day', resetAt: iso(next.getTime()) };

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { createAccountApi, type AccountApi } from '../accounts/index.js';
 import { chainNetworks, trustProxyHops, type Config } from '../config/config.js';
 import type { Limiter } from '../limits/index.js';
+import { resolvePlans } from '../limits/plans.js';
 import type { Store } from '../store/index.js';
 
 export interface AccountRouteDeps {
@@ -22,17 +23,15 @@ export function accountRoute(d: AccountRouteDeps): AccountApi {
   const { config, limiter } = d;
   const networks: Record<string, { chainId: number; local: boolean }> = {};
   for (const [name, n] of Object.entries(config.networks)) networks[name] = { chainId: n.chainId, local: d.embedded[name] ?? n.upstreams.length === 0 };
-  // Optional settings a config may carry (not in every config version): public base URL and allowed origins.
-  const extra = config as Config & { publicBaseUrl?: string; allowedOrigins?: string[] };
   return createAccountApi({
     store: d.store,
     secret: d.secret,
     chains: chainNetworks(config),
     networks,
     peekDaily: limiter && ((userId) => limiter.peek({ kind: 'B', userId })),
-    dailyLimit: config.limits.b?.dailyPerUser,
-    publicBaseUrl: extra.publicBaseUrl,
-    allowedOrigins: extra.allowedOrigins,
+    dailyLimit: resolvePlans(config.limits).b.daily,
+    publicBaseUrl: config.publicBaseUrl,
+    allowedOrigins: config.allowedOrigins,
     trustProxy: trustProxyHops(config),
     strictResults: config.strictResults,
     logger: d.logger,
