@@ -316,6 +316,7 @@ export const configSchema = {
     chains: {
       type: 'object',
       default: { ethereum: [] },
+      'x-merge': 'replace',
       description:
         "Chains of this deployment, by the name an app's `chain` holds (compared case-insensitively) → the networks an app key of that chain works on. An empty list = every configured network. Default: one chain, `ethereum`, on every network. An app whose chain is not listed works on no network (403).",
       propertyNames: { minLength: 1, maxLength: 64 },

@@ -2,7 +2,7 @@
 // the limiter (today's B usage), the deployment's chains and networks. startService adds it after any extension routes.
 import type { Logger } from 'pino';
 import { createAccountApi, type AccountApi } from '../accounts/index.js';
-import { chainNetworks, trustProxyHops, type Config } from '../config/config.js';
+import { chainNetworks, networkLabel, trustProxyHops, type Config } from '../config/config.js';
 import type { Limiter } from '../limits/index.js';
 import { resolvePlans } from '../limits/plans.js';
 import type { Store } from '../store/index.js';
@@ -21,8 +21,8 @@ export interface AccountRouteDeps {
 
 export function accountRoute(d: AccountRouteDeps): AccountApi {
   const { config, limiter } = d;
-  const networks: Record<string, { chainId: number; local: boolean }> = {};
-  for (const [name, n] of Object.entries(config.networks)) networks[name] = { chainId: n.chainId, local: d.embedded[name] ?? n.upstreams.length === 0 };
+  const networks: Record<string, { chainId: number; local: boolean; label: string }> = {};
+  for (const [name, n] of Object.entries(config.networks)) networks[name] = { chainId: n.chainId, local: d.embedded[name] ?? n.upstreams.length === 0, label: networkLabel(name, n) };
   return createAccountApi({
     store: d.store,
     secret: d.secret,
