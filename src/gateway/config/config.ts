@@ -213,11 +213,15 @@ export function fromAssignments(assignments: readonly string[], origins?: Map<st
     if (i <= 0) throw new ConfigError(`--set ${a}: expected path=value (e.g. --set upstream.coalesce=false)`);
     const path = a.slice(0, i).trim().split('.');
     let s: Json = SCHEMA;
+    let mapEntry = false;
     for (const p of path) {
+      mapEntry = p !== '' && deref(s)?.properties?.[p] === undefined;
       s = p === '' ? undefined : child(s, p);
       if (s === undefined) throw new ConfigError(`--set ${a}: unknown setting "${a.slice(0, i)}" (the settings are the paths of contracts/config.schema.json)`);
     }
-    setAt(input, path, parseValue(s, a.slice(i + 1), `--set ${path.join('.')}`));
+    const raw = a.slice(i + 1);
+    // `--set networks.testnet=null` removes a map entry (a default network), as `null` does in a config file.
+    setAt(input, path, mapEntry && raw.trim() === 'null' ? null : parseValue(s, raw, `--set ${path.join('.')}`));
     origins?.set(pointer(path), `--set ${path.join('.')}`);
   }
   return input as ConfigInput;
