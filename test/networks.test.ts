@@ -23,14 +23,9 @@ async function chainId(url: string): Promise<{ status: number; result?: string }
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'rpcgate-networks-'));
-  const closed = { upstreams: ['http://127.0.0.1:9'] };
-  svc = await startService({
-    port: 0,
-    dataDir,
-    logLevel: 'silent',
-    devKey: false,
-    networks: { mainnet: closed, testnet: { ...closed, chainId: 31338 }, holesky: { upstreams: [], chainId: 17000, blockTime: 1, label: 'Holesky testnet' } },
-  });
+  const closed = ['http://127.0.0.1:9'];
+  const networks = { mainnet: { upstreams: closed }, testnet: { upstreams: closed, chainId: 31338 }, holesky: { upstreams: [], chainId: 17000, blockTime: 1, label: 'Holesky testnet' } };
+  svc = await startService({ port: 0, dataDir, logLevel: 'silent', devKey: false, networks });
 }, 60_000);
 
 afterAll(async () => {
