@@ -1,6 +1,7 @@
 // Configuration from one schema (contracts/config.schema.json → generated/config/types.ts): every leaf settable by
 // file, environment (RPCGATE_A_B_C, plus the schema's x-env aliases) and `--set a.b.c=value`, in that order of
 // precedence over the schema's defaults; values parsed per the schema type; errors naming the path and the source.
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -160,4 +161,22 @@ describe('config schema', () => {
     expect(() => loadConfig({ env: {}, assignments: ['port'] })).toThrow('--set port: expected path=value');
     expect(() => loadConfig({ env: {}, assignments: ['chains={"eth":["holesky"]}'] })).toThrow('/chains/eth: unknown network "holesky" (known: mainnet, testnet)');
   });
+
+  it('the CLI: `rpcgate config --json` lists the settings; `rpcgate start --set` reports a bad one and exits 1', async () => {
+    const run = (args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
+        execFile(process.execPath, [join(root, 'bin/rpcgate.js'), ...args], { cwd: root, env: { ...process.env, RPCGATE_CONFIG: '' }, timeout: 30_000 }, (err, stdout, stderr) =>
+          done({ code: err ? Number((err as { code?: number }).code ?? -1) : 0, stdout, stderr }),
+        ),
+      );
+    const listed = await run(['config', '--json']);
+    expect(listed.code).toBe(0);
+    const rows = JSON.parse(listed.stdout).settings as { path: string; env: string; type: string; default: string }[];
+    expect(rows.map((r) => r.path)).toEqual(settings().map((st) => st.path.join('.')));
+    expect(rows.find((r) => r.path === 'upstream.coalesce')).toEqual({ path: 'upstream.coalesce', env: 'RPCGATE_UPSTREAM_COALESCE RPCGATE_COALESCE', type: 'boolean', default: 'true' });
+    expect(rows.find((r) => r.path === 'limits.b.dailyPerUser')?.default).toBe('25000');
+    const bad = await run(['start', '--set', 'upstream.nope=1']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('rpcgate: --set upstream.nope=1: unknown setting "upstream.nope"');
+  }, 60_000);
 });
