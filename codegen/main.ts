@@ -28,6 +28,7 @@ import { writeClient } from './client.js';
 import { writeExamples } from './examples.js';
 import { writeApiDocs, writeDocsIndex } from './docs-html.js';
 import { writeClientDocs } from './docs-client.js';
+import { CONFIG_SCHEMA_FILE, generateConfig } from './config.js';
 
 /** The contracts codegen reads. Adding an API is one line here. */
 export const CONTRACTS: readonly ContractSpec[] = [
@@ -90,6 +91,9 @@ export async function generate(opts: GenerateOptions = {}): Promise<void> {
       await writeFiles(out, files);
       log(`${c.spec.name}: generated/${c.spec.name}/ (${files.size} files, ${Date.now() - t0} ms)`);
     }
+    await rm(path.join(out, 'generated', 'config'), { recursive: true, force: true });
+    await writeFiles(out, await generateConfig(root));
+    log('config: generated/config/types.ts');
   }
   if (docs) {
     const t0 = Date.now();
@@ -135,7 +139,7 @@ export async function compareTrees(expected: string, actual: string): Promise<{ 
  */
 export async function scratchRoot(root: string, contracts: readonly ContractSpec[] = CONTRACTS): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'rpcgate-codegen-'));
-  const links = ['src', 'node_modules', 'package.json', 'tsconfig.json', ...contracts.filter((c) => !path.isAbsolute(c.file)).map((c) => c.file)];
+  const links = ['src', 'node_modules', 'package.json', 'tsconfig.json', CONFIG_SCHEMA_FILE, ...contracts.filter((c) => !path.isAbsolute(c.file)).map((c) => c.file)];
   for (const name of links) {
     if (!existsSync(path.join(root, name))) continue;
     await mkdir(path.dirname(path.join(dir, name)), { recursive: true });

@@ -205,9 +205,9 @@ describe('account API: sessions', () => {
   });
 
   const exampleParams = (m: Json) => (m.examples[0]?.params ?? []).map((p: Json) => p.value);
-  const OPEN = new Set(['account_signUp', 'account_logIn', 'account_logOut']);
+  const OPEN = new Set(['account_signUp', 'account_logIn', 'account_logOut', 'networks_list']);
 
-  it('every method but sign up / log in / log out needs a session (-32016, HTTP 401)', async () => {
+  it('every method but sign up / log in / log out / networks_list needs a session (-32016, HTTP 401)', async () => {
     const names = contract.methods.map((m: Json) => m.name).filter((n: string) => !OPEN.has(n));
     expect(names.length).toBe(Object.keys(methods).length - OPEN.size);
     const before = await snapshot();
@@ -221,7 +221,7 @@ describe('account API: sessions', () => {
     expect(await snapshot()).toBe(before);
   });
 
-  const READS = new Set(['account_me', 'chains_list', 'useCases_list', 'apps_list', 'apps_get', 'apps_metrics', 'apps_listAllowlist', 'apps_listJwtKeys', 'keys_list', 'keys_get', 'keys_metrics']);
+  const READS = new Set(['account_me', 'chains_list', 'networks_list', 'useCases_list', 'apps_list', 'apps_get', 'apps_metrics', 'apps_listAllowlist', 'apps_listJwtKeys', 'keys_list', 'keys_get', 'keys_metrics']);
 
   it('every changing method refuses a foreign Origin (-32041, HTTP 403) and changes nothing', async () => {
     const changing = contract.methods.filter((m: Json) => !READS.has(m.name));
@@ -345,6 +345,10 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
     ['keys_metrics', [keyA.id, { from: 1740819600000, to: '2025-03-01T10:00:00Z', granularity: 'hour' }], '/1/from'],
     ['chains_list', [5], '/0'],
     ['chains_list', [long(65)], '/0'],
+    ['networks_list', ['mainnet'], undefined],
+    // A network name that is well-formed but not configured: refused at run time (the contract cannot list them).
+    ['keys_create', [{ name: 'k', network: 'main net' }], '/0/network'],
+    ['keys_metrics', [keyA.id, { from: '2025-03-01T09:00:00Z', to: '2025-03-01T10:00:00Z', granularity: 'hour', network: 'holesky' }], '/1/network'],
   ];
 
   it('covers every changing method', () => {

@@ -11,26 +11,10 @@ import { join } from 'node:path';
 import { JsonRpcProvider } from 'ethers';
 import { createPublicClient, http } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, RpcClientError, type AccountClient } from '../generated/account/client.js';
+import { RpcClientError } from '../generated/account/client.js';
+import { account } from './helpers/account.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { deleteRedisKeys, pgReachable, PG_ADMIN_URL, redisReachable, REDIS_URL, scratchDatabase, scratchPrefix, skipUnless } from './helpers/services.js';
-
-/** A fetch that keeps the session cookie, as a browser does for one origin (the generated client takes `fetch`). */
-function cookieFetch(): typeof fetch {
-  let cookie = '';
-  return async (input, init) => {
-    const headers = new Headers(init?.headers);
-    if (cookie) headers.set('cookie', cookie);
-    const res = await fetch(input, { ...init, headers });
-    for (const sc of res.headers.getSetCookie()) {
-      const pair = sc.split(';')[0];
-      if (pair.startsWith('rpcgate_session=')) cookie = pair === 'rpcgate_session=' ? '' : pair;
-    }
-    return res;
-  };
-}
-
-const account = (svc: RunningService): AccountClient => createClient({ url: `${svc.url}/api`, fetch: cookieFetch() });
 
 async function nodeStatus(url: string): Promise<number> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }) });

@@ -91,7 +91,8 @@ describe('rpcgate CLI against a running service', () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'rpcgate-cli-data-'));
     configDir = mkdtempSync(join(tmpdir(), 'rpcgate-cli-config-'));
-    svc = await startService({ port: 0, dataDir, logLevel: 'silent', devKey: false });
+    // A third network beside the embedded defaults (on a closed port: listed and keyed, never called here).
+    svc = await startService({ port: 0, dataDir, logLevel: 'silent', devKey: false, networks: { mainnet: {}, testnet: {}, holesky: { upstreams: ['http://127.0.0.1:9'], chainId: 17000 } } });
     server = ['--server', svc.url];
   }, 120_000);
 
@@ -129,7 +130,7 @@ describe('rpcgate CLI against a running service', () => {
     expect(app).toMatchObject({ name: 'cli app', description: 'from the CLI', useCase: 'Defi', chain: chains.chains[0].id, services: ['node-api'] });
     expect(app.key).toMatch(/^[1-9A-HJ-NP-Za-km-z]{20,64}$/);
     const got = await ok(['apps', 'get', ...server, app.id]);
-    expect(Object.keys(got.urls).sort()).toEqual(['mainnet', 'testnet']);
+    expect(Object.keys(got.urls).sort()).toEqual(['holesky', 'mainnet', 'testnet']);
     for (const network of ['mainnet', 'testnet']) expect(got.urls[network]).toBe(`${svc.url}/${network}/v2/${app.key}`);
     expect(got.key).toBe(app.key);
     expect((await ok(['apps', 'list', ...server])).apps.map((a: { id: string }) => a.id)).toEqual([app.id]);
@@ -146,8 +147,9 @@ describe('rpcgate CLI against a running service', () => {
 
     // Access point B: four keys (network in any case), the fifth refused with the server's clear message.
     const keys: Record<string, any>[] = [];
-    for (const network of ['testnet', 'Testnet', 'MAINNET', 'mainnet']) keys.push(await ok(['keys', 'create', ...server, '--name', `key ${keys.length + 1}`, '--network', network]));
+    for (const network of ['testnet', 'Testnet', 'MAINNET', 'HOLESKY']) keys.push(await ok(['keys', 'create', ...server, '--name', `key ${keys.length + 1}`, '--network', network]));
     for (const k of keys) expect(k.url).toBe(`${svc.url}/${k.network}/${k.key}`);
+    expect(keys.map((k) => [k.network, k.networkLabel])).toEqual([['testnet', 'Testnet'], ['testnet', 'Testnet'], ['mainnet', 'Mainnet'], ['holesky', 'Holesky']]);
     const fifth = await fails(['keys', 'create', ...server, '--name', 'key 5', '--network', 'testnet']);
     expect(fifth.code).toBe(-32005);
     expect(fifth.message).toMatch(/at most 4 network API keys/);
@@ -157,7 +159,15 @@ describe('rpcgate CLI against a running service', () => {
     expect(fifthHuman.stdout).toBe('');
     expect(fifthHuman.stderr).toMatch(/^error: limit reached: at most 4 network API keys per user; delete one first \(limit=4/);
     const badNetwork = await fails(['keys', 'create', ...server, '--name', 'k', '--network', 'devnet']);
-    expect(badNetwork.message).toMatch(/--network: must be Mainnet or Testnet/);
+    expect(badNetwork.message).toBe(`--network: unknown network "devnet": this deployment's networks are mainnet, testnet, holesky`);
+    expect(badNetwork.data).toMatchObject({ choices: ['mainnet', 'testnet', 'holesky'] });
+    // The deployment's networks come from its config (networks_list, no login needed), any case on --network.
+    const networks = await ok(['networks', '--server', svc.url]);
+    expect(networks.networks).toEqual([
+      { network: 'mainnet', label: 'Mainnet', chainId: 31337, local: true },
+      { network: 'testnet', label: 'Testnet', chainId: 31338, local: true },
+      { network: 'holesky', label: 'Holesky', chainId: 17000, local: false },
+    ]);
 
     const listed = await ok(['keys', 'list', ...server]);
     expect(listed.keys.map((k: { id: string }) => k.id).sort()).toEqual(keys.map((k) => k.id).sort());

@@ -62,7 +62,15 @@ beforeAll(async () => {
   rmSync(SHOTS, { recursive: true, force: true });
   mkdirSync(SHOTS, { recursive: true });
   dataDir = mkdtempSync(join(tmpdir(), 'rpcgate-dashboard-'));
-  svc = await startService({ port: 0, logLevel: 'silent', devKey: false, dataDir, networks: { mainnet: {}, testnet: {} } });
+  // A third network (closed port, never called) for network keys only: the New API key form lists the configured networks.
+  svc = await startService({
+    port: 0,
+    logLevel: 'silent',
+    devKey: false,
+    dataDir,
+    networks: { mainnet: {}, testnet: {}, holesky: { upstreams: ['http://127.0.0.1:9'], chainId: 17000 } },
+    chains: { ethereum: ['mainnet', 'testnet'] },
+  });
   if (skipBrowser) return;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -245,6 +253,9 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     await page.getByRole('link', { name: 'New API key' }).click();
     await page.getByRole('heading', { name: 'New API key' }).waitFor();
     await page.getByLabel('Name').fill('indexer');
+    await page.getByRole('radio', { name: 'Holesky' }).waitFor();
+    expect(await page.getByRole('radio').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value))).toEqual(['mainnet', 'testnet', 'holesky']);
+    expect(await page.getByRole('radio', { name: 'Testnet' }).isChecked()).toBe(true);
     await page.getByRole('radio', { name: 'Testnet' }).check();
     await page.getByLabel('Description').fill('backfills logs');
     await shot('new-key');

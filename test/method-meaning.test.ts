@@ -109,9 +109,9 @@ describe('what the contracts say', () => {
 
   it('account API: all local and never cached; open and read-only are the sets the handlers used to spell out', () => {
     expect([...methodsWhere(accountMethods, (x) => x.route !== 'local' || x.cache !== 'never' || x.sticky)]).toEqual([]);
-    expect([...methodsWhere(accountMethods, (x) => x.open)].sort()).toEqual(['account_logIn', 'account_logOut', 'account_signUp']);
+    expect([...methodsWhere(accountMethods, (x) => x.open)].sort()).toEqual(['account_logIn', 'account_logOut', 'account_signUp', 'networks_list']);
     expect([...methodsWhere(accountMethods, (x) => x.readOnly)].sort()).toEqual(
-      ['account_me', 'apps_get', 'apps_listAllowlist', 'apps_listJwtKeys', 'apps_list', 'apps_metrics', 'chains_list', 'keys_get', 'keys_list', 'keys_metrics', 'useCases_list'].sort(),
+      ['account_me', 'apps_get', 'apps_listAllowlist', 'apps_listJwtKeys', 'apps_list', 'apps_metrics', 'chains_list', 'keys_get', 'keys_list', 'keys_metrics', 'networks_list', 'useCases_list'].sort(),
     );
   });
 

@@ -9,6 +9,8 @@ import type {
   AccountLogOutResult,
   AccountMeParams,
   AccountMeResult,
+  NetworksListParams,
+  NetworksListResult,
   ChainsListParams,
   ChainsListResult,
   UseCasesListParams,
@@ -109,6 +111,17 @@ export const extensions = {
       cache: 'never',
       sticky: false,
       open: false,
+      readOnly: true,
+    },
+  },
+  networks_list: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: true,
       readOnly: true,
     },
   },
@@ -393,6 +406,17 @@ export const methods = {
     paramStructure: 'either',
     ext: extensions['account_me'],
   } as MethodDescriptor<AccountMeParams, AccountMeResult, (typeof extensions)['account_me']>,
+  /**
+   * Lists the deployment's networks.
+   */
+  networks_list: {
+    name: 'networks_list',
+    summary: "Lists the deployment's networks.",
+    params: [],
+    errors: [-32602, -32603],
+    paramStructure: 'either',
+    ext: extensions['networks_list'],
+  } as MethodDescriptor<NetworksListParams, NetworksListResult, (typeof extensions)['networks_list']>,
   /**
    * Lists the deployment's chains, optionally filtered.
    */

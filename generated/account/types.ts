@@ -34,13 +34,9 @@ export type Service = 'node-api';
  */
 export type Services = Service[];
 /**
- * A network of the deployment.
+ * A network name: one of the deployment's configured networks (the operator's config `networks`; `networks_list` lists them, with chain ids). Compared case-insensitively (`Mainnet`, `MAINNET` → `mainnet`) and answered with the configured name. A name the deployment does not configure is refused with -32602 and `data` { param, path, reason }, the reason naming the valid networks (e.g. `unknown network "foo": this deployment's networks are mainnet, testnet`).
  */
-export type Network = 'mainnet' | 'testnet';
-/**
- * The network a key is bound to, as the dashboard shows it (`Mainnet`, `Testnet`); the lower-case names are accepted too.
- */
-export type NetworkChoice = 'Mainnet' | 'Testnet' | 'mainnet' | 'testnet';
+export type Network = string;
 /**
  * An app id: `app_` and 128 random bits in base58.
  */
@@ -240,7 +236,7 @@ export interface JwtKey {
  */
 export interface NewNetworkKey {
   name: Name;
-  network: NetworkChoice;
+  network: Network;
   description?: Description;
 }
 /**
@@ -250,7 +246,10 @@ export interface NetworkKeySummary {
   id: NetworkKeyId;
   name: Name;
   network: Network;
-  networkLabel: 'Mainnet' | 'Testnet';
+  /**
+   * The network's display name (the config's `networks.<name>.label`, else the name capitalised).
+   */
+  networkLabel: string;
   description: Description;
   createdAt: Timestamp;
   today: KeyUsageToday;
@@ -276,7 +275,10 @@ export interface NetworkKey {
   id: NetworkKeyId;
   name: Name;
   network: Network;
-  networkLabel: 'Mainnet' | 'Testnet';
+  /**
+   * The network's display name (the config's `networks.<name>.label`, else the name capitalised).
+   */
+  networkLabel: string;
   description: Description;
   createdAt: Timestamp;
   key: ApiKey;
@@ -299,7 +301,10 @@ export interface NetworkKeyDetail {
   id: NetworkKeyId;
   name: Name;
   network: Network;
-  networkLabel: 'Mainnet' | 'Testnet';
+  /**
+   * The network's display name (the config's `networks.<name>.label`, else the name capitalised).
+   */
+  networkLabel: string;
   description: Description;
   createdAt: Timestamp;
   key: ApiKey;
@@ -325,8 +330,14 @@ export interface NetworkKeyList {
   maxKeys: number;
   usage: DailyUsage;
 }
+/**
+ * A configured network: its name (the path segment of the node API URLs), display name, chain id, and whether an embedded local chain serves it.
+ */
 export interface ChainNetwork {
-  network: string;
+  network: Network;
+  /**
+   * Display name (the config's `networks.<name>.label`, else the name capitalised).
+   */
   label: string;
   chainId: number;
   /**
@@ -458,6 +469,14 @@ export type AccountMeParams = [];
  * Result of `account_me` (user).
  */
 export type AccountMeResult = User;
+/**
+ * Params of `networks_list`: Lists the deployment's networks.
+ */
+export type NetworksListParams = [];
+/**
+ * Result of `networks_list` (networks).
+ */
+export type NetworksListResult = ChainNetwork[];
 /**
  * Params of `chains_list`: Lists the deployment's chains, optionally filtered.
  */
@@ -730,6 +749,41 @@ export interface AccountMethods {
    * ```
    */
   account_me: { params: AccountMeParams; result: AccountMeResult };
+  /**
+   * Lists the deployment's networks.
+   *
+   * Every network this deployment serves, in configuration order, with its display name and chain id: the valid values of every `network` param, and what the dashboard and the CLI offer. Needs no session (the same names appear in the node API's URLs).
+   *
+   * Errors: -32602 Invalid params; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * [
+   *   {
+   *     "network": "mainnet",
+   *     "label": "Mainnet",
+   *     "chainId": 31337,
+   *     "local": true
+   *   },
+   *   {
+   *     "network": "testnet",
+   *     "label": "Testnet",
+   *     "chainId": 31338,
+   *     "local": true
+   *   },
+   *   {
+   *     "network": "holesky",
+   *     "label": "Holesky",
+   *     "chainId": 17000,
+   *     "local": false
+   *   }
+   * ]
+   * ```
+   */
+  networks_list: { params: NetworksListParams; result: NetworksListResult };
   /**
    * Lists the deployment's chains, optionally filtered.
    *

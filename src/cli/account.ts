@@ -7,7 +7,7 @@
 // `error: <message> (<data summary>)` on stderr. Any error exits 1.
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { createClient, RpcClientError, type AccountClient, type NetworkChoice, type Service } from '../../generated/account/client.js';
+import { createClient, RpcClientError, type AccountClient, type ChainNetwork, type Service } from '../../generated/account/client.js';
 import { GatewayErrorCode } from '../gateway/errors.js';
 import { summarizeData } from './output.js';
 import { SESSION_COOKIE, SessionStore, type StoredSession } from './session.js';
@@ -270,12 +270,13 @@ export function need<T>(v: T | undefined, flag: string, hint = ''): T {
   return v;
 }
 
-/** `--network`: Mainnet or Testnet, any case. */
-export function parseNetwork(v: string): NetworkChoice {
-  const lower = v.trim().toLowerCase();
-  if (lower === 'mainnet') return 'Mainnet';
-  if (lower === 'testnet') return 'Testnet';
-  throw usage(`--network: must be Mainnet or Testnet, got ${JSON.stringify(v)}`, { flag: '--network', choices: ['Mainnet', 'Testnet'] });
+/** `--network`: one of the deployment's networks (from networks_list), by name or display name, any case. */
+export function parseNetwork(v: string, networks: readonly ChainNetwork[]): string {
+  const want = v.trim().toLowerCase();
+  const n = networks.find((x) => x.network.toLowerCase() === want || x.label.toLowerCase() === want);
+  if (n !== undefined) return n.network;
+  const choices = networks.map((x) => x.network);
+  throw usage(`--network: unknown network ${JSON.stringify(v)}: this deployment's networks are ${choices.join(', ')}`, { flag: '--network', choices });
 }
 
 /** `--services a,b`: a comma list, trimmed, without duplicates (the server checks the names). */

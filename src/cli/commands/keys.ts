@@ -1,9 +1,10 @@
 // `rpcgate keys …`: network API keys of access point B (a key bound to one network, its URL `…/<network>/<key>`),
 // at most 4 per user, sharing the user's daily request limit.
 //
-// `--network` is Mainnet or Testnet in any case; it defaults to the deployment's only network when there is one.
+// `--network` is one of the deployment's networks (`rpcgate networks`), any case; it defaults to the deployment's only
+// network when there is one.
 import type { Command } from 'commander';
-import type { NetworkChoice, NetworkKey, NetworkKeyDetail, NetworkKeySummary } from '../../../generated/account/client.js';
+import type { NetworkKey, NetworkKeyDetail, NetworkKeySummary } from '../../../generated/account/client.js';
 import { addApiOptions, need, parseNetwork, runApi, usage, type ApiContext, type ApiFlags } from '../account.js';
 import { keyValues, table } from '../output.js';
 
@@ -24,11 +25,12 @@ const keyText = (k: NetworkKey) =>
     ['url', k.url],
   ]);
 
-async function defaultNetwork(ctx: ApiContext): Promise<NetworkChoice> {
-  const chains = await ctx.api.request('chains_list');
-  const networks = [...new Set(chains.flatMap((c) => c.networks.map((n) => n.network)))];
-  if (networks.length === 1) return parseNetwork(networks[0]);
-  throw usage(`--network is required: one of ${networks.map((n) => n[0].toUpperCase() + n.slice(1)).join(', ')}`, { flag: '--network', choices: networks });
+/** `--network` checked against the deployment's networks (networks_list); absent = the only one, if there is one. */
+async function networkFlag(ctx: ApiContext, flag: string | undefined): Promise<string> {
+  const networks = await ctx.api.request('networks_list');
+  if (flag !== undefined) return parseNetwork(flag, networks);
+  if (networks.length === 1) return networks[0].network;
+  throw usage(`--network is required: one of ${networks.map((n) => n.network).join(', ')}`, { flag: '--network', choices: networks.map((n) => n.network) });
 }
 
 export function register(program: Command): void {
@@ -39,12 +41,12 @@ export function register(program: Command): void {
       .command('create')
       .description('create a network key; prints the key and its URL')
       .option('--name <name>', 'key name (required)')
-      .option('--network <network>', 'Mainnet or Testnet, any case (default: the only network)')
+      .option('--network <network>', "one of the deployment's networks (rpcgate networks), any case (default: the only network)")
       .option('--description <text>', 'description'),
   ).action((flags: CreateFlags) =>
     runApi(flags, async (ctx) => {
       const name = need(flags.name, '--name');
-      const network = flags.network !== undefined ? parseNetwork(flags.network) : await defaultNetwork(ctx);
+      const network = await networkFlag(ctx, flags.network);
       const k = await ctx.api.request('keys_create', [{ name, network, ...(flags.description !== undefined && { description: flags.description }) }]);
       return { json: k, text: keyText(k) };
     }),

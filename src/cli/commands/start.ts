@@ -16,6 +16,7 @@ interface StartFlags {
   strictResults?: boolean;
   coalesce?: boolean;
   devKey?: boolean;
+  set: string[];
 }
 
 export function register(program: Command): void {
@@ -30,6 +31,12 @@ export function register(program: Command): void {
     .option('--strict-results', 'validate node results against the contract')
     .option('--dev-key', 'dev mode: generate a development key at start and print it (valid everywhere, no limits)')
     .option('--no-coalesce', 'send every call to the node on its own (no batching/dedupe)')
+    .option(
+      '--set <path=value>',
+      'set any config field by its path in contracts/config.schema.json, e.g. --set upstream.maxBatch=50 --set networks.holesky.chainId=17000 (repeatable; highest priority)',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .action(async (flags: StartFlags) => {
       await runStart(flags);
     });
@@ -49,7 +56,7 @@ async function runStart(flags: StartFlags): Promise<void> {
     if (flags.strictResults) overrides.strictResults = true;
     if (flags.devKey) overrides.devKey = true;
     if (flags.coalesce === false) overrides.upstream = { coalesce: false };
-    const config = loadConfig({ configFile: flags.config, overrides });
+    const config = loadConfig({ configFile: flags.config, overrides, overridesLabel: 'flags', assignments: flags.set });
     const embedded = Object.entries(config.networks).filter(([, n]) => n.upstreams.length === 0).map(([n]) => n);
     if (embedded.length) console.log(`starting embedded anvil for ${embedded.join(', ')} …`);
     service = await startService(config);

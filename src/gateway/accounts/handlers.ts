@@ -17,11 +17,12 @@ import { methods as accountMethods, type Methods } from '../../../generated/acco
 import type * as T from '../../../generated/account/types.js';
 import { methods as nodeMethods } from '../../../generated/node/methods.js';
 import { examples as nodeExamples } from '../../../generated/node/examples.js';
+import { DEFAULT_B_DAILY_PER_USER } from '../limits/plans.js';
 import { hashPassword, verifyPassword } from '../secrets/index.js';
 import { methodsWhere } from '../method-meaning.js';
 import * as store from '../store/index.js';
 import type { Store } from '../store/index.js';
-import type { JwtAlg, NetworkName } from '../store/schema.js';
+import type { JwtAlg } from '../store/schema.js';
 import { BAD_CREDENTIALS, NO_SESSION, badValue, conflict, countLimit, notFound, originRefused } from './errors.js';
 import { accountRequest, clearedSessionCookie, sessionCookie, type AccountContext, type AccountRequest } from './session.js';
 
@@ -32,8 +33,9 @@ export interface AccountDeps {
   secret: Uint8Array;
   /** Chain id (as configured) → networks an app on it may use (config.chains resolved: see chainNetworks). */
   chains: Readonly<Record<string, readonly string[]>>;
-  /** The deployment's networks: chain id, and whether an embedded local chain serves it. */
-  networks: Readonly<Record<string, { chainId: number; local: boolean }>>;
+  /** The deployment's networks (config order): chain id, whether an embedded local chain serves it, display name
+   *  (absent = the name capitalised). */
+  networks: Readonly<Record<string, { chainId: number; local: boolean; label?: string }>>;
   /** Today's B usage (the limiter's `peek`); absent = reported as 0 used of `dailyLimit`. */
   peekDaily?: (userId: string) => Promise<{ limit: number; remaining: number; resetAt: number }>;
   /** Daily B limit shown when there is no limiter. */
@@ -121,13 +123,15 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
   const maxKeys = deps.maxNetworkKeys ?? store.MAX_NETWORK_KEYS_PER_USER;
   const throttle = new LoginThrottle(deps.maxFailedLogins ?? 10, deps.loginWindowMs ?? 15 * 60_000);
   const chainIds = new Map(Object.keys(deps.chains).map((c) => [c.toLowerCase(), c]));
+  const networkNames = new Map(Object.keys(deps.networks).map((n) => [n.toLowerCase(), n]));
   // A hash to verify against when the email is unknown: the answer then takes about as long as for a wrong password.
   let dummyHash: Promise<string> | undefined;
   const dummy = () => (dummyHash ??= hashPassword(randomBytes(16).toString('hex')));
 
   // ---- shapes ---------------------------------------------------------------------------------------------------
-  const networksOf = (chain: string): T.Network[] => [...(deps.chains[chainIds.get(chain.toLowerCase()) ?? ''] ?? [])].filter(isNetwork);
-  const isNetwork = (n: string): n is T.Network => n === 'mainnet' || n === 'testnet';
+  const networksOf = (chain: string): T.Network[] => [...(deps.chains[chainIds.get(chain.toLowerCase()) ?? ''] ?? [])].filter((n) => deps.networks[n] !== undefined);
+  const labelOf = (n: string) => deps.networks[n]?.label ?? cap(n);
+  const chainNetwork = (n: string): T.ChainNetwork => ({ network: n, label: labelOf(n), chainId: deps.networks[n].chainId, local: deps.networks[n].local });
 
   const appSummary = (a: store.App): T.AppSummary => ({
     id: a.id,
@@ -151,7 +155,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
     id: k.id,
     name: k.name,
     network: k.network,
-    networkLabel: k.network === 'mainnet' ? 'Mainnet' : 'Testnet',
+    networkLabel: labelOf(k.network),
     description: k.description,
     createdAt: iso(k.createdAt),
   });
@@ -177,7 +181,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
         maxPoints: MAX_METRICS_POINTS,
         points,
       });
-    const s = await store.usageSeries(db, { userId, ...target, network: q.network, from, to, granularity: q.granularity, maxPoints: MAX_METRICS_POINTS });
+    const s = await store.usageSeries(db, { userId, ...target, network: q.network === undefined ? undefined : networkOf(q.network, 'query', '/1/network'), from, to, granularity: q.granularity, maxPoints: MAX_METRICS_POINTS });
     const point = (p: store.UsagePoint): T.UsagePoint => ({ ...p, start: iso(p.start) });
     return { granularity: s.granularity, from: iso(s.from), to: iso(s.to), points: s.points.map(point), summary: point(s.summary) };
   }
@@ -190,6 +194,13 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
     const id = chainIds.get(name.trim().toLowerCase());
     if (id === undefined) throw badValue(param, path, `unknown chain "${name}" (this deployment: ${[...chainIds.values()].join(', ')})`);
     return id;
+  }
+
+  /** A network param → its configured name (compared case-insensitively), or -32602 at `path` naming the valid ones. */
+  function networkOf(name: string, param: string, path: string): string {
+    const n = networkNames.get(name.toLowerCase());
+    if (n === undefined) throw badValue(param, path, `unknown network "${name}": this deployment's networks are ${[...networkNames.values()].join(', ')}`);
+    return n;
   }
 
   async function startSession(c: Caller, userId: string): Promise<number> {
@@ -268,13 +279,14 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
       const q = (query ?? '').trim().toLowerCase();
       const out: T.Chain[] = [];
       for (const [id, nets] of Object.entries(deps.chains)) {
-        const networks = nets
-          .filter((n) => deps.networks[n] !== undefined)
-          .map((n) => ({ network: n, label: cap(n), chainId: deps.networks[n].chainId, local: deps.networks[n].local }));
+        const networks = nets.filter((n) => deps.networks[n] !== undefined).map(chainNetwork);
         const chain = { id, name: cap(id), networks };
         if (q === '' || id.toLowerCase().includes(q) || chain.name.toLowerCase().includes(q) || networks.some((n) => n.network.includes(q) || String(n.chainId) === q)) out.push(chain);
       }
       return out;
+    },
+    async networks_list() {
+      return Object.keys(deps.networks).map(chainNetwork);
     },
     async useCases_list() {
       return [...USE_CASES];
@@ -388,8 +400,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
 
     // ---- network keys --------------------------------------------------------------------------------------------
     async keys_create([input], c) {
-      const network = input.network.toLowerCase() as NetworkName;
-      if (deps.networks[network] === undefined) throw badValue('key', '/0/network', `network ${network} is not served by this deployment`);
+      const network = networkOf(input.network, 'key', '/0/network');
       try {
         const k = await store.createNetworkKey(
           db,
@@ -412,7 +423,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
         const d = await deps.peekDaily(c.userId);
         usage = { used: Math.max(0, d.limit - d.remaining), limit: d.limit, remaining: d.remaining, period: 'day', resetAt: iso(d.resetAt) };
       } else {
-        const limit = deps.dailyLimit ?? 25_000;
+        const limit = deps.dailyLimit ?? DEFAULT_B_DAILY_PER_USER;
         const next = new Date();
         next.setUTCHours(24, 0, 0, 0);
         usage = { used: 0, limit, remaining: limit, period: 'day', resetAt: iso(next.getTime()) };

@@ -88,7 +88,8 @@ export async function seedChain(url: string, artifact: Artifact, label: string):
   const transferFrom = (from: Hex, to: Hex, amount: bigint) => `0x${sel('transferFrom(address,address,uint256)')}${word(from)}${word(to)}${uint(amount)}`;
 
   const name = `rpcgate ${label} token`;
-  const symbol = label === 'mainnet' ? 'RGM' : 'RGT';
+  // RG + the network's initial: RGM on mainnet, RGT on testnet, RGH on holesky.
+  const symbol = `RG${label.charAt(0).toUpperCase()}`;
   // constructor(string,string,uint256): three head words (two offsets and the supply), then the strings.
   const nameEnc = encodeString(name);
   const ctorArgs = uint(96n) + uint(BigInt(96 + nameEnc.length / 2)) + uint(1_000_000n * E18) + nameEnc + encodeString(symbol);

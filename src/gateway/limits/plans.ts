@@ -1,30 +1,18 @@
-// Plans: how many requests a subject may make per period. From config; defaults documented here.
+// Plans: how many requests a subject may make per period. From config; the defaults are the `default`s of the plan
+// fields in contracts/config.schema.json (the one place they are defined): perSecond 100, daily 100,000, monthly
+// 3,000,000 per app (A); 25,000 per user per UTC day (B).
+import { configSchema } from '../../../generated/config/types.js';
+import type { AppPlan, LimitsConfig } from '../config/config.js';
 
-/**
- * Operator plan for access point A (apps), applied per app. A field left out takes the default below;
- * `null` switches that limit off. Defaults are a free tier in the spirit of public node providers:
- *   perSecond 100, daily 100,000, monthly 3,000,000.
- */
-export interface AppPlan {
-  perSecond?: number | null;
-  daily?: number | null;
-  monthly?: number | null;
-}
+export type { AppPlan, LimitsConfig, NetworkKeyPlan } from '../config/config.js';
 
-/** Access point B (network keys): requests per user per UTC day, across all the user's B keys. */
-export interface NetworkKeyPlan {
-  dailyPerUser?: number;
-}
-
-export interface LimitsConfig {
-  /** Access point A operator plan (per app). */
-  a?: AppPlan;
-  /** Access point B plan (per user). */
-  b?: NetworkKeyPlan;
-}
-
-export const DEFAULT_APP_PLAN = { perSecond: 100, daily: 100_000, monthly: 3_000_000 } as const;
-export const DEFAULT_B_DAILY_PER_USER = 25_000;
+const { AppPlan: appPlan, NetworkKeyPlan: keyPlan } = configSchema.definitions;
+export const DEFAULT_APP_PLAN = {
+  perSecond: appPlan.properties.perSecond.default,
+  daily: appPlan.properties.daily.default,
+  monthly: appPlan.properties.monthly.default,
+} as const;
+export const DEFAULT_B_DAILY_PER_USER: number = keyPlan.properties.dailyPerUser.default;
 
 /** A plan with defaults applied; 0 means "off" nowhere — `null` is off, numbers are limits. */
 export interface ResolvedPlans {

@@ -10,15 +10,16 @@
 // - `hooks.logMethod`: string arguments (messages, format args) scrubbed of URLs, Bearer/JWT tokens, cookies and
 //   key-shaped words (≥ 24 chars of [A-Za-z0-9_-] with a letter and a digit; not `0x…` chain data nor public ids).
 import type { LoggerOptions } from 'pino';
+import { defaults } from '../config/config.js';
 
 export const REDACTED = '[redacted]';
 
 export interface RedactOptions {
-  /** Network path segments of access point B (`/{network}/<key>`); default mainnet, testnet. */
+  /** Network path segments of access point B (`/{network}/<key>`); default the embedded default networks. */
   networks?: readonly string[];
 }
 
-const DEFAULT_NETWORKS: readonly string[] = ['mainnet', 'testnet'];
+const DEFAULT_NETWORKS: readonly string[] = Object.keys(defaults.networks);
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'x-auth-token']);
 const URL_HEADERS = new Set(['referer', 'referrer', 'location', 'origin']);
 const SECRET_QUERY = /key|token|jwt|secret|pass|auth|sig|session|cred/i;
@@ -76,7 +77,7 @@ export function redactUrl(url: string, opts: RedactOptions = {}): string {
     if (/^v\d+$/.test(prev) || (i === 2 && networks.includes(segs[1]) && !/^v\d+$/.test(s)) || isTokenLike(s)) segs[i] = REDACTED;
   }
   // Host-mapped access point B: the whole path is `/<key>`; a lone segment that is not a known route is treated as one.
-  if (!abs && segs.length === 2 && segs[1] !== '' && !KNOWN_ROOT.test(segs[1])) segs[1] = REDACTED;
+  if (!abs && segs.length === 2 && segs[1] !== '' && !KNOWN_ROOT.test(segs[1]) && !networks.includes(segs[1])) segs[1] = REDACTED;
 
   let redactedTail = tail;
   if (tail.startsWith('?')) {
@@ -100,7 +101,7 @@ export function redactUrl(url: string, opts: RedactOptions = {}): string {
 }
 
 // Root paths of rpcgate's own routes (never keys); anything else alone in the path may be a host-mapped key.
-const KNOWN_ROOT = /^(?:docs|api|metrics|health|healthz|ready|readyz|favicon\.ico|robots\.txt|assets|static|app|dashboard|login|signup|v\d+|mainnet|testnet)$/;
+const KNOWN_ROOT = /^(?:docs|api|metrics|health|healthz|ready|readyz|favicon\.ico|robots\.txt|assets|static|app|dashboard|login|signup|v\d+)$/;
 
 function decodeURIComponentSafe(s: string): string {
   try {

@@ -2,8 +2,9 @@
 // the limiter (today's B usage), the deployment's chains and networks. startService adds it after any extension routes.
 import type { Logger } from 'pino';
 import { createAccountApi, type AccountApi } from '../accounts/index.js';
-import { chainNetworks, trustProxyHops, type Config } from '../config/config.js';
+import { chainNetworks, networkLabel, trustProxyHops, type Config } from '../config/config.js';
 import { userSubject, type Limiter } from '../limits/index.js';
+import { resolvePlans } from '../limits/plans.js';
 import type { Store } from '../store/index.js';
 
 export interface AccountRouteDeps {
@@ -20,19 +21,17 @@ export interface AccountRouteDeps {
 
 export function accountRoute(d: AccountRouteDeps): AccountApi {
   const { config, limiter } = d;
-  const networks: Record<string, { chainId: number; local: boolean }> = {};
-  for (const [name, n] of Object.entries(config.networks)) networks[name] = { chainId: n.chainId, local: d.embedded[name] ?? n.upstreams.length === 0 };
-  // Optional settings a config may carry (not in every config version): public base URL and allowed origins.
-  const extra = config as Config & { publicBaseUrl?: string; allowedOrigins?: string[] };
+  const networks: Record<string, { chainId: number; local: boolean; label: string }> = {};
+  for (const [name, n] of Object.entries(config.networks)) networks[name] = { chainId: n.chainId, local: d.embedded[name] ?? n.upstreams.length === 0, label: networkLabel(name, n) };
   return createAccountApi({
     store: d.store,
     secret: d.secret,
     chains: chainNetworks(config),
     networks,
     peekDaily: limiter && ((userId) => limiter.peek(userSubject(userId))),
-    dailyLimit: config.limits.b?.dailyPerUser,
-    publicBaseUrl: extra.publicBaseUrl,
-    allowedOrigins: extra.allowedOrigins,
+    dailyLimit: resolvePlans(config.limits).b.daily,
+    publicBaseUrl: config.publicBaseUrl,
+    allowedOrigins: config.allowedOrigins,
     trustProxy: trustProxyHops(config),
     strictResults: config.strictResults,
     logger: d.logger,

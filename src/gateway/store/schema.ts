@@ -4,7 +4,8 @@
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 
 export type AllowlistKind = 'origin' | 'ip' | 'address' | 'method';
-export type NetworkName = 'mainnet' | 'testnet';
+/** A network of the deployment's config (any configured name; the store keeps what the account API validated). */
+export type NetworkName = string;
 /** JWS algorithm a JWT public key is pinned to ("the algorithm comes from the key"). */
 export type JwtAlg = 'RS256' | 'RS384' | 'RS512' | 'ES256' | 'ES384';
 export type KeyEventKind = 'upsert' | 'revoke';

@@ -4,11 +4,13 @@ import type { Migration, MigrationProvider } from 'kysely';
 import type { Dialect } from '../db.js';
 import { initial } from './0001_initial.js';
 import { usage } from './0002_usage.js';
+import { anyNetwork } from './0003_any_network.js';
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001_initial': initial(dialect),
     '0002_usage': usage(dialect),
+    '0003_any_network': anyNetwork(dialect),
   };
 }
 

@@ -34,7 +34,7 @@ export function AppsPage({ onUnauthorized }: PageProps) {
       {apps?.length === 0 && (
         <div className="empty card">
           <h2>No apps yet</h2>
-          <p>Create an app to get an API key and RPC URLs for mainnet and testnet.</p>
+          <p>Create an app to get an API key and an RPC URL for each network of its chain.</p>
           <a className="btn btn-primary" href={href('apps', 'new')}>
             Create your first app
           </a>

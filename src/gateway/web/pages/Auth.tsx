@@ -34,7 +34,7 @@ export function AuthPage({ mode, onSignedIn }: { mode: 'signup' | 'login'; onSig
     <section className="auth-card card" aria-labelledby="auth-title">
       <h1 id="auth-title" tabIndex={-1}>{signup ? 'Create your free account' : 'Log in'}</h1>
       <p className="muted">
-        {signup ? 'Sign up is free. You get apps and API keys for mainnet and testnet.' : 'Welcome back. Log in to manage your apps and API keys.'}
+        {signup ? 'Sign up is free. You get apps and API keys for every network of this service.' : 'Welcome back. Log in to manage your apps and API keys.'}
       </p>
       <form onSubmit={submit} noValidate>
         <div className="field">

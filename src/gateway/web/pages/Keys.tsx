@@ -1,6 +1,6 @@
 // API keys (access point B): the list with today's usage against the daily limit, New API key, the key detail view.
 import { useEffect, useId, useState, type FormEvent } from 'react';
-import { api, describeError, type DailyUsage, type NetworkKeyDetail, type NetworkKeyList, type ShownError } from '../api.js';
+import { api, describeError, type ChainNetwork, type DailyUsage, type NetworkKeyDetail, type NetworkKeyList, type ShownError } from '../api.js';
 import { ConfirmAction, CopyField, ErrorText, fmt, formatDate } from '../components.js';
 import { href, navigate } from '../router.js';
 import type { PageProps } from './Apps.js';
@@ -97,11 +97,22 @@ export function KeysPage({ onUnauthorized }: PageProps) {
 
 export function NewKeyPage({ onUnauthorized }: PageProps) {
   const [name, setName] = useState('');
-  const [network, setNetwork] = useState<'Testnet' | 'Mainnet'>('Testnet');
+  // The deployment's networks (networks_list, from its config); a test network is the safer default when there is one.
+  const [networks, setNetworks] = useState<ChainNetwork[] | null>(null);
+  const [network, setNetwork] = useState('');
   const [description, setDescription] = useState('');
   const [error, setError] = useState<ShownError | null>(null);
   const [busy, setBusy] = useState(false);
   const ids = { name: useId(), description: useId(), error: useId() };
+  useEffect(() => {
+    api.request('networks_list').then(
+      (list) => {
+        setNetworks(list);
+        setNetwork((cur) => cur || (list.find((n) => n.network === 'testnet') ?? list[0])?.network || '');
+      },
+      (err) => onUnauthorized(err) || setError(describeError(err)),
+    );
+  }, [onUnauthorized]);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setError(null);
@@ -129,10 +140,11 @@ export function NewKeyPage({ onUnauthorized }: PageProps) {
         <fieldset className="field">
           <legend>Network <span className="req">(required)</span></legend>
           <div className="row">
-            {(['Testnet', 'Mainnet'] as const).map((n) => (
-              <label key={n} className={`choice choice-inline${network === n ? ' choice-selected' : ''}`}>
-                <input type="radio" name="network" value={n} checked={network === n} onChange={() => setNetwork(n)} />
-                <span>{n}</span>
+            {networks === null && <span className="muted">Loading networks…</span>}
+            {networks?.map((n) => (
+              <label key={n.network} className={`choice choice-inline${network === n.network ? ' choice-selected' : ''}`}>
+                <input type="radio" name="network" value={n.network} checked={network === n.network} onChange={() => setNetwork(n.network)} />
+                <span>{n.label}</span>
               </label>
             ))}
           </div>

@@ -52,14 +52,14 @@ const OUTCOME_LABELS: [keyof UsagePoint['byOutcome'], string][] = [
 
 type Target = { kind: 'app'; id: string } | { kind: 'key'; id: string };
 
-function fetchSeries(target: Target, query: { from: string; to: string; granularity: Granularity; network?: 'mainnet' | 'testnet' }): Promise<UsageSeries> {
+function fetchSeries(target: Target, query: { from: string; to: string; granularity: Granularity; network?: string }): Promise<UsageSeries> {
   return target.kind === 'app' ? api.request('apps_metrics', [target.id, query]) : api.request('keys_metrics', [target.id, query]);
 }
 
 /** The app's Metrics tab: range picker (and network when the app has several), totals, four charts, errors. */
 export function MetricsPanel({ target, networks, fail }: { target: Target; networks: string[]; fail: (e: unknown) => unknown }) {
   const [rangeId, setRangeId] = useState('24h');
-  const [network, setNetwork] = useState<'' | 'mainnet' | 'testnet'>('');
+  const [network, setNetwork] = useState('');
   const [series, setSeries] = useState<UsageSeries | null>(null);
   const [error, setError] = useState<ShownError | null>(null);
   const [loading, setLoading] = useState(false);
@@ -92,7 +92,7 @@ export function MetricsPanel({ target, networks, fail }: { target: Target; netwo
         {networks.length > 1 && (
           <div className="field">
             <label htmlFor={netId}>Network</label>
-            <select id={netId} value={network} onChange={(e) => setNetwork(e.target.value as typeof network)}>
+            <select id={netId} value={network} onChange={(e) => setNetwork(e.target.value)}>
               <option value="">All networks</option>
               {networks.map((n) => (
                 <option key={n} value={n}>
