@@ -1,10 +1,10 @@
 // Typed service configuration: embedded defaults ← JSON config file ← environment ← CLI flags.
 // Validated once at start with ajv; a bad value fails start with a message naming the field.
 import { readFileSync } from 'node:fs';
-import { resolve, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import type { LimitsConfig } from '../limits/plans.js';
+import { PATHS } from '../paths.js';
 
 export type AccessPoint = 'A' | 'B';
 
@@ -132,14 +132,12 @@ export type ConfigInput = Partial<Omit<Config, 'networks' | 'upstream' | 'metric
   metrics?: Partial<MetricsConfig>;
 };
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-
 export const defaults: Config = {
   port: 8080,
   host: '127.0.0.1',
   dataDir: '.data',
-  docsDir: resolve(repoRoot, 'docs'),
-  openrpcPath: resolve(repoRoot, 'openrpc.json'),
+  docsDir: PATHS.docs,
+  openrpcPath: PATHS.openrpc,
   maxBodyBytes: 1024 * 1024,
   maxBatchSize: 100,
   strictResults: false,

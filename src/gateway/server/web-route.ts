@@ -11,13 +11,12 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { dirname, extname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { extname, join, relative, resolve, sep } from 'node:path';
 import type { Logger } from 'pino';
+import { PATHS } from '../paths.js';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 /** Where `npm run build:web` writes the dashboard. */
-export const DEFAULT_WEB_DIR = resolve(repoRoot, 'dist/web');
+export const DEFAULT_WEB_DIR = PATHS.webDist;
 
 const MIME: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
