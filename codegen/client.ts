@@ -1,6 +1,7 @@
-// generated/<api>/client.ts: binds the generic runtime (src/toolkit/client/runtime.ts) to this contract's `methods`.
+// generated/<api>/client.ts: binds the generic runtime (src/toolkit/client, imported as the package export
+// `rpcgate/client` so the generated code runs unchanged from the installed package) to this contract's `methods`.
 import { exampleParams, type ContractModel } from './model.js';
-import { js } from './examples.js';
+import { clientImport, js, RUNTIME_IMPORT } from './examples.js';
 import { jsdoc, tsHeader } from './schema.js';
 import { format } from 'prettier';
 import { PRETTIER } from './types.js';
@@ -12,9 +13,9 @@ export async function writeClient(c: ContractModel): Promise<string> {
   const url = c.servers[0]?.url ?? 'http://127.0.0.1:8545/';
   const out = [
     tsHeader(c.spec.file),
-    `import { createTypedClient, type Client, type ClientOptions } from '../../src/toolkit/client/runtime.js';\n`,
+    `import { createTypedClient, type Client, type ClientOptions } from '${RUNTIME_IMPORT}';\n`,
     `import { methods, type Methods } from './methods.js';\n\n`,
-    `export { RpcClientError, type BatchCall, type BatchResult, type Client, type ClientOptions, type ParamsArg } from '../../src/toolkit/client/runtime.js';\n`,
+    `export { RpcClientError, type BatchCall, type BatchResult, type Client, type ClientOptions, type ParamsArg } from '${RUNTIME_IMPORT}';\n`,
     `export { contract, methods, type Methods, type MethodName } from './methods.js';\n`,
     `export type * from './types.js';\n\n`,
     jsdoc([`A typed client of the ${c.spec.name} API (${c.title} ${c.version}): \`request\` and \`batch\` are typed by method name.`]),
@@ -27,7 +28,7 @@ export async function writeClient(c: ContractModel): Promise<string> {
       '',
       '@example',
       '```ts',
-      `import { createClient } from 'rpcgate/client';`,
+      `import { createClient } from '${clientImport(c)}';`,
       '',
       `const client = createClient({ url: process.env.RPC_URL! });`,
       ...(noParams ? [`const value = await client.request(${js(noParams.name)});`] : []),

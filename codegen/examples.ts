@@ -17,8 +17,11 @@ export interface ExampleSet {
 }
 
 export const RPC_URL = '{{RPC_URL}}';
-/** Import specifier of the generated client in the rpcgate examples (package self-reference, see README). */
-export const CLIENT_IMPORT = 'rpcgate/client';
+/** Import specifier of the client runtime (src/toolkit/client) in generated code: the package's own export, so generated/
+ *  imports nothing outside itself and runs the same from the repository (tsconfig paths) and the installed package. */
+export const RUNTIME_IMPORT = 'rpcgate/client';
+/** Import specifier of a contract's generated client (`rpcgate/node`, `rpcgate/account`: package.json exports). */
+export const clientImport = (c: Pick<ContractModel, 'spec'>): string => `rpcgate/${c.spec.name}`;
 
 const TAGS = new Set(['earliest', 'latest', 'pending', 'safe', 'finalized']);
 const isQuantity = (v: Json) => typeof v === 'string' && /^0x(0|[1-9a-f][0-9a-f]*)$/i.test(v);
@@ -181,7 +184,7 @@ function idioms(m: MethodModel, p: Json[]): Idioms {
   }
 }
 
-export function methodExamples(m: MethodModel): ExampleSet[] {
+export function methodExamples(m: MethodModel, client: string): ExampleSet[] {
   const p = exampleParams(m);
   const id = idioms(m, p);
   const M = js(m.name);
@@ -271,7 +274,7 @@ export function methodExamples(m: MethodModel): ExampleSet[] {
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
       code: lines(
-        `import { createClient } from '${CLIENT_IMPORT}';`,
+        `import { createClient } from '${client}';`,
         ``,
         `const client = createClient({ url: '${RPC_URL}' });`,
         `const result = await client.request(${M}${p.length ? `, ${js(p)}` : ''});`,
@@ -300,7 +303,7 @@ export function methodExamples(m: MethodModel): ExampleSet[] {
 }
 
 export function buildExamples(c: ContractModel): Map<string, ExampleSet[]> {
-  return new Map(c.methods.map((m) => [m.name, methodExamples(m)]));
+  return new Map(c.methods.map((m) => [m.name, methodExamples(m, clientImport(c))]));
 }
 
 export async function writeExamples(c: ContractModel): Promise<string> {
@@ -311,7 +314,7 @@ export async function writeExamples(c: ContractModel): Promise<string> {
     jsdoc(['One ready-to-run example of a method for one language/SDK. `{{RPC_URL}}` stands for the full RPC URL (API key included).']),
     `export interface ExampleSet {\n  id: 'curl' | 'fetch' | 'ethers' | 'web3js' | 'viem' | 'rpcgate' | 'web3py';\n  language: 'shell' | 'javascript' | 'typescript' | 'python';\n  label: string;\n  code: string;\n}\n\n`,
     `/** Placeholder for the RPC URL in every example. */\nexport const RPC_URL_PLACEHOLDER = ${str(RPC_URL)};\n`,
-    `/** Import specifier of the generated client used by the 'rpcgate' examples. */\nexport const CLIENT_IMPORT = ${str(CLIENT_IMPORT)};\n\n`,
+    `/** Import specifier of the generated client used by the 'rpcgate' examples. */\nexport const CLIENT_IMPORT = ${str(clientImport(c))};\n\n`,
     `export const examples: Record<MethodName, ExampleSet[]> = {\n`,
   ];
   for (const [name, sets] of all) {

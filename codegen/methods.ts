@@ -5,11 +5,12 @@ import type { ContractModel } from './model.js';
 import { jsdoc, str, tsHeader } from './schema.js';
 import { format } from 'prettier';
 import { PRETTIER } from './types.js';
+import { RUNTIME_IMPORT } from './examples.js';
 
 export async function writeMethods(c: ContractModel): Promise<string> {
   const typeImports = c.methods.flatMap((m) => [`${m.typeBase}Params`, `${m.typeBase}Result`]);
   const out: string[] = [tsHeader(c.spec.file)];
-  out.push(`import type { MethodDescriptor } from '../../src/toolkit/rpc/descriptor.js';\n`);
+  out.push(`import type { MethodDescriptor } from '${RUNTIME_IMPORT}';\n`);
   out.push(`import type { ${typeImports.join(', ')} } from './types.js';\n\n`);
   out.push(jsdoc([`The contract this descriptor was generated from.`]));
   out.push(

@@ -9,6 +9,7 @@ import { Ajv } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import type { ContractModel, Json } from './model.js';
 import { rewriteRefs, str, tsHeader } from './schema.js';
+import { RUNTIME_IMPORT } from './examples.js';
 import { FastCompiler } from './fast-validators.js';
 
 // CJS module: under NodeNext the default import is module.exports, whose `default` is the function.
@@ -109,7 +110,7 @@ export function writeValidators(c: ContractModel): string {
   return [
     tsHeader(c.spec.file),
     '// @ts-nocheck — ajv standalone output (compiled at generate time; no schema compilation at run time)\n',
-    `import type { ValidatorTable } from '../../src/toolkit/rpc/descriptor.js';\n`,
+    `import type { ValidatorTable } from '${RUNTIME_IMPORT}';\n`,
     ...imports,
     '\n',
     code.replace(/^"use strict";\n?/, ''),

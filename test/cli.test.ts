@@ -1,6 +1,7 @@
 // The account commands of the CLI as an operator scripts them: a real service (startService, SQLite, embedded
-// chains) and `bin/rpcgate.js` run as subprocesses with --server and --json, the session kept in a temporary
-// RPCGATE_CONFIG_DIR. Every --json stdout must be exactly one JSON object. One CLI process at a time.
+// chains) and the CLI's sources (src/cli/main.ts under tsx; test/package.test.ts runs the built bin/rpcgate.js) run as
+// subprocesses with --server and --json, the session kept in a temporary RPCGATE_CONFIG_DIR. Every --json stdout must
+// be exactly one JSON object. One CLI process at a time.
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const bin = join(root, 'bin', 'rpcgate.js');
+const cliArgs = ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts')];
 
 interface Run {
   code: number;
@@ -27,7 +28,7 @@ function cli(args: string[], env: Record<string, string | undefined> = {}): Prom
     const childEnv: NodeJS.ProcessEnv = { ...process.env, RPCGATE_CONFIG_DIR: configDir, RPCGATE_PASSWORD: undefined, RPCGATE_EMAIL: undefined, RPCGATE_SERVER: undefined, ...env };
     for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
     // stdin is not a TTY here: nothing may prompt.
-    execFile(process.execPath, [bin, ...args], { cwd: root, env: childEnv, timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [...cliArgs, ...args], { cwd: root, env: childEnv, timeout: 30_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1) : 0;
       resolve({ code, stdout, stderr });
     });

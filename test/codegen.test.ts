@@ -211,8 +211,9 @@ describe('generated examples', () => {
             for (const d of out.diagnostics ?? []) syntax.push(`${m}/${s.id}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
           }
           if (s.language === 'typescript') {
-            // The published import specifier (package self-reference) is pointed at the generated file here.
-            writeFileSync(`${base}.ts`, `${s.code.replace("'rpcgate/client'", "'../../generated/node/client.js'")}export {};\n`);
+            // The published specifier ('rpcgate/node') resolves to generated/node/client.ts through tsconfig.json "paths".
+            if (s.id === 'rpcgate') expect(s.code).toContain("from 'rpcgate/node'");
+            writeFileSync(`${base}.ts`, `${s.code}export {};\n`);
             tsFiles.push(`${base}.ts`);
           }
           if (s.language === 'python') writeFileSync((py[py.length] = `${base}.py`), s.code);

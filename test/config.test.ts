@@ -162,10 +162,11 @@ describe('config schema', () => {
     expect(() => loadConfig({ env: {}, assignments: ['chains={"eth":["holesky"]}'] })).toThrow('/chains/eth: unknown network "holesky" (known: mainnet, testnet)');
   });
 
+    // The CLI's sources under tsx, as test/cli.test.ts runs them (bin/rpcgate.js runs dist/, which test/package.test.ts builds).
   it('the CLI: `rpcgate config --json` lists the settings; `rpcgate start --set` reports a bad one and exits 1', async () => {
     const run = (args: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
-        execFile(process.execPath, [join(root, 'bin/rpcgate.js'), ...args], { cwd: root, env: { ...process.env, RPCGATE_CONFIG: '' }, timeout: 30_000 }, (err, stdout, stderr) =>
+        execFile(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), ...args], { cwd: root, env: { ...process.env, RPCGATE_CONFIG: '' }, timeout: 30_000 }, (err, stdout, stderr) =>
           done({ code: err ? Number((err as { code?: number }).code ?? -1) : 0, stdout, stderr }),
         ),
       );

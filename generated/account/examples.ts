@@ -14,7 +14,7 @@ export interface ExampleSet {
 /** Placeholder for the RPC URL in every example. */
 export const RPC_URL_PLACEHOLDER = '{{RPC_URL}}';
 /** Import specifier of the generated client used by the 'rpcgate' examples. */
-export const CLIENT_IMPORT = 'rpcgate/client';
+export const CLIENT_IMPORT = 'rpcgate/account';
 
 export const examples: Record<MethodName, ExampleSet[]> = {
   account_signUp: [
@@ -52,7 +52,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('account_signUp', [{ email: 'dev@example.com', password: 'correct horse battery' }]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('account_signUp', [{ email: 'dev@example.com', password: 'correct horse battery' }]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -96,7 +96,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('account_logIn', [{ email: 'dev@example.com', password: 'correct horse battery' }]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('account_logIn', [{ email: 'dev@example.com', password: 'correct horse battery' }]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -140,7 +140,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('account_logOut');\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('account_logOut');\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -184,7 +184,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('account_me');\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('account_me');\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -228,7 +228,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('networks_list');\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('networks_list');\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -272,7 +272,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('chains_list', ['eth']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('chains_list', ['eth']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -316,7 +316,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('useCases_list');\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('useCases_list');\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -360,7 +360,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_create', [\n  {\n    name: 'My dApp',\n    description: 'Price dashboard',\n    useCase: 'Defi',\n    chain: 'ethereum',\n    services: ['node-api'],\n  },\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_create', [\n  {\n    name: 'My dApp',\n    description: 'Price dashboard',\n    useCase: 'Defi',\n    chain: 'ethereum',\n    services: ['node-api'],\n  },\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -404,7 +404,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_list');\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_list');\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -448,7 +448,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_get', ['app_7QmKf3xR9vTzLp2NwYb5Hc']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_get', ['app_7QmKf3xR9vTzLp2NwYb5Hc']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -492,7 +492,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_metrics', [\n  'app_7QmKf3xR9vTzLp2NwYb5Hc',\n  {\n    from: '2025-03-01T09:00:00Z',\n    to: '2025-03-01T11:00:00Z',\n    granularity: 'hour',\n  },\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_metrics', [\n  'app_7QmKf3xR9vTzLp2NwYb5Hc',\n  {\n    from: '2025-03-01T09:00:00Z',\n    to: '2025-03-01T11:00:00Z',\n    granularity: 'hour',\n  },\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -536,7 +536,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_update', ['app_7QmKf3xR9vTzLp2NwYb5Hc', { name: 'Price dashboard' }]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_update', ['app_7QmKf3xR9vTzLp2NwYb5Hc', { name: 'Price dashboard' }]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -580,7 +580,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_rotateKey', ['app_7QmKf3xR9vTzLp2NwYb5Hc']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_rotateKey', ['app_7QmKf3xR9vTzLp2NwYb5Hc']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -624,7 +624,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_delete', ['app_7QmKf3xR9vTzLp2NwYb5Hc']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_delete', ['app_7QmKf3xR9vTzLp2NwYb5Hc']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -668,7 +668,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_addAllowlistEntry', [\n  'app_7QmKf3xR9vTzLp2NwYb5Hc',\n  { kind: 'origin', value: 'https://*.example.com' },\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_addAllowlistEntry', [\n  'app_7QmKf3xR9vTzLp2NwYb5Hc',\n  { kind: 'origin', value: 'https://*.example.com' },\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -712,7 +712,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_listAllowlist', ['app_7QmKf3xR9vTzLp2NwYb5Hc']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_listAllowlist', ['app_7QmKf3xR9vTzLp2NwYb5Hc']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -756,7 +756,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_removeAllowlistEntry', ['app_7QmKf3xR9vTzLp2NwYb5Hc', 'alw_9FzRt4Kq2WmXc8NpLy3BvD']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_removeAllowlistEntry', ['app_7QmKf3xR9vTzLp2NwYb5Hc', 'alw_9FzRt4Kq2WmXc8NpLy3BvD']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -800,7 +800,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_addJwtKey', [\n  'app_7QmKf3xR9vTzLp2NwYb5Hc',\n  {\n    alg: 'ES256',\n    publicKeyPem: '-----BEGIN PUBLIC KEY-----\\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEubtY3Y8dlo/8OWNp/l0MyZqGaqGD\\nhDeW8lE86frtm1oujq6c6W2XY3uv700H9KbwbD+xyhK8XgVDDR7sTj0Muw==\\n-----END PUBLIC KEY-----\\n',\n  },\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_addJwtKey', [\n  'app_7QmKf3xR9vTzLp2NwYb5Hc',\n  {\n    alg: 'ES256',\n    publicKeyPem: '-----BEGIN PUBLIC KEY-----\\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEubtY3Y8dlo/8OWNp/l0MyZqGaqGD\\nhDeW8lE86frtm1oujq6c6W2XY3uv700H9KbwbD+xyhK8XgVDDR7sTj0Muw==\\n-----END PUBLIC KEY-----\\n',\n  },\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -844,7 +844,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_listJwtKeys', ['app_7QmKf3xR9vTzLp2NwYb5Hc']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_listJwtKeys', ['app_7QmKf3xR9vTzLp2NwYb5Hc']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -888,7 +888,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_removeJwtKey', ['app_7QmKf3xR9vTzLp2NwYb5Hc', 'kid_2HnQv7Lz5XcRp9WmKt4BfJ']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_removeJwtKey', ['app_7QmKf3xR9vTzLp2NwYb5Hc', 'kid_2HnQv7Lz5XcRp9WmKt4BfJ']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -932,7 +932,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_setRequireJwt', ['app_3JtPq8WnLzKc5RyVb2XmGd', true]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_setRequireJwt', ['app_3JtPq8WnLzKc5RyVb2XmGd', true]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -976,7 +976,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('keys_create', [{ name: 'backend', network: 'Testnet', description: 'indexer' }]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('keys_create', [{ name: 'backend', network: 'Testnet', description: 'indexer' }]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -1020,7 +1020,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('keys_list');\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('keys_list');\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -1064,7 +1064,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('keys_get', ['key_5Ws8KqTn2PzYc7RmLb3VxF']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('keys_get', ['key_5Ws8KqTn2PzYc7RmLb3VxF']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -1108,7 +1108,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('keys_metrics', [\n  'key_5Ws8KqTn2PzYc7RmLb3VxF',\n  {\n    from: '2025-03-01T09:00:00Z',\n    to: '2025-03-01T11:00:00Z',\n    granularity: 'hour',\n  },\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('keys_metrics', [\n  'key_5Ws8KqTn2PzYc7RmLb3VxF',\n  {\n    from: '2025-03-01T09:00:00Z',\n    to: '2025-03-01T11:00:00Z',\n    granularity: 'hour',\n  },\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -1152,7 +1152,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('keys_delete', ['key_5Ws8KqTn2PzYc7RmLb3VxF']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('keys_delete', ['key_5Ws8KqTn2PzYc7RmLb3VxF']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',

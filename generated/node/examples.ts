@@ -14,7 +14,7 @@ export interface ExampleSet {
 /** Placeholder for the RPC URL in every example. */
 export const RPC_URL_PLACEHOLDER = '{{RPC_URL}}';
 /** Import specifier of the generated client used by the 'rpcgate' examples. */
-export const CLIENT_IMPORT = 'rpcgate/client';
+export const CLIENT_IMPORT = 'rpcgate/node';
 
 export const examples: Record<MethodName, ExampleSet[]> = {
   eth_blockNumber: [
@@ -52,7 +52,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_blockNumber');\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_blockNumber');\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -96,7 +96,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getBlockByNumber', ['latest', false]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getBlockByNumber', ['latest', false]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -140,7 +140,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getBlockByHash', [\n  '0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e',\n  true,\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getBlockByHash', [\n  '0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e',\n  true,\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -184,7 +184,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_chainId');\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_chainId');\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -228,7 +228,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('net_version');\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('net_version');\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -272,7 +272,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('web3_clientVersion');\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('web3_clientVersion');\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -316,7 +316,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_syncing');\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_syncing');\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -360,7 +360,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_gasPrice');\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_gasPrice');\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -404,7 +404,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_maxPriorityFeePerGas');\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_maxPriorityFeePerGas');\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -448,7 +448,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_feeHistory', ['0x1', '0x1b', [95, 99]]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_feeHistory', ['0x1', '0x1b', [95, 99]]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -492,7 +492,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getBalance', ['0x7dcd17433742f4c0ca53122ab541d0ba67fc27df', 'latest']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getBalance', ['0x7dcd17433742f4c0ca53122ab541d0ba67fc27df', 'latest']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -536,7 +536,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getTransactionCount', ['0x0300100f529a704d19736a8714837adbc934db7f', 'latest']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getTransactionCount', ['0x0300100f529a704d19736a8714837adbc934db7f', 'latest']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -580,7 +580,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getCode', ['0x7dcd17433742f4c0ca53122ab541d0ba67fc27df', 'latest']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getCode', ['0x7dcd17433742f4c0ca53122ab541d0ba67fc27df', 'latest']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -624,7 +624,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getStorageAt', [\n  '0x7dcd17433742f4c0ca53122ab541d0ba67fc27df',\n  '0x0000000000000000000000000000000000000000000000000000000000000000',\n  'latest',\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getStorageAt', [\n  '0x7dcd17433742f4c0ca53122ab541d0ba67fc27df',\n  '0x0000000000000000000000000000000000000000000000000000000000000000',\n  'latest',\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -668,7 +668,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_call', [\n  {\n    from: '0x0000000000000000000000000000000000000000',\n    input: '0xff01',\n    to: '0x17e7eedce4ac02ef114a7ed9fe6e2f33feba1667',\n  },\n  'latest',\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_call', [\n  {\n    from: '0x0000000000000000000000000000000000000000',\n    input: '0xff01',\n    to: '0x17e7eedce4ac02ef114a7ed9fe6e2f33feba1667',\n  },\n  'latest',\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -712,7 +712,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_estimateGas', [\n  {\n    from: '0xaa00000000000000000000000000000000000000',\n    to: '0x0100000000000000000000000000000000000000',\n  },\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_estimateGas', [\n  {\n    from: '0xaa00000000000000000000000000000000000000',\n    to: '0x0100000000000000000000000000000000000000',\n  },\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -756,7 +756,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getLogs', [\n  {\n    fromBlock: '0x3',\n    toBlock: '0x6',\n    topics: [\n      ['0x00000000000000000000000000000000000000000000000000000000656d6974'],\n      ['0x95b7276947f6331672b0c63eca28c1d39f25286d5e2793d6a487837ff1475ba0'],\n    ],\n  },\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getLogs', [\n  {\n    fromBlock: '0x3',\n    toBlock: '0x6',\n    topics: [\n      ['0x00000000000000000000000000000000000000000000000000000000656d6974'],\n      ['0x95b7276947f6331672b0c63eca28c1d39f25286d5e2793d6a487837ff1475ba0'],\n    ],\n  },\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -800,7 +800,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getTransactionByHash', ['0x205405746564cbcf1dd53fb5ac92c7622d3792d82f03c59d9baddf2443d91864']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getTransactionByHash', ['0x205405746564cbcf1dd53fb5ac92c7622d3792d82f03c59d9baddf2443d91864']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -844,7 +844,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getTransactionReceipt', ['0x205405746564cbcf1dd53fb5ac92c7622d3792d82f03c59d9baddf2443d91864']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getTransactionReceipt', ['0x205405746564cbcf1dd53fb5ac92c7622d3792d82f03c59d9baddf2443d91864']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -888,7 +888,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getTransactionByBlockHashAndIndex', [\n  '0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e',\n  '0x0',\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getTransactionByBlockHashAndIndex', [\n  '0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e',\n  '0x0',\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -932,7 +932,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getTransactionByBlockNumberAndIndex', ['0x1', '0x0']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getTransactionByBlockNumberAndIndex', ['0x1', '0x0']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -976,7 +976,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getBlockTransactionCountByHash', ['0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getBlockTransactionCountByHash', ['0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -1020,7 +1020,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getBlockTransactionCountByNumber', ['0x1']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getBlockTransactionCountByNumber', ['0x1']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -1064,7 +1064,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getBlockReceipts', ['0x1']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_getBlockReceipts', ['0x1']);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -1108,7 +1108,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_sendRawTransaction', [\n  '0xf86c808401a213988261a894aa000000000000000000000000000000000000000a8255448718e5bb3abd109fa073fbe7ff7e74339e7cc61fb3cb3f7630cd3f1d5fef653d7297654b2d22894daea042a188d30f35f19408c73c803bc1e9e17ce129c457e31fd2a368b54507af2f4c',\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_sendRawTransaction', [\n  '0xf86c808401a213988261a894aa000000000000000000000000000000000000000a8255448718e5bb3abd109fa073fbe7ff7e74339e7cc61fb3cb3f7630cd3f1d5fef653d7297654b2d22894daea042a188d30f35f19408c73c803bc1e9e17ce129c457e31fd2a368b54507af2f4c',\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',
@@ -1152,7 +1152,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'rpcgate',
       language: 'typescript',
       label: 'TypeScript (rpcgate client)',
-      code: "import { createClient } from 'rpcgate/client';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('rpc.discover');\nconsole.log(JSON.stringify(result, null, 2));\n",
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('rpc.discover');\nconsole.log(JSON.stringify(result, null, 2));\n",
     },
     {
       id: 'web3py',

@@ -29,8 +29,11 @@ export async function buildProgram(only?: string): Promise<Command> {
   return program;
 }
 
-const isMain = process.argv[1] !== undefined && /[\\/]src[\\/]cli[\\/]main\.(ts|js)$|[\\/]bin[\\/]rpcgate(\.js)?$/.test(process.argv[1]);
-if (isMain) {
-  const program = await buildProgram(process.argv[2]);
-  await program.parseAsync(process.argv);
+/** Parses `argv` (node, script, command, …) and runs the command. bin/rpcgate.js calls it; so does running this file. */
+export async function run(argv: string[]): Promise<void> {
+  const program = await buildProgram(argv[2]);
+  await program.parseAsync(argv);
 }
+
+// Run directly (`tsx src/cli/main.ts`, `node dist/src/cli/main.js`); bin/rpcgate.js imports it and calls run() itself.
+if (process.argv[1] !== undefined && /[\\/]src[\\/]cli[\\/]main\.(ts|js)$/.test(process.argv[1])) await run(process.argv);

@@ -3,12 +3,12 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { PATHS } from '../paths.js';
 
 const require = createRequire(import.meta.url);
 
-export const TOKEN_SOURCE_PATH = resolve(dirname(fileURLToPath(import.meta.url)), 'contracts/Token.sol');
+export const TOKEN_SOURCE_PATH = PATHS.tokenSource;
 
 export interface Artifact {
   contract: string;

@@ -4,10 +4,10 @@
 // `a.b.c` is env RPCGATE_A_B_C and `rpcgate start --set a.b.c=value`; older names are the schema's `x-env` aliases.
 // Validated once at start with ajv; a bad value fails start with a message naming the field and where it came from.
 import { readFileSync } from 'node:fs';
-import { resolve, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import { configSchema, type Config, type NetworkConfig } from '../../../generated/config/types.js';
+import { PATHS } from '../paths.js';
 
 export type { AccessPoint, AppPlan, Config, KeyConfig, LimitsConfig, MetricsConfig, NetworkConfig, NetworkKeyPlan, UpstreamConfig } from '../../../generated/config/types.js';
 
@@ -21,7 +21,6 @@ export type ConfigInput = DeepPartial<Omit<Config, 'networks'>> & { networks?: R
 export class ConfigError extends Error {}
 
 const SCHEMA: Json = configSchema;
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** A `$ref` (`#/definitions/X`) resolved against the config schema; other nodes as they are. */
 function deref(s: Json): Json {
@@ -53,8 +52,8 @@ function schemaDefaults(): Config {
 /** Embedded defaults: the schema's, with docs/ and openrpc.json of this package (not of the working directory). */
 export const defaults: Config = {
   ...schemaDefaults(),
-  docsDir: resolve(repoRoot, 'docs'),
-  openrpcPath: resolve(repoRoot, 'openrpc.json'),
+  docsDir: PATHS.docs,
+  openrpcPath: PATHS.openrpc,
 };
 
 // ---- names: schema paths ↔ environment variables ------------------------------------------------------------------

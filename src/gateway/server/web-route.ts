@@ -8,15 +8,14 @@
 //   plain-text landing (the dashboard routes are hash routes: `/#/apps`).
 import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { plainText } from '../../toolkit/http/router.js';
 import { preloadFolder, sendAsset, type Asset } from '../../toolkit/http/static.js';
+import { PATHS } from '../paths.js';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 /** Where `npm run build:web` writes the dashboard. */
-export const DEFAULT_WEB_DIR = resolve(repoRoot, 'dist/web');
+export const DEFAULT_WEB_DIR = PATHS.webDist;
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 // The dashboard's page may not be framed (clickjacking) and loads nothing from elsewhere.

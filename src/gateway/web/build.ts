@@ -3,22 +3,24 @@
 // `tsx src/gateway/web/build.ts` builds; `--if-stale` builds only when an input is newer than the last build (npm's
 // prestart/pretest hooks use it, so `npm start` and `npm test` never serve an old or missing dashboard).
 import { readdirSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { PACKAGE_ROOT, PATHS } from '../paths.js';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const repoRoot = PACKAGE_ROOT;
 /** Where the built dashboard goes (git-ignored: dist/). */
-export const WEB_DIST = resolve(repoRoot, 'dist/web');
+export const WEB_DIST = PATHS.webDist;
 const STAMP = join(WEB_DIST, '.build-stamp');
 
 /** What the bundle is made of: a change to any of these makes the build stale. */
 const INPUTS = [
   'src/gateway/web',
   'vite.config.ts',
-  'src/toolkit/client/runtime.ts',
+  'src/toolkit/client',
   'src/gateway/errors.ts',
   'src/toolkit/rpc/errors.ts',
+  'tsconfig.json', // its "paths" resolve 'rpcgate/client' in the bundle
   'generated/account/client.ts',
   'generated/account/methods.ts',
   'generated/node/examples.ts',

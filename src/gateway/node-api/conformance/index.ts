@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { batchCheck, expectCode, runConformance, type ConformanceContract, type ConformanceProfile, type ConformanceReport, type OpenRpcDoc } from '../../../toolkit/conformance/index.js';
 import type { MethodTable, ValidatorTable } from '../../../toolkit/rpc/descriptor.js';
+import { PATHS } from '../../paths.js';
 import { adaptParams } from './adapt.js';
 import { discoverChain, type ChainFacts } from './discover.js';
 
@@ -42,7 +43,7 @@ export function evmProfile(opts: EvmProfileOptions = {}): ConformanceProfile<Cha
   };
 }
 
-const NODE_CONTRACT = new URL('../../../../openrpc.json', import.meta.url);
+const NODE_CONTRACT = PATHS.openrpc;
 
 /** openrpc.json with its generated descriptor and validators (loaded on first use). */
 export async function loadNodeContract(): Promise<ConformanceContract> {

@@ -1,0 +1,227 @@
+// The package as a user gets it (issue 10, "ships as compiled JavaScript"): `npm pack` (its prepack hook builds dist/
+// — tsc -p tsconfig.build.json and the dashboard), the tarball installed into an empty folder with npm, and there:
+// `rpcgate --help`, `rpcgate start` serving the dashboard at / and the node API, the exports `rpcgate`,
+// `rpcgate/client`, `rpcgate/node`, `rpcgate/account` imported by plain node, and typed (tsc, NodeNext).
+//
+// The pack runs in a copy of this checkout (its tracked and untracked-but-not-ignored files, node_modules linked):
+// the build it triggers must start from nothing, and must not rewrite this checkout's dist/ under the other test
+// files that read dist/web.
+//
+// The install is offline: a package-lock.json for the empty folder is derived from this repository's (its non-dev
+// entries, plus the tarball), so npm takes every dependency from its cache at the locked version. better-sqlite3's
+// install script (prebuild-install) is given the binary this checkout's own install built — the same version for the
+// same Node ABI — as a local prebuild, instead of compiling SQLite again (minutes); without one, it compiles.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const exec = promisify(execFile);
+const root = resolve(import.meta.dirname, '..');
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name: string; version: string; dependencies: Record<string, string> };
+
+let work: string;
+let app: string;
+let service: ChildProcess | undefined;
+let serviceUrl: string;
+let nodeUrl: string;
+
+/** The environment of every command run here: none of this process's npm, rpcgate or store settings leak in. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^(npm_|RPCGATE_|DATABASE_URL$|REDIS_URL$)/i.test(k)) env[k] = v;
+  return { ...env, ...extra };
+}
+
+/** Runs a command; a failure throws with its output (so a broken pack or install fails the test loudly). */
+async function run(cmd: string, args: string[], cwd: string, extraEnv?: Record<string, string>, timeout = 300_000): Promise<string> {
+  try {
+    const { stdout } = await exec(cmd, args, { cwd, env: cleanEnv(extraEnv), timeout, maxBuffer: 64 * 1024 * 1024 });
+    return stdout;
+  } catch (e) {
+    const err = e as { message: string; stdout?: string; stderr?: string };
+    throw new Error(`${cmd} ${args.join(' ')} failed in ${cwd}: ${err.message}\nstdout:\n${err.stdout ?? ''}\nstderr:\n${err.stderr ?? ''}`);
+  }
+}
+
+/** A copy of the checkout as git sees it (tracked + untracked-but-not-ignored files), node_modules linked in. */
+async function copyCheckout(to: string): Promise<void> {
+  const list = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], root);
+  const files = list.split('\0').filter((f) => f && f !== 'node_modules' && existsSync(join(root, f)));
+  expect(files).toContain('package.json');
+  for (const f of files) {
+    mkdirSync(dirname(join(to, f)), { recursive: true });
+    copyFileSync(join(root, f), join(to, f));
+  }
+  symlinkSync(realpathSync(join(root, 'node_modules')), join(to, 'node_modules'), 'dir');
+}
+
+/** package.json + package-lock.json of the empty folder: the tarball and this repository's locked runtime deps. */
+function writeAppManifest(dir: string, tarball: string): void {
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+  const spec = `file:${tarball}`;
+  const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
+  const packages: Record<string, unknown> = {
+    '': { name: 'app', dependencies: { [pkg.name]: spec } },
+    [`node_modules/${pkg.name}`]: { version: pkg.version, resolved: spec, integrity, dependencies: pkg.dependencies, bin: { rpcgate: 'bin/rpcgate.js' } },
+  };
+  for (const [path, entry] of Object.entries(lock.packages)) if (path && !entry.dev) packages[path] = entry;
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module', dependencies: { [pkg.name]: spec } }, null, 2));
+  writeFileSync(join(dir, 'package-lock.json'), JSON.stringify({ name: 'app', lockfileVersion: 3, requires: true, packages }, null, 2));
+}
+
+/** A local prebuild of better-sqlite3 from this checkout's install, when it has one of the locked version. */
+async function localPrebuilds(dir: string): Promise<Record<string, string>> {
+  const mod = join(root, 'node_modules', 'better-sqlite3');
+  const binary = join(mod, 'build', 'Release', 'better_sqlite3.node');
+  const locked = (JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> }).packages['node_modules/better-sqlite3']?.version;
+  const installed = (JSON.parse(readFileSync(join(mod, 'package.json'), 'utf8')) as { version: string }).version;
+  if (!existsSync(binary) || installed !== locked) return {};
+  mkdirSync(dir, { recursive: true });
+  // prebuild-install's file name: {name}-v{version}-node-v{abi}-{platform}-{arch}.tar.gz, holding build/Release/*.node.
+  const name = `better-sqlite3-v${installed}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  await run('tar', ['czf', join(dir, name), 'build/Release/better_sqlite3.node'], mod);
+  return { npm_config_better_sqlite3_local_prebuilds: dir };
+}
+
+async function post(url: string, body: unknown): Promise<{ status: number; json: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, json: await res.json() };
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'rpcgate-package-'));
+  const src = join(work, 'checkout');
+  const out = join(work, 'out');
+  app = join(work, 'app');
+  for (const d of [src, out, app]) mkdirSync(d);
+
+  await copyCheckout(src);
+  const packed = JSON.parse(await run('npm', ['pack', '--json', '--pack-destination', out], src, {}, 600_000)) as { filename: string; files: { path: string }[] }[];
+  const tarball = join(out, packed[0]!.filename);
+  const shipped = packed[0]!.files.map((f) => f.path);
+  // What runs and what is served comes from the tarball: compiled code with types, the built dashboard, the docs.
+  for (const f of ['bin/rpcgate.js', 'dist/src/cli/main.js', 'dist/src/index.d.ts', 'dist/generated/node/client.d.ts', 'dist/web/index.html', 'docs/index.html', 'openrpc.json', 'contracts/account.openrpc.json', 'src/gateway/chain/contracts/Token.sol']) {
+    expect(shipped, f).toContain(f);
+  }
+  // …and no TypeScript source, tests or build config.
+  expect(shipped.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
+  expect(shipped.filter((f) => /^(test|bench|codegen|generated)\//.test(f) || /^tsconfig/.test(f))).toEqual([]);
+
+  writeAppManifest(app, tarball);
+  await run('npm', ['install', '--offline', '--no-audit', '--no-fund'], app, await localPrebuilds(join(work, 'prebuilds')), 600_000);
+}, 900_000);
+
+afterAll(async () => {
+  if (service?.pid !== undefined && service.exitCode === null) {
+    const exited = new Promise((r) => service!.once('exit', r));
+    process.kill(service.pid, 'SIGTERM'); // graceful: it stops the anvils it started
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+  }
+  if (work) rmSync(work, { recursive: true, force: true });
+}, 30_000);
+
+describe('the installed package', () => {
+  it('rpcgate --help runs the compiled CLI with plain node and lists the commands', async () => {
+    const help = await run('npx', ['--offline', '--no-install', 'rpcgate', '--help'], app, {}, 60_000);
+    for (const cmd of ['start', 'conformance', 'signup', 'login', 'keys', 'apps']) expect(help).toMatch(new RegExp(`^\\s+${cmd}\\b`, 'm'));
+    // No tsx in what runs: the bin imports no tsx loader, and tsx is not even installed (a devDependency).
+    expect(readFileSync(join(app, 'node_modules', pkg.name, 'bin', 'rpcgate.js'), 'utf8')).not.toMatch(/['"]tsx[/'"]/);
+    expect(existsSync(join(app, 'node_modules', 'tsx'))).toBe(false);
+  });
+
+  it('rpcgate start serves the dashboard at /, the docs and the node API on embedded anvils', async () => {
+    const bin = join(app, 'node_modules', '.bin', 'rpcgate');
+    const child = spawn(process.execPath, [bin, 'start', '--port', '0', '--host', '127.0.0.1', '--dev-key', '--data-dir', join(app, 'data')], {
+      cwd: app,
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    service = child;
+    let output = '';
+    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    await new Promise<void>((ok, fail) => {
+      const timer = setTimeout(() => fail(new Error(`rpcgate start did not come up in 90 s:\n${output}`)), 90_000);
+      child.on('exit', (code) => fail(new Error(`rpcgate start exited with ${code}:\n${output}`)));
+      child.stdout!.on('data', () => {
+        if (/Ctrl-C stops/.test(output)) {
+          clearTimeout(timer);
+          ok();
+        }
+      });
+    });
+    serviceUrl = /rpcgate listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)![1]!;
+    nodeUrl = /mainnet\s+A\s+(http:\S+)/.exec(output)![1]!;
+
+    const page = await fetch(`${serviceUrl}/`, { headers: { accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await page.text();
+    expect(html).toMatch(/<script type="module"[^>]*src="\/assets\//);
+    const asset = /src="(\/assets\/[^"]+\.js)"/.exec(html)![1]!;
+    expect((await fetch(`${serviceUrl}${asset}`)).status).toBe(200);
+    expect((await fetch(`${serviceUrl}/docs/`)).status).toBe(200);
+
+    const reply = await post(nodeUrl, { jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] });
+    expect(reply).toEqual({ status: 200, json: { jsonrpc: '2.0', id: 1, result: '0x7a69' } });
+  }, 120_000);
+
+  it('plain node imports rpcgate, rpcgate/client, rpcgate/node and rpcgate/account and calls the node API', async () => {
+    expect(nodeUrl, 'needs the service of the previous test').toBeTruthy();
+    writeFileSync(
+      join(app, 'client.mjs'),
+      `import { startService, loadConfig } from 'rpcgate';
+import { createTypedClient, RpcClientError } from 'rpcgate/client';
+import { createClient, methods } from 'rpcgate/node';
+import { createClient as createAccountClient } from 'rpcgate/account';
+const url = process.argv[2];
+const typed = createTypedClient(methods, { url });
+const node = createClient({ url });
+let refused;
+try { await node.request('eth_getBalance', ['not an address', 'latest']); } catch (e) { refused = e instanceof RpcClientError ? e.code : String(e); }
+console.log(JSON.stringify({
+  chainId: await typed.request('eth_chainId'),
+  block: await node.request('eth_blockNumber'),
+  refused,
+  exports: [typeof startService, typeof loadConfig, typeof createAccountClient],
+}));
+`,
+    );
+    const out = JSON.parse(await run(process.execPath, ['client.mjs', nodeUrl], app, {}, 30_000));
+    expect(out.chainId).toBe('0x7a69');
+    expect(out.block).toMatch(/^0x[0-9a-f]+$/);
+    expect(out.refused).toBe(-32602); // invalid params, checked by the server against the contract
+    expect(out.exports).toEqual(['function', 'function', 'function']);
+  });
+
+  // No skipLibCheck: the shipped .d.ts themselves must check with only the runtime dependencies installed.
+  it('the exports carry types: tsc (strict, NodeNext) checks a program against the installed .d.ts', async () => {
+    writeFileSync(
+      join(app, 'typed.ts'),
+      `import { createClient, type NodeClient, type Methods } from 'rpcgate/node';
+import type { MethodDescriptor, ParamsOf, ResultOf } from 'rpcgate/client';
+import type { Session } from 'rpcgate/account';
+import type { ConfigInput } from 'rpcgate';
+
+const client: NodeClient = createClient({ url: 'http://127.0.0.1:8545/' });
+export const chainId: Promise<string> = client.request('eth_chainId');
+export const balance = client.request('eth_getBalance', ['0x0000000000000000000000000000000000000000', 'latest']);
+export const descriptor: MethodDescriptor = {} as Methods['eth_getBalance'];
+export type BalanceParams = ParamsOf<Methods['eth_getBalance']>;
+export type ChainId = ResultOf<Methods['eth_chainId']>;
+export const config: ConfigInput = { port: 0 };
+export type S = Session;
+// @ts-expect-error -- a method the contract does not have (fails if the exports were untyped)
+export const unknown = client.request('eth_noSuchMethod');
+// @ts-expect-error -- eth_chainId answers a string
+export const wrong: Promise<number> = client.request('eth_chainId');
+`,
+    );
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    await run(process.execPath, [tsc, '--strict', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--target', 'ES2022', '--noEmit', '--types', 'node', '--typeRoots', join(root, 'node_modules', '@types'), 'typed.ts'], app, {}, 120_000);
+  }, 130_000);
+});
