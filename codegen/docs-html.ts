@@ -3,9 +3,9 @@
 // (summary, description, params, result, errors with HTTP status, examples, per-language code),
 // schemas.html (every components.schemas entry, anchored). Plain HTML + one CSS file, relative links only,
 // no scripts, fonts or CDNs: pages open from disk and are served by the server under /docs/.
-import { expandServerUrl, refName, type ContractModel, type Json, type MethodModel } from './model.js';
+import { expandServerUrl, refName, type ContractModel, type Json, type MethodModel } from '../src/toolkit/contract/model.js';
 import { buildExamples } from './examples.js';
-import { HEADER } from './schema.js';
+import { HEADER } from '../src/toolkit/codegen/schema.js';
 
 const esc = (s: unknown): string =>
   String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);

@@ -4,9 +4,9 @@
 // (ethers `getBalance`, viem `getBlock`, web3.py `w3.eth.block_number`, …), the raw request otherwise.
 // JS/TS programs are complete ESM modules that print the result as JSON and exit 0 on success.
 import { format } from 'prettier';
-import { exampleParams, type ContractModel, type Json, type MethodModel } from './model.js';
-import { jsdoc, str, tsHeader } from './schema.js';
-import { PRETTIER } from './types.js';
+import { exampleParams, type ContractModel, type Json, type MethodModel } from '../src/toolkit/contract/model.js';
+import { clientImport, js, jsdoc, str, tsHeader } from '../src/toolkit/codegen/schema.js';
+import { PRETTIER } from '../src/toolkit/codegen/types.js';
 
 export type ExampleId = 'curl' | 'fetch' | 'ethers' | 'web3js' | 'viem' | 'rpcgate' | 'web3py';
 export interface ExampleSet {
@@ -17,12 +17,6 @@ export interface ExampleSet {
 }
 
 export const RPC_URL = '{{RPC_URL}}';
-/** Import specifier of the client runtime (src/toolkit/client) in generated code: the package's own export, so generated/
- *  imports nothing outside itself and runs the same from the repository (tsconfig paths) and the installed package. */
-export const RUNTIME_IMPORT = 'rpcgate/client';
-/** Import specifier of a contract's generated client (`rpcgate/node`, `rpcgate/account`: package.json exports). */
-export const clientImport = (c: Pick<ContractModel, 'spec'>): string => `rpcgate/${c.spec.name}`;
-
 const TAGS = new Set(['earliest', 'latest', 'pending', 'safe', 'finalized']);
 const isQuantity = (v: Json) => typeof v === 'string' && /^0x(0|[1-9a-f][0-9a-f]*)$/i.test(v);
 const isHash = (v: Json) => typeof v === 'string' && /^0x[0-9a-fA-F]{64}$/.test(v);
@@ -30,26 +24,6 @@ const isAddress = (v: Json) => typeof v === 'string' && /^0x[0-9a-fA-F]{40}$/.te
 type BlockKind = 'tag' | 'number' | 'hash' | 'other';
 // A 32-byte hash also matches the quantity pattern: test it first.
 const blockKind = (v: Json): BlockKind => (TAGS.has(v) ? 'tag' : isHash(v) ? 'hash' : isQuantity(v) ? 'number' : 'other');
-
-/** JS literal of a JSON value: one line when short, indented otherwise. */
-const jsStr = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n')}'`;
-
-export function js(v: Json, indent = ''): string {
-  if (v === undefined) return 'undefined';
-  if (typeof v === 'string') return jsStr(v);
-  if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  const inner = indent + '  ';
-  const key = (k: string) => (/^[A-Za-z_$][\w$]*$/.test(k) ? k : jsStr(k));
-  if (Array.isArray(v)) {
-    if (!v.length) return '[]';
-    const one = `[${v.map((x) => js(x, inner)).join(', ')}]`;
-    return one.length <= 72 && !one.includes('\n') ? one : `[\n${v.map((x) => inner + js(x, inner)).join(',\n')},\n${indent}]`;
-  }
-  const entries = Object.entries(v);
-  if (!entries.length) return '{}';
-  const one = `{ ${entries.map(([k, x]) => `${key(k)}: ${js(x, inner)}`).join(', ')} }`;
-  return one.length <= 72 && !one.includes('\n') ? one : `{\n${entries.map(([k, x]) => `${inner}${key(k)}: ${js(x, inner)}`).join(',\n')},\n${indent}}`;
-}
 
 /** Python literal of a JSON value; `addr` wraps 20-byte hex strings (web3.py wants checksummed addresses). */
 function py(v: Json, addr = false, indent = ''): string {

@@ -23,6 +23,7 @@ const files = execFileSync('git', ['ls-files', 'src', 'codegen', 'generated'], {
 const SELF: Record<string, string> = {
   rpcgate: 'src',
   'rpcgate/client': 'src/toolkit/client',
+  'rpcgate/toolkit': 'src/toolkit',
   'rpcgate/node': 'generated/node',
   'rpcgate/account': 'generated/account',
 };

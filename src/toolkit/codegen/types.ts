@@ -3,8 +3,9 @@
 // copies), then per method a labelled params tuple, a result type and the `<Api>Methods` interface.
 import { compile } from 'json-schema-to-typescript';
 import { format } from 'prettier';
-import { pascalCase, refName, type ContractModel, type Json, type MethodModel } from './model.js';
-import { isHexString, jsdoc, json, mapSchema, tsHeader } from './schema.js';
+import { pascalCase, refName, type ContractModel, type Json, type MethodModel } from '../contract/model.js';
+import { isHexString, jsdoc, json, tsHeader } from './schema.js';
+import { mapSchema } from '../contract/schema-walk.js';
 
 const HEX = '`0x${string}`';
 const ROOT = 'RpcgateCodegenRoot';

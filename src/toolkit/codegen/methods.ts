@@ -1,11 +1,11 @@
 // generated/<api>/methods.ts: the method descriptor as data (protobuf-es style): names, param names and
 // requiredness, error codes, and the method's specification extensions (`x-…` keys, copied verbatim `as const` so
 // their literal types survive); the param/result types ride along as phantom types for the engine and client.
-import type { ContractModel } from './model.js';
+import type { ContractModel } from '../contract/model.js';
 import { jsdoc, str, tsHeader } from './schema.js';
 import { format } from 'prettier';
 import { PRETTIER } from './types.js';
-import { RUNTIME_IMPORT } from './examples.js';
+import { RUNTIME_IMPORT } from './schema.js';
 
 export async function writeMethods(c: ContractModel): Promise<string> {
   const typeImports = c.methods.flatMap((m) => [`${m.typeBase}Params`, `${m.typeBase}Result`]);

@@ -1,7 +1,7 @@
 // generated/<api>/client.ts: binds the generic runtime (src/toolkit/client, imported as the package export
 // `rpcgate/client` so the generated code runs unchanged from the installed package) to this contract's `methods`.
-import { exampleParams, type ContractModel } from './model.js';
-import { clientImport, js, RUNTIME_IMPORT } from './examples.js';
+import { exampleParams, type ContractModel } from '../contract/model.js';
+import { clientImport, js, RUNTIME_IMPORT } from './schema.js';
 import { jsdoc, tsHeader } from './schema.js';
 import { format } from 'prettier';
 import { PRETTIER } from './types.js';

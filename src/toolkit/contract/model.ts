@@ -1,7 +1,9 @@
-// Reads one OpenRPC document and turns it into the normalised model every writer uses.
+// Reads one OpenRPC document (any version schema-utils-js knows: 1.0.0-rc0 … 1.4.x) and turns it into the normalised
+// model every consumer uses (codegen, docs, mock, conformance, the runtime validators).
 // Validation and dereferencing are @open-rpc/schema-utils-js's job (parseOpenRPCDocument); the model keeps
-// schema `$ref`s to `#/components/schemas/*` intact (types and validators want named, shared schemas) and
-// resolves the OpenRPC-level references (content descriptors, errors, examples) itself.
+// schema `$ref`s to `#/components/schemas/*` intact (types and validators want named, shared schemas), inlines refs that
+// point *into* a schema (`#/components/schemas/X/properties/y`, `…/items`, `…/oneOf/0`), and resolves the OpenRPC-level
+// references (content descriptors, errors, examples, example pairings, tags) itself.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseOpenRPCDocument } from '@open-rpc/schema-utils-js';
@@ -9,7 +11,8 @@ import { parseOpenRPCDocument } from '@open-rpc/schema-utils-js';
 export interface ContractSpec {
   /** Short name: output goes to generated/<name>/ and docs/api/<name>/. */
   readonly name: string;
-  /** Path of the OpenRPC document, relative to the repository root. */
+  /** Where the document came from: a path (relative to the repository root for the project's own contracts) or an
+   *  http(s) URL. */
   readonly file: string;
 }
 
@@ -122,11 +125,43 @@ function pointer(doc: Json, ref: string): Json {
 }
 
 /** Follows OpenRPC-level `$ref`s (content descriptors, errors, examples); leaves schemas alone. */
-const resolve = (doc: Json, obj: Json): Json => {
+export const resolve = (doc: Json, obj: Json): Json => {
   let cur = obj;
   for (let i = 0; cur && typeof cur.$ref === 'string' && i < 32; i++) cur = pointer(doc, cur.$ref);
   return cur;
 };
+
+/** A `$ref` that names a whole schema component (kept as a named type). */
+const isComponentRef = (ref: string): boolean => ref.startsWith(SCHEMA_REF) && !ref.slice(SCHEMA_REF.length).includes('/');
+
+/**
+ * A copy of the document in which every schema `$ref` that does not name a whole component (a JSON pointer into one,
+ * e.g. `#/components/schemas/Payload/properties/timestamp`, or anywhere else in the document) is replaced by the
+ * schema it points at. Named component refs stay (they become named types and shared validators); a pointer chain
+ * that loops back on itself stops after 64 steps with an error naming the ref.
+ */
+export function inlineInnerRefs(doc: Json): Json {
+  const out = structuredClone(doc);
+  const walk = (node: Json, depth: number): Json => {
+    if (Array.isArray(node)) return node.map((n) => walk(n, depth));
+    if (!node || typeof node !== 'object') return node;
+    if (typeof node.$ref === 'string' && node.$ref.startsWith('#/') && !isComponentRef(node.$ref) && !isOpenRpcRef(node.$ref)) {
+      if (depth > 64) throw new Error(`reference ${node.$ref} does not resolve to a schema (loop)`);
+      const target = structuredClone(pointer(doc, node.$ref));
+      const { $ref: _drop, ...siblings } = node;
+      return walk({ ...target, ...siblings }, depth + 1);
+    }
+    const copy: Json = {};
+    for (const [k, v] of Object.entries(node)) copy[k] = walk(v, depth);
+    return copy;
+  };
+  for (const key of ['methods', 'components']) if (out[key]) out[key] = walk(out[key], 0);
+  return out;
+}
+
+/** Refs to OpenRPC objects (content descriptors, errors, examples, …): resolved by the model, not inlined. */
+const isOpenRpcRef = (ref: string): boolean =>
+  /^#\/components\/(contentDescriptors|errors|examples|examplePairingObjects|examplePairings|links|tags)\/[^/]+$/.test(ref) || /^#\/methods\/\d+$/.test(ref);
 
 /**
  * HTTP statuses an error is answered with. The contract says so explicitly (`x-http-status` on the error
@@ -149,11 +184,45 @@ export function errorHttpStatus(e: Json): number[] {
   }
 }
 
+/** A document's text from a file path or an http(s) URL (relative paths against `root`). */
+export async function readDocument(source: string, root = process.cwd()): Promise<Json> {
+  let text: string;
+  if (/^https?:\/\//i.test(source)) {
+    const res = await fetch(source, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(30_000) });
+    if (!res.ok) throw new Error(`${source}: HTTP ${res.status}`);
+    text = await res.text();
+  } else {
+    text = await readFile(path.resolve(root, source), 'utf8');
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${source}: not JSON (${(e as Error).message})`);
+  }
+}
+
+/** Loads, validates and models a project's contract (`spec.file` relative to `root`). */
 export async function loadContract(root: string, spec: ContractSpec): Promise<ContractModel> {
-  const text = await readFile(path.resolve(root, spec.file), 'utf8');
-  const raw = JSON.parse(text);
+  return modelDocument(await readDocument(spec.file, root), spec);
+}
+
+/** Loads any OpenRPC document (a path or an http(s) URL) and models it; `name` defaults to the file's base name. */
+export async function loadDocument(source: string, name?: string): Promise<ContractModel> {
+  const base = name ?? (path.basename(source.replace(/[?#].*$/, '')).replace(/\.(open)?rpc\.json$|\.json$/i, '') || 'api');
+  return modelDocument(await readDocument(source), { name: base, file: source });
+}
+
+/** Validates (against the meta-schema of the document's `openrpc` version), dereferences and models a document. */
+export async function modelDocument(input: Json, spec: ContractSpec): Promise<ContractModel> {
+  if (!input || typeof input !== 'object' || typeof input.openrpc !== 'string') throw new Error(`${spec.file}: not an OpenRPC document (no "openrpc" version string)`);
+  if (!Array.isArray(input.methods)) throw new Error(`${spec.file}: not an OpenRPC document (no "methods" array)`);
   // Validate against the OpenRPC meta-schema (refs kept), then dereference a separate copy for the docs.
-  await parseOpenRPCDocument(structuredClone(raw), { dereference: false, validate: true });
+  try {
+    await parseOpenRPCDocument(structuredClone(input), { dereference: false, validate: true });
+  } catch (e) {
+    throw new Error(`${spec.file}: invalid OpenRPC ${input.openrpc} document: ${(e as Error).message}`);
+  }
+  const raw = inlineInnerRefs(input);
   const deref = await parseOpenRPCDocument(structuredClone(raw), { dereference: true, validate: false });
 
   const derefMethods: Json[] = deref.methods;

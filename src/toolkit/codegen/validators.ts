@@ -3,13 +3,14 @@
 // `items: [..]`, `additionalItems: false`, minItems = required count, maxItems = param count) and `result`.
 // components.schemas are added once each, under their own id, and referenced (not inlined) so shared types like Uint or
 // Block are one function each in the output.
-// In front of each ajv validator sits a fast boolean check compiled from the same schema (codegen/fast-validators.ts):
+// In front of each ajv validator sits a fast boolean check compiled from the same schema (src/toolkit/codegen/fast-validators.ts):
 // `true` is final (no allocation on valid input), `false` hands over to ajv, which decides and reports the errors.
-import { Ajv } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';
-import type { ContractModel, Json } from './model.js';
-import { rewriteRefs, str, tsHeader } from './schema.js';
-import { RUNTIME_IMPORT } from './examples.js';
+import type { ContractModel, Json } from '../contract/model.js';
+import { createAjv, methodSchemaId, paramsSchema, resultSchema, schemaId } from '../contract/ajv.js';
+import { rewriteRefs } from '../contract/schema-walk.js';
+import { str, tsHeader } from './schema.js';
+import { RUNTIME_IMPORT } from './schema.js';
 import { FastCompiler } from './fast-validators.js';
 
 // CJS module: under NodeNext the default import is module.exports, whose `default` is the function.
@@ -17,55 +18,13 @@ const standaloneCode = standaloneModule.default;
 
 export const exportName = (method: string, kind: 'params' | 'result'): string => `${method.replace(/[^A-Za-z0-9_$]/g, '_')}__${kind}`;
 
-/** The JSON Schema the params validator of a method checks (also used by tests and docs). */
-export function paramsSchema(c: ContractModel, methodName: string, id?: string): Json {
-  const m = c.methods.find((x) => x.name === methodName)!;
-  const items = m.params.map((p) => rewriteRefs(p.schema, (n) => schemaId(c, n)));
-  const required = m.params.filter((p) => p.required).length;
-  return items.length
-    ? { ...(id ? { $id: id } : {}), type: 'array', items, additionalItems: false, minItems: required, maxItems: items.length }
-    : { ...(id ? { $id: id } : {}), type: 'array', maxItems: 0 };
-}
-
-/**
- * Each component is its own ajv schema with its own id: refs to a root schema share one compiled function,
- * whereas JSON-pointer refs into one big schema get compiled again for every method that reaches them.
- */
-const schemaId = (c: ContractModel, name: string) => `urn:rpcgate:${c.spec.name}:schema:${encodeURIComponent(name)}`;
-
-export function createAjv(c: ContractModel): Ajv {
-  const ajv = new Ajv({
-    code: { source: true, esm: true, lines: true },
-    allErrors: false, // the hot path stops at the first error (allErrors is a DoS risk)
-    strict: false, // contract schemas carry OpenRPC/annotation keywords ajv does not know
-    inlineRefs: false, // shared schemas stay one function each: keeps validators.ts small
-    validateFormats: false, // formats are annotations in the Ethereum spec; patterns carry the checks
-  });
-  for (const [k, s] of c.schemas) {
-    const schema = rewriteRefs(s, (n) => schemaId(c, n));
-    ajv.addSchema(typeof schema === 'object' ? { ...schema, $id: schemaId(c, k) } : schema, schemaId(c, k));
-  }
-  for (const m of c.methods) {
-    ajv.addSchema(paramsSchema(c, m.name, `urn:rpcgate:${c.spec.name}:${m.name}:params`));
-    const result = m.result ? rewriteRefs(m.result.schema, (n) => schemaId(c, n)) : {};
-    ajv.addSchema({ ...(typeof result === 'object' ? result : {}), $id: `urn:rpcgate:${c.spec.name}:${m.name}:result` });
-  }
-  return ajv;
-}
-
-/** The schema of a method's result as given to ajv (refs rewritten to component ids). */
-function resultSchema(c: ContractModel, methodName: string): Json {
-  const m = c.methods.find((x) => x.name === methodName)!;
-  return m.result ? rewriteRefs(m.result.schema, (n) => schemaId(c, n)) : {};
-}
-
 export function writeValidators(c: ContractModel): string {
-  const ajv = createAjv(c);
+  const ajv = createAjv(c, { source: true });
   const ajvName = (method: string, kind: 'params' | 'result') => `${exportName(method, kind)}_ajv`;
   const refs: Record<string, string> = {};
   for (const m of c.methods) {
-    refs[ajvName(m.name, 'params')] = `urn:rpcgate:${c.spec.name}:${m.name}:params`;
-    refs[ajvName(m.name, 'result')] = `urn:rpcgate:${c.spec.name}:${m.name}:result`;
+    refs[ajvName(m.name, 'params')] = methodSchemaId(c, m.name, 'params');
+    refs[ajvName(m.name, 'result')] = methodSchemaId(c, m.name, 'result');
   }
   let code = standaloneCode(ajv, refs);
   // ajv's standalone code pulls its runtime helpers with require() even in ESM mode: turn those into imports.
@@ -76,7 +35,7 @@ export function writeValidators(c: ContractModel): string {
   });
   if (/\brequire\(/.test(code)) throw new Error('standalone validator code still contains require()');
 
-  // Fast boolean checks in front of ajv (codegen/fast-validators.ts): a true answer is final, a false one goes
+  // Fast boolean checks in front of ajv (src/toolkit/codegen/fast-validators.ts): a true answer is final, a false one goes
   // to the ajv validator, which decides and reports the errors exactly as before.
   const components = new Map<string, Json>(c.schemas.map(([k, s]) => [schemaId(c, k), rewriteRefs(s, (n) => schemaId(c, n))]));
   const fast = new FastCompiler({ components, compile: (s) => ajv.compile(s) });
@@ -114,7 +73,7 @@ export function writeValidators(c: ContractModel): string {
     ...imports,
     '\n',
     code.replace(/^"use strict";\n?/, ''),
-    '\n\n// Fast checks (codegen/fast-validators.ts): true means valid; false means "ask ajv".\n',
+    '\n\n// Fast checks (src/toolkit/codegen/fast-validators.ts): true means valid; false means "ask ajv".\n',
     fast.needsUcs2length ? `const fastUcs2length = ${runtime.get('ucs2length')}.default ?? ${runtime.get('ucs2length')};\n` : '',
     fast.code(),
     '\n// The validators: the fast check, then ajv for the answer and its errors when the fast check says no.\n',
