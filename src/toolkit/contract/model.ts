@@ -82,7 +82,9 @@ export interface ContractModel {
   title: string;
   version: string;
   description?: string;
-  /** The document as written (schema refs intact), validated. */
+  /** The document exactly as given (what rpc.discover answers), validated. */
+  document: Json;
+  /** The document with component refs intact and refs into schemas inlined (what the writers read). */
   raw: Json;
   /** The dereferenced document. */
   deref: Json;
@@ -303,6 +305,7 @@ export async function modelDocument(input: Json, spec: ContractSpec): Promise<Co
     title: raw.info.title,
     version: raw.info.version,
     description: raw.info.description,
+    document: input,
     raw,
     deref,
     schemas: Object.entries(raw.components?.schemas ?? {}),

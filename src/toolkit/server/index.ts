@@ -62,7 +62,7 @@ export async function createServer(opts: ServerOptions): Promise<RpcServer> {
   const handlers: Record<string, Handler<unknown> | undefined> = { ...opts.handlers };
   // OpenRPC's service discovery: answered with the document whether or not the document lists the method.
   if (!contract.methods['rpc.discover']) addDiscover(contract);
-  if (handlers['rpc.discover'] === undefined) handlers['rpc.discover'] = () => contract.model.raw;
+  if (handlers['rpc.discover'] === undefined) handlers['rpc.discover'] = () => contract.model.document;
   for (const name of Object.keys(handlers)) if (!(name in contract.methods)) throw new Error(`handler for ${name}, which the document does not have`);
 
   const engine = createEngine<typeof contract.methods, CallContext>({
