@@ -282,7 +282,7 @@ describe('generated client against a real node (anvil)', () => {
   });
 });
 
-// The generated validators are a fast boolean check in front of ajv's standalone code (src/toolkit/codegen/fast-validators.ts),
+// The generated validators are a fast boolean check in front of ajv's standalone code (src/toolkit/contract/fast-checks.ts),
 // built with options and schema rewrites chosen for speed. Differential test: for every method of every contract,
 // the generated params/result validators — and the fast checks alone — answer exactly like a reference ajv compiled
 // here from the dereferenced contract with ajv's default options (only `strict: false`, which the contracts' annotation

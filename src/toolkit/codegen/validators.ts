@@ -3,7 +3,7 @@
 // `items: [..]`, `additionalItems: false`, minItems = required count, maxItems = param count) and `result`.
 // components.schemas are added once each, under their own id, and referenced (not inlined) so shared types like Uint or
 // Block are one function each in the output.
-// In front of each ajv validator sits a fast boolean check compiled from the same schema (src/toolkit/codegen/fast-validators.ts):
+// In front of each ajv validator sits a fast boolean check compiled from the same schema (src/toolkit/contract/fast-checks.ts):
 // `true` is final (no allocation on valid input), `false` hands over to ajv, which decides and reports the errors.
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import type { ContractModel, Json } from '../contract/model.js';
@@ -11,7 +11,7 @@ import { createAjv, methodSchemaId, paramsSchema, resultSchema, schemaId } from 
 import { rewriteRefs } from '../contract/schema-walk.js';
 import { str, tsHeader } from './schema.js';
 import { RUNTIME_IMPORT } from './schema.js';
-import { FastCompiler } from './fast-validators.js';
+import { FastCompiler } from '../contract/fast-checks.js';
 
 // CJS module: under NodeNext the default import is module.exports, whose `default` is the function.
 const standaloneCode = standaloneModule.default;
@@ -35,7 +35,7 @@ export function writeValidators(c: ContractModel): string {
   });
   if (/\brequire\(/.test(code)) throw new Error('standalone validator code still contains require()');
 
-  // Fast boolean checks in front of ajv (src/toolkit/codegen/fast-validators.ts): a true answer is final, a false one goes
+  // Fast boolean checks in front of ajv (src/toolkit/contract/fast-checks.ts): a true answer is final, a false one goes
   // to the ajv validator, which decides and reports the errors exactly as before.
   const components = new Map<string, Json>(c.schemas.map(([k, s]) => [schemaId(c, k), rewriteRefs(s, (n) => schemaId(c, n))]));
   const fast = new FastCompiler({ components, compile: (s) => ajv.compile(s) });
@@ -73,7 +73,7 @@ export function writeValidators(c: ContractModel): string {
     ...imports,
     '\n',
     code.replace(/^"use strict";\n?/, ''),
-    '\n\n// Fast checks (src/toolkit/codegen/fast-validators.ts): true means valid; false means "ask ajv".\n',
+    '\n\n// Fast checks (src/toolkit/contract/fast-checks.ts): true means valid; false means "ask ajv".\n',
     fast.needsUcs2length ? `const fastUcs2length = ${runtime.get('ucs2length')}.default ?? ${runtime.get('ucs2length')};\n` : '',
     fast.code(),
     '\n// The validators: the fast check, then ajv for the answer and its errors when the fast check says no.\n',

@@ -1,6 +1,7 @@
 // Reads one OpenRPC document (any version schema-utils-js knows: 1.0.0-rc0 … 1.4.x) and turns it into the normalised
 // model every consumer uses (codegen, docs, mock, conformance, the runtime validators).
-// Validation and dereferencing are @open-rpc/schema-utils-js's job (parseOpenRPCDocument); the model keeps
+// Validation is @open-rpc/schema-utils-js's job (parseOpenRPCDocument); its dereferencer runs out of memory on a
+// recursive schema, so the fully dereferenced copy is made here (a recursion point stays a `$ref`). The model keeps
 // schema `$ref`s to `#/components/schemas/*` intact (types and validators want named, shared schemas), inlines refs that
 // point *into* a schema (`#/components/schemas/X/properties/y`, `…/items`, `…/oneOf/0`), and resolves the OpenRPC-level
 // references (content descriptors, errors, examples, example pairings, tags) itself.
@@ -161,6 +162,47 @@ export function inlineInnerRefs(doc: Json): Json {
   return out;
 }
 
+/**
+ * The document with every reference resolved: OpenRPC objects (content descriptors, errors, examples, tags) and schema
+ * components inlined — except where a component refers back to one it is already inside (a recursive schema), which
+ * stays `{ $ref }` so the result is a finite tree that JSON can hold. Used for the docs and reference validators.
+ */
+export function dereference(doc: Json): Json {
+  const schemaOf = (node: Json, inside: readonly string[]): Json => {
+    if (Array.isArray(node)) return node.map((n) => schemaOf(n, inside));
+    if (!node || typeof node !== 'object') return node;
+    if (typeof node.$ref === 'string' && isComponentRef(node.$ref)) {
+      const name = decodeURIComponent(node.$ref.slice(SCHEMA_REF.length));
+      if (inside.includes(name)) return node;
+      const { $ref: _drop, ...siblings } = node;
+      return { ...schemaOf(pointer(doc, node.$ref), [...inside, name]), ...siblings };
+    }
+    const out: Json = {};
+    for (const [k, v] of Object.entries(node)) out[k] = schemaOf(v, inside);
+    return out;
+  };
+  const descriptor = (cd: Json): Json => {
+    const d = resolve(doc, cd);
+    return d && typeof d === 'object' ? { ...d, schema: schemaOf(d.schema, []) } : d;
+  };
+  const out = structuredClone(doc);
+  out.methods = (doc.methods ?? []).map((m0: Json) => {
+    const m = resolve(doc, m0);
+    return {
+      ...m,
+      params: (m.params ?? []).map(descriptor),
+      ...(m.result ? { result: descriptor(m.result) } : {}),
+      ...(m.errors ? { errors: m.errors.map((e: Json) => resolve(doc, e)) } : {}),
+      ...(m.examples ? { examples: m.examples.map((x: Json) => { const e = resolve(doc, x); return { ...e, params: (e.params ?? []).map((p: Json) => resolve(doc, p)), ...(e.result ? { result: resolve(doc, e.result) } : {}) }; }) } : {}),
+      ...(m.tags ? { tags: m.tags.map((t: Json) => resolve(doc, t)) } : {}),
+    };
+  });
+  if (doc.components?.schemas) {
+    out.components.schemas = Object.fromEntries(Object.entries(doc.components.schemas).map(([k, v]) => [k, schemaOf(v, [k])]));
+  }
+  return out;
+}
+
 /** Refs to OpenRPC objects (content descriptors, errors, examples, …): resolved by the model, not inlined. */
 const isOpenRpcRef = (ref: string): boolean =>
   /^#\/components\/(contentDescriptors|errors|examples|examplePairingObjects|examplePairings|links|tags)\/[^/]+$/.test(ref) || /^#\/methods\/\d+$/.test(ref);
@@ -225,7 +267,7 @@ export async function modelDocument(input: Json, spec: ContractSpec): Promise<Co
     throw new Error(`${spec.file}: invalid OpenRPC ${input.openrpc} document: ${(e as Error).message}`);
   }
   const raw = inlineInnerRefs(input);
-  const deref = await parseOpenRPCDocument(structuredClone(raw), { dereference: true, validate: false });
+  const deref = dereference(raw);
 
   const derefMethods: Json[] = deref.methods;
   const methods: MethodModel[] = (raw.methods as Json[]).map((m0, i) => {

@@ -1,4 +1,4 @@
-// Fast boolean checks in front of the ajv standalone validators (see ./validators.ts).
+// Fast boolean checks in front of the ajv standalone validators (see ../codegen/validators.ts; ./compile.ts builds the same at run time).
 //
 // Why: ajv builds an error object for every failing branch it tries, also on VALID inputs (BlockNumberOrTag
 // tries Uint before BlockTag, FilterTopic tries null before Bytes32, …), and passes an options object to every
@@ -12,7 +12,7 @@
 // validated, unicode lengths), and a schema that reaches any other keyword gets no fast check at all (ajv only).
 // test/codegen.test.ts checks fast checks, generated validators and a reference ajv agree on the contract's
 // examples, the execution-apis fixtures and mutated inputs.
-import type { Json } from '../contract/model.js';
+import type { Json } from './model.js';
 
 type JsonType = 'null' | 'boolean' | 'number' | 'string' | 'array' | 'object';
 const ALL_TYPES: readonly JsonType[] = ['null', 'boolean', 'number', 'string', 'array', 'object'];
