@@ -5833,7 +5833,7 @@ return errors === 0;
 }
 
 
-// Fast checks (src/toolkit/codegen/fast-validators.ts): true means valid; false means "ask ajv".
+// Fast checks (src/toolkit/contract/fast-checks.ts): true means valid; false means "ask ajv".
 const fastUcs2length = ajvRuntime_ucs2length.default ?? ajvRuntime_ucs2length;
 const fastRe0 = new RegExp("^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$", "u");
 const fastRe1 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "u");
