@@ -226,6 +226,23 @@ describe('failures', () => {
     expect(bad.methods[1].detail).toMatch(/^expected error 4000 \(the example shows it\), got result 6/);
   });
 
+  it('by-name methods are called with an object; --only limits the run; an unreachable endpoint fails every row', async () => {
+    const byNameDoc = resolve(examplesDir, 'params-by-name-petstore-openrpc.json');
+    const contract = compileContract(await loadDocument(byNameDoc));
+    const report = await specConformance(await serve(contract), contract, { only: ['list_pets', 'get_pet', 'protocol:batch', 'no_such'] });
+    expect(report.methods.map((m) => [m.name, m.status, m.byName ?? false])).toEqual([
+      ['list_pets', 'PASS', true], // paramStructure by-name: the engine refuses an array for it
+      ['get_pet', 'PASS', false], // by-position
+      ['no_such', 'FAIL', false],
+    ]);
+    expect(report.protocol.map((p) => p.name)).toEqual(['protocol:batch']);
+
+    const down = await specConformance('http://127.0.0.1:9/', contract, { timeoutMs: 2000 });
+    expect(down.ok).toBe(false);
+    expect(down.summary.passed).toBe(0);
+    expect(down.methods.every((m) => m.status === 'FAIL' && /fetch failed|ECONNREFUSED/.test(m.detail))).toBe(true);
+  });
+
   describe('an endpoint with a broken envelope', () => {
     // Answers every POST with the same body: wrong id, jsonrpc "1.0", both result and error.
     let broken: Server;
