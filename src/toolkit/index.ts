@@ -7,3 +7,4 @@ export { createServer, resolveDocument, type DocumentSource, type RpcServer, typ
 export { createEngine, RawResult, type CallContext, type Engine, type EngineOptions, type Handler, type Handlers } from './rpc/engine.js';
 export { RpcError, invalidParams, internalError, methodNotFound } from './rpc/errors.js';
 export type { MethodDescriptor, MethodTable, ParamsOf, ResultOf, ValidateFn, ValidatorTable } from './rpc/descriptor.js';
+export { specConformance, specProfile, runConformance, formatReport, type ConformanceReport, type CheckResult, type SpecConformanceOptions } from './conformance/index.js';

@@ -9,7 +9,11 @@ export class ResultExplainer {
   private ajv?: Ajv;
   private readonly compiled = new Map<string, ValidateFunction | null>();
 
-  constructor(private readonly document: { methods: { name: string; result?: unknown }[]; components?: unknown }) {}
+  constructor(
+    private readonly document: { methods: { name: string; result?: unknown }[]; components?: unknown },
+    /** Said when this schema accepts a result the contract's validator refused (they should agree). */
+    private readonly disagreement = 'the contract schema itself accepts this result: generated/ may be stale (npm run generate)',
+  ) {}
 
   private deref(v: unknown): unknown {
     for (let i = 0; i < 16 && typeof v === 'object' && v !== null && typeof (v as { $ref?: unknown }).$ref === 'string'; i++) {
@@ -46,7 +50,7 @@ export class ResultExplainer {
   explain(method: string, result: unknown): string | undefined {
     const fn = this.validator(method);
     if (!fn) return undefined;
-    if (fn(result)) return 'the contract schema itself accepts this result: generated/ may be stale (npm run generate)';
+    if (fn(result)) return this.disagreement;
     return deepest(fn.errors ?? []);
   }
 }
@@ -61,7 +65,8 @@ function deepest(errors: ErrorObject[]): string {
   const lines: string[] = [];
   for (const e of top) {
     const extra = e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty?: string }).additionalProperty)})` : '';
-    const line = `${e.instancePath || '(root)'} ${e.message ?? e.keyword}${extra}`;
+    // The schema path says which part of the contract refused it (refs shown as the document names them).
+    const line = `${e.instancePath || '(root)'} ${e.message ?? e.keyword}${extra} (schema ${e.schemaPath.replace(`${DOC_ID}#`, '#')})`;
     if (!seen.has(line)) lines.push(line), seen.add(line);
     if (lines.length === 3) break;
   }

@@ -1,4 +1,5 @@
-export { runConformance, firstExampleParams, brief, expectCode, batchCheck } from './run.js';
+export { runConformance, firstExampleParams, brief, expectCode, batchCheck, ajvProblem } from './run.js';
+export { specConformance, specProfile, type SpecConformanceOptions, type SpecFacts, type SpecSource } from './spec.js';
 export type {
   CheckResult,
   ConformanceContract,
@@ -12,4 +13,4 @@ export type {
   Status,
 } from './run.js';
 export { formatReport, summaryLine } from './format.js';
-export { RpcTransport, type CallOutcome } from './rpc.js';
+export { RpcTransport, checkEnvelope, type CallOutcome, type RpcParams } from './rpc.js';

@@ -3,6 +3,9 @@
 
 export type RpcId = number | string;
 
+/** Positional params, or an object by name (OpenRPC `paramStructure: "by-name"`). */
+export type RpcParams = unknown[] | Record<string, unknown>;
+
 export interface RpcErrorObject {
   code: number;
   message: string;
@@ -53,7 +56,7 @@ export class RpcTransport {
   }
 
   /** One call; never throws — every problem ends up in the outcome. */
-  async call(method: string, params: unknown[]): Promise<CallOutcome> {
+  async call(method: string, params: RpcParams): Promise<CallOutcome> {
     const id = this.id();
     const started = performance.now();
     let reply: { status: number; contentType: string; text: string };
@@ -83,7 +86,7 @@ export class RpcTransport {
   }
 
   /** A batch; returns the parsed array (or a problem). */
-  async batch(calls: { method: string; params: unknown[] }[]): Promise<{ ids: RpcId[]; replies?: unknown; problem?: string }> {
+  async batch(calls: { method: string; params: RpcParams }[]): Promise<{ ids: RpcId[]; replies?: unknown; problem?: string }> {
     const ids = calls.map(() => this.id());
     try {
       const reply = await this.post(JSON.stringify(calls.map((c, i) => ({ jsonrpc: '2.0', id: ids[i], ...c }))));
@@ -92,10 +95,27 @@ export class RpcTransport {
       return { ids, problem: describe(err) };
     }
   }
+
+  /** A body sent as it is (e.g. deliberately invalid JSON); the reply parsed when it is JSON. Never throws. */
+  async raw(body: string): Promise<{ status: number; reply?: unknown; problem?: string; ms: number }> {
+    const started = performance.now();
+    try {
+      const r = await this.post(body);
+      const ms = performance.now() - started;
+      try {
+        return { status: r.status, reply: JSON.parse(r.text), ms };
+      } catch {
+        return { status: r.status, problem: `HTTP ${r.status}: body is not JSON: ${r.text.slice(0, 120)}`, ms };
+      }
+    } catch (err) {
+      return { status: 0, problem: describe(err), ms: performance.now() - started };
+    }
+  }
 }
 
-/** Checks one response object against JSON-RPC 2.0 for the request id that was sent. */
-export function checkEnvelope(body: unknown, id: RpcId): Omit<CallOutcome, 'status' | 'ms'> {
+/** Checks one response object against JSON-RPC 2.0 for the request id that was sent (null: the request could not be
+ *  read, e.g. a parse error). */
+export function checkEnvelope(body: unknown, id: RpcId | null): Omit<CallOutcome, 'status' | 'ms'> {
   const envelope: string[] = [];
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { envelope: ['response is not a JSON object'], hasResult: false };

@@ -5,10 +5,11 @@
 // "conformant" means one thing everywhere.
 //
 // What is specific to one kind of endpoint (e.g. adapting an EVM contract's examples to the live chain, protocol checks
-// that name its methods) comes in as a ConformanceProfile: the toolkit knows nothing of any chain.
-import type { MethodTable, ValidateFn, ValidatorTable } from '../rpc/descriptor.js';
+// that name its methods) comes in as a ConformanceProfile: the toolkit knows nothing of any chain. A profile may plan
+// several calls per method (`plans`: e.g. one per example pairing, ./spec.ts); each becomes one row of the report.
+import type { MethodDescriptor, MethodTable, ValidateFn, ValidatorTable } from '../rpc/descriptor.js';
 import { ResultExplainer } from './explain.js';
-import { RpcTransport, checkEnvelope, describe, type CallOutcome } from './rpc.js';
+import { RpcTransport, checkEnvelope, describe, type CallOutcome, type RpcParams } from './rpc.js';
 
 export type Status = 'PASS' | 'FAIL' | 'SKIP';
 
@@ -18,7 +19,12 @@ export interface CheckResult {
   status: Status;
   ms: number;
   detail: string;
+  /** The params sent, positionally (see `byName`). */
   params?: unknown[];
+  /** True when the params went out as an object keyed by the param names. */
+  byName?: boolean;
+  /** The example pairing the call came from, when the profile plans one call per example. */
+  example?: string;
 }
 
 export interface ConformanceReport<F = unknown> {
@@ -39,11 +45,23 @@ export interface ConformanceReport<F = unknown> {
 
 /** A call as a profile plans it. */
 export interface PlannedCall {
+  /** Positional params (checked against the contract's params schema before they are sent). */
   params: unknown[];
+  /** Send the params as an object keyed by the contract's param names (`paramStructure: "by-name"`). */
+  byName?: boolean;
+  /** The example pairing this call comes from (reported with the row). */
+  example?: string;
   /** Extra semantic check on the result (returns a problem, or undefined). */
   expect?: (result: unknown) => string | undefined;
   /** The conformant answer is an error other than -32601 (e.g. a deliberately invalid transaction). */
   expectError?: boolean;
+  /** The conformant answer is an error with exactly this code (an example pairing that shows an error). */
+  expectErrorCode?: number;
+  /** Error answers that pass instead of a result, code → why (said in the detail). Absent: any error fails. */
+  allowedErrors?: ReadonlyMap<number, string>;
+  /** Set when the params deliberately fail the contract's params schema (e.g. the document's own example is invalid):
+   *  they are sent anyway, and the reason is said in the detail. */
+  invalidParams?: string;
   /** Said in the detail column: what was substituted or why a check is weaker. */
   note?: string;
 }
@@ -63,6 +81,9 @@ export interface ConformanceProfile<F = unknown> {
   /** The params of one method's call, from its first example. Absent: the example as it is. Not called when
    *  discovery failed. */
   plan?(method: string, paramNames: readonly string[], example: readonly unknown[], facts: F): ParamPlan;
+  /** Several calls for one method, one row each (used instead of `plan`; the contract's examples are the profile's
+   *  to read). Not called when discovery failed. */
+  plans?(method: string, descriptor: MethodDescriptor, facts: F): ParamPlan[];
   /** Protocol checks run after the generic ones. */
   protocolChecks?: readonly ProtocolCheck[];
 }
@@ -76,6 +97,8 @@ export interface ConformanceContract {
   document: OpenRpcDoc;
   methods: MethodTable;
   validators: ValidatorTable;
+  /** Where the validators come from: generated/ (default) or compiled from the document at run time. */
+  validatorsFrom?: 'generated' | 'runtime';
 }
 
 export interface ConformanceOptions<F = unknown> {
@@ -114,9 +137,9 @@ export function brief(v: unknown): string {
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
 }
 
-function ajvProblem(fn: ValidateFn): string {
+export function ajvProblem(fn: ValidateFn): string {
   const e = fn.errors?.[0];
-  return e ? `${e.instancePath || '(root)'} ${e.message ?? e.keyword}` : 'invalid';
+  return e ? `${e.instancePath || '(root)'} ${e.message ?? e.keyword} (schema ${e.schemaPath})` : 'invalid';
 }
 
 function envelopeProblem(out: CallOutcome): string | undefined {
@@ -128,7 +151,10 @@ function envelopeProblem(out: CallOutcome): string | undefined {
 export async function runConformance<F = unknown>(url: string, opts: ConformanceOptions<F>): Promise<ConformanceReport<F>> {
   const { contract, profile } = opts;
   const rpc = new RpcTransport(url, { timeoutMs: opts.timeoutMs ?? 15_000, headers: opts.headers });
-  const explainer = new ResultExplainer(contract.document);
+  const explainer = new ResultExplainer(
+    contract.document,
+    contract.validatorsFrom === 'runtime' ? 'the explaining schema accepts this result although the validator compiled from the document refused it' : undefined,
+  );
   const wanted = (name: string) => !opts.only?.length || opts.only.includes(name);
   const report: ConformanceReport<F> = { url, ok: false, methods: [], protocol: [], summary: { passed: 0, failed: 0, skipped: 0 } };
   const protocolChecks = [...GENERIC_PROTOCOL_CHECKS(contract), ...(profile?.protocolChecks ?? [])];
@@ -146,8 +172,7 @@ export async function runConformance<F = unknown>(url: string, opts: Conformance
 
   for (const [name, descriptor] of Object.entries(contract.methods)) {
     if (!wanted(name)) continue;
-    const paramNames = descriptor.params.map((p) => p.name);
-    report.methods.push(await checkMethod(rpc, contract, profile, explainer, name, paramNames, report, discovered));
+    report.methods.push(...(await checkMethod(rpc, contract, profile, explainer, name, descriptor, report, discovered)));
   }
   if (opts.only?.length) {
     const known = new Set([...Object.keys(contract.methods), ...protocolChecks.map((c) => c.name)]);
@@ -170,13 +195,46 @@ async function checkMethod<F>(
   profile: ConformanceProfile<F> | undefined,
   explainer: ResultExplainer,
   name: string,
+  descriptor: MethodDescriptor,
+  report: ConformanceReport<F>,
+  discovered: boolean,
+): Promise<CheckResult[]> {
+  const validator = contract.validators[name];
+  if (!validator) return [{ name, status: 'FAIL', ms: 0, detail: 'no generated validator for this method' }];
+  const paramNames = descriptor.params.map((p) => p.name);
+
+  if (profile?.plans !== undefined) {
+    if (!discovered) return [{ name, status: 'FAIL', ms: 0, detail: `discovery failed: ${report.discoveryError}` }];
+    const rows: CheckResult[] = [];
+    for (const plan of profile.plans(name, descriptor, report.facts as F)) rows.push(await callPlanned(rpc, validator, explainer, name, paramNames, plan));
+    return rows;
+  }
+  return [await checkFirstExample(rpc, contract, profile, explainer, name, paramNames, report, discovered)];
+}
+
+/** One planned call and its verdict. */
+async function callPlanned(rpc: RpcTransport, validator: { params: ValidateFn; result: ValidateFn }, explainer: ResultExplainer, name: string, paramNames: string[], plan: ParamPlan): Promise<CheckResult> {
+  const example = 'example' in plan && plan.example !== undefined ? { example: plan.example } : {};
+  if ('skip' in plan) return { name, ...example, status: 'SKIP', ms: 0, detail: plan.skip };
+  if (!plan.invalidParams && !validator.params(plan.params)) {
+    return { name, ...example, status: 'FAIL', ms: 0, params: plan.params, detail: `planned params fail the contract: ${ajvProblem(validator.params)}` };
+  }
+  const sent: RpcParams = plan.byName ? Object.fromEntries(plan.params.map((v, i) => [paramNames[i], v])) : plan.params;
+  const out = await rpc.call(name, sent);
+  return judge({ name, ...example, ms: round(out.ms), params: plan.params, ...(plan.byName ? { byName: true } : {}) }, out, validator.result, plan, explainer);
+}
+
+async function checkFirstExample<F>(
+  rpc: RpcTransport,
+  contract: ConformanceContract,
+  profile: ConformanceProfile<F> | undefined,
+  explainer: ResultExplainer,
+  name: string,
   paramNames: string[],
   report: ConformanceReport<F>,
   discovered: boolean,
 ): Promise<CheckResult> {
   const validator = contract.validators[name];
-  if (!validator) return { name, status: 'FAIL', ms: 0, detail: 'no generated validator for this method' };
-
   if (name === 'rpc.discover') {
     const out = await rpc.call(name, []);
     const base = { name, ms: round(out.ms), params: [] };
@@ -198,9 +256,24 @@ async function checkMethod<F>(
 }
 
 function judge(base: Omit<CheckResult, 'status' | 'detail'>, out: CallOutcome, result: ValidateFn, plan: PlannedCall, explainer: ResultExplainer): CheckResult {
-  const note = plan.note ? ` (${plan.note})` : '';
+  const note = [plan.note, plan.invalidParams].filter(Boolean).map((n) => ` (${n})`).join('');
   const problem = envelopeProblem(out);
-  if (problem) return { ...base, status: 'FAIL', detail: problem };
+  if (problem) return { ...base, status: 'FAIL', detail: `${problem}${note}` };
+  if (plan.expectErrorCode !== undefined) {
+    const want = plan.expectErrorCode;
+    if (out.error?.code === want) return { ...base, status: 'PASS', detail: `error ${want} "${out.error.message}" as the example shows${note}` };
+    return { ...base, status: 'FAIL', detail: `expected error ${want} (the example shows it), got ${out.error ? `error ${out.error.code} ${out.error.message}` : `result ${brief(out.result)}`}${note}` };
+  }
+  if (plan.allowedErrors && out.error) {
+    const why = out.error.code === -32601 ? undefined : plan.allowedErrors.get(out.error.code);
+    if (why) return { ...base, status: 'PASS', detail: `error ${out.error.code} "${out.error.message}": ${why}${note}` };
+    const declared = [...plan.allowedErrors.keys()];
+    const refusal =
+      out.error.code === -32601
+        ? 'method not found, but the document declares this method'
+        : `error ${out.error.code} is not an answer the document allows here (${declared.length ? `allowed: ${declared.join(', ')}` : 'the method declares no errors'})`;
+    return { ...base, status: 'FAIL', detail: `${refusal}: "${out.error.message}"${note}` };
+  }
   if (plan.expectError) {
     // Any refusal is conformant except "method not found": the method must exist.
     if (out.error?.code === -32601) return { ...base, status: 'FAIL', detail: `method not supported: ${out.error.message}` };
@@ -211,7 +284,7 @@ function judge(base: Omit<CheckResult, 'status' | 'detail'>, out: CallOutcome, r
   if (out.error) return { ...base, status: 'FAIL', detail: `error ${out.error.code} ${out.error.message}` };
   if (!result(out.result)) {
     const why = explainer.explain(base.name, out.result) ?? ajvProblem(result);
-    return { ...base, status: 'FAIL', detail: `result fails the contract: ${why}; got ${brief(out.result)}` };
+    return { ...base, status: 'FAIL', detail: `result fails the contract: ${why}; got ${brief(out.result)}${note}` };
   }
   const semantic = plan.expect?.(out.result);
   if (semantic) return { ...base, status: 'FAIL', detail: semantic };
@@ -235,8 +308,9 @@ export function expectCode(name: string, method: string, params: unknown[], code
   };
 }
 
-/** A protocol check: a batch of two calls is answered with two replies matched by id. */
-export function batchCheck(calls: readonly { method: string; params: unknown[] }[]): ProtocolCheck {
+/** A protocol check: a batch of two calls is answered with two replies matched by id. Each reply must be a result,
+ *  unless `allowErrors` (then a well-formed error reply counts: the batch mechanics are what is checked). */
+export function batchCheck(calls: readonly { method: string; params: RpcParams }[], opts: { allowErrors?: boolean } = {}): ProtocolCheck {
   return {
     name: 'protocol:batch',
     async run(rpc) {
@@ -250,9 +324,10 @@ export function batchCheck(calls: readonly { method: string; params: unknown[] }
         const reply = replies.find((r) => typeof r === 'object' && r !== null && (r as { id?: unknown }).id === id);
         if (!reply) return { ...base, status: 'FAIL', detail: `no reply with id ${JSON.stringify(id)}` };
         const env = checkEnvelope(reply, id);
-        if (env.envelope.length || !env.hasResult) return { ...base, status: 'FAIL', detail: `reply ${JSON.stringify(id)}: ${env.envelope.join('; ') || `error ${brief(env.error)}`}` };
+        if (env.envelope.length || (!env.hasResult && !opts.allowErrors)) return { ...base, status: 'FAIL', detail: `reply ${JSON.stringify(id)}: ${env.envelope.join('; ') || `error ${brief(env.error)}`}` };
       }
-      return { ...base, status: 'PASS', detail: `batch of ${calls.length} answered, ids matched` };
+      const what = [...new Set(calls.map((c) => c.method))].join(', ');
+      return { ...base, status: 'PASS', detail: `batch of ${calls.length} ${what} answered, ids matched` };
     },
   };
 }
