@@ -6,6 +6,8 @@
 // → one line, exit 1).
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -167,6 +169,23 @@ describe('determinism and seeds', () => {
   });
 });
 
+describe('params refused inside a param', () => {
+  it('names the param and the path inside it (account apps_create: app/name)', async () => {
+    const mock = await createMock({ document: join(root, 'contracts/account.openrpc.json') });
+    try {
+      const url = await mock.listen(0);
+      const c = compileContract(mock.model);
+      const [app] = sampleParams(mock.model, 'apps_create', c.validators.apps_create.params)!.value as [Record<string, unknown>];
+      const ok = await post(url, call('apps_create', [app]));
+      expect(c.validators.apps_create.result(ok.json.result), ok.text).toBe(true);
+      const r = await post(url, call('apps_create', [{ ...app, name: 5 }]));
+      expect(r.json.error).toMatchObject({ code: -32602, message: 'invalid params: app/name must be string', data: { param: 'app', path: '/0/name' } });
+    } finally {
+      await mock.close();
+    }
+  });
+});
+
 describe('by-name params (params-by-name-petstore)', () => {
   let mock: MockServer;
   let url: string;
@@ -257,9 +276,23 @@ describe('rpcgate mock (child process)', () => {
     for (const ch of children) if (ch.exitCode === null && ch.signalCode === null) ch.kill('SIGKILL');
   });
 
-  it('prints its URL, answers, and exits 0 on SIGTERM within 5 s', async () => {
+  // The document comes over HTTP (as `rpcgate mock https://…/openrpc.json` would): a file server on 127.0.0.1.
+  let docServer: Server;
+  let docBase: string;
+  beforeAll(async () => {
+    docServer = createHttpServer((req, res) => {
+      const f = req.url === '/petstore.json' ? join(examplesDir, 'petstore-openrpc.json') : undefined;
+      if (!f) return void res.writeHead(404).end('not found');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(readFileSync(f));
+    });
+    await new Promise<void>((resolve) => docServer.listen(0, '127.0.0.1', resolve));
+    docBase = `http://127.0.0.1:${(docServer.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => docServer.close(() => resolve())));
+
+  it('serves a document given by URL: prints its URL, answers, and exits 0 on SIGTERM within 5 s', async () => {
     const doc = join(examplesDir, 'petstore-openrpc.json');
-    const child = spawn(process.execPath, [...cliArgs, doc, '--port', '0', '--seed', '3'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...cliArgs, `${docBase}/petstore.json`, '--port', '0', '--host', '127.0.0.1', '--seed', '3'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let stdout = '';
     let stderr = '';
@@ -310,5 +343,10 @@ describe('rpcgate mock (child process)', () => {
     expect(notOpenRpc.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(notOpenRpc.stderr).toContain('not an OpenRPC document');
     expect(notOpenRpc.stderr).not.toMatch(/\n\s+at /);
+
+    const notFound = await fails([`${docBase}/nothing.json`, '--port', '0']);
+    expect(notFound.code).toBe(1);
+    expect(notFound.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(notFound.stderr).toContain('HTTP 404');
   });
 });

@@ -28,7 +28,7 @@ export function mockCommand(): Command {
   return new Command('mock')
     .description('serve a mock of any OpenRPC document: params validated, answers from its examples or generated from its result schemas')
     .argument('<document>', 'OpenRPC document: a file path or an http(s) URL')
-    .option('-p, --port <n>', 'listen port (0 = any free port; default 3333, as @open-rpc/mock-server)', port, 3333)
+    .option('-p, --port <n>', 'listen port (0 = any free port; 3333 as @open-rpc/mock-server)', port, 3333)
     .option('--host <h>', 'listen address', '127.0.0.1')
     .option('--seed <n>', 'seed of the generated values (same seed, same answers)', integer, 1)
     .action(async (document: string, flags: MockFlags) => {
