@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileContract, createMock, type CompiledContract, type MockServer } from '../src/toolkit/index.js';
 import { exampleParams, type MethodModel } from '../src/toolkit/contract/model.js';
-import { sampleParams } from '../src/toolkit/contract/sample.js';
+import { sampleParams, sampleValid } from '../src/toolkit/contract/sample.js';
+import { Ajv } from 'ajv';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const examplesDir = join(root, 'node_modules/@open-rpc/examples/build/service-descriptions');
@@ -234,7 +235,8 @@ describe('example errors and results that cannot be generated', () => {
       { name: 'notify.only', params: [{ name: 'msg', schema: { type: 'string' } }] },
     ],
     components: {
-      schemas: { Thing: { type: 'object', required: ['id', 'label'], additionalProperties: false, properties: { id: { type: 'integer' }, label: { type: 'string' }, note: { type: ['string', 'null'] } } } },
+      schemas: {
+        Thing: { type: 'object', required: ['id', 'label'], additionalProperties: false, properties: { id: { type: 'integer' }, label: { type: 'string' }, note: { type: ['string', 'null'] } } } },
       errors: { NotFound: { code: 4004, message: 'thing not found', data: { id: 404 } } },
     },
   };
@@ -266,6 +268,32 @@ describe('example errors and results that cannot be generated', () => {
 
   it('a method without a result answers null', async () => {
     expect((await post(url, call('notify.only', ['hi']))).json.result).toBeNull();
+  });
+});
+
+// Recursive schemas are sampled here without a model: modelDocument cannot load a document with a self-referencing
+// component yet (schema-utils-js's dereference sets `components` on each component it dereferences, a cycle it then
+// walks without end).
+describe('generated values for recursive schemas', () => {
+  const components = {
+    schemas: {
+      // optional children; a required link that only null can end
+      Tree: { type: 'object', required: ['value'], additionalProperties: false, properties: { value: { type: 'integer' }, children: { type: 'array', items: { $ref: '#/components/schemas/Tree' } } } },
+      Chain: { type: 'object', required: ['next'], additionalProperties: false, properties: { next: { oneOf: [{ $ref: '#/components/schemas/Chain' }, { type: 'null' }] } } },
+    },
+  };
+  const model = { raw: { components } } as unknown as Parameters<typeof sampleValid>[0];
+  it.each(['Tree', 'Chain'])('%s: a finite value that validates, optional parts filled', (name) => {
+    const validate = new Ajv({ strict: false }).compile({ $ref: `#/components/schemas/${name}`, components });
+    const t0 = performance.now();
+    const r = sampleValid(model, { $ref: `#/components/schemas/${name}` }, validate);
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(r).toBeDefined();
+    expect(validate(r!.value)).toBe(true);
+    const v = r!.value as Json;
+    if (name === 'Tree') expect(v.children.length).toBeGreaterThan(0);
+    else expect(v.next).not.toBeNull(); // a link at least, not the null that ends it
+    expect(JSON.stringify(v).length).toBeLessThan(64 * 1024);
   });
 });
 
