@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileContract, createMock, type CompiledContract, type MockServer } from '../src/toolkit/index.js';
+import { compileContract, createMock, type CompiledContract, type MockServer } from 'rpcgate/toolkit';
 import { exampleParams, type MethodModel } from '../src/toolkit/contract/model.js';
 import { sampleParams, sampleValid } from '../src/toolkit/contract/sample.js';
 import { Ajv } from 'ajv';
