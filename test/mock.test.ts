@@ -318,9 +318,14 @@ describe('rpcgate mock (child process)', () => {
   });
   afterAll(() => new Promise<void>((resolve) => docServer.close(() => resolve())));
 
-  it('serves a document given by URL: prints its URL, answers, and exits 0 on SIGTERM within 5 s', async () => {
+  // A path and a URL (as `rpcgate mock https://…/openrpc.json` would), stopped by SIGTERM and by SIGINT (Ctrl-C).
+  it.each([
+    ['a URL', 'SIGTERM'],
+    ['a path', 'SIGINT'],
+  ] as const)('serves a document given by %s: prints its URL, answers, and exits 0 on %s within 5 s', async (given, signal) => {
     const doc = join(examplesDir, 'petstore-openrpc.json');
-    const child = spawn(process.execPath, [...cliArgs, `${docBase}/petstore.json`, '--port', '0', '--host', '127.0.0.1', '--seed', '3'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const source = given === 'a URL' ? `${docBase}/petstore.json` : doc;
+    const child = spawn(process.execPath, [...cliArgs, source, '--port', '0', '--host', '127.0.0.1', '--seed', '3'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let stdout = '';
     let stderr = '';
@@ -345,7 +350,7 @@ describe('rpcgate mock (child process)', () => {
 
     const t0 = Date.now();
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    child.kill('SIGTERM');
+    child.kill(signal);
     const code = await Promise.race([exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 5000))]);
     expect(code).toBe(0);
     expect(Date.now() - t0).toBeLessThan(5000);
