@@ -22,6 +22,7 @@ import { methodFiles, writeDocs, writeDocsTo } from '../src/toolkit/docs/index.j
 import { createServer, type RpcServer } from '../src/toolkit/server/index.js';
 import type { Handler } from '../src/toolkit/rpc/engine.js';
 import { docsAction } from '../src/cli/commands/docs.js';
+import { startService, type RunningService } from '../src/gateway/server/index.js';
 
 const exec = promisify(execFile);
 const root = resolve(import.meta.dirname, '..');
@@ -318,4 +319,64 @@ describe.skipIf(skipBrowser)('Try it, in Chromium, from file://', () => {
     expect(await send(urls.petstore.wrong)).toBe('error -32601: method not supported: get_pet_by_id (a JSON-RPC error)');
     expect(offline).toEqual([]);
   }, 60_000);
+  it('served by rpcgate at /docs/: the signed-in user\'s app and key URLs are offered; signed out, none (silently)', async () => {
+    const dataDir = tempDir('svc');
+    // One stand-in network (nothing listens on its upstream: no node is called), the repository's docs/ as generated.
+    const svc: RunningService = await startService({
+      port: 0,
+      logLevel: 'silent',
+      devKey: false,
+      dataDir,
+      docsDir: join(root, 'docs'),
+      networks: { mainnet: { upstreams: ['http://127.0.0.1:9'], chainId: 1 } },
+      chains: { ethereum: ['mainnet'] },
+    });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, baseURL: svc.url });
+    try {
+      const call = async (method: string, params: unknown[]) => {
+        const res = await context.request.post('/api', { data: { jsonrpc: '2.0', id: 1, method, params } });
+        const body = await res.json();
+        if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+        return body.result;
+      };
+      const p = await context.newPage();
+      const errors: string[] = [];
+      p.on('pageerror', (e) => errors.push(e.message));
+      // Not signed in: the document's servers only.
+      await p.goto('/docs/api/node/eth_blockNumber.html');
+      await p.locator('#try-send').waitFor();
+      await p.waitForLoadState('networkidle');
+      expect(await p.locator('#try-server optgroup').count()).toBe(0);
+      expect(await p.locator('#try-url').inputValue()).toBe('http://127.0.0.1:8080/mainnet/v2/YOUR_API_KEY');
+
+      await call('account_signUp', [{ email: 'docs@example.com', password: 'correct horse battery' }]);
+      const created = await call('apps_create', [{ name: 'Docs app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]);
+      const app = await call('apps_get', [created.id ?? created.app?.id]);
+      const key = await call('keys_create', [{ name: 'docs key', network: 'mainnet' }]);
+      const appUrl = app.urls.mainnet as string;
+      const keyUrl = (key.url ?? key.key?.url) as string;
+      expect(appUrl).toContain(`${svc.url}/mainnet/v2/`);
+
+      await p.reload();
+      await expect.poll(() => p.locator('#try-server optgroup').getAttribute('label'), { timeout: 10_000 }).toBe('Your keys (signed in)');
+      const offered = await p.locator('#try-server optgroup option').allTextContents();
+      expect(offered).toEqual(['App Docs app — mainnet', 'Key docs key — mainnet']);
+      // The first key is chosen (the user picked nothing yet); its URL goes into the panel and the code samples.
+      expect(await p.locator('#try-url').inputValue()).toBe(appUrl);
+      expect(await p.locator('pre[data-rpc-url] code').first().textContent()).toContain(appUrl);
+      await p.locator('#try-server').selectOption({ label: 'Key docs key — mainnet' });
+      expect(await p.locator('#try-url').inputValue()).toBe(keyUrl);
+      await p.screenshot({ path: join(SHOTS, 'docs-try-it-keys.png') });
+
+      // Signed out: no suggestion, no error in the page.
+      await call('account_logOut', []);
+      await p.reload();
+      await p.waitForLoadState('networkidle');
+      expect(await p.locator('#try-server optgroup').count()).toBe(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+      await svc.stop();
+    }
+  }, 120_000);
 });

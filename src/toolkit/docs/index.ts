@@ -253,7 +253,7 @@ ${exampleBlocks || '<p>The document has no example for this method.</p>'}
 <h2 id="code">Code</h2>
 <p><code>{{RPC_URL}}</code> stands for your endpoint (the Try it panel’s URL, once set).</p>
 ${code}
-<h2 id="servers">Servers <span class="muted">(access points)</span></h2>
+<h2 id="servers">Access points <span class="muted">(servers)</span></h2>
 ${serversList(x)}`;
   const scripts = ['<script src="assets/validators.js"></script>', ...(x.opts.serversScript ? ['<script src="assets/servers.js"></script>'] : []), '<script src="assets/try-it.js"></script>'];
   return page({ title: `${m.name} — ${x.c.title}`, assets: 'assets/', nav: nav(x, m.name), body, scripts });
@@ -290,7 +290,7 @@ function indexPage(x: Ctx): string {
 ${prose(c.description)}
 ${meta.length ? `<p class="muted">${meta.join(' · ')}</p>` : ''}
 <p>Document: <code>${esc(x.source)}</code> (OpenRPC ${esc(c.document?.openrpc ?? c.raw.openrpc)}), ${c.methods.length} method${c.methods.length === 1 ? '' : 's'}, ${c.schemas.length} schema${c.schemas.length === 1 ? '' : 's'}.</p>
-<h2 id="servers">Servers <span class="muted">(access points)</span></h2>
+<h2 id="servers">Access points <span class="muted">(servers)</span></h2>
 ${serversList(x)}
 <h2 id="methods">Methods</h2>
 <table>

@@ -78,9 +78,10 @@ export const TRY_IT_JS = String.raw`(function () {
     });
     setUrl(expand(server, values));
   }
-  function choose(value) {
+  // byUser: a choice to keep for the next page (the initial pick and suggestions arriving are not).
+  function choose(value, byUser) {
     serverEl.value = value;
-    remember('server', value);
+    if (byUser) remember('server', value);
     if (value.charAt(0) === 's') showVars(data.servers[Number(value.slice(1))]);
     else {
       showVars(undefined);
@@ -88,7 +89,7 @@ export const TRY_IT_JS = String.raw`(function () {
       else setUrl(recall('url') || urlEl.value);
     }
   }
-  serverEl.addEventListener('change', function () { choose(serverEl.value); });
+  serverEl.addEventListener('change', function () { choose(serverEl.value, true); });
   urlEl.addEventListener('input', function () {
     serverEl.value = 'custom';
     remember('server', 'custom');
@@ -97,7 +98,7 @@ export const TRY_IT_JS = String.raw`(function () {
     samples.forEach(function (s) { s.el.textContent = s.text.split('{{RPC_URL}}').join(urlEl.value || '{{RPC_URL}}'); });
   });
   var saved = recall('server');
-  choose(saved && saved.charAt(0) !== 'k' && Array.prototype.some.call(serverEl.options, function (o) { return o.value === saved; }) ? saved : data.servers.length ? 's0' : 'custom');
+  choose(saved && saved.charAt(0) !== 'k' && Array.prototype.some.call(serverEl.options, function (o) { return o.value === saved; }) ? saved : data.servers.length ? 's0' : 'custom', false);
 
   // Suggestions (e.g. the signed-in user's key URLs when rpcgate serves these pages): optional, silent on failure.
   if (typeof window.RPCGATE_DOCS_SERVERS === 'function') {
@@ -117,7 +118,8 @@ export const TRY_IT_JS = String.raw`(function () {
         });
         serverEl.insertBefore(group, serverEl.firstChild);
         // A user who has keys most likely wants one of them, unless they picked something themselves.
-        if (recall('server') === null || recall('server').charAt(0) === 'k') choose('k0');
+        var kept = recall('server');
+        if (kept === null || kept.charAt(0) === 'k') choose(kept && suggested[Number(kept.slice(1))] ? kept : 'k0', false);
       })
       .catch(function () { /* not served by a deployment that knows the user: no suggestions */ });
   }
