@@ -16,7 +16,7 @@ import vm from 'node:vm';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileValidators } from '../src/toolkit/contract/compile.js';
-import { loadDocument, type ContractModel, type Json } from '../src/toolkit/contract/model.js';
+import { loadDocument, modelDocument, type ContractModel, type Json } from '../src/toolkit/contract/model.js';
 import { sampleResult } from '../src/toolkit/contract/sample.js';
 import { methodFiles, writeDocs, writeDocsTo } from '../src/toolkit/docs/index.js';
 import { createServer, type RpcServer } from '../src/toolkit/server/index.js';
@@ -137,6 +137,43 @@ describe('docs for every corpus document', () => {
   }
 });
 
+describe('what documents contain', () => {
+  it('names that clash as file names, markup in texts, a script-closing string in an example: unique pages, escaped, data intact', async () => {
+    const result = { name: 'r', schema: { type: 'string' } };
+    const model = await modelDocument(
+      {
+        openrpc: '1.2.6',
+        info: { title: 'Tricky <b>title</b>', version: '1' },
+        methods: [
+          { name: 'pet_get', summary: '<img src=x onerror=alert(1)>', params: [], result, examples: [{ name: 'x', params: [], result: { name: 'r', value: '</script><script>alert(1)</script>' } }] },
+          { name: 'pet:gEt', params: [], result },
+          { name: 'index', params: [{ name: 'class', required: true, schema: { type: 'string' } }], result, examples: [{ name: 'e', params: [{ name: 'class', value: '</textarea><b>x' }], result: { name: 'r', value: 'ok' } }] },
+          { name: 'servers', deprecated: true, params: [], result },
+        ],
+      },
+      { name: 'tricky', file: 'tricky.json' },
+    );
+    const files = methodFiles(model);
+    expect([...files.values()]).toEqual(['pet_get.html', 'pet_gEt-2.html', 'index-2.html', 'servers-2.html']);
+    const dir = tempDir('tricky');
+    await writeDocsTo(dir, model);
+    expect(brokenLinks(dir)).toEqual([]);
+    const petGet = readFileSync(join(dir, 'pet_get.html'), 'utf8');
+    expect(petGet).not.toContain('<img src=x');
+    expect(petGet).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(petGet).not.toContain('<script>alert(1)');
+    expect(readFileSync(join(dir, 'index.html'), 'utf8')).toContain('<h1>Tricky &lt;b&gt;title&lt;/b&gt;');
+    const index2 = readFileSync(join(dir, 'index-2.html'), 'utf8');
+    expect(index2).toContain('<textarea id="try-p-0" rows="2" spellcheck="false">&quot;&lt;/textarea&gt;&lt;b&gt;x&quot;</textarea>');
+    const data = JSON.parse(index2.match(/<script type="application\/json" id="try-it-data">([^<]*)<\/script>/)![1]);
+    expect(data).toMatchObject({ document: 'tricky', method: 'index', byName: false, params: [{ name: 'class', required: true }] });
+    expect(readFileSync(join(dir, 'servers-2.html'), 'utf8')).toContain('<span class="tag deprecated">deprecated</span>');
+    // The overview links each method to its own page.
+    const overview = readFileSync(join(dir, 'index.html'), 'utf8');
+    for (const [name, file] of files) expect(overview).toContain(`<a href="${file}"><code>${name}</code></a>`);
+  });
+});
+
 describe('rpcgate docs (CLI)', () => {
   it('writes the folder and says what it wrote', async () => {
     const dir = tempDir('cli');
@@ -212,6 +249,7 @@ describe.skipIf(skipBrowser)('Try it, in Chromium, from file://', () => {
     for (const [key, file] of [
       ['petstore', 'petstore-expanded-openrpc.json'],
       ['math', 'simple-math-openrpc.json'],
+      ['byName', 'params-by-name-petstore-openrpc.json'],
     ] as const) {
       const model = await loadDocument(join(EXAMPLES, file));
       const dir = tempDir(key);
@@ -223,7 +261,7 @@ describe.skipIf(skipBrowser)('Try it, in Chromium, from file://', () => {
       const wrong = await createServer({
         document: model,
         strictResults: false,
-        handlers: key === 'petstore' ? { get_pets: handler(() => [{ id: 'seven', name: 'Rex' }]) } : { addition: handler(() => 'four') },
+        handlers: key === 'petstore' ? { get_pets: handler(() => [{ id: 'seven', name: 'Rex' }]) } : key === 'math' ? { addition: handler(() => 'four') } : {},
       });
       servers.push(good, wrong);
       urls[key] = { good: await good.listen(0, '127.0.0.1'), wrong: await wrong.listen(0, '127.0.0.1') };
@@ -317,6 +355,19 @@ describe.skipIf(skipBrowser)('Try it, in Chromium, from file://', () => {
     await open('petstore', 'get_pet_by_id');
     await page.locator('#try-p-0').fill('1');
     expect(await send(urls.petstore.wrong)).toBe('error -32601: method not supported: get_pet_by_id (a JSON-RPC error)');
+    expect(offline).toEqual([]);
+  }, 60_000);
+
+  it('params-by-name-petstore: a by-name method sends an object, and the example answer is "valid"', async () => {
+    await open('byName', 'list_pets');
+    expect(await page.locator('#try-p-0').inputValue()).toBe('1');
+    expect(await send(urls.byName.good)).toBe('valid');
+    expect(JSON.parse((await page.locator('#try-request').textContent())!)).toEqual({ jsonrpc: '2.0', id: 1, method: 'list_pets', params: { limit: 1 } });
+    expect(JSON.parse((await page.locator('#try-answer').textContent())!).result).toEqual([{ id: 7, name: 'fluffy', tag: 'poodle' }]);
+    // An empty optional param is left out of the object.
+    await page.locator('#try-p-0').fill('');
+    expect(await send(urls.byName.good)).toBe('valid');
+    expect(JSON.parse((await page.locator('#try-request').textContent())!).params).toEqual({});
     expect(offline).toEqual([]);
   }, 60_000);
   it('served by rpcgate at /docs/: the signed-in user\'s app and key URLs are offered; signed out, none (silently)', async () => {

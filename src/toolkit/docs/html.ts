@@ -110,7 +110,7 @@ pre.code code { white-space: pre; }
 table { border-collapse: collapse; width: 100%; margin: .5rem 0; }
 th, td { border: 1px solid var(--line); padding: .35rem .6rem; text-align: left; vertical-align: top; }
 th { background: var(--panel); }
-td code { word-break: break-all; }
+td code { overflow-wrap: anywhere; }
 details { margin: .5rem 0; }
 summary { cursor: pointer; font-weight: 600; }
 section { margin-bottom: 1.5rem; }
@@ -120,6 +120,7 @@ section { margin-bottom: 1.5rem; }
 .try-it label .muted { font-weight: normal; }
 .try-it input, .try-it select, .try-it textarea { width: 100%; font: 14px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; padding: .4rem .5rem; border: 1px solid var(--line); border-radius: 4px; background: var(--bg); color: var(--fg); }
 .try-it textarea { min-height: 3.2rem; resize: vertical; }
+.try-it .vars small { display: block; margin-top: .2rem; font-size: 12px; line-height: 1.35; }
 .try-it .vars { display: grid; grid-template-columns: repeat(auto-fill, minmax(200px, 1fr)); gap: 0 1rem; }
 .try-it button { margin-top: 1rem; font: 600 15px system-ui, sans-serif; padding: .45rem 1.4rem; border-radius: 6px; border: 1px solid var(--link); background: var(--link); color: #fff; cursor: pointer; }
 .try-it .status { margin: .75rem 0 0; }

@@ -261,10 +261,11 @@ ${serversList(x)}`;
 
 function indexPage(x: Ctx): string {
   const c = x.c;
+  const tagged = c.methods.some((m) => m.tags.length > 0);
   const rows = c.methods
     .map(
       (m) =>
-        `<tr><td><a href="${esc(x.files.get(m.name))}"><code>${esc(m.name)}</code></a>${m.deprecated ? ' <span class="tag deprecated">deprecated</span>' : ''}</td><td>${inline(m.summary || m.description?.split('\n')[0])}</td><td>${m.tags.map((t) => esc(t)).join(', ')}</td></tr>`,
+        `<tr><td><a href="${esc(x.files.get(m.name))}"><code>${esc(m.name)}</code></a>${m.deprecated ? ' <span class="tag deprecated">deprecated</span>' : ''}</td><td>${inline(m.summary || m.description?.split('\n')[0])}</td>${tagged ? `<td>${m.tags.map((t) => esc(t)).join(', ')}</td>` : ''}</tr>`,
     )
     .join('\n');
   const errs = new Map<string, { code: number; message: string; httpStatus: number[]; methods: string[] }>();
@@ -294,7 +295,7 @@ ${meta.length ? `<p class="muted">${meta.join(' · ')}</p>` : ''}
 ${serversList(x)}
 <h2 id="methods">Methods</h2>
 <table>
-<thead><tr><th>Method</th><th>Summary</th><th>Tags</th></tr></thead>
+<thead><tr><th>Method</th><th>Summary</th>${tagged ? '<th>Tags</th>' : ''}</tr></thead>
 <tbody>
 ${rows}
 </tbody>

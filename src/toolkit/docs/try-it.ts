@@ -45,13 +45,8 @@ export const TRY_IT_JS = String.raw`(function () {
       var label = document.createElement('label');
       var id = 'try-var-' + i;
       label.htmlFor = id;
-      label.textContent = v.name + ' ';
-      if (v.description) {
-        var hint = document.createElement('span');
-        hint.className = 'muted';
-        hint.textContent = v.description;
-        label.appendChild(hint);
-      }
+      label.textContent = v.name;
+      if (v.description) label.title = v.description;
       var input;
       if (v.enum) {
         input = document.createElement('select');
@@ -74,6 +69,12 @@ export const TRY_IT_JS = String.raw`(function () {
       });
       wrap.appendChild(label);
       wrap.appendChild(input);
+      if (v.description) {
+        var hint = document.createElement('small');
+        hint.className = 'muted';
+        hint.textContent = v.description.replace(/\x60/g, '');
+        wrap.appendChild(hint);
+      }
       varsEl.appendChild(wrap);
     });
     setUrl(expand(server, values));
