@@ -7,6 +7,8 @@
 //   validating server of the same document (createServer, handlers answering the examples), the answer is shown and
 //   "valid"; a server answering the wrong shape gets "invalid: <path> <message>"; nothing is loaded from the network.
 import { execFile } from 'node:child_process';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -184,6 +186,28 @@ describe('rpcgate docs (CLI)', () => {
     expect(err).toEqual([]);
     expect(out[0]).toBe(`Simple Math 1.0.0: 2 method page(s), 5 pages and 3 assets written to ${dir}`);
     expect(readdirSync(dir).sort()).toEqual(['addition.html', 'assets', 'index.html', 'schemas.html', 'servers.html', 'subtraction.html']);
+  });
+
+  it('reads the document from an http(s) URL', async () => {
+    const text = readFileSync(join(EXAMPLES, 'petstore-openrpc.json'));
+    const server = createHttpServer((req, res) => {
+      if (req.url === '/petstore.json') res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const dir = tempDir('cli-url');
+      const out: string[] = [];
+      expect(await docsAction(`${base}/petstore.json`, { out: dir }, (s) => out.push(s), () => undefined)).toBe(0);
+      expect(out[0]).toMatch(/^Petstore 1\.0\.0: 3 method page\(s\)/);
+      expect(readFileSync(join(dir, 'index.html'), 'utf8')).toContain(`<code>${base}/petstore.json</code>`);
+      const err: string[] = [];
+      expect(await docsAction(`${base}/missing.json`, { out: dir }, () => undefined, (s) => err.push(s))).toBe(1);
+      expect(err).toEqual([`rpcgate docs: ${base}/missing.json: HTTP 404`]);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('a bad document: one line on stderr, exit 1 (real process)', async () => {
