@@ -3,6 +3,7 @@
 // it. The typed client runtime is `rpcgate/client`.
 export { loadDocument, modelDocument, readDocument, type ContractModel, type ContractSpec, type MethodModel, type ParamModel } from './contract/model.js';
 export { compileContract, compileValidators, methodTable, type CompiledContract } from './contract/compile.js';
+export { writeDocs, writeDocsTo, methodFiles, type DocsOptions } from './docs/index.js';
 export { createMock, type MockOptions, type MockServer } from './mock/index.js';
 export { createServer, resolveDocument, type DocumentSource, type RpcServer, type ServerOptions } from './server/index.js';
 export { createEngine, RawResult, type CallContext, type Engine, type EngineOptions, type Handler, type Handlers } from './rpc/engine.js';
