@@ -161,6 +161,47 @@ export function inlineInnerRefs(doc: Json): Json {
   return out;
 }
 
+/**
+ * A copy of the document for schema-utils' dereferencer, which never returns on a recursive schema (a component that
+ * reaches itself through `$ref`s): inside the recursive components, refs to recursive components become a stub naming
+ * the target, so the dereferenced copy (docs, generated values) unrolls each cycle once. `raw` keeps every ref.
+ */
+export function breakSchemaCycles(raw: Json): Json {
+  const out = structuredClone(raw);
+  const schemas: Record<string, Json> = out.components?.schemas ?? {};
+  const refsOf = (s: Json, acc: Set<string>): Set<string> => {
+    if (Array.isArray(s)) s.forEach((x) => refsOf(x, acc));
+    else if (s && typeof s === 'object') {
+      if (typeof s.$ref === 'string' && isComponentRef(s.$ref)) acc.add(decodeURIComponent(s.$ref.slice(SCHEMA_REF.length)));
+      for (const v of Object.values(s)) refsOf(v, acc);
+    }
+    return acc;
+  };
+  const edges = new Map(Object.entries(schemas).map(([k, s]) => [k, refsOf(s, new Set())]));
+  const reaches = (from: string, to: string): boolean => {
+    const seen = new Set<string>();
+    const stack = [...(edges.get(from) ?? [])];
+    while (stack.length) {
+      const n = stack.pop()!;
+      if (n === to) return true;
+      if (seen.has(n)) continue;
+      seen.add(n);
+      stack.push(...(edges.get(n) ?? []));
+    }
+    return false;
+  };
+  const recursive = new Set([...edges.keys()].filter((k) => reaches(k, k)));
+  const stub = (s: Json): Json => {
+    if (Array.isArray(s)) return s.map(stub);
+    if (!s || typeof s !== 'object') return s;
+    if (typeof s.$ref === 'string' && isComponentRef(s.$ref) && recursive.has(decodeURIComponent(s.$ref.slice(SCHEMA_REF.length))))
+      return { $comment: `recursive: ${s.$ref} (not expanded)` };
+    return Object.fromEntries(Object.entries(s).map(([k, v]) => [k, stub(v)]));
+  };
+  for (const k of recursive) schemas[k] = stub(schemas[k]);
+  return out;
+}
+
 /** Refs to OpenRPC objects (content descriptors, errors, examples, …): resolved by the model, not inlined. */
 const isOpenRpcRef = (ref: string): boolean =>
   /^#\/components\/(contentDescriptors|errors|examples|examplePairingObjects|examplePairings|links|tags)\/[^/]+$/.test(ref) || /^#\/methods\/\d+$/.test(ref);
@@ -225,7 +266,7 @@ export async function modelDocument(input: Json, spec: ContractSpec): Promise<Co
     throw new Error(`${spec.file}: invalid OpenRPC ${input.openrpc} document: ${(e as Error).message}`);
   }
   const raw = inlineInnerRefs(input);
-  const deref = await parseOpenRPCDocument(structuredClone(raw), { dereference: true, validate: false });
+  const deref = await parseOpenRPCDocument(breakSchemaCycles(raw), { dereference: true, validate: false });
 
   const derefMethods: Json[] = deref.methods;
   const methods: MethodModel[] = (raw.methods as Json[]).map((m0, i) => {
@@ -280,9 +321,11 @@ export async function modelDocument(input: Json, spec: ContractSpec): Promise<Co
       ext: Object.entries(m).filter(([k]) => k.startsWith('x-')),
     };
   });
+  // Method names that clash after case conversion (eth_getFoo / eth.getFoo) get a numeric suffix in document order.
   const names = new Set<string>();
   for (const m of methods) {
-    if (names.has(m.typeBase)) throw new Error(`${spec.file}: two methods map to the type name ${m.typeBase}`);
+    const plain = m.typeBase;
+    for (let n = 2; names.has(m.typeBase); n++) m.typeBase = `${plain}${n}`;
     names.add(m.typeBase);
   }
 
