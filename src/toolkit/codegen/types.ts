@@ -50,6 +50,10 @@ function forTs(schema: Json, t: TypeNames, topTitle: string | undefined, inlineN
     if (s.type === 'object' && !s.properties && !s.patternProperties && s.additionalProperties === undefined) s.additionalProperties = true;
     if (depth === 0 && topTitle !== undefined) {
       s.title = topTitle;
+      // A named type's JSDoc carries the schema's examples after its description.
+      const examples = Array.isArray(s.examples) ? s.examples : s.example !== undefined ? [s.example] : [];
+      const blocks = examples.slice(0, 3).map((x: Json) => `@example\n\`\`\`json\n${truncateJson(x)}\n\`\`\``);
+      if (blocks.length) s.description = [s.description, ...blocks].filter(Boolean).join('\n\n');
     } else if (s.title !== undefined) {
       // Nested titles name types; keep them only for object shapes (interfaces), and never let them take a name in use.
       const isObjectShape = s.type === 'object' && s.properties;
