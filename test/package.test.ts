@@ -241,9 +241,10 @@ import { createClient, RpcClientError, type Pet, type PetstoreClient } from './p
 
 const server = await createServer({
   document: 'petstore.json',
+  // createServer's handlers are untyped (Handler<unknown>): params and results are checked by the document at run time.
   handlers: {
-    list_pets: ([limit]: any) => Array.from({ length: limit ?? 1 }, (_, i) => ({ id: i, name: 'pet' + i })),
-    get_pet: ([id]: any) => ({ id, name: 'rex', tag: 'dog' }),
+    list_pets: ([limit]: any): any => Array.from({ length: limit ?? 1 }, (_, i) => ({ id: i, name: 'pet' + i })),
+    get_pet: ([id]: any): any => ({ id, name: 'rex', tag: 'dog' }),
   },
 });
 try {
