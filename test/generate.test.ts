@@ -32,6 +32,7 @@ const CORPUS: [string, string][] = [
   ['node', join(root, 'openrpc.json')],
   ['account', join(root, 'contracts/account.openrpc.json')],
   ['edge-cases', EDGE],
+  ['notifications', join(root, 'test/fixtures/openrpc/notifications.openrpc.json')],
 ];
 
 let work: string;
@@ -58,8 +59,8 @@ afterAll(() => {
 });
 
 describe('rpcgate generate over the corpus', () => {
-  it('the corpus is what the issue names: 6 @open-rpc/examples documents, MetaMask, the two contracts, the edge cases', () => {
-    expect(CORPUS.length).toBe(10);
+  it('the corpus is what the issue names: 6 @open-rpc/examples documents, MetaMask, the two contracts, two hand-written', () => {
+    expect(CORPUS.length).toBe(11);
   });
 
   it('writes types, methods, validators, client and index, importing only themselves and rpcgate/client', () => {
@@ -118,6 +119,10 @@ c.request('delete', { 'with-dash': 'x' });
 // @ts-expect-error -- no such method
 c.request('eth_getFooBar', []);
 export const pets = petstore({ url: '' }).request('list_pets', [10]);
+import { createClient as notifications } from './notifications/index.js';
+export const logged: Promise<unknown> = notifications({ url: '' }).request('log.write', [{ any: 1 }, 'warn']);
+// @ts-expect-error -- level is 'info' | 'warn'
+notifications({ url: '' }).request('log.write', [1, 'debug']);
 export const listed = byName({ url: '' }).request('list_pets', { limit: 10 });
 // @ts-expect-error -- limit is a number
 byName({ url: '' }).request('list_pets', { limit: '10' });

@@ -15,7 +15,8 @@ export async function writeMethods(c: ContractModel, opts: HeaderOptions & { nam
   const typeImports = c.methods.flatMap((m) => [`${base(m)}Params`, ...(m.paramStructure === 'by-name' ? [`${base(m)}ParamsByName`] : []), `${base(m)}Result`]);
   const out: string[] = [tsHeader(c.spec.file, opts)];
   out.push(`import type { ${byName.length ? 'ByName, ' : ''}MethodDescriptor } from '${RUNTIME_IMPORT}';\n`);
-  out.push(`import type { ${typeImports.join(', ')} } from './types.js';\n\n`);
+  if (typeImports.length) out.push(`import type { ${typeImports.join(', ')} } from './types.js';\n`);
+  out.push('\n');
   out.push(jsdoc([`The contract this descriptor was generated from.`]));
   out.push(
     `export const contract = { name: ${str(c.spec.name)}, file: ${str(c.spec.file)}, title: ${str(c.title)}, version: ${str(c.version)}, openrpc: ${str(c.raw.openrpc)} } as const;\n\n`,
