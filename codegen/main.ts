@@ -21,10 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadContract, type ContractModel, type ContractSpec } from '../src/toolkit/contract/model.js';
-import { writeTypes } from '../src/toolkit/codegen/types.js';
-import { writeMethods } from '../src/toolkit/codegen/methods.js';
-import { writeValidators } from '../src/toolkit/codegen/validators.js';
-import { writeClient } from '../src/toolkit/codegen/client.js';
+import { generateClient } from '../src/toolkit/codegen/index.js';
 import { writeExamples } from './examples.js';
 import { writeApiDocs, writeDocsIndex } from './docs-html.js';
 import { writeClientDocs } from './docs-client.js';
@@ -52,14 +49,13 @@ export interface GenerateOptions {
 /** Files (relative to `out`) produced for one contract's generated/ folder. */
 export async function generateCode(c: ContractModel): Promise<Map<string, string>> {
   const dir = `generated/${c.spec.name}`;
-  const [types, methods, client, examples] = await Promise.all([writeTypes(c), writeMethods(c), writeClient(c), writeExamples(c)]);
-  return new Map([
-    [`${dir}/types.ts`, types],
-    [`${dir}/methods.ts`, methods],
-    [`${dir}/validators.ts`, writeValidators(c)],
-    [`${dir}/client.ts`, client],
-    [`${dir}/examples.ts`, examples],
-  ]);
+  // The same writer as `rpcgate generate`; the repository's folders have no index.ts (package.json exports client.ts)
+  // and add examples.ts (the dashboard's code samples).
+  const [client, examples] = await Promise.all([generateClient(c, { index: false }), writeExamples(c)]);
+  const files = new Map<string, string>();
+  for (const [rel, text] of client) files.set(`${dir}/${rel}`, text);
+  files.set(`${dir}/examples.ts`, examples);
+  return files;
 }
 
 async function writeFiles(out: string, files: Map<string, string>): Promise<void> {

@@ -1,7 +1,8 @@
 // The package as a user gets it (issue 10, "ships as compiled JavaScript"): `npm pack` (its prepack hook builds dist/
 // — tsc -p tsconfig.build.json and the dashboard), the tarball installed into an empty folder with npm, and there:
 // `rpcgate --help`, `rpcgate start` serving the dashboard at / and the node API, the exports `rpcgate`,
-// `rpcgate/client`, `rpcgate/node`, `rpcgate/account` imported by plain node, and typed (tsc, NodeNext).
+// `rpcgate/client`, `rpcgate/node`, `rpcgate/account` imported by plain node, and typed (tsc, NodeNext); `rpcgate generate`
+// output checked and run against the installed package.
 //
 // The pack runs in a copy of this checkout (its tracked and untracked-but-not-ignored files, node_modules linked):
 // the build it triggers must start from nothing, and must not rewrite this checkout's dist/ under the other test
@@ -127,7 +128,7 @@ afterAll(async () => {
 describe('the installed package', () => {
   it('rpcgate --help runs the compiled CLI with plain node and lists the commands', async () => {
     const help = await run('npx', ['--offline', '--no-install', 'rpcgate', '--help'], app, {}, 60_000);
-    for (const cmd of ['start', 'conformance', 'signup', 'login', 'keys', 'apps']) expect(help).toMatch(new RegExp(`^\\s+${cmd}\\b`, 'm'));
+    for (const cmd of ['start', 'conformance', 'generate', 'signup', 'login', 'keys', 'apps']) expect(help).toMatch(new RegExp(`^\\s+${cmd}\\b`, 'm'));
     // No tsx in what runs: the bin imports no tsx loader, and tsx is not even installed (a devDependency).
     expect(readFileSync(join(app, 'node_modules', pkg.name, 'bin', 'rpcgate.js'), 'utf8')).not.toMatch(/['"]tsx[/'"]/);
     expect(existsSync(join(app, 'node_modules', 'tsx'))).toBe(false);
@@ -224,4 +225,43 @@ export const wrong: Promise<number> = client.request('eth_chainId');
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
     await run(process.execPath, [tsc, '--strict', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--target', 'ES2022', '--noEmit', '--types', 'node', '--typeRoots', join(root, 'node_modules', '@types'), 'typed.ts'], app, {}, 120_000);
   }, 130_000);
+
+  // Issue 11, item 1: the output of `rpcgate generate` imports only itself and the package's exports, so it type-checks
+  // (strict, NodeNext, no skipLibCheck) against the installed .d.ts and runs on the installed JavaScript.
+  it('rpcgate generate writes a client that type-checks against the installed package and talks to its createServer', async () => {
+    copyFileSync(join(root, 'node_modules/@open-rpc/examples/build/service-descriptions/petstore-openrpc.json'), join(app, 'petstore.json'));
+    const bin = join(app, 'node_modules', '.bin', 'rpcgate');
+    const written = await run(process.execPath, [bin, 'generate', 'petstore.json', '--out', 'petstore'], app, {}, 60_000);
+    expect(written).toContain('petstore: types.ts, methods.ts, validators.ts, client.ts, index.ts');
+    await run(process.execPath, [bin, 'generate', 'petstore.json', '--out', 'petstore', '--check'], app, {}, 60_000);
+    writeFileSync(
+      join(app, 'pets.ts'),
+      `import { createServer } from 'rpcgate/toolkit';
+import { createClient, RpcClientError, type Pet, type PetstoreClient } from './petstore/index.js';
+
+const server = await createServer({
+  document: 'petstore.json',
+  // createServer's handlers are untyped (Handler<unknown>): params and results are checked by the document at run time.
+  handlers: {
+    list_pets: ([limit]: any): any => Array.from({ length: limit ?? 1 }, (_, i) => ({ id: i, name: 'pet' + i })),
+    get_pet: ([id]: any): any => ({ id, name: 'rex', tag: 'dog' }),
+  },
+});
+try {
+  const client: PetstoreClient = createClient({ url: await server.listen(0, '127.0.0.1') });
+  const pets: Pet[] = await client.request('list_pets', [2]);
+  const pet: Pet = await client.request('get_pet', [7]);
+  // @ts-expect-error -- get_pet takes a PetId (number)
+  const refused = await client.request('get_pet', ['seven']).catch((e: unknown) => (e instanceof RpcClientError ? e.code : String(e)));
+  console.log(JSON.stringify({ pets, pet, refused }));
+} finally {
+  await server.close();
+}
+`,
+    );
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    await run(process.execPath, [tsc, '--strict', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--target', 'ES2022', '--outDir', 'build', '--types', 'node', '--typeRoots', join(root, 'node_modules', '@types'), 'pets.ts'], app, {}, 120_000);
+    const out = JSON.parse(await run(process.execPath, [join('build', 'pets.js')], app, {}, 30_000));
+    expect(out).toEqual({ pets: [{ id: 0, name: 'pet0' }, { id: 1, name: 'pet1' }], pet: { id: 7, name: 'rex', tag: 'dog' }, refused: -32602 });
+  }, 200_000);
 });

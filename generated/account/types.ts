@@ -82,7 +82,6 @@ export type MetricsTime = string;
  */
 export type Granularity = 'minute' | 'hour' | 'day';
 
-export interface RpcgateCodegenRoot {}
 /**
  * Email and password.
  */

@@ -207,7 +207,6 @@ export type SyncingStatus = SyncingProgress | boolean;
  */
 export type UintDecimal = string;
 
-export interface RpcgateCodegenRoot {}
 /**
  * Access list entry.
  */

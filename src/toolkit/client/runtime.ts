@@ -32,14 +32,27 @@ export class RpcClientError extends Error {
 }
 
 /**
- * Params argument of a call: required when the method's params tuple has a required element, optional
- * (defaulting to `[]`) when every param is optional.
+ * Phantom brand of the descriptor of a method whose `paramStructure` is "by-name" (generated methods.ts):
+ * `N` is its params object type (`<Method>ParamsByName`). Never present at run time.
  */
-export type ParamsArg<P> = [] extends P ? [params?: P] : [params: P];
+export interface ByName<N> {
+  readonly __paramsByName?: N;
+}
+
+/** The by-name params object type of a descriptor branded with {@link ByName}; `never` for other methods. */
+export type ParamsByNameOf<D> = D extends { readonly __paramsByName?: infer N } ? ('__paramsByName' extends keyof D ? Exclude<N, undefined> : never) : never;
+
+/**
+ * Params argument of a call: required when the method's params tuple has a required element, optional
+ * (defaulting to `[]`) when every param is optional. `N`: the by-name object a "by-name" method also accepts.
+ */
+export type ParamsArg<P, N = never> = [] extends P ? [params?: P | N] : [params: P | N];
 
 /** One call of a {@link Client.batch}: `{ method, params }`, with params typed by method name. */
 export type BatchCall<M extends MethodTable> = {
-  [K in keyof M & string]: { method: K } & ([] extends ParamsOf<M[K]> ? { params?: ParamsOf<M[K]> } : { params: ParamsOf<M[K]> });
+  [K in keyof M & string]: { method: K } & ([] extends ParamsOf<M[K]>
+    ? { params?: ParamsOf<M[K]> | ParamsByNameOf<M[K]> }
+    : { params: ParamsOf<M[K]> | ParamsByNameOf<M[K]> });
 }[keyof M & string];
 
 /** Result of one batch item: the method's result, or the {@link RpcClientError} the server answered for it. */
@@ -48,7 +61,9 @@ export type BatchResult<M extends MethodTable, C> = C extends { method: infer K 
 /** A typed client for the methods of `M` (a generated `methods` table). */
 export interface Client<M extends MethodTable> {
   /**
-   * Calls `method` with positional `params` and resolves with its result.
+   * Calls `method` with positional `params` and resolves with its result. A method whose `paramStructure` is
+   * "by-name" also takes its params as one object (`<Method>ParamsByName`), and positional params are sent to it
+   * by name, as the contract asks.
    * Rejects with {@link RpcClientError} when the server answers an error (or the transport fails).
    *
    * @example
@@ -56,7 +71,7 @@ export interface Client<M extends MethodTable> {
    * const balance = await client.request('eth_getBalance', ['0x7dcd17433742f4c0ca53122ab541d0ba67fc27df', 'latest']);
    * ```
    */
-  request<K extends keyof M & string>(method: K, ...params: ParamsArg<ParamsOf<M[K]>>): Promise<ResultOf<M[K]>>;
+  request<K extends keyof M & string>(method: K, ...params: ParamsArg<ParamsOf<M[K]>, ParamsByNameOf<M[K]>>): Promise<ResultOf<M[K]>>;
 
   /**
    * Sends several calls as one JSON-RPC batch and resolves with their results in call order.
@@ -119,12 +134,23 @@ export function createTypedClient<M extends MethodTable>(methods: M, options: Cl
     if (!Object.prototype.hasOwnProperty.call(methods, method)) throw new RpcClientError(-32601, `method not in the contract: ${method}`);
   };
 
+  /** The params as sent: positional params of a "by-name" method become the object its contract expects. */
+  const wire = (method: string, params: unknown): unknown => {
+    const d = methods[method];
+    if (d.paramStructure !== 'by-name' || !Array.isArray(params)) return params ?? [];
+    const out: Record<string, unknown> = {};
+    d.params.forEach((p, i) => {
+      if (i < params.length && params[i] !== undefined) out[p.name] = params[i];
+    });
+    return out;
+  };
+
   return {
     methods,
     async request(method, ...rest) {
       check(method);
       const id = nextId++;
-      const { status, payload } = await post({ jsonrpc: '2.0', id, method, params: rest[0] ?? [] });
+      const { status, payload } = await post({ jsonrpc: '2.0', id, method, params: wire(method, rest[0]) });
       const env = payload as Envelope | undefined;
       if (!env || typeof env !== 'object' || Array.isArray(env)) throw new RpcClientError(-32603, `HTTP ${status}: not a JSON-RPC response`, payload, status);
       if (env.error !== undefined) throw toError(env.error, status);
@@ -138,7 +164,7 @@ export function createTypedClient<M extends MethodTable>(methods: M, options: Cl
         check(c.method);
         return nextId++;
       });
-      const body = calls.map((c, i) => ({ jsonrpc: '2.0', id: ids[i], method: c.method, params: (c as { params?: unknown }).params ?? [] }));
+      const body = calls.map((c, i) => ({ jsonrpc: '2.0', id: ids[i], method: c.method, params: wire(c.method, (c as { params?: unknown }).params) }));
       const { status, payload } = await post(body);
       if (!Array.isArray(payload)) {
         const env = payload as Envelope | undefined;

@@ -2,16 +2,21 @@
 // requiredness, error codes, and the method's specification extensions (`x-…` keys, copied verbatim `as const` so
 // their literal types survive); the param/result types ride along as phantom types for the engine and client.
 import type { ContractModel } from '../contract/model.js';
-import { jsdoc, str, tsHeader } from './schema.js';
+import { jsdoc, str, tsHeader, type HeaderOptions } from './schema.js';
 import { format } from 'prettier';
 import { PRETTIER } from './types.js';
 import { RUNTIME_IMPORT } from './schema.js';
+import { nameDocument, type Naming } from './naming.js';
 
-export async function writeMethods(c: ContractModel): Promise<string> {
-  const typeImports = c.methods.flatMap((m) => [`${m.typeBase}Params`, `${m.typeBase}Result`]);
-  const out: string[] = [tsHeader(c.spec.file)];
-  out.push(`import type { MethodDescriptor } from '${RUNTIME_IMPORT}';\n`);
-  out.push(`import type { ${typeImports.join(', ')} } from './types.js';\n\n`);
+export async function writeMethods(c: ContractModel, opts: HeaderOptions & { naming?: Naming } = {}): Promise<string> {
+  const naming = opts.naming ?? nameDocument(c);
+  const base = (m: { name: string }) => naming.methods.get(m.name)!;
+  const byName = c.methods.filter((m) => m.paramStructure === 'by-name');
+  const typeImports = c.methods.flatMap((m) => [`${base(m)}Params`, ...(m.paramStructure === 'by-name' ? [`${base(m)}ParamsByName`] : []), `${base(m)}Result`]);
+  const out: string[] = [tsHeader(c.spec.file, opts)];
+  out.push(`import type { ${byName.length ? 'ByName, ' : ''}MethodDescriptor } from '${RUNTIME_IMPORT}';\n`);
+  if (typeImports.length) out.push(`import type { ${typeImports.join(', ')} } from './types.js';\n`);
+  out.push('\n');
   out.push(jsdoc([`The contract this descriptor was generated from.`]));
   out.push(
     `export const contract = { name: ${str(c.spec.name)}, file: ${str(c.spec.file)}, title: ${str(c.title)}, version: ${str(c.version)}, openrpc: ${str(c.raw.openrpc)} } as const;\n\n`,
@@ -31,8 +36,10 @@ export async function writeMethods(c: ContractModel): Promise<string> {
     const errors = [...new Set(m.errors.map((e) => e.code))].join(', ');
     const ext = m.ext.length === 0 ? '' : `, ext: extensions[${str(m.name)}]`;
     const extType = m.ext.length === 0 ? '' : `, (typeof extensions)[${str(m.name)}]`;
+    // By-name methods carry their params object type as a phantom brand: the typed client accepts it.
+    const brand = m.paramStructure === 'by-name' ? ` & ByName<${base(m)}ParamsByName>` : '';
     out.push(
-      `  ${str(m.name)}: { name: ${str(m.name)}, summary: ${str(m.summary)}, params: [${params}], errors: [${errors}], paramStructure: ${str(m.paramStructure)}${ext} } as MethodDescriptor<${m.typeBase}Params, ${m.typeBase}Result${extType}>,\n`,
+      `  ${str(m.name)}: { name: ${str(m.name)}, summary: ${str(m.summary)}, params: [${params}], errors: [${errors}], paramStructure: ${str(m.paramStructure)}${ext} } as MethodDescriptor<${base(m)}Params, ${base(m)}Result${extType}>${brand},\n`,
     );
   }
   out.push('} as const;\n\n');

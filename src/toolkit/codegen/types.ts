@@ -3,9 +3,10 @@
 // copies), then per method a labelled params tuple, a result type and the `<Api>Methods` interface.
 import { compile } from 'json-schema-to-typescript';
 import { format } from 'prettier';
-import { pascalCase, refName, type ContractModel, type Json, type MethodModel } from '../contract/model.js';
-import { isHexString, jsdoc, json, tsHeader } from './schema.js';
+import { refName, type ContractModel, type Json, type MethodModel } from '../contract/model.js';
+import { isHexString, jsdoc, json, tsHeader, type HeaderOptions } from './schema.js';
 import { mapSchema } from '../contract/schema-walk.js';
+import { claim, nameDocument, paramLabels, typeIdentifier, type Naming } from './naming.js';
 
 const HEX = '`0x${string}`';
 const ROOT = 'RpcgateCodegenRoot';
@@ -17,17 +18,12 @@ interface TypeNames {
   names: Map<string, string>;
   /** components that are just `null` (the spec's "not found"): inlined as `null` so results read `Block | null`. */
   nullish: Set<string>;
+  /** Every type name in use (document names, derived names, reserved globals). */
+  taken: Set<string>;
 }
 
-function typeNames(c: ContractModel): TypeNames {
-  const names = new Map<string, string>();
-  const seen = new Map<string, string>();
-  for (const [key] of c.schemas) {
-    const n = pascalCase(key) || 'Schema';
-    if (seen.has(n)) throw new Error(`${c.spec.file}: components.schemas ${seen.get(n)} and ${key} both map to the type name ${n}`);
-    seen.set(n, key);
-    names.set(key, n);
-  }
+function typeNames(c: ContractModel, naming: Naming): TypeNames {
+  const names = naming.schemas;
   const nullish = new Set<string>();
   const isNull = (s: Json, depth = 0): boolean => {
     const r = refName(s);
@@ -35,12 +31,11 @@ function typeNames(c: ContractModel): TypeNames {
     return s?.type === 'null' && !s.oneOf && !s.anyOf && !s.allOf;
   };
   for (const [key, s] of c.schemas) if (isNull(s)) nullish.add(key);
-  return { names, nullish };
+  return { names, nullish, taken: naming.taken };
 }
 
 /** Prepares a contract schema for json-schema-to-typescript. `inlineNull` replaces refs to null components. */
 function forTs(schema: Json, t: TypeNames, topTitle: string | undefined, inlineNull: boolean): Json {
-  const typeNameSet = new Set(t.names.values());
   return mapSchema(schema, (s, depth) => {
     const r = refName(s);
     if (r !== undefined) {
@@ -55,10 +50,14 @@ function forTs(schema: Json, t: TypeNames, topTitle: string | undefined, inlineN
     if (s.type === 'object' && !s.properties && !s.patternProperties && s.additionalProperties === undefined) s.additionalProperties = true;
     if (depth === 0 && topTitle !== undefined) {
       s.title = topTitle;
+      // A named type's JSDoc carries the schema's examples after its description.
+      const examples = Array.isArray(s.examples) ? s.examples : s.example !== undefined ? [s.example] : [];
+      const blocks = examples.slice(0, 3).map((x: Json) => `@example\n\`\`\`json\n${truncateJson(x)}\n\`\`\``);
+      if (blocks.length) s.description = [s.description, ...blocks].filter(Boolean).join('\n\n');
     } else if (s.title !== undefined) {
-      // Nested titles name types; keep them only for object shapes (interfaces), and never let them take a component's name.
+      // Nested titles name types; keep them only for object shapes (interfaces), and never let them take a name in use.
       const isObjectShape = s.type === 'object' && s.properties;
-      if (!isObjectShape || typeNameSet.has(pascalCase(String(s.title)))) delete s.title;
+      if (!isObjectShape || t.taken.has(typeIdentifier(String(s.title), ''))) delete s.title;
     }
     return s;
   });
@@ -106,34 +105,45 @@ function simpleExpr(s: Json, t: TypeNames): string | undefined {
 }
 
 interface MethodTypes {
-  params: { label: string; required: boolean; expr: string }[];
+  params: { label: string; name: string; required: boolean; expr: string; doc: (string | undefined)[] }[];
   result: string;
   /** The result type was emitted by json-schema-to-typescript under `<Base>Result`. */
   named: boolean;
 }
 
-export async function writeTypes(c: ContractModel): Promise<string> {
-  const t = typeNames(c);
+export interface TypesOptions extends HeaderOptions {
+  /** Names chosen for the document (default: {@link nameDocument}). */
+  naming?: Naming;
+}
+
+/** A property key of a TS object type: the name itself when it is an identifier, else a string literal. */
+const propKey = (name: string): string => (/^[A-Za-z_$][\w$]*$/.test(name) ? name : JSON.stringify(name));
+
+export async function writeTypes(c: ContractModel, opts: TypesOptions = {}): Promise<string> {
+  const naming = opts.naming ?? nameDocument(c);
+  const t = typeNames(c, naming);
+  const taken = new Set(t.taken);
+  t.taken = taken;
+
+  // Method-level schemas that are not simple expressions get a synthetic, named definition; their names are claimed
+  // before any schema is converted, so a nested title can never take one.
+  const pending: [string, Json][] = [];
+  const perMethod = new Map<string, MethodTypes>();
+  for (const m of c.methods) {
+    const base = naming.methods.get(m.name)!;
+    const labels = paramLabels(m.params.map((p) => p.label));
+    const params = m.params.map((p, i) => {
+      let expr = simpleExpr(p.schema, t);
+      if (expr === undefined) pending.push([(expr = claim(taken, `${base}${typeIdentifier(p.label, '')}Param`)), p.schema]);
+      return { label: labels[i], name: p.name, required: p.required, expr, doc: [p.summary, p.description !== p.summary ? p.description : undefined] };
+    });
+    const simple = m.result ? simpleExpr(m.result.schema, t) : 'unknown';
+    if (simple === undefined) pending.push([`${base}Result`, m.result!.schema]);
+    perMethod.set(m.name, { params, result: simple ?? `${base}Result`, named: simple === undefined });
+  }
   const definitions: Record<string, Json> = {};
   for (const [key, s] of c.schemas) definitions[t.names.get(key)!] = forTs(s, t, t.names.get(key), false);
-
-  // Method-level schemas that are not simple expressions get a synthetic, named definition.
-  const perMethod = new Map<string, MethodTypes>();
-  const synthetic = (name: string, schema: Json): string => {
-    if (definitions[name] !== undefined) throw new Error(`type name clash: ${name}`);
-    definitions[name] = forTs(schema, t, name, true);
-    return name;
-  };
-  for (const m of c.methods) {
-    const params = m.params.map((p) => ({
-      label: p.label,
-      required: p.required,
-      expr: simpleExpr(p.schema, t) ?? synthetic(`${m.typeBase}${pascalCase(p.label)}Param`, p.schema),
-    }));
-    const simple = m.result ? simpleExpr(m.result.schema, t) : 'unknown';
-    const result = simple ?? synthetic(`${m.typeBase}Result`, m.result!.schema);
-    perMethod.set(m.name, { params, result, named: simple === undefined });
-  }
+  for (const [name, schema] of pending) definitions[name] = forTs(schema, t, name, true);
 
   const root = { title: ROOT, type: 'object', additionalProperties: false, definitions };
   const compiled = await compile(root as never, ROOT, {
@@ -147,19 +157,27 @@ export async function writeTypes(c: ContractModel): Promise<string> {
     $refOptions: { resolve: { external: false } } as never,
   });
 
-  const out: string[] = [tsHeader(c.spec.file), stripNoise(compiled)];
+  const out: string[] = [tsHeader(c.spec.file, opts), stripNoise(compiled)];
   out.push(`\n// ---- methods ----\n`);
   for (const m of c.methods) {
+    const base = naming.methods.get(m.name)!;
     const mt = perMethod.get(m.name)!;
     const tuple = mt.params.map((p) => `${p.label}${p.required ? '' : '?'}: ${p.expr}`).join(', ');
-    out.push(jsdoc([`Params of \`${m.name}\`: ${m.summary}`]) + `export type ${m.typeBase}Params = [${tuple}];\n`);
-    if (!mt.named) out.push(jsdoc([`Result of \`${m.name}\`${m.result?.name ? ` (${m.result.name})` : ''}.`]) + `export type ${m.typeBase}Result = ${mt.result};\n`);
+    out.push(jsdoc([`Params of \`${m.name}\`: ${m.summary}`]) + `export type ${base}Params = [${tuple}];\n`);
+    if (m.paramStructure === 'by-name') {
+      // paramStructure "by-name": the server expects the params as one object keyed by the params' names.
+      const members = mt.params.map((p) => jsdoc(p.doc, '  ') + `  ${propKey(p.name)}${p.required ? '' : '?'}: ${p.expr};\n`).join('');
+      out.push(jsdoc([`Params of \`${m.name}\` by name (its paramStructure is "by-name").`]) + `export interface ${base}ParamsByName {\n${members}}\n`);
+    }
+    if (!mt.named) out.push(jsdoc([`Result of \`${m.name}\`${m.result?.name ? ` (${m.result.name})` : ''}.`]) + `export type ${base}Result = ${mt.result};\n`);
   }
   out.push(jsdoc([`Every method of the ${c.spec.name} API (${c.title} ${c.version}): params tuple and result.`]));
-  out.push(`export interface ${c.pascal}Methods {\n`);
+  out.push(`export interface ${naming.api}Methods {\n`);
   for (const m of c.methods) {
+    const base = naming.methods.get(m.name)!;
+    const byName = m.paramStructure === 'by-name' ? ` paramsByName: ${base}ParamsByName;` : '';
     out.push(methodDoc(m, '  '));
-    out.push(`  ${JSON.stringify(m.name)}: { params: ${m.typeBase}Params; result: ${m.typeBase}Result };\n`);
+    out.push(`  ${JSON.stringify(m.name)}: { params: ${base}Params;${byName} result: ${base}Result };\n`);
   }
   out.push('}\n');
   return format(out.join(''), PRETTIER);
@@ -171,11 +189,13 @@ export function methodDoc(m: MethodModel, indent: string): string {
   if (m.description && m.description !== m.summary) lines.push('', m.description);
   if (m.params.length) {
     lines.push('', 'Params:');
-    for (const p of m.params) lines.push(`- \`${p.label}\`${p.required ? '' : ' (optional)'}${p.description ? `: ${p.description}` : p.summary ? `: ${p.summary}` : ''}`);
+    for (const p of m.params) lines.push(`- \`${m.paramStructure === 'by-name' ? p.name : p.label}\`${p.required ? '' : ' (optional)'}${p.description ? `: ${p.description}` : p.summary ? `: ${p.summary}` : ''}`);
   }
   if (m.errors.length) lines.push('', `Errors: ${m.errors.map((e) => `${e.code} ${e.message}`).join('; ')}.`);
   if (x) {
-    lines.push('', '@example', '```json', `// request params`, truncateJson(x.params.map((p) => p.value)));
+    // A by-name method's example is shown as the object it is sent as.
+    const params = m.paramStructure === 'by-name' ? Object.fromEntries(x.params.map((p) => [p.name, p.value])) : x.params.map((p) => p.value);
+    lines.push('', '@example', '```json', `// request params`, truncateJson(params));
     if (x.result) lines.push(`// result`, truncateJson(x.result.value));
     lines.push('```');
   }
@@ -209,5 +229,5 @@ function stripNoise(code: string): string {
     .join('\n')
     .replace(/\/\*\*\n(\s*\*\s*\n)*\s*\*\/\n/g, '')
     .replace(/(\/\*\*\n)(\s*\*\s*\n)+/g, '$1')
-    .replace(new RegExp(`export interface ${ROOT} \\{\\}\\n?`), '');
+    .replace(new RegExp(`export interface ${ROOT} \\{\\s*\\}\\n?`), '');
 }

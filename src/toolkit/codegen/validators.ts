@@ -9,16 +9,19 @@ import standaloneModule from 'ajv/dist/standalone/index.js';
 import type { ContractModel, Json } from '../contract/model.js';
 import { createAjv, methodSchemaId, paramsSchema, resultSchema, schemaId } from '../contract/ajv.js';
 import { rewriteRefs } from '../contract/schema-walk.js';
-import { str, tsHeader } from './schema.js';
+import { str, tsHeader, type HeaderOptions } from './schema.js';
 import { RUNTIME_IMPORT } from './schema.js';
 import { FastCompiler } from '../contract/fast-checks.js';
+import { nameDocument, type Naming } from './naming.js';
+import { AJV_RUNTIME_EXPORTS } from '../client/ajv-runtime.js';
 
 // CJS module: under NodeNext the default import is module.exports, whose `default` is the function.
 const standaloneCode = standaloneModule.default;
 
-export const exportName = (method: string, kind: 'params' | 'result'): string => `${method.replace(/[^A-Za-z0-9_$]/g, '_')}__${kind}`;
-
-export function writeValidators(c: ContractModel): string {
+export function writeValidators(c: ContractModel, opts: HeaderOptions & { naming?: Naming } = {}): string {
+  const naming = opts.naming ?? nameDocument(c);
+  // Method names map to identifiers one-to-one (eth_getFoo and eth.getFoo get distinct ones).
+  const exportName = (method: string, kind: 'params' | 'result'): string => `${naming.validators.get(method)!}__${kind}`;
   const ajv = createAjv(c, { source: true });
   const ajvName = (method: string, kind: 'params' | 'result') => `${exportName(method, kind)}_ajv`;
   const refs: Record<string, string> = {};
@@ -27,12 +30,16 @@ export function writeValidators(c: ContractModel): string {
     refs[ajvName(m.name, 'result')] = methodSchemaId(c, m.name, 'result');
   }
   let code = standaloneCode(ajv, refs);
-  // ajv's standalone code pulls its runtime helpers with require() even in ESM mode: turn those into imports.
-  const runtime = new Map<string, string>();
-  code = code.replace(/require\("ajv\/dist\/runtime\/([a-z0-9_]+)"\)\.default/gi, (_: string, mod: string) => {
-    if (!runtime.has(mod)) runtime.set(mod, `ajvRuntime_${mod}`);
-    return `(${runtime.get(mod)}.default ?? ${runtime.get(mod)})`;
-  });
+  // ajv's standalone code pulls its runtime helpers with require() even in ESM mode: they become imports of the same
+  // helpers re-exported by rpcgate/client, so the output depends on nothing but the package's exports.
+  const runtime = new Set<string>();
+  const runtimeName = (mod: string): string => {
+    const name = AJV_RUNTIME_EXPORTS[mod];
+    if (!name) throw new Error(`ajv standalone code uses the runtime helper ajv/dist/runtime/${mod}, which ${RUNTIME_IMPORT} does not export`);
+    runtime.add(name);
+    return name;
+  };
+  code = code.replace(/require\("ajv\/dist\/runtime\/([a-z0-9_]+)"\)\.default/gi, (_: string, mod: string) => runtimeName(mod));
   if (/\brequire\(/.test(code)) throw new Error('standalone validator code still contains require()');
 
   // Fast boolean checks in front of ajv (src/toolkit/contract/fast-checks.ts): a true answer is final, a false one goes
@@ -60,21 +67,21 @@ export function writeValidators(c: ContractModel): string {
     }
     fastTable.push(`  ${str(m.name)}: { ${entries.join(', ')} },\n`);
   }
-  if (fast.needsUcs2length) runtime.set('ucs2length', runtime.get('ucs2length') ?? 'ajvRuntime_ucs2length');
+  if (fast.needsUcs2length) runtimeName('ucs2length');
 
-  const imports = [...runtime].sort().map(([mod, name]) => `import ${name} from 'ajv/dist/runtime/${mod}.js';\n`);
   const table = c.methods
     .map((m) => `  ${str(m.name)}: { params: ${exportName(m.name, 'params')}, result: ${exportName(m.name, 'result')} },\n`)
     .join('');
   return [
-    tsHeader(c.spec.file),
+    tsHeader(c.spec.file, opts),
     '// @ts-nocheck — ajv standalone output (compiled at generate time; no schema compilation at run time)\n',
-    `import type { ValidatorTable } from '${RUNTIME_IMPORT}';\n`,
-    ...imports,
+    runtime.size
+      ? `import { ${[...runtime].sort().join(', ')}, type ValidatorTable } from '${RUNTIME_IMPORT}';\n`
+      : `import type { ValidatorTable } from '${RUNTIME_IMPORT}';\n`,
     '\n',
     code.replace(/^"use strict";\n?/, ''),
     '\n\n// Fast checks (src/toolkit/contract/fast-checks.ts): true means valid; false means "ask ajv".\n',
-    fast.needsUcs2length ? `const fastUcs2length = ${runtime.get('ucs2length')}.default ?? ${runtime.get('ucs2length')};\n` : '',
+    fast.needsUcs2length ? `const fastUcs2length = ${AJV_RUNTIME_EXPORTS.ucs2length};\n` : '',
     fast.code(),
     '\n// The validators: the fast check, then ajv for the answer and its errors when the fast check says no.\n',
     ...wrappers,

@@ -322,9 +322,11 @@ export async function modelDocument(input: Json, spec: ContractSpec): Promise<Co
       ext: Object.entries(m).filter(([k]) => k.startsWith('x-')),
     };
   });
+  // Method names that clash after case conversion (eth_getFoo / eth.getFoo) get a numeric suffix in document order.
   const names = new Set<string>();
   for (const m of methods) {
-    if (names.has(m.typeBase)) throw new Error(`${spec.file}: two methods map to the type name ${m.typeBase}`);
+    const plain = m.typeBase;
+    for (let n = 2; names.has(m.typeBase); n++) m.typeBase = `${plain}${n}`;
     names.add(m.typeBase);
   }
 
