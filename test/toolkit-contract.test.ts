@@ -126,3 +126,38 @@ describe('toolkit document layer', () => {
     expect(runtime.eth_getBalance.params.errors?.[0]?.instancePath).toBe('/0');
   });
 });
+
+describe('the library API on a document it did not write', () => {
+  it('load → createServer({ document, handlers }) → createClient(transport, methods): HTTP and an in-process transport', async () => {
+    const { createServer, compileContract: compile, loadDocument: load } = await import('rpcgate/toolkit');
+    const { createClient, httpTransport, RpcClientError } = await import('rpcgate/client');
+    const model = await load(join(root, 'node_modules/@open-rpc/examples/build/service-descriptions/petstore-openrpc.json'));
+    const pets = [{ id: 1, name: 'rex', tag: 'dog' }];
+    const server = await createServer({
+      document: model,
+      handlers: {
+        list_pets: () => pets,
+        get_pet: (params) => pets.find((p) => p.id === (params as [number])[0]) ?? null,
+      },
+    });
+    const url = await server.listen(0);
+    try {
+      const { methods } = compile(model);
+      const http = createClient(httpTransport({ url }), methods);
+      expect(await http.request('list_pets', [])).toEqual(pets);
+      expect(await http.request('get_pet', [1])).toEqual(pets[0]);
+      // params fail the document: -32602 naming the param
+      await expect(http.request('get_pet', ['one'])).rejects.toMatchObject({ code: -32602 });
+      // a method without a handler: -32601
+      await expect(http.request('create_pet', ['cat', 'x'])).rejects.toBeInstanceOf(RpcClientError);
+      // the same client shape over the engine in process: no HTTP, no status
+      const local = createClient({ send: async (m) => ({ payload: JSON.parse((await server.engine.handle(JSON.stringify(m), {})).body ?? 'null') }) }, methods);
+      expect(await local.request('get_pet', [1])).toEqual(pets[0]);
+      const [a, b] = await local.batch([{ method: 'list_pets', params: [] }, { method: 'get_pet', params: ['x'] }] as const);
+      expect(a).toEqual(pets);
+      expect(b).toBeInstanceOf(RpcClientError);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -2,7 +2,9 @@
 // (generated/<api>/client.ts, `rpcgate generate` output) and their method/validator tables import only this, so they run
 // from the installed package as from the repository.
 export {
+  createClient,
   createTypedClient,
+  httpTransport,
   RpcClientError,
   type BatchCall,
   type BatchResult,
@@ -11,6 +13,7 @@ export {
   type ClientOptions,
   type ParamsArg,
   type ParamsByNameOf,
+  type Transport,
 } from './runtime.js';
 export type { Extensions, MethodDescriptor, MethodTable, ParamsOf, ResultOf, ValidateFn, ValidatorTable } from '../rpc/descriptor.js';
 // The ajv runtime helpers generated (standalone) validators call.

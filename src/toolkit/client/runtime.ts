@@ -108,27 +108,44 @@ const toError = (e: Envelope['error'], status?: number): RpcClientError =>
     status,
   );
 
-/**
- * Builds a {@link Client} for a descriptor table. Generated code calls this with its `methods`;
- * applications use the generated `createClient` instead.
- */
-export function createTypedClient<M extends MethodTable>(methods: M, options: ClientOptions): Client<M> {
+/** How a client's messages travel: one JSON-RPC message (a call or a batch) out, the decoded answer back, with the
+ *  HTTP status when there is one. HTTP is {@link httpTransport}; a WebSocket or an in-process engine fits the same. */
+export interface Transport {
+  send(message: unknown): Promise<{ status?: number; payload: unknown }>;
+}
+
+/** JSON-RPC over HTTP POST to `options.url` (keep-alive through the platform's fetch). */
+export function httpTransport(options: ClientOptions): Transport {
   const doFetch = options.fetch ?? globalThis.fetch;
   if (typeof doFetch !== 'function') throw new TypeError('no fetch implementation: pass options.fetch');
   const headers = { 'content-type': 'application/json', accept: 'application/json', ...options.headers };
-  let nextId = 1;
-
-  const post = async (body: unknown): Promise<{ status: number; payload: unknown }> => {
-    const res = await doFetch(options.url, { method: 'POST', headers, body: JSON.stringify(body) });
-    const text = await res.text();
-    let payload: unknown;
-    try {
-      payload = text ? JSON.parse(text) : undefined;
-    } catch {
-      throw new RpcClientError(-32603, `HTTP ${res.status}: answer is not JSON: ${text.slice(0, 200)}`, undefined, res.status);
-    }
-    return { status: res.status, payload };
+  return {
+    async send(message) {
+      const res = await doFetch(options.url, { method: 'POST', headers, body: JSON.stringify(message) });
+      const text = await res.text();
+      try {
+        return { status: res.status, payload: text ? JSON.parse(text) : undefined };
+      } catch {
+        throw new RpcClientError(-32603, `HTTP ${res.status}: answer is not JSON: ${text.slice(0, 200)}`, undefined, res.status);
+      }
+    },
   };
+}
+
+/**
+ * Builds a {@link Client} for a descriptor table over HTTP. Generated code calls this with its `methods`;
+ * applications use the generated `createClient` instead.
+ */
+export function createTypedClient<M extends MethodTable>(methods: M, options: ClientOptions): Client<M> {
+  return createClient(httpTransport(options), methods);
+}
+
+/** A typed client of `methods` (a generated or run-time descriptor table) over any {@link Transport}. */
+export function createClient<M extends MethodTable>(transport: Transport, methods: M): Client<M> {
+  let nextId = 1;
+  const post = (body: unknown) => transport.send(body);
+  const failed = (status: number | undefined) => status !== undefined && (status < 200 || status >= 300);
+  const httpLabel = (status: number | undefined) => (status === undefined ? 'answer' : `HTTP ${status}`);
 
   const check = (method: string) => {
     if (!Object.prototype.hasOwnProperty.call(methods, method)) throw new RpcClientError(-32601, `method not in the contract: ${method}`);
@@ -152,9 +169,9 @@ export function createTypedClient<M extends MethodTable>(methods: M, options: Cl
       const id = nextId++;
       const { status, payload } = await post({ jsonrpc: '2.0', id, method, params: wire(method, rest[0]) });
       const env = payload as Envelope | undefined;
-      if (!env || typeof env !== 'object' || Array.isArray(env)) throw new RpcClientError(-32603, `HTTP ${status}: not a JSON-RPC response`, payload, status);
+      if (!env || typeof env !== 'object' || Array.isArray(env)) throw new RpcClientError(-32603, `${httpLabel(status)}: not a JSON-RPC response`, payload, status);
       if (env.error !== undefined) throw toError(env.error, status);
-      if (status < 200 || status >= 300) throw new RpcClientError(-32603, `HTTP ${status}`, payload, status);
+      if (failed(status)) throw new RpcClientError(-32603, httpLabel(status), payload, status);
       if (env.id !== id) throw new RpcClientError(-32603, `response id ${JSON.stringify(env.id)} does not match request id ${id}`, payload, status);
       return env.result as never;
     },
@@ -169,7 +186,7 @@ export function createTypedClient<M extends MethodTable>(methods: M, options: Cl
       if (!Array.isArray(payload)) {
         const env = payload as Envelope | undefined;
         if (env && typeof env === 'object' && env.error !== undefined) throw toError(env.error, status);
-        throw new RpcClientError(-32603, `HTTP ${status}: batch answer is not an array`, payload, status);
+        throw new RpcClientError(-32603, `${httpLabel(status)}: batch answer is not an array`, payload, status);
       }
       // Batch answers may come in any order: match by id.
       const byId = new Map<unknown, Envelope>();

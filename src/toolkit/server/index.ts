@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { compileContract, type CompiledContract } from '../contract/compile.js';
 import { loadDocument, modelDocument, type ContractModel, type Json } from '../contract/model.js';
-import type { MethodDescriptor, ValidateFn } from '../rpc/descriptor.js';
-import { createEngine, type CallContext, type Engine, type Handler } from '../rpc/engine.js';
+import type { MethodDescriptor, MethodTable, ValidateFn } from '../rpc/descriptor.js';
+import { createEngine, type CallContext, type Engine, type Handler, type Handlers } from '../rpc/engine.js';
 import { anyOrigin, createJsonRpcHttp } from '../http/jsonrpc.js';
 import { Router } from '../http/router.js';
 import { createHttpServer } from '../http/server.js';
@@ -17,10 +17,11 @@ import { createHttpServer } from '../http/server.js';
 /** What a document is given as: a path or http(s) URL, the parsed document, or a model already loaded. */
 export type DocumentSource = string | Json | ContractModel;
 
-export interface ServerOptions {
+export interface ServerOptions<M extends MethodTable = MethodTable> {
   document: DocumentSource;
-  /** Handlers by method name; a method without one answers -32601 (rpc.discover excepted: it answers the document). */
-  handlers: Record<string, Handler<unknown> | undefined>;
+  /** Handlers by method name (typed by `M`, e.g. the `Methods` of `rpcgate generate`'s output; untyped by default): a
+   *  method without one answers -32601 (rpc.discover excepted: it answers the document). */
+  handlers: Handlers<M>;
   /** Validate every result against its schema (a violation answers -32603). Default true: a toolkit server is strict. */
   strictResults?: boolean;
   /** Default 100 calls. */
@@ -57,9 +58,9 @@ function addDiscover(contract: CompiledContract): void {
   (contract.validators as Record<string, { params: ValidateFn; result: ValidateFn }>)['rpc.discover'] = { params: noParams, result: any };
 }
 
-export async function createServer(opts: ServerOptions): Promise<RpcServer> {
+export async function createServer<M extends MethodTable = MethodTable>(opts: ServerOptions<M>): Promise<RpcServer> {
   const contract = compileContract(await resolveDocument(opts.document));
-  const handlers: Record<string, Handler<unknown> | undefined> = { ...opts.handlers };
+  const handlers: Record<string, Handler<MethodDescriptor> | undefined> = { ...(opts.handlers as Record<string, Handler<MethodDescriptor> | undefined>) };
   // OpenRPC's service discovery: answered with the document whether or not the document lists the method.
   if (!contract.methods['rpc.discover']) addDiscover(contract);
   if (handlers['rpc.discover'] === undefined) handlers['rpc.discover'] = () => contract.model.document;
