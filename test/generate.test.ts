@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSy
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
+import { corpus } from './helpers/openrpc-corpus.js';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
@@ -22,15 +23,9 @@ const TSC = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 const EXAMPLES = join(root, 'node_modules/@open-rpc/examples/build/service-descriptions');
 const EDGE = join(root, 'test/fixtures/openrpc/edge-cases.openrpc.json');
 
-/** name → document. Names are given so two documents called openrpc.json do not share a folder. */
+/** name → document: the shared corpus (test/helpers/openrpc-corpus.ts) and two hand-written documents of edge cases. */
 const CORPUS: [string, string][] = [
-  ...readdirSync(EXAMPLES)
-    .filter((f) => f.endsWith('.json'))
-    .sort()
-    .map((f): [string, string] => [f.replace(/-openrpc\.json$/, ''), join(EXAMPLES, f)]),
-  ['metamask', join(root, 'node_modules/@metamask/api-specs/dist/build/openrpc.json')],
-  ['node', join(root, 'openrpc.json')],
-  ['account', join(root, 'contracts/account.openrpc.json')],
+  ...corpus().map((d): [string, string] => [d.name, d.file]),
   ['edge-cases', EDGE],
   ['notifications', join(root, 'test/fixtures/openrpc/notifications.openrpc.json')],
 ];
@@ -59,8 +54,8 @@ afterAll(() => {
 });
 
 describe('rpcgate generate over the corpus', () => {
-  it('the corpus is what the issue names: 6 @open-rpc/examples documents, MetaMask, the two contracts, two hand-written', () => {
-    expect(CORPUS.length).toBe(11);
+  it('the corpus: 6 @open-rpc/examples documents, MetaMask (2), 2 vendored from npm packages, execution-apis, the two contracts, two hand-written', () => {
+    expect(CORPUS.length).toBe(15);
   });
 
   it('writes types, methods, validators, client and index, importing only themselves and rpcgate/client', () => {
@@ -97,8 +92,8 @@ describe('rpcgate generate over the corpus', () => {
     writeFileSync(
       join(work, 'usage.ts'),
       `import { createClient, type EdgeCasesClient, type DeleteParamsByName, type FooBar, type FooBar2, type Object2, type Tree } from './edge-cases/index.js';
-import { createClient as petstore } from './petstore/index.js';
-import { createClient as byName } from './params-by-name-petstore/index.js';
+import { createClient as petstore } from './examples-petstore/index.js';
+import { createClient as byName } from './examples-params-by-name-petstore/index.js';
 
 const c: EdgeCasesClient = createClient({ url: 'http://127.0.0.1:1/' });
 // by-name method: the params object or the positional tuple
@@ -235,7 +230,7 @@ byName({ url: '' }).request('list_pets', { limit: '10' });
       script,
       `import { createServer } from ${JSON.stringify(join(root, 'src/toolkit/server/index.ts'))};
 import { createClient, RpcClientError } from './edge-cases/index.js';
-import { createClient as petstoreClient } from './petstore/index.js';
+import { createClient as petstoreClient } from './examples-petstore/index.js';
 
 const depthOf = (t: { children?: unknown[] }): number => 1 + Math.max(0, ...((t.children ?? []) as { children?: unknown[] }[]).map(depthOf));
 const edge = await createServer({
