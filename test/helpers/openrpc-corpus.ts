@@ -26,7 +26,8 @@ function must(file: string, what: string): string {
   return file;
 }
 
-/** The execution-apis spec as one OpenRPC document: methods of src/eth/*.yaml, schemas of src/schemas/*.yaml, error
+/** The execution-apis spec as one OpenRPC document: methods of test/fixtures/execution-apis/src/eth/*.yaml, schemas of
+ *  test/fixtures/execution-apis/src/schemas/*.yaml, error
  *  groups flattened into each method's errors (what the spec's own build script does). Written once to a temp file. */
 let executionApisFile: string | undefined;
 export function executionApisDocument(): string {
