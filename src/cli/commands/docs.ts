@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { loadDocument } from '../../toolkit/contract/model.js';
 import { writeDocsTo } from '../../toolkit/docs/index.js';
+import { errorLine } from '../output.js';
 
 export interface DocsCliOptions {
   out: string;
@@ -26,8 +27,7 @@ export async function docsAction(
     out(`open ${path.join(dir, 'index.html')}`);
     return 0;
   } catch (e) {
-    // Validation errors of schema-utils-js span several lines: one line here.
-    err(`rpcgate docs: ${(e instanceof Error ? e.message : String(e)).replace(/\s*\n\s*/g, ' ')}`);
+    err(`rpcgate docs: ${errorLine(e)}`);
     return 1;
   }
 }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { loadDocument, type ContractModel } from '../../toolkit/contract/model.js';
 import { generateClient, isGenerated } from '../../toolkit/codegen/index.js';
+import { errorLine } from '../output.js';
 
 export interface GenerateCliOptions {
   out: string;
@@ -67,9 +68,7 @@ export async function generateAction(
   try {
     files = await generateFiles(source, cli.name);
   } catch (e) {
-    // One line: schema-utils' validation messages span many.
-    const msg = ((e as Error).message ?? String(e)).replace(/\s+/g, ' ').trim();
-    err(`rpcgate generate: ${msg.length > 400 ? `${msg.slice(0, 400)}…` : msg}`);
+    err(`rpcgate generate: ${errorLine(e)}`);
     return 1;
   }
   const dir = path.resolve(cli.out);

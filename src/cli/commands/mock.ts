@@ -3,6 +3,7 @@
 // stderr, serves until SIGTERM/SIGINT, then closes and exits 0. A document that cannot be loaded: one line, exit 1.
 import { Command, InvalidArgumentError } from 'commander';
 import { createMock, type MockServer } from '../../toolkit/mock/index.js';
+import { errorLine } from '../output.js';
 
 const port = (v: string) => {
   const n = Number(v);
@@ -16,7 +17,6 @@ const integer = (v: string) => {
 };
 
 /** An error as one line (schema validation messages span several). */
-const oneLine = (e: unknown) => (e instanceof Error ? e.message : String(e)).replace(/\s*\n\s*/g, ' ').trim();
 
 interface MockFlags {
   port: number;
@@ -35,10 +35,10 @@ export function mockCommand(): Command {
       let mock: MockServer;
       let url: string;
       try {
-        mock = await createMock({ document, seed: flags.seed, onError: (err, method) => process.stderr.write(`rpcgate mock: ${method}: ${oneLine(err)}\n`) });
+        mock = await createMock({ document, seed: flags.seed, onError: (err, method) => process.stderr.write(`rpcgate mock: ${method}: ${errorLine(err)}\n`) });
         url = await mock.listen(flags.port, flags.host);
       } catch (e) {
-        process.stderr.write(`rpcgate mock: ${oneLine(e)}\n`);
+        process.stderr.write(`rpcgate mock: ${errorLine(e)}\n`);
         process.exit(1);
       }
       for (const w of mock.warnings) process.stderr.write(`warning: ${w}\n`);
