@@ -8180,7 +8180,7 @@ function fast89(d) {
   return true;
 }
 function fastC80(d) {
-  if (!((((fast81(d) ? 1 : 0) + (fast89(d) ? 1 : 0)) === 1))) return false;
+  if (!((fast81(d) || fast89(d)))) return false;
   return true;
 }
 function fast79(d) {

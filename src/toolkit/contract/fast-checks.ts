@@ -220,12 +220,57 @@ export class FastCompiler {
     return undefined;
   }
 
-  /** True only when no value can match both: disjoint types, or a finite branch none of whose values the other
-   *  branch accepts (checked with the reference ajv at generate time). */
+  /** A schema itself, or the component a bare `$ref` names (annotations aside). */
+  private target(s: Json): Json {
+    if (isObj(s) && typeof s.$ref === 'string' && Object.keys(s).every((k) => k === '$ref' || IGNORED.has(k))) return this.opts.components.get(s.$ref);
+    return s;
+  }
+
+  /** Properties an object must have to pass `s` (its `required`, and its allOf members'). */
+  private requiredKeys(s0: Json): Set<string> {
+    const s = this.target(s0);
+    const keys = new Set<string>(isObj(s) && Array.isArray(s.required) ? s.required : []);
+    for (const x of (isObj(s) && s.allOf) || []) for (const k of this.requiredKeys(x)) keys.add(k);
+    return keys;
+  }
+
+  /** Properties an object must NOT have to pass `s`: `not: { required: [k] }` (the `not` may also say
+   *  `type: "object"`), or a `not` whose anyOf lists such single-key requirements. */
+  private forbiddenKeys(s0: Json): Set<string> {
+    const s = this.target(s0);
+    const keys = new Set<string>();
+    const single = (n: Json): string | undefined => {
+      if (!isObj(n) || !Array.isArray(n.required) || n.required.length !== 1) return undefined;
+      const extra = Object.keys(n).filter((k) => k !== 'required' && !IGNORED.has(k));
+      if (extra.some((k) => !(k === 'type' && n.type === 'object'))) return undefined;
+      return n.required[0];
+    };
+    const not = isObj(s) ? s.not : undefined;
+    const one = single(not);
+    if (one !== undefined) keys.add(one);
+    if (isObj(not) && Array.isArray(not.anyOf) && Object.keys(not).every((k) => k === 'anyOf' || IGNORED.has(k))) {
+      for (const x of not.anyOf) {
+        const k = single(x);
+        if (k !== undefined) keys.add(k);
+      }
+    }
+    return keys;
+  }
+
+  /** True only when no value can match both: disjoint types; a property one requires and the other forbids where
+   *  only objects could match both; or a finite branch none of whose values the other branch accepts (checked with
+   *  the reference ajv at generate time). */
   private disjoint(a: Json, b: Json): boolean {
     const ta = this.typesOf(a);
     const tb = this.typesOf(b);
-    if (![...ta].some((x) => tb.has(x))) return true;
+    const common = [...ta].filter((x) => tb.has(x));
+    if (common.length === 0) return true;
+    if (common.length === 1 && common[0] === 'object') {
+      for (const [x, y] of [[a, b], [b, a]]) {
+        const forbidden = this.forbiddenKeys(y);
+        if ([...this.requiredKeys(x)].some((k) => forbidden.has(k))) return true;
+      }
+    }
     for (const [fin, other] of [[a, b], [b, a]]) {
       const values = this.finiteValues(fin);
       if (values && values.length <= 64) {
