@@ -4,7 +4,7 @@
 //   browser validators (assets/validators.js, compiled at generate time) agree with the run-time ajv validators;
 // - the CLI: writes a folder and says so; a bad document is one line on stderr and exit 1;
 // - in a real browser (playwright-core driving Debian's /usr/bin/chromium): method pages opened from file:// call a
-//   validating server of the same document (createServer, handlers answering the examples), the answer is shown and
+//   mock of the same document (createMock, as `rpcgate mock` serves it), the answer is shown and
 //   "valid"; a server answering the wrong shape gets "invalid: <path> <message>"; nothing is loaded from the network.
 import { execFile } from 'node:child_process';
 import { createServer as createHttpServer } from 'node:http';
@@ -22,6 +22,7 @@ import { loadDocument, modelDocument, type ContractModel, type Json } from '../s
 import { sampleResult } from '../src/toolkit/contract/sample.js';
 import { methodFiles, writeDocs, writeDocsTo } from '../src/toolkit/docs/index.js';
 import { createServer, type RpcServer } from '../src/toolkit/server/index.js';
+import { createMock } from '../src/toolkit/mock/index.js';
 import type { Handler } from '../src/toolkit/rpc/engine.js';
 import { docsAction } from '../src/cli/commands/docs.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
@@ -238,29 +239,6 @@ describe('rpcgate docs (CLI)', () => {
 /** A handler of a document known only at run time (Handler<unknown> has no result type to check against). */
 const handler = (fn: (params: unknown) => unknown): Handler<unknown> => fn as Handler<unknown>;
 
-/** Deep equality of JSON values (example params against call params). */
-const same = (a: Json, b: Json): boolean => JSON.stringify(a) === JSON.stringify(b);
-
-/**
- * Handlers that answer like the document says: the result of the example whose params match the call, else the first
- * example's result, else a value generated from the result schema (checked by the method's validator).
- */
-function exampleHandlers(model: ContractModel): Record<string, Handler<unknown>> {
-  const validators = compileValidators(model);
-  const handlers: Record<string, Handler<unknown>> = {};
-  for (const m of model.methods) {
-    handlers[m.name] = handler((params) => {
-      const call = params as Json[];
-      const ex = m.examples.find((x) => x.result && same(x.params.map((p) => p.value), call)) ?? m.examples.find((x) => x.result);
-      if (ex?.result) return ex.result.value;
-      const sampled = sampleResult(model, m.name, validators[m.name].result);
-      if (!sampled) throw new Error(`${m.name}: no value for the result schema`);
-      return sampled.value;
-    });
-  }
-  return handlers;
-}
-
 describe.skipIf(skipBrowser)('Try it, in Chromium, from file://', () => {
   let browser: Browser;
   let page: Page;
@@ -279,8 +257,8 @@ describe.skipIf(skipBrowser)('Try it, in Chromium, from file://', () => {
       const dir = tempDir(key);
       await writeDocsTo(dir, model);
       docs[key] = { dir, model };
-      // A validating server of the same document, answering the examples (strict: a result it sends is valid).
-      const good = await createServer({ document: model, handlers: exampleHandlers(model) });
+      // The mock of the same document (`rpcgate mock`): example pairings answered, else generated valid values.
+      const good = await createMock({ document: model, seed: 1 });
       // One that answers the wrong shape (results unchecked, so the wrong shape reaches the page).
       const wrong = await createServer({
         document: model,
