@@ -241,7 +241,7 @@ import { createClient, RpcClientError, type Pet, type PetstoreClient } from './p
 
 const server = await createServer({
   document: 'petstore.json',
-  // createServer's handlers are untyped (Handler<unknown>): params and results are checked by the document at run time.
+  // Handlers untyped here (createServer<Methods> would type them): params and results are checked by the document at run time.
   handlers: {
     list_pets: ([limit]: any): any => Array.from({ length: limit ?? 1 }, (_, i) => ({ id: i, name: 'pet' + i })),
     get_pet: ([id]: any): any => ({ id, name: 'rex', tag: 'dog' }),
@@ -264,4 +264,42 @@ try {
     const out = JSON.parse(await run(process.execPath, [join('build', 'pets.js')], app, {}, 30_000));
     expect(out).toEqual({ pets: [{ id: 0, name: 'pet0' }, { id: 1, name: 'pet1' }], pet: { id: 7, name: 'rex', tag: 'dog' }, refused: -32602 });
   }, 200_000);
+
+  // Issue 11, items 2–4 from the installed package: docs (with the browser validators), a mock, and conformance --spec
+  // of that mock against its own document (exit 0) and against another document (exit 1).
+  it('rpcgate docs, mock and conformance --spec run from the installed package', async () => {
+    const examples = join(root, 'node_modules/@open-rpc/examples/build/service-descriptions');
+    copyFileSync(join(examples, 'petstore-expanded-openrpc.json'), join(app, 'petstore-expanded.json'));
+    copyFileSync(join(examples, 'simple-math-openrpc.json'), join(app, 'simple-math.json'));
+    const bin = join(app, 'node_modules', '.bin', 'rpcgate');
+    await run(process.execPath, [bin, 'docs', 'petstore-expanded.json', '--out', 'site'], app, {}, 60_000);
+    for (const f of ['index.html', 'assets/validators.js']) expect(existsSync(join(app, 'site', f)), f).toBe(true);
+    expect(readFileSync(join(app, 'site', 'index.html'), 'utf8')).toContain('get_pets');
+
+    const mock = spawn(process.execPath, [bin, 'mock', 'petstore-expanded.json', '--port', '0'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const url = await new Promise<string>((resolveUrl, reject) => {
+        let out = '';
+        const timer = setTimeout(() => reject(new Error(`no URL from rpcgate mock: ${out}`)), 30_000);
+        mock.stdout!.on('data', (b: Buffer) => {
+          out += b.toString();
+          const m = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
+          if (m) (clearTimeout(timer), resolveUrl(m[1]));
+        });
+        mock.on('exit', (code) => reject(new Error(`rpcgate mock exited ${code}: ${out}`)));
+      });
+      const report = JSON.parse(await run(process.execPath, [bin, 'conformance', url, '--spec', 'petstore-expanded.json', '--json'], app, {}, 60_000));
+      expect(report.ok).toBe(true);
+      expect(report.summary.passed).toBeGreaterThanOrEqual(4);
+      const other = await run(process.execPath, [bin, 'conformance', url, '--spec', 'simple-math.json', '--json'], app, {}, 60_000).then(
+        () => 0,
+        () => 1,
+      );
+      expect(other).toBe(1);
+    } finally {
+      const exited = new Promise<number | null>((r) => mock.once('exit', (code) => r(code)));
+      mock.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+  }, 120_000);
 });
