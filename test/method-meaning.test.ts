@@ -14,6 +14,7 @@ import { methods as nodeMethods } from '../generated/node/methods.js';
 import { methods as accountMethods } from '../generated/account/methods.js';
 import { FAIL_CLOSED, meaningOf, meaningTable, methodsWhere, type GatewayMeaning } from '../src/gateway/method-meaning.js';
 import { createNodeHandlers, forwarder, routeHandlers } from '../src/gateway/node-api/handlers.js';
+import { FILTER_METHODS, MemoryFilterStore } from '../src/gateway/filters/index.js';
 import { RawResult, type CallContext, type Handler } from '../src/toolkit/rpc/engine.js';
 import type { MethodTable } from '../src/toolkit/rpc/descriptor.js';
 import type { UpstreamPool } from '../src/gateway/upstream/pool.js';
@@ -86,6 +87,9 @@ describe.each(Object.keys(CONTRACTS) as (keyof typeof CONTRACTS)[])('%s contract
   });
 });
 
+/** The node API's other local methods (the filters), as routeHandlers requires a handler for each. */
+const FILTER_STUBS: Record<string, Handler<unknown>> = Object.fromEntries(FILTER_METHODS.map((n) => [n, () => new RawResult('null')]));
+
 describe('what the contracts say', () => {
   const node = meaningTable(nodeMethods);
   it('node API: sends are forwarded, not idempotent, not retryable, never cached; every other method is a read', () => {
@@ -100,11 +104,15 @@ describe('what the contracts say', () => {
     for (const m of ['eth_blockNumber', 'eth_gasPrice']) expect(node.get(m)?.cache, m).toBe('head');
     expect(node.get('rpc.discover')).toMatchObject({ route: 'local', cache: 'immutable', readOnly: true });
     const reads = [...node].filter(([, x]) => x.readOnly).map(([n]) => n);
-    expect(reads.length).toBe(node.size - 1);
+    // Not reads: the send, and the filter methods that create, move or remove a filter (eth_getFilterLogs is a read).
+    expect(node.size - reads.length).toBe(6);
+    for (const m of ['eth_newFilter', 'eth_newBlockFilter', 'eth_newPendingTransactionFilter', 'eth_getFilterChanges', 'eth_uninstallFilter']) {
+      expect(node.get(m), m).toMatchObject({ route: 'local', idempotent: false, retryable: false, cache: 'never', readOnly: false });
+    }
     for (const n of reads) expect(node.get(n), n).toMatchObject({ idempotent: true, retryable: true });
     // Behaviour unchanged: nothing on the node API is callable without a key (rpc.discover included), nothing sticky.
     expect([...node.values()].some((x) => x.open || x.sticky)).toBe(false);
-    expect([...methodsWhere(nodeMethods, (x) => x.route === 'local')]).toEqual(['rpc.discover']);
+    expect([...methodsWhere(nodeMethods, (x) => x.route === 'local')].sort()).toEqual(['rpc.discover', ...FILTER_METHODS].sort());
   });
 
   it('account API: all local and never cached; open and read-only are the sets the handlers used to spell out', () => {
@@ -156,12 +164,16 @@ const FORWARD = { route: 'forward', idempotent: true, retryable: true, cache: 'h
 describe('node API routing by meaning', () => {
   it('the service\'s handlers: every forwarded method goes to the pool by its own name; rpc.discover answers the contract', async () => {
     const { pools, calls } = recordingPools();
-    const handlers = createNodeHandlers({ pools, contractJson: '{"openrpc":"1.3.2"}' });
+    const store = new MemoryFilterStore(60_000);
+    const handlers = createNodeHandlers({ pools, contractJson: '{"openrpc":"1.3.2"}', filters: { store, maxPerKey: 1 } });
+    await store.close();
     expect(Object.keys(handlers).sort()).toEqual(Object.keys(nodeMethods).sort());
     for (const name of methodsWhere(nodeMethods, (x) => x.route === 'forward')) {
       expect(await (handlers as Record<string, Handler<unknown>>)[name]!([] as never, ctx)).toBe(`fwd:${name}`);
     }
-    expect(calls.length).toBe(Object.keys(nodeMethods).length - 1);
+    // Every method but the local ones (rpc.discover and the six filter methods, kept by the gateway).
+    expect(calls.length).toBe(Object.keys(nodeMethods).length - 7);
+    expect([...methodsWhere(nodeMethods, (x) => x.route === 'local')].sort()).toEqual(['rpc.discover', ...FILTER_METHODS].sort());
     const discovered = (handlers as Record<string, Handler<unknown>>)['rpc.discover']!([] as never, ctx);
     expect(discovered).toBeInstanceOf(RawResult);
     expect((discovered as RawResult).json).toBe('{"openrpc":"1.3.2"}');
@@ -172,7 +184,7 @@ describe('node API routing by meaning', () => {
     expect(table.eth_madeUpRead.ext).toEqual({ 'x-gateway': FORWARD });
     const { pools, calls } = recordingPools();
     const discover: Handler<unknown> = () => new RawResult('{}');
-    const handlers = routeHandlers(table, { 'rpc.discover': discover }, forwarder(pools)) as Record<string, Handler<unknown>>;
+    const handlers = routeHandlers(table, { 'rpc.discover': discover, ...FILTER_STUBS }, forwarder(pools)) as Record<string, Handler<unknown>>;
     expect(await handlers.eth_madeUpRead!([] as never, ctx)).toBe('fwd:eth_madeUpRead');
     expect(calls).toEqual([['eth_madeUpRead', []]]);
     expect(meaningTable(table).get('eth_madeUpRead')).toMatchObject({ idempotent: true, retryable: true });
@@ -183,24 +195,24 @@ describe('node API routing by meaning', () => {
     expect('ext' in table.eth_madeUpBare).toBe(false);
     expect(meaningOf(table.eth_madeUpBare)).toEqual(FAIL_CLOSED);
     const { pools } = recordingPools();
-    const handlers = routeHandlers(table, { 'rpc.discover': () => new RawResult('{}') }, forwarder(pools)) as Record<string, Handler<unknown>>;
+    const handlers = routeHandlers(table, { 'rpc.discover': () => new RawResult('{}'), ...FILTER_STUBS }, forwarder(pools)) as Record<string, Handler<unknown>>;
     expect(await handlers.eth_madeUpBare!([] as never, ctx)).toBe('fwd:eth_madeUpBare');
   });
 
   it('a local method without a handler stops the start, naming the method', async () => {
     const table = await descriptorFor((doc) => doc.methods.push(newMethod('rpcgate_madeUpLocal', { ...FORWARD, route: 'local' })));
     const { pools } = recordingPools();
-    expect(() => routeHandlers(table, { 'rpc.discover': () => new RawResult('{}') }, forwarder(pools))).toThrow(/rpcgate_madeUpLocal: x-gateway route "local".*no local handler/);
+    expect(() => routeHandlers(table, { 'rpc.discover': () => new RawResult('{}'), ...FILTER_STUBS }, forwarder(pools))).toThrow(/rpcgate_madeUpLocal: x-gateway route "local".*no local handler/);
     // And the service's own builder refuses the same way when the contract names a local method it has no code for.
     const local = { ...FORWARD, route: 'local' };
     const hand: MethodTable = { ...nodeMethods, eth_blockNumber: { ...nodeMethods.eth_blockNumber, ext: { 'x-gateway': local } } };
-    expect(() => routeHandlers(hand, { 'rpc.discover': () => new RawResult('{}') }, forwarder(pools))).toThrow(/method eth_blockNumber: x-gateway route "local"/);
+    expect(() => routeHandlers(hand, { 'rpc.discover': () => new RawResult('{}'), ...FILTER_STUBS }, forwarder(pools))).toThrow(/method eth_blockNumber: x-gateway route "local"/);
   });
 
   it('a local handler for a method the contract does not route local is refused too', () => {
     const { pools } = recordingPools();
     const h: Handler<unknown> = () => new RawResult('"x"');
-    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, eth_call: h }, forwarder(pools))).toThrow(/local handler for eth_call/);
-    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, nope: h }, forwarder(pools))).toThrow(/local handler for nope/);
+    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, ...FILTER_STUBS, eth_call: h }, forwarder(pools))).toThrow(/local handler for eth_call/);
+    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, ...FILTER_STUBS, nope: h }, forwarder(pools))).toThrow(/local handler for nope/);
   });
 });

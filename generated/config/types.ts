@@ -114,6 +114,7 @@ export interface Config {
    */
   slowRequestMs: number;
   usageRetention?: UsageRetention;
+  filters?: FiltersConfig;
 }
 /**
  * A configured API key with restrictions.
@@ -222,6 +223,19 @@ export interface UsageRetention {
   minuteRetentionMs?: number;
   hourRetentionMs?: number;
   dayRetentionMs?: number;
+}
+/**
+ * Filters of the node API (eth_newFilter, eth_newBlockFilter, eth_newPendingTransactionFilter), kept by rpcgate: in-process, or in Redis with `redisUrl` (keys `<redisPrefix or rpcgate>:filter:…`) so every replica serves every filter.
+ */
+export interface FiltersConfig {
+  /**
+   * A filter not polled for this long (ms) is removed (geth's default: 5 minutes).
+   */
+  idleTimeoutMs?: number;
+  /**
+   * Most live filters one key may have; one more is refused (-32000 "too many filters", `data.limit`).
+   */
+  maxPerKey?: number;
 }
 
 /** The JSON Schema of {@link Config} (contracts/config.schema.json). */
@@ -394,6 +408,7 @@ export const configSchema = {
       description: 'Node API requests slower than this (ms) are logged at warn.',
     },
     usageRetention: { $ref: '#/definitions/UsageRetention' },
+    filters: { $ref: '#/definitions/FiltersConfig' },
   },
   definitions: {
     KeyString: {
@@ -503,6 +518,29 @@ export const configSchema = {
           minimum: 1,
           maximum: 64,
           description: 'HTTP/1.1 pipelining depth per connection (1 = off).',
+        },
+      },
+    },
+    FiltersConfig: {
+      title: 'FiltersConfig',
+      type: 'object',
+      additionalProperties: false,
+      default: { idleTimeoutMs: 300000, maxPerKey: 100 },
+      description:
+        'Filters of the node API (eth_newFilter, eth_newBlockFilter, eth_newPendingTransactionFilter), kept by rpcgate: in-process, or in Redis with `redisUrl` (keys `<redisPrefix or rpcgate>:filter:…`) so every replica serves every filter.',
+      properties: {
+        idleTimeoutMs: {
+          type: 'integer',
+          minimum: 100,
+          default: 300000,
+          description: "A filter not polled for this long (ms) is removed (geth's default: 5 minutes).",
+        },
+        maxPerKey: {
+          type: 'integer',
+          minimum: 1,
+          default: 100,
+          description:
+            'Most live filters one key may have; one more is refused (-32000 "too many filters", `data.limit`).',
         },
       },
     },

@@ -35,6 +35,18 @@ import type {
   EthEstimateGasResult,
   EthGetLogsParams,
   EthGetLogsResult,
+  EthNewFilterParams,
+  EthNewFilterResult,
+  EthNewBlockFilterParams,
+  EthNewBlockFilterResult,
+  EthNewPendingTransactionFilterParams,
+  EthNewPendingTransactionFilterResult,
+  EthGetFilterChangesParams,
+  EthGetFilterChangesResult,
+  EthGetFilterLogsParams,
+  EthGetFilterLogsResult,
+  EthUninstallFilterParams,
+  EthUninstallFilterResult,
   EthGetTransactionByHashParams,
   EthGetTransactionByHashResult,
   EthGetTransactionReceiptParams,
@@ -264,6 +276,72 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+    },
+  },
+  eth_newFilter: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  eth_newBlockFilter: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  eth_newPendingTransactionFilter: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  eth_getFilterChanges: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  eth_getFilterLogs: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_uninstallFilter: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
     },
   },
   eth_getTransactionByHash: {
@@ -604,6 +682,80 @@ export const methods = {
     paramStructure: 'by-position',
     ext: extensions['eth_getLogs'],
   } as MethodDescriptor<EthGetLogsParams, EthGetLogsResult, (typeof extensions)['eth_getLogs']>,
+  /**
+   * Installs a log filter: poll it for new matching logs.
+   */
+  eth_newFilter: {
+    name: 'eth_newFilter',
+    summary: 'Installs a log filter: poll it for new matching logs.',
+    params: [{ name: 'filter', required: true }],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000],
+    paramStructure: 'by-position',
+    ext: extensions['eth_newFilter'],
+  } as MethodDescriptor<EthNewFilterParams, EthNewFilterResult, (typeof extensions)['eth_newFilter']>,
+  /**
+   * Installs a block filter: poll it for the hashes of new blocks.
+   */
+  eth_newBlockFilter: {
+    name: 'eth_newBlockFilter',
+    summary: 'Installs a block filter: poll it for the hashes of new blocks.',
+    params: [],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000],
+    paramStructure: 'by-position',
+    ext: extensions['eth_newBlockFilter'],
+  } as MethodDescriptor<EthNewBlockFilterParams, EthNewBlockFilterResult, (typeof extensions)['eth_newBlockFilter']>,
+  /**
+   * Installs a pending-transaction filter; its changes are always empty.
+   */
+  eth_newPendingTransactionFilter: {
+    name: 'eth_newPendingTransactionFilter',
+    summary: 'Installs a pending-transaction filter; its changes are always empty.',
+    params: [],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000],
+    paramStructure: 'by-position',
+    ext: extensions['eth_newPendingTransactionFilter'],
+  } as MethodDescriptor<
+    EthNewPendingTransactionFilterParams,
+    EthNewPendingTransactionFilterResult,
+    (typeof extensions)['eth_newPendingTransactionFilter']
+  >,
+  /**
+   * Returns what a filter matched since its last poll.
+   */
+  eth_getFilterChanges: {
+    name: 'eth_getFilterChanges',
+    summary: 'Returns what a filter matched since its last poll.',
+    params: [{ name: 'filterId', required: true }],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000],
+    paramStructure: 'by-position',
+    ext: extensions['eth_getFilterChanges'],
+  } as MethodDescriptor<
+    EthGetFilterChangesParams,
+    EthGetFilterChangesResult,
+    (typeof extensions)['eth_getFilterChanges']
+  >,
+  /**
+   * Returns every log matching a log filter's criteria.
+   */
+  eth_getFilterLogs: {
+    name: 'eth_getFilterLogs',
+    summary: "Returns every log matching a log filter's criteria.",
+    params: [{ name: 'filterId', required: true }],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000, 4444],
+    paramStructure: 'by-position',
+    ext: extensions['eth_getFilterLogs'],
+  } as MethodDescriptor<EthGetFilterLogsParams, EthGetFilterLogsResult, (typeof extensions)['eth_getFilterLogs']>,
+  /**
+   * Removes a filter.
+   */
+  eth_uninstallFilter: {
+    name: 'eth_uninstallFilter',
+    summary: 'Removes a filter.',
+    params: [{ name: 'filterId', required: true }],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000],
+    paramStructure: 'by-position',
+    ext: extensions['eth_uninstallFilter'],
+  } as MethodDescriptor<EthUninstallFilterParams, EthUninstallFilterResult, (typeof extensions)['eth_uninstallFilter']>,
   /**
    * Returns a transaction by hash.
    */

@@ -195,6 +195,10 @@ export type FilterTopics = null | FilterTopic[];
  */
 export type FilterTopic = null | Bytes32 | Bytes32[];
 /**
+ * What eth_getFilterChanges returns: block or transaction hashes, or logs. (execution-apis' FilterResults is a oneOf that an empty array matches twice; anyOf here.)
+ */
+export type FilterChanges = Hash32[] | Log[];
+/**
  * Not Found (null)
  */
 export type NotFound = null;
@@ -461,6 +465,21 @@ export interface FeeHistoryResult {
   reward?: Uint[][];
 }
 /**
+ * Log.
+ */
+export interface Log {
+  removed?: boolean;
+  logIndex?: Uint;
+  transactionIndex?: Uint;
+  transactionHash: Hash32;
+  blockHash?: Hash32;
+  blockNumber?: Uint;
+  blockTimestamp?: Uint;
+  address?: Address;
+  data?: Bytes;
+  topics?: Bytes32[];
+}
+/**
  * Transaction object generic to all types.
  *
  * Used by `eth_call` and `eth_estimateGas`. All fields are optional; unknown fields are refused.
@@ -518,21 +537,6 @@ export interface GenericTransaction {
   proofs?: Bytes[];
   chainId?: Uint;
   authorizationList?: AuthorizationList;
-}
-/**
- * Log.
- */
-export interface Log {
-  removed?: boolean;
-  logIndex?: Uint;
-  transactionIndex?: Uint;
-  transactionHash: Hash32;
-  blockHash?: Hash32;
-  blockNumber?: Uint;
-  blockTimestamp?: Uint;
-  address?: Address;
-  data?: Bytes;
-  topics?: Bytes32[];
 }
 /**
  * An OpenRPC document (https://spec.open-rpc.org): this contract, as served by `rpc.discover`. Only the top-level shape is described here; validate it with an OpenRPC tool (e.g. @open-rpc/schema-utils-js) for more.
@@ -750,6 +754,54 @@ export type EthGetLogsParams = [filter: Filter];
  * Result of `eth_getLogs` (logs).
  */
 export type EthGetLogsResult = Log[];
+/**
+ * Params of `eth_newFilter`: Installs a log filter: poll it for new matching logs.
+ */
+export type EthNewFilterParams = [filter: Filter];
+/**
+ * Result of `eth_newFilter` (filterId).
+ */
+export type EthNewFilterResult = Uint;
+/**
+ * Params of `eth_newBlockFilter`: Installs a block filter: poll it for the hashes of new blocks.
+ */
+export type EthNewBlockFilterParams = [];
+/**
+ * Result of `eth_newBlockFilter` (filterId).
+ */
+export type EthNewBlockFilterResult = Uint;
+/**
+ * Params of `eth_newPendingTransactionFilter`: Installs a pending-transaction filter; its changes are always empty.
+ */
+export type EthNewPendingTransactionFilterParams = [];
+/**
+ * Result of `eth_newPendingTransactionFilter` (filterId).
+ */
+export type EthNewPendingTransactionFilterResult = Uint;
+/**
+ * Params of `eth_getFilterChanges`: Returns what a filter matched since its last poll.
+ */
+export type EthGetFilterChangesParams = [filterId: Uint];
+/**
+ * Result of `eth_getFilterChanges` (changes).
+ */
+export type EthGetFilterChangesResult = FilterChanges;
+/**
+ * Params of `eth_getFilterLogs`: Returns every log matching a log filter's criteria.
+ */
+export type EthGetFilterLogsParams = [filterId: Uint];
+/**
+ * Result of `eth_getFilterLogs` (logs).
+ */
+export type EthGetFilterLogsResult = Log[];
+/**
+ * Params of `eth_uninstallFilter`: Removes a filter.
+ */
+export type EthUninstallFilterParams = [filterId: Uint];
+/**
+ * Result of `eth_uninstallFilter` (removed).
+ */
+export type EthUninstallFilterResult = boolean;
 /**
  * Params of `eth_getTransactionByHash`: Returns a transaction by hash.
  */
@@ -1272,6 +1324,162 @@ export interface NodeMethods {
    * ```
    */
   eth_getLogs: { params: EthGetLogsParams; result: EthGetLogsResult };
+  /**
+   * Installs a log filter: poll it for new matching logs.
+   *
+   * Creates a log filter with `filter`'s addresses and topics and returns its id. eth_getFilterChanges then returns the logs of the blocks mined since the previous poll (the first poll: since the filter was created), within `fromBlock`/`toBlock` when they are block numbers; eth_getFilterLogs returns every log matching `filter` as eth_getLogs would. One poll reads at most 1,000 blocks (a filter further behind catches up over the next polls). On a reorg, logs already returned from blocks that left the chain are returned again with `removed: true` (up to 16 blocks deep), as nodes do. A `fromBlock` after `toBlock` is refused with -32602. Filters are kept by rpcgate, not by a node: a filter created through one rpcgate replica can be polled through any other (they share Redis), and it keeps working when an upstream node fails over. It belongs to the key that created it (another key, or another network's URL, gets "filter not found"), expires after 5 minutes without a poll (`filters.idleTimeout`), and a key has at most 100 (`filters.maxPerKey`; over it: -32000 "too many filters" with `data.limit`).
+   *
+   * Params:
+   * - `filter`: Block range or block hash, addresses and topics to match (as eth_getLogs).
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "address": "0x5fbdb2315678afecb367f032d93f642f64180aa3",
+   *     "topics": [
+   *       "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+   *     ]
+   *   }
+   * ]
+   * // result
+   * "0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b"
+   * ```
+   */
+  eth_newFilter: { params: EthNewFilterParams; result: EthNewFilterResult };
+  /**
+   * Installs a block filter: poll it for the hashes of new blocks.
+   *
+   * Creates a filter whose eth_getFilterChanges returns the hashes of the blocks added to the chain since the previous poll (the first poll: since the filter was created), oldest first, at most 100 per poll. After a reorg it returns the hashes of the new chain's blocks from the fork point. Filters are kept by rpcgate, not by a node: a filter created through one rpcgate replica can be polled through any other (they share Redis), and it keeps working when an upstream node fails over. It belongs to the key that created it (another key, or another network's URL, gets "filter not found"), expires after 5 minutes without a poll (`filters.idleTimeout`), and a key has at most 100 (`filters.maxPerKey`; over it: -32000 "too many filters" with `data.limit`).
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * "0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b"
+   * ```
+   */
+  eth_newBlockFilter: { params: EthNewBlockFilterParams; result: EthNewBlockFilterResult };
+  /**
+   * Installs a pending-transaction filter; its changes are always empty.
+   *
+   * Creates a filter so that clients which install one keep working, but its eth_getFilterChanges always returns `[]`: pending transactions are one node's mempool, and a filter that read it would be lost with that node, while rpcgate's filters are kept in the gateway to survive replicas and upstream failover. Follow pending transactions with `eth_subscribe` `newPendingTransactions` over WebSocket instead. Filters are kept by rpcgate, not by a node: a filter created through one rpcgate replica can be polled through any other (they share Redis), and it keeps working when an upstream node fails over. It belongs to the key that created it (another key, or another network's URL, gets "filter not found"), expires after 5 minutes without a poll (`filters.idleTimeout`), and a key has at most 100 (`filters.maxPerKey`; over it: -32000 "too many filters" with `data.limit`).
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * "0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b"
+   * ```
+   */
+  eth_newPendingTransactionFilter: {
+    params: EthNewPendingTransactionFilterParams;
+    result: EthNewPendingTransactionFilterResult;
+  };
+  /**
+   * Returns what a filter matched since its last poll.
+   *
+   * Polls a filter and restarts its idle timer: for a log filter the new matching logs (with `removed: true` for logs of blocks dropped by a reorg), for a block filter the new block hashes, for a pending-transaction filter `[]`. An unknown or expired id, or one created by another key or on another network, is -32000 "filter not found" (as geth answers), so a client recreates its filter. Two concurrent polls of one filter never return the same changes twice: one gets them, the other `[]`.
+   *
+   * Params:
+   * - `filterId`: The id returned by eth_newFilter, eth_newBlockFilter or eth_newPendingTransactionFilter with the same key on the same network.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b"
+   * ]
+   * // result
+   * [
+   *   {
+   *     "address": "0x7dcd17433742f4c0ca53122ab541d0ba67fc27df",
+   *     "topics": [
+   *       "0x00000000000000000000000000000000000000000000000000000000656d6974",
+   *       "0x95b7276947f6331672b0c63eca28c1d39f25286d5e2793d6a487837ff1475ba0"
+   *     ],
+   *     "data": "0x0000000000000000000000000000000000000000000000000000000000000001",
+   *     "blockNumber": "0x4",
+   *     "transactionHash": "0xd48ebacfb769b85602310e2e0cf322e19f8cce25ac69cfd52f2d8622e3bbc3c9",
+   *     "transactionIndex": "0x1",
+   *     "blockHash": "0x98f797a6af91ea770ab3a99d89c17a3a46d14c76db6bb711b18156a3493d2c94",
+   *     "blockTimestamp": "0x28",
+   *     "logIndex": "0x0",
+   *     "removed": false
+   *   }
+   * ]
+   * ```
+   */
+  eth_getFilterChanges: { params: EthGetFilterChangesParams; result: EthGetFilterChangesResult };
+  /**
+   * Returns every log matching a log filter's criteria.
+   *
+   * Runs eth_getLogs with the log filter's own criteria (its block range or block hash, addresses and topics) through the network's upstream nodes; the filter's cursor does not move. A block or pending-transaction filter, an unknown or expired id, or another key's is -32000 "filter not found" (as geth answers). The node's limits of eth_getLogs apply (range, result count).
+   *
+   * Params:
+   * - `filterId`: The id returned by eth_newFilter, eth_newBlockFilter or eth_newPendingTransactionFilter with the same key on the same network.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error; 4444 Pruned history unavailable.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b"
+   * ]
+   * // result
+   * [
+   *   {
+   *     "address": "0x7dcd17433742f4c0ca53122ab541d0ba67fc27df",
+   *     "topics": [
+   *       "0x00000000000000000000000000000000000000000000000000000000656d6974",
+   *       "0x95b7276947f6331672b0c63eca28c1d39f25286d5e2793d6a487837ff1475ba0"
+   *     ],
+   *     "data": "0x0000000000000000000000000000000000000000000000000000000000000001",
+   *     "blockNumber": "0x4",
+   *     "transactionHash": "0xd48ebacfb769b85602310e2e0cf322e19f8cce25ac69cfd52f2d8622e3bbc3c9",
+   *     "transactionIndex": "0x1",
+   *     "blockHash": "0x98f797a6af91ea770ab3a99d89c17a3a46d14c76db6bb711b18156a3493d2c94",
+   *     "blockTimestamp": "0x28",
+   *     "logIndex": "0x0",
+   *     "removed": false
+   *   }
+   * ]
+   * ```
+   */
+  eth_getFilterLogs: { params: EthGetFilterLogsParams; result: EthGetFilterLogsResult };
+  /**
+   * Removes a filter.
+   *
+   * Removes the filter with this id and returns `true`; `false` when there is none for this key (unknown, expired, already removed, or another key's: the answer never tells them apart). Filters also expire on their own after 5 minutes without a poll (`filters.idleTimeout`).
+   *
+   * Params:
+   * - `filterId`: The id returned by eth_newFilter, eth_newBlockFilter or eth_newPendingTransactionFilter with the same key on the same network.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b"
+   * ]
+   * // result
+   * true
+   * ```
+   */
+  eth_uninstallFilter: { params: EthUninstallFilterParams; result: EthUninstallFilterResult };
   /**
    * Returns a transaction by hash.
    *

@@ -5764,11 +5764,11 @@ validate309.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionByHash__params_ajv = validate321;
-const schema86 = {"$id":"urn:rpcgate:node:eth_getTransactionByHash:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const eth_newFilter__params_ajv = validate321;
+const schema86 = {"$id":"urn:rpcgate:node:eth_newFilter:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Filter"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:node:eth_getTransactionByHash:params" */;
+/*# sourceURL="urn:rpcgate:node:eth_newFilter:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
@@ -5791,8 +5791,8 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate35(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate286(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate286.errors : vErrors.concat(validate286.errors);
 errors = vErrors.length;
 }
 }
@@ -5809,10 +5809,440 @@ validate321.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionByHash__result_ajv = validate323;
-const schema87 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:TransactionInfo"}],"$id":"urn:rpcgate:node:eth_getTransactionByHash:result"};
+export const eth_newFilter__result_ajv = validate323;
+const schema87 = {"$ref":"urn:rpcgate:node:schema:Uint","$id":"urn:rpcgate:node:eth_newFilter:result"};
 
 function validate323(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_newFilter:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+validate323.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_newBlockFilter__params_ajv = validate325;
+const schema88 = {"$id":"urn:rpcgate:node:eth_newBlockFilter:params","type":"array","maxItems":0};
+
+function validate325(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_newBlockFilter:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate325.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+}
+else {
+validate325.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate325.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_newBlockFilter__result_ajv = validate326;
+const schema89 = {"$ref":"urn:rpcgate:node:schema:Uint","$id":"urn:rpcgate:node:eth_newBlockFilter:result"};
+
+function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_newBlockFilter:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+validate326.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_newPendingTransactionFilter__params_ajv = validate328;
+const schema90 = {"$id":"urn:rpcgate:node:eth_newPendingTransactionFilter:params","type":"array","maxItems":0};
+
+function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_newPendingTransactionFilter:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate328.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+}
+else {
+validate328.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate328.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_newPendingTransactionFilter__result_ajv = validate329;
+const schema91 = {"$ref":"urn:rpcgate:node:schema:Uint","$id":"urn:rpcgate:node:eth_newPendingTransactionFilter:result"};
+
+function validate329(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_newPendingTransactionFilter:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+validate329.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getFilterChanges__params_ajv = validate331;
+const schema92 = {"$id":"urn:rpcgate:node:eth_getFilterChanges:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Uint"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate331(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getFilterChanges:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate331.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate331.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate331.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+if(!(validate23(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+}
+}
+}
+}
+}
+else {
+validate331.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate331.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getFilterChanges__result_ajv = validate333;
+const schema93 = {"$ref":"urn:rpcgate:node:schema:FilterChanges","$id":"urn:rpcgate:node:eth_getFilterChanges:result"};
+const schema94 = {"title":"FilterChanges","description":"What eth_getFilterChanges returns: block or transaction hashes, or logs. (execution-apis' FilterResults is a oneOf that an empty array matches twice; anyOf here.)","anyOf":[{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:Hash32"},"description":"Block or transaction hashes."},{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:Log"},"description":"Logs."}],"$id":"urn:rpcgate:node:schema:FilterChanges"};
+
+function validate334(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:schema:FilterChanges" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+let valid0 = false;
+const _errs1 = errors;
+if(errors === _errs1){
+if(Array.isArray(data)){
+var valid1 = true;
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+const _errs3 = errors;
+if(!(validate35(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs3 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+const err0 = {instancePath,schemaPath:"#/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+var _valid0 = _errs1 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs4 = errors;
+if(errors === _errs4){
+if(Array.isArray(data)){
+var valid2 = true;
+const len1 = data.length;
+for(let i1=0; i1<len1; i1++){
+const _errs6 = errors;
+if(!(validate310(data[i1], {instancePath:instancePath+"/" + i1,parentData:data,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate310.errors : vErrors.concat(validate310.errors);
+errors = vErrors.length;
+}
+var valid2 = _errs6 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+var _valid0 = _errs4 === errors;
+valid0 = valid0 || _valid0;
+}
+if(!valid0){
+const err2 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+validate334.errors = vErrors;
+return false;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate334.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate333(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getFilterChanges:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate334(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate334.errors : vErrors.concat(validate334.errors);
+errors = vErrors.length;
+}
+validate333.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getFilterLogs__params_ajv = validate338;
+const schema95 = {"$id":"urn:rpcgate:node:eth_getFilterLogs:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Uint"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate338(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getFilterLogs:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate338.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate338.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate338.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+if(!(validate23(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+}
+}
+}
+}
+}
+else {
+validate338.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate338.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getFilterLogs__result_ajv = validate340;
+const schema96 = {"type":"array","items":{"$ref":"urn:rpcgate:node:schema:Log"},"$id":"urn:rpcgate:node:eth_getFilterLogs:result"};
+
+function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getFilterLogs:result" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+var valid0 = true;
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+const _errs1 = errors;
+if(!(validate310(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate310.errors : vErrors.concat(validate310.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+if(!valid0){
+break;
+}
+}
+}
+else {
+validate340.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate340.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_uninstallFilter__params_ajv = validate342;
+const schema97 = {"$id":"urn:rpcgate:node:eth_uninstallFilter:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Uint"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate342(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_uninstallFilter:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate342.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate342.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate342.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+if(!(validate23(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+}
+}
+}
+}
+}
+else {
+validate342.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate342.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_uninstallFilter__result_ajv = validate344;
+const schema98 = {"type":"boolean","$id":"urn:rpcgate:node:eth_uninstallFilter:result"};
+
+function validate344(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_uninstallFilter:result" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "boolean"){
+validate344.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+validate344.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getTransactionByHash__params_ajv = validate345;
+const schema99 = {"$id":"urn:rpcgate:node:eth_getTransactionByHash:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate345(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getTransactionByHash:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate345.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate345.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate345.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+if(!(validate35(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+}
+}
+}
+}
+}
+else {
+validate345.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate345.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getTransactionByHash__result_ajv = validate347;
+const schema100 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:TransactionInfo"}],"$id":"urn:rpcgate:node:eth_getTransactionByHash:result"};
+
+function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_getTransactionByHash:result" */;
 let vErrors = null;
 let errors = 0;
@@ -5854,7 +6284,7 @@ else {
 vErrors.push(err0);
 }
 errors++;
-validate323.errors = vErrors;
+validate347.errors = vErrors;
 return false;
 }
 else {
@@ -5868,32 +6298,32 @@ vErrors = null;
 }
 }
 }
-validate323.errors = vErrors;
+validate347.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionReceipt__params_ajv = validate326;
-const schema88 = {"$id":"urn:rpcgate:node:eth_getTransactionReceipt:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const eth_getTransactionReceipt__params_ajv = validate350;
+const schema101 = {"$id":"urn:rpcgate:node:eth_getTransactionReceipt:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate350(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_getTransactionReceipt:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate326.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate350.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate326.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate350.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate326.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate350.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -5909,19 +6339,19 @@ errors = vErrors.length;
 }
 }
 else {
-validate326.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate350.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate326.errors = vErrors;
+validate350.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionReceipt__result_ajv = validate328;
-const schema89 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:ReceiptInfo"}],"$id":"urn:rpcgate:node:eth_getTransactionReceipt:result"};
-const schema90 = {"title":"ReceiptInfo","description":"Receipt information.\n\nFields:\n- `to`: Address of the receiver or null in a contract creation transaction.\n- `cumulativeGasUsed`: The sum of gas used by this transaction and all preceding transactions in the same block.\n- `gasUsed`: The amount of gas used for this specific transaction alone.\n- `blobGasUsed`: The amount of blob gas used for this specific transaction. Only specified for blob transactions as defined by EIP-4844.\n- `contractAddress`: The contract address created, if the transaction was a contract creation, otherwise null.\n- `root`: State root. The post-transaction state root. Only specified for transactions included before the Byzantium upgrade.\n- `status`: Either 1 (success) or 0 (failure). Only specified for transactions included after the Byzantium upgrade.\n- `effectiveGasPrice`: The actual value per gas deducted from the sender's account. Before EIP-1559, this is equal to the transaction's gas price. After, it is equal to baseFeePerGas + min(maxFeePerGas - baseFeePerGas, maxPriorityFeePerGas).\n- `blobGasPrice`: The actual value per gas deducted from the sender's account for blob gas. Only specified for blob transactions as defined by EIP-4844.","type":"object","required":["blockHash","blockNumber","from","cumulativeGasUsed","gasUsed","logs","logsBloom","transactionHash","transactionIndex","effectiveGasPrice"],"properties":{"type":{"$ref":"urn:rpcgate:node:schema:Byte"},"transactionHash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"transactionIndex":{"$ref":"urn:rpcgate:node:schema:Uint"},"blockHash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"blockNumber":{"$ref":"urn:rpcgate:node:schema:Uint"},"from":{"$ref":"urn:rpcgate:node:schema:Address"},"to":{"description":"Address of the receiver or null in a contract creation transaction.","oneOf":[{"description":"Contract Creation (null)","type":"null"},{"$ref":"urn:rpcgate:node:schema:Address"}]},"cumulativeGasUsed":{"$ref":"urn:rpcgate:node:schema:Uint"},"gasUsed":{"$ref":"urn:rpcgate:node:schema:Uint"},"blobGasUsed":{"$ref":"urn:rpcgate:node:schema:Uint"},"contractAddress":{"description":"The contract address created, if the transaction was a contract creation, otherwise null.","oneOf":[{"$ref":"urn:rpcgate:node:schema:Address"},{"type":"null"}]},"logs":{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:Log"}},"logsBloom":{"$ref":"urn:rpcgate:node:schema:Bytes256"},"root":{"$ref":"urn:rpcgate:node:schema:Hash32"},"status":{"$ref":"urn:rpcgate:node:schema:Uint"},"effectiveGasPrice":{"$ref":"urn:rpcgate:node:schema:Uint"},"blobGasPrice":{"$ref":"urn:rpcgate:node:schema:Uint"}},"$id":"urn:rpcgate:node:schema:ReceiptInfo"};
+export const eth_getTransactionReceipt__result_ajv = validate352;
+const schema102 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:ReceiptInfo"}],"$id":"urn:rpcgate:node:eth_getTransactionReceipt:result"};
+const schema103 = {"title":"ReceiptInfo","description":"Receipt information.\n\nFields:\n- `to`: Address of the receiver or null in a contract creation transaction.\n- `cumulativeGasUsed`: The sum of gas used by this transaction and all preceding transactions in the same block.\n- `gasUsed`: The amount of gas used for this specific transaction alone.\n- `blobGasUsed`: The amount of blob gas used for this specific transaction. Only specified for blob transactions as defined by EIP-4844.\n- `contractAddress`: The contract address created, if the transaction was a contract creation, otherwise null.\n- `root`: State root. The post-transaction state root. Only specified for transactions included before the Byzantium upgrade.\n- `status`: Either 1 (success) or 0 (failure). Only specified for transactions included after the Byzantium upgrade.\n- `effectiveGasPrice`: The actual value per gas deducted from the sender's account. Before EIP-1559, this is equal to the transaction's gas price. After, it is equal to baseFeePerGas + min(maxFeePerGas - baseFeePerGas, maxPriorityFeePerGas).\n- `blobGasPrice`: The actual value per gas deducted from the sender's account for blob gas. Only specified for blob transactions as defined by EIP-4844.","type":"object","required":["blockHash","blockNumber","from","cumulativeGasUsed","gasUsed","logs","logsBloom","transactionHash","transactionIndex","effectiveGasPrice"],"properties":{"type":{"$ref":"urn:rpcgate:node:schema:Byte"},"transactionHash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"transactionIndex":{"$ref":"urn:rpcgate:node:schema:Uint"},"blockHash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"blockNumber":{"$ref":"urn:rpcgate:node:schema:Uint"},"from":{"$ref":"urn:rpcgate:node:schema:Address"},"to":{"description":"Address of the receiver or null in a contract creation transaction.","oneOf":[{"description":"Contract Creation (null)","type":"null"},{"$ref":"urn:rpcgate:node:schema:Address"}]},"cumulativeGasUsed":{"$ref":"urn:rpcgate:node:schema:Uint"},"gasUsed":{"$ref":"urn:rpcgate:node:schema:Uint"},"blobGasUsed":{"$ref":"urn:rpcgate:node:schema:Uint"},"contractAddress":{"description":"The contract address created, if the transaction was a contract creation, otherwise null.","oneOf":[{"$ref":"urn:rpcgate:node:schema:Address"},{"type":"null"}]},"logs":{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:Log"}},"logsBloom":{"$ref":"urn:rpcgate:node:schema:Bytes256"},"root":{"$ref":"urn:rpcgate:node:schema:Hash32"},"status":{"$ref":"urn:rpcgate:node:schema:Uint"},"effectiveGasPrice":{"$ref":"urn:rpcgate:node:schema:Uint"},"blobGasPrice":{"$ref":"urn:rpcgate:node:schema:Uint"}},"$id":"urn:rpcgate:node:schema:ReceiptInfo"};
 
-function validate330(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate354(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:ReceiptInfo" */;
 let vErrors = null;
 let errors = 0;
@@ -5929,7 +6359,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((((data.blockHash === undefined) && (missing0 = "blockHash")) || ((data.blockNumber === undefined) && (missing0 = "blockNumber"))) || ((data.from === undefined) && (missing0 = "from"))) || ((data.cumulativeGasUsed === undefined) && (missing0 = "cumulativeGasUsed"))) || ((data.gasUsed === undefined) && (missing0 = "gasUsed"))) || ((data.logs === undefined) && (missing0 = "logs"))) || ((data.logsBloom === undefined) && (missing0 = "logsBloom"))) || ((data.transactionHash === undefined) && (missing0 = "transactionHash"))) || ((data.transactionIndex === undefined) && (missing0 = "transactionIndex"))) || ((data.effectiveGasPrice === undefined) && (missing0 = "effectiveGasPrice"))){
-validate330.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate354.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -6052,7 +6482,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate330.errors = vErrors;
+validate354.errors = vErrors;
 return false;
 }
 else {
@@ -6155,7 +6585,7 @@ else {
 vErrors.push(err3);
 }
 errors++;
-validate330.errors = vErrors;
+validate354.errors = vErrors;
 return false;
 }
 else {
@@ -6195,7 +6625,7 @@ break;
 }
 }
 else {
-validate330.errors = [{instancePath:instancePath+"/logs",schemaPath:"#/properties/logs/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate354.errors = [{instancePath:instancePath+"/logs",schemaPath:"#/properties/logs/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -6283,16 +6713,16 @@ var valid0 = true;
 }
 }
 else {
-validate330.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate354.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate330.errors = vErrors;
+validate354.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_getTransactionReceipt:result" */;
 let vErrors = null;
 let errors = 0;
@@ -6310,8 +6740,8 @@ valid0 = true;
 passing0 = 0;
 }
 const _errs2 = errors;
-if(!(validate330(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate330.errors : vErrors.concat(validate330.errors);
+if(!(validate354(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate354.errors : vErrors.concat(validate354.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -6334,7 +6764,7 @@ else {
 vErrors.push(err0);
 }
 errors++;
-validate328.errors = vErrors;
+validate352.errors = vErrors;
 return false;
 }
 else {
@@ -6348,32 +6778,32 @@ vErrors = null;
 }
 }
 }
-validate328.errors = vErrors;
+validate352.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionByBlockHashAndIndex__params_ajv = validate349;
-const schema91 = {"$id":"urn:rpcgate:node:eth_getTransactionByBlockHashAndIndex:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const eth_getTransactionByBlockHashAndIndex__params_ajv = validate373;
+const schema104 = {"$id":"urn:rpcgate:node:eth_getTransactionByBlockHashAndIndex:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate349(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate373(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_getTransactionByBlockHashAndIndex:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate349.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate373.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate349.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate373.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate349.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate373.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -6401,18 +6831,18 @@ var valid0 = _errs2 === errors;
 }
 }
 else {
-validate349.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate373.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate349.errors = vErrors;
+validate373.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionByBlockHashAndIndex__result_ajv = validate352;
-const schema92 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:TransactionInfo"}],"$id":"urn:rpcgate:node:eth_getTransactionByBlockHashAndIndex:result"};
+export const eth_getTransactionByBlockHashAndIndex__result_ajv = validate376;
+const schema105 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:TransactionInfo"}],"$id":"urn:rpcgate:node:eth_getTransactionByBlockHashAndIndex:result"};
 
-function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate376(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_getTransactionByBlockHashAndIndex:result" */;
 let vErrors = null;
 let errors = 0;
@@ -6454,7 +6884,7 @@ else {
 vErrors.push(err0);
 }
 errors++;
-validate352.errors = vErrors;
+validate376.errors = vErrors;
 return false;
 }
 else {
@@ -6468,32 +6898,32 @@ vErrors = null;
 }
 }
 }
-validate352.errors = vErrors;
+validate376.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionByBlockNumberAndIndex__params_ajv = validate355;
-const schema93 = {"$id":"urn:rpcgate:node:eth_getTransactionByBlockNumberAndIndex:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTag"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const eth_getTransactionByBlockNumberAndIndex__params_ajv = validate379;
+const schema106 = {"$id":"urn:rpcgate:node:eth_getTransactionByBlockNumberAndIndex:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTag"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate379(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_getTransactionByBlockNumberAndIndex:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate355.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate379.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate355.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate379.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate355.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate379.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -6521,18 +6951,18 @@ var valid0 = _errs2 === errors;
 }
 }
 else {
-validate355.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate379.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate355.errors = vErrors;
+validate379.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getTransactionByBlockNumberAndIndex__result_ajv = validate358;
-const schema94 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:TransactionInfo"}],"$id":"urn:rpcgate:node:eth_getTransactionByBlockNumberAndIndex:result"};
+export const eth_getTransactionByBlockNumberAndIndex__result_ajv = validate382;
+const schema107 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:TransactionInfo"}],"$id":"urn:rpcgate:node:eth_getTransactionByBlockNumberAndIndex:result"};
 
-function validate358(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate382(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_getTransactionByBlockNumberAndIndex:result" */;
 let vErrors = null;
 let errors = 0;
@@ -6574,7 +7004,7 @@ else {
 vErrors.push(err0);
 }
 errors++;
-validate358.errors = vErrors;
+validate382.errors = vErrors;
 return false;
 }
 else {
@@ -6588,32 +7018,32 @@ vErrors = null;
 }
 }
 }
-validate358.errors = vErrors;
+validate382.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBlockTransactionCountByHash__params_ajv = validate361;
-const schema95 = {"$id":"urn:rpcgate:node:eth_getBlockTransactionCountByHash:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const eth_getBlockTransactionCountByHash__params_ajv = validate385;
+const schema108 = {"$id":"urn:rpcgate:node:eth_getBlockTransactionCountByHash:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate361(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate385(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_getBlockTransactionCountByHash:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate361.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate385.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate361.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate385.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate361.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate385.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -6629,18 +7059,18 @@ errors = vErrors.length;
 }
 }
 else {
-validate361.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate385.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate361.errors = vErrors;
+validate385.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBlockTransactionCountByHash__result_ajv = validate363;
-const schema96 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"$id":"urn:rpcgate:node:eth_getBlockTransactionCountByHash:result"};
+export const eth_getBlockTransactionCountByHash__result_ajv = validate387;
+const schema109 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"$id":"urn:rpcgate:node:eth_getBlockTransactionCountByHash:result"};
 
-function validate363(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate387(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_getBlockTransactionCountByHash:result" */;
 let vErrors = null;
 let errors = 0;
@@ -6682,7 +7112,7 @@ else {
 vErrors.push(err0);
 }
 errors++;
-validate363.errors = vErrors;
+validate387.errors = vErrors;
 return false;
 }
 else {
@@ -6696,32 +7126,32 @@ vErrors = null;
 }
 }
 }
-validate363.errors = vErrors;
+validate387.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBlockTransactionCountByNumber__params_ajv = validate366;
-const schema97 = {"$id":"urn:rpcgate:node:eth_getBlockTransactionCountByNumber:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTag"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const eth_getBlockTransactionCountByNumber__params_ajv = validate390;
+const schema110 = {"$id":"urn:rpcgate:node:eth_getBlockTransactionCountByNumber:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTag"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate366(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate390(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_getBlockTransactionCountByNumber:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate366.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate390.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate366.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate390.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate366.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate390.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -6737,18 +7167,18 @@ errors = vErrors.length;
 }
 }
 else {
-validate366.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate390.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate366.errors = vErrors;
+validate390.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBlockTransactionCountByNumber__result_ajv = validate368;
-const schema98 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"$id":"urn:rpcgate:node:eth_getBlockTransactionCountByNumber:result"};
+export const eth_getBlockTransactionCountByNumber__result_ajv = validate392;
+const schema111 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"$id":"urn:rpcgate:node:eth_getBlockTransactionCountByNumber:result"};
 
-function validate368(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate392(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_getBlockTransactionCountByNumber:result" */;
 let vErrors = null;
 let errors = 0;
@@ -6790,7 +7220,7 @@ else {
 vErrors.push(err0);
 }
 errors++;
-validate368.errors = vErrors;
+validate392.errors = vErrors;
 return false;
 }
 else {
@@ -6804,32 +7234,32 @@ vErrors = null;
 }
 }
 }
-validate368.errors = vErrors;
+validate392.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBlockReceipts__params_ajv = validate371;
-const schema99 = {"$id":"urn:rpcgate:node:eth_getBlockReceipts:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTagOrHash"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const eth_getBlockReceipts__params_ajv = validate395;
+const schema112 = {"$id":"urn:rpcgate:node:eth_getBlockReceipts:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTagOrHash"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate371(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate395(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_getBlockReceipts:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate371.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate395.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate371.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate395.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate371.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate395.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -6845,18 +7275,18 @@ errors = vErrors.length;
 }
 }
 else {
-validate371.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate395.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate371.errors = vErrors;
+validate395.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_getBlockReceipts__result_ajv = validate373;
-const schema100 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:ReceiptInfo"}}],"$id":"urn:rpcgate:node:eth_getBlockReceipts:result"};
+export const eth_getBlockReceipts__result_ajv = validate397;
+const schema113 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:ReceiptInfo"}}],"$id":"urn:rpcgate:node:eth_getBlockReceipts:result"};
 
-function validate373(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate397(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_getBlockReceipts:result" */;
 let vErrors = null;
 let errors = 0;
@@ -6880,8 +7310,8 @@ var valid1 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 const _errs4 = errors;
-if(!(validate330(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate330.errors : vErrors.concat(validate330.errors);
+if(!(validate354(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate354.errors : vErrors.concat(validate354.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs4 === errors;
@@ -6921,7 +7351,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate373.errors = vErrors;
+validate397.errors = vErrors;
 return false;
 }
 else {
@@ -6935,32 +7365,32 @@ vErrors = null;
 }
 }
 }
-validate373.errors = vErrors;
+validate397.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_sendRawTransaction__params_ajv = validate376;
-const schema101 = {"$id":"urn:rpcgate:node:eth_sendRawTransaction:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Bytes"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const eth_sendRawTransaction__params_ajv = validate400;
+const schema114 = {"$id":"urn:rpcgate:node:eth_sendRawTransaction:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Bytes"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate376(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate400(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_sendRawTransaction:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate376.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate400.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate376.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate400.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate376.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate400.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -6976,18 +7406,18 @@ errors = vErrors.length;
 }
 }
 else {
-validate376.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate400.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate376.errors = vErrors;
+validate400.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_sendRawTransaction__result_ajv = validate378;
-const schema102 = {"$ref":"urn:rpcgate:node:schema:Hash32","$id":"urn:rpcgate:node:eth_sendRawTransaction:result"};
+export const eth_sendRawTransaction__result_ajv = validate402;
+const schema115 = {"$ref":"urn:rpcgate:node:schema:Hash32","$id":"urn:rpcgate:node:eth_sendRawTransaction:result"};
 
-function validate378(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate402(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_sendRawTransaction:result" */;
 let vErrors = null;
 let errors = 0;
@@ -6995,38 +7425,38 @@ if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
-validate378.errors = vErrors;
+validate402.errors = vErrors;
 return errors === 0;
 }
 
-export const rpc_discover__params_ajv = validate380;
-const schema103 = {"$id":"urn:rpcgate:node:rpc.discover:params","type":"array","maxItems":0};
+export const rpc_discover__params_ajv = validate404;
+const schema116 = {"$id":"urn:rpcgate:node:rpc.discover:params","type":"array","maxItems":0};
 
-function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate404(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:rpc.discover:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate380.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate404.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 }
 else {
-validate380.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate404.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate380.errors = vErrors;
+validate404.errors = vErrors;
 return errors === 0;
 }
 
-export const rpc_discover__result_ajv = validate381;
-const schema104 = {"$ref":"urn:rpcgate:node:schema:OpenrpcDocument","$id":"urn:rpcgate:node:rpc.discover:result"};
-const schema105 = {"title":"OpenrpcDocument","description":"An OpenRPC document (https://spec.open-rpc.org): this contract, as served by `rpc.discover`. Only the top-level shape is described here; validate it with an OpenRPC tool (e.g. @open-rpc/schema-utils-js) for more.","type":"object","required":["openrpc","info","methods"],"properties":{"openrpc":{"type":"string","description":"OpenRPC specification version."},"info":{"type":"object","description":"Title, version and description of the API."},"servers":{"type":"array","description":"URL templates of the access points."},"methods":{"type":"array","description":"The methods."},"components":{"type":"object","description":"Schemas, errors and other reusable parts."}},"$id":"urn:rpcgate:node:schema:OpenrpcDocument"};
+export const rpc_discover__result_ajv = validate405;
+const schema117 = {"$ref":"urn:rpcgate:node:schema:OpenrpcDocument","$id":"urn:rpcgate:node:rpc.discover:result"};
+const schema118 = {"title":"OpenrpcDocument","description":"An OpenRPC document (https://spec.open-rpc.org): this contract, as served by `rpc.discover`. Only the top-level shape is described here; validate it with an OpenRPC tool (e.g. @open-rpc/schema-utils-js) for more.","type":"object","required":["openrpc","info","methods"],"properties":{"openrpc":{"type":"string","description":"OpenRPC specification version."},"info":{"type":"object","description":"Title, version and description of the API."},"servers":{"type":"array","description":"URL templates of the access points."},"methods":{"type":"array","description":"The methods."},"components":{"type":"object","description":"Schemas, errors and other reusable parts."}},"$id":"urn:rpcgate:node:schema:OpenrpcDocument"};
 
-function validate382(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate406(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:OpenrpcDocument" */;
 let vErrors = null;
 let errors = 0;
@@ -7034,14 +7464,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.openrpc === undefined) && (missing0 = "openrpc")) || ((data.info === undefined) && (missing0 = "info"))) || ((data.methods === undefined) && (missing0 = "methods"))){
-validate382.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate406.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 if(data.openrpc !== undefined){
 const _errs1 = errors;
 if(typeof data.openrpc !== "string"){
-validate382.errors = [{instancePath:instancePath+"/openrpc",schemaPath:"#/properties/openrpc/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate406.errors = [{instancePath:instancePath+"/openrpc",schemaPath:"#/properties/openrpc/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -7054,7 +7484,7 @@ if(data.info !== undefined){
 let data1 = data.info;
 const _errs3 = errors;
 if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-validate382.errors = [{instancePath:instancePath+"/info",schemaPath:"#/properties/info/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate406.errors = [{instancePath:instancePath+"/info",schemaPath:"#/properties/info/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -7066,7 +7496,7 @@ if(valid0){
 if(data.servers !== undefined){
 const _errs5 = errors;
 if(!(Array.isArray(data.servers))){
-validate382.errors = [{instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate406.errors = [{instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -7078,7 +7508,7 @@ if(valid0){
 if(data.methods !== undefined){
 const _errs7 = errors;
 if(!(Array.isArray(data.methods))){
-validate382.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate406.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -7091,7 +7521,7 @@ if(data.components !== undefined){
 let data4 = data.components;
 const _errs9 = errors;
 if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
-validate382.errors = [{instancePath:instancePath+"/components",schemaPath:"#/properties/components/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate406.errors = [{instancePath:instancePath+"/components",schemaPath:"#/properties/components/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -7106,24 +7536,24 @@ var valid0 = true;
 }
 }
 else {
-validate382.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate406.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate382.errors = vErrors;
+validate406.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate381(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate405(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:rpc.discover:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate382(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate382.errors : vErrors.concat(validate382.errors);
+if(!(validate406(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate406.errors : vErrors.concat(validate406.errors);
 errors = vErrors.length;
 }
-validate381.errors = vErrors;
+validate405.errors = vErrors;
 return errors === 0;
 }
 
@@ -8245,16 +8675,111 @@ function fast95(d) {
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && (v1.length === 66 && fastRe1.test(v1))))) return false;
+    if (!(fastC80(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
 function fast96(d) {
-  if (!((d === null || fastC8(d)))) return false;
+  if (!((typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))))) return false;
   return true;
 }
 function fast97(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast98(d) {
+  if (!((typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))))) return false;
+  return true;
+}
+function fast99(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast100(d) {
+  if (!((typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))))) return false;
+  return true;
+}
+function fast101(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v1))))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast104(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && (v2.length === 66 && fastRe1.test(v2))))) return false;
+  }
+  return true;
+}
+function fast105(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC93(v2))) return false;
+  }
+  return true;
+}
+function fastC103(d) {
+  if (!((fast104(d) || fast105(d)))) return false;
+  return true;
+}
+function fast102(d) {
+  if (!(fastC103(d))) return false;
+  return true;
+}
+function fast106(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v1))))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast107(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC93(v2))) return false;
+  }
+  return true;
+}
+function fast108(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v1))))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast109(d) {
+  if (!(typeof d == "boolean")) return false;
+  return true;
+}
+function fast110(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -8266,7 +8791,23 @@ function fast97(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast100(d) {
+function fast111(d) {
+  if (!((d === null || fastC8(d)))) return false;
+  return true;
+}
+function fast112(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length === 66 && fastRe1.test(v1))))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast115(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
@@ -8275,7 +8816,7 @@ function fast100(d) {
   }
   return true;
 }
-function fastC99(d) {
+function fastC114(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["blockHash"] === undefined) return false;
   if (d["blockNumber"] === undefined) return false;
@@ -8310,7 +8851,7 @@ function fastC99(d) {
   const v10 = d["contractAddress"];
   if (v10 !== undefined && !((v10 === null || (typeof v10 == "string" && (v10.length === 42 && fastRe2.test(v10)))))) return false;
   const v11 = d["logs"];
-  if (v11 !== undefined && !(fast100(v11))) return false;
+  if (v11 !== undefined && !(fast115(v11))) return false;
   const v12 = d["logsBloom"];
   if (v12 !== undefined && !((typeof v12 == "string" && (v12.length === 514 && fastRe1.test(v12))))) return false;
   const v13 = d["root"];
@@ -8323,11 +8864,11 @@ function fastC99(d) {
   if (v16 !== undefined && !((typeof v16 == "string" && (v16.length <= 10 ? fastPrefixedNumber(v16, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v16))))) return false;
   return true;
 }
-function fast98(d) {
-  if (!((d === null || fastC99(d)))) return false;
+function fast113(d) {
+  if (!((d === null || fastC114(d)))) return false;
   return true;
 }
-function fast101(d) {
+function fast116(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -8343,11 +8884,11 @@ function fast101(d) {
   if (v0 > 2) return false;
   return true;
 }
-function fast102(d) {
+function fast117(d) {
   if (!((d === null || fastC8(d)))) return false;
   return true;
 }
-function fast103(d) {
+function fast118(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -8363,11 +8904,11 @@ function fast103(d) {
   if (v0 > 2) return false;
   return true;
 }
-function fast104(d) {
+function fast119(d) {
   if (!((d === null || fastC8(d)))) return false;
   return true;
 }
-function fast105(d) {
+function fast120(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -8379,11 +8920,11 @@ function fast105(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast106(d) {
+function fast121(d) {
   if (!((d === null || (typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d)))))) return false;
   return true;
 }
-function fast107(d) {
+function fast122(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -8395,11 +8936,11 @@ function fast107(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast108(d) {
+function fast123(d) {
   if (!((d === null || (typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d)))))) return false;
   return true;
 }
-function fast109(d) {
+function fast124(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -8411,20 +8952,20 @@ function fast109(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast111(d) {
+function fast126(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC99(v2))) return false;
+    if (!(fastC114(v2))) return false;
   }
   return true;
 }
-function fast110(d) {
-  if (!((d === null || fast111(d)))) return false;
+function fast125(d) {
+  if (!((d === null || fast126(d)))) return false;
   return true;
 }
-function fast112(d) {
+function fast127(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -8436,17 +8977,17 @@ function fast112(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast113(d) {
+function fast128(d) {
   if (!((typeof d == "string" && (d.length === 66 && fastRe1.test(d))))) return false;
   return true;
 }
-function fast114(d) {
+function fast129(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC116(d) {
+function fastC131(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["openrpc"] === undefined) return false;
   if (d["info"] === undefined) return false;
@@ -8463,8 +9004,8 @@ function fastC116(d) {
   if (v4 !== undefined && !((v4 && typeof v4 == "object" && !Array.isArray(v4)))) return false;
   return true;
 }
-function fast115(d) {
-  if (!(fastC116(d))) return false;
+function fast130(d) {
+  if (!(fastC131(d))) return false;
   return true;
 }
 
@@ -8775,8 +9316,116 @@ export function eth_getLogs__result(data) {
   eth_getLogs__result.errors = eth_getLogs__result_ajv.errors;
   return valid;
 }
-export function eth_getTransactionByHash__params(data) {
+export function eth_newFilter__params(data) {
   if (fast95(data)) {
+    eth_newFilter__params.errors = null;
+    return true;
+  }
+  const valid = eth_newFilter__params_ajv(data);
+  eth_newFilter__params.errors = eth_newFilter__params_ajv.errors;
+  return valid;
+}
+export function eth_newFilter__result(data) {
+  if (fast96(data)) {
+    eth_newFilter__result.errors = null;
+    return true;
+  }
+  const valid = eth_newFilter__result_ajv(data);
+  eth_newFilter__result.errors = eth_newFilter__result_ajv.errors;
+  return valid;
+}
+export function eth_newBlockFilter__params(data) {
+  if (fast97(data)) {
+    eth_newBlockFilter__params.errors = null;
+    return true;
+  }
+  const valid = eth_newBlockFilter__params_ajv(data);
+  eth_newBlockFilter__params.errors = eth_newBlockFilter__params_ajv.errors;
+  return valid;
+}
+export function eth_newBlockFilter__result(data) {
+  if (fast98(data)) {
+    eth_newBlockFilter__result.errors = null;
+    return true;
+  }
+  const valid = eth_newBlockFilter__result_ajv(data);
+  eth_newBlockFilter__result.errors = eth_newBlockFilter__result_ajv.errors;
+  return valid;
+}
+export function eth_newPendingTransactionFilter__params(data) {
+  if (fast99(data)) {
+    eth_newPendingTransactionFilter__params.errors = null;
+    return true;
+  }
+  const valid = eth_newPendingTransactionFilter__params_ajv(data);
+  eth_newPendingTransactionFilter__params.errors = eth_newPendingTransactionFilter__params_ajv.errors;
+  return valid;
+}
+export function eth_newPendingTransactionFilter__result(data) {
+  if (fast100(data)) {
+    eth_newPendingTransactionFilter__result.errors = null;
+    return true;
+  }
+  const valid = eth_newPendingTransactionFilter__result_ajv(data);
+  eth_newPendingTransactionFilter__result.errors = eth_newPendingTransactionFilter__result_ajv.errors;
+  return valid;
+}
+export function eth_getFilterChanges__params(data) {
+  if (fast101(data)) {
+    eth_getFilterChanges__params.errors = null;
+    return true;
+  }
+  const valid = eth_getFilterChanges__params_ajv(data);
+  eth_getFilterChanges__params.errors = eth_getFilterChanges__params_ajv.errors;
+  return valid;
+}
+export function eth_getFilterChanges__result(data) {
+  if (fast102(data)) {
+    eth_getFilterChanges__result.errors = null;
+    return true;
+  }
+  const valid = eth_getFilterChanges__result_ajv(data);
+  eth_getFilterChanges__result.errors = eth_getFilterChanges__result_ajv.errors;
+  return valid;
+}
+export function eth_getFilterLogs__params(data) {
+  if (fast106(data)) {
+    eth_getFilterLogs__params.errors = null;
+    return true;
+  }
+  const valid = eth_getFilterLogs__params_ajv(data);
+  eth_getFilterLogs__params.errors = eth_getFilterLogs__params_ajv.errors;
+  return valid;
+}
+export function eth_getFilterLogs__result(data) {
+  if (fast107(data)) {
+    eth_getFilterLogs__result.errors = null;
+    return true;
+  }
+  const valid = eth_getFilterLogs__result_ajv(data);
+  eth_getFilterLogs__result.errors = eth_getFilterLogs__result_ajv.errors;
+  return valid;
+}
+export function eth_uninstallFilter__params(data) {
+  if (fast108(data)) {
+    eth_uninstallFilter__params.errors = null;
+    return true;
+  }
+  const valid = eth_uninstallFilter__params_ajv(data);
+  eth_uninstallFilter__params.errors = eth_uninstallFilter__params_ajv.errors;
+  return valid;
+}
+export function eth_uninstallFilter__result(data) {
+  if (fast109(data)) {
+    eth_uninstallFilter__result.errors = null;
+    return true;
+  }
+  const valid = eth_uninstallFilter__result_ajv(data);
+  eth_uninstallFilter__result.errors = eth_uninstallFilter__result_ajv.errors;
+  return valid;
+}
+export function eth_getTransactionByHash__params(data) {
+  if (fast110(data)) {
     eth_getTransactionByHash__params.errors = null;
     return true;
   }
@@ -8785,7 +9434,7 @@ export function eth_getTransactionByHash__params(data) {
   return valid;
 }
 export function eth_getTransactionByHash__result(data) {
-  if (fast96(data)) {
+  if (fast111(data)) {
     eth_getTransactionByHash__result.errors = null;
     return true;
   }
@@ -8794,7 +9443,7 @@ export function eth_getTransactionByHash__result(data) {
   return valid;
 }
 export function eth_getTransactionReceipt__params(data) {
-  if (fast97(data)) {
+  if (fast112(data)) {
     eth_getTransactionReceipt__params.errors = null;
     return true;
   }
@@ -8803,7 +9452,7 @@ export function eth_getTransactionReceipt__params(data) {
   return valid;
 }
 export function eth_getTransactionReceipt__result(data) {
-  if (fast98(data)) {
+  if (fast113(data)) {
     eth_getTransactionReceipt__result.errors = null;
     return true;
   }
@@ -8812,7 +9461,7 @@ export function eth_getTransactionReceipt__result(data) {
   return valid;
 }
 export function eth_getTransactionByBlockHashAndIndex__params(data) {
-  if (fast101(data)) {
+  if (fast116(data)) {
     eth_getTransactionByBlockHashAndIndex__params.errors = null;
     return true;
   }
@@ -8821,7 +9470,7 @@ export function eth_getTransactionByBlockHashAndIndex__params(data) {
   return valid;
 }
 export function eth_getTransactionByBlockHashAndIndex__result(data) {
-  if (fast102(data)) {
+  if (fast117(data)) {
     eth_getTransactionByBlockHashAndIndex__result.errors = null;
     return true;
   }
@@ -8830,7 +9479,7 @@ export function eth_getTransactionByBlockHashAndIndex__result(data) {
   return valid;
 }
 export function eth_getTransactionByBlockNumberAndIndex__params(data) {
-  if (fast103(data)) {
+  if (fast118(data)) {
     eth_getTransactionByBlockNumberAndIndex__params.errors = null;
     return true;
   }
@@ -8839,7 +9488,7 @@ export function eth_getTransactionByBlockNumberAndIndex__params(data) {
   return valid;
 }
 export function eth_getTransactionByBlockNumberAndIndex__result(data) {
-  if (fast104(data)) {
+  if (fast119(data)) {
     eth_getTransactionByBlockNumberAndIndex__result.errors = null;
     return true;
   }
@@ -8848,7 +9497,7 @@ export function eth_getTransactionByBlockNumberAndIndex__result(data) {
   return valid;
 }
 export function eth_getBlockTransactionCountByHash__params(data) {
-  if (fast105(data)) {
+  if (fast120(data)) {
     eth_getBlockTransactionCountByHash__params.errors = null;
     return true;
   }
@@ -8857,7 +9506,7 @@ export function eth_getBlockTransactionCountByHash__params(data) {
   return valid;
 }
 export function eth_getBlockTransactionCountByHash__result(data) {
-  if (fast106(data)) {
+  if (fast121(data)) {
     eth_getBlockTransactionCountByHash__result.errors = null;
     return true;
   }
@@ -8866,7 +9515,7 @@ export function eth_getBlockTransactionCountByHash__result(data) {
   return valid;
 }
 export function eth_getBlockTransactionCountByNumber__params(data) {
-  if (fast107(data)) {
+  if (fast122(data)) {
     eth_getBlockTransactionCountByNumber__params.errors = null;
     return true;
   }
@@ -8875,7 +9524,7 @@ export function eth_getBlockTransactionCountByNumber__params(data) {
   return valid;
 }
 export function eth_getBlockTransactionCountByNumber__result(data) {
-  if (fast108(data)) {
+  if (fast123(data)) {
     eth_getBlockTransactionCountByNumber__result.errors = null;
     return true;
   }
@@ -8884,7 +9533,7 @@ export function eth_getBlockTransactionCountByNumber__result(data) {
   return valid;
 }
 export function eth_getBlockReceipts__params(data) {
-  if (fast109(data)) {
+  if (fast124(data)) {
     eth_getBlockReceipts__params.errors = null;
     return true;
   }
@@ -8893,7 +9542,7 @@ export function eth_getBlockReceipts__params(data) {
   return valid;
 }
 export function eth_getBlockReceipts__result(data) {
-  if (fast110(data)) {
+  if (fast125(data)) {
     eth_getBlockReceipts__result.errors = null;
     return true;
   }
@@ -8902,7 +9551,7 @@ export function eth_getBlockReceipts__result(data) {
   return valid;
 }
 export function eth_sendRawTransaction__params(data) {
-  if (fast112(data)) {
+  if (fast127(data)) {
     eth_sendRawTransaction__params.errors = null;
     return true;
   }
@@ -8911,7 +9560,7 @@ export function eth_sendRawTransaction__params(data) {
   return valid;
 }
 export function eth_sendRawTransaction__result(data) {
-  if (fast113(data)) {
+  if (fast128(data)) {
     eth_sendRawTransaction__result.errors = null;
     return true;
   }
@@ -8920,7 +9569,7 @@ export function eth_sendRawTransaction__result(data) {
   return valid;
 }
 export function rpc_discover__params(data) {
-  if (fast114(data)) {
+  if (fast129(data)) {
     rpc_discover__params.errors = null;
     return true;
   }
@@ -8929,7 +9578,7 @@ export function rpc_discover__params(data) {
   return valid;
 }
 export function rpc_discover__result(data) {
-  if (fast115(data)) {
+  if (fast130(data)) {
     rpc_discover__result.errors = null;
     return true;
   }
@@ -8957,6 +9606,12 @@ export const validators: ValidatorTable = {
   'eth_call': { params: eth_call__params, result: eth_call__result },
   'eth_estimateGas': { params: eth_estimateGas__params, result: eth_estimateGas__result },
   'eth_getLogs': { params: eth_getLogs__params, result: eth_getLogs__result },
+  'eth_newFilter': { params: eth_newFilter__params, result: eth_newFilter__result },
+  'eth_newBlockFilter': { params: eth_newBlockFilter__params, result: eth_newBlockFilter__result },
+  'eth_newPendingTransactionFilter': { params: eth_newPendingTransactionFilter__params, result: eth_newPendingTransactionFilter__result },
+  'eth_getFilterChanges': { params: eth_getFilterChanges__params, result: eth_getFilterChanges__result },
+  'eth_getFilterLogs': { params: eth_getFilterLogs__params, result: eth_getFilterLogs__result },
+  'eth_uninstallFilter': { params: eth_uninstallFilter__params, result: eth_uninstallFilter__result },
   'eth_getTransactionByHash': { params: eth_getTransactionByHash__params, result: eth_getTransactionByHash__result },
   'eth_getTransactionReceipt': { params: eth_getTransactionReceipt__params, result: eth_getTransactionReceipt__result },
   'eth_getTransactionByBlockHashAndIndex': { params: eth_getTransactionByBlockHashAndIndex__params, result: eth_getTransactionByBlockHashAndIndex__result },
@@ -8987,13 +9642,19 @@ export const fastChecks: { readonly [method: string]: { readonly params?: (data:
   'eth_call': { params: fast70, result: fast76 },
   'eth_estimateGas': { params: fast77, result: fast78 },
   'eth_getLogs': { params: fast79, result: fast92 },
-  'eth_getTransactionByHash': { params: fast95, result: fast96 },
-  'eth_getTransactionReceipt': { params: fast97, result: fast98 },
-  'eth_getTransactionByBlockHashAndIndex': { params: fast101, result: fast102 },
-  'eth_getTransactionByBlockNumberAndIndex': { params: fast103, result: fast104 },
-  'eth_getBlockTransactionCountByHash': { params: fast105, result: fast106 },
-  'eth_getBlockTransactionCountByNumber': { params: fast107, result: fast108 },
-  'eth_getBlockReceipts': { params: fast109, result: fast110 },
-  'eth_sendRawTransaction': { params: fast112, result: fast113 },
-  'rpc.discover': { params: fast114, result: fast115 },
+  'eth_newFilter': { params: fast95, result: fast96 },
+  'eth_newBlockFilter': { params: fast97, result: fast98 },
+  'eth_newPendingTransactionFilter': { params: fast99, result: fast100 },
+  'eth_getFilterChanges': { params: fast101, result: fast102 },
+  'eth_getFilterLogs': { params: fast106, result: fast107 },
+  'eth_uninstallFilter': { params: fast108, result: fast109 },
+  'eth_getTransactionByHash': { params: fast110, result: fast111 },
+  'eth_getTransactionReceipt': { params: fast112, result: fast113 },
+  'eth_getTransactionByBlockHashAndIndex': { params: fast116, result: fast117 },
+  'eth_getTransactionByBlockNumberAndIndex': { params: fast118, result: fast119 },
+  'eth_getBlockTransactionCountByHash': { params: fast120, result: fast121 },
+  'eth_getBlockTransactionCountByNumber': { params: fast122, result: fast123 },
+  'eth_getBlockReceipts': { params: fast124, result: fast125 },
+  'eth_sendRawTransaction': { params: fast127, result: fast128 },
+  'rpc.discover': { params: fast129, result: fast130 },
 };

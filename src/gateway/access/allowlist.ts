@@ -12,7 +12,7 @@
 //   matches (a non-empty kind stays restrictive: fail closed). `Origin: null` (sandboxed frames, file://) never matches.
 // IPs: single IPv4/IPv6 addresses and CIDRs (node's net.BlockList; IPv4-mapped IPv6 peers match IPv4 entries).
 // Addresses (contract allowlist), case-insensitive, applied per call to:
-//   eth_call (params[0].to), eth_getLogs (params[0].address: one or an array — all must be listed; a filter with no
+//   eth_call (params[0].to), eth_getLogs and eth_newFilter (params[0].address: one or an array — all must be listed; a filter with no
 //   address is refused, since it would read every contract), eth_getCode and eth_getStorageAt (params[0]).
 //   Other methods are not restricted by it.
 // Methods: only the listed method names.
@@ -169,7 +169,9 @@ export function addressesOf(method: string, params: readonly unknown[]): readonl
       const to = typeof tx === 'object' && tx !== null ? (tx as { to?: unknown }).to : undefined;
       return to === undefined || to === null ? null : [to];
     }
-    case 'eth_getLogs': {
+    // eth_newFilter reads the same logs over time (its filter's eth_getLogs calls are the gateway's own, unchecked).
+    case 'eth_getLogs':
+    case 'eth_newFilter': {
       const f = params[0];
       const a = typeof f === 'object' && f !== null ? (f as { address?: unknown }).address : undefined;
       if (a === undefined || a === null) return null;

@@ -1,11 +1,13 @@
 // Node API handlers, routed by the contract: every method whose `x-gateway.route` is `forward` is sent to the
 // network's upstream pool (no code per method: adding one is a contract edit), and every `local` method is answered
-// by a handler here — today only rpc.discover, with the contract (serialised once at start, spliced in as raw JSON).
+// by a handler here — rpc.discover, with the contract (serialised once at start, spliced in as raw JSON), and the
+// filter methods (eth_newFilter & co.), kept by the gateway in a FilterStore (src/gateway/filters).
 // A local method without a handler stops the service at start (routeHandlers), never a -32601 at call time.
 import { methods } from '../../../generated/node/methods.js';
 import { RawResult, type CallContext, type Handler, type Handlers } from '../../toolkit/rpc/engine.js';
 import type { MethodTable } from '../../toolkit/rpc/descriptor.js';
 import { internalError } from '../../toolkit/rpc/errors.js';
+import { createFilterHandlers, type FilterStore } from '../filters/index.js';
 import { meaningOf, type LocalMethodName } from '../method-meaning.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 
@@ -16,12 +18,15 @@ export interface NodeHandlerOptions {
   pools: ReadonlyMap<string, UpstreamPool>;
   /** The OpenRPC document as JSON text (answered by rpc.discover). */
   contractJson: string;
+  /** Where filters live (in-process or Redis) and how many one key may have. */
+  filters: { store: FilterStore; maxPerKey: number };
 }
 
 export function createNodeHandlers(opts: NodeHandlerOptions): Handlers<NodeMethods> {
   const discover = new RawResult(opts.contractJson);
   const local: Record<LocalMethodName<NodeMethods>, Handler<unknown>> = {
     'rpc.discover': (() => discover) as Handler<unknown>,
+    ...createFilterHandlers({ store: opts.filters.store, maxPerKey: opts.filters.maxPerKey, pools: opts.pools }),
   };
   return routeHandlers(methods, local, forwarder(opts.pools));
 }

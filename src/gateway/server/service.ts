@@ -24,6 +24,7 @@ import { AccessIndex, ConfigKeyStore, KeyStores, generateDevKey, type AccessCont
 import { startEmbeddedChain, compileToken, type EmbeddedChain, type SeededChain } from '../chain/index.js';
 import { chainNetworks, devKeyEnabled, loadConfig, trustProxyHops, type Config, type ConfigInput } from '../config/config.js';
 import { createLimiter, type Limiter } from '../limits/index.js';
+import { createFilterStore, type FilterStore } from '../filters/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
 import { meaningTable } from '../method-meaning.js';
 import { Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
@@ -126,6 +127,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
   let store: Store | undefined;
   let access: AccessIndex | undefined;
   let limiter: Limiter | undefined;
+  let filterStore: FilterStore | undefined;
   let meter: Meter | undefined;
   let retention: NodeJS.Timeout | undefined;
   let stopped: Promise<void> | undefined;
@@ -169,6 +171,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       clearInterval(retention);
       await access?.stop();
       await limiter?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the limiter failed'));
+      await filterStore?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the filter store failed'));
       await store?.close();
       logger.flush();
     })());
@@ -188,6 +191,13 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       redisUrl: config.redisUrl,
       redisPrefix: config.redisPrefix,
       onConnectionError: (err) => logger.error({ err }, 'limits: Redis unreachable; limited calls fail closed (-32044) until it is back'),
+    });
+    // Filters (eth_newFilter & co.) live in the gateway: in Redis when configured, so every replica serves every filter.
+    filterStore = createFilterStore({
+      redisUrl: config.redisUrl,
+      redisPrefix: config.redisPrefix,
+      idleMs: config.filters?.idleTimeoutMs ?? 300_000,
+      onConnectionError: (err) => logger.error({ err }, 'filters: Redis unreachable; filter calls fail until it is back'),
     });
     if (config.metering) {
       meter = new Meter({
@@ -252,7 +262,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     const engine = createEngine<typeof methods, AccessContext>({
       methods,
       validators,
-      handlers: createNodeHandlers({ pools, contractJson }),
+      handlers: createNodeHandlers({ pools, contractJson, filters: { store: filterStore, maxPerKey: config.filters?.maxPerKey ?? 100 } }),
       options: { maxBatchSize: config.maxBatchSize, strictResults: config.strictResults },
       onError: (err, info) => logger.error({ err, method: info.method, rid: info.ctx.requestId }, 'unexpected error in a call'),
       admit: createAdmission(lim, onLimiterError),

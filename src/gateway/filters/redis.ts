@@ -1,0 +1,105 @@
+// Redis filter store: replicas share filters. Per filter one hash `<prefix>:filter:f:<id>` (s: the state as JSON,
+// v: its version, o: its owner) whose key TTL is the idle timeout, restarted by every poll; per owner a sorted set
+// `<prefix>:filter:o:<owner>` of its filter ids scored by expiry time, the count the cap checks (entries past their
+// expiry are dropped first). Every write is one Lua script (Redis runs it alone): the cap and the compare-and-set
+// of a poll hold across any number of replicas. One round trip per filter call; nothing else touches Redis here.
+import { Redis } from 'ioredis';
+import type { CreateResult, FilterState, FilterStore, Versioned } from './store.js';
+
+/** KEYS: filter, owner set. ARGV: id, owner, state, idleMs, now, cap. → {1} stored, {0, count} over the cap. */
+const CREATE_LUA = `
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[5])
+local n = redis.call('ZCARD', KEYS[2])
+if n >= tonumber(ARGV[6]) then return {0, n} end
+redis.call('HSET', KEYS[1], 's', ARGV[3], 'v', 0, 'o', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('ZADD', KEYS[2], tonumber(ARGV[5]) + tonumber(ARGV[4]), ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+return {1, n}
+`;
+
+/** KEYS: filter, owner set. ARGV: id, owner, state, idleMs, now, version. → 1 updated, 0 not (gone, other owner, other version). */
+const UPDATE_LUA = `
+local v = redis.call('HMGET', KEYS[1], 'v', 'o')
+if v[1] == false or v[2] ~= ARGV[2] or v[1] ~= ARGV[6] then return 0 end
+redis.call('HSET', KEYS[1], 's', ARGV[3], 'v', tonumber(ARGV[6]) + 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('ZADD', KEYS[2], tonumber(ARGV[5]) + tonumber(ARGV[4]), ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+return 1
+`;
+
+/** KEYS: filter, owner set. ARGV: id, owner. → 1 deleted, 0 not there or another owner's. */
+const DELETE_LUA = `
+if redis.call('HGET', KEYS[1], 'o') ~= ARGV[2] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1
+`;
+
+type Scripted = Redis & {
+  filterCreate(k1: string, k2: string, ...argv: (string | number)[]): Promise<[number, number]>;
+  filterUpdate(k1: string, k2: string, ...argv: (string | number)[]): Promise<number>;
+  filterDelete(k1: string, k2: string, ...argv: (string | number)[]): Promise<number>;
+};
+
+export interface RedisFilterStoreOptions {
+  url?: string;
+  /** Key prefix; the store's keys are `<prefix>:filter:…` (default `rpcgate`). */
+  prefix?: string;
+  idleMs: number;
+  /** Told when Redis cannot be reached (filter calls fail meanwhile). */
+  onConnectionError?: (err: Error) => void;
+  now?: () => number;
+}
+
+export class RedisFilterStore implements FilterStore {
+  private readonly redis: Scripted;
+  private readonly base: string;
+  private readonly idleMs: number;
+  private readonly now: () => number;
+
+  constructor(opts: RedisFilterStoreOptions) {
+    this.base = `${opts.prefix ?? 'rpcgate'}:filter:`;
+    this.idleMs = opts.idleMs;
+    this.now = opts.now ?? Date.now;
+    const client = new Redis(opts.url ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 2, enableAutoPipelining: true });
+    let reported = false;
+    client.on('error', (err: Error) => {
+      if (!reported) opts.onConnectionError?.(err);
+      reported = true;
+    });
+    client.on('ready', () => (reported = false));
+    client.defineCommand('filterCreate', { numberOfKeys: 2, lua: CREATE_LUA });
+    client.defineCommand('filterUpdate', { numberOfKeys: 2, lua: UPDATE_LUA });
+    client.defineCommand('filterDelete', { numberOfKeys: 2, lua: DELETE_LUA });
+    this.redis = client as Scripted;
+  }
+
+  private keys(id: string, owner: string): [string, string] {
+    return [`${this.base}f:${id}`, `${this.base}o:${owner}`];
+  }
+
+  async create(state: FilterState, cap: number): Promise<CreateResult> {
+    const [ok, n] = await this.redis.filterCreate(...this.keys(state.id, state.owner), state.id, state.owner, JSON.stringify(state), this.idleMs, this.now(), cap);
+    return ok === 1 ? { ok: true } : { ok: false, count: n };
+  }
+
+  async get(id: string): Promise<Versioned | undefined> {
+    const [s, v] = await this.redis.hmget(`${this.base}f:${id}`, 's', 'v');
+    if (s === null || v === null) return undefined;
+    return { state: JSON.parse(s) as FilterState, version: Number(v) };
+  }
+
+  async update(state: FilterState, version: number): Promise<boolean> {
+    return (await this.redis.filterUpdate(...this.keys(state.id, state.owner), state.id, state.owner, JSON.stringify(state), this.idleMs, this.now(), version)) === 1;
+  }
+
+  async delete(id: string, owner: string): Promise<boolean> {
+    return (await this.redis.filterDelete(...this.keys(id, owner), id, owner)) === 1;
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
