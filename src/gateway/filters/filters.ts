@@ -128,7 +128,7 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
     const owner = ownerOf(ctx);
     const h = await head(ctx);
     const t = now();
-    const state: FilterState = { id: newFilterId(), kind, network: String(ctx.network), owner, cursor: h, createdAt: t, polledAt: t };
+    const state: FilterState = { id: newFilterId(), kind, network: String(ctx.network), owner, cursor: h, start: h.number + 1, createdAt: t, polledAt: t };
     if (criteria) state.criteria = criteria;
     if (kind === 'logs') state.delivered = [];
     if (kind === 'blocks') state.recent = [h];
@@ -153,7 +153,7 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
     const valid = await cursorValid(ctx, s, h);
     const delivered = s.delivered ?? [];
     // Read from the block after the cursor, or (reorg) again from the start of the window.
-    const from = valid ? s.cursor.number + 1 : Math.max(0, s.cursor.number - window + 1);
+    const from = valid ? s.cursor.number + 1 : Math.max(s.start, s.cursor.number - window + 1);
     const to = Math.min(h.number, Math.max(from, s.cursor.number + 1) + maxBlocks - 1);
     if (to < from && valid) return [];
     const lo = Math.max(from, numeric(c.fromBlock) ?? 0);
@@ -187,7 +187,7 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
     let fork = s.cursor.number;
     if (!(await cursorValid(ctx, s, h))) {
       // Walk back through the delivered blocks to the newest one the node still has; send the new chain from there.
-      fork = Math.max(0, (recent[0]?.number ?? s.cursor.number) - 1);
+      fork = Math.max(s.start - 1, (recent[0]?.number ?? s.cursor.number) - 1);
       for (let i = recent.length - 1; i >= 0; i--) {
         const r = recent[i];
         if (r.number > h.number) continue;

@@ -35,6 +35,8 @@ export interface FilterState {
   criteria?: LogCriteria;
   /** The last block delivered (its number and hash: a changed hash there is a reorg). */
   cursor: { number: number; hash: string };
+  /** The first block whose changes it returns (the head at creation + 1): a reorg re-scan never reaches before it. */
+  start: number;
   /** Recent delivered blocks (number, hash), oldest first, at most the reorg window: block filters find the fork point here. */
   recent?: { number: number; hash: string }[];
   /** Logs delivered in the reorg window (log filters): re-sent with removed: true when their block is dropped. */
