@@ -45,6 +45,8 @@ let rpcUrl: string;
 let sendRawReply: { result?: unknown; error?: { code: number; message: string } };
 let contract: Parameters<typeof firstExampleParams>[0];
 let facts: ChainFacts;
+/** Live filter ids (made by the dev key) for the examples of the methods that take one: the contract's id is unknown here. */
+const liveFilters = new Map<string, string>();
 
 beforeAll(async () => {
   mkdirSync(dir, { recursive: true });
@@ -53,6 +55,11 @@ beforeAll(async () => {
   contract = JSON.parse(readFileSync(join(root, 'openrpc.json'), 'utf8'));
   facts = await discoverChain(new RpcTransport(rpcUrl, { timeoutMs: 10_000 }), { scanBlocks: 10_000, logWindow: 64, txScanBlocks: 64 });
   sendRawReply = await askNode();
+  const install = async (method: string, params: unknown[]) =>
+    ((await (await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json()) as { result: string }).result;
+  liveFilters.set('eth_getFilterChanges', await install('eth_newBlockFilter', []));
+  liveFilters.set('eth_getFilterLogs', await install('eth_newFilter', [{}]));
+  liveFilters.set('eth_uninstallFilter', await install('eth_newBlockFilter', []));
 });
 afterAll(async () => {
   await service?.stop();
@@ -102,6 +109,8 @@ function liveValues(method: string): Map<string, string> {
     }
   };
   walk(example, adapted.params);
+  const filter = liveFilters.get(method);
+  if (filter !== undefined) map.set(String(example[0]), filter);
   return map;
 }
 

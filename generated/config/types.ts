@@ -531,7 +531,7 @@ export const configSchema = {
       properties: {
         idleTimeoutMs: {
           type: 'integer',
-          minimum: 100,
+          minimum: 1,
           default: 300000,
           description: "A filter not polled for this long (ms) is removed (geth's default: 5 minutes).",
         },
