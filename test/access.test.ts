@@ -121,6 +121,11 @@ describe('per-call allowlists', () => {
     ['eth_getLogs', [{ address: [A, C] }], 'address'],
     ['eth_getLogs', [{ address: [] }], 'address'],
     ['eth_getLogs', [{ fromBlock: '0x0' }], 'address'],
+    // A log filter reads the same logs over time: the same check (its polls are the gateway's own eth_getLogs).
+    ['eth_newFilter', [{ address: [A, B] }], 'ok'],
+    ['eth_newFilter', [{ address: C }], 'address'],
+    ['eth_newFilter', [{ topics: [] }], 'address'],
+    ['eth_newBlockFilter', [], 'ok'],
     ['eth_getCode', [B, 'latest'], 'ok'],
     ['eth_getCode', [C, 'latest'], 'address'],
     ['eth_getStorageAt', [A, '0x0', 'latest'], 'ok'],

@@ -85,8 +85,23 @@ const handler = (fn: (params: unknown[], ctx: CallContext) => Promise<unknown>):
 
 const logKey = (l: LogObject) => `${l.blockHash}:${l.logIndex}`;
 
+/** The store failed (Redis unreachable): a 503 that says so, never a filter answer made up without it. */
+async function stored<T>(op: Promise<T>): Promise<T> {
+  try {
+    return await op;
+  } catch {
+    throw internalError({ source: SOURCE, reason: 'filter-store', detail: 'the filter store (Redis) is unreachable; retry later' }, 503);
+  }
+}
+
 export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, Handler<unknown>> {
-  const { store, pools } = opts;
+  const { pools } = opts;
+  const store = {
+    get: (id: string) => stored(opts.store.get(id)),
+    create: (s: FilterState, cap: number) => stored(opts.store.create(s, cap)),
+    update: (s: FilterState, version: number) => stored(opts.store.update(s, version)),
+    delete: (id: string, owner: string) => stored(opts.store.delete(id, owner)),
+  };
   const maxBlocks = opts.maxBlocksPerPoll ?? 1000;
   const maxHashes = opts.maxHashesPerPoll ?? 100;
   const window = opts.reorgWindow ?? 16;
@@ -248,6 +263,6 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
       if (state.kind !== 'logs') throw filterNotFound();
       return call(ctx, 'eth_getLogs', [state.criteria ?? {}]);
     }),
-    eth_uninstallFilter: handler((params: unknown[], ctx: CallContext) => store.delete(String(params[0]).toLowerCase(), ownerOf(ctx))),
+    eth_uninstallFilter: handler(async (params: unknown[], ctx: CallContext) => store.delete(String(params[0]).toLowerCase(), ownerOf(ctx))),
   };
 }
