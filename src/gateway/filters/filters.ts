@@ -52,7 +52,7 @@ export const FILTER_METHODS = [
 export type FilterMethod = (typeof FILTER_METHODS)[number];
 
 /** Logs kept per filter for reorg repair (beyond it the oldest go: their removal would not be re-sent). */
-const MAX_DELIVERED = 2000;
+const MAX_DELIVERED = 1000;
 
 /** geth's answer for an unknown filter id (ethers and web3 recognise the message). */
 export function filterNotFound(): RpcError {
@@ -152,20 +152,18 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
     return state.id;
   };
 
-  /** Is the cursor's block still the node's block at that height? (head: the node's latest, already read). */
-  const cursorValid = async (ctx: CallContext, s: FilterState, h: BlockHead): Promise<boolean> => {
-    if (h.number < s.cursor.number) return false;
-    if (h.number === s.cursor.number) return h.hash === s.cursor.hash;
-    const b = await block(ctx, s.cursor.number);
-    return b?.hash === s.cursor.hash;
+  /** The node's head, and whether the cursor's block is still the node's block at that height (false: a reorg).
+   *  Both asked at once: the pool sends the two calls as one batch, and dedupes 'latest' across concurrent polls. */
+  const headAndCursor = async (ctx: CallContext, s: FilterState): Promise<{ h: BlockHead; valid: boolean }> => {
+    const [h, at] = await Promise.all([head(ctx), block(ctx, s.cursor.number)]);
+    return { h, valid: h.number >= s.cursor.number && at?.hash === s.cursor.hash };
   };
 
   const logChanges = async (ctx: CallContext, s: FilterState): Promise<LogObject[]> => {
     const c = s.criteria ?? {};
     // A filter on one block hash never has new logs (eth_getFilterLogs reads that block).
     if (c.blockHash !== undefined) return [];
-    const h = await head(ctx);
-    const valid = await cursorValid(ctx, s, h);
+    const { h, valid } = await headAndCursor(ctx, s);
     const delivered = s.delivered ?? [];
     // Read from the block after the cursor, or (reorg) again from the start of the window.
     const from = valid ? s.cursor.number + 1 : Math.max(s.start, s.cursor.number - window + 1);
@@ -197,10 +195,10 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
   };
 
   const blockChanges = async (ctx: CallContext, s: FilterState): Promise<string[]> => {
-    const h = await head(ctx);
+    const { h, valid } = await headAndCursor(ctx, s);
     let recent = s.recent ?? [s.cursor];
     let fork = s.cursor.number;
-    if (!(await cursorValid(ctx, s, h))) {
+    if (!valid) {
       // Walk back through the delivered blocks to the newest one the node still has; send the new chain from there.
       fork = Math.max(s.start - 1, (recent[0]?.number ?? s.cursor.number) - 1);
       for (let i = recent.length - 1; i >= 0; i--) {
