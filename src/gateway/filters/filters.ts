@@ -20,6 +20,10 @@
 // - Ownership: a filter id of another key, of another network, unknown or expired is one answer, geth's -32000
 //   "filter not found", so an id's existence never leaks.
 // - Concurrent polls of one filter: one wins the compare-and-set of the cursor and returns the changes; the others `[]`.
+// - Upstreams at different heights: a poll's eth_getLogs goes out in one batch with the block it ends at; a node
+//   without that block yet moves nothing (no logs skipped because one node lagged).
+// - Cost per poll: one batch (latest + the cursor's block), then one batch (eth_getLogs + its last block), and one
+//   store read + one compare-and-set write (Redis: one round trip each). No database query.
 import { randomBytes } from 'node:crypto';
 import { RawResult, type CallContext, type Handler } from '../../toolkit/rpc/engine.js';
 import { RpcError, internalError, invalidParams } from '../../toolkit/rpc/errors.js';
@@ -171,10 +175,16 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
     if (to < from && valid) return [];
     const lo = Math.max(from, numeric(c.fromBlock) ?? 0);
     const hi = Math.min(to, numeric(c.toBlock) ?? Number.MAX_SAFE_INTEGER);
-    const fresh = lo <= hi
-      ? ((await call(ctx, 'eth_getLogs', [{ fromBlock: hex(lo), toBlock: hex(hi), ...(c.address != null ? { address: c.address } : {}), ...(c.topics != null ? { topics: c.topics } : {}) }])) as LogObject[])
-      : [];
-    const cursorBlock = to === h.number ? h : ((await block(ctx, to)) ?? h);
+    // The logs and the block they end at, asked together: the pool sends them as one batch to one node, so the
+    // cursor's hash is that node's block the logs came from (several upstreams may stand at different heights).
+    // A node that does not have block `to` yet: nothing moves, the next poll asks again.
+    const [fresh, cursorBlock] = await Promise.all([
+      lo <= hi
+        ? (call(ctx, 'eth_getLogs', [{ fromBlock: hex(lo), toBlock: hex(hi), ...(c.address != null ? { address: c.address } : {}), ...(c.topics != null ? { topics: c.topics } : {}) }]) as Promise<LogObject[]>)
+        : Promise.resolve([] as LogObject[]),
+      block(ctx, to),
+    ]);
+    if (cursorBlock === undefined) return [];
     let out: LogObject[];
     let kept: LogObject[];
     if (valid) {
