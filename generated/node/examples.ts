@@ -1117,6 +1117,94 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_sendRawTransaction", [\n    "0xf86c808401a213988261a894aa000000000000000000000000000000000000000a8255448718e5bb3abd109fa073fbe7ff7e74339e7cc61fb3cb3f7630cd3f1d5fef653d7297654b2d22894daea042a188d30f35f19408c73c803bc1e9e17ce129c457e31fd2a368b54507af2f4c",\n])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
   ],
+  eth_subscribe: [
+    {
+      id: 'curl',
+      language: 'shell',
+      label: 'curl',
+      code: 'curl -s -X POST \'{{RPC_URL}}\' \\\n  -H \'Content-Type: application/json\' \\\n  --data \'{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}\'\n',
+    },
+    {
+      id: 'fetch',
+      language: 'javascript',
+      label: 'JavaScript (fetch)',
+      code: "// Node.js 18+ or a browser: the global fetch\nconst params = ['newHeads'];\nconst response = await fetch('{{RPC_URL}}', {\n  method: 'POST',\n  headers: { 'Content-Type': 'application/json' },\n  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params }),\n});\nconst { result, error } = await response.json();\nif (error) {\n  console.error(`error ${error.code}: ${error.message}`);\n  process.exit(1);\n}\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6)',
+      code: "import { JsonRpcProvider } from 'ethers';\n\nconst provider = new JsonRpcProvider('{{RPC_URL}}');\nconst params = ['newHeads'];\nconst result = await provider.send('eth_subscribe', params);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nprovider.destroy();\n",
+    },
+    {
+      id: 'web3js',
+      language: 'javascript',
+      label: 'JavaScript (web3.js v4)',
+      code: "import { Web3 } from 'web3';\n\nconst web3 = new Web3('{{RPC_URL}}');\nconst params = ['newHeads'];\nconst result = await web3.requestManager.send({ method: 'eth_subscribe', params });\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem)',
+      code: "import { createPublicClient, http, rpcSchema } from 'viem';\n\nconst client = createPublicClient({\n  transport: http('{{RPC_URL}}'),\n  // declares the raw method for viem's typed request() (not every method has a viem action)\n  rpcSchema: rpcSchema<[{ Method: 'eth_subscribe'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_subscribe', params: ['newHeads'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n",
+    },
+    {
+      id: 'rpcgate',
+      language: 'typescript',
+      label: 'TypeScript (rpcgate client)',
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_subscribe', ['newHeads']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'web3py',
+      language: 'python',
+      label: 'Python (web3.py)',
+      code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_subscribe", ["newHeads"])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+  ],
+  eth_unsubscribe: [
+    {
+      id: 'curl',
+      language: 'shell',
+      label: 'curl',
+      code: 'curl -s -X POST \'{{RPC_URL}}\' \\\n  -H \'Content-Type: application/json\' \\\n  --data \'{"jsonrpc":"2.0","id":1,"method":"eth_unsubscribe","params":["0x9cef478923ff08bf67fde6c64013158d"]}\'\n',
+    },
+    {
+      id: 'fetch',
+      language: 'javascript',
+      label: 'JavaScript (fetch)',
+      code: "// Node.js 18+ or a browser: the global fetch\nconst params = ['0x9cef478923ff08bf67fde6c64013158d'];\nconst response = await fetch('{{RPC_URL}}', {\n  method: 'POST',\n  headers: { 'Content-Type': 'application/json' },\n  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_unsubscribe', params }),\n});\nconst { result, error } = await response.json();\nif (error) {\n  console.error(`error ${error.code}: ${error.message}`);\n  process.exit(1);\n}\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6)',
+      code: "import { JsonRpcProvider } from 'ethers';\n\nconst provider = new JsonRpcProvider('{{RPC_URL}}');\nconst params = ['0x9cef478923ff08bf67fde6c64013158d'];\nconst result = await provider.send('eth_unsubscribe', params);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nprovider.destroy();\n",
+    },
+    {
+      id: 'web3js',
+      language: 'javascript',
+      label: 'JavaScript (web3.js v4)',
+      code: "import { Web3 } from 'web3';\n\nconst web3 = new Web3('{{RPC_URL}}');\nconst params = ['0x9cef478923ff08bf67fde6c64013158d'];\nconst result = await web3.requestManager.send({ method: 'eth_unsubscribe', params });\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem)',
+      code: "import { createPublicClient, http, rpcSchema } from 'viem';\n\nconst client = createPublicClient({\n  transport: http('{{RPC_URL}}'),\n  // declares the raw method for viem's typed request() (not every method has a viem action)\n  rpcSchema: rpcSchema<[{ Method: 'eth_unsubscribe'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_unsubscribe', params: ['0x9cef478923ff08bf67fde6c64013158d'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n",
+    },
+    {
+      id: 'rpcgate',
+      language: 'typescript',
+      label: 'TypeScript (rpcgate client)',
+      code: "import { createClient } from 'rpcgate/node';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_unsubscribe', ['0x9cef478923ff08bf67fde6c64013158d']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'web3py',
+      language: 'python',
+      label: 'Python (web3.py)',
+      code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_unsubscribe", ["0x9cef478923ff08bf67fde6c64013158d"])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+  ],
   'rpc.discover': [
     {
       id: 'curl',

@@ -6999,18 +6999,145 @@ validate378.errors = vErrors;
 return errors === 0;
 }
 
-export const rpc_discover__params_ajv = validate380;
-const schema103 = {"$id":"urn:rpcgate:node:rpc.discover:params","type":"array","maxItems":0};
+export const eth_subscribe__params_ajv = validate380;
+const schema103 = {"$id":"urn:rpcgate:node:eth_subscribe:params","type":"array","items":[{"title":"SubscriptionType","type":"string","enum":["newHeads","logs","newPendingTransactions"]},{"title":"SubscriptionFilter","type":"object","additionalProperties":false,"properties":{"address":{"oneOf":[{"$ref":"urn:rpcgate:node:schema:Address"},{"$ref":"urn:rpcgate:node:schema:Addresses"}]},"topics":{"$ref":"urn:rpcgate:node:schema:FilterTopics"}}}],"additionalItems":false,"minItems":1,"maxItems":2};
 
 function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:node:rpc.discover:params" */;
+/*# sourceURL="urn:rpcgate:node:eth_subscribe:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
-if(data.length > 0){
-validate380.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+if(data.length > 2){
+validate380.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
+}
+else {
+if(data.length < 1){
+validate380.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 2)){
+validate380.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate380.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data0 === "newHeads") || (data0 === "logs")) || (data0 === "newPendingTransactions"))){
+validate380.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/enum",keyword:"enum",params:{allowedValues: schema103.items[0].enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+let data1 = data[1];
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+const _errs5 = errors;
+for(const key0 in data1){
+if(!((key0 === "address") || (key0 === "topics"))){
+validate380.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs5 === errors){
+if(data1.address !== undefined){
+let data2 = data1.address;
+const _errs6 = errors;
+const _errs7 = errors;
+let valid2 = false;
+let passing0 = null;
+const _errs8 = errors;
+if(!(validate39(data2, {instancePath:instancePath+"/1/address",parentData:data1,parentDataProperty:"address",rootData}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs8 === errors;
+if(_valid0){
+valid2 = true;
+passing0 = 0;
+}
+const _errs9 = errors;
+if(!(validate294(data2, {instancePath:instancePath+"/1/address",parentData:data1,parentDataProperty:"address",rootData}))){
+vErrors = vErrors === null ? validate294.errors : vErrors.concat(validate294.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs9 === errors;
+if(_valid0 && valid2){
+valid2 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid2 = true;
+passing0 = 1;
+}
+}
+if(!valid2){
+const err0 = {instancePath:instancePath+"/1/address",schemaPath:"#/items/1/properties/address/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+validate380.errors = vErrors;
+return false;
+}
+else {
+errors = _errs7;
+if(vErrors !== null){
+if(_errs7){
+vErrors.length = _errs7;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid1 = _errs6 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.topics !== undefined){
+const _errs10 = errors;
+if(!(validate297(data1.topics, {instancePath:instancePath+"/1/topics",parentData:data1,parentDataProperty:"topics",rootData}))){
+vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+else {
+validate380.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+}
+}
+}
 }
 }
 else {
@@ -7022,11 +7149,129 @@ validate380.errors = vErrors;
 return errors === 0;
 }
 
-export const rpc_discover__result_ajv = validate381;
-const schema104 = {"$ref":"urn:rpcgate:node:schema:OpenrpcDocument","$id":"urn:rpcgate:node:rpc.discover:result"};
-const schema105 = {"title":"OpenrpcDocument","description":"An OpenRPC document (https://spec.open-rpc.org): this contract, as served by `rpc.discover`. Only the top-level shape is described here; validate it with an OpenRPC tool (e.g. @open-rpc/schema-utils-js) for more.","type":"object","required":["openrpc","info","methods"],"properties":{"openrpc":{"type":"string","description":"OpenRPC specification version."},"info":{"type":"object","description":"Title, version and description of the API."},"servers":{"type":"array","description":"URL templates of the access points."},"methods":{"type":"array","description":"The methods."},"components":{"type":"object","description":"Schemas, errors and other reusable parts."}},"$id":"urn:rpcgate:node:schema:OpenrpcDocument"};
+export const eth_subscribe__result_ajv = validate384;
+const schema104 = {"title":"SubscriptionId","type":"string","pattern":"^0x[0-9a-f]{1,64}$","$id":"urn:rpcgate:node:eth_subscribe:result"};
+const pattern17 = new RegExp("^0x[0-9a-f]{1,64}$", "u");
 
-function validate382(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate384(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_subscribe:result" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(typeof data === "string"){
+if(!pattern17.test(data)){
+validate384.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-f]{1,64}$"},message:"must match pattern \""+"^0x[0-9a-f]{1,64}$"+"\""}];
+return false;
+}
+}
+else {
+validate384.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+validate384.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_unsubscribe__params_ajv = validate385;
+const schema105 = {"$id":"urn:rpcgate:node:eth_unsubscribe:params","type":"array","items":[{"type":"string","pattern":"^0x[0-9a-fA-F]{1,64}$"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const pattern18 = new RegExp("^0x[0-9a-fA-F]{1,64}$", "u");
+
+function validate385(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_unsubscribe:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate385.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate385.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate385.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(errors === _errs1){
+if(typeof data0 === "string"){
+if(!pattern18.test(data0)){
+validate385.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-fA-F]{1,64}$"},message:"must match pattern \""+"^0x[0-9a-fA-F]{1,64}$"+"\""}];
+return false;
+}
+}
+else {
+validate385.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate385.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate385.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_unsubscribe__result_ajv = validate386;
+const schema106 = {"type":"boolean","$id":"urn:rpcgate:node:eth_unsubscribe:result"};
+
+function validate386(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_unsubscribe:result" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "boolean"){
+validate386.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+validate386.errors = vErrors;
+return errors === 0;
+}
+
+export const rpc_discover__params_ajv = validate387;
+const schema107 = {"$id":"urn:rpcgate:node:rpc.discover:params","type":"array","maxItems":0};
+
+function validate387(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:rpc.discover:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate387.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+}
+else {
+validate387.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate387.errors = vErrors;
+return errors === 0;
+}
+
+export const rpc_discover__result_ajv = validate388;
+const schema108 = {"$ref":"urn:rpcgate:node:schema:OpenrpcDocument","$id":"urn:rpcgate:node:rpc.discover:result"};
+const schema109 = {"title":"OpenrpcDocument","description":"An OpenRPC document (https://spec.open-rpc.org): this contract, as served by `rpc.discover`. Only the top-level shape is described here; validate it with an OpenRPC tool (e.g. @open-rpc/schema-utils-js) for more.","type":"object","required":["openrpc","info","methods"],"properties":{"openrpc":{"type":"string","description":"OpenRPC specification version."},"info":{"type":"object","description":"Title, version and description of the API."},"servers":{"type":"array","description":"URL templates of the access points."},"methods":{"type":"array","description":"The methods."},"components":{"type":"object","description":"Schemas, errors and other reusable parts."}},"$id":"urn:rpcgate:node:schema:OpenrpcDocument"};
+
+function validate389(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:OpenrpcDocument" */;
 let vErrors = null;
 let errors = 0;
@@ -7034,14 +7279,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.openrpc === undefined) && (missing0 = "openrpc")) || ((data.info === undefined) && (missing0 = "info"))) || ((data.methods === undefined) && (missing0 = "methods"))){
-validate382.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate389.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 if(data.openrpc !== undefined){
 const _errs1 = errors;
 if(typeof data.openrpc !== "string"){
-validate382.errors = [{instancePath:instancePath+"/openrpc",schemaPath:"#/properties/openrpc/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate389.errors = [{instancePath:instancePath+"/openrpc",schemaPath:"#/properties/openrpc/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -7054,7 +7299,7 @@ if(data.info !== undefined){
 let data1 = data.info;
 const _errs3 = errors;
 if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-validate382.errors = [{instancePath:instancePath+"/info",schemaPath:"#/properties/info/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate389.errors = [{instancePath:instancePath+"/info",schemaPath:"#/properties/info/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -7066,7 +7311,7 @@ if(valid0){
 if(data.servers !== undefined){
 const _errs5 = errors;
 if(!(Array.isArray(data.servers))){
-validate382.errors = [{instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate389.errors = [{instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -7078,7 +7323,7 @@ if(valid0){
 if(data.methods !== undefined){
 const _errs7 = errors;
 if(!(Array.isArray(data.methods))){
-validate382.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate389.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -7091,7 +7336,7 @@ if(data.components !== undefined){
 let data4 = data.components;
 const _errs9 = errors;
 if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
-validate382.errors = [{instancePath:instancePath+"/components",schemaPath:"#/properties/components/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate389.errors = [{instancePath:instancePath+"/components",schemaPath:"#/properties/components/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -7106,24 +7351,24 @@ var valid0 = true;
 }
 }
 else {
-validate382.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate389.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate382.errors = vErrors;
+validate389.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate381(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate388(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:rpc.discover:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate382(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate382.errors : vErrors.concat(validate382.errors);
+if(!(validate389(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate389.errors : vErrors.concat(validate389.errors);
 errors = vErrors.length;
 }
-validate381.errors = vErrors;
+validate388.errors = vErrors;
 return errors === 0;
 }
 
@@ -8440,13 +8685,61 @@ function fast113(d) {
   if (!((typeof d == "string" && (d.length === 66 && fastRe1.test(d))))) return false;
   return true;
 }
+function fast115(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  const v0 = d["address"];
+  if (v0 !== undefined && !(((typeof v0 == "string" && (v0.length === 42 && fastRe2.test(v0))) || fastC83(v0)))) return false;
+  const v1 = d["topics"];
+  if (v1 !== undefined && !(fastC84(v1))) return false;
+  for (const v2 in d) {
+    if (v2 === "address" || v2 === "topics") continue;
+    return false;
+  }
+  return true;
+}
 function fast114(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1 === "newHeads" || v1 === "logs" || v1 === "newPendingTransactions")))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fast115(v2))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast116(d) {
+  if (!((typeof d == "string" && (d.length >= 3 && d.length <= 66 && fastRe1.test(d))))) return false;
+  return true;
+}
+function fast117(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length >= 3 && v1.length <= 66 && fastRe2.test(v1))))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast118(d) {
+  if (!(typeof d == "boolean")) return false;
+  return true;
+}
+function fast119(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC116(d) {
+function fastC121(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["openrpc"] === undefined) return false;
   if (d["info"] === undefined) return false;
@@ -8463,8 +8756,8 @@ function fastC116(d) {
   if (v4 !== undefined && !((v4 && typeof v4 == "object" && !Array.isArray(v4)))) return false;
   return true;
 }
-function fast115(d) {
-  if (!(fastC116(d))) return false;
+function fast120(d) {
+  if (!(fastC121(d))) return false;
   return true;
 }
 
@@ -8919,8 +9212,44 @@ export function eth_sendRawTransaction__result(data) {
   eth_sendRawTransaction__result.errors = eth_sendRawTransaction__result_ajv.errors;
   return valid;
 }
-export function rpc_discover__params(data) {
+export function eth_subscribe__params(data) {
   if (fast114(data)) {
+    eth_subscribe__params.errors = null;
+    return true;
+  }
+  const valid = eth_subscribe__params_ajv(data);
+  eth_subscribe__params.errors = eth_subscribe__params_ajv.errors;
+  return valid;
+}
+export function eth_subscribe__result(data) {
+  if (fast116(data)) {
+    eth_subscribe__result.errors = null;
+    return true;
+  }
+  const valid = eth_subscribe__result_ajv(data);
+  eth_subscribe__result.errors = eth_subscribe__result_ajv.errors;
+  return valid;
+}
+export function eth_unsubscribe__params(data) {
+  if (fast117(data)) {
+    eth_unsubscribe__params.errors = null;
+    return true;
+  }
+  const valid = eth_unsubscribe__params_ajv(data);
+  eth_unsubscribe__params.errors = eth_unsubscribe__params_ajv.errors;
+  return valid;
+}
+export function eth_unsubscribe__result(data) {
+  if (fast118(data)) {
+    eth_unsubscribe__result.errors = null;
+    return true;
+  }
+  const valid = eth_unsubscribe__result_ajv(data);
+  eth_unsubscribe__result.errors = eth_unsubscribe__result_ajv.errors;
+  return valid;
+}
+export function rpc_discover__params(data) {
+  if (fast119(data)) {
     rpc_discover__params.errors = null;
     return true;
   }
@@ -8929,7 +9258,7 @@ export function rpc_discover__params(data) {
   return valid;
 }
 export function rpc_discover__result(data) {
-  if (fast115(data)) {
+  if (fast120(data)) {
     rpc_discover__result.errors = null;
     return true;
   }
@@ -8965,6 +9294,8 @@ export const validators: ValidatorTable = {
   'eth_getBlockTransactionCountByNumber': { params: eth_getBlockTransactionCountByNumber__params, result: eth_getBlockTransactionCountByNumber__result },
   'eth_getBlockReceipts': { params: eth_getBlockReceipts__params, result: eth_getBlockReceipts__result },
   'eth_sendRawTransaction': { params: eth_sendRawTransaction__params, result: eth_sendRawTransaction__result },
+  'eth_subscribe': { params: eth_subscribe__params, result: eth_subscribe__result },
+  'eth_unsubscribe': { params: eth_unsubscribe__params, result: eth_unsubscribe__result },
   'rpc.discover': { params: rpc_discover__params, result: rpc_discover__result },
 };
 
@@ -8995,5 +9326,7 @@ export const fastChecks: { readonly [method: string]: { readonly params?: (data:
   'eth_getBlockTransactionCountByNumber': { params: fast107, result: fast108 },
   'eth_getBlockReceipts': { params: fast109, result: fast110 },
   'eth_sendRawTransaction': { params: fast112, result: fast113 },
-  'rpc.discover': { params: fast114, result: fast115 },
+  'eth_subscribe': { params: fast114, result: fast116 },
+  'eth_unsubscribe': { params: fast117, result: fast118 },
+  'rpc.discover': { params: fast119, result: fast120 },
 };
