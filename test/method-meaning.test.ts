@@ -86,9 +86,14 @@ describe.each(Object.keys(CONTRACTS) as (keyof typeof CONTRACTS)[])('%s contract
   });
 });
 
+/** The node API's local methods besides rpc.discover (handlers in src/gateway/node-api/handlers.ts). */
+const SUBSCRIBE = ['eth_subscribe', 'eth_unsubscribe'];
+/** Local handlers for them, for routeHandlers over the real contract. */
+const subscribeHandlers = (): Record<string, Handler<unknown>> => Object.fromEntries(SUBSCRIBE.map((m) => [m, (() => new RawResult('true')) as Handler<unknown>]));
+
 describe('what the contracts say', () => {
   const node = meaningTable(nodeMethods);
-  it('node API: sends are forwarded, not idempotent, not retryable, never cached; every other method is a read', () => {
+  it('node API: sends are forwarded, not idempotent, not retryable, never cached; subscriptions are local; every other method is a read', () => {
     expect(node.get('eth_sendRawTransaction')).toEqual({ route: 'forward', idempotent: false, retryable: false, cache: 'never', sticky: false, open: false, readOnly: false });
     expect(node.get('eth_getBlockByHash')).toMatchObject({ route: 'forward', cache: 'immutable' });
     expect(node.get('eth_getBlockByNumber')).toMatchObject({ cache: 'by-block', blockParam: 0 });
@@ -99,12 +104,14 @@ describe('what the contracts say', () => {
     for (const m of ['eth_chainId', 'net_version']) expect(node.get(m)?.cache, m).toBe('immutable');
     for (const m of ['eth_blockNumber', 'eth_gasPrice']) expect(node.get(m)?.cache, m).toBe('head');
     expect(node.get('rpc.discover')).toMatchObject({ route: 'local', cache: 'immutable', readOnly: true });
+    // eth_subscribe / eth_unsubscribe: answered on the WebSocket connection (src/gateway/subscriptions), they change its state.
+    for (const m of SUBSCRIBE) expect(node.get(m), m).toEqual({ route: 'local', idempotent: false, retryable: false, cache: 'never', sticky: false, open: false, readOnly: false });
     const reads = [...node].filter(([, x]) => x.readOnly).map(([n]) => n);
-    expect(reads.length).toBe(node.size - 1);
+    expect(reads.length).toBe(node.size - 1 - SUBSCRIBE.length);
     for (const n of reads) expect(node.get(n), n).toMatchObject({ idempotent: true, retryable: true });
     // Behaviour unchanged: nothing on the node API is callable without a key (rpc.discover included), nothing sticky.
     expect([...node.values()].some((x) => x.open || x.sticky)).toBe(false);
-    expect([...methodsWhere(nodeMethods, (x) => x.route === 'local')]).toEqual(['rpc.discover']);
+    expect([...methodsWhere(nodeMethods, (x) => x.route === 'local')].sort()).toEqual([...SUBSCRIBE, 'rpc.discover']);
   });
 
   it('account API: all local and never cached; open and read-only are the sets the handlers used to spell out', () => {
@@ -161,10 +168,12 @@ describe('node API routing by meaning', () => {
     for (const name of methodsWhere(nodeMethods, (x) => x.route === 'forward')) {
       expect(await (handlers as Record<string, Handler<unknown>>)[name]!([] as never, ctx)).toBe(`fwd:${name}`);
     }
-    expect(calls.length).toBe(Object.keys(nodeMethods).length - 1);
+    expect(calls.length).toBe(Object.keys(nodeMethods).length - 1 - SUBSCRIBE.length);
     const discovered = (handlers as Record<string, Handler<unknown>>)['rpc.discover']!([] as never, ctx);
     expect(discovered).toBeInstanceOf(RawResult);
     expect((discovered as RawResult).json).toBe('{"openrpc":"1.3.2"}');
+    // Without a WebSocket connection in the context (HTTP), the subscription methods answer -32601 as geth does.
+    for (const m of SUBSCRIBE) expect(() => (handlers as Record<string, Handler<unknown>>)[m]!(['newHeads'] as never, ctx)).toThrow(/notifications not supported over HTTP/);
   });
 
   it('a forwarded method added to a copy of the contract is served with no handler code', async () => {
@@ -172,7 +181,7 @@ describe('node API routing by meaning', () => {
     expect(table.eth_madeUpRead.ext).toEqual({ 'x-gateway': FORWARD });
     const { pools, calls } = recordingPools();
     const discover: Handler<unknown> = () => new RawResult('{}');
-    const handlers = routeHandlers(table, { 'rpc.discover': discover }, forwarder(pools)) as Record<string, Handler<unknown>>;
+    const handlers = routeHandlers(table, { 'rpc.discover': discover, ...subscribeHandlers() }, forwarder(pools)) as Record<string, Handler<unknown>>;
     expect(await handlers.eth_madeUpRead!([] as never, ctx)).toBe('fwd:eth_madeUpRead');
     expect(calls).toEqual([['eth_madeUpRead', []]]);
     expect(meaningTable(table).get('eth_madeUpRead')).toMatchObject({ idempotent: true, retryable: true });
@@ -183,24 +192,24 @@ describe('node API routing by meaning', () => {
     expect('ext' in table.eth_madeUpBare).toBe(false);
     expect(meaningOf(table.eth_madeUpBare)).toEqual(FAIL_CLOSED);
     const { pools } = recordingPools();
-    const handlers = routeHandlers(table, { 'rpc.discover': () => new RawResult('{}') }, forwarder(pools)) as Record<string, Handler<unknown>>;
+    const handlers = routeHandlers(table, { 'rpc.discover': () => new RawResult('{}'), ...subscribeHandlers() }, forwarder(pools)) as Record<string, Handler<unknown>>;
     expect(await handlers.eth_madeUpBare!([] as never, ctx)).toBe('fwd:eth_madeUpBare');
   });
 
   it('a local method without a handler stops the start, naming the method', async () => {
     const table = await descriptorFor((doc) => doc.methods.push(newMethod('rpcgate_madeUpLocal', { ...FORWARD, route: 'local' })));
     const { pools } = recordingPools();
-    expect(() => routeHandlers(table, { 'rpc.discover': () => new RawResult('{}') }, forwarder(pools))).toThrow(/rpcgate_madeUpLocal: x-gateway route "local".*no local handler/);
+    expect(() => routeHandlers(table, { 'rpc.discover': () => new RawResult('{}'), ...subscribeHandlers() }, forwarder(pools))).toThrow(/rpcgate_madeUpLocal: x-gateway route "local".*no local handler/);
     // And the service's own builder refuses the same way when the contract names a local method it has no code for.
     const local = { ...FORWARD, route: 'local' };
     const hand: MethodTable = { ...nodeMethods, eth_blockNumber: { ...nodeMethods.eth_blockNumber, ext: { 'x-gateway': local } } };
-    expect(() => routeHandlers(hand, { 'rpc.discover': () => new RawResult('{}') }, forwarder(pools))).toThrow(/method eth_blockNumber: x-gateway route "local"/);
+    expect(() => routeHandlers(hand, { 'rpc.discover': () => new RawResult('{}'), ...subscribeHandlers() }, forwarder(pools))).toThrow(/method eth_blockNumber: x-gateway route "local"/);
   });
 
   it('a local handler for a method the contract does not route local is refused too', () => {
     const { pools } = recordingPools();
     const h: Handler<unknown> = () => new RawResult('"x"');
-    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, eth_call: h }, forwarder(pools))).toThrow(/local handler for eth_call/);
-    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, nope: h }, forwarder(pools))).toThrow(/local handler for nope/);
+    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, ...subscribeHandlers(), eth_call: h }, forwarder(pools))).toThrow(/local handler for eth_call/);
+    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, ...subscribeHandlers(), nope: h }, forwarder(pools))).toThrow(/local handler for nope/);
   });
 });

@@ -371,7 +371,7 @@ export const extensions = {
       cache: 'never',
       sticky: false,
       open: false,
-      readOnly: true,
+      readOnly: false,
     },
   },
   eth_unsubscribe: {
@@ -382,7 +382,7 @@ export const extensions = {
       cache: 'never',
       sticky: false,
       open: false,
-      readOnly: true,
+      readOnly: false,
     },
   },
   'rpc.discover': {

@@ -39,7 +39,12 @@ export const ROLES: Record<string, Role[]> = {
   eth_getBlockTransactionCountByNumber: ['block'],
   eth_getBlockReceipts: ['block'],
   eth_sendRawTransaction: ['rawTx'],
+  eth_subscribe: ['keep', 'keep'],
+  eth_unsubscribe: ['keep'],
 };
+
+/** Methods that only work over a WebSocket: over HTTP (what conformance speaks) -32601 is the conformant answer. */
+const SOCKET_ONLY = new Set(['eth_subscribe', 'eth_unsubscribe']);
 
 /** For methods a future contract adds: guess from the param name. */
 export function roleByName(method: string, name: string, example: unknown): Role {
@@ -93,6 +98,10 @@ export function adaptParams(
   if (method === 'eth_sendRawTransaction') {
     out.expectError = true;
     out.note = 'invalid raw tx 0x00 sent on purpose: a node error is the conformant answer';
+  }
+  if (SOCKET_ONLY.has(method)) {
+    out.expectErrorCode = -32601;
+    out.note = 'WebSocket only: over HTTP, -32601 (notifications not supported) is the conformant answer';
   }
   return out;
 }
