@@ -19,6 +19,8 @@ import { startService, type RunningService } from '../src/gateway/server/index.j
 import { createNetworkKey } from '../src/gateway/store/networkKeys.js';
 import { createUser } from '../src/gateway/store/users.js';
 import { rpc } from '../src/gateway/chain/index.js';
+import { NetworkFeed, type FeedSubscriber } from '../src/gateway/subscriptions/index.js';
+import { pino } from 'pino';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const TRANSFER = new Interface(['event Transfer(address indexed from, address indexed to, uint256 value)', 'function transfer(address to, uint256 amount)']);
@@ -186,6 +188,18 @@ describe('other clients', () => {
     }
   }, 30_000);
 
+  it('newPendingTransactions: the hash of a transaction sent to the node arrives', async () => {
+    const c = await Raw.open(ws.B);
+    try {
+      const sub = (await c.call('eth_subscribe', ['newPendingTransactions'])).result as string;
+      await sleep(1200); // the feed's upstream filter exists from its first tick
+      const hash = await sendTransfer(7n);
+      await until('the pending hash', () => c.notifications(sub).some((m) => m.params.result === hash));
+    } finally {
+      c.socket.close();
+    }
+  }, 30_000);
+
   it('notifications have the standard shape; unsubscribe stops them; another id is false; over HTTP -32601', async () => {
     const c = await Raw.open(ws.A);
     try {
@@ -251,6 +265,18 @@ describe('refusals and bounds', () => {
       c.socket.close();
     }
   }, 30_000);
+
+  it('keep-alive: a peer that does not answer pings is terminated', async () => {
+    const before = svc.websockets.connections();
+    const s = new WebSocket(ws.A, { autoPong: false });
+    s.on('error', () => undefined);
+    await new Promise((r) => s.once('open', r));
+    expect(svc.websockets.connections()).toBe(before + 1);
+    // pingIntervalMs 1000: pinged at the first tick, terminated at the next one.
+    await until('the server to drop it', () => svc.websockets.connections() === before, 5000);
+    const code = await new Promise<number>((r) => (s.readyState === WebSocket.CLOSED ? r(1006) : s.once('close', (c) => r(c))));
+    expect(code).toBe(1006);
+  }, 10_000);
 
   it('a message over maxPayloadBytes closes the connection with 1009', async () => {
     const c = await Raw.open(ws.A);
@@ -320,4 +346,101 @@ describe('refusals and bounds', () => {
       if (proc.exitCode === null) proc.kill('SIGKILL');
     }
   }, 90_000);
+});
+
+/** A scripted chain for the feed alone: blocks by number (a reorg replaces some), failures on demand. */
+function scriptedChain() {
+  const blocks: Json[] = [];
+  const logs = new Map<string, Json[]>();
+  let fail = 0;
+  const hash = (n: number, fork: string) => '0x' + (fork + n.toString(16)).padStart(64, '0');
+  const add = (n: number, fork: string, withLog: boolean) => {
+    const h = hash(n, fork);
+    blocks[n] = { number: '0x' + n.toString(16), hash: h, parentHash: n === 0 ? hash(0, 'f') : blocks[n - 1].hash, transactions: [] };
+    logs.set(h, withLog ? [{ address: '0x' + 'aa'.repeat(20), topics: ['0x' + '11'.repeat(32)], blockHash: h, blockNumber: blocks[n].number, removed: false }] : []);
+  };
+  const upstream = {
+    calls: [] as string[],
+    async call(method: string, params: readonly unknown[] = []): Promise<unknown> {
+      upstream.calls.push(method);
+      if (fail > 0) {
+        fail--;
+        throw new Error('upstream down');
+      }
+      if (method === 'eth_blockNumber') return '0x' + (blocks.length - 1).toString(16);
+      if (method === 'eth_getBlockByNumber') return blocks[Number(params[0])] ?? null;
+      if (method === 'eth_getLogs') return logs.get((params[0] as Json).blockHash) ?? [];
+      throw new Error(`unexpected ${method}`);
+    },
+  };
+  return { upstream, add, failNext: (n: number) => (fail = n) };
+}
+
+function collector(kind: FeedSubscriber['kind'], filter?: FeedSubscriber['filter']): FeedSubscriber & { got: Json[] } {
+  const got: Json[] = [];
+  return { kind, filter, got, deliver: (r) => void got.push(r) };
+}
+
+describe('the shared feed (scripted upstream)', () => {
+  const logger = pino({ level: 'silent' });
+
+  it('resumes after upstream failures without gaps or duplicates', async () => {
+    const chain = scriptedChain();
+    for (let n = 0; n <= 5; n++) chain.add(n, 'a', false);
+    const feed = new NetworkFeed('x', chain.upstream, 1_000_000, logger);
+    const heads = collector('newHeads');
+    feed.add(heads);
+    await feed.tick();
+    expect(heads.got.map((h) => Number(h.number))).toEqual([5]);
+    expect(heads.got[0].transactions).toBeUndefined();
+    for (let n = 6; n <= 9; n++) chain.add(n, 'a', false);
+    chain.failNext(1);
+    await feed.tick(); // fails: nothing delivered
+    expect(heads.got).toHaveLength(1);
+    await feed.tick(); // fills 6..9 in order
+    expect(heads.got.map((h) => Number(h.number))).toEqual([5, 6, 7, 8, 9]);
+    await feed.tick(); // nothing new: nothing twice
+    expect(heads.got).toHaveLength(5);
+    feed.remove(heads);
+    feed.stop();
+  });
+
+  it('a reorg: removed: true for the dropped blocks\' logs, then the new branch; the last subscriber stops the polling', async () => {
+    const chain = scriptedChain();
+    for (let n = 0; n <= 3; n++) chain.add(n, 'a', false);
+    const feed = new NetworkFeed('x', chain.upstream, 1_000_000, logger);
+    const logs = collector('logs', { address: ['0x' + 'aa'.repeat(20)] });
+    const other = collector('logs', { address: ['0x' + 'bb'.repeat(20)] });
+    const heads = collector('newHeads');
+    feed.add(logs);
+    feed.add(other);
+    feed.add(heads);
+    await feed.tick(); // at 3
+    chain.add(4, 'a', true);
+    chain.add(5, 'a', true);
+    await feed.tick();
+    expect(logs.got.map((l) => [Number(l.blockNumber), l.removed])).toEqual([[4, false], [5, false]]);
+    // Blocks 4 and 5 are replaced by 4', 5', 6' (only 5' has a log).
+    chain.add(4, 'b', false);
+    chain.add(5, 'b', true);
+    chain.add(6, 'b', false);
+    await feed.tick();
+    expect(logs.got.map((l) => [Number(l.blockNumber), l.removed, l.blockHash.slice(-2)])).toEqual([
+      [4, false, 'a4'],
+      [5, false, 'a5'],
+      [5, true, 'a5'],
+      [4, true, 'a4'],
+      [5, false, 'b5'],
+    ]);
+    expect(other.got).toEqual([]);
+    expect(heads.got.map((h) => `${Number(h.number)}${h.hash.slice(-2, -1)}`)).toEqual(['3a', '4a', '5a', '4b', '5b', '6b']);
+    feed.remove(logs);
+    feed.remove(other);
+    feed.remove(heads);
+    const calls = chain.upstream.calls.length;
+    await sleep(50);
+    expect(chain.upstream.calls.length).toBe(calls);
+    expect(feed.size).toBe(0);
+    feed.stop();
+  });
 });

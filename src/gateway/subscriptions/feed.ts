@@ -91,6 +91,8 @@ export class NetworkFeed {
   private history: Delivered[] = [];
   private pendingFilter: string | undefined;
   private stopped = false;
+  /** Bumped when the last subscriber leaves: a poll still running from before must not write its blocks back. */
+  private epoch = 0;
 
   constructor(
     readonly network: string,
@@ -114,6 +116,7 @@ export class NetworkFeed {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.history = [];
+    this.epoch++;
     this.dropPendingFilter();
   }
 
@@ -158,12 +161,13 @@ export class NetworkFeed {
   }
 
   private async pollBlocks(): Promise<void> {
+    const epoch = this.epoch;
     const head = Number(parse(await this.upstream.call('eth_blockNumber', [])));
     if (!Number.isSafeInteger(head)) throw new Error('eth_blockNumber: not a number');
     let last = this.history[this.history.length - 1];
     let n = last === undefined ? head : last.number + 1;
     const to = Math.min(head, n + MAX_CATCH_UP - 1);
-    while (n <= to && this.subs.size > 0) {
+    while (n <= to && this.subs.size > 0 && epoch === this.epoch) {
       let b = await this.block(n);
       if (b === null) return; // this upstream is behind the one that answered eth_blockNumber: next tick
       while (last !== undefined && b.parentHash !== last.hash) {
@@ -182,6 +186,7 @@ export class NetworkFeed {
       }
       const d: Delivered = { number: n, hash: String(b.hash), logs: undefined };
       if (this.has('logs')) d.logs = await this.logsOf(d.hash);
+      if (epoch !== this.epoch) return;
       this.deliverBlock(b, d);
       this.history.push(d);
       if (this.history.length > HISTORY) this.history.shift();
