@@ -16,8 +16,7 @@ import { Web3 } from 'web3';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
-import { createNetworkKey } from '../src/gateway/store/networkKeys.js';
-import { createUser } from '../src/gateway/store/users.js';
+import { createApp, createNetworkKey, createUser, setAllowlist } from '../src/gateway/store/index.js';
 import { rpc } from '../src/gateway/chain/index.js';
 import { NetworkFeed, type FeedSubscriber } from '../src/gateway/subscriptions/index.js';
 import { pino } from 'pino';
@@ -250,6 +249,39 @@ describe('refusals and bounds', () => {
     await until('the server to see them closed', () => svc.websockets.connections() === before);
     const again = await Raw.open(`${toWs(svc.url)}/mainnet/${key}`);
     again.socket.close();
+  }, 30_000);
+
+  it('an app\'s origin allowlist at the upgrade (403 reason origin); its method allowlist per call over the socket', async () => {
+    const user = await createUser(svc.store.db, { email: `${randomUUID()}@example.com`, passwordHash: 'x' });
+    const app = await createApp(svc.store.db, svc.secret, user.id, { name: 'app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
+    await setAllowlist(svc.store.db, user.id, app.id, 'origin', ['https://dapp.example']);
+    await setAllowlist(svc.store.db, user.id, app.id, 'method', ['eth_chainId', 'eth_subscribe']);
+    await svc.access.sync();
+    const url = `${toWs(svc.url)}/mainnet/v2/${app.key}`;
+    const wrong = await new Promise<{ status: number; body: Json }>((res, rej) => {
+      const s = new WebSocket(url, { headers: { origin: 'https://evil.example' } });
+      s.on('error', () => undefined);
+      s.once('open', () => rej(new Error('upgrade accepted')));
+      s.once('unexpected-response', (_req, r) => {
+        let body = '';
+        r.on('data', (c: Buffer) => (body += c));
+        r.on('end', () => res({ status: r.statusCode!, body: JSON.parse(body) }));
+      });
+    });
+    expect([wrong.status, wrong.body.error.code, wrong.body.error.data.reason]).toEqual([403, -32041, 'origin']);
+    const c = await new Promise<Raw>((res, rej) => {
+      const s = new WebSocket(url, { headers: { origin: 'https://dapp.example' } });
+      s.once('open', () => res(new Raw(s)));
+      s.once('error', rej);
+    });
+    try {
+      expect((await c.call('eth_chainId')).result).toBe('0x' + svc.networks.mainnet.chainId!.toString(16));
+      const refused = await c.call('eth_blockNumber');
+      expect([refused.error.code, refused.error.data.reason]).toEqual([-32601, 'method']);
+      expect((await c.call('eth_subscribe', ['newHeads'])).result).toMatch(/^0x/);
+    } finally {
+      c.socket.close();
+    }
   }, 30_000);
 
   it('too many subscriptions on a connection: -32005 (reason subscriptions), the others keep working', async () => {
