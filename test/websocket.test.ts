@@ -327,6 +327,9 @@ describe('refusals and bounds', () => {
     expect(results).toHaveLength(QUOTA - 1);
     const last = notes[notes.length - 1];
     expect([last.params.error.code, last.params.error.data.reason]).toEqual([-32005, 'quota']);
+    // Delivered notifications are metered as calls of method eth_subscription (Prometheus, usage rows).
+    const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+    expect(metrics).toMatch(/rpcgate_[a-z_]+\{[^}]*method="eth_subscription"[^}]*\} [1-9]/);
     // And the key is out over HTTP too (the same counter).
     const r = await fetch(`${svc.url}/mainnet/${key}`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId' }) });
     expect(r.status).toBe(429);
