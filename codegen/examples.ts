@@ -158,8 +158,130 @@ function idioms(m: MethodModel, p: Json[]): Idioms {
   }
 }
 
+/** Methods that only work over a WebSocket (eth_subscribe / eth_unsubscribe): their examples open one on the same URL. */
+const SOCKET_ONLY = new Set(['eth_subscribe', 'eth_unsubscribe']);
+/** The WebSocket URL of the RPC URL, in code: the same path, ws(s) instead of http(s). */
+const WS_URL = `'${RPC_URL}'.replace(/^http/, 'ws')`;
+
+/** WebSocket examples: call the method on a socket, print its answer, close (notifications are the SDKs' own
+ *  subscription APIs: ethers `provider.on('block')`, viem `watchBlockNumber`, web3.js `web3.eth.subscribe`). */
+function socketExamples(m: MethodModel, client: string, p: Json[]): ExampleSet[] {
+  const M = js(m.name);
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: m.name, params: p });
+  const lines = (...l: string[]) => [...l, ''].join('\n');
+  return [
+    {
+      id: 'curl',
+      language: 'shell',
+      label: 'wscat',
+      code: `# WebSocket only (over HTTP: -32601). npm i -g wscat\nwscat -c "$(echo '${RPC_URL}' | sed 's/^http/ws/')" \\\n  -x '${body.replace(/'/g, `'\\''`)}'\n`,
+    },
+    {
+      id: 'fetch',
+      language: 'javascript',
+      label: 'JavaScript (ws)',
+      code: lines(
+        `// WebSocket only: the same URL with ws:// (wss:// for https://)`,
+        `import WebSocket from 'ws';`,
+        ``,
+        `const socket = new WebSocket(${WS_URL});`,
+        `socket.on('open', () => socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: ${M}, params: ${js(p)} })));`,
+        `socket.on('message', (data) => {`,
+        `  const msg = JSON.parse(data.toString());`,
+        `  if (msg.id !== 1) return; // eth_subscription notifications`,
+        `  if (msg.error) {`,
+        `    console.error(\`error \${msg.error.code}: \${msg.error.message}\`);`,
+        `    process.exit(1);`,
+        `  }`,
+        `  console.log(JSON.stringify(msg.result, null, 2));`,
+        `  socket.close();`,
+        `});`,
+      ),
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6)',
+      code: lines(
+        `import { WebSocketProvider } from 'ethers';`,
+        ``,
+        `// Subscriptions are ethers' own API, e.g. provider.on('block', (n) => …); the raw call:`,
+        `const provider = new WebSocketProvider(${WS_URL});`,
+        `const result = await provider.send(${M}, ${js(p)});`,
+        print('result'),
+        `await provider.destroy();`,
+      ),
+    },
+    {
+      id: 'web3js',
+      language: 'javascript',
+      label: 'JavaScript (web3.js v4)',
+      code: lines(
+        `import { Web3 } from 'web3';`,
+        ``,
+        `// Subscriptions are web3.js' own API, e.g. await web3.eth.subscribe('newBlockHeaders'); the raw call:`,
+        `const web3 = new Web3(new Web3.providers.WebsocketProvider(${WS_URL}));`,
+        `const result = await web3.requestManager.send({ method: ${M}, params: ${js(p)} });`,
+        print('result'),
+        `web3.currentProvider.disconnect();`,
+      ),
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem)',
+      code: lines(
+        `import { createPublicClient, rpcSchema, webSocket } from 'viem';`,
+        ``,
+        `// Subscriptions are viem's own API, e.g. client.watchBlockNumber({ onBlockNumber }); the raw call:`,
+        `const client = createPublicClient({`,
+        `  transport: webSocket(${WS_URL}),`,
+        `  rpcSchema: rpcSchema<[{ Method: ${M}; Parameters: unknown[]; ReturnType: unknown }]>(),`,
+        `});`,
+        `const result = await client.request({ method: ${M}, params: ${js(p)} });`,
+        print('result', true),
+        `(await client.transport.getRpcClient()).close();`,
+      ),
+    },
+    {
+      id: 'rpcgate',
+      language: 'typescript',
+      label: 'TypeScript (rpcgate client)',
+      code: lines(
+        `import { createClient } from '${client}';`,
+        ``,
+        `// The rpcgate client speaks HTTP, where ${m.name} answers -32601: use a WebSocket (the viem or ethers example).`,
+        `const client = createClient({ url: '${RPC_URL}' });`,
+        `const result = await client.request(${M}${p.length ? `, ${js(p)}` : ''}).catch((e: { code?: number; message: string }) => ({ code: e.code, message: e.message }));`,
+        `console.log(JSON.stringify(result, null, 2));`,
+      ),
+    },
+    {
+      id: 'web3py',
+      language: 'python',
+      label: 'Python (web3.py)',
+      code: lines(
+        `import asyncio`,
+        `import json`,
+        ``,
+        `from web3 import AsyncWeb3, WebSocketProvider`,
+        ``,
+        ``,
+        `async def main():`,
+        `    async with AsyncWeb3(WebSocketProvider("${RPC_URL}".replace("http", "ws", 1))) as w3:`,
+        `        response = await w3.provider.make_request(${JSON.stringify(m.name)}, ${py(p)})`,
+        `        print(json.dumps(response.get("result", response.get("error")), indent=2))`,
+        ``,
+        ``,
+        `asyncio.run(main())`,
+      ),
+    },
+  ];
+}
+
 export function methodExamples(m: MethodModel, client: string): ExampleSet[] {
   const p = exampleParams(m);
+  if (SOCKET_ONLY.has(m.name)) return socketExamples(m, client, p);
   const id = idioms(m, p);
   const M = js(m.name);
   // Raw calls name their params once: `const params = [...]`.

@@ -25,7 +25,7 @@ function sample(s: any): { text: string; value: unknown } {
   if (node.enum) return { text: String(node.enum[1] ?? node.enum[0]), value: node.enum[1] ?? node.enum[0] };
   if (types.has('boolean')) return { text: 'true', value: true };
   if (types.has('integer') || types.has('number')) {
-    const n = Math.min(77, node.maximum ?? 77);
+    const n = Math.max(node.minimum ?? 0, Math.min(77, node.maximum ?? 77));
     return { text: String(n), value: n };
   }
   if (node.pattern === '^postgres(ql)?://') return { text: 'postgres://db.example/x', value: 'postgres://db.example/x' };

@@ -87,12 +87,14 @@ describe.each(Object.keys(CONTRACTS) as (keyof typeof CONTRACTS)[])('%s contract
   });
 });
 
-/** The node API's other local methods (the filters), as routeHandlers requires a handler for each. */
-const FILTER_STUBS: Record<string, Handler<unknown>> = Object.fromEntries(FILTER_METHODS.map((n) => [n, () => new RawResult('null')]));
+/** The node API's local methods besides rpc.discover: the filters (src/gateway/filters) and eth_subscribe /
+ *  eth_unsubscribe (src/gateway/subscriptions), as routeHandlers requires a handler for each. */
+const SUBSCRIBE = ['eth_subscribe', 'eth_unsubscribe'];
+const LOCAL_STUBS: Record<string, Handler<unknown>> = Object.fromEntries([...FILTER_METHODS, ...SUBSCRIBE].map((n) => [n, () => new RawResult('null')]));
 
 describe('what the contracts say', () => {
   const node = meaningTable(nodeMethods);
-  it('node API: sends are forwarded, not idempotent, not retryable, never cached; every other method is a read', () => {
+  it('node API: sends are forwarded, not idempotent, not retryable, never cached; subscriptions are local; every other method is a read', () => {
     expect(node.get('eth_sendRawTransaction')).toEqual({ route: 'forward', idempotent: false, retryable: false, cache: 'never', sticky: false, open: false, readOnly: false });
     expect(node.get('eth_getBlockByHash')).toMatchObject({ route: 'forward', cache: 'immutable' });
     expect(node.get('eth_getBlockByNumber')).toMatchObject({ cache: 'by-block', blockParam: 0 });
@@ -103,16 +105,19 @@ describe('what the contracts say', () => {
     for (const m of ['eth_chainId', 'net_version']) expect(node.get(m)?.cache, m).toBe('immutable');
     for (const m of ['eth_blockNumber', 'eth_gasPrice']) expect(node.get(m)?.cache, m).toBe('head');
     expect(node.get('rpc.discover')).toMatchObject({ route: 'local', cache: 'immutable', readOnly: true });
+    // eth_subscribe / eth_unsubscribe: answered on the WebSocket connection (src/gateway/subscriptions), they change its state.
+    for (const m of SUBSCRIBE) expect(node.get(m), m).toEqual({ route: 'local', idempotent: false, retryable: false, cache: 'never', sticky: false, open: false, readOnly: false });
     const reads = [...node].filter(([, x]) => x.readOnly).map(([n]) => n);
-    // Not reads: the send, and the filter methods that create, move or remove a filter (eth_getFilterLogs is a read).
-    expect(node.size - reads.length).toBe(6);
+    // Not reads: the send, the filter methods that create, move or remove a filter (eth_getFilterLogs is a read), and
+    // eth_subscribe / eth_unsubscribe.
+    expect(node.size - reads.length).toBe(6 + SUBSCRIBE.length);
     for (const m of ['eth_newFilter', 'eth_newBlockFilter', 'eth_newPendingTransactionFilter', 'eth_getFilterChanges', 'eth_uninstallFilter']) {
       expect(node.get(m), m).toMatchObject({ route: 'local', idempotent: false, retryable: false, cache: 'never', readOnly: false });
     }
     for (const n of reads) expect(node.get(n), n).toMatchObject({ idempotent: true, retryable: true });
     // Behaviour unchanged: nothing on the node API is callable without a key (rpc.discover included), nothing sticky.
     expect([...node.values()].some((x) => x.open || x.sticky)).toBe(false);
-    expect([...methodsWhere(nodeMethods, (x) => x.route === 'local')].sort()).toEqual(['rpc.discover', ...FILTER_METHODS].sort());
+    expect([...methodsWhere(nodeMethods, (x) => x.route === 'local')].sort()).toEqual(['rpc.discover', ...FILTER_METHODS, ...SUBSCRIBE].sort());
   });
 
   it('account API: all local and never cached; open and read-only are the sets the handlers used to spell out', () => {
@@ -171,12 +176,14 @@ describe('node API routing by meaning', () => {
     for (const name of methodsWhere(nodeMethods, (x) => x.route === 'forward')) {
       expect(await (handlers as Record<string, Handler<unknown>>)[name]!([] as never, ctx)).toBe(`fwd:${name}`);
     }
-    // Every method but the local ones (rpc.discover and the six filter methods, kept by the gateway).
-    expect(calls.length).toBe(Object.keys(nodeMethods).length - 7);
-    expect([...methodsWhere(nodeMethods, (x) => x.route === 'local')].sort()).toEqual(['rpc.discover', ...FILTER_METHODS].sort());
+    // Every method but the local ones (rpc.discover, the six filter methods kept by the gateway, the two subscription methods).
+    expect(calls.length).toBe(Object.keys(nodeMethods).length - 7 - SUBSCRIBE.length);
+    expect([...methodsWhere(nodeMethods, (x) => x.route === 'local')].sort()).toEqual(['rpc.discover', ...FILTER_METHODS, ...SUBSCRIBE].sort());
     const discovered = (handlers as Record<string, Handler<unknown>>)['rpc.discover']!([] as never, ctx);
     expect(discovered).toBeInstanceOf(RawResult);
     expect((discovered as RawResult).json).toBe('{"openrpc":"1.3.2"}');
+    // Without a WebSocket connection in the context (HTTP), the subscription methods answer -32601 as geth does.
+    for (const m of SUBSCRIBE) expect(() => (handlers as Record<string, Handler<unknown>>)[m]!(['newHeads'] as never, ctx)).toThrow(/notifications not supported over HTTP/);
   });
 
   it('a forwarded method added to a copy of the contract is served with no handler code', async () => {
@@ -184,7 +191,7 @@ describe('node API routing by meaning', () => {
     expect(table.eth_madeUpRead.ext).toEqual({ 'x-gateway': FORWARD });
     const { pools, calls } = recordingPools();
     const discover: Handler<unknown> = () => new RawResult('{}');
-    const handlers = routeHandlers(table, { 'rpc.discover': discover, ...FILTER_STUBS }, forwarder(pools)) as Record<string, Handler<unknown>>;
+    const handlers = routeHandlers(table, { 'rpc.discover': discover, ...LOCAL_STUBS }, forwarder(pools)) as Record<string, Handler<unknown>>;
     expect(await handlers.eth_madeUpRead!([] as never, ctx)).toBe('fwd:eth_madeUpRead');
     expect(calls).toEqual([['eth_madeUpRead', []]]);
     expect(meaningTable(table).get('eth_madeUpRead')).toMatchObject({ idempotent: true, retryable: true });
@@ -195,24 +202,24 @@ describe('node API routing by meaning', () => {
     expect('ext' in table.eth_madeUpBare).toBe(false);
     expect(meaningOf(table.eth_madeUpBare)).toEqual(FAIL_CLOSED);
     const { pools } = recordingPools();
-    const handlers = routeHandlers(table, { 'rpc.discover': () => new RawResult('{}'), ...FILTER_STUBS }, forwarder(pools)) as Record<string, Handler<unknown>>;
+    const handlers = routeHandlers(table, { 'rpc.discover': () => new RawResult('{}'), ...LOCAL_STUBS }, forwarder(pools)) as Record<string, Handler<unknown>>;
     expect(await handlers.eth_madeUpBare!([] as never, ctx)).toBe('fwd:eth_madeUpBare');
   });
 
   it('a local method without a handler stops the start, naming the method', async () => {
     const table = await descriptorFor((doc) => doc.methods.push(newMethod('rpcgate_madeUpLocal', { ...FORWARD, route: 'local' })));
     const { pools } = recordingPools();
-    expect(() => routeHandlers(table, { 'rpc.discover': () => new RawResult('{}'), ...FILTER_STUBS }, forwarder(pools))).toThrow(/rpcgate_madeUpLocal: x-gateway route "local".*no local handler/);
+    expect(() => routeHandlers(table, { 'rpc.discover': () => new RawResult('{}'), ...LOCAL_STUBS }, forwarder(pools))).toThrow(/rpcgate_madeUpLocal: x-gateway route "local".*no local handler/);
     // And the service's own builder refuses the same way when the contract names a local method it has no code for.
     const local = { ...FORWARD, route: 'local' };
     const hand: MethodTable = { ...nodeMethods, eth_blockNumber: { ...nodeMethods.eth_blockNumber, ext: { 'x-gateway': local } } };
-    expect(() => routeHandlers(hand, { 'rpc.discover': () => new RawResult('{}'), ...FILTER_STUBS }, forwarder(pools))).toThrow(/method eth_blockNumber: x-gateway route "local"/);
+    expect(() => routeHandlers(hand, { 'rpc.discover': () => new RawResult('{}'), ...LOCAL_STUBS }, forwarder(pools))).toThrow(/method eth_blockNumber: x-gateway route "local"/);
   });
 
   it('a local handler for a method the contract does not route local is refused too', () => {
     const { pools } = recordingPools();
     const h: Handler<unknown> = () => new RawResult('"x"');
-    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, ...FILTER_STUBS, eth_call: h }, forwarder(pools))).toThrow(/local handler for eth_call/);
-    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, ...FILTER_STUBS, nope: h }, forwarder(pools))).toThrow(/local handler for nope/);
+    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, ...LOCAL_STUBS, eth_call: h }, forwarder(pools))).toThrow(/local handler for eth_call/);
+    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, ...LOCAL_STUBS, nope: h }, forwarder(pools))).toThrow(/local handler for nope/);
   });
 });

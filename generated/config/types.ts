@@ -40,6 +40,7 @@ export interface Config {
    * Most calls in one JSON-RPC batch request.
    */
   maxBatchSize: number;
+  websocket: WebSocketConfig;
   /**
    * Validate node results against the contract (on in tests and conformance).
    */
@@ -115,6 +116,39 @@ export interface Config {
   slowRequestMs: number;
   usageRetention?: UsageRetention;
   filters?: FiltersConfig;
+}
+/**
+ * JSON-RPC over WebSocket on the node API URLs (ws://…/{network}/v2/{key} and ws://…/{network}/{key}) and eth_subscribe.
+ */
+export interface WebSocketConfig {
+  /**
+   * Largest message a client may send (bytes); a bigger one closes the connection with code 1009 (message too big).
+   */
+  maxPayloadBytes: number;
+  /**
+   * Calls (messages) of one connection running at once; beyond it rpcgate stops reading that socket until one finishes (backpressure: nothing is refused).
+   */
+  maxInFlight: number;
+  /**
+   * Bytes queued for a client that does not read (answers and notifications the socket has not taken); beyond it the connection is closed with code 4008 (slow consumer) instead of buffering more.
+   */
+  maxBufferedBytes: number;
+  /**
+   * Keep-alive: a ping every interval (ms); a peer that did not answer the previous ping with a pong is terminated.
+   */
+  pingIntervalMs: number;
+  /**
+   * Open WebSocket connections per key on one replica; one more is refused at the upgrade with HTTP 429 (-32005, reason connections).
+   */
+  maxConnectionsPerKey: number;
+  /**
+   * Active eth_subscribe subscriptions per connection; one more is refused with -32005 (reason subscriptions).
+   */
+  maxSubscriptionsPerConnection: number;
+  /**
+   * How often a network's head feed polls its upstreams for new blocks (ms); 0 = half the network's blockTime, at least 250 ms.
+   */
+  pollIntervalMs: number;
 }
 /**
  * A configured API key with restrictions.
@@ -267,6 +301,7 @@ export const configSchema = {
     'metering',
     'metrics',
     'slowRequestMs',
+    'websocket',
   ],
   properties: {
     port: {
@@ -303,6 +338,7 @@ export const configSchema = {
       default: 100,
       description: 'Most calls in one JSON-RPC batch request.',
     },
+    websocket: { $ref: '#/definitions/WebSocketConfig' },
     strictResults: {
       type: 'boolean',
       default: false,
@@ -541,6 +577,75 @@ export const configSchema = {
           default: 100,
           description:
             'Most live filters one key may have; one more is refused (-32000 "too many filters", `data.limit`).',
+        },
+      },
+    },
+    WebSocketConfig: {
+      title: 'WebSocketConfig',
+      type: 'object',
+      additionalProperties: false,
+      required: [
+        'maxPayloadBytes',
+        'maxInFlight',
+        'maxBufferedBytes',
+        'pingIntervalMs',
+        'maxConnectionsPerKey',
+        'maxSubscriptionsPerConnection',
+        'pollIntervalMs',
+      ],
+      default: {
+        maxPayloadBytes: 1048576,
+        maxInFlight: 32,
+        maxBufferedBytes: 4194304,
+        pingIntervalMs: 30000,
+        maxConnectionsPerKey: 100,
+        maxSubscriptionsPerConnection: 100,
+        pollIntervalMs: 0,
+      },
+      description:
+        'JSON-RPC over WebSocket on the node API URLs (ws://…/{network}/v2/{key} and ws://…/{network}/{key}) and eth_subscribe.',
+      properties: {
+        maxPayloadBytes: {
+          type: 'integer',
+          minimum: 128,
+          description:
+            'Largest message a client may send (bytes); a bigger one closes the connection with code 1009 (message too big).',
+        },
+        maxInFlight: {
+          type: 'integer',
+          minimum: 1,
+          description:
+            'Calls (messages) of one connection running at once; beyond it rpcgate stops reading that socket until one finishes (backpressure: nothing is refused).',
+        },
+        maxBufferedBytes: {
+          type: 'integer',
+          minimum: 1024,
+          description:
+            'Bytes queued for a client that does not read (answers and notifications the socket has not taken); beyond it the connection is closed with code 4008 (slow consumer) instead of buffering more.',
+        },
+        pingIntervalMs: {
+          type: 'integer',
+          minimum: 100,
+          description:
+            'Keep-alive: a ping every interval (ms); a peer that did not answer the previous ping with a pong is terminated.',
+        },
+        maxConnectionsPerKey: {
+          type: 'integer',
+          minimum: 1,
+          description:
+            'Open WebSocket connections per key on one replica; one more is refused at the upgrade with HTTP 429 (-32005, reason connections).',
+        },
+        maxSubscriptionsPerConnection: {
+          type: 'integer',
+          minimum: 1,
+          description:
+            'Active eth_subscribe subscriptions per connection; one more is refused with -32005 (reason subscriptions).',
+        },
+        pollIntervalMs: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            "How often a network's head feed polls its upstreams for new blocks (ms); 0 = half the network's blockTime, at least 250 ms.",
         },
       },
     },

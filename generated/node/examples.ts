@@ -1381,6 +1381,94 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_sendRawTransaction", [\n    "0xf86c808401a213988261a894aa000000000000000000000000000000000000000a8255448718e5bb3abd109fa073fbe7ff7e74339e7cc61fb3cb3f7630cd3f1d5fef653d7297654b2d22894daea042a188d30f35f19408c73c803bc1e9e17ce129c457e31fd2a368b54507af2f4c",\n])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
   ],
+  eth_subscribe: [
+    {
+      id: 'curl',
+      language: 'shell',
+      label: 'wscat',
+      code: '# WebSocket only (over HTTP: -32601). npm i -g wscat\nwscat -c "$(echo \'{{RPC_URL}}\' | sed \'s/^http/ws/\')" \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}\'\n',
+    },
+    {
+      id: 'fetch',
+      language: 'javascript',
+      label: 'JavaScript (ws)',
+      code: "// WebSocket only: the same URL with ws:// (wss:// for https://)\nimport WebSocket from 'ws';\n\nconst socket = new WebSocket('{{RPC_URL}}'.replace(/^http/, 'ws'));\nsocket.on('open', () => socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] })));\nsocket.on('message', (data) => {\n  const msg = JSON.parse(data.toString());\n  if (msg.id !== 1) return; // eth_subscription notifications\n  if (msg.error) {\n    console.error(`error ${msg.error.code}: ${msg.error.message}`);\n    process.exit(1);\n  }\n  console.log(JSON.stringify(msg.result, null, 2));\n  socket.close();\n});\n",
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6)',
+      code: "import { WebSocketProvider } from 'ethers';\n\n// Subscriptions are ethers' own API, e.g. provider.on('block', (n) => …); the raw call:\nconst provider = new WebSocketProvider('{{RPC_URL}}'.replace(/^http/, 'ws'));\nconst result = await provider.send('eth_subscribe', ['newHeads']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'web3js',
+      language: 'javascript',
+      label: 'JavaScript (web3.js v4)',
+      code: "import { Web3 } from 'web3';\n\n// Subscriptions are web3.js' own API, e.g. await web3.eth.subscribe('newBlockHeaders'); the raw call:\nconst web3 = new Web3(new Web3.providers.WebsocketProvider('{{RPC_URL}}'.replace(/^http/, 'ws')));\nconst result = await web3.requestManager.send({ method: 'eth_subscribe', params: ['newHeads'] });\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nweb3.currentProvider.disconnect();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\n// Subscriptions are viem's own API, e.g. client.watchBlockNumber({ onBlockNumber }); the raw call:\nconst client = createPublicClient({\n  transport: webSocket('{{RPC_URL}}'.replace(/^http/, 'ws')),\n  rpcSchema: rpcSchema<[{ Method: 'eth_subscribe'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_subscribe', params: ['newHeads'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+    {
+      id: 'rpcgate',
+      language: 'typescript',
+      label: 'TypeScript (rpcgate client)',
+      code: "import { createClient } from 'rpcgate/node';\n\n// The rpcgate client speaks HTTP, where eth_subscribe answers -32601: use a WebSocket (the viem or ethers example).\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_subscribe', ['newHeads']).catch((e: { code?: number; message: string }) => ({ code: e.code, message: e.message }));\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'web3py',
+      language: 'python',
+      label: 'Python (web3.py)',
+      code: 'import asyncio\nimport json\n\nfrom web3 import AsyncWeb3, WebSocketProvider\n\n\nasync def main():\n    async with AsyncWeb3(WebSocketProvider("{{RPC_URL}}".replace("http", "ws", 1))) as w3:\n        response = await w3.provider.make_request("eth_subscribe", ["newHeads"])\n        print(json.dumps(response.get("result", response.get("error")), indent=2))\n\n\nasyncio.run(main())\n',
+    },
+  ],
+  eth_unsubscribe: [
+    {
+      id: 'curl',
+      language: 'shell',
+      label: 'wscat',
+      code: '# WebSocket only (over HTTP: -32601). npm i -g wscat\nwscat -c "$(echo \'{{RPC_URL}}\' | sed \'s/^http/ws/\')" \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_unsubscribe","params":["0x9cef478923ff08bf67fde6c64013158d"]}\'\n',
+    },
+    {
+      id: 'fetch',
+      language: 'javascript',
+      label: 'JavaScript (ws)',
+      code: "// WebSocket only: the same URL with ws:// (wss:// for https://)\nimport WebSocket from 'ws';\n\nconst socket = new WebSocket('{{RPC_URL}}'.replace(/^http/, 'ws'));\nsocket.on('open', () => socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_unsubscribe', params: ['0x9cef478923ff08bf67fde6c64013158d'] })));\nsocket.on('message', (data) => {\n  const msg = JSON.parse(data.toString());\n  if (msg.id !== 1) return; // eth_subscription notifications\n  if (msg.error) {\n    console.error(`error ${msg.error.code}: ${msg.error.message}`);\n    process.exit(1);\n  }\n  console.log(JSON.stringify(msg.result, null, 2));\n  socket.close();\n});\n",
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6)',
+      code: "import { WebSocketProvider } from 'ethers';\n\n// Subscriptions are ethers' own API, e.g. provider.on('block', (n) => …); the raw call:\nconst provider = new WebSocketProvider('{{RPC_URL}}'.replace(/^http/, 'ws'));\nconst result = await provider.send('eth_unsubscribe', ['0x9cef478923ff08bf67fde6c64013158d']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'web3js',
+      language: 'javascript',
+      label: 'JavaScript (web3.js v4)',
+      code: "import { Web3 } from 'web3';\n\n// Subscriptions are web3.js' own API, e.g. await web3.eth.subscribe('newBlockHeaders'); the raw call:\nconst web3 = new Web3(new Web3.providers.WebsocketProvider('{{RPC_URL}}'.replace(/^http/, 'ws')));\nconst result = await web3.requestManager.send({ method: 'eth_unsubscribe', params: ['0x9cef478923ff08bf67fde6c64013158d'] });\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nweb3.currentProvider.disconnect();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\n// Subscriptions are viem's own API, e.g. client.watchBlockNumber({ onBlockNumber }); the raw call:\nconst client = createPublicClient({\n  transport: webSocket('{{RPC_URL}}'.replace(/^http/, 'ws')),\n  rpcSchema: rpcSchema<[{ Method: 'eth_unsubscribe'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_unsubscribe', params: ['0x9cef478923ff08bf67fde6c64013158d'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+    {
+      id: 'rpcgate',
+      language: 'typescript',
+      label: 'TypeScript (rpcgate client)',
+      code: "import { createClient } from 'rpcgate/node';\n\n// The rpcgate client speaks HTTP, where eth_unsubscribe answers -32601: use a WebSocket (the viem or ethers example).\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('eth_unsubscribe', ['0x9cef478923ff08bf67fde6c64013158d']).catch((e: { code?: number; message: string }) => ({ code: e.code, message: e.message }));\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'web3py',
+      language: 'python',
+      label: 'Python (web3.py)',
+      code: 'import asyncio\nimport json\n\nfrom web3 import AsyncWeb3, WebSocketProvider\n\n\nasync def main():\n    async with AsyncWeb3(WebSocketProvider("{{RPC_URL}}".replace("http", "ws", 1))) as w3:\n        response = await w3.provider.make_request("eth_unsubscribe", ["0x9cef478923ff08bf67fde6c64013158d"])\n        print(json.dumps(response.get("result", response.get("error")), indent=2))\n\n\nasyncio.run(main())\n',
+    },
+  ],
   'rpc.discover': [
     {
       id: 'curl',

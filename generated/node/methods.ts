@@ -63,6 +63,10 @@ import type {
   EthGetBlockReceiptsResult,
   EthSendRawTransactionParams,
   EthSendRawTransactionResult,
+  EthSubscribeParams,
+  EthSubscribeResult,
+  EthUnsubscribeParams,
+  EthUnsubscribeResult,
   RpcDiscoverParams,
   RpcDiscoverResult,
 } from './types.js';
@@ -429,6 +433,28 @@ export const extensions = {
   eth_sendRawTransaction: {
     'x-gateway': {
       route: 'forward',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  eth_subscribe: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: false,
+    },
+  },
+  eth_unsubscribe: {
+    'x-gateway': {
+      route: 'local',
       idempotent: false,
       retryable: false,
       cache: 'never',
@@ -885,6 +911,31 @@ export const methods = {
     EthSendRawTransactionResult,
     (typeof extensions)['eth_sendRawTransaction']
   >,
+  /**
+   * Starts a subscription (WebSocket only).
+   */
+  eth_subscribe: {
+    name: 'eth_subscribe',
+    summary: 'Starts a subscription (WebSocket only).',
+    params: [
+      { name: 'subscriptionType', required: true },
+      { name: 'filterOptions', required: false },
+    ],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044],
+    paramStructure: 'by-position',
+    ext: extensions['eth_subscribe'],
+  } as MethodDescriptor<EthSubscribeParams, EthSubscribeResult, (typeof extensions)['eth_subscribe']>,
+  /**
+   * Cancels a subscription (WebSocket only).
+   */
+  eth_unsubscribe: {
+    name: 'eth_unsubscribe',
+    summary: 'Cancels a subscription (WebSocket only).',
+    params: [{ name: 'subscriptionId', required: true }],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044],
+    paramStructure: 'by-position',
+    ext: extensions['eth_unsubscribe'],
+  } as MethodDescriptor<EthUnsubscribeParams, EthUnsubscribeResult, (typeof extensions)['eth_unsubscribe']>,
   /**
    * Returns this API's OpenRPC document.
    */

@@ -616,6 +616,10 @@ export interface SyncingProgress {
   currentBlock?: Uint;
   highestBlock?: Uint;
 }
+export interface EthSubscribeFilterOptionsParam {
+  address?: Address | Addresses;
+  topics?: FilterTopics;
+}
 
 // ---- methods ----
 /**
@@ -866,6 +870,25 @@ export type EthSendRawTransactionParams = [transaction: Bytes];
  * Result of `eth_sendRawTransaction` (transactionHash).
  */
 export type EthSendRawTransactionResult = Hash32;
+/**
+ * Params of `eth_subscribe`: Starts a subscription (WebSocket only).
+ */
+export type EthSubscribeParams = [
+  subscriptionType: 'newHeads' | 'logs' | 'newPendingTransactions',
+  filterOptions?: EthSubscribeFilterOptionsParam,
+];
+/**
+ * Result of `eth_subscribe` (subscriptionId).
+ */
+export type EthSubscribeResult = `0x${string}`;
+/**
+ * Params of `eth_unsubscribe`: Cancels a subscription (WebSocket only).
+ */
+export type EthUnsubscribeParams = [subscriptionId: `0x${string}`];
+/**
+ * Result of `eth_unsubscribe` (cancelled).
+ */
+export type EthUnsubscribeResult = boolean;
 /**
  * Params of `rpc.discover`: Returns this API's OpenRPC document.
  */
@@ -1764,6 +1787,49 @@ export interface NodeMethods {
    * ```
    */
   eth_sendRawTransaction: { params: EthSendRawTransactionParams; result: EthSendRawTransactionResult };
+  /**
+   * Starts a subscription (WebSocket only).
+   *
+   * Over a WebSocket connection (`ws://…/{network}/v2/{key}` or `ws://…/{network}/{key}`), starts a subscription and returns its id; events then arrive as notifications `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":id,"result":…}}` until `eth_unsubscribe` or the connection closes. Kinds (as geth documents them): `newHeads` — each new block header, in order, without gaps (after an upstream failover the missed blocks are delivered from the last one sent); `logs` — the logs of each new block matching `address` and `topics` (by position, `null` = any, an array = any of), and the same logs again with `removed: true` when their block is dropped by a reorg; `newPendingTransactions` — hashes of transactions entering the node's pool. Each delivered notification counts as one request against the key's quota; when the quota runs out, a last `eth_subscription` notification carries the error (`params.error`) and the connection closes with code 4429. Over HTTP the method answers -32601 (notifications not supported), as geth does. A connection holds at most `websocket.maxSubscriptionsPerConnection` subscriptions (-32005 beyond). The server closes a connection with 1001 when it stops, 1009 for a message over `websocket.maxPayloadBytes`, 4008 when the client does not read its notifications (more than `websocket.maxBufferedBytes` unread) and 4429 when the key's quota is used up.
+   *
+   * Params:
+   * - `subscriptionType`: What to subscribe to.
+   * - `filterOptions` (optional): With `logs`: the contract address(es) and topics to match (no block range: logs of new blocks only). Ignored by the other kinds.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "newHeads"
+   * ]
+   * // result
+   * "0x9cef478923ff08bf67fde6c64013158d"
+   * ```
+   */
+  eth_subscribe: { params: EthSubscribeParams; result: EthSubscribeResult };
+  /**
+   * Cancels a subscription (WebSocket only).
+   *
+   * Cancels a subscription of this connection made with eth_subscribe. Returns `true` when it was active, `false` when this connection has no such subscription (another connection's id is never cancelled). Over HTTP the method answers -32601 (notifications not supported).
+   *
+   * Params:
+   * - `subscriptionId`: The id eth_subscribe returned.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "0x9cef478923ff08bf67fde6c64013158d"
+   * ]
+   * // result
+   * true
+   * ```
+   */
+  eth_unsubscribe: { params: EthUnsubscribeParams; result: EthUnsubscribeResult };
   /**
    * Returns this API's OpenRPC document.
    *

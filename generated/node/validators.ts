@@ -7429,18 +7429,145 @@ validate402.errors = vErrors;
 return errors === 0;
 }
 
-export const rpc_discover__params_ajv = validate404;
-const schema116 = {"$id":"urn:rpcgate:node:rpc.discover:params","type":"array","maxItems":0};
+export const eth_subscribe__params_ajv = validate404;
+const schema116 = {"$id":"urn:rpcgate:node:eth_subscribe:params","type":"array","items":[{"title":"SubscriptionType","type":"string","enum":["newHeads","logs","newPendingTransactions"]},{"title":"SubscriptionFilter","type":"object","additionalProperties":false,"properties":{"address":{"oneOf":[{"$ref":"urn:rpcgate:node:schema:Address"},{"$ref":"urn:rpcgate:node:schema:Addresses"}]},"topics":{"$ref":"urn:rpcgate:node:schema:FilterTopics"}}}],"additionalItems":false,"minItems":1,"maxItems":2};
 
 function validate404(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:node:rpc.discover:params" */;
+/*# sourceURL="urn:rpcgate:node:eth_subscribe:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
-if(data.length > 0){
-validate404.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+if(data.length > 2){
+validate404.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
+}
+else {
+if(data.length < 1){
+validate404.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 2)){
+validate404.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate404.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data0 === "newHeads") || (data0 === "logs")) || (data0 === "newPendingTransactions"))){
+validate404.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/enum",keyword:"enum",params:{allowedValues: schema116.items[0].enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+let data1 = data[1];
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+const _errs5 = errors;
+for(const key0 in data1){
+if(!((key0 === "address") || (key0 === "topics"))){
+validate404.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs5 === errors){
+if(data1.address !== undefined){
+let data2 = data1.address;
+const _errs6 = errors;
+const _errs7 = errors;
+let valid2 = false;
+let passing0 = null;
+const _errs8 = errors;
+if(!(validate39(data2, {instancePath:instancePath+"/1/address",parentData:data1,parentDataProperty:"address",rootData}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs8 === errors;
+if(_valid0){
+valid2 = true;
+passing0 = 0;
+}
+const _errs9 = errors;
+if(!(validate294(data2, {instancePath:instancePath+"/1/address",parentData:data1,parentDataProperty:"address",rootData}))){
+vErrors = vErrors === null ? validate294.errors : vErrors.concat(validate294.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs9 === errors;
+if(_valid0 && valid2){
+valid2 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid2 = true;
+passing0 = 1;
+}
+}
+if(!valid2){
+const err0 = {instancePath:instancePath+"/1/address",schemaPath:"#/items/1/properties/address/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+validate404.errors = vErrors;
+return false;
+}
+else {
+errors = _errs7;
+if(vErrors !== null){
+if(_errs7){
+vErrors.length = _errs7;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid1 = _errs6 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.topics !== undefined){
+const _errs10 = errors;
+if(!(validate297(data1.topics, {instancePath:instancePath+"/1/topics",parentData:data1,parentDataProperty:"topics",rootData}))){
+vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+else {
+validate404.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+}
+}
+}
 }
 }
 else {
@@ -7452,11 +7579,129 @@ validate404.errors = vErrors;
 return errors === 0;
 }
 
-export const rpc_discover__result_ajv = validate405;
-const schema117 = {"$ref":"urn:rpcgate:node:schema:OpenrpcDocument","$id":"urn:rpcgate:node:rpc.discover:result"};
-const schema118 = {"title":"OpenrpcDocument","description":"An OpenRPC document (https://spec.open-rpc.org): this contract, as served by `rpc.discover`. Only the top-level shape is described here; validate it with an OpenRPC tool (e.g. @open-rpc/schema-utils-js) for more.","type":"object","required":["openrpc","info","methods"],"properties":{"openrpc":{"type":"string","description":"OpenRPC specification version."},"info":{"type":"object","description":"Title, version and description of the API."},"servers":{"type":"array","description":"URL templates of the access points."},"methods":{"type":"array","description":"The methods."},"components":{"type":"object","description":"Schemas, errors and other reusable parts."}},"$id":"urn:rpcgate:node:schema:OpenrpcDocument"};
+export const eth_subscribe__result_ajv = validate408;
+const schema117 = {"title":"SubscriptionId","type":"string","pattern":"^0x[0-9a-f]{1,64}$","$id":"urn:rpcgate:node:eth_subscribe:result"};
+const pattern17 = new RegExp("^0x[0-9a-f]{1,64}$", "u");
 
-function validate406(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate408(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_subscribe:result" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(typeof data === "string"){
+if(!pattern17.test(data)){
+validate408.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-f]{1,64}$"},message:"must match pattern \""+"^0x[0-9a-f]{1,64}$"+"\""}];
+return false;
+}
+}
+else {
+validate408.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+validate408.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_unsubscribe__params_ajv = validate409;
+const schema118 = {"$id":"urn:rpcgate:node:eth_unsubscribe:params","type":"array","items":[{"type":"string","pattern":"^0x[0-9a-fA-F]{1,64}$"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const pattern18 = new RegExp("^0x[0-9a-fA-F]{1,64}$", "u");
+
+function validate409(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_unsubscribe:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate409.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate409.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate409.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(errors === _errs1){
+if(typeof data0 === "string"){
+if(!pattern18.test(data0)){
+validate409.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-fA-F]{1,64}$"},message:"must match pattern \""+"^0x[0-9a-fA-F]{1,64}$"+"\""}];
+return false;
+}
+}
+else {
+validate409.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate409.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate409.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_unsubscribe__result_ajv = validate410;
+const schema119 = {"type":"boolean","$id":"urn:rpcgate:node:eth_unsubscribe:result"};
+
+function validate410(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_unsubscribe:result" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "boolean"){
+validate410.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+validate410.errors = vErrors;
+return errors === 0;
+}
+
+export const rpc_discover__params_ajv = validate411;
+const schema120 = {"$id":"urn:rpcgate:node:rpc.discover:params","type":"array","maxItems":0};
+
+function validate411(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:rpc.discover:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate411.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+}
+else {
+validate411.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate411.errors = vErrors;
+return errors === 0;
+}
+
+export const rpc_discover__result_ajv = validate412;
+const schema121 = {"$ref":"urn:rpcgate:node:schema:OpenrpcDocument","$id":"urn:rpcgate:node:rpc.discover:result"};
+const schema122 = {"title":"OpenrpcDocument","description":"An OpenRPC document (https://spec.open-rpc.org): this contract, as served by `rpc.discover`. Only the top-level shape is described here; validate it with an OpenRPC tool (e.g. @open-rpc/schema-utils-js) for more.","type":"object","required":["openrpc","info","methods"],"properties":{"openrpc":{"type":"string","description":"OpenRPC specification version."},"info":{"type":"object","description":"Title, version and description of the API."},"servers":{"type":"array","description":"URL templates of the access points."},"methods":{"type":"array","description":"The methods."},"components":{"type":"object","description":"Schemas, errors and other reusable parts."}},"$id":"urn:rpcgate:node:schema:OpenrpcDocument"};
+
+function validate413(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:OpenrpcDocument" */;
 let vErrors = null;
 let errors = 0;
@@ -7464,14 +7709,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.openrpc === undefined) && (missing0 = "openrpc")) || ((data.info === undefined) && (missing0 = "info"))) || ((data.methods === undefined) && (missing0 = "methods"))){
-validate406.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate413.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 if(data.openrpc !== undefined){
 const _errs1 = errors;
 if(typeof data.openrpc !== "string"){
-validate406.errors = [{instancePath:instancePath+"/openrpc",schemaPath:"#/properties/openrpc/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate413.errors = [{instancePath:instancePath+"/openrpc",schemaPath:"#/properties/openrpc/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -7484,7 +7729,7 @@ if(data.info !== undefined){
 let data1 = data.info;
 const _errs3 = errors;
 if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-validate406.errors = [{instancePath:instancePath+"/info",schemaPath:"#/properties/info/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate413.errors = [{instancePath:instancePath+"/info",schemaPath:"#/properties/info/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -7496,7 +7741,7 @@ if(valid0){
 if(data.servers !== undefined){
 const _errs5 = errors;
 if(!(Array.isArray(data.servers))){
-validate406.errors = [{instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate413.errors = [{instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -7508,7 +7753,7 @@ if(valid0){
 if(data.methods !== undefined){
 const _errs7 = errors;
 if(!(Array.isArray(data.methods))){
-validate406.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate413.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -7521,7 +7766,7 @@ if(data.components !== undefined){
 let data4 = data.components;
 const _errs9 = errors;
 if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
-validate406.errors = [{instancePath:instancePath+"/components",schemaPath:"#/properties/components/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate413.errors = [{instancePath:instancePath+"/components",schemaPath:"#/properties/components/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -7536,24 +7781,24 @@ var valid0 = true;
 }
 }
 else {
-validate406.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate413.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate406.errors = vErrors;
+validate413.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate405(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate412(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:rpc.discover:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate406(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate406.errors : vErrors.concat(validate406.errors);
+if(!(validate413(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate413.errors : vErrors.concat(validate413.errors);
 errors = vErrors.length;
 }
-validate405.errors = vErrors;
+validate412.errors = vErrors;
 return errors === 0;
 }
 
@@ -8981,13 +9226,61 @@ function fast128(d) {
   if (!((typeof d == "string" && (d.length === 66 && fastRe1.test(d))))) return false;
   return true;
 }
+function fast130(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  const v0 = d["address"];
+  if (v0 !== undefined && !(((typeof v0 == "string" && (v0.length === 42 && fastRe2.test(v0))) || fastC83(v0)))) return false;
+  const v1 = d["topics"];
+  if (v1 !== undefined && !(fastC84(v1))) return false;
+  for (const v2 in d) {
+    if (v2 === "address" || v2 === "topics") continue;
+    return false;
+  }
+  return true;
+}
 function fast129(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1 === "newHeads" || v1 === "logs" || v1 === "newPendingTransactions")))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fast130(v2))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast131(d) {
+  if (!((typeof d == "string" && (d.length >= 3 && d.length <= 66 && fastRe1.test(d))))) return false;
+  return true;
+}
+function fast132(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length >= 3 && v1.length <= 66 && fastRe2.test(v1))))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast133(d) {
+  if (!(typeof d == "boolean")) return false;
+  return true;
+}
+function fast134(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC131(d) {
+function fastC136(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["openrpc"] === undefined) return false;
   if (d["info"] === undefined) return false;
@@ -9004,8 +9297,8 @@ function fastC131(d) {
   if (v4 !== undefined && !((v4 && typeof v4 == "object" && !Array.isArray(v4)))) return false;
   return true;
 }
-function fast130(d) {
-  if (!(fastC131(d))) return false;
+function fast135(d) {
+  if (!(fastC136(d))) return false;
   return true;
 }
 
@@ -9568,8 +9861,44 @@ export function eth_sendRawTransaction__result(data) {
   eth_sendRawTransaction__result.errors = eth_sendRawTransaction__result_ajv.errors;
   return valid;
 }
-export function rpc_discover__params(data) {
+export function eth_subscribe__params(data) {
   if (fast129(data)) {
+    eth_subscribe__params.errors = null;
+    return true;
+  }
+  const valid = eth_subscribe__params_ajv(data);
+  eth_subscribe__params.errors = eth_subscribe__params_ajv.errors;
+  return valid;
+}
+export function eth_subscribe__result(data) {
+  if (fast131(data)) {
+    eth_subscribe__result.errors = null;
+    return true;
+  }
+  const valid = eth_subscribe__result_ajv(data);
+  eth_subscribe__result.errors = eth_subscribe__result_ajv.errors;
+  return valid;
+}
+export function eth_unsubscribe__params(data) {
+  if (fast132(data)) {
+    eth_unsubscribe__params.errors = null;
+    return true;
+  }
+  const valid = eth_unsubscribe__params_ajv(data);
+  eth_unsubscribe__params.errors = eth_unsubscribe__params_ajv.errors;
+  return valid;
+}
+export function eth_unsubscribe__result(data) {
+  if (fast133(data)) {
+    eth_unsubscribe__result.errors = null;
+    return true;
+  }
+  const valid = eth_unsubscribe__result_ajv(data);
+  eth_unsubscribe__result.errors = eth_unsubscribe__result_ajv.errors;
+  return valid;
+}
+export function rpc_discover__params(data) {
+  if (fast134(data)) {
     rpc_discover__params.errors = null;
     return true;
   }
@@ -9578,7 +9907,7 @@ export function rpc_discover__params(data) {
   return valid;
 }
 export function rpc_discover__result(data) {
-  if (fast130(data)) {
+  if (fast135(data)) {
     rpc_discover__result.errors = null;
     return true;
   }
@@ -9620,6 +9949,8 @@ export const validators: ValidatorTable = {
   'eth_getBlockTransactionCountByNumber': { params: eth_getBlockTransactionCountByNumber__params, result: eth_getBlockTransactionCountByNumber__result },
   'eth_getBlockReceipts': { params: eth_getBlockReceipts__params, result: eth_getBlockReceipts__result },
   'eth_sendRawTransaction': { params: eth_sendRawTransaction__params, result: eth_sendRawTransaction__result },
+  'eth_subscribe': { params: eth_subscribe__params, result: eth_subscribe__result },
+  'eth_unsubscribe': { params: eth_unsubscribe__params, result: eth_unsubscribe__result },
   'rpc.discover': { params: rpc_discover__params, result: rpc_discover__result },
 };
 
@@ -9656,5 +9987,7 @@ export const fastChecks: { readonly [method: string]: { readonly params?: (data:
   'eth_getBlockTransactionCountByNumber': { params: fast122, result: fast123 },
   'eth_getBlockReceipts': { params: fast124, result: fast125 },
   'eth_sendRawTransaction': { params: fast127, result: fast128 },
-  'rpc.discover': { params: fast129, result: fast130 },
+  'eth_subscribe': { params: fast129, result: fast131 },
+  'eth_unsubscribe': { params: fast132, result: fast133 },
+  'rpc.discover': { params: fast134, result: fast135 },
 };

@@ -10,6 +10,7 @@ import { internalError } from '../../toolkit/rpc/errors.js';
 import { createFilterHandlers, type FilterStore } from '../filters/index.js';
 import { meaningOf, type LocalMethodName } from '../method-meaning.js';
 import type { UpstreamPool } from '../upstream/pool.js';
+import { notificationsNotSupported, type SocketCallContext, type Subscriptions } from '../subscriptions/index.js';
 
 export type NodeMethods = typeof methods;
 
@@ -20,6 +21,8 @@ export interface NodeHandlerOptions {
   contractJson: string;
   /** Where filters live (in-process or Redis) and how many one key may have. */
   filters: { store: FilterStore; maxPerKey: number };
+  /** eth_subscribe / eth_unsubscribe over WebSocket (absent: both answer -32601 "notifications not supported"). */
+  subscriptions?: Subscriptions;
 }
 
 export function createNodeHandlers(opts: NodeHandlerOptions): Handlers<NodeMethods> {
@@ -27,8 +30,23 @@ export function createNodeHandlers(opts: NodeHandlerOptions): Handlers<NodeMetho
   const local: Record<LocalMethodName<NodeMethods>, Handler<unknown>> = {
     'rpc.discover': (() => discover) as Handler<unknown>,
     ...createFilterHandlers({ store: opts.filters.store, maxPerKey: opts.filters.maxPerKey, pools: opts.pools }),
+    ...subscriptionHandlers(opts.subscriptions),
   };
   return routeHandlers(methods, local, forwarder(opts.pools));
+}
+
+/** eth_subscribe / eth_unsubscribe: served on a WebSocket connection (ctx.socket), -32601 over HTTP as geth does. */
+function subscriptionHandlers(subs: Subscriptions | undefined): Record<'eth_subscribe' | 'eth_unsubscribe', Handler<unknown>> {
+  return {
+    eth_subscribe: ((params: readonly unknown[], ctx: SocketCallContext) => {
+      if (subs === undefined) throw notificationsNotSupported('eth_subscribe');
+      return subs.subscribe(params, ctx);
+    }) as unknown as Handler<unknown>,
+    eth_unsubscribe: ((params: readonly unknown[], ctx: SocketCallContext) => {
+      if (subs === undefined) throw notificationsNotSupported('eth_unsubscribe');
+      return subs.unsubscribe(params, ctx);
+    }) as unknown as Handler<unknown>,
+  };
 }
 
 /** The forwarding handler of one method: the pool of the call's network. One closure per method (created once), so

@@ -39,6 +39,8 @@ import { CallMeter } from './call-observer.js';
 import { metricsRoute } from './metrics-route.js';
 import { buildRoutes, type Mount } from './routes.js';
 import { createWebRoute } from './web-route.js';
+import { Subscriptions } from '../subscriptions/index.js';
+import { attachNodeWebSockets, type NodeWebSockets } from './ws-route.js';
 
 /** In-flight requests get this long to finish on stop before their connections are cut. */
 const DRAIN_MS = 5000;
@@ -83,6 +85,8 @@ export interface RunningService {
   metrics: Metrics;
   config: Config;
   logger: Logger;
+  /** The node API's WebSocket connections and eth_subscribe subscriptions on this replica. */
+  websockets: { connections(): number; perNetwork(): Record<string, number>; subscriptions(): number };
   stop(): Promise<void>;
 }
 
@@ -131,6 +135,8 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
   let meter: Meter | undefined;
   let retention: NodeJS.Timeout | undefined;
   let stopped: Promise<void> | undefined;
+  let sockets: NodeWebSockets | undefined;
+  let subscriptions: Subscriptions | undefined;
   let staticKeyCount = 0;
   // One registry per service; active keys are read at scrape time from the key sources.
   const metrics = new Metrics({
@@ -140,6 +146,9 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
 
   const stop = (): Promise<void> =>
     (stopped ??= (async () => {
+      // WebSockets first (1001 going away): upgraded sockets would otherwise hold server.close() until the drain cut.
+      subscriptions?.stop();
+      await sockets?.close();
       if (server) {
         const s = server;
         await new Promise<void>((r) => {
@@ -202,7 +211,8 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     if (config.metering) {
       meter = new Meter({
         db: store.db,
-        methods: Object.keys(methods),
+        // eth_subscription: the notifications delivered over WebSocket.
+        methods: [...Object.keys(methods), 'eth_subscription'],
         networks: Object.keys(config.networks),
         metrics,
         logger,
@@ -259,10 +269,22 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     const lim = limiter;
     const onLimiterError = (err: unknown) => logger.error({ err }, 'limiter failed');
 
+    const ws = config.websocket;
+    const subs = (subscriptions = new Subscriptions({
+      upstreams: pools,
+      intervalMs: (n) => ws.pollIntervalMs || Math.max(250, (config.networks[n]?.blockTime ?? 2) * 500),
+      maxPerConnection: ws.maxSubscriptionsPerConnection,
+      limiter: lim,
+      logger,
+      onNotified: callMeter === undefined ? undefined : (ctx, n) => {
+        const c = { ...ctx, startedAt: performance.now() };
+        for (let i = 0; i < n; i++) callMeter.onCall('eth_subscription', 'ok', undefined, c);
+      },
+    }));
     const engine = createEngine<typeof methods, AccessContext>({
       methods,
       validators,
-      handlers: createNodeHandlers({ pools, contractJson, filters: { store: filterStore, maxPerKey: config.filters?.maxPerKey ?? 100 } }),
+      handlers: createNodeHandlers({ pools, contractJson, filters: { store: filterStore, maxPerKey: config.filters?.maxPerKey ?? 100 }, subscriptions: subs }),
       options: { maxBatchSize: config.maxBatchSize, strictResults: config.strictResults },
       onError: (err, info) => logger.error({ err, method: info.method, rid: info.ctx.requestId }, 'unexpected error in a call'),
       admit: createAdmission(lim, onLimiterError),
@@ -299,6 +321,20 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       },
     });
     server = createHttpServer(router, (err, rid) => logger.error({ err, rid }, 'request failed'));
+    sockets = attachNodeWebSockets(server, {
+      engine,
+      keys,
+      networks: Object.keys(config.networks),
+      hostMap: config.hostMap,
+      logger,
+      trustProxy: trustProxyHops(config),
+      meter: callMeter,
+      maxPayloadBytes: ws.maxPayloadBytes,
+      maxInFlight: ws.maxInFlight,
+      maxBufferedBytes: ws.maxBufferedBytes,
+      pingIntervalMs: ws.pingIntervalMs,
+      maxConnectionsPerKey: ws.maxConnectionsPerKey,
+    });
     const srv = server;
     await new Promise<void>((resolveListen, reject) => {
       srv.once('error', reject);
@@ -315,7 +351,8 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     for (const name of Object.keys(config.networks)) urls[name] = { A: `${url}/${name}/v2/${key}`, B: `${url}/${name}/${key}` };
     const seeded: Record<string, SeededChain> = {};
     for (const c of chains) seeded[c.network] = c.seeded;
-    return { url, urls, docsUrl: `${url}/docs/`, key, devKey, networks, seeded, pools, keys, access, store, secret, limiter: lim, meter, metrics, config, logger, stop };
+    return { url, urls, docsUrl: `${url}/docs/`, key, devKey, networks, seeded, pools, keys, access, store, secret, limiter: lim, meter, metrics, config, logger, stop,
+      websockets: { connections: () => sockets?.size ?? 0, perNetwork: () => sockets?.perNetwork() ?? {}, subscriptions: () => subscriptions?.size ?? 0 } };
   } catch (e) {
     await stop().catch(() => undefined);
     throw e;

@@ -51,6 +51,17 @@ function match(r: Route, path: string): string | undefined | null {
   return rest;
 }
 
+/** A path pattern's matcher (the same patterns as Router.add): the capture, undefined (matched without a value), or
+ *  null (no match). For other tables over the same paths (e.g. WebSocket upgrades, src/toolkit/ws/router.ts). */
+export function pathMatcher(pattern: string, trailingSlash = false): (path: string) => string | undefined | null {
+  const last = pattern.lastIndexOf('/');
+  const tail = pattern.slice(last + 1);
+  const capture = tail === '*' ? Capture.Rest : tail.startsWith(':') ? (tail.endsWith('?') ? Capture.OptionalSegment : Capture.Segment) : Capture.None;
+  const lit = capture === Capture.None ? pattern : pattern.slice(0, last);
+  const r: Route = { methods: '*', host: undefined, lit, litSlash: trailingSlash && capture === Capture.None ? lit + '/' : undefined, capture, slash: trailingSlash, handler: () => undefined };
+  return (path) => match(r, path);
+}
+
 /** The Host header's name: lower-case, without the port (IPv6 literals keep their brackets). */
 export function hostName(req: IncomingMessage): string | undefined {
   const h = req.headers.host;

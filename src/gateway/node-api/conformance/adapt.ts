@@ -45,7 +45,12 @@ export const ROLES: Record<string, Role[]> = {
   eth_getFilterChanges: ['keep'],
   eth_getFilterLogs: ['keep'],
   eth_uninstallFilter: ['keep'],
+  eth_subscribe: ['keep', 'keep'],
+  eth_unsubscribe: ['keep'],
 };
+
+/** Methods that only work over a WebSocket: over HTTP (what conformance speaks) -32601 is the conformant answer. */
+const SOCKET_ONLY = new Set(['eth_subscribe', 'eth_unsubscribe']);
 
 /** For methods a future contract adds: guess from the param name. */
 export function roleByName(method: string, name: string, example: unknown): Role {
@@ -104,6 +109,10 @@ export function adaptParams(
     // The example's filter id exists on no live endpoint: geth's, anvil's and rpcgate's answer is -32000 "filter not found".
     out.expectErrorCode = -32000;
     out.note = "the contract example's filter id is unknown here: -32000 \"filter not found\" is the conformant answer";
+  }
+  if (SOCKET_ONLY.has(method)) {
+    out.expectErrorCode = -32601;
+    out.note = 'WebSocket only: over HTTP, -32601 (notifications not supported) is the conformant answer';
   }
   return out;
 }

@@ -1,0 +1,237 @@
+// eth_subscribe / eth_unsubscribe over a WebSocket connection, fed by the network's shared feed (./feed.ts).
+//
+// Per connection (the transport's WsConnection, its `state`): the subscriptions by id, at most
+// `maxSubscriptionsPerConnection` (-32005, reason `subscriptions`, beyond), and one outgoing queue of notifications
+// so they keep their order. Ids are 16 random bytes in hex (as geth), unguessable and local to the connection:
+// another connection's id is "not found" (false).
+//
+// Quotas: every delivered notification counts as one request of the key's limits (providers bill each event). The
+// queue is counted in one limiter.consume(n) per flush (at most one per tick and connection, whatever the fan-out):
+//   - allowed: the notifications are sent;
+//   - refused by a per-second rate: they wait until that second is over and are counted again (nothing dropped,
+//     order kept; the send buffer bound still applies);
+//   - refused by a daily/monthly quota (or the limiter down: fail closed as for calls): one last notification per
+//     subscription carries the error (`params.error`, the same -32005/-32044 object a call would get), then the
+//     connection closes with code 4429 (CLOSE_QUOTA).
+// Static and development keys have no limits: nothing is counted.
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { AccessContext } from '../access/index.js';
+import { limitError, type Limiter } from '../limits/index.js';
+import { limitsBackendUnavailable } from '../errors.js';
+import { RpcError } from '../../toolkit/rpc/errors.js';
+import type { WsConnection } from '../../toolkit/ws/index.js';
+import { NetworkFeed, type FeedSubscriber, type FeedUpstream, type LogFilter } from './feed.js';
+
+/** Close code when the key's quota runs out mid-subscription. */
+export const CLOSE_QUOTA = 4429;
+
+/** A node API call's context over a WebSocket: the connection, for eth_subscribe. */
+export interface SocketCallContext extends AccessContext {
+  socket?: WsConnection<AccessContext>;
+}
+
+export interface SubscriptionsOptions {
+  upstreams: ReadonlyMap<string, FeedUpstream>;
+  /** Poll interval per network (ms). */
+  intervalMs: (network: string) => number;
+  maxPerConnection: number;
+  limiter: Limiter | undefined;
+  logger: Logger;
+  /** Each notification delivered (metering: method `eth_subscription`). */
+  onNotified?: (ctx: AccessContext, count: number) => void;
+}
+
+/** -32601 over HTTP, as geth answers (there is no connection to notify). */
+export const notificationsNotSupported = (method: string) =>
+  new RpcError(-32601, `notifications not supported over HTTP: ${method} needs a WebSocket connection (ws://…/{network}/v2/{key} or ws://…/{network}/{key})`);
+
+class Sub implements FeedSubscriber {
+  constructor(
+    readonly id: string,
+    readonly kind: FeedSubscriber['kind'],
+    readonly filter: LogFilter | undefined,
+    private readonly owner: ConnectionSubs,
+  ) {}
+
+  deliver(result: unknown): void {
+    this.owner.enqueue(this.id, result);
+  }
+}
+
+/** One connection's subscriptions and notification queue. */
+class ConnectionSubs {
+  readonly subs = new Map<string, Sub>();
+  private queue: string[] = [];
+  private flushing = false;
+  private scheduled = false;
+  /** Notifications counted per consume (lowered to the per-second limit when that refuses). */
+  private chunk = Number.MAX_SAFE_INTEGER;
+  ended = false;
+
+  constructor(
+    readonly conn: WsConnection<AccessContext>,
+    private readonly mgr: Subscriptions,
+  ) {}
+
+  enqueue(id: string, result: unknown): void {
+    if (this.ended) return;
+    this.queue.push(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":${JSON.stringify(result)}}}`);
+    if (!this.scheduled && !this.flushing) {
+      this.scheduled = true;
+      setImmediate(() => void this.flush());
+    }
+  }
+
+  private async flush(): Promise<void> {
+    this.scheduled = false;
+    if (this.flushing || this.ended) return;
+    this.flushing = true;
+    try {
+      while (this.queue.length > 0 && !this.ended && !this.conn.closed) {
+        const batch = this.queue.splice(0, this.chunk);
+        const refusal = await this.mgr.count(this.conn.ctx, batch.length);
+        if (typeof refusal === 'number') {
+          // Per-second rate: keep them (in order), count again shortly, at most a second's worth at a time.
+          this.queue = batch.concat(this.queue);
+          this.chunk = Math.max(1, refusal);
+          await new Promise((r) => setTimeout(r, 250));
+          continue;
+        }
+        if (refusal !== undefined) return this.endWith(refusal);
+        for (const m of batch) if (!this.conn.send(m)) return;
+        this.mgr.notified(this.conn.ctx, batch.length);
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  /** The quota ran out: a last notification per subscription with the error, then close 4429. */
+  private endWith(err: RpcError): void {
+    const e = JSON.stringify({ code: err.code, message: err.message, data: err.data });
+    for (const id of this.subs.keys()) this.conn.send(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","error":${e}}}`);
+    this.mgr.dropAll(this);
+    this.conn.close(CLOSE_QUOTA, 'quota exhausted');
+  }
+}
+
+function lowerList(v: unknown): string[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  return (Array.isArray(v) ? v : [v]).map((x) => String(x).toLowerCase());
+}
+
+/** The params' filterOptions (already validated against the contract) as a LogFilter. */
+function logFilter(opts: unknown): LogFilter | undefined {
+  if (opts === undefined || opts === null || typeof opts !== 'object') return undefined;
+  const o = opts as { address?: unknown; topics?: unknown };
+  const f: LogFilter = {};
+  const address = lowerList(o.address);
+  if (address !== undefined) f.address = address;
+  if (Array.isArray(o.topics)) f.topics = o.topics.map((t: unknown) => lowerList(t) ?? null);
+  return f.address === undefined && f.topics === undefined ? undefined : f;
+}
+
+export class Subscriptions {
+  private readonly feeds = new Map<string, NetworkFeed>();
+  private active = 0;
+
+  constructor(private readonly opts: SubscriptionsOptions) {}
+
+  /** Active subscriptions on this replica (metrics). */
+  get size(): number {
+    return this.active;
+  }
+
+  private feed(network: string): NetworkFeed {
+    let f = this.feeds.get(network);
+    if (f === undefined) {
+      const up = this.opts.upstreams.get(network);
+      if (up === undefined) throw new RpcError(-32603, 'Internal error', { reason: `no upstream pool for network ${network}` });
+      f = new NetworkFeed(network, up, this.opts.intervalMs(network), this.opts.logger);
+      this.feeds.set(network, f);
+    }
+    return f;
+  }
+
+  private state(conn: WsConnection<AccessContext>): ConnectionSubs {
+    let s = conn.state as ConnectionSubs | undefined;
+    if (s === undefined) {
+      s = new ConnectionSubs(conn, this);
+      conn.state = s;
+      conn.onClose(() => this.dropAll(s!));
+    }
+    return s;
+  }
+
+  /** eth_subscribe */
+  subscribe(params: readonly unknown[], ctx: SocketCallContext): string {
+    const conn = ctx.socket;
+    if (conn === undefined) throw notificationsNotSupported('eth_subscribe');
+    const st = this.state(conn);
+    if (st.ended || conn.closed) throw new RpcError(-32603, 'Internal error', { reason: 'connection closing' });
+    if (st.subs.size >= this.opts.maxPerConnection) {
+      throw new RpcError(-32005, `too many subscriptions on this connection (at most ${this.opts.maxPerConnection})`, { source: 'rpcgate', reason: 'subscriptions', limit: this.opts.maxPerConnection }, 429);
+    }
+    const kind = params[0] as FeedSubscriber['kind'];
+    const id = '0x' + randomBytes(16).toString('hex');
+    const sub = new Sub(id, kind, kind === 'logs' ? logFilter(params[1]) : undefined, st);
+    st.subs.set(id, sub);
+    this.active++;
+    this.feed(ctx.network).add(sub);
+    return id;
+  }
+
+  /** eth_unsubscribe */
+  unsubscribe(params: readonly unknown[], ctx: SocketCallContext): boolean {
+    const conn = ctx.socket;
+    if (conn === undefined) throw notificationsNotSupported('eth_unsubscribe');
+    const st = conn.state as ConnectionSubs | undefined;
+    const id = String(params[0]).toLowerCase();
+    const sub = st?.subs.get(id);
+    if (st === undefined || sub === undefined) return false;
+    st.subs.delete(id);
+    this.active--;
+    this.feeds.get(conn.ctx.network)?.remove(sub);
+    return true;
+  }
+
+  /** @internal a connection's subscriptions end (closed, or quota exhausted). */
+  dropAll(st: ConnectionSubs): void {
+    st.ended = true;
+    const feed = this.feeds.get(st.conn.ctx.network);
+    for (const sub of st.subs.values()) {
+      feed?.remove(sub);
+      this.active--;
+    }
+    st.subs.clear();
+  }
+
+  /** @internal counts n notifications: undefined = allowed, a number = rate-limited this second (the per-second
+   *  limit), else the refusal to end with. */
+  async count(ctx: AccessContext, n: number): Promise<RpcError | number | undefined> {
+    const subject = ctx.principal?.limitSubject;
+    const limiter = this.opts.limiter;
+    if (subject === undefined || limiter === undefined) return undefined;
+    try {
+      const d = await limiter.consume(subject, n);
+      if (d.allowed) return undefined;
+      return d.period === 'second' ? d.limit : limitError(d);
+    } catch (e) {
+      if (e instanceof RpcError) return e;
+      this.opts.logger.error({ err: e }, 'limiter failed while counting notifications');
+      return limitsBackendUnavailable();
+    }
+  }
+
+  /** @internal */
+  notified(ctx: AccessContext, n: number): void {
+    this.opts.onNotified?.(ctx, n);
+  }
+
+  /** Stops every feed (service stop). */
+  stop(): void {
+    for (const f of this.feeds.values()) f.stop();
+    this.feeds.clear();
+  }
+}
