@@ -6939,28 +6939,780 @@ validate373.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_sendRawTransaction__params_ajv = validate376;
-const schema101 = {"$id":"urn:rpcgate:node:eth_sendRawTransaction:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Bytes"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const eth_accounts__params_ajv = validate376;
+const schema101 = {"$id":"urn:rpcgate:node:eth_accounts:params","type":"array","maxItems":0};
 
 function validate376(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:node:eth_sendRawTransaction:params" */;
+/*# sourceURL="urn:rpcgate:node:eth_accounts:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate376.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+}
+else {
+validate376.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate376.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_accounts__result_ajv = validate377;
+const schema102 = {"$ref":"urn:rpcgate:node:schema:Addresses","$id":"urn:rpcgate:node:eth_accounts:result"};
+
+function validate377(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_accounts:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate294(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate294.errors : vErrors.concat(validate294.errors);
+errors = vErrors.length;
+}
+validate377.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getProof__params_ajv = validate379;
+const schema103 = {"$id":"urn:rpcgate:node:eth_getProof:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Address"},{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:BytesMax32"}},{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTagOrHash"}],"additionalItems":false,"minItems":2,"maxItems":3};
+
+function validate379(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getProof:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 3){
+validate379.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 3},message:"must NOT have more than 3 items"}];
+return false;
+}
+else {
+if(data.length < 2){
+validate379.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 3)){
+validate379.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 3},message:"must NOT have more than 3 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+const _errs1 = errors;
+if(!(validate39(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+let data1 = data[1];
+const _errs2 = errors;
+if(errors === _errs2){
+if(Array.isArray(data1)){
+var valid1 = true;
+const len2 = data1.length;
+for(let i0=0; i0<len2; i0++){
+const _errs4 = errors;
+if(!(validate250(data1[i0], {instancePath:instancePath+"/1/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate379.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+if(valid0){
+if(len1 > 2){
+const _errs5 = errors;
+if(!(validate231(data[2], {instancePath:instancePath+"/2",parentData:data,parentDataProperty:2,rootData}))){
+vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate379.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate379.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getProof__result_ajv = validate383;
+const schema104 = {"$ref":"urn:rpcgate:node:schema:AccountProof","$id":"urn:rpcgate:node:eth_getProof:result"};
+const schema105 = {"title":"AccountProof","description":"Merkle proof of an account and of some of its storage slots (EIP-1186).","type":"object","required":["address","accountProof","balance","codeHash","nonce","storageHash","storageProof"],"properties":{"address":{"$ref":"urn:rpcgate:node:schema:Address"},"accountProof":{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:Bytes"}},"balance":{"$ref":"urn:rpcgate:node:schema:Uint256"},"codeHash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"nonce":{"$ref":"urn:rpcgate:node:schema:Uint64"},"storageHash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"storageProof":{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:StorageProof"}}},"$id":"urn:rpcgate:node:schema:AccountProof"};
+const schema106 = {"title":"StorageProof","type":"object","required":["key","value","proof"],"properties":{"key":{"$ref":"urn:rpcgate:node:schema:BytesMax32"},"value":{"$ref":"urn:rpcgate:node:schema:Uint256"},"proof":{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:Bytes"}}},"description":"Merkle proof of one storage slot.","$id":"urn:rpcgate:node:schema:StorageProof"};
+
+function validate391(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:schema:StorageProof" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.key === undefined) && (missing0 = "key")) || ((data.value === undefined) && (missing0 = "value"))) || ((data.proof === undefined) && (missing0 = "proof"))){
+validate391.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.key !== undefined){
+const _errs1 = errors;
+if(!(validate250(data.key, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.value !== undefined){
+const _errs2 = errors;
+if(!(validate95(data.value, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.proof !== undefined){
+let data2 = data.proof;
+const _errs3 = errors;
+if(errors === _errs3){
+if(Array.isArray(data2)){
+var valid1 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+const _errs5 = errors;
+if(!(validate51(data2[i0], {instancePath:instancePath+"/proof/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs5 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate391.errors = [{instancePath:instancePath+"/proof",schemaPath:"#/properties/proof/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate391.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate391.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate384(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:schema:AccountProof" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.address === undefined) && (missing0 = "address")) || ((data.accountProof === undefined) && (missing0 = "accountProof"))) || ((data.balance === undefined) && (missing0 = "balance"))) || ((data.codeHash === undefined) && (missing0 = "codeHash"))) || ((data.nonce === undefined) && (missing0 = "nonce"))) || ((data.storageHash === undefined) && (missing0 = "storageHash"))) || ((data.storageProof === undefined) && (missing0 = "storageProof"))){
+validate384.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.address !== undefined){
+const _errs1 = errors;
+if(!(validate39(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.accountProof !== undefined){
+let data1 = data.accountProof;
+const _errs2 = errors;
+if(errors === _errs2){
+if(Array.isArray(data1)){
+var valid1 = true;
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+const _errs4 = errors;
+if(!(validate51(data1[i0], {instancePath:instancePath+"/accountProof/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate384.errors = [{instancePath:instancePath+"/accountProof",schemaPath:"#/properties/accountProof/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.balance !== undefined){
+const _errs5 = errors;
+if(!(validate95(data.balance, {instancePath:instancePath+"/balance",parentData:data,parentDataProperty:"balance",rootData}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.codeHash !== undefined){
+const _errs6 = errors;
+if(!(validate35(data.codeHash, {instancePath:instancePath+"/codeHash",parentData:data,parentDataProperty:"codeHash",rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.nonce !== undefined){
+const _errs7 = errors;
+if(!(validate177(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
+vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.storageHash !== undefined){
+const _errs8 = errors;
+if(!(validate35(data.storageHash, {instancePath:instancePath+"/storageHash",parentData:data,parentDataProperty:"storageHash",rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.storageProof !== undefined){
+let data7 = data.storageProof;
+const _errs9 = errors;
+if(errors === _errs9){
+if(Array.isArray(data7)){
+var valid2 = true;
+const len1 = data7.length;
+for(let i1=0; i1<len1; i1++){
+const _errs11 = errors;
+if(!(validate391(data7[i1], {instancePath:instancePath+"/storageProof/" + i1,parentData:data7,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate391.errors : vErrors.concat(validate391.errors);
+errors = vErrors.length;
+}
+var valid2 = _errs11 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate384.errors = [{instancePath:instancePath+"/storageProof",schemaPath:"#/properties/storageProof/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate384.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate384.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate383(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getProof:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate384(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate384.errors : vErrors.concat(validate384.errors);
+errors = vErrors.length;
+}
+validate383.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_createAccessList__params_ajv = validate397;
+const schema107 = {"$id":"urn:rpcgate:node:eth_createAccessList:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:GenericTransaction"},{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTag"}],"additionalItems":false,"minItems":1,"maxItems":2};
+
+function validate397(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_createAccessList:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 2){
+validate397.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate397.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 2)){
+validate397.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+const _errs1 = errors;
+if(!(validate256(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+const _errs2 = errors;
+if(!(validate26(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+}
+}
+}
+}
+}
+else {
+validate397.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate397.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_createAccessList__result_ajv = validate400;
+const schema108 = {"$ref":"urn:rpcgate:node:schema:AccessListResult","$id":"urn:rpcgate:node:eth_createAccessList:result"};
+const schema109 = {"title":"AccessListResult","type":"object","properties":{"accessList":{"$ref":"urn:rpcgate:node:schema:AccessList"},"error":{"description":"Why the transaction would fail (the access list is still the one it touched).","type":"string"},"gasUsed":{"$ref":"urn:rpcgate:node:schema:Uint"}},"description":"The access list a transaction would use, and its gas.","$id":"urn:rpcgate:node:schema:AccessListResult"};
+
+function validate401(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:schema:AccessListResult" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.accessList !== undefined){
+const _errs1 = errors;
+if(!(validate81(data.accessList, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.error !== undefined){
+const _errs2 = errors;
+if(typeof data.error !== "string"){
+validate401.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.gasUsed !== undefined){
+const _errs4 = errors;
+if(!(validate23(data.gasUsed, {instancePath:instancePath+"/gasUsed",parentData:data,parentDataProperty:"gasUsed",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+else {
+validate401.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate401.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate400(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_createAccessList:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate401(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate401.errors : vErrors.concat(validate401.errors);
+errors = vErrors.length;
+}
+validate400.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_blobBaseFee__params_ajv = validate405;
+const schema110 = {"$id":"urn:rpcgate:node:eth_blobBaseFee:params","type":"array","maxItems":0};
+
+function validate405(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_blobBaseFee:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate405.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+}
+else {
+validate405.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate405.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_blobBaseFee__result_ajv = validate406;
+const schema111 = {"$ref":"urn:rpcgate:node:schema:Uint","$id":"urn:rpcgate:node:eth_blobBaseFee:result"};
+
+function validate406(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_blobBaseFee:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+validate406.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_protocolVersion__params_ajv = validate408;
+const schema112 = {"$id":"urn:rpcgate:node:eth_protocolVersion:params","type":"array","maxItems":0};
+
+function validate408(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_protocolVersion:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate408.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+}
+else {
+validate408.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate408.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_protocolVersion__result_ajv = validate409;
+const schema113 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:Uint"},{"type":"string","pattern":"^[0-9]+$"},{"type":"integer","minimum":0}],"$id":"urn:rpcgate:node:eth_protocolVersion:result"};
+const pattern17 = new RegExp("^[0-9]+$", "u");
+
+function validate409(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_protocolVersion:result" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data === "string"){
+if(!pattern17.test(data)){
+const err0 = {instancePath,schemaPath:"#/oneOf/1/pattern",keyword:"pattern",params:{pattern: "^[0-9]+$"},message:"must match pattern \""+"^[0-9]+$"+"\""};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/oneOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+var _valid0 = _errs2 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+}
+const _errs4 = errors;
+if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+const err2 = {instancePath,schemaPath:"#/oneOf/2/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(errors === _errs4){
+if(typeof data == "number"){
+if(data < 0 || isNaN(data)){
+const err3 = {instancePath,schemaPath:"#/oneOf/2/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+var _valid0 = _errs4 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 2;
+}
+}
+}
+if(!valid0){
+const err4 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+validate409.errors = vErrors;
+return false;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate409.errors = vErrors;
+return errors === 0;
+}
+
+export const net_listening__params_ajv = validate411;
+const schema114 = {"$id":"urn:rpcgate:node:net_listening:params","type":"array","maxItems":0};
+
+function validate411(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:net_listening:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate411.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+}
+else {
+validate411.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate411.errors = vErrors;
+return errors === 0;
+}
+
+export const net_listening__result_ajv = validate412;
+const schema115 = {"type":"boolean","$id":"urn:rpcgate:node:net_listening:result"};
+
+function validate412(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:net_listening:result" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "boolean"){
+validate412.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+validate412.errors = vErrors;
+return errors === 0;
+}
+
+export const net_peerCount__params_ajv = validate413;
+const schema116 = {"$id":"urn:rpcgate:node:net_peerCount:params","type":"array","maxItems":0};
+
+function validate413(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:net_peerCount:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate413.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+}
+else {
+validate413.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate413.errors = vErrors;
+return errors === 0;
+}
+
+export const net_peerCount__result_ajv = validate414;
+const schema117 = {"$ref":"urn:rpcgate:node:schema:Uint","$id":"urn:rpcgate:node:net_peerCount:result"};
+
+function validate414(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:net_peerCount:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+validate414.errors = vErrors;
+return errors === 0;
+}
+
+export const web3_sha3__params_ajv = validate416;
+const schema118 = {"$id":"urn:rpcgate:node:web3_sha3:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Bytes"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate416(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:web3_sha3:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate376.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate416.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate376.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate416.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate376.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate416.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -6976,18 +7728,534 @@ errors = vErrors.length;
 }
 }
 else {
-validate376.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate416.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate376.errors = vErrors;
+validate416.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_sendRawTransaction__result_ajv = validate378;
-const schema102 = {"$ref":"urn:rpcgate:node:schema:Hash32","$id":"urn:rpcgate:node:eth_sendRawTransaction:result"};
+export const web3_sha3__result_ajv = validate418;
+const schema119 = {"$ref":"urn:rpcgate:node:schema:Hash32","$id":"urn:rpcgate:node:web3_sha3:result"};
 
-function validate378(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate418(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:web3_sha3:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+validate418.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getUncleByBlockHashAndIndex__params_ajv = validate420;
+const schema120 = {"$id":"urn:rpcgate:node:eth_getUncleByBlockHashAndIndex:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"additionalItems":false,"minItems":2,"maxItems":2};
+
+function validate420(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getUncleByBlockHashAndIndex:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 2){
+validate420.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+if(data.length < 2){
+validate420.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 2)){
+validate420.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+const _errs1 = errors;
+if(!(validate35(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+const _errs2 = errors;
+if(!(validate23(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+}
+}
+}
+}
+}
+else {
+validate420.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate420.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getUncleByBlockHashAndIndex__result_ajv = validate423;
+const schema121 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:Block"}],"$id":"urn:rpcgate:node:eth_getUncleByBlockHashAndIndex:result"};
+
+function validate423(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getUncleByBlockHashAndIndex:result" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs2 = errors;
+if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs2 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+}
+}
+if(!valid0){
+const err0 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+validate423.errors = vErrors;
+return false;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate423.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getUncleByBlockNumberAndIndex__params_ajv = validate426;
+const schema122 = {"$id":"urn:rpcgate:node:eth_getUncleByBlockNumberAndIndex:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTag"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"additionalItems":false,"minItems":2,"maxItems":2};
+
+function validate426(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getUncleByBlockNumberAndIndex:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 2){
+validate426.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+if(data.length < 2){
+validate426.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 2)){
+validate426.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+const _errs1 = errors;
+if(!(validate26(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+const _errs2 = errors;
+if(!(validate23(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+}
+}
+}
+}
+}
+else {
+validate426.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate426.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getUncleByBlockNumberAndIndex__result_ajv = validate429;
+const schema123 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:Block"}],"$id":"urn:rpcgate:node:eth_getUncleByBlockNumberAndIndex:result"};
+
+function validate429(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getUncleByBlockNumberAndIndex:result" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs2 = errors;
+if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs2 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+}
+}
+if(!valid0){
+const err0 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+validate429.errors = vErrors;
+return false;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate429.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getUncleCountByBlockHash__params_ajv = validate432;
+const schema124 = {"$id":"urn:rpcgate:node:eth_getUncleCountByBlockHash:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate432(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getUncleCountByBlockHash:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate432.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate432.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate432.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+if(!(validate35(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+}
+}
+}
+}
+}
+else {
+validate432.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate432.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getUncleCountByBlockHash__result_ajv = validate434;
+const schema125 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"$id":"urn:rpcgate:node:eth_getUncleCountByBlockHash:result"};
+
+function validate434(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getUncleCountByBlockHash:result" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs2 = errors;
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs2 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+}
+}
+if(!valid0){
+const err0 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+validate434.errors = vErrors;
+return false;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate434.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getUncleCountByBlockNumber__params_ajv = validate437;
+const schema126 = {"$id":"urn:rpcgate:node:eth_getUncleCountByBlockNumber:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTag"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate437(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getUncleCountByBlockNumber:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate437.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate437.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate437.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+if(!(validate26(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+errors = vErrors.length;
+}
+}
+}
+}
+}
+}
+else {
+validate437.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate437.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getUncleCountByBlockNumber__result_ajv = validate439;
+const schema127 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"$id":"urn:rpcgate:node:eth_getUncleCountByBlockNumber:result"};
+
+function validate439(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getUncleCountByBlockNumber:result" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs2 = errors;
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs2 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+}
+}
+if(!valid0){
+const err0 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+validate439.errors = vErrors;
+return false;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate439.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_sendRawTransaction__params_ajv = validate442;
+const schema128 = {"$id":"urn:rpcgate:node:eth_sendRawTransaction:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Bytes"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate442(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_sendRawTransaction:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate442.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate442.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate442.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+if(!(validate51(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+errors = vErrors.length;
+}
+}
+}
+}
+}
+}
+else {
+validate442.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate442.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_sendRawTransaction__result_ajv = validate444;
+const schema129 = {"$ref":"urn:rpcgate:node:schema:Hash32","$id":"urn:rpcgate:node:eth_sendRawTransaction:result"};
+
+function validate444(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_sendRawTransaction:result" */;
 let vErrors = null;
 let errors = 0;
@@ -6995,38 +8263,38 @@ if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
-validate378.errors = vErrors;
+validate444.errors = vErrors;
 return errors === 0;
 }
 
-export const rpc_discover__params_ajv = validate380;
-const schema103 = {"$id":"urn:rpcgate:node:rpc.discover:params","type":"array","maxItems":0};
+export const rpc_discover__params_ajv = validate446;
+const schema130 = {"$id":"urn:rpcgate:node:rpc.discover:params","type":"array","maxItems":0};
 
-function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate446(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:rpc.discover:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate380.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate446.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 }
 else {
-validate380.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate446.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate380.errors = vErrors;
+validate446.errors = vErrors;
 return errors === 0;
 }
 
-export const rpc_discover__result_ajv = validate381;
-const schema104 = {"$ref":"urn:rpcgate:node:schema:OpenrpcDocument","$id":"urn:rpcgate:node:rpc.discover:result"};
-const schema105 = {"title":"OpenrpcDocument","description":"An OpenRPC document (https://spec.open-rpc.org): this contract, as served by `rpc.discover`. Only the top-level shape is described here; validate it with an OpenRPC tool (e.g. @open-rpc/schema-utils-js) for more.","type":"object","required":["openrpc","info","methods"],"properties":{"openrpc":{"type":"string","description":"OpenRPC specification version."},"info":{"type":"object","description":"Title, version and description of the API."},"servers":{"type":"array","description":"URL templates of the access points."},"methods":{"type":"array","description":"The methods."},"components":{"type":"object","description":"Schemas, errors and other reusable parts."}},"$id":"urn:rpcgate:node:schema:OpenrpcDocument"};
+export const rpc_discover__result_ajv = validate447;
+const schema131 = {"$ref":"urn:rpcgate:node:schema:OpenrpcDocument","$id":"urn:rpcgate:node:rpc.discover:result"};
+const schema132 = {"title":"OpenrpcDocument","description":"An OpenRPC document (https://spec.open-rpc.org): this contract, as served by `rpc.discover`. Only the top-level shape is described here; validate it with an OpenRPC tool (e.g. @open-rpc/schema-utils-js) for more.","type":"object","required":["openrpc","info","methods"],"properties":{"openrpc":{"type":"string","description":"OpenRPC specification version."},"info":{"type":"object","description":"Title, version and description of the API."},"servers":{"type":"array","description":"URL templates of the access points."},"methods":{"type":"array","description":"The methods."},"components":{"type":"object","description":"Schemas, errors and other reusable parts."}},"$id":"urn:rpcgate:node:schema:OpenrpcDocument"};
 
-function validate382(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate448(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:OpenrpcDocument" */;
 let vErrors = null;
 let errors = 0;
@@ -7034,14 +8302,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.openrpc === undefined) && (missing0 = "openrpc")) || ((data.info === undefined) && (missing0 = "info"))) || ((data.methods === undefined) && (missing0 = "methods"))){
-validate382.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate448.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 if(data.openrpc !== undefined){
 const _errs1 = errors;
 if(typeof data.openrpc !== "string"){
-validate382.errors = [{instancePath:instancePath+"/openrpc",schemaPath:"#/properties/openrpc/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate448.errors = [{instancePath:instancePath+"/openrpc",schemaPath:"#/properties/openrpc/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -7054,7 +8322,7 @@ if(data.info !== undefined){
 let data1 = data.info;
 const _errs3 = errors;
 if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-validate382.errors = [{instancePath:instancePath+"/info",schemaPath:"#/properties/info/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate448.errors = [{instancePath:instancePath+"/info",schemaPath:"#/properties/info/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -7066,7 +8334,7 @@ if(valid0){
 if(data.servers !== undefined){
 const _errs5 = errors;
 if(!(Array.isArray(data.servers))){
-validate382.errors = [{instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate448.errors = [{instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -7078,7 +8346,7 @@ if(valid0){
 if(data.methods !== undefined){
 const _errs7 = errors;
 if(!(Array.isArray(data.methods))){
-validate382.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate448.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -7091,7 +8359,7 @@ if(data.components !== undefined){
 let data4 = data.components;
 const _errs9 = errors;
 if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
-validate382.errors = [{instancePath:instancePath+"/components",schemaPath:"#/properties/components/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate448.errors = [{instancePath:instancePath+"/components",schemaPath:"#/properties/components/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -7106,24 +8374,24 @@ var valid0 = true;
 }
 }
 else {
-validate382.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate448.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate382.errors = vErrors;
+validate448.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate381(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate447(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:rpc.discover:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate382(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate382.errors : vErrors.concat(validate382.errors);
+if(!(validate448(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate448.errors : vErrors.concat(validate448.errors);
 errors = vErrors.length;
 }
-validate381.errors = vErrors;
+validate447.errors = vErrors;
 return errors === 0;
 }
 
@@ -7135,6 +8403,7 @@ const fastRe2 = new RegExp("^0x[0-9a-fA-F]*$", "");
 const fastRe3 = new RegExp("^0x(0|[1-9a-f][0-9a-f]{0,63})$", "");
 const fastRe4 = new RegExp("^0x(0|[1-9a-f][0-9a-f]{0,15})$", "");
 const fastRe5 = new RegExp("^(0|[1-9][0-9]*)$", "");
+const fastRe6 = new RegExp("^[0-9]+$", "");
 function fastTable(chars) {
   const t = new Uint8Array(128);
   for (let i = 0; i < chars.length; i++) t[chars.charCodeAt(i)] = 1;
@@ -8427,6 +9696,184 @@ function fast110(d) {
 function fast112(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast113(d) {
+  if (!(fastC83(d))) return false;
+  return true;
+}
+function fast115(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && (v2.length >= 2 && v2.length <= 66 && fastRe1.test(v2))))) return false;
+  }
+  return true;
+}
+function fast114(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 3) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length === 42 && fastRe2.test(v1))))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fast115(v2))) return false;
+  }
+  if (v0 > 2) {
+    const v3 = d[2];
+    if (!(fastC62(v3))) return false;
+  }
+  if (v0 > 3) return false;
+  return true;
+}
+function fast118(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && fastRe1.test(v2)))) return false;
+  }
+  return true;
+}
+function fast121(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && fastRe1.test(v2)))) return false;
+  }
+  return true;
+}
+function fastC120(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["key"] === undefined) return false;
+  if (d["value"] === undefined) return false;
+  if (d["proof"] === undefined) return false;
+  const v0 = d["key"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length >= 2 && v0.length <= 66 && fastRe1.test(v0))))) return false;
+  const v1 = d["value"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, 63) : fastRe3.test(v1))))) return false;
+  const v2 = d["proof"];
+  if (v2 !== undefined && !(fast121(v2))) return false;
+  return true;
+}
+function fast119(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC120(v2))) return false;
+  }
+  return true;
+}
+function fastC117(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["address"] === undefined) return false;
+  if (d["accountProof"] === undefined) return false;
+  if (d["balance"] === undefined) return false;
+  if (d["codeHash"] === undefined) return false;
+  if (d["nonce"] === undefined) return false;
+  if (d["storageHash"] === undefined) return false;
+  if (d["storageProof"] === undefined) return false;
+  const v0 = d["address"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length === 42 && fastRe2.test(v0))))) return false;
+  const v1 = d["accountProof"];
+  if (v1 !== undefined && !(fast118(v1))) return false;
+  const v2 = d["balance"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, 63) : fastRe3.test(v2))))) return false;
+  const v3 = d["codeHash"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length === 66 && fastRe1.test(v3))))) return false;
+  const v4 = d["nonce"];
+  if (v4 !== undefined && !((typeof v4 == "string" && (v4.length <= 10 ? fastPrefixedNumber(v4, "0x", "0", fastT0, fastT1, 15) : fastRe4.test(v4))))) return false;
+  const v5 = d["storageHash"];
+  if (v5 !== undefined && !((typeof v5 == "string" && (v5.length === 66 && fastRe1.test(v5))))) return false;
+  const v6 = d["storageProof"];
+  if (v6 !== undefined && !(fast119(v6))) return false;
+  return true;
+}
+function fast116(d) {
+  if (!(fastC117(d))) return false;
+  return true;
+}
+function fast122(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC71(v1))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fastC3(v2))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fastC124(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  const v0 = d["accessList"];
+  if (v0 !== undefined && !(fastC13(v0))) return false;
+  const v1 = d["error"];
+  if (v1 !== undefined && !(typeof v1 == "string")) return false;
+  const v2 = d["gasUsed"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  return true;
+}
+function fast123(d) {
+  if (!(fastC124(d))) return false;
+  return true;
+}
+function fast125(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast126(d) {
+  if (!((typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))))) return false;
+  return true;
+}
+function fast127(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast128(d) {
+  if (!(((((typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))) ? 1 : 0) + ((typeof d == "string" && fastRe6.test(d)) ? 1 : 0) + (((typeof d == "number" && !(d % 1) && !isNaN(d)) && d >= 0) ? 1 : 0)) === 1))) return false;
+  return true;
+}
+function fast129(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast130(d) {
+  if (!(typeof d == "boolean")) return false;
+  return true;
+}
+function fast131(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast132(d) {
+  if (!((typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))))) return false;
+  return true;
+}
+function fast133(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
@@ -8436,17 +9883,105 @@ function fast112(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast113(d) {
+function fast134(d) {
   if (!((typeof d == "string" && (d.length === 66 && fastRe1.test(d))))) return false;
   return true;
 }
-function fast114(d) {
+function fast135(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length === 66 && fastRe1.test(v1))))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast136(d) {
+  if (!((d === null || fastC5(d)))) return false;
+  return true;
+}
+function fast137(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC3(v1))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast138(d) {
+  if (!((d === null || fastC5(d)))) return false;
+  return true;
+}
+function fast139(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length === 66 && fastRe1.test(v1))))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast140(d) {
+  if (!((d === null || (typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d)))))) return false;
+  return true;
+}
+function fast141(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC3(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast142(d) {
+  if (!((d === null || (typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d)))))) return false;
+  return true;
+}
+function fast143(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe1.test(v1)))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast144(d) {
+  if (!((typeof d == "string" && (d.length === 66 && fastRe1.test(d))))) return false;
+  return true;
+}
+function fast145(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC116(d) {
+function fastC147(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["openrpc"] === undefined) return false;
   if (d["info"] === undefined) return false;
@@ -8463,8 +9998,8 @@ function fastC116(d) {
   if (v4 !== undefined && !((v4 && typeof v4 == "object" && !Array.isArray(v4)))) return false;
   return true;
 }
-function fast115(d) {
-  if (!(fastC116(d))) return false;
+function fast146(d) {
+  if (!(fastC147(d))) return false;
   return true;
 }
 
@@ -8901,8 +10436,224 @@ export function eth_getBlockReceipts__result(data) {
   eth_getBlockReceipts__result.errors = eth_getBlockReceipts__result_ajv.errors;
   return valid;
 }
-export function eth_sendRawTransaction__params(data) {
+export function eth_accounts__params(data) {
   if (fast112(data)) {
+    eth_accounts__params.errors = null;
+    return true;
+  }
+  const valid = eth_accounts__params_ajv(data);
+  eth_accounts__params.errors = eth_accounts__params_ajv.errors;
+  return valid;
+}
+export function eth_accounts__result(data) {
+  if (fast113(data)) {
+    eth_accounts__result.errors = null;
+    return true;
+  }
+  const valid = eth_accounts__result_ajv(data);
+  eth_accounts__result.errors = eth_accounts__result_ajv.errors;
+  return valid;
+}
+export function eth_getProof__params(data) {
+  if (fast114(data)) {
+    eth_getProof__params.errors = null;
+    return true;
+  }
+  const valid = eth_getProof__params_ajv(data);
+  eth_getProof__params.errors = eth_getProof__params_ajv.errors;
+  return valid;
+}
+export function eth_getProof__result(data) {
+  if (fast116(data)) {
+    eth_getProof__result.errors = null;
+    return true;
+  }
+  const valid = eth_getProof__result_ajv(data);
+  eth_getProof__result.errors = eth_getProof__result_ajv.errors;
+  return valid;
+}
+export function eth_createAccessList__params(data) {
+  if (fast122(data)) {
+    eth_createAccessList__params.errors = null;
+    return true;
+  }
+  const valid = eth_createAccessList__params_ajv(data);
+  eth_createAccessList__params.errors = eth_createAccessList__params_ajv.errors;
+  return valid;
+}
+export function eth_createAccessList__result(data) {
+  if (fast123(data)) {
+    eth_createAccessList__result.errors = null;
+    return true;
+  }
+  const valid = eth_createAccessList__result_ajv(data);
+  eth_createAccessList__result.errors = eth_createAccessList__result_ajv.errors;
+  return valid;
+}
+export function eth_blobBaseFee__params(data) {
+  if (fast125(data)) {
+    eth_blobBaseFee__params.errors = null;
+    return true;
+  }
+  const valid = eth_blobBaseFee__params_ajv(data);
+  eth_blobBaseFee__params.errors = eth_blobBaseFee__params_ajv.errors;
+  return valid;
+}
+export function eth_blobBaseFee__result(data) {
+  if (fast126(data)) {
+    eth_blobBaseFee__result.errors = null;
+    return true;
+  }
+  const valid = eth_blobBaseFee__result_ajv(data);
+  eth_blobBaseFee__result.errors = eth_blobBaseFee__result_ajv.errors;
+  return valid;
+}
+export function eth_protocolVersion__params(data) {
+  if (fast127(data)) {
+    eth_protocolVersion__params.errors = null;
+    return true;
+  }
+  const valid = eth_protocolVersion__params_ajv(data);
+  eth_protocolVersion__params.errors = eth_protocolVersion__params_ajv.errors;
+  return valid;
+}
+export function eth_protocolVersion__result(data) {
+  if (fast128(data)) {
+    eth_protocolVersion__result.errors = null;
+    return true;
+  }
+  const valid = eth_protocolVersion__result_ajv(data);
+  eth_protocolVersion__result.errors = eth_protocolVersion__result_ajv.errors;
+  return valid;
+}
+export function net_listening__params(data) {
+  if (fast129(data)) {
+    net_listening__params.errors = null;
+    return true;
+  }
+  const valid = net_listening__params_ajv(data);
+  net_listening__params.errors = net_listening__params_ajv.errors;
+  return valid;
+}
+export function net_listening__result(data) {
+  if (fast130(data)) {
+    net_listening__result.errors = null;
+    return true;
+  }
+  const valid = net_listening__result_ajv(data);
+  net_listening__result.errors = net_listening__result_ajv.errors;
+  return valid;
+}
+export function net_peerCount__params(data) {
+  if (fast131(data)) {
+    net_peerCount__params.errors = null;
+    return true;
+  }
+  const valid = net_peerCount__params_ajv(data);
+  net_peerCount__params.errors = net_peerCount__params_ajv.errors;
+  return valid;
+}
+export function net_peerCount__result(data) {
+  if (fast132(data)) {
+    net_peerCount__result.errors = null;
+    return true;
+  }
+  const valid = net_peerCount__result_ajv(data);
+  net_peerCount__result.errors = net_peerCount__result_ajv.errors;
+  return valid;
+}
+export function web3_sha3__params(data) {
+  if (fast133(data)) {
+    web3_sha3__params.errors = null;
+    return true;
+  }
+  const valid = web3_sha3__params_ajv(data);
+  web3_sha3__params.errors = web3_sha3__params_ajv.errors;
+  return valid;
+}
+export function web3_sha3__result(data) {
+  if (fast134(data)) {
+    web3_sha3__result.errors = null;
+    return true;
+  }
+  const valid = web3_sha3__result_ajv(data);
+  web3_sha3__result.errors = web3_sha3__result_ajv.errors;
+  return valid;
+}
+export function eth_getUncleByBlockHashAndIndex__params(data) {
+  if (fast135(data)) {
+    eth_getUncleByBlockHashAndIndex__params.errors = null;
+    return true;
+  }
+  const valid = eth_getUncleByBlockHashAndIndex__params_ajv(data);
+  eth_getUncleByBlockHashAndIndex__params.errors = eth_getUncleByBlockHashAndIndex__params_ajv.errors;
+  return valid;
+}
+export function eth_getUncleByBlockHashAndIndex__result(data) {
+  if (fast136(data)) {
+    eth_getUncleByBlockHashAndIndex__result.errors = null;
+    return true;
+  }
+  const valid = eth_getUncleByBlockHashAndIndex__result_ajv(data);
+  eth_getUncleByBlockHashAndIndex__result.errors = eth_getUncleByBlockHashAndIndex__result_ajv.errors;
+  return valid;
+}
+export function eth_getUncleByBlockNumberAndIndex__params(data) {
+  if (fast137(data)) {
+    eth_getUncleByBlockNumberAndIndex__params.errors = null;
+    return true;
+  }
+  const valid = eth_getUncleByBlockNumberAndIndex__params_ajv(data);
+  eth_getUncleByBlockNumberAndIndex__params.errors = eth_getUncleByBlockNumberAndIndex__params_ajv.errors;
+  return valid;
+}
+export function eth_getUncleByBlockNumberAndIndex__result(data) {
+  if (fast138(data)) {
+    eth_getUncleByBlockNumberAndIndex__result.errors = null;
+    return true;
+  }
+  const valid = eth_getUncleByBlockNumberAndIndex__result_ajv(data);
+  eth_getUncleByBlockNumberAndIndex__result.errors = eth_getUncleByBlockNumberAndIndex__result_ajv.errors;
+  return valid;
+}
+export function eth_getUncleCountByBlockHash__params(data) {
+  if (fast139(data)) {
+    eth_getUncleCountByBlockHash__params.errors = null;
+    return true;
+  }
+  const valid = eth_getUncleCountByBlockHash__params_ajv(data);
+  eth_getUncleCountByBlockHash__params.errors = eth_getUncleCountByBlockHash__params_ajv.errors;
+  return valid;
+}
+export function eth_getUncleCountByBlockHash__result(data) {
+  if (fast140(data)) {
+    eth_getUncleCountByBlockHash__result.errors = null;
+    return true;
+  }
+  const valid = eth_getUncleCountByBlockHash__result_ajv(data);
+  eth_getUncleCountByBlockHash__result.errors = eth_getUncleCountByBlockHash__result_ajv.errors;
+  return valid;
+}
+export function eth_getUncleCountByBlockNumber__params(data) {
+  if (fast141(data)) {
+    eth_getUncleCountByBlockNumber__params.errors = null;
+    return true;
+  }
+  const valid = eth_getUncleCountByBlockNumber__params_ajv(data);
+  eth_getUncleCountByBlockNumber__params.errors = eth_getUncleCountByBlockNumber__params_ajv.errors;
+  return valid;
+}
+export function eth_getUncleCountByBlockNumber__result(data) {
+  if (fast142(data)) {
+    eth_getUncleCountByBlockNumber__result.errors = null;
+    return true;
+  }
+  const valid = eth_getUncleCountByBlockNumber__result_ajv(data);
+  eth_getUncleCountByBlockNumber__result.errors = eth_getUncleCountByBlockNumber__result_ajv.errors;
+  return valid;
+}
+export function eth_sendRawTransaction__params(data) {
+  if (fast143(data)) {
     eth_sendRawTransaction__params.errors = null;
     return true;
   }
@@ -8911,7 +10662,7 @@ export function eth_sendRawTransaction__params(data) {
   return valid;
 }
 export function eth_sendRawTransaction__result(data) {
-  if (fast113(data)) {
+  if (fast144(data)) {
     eth_sendRawTransaction__result.errors = null;
     return true;
   }
@@ -8920,7 +10671,7 @@ export function eth_sendRawTransaction__result(data) {
   return valid;
 }
 export function rpc_discover__params(data) {
-  if (fast114(data)) {
+  if (fast145(data)) {
     rpc_discover__params.errors = null;
     return true;
   }
@@ -8929,7 +10680,7 @@ export function rpc_discover__params(data) {
   return valid;
 }
 export function rpc_discover__result(data) {
-  if (fast115(data)) {
+  if (fast146(data)) {
     rpc_discover__result.errors = null;
     return true;
   }
@@ -8964,6 +10715,18 @@ export const validators: ValidatorTable = {
   'eth_getBlockTransactionCountByHash': { params: eth_getBlockTransactionCountByHash__params, result: eth_getBlockTransactionCountByHash__result },
   'eth_getBlockTransactionCountByNumber': { params: eth_getBlockTransactionCountByNumber__params, result: eth_getBlockTransactionCountByNumber__result },
   'eth_getBlockReceipts': { params: eth_getBlockReceipts__params, result: eth_getBlockReceipts__result },
+  'eth_accounts': { params: eth_accounts__params, result: eth_accounts__result },
+  'eth_getProof': { params: eth_getProof__params, result: eth_getProof__result },
+  'eth_createAccessList': { params: eth_createAccessList__params, result: eth_createAccessList__result },
+  'eth_blobBaseFee': { params: eth_blobBaseFee__params, result: eth_blobBaseFee__result },
+  'eth_protocolVersion': { params: eth_protocolVersion__params, result: eth_protocolVersion__result },
+  'net_listening': { params: net_listening__params, result: net_listening__result },
+  'net_peerCount': { params: net_peerCount__params, result: net_peerCount__result },
+  'web3_sha3': { params: web3_sha3__params, result: web3_sha3__result },
+  'eth_getUncleByBlockHashAndIndex': { params: eth_getUncleByBlockHashAndIndex__params, result: eth_getUncleByBlockHashAndIndex__result },
+  'eth_getUncleByBlockNumberAndIndex': { params: eth_getUncleByBlockNumberAndIndex__params, result: eth_getUncleByBlockNumberAndIndex__result },
+  'eth_getUncleCountByBlockHash': { params: eth_getUncleCountByBlockHash__params, result: eth_getUncleCountByBlockHash__result },
+  'eth_getUncleCountByBlockNumber': { params: eth_getUncleCountByBlockNumber__params, result: eth_getUncleCountByBlockNumber__result },
   'eth_sendRawTransaction': { params: eth_sendRawTransaction__params, result: eth_sendRawTransaction__result },
   'rpc.discover': { params: rpc_discover__params, result: rpc_discover__result },
 };
@@ -8994,6 +10757,18 @@ export const fastChecks: { readonly [method: string]: { readonly params?: (data:
   'eth_getBlockTransactionCountByHash': { params: fast105, result: fast106 },
   'eth_getBlockTransactionCountByNumber': { params: fast107, result: fast108 },
   'eth_getBlockReceipts': { params: fast109, result: fast110 },
-  'eth_sendRawTransaction': { params: fast112, result: fast113 },
-  'rpc.discover': { params: fast114, result: fast115 },
+  'eth_accounts': { params: fast112, result: fast113 },
+  'eth_getProof': { params: fast114, result: fast116 },
+  'eth_createAccessList': { params: fast122, result: fast123 },
+  'eth_blobBaseFee': { params: fast125, result: fast126 },
+  'eth_protocolVersion': { params: fast127, result: fast128 },
+  'net_listening': { params: fast129, result: fast130 },
+  'net_peerCount': { params: fast131, result: fast132 },
+  'web3_sha3': { params: fast133, result: fast134 },
+  'eth_getUncleByBlockHashAndIndex': { params: fast135, result: fast136 },
+  'eth_getUncleByBlockNumberAndIndex': { params: fast137, result: fast138 },
+  'eth_getUncleCountByBlockHash': { params: fast139, result: fast140 },
+  'eth_getUncleCountByBlockNumber': { params: fast141, result: fast142 },
+  'eth_sendRawTransaction': { params: fast143, result: fast144 },
+  'rpc.discover': { params: fast145, result: fast146 },
 };
