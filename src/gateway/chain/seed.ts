@@ -30,12 +30,14 @@ interface Receipt {
 }
 
 let nextId = 1;
-export async function rpc<T = unknown>(url: string, method: string, params: unknown[] = []): Promise<T> {
+/** One JSON-RPC call to the embedded node (15 s at most; `signal` aborts it sooner). */
+export async function rpc<T = unknown>(url: string, method: string, params: unknown[] = [], signal?: AbortSignal): Promise<T> {
+  const timeout = AbortSignal.timeout(15_000);
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }),
-    signal: AbortSignal.timeout(15_000),
+    signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
   });
   const json = (await res.json()) as { result?: T; error?: { code: number; message: string } };
   if (json.error) throw new Error(`${method}: ${json.error.message} (${json.error.code})`);
