@@ -123,6 +123,7 @@ describe('conformance against anvil directly', () => {
     expect(out.stdout).toMatch(/^eth_getBlockByHash\s+PASS\s/m);
     expect(out.stdout).toMatch(/^rpc\.discover\s+SKIP\s/m);
     expect(out.stdout).toMatch(/^net_peerCount\s+SKIP\s/m);
+    for (const m of ['eth_getProof', 'eth_createAccessList', 'web3_sha3', 'eth_getUncleByBlockNumberAndIndex', 'eth_blobBaseFee']) expect(out.stdout).toMatch(new RegExp(`^${m}\\s+PASS\\s`, 'm'));
     expect(out.stdout).toMatch(/\d+ passed, 0 failed, 2 skipped\s*$/);
   });
 
