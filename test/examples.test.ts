@@ -94,6 +94,7 @@ const HEX = /^0x[0-9a-fA-F]+$/;
 function liveValues(method: string): Map<string, string> {
   const map = new Map<string, string>();
   if (method === 'eth_sendRawTransaction') return map; // kept: the node's refusal is the expected outcome
+  if (facts.unsupported.includes(method)) return map; // the node lacks it (net_peerCount on anvil): nothing to adapt
   const example = firstExampleParams(contract, method) ?? [];
   const adapted = adaptParams(method, methods[method as keyof typeof methods].params.map((p) => p.name), example, facts);
   if ('skip' in adapted) throw new Error(`${method}: ${adapted.skip}`);
