@@ -115,3 +115,24 @@ describe.each(CASES)('%s, URL shape %s', (network, shape) => {
     }
   });
 });
+
+describe('out of the box the embedded chains keep moving (issue 12, item 4)', () => {
+  it('new Transfer logs of the token appear after the seed, read through rpcgate', async () => {
+    const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+    const url = service.urls.mainnet.A;
+    const s = service.seeded.mainnet;
+    const from = BigInt(s.toBlock) + 1n;
+    let logs: unknown[] = [];
+    // Default activity interval 3 s, 2 s blocks: the first rounds land within ~10 s of the start.
+    for (let i = 0; i < 60 && logs.length < 2; i++) {
+      const head = BigInt((await call(url, 'eth_blockNumber', [])).result as string);
+      if (head >= from) {
+        const r = await call(url, 'eth_getLogs', [{ address: s.token.address, fromBlock: `0x${from.toString(16)}`, toBlock: `0x${head.toString(16)}`, topics: [TRANSFER] }]);
+        expect(r.error).toBeUndefined();
+        logs = r.result as unknown[];
+      }
+      if (logs.length < 2) await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(logs.length).toBeGreaterThanOrEqual(2);
+  }, 40_000);
+});
