@@ -56,10 +56,18 @@ export function startActivity(opts: ActivityOptions): Activity {
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> | undefined;
 
+  // Cut short by stop(); the listener goes with the timer, so a long-running chain does not pile them up.
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, ms);
-      abort.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+      const onAbort = () => {
+        clearTimeout(t);
+        resolve();
+      };
+      const t = setTimeout(() => {
+        abort.signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      abort.signal.addEventListener('abort', onAbort, { once: true });
     });
 
   async function mined(hash: Hex): Promise<void> {
