@@ -39,6 +39,10 @@ const REQUIRED_METHODS = [
   'eth_getTransactionReceipt', 'eth_getTransactionByBlockHashAndIndex', 'eth_getTransactionByBlockNumberAndIndex',
   'eth_getBlockTransactionCountByHash', 'eth_getBlockTransactionCountByNumber', 'eth_getBlockReceipts',
   'eth_sendRawTransaction', 'rpc.discover',
+  // issue 12: the remaining standard reads
+  'eth_accounts', 'eth_getProof', 'eth_createAccessList', 'net_listening', 'net_peerCount', 'web3_sha3', 'eth_protocolVersion',
+  'eth_getUncleByBlockHashAndIndex', 'eth_getUncleByBlockNumberAndIndex', 'eth_getUncleCountByBlockHash',
+  'eth_getUncleCountByBlockNumber', 'eth_blobBaseFee',
 ];
 // Code → HTTP status(es) the contract must document: the JSON-RPC envelope, then rpcgate's table (src/gateway/errors.ts).
 const DOCUMENTED_STATUS: Record<number, string[]> = {
@@ -242,6 +246,8 @@ describe('methods', () => {
     expect(req('eth_estimateGas')).toEqual(['transaction', 'block?']);
     expect(req('eth_getBlockByNumber')).toEqual(['block', 'hydratedTransactions']);
     expect(req('eth_feeHistory')).toEqual(['blockCount', 'newestBlock', 'rewardPercentiles']);
+    expect(req('eth_getProof')).toEqual(['address', 'storageKeys', 'block?']);
+    expect(req('eth_createAccessList')).toEqual(['transaction', 'block?']);
     expect(req('rpc.discover')).toEqual([]);
   });
 });

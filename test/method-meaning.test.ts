@@ -103,7 +103,13 @@ describe('what the contracts say', () => {
     expect(node.get('eth_getLogs')).toMatchObject({ cache: 'by-block', blockParam: 0 });
     expect(node.get('eth_getTransactionReceipt')).toMatchObject({ cache: 'by-block', blockFromResult: true });
     for (const m of ['eth_chainId', 'net_version']) expect(node.get(m)?.cache, m).toBe('immutable');
-    for (const m of ['eth_blockNumber', 'eth_gasPrice']) expect(node.get(m)?.cache, m).toBe('head');
+    for (const m of ['eth_blockNumber', 'eth_gasPrice', 'eth_blobBaseFee']) expect(node.get(m)?.cache, m).toBe('head');
+    // issue 12's reads: proofs and access lists by their block param, per-node answers never cached, a hash is a hash.
+    expect(node.get('eth_getProof')).toMatchObject({ route: 'forward', idempotent: true, retryable: true, cache: 'by-block', blockParam: 2 });
+    expect(node.get('eth_createAccessList')).toMatchObject({ cache: 'by-block', blockParam: 1 });
+    expect(node.get('eth_getUncleCountByBlockNumber')).toMatchObject({ cache: 'by-block', blockParam: 0 });
+    for (const m of ['web3_sha3', 'eth_getUncleByBlockHashAndIndex', 'eth_getUncleCountByBlockHash']) expect(node.get(m)?.cache, m).toBe('immutable');
+    for (const m of ['eth_accounts', 'net_listening', 'net_peerCount', 'eth_protocolVersion']) expect(node.get(m)?.cache, m).toBe('never');
     expect(node.get('rpc.discover')).toMatchObject({ route: 'local', cache: 'immutable', readOnly: true });
     // eth_subscribe / eth_unsubscribe: answered on the WebSocket connection (src/gateway/subscriptions), they change its state.
     for (const m of SUBSCRIBE) expect(node.get(m), m).toEqual({ route: 'local', idempotent: false, retryable: false, cache: 'never', sticky: false, open: false, readOnly: false });

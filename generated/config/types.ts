@@ -203,6 +203,10 @@ export interface NetworkConfig {
    */
   blockTime: number;
   /**
+   * Milliseconds between rounds of ongoing activity on the embedded anvil after its one-off seed: each round a token transfer (a Transfer log) between dev accounts 6 and up, every fourth round an ETH transfer too, so subscriptions, filters and the dashboard's examples see a moving chain. A round waits for its block, so rounds never overlap. 0 = off (the chain keeps only the seed). Ignored when the network has upstreams.
+   */
+  activityIntervalMs?: number;
+  /**
    * Display name in the dashboard and CLI; absent = the name capitalised (`holesky` → `Holesky`).
    */
   label?: string;
@@ -497,6 +501,13 @@ export const configSchema = {
           type: 'number',
           exclusiveMinimum: 0,
           description: 'Seconds between blocks of the embedded anvil.',
+        },
+        activityIntervalMs: {
+          type: 'integer',
+          minimum: 0,
+          default: 3000,
+          description:
+            "Milliseconds between rounds of ongoing activity on the embedded anvil after its one-off seed: each round a token transfer (a Transfer log) between dev accounts 6 and up, every fourth round an ETH transfer too, so subscriptions, filters and the dashboard's examples see a moving chain. A round waits for its block, so rounds never overlap. 0 = off (the chain keeps only the seed). Ignored when the network has upstreams.",
         },
         label: {
           type: 'string',

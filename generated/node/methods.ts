@@ -61,6 +61,30 @@ import type {
   EthGetBlockTransactionCountByNumberResult,
   EthGetBlockReceiptsParams,
   EthGetBlockReceiptsResult,
+  EthAccountsParams,
+  EthAccountsResult,
+  EthGetProofParams,
+  EthGetProofResult,
+  EthCreateAccessListParams,
+  EthCreateAccessListResult,
+  EthBlobBaseFeeParams,
+  EthBlobBaseFeeResult,
+  EthProtocolVersionParams,
+  EthProtocolVersionResult,
+  NetListeningParams,
+  NetListeningResult,
+  NetPeerCountParams,
+  NetPeerCountResult,
+  Web3Sha3Params,
+  Web3Sha3Result,
+  EthGetUncleByBlockHashAndIndexParams,
+  EthGetUncleByBlockHashAndIndexResult,
+  EthGetUncleByBlockNumberAndIndexParams,
+  EthGetUncleByBlockNumberAndIndexResult,
+  EthGetUncleCountByBlockHashParams,
+  EthGetUncleCountByBlockHashResult,
+  EthGetUncleCountByBlockNumberParams,
+  EthGetUncleCountByBlockNumberResult,
   EthSendRawTransactionParams,
   EthSendRawTransactionResult,
   EthSubscribeParams,
@@ -419,6 +443,142 @@ export const extensions = {
     },
   },
   eth_getBlockReceipts: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 0,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_accounts: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getProof: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 2,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_createAccessList: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 1,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_blobBaseFee: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'head',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_protocolVersion: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  net_listening: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  net_peerCount: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  web3_sha3: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'immutable',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getUncleByBlockHashAndIndex: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'immutable',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getUncleByBlockNumberAndIndex: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 0,
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getUncleCountByBlockHash: {
+    'x-gateway': {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'immutable',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  eth_getUncleCountByBlockNumber: {
     'x-gateway': {
       route: 'forward',
       idempotent: true,
@@ -892,6 +1052,171 @@ export const methods = {
     EthGetBlockReceiptsParams,
     EthGetBlockReceiptsResult,
     (typeof extensions)['eth_getBlockReceipts']
+  >,
+  /**
+   * Returns the addresses the node holds keys for.
+   */
+  eth_accounts: {
+    name: 'eth_accounts',
+    summary: 'Returns the addresses the node holds keys for.',
+    params: [],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000],
+    paramStructure: 'by-position',
+    ext: extensions['eth_accounts'],
+  } as MethodDescriptor<EthAccountsParams, EthAccountsResult, (typeof extensions)['eth_accounts']>,
+  /**
+   * Returns the Merkle proof of an account and storage slots.
+   */
+  eth_getProof: {
+    name: 'eth_getProof',
+    summary: 'Returns the Merkle proof of an account and storage slots.',
+    params: [
+      { name: 'address', required: true },
+      { name: 'storageKeys', required: true },
+      { name: 'block', required: false },
+    ],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000],
+    paramStructure: 'by-position',
+    ext: extensions['eth_getProof'],
+  } as MethodDescriptor<EthGetProofParams, EthGetProofResult, (typeof extensions)['eth_getProof']>,
+  /**
+   * Generates an access list for a transaction.
+   */
+  eth_createAccessList: {
+    name: 'eth_createAccessList',
+    summary: 'Generates an access list for a transaction.',
+    params: [
+      { name: 'transaction', required: true },
+      { name: 'block', required: false },
+    ],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000, 3],
+    paramStructure: 'by-position',
+    ext: extensions['eth_createAccessList'],
+  } as MethodDescriptor<
+    EthCreateAccessListParams,
+    EthCreateAccessListResult,
+    (typeof extensions)['eth_createAccessList']
+  >,
+  /**
+   * Returns the base fee per blob gas in wei.
+   */
+  eth_blobBaseFee: {
+    name: 'eth_blobBaseFee',
+    summary: 'Returns the base fee per blob gas in wei.',
+    params: [],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000],
+    paramStructure: 'by-position',
+    ext: extensions['eth_blobBaseFee'],
+  } as MethodDescriptor<EthBlobBaseFeeParams, EthBlobBaseFeeResult, (typeof extensions)['eth_blobBaseFee']>,
+  /**
+   * Returns the Ethereum protocol version of the node.
+   */
+  eth_protocolVersion: {
+    name: 'eth_protocolVersion',
+    summary: 'Returns the Ethereum protocol version of the node.',
+    params: [],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000],
+    paramStructure: 'by-position',
+    ext: extensions['eth_protocolVersion'],
+  } as MethodDescriptor<EthProtocolVersionParams, EthProtocolVersionResult, (typeof extensions)['eth_protocolVersion']>,
+  /**
+   * Returns whether the node is listening for peers.
+   */
+  net_listening: {
+    name: 'net_listening',
+    summary: 'Returns whether the node is listening for peers.',
+    params: [],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000],
+    paramStructure: 'by-position',
+    ext: extensions['net_listening'],
+  } as MethodDescriptor<NetListeningParams, NetListeningResult, (typeof extensions)['net_listening']>,
+  /**
+   * Returns the number of peers connected to the node.
+   */
+  net_peerCount: {
+    name: 'net_peerCount',
+    summary: 'Returns the number of peers connected to the node.',
+    params: [],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000],
+    paramStructure: 'by-position',
+    ext: extensions['net_peerCount'],
+  } as MethodDescriptor<NetPeerCountParams, NetPeerCountResult, (typeof extensions)['net_peerCount']>,
+  /**
+   * Returns the Keccak-256 hash of the given data.
+   */
+  web3_sha3: {
+    name: 'web3_sha3',
+    summary: 'Returns the Keccak-256 hash of the given data.',
+    params: [{ name: 'data', required: true }],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000],
+    paramStructure: 'by-position',
+    ext: extensions['web3_sha3'],
+  } as MethodDescriptor<Web3Sha3Params, Web3Sha3Result, (typeof extensions)['web3_sha3']>,
+  /**
+   * Returns an uncle of a block by block hash and index.
+   */
+  eth_getUncleByBlockHashAndIndex: {
+    name: 'eth_getUncleByBlockHashAndIndex',
+    summary: 'Returns an uncle of a block by block hash and index.',
+    params: [
+      { name: 'blockHash', required: true },
+      { name: 'uncleIndex', required: true },
+    ],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000],
+    paramStructure: 'by-position',
+    ext: extensions['eth_getUncleByBlockHashAndIndex'],
+  } as MethodDescriptor<
+    EthGetUncleByBlockHashAndIndexParams,
+    EthGetUncleByBlockHashAndIndexResult,
+    (typeof extensions)['eth_getUncleByBlockHashAndIndex']
+  >,
+  /**
+   * Returns an uncle of a block by block number and index.
+   */
+  eth_getUncleByBlockNumberAndIndex: {
+    name: 'eth_getUncleByBlockNumberAndIndex',
+    summary: 'Returns an uncle of a block by block number and index.',
+    params: [
+      { name: 'block', required: true },
+      { name: 'uncleIndex', required: true },
+    ],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000],
+    paramStructure: 'by-position',
+    ext: extensions['eth_getUncleByBlockNumberAndIndex'],
+  } as MethodDescriptor<
+    EthGetUncleByBlockNumberAndIndexParams,
+    EthGetUncleByBlockNumberAndIndexResult,
+    (typeof extensions)['eth_getUncleByBlockNumberAndIndex']
+  >,
+  /**
+   * Returns the number of uncles of a block by block hash.
+   */
+  eth_getUncleCountByBlockHash: {
+    name: 'eth_getUncleCountByBlockHash',
+    summary: 'Returns the number of uncles of a block by block hash.',
+    params: [{ name: 'blockHash', required: true }],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000],
+    paramStructure: 'by-position',
+    ext: extensions['eth_getUncleCountByBlockHash'],
+  } as MethodDescriptor<
+    EthGetUncleCountByBlockHashParams,
+    EthGetUncleCountByBlockHashResult,
+    (typeof extensions)['eth_getUncleCountByBlockHash']
+  >,
+  /**
+   * Returns the number of uncles of a block by block number.
+   */
+  eth_getUncleCountByBlockNumber: {
+    name: 'eth_getUncleCountByBlockNumber',
+    summary: 'Returns the number of uncles of a block by block number.',
+    params: [{ name: 'block', required: true }],
+    errors: [-32700, -32600, -32601, -32602, -32603, -32016, -32041, -32005, -32044, -32042, -32043, -32000],
+    paramStructure: 'by-position',
+    ext: extensions['eth_getUncleCountByBlockNumber'],
+  } as MethodDescriptor<
+    EthGetUncleCountByBlockNumberParams,
+    EthGetUncleCountByBlockNumberResult,
+    (typeof extensions)['eth_getUncleCountByBlockNumber']
   >,
   /**
    * Submits a signed transaction.

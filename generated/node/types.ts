@@ -616,6 +616,37 @@ export interface SyncingProgress {
   currentBlock?: Uint;
   highestBlock?: Uint;
 }
+/**
+ * Merkle proof of an account and of some of its storage slots (EIP-1186).
+ */
+export interface AccountProof {
+  address: Address;
+  accountProof: Bytes[];
+  balance: Uint256;
+  codeHash: Hash32;
+  nonce: Uint64;
+  storageHash: Hash32;
+  storageProof: StorageProof[];
+}
+/**
+ * Merkle proof of one storage slot.
+ */
+export interface StorageProof {
+  key: BytesMax32;
+  value: Uint256;
+  proof: Bytes[];
+}
+/**
+ * The access list a transaction would use, and its gas.
+ */
+export interface AccessListResult {
+  accessList?: AccessList;
+  /**
+   * Why the transaction would fail (the access list is still the one it touched).
+   */
+  error?: string;
+  gasUsed?: Uint;
+}
 export interface EthSubscribeFilterOptionsParam {
   address?: Address | Addresses;
   topics?: FilterTopics;
@@ -862,6 +893,102 @@ export type EthGetBlockReceiptsParams = [block: BlockNumberOrTagOrHash];
  * Result of `eth_getBlockReceipts` (receipts).
  */
 export type EthGetBlockReceiptsResult = null | ReceiptInfo[];
+/**
+ * Params of `eth_accounts`: Returns the addresses the node holds keys for.
+ */
+export type EthAccountsParams = [];
+/**
+ * Result of `eth_accounts` (accounts).
+ */
+export type EthAccountsResult = Addresses;
+/**
+ * Params of `eth_getProof`: Returns the Merkle proof of an account and storage slots.
+ */
+export type EthGetProofParams = [address: Address, storageKeys: BytesMax32[], block?: BlockNumberOrTagOrHash];
+/**
+ * Result of `eth_getProof` (account).
+ */
+export type EthGetProofResult = AccountProof;
+/**
+ * Params of `eth_createAccessList`: Generates an access list for a transaction.
+ */
+export type EthCreateAccessListParams = [transaction: GenericTransaction, block?: BlockNumberOrTag];
+/**
+ * Result of `eth_createAccessList` (accessListResult).
+ */
+export type EthCreateAccessListResult = AccessListResult;
+/**
+ * Params of `eth_blobBaseFee`: Returns the base fee per blob gas in wei.
+ */
+export type EthBlobBaseFeeParams = [];
+/**
+ * Result of `eth_blobBaseFee` (blobBaseFee).
+ */
+export type EthBlobBaseFeeResult = Uint;
+/**
+ * Params of `eth_protocolVersion`: Returns the Ethereum protocol version of the node.
+ */
+export type EthProtocolVersionParams = [];
+/**
+ * Result of `eth_protocolVersion` (protocolVersion).
+ */
+export type EthProtocolVersionResult = Uint | string | number;
+/**
+ * Params of `net_listening`: Returns whether the node is listening for peers.
+ */
+export type NetListeningParams = [];
+/**
+ * Result of `net_listening` (listening).
+ */
+export type NetListeningResult = boolean;
+/**
+ * Params of `net_peerCount`: Returns the number of peers connected to the node.
+ */
+export type NetPeerCountParams = [];
+/**
+ * Result of `net_peerCount` (peerCount).
+ */
+export type NetPeerCountResult = Uint;
+/**
+ * Params of `web3_sha3`: Returns the Keccak-256 hash of the given data.
+ */
+export type Web3Sha3Params = [data: Bytes];
+/**
+ * Result of `web3_sha3` (hash).
+ */
+export type Web3Sha3Result = Hash32;
+/**
+ * Params of `eth_getUncleByBlockHashAndIndex`: Returns an uncle of a block by block hash and index.
+ */
+export type EthGetUncleByBlockHashAndIndexParams = [blockHash: Hash32, uncleIndex: Uint];
+/**
+ * Result of `eth_getUncleByBlockHashAndIndex` (uncle).
+ */
+export type EthGetUncleByBlockHashAndIndexResult = null | Block;
+/**
+ * Params of `eth_getUncleByBlockNumberAndIndex`: Returns an uncle of a block by block number and index.
+ */
+export type EthGetUncleByBlockNumberAndIndexParams = [block: BlockNumberOrTag, uncleIndex: Uint];
+/**
+ * Result of `eth_getUncleByBlockNumberAndIndex` (uncle).
+ */
+export type EthGetUncleByBlockNumberAndIndexResult = null | Block;
+/**
+ * Params of `eth_getUncleCountByBlockHash`: Returns the number of uncles of a block by block hash.
+ */
+export type EthGetUncleCountByBlockHashParams = [blockHash: Hash32];
+/**
+ * Result of `eth_getUncleCountByBlockHash` (uncleCount).
+ */
+export type EthGetUncleCountByBlockHashResult = null | Uint;
+/**
+ * Params of `eth_getUncleCountByBlockNumber`: Returns the number of uncles of a block by block number.
+ */
+export type EthGetUncleCountByBlockNumberParams = [block: BlockNumberOrTag];
+/**
+ * Result of `eth_getUncleCountByBlockNumber` (uncleCount).
+ */
+export type EthGetUncleCountByBlockNumberResult = null | Uint;
 /**
  * Params of `eth_sendRawTransaction`: Submits a signed transaction.
  */
@@ -1766,6 +1893,296 @@ export interface NodeMethods {
    * ```
    */
   eth_getBlockReceipts: { params: EthGetBlockReceiptsParams; result: EthGetBlockReceiptsResult };
+  /**
+   * Returns the addresses the node holds keys for.
+   *
+   * Returns the addresses owned by the node (its unlocked or keystore accounts). Public nodes and providers answer an empty list; a development node (anvil, the embedded chains) answers its dev accounts. rpcgate forwards it unchanged and never holds keys itself.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * [
+   *   "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266",
+   *   "0x70997970c51812dc3a010c7d01b50e0d17dc79c8"
+   * ]
+   * ```
+   */
+  eth_accounts: { params: EthAccountsParams; result: EthAccountsResult };
+  /**
+   * Returns the Merkle proof of an account and storage slots.
+   *
+   * Returns the account (balance, nonce, code hash, storage root) with its Merkle proof, and a proof of each requested storage slot (EIP-1186), at the given block (default `latest`). Historical state older than the node keeps gets a node error such as "missing trie node" or "distance to target block exceeds maximum proof window".
+   *
+   * Params:
+   * - `address`: Account address.
+   * - `storageKeys`: Storage slots to prove (32-byte words).
+   * - `block` (optional): Block number, tag (`latest`, `safe`, `finalized`, `earliest`, `pending`) or block hash to read the state at. Defaults to `latest` when omitted.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "0x5fbdb2315678afecb367f032d93f642f64180aa3",
+   *   [
+   *     "0x0000000000000000000000000000000000000000000000000000000000000002"
+   *   ],
+   *   "latest"
+   * ]
+   * // result
+   * {
+   *   "address": "0x5fbdb2315678afecb367f032d93f642f64180aa3",
+   *   "balance": "0x0",
+   *   "codeHash": "0x1a4970a593b45e46e3cf7b345787b6b6c1a40c560dc40c2fd92ef17a8f21e7ed",
+   *   "nonce": "0x1",
+   *   "storageHash": "0xddf5e2d4a9a3b5c8a103607bb4169a7e5d4fbefbee34064d05f24f2ecf7a91e5",
+   *   "accountProof": [
+   *     "0xf90151a046a5a21a34ba92ae1b2bd7b89983a6a96ee88a03cff8bb5cd736e190…",
+   *     "0xf85180808080a0264d3c06a8c1b9ffc32da696ea5caa2cbb54d3df899ba974b9…",
+   *     "0xf869a020e659e60b21cc961f64ad47f20523c1d329d4bbda245ef3940a76dc89…"
+   *   ],
+   *   "storageProof": [
+   *     {
+   *       "key": "0x0000000000000000000000000000000000000000000000000000000000000002",
+   *       "value": "0xd3c21bcecceda1000000",
+   *       "proof": [
+   *         "0xf901118080a0d95c17ba330dfa89e1f946408fa9dd2bc358d1b0ed7bc90d17ec…",
+   *         "0xf851a0d2a25b8c1a1bbd77a66a6bb72bc94f10ecc7a54e5ddd0cfd868d81cdaf…",
+   *         "0xeda0205787fa12a823e0f2b7631cc41b3ba8828b3321ca811111fa75cd3aa3bb…"
+   *       ]
+   *     }
+   *   ]
+   * }
+   * ```
+   */
+  eth_getProof: { params: EthGetProofParams; result: EthGetProofResult };
+  /**
+   * Generates an access list for a transaction.
+   *
+   * Simulates the transaction at the given block (default `latest`) and returns the EIP-2930 access list of the addresses and storage slots it touches, with the gas it would use with that list. When the transaction would fail, `error` says why.
+   *
+   * Params:
+   * - `transaction`: The transaction: `to`, `input` (calldata) and optionally `from`, `gas`, fee fields, `value`.
+   * - `block` (optional): Block number or tag (`latest`, `safe`, `finalized`, `earliest`, `pending`). Defaults to `latest` when omitted.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error; 3 execution reverted.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "from": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266",
+   *     "to": "0x5fbdb2315678afecb367f032d93f642f64180aa3",
+   *     "input": "0x18160ddd"
+   *   },
+   *   "latest"
+   * ]
+   * // result
+   * {
+   *   "accessList": [
+   *     {
+   *       "address": "0x5fbdb2315678afecb367f032d93f642f64180aa3",
+   *       "storageKeys": [
+   *         "0x0000000000000000000000000000000000000000000000000000000000000002"
+   *       ]
+   *     }
+   *   ],
+   *   "gasUsed": "0x6467"
+   * }
+   * ```
+   */
+  eth_createAccessList: { params: EthCreateAccessListParams; result: EthCreateAccessListResult };
+  /**
+   * Returns the base fee per blob gas in wei.
+   *
+   * Returns the blob gas base fee (EIP-4844) of the next block, in wei: what a blob transaction pays per unit of blob gas. Chains before Cancun have no blob gas and answer a node error.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * "0x1"
+   * ```
+   */
+  eth_blobBaseFee: { params: EthBlobBaseFeeParams; result: EthBlobBaseFeeResult };
+  /**
+   * Returns the Ethereum protocol version of the node.
+   *
+   * Returns the node's Ethereum wire protocol version. Nodes disagree on the form: a hex quantity (Nethermind, Erigon: "0x44"), a decimal string (the original specification: "54") or a JSON number (anvil: 1); all three are accepted. Geth removed the method (it answers -32601). Not in execution-apis: the schema follows the Ethereum JSON-RPC specification (ethereum.org JSON-RPC API) as nodes answer it.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * "0x44"
+   * ```
+   */
+  eth_protocolVersion: { params: EthProtocolVersionParams; result: EthProtocolVersionResult };
+  /**
+   * Returns whether the node is listening for peers.
+   *
+   * Returns true when the node is actively listening for network connections. Not in execution-apis: the schema follows the Ethereum JSON-RPC specification (ethereum.org JSON-RPC API) as nodes answer it.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * true
+   * ```
+   */
+  net_listening: { params: NetListeningParams; result: NetListeningResult };
+  /**
+   * Returns the number of peers connected to the node.
+   *
+   * Returns the number of peers currently connected to the node behind this URL (with several upstreams, whichever answered). anvil does not implement it (-32601). Not in execution-apis: the schema follows the Ethereum JSON-RPC specification (ethereum.org JSON-RPC API) as nodes answer it.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * "0x19"
+   * ```
+   */
+  net_peerCount: { params: NetPeerCountParams; result: NetPeerCountResult };
+  /**
+   * Returns the Keccak-256 hash of the given data.
+   *
+   * Returns Keccak-256 (not the standardized SHA3-256) of the given bytes. Not in execution-apis: the schema follows the Ethereum JSON-RPC specification (ethereum.org JSON-RPC API) as nodes answer it.
+   *
+   * Params:
+   * - `data`: The bytes to hash.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "0x68656c6c6f20776f726c64"
+   * ]
+   * // result
+   * "0x47173285a8d7341e5e972fc677286384f802f8ef42a5ec5f03bbfa254cb01fad"
+   * ```
+   */
+  web3_sha3: { params: Web3Sha3Params; result: Web3Sha3Result };
+  /**
+   * Returns an uncle of a block by block hash and index.
+   *
+   * Returns the uncle (ommer) at `uncleIndex` of the block with `blockHash`, or null. Not in execution-apis: the schema follows the Ethereum JSON-RPC specification (ethereum.org JSON-RPC API) as nodes answer it.
+   *
+   * Params:
+   * - `blockHash`: Hash of the block.
+   * - `uncleIndex`: The uncle's position in the block's `uncles` list.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "0x176d1744caf4abd29ee999390b074982e19839e28912bbbada83ee23046369c9",
+   *   "0x0"
+   * ]
+   * // result
+   * null
+   * ```
+   */
+  eth_getUncleByBlockHashAndIndex: {
+    params: EthGetUncleByBlockHashAndIndexParams;
+    result: EthGetUncleByBlockHashAndIndexResult;
+  };
+  /**
+   * Returns an uncle of a block by block number and index.
+   *
+   * Returns the uncle (ommer) at `uncleIndex` of the block with that number or tag, or null. Not in execution-apis: the schema follows the Ethereum JSON-RPC specification (ethereum.org JSON-RPC API) as nodes answer it.
+   *
+   * Params:
+   * - `block`: Block number (hex) or tag.
+   * - `uncleIndex`: The uncle's position in the block's `uncles` list.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "0x3",
+   *   "0x0"
+   * ]
+   * // result
+   * null
+   * ```
+   */
+  eth_getUncleByBlockNumberAndIndex: {
+    params: EthGetUncleByBlockNumberAndIndexParams;
+    result: EthGetUncleByBlockNumberAndIndexResult;
+  };
+  /**
+   * Returns the number of uncles of a block by block hash.
+   *
+   * Returns the number of uncles (ommers) of the block with `blockHash`. An unknown hash gets null or a node error (anvil: -32001 "Resource not found"). Not in execution-apis: the schema follows the Ethereum JSON-RPC specification (ethereum.org JSON-RPC API) as nodes answer it.
+   *
+   * Params:
+   * - `blockHash`: Hash of the block.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "0x176d1744caf4abd29ee999390b074982e19839e28912bbbada83ee23046369c9"
+   * ]
+   * // result
+   * "0x0"
+   * ```
+   */
+  eth_getUncleCountByBlockHash: {
+    params: EthGetUncleCountByBlockHashParams;
+    result: EthGetUncleCountByBlockHashResult;
+  };
+  /**
+   * Returns the number of uncles of a block by block number.
+   *
+   * Returns the number of uncles (ommers) of the block with that number or tag. Not in execution-apis: the schema follows the Ethereum JSON-RPC specification (ethereum.org JSON-RPC API) as nodes answer it.
+   *
+   * Params:
+   * - `block`: Block number (hex) or tag.
+   *
+   * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "latest"
+   * ]
+   * // result
+   * "0x0"
+   * ```
+   */
+  eth_getUncleCountByBlockNumber: {
+    params: EthGetUncleCountByBlockNumberParams;
+    result: EthGetUncleCountByBlockNumberResult;
+  };
   /**
    * Submits a signed transaction.
    *

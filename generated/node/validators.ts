@@ -7369,28 +7369,780 @@ validate397.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_sendRawTransaction__params_ajv = validate400;
-const schema114 = {"$id":"urn:rpcgate:node:eth_sendRawTransaction:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Bytes"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const eth_accounts__params_ajv = validate400;
+const schema114 = {"$id":"urn:rpcgate:node:eth_accounts:params","type":"array","maxItems":0};
 
 function validate400(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:node:eth_sendRawTransaction:params" */;
+/*# sourceURL="urn:rpcgate:node:eth_accounts:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate400.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+}
+else {
+validate400.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate400.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_accounts__result_ajv = validate401;
+const schema115 = {"$ref":"urn:rpcgate:node:schema:Addresses","$id":"urn:rpcgate:node:eth_accounts:result"};
+
+function validate401(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_accounts:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate294(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate294.errors : vErrors.concat(validate294.errors);
+errors = vErrors.length;
+}
+validate401.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getProof__params_ajv = validate403;
+const schema116 = {"$id":"urn:rpcgate:node:eth_getProof:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Address"},{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:BytesMax32"}},{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTagOrHash"}],"additionalItems":false,"minItems":2,"maxItems":3};
+
+function validate403(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getProof:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 3){
+validate403.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 3},message:"must NOT have more than 3 items"}];
+return false;
+}
+else {
+if(data.length < 2){
+validate403.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 3)){
+validate403.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 3},message:"must NOT have more than 3 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+const _errs1 = errors;
+if(!(validate39(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+let data1 = data[1];
+const _errs2 = errors;
+if(errors === _errs2){
+if(Array.isArray(data1)){
+var valid1 = true;
+const len2 = data1.length;
+for(let i0=0; i0<len2; i0++){
+const _errs4 = errors;
+if(!(validate250(data1[i0], {instancePath:instancePath+"/1/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate403.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+if(valid0){
+if(len1 > 2){
+const _errs5 = errors;
+if(!(validate231(data[2], {instancePath:instancePath+"/2",parentData:data,parentDataProperty:2,rootData}))){
+vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate403.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate403.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getProof__result_ajv = validate407;
+const schema117 = {"$ref":"urn:rpcgate:node:schema:AccountProof","$id":"urn:rpcgate:node:eth_getProof:result"};
+const schema118 = {"title":"AccountProof","description":"Merkle proof of an account and of some of its storage slots (EIP-1186).","type":"object","required":["address","accountProof","balance","codeHash","nonce","storageHash","storageProof"],"properties":{"address":{"$ref":"urn:rpcgate:node:schema:Address"},"accountProof":{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:Bytes"}},"balance":{"$ref":"urn:rpcgate:node:schema:Uint256"},"codeHash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"nonce":{"$ref":"urn:rpcgate:node:schema:Uint64"},"storageHash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"storageProof":{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:StorageProof"}}},"$id":"urn:rpcgate:node:schema:AccountProof"};
+const schema119 = {"title":"StorageProof","type":"object","required":["key","value","proof"],"properties":{"key":{"$ref":"urn:rpcgate:node:schema:BytesMax32"},"value":{"$ref":"urn:rpcgate:node:schema:Uint256"},"proof":{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:Bytes"}}},"description":"Merkle proof of one storage slot.","$id":"urn:rpcgate:node:schema:StorageProof"};
+
+function validate415(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:schema:StorageProof" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.key === undefined) && (missing0 = "key")) || ((data.value === undefined) && (missing0 = "value"))) || ((data.proof === undefined) && (missing0 = "proof"))){
+validate415.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.key !== undefined){
+const _errs1 = errors;
+if(!(validate250(data.key, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.value !== undefined){
+const _errs2 = errors;
+if(!(validate95(data.value, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.proof !== undefined){
+let data2 = data.proof;
+const _errs3 = errors;
+if(errors === _errs3){
+if(Array.isArray(data2)){
+var valid1 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+const _errs5 = errors;
+if(!(validate51(data2[i0], {instancePath:instancePath+"/proof/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs5 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate415.errors = [{instancePath:instancePath+"/proof",schemaPath:"#/properties/proof/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate415.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate415.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate408(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:schema:AccountProof" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.address === undefined) && (missing0 = "address")) || ((data.accountProof === undefined) && (missing0 = "accountProof"))) || ((data.balance === undefined) && (missing0 = "balance"))) || ((data.codeHash === undefined) && (missing0 = "codeHash"))) || ((data.nonce === undefined) && (missing0 = "nonce"))) || ((data.storageHash === undefined) && (missing0 = "storageHash"))) || ((data.storageProof === undefined) && (missing0 = "storageProof"))){
+validate408.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.address !== undefined){
+const _errs1 = errors;
+if(!(validate39(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.accountProof !== undefined){
+let data1 = data.accountProof;
+const _errs2 = errors;
+if(errors === _errs2){
+if(Array.isArray(data1)){
+var valid1 = true;
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+const _errs4 = errors;
+if(!(validate51(data1[i0], {instancePath:instancePath+"/accountProof/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate408.errors = [{instancePath:instancePath+"/accountProof",schemaPath:"#/properties/accountProof/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.balance !== undefined){
+const _errs5 = errors;
+if(!(validate95(data.balance, {instancePath:instancePath+"/balance",parentData:data,parentDataProperty:"balance",rootData}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.codeHash !== undefined){
+const _errs6 = errors;
+if(!(validate35(data.codeHash, {instancePath:instancePath+"/codeHash",parentData:data,parentDataProperty:"codeHash",rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.nonce !== undefined){
+const _errs7 = errors;
+if(!(validate177(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
+vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.storageHash !== undefined){
+const _errs8 = errors;
+if(!(validate35(data.storageHash, {instancePath:instancePath+"/storageHash",parentData:data,parentDataProperty:"storageHash",rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.storageProof !== undefined){
+let data7 = data.storageProof;
+const _errs9 = errors;
+if(errors === _errs9){
+if(Array.isArray(data7)){
+var valid2 = true;
+const len1 = data7.length;
+for(let i1=0; i1<len1; i1++){
+const _errs11 = errors;
+if(!(validate415(data7[i1], {instancePath:instancePath+"/storageProof/" + i1,parentData:data7,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate415.errors : vErrors.concat(validate415.errors);
+errors = vErrors.length;
+}
+var valid2 = _errs11 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate408.errors = [{instancePath:instancePath+"/storageProof",schemaPath:"#/properties/storageProof/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate408.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate408.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate407(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getProof:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate408(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate408.errors : vErrors.concat(validate408.errors);
+errors = vErrors.length;
+}
+validate407.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_createAccessList__params_ajv = validate421;
+const schema120 = {"$id":"urn:rpcgate:node:eth_createAccessList:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:GenericTransaction"},{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTag"}],"additionalItems":false,"minItems":1,"maxItems":2};
+
+function validate421(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_createAccessList:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 2){
+validate421.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate421.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 2)){
+validate421.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+const _errs1 = errors;
+if(!(validate256(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+const _errs2 = errors;
+if(!(validate26(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+}
+}
+}
+}
+}
+else {
+validate421.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate421.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_createAccessList__result_ajv = validate424;
+const schema121 = {"$ref":"urn:rpcgate:node:schema:AccessListResult","$id":"urn:rpcgate:node:eth_createAccessList:result"};
+const schema122 = {"title":"AccessListResult","type":"object","properties":{"accessList":{"$ref":"urn:rpcgate:node:schema:AccessList"},"error":{"description":"Why the transaction would fail (the access list is still the one it touched).","type":"string"},"gasUsed":{"$ref":"urn:rpcgate:node:schema:Uint"}},"description":"The access list a transaction would use, and its gas.","$id":"urn:rpcgate:node:schema:AccessListResult"};
+
+function validate425(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:schema:AccessListResult" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.accessList !== undefined){
+const _errs1 = errors;
+if(!(validate81(data.accessList, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.error !== undefined){
+const _errs2 = errors;
+if(typeof data.error !== "string"){
+validate425.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.gasUsed !== undefined){
+const _errs4 = errors;
+if(!(validate23(data.gasUsed, {instancePath:instancePath+"/gasUsed",parentData:data,parentDataProperty:"gasUsed",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+else {
+validate425.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate425.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate424(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_createAccessList:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate425(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate425.errors : vErrors.concat(validate425.errors);
+errors = vErrors.length;
+}
+validate424.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_blobBaseFee__params_ajv = validate429;
+const schema123 = {"$id":"urn:rpcgate:node:eth_blobBaseFee:params","type":"array","maxItems":0};
+
+function validate429(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_blobBaseFee:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate429.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+}
+else {
+validate429.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate429.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_blobBaseFee__result_ajv = validate430;
+const schema124 = {"$ref":"urn:rpcgate:node:schema:Uint","$id":"urn:rpcgate:node:eth_blobBaseFee:result"};
+
+function validate430(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_blobBaseFee:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+validate430.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_protocolVersion__params_ajv = validate432;
+const schema125 = {"$id":"urn:rpcgate:node:eth_protocolVersion:params","type":"array","maxItems":0};
+
+function validate432(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_protocolVersion:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate432.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+}
+else {
+validate432.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate432.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_protocolVersion__result_ajv = validate433;
+const schema126 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:Uint"},{"type":"string","pattern":"^[0-9]+$"},{"type":"integer","minimum":0}],"$id":"urn:rpcgate:node:eth_protocolVersion:result"};
+const pattern17 = new RegExp("^[0-9]+$", "u");
+
+function validate433(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_protocolVersion:result" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data === "string"){
+if(!pattern17.test(data)){
+const err0 = {instancePath,schemaPath:"#/oneOf/1/pattern",keyword:"pattern",params:{pattern: "^[0-9]+$"},message:"must match pattern \""+"^[0-9]+$"+"\""};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/oneOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+var _valid0 = _errs2 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+}
+const _errs4 = errors;
+if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+const err2 = {instancePath,schemaPath:"#/oneOf/2/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(errors === _errs4){
+if(typeof data == "number"){
+if(data < 0 || isNaN(data)){
+const err3 = {instancePath,schemaPath:"#/oneOf/2/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+var _valid0 = _errs4 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 2;
+}
+}
+}
+if(!valid0){
+const err4 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+validate433.errors = vErrors;
+return false;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate433.errors = vErrors;
+return errors === 0;
+}
+
+export const net_listening__params_ajv = validate435;
+const schema127 = {"$id":"urn:rpcgate:node:net_listening:params","type":"array","maxItems":0};
+
+function validate435(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:net_listening:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate435.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+}
+else {
+validate435.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate435.errors = vErrors;
+return errors === 0;
+}
+
+export const net_listening__result_ajv = validate436;
+const schema128 = {"type":"boolean","$id":"urn:rpcgate:node:net_listening:result"};
+
+function validate436(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:net_listening:result" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "boolean"){
+validate436.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+validate436.errors = vErrors;
+return errors === 0;
+}
+
+export const net_peerCount__params_ajv = validate437;
+const schema129 = {"$id":"urn:rpcgate:node:net_peerCount:params","type":"array","maxItems":0};
+
+function validate437(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:net_peerCount:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate437.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+}
+else {
+validate437.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate437.errors = vErrors;
+return errors === 0;
+}
+
+export const net_peerCount__result_ajv = validate438;
+const schema130 = {"$ref":"urn:rpcgate:node:schema:Uint","$id":"urn:rpcgate:node:net_peerCount:result"};
+
+function validate438(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:net_peerCount:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+validate438.errors = vErrors;
+return errors === 0;
+}
+
+export const web3_sha3__params_ajv = validate440;
+const schema131 = {"$id":"urn:rpcgate:node:web3_sha3:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Bytes"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate440(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:web3_sha3:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate400.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate440.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate400.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate440.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate400.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate440.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -7406,18 +8158,534 @@ errors = vErrors.length;
 }
 }
 else {
-validate400.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate440.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate400.errors = vErrors;
+validate440.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_sendRawTransaction__result_ajv = validate402;
-const schema115 = {"$ref":"urn:rpcgate:node:schema:Hash32","$id":"urn:rpcgate:node:eth_sendRawTransaction:result"};
+export const web3_sha3__result_ajv = validate442;
+const schema132 = {"$ref":"urn:rpcgate:node:schema:Hash32","$id":"urn:rpcgate:node:web3_sha3:result"};
 
-function validate402(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate442(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:web3_sha3:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+validate442.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getUncleByBlockHashAndIndex__params_ajv = validate444;
+const schema133 = {"$id":"urn:rpcgate:node:eth_getUncleByBlockHashAndIndex:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"additionalItems":false,"minItems":2,"maxItems":2};
+
+function validate444(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getUncleByBlockHashAndIndex:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 2){
+validate444.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+if(data.length < 2){
+validate444.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 2)){
+validate444.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+const _errs1 = errors;
+if(!(validate35(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+const _errs2 = errors;
+if(!(validate23(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+}
+}
+}
+}
+}
+else {
+validate444.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate444.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getUncleByBlockHashAndIndex__result_ajv = validate447;
+const schema134 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:Block"}],"$id":"urn:rpcgate:node:eth_getUncleByBlockHashAndIndex:result"};
+
+function validate447(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getUncleByBlockHashAndIndex:result" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs2 = errors;
+if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs2 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+}
+}
+if(!valid0){
+const err0 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+validate447.errors = vErrors;
+return false;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate447.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getUncleByBlockNumberAndIndex__params_ajv = validate450;
+const schema135 = {"$id":"urn:rpcgate:node:eth_getUncleByBlockNumberAndIndex:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTag"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"additionalItems":false,"minItems":2,"maxItems":2};
+
+function validate450(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getUncleByBlockNumberAndIndex:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 2){
+validate450.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+if(data.length < 2){
+validate450.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 2)){
+validate450.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+const _errs1 = errors;
+if(!(validate26(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+const _errs2 = errors;
+if(!(validate23(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+}
+}
+}
+}
+}
+else {
+validate450.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate450.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getUncleByBlockNumberAndIndex__result_ajv = validate453;
+const schema136 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:Block"}],"$id":"urn:rpcgate:node:eth_getUncleByBlockNumberAndIndex:result"};
+
+function validate453(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getUncleByBlockNumberAndIndex:result" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs2 = errors;
+if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs2 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+}
+}
+if(!valid0){
+const err0 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+validate453.errors = vErrors;
+return false;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate453.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getUncleCountByBlockHash__params_ajv = validate456;
+const schema137 = {"$id":"urn:rpcgate:node:eth_getUncleCountByBlockHash:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Hash32"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate456(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getUncleCountByBlockHash:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate456.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate456.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate456.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+if(!(validate35(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+}
+}
+}
+}
+}
+else {
+validate456.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate456.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getUncleCountByBlockHash__result_ajv = validate458;
+const schema138 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"$id":"urn:rpcgate:node:eth_getUncleCountByBlockHash:result"};
+
+function validate458(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getUncleCountByBlockHash:result" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs2 = errors;
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs2 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+}
+}
+if(!valid0){
+const err0 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+validate458.errors = vErrors;
+return false;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate458.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getUncleCountByBlockNumber__params_ajv = validate461;
+const schema139 = {"$id":"urn:rpcgate:node:eth_getUncleCountByBlockNumber:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTag"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate461(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getUncleCountByBlockNumber:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate461.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate461.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate461.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+if(!(validate26(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+errors = vErrors.length;
+}
+}
+}
+}
+}
+}
+else {
+validate461.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate461.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_getUncleCountByBlockNumber__result_ajv = validate463;
+const schema140 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:NotFound"},{"$ref":"urn:rpcgate:node:schema:Uint"}],"$id":"urn:rpcgate:node:eth_getUncleCountByBlockNumber:result"};
+
+function validate463(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_getUncleCountByBlockNumber:result" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs2 = errors;
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs2 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+}
+}
+if(!valid0){
+const err0 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+validate463.errors = vErrors;
+return false;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate463.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_sendRawTransaction__params_ajv = validate466;
+const schema141 = {"$id":"urn:rpcgate:node:eth_sendRawTransaction:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Bytes"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate466(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:node:eth_sendRawTransaction:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate466.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate466.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate466.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+if(!(validate51(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+errors = vErrors.length;
+}
+}
+}
+}
+}
+}
+else {
+validate466.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate466.errors = vErrors;
+return errors === 0;
+}
+
+export const eth_sendRawTransaction__result_ajv = validate468;
+const schema142 = {"$ref":"urn:rpcgate:node:schema:Hash32","$id":"urn:rpcgate:node:eth_sendRawTransaction:result"};
+
+function validate468(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_sendRawTransaction:result" */;
 let vErrors = null;
 let errors = 0;
@@ -7425,32 +8693,32 @@ if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
-validate402.errors = vErrors;
+validate468.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_subscribe__params_ajv = validate404;
-const schema116 = {"$id":"urn:rpcgate:node:eth_subscribe:params","type":"array","items":[{"title":"SubscriptionType","type":"string","enum":["newHeads","logs","newPendingTransactions"]},{"title":"SubscriptionFilter","type":"object","additionalProperties":false,"properties":{"address":{"oneOf":[{"$ref":"urn:rpcgate:node:schema:Address"},{"$ref":"urn:rpcgate:node:schema:Addresses"}]},"topics":{"$ref":"urn:rpcgate:node:schema:FilterTopics"}}}],"additionalItems":false,"minItems":1,"maxItems":2};
+export const eth_subscribe__params_ajv = validate470;
+const schema143 = {"$id":"urn:rpcgate:node:eth_subscribe:params","type":"array","items":[{"title":"SubscriptionType","type":"string","enum":["newHeads","logs","newPendingTransactions"]},{"title":"SubscriptionFilter","type":"object","additionalProperties":false,"properties":{"address":{"oneOf":[{"$ref":"urn:rpcgate:node:schema:Address"},{"$ref":"urn:rpcgate:node:schema:Addresses"}]},"topics":{"$ref":"urn:rpcgate:node:schema:FilterTopics"}}}],"additionalItems":false,"minItems":1,"maxItems":2};
 
-function validate404(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate470(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_subscribe:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate404.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate470.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate404.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate470.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate404.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate470.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -7459,11 +8727,11 @@ if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate404.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate470.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data0 === "newHeads") || (data0 === "logs")) || (data0 === "newPendingTransactions"))){
-validate404.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/enum",keyword:"enum",params:{allowedValues: schema116.items[0].enum},message:"must be equal to one of the allowed values"}];
+validate470.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/enum",keyword:"enum",params:{allowedValues: schema143.items[0].enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -7477,7 +8745,7 @@ if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 const _errs5 = errors;
 for(const key0 in data1){
 if(!((key0 === "address") || (key0 === "topics"))){
-validate404.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate470.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7524,7 +8792,7 @@ else {
 vErrors.push(err0);
 }
 errors++;
-validate404.errors = vErrors;
+validate470.errors = vErrors;
 return false;
 }
 else {
@@ -7559,7 +8827,7 @@ var valid1 = true;
 }
 }
 else {
-validate404.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate470.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -7571,61 +8839,61 @@ var valid0 = _errs3 === errors;
 }
 }
 else {
-validate404.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate470.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate404.errors = vErrors;
+validate470.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_subscribe__result_ajv = validate408;
-const schema117 = {"title":"SubscriptionId","type":"string","pattern":"^0x[0-9a-f]{1,64}$","$id":"urn:rpcgate:node:eth_subscribe:result"};
-const pattern17 = new RegExp("^0x[0-9a-f]{1,64}$", "u");
+export const eth_subscribe__result_ajv = validate474;
+const schema144 = {"title":"SubscriptionId","type":"string","pattern":"^0x[0-9a-f]{1,64}$","$id":"urn:rpcgate:node:eth_subscribe:result"};
+const pattern18 = new RegExp("^0x[0-9a-f]{1,64}$", "u");
 
-function validate408(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate474(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_subscribe:result" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
-if(!pattern17.test(data)){
-validate408.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-f]{1,64}$"},message:"must match pattern \""+"^0x[0-9a-f]{1,64}$"+"\""}];
+if(!pattern18.test(data)){
+validate474.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-f]{1,64}$"},message:"must match pattern \""+"^0x[0-9a-f]{1,64}$"+"\""}];
 return false;
 }
 }
 else {
-validate408.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate474.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-validate408.errors = vErrors;
+validate474.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_unsubscribe__params_ajv = validate409;
-const schema118 = {"$id":"urn:rpcgate:node:eth_unsubscribe:params","type":"array","items":[{"type":"string","pattern":"^0x[0-9a-fA-F]{1,64}$"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const pattern18 = new RegExp("^0x[0-9a-fA-F]{1,64}$", "u");
+export const eth_unsubscribe__params_ajv = validate475;
+const schema145 = {"$id":"urn:rpcgate:node:eth_unsubscribe:params","type":"array","items":[{"type":"string","pattern":"^0x[0-9a-fA-F]{1,64}$"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const pattern19 = new RegExp("^0x[0-9a-fA-F]{1,64}$", "u");
 
-function validate409(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate475(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_unsubscribe:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate409.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate475.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate409.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate475.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate409.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate475.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -7635,13 +8903,13 @@ let data0 = data[0];
 const _errs1 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
-if(!pattern18.test(data0)){
-validate409.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-fA-F]{1,64}$"},message:"must match pattern \""+"^0x[0-9a-fA-F]{1,64}$"+"\""}];
+if(!pattern19.test(data0)){
+validate475.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-fA-F]{1,64}$"},message:"must match pattern \""+"^0x[0-9a-fA-F]{1,64}$"+"\""}];
 return false;
 }
 }
 else {
-validate409.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate475.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7651,57 +8919,57 @@ return false;
 }
 }
 else {
-validate409.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate475.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate409.errors = vErrors;
+validate475.errors = vErrors;
 return errors === 0;
 }
 
-export const eth_unsubscribe__result_ajv = validate410;
-const schema119 = {"type":"boolean","$id":"urn:rpcgate:node:eth_unsubscribe:result"};
+export const eth_unsubscribe__result_ajv = validate476;
+const schema146 = {"type":"boolean","$id":"urn:rpcgate:node:eth_unsubscribe:result"};
 
-function validate410(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate476(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_unsubscribe:result" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "boolean"){
-validate410.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate476.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-validate410.errors = vErrors;
+validate476.errors = vErrors;
 return errors === 0;
 }
 
-export const rpc_discover__params_ajv = validate411;
-const schema120 = {"$id":"urn:rpcgate:node:rpc.discover:params","type":"array","maxItems":0};
+export const rpc_discover__params_ajv = validate477;
+const schema147 = {"$id":"urn:rpcgate:node:rpc.discover:params","type":"array","maxItems":0};
 
-function validate411(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate477(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:rpc.discover:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate411.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate477.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 }
 else {
-validate411.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate477.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate411.errors = vErrors;
+validate477.errors = vErrors;
 return errors === 0;
 }
 
-export const rpc_discover__result_ajv = validate412;
-const schema121 = {"$ref":"urn:rpcgate:node:schema:OpenrpcDocument","$id":"urn:rpcgate:node:rpc.discover:result"};
-const schema122 = {"title":"OpenrpcDocument","description":"An OpenRPC document (https://spec.open-rpc.org): this contract, as served by `rpc.discover`. Only the top-level shape is described here; validate it with an OpenRPC tool (e.g. @open-rpc/schema-utils-js) for more.","type":"object","required":["openrpc","info","methods"],"properties":{"openrpc":{"type":"string","description":"OpenRPC specification version."},"info":{"type":"object","description":"Title, version and description of the API."},"servers":{"type":"array","description":"URL templates of the access points."},"methods":{"type":"array","description":"The methods."},"components":{"type":"object","description":"Schemas, errors and other reusable parts."}},"$id":"urn:rpcgate:node:schema:OpenrpcDocument"};
+export const rpc_discover__result_ajv = validate478;
+const schema148 = {"$ref":"urn:rpcgate:node:schema:OpenrpcDocument","$id":"urn:rpcgate:node:rpc.discover:result"};
+const schema149 = {"title":"OpenrpcDocument","description":"An OpenRPC document (https://spec.open-rpc.org): this contract, as served by `rpc.discover`. Only the top-level shape is described here; validate it with an OpenRPC tool (e.g. @open-rpc/schema-utils-js) for more.","type":"object","required":["openrpc","info","methods"],"properties":{"openrpc":{"type":"string","description":"OpenRPC specification version."},"info":{"type":"object","description":"Title, version and description of the API."},"servers":{"type":"array","description":"URL templates of the access points."},"methods":{"type":"array","description":"The methods."},"components":{"type":"object","description":"Schemas, errors and other reusable parts."}},"$id":"urn:rpcgate:node:schema:OpenrpcDocument"};
 
-function validate413(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate479(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:OpenrpcDocument" */;
 let vErrors = null;
 let errors = 0;
@@ -7709,14 +8977,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.openrpc === undefined) && (missing0 = "openrpc")) || ((data.info === undefined) && (missing0 = "info"))) || ((data.methods === undefined) && (missing0 = "methods"))){
-validate413.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate479.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 if(data.openrpc !== undefined){
 const _errs1 = errors;
 if(typeof data.openrpc !== "string"){
-validate413.errors = [{instancePath:instancePath+"/openrpc",schemaPath:"#/properties/openrpc/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate479.errors = [{instancePath:instancePath+"/openrpc",schemaPath:"#/properties/openrpc/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -7729,7 +8997,7 @@ if(data.info !== undefined){
 let data1 = data.info;
 const _errs3 = errors;
 if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-validate413.errors = [{instancePath:instancePath+"/info",schemaPath:"#/properties/info/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate479.errors = [{instancePath:instancePath+"/info",schemaPath:"#/properties/info/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -7741,7 +9009,7 @@ if(valid0){
 if(data.servers !== undefined){
 const _errs5 = errors;
 if(!(Array.isArray(data.servers))){
-validate413.errors = [{instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate479.errors = [{instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -7753,7 +9021,7 @@ if(valid0){
 if(data.methods !== undefined){
 const _errs7 = errors;
 if(!(Array.isArray(data.methods))){
-validate413.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate479.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -7766,7 +9034,7 @@ if(data.components !== undefined){
 let data4 = data.components;
 const _errs9 = errors;
 if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
-validate413.errors = [{instancePath:instancePath+"/components",schemaPath:"#/properties/components/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate479.errors = [{instancePath:instancePath+"/components",schemaPath:"#/properties/components/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -7781,24 +9049,24 @@ var valid0 = true;
 }
 }
 else {
-validate413.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate479.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate413.errors = vErrors;
+validate479.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate412(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate478(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:rpc.discover:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate413(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate413.errors : vErrors.concat(validate413.errors);
+if(!(validate479(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate479.errors : vErrors.concat(validate479.errors);
 errors = vErrors.length;
 }
-validate412.errors = vErrors;
+validate478.errors = vErrors;
 return errors === 0;
 }
 
@@ -7810,6 +9078,7 @@ const fastRe2 = new RegExp("^0x[0-9a-fA-F]*$", "");
 const fastRe3 = new RegExp("^0x(0|[1-9a-f][0-9a-f]{0,63})$", "");
 const fastRe4 = new RegExp("^0x(0|[1-9a-f][0-9a-f]{0,15})$", "");
 const fastRe5 = new RegExp("^(0|[1-9][0-9]*)$", "");
+const fastRe6 = new RegExp("^[0-9]+$", "");
 function fastTable(chars) {
   const t = new Uint8Array(128);
   for (let i = 0; i < chars.length; i++) t[chars.charCodeAt(i)] = 1;
@@ -9213,6 +10482,184 @@ function fast125(d) {
 function fast127(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast128(d) {
+  if (!(fastC83(d))) return false;
+  return true;
+}
+function fast130(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && (v2.length >= 2 && v2.length <= 66 && fastRe1.test(v2))))) return false;
+  }
+  return true;
+}
+function fast129(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 3) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length === 42 && fastRe2.test(v1))))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fast130(v2))) return false;
+  }
+  if (v0 > 2) {
+    const v3 = d[2];
+    if (!(fastC62(v3))) return false;
+  }
+  if (v0 > 3) return false;
+  return true;
+}
+function fast133(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && fastRe1.test(v2)))) return false;
+  }
+  return true;
+}
+function fast136(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!((typeof v2 == "string" && fastRe1.test(v2)))) return false;
+  }
+  return true;
+}
+function fastC135(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["key"] === undefined) return false;
+  if (d["value"] === undefined) return false;
+  if (d["proof"] === undefined) return false;
+  const v0 = d["key"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length >= 2 && v0.length <= 66 && fastRe1.test(v0))))) return false;
+  const v1 = d["value"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length <= 10 ? fastPrefixedNumber(v1, "0x", "0", fastT0, fastT1, 63) : fastRe3.test(v1))))) return false;
+  const v2 = d["proof"];
+  if (v2 !== undefined && !(fast136(v2))) return false;
+  return true;
+}
+function fast134(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC135(v2))) return false;
+  }
+  return true;
+}
+function fastC132(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["address"] === undefined) return false;
+  if (d["accountProof"] === undefined) return false;
+  if (d["balance"] === undefined) return false;
+  if (d["codeHash"] === undefined) return false;
+  if (d["nonce"] === undefined) return false;
+  if (d["storageHash"] === undefined) return false;
+  if (d["storageProof"] === undefined) return false;
+  const v0 = d["address"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0.length === 42 && fastRe2.test(v0))))) return false;
+  const v1 = d["accountProof"];
+  if (v1 !== undefined && !(fast133(v1))) return false;
+  const v2 = d["balance"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, 63) : fastRe3.test(v2))))) return false;
+  const v3 = d["codeHash"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length === 66 && fastRe1.test(v3))))) return false;
+  const v4 = d["nonce"];
+  if (v4 !== undefined && !((typeof v4 == "string" && (v4.length <= 10 ? fastPrefixedNumber(v4, "0x", "0", fastT0, fastT1, 15) : fastRe4.test(v4))))) return false;
+  const v5 = d["storageHash"];
+  if (v5 !== undefined && !((typeof v5 == "string" && (v5.length === 66 && fastRe1.test(v5))))) return false;
+  const v6 = d["storageProof"];
+  if (v6 !== undefined && !(fast134(v6))) return false;
+  return true;
+}
+function fast131(d) {
+  if (!(fastC132(d))) return false;
+  return true;
+}
+function fast137(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC71(v1))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fastC3(v2))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fastC139(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  const v0 = d["accessList"];
+  if (v0 !== undefined && !(fastC13(v0))) return false;
+  const v1 = d["error"];
+  if (v1 !== undefined && !(typeof v1 == "string")) return false;
+  const v2 = d["gasUsed"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  return true;
+}
+function fast138(d) {
+  if (!(fastC139(d))) return false;
+  return true;
+}
+function fast140(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast141(d) {
+  if (!((typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))))) return false;
+  return true;
+}
+function fast142(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast143(d) {
+  if (!(((((typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))) ? 1 : 0) + ((typeof d == "string" && fastRe6.test(d)) ? 1 : 0) + (((typeof d == "number" && !(d % 1) && !isNaN(d)) && d >= 0) ? 1 : 0)) === 1))) return false;
+  return true;
+}
+function fast144(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast145(d) {
+  if (!(typeof d == "boolean")) return false;
+  return true;
+}
+function fast146(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fast147(d) {
+  if (!((typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d))))) return false;
+  return true;
+}
+function fast148(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
@@ -9222,11 +10669,99 @@ function fast127(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast128(d) {
+function fast149(d) {
   if (!((typeof d == "string" && (d.length === 66 && fastRe1.test(d))))) return false;
   return true;
 }
-function fast130(d) {
+function fast150(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length === 66 && fastRe1.test(v1))))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast151(d) {
+  if (!((d === null || fastC5(d)))) return false;
+  return true;
+}
+function fast152(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC3(v1))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!((typeof v2 == "string" && (v2.length <= 10 ? fastPrefixedNumber(v2, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(v2))))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast153(d) {
+  if (!((d === null || fastC5(d)))) return false;
+  return true;
+}
+function fast154(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && (v1.length === 66 && fastRe1.test(v1))))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast155(d) {
+  if (!((d === null || (typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d)))))) return false;
+  return true;
+}
+function fast156(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC3(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast157(d) {
+  if (!((d === null || (typeof d == "string" && (d.length <= 10 ? fastPrefixedNumber(d, "0x", "0", fastT0, fastT1, Infinity) : fastRe0.test(d)))))) return false;
+  return true;
+}
+function fast158(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe1.test(v1)))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast159(d) {
+  if (!((typeof d == "string" && (d.length === 66 && fastRe1.test(d))))) return false;
+  return true;
+}
+function fast161(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   const v0 = d["address"];
   if (v0 !== undefined && !(((typeof v0 == "string" && (v0.length === 42 && fastRe2.test(v0))) || fastC83(v0)))) return false;
@@ -9238,7 +10773,7 @@ function fast130(d) {
   }
   return true;
 }
-function fast129(d) {
+function fast160(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -9249,16 +10784,16 @@ function fast129(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fast130(v2))) return false;
+    if (!(fast161(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fast131(d) {
+function fast162(d) {
   if (!((typeof d == "string" && (d.length >= 3 && d.length <= 66 && fastRe1.test(d))))) return false;
   return true;
 }
-function fast132(d) {
+function fast163(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -9270,17 +10805,17 @@ function fast132(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast133(d) {
+function fast164(d) {
   if (!(typeof d == "boolean")) return false;
   return true;
 }
-function fast134(d) {
+function fast165(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC136(d) {
+function fastC167(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["openrpc"] === undefined) return false;
   if (d["info"] === undefined) return false;
@@ -9297,8 +10832,8 @@ function fastC136(d) {
   if (v4 !== undefined && !((v4 && typeof v4 == "object" && !Array.isArray(v4)))) return false;
   return true;
 }
-function fast135(d) {
-  if (!(fastC136(d))) return false;
+function fast166(d) {
+  if (!(fastC167(d))) return false;
   return true;
 }
 
@@ -9843,8 +11378,224 @@ export function eth_getBlockReceipts__result(data) {
   eth_getBlockReceipts__result.errors = eth_getBlockReceipts__result_ajv.errors;
   return valid;
 }
-export function eth_sendRawTransaction__params(data) {
+export function eth_accounts__params(data) {
   if (fast127(data)) {
+    eth_accounts__params.errors = null;
+    return true;
+  }
+  const valid = eth_accounts__params_ajv(data);
+  eth_accounts__params.errors = eth_accounts__params_ajv.errors;
+  return valid;
+}
+export function eth_accounts__result(data) {
+  if (fast128(data)) {
+    eth_accounts__result.errors = null;
+    return true;
+  }
+  const valid = eth_accounts__result_ajv(data);
+  eth_accounts__result.errors = eth_accounts__result_ajv.errors;
+  return valid;
+}
+export function eth_getProof__params(data) {
+  if (fast129(data)) {
+    eth_getProof__params.errors = null;
+    return true;
+  }
+  const valid = eth_getProof__params_ajv(data);
+  eth_getProof__params.errors = eth_getProof__params_ajv.errors;
+  return valid;
+}
+export function eth_getProof__result(data) {
+  if (fast131(data)) {
+    eth_getProof__result.errors = null;
+    return true;
+  }
+  const valid = eth_getProof__result_ajv(data);
+  eth_getProof__result.errors = eth_getProof__result_ajv.errors;
+  return valid;
+}
+export function eth_createAccessList__params(data) {
+  if (fast137(data)) {
+    eth_createAccessList__params.errors = null;
+    return true;
+  }
+  const valid = eth_createAccessList__params_ajv(data);
+  eth_createAccessList__params.errors = eth_createAccessList__params_ajv.errors;
+  return valid;
+}
+export function eth_createAccessList__result(data) {
+  if (fast138(data)) {
+    eth_createAccessList__result.errors = null;
+    return true;
+  }
+  const valid = eth_createAccessList__result_ajv(data);
+  eth_createAccessList__result.errors = eth_createAccessList__result_ajv.errors;
+  return valid;
+}
+export function eth_blobBaseFee__params(data) {
+  if (fast140(data)) {
+    eth_blobBaseFee__params.errors = null;
+    return true;
+  }
+  const valid = eth_blobBaseFee__params_ajv(data);
+  eth_blobBaseFee__params.errors = eth_blobBaseFee__params_ajv.errors;
+  return valid;
+}
+export function eth_blobBaseFee__result(data) {
+  if (fast141(data)) {
+    eth_blobBaseFee__result.errors = null;
+    return true;
+  }
+  const valid = eth_blobBaseFee__result_ajv(data);
+  eth_blobBaseFee__result.errors = eth_blobBaseFee__result_ajv.errors;
+  return valid;
+}
+export function eth_protocolVersion__params(data) {
+  if (fast142(data)) {
+    eth_protocolVersion__params.errors = null;
+    return true;
+  }
+  const valid = eth_protocolVersion__params_ajv(data);
+  eth_protocolVersion__params.errors = eth_protocolVersion__params_ajv.errors;
+  return valid;
+}
+export function eth_protocolVersion__result(data) {
+  if (fast143(data)) {
+    eth_protocolVersion__result.errors = null;
+    return true;
+  }
+  const valid = eth_protocolVersion__result_ajv(data);
+  eth_protocolVersion__result.errors = eth_protocolVersion__result_ajv.errors;
+  return valid;
+}
+export function net_listening__params(data) {
+  if (fast144(data)) {
+    net_listening__params.errors = null;
+    return true;
+  }
+  const valid = net_listening__params_ajv(data);
+  net_listening__params.errors = net_listening__params_ajv.errors;
+  return valid;
+}
+export function net_listening__result(data) {
+  if (fast145(data)) {
+    net_listening__result.errors = null;
+    return true;
+  }
+  const valid = net_listening__result_ajv(data);
+  net_listening__result.errors = net_listening__result_ajv.errors;
+  return valid;
+}
+export function net_peerCount__params(data) {
+  if (fast146(data)) {
+    net_peerCount__params.errors = null;
+    return true;
+  }
+  const valid = net_peerCount__params_ajv(data);
+  net_peerCount__params.errors = net_peerCount__params_ajv.errors;
+  return valid;
+}
+export function net_peerCount__result(data) {
+  if (fast147(data)) {
+    net_peerCount__result.errors = null;
+    return true;
+  }
+  const valid = net_peerCount__result_ajv(data);
+  net_peerCount__result.errors = net_peerCount__result_ajv.errors;
+  return valid;
+}
+export function web3_sha3__params(data) {
+  if (fast148(data)) {
+    web3_sha3__params.errors = null;
+    return true;
+  }
+  const valid = web3_sha3__params_ajv(data);
+  web3_sha3__params.errors = web3_sha3__params_ajv.errors;
+  return valid;
+}
+export function web3_sha3__result(data) {
+  if (fast149(data)) {
+    web3_sha3__result.errors = null;
+    return true;
+  }
+  const valid = web3_sha3__result_ajv(data);
+  web3_sha3__result.errors = web3_sha3__result_ajv.errors;
+  return valid;
+}
+export function eth_getUncleByBlockHashAndIndex__params(data) {
+  if (fast150(data)) {
+    eth_getUncleByBlockHashAndIndex__params.errors = null;
+    return true;
+  }
+  const valid = eth_getUncleByBlockHashAndIndex__params_ajv(data);
+  eth_getUncleByBlockHashAndIndex__params.errors = eth_getUncleByBlockHashAndIndex__params_ajv.errors;
+  return valid;
+}
+export function eth_getUncleByBlockHashAndIndex__result(data) {
+  if (fast151(data)) {
+    eth_getUncleByBlockHashAndIndex__result.errors = null;
+    return true;
+  }
+  const valid = eth_getUncleByBlockHashAndIndex__result_ajv(data);
+  eth_getUncleByBlockHashAndIndex__result.errors = eth_getUncleByBlockHashAndIndex__result_ajv.errors;
+  return valid;
+}
+export function eth_getUncleByBlockNumberAndIndex__params(data) {
+  if (fast152(data)) {
+    eth_getUncleByBlockNumberAndIndex__params.errors = null;
+    return true;
+  }
+  const valid = eth_getUncleByBlockNumberAndIndex__params_ajv(data);
+  eth_getUncleByBlockNumberAndIndex__params.errors = eth_getUncleByBlockNumberAndIndex__params_ajv.errors;
+  return valid;
+}
+export function eth_getUncleByBlockNumberAndIndex__result(data) {
+  if (fast153(data)) {
+    eth_getUncleByBlockNumberAndIndex__result.errors = null;
+    return true;
+  }
+  const valid = eth_getUncleByBlockNumberAndIndex__result_ajv(data);
+  eth_getUncleByBlockNumberAndIndex__result.errors = eth_getUncleByBlockNumberAndIndex__result_ajv.errors;
+  return valid;
+}
+export function eth_getUncleCountByBlockHash__params(data) {
+  if (fast154(data)) {
+    eth_getUncleCountByBlockHash__params.errors = null;
+    return true;
+  }
+  const valid = eth_getUncleCountByBlockHash__params_ajv(data);
+  eth_getUncleCountByBlockHash__params.errors = eth_getUncleCountByBlockHash__params_ajv.errors;
+  return valid;
+}
+export function eth_getUncleCountByBlockHash__result(data) {
+  if (fast155(data)) {
+    eth_getUncleCountByBlockHash__result.errors = null;
+    return true;
+  }
+  const valid = eth_getUncleCountByBlockHash__result_ajv(data);
+  eth_getUncleCountByBlockHash__result.errors = eth_getUncleCountByBlockHash__result_ajv.errors;
+  return valid;
+}
+export function eth_getUncleCountByBlockNumber__params(data) {
+  if (fast156(data)) {
+    eth_getUncleCountByBlockNumber__params.errors = null;
+    return true;
+  }
+  const valid = eth_getUncleCountByBlockNumber__params_ajv(data);
+  eth_getUncleCountByBlockNumber__params.errors = eth_getUncleCountByBlockNumber__params_ajv.errors;
+  return valid;
+}
+export function eth_getUncleCountByBlockNumber__result(data) {
+  if (fast157(data)) {
+    eth_getUncleCountByBlockNumber__result.errors = null;
+    return true;
+  }
+  const valid = eth_getUncleCountByBlockNumber__result_ajv(data);
+  eth_getUncleCountByBlockNumber__result.errors = eth_getUncleCountByBlockNumber__result_ajv.errors;
+  return valid;
+}
+export function eth_sendRawTransaction__params(data) {
+  if (fast158(data)) {
     eth_sendRawTransaction__params.errors = null;
     return true;
   }
@@ -9853,7 +11604,7 @@ export function eth_sendRawTransaction__params(data) {
   return valid;
 }
 export function eth_sendRawTransaction__result(data) {
-  if (fast128(data)) {
+  if (fast159(data)) {
     eth_sendRawTransaction__result.errors = null;
     return true;
   }
@@ -9862,7 +11613,7 @@ export function eth_sendRawTransaction__result(data) {
   return valid;
 }
 export function eth_subscribe__params(data) {
-  if (fast129(data)) {
+  if (fast160(data)) {
     eth_subscribe__params.errors = null;
     return true;
   }
@@ -9871,7 +11622,7 @@ export function eth_subscribe__params(data) {
   return valid;
 }
 export function eth_subscribe__result(data) {
-  if (fast131(data)) {
+  if (fast162(data)) {
     eth_subscribe__result.errors = null;
     return true;
   }
@@ -9880,7 +11631,7 @@ export function eth_subscribe__result(data) {
   return valid;
 }
 export function eth_unsubscribe__params(data) {
-  if (fast132(data)) {
+  if (fast163(data)) {
     eth_unsubscribe__params.errors = null;
     return true;
   }
@@ -9889,7 +11640,7 @@ export function eth_unsubscribe__params(data) {
   return valid;
 }
 export function eth_unsubscribe__result(data) {
-  if (fast133(data)) {
+  if (fast164(data)) {
     eth_unsubscribe__result.errors = null;
     return true;
   }
@@ -9898,7 +11649,7 @@ export function eth_unsubscribe__result(data) {
   return valid;
 }
 export function rpc_discover__params(data) {
-  if (fast134(data)) {
+  if (fast165(data)) {
     rpc_discover__params.errors = null;
     return true;
   }
@@ -9907,7 +11658,7 @@ export function rpc_discover__params(data) {
   return valid;
 }
 export function rpc_discover__result(data) {
-  if (fast135(data)) {
+  if (fast166(data)) {
     rpc_discover__result.errors = null;
     return true;
   }
@@ -9948,6 +11699,18 @@ export const validators: ValidatorTable = {
   'eth_getBlockTransactionCountByHash': { params: eth_getBlockTransactionCountByHash__params, result: eth_getBlockTransactionCountByHash__result },
   'eth_getBlockTransactionCountByNumber': { params: eth_getBlockTransactionCountByNumber__params, result: eth_getBlockTransactionCountByNumber__result },
   'eth_getBlockReceipts': { params: eth_getBlockReceipts__params, result: eth_getBlockReceipts__result },
+  'eth_accounts': { params: eth_accounts__params, result: eth_accounts__result },
+  'eth_getProof': { params: eth_getProof__params, result: eth_getProof__result },
+  'eth_createAccessList': { params: eth_createAccessList__params, result: eth_createAccessList__result },
+  'eth_blobBaseFee': { params: eth_blobBaseFee__params, result: eth_blobBaseFee__result },
+  'eth_protocolVersion': { params: eth_protocolVersion__params, result: eth_protocolVersion__result },
+  'net_listening': { params: net_listening__params, result: net_listening__result },
+  'net_peerCount': { params: net_peerCount__params, result: net_peerCount__result },
+  'web3_sha3': { params: web3_sha3__params, result: web3_sha3__result },
+  'eth_getUncleByBlockHashAndIndex': { params: eth_getUncleByBlockHashAndIndex__params, result: eth_getUncleByBlockHashAndIndex__result },
+  'eth_getUncleByBlockNumberAndIndex': { params: eth_getUncleByBlockNumberAndIndex__params, result: eth_getUncleByBlockNumberAndIndex__result },
+  'eth_getUncleCountByBlockHash': { params: eth_getUncleCountByBlockHash__params, result: eth_getUncleCountByBlockHash__result },
+  'eth_getUncleCountByBlockNumber': { params: eth_getUncleCountByBlockNumber__params, result: eth_getUncleCountByBlockNumber__result },
   'eth_sendRawTransaction': { params: eth_sendRawTransaction__params, result: eth_sendRawTransaction__result },
   'eth_subscribe': { params: eth_subscribe__params, result: eth_subscribe__result },
   'eth_unsubscribe': { params: eth_unsubscribe__params, result: eth_unsubscribe__result },
@@ -9986,8 +11749,20 @@ export const fastChecks: { readonly [method: string]: { readonly params?: (data:
   'eth_getBlockTransactionCountByHash': { params: fast120, result: fast121 },
   'eth_getBlockTransactionCountByNumber': { params: fast122, result: fast123 },
   'eth_getBlockReceipts': { params: fast124, result: fast125 },
-  'eth_sendRawTransaction': { params: fast127, result: fast128 },
-  'eth_subscribe': { params: fast129, result: fast131 },
-  'eth_unsubscribe': { params: fast132, result: fast133 },
-  'rpc.discover': { params: fast134, result: fast135 },
+  'eth_accounts': { params: fast127, result: fast128 },
+  'eth_getProof': { params: fast129, result: fast131 },
+  'eth_createAccessList': { params: fast137, result: fast138 },
+  'eth_blobBaseFee': { params: fast140, result: fast141 },
+  'eth_protocolVersion': { params: fast142, result: fast143 },
+  'net_listening': { params: fast144, result: fast145 },
+  'net_peerCount': { params: fast146, result: fast147 },
+  'web3_sha3': { params: fast148, result: fast149 },
+  'eth_getUncleByBlockHashAndIndex': { params: fast150, result: fast151 },
+  'eth_getUncleByBlockNumberAndIndex': { params: fast152, result: fast153 },
+  'eth_getUncleCountByBlockHash': { params: fast154, result: fast155 },
+  'eth_getUncleCountByBlockNumber': { params: fast156, result: fast157 },
+  'eth_sendRawTransaction': { params: fast158, result: fast159 },
+  'eth_subscribe': { params: fast160, result: fast162 },
+  'eth_unsubscribe': { params: fast163, result: fast164 },
+  'rpc.discover': { params: fast165, result: fast166 },
 };

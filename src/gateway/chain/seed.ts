@@ -30,14 +30,27 @@ interface Receipt {
 }
 
 let nextId = 1;
-export async function rpc<T = unknown>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }),
-    signal: AbortSignal.timeout(15_000),
-  });
-  const json = (await res.json()) as { result?: T; error?: { code: number; message: string } };
+/** One JSON-RPC call to the embedded node (15 s at most; `signal` aborts it sooner). */
+export async function rpc<T = unknown>(url: string, method: string, params: unknown[] = [], signal?: AbortSignal): Promise<T> {
+  // One controller per call, unhooked from `signal` afterwards (AbortSignal.any on a long-lived signal can pile up).
+  const ac = new AbortController();
+  const onAbort = () => ac.abort(signal?.reason);
+  const timer = setTimeout(() => ac.abort(new Error(`${method}: no answer within 15 s`)), 15_000);
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
+  let json: { result?: T; error?: { code: number; message: string } };
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }),
+      signal: ac.signal,
+    });
+    json = (await res.json()) as typeof json;
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
   if (json.error) throw new Error(`${method}: ${json.error.message} (${json.error.code})`);
   return json.result as T;
 }

@@ -47,6 +47,13 @@ export const ROLES: Record<string, Role[]> = {
   eth_uninstallFilter: ['keep'],
   eth_subscribe: ['keep', 'keep'],
   eth_unsubscribe: ['keep'],
+  eth_getProof: ['contract', 'keep', 'stateBlock'],
+  eth_createAccessList: ['call', 'stateBlock'],
+  eth_getUncleByBlockHashAndIndex: ['blockHash', 'keep'],
+  eth_getUncleByBlockNumberAndIndex: ['block', 'keep'],
+  eth_getUncleCountByBlockHash: ['blockHash'],
+  eth_getUncleCountByBlockNumber: ['block'],
+  web3_sha3: ['keep'],
 };
 
 /** Methods that only work over a WebSocket: over HTTP (what conformance speaks) -32601 is the conformant answer. */
@@ -67,6 +74,13 @@ export function roleByName(method: string, name: string, example: unknown): Role
 
 /** `totalSupply()` — a view every ERC-20 has; on another contract it simply reverts or returns 0x. */
 export const TOTAL_SUPPLY = '0x18160ddd';
+/** Keccak-256 test vectors: web3_sha3 of a known input must give exactly this digest. */
+export const KECCAK_VECTORS: Readonly<Record<string, string>> = {
+  '0x': '0xc5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470',
+  '0x68656c6c6f20776f726c64': '0x47173285a8d7341e5e972fc677286384f802f8ef42a5ec5f03bbfa254cb01fad', // "hello world"
+};
+/** keccak256 of empty code: the code hash of an account without code. */
+const EMPTY_CODE_HASH = KECCAK_VECTORS['0x'];
 /** Deliberately undecodable: no node can accept it, so the node's error is the conformant answer. */
 export const INVALID_RAW_TX = '0x00';
 
@@ -89,6 +103,7 @@ export function adaptParams(
   example: readonly unknown[],
   facts: ChainFacts,
 ): Adaptation {
+  if (facts.unsupported?.includes(method)) return { skip: `the node does not implement ${method} (-32601 at discovery; an optional method some nodes leave out)` };
   const roles = ROLES[method] ?? paramNames.map((n, i) => roleByName(method, n, example[i]));
   const notes: string[] = [];
   const params: unknown[] = [];
@@ -231,6 +246,33 @@ function expectation(method: string, params: unknown[], facts: ChainFacts): Adap
       return undefined;
     case 'eth_getCode':
       return facts.log ? (r) => (typeof r === 'string' && r.length > 2 ? undefined : `expected code at ${params[0]}, got ${brief(r)}`) : undefined;
+    case 'eth_getProof': {
+      const keys = (params[1] as string[]).map((k) => BigInt(k));
+      return (r) => {
+        const p = obj(r);
+        if (lower(p?.address) !== lower(params[0])) return `expected the proof of ${params[0]}, got ${brief(r)}`;
+        if (!Array.isArray(p?.accountProof) || p.accountProof.length === 0) return `expected a non-empty account proof, got ${brief(r)}`;
+        const got = Array.isArray(p?.storageProof) ? p.storageProof.map((s) => String(obj(s)?.key)) : [];
+        if (got.length !== keys.length || got.some((k, i) => BigInt(k) !== keys[i])) return `expected storage proofs of ${brief(params[1])}, got keys ${brief(got)}`;
+        if (facts.log && lower(params[0]) === lower(facts.log.address) && p?.codeHash === EMPTY_CODE_HASH) return `expected the code hash of a contract at ${params[0]}, got the empty-code hash`;
+        return undefined;
+      };
+    }
+    case 'eth_createAccessList': {
+      const to = lower(obj(params[0])?.to);
+      return (r) => {
+        const a = obj(r);
+        if (typeof a?.gasUsed !== 'string' || BigInt(a.gasUsed) === 0n) return `expected the gas used, got ${brief(r)}`;
+        // A call that reads the contract's storage lists the contract; a failing call says why in \`error\` instead.
+        if (typeof a.error === 'string') return undefined;
+        const list = Array.isArray(a.accessList) ? a.accessList : [];
+        return facts.log && !list.some((e) => lower(obj(e)?.address) === to) ? `expected ${to} in the access list, got ${brief(r)}` : undefined;
+      };
+    }
+    case 'web3_sha3': {
+      const want = KECCAK_VECTORS[String(lower(params[0]))];
+      return want ? (r) => (r === want ? undefined : `expected keccak256 ${want}, got ${brief(r)}`) : undefined;
+    }
     case 'eth_chainId':
       return facts.chainId ? (r) => (r === facts.chainId ? undefined : `chain id changed: ${facts.chainId} then ${brief(r)}`) : undefined;
     default:

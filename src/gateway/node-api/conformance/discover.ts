@@ -12,7 +12,13 @@ export interface ChainFacts {
   log?: { address: string; topics: string[]; blockNumber: string; blockHash: string; transactionHash: string; logIndex: string };
   /** Blocks looked at (for the report). */
   scanned: { logs: number; blocks: number };
+  /** Methods of OPTIONAL_METHODS the node answered "method not found" (-32601) at discovery. */
+  unsupported: string[];
 }
+
+/** Standard methods that well-known nodes leave out: anvil has no net_peerCount, geth dropped eth_protocolVersion.
+ *  Only these may be missing (their check is skipped, saying so); any other method answering -32601 fails. */
+export const OPTIONAL_METHODS: readonly string[] = ['net_peerCount', 'eth_protocolVersion'];
 
 export interface DiscoverOptions {
   /** How far back from the head to look for a log (eth_getLogs windows are cheap on a quiet chain). */
@@ -49,6 +55,7 @@ export async function discoverChain(rpc: RpcTransport, opts: DiscoverOptions): P
   const facts: ChainFacts = {
     latest: { number: hex(head), hash: String(headBlock.hash) },
     scanned: { logs: 0, blocks: 0 },
+    unsupported: [],
   };
   const chainId = await rpc.call('eth_chainId', []);
   if (typeof chainId.result === 'string') facts.chainId = chainId.result;
@@ -82,6 +89,12 @@ export async function discoverChain(rpc: RpcTransport, opts: DiscoverOptions): P
   if (facts.log) {
     const tx = await rpc.call('eth_getTransactionByHash', [facts.log.transactionHash]);
     if (tx.result && typeof tx.result === 'object') facts.tx = txFacts(tx.result as Record<string, unknown>);
+  }
+
+  // Ask each optional method once: "method not found" here marks it unsupported by this node, not a failure.
+  for (const m of OPTIONAL_METHODS) {
+    const out = await rpc.call(m, []);
+    if (out.error?.code === -32601) facts.unsupported.push(m);
   }
 
   // 2. No log (or its tx was not readable): any transaction in a recent block.

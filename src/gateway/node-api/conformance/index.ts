@@ -8,8 +8,8 @@ import { PATHS } from '../../paths.js';
 import { adaptParams } from './adapt.js';
 import { discoverChain, type ChainFacts } from './discover.js';
 
-export { adaptParams, INVALID_RAW_TX, TOTAL_SUPPLY, type Adaptation } from './adapt.js';
-export { discoverChain, type ChainFacts } from './discover.js';
+export { adaptParams, INVALID_RAW_TX, KECCAK_VECTORS, TOTAL_SUPPLY, type Adaptation } from './adapt.js';
+export { discoverChain, OPTIONAL_METHODS, type ChainFacts } from './discover.js';
 
 export interface EvmProfileOptions {
   /** Blocks scanned back from the head for a real log (default 100000, in growing eth_getLogs windows). */
@@ -37,6 +37,7 @@ export function evmProfile(opts: EvmProfileOptions = {}): ConformanceProfile<Cha
       `chain ${c.chainId ?? '?'}, head ${BigInt(c.latest.number)} ${c.latest.hash}`,
       `real tx: ${c.tx ? `${c.tx.hash} (block ${BigInt(c.tx.blockNumber)}, index ${BigInt(c.tx.index)})` : 'none found'}`,
       `real log: ${c.log ? `${c.log.address} block ${BigInt(c.log.blockNumber)}` : 'none found'}`,
+      ...(c.unsupported.length ? [`not implemented by the node: ${c.unsupported.join(', ')}`] : []),
     ],
     plan: (method, paramNames, example, facts) => adaptParams(method, paramNames, example, facts),
     protocolChecks: EVM_PROTOCOL_CHECKS,
