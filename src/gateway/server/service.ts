@@ -232,16 +232,17 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     if (embedded.length) {
       const artifact = compileToken(config.dataDir);
       const started = await Promise.allSettled(
-        embedded.map(([name, n]) => startEmbeddedChain({
-          network: name,
-          chainId: n.chainId,
-          blockTime: n.blockTime,
-          dataDir: config.dataDir,
-          artifact,
-          activityIntervalMs: n.activityIntervalMs,
-          onActivityError: (err) => logger.warn({ network: name, err: err.message }, 'embedded chain activity round failed'),
-        }),
-      ),
+        embedded.map(([name, n]) =>
+          startEmbeddedChain({
+            network: name,
+            chainId: n.chainId,
+            blockTime: n.blockTime,
+            dataDir: config.dataDir,
+            artifact,
+            activityIntervalMs: n.activityIntervalMs,
+            onActivityError: (err) => logger.warn({ network: name, err: err.message }, 'embedded chain activity round failed'),
+          }),
+        ),
       );
       for (const r of started) if (r.status === 'fulfilled') chains.push(r.value);
       const failed = started.find((r) => r.status === 'rejected');
