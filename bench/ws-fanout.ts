@@ -9,14 +9,16 @@
 //   subscribed yet, minus its RSS before, / N; the same after the N subscriptions.
 // The clients and the reference all live in this process (one clock, performance.now()); parsing N messages per
 // block queues in this event loop the same way on both sides, so the ratio isolates what rpcgate adds.
-// rpcgate runs in its own process (bench/rpcgate-server.ts) so its RSS is its own. Every process is started and
+// rpcgate runs in its own process (a small launcher written to a temp dir, `node --expose-gc`) so its RSS is its own;
+// asked on stdin, it runs a full GC first and reports RSS and the JS heap in use, so the per-socket figure is
+// what the sockets keep, not whatever garbage the heap held at that moment. anvil (Rust, no GC): RSS from /proc. Every process is started and
 // ended by PID through bench/lib/procs.ts; the whole run is bounded (BENCH_WS_DEADLINE_S, default 240 s).
 // Env: BENCH_WS_SOCKETS (1000), BENCH_WS_SECONDS (20, measured per side), BENCH_WS_POLL_MS (rpcgate's
 // websocket.pollIntervalMs; 0 = its default, half the block time, at least 250 ms), BENCH_WS_DEADLINE_S (240).
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
 import { installCleanup, start, stop, stopAll, sleep, freePort, waitForOutput, type Managed } from './lib/procs.js';
 import { anvilBinary, waitForRpc } from './lib/targets.js';
@@ -48,6 +50,14 @@ interface Side {
   rssSubscribedMB: number;
   kbPerIdleSocket: number;
   kbPerSubscribedSocket: number;
+  /** rpcgate only: JS heap in use after a full GC, KB per socket. */
+  heapKbPerIdleSocket?: number;
+  heapKbPerSubscribedSocket?: number;
+}
+
+interface Mem {
+  rssKb: number;
+  heapKb?: number;
 }
 
 function rssKb(pid: number): number {
@@ -97,18 +107,21 @@ function subscribe(s: WebSocket, onHead: (hash: string, t: number) => void): Pro
   });
 }
 
-async function runSide(side: string, url: string, serverPid: number): Promise<Side> {
+async function runSide(side: string, url: string, mem: () => Promise<Mem>): Promise<Side> {
   await sleep(1000);
-  const rssBefore = rssKb(serverPid);
+  const before = await mem();
+  const rssBefore = before.rssKb;
   const sockets = await openMany(url, SOCKETS);
   await sleep(2000); // let the server settle (buffers allocated, timers armed)
-  const rssIdle = rssKb(serverPid);
+  const idle = await mem();
+  const rssIdle = idle.rssKb;
   const arrivals: Array<{ hash: string; t: number }> = [];
   let measuring = false;
   const onHead = (hash: string, t: number) => void (measuring && arrivals.push({ hash, t }));
   for (let i = 0; i < sockets.length; i += OPEN_CONCURRENCY) await Promise.all(sockets.slice(i, i + OPEN_CONCURRENCY).map((s) => subscribe(s, onHead)));
   await sleep(2000); // the first notifications after subscribing are not in the window
-  const rssSubscribed = rssKb(serverPid);
+  const subscribed = await mem();
+  const rssSubscribed = subscribed.rssKb;
   // The window: from just after one reference block to SECONDS later; a block counts if the reference saw it inside.
   const refBefore = new Set(reference.keys());
   measuring = true;
@@ -143,6 +156,7 @@ async function runSide(side: string, url: string, serverPid: number): Promise<Si
     rssSubscribedMB: mb(rssSubscribed),
     kbPerIdleSocket: (rssIdle - rssBefore) / SOCKETS,
     kbPerSubscribedSocket: (rssSubscribed - rssBefore) / SOCKETS,
+    ...(before.heapKb !== undefined ? { heapKbPerIdleSocket: (idle.heapKb! - before.heapKb) / SOCKETS, heapKbPerSubscribedSocket: (subscribed.heapKb! - before.heapKb) / SOCKETS } : {}),
   };
 }
 
@@ -176,24 +190,54 @@ async function main(): Promise<void> {
       networks: { mainnet: { upstreams: [anvilHttp], chainId: 31337, blockTime: BLOCK_TIME } },
       websocket: { maxPayloadBytes: 1_048_576, maxInFlight: 32, maxBufferedBytes: 4_194_304, pingIntervalMs: 30_000, maxConnectionsPerKey: SOCKETS + 10, maxSubscriptionsPerConnection: 100, pollIntervalMs: POLL_MS },
     };
-    gate = start('rpcgate', process.execPath, ['--import', 'tsx', join(here, 'rpcgate-server.ts'), JSON.stringify(config)], { cwd: root });
+    const launcher = join(dir, 'gate.mts');
+    writeFileSync(
+      launcher,
+      `import { startService } from ${JSON.stringify(pathToFileURL(join(root, 'src/gateway/server/index.ts')).href)};
+const svc = await startService(JSON.parse(process.argv[2]));
+process.stdout.write('RPCGATE_READY ' + svc.url + '\\n');
+// "mem <n>" on stdin: full GC, then "MEM <n> <rss KB> <heapUsed KB>".
+process.stdin.setEncoding('utf8').on('data', (d) => {
+  for (const n of d.split('\\n').filter(Boolean)) {
+    globalThis.gc(); globalThis.gc();
+    const m = process.memoryUsage();
+    process.stdout.write('MEM ' + n.split(' ')[1] + ' ' + Math.round(m.rss / 1024) + ' ' + Math.round(m.heapUsed / 1024) + '\\n');
+  }
+});
+process.once('SIGTERM', () => void svc.stop().finally(() => process.exit(0)));
+`,
+    );
+    gate = start('rpcgate', process.execPath, ['--expose-gc', '--import', 'tsx', launcher, JSON.stringify(config)], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
     await waitForOutput(gate, (o) => o.includes('RPCGATE_READY'), 60_000);
     const base = new URL(/RPCGATE_READY (\S+)/.exec(gate.output())![1]).origin.replace(/^http/, 'ws');
+    let probes = 0;
+    const g = gate;
+    const gateMem = async (): Promise<Mem> => {
+      const n = ++probes;
+      g.child.stdin!.write(`mem ${n}\n`);
+      const re = new RegExp(`MEM ${n} (\\d+) (\\d+)`);
+      await waitForOutput(g, (o) => re.test(o), 15_000);
+      const [, rss, heap] = re.exec(g.output())!;
+      return { rssKb: Number(rss), heapKb: Number(heap) };
+    };
+    const a = anvil;
+    const anvilMem = async (): Promise<Mem> => ({ rssKb: rssKb(a.pid) });
 
     console.log(`ws-fanout: ${SOCKETS} sockets per side, ${SECONDS} s measured, anvil block time ${BLOCK_TIME} s, rpcgate pollIntervalMs ${POLL_MS || 'default (half the block time, ≥ 250 ms)'}`);
     const results: Side[] = [];
-    results.push(await runSide('rpcgate (1 replica)', `${base}/mainnet/${KEY}`, gate.pid));
-    results.push(await runSide('anvil direct', anvilWs, anvil.pid));
+    results.push(await runSide('rpcgate (1 replica)', `${base}/mainnet/${KEY}`, gateMem));
+    results.push(await runSide('anvil direct', anvilWs, anvilMem));
 
     const f = (v: number, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : '-');
     console.log('\nside                 | blocks | received/expected | p50 ms | p90 ms | p99 ms | max ms | RSS before MB | KB/idle socket | KB/subscribed socket');
     for (const r of results)
       console.log(`${r.side.padEnd(20)} | ${String(r.blocks).padStart(6)} | ${`${r.received}/${r.expected}`.padStart(17)} | ${f(r.p50ms).padStart(6)} | ${f(r.p90ms).padStart(6)} | ${f(r.p99ms).padStart(6)} | ${f(r.maxms).padStart(6)} | ${f(r.rssBeforeMB).padStart(13)} | ${f(r.kbPerIdleSocket).padStart(14)} | ${f(r.kbPerSubscribedSocket).padStart(20)}`);
-    const [g, a] = results;
-    // Latency ratios on absolute values would divide by ~0 for anvil-direct (its clients get the frame with the
-    // reference): the difference is what rpcgate adds; memory is a ratio.
-    console.log(`\nrpcgate − anvil direct: p50 +${f(g.p50ms - a.p50ms)} ms, p99 +${f(g.p99ms - a.p99ms)} ms`);
-    console.log(`ratios rpcgate / anvil direct: p50 ${f(g.p50ms / a.p50ms, 2)}×, p99 ${f(g.p99ms / a.p99ms, 2)}×, memory per idle socket ${f(g.kbPerIdleSocket / a.kbPerIdleSocket, 2)}×, per subscribed socket ${f(g.kbPerSubscribedSocket / a.kbPerSubscribedSocket, 2)}×`);
+    const [gr, ar] = results;
+    if (gr.heapKbPerIdleSocket !== undefined) console.log(`rpcgate JS heap after GC: ${f(gr.heapKbPerIdleSocket)} KB per idle socket, ${f(gr.heapKbPerSubscribedSocket!)} KB per subscribed socket`);
+    // anvil-direct clients get the frame together with the reference, so its latency is this process's queueing
+    // alone: the difference is what rpcgate adds; the ratio is printed too.
+    console.log(`\nrpcgate − anvil direct: p50 +${f(gr.p50ms - ar.p50ms)} ms, p99 +${f(gr.p99ms - ar.p99ms)} ms`);
+    console.log(`ratios rpcgate / anvil direct: p50 ${f(gr.p50ms / ar.p50ms, 2)}×, p99 ${f(gr.p99ms / ar.p99ms, 2)}×, RSS per idle socket ${f(gr.kbPerIdleSocket / ar.kbPerIdleSocket, 2)}×, per subscribed socket ${f(gr.kbPerSubscribedSocket / ar.kbPerSubscribedSocket, 2)}×`);
     for (const r of results) if (r.received !== r.expected) console.log(`note: ${r.side} delivered ${r.received} of ${r.expected} notifications in the window`);
     mkdirSync(join(here, 'out'), { recursive: true });
     const file = join(here, 'out', `ws-fanout-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
