@@ -4,16 +4,21 @@
 //     network and kind is exported, at 0 when idle;
 //   - rpcgate_websocket_notifications_total{network} equals the eth_subscription messages the client received;
 //   - usage: a key's calls over the socket and its delivered notifications are stored by method (the notifications as
-//     `eth_subscription`), read back through the account API's keys_metrics after a flush.
+//     `eth_subscription`), read back through the account API's keys_metrics after a flush;
+//   - the dashboard's generated WebSocket examples (ethers, viem) run as programs against the key's ws:// URL.
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { account } from './helpers/account.js';
 import { byLabels, strictParse } from './helpers/prometheus.js';
+import { wsExamples, WS_URL_PLACEHOLDER } from '../generated/node/examples.js';
+import { toWsUrl } from '../src/gateway/web/examples.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -135,5 +140,34 @@ describe('WebSocket layer in /metrics and usage', () => {
     const m = await api.request('keys_metrics', [key.id, { from: new Date(from).toISOString(), to: new Date(Date.now() + 180_000).toISOString(), granularity: 'minute' }]);
     expect(m.summary.methods).toEqual({ eth_subscription: delivered, eth_subscribe: 2, eth_unsubscribe: 2, eth_chainId: 1 });
     expect(m.summary.total).toBe(delivered + 5);
+  }, 60_000);
+
+  it("the dashboard's WebSocket examples run: ethers and viem, a call and eth_subscribe (3 new blocks), on the key's ws:// URL", async () => {
+    const api = account(svc);
+    await api.request('account_signUp', [{ email: `${randomUUID()}@example.com`, password: 'ws examples password' }]);
+    const key = await api.request('keys_create', [{ name: 'examples', network: 'mainnet' }]);
+    await svc.access.sync();
+    const wsUrl = toWsUrl(key.url);
+    expect(wsUrl).toBe(key.url.replace(/^http:/, 'ws:'));
+    // Inside the repo (git-ignored) so that the examples' imports resolve from the checkout's node_modules.
+    const dir = resolve(import.meta.dirname, '..', 'test-output', `ws-examples-${process.pid}`);
+    dirs.push(dir);
+    mkdirSync(dir, { recursive: true });
+    const run = async (method: 'eth_chainId' | 'eth_subscribe', id: 'ethers' | 'viem') => {
+      const set = wsExamples[method]!.find((x) => x.id === id)!;
+      const file = join(dir, `${method}-${id}.${set.language === 'typescript' ? 'ts' : 'mjs'}`);
+      writeFileSync(file, set.code.split(WS_URL_PLACEHOLDER).join(wsUrl));
+      const args = set.language === 'typescript' ? ['--import', 'tsx', file] : [file];
+      return (await promisify(execFile)(process.execPath, args, { cwd: dir, timeout: 30_000 })).stdout;
+    };
+    const [ethersChain, viemChain, ethersHeads, viemHeads] = await Promise.all([run('eth_chainId', 'ethers'), run('eth_chainId', 'viem'), run('eth_subscribe', 'ethers'), run('eth_subscribe', 'viem')]);
+    const chainId = `"0x${svc.networks.mainnet.chainId!.toString(16)}"`;
+    expect([ethersChain.trim(), viemChain.trim()]).toEqual([chainId, chainId]);
+    for (const out of [ethersHeads, viemHeads]) {
+      const blocks = [...out.matchAll(/^new block (\d+)n?$/gm)].map((m) => Number(m[1]));
+      expect(blocks, out).toHaveLength(3);
+      expect(blocks[1]).toBe(blocks[0] + 1);
+      expect(blocks[2]).toBe(blocks[1] + 1);
+    }
   }, 60_000);
 });
