@@ -398,6 +398,94 @@ export function methodExamples(m: MethodModel, client: string): ExampleSet[] {
   ];
 }
 
+/** The dashboard's WebSocket examples (Set up tab, "WebSocket"): `{{WS_URL}}` stands for the ws:// (wss://) URL. */
+export type WsExampleId = 'wscat' | 'ethers' | 'viem';
+export interface WsExampleSet {
+  id: WsExampleId;
+  language: 'shell' | 'javascript' | 'typescript';
+  label: string;
+  code: string;
+}
+export const WS_URL_PLACEHOLDER = '{{WS_URL}}';
+
+/** One method over a WebSocket on the key's URL: wscat, ethers WebSocketProvider, viem's webSocket transport. For
+ *  eth_subscribe the SDKs' own subscription idioms (newHeads: ethers `on('block')`, viem `watchBlocks`); otherwise
+ *  the raw call on the socket, printed, then the socket closed. */
+export function wsMethodExamples(m: MethodModel): WsExampleSet[] {
+  const p = exampleParams(m);
+  const M = js(m.name);
+  const U = WS_URL_PLACEHOLDER;
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: m.name, params: p }).replace(/'/g, `'\\''`);
+  const lines = (...l: string[]) => [...l, ''].join('\n');
+  const subscribe = m.name === 'eth_subscribe';
+  return [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      // -w: keep the socket open that many seconds after the call (notifications arrive meanwhile).
+      code: `# npm i -g wscat\nwscat -c '${U}' \\\n  -x '${body}' -w ${subscribe ? 30 : 1}\n`,
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: subscribe
+        ? lines(
+            `import { WebSocketProvider } from 'ethers';`,
+            ``,
+            `// ethers subscribes to newHeads for 'block' (eth_subscribe over the socket); logs: provider.on(filter, …).`,
+            `const provider = new WebSocketProvider('${U}');`,
+            `let seen = 0;`,
+            `await provider.on('block', async (blockNumber) => {`,
+            `  console.log('new block', blockNumber);`,
+            `  if (++seen === 3) await provider.destroy();`,
+            `});`,
+          )
+        : lines(
+            `import { WebSocketProvider } from 'ethers';`,
+            ``,
+            `const provider = new WebSocketProvider('${U}');`,
+            `const result = await provider.send(${M}, ${js(p)});`,
+            print('result'),
+            `await provider.destroy();`,
+          ),
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: subscribe
+        ? lines(
+            `import { createPublicClient, webSocket } from 'viem';`,
+            ``,
+            `// viem's webSocket transport subscribes to newHeads for watchBlocks (eth_subscribe over the socket).`,
+            `const client = createPublicClient({ transport: webSocket('${U}') });`,
+            `let seen = 0;`,
+            `const unwatch = client.watchBlocks({`,
+            `  onBlock: async (block) => {`,
+            `    console.log('new block', block.number);`,
+            `    if (++seen < 3) return;`,
+            `    unwatch();`,
+            `    (await client.transport.getRpcClient()).close();`,
+            `  },`,
+            `});`,
+          )
+        : lines(
+            `import { createPublicClient, rpcSchema, webSocket } from 'viem';`,
+            ``,
+            `const client = createPublicClient({`,
+            `  transport: webSocket('${U}'),`,
+            `  rpcSchema: rpcSchema<[{ Method: ${M}; Parameters: unknown[]; ReturnType: unknown }]>(),`,
+            `});`,
+            `const result = await client.request({ method: ${M}, params: ${js(p)} });`,
+            print('result', true),
+            `(await client.transport.getRpcClient()).close();`,
+          ),
+    },
+  ];
+}
+
 export function buildExamples(c: ContractModel): Map<string, ExampleSet[]> {
   return new Map(c.methods.map((m) => [m.name, methodExamples(m, clientImport(c))]));
 }
@@ -419,5 +507,23 @@ export async function writeExamples(c: ContractModel): Promise<string> {
     out.push('  ],\n');
   }
   out.push('};\n');
+  // The node API is also served over WebSocket: its methods get the dashboard's socket examples too.
+  if (c.spec.name === 'node') {
+    out.push(
+      '\n',
+      jsdoc(['The same methods over a WebSocket on the same URL (ws:// for http://, wss:// for https://): wscat, ethers WebSocketProvider, viem webSocket. `{{WS_URL}}` stands for that URL.']),
+      `export interface WsExampleSet {\n  id: 'wscat' | 'ethers' | 'viem';\n  language: 'shell' | 'javascript' | 'typescript';\n  label: string;\n  code: string;\n}\n\n`,
+      `/** Placeholder for the WebSocket URL in every WebSocket example. */\nexport const WS_URL_PLACEHOLDER = ${str(WS_URL_PLACEHOLDER)};\n\n`,
+      `export const wsExamples: Partial<Record<MethodName, WsExampleSet[]>> = {\n`,
+    );
+    // rpc.discover is the gateway's own document, not a node method: no socket example.
+    for (const m of c.methods) {
+      if (m.name === 'rpc.discover') continue;
+      out.push(`  ${str(m.name)}: [\n`);
+      for (const s of wsMethodExamples(m)) out.push(`    { id: ${str(s.id)}, language: ${str(s.language)}, label: ${str(s.label)}, code: ${JSON.stringify(s.code)} },\n`);
+      out.push('  ],\n');
+    }
+    out.push('};\n');
+  }
   return format(out.join(''), PRETTIER);
 }

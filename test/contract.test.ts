@@ -8,6 +8,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { parseOpenRPCDocument, validateOpenRPCDocument } from '@open-rpc/schema-utils-js';
 import { readRecordedExchanges, type RecordedExchange } from './helpers/execution-apis.js';
 import * as gw from '../src/gateway/errors.js';
+import { tooManyFilters } from '../src/gateway/filters/index.js';
 import { RpcError } from '../src/toolkit/rpc/errors.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -267,7 +268,7 @@ describe('errors', () => {
       expect(e, `error ${code}`).toBeTruthy();
       for (const s of statuses) expect(e!.data!.description, `${code} documents HTTP ${s}`).toContain(s);
     }
-    expect(byCode.get(-32005)!.data).toMatchObject({ required: ['source', 'reason', 'limit', 'period', 'resetAt'] });
+    expect(byCode.get(-32005)!.data).toMatchObject({ required: ['source', 'reason', 'limit'] }); // period, resetAt: rate and quota only
   });
 
   it("rpcgate's own errors in both contracts: data.source is the const \"rpcgate\", data.reason takes the table's words", () => {
@@ -286,18 +287,19 @@ describe('errors', () => {
     }
     // Every row is documented, with exactly its reason words across the two APIs.
     for (const r of gw.GATEWAY_ERRORS) expect([...(words.get(r.code) ?? [])].sort(), `${r.code}`).toEqual([...r.reasons].sort());
-    // Unauthorized, forbidden and the upstream/limiter failures always come from rpcgate: source is required.
+    // Unauthorized, forbidden and the upstream/limiter failures always come from rpcgate: source is required (not for
+    // the codes nodes answer too: -32601, -32000, -32603).
     for (const e of Object.values(raw.components.errors)) {
-      if (gw.GATEWAY_ERRORS.some((r) => r.code === e.code) && e.code !== -32601) expect(e.data?.required, `${e.code}`).toContain('source');
+      if (gw.GATEWAY_ERRORS.some((r) => r.code === e.code) && ![-32601, -32000, -32603].includes(e.code)) expect(e.data?.required, `${e.code}`).toContain('source');
     }
   });
 
-  it("rpcgate's own codes stay clear of what nodes answer with: outside EIP-1474's -32000..-32006 (but -32005, same meaning)", () => {
+  it("rpcgate's own codes stay clear of what nodes answer with: outside EIP-1474's -32000..-32006 (but -32005, same meaning, and -32000 for filters, as geth)", () => {
     const eip1474 = readFileSync(join(root, 'test/fixtures/execution-apis/src/error-groups/rpc-non-standard-errors.yaml'), 'utf8');
     const nodeCodes = [...eip1474.matchAll(/code: (-?\d+)/g)].map((m) => Number(m[1]));
     expect(nodeCodes).toEqual([-32000, -32001, -32002, -32003, -32004, -32005, -32006]);
     for (const r of gw.GATEWAY_ERRORS) {
-      if (r.code === G.LimitExceeded || r.code === G.MethodNotAllowed) continue;
+      if (r.code === G.LimitExceeded || r.code === G.MethodNotAllowed || r.code === G.TooManyFilters) continue;
       expect(nodeCodes, `${r.name}`).not.toContain(r.code);
     }
   });
@@ -326,7 +328,9 @@ describe('errors', () => {
     for (const e of [gw.unauthorized('x', { reason: 'jwt' }), gw.limitsBackendUnavailable()]) expect(gw.isGatewayError(e)).toBe(true);
     expect(gw.isGatewayError(new RpcError(-32001, 'resource not found'))).toBe(false);
     // Each constructor's code and status are a row of the table.
-    for (const e of [gw.unauthorized('x', { reason: 'key' }), gw.forbidden('x', { reason: 'ip' }), gw.methodNotAllowed('m'), rate, gw.upstreamUnavailable('n', 'd', 502), gw.upstreamTimeout('n', 'd'), gw.limitsBackendUnavailable()]) {
+    // The filters' cap answers -32000 with data (HTTP 200, as geth), a row too.
+    expect(t(tooManyFilters(100)).slice(0, 2)).toStrictEqual([-32000, 200]);
+    for (const e of [gw.unauthorized('x', { reason: 'key' }), gw.forbidden('x', { reason: 'ip' }), gw.methodNotAllowed('m'), rate, gw.upstreamUnavailable('n', 'd', 502), gw.upstreamTimeout('n', 'd'), gw.limitsBackendUnavailable(), tooManyFilters(100)]) {
       const row = gw.GATEWAY_ERRORS.find((r) => r.code === e.code && (r.httpStatus as readonly number[]).includes(e.httpStatus));
       expect(row, `${e.code}/${e.httpStatus}`).toBeTruthy();
       expect(row!.reasons as readonly string[], `${e.code}`).toContain((e.data as { reason: string }).reason);

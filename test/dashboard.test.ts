@@ -12,6 +12,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { Meter, type MeterEvent } from '../src/gateway/metering/meter.js';
@@ -41,6 +42,27 @@ async function shot(name: string, p: Page = page): Promise<void> {
 async function rpc(url: string, method: string, params: unknown[] = [], headers: Record<string, string> = {}): Promise<{ status: number; body: { result?: unknown; error?: { code: number; message: string; data?: { source?: string; reason?: string } } } }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
   return { status: res.status, body: (await res.json()) as never };
+}
+
+/** One call over a WebSocket (the ws package), bounded in time: its result, or the error it answered. */
+function wsCall(url: string, method: string): Promise<unknown> {
+  return new Promise((resolveCall, reject) => {
+    const s = new WebSocket(url);
+    const timer = setTimeout(() => {
+      s.terminate();
+      reject(new Error(`no answer to ${method} over ${url}`));
+    }, 10_000);
+    s.once('error', reject);
+    s.once('open', () => s.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [] })));
+    s.on('message', (d) => {
+      const m = JSON.parse(d.toString()) as { id?: number; result?: unknown; error?: unknown };
+      if (m.id !== 1) return;
+      clearTimeout(timer);
+      s.close();
+      if (m.error) reject(new Error(JSON.stringify(m.error)));
+      else resolveCall(m.result);
+    });
+  });
 }
 
 /** A raw GET (fetch would normalise `..` away before sending). */
@@ -158,6 +180,28 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     await page.getByRole('button', { name: 'CLI', exact: true }).click();
     await shot('app-setup-curl');
 
+    // WebSocket: the same method on the ws:// form of the app's URL, for ethers, viem and wscat; the URL shown works.
+    const wsUrl = `${svc.url.replace(/^http:/, 'ws:')}/testnet/v2/${appKey}`;
+    await page.getByRole('button', { name: 'WebSocket', exact: true }).click();
+    expect(await page.getByRole('button', { name: 'CLI', exact: true }).count()).toBe(0);
+    expect(await page.getByTestId('setup-ws-url-testnet').inputValue()).toBe(wsUrl);
+    expect(await page.getByRole('button', { name: 'ethers WebSocketProvider', exact: true }).getAttribute('aria-pressed')).toBe('true');
+    let wsCode = (await page.getByTestId('example-code').textContent()) ?? '';
+    expect(wsCode).toContain(`new WebSocketProvider('${wsUrl}')`);
+    expect(wsCode).toContain("provider.send('eth_getBalance'");
+    await page.getByRole('button', { name: 'viem webSocket', exact: true }).click();
+    expect(await page.getByTestId('example-code').textContent()).toContain(`transport: webSocket('${wsUrl}')`);
+    await page.getByRole('button', { name: 'wscat', exact: true }).click();
+    expect(await page.getByTestId('example-code').textContent()).toContain(`wscat -c '${wsUrl}'`);
+    await page.getByLabel('Method').selectOption('eth_subscribe');
+    await page.getByRole('button', { name: 'ethers WebSocketProvider', exact: true }).click();
+    wsCode = (await page.getByTestId('example-code').textContent()) ?? '';
+    expect(wsCode).toContain("provider.on('block'");
+    await shot('app-setup-websocket');
+    expect(await wsCall(await page.getByTestId('setup-ws-url-testnet').inputValue(), 'eth_chainId')).toMatch(/^0x[0-9a-f]+$/);
+    await page.getByRole('button', { name: 'HTTP', exact: true }).click();
+    expect(await page.getByTestId('example-code').textContent()).toContain(`${svc.url}/testnet/v2/${appKey}`);
+
     // Tabs are keyboard-usable: arrow keys move and select.
     await page.getByRole('tab', { name: 'Set up' }).focus();
     await page.keyboard.press('ArrowRight');
@@ -265,6 +309,10 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     const keyKey = await page.getByTestId('key-key').inputValue();
     expect(keyUrl).toBe(`${svc.url}/testnet/${keyKey}`);
     expect(await page.getByTestId('example-code').textContent()).toContain(keyUrl);
+    // The key's WebSocket URL: the same path on ws://.
+    await page.getByRole('button', { name: 'WebSocket', exact: true }).click();
+    expect(await page.getByTestId('setup-ws-url-testnet').inputValue()).toBe(keyUrl.replace(/^http:/, 'ws:'));
+    expect(await page.getByTestId('example-code').textContent()).toContain(`new WebSocketProvider('${keyUrl.replace(/^http:/, 'ws:')}')`);
     await page.getByRole('button', { name: 'Copy RPC URL' }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(keyUrl);
     const viaKey = await rpc(keyUrl, 'eth_blockNumber');

@@ -2042,3 +2042,919 @@ export const examples: Record<MethodName, ExampleSet[]> = {
     },
   ],
 };
+
+/**
+ * The same methods over a WebSocket on the same URL (ws:// for http://, wss:// for https://): wscat, ethers WebSocketProvider, viem webSocket. `{{WS_URL}}` stands for that URL.
+ */
+export interface WsExampleSet {
+  id: 'wscat' | 'ethers' | 'viem';
+  language: 'shell' | 'javascript' | 'typescript';
+  label: string;
+  code: string;
+}
+
+/** Placeholder for the WebSocket URL in every WebSocket example. */
+export const WS_URL_PLACEHOLDER = '{{WS_URL}}';
+
+export const wsExamples: Partial<Record<MethodName, WsExampleSet[]>> = {
+  eth_blockNumber: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_blockNumber', []);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_blockNumber'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_blockNumber', params: [] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getBlockByNumber: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getBlockByNumber', ['latest', false]);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getBlockByNumber'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getBlockByNumber', params: ['latest', false] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getBlockByHash: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByHash","params":["0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e",true]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getBlockByHash', [\n  '0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e',\n  true,\n]);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getBlockByHash'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getBlockByHash', params: [\n  '0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e',\n  true,\n] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_chainId: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_chainId', []);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_chainId'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_chainId', params: [] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  net_version: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"net_version","params":[]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('net_version', []);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'net_version'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'net_version', params: [] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  web3_clientVersion: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"web3_clientVersion","params":[]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('web3_clientVersion', []);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'web3_clientVersion'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'web3_clientVersion', params: [] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_syncing: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_syncing","params":[]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_syncing', []);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_syncing'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_syncing', params: [] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_gasPrice: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_gasPrice","params":[]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_gasPrice', []);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_gasPrice'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_gasPrice', params: [] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_maxPriorityFeePerGas: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_maxPriorityFeePerGas","params":[]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_maxPriorityFeePerGas', []);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_maxPriorityFeePerGas'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_maxPriorityFeePerGas', params: [] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_feeHistory: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_feeHistory","params":["0x1","0x1b",[95,99]]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_feeHistory', ['0x1', '0x1b', [95, 99]]);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_feeHistory'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_feeHistory', params: ['0x1', '0x1b', [95, 99]] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getBalance: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x7dcd17433742f4c0ca53122ab541d0ba67fc27df","latest"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getBalance', ['0x7dcd17433742f4c0ca53122ab541d0ba67fc27df', 'latest']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getBalance'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getBalance', params: ['0x7dcd17433742f4c0ca53122ab541d0ba67fc27df', 'latest'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getTransactionCount: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionCount","params":["0x0300100f529a704d19736a8714837adbc934db7f","latest"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getTransactionCount', ['0x0300100f529a704d19736a8714837adbc934db7f', 'latest']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getTransactionCount'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getTransactionCount', params: ['0x0300100f529a704d19736a8714837adbc934db7f', 'latest'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getCode: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getCode","params":["0x7dcd17433742f4c0ca53122ab541d0ba67fc27df","latest"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getCode', ['0x7dcd17433742f4c0ca53122ab541d0ba67fc27df', 'latest']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getCode'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getCode', params: ['0x7dcd17433742f4c0ca53122ab541d0ba67fc27df', 'latest'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getStorageAt: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getStorageAt","params":["0x7dcd17433742f4c0ca53122ab541d0ba67fc27df","0x0000000000000000000000000000000000000000000000000000000000000000","latest"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getStorageAt', [\n  '0x7dcd17433742f4c0ca53122ab541d0ba67fc27df',\n  '0x0000000000000000000000000000000000000000000000000000000000000000',\n  'latest',\n]);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getStorageAt'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getStorageAt', params: [\n  '0x7dcd17433742f4c0ca53122ab541d0ba67fc27df',\n  '0x0000000000000000000000000000000000000000000000000000000000000000',\n  'latest',\n] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_call: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"from":"0x0000000000000000000000000000000000000000","input":"0xff01","to":"0x17e7eedce4ac02ef114a7ed9fe6e2f33feba1667"},"latest"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_call', [\n  {\n    from: '0x0000000000000000000000000000000000000000',\n    input: '0xff01',\n    to: '0x17e7eedce4ac02ef114a7ed9fe6e2f33feba1667',\n  },\n  'latest',\n]);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_call'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_call', params: [\n  {\n    from: '0x0000000000000000000000000000000000000000',\n    input: '0xff01',\n    to: '0x17e7eedce4ac02ef114a7ed9fe6e2f33feba1667',\n  },\n  'latest',\n] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_estimateGas: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_estimateGas","params":[{"from":"0xaa00000000000000000000000000000000000000","to":"0x0100000000000000000000000000000000000000"}]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_estimateGas', [\n  {\n    from: '0xaa00000000000000000000000000000000000000',\n    to: '0x0100000000000000000000000000000000000000',\n  },\n]);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_estimateGas'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_estimateGas', params: [\n  {\n    from: '0xaa00000000000000000000000000000000000000',\n    to: '0x0100000000000000000000000000000000000000',\n  },\n] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getLogs: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getLogs","params":[{"fromBlock":"0x3","toBlock":"0x6","topics":[["0x00000000000000000000000000000000000000000000000000000000656d6974"],["0x95b7276947f6331672b0c63eca28c1d39f25286d5e2793d6a487837ff1475ba0"]]}]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getLogs', [\n  {\n    fromBlock: '0x3',\n    toBlock: '0x6',\n    topics: [\n      ['0x00000000000000000000000000000000000000000000000000000000656d6974'],\n      ['0x95b7276947f6331672b0c63eca28c1d39f25286d5e2793d6a487837ff1475ba0'],\n    ],\n  },\n]);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getLogs'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getLogs', params: [\n  {\n    fromBlock: '0x3',\n    toBlock: '0x6',\n    topics: [\n      ['0x00000000000000000000000000000000000000000000000000000000656d6974'],\n      ['0x95b7276947f6331672b0c63eca28c1d39f25286d5e2793d6a487837ff1475ba0'],\n    ],\n  },\n] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_newFilter: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_newFilter","params":[{"address":"0x5fbdb2315678afecb367f032d93f642f64180aa3","topics":["0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"]}]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_newFilter', [\n  {\n    address: '0x5fbdb2315678afecb367f032d93f642f64180aa3',\n    topics: ['0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'],\n  },\n]);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_newFilter'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_newFilter', params: [\n  {\n    address: '0x5fbdb2315678afecb367f032d93f642f64180aa3',\n    topics: ['0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'],\n  },\n] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_newBlockFilter: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_newBlockFilter","params":[]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_newBlockFilter', []);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_newBlockFilter'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_newBlockFilter', params: [] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_newPendingTransactionFilter: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_newPendingTransactionFilter","params":[]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_newPendingTransactionFilter', []);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_newPendingTransactionFilter'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_newPendingTransactionFilter', params: [] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getFilterChanges: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getFilterChanges","params":["0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getFilterChanges', ['0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getFilterChanges'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getFilterChanges', params: ['0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getFilterLogs: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getFilterLogs","params":["0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getFilterLogs', ['0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getFilterLogs'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getFilterLogs', params: ['0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_uninstallFilter: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_uninstallFilter","params":["0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_uninstallFilter', ['0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_uninstallFilter'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_uninstallFilter', params: ['0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getTransactionByHash: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionByHash","params":["0x205405746564cbcf1dd53fb5ac92c7622d3792d82f03c59d9baddf2443d91864"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getTransactionByHash', ['0x205405746564cbcf1dd53fb5ac92c7622d3792d82f03c59d9baddf2443d91864']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getTransactionByHash'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getTransactionByHash', params: ['0x205405746564cbcf1dd53fb5ac92c7622d3792d82f03c59d9baddf2443d91864'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getTransactionReceipt: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionReceipt","params":["0x205405746564cbcf1dd53fb5ac92c7622d3792d82f03c59d9baddf2443d91864"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getTransactionReceipt', ['0x205405746564cbcf1dd53fb5ac92c7622d3792d82f03c59d9baddf2443d91864']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getTransactionReceipt'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getTransactionReceipt', params: ['0x205405746564cbcf1dd53fb5ac92c7622d3792d82f03c59d9baddf2443d91864'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getTransactionByBlockHashAndIndex: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionByBlockHashAndIndex","params":["0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e","0x0"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getTransactionByBlockHashAndIndex', [\n  '0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e',\n  '0x0',\n]);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getTransactionByBlockHashAndIndex'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getTransactionByBlockHashAndIndex', params: [\n  '0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e',\n  '0x0',\n] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getTransactionByBlockNumberAndIndex: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionByBlockNumberAndIndex","params":["0x1","0x0"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getTransactionByBlockNumberAndIndex', ['0x1', '0x0']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getTransactionByBlockNumberAndIndex'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getTransactionByBlockNumberAndIndex', params: ['0x1', '0x0'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getBlockTransactionCountByHash: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getBlockTransactionCountByHash","params":["0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getBlockTransactionCountByHash', ['0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getBlockTransactionCountByHash'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getBlockTransactionCountByHash', params: ['0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getBlockTransactionCountByNumber: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getBlockTransactionCountByNumber","params":["0x1"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getBlockTransactionCountByNumber', ['0x1']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getBlockTransactionCountByNumber'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getBlockTransactionCountByNumber', params: ['0x1'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getBlockReceipts: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getBlockReceipts","params":["0x1"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getBlockReceipts', ['0x1']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getBlockReceipts'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getBlockReceipts', params: ['0x1'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_accounts: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_accounts","params":[]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_accounts', []);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_accounts'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_accounts', params: [] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getProof: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getProof","params":["0x5fbdb2315678afecb367f032d93f642f64180aa3",["0x0000000000000000000000000000000000000000000000000000000000000002"],"latest"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getProof', [\n  '0x5fbdb2315678afecb367f032d93f642f64180aa3',\n  ['0x0000000000000000000000000000000000000000000000000000000000000002'],\n  'latest',\n]);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getProof'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getProof', params: [\n  '0x5fbdb2315678afecb367f032d93f642f64180aa3',\n  ['0x0000000000000000000000000000000000000000000000000000000000000002'],\n  'latest',\n] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_createAccessList: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_createAccessList","params":[{"from":"0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266","to":"0x5fbdb2315678afecb367f032d93f642f64180aa3","input":"0x18160ddd"},"latest"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_createAccessList', [\n  {\n    from: '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266',\n    to: '0x5fbdb2315678afecb367f032d93f642f64180aa3',\n    input: '0x18160ddd',\n  },\n  'latest',\n]);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_createAccessList'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_createAccessList', params: [\n  {\n    from: '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266',\n    to: '0x5fbdb2315678afecb367f032d93f642f64180aa3',\n    input: '0x18160ddd',\n  },\n  'latest',\n] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_blobBaseFee: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_blobBaseFee","params":[]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_blobBaseFee', []);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_blobBaseFee'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_blobBaseFee', params: [] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_protocolVersion: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_protocolVersion","params":[]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_protocolVersion', []);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_protocolVersion'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_protocolVersion', params: [] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  net_listening: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"net_listening","params":[]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('net_listening', []);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'net_listening'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'net_listening', params: [] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  net_peerCount: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"net_peerCount","params":[]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('net_peerCount', []);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'net_peerCount'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'net_peerCount', params: [] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  web3_sha3: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"web3_sha3","params":["0x68656c6c6f20776f726c64"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('web3_sha3', ['0x68656c6c6f20776f726c64']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'web3_sha3'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'web3_sha3', params: ['0x68656c6c6f20776f726c64'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getUncleByBlockHashAndIndex: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getUncleByBlockHashAndIndex","params":["0x176d1744caf4abd29ee999390b074982e19839e28912bbbada83ee23046369c9","0x0"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getUncleByBlockHashAndIndex', [\n  '0x176d1744caf4abd29ee999390b074982e19839e28912bbbada83ee23046369c9',\n  '0x0',\n]);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getUncleByBlockHashAndIndex'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getUncleByBlockHashAndIndex', params: [\n  '0x176d1744caf4abd29ee999390b074982e19839e28912bbbada83ee23046369c9',\n  '0x0',\n] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getUncleByBlockNumberAndIndex: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getUncleByBlockNumberAndIndex","params":["0x3","0x0"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getUncleByBlockNumberAndIndex', ['0x3', '0x0']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getUncleByBlockNumberAndIndex'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getUncleByBlockNumberAndIndex', params: ['0x3', '0x0'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getUncleCountByBlockHash: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getUncleCountByBlockHash","params":["0x176d1744caf4abd29ee999390b074982e19839e28912bbbada83ee23046369c9"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getUncleCountByBlockHash', ['0x176d1744caf4abd29ee999390b074982e19839e28912bbbada83ee23046369c9']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getUncleCountByBlockHash'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getUncleCountByBlockHash', params: ['0x176d1744caf4abd29ee999390b074982e19839e28912bbbada83ee23046369c9'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_getUncleCountByBlockNumber: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_getUncleCountByBlockNumber","params":["latest"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_getUncleCountByBlockNumber', ['latest']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_getUncleCountByBlockNumber'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_getUncleCountByBlockNumber', params: ['latest'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_sendRawTransaction: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["0xf86c808401a213988261a894aa000000000000000000000000000000000000000a8255448718e5bb3abd109fa073fbe7ff7e74339e7cc61fb3cb3f7630cd3f1d5fef653d7297654b2d22894daea042a188d30f35f19408c73c803bc1e9e17ce129c457e31fd2a368b54507af2f4c"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_sendRawTransaction', [\n  '0xf86c808401a213988261a894aa000000000000000000000000000000000000000a8255448718e5bb3abd109fa073fbe7ff7e74339e7cc61fb3cb3f7630cd3f1d5fef653d7297654b2d22894daea042a188d30f35f19408c73c803bc1e9e17ce129c457e31fd2a368b54507af2f4c',\n]);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_sendRawTransaction'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_sendRawTransaction', params: [\n  '0xf86c808401a213988261a894aa000000000000000000000000000000000000000a8255448718e5bb3abd109fa073fbe7ff7e74339e7cc61fb3cb3f7630cd3f1d5fef653d7297654b2d22894daea042a188d30f35f19408c73c803bc1e9e17ce129c457e31fd2a368b54507af2f4c',\n] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+  eth_subscribe: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}\' -w 30\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\n// ethers subscribes to newHeads for 'block' (eth_subscribe over the socket); logs: provider.on(filter, …).\nconst provider = new WebSocketProvider('{{WS_URL}}');\nlet seen = 0;\nawait provider.on('block', async (blockNumber) => {\n  console.log('new block', blockNumber);\n  if (++seen === 3) await provider.destroy();\n});\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, webSocket } from 'viem';\n\n// viem's webSocket transport subscribes to newHeads for watchBlocks (eth_subscribe over the socket).\nconst client = createPublicClient({ transport: webSocket('{{WS_URL}}') });\nlet seen = 0;\nconst unwatch = client.watchBlocks({\n  onBlock: async (block) => {\n    console.log('new block', block.number);\n    if (++seen < 3) return;\n    unwatch();\n    (await client.transport.getRpcClient()).close();\n  },\n});\n",
+    },
+  ],
+  eth_unsubscribe: [
+    {
+      id: 'wscat',
+      language: 'shell',
+      label: 'wscat',
+      code: '# npm i -g wscat\nwscat -c \'{{WS_URL}}\' \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_unsubscribe","params":["0x9cef478923ff08bf67fde6c64013158d"]}\' -w 1\n',
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6 WebSocketProvider)',
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{WS_URL}}');\nconst result = await provider.send('eth_unsubscribe', ['0x9cef478923ff08bf67fde6c64013158d']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem webSocket)',
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{WS_URL}}'),\n  rpcSchema: rpcSchema<[{ Method: 'eth_unsubscribe'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_unsubscribe', params: ['0x9cef478923ff08bf67fde6c64013158d'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+    },
+  ],
+};

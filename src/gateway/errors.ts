@@ -7,6 +7,9 @@
 // `data.source = "rpcgate"` plus a machine word in `data.reason`: a client tells rpcgate's answer from the node's by
 // `data.source`, never by the code alone. GATEWAY_ERRORS is the one table of codes, HTTP statuses and reasons; the
 // contracts' components.errors and README's table are checked against it (test/contract.test.ts).
+// Two rows share a code with what nodes answer, on purpose: -32000 "too many filters" (geth answers its filter errors
+// with -32000, and clients match them by message) and -32603 for the filter store being down (an internal error of
+// rpcgate's, but temporary: 503). Their data.source still tells them from a node's.
 // -32016 follows field practice (eRPC, Goldsky answer an invalid key with it); execution-apis also lists -32016
 // "Timeout" for eth_simulateV1, which openrpc.json does not serve — were it added, data.source still tells the two apart.
 import { ErrorCode, RpcError } from '../toolkit/rpc/errors.js';
@@ -24,6 +27,10 @@ export const GatewayErrorCode = {
   UpstreamUnavailable: -32042,
   UpstreamTimeout: -32043,
   LimitsBackendUnavailable: -32044,
+  /** geth's filter errors are -32000 ("filter not found" is a node-style answer without data; the cap has data). */
+  TooManyFilters: -32000,
+  /** JSON-RPC's internal error, answered with 503 when the filter store (Redis) cannot be reached. */
+  FilterStoreUnavailable: ErrorCode.InternalError,
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 
@@ -42,10 +49,12 @@ export const GATEWAY_ERRORS = [
   { name: 'Unauthorized', code: -32016, message: 'Unauthorized', httpStatus: [401], reasons: ['key', 'jwt', 'session', 'credentials'], meaning: 'API key missing, unknown or revoked; JWT required but missing, invalid or expired (account API: no session, wrong credentials)' },
   { name: 'Forbidden', code: -32041, message: 'Forbidden', httpStatus: [403], reasons: ['network', 'url', 'origin', 'ip', 'address'], meaning: 'key valid but not here: other network, wrong URL shape, origin / IP / contract address not on the allowlist' },
   { name: 'MethodNotAllowed', code: -32601, message: 'Method not allowed', httpStatus: [403], reasons: ['method'], meaning: "method not on the key's method allowlist (a method that does not exist is -32601 with HTTP 200, without data.source)" },
-  { name: 'LimitExceeded', code: -32005, message: 'Limit exceeded', httpStatus: [429], reasons: ['rate', 'quota'], meaning: 'request rate or daily/monthly quota used up; `Retry-After` says when to retry' },
+  { name: 'LimitExceeded', code: -32005, message: 'Limit exceeded', httpStatus: [429], reasons: ['rate', 'quota', 'connections', 'subscriptions'], meaning: 'request rate or daily/monthly quota used up (`Retry-After` says when to retry); too many open WebSocket connections for the key (refused upgrade) or subscriptions on one connection (`data.limit`)' },
   { name: 'UpstreamUnavailable', code: -32042, message: 'Upstream unavailable', httpStatus: [502, 503], reasons: ['upstream'], meaning: 'node unreachable or answered something that is not JSON-RPC (502), or no healthy node (503)' },
   { name: 'UpstreamTimeout', code: -32043, message: 'Upstream timeout', httpStatus: [504], reasons: ['timeout'], meaning: 'the node did not answer in time' },
   { name: 'LimitsBackendUnavailable', code: -32044, message: 'Limits backend unavailable', httpStatus: [503], reasons: ['limits-backend'], meaning: 'the shared limiter (Redis) is down: refused rather than served unmetered' },
+  { name: 'TooManyFilters', code: -32000, message: 'too many filters', httpStatus: [200], reasons: ['filters'], meaning: "the key's filters are at their cap (`data.limit`): uninstall one or let an idle one expire (\"filter not found\" is -32000 too, without data, as geth answers)" },
+  { name: 'FilterStoreUnavailable', code: -32603, message: 'Internal error', httpStatus: [503], reasons: ['filter-store'], meaning: 'the shared filter store (Redis) is down: filter calls fail until it is back' },
 ] as const satisfies readonly GatewayErrorRow[];
 
 export type Reason = (typeof GATEWAY_ERRORS)[number]['reasons'][number];

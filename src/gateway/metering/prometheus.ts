@@ -16,6 +16,12 @@ import { OUTCOMES } from '../usage/types.js';
 export interface MetricsOptions {
   /** Active keys by kind (e.g. `{ app: 12, 'network-key': 30, static: 1 }`), read at scrape time. */
   activeKeys?: () => Record<string, number> | Iterable<readonly [kind: string, count: number]>;
+  /** Networks served: their WebSocket gauges are exported at 0 too (a series that exists before the first socket). */
+  networks?: readonly string[];
+  /** Open node API WebSocket connections by network, read at scrape time. */
+  websocketConnections?: () => Record<string, number>;
+  /** Active eth_subscribe subscriptions by network and kind, read at scrape time. */
+  subscriptionsActive?: () => Record<string, Record<string, number>>;
   /** Also collect prom-client's default process metrics (CPU, memory, event loop lag) into this registry. */
   processMetrics?: boolean;
 }
@@ -103,6 +109,9 @@ export function upstreamLabel(upstream: string | number): string {
   }
 }
 
+/** The eth_subscribe kinds the gateway serves (each exported, at 0 when none is active). */
+const SUBSCRIPTION_KINDS = ['newHeads', 'logs', 'newPendingTransactions'] as const;
+
 export class Metrics {
   readonly registry = new Registry();
   private readonly requestsByNet = new Map<string, Map<string, RequestSeries>>();
@@ -113,6 +122,7 @@ export class Metrics {
   private readonly limitRefusals: Counter<'network' | 'period'>;
   private readonly usageDropped: Counter;
   private readonly usageFlushFailures: Counter;
+  private readonly notificationsByNet = new Map<string, number>();
 
   constructor(opts: MetricsOptions = {}) {
     const registers = [this.registry];
@@ -178,6 +188,47 @@ export class Metrics {
       help: 'Usage flushes that failed (their rows are kept and retried).',
       registers,
     });
+    // WebSocket layer: gauges read the live counts of the running transport and subscriptions at scrape time, so they
+    // can never drift from them (no inc/dec to miss on an error path).
+    const networks = opts.networks ?? [];
+    const { websocketConnections, subscriptionsActive } = opts;
+    new Gauge({
+      name: 'rpcgate_websocket_connections',
+      help: 'Open node API WebSocket connections on this replica, by network.',
+      labelNames: ['network'] as const,
+      registers,
+      collect() {
+        this.reset();
+        const open = websocketConnections?.() ?? {};
+        for (const network of new Set([...networks, ...Object.keys(open)])) this.set({ network }, open[network] ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'rpcgate_subscriptions_active',
+      help: 'Active eth_subscribe subscriptions on this replica, by network and kind (newHeads, logs, newPendingTransactions).',
+      labelNames: ['network', 'kind'] as const,
+      registers,
+      collect() {
+        this.reset();
+        const active = subscriptionsActive?.() ?? {};
+        for (const network of new Set([...networks, ...Object.keys(active)])) {
+          const byKind = active[network] ?? {};
+          for (const kind of new Set([...SUBSCRIPTION_KINDS, ...Object.keys(byKind)])) this.set({ network, kind }, byKind[kind] ?? 0);
+        }
+      },
+    });
+    const notificationsByNet = this.notificationsByNet;
+    new Counter({
+      name: 'rpcgate_websocket_notifications_total',
+      help: 'eth_subscription notifications delivered to WebSocket clients, by network.',
+      labelNames: ['network'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const network of networks) if (!notificationsByNet.has(network)) this.inc({ network }, 0);
+        for (const [network, n] of notificationsByNet) this.inc({ network }, n);
+      },
+    });
     if (opts.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'rpcgate_' });
   }
 
@@ -221,6 +272,11 @@ export class Metrics {
   /** A call refused by a limit (the limiter's decision period). */
   limitRefusal(network: string, period: LimitPeriod, n = 1): void {
     this.limitRefusals.inc({ network, period }, n);
+  }
+
+  /** `n` eth_subscription notifications delivered on `network` (a plain number: notifications are a hot path). */
+  notificationsDelivered(network: string, n: number): void {
+    this.notificationsByNet.set(network, (this.notificationsByNet.get(network) ?? 0) + n);
   }
 
   /** Used by the Meter. */

@@ -142,6 +142,9 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
   const metrics = new Metrics({
     activeKeys: () => ({ account: access?.size ?? 0, static: staticKeyCount }),
     processMetrics: true,
+    networks: Object.keys(config.networks),
+    websocketConnections: () => sockets?.perNetwork() ?? {},
+    subscriptionsActive: () => subscriptions?.byNetworkAndKind() ?? {},
   });
 
   const stop = (): Promise<void> =>
@@ -286,7 +289,9 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       maxPerConnection: ws.maxSubscriptionsPerConnection,
       limiter: lim,
       logger,
-      onNotified: callMeter === undefined ? undefined : (ctx, n) => {
+      onNotified: (ctx, n) => {
+        metrics.notificationsDelivered(ctx.network, n);
+        if (callMeter === undefined) return;
         const c = { ...ctx, startedAt: performance.now() };
         for (let i = 0; i < n; i++) callMeter.onCall('eth_subscription', 'ok', undefined, c);
       },

@@ -105,6 +105,13 @@ export class NetworkFeed {
     return this.subs.size;
   }
 
+  /** Subscribers by kind (read-only, for metrics at scrape time). */
+  sizeByKind(): Record<FeedSubscriber['kind'], number> {
+    const n = { newHeads: 0, logs: 0, newPendingTransactions: 0 };
+    for (const s of this.subs) n[s.kind]++;
+    return n;
+  }
+
   add(s: FeedSubscriber): void {
     this.subs.add(s);
     if (this.subs.size === 1 && !this.stopped) this.schedule(0);

@@ -143,6 +143,13 @@ export class Subscriptions {
     return this.active;
   }
 
+  /** Active subscriptions by network and kind (read-only, for metrics at scrape time). */
+  byNetworkAndKind(): Record<string, Record<FeedSubscriber['kind'], number>> {
+    const out: Record<string, Record<FeedSubscriber['kind'], number>> = {};
+    for (const [network, f] of this.feeds) out[network] = f.sizeByKind();
+    return out;
+  }
+
   private feed(network: string): NetworkFeed {
     let f = this.feeds.get(network);
     if (f === undefined) {

@@ -1,6 +1,7 @@
 // The Set up tab's examples: the generated per-method, per-SDK code (generated/node/examples.ts) grouped the way the
-// spec's table groups them (CLI; JavaScript: two libraries and Fetch; TypeScript; Python), URL filled in.
-import { examples, RPC_URL_PLACEHOLDER, type ExampleSet } from '../../../generated/node/examples.js';
+// spec's table groups them (CLI; JavaScript: two libraries and Fetch; TypeScript; Python), URL filled in; and the same
+// methods over a WebSocket (wscat, ethers WebSocketProvider, viem webSocket) on the ws(s):// form of that URL.
+import { examples, wsExamples, RPC_URL_PLACEHOLDER, WS_URL_PLACEHOLDER, type ExampleSet, type WsExampleSet } from '../../../generated/node/examples.js';
 
 export type ExampleId = ExampleSet['id'];
 
@@ -41,4 +42,27 @@ export function exampleCode(method: string, sdk: ExampleId, url: string): string
   // The contract's first eth_getBlockByNumber example is the latest block, so its code is the latest-block example.
   const set = (examples as Record<string, ExampleSet[] | undefined>)[m]?.find((x) => x.id === sdk);
   return set?.code.split(RPC_URL_PLACEHOLDER).join(url);
+}
+
+/** Over HTTP (the SDK table above) or over a WebSocket on the same URL. */
+export type Transport = 'http' | 'websocket';
+export type WsExampleId = WsExampleSet['id'];
+
+/** The WebSocket clients, the first is the default. */
+export const WS_SDKS: { id: WsExampleId; label: string }[] = [
+  { id: 'ethers', label: 'ethers WebSocketProvider' },
+  { id: 'viem', label: 'viem webSocket' },
+  { id: 'wscat', label: 'wscat' },
+];
+
+/** The WebSocket URL of an RPC URL: the same URL, ws:// for http://, wss:// for https:// (behind a TLS proxy). */
+export function toWsUrl(url: string): string {
+  return url.replace(/^http(s?):\/\//i, (_m, s: string) => `ws${s.toLowerCase()}://`);
+}
+
+/** The code of one method over a WebSocket with the ws(s):// URL filled in, or undefined when there is none. */
+export function wsExampleCode(method: string, sdk: WsExampleId, wsUrl: string): string | undefined {
+  const m = method === LATEST_BLOCK ? 'eth_getBlockByNumber' : method;
+  const set = (wsExamples as Record<string, WsExampleSet[] | undefined>)[m]?.find((x) => x.id === sdk);
+  return set?.code.split(WS_URL_PLACEHOLDER).join(wsUrl);
 }

@@ -2,7 +2,20 @@
 import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
 import { api, describeError, type AllowlistEntry, type AllowlistKind, type App, type Chain, type JwtAlg, type JwtKey, type ShownError } from '../api.js';
 import { CodeBlock, ConfirmAction, CopyField, ErrorText, Notice, TabPanel, Tabs, formatDate, type TabDef } from '../components.js';
-import { DEFAULT_LANGUAGE, LANGUAGES, LATEST_BLOCK, METHODS, exampleCode, type ExampleId, type Language } from '../examples.js';
+import {
+  DEFAULT_LANGUAGE,
+  LANGUAGES,
+  LATEST_BLOCK,
+  METHODS,
+  WS_SDKS,
+  exampleCode,
+  toWsUrl,
+  wsExampleCode,
+  type ExampleId,
+  type Language,
+  type Transport,
+  type WsExampleId,
+} from '../examples.js';
 import { href, navigate } from '../router.js';
 import type { PageProps } from './Apps.js';
 import { MetricsPanel } from './Metrics.js';
@@ -64,7 +77,13 @@ export function AppDetailPage({ appId, tab, onUnauthorized }: PageProps & { appI
   );
 }
 
-/** Examples by method, language and SDK with the app's URL filled in; opens on the latest block in JavaScript/ethers. */
+const TRANSPORTS: { id: Transport; label: string }[] = [
+  { id: 'http', label: 'HTTP' },
+  { id: 'websocket', label: 'WebSocket' },
+];
+
+/** Examples by method, language and SDK with the app's URL filled in; opens on the latest block in JavaScript/ethers.
+ *  "WebSocket" shows the same method on the ws(s):// URL (wscat, ethers WebSocketProvider, viem webSocket). */
 export function Examples({ urls, defaultNetwork, showUrl = false }: { urls: Record<string, string | undefined>; defaultNetwork?: string; showUrl?: boolean }) {
   const networks = Object.keys(urls).filter((n) => urls[n]);
   const [network, setNetwork] = useState(defaultNetwork && urls[defaultNetwork] ? defaultNetwork : networks[0]);
@@ -72,10 +91,14 @@ export function Examples({ urls, defaultNetwork, showUrl = false }: { urls: Reco
   const [language, setLanguage] = useState<Language['id']>(DEFAULT_LANGUAGE);
   const lang = LANGUAGES.find((l) => l.id === language)!;
   const [sdk, setSdk] = useState<ExampleId>(lang.sdks[0].id);
+  const [transport, setTransport] = useState<Transport>('http');
+  const [wsSdk, setWsSdk] = useState<WsExampleId>(WS_SDKS[0].id);
   const ids = { method: useId(), network: useId() };
   const url = urls[network] ?? '';
-  const code = exampleCode(method, sdk, url);
-  const sdkLabel = lang.sdks.find((s) => s.id === sdk)?.label ?? sdk;
+  const wsUrl = toWsUrl(url);
+  const ws = transport === 'websocket';
+  const code = ws ? wsExampleCode(method, wsSdk, wsUrl) : exampleCode(method, sdk, url);
+  const sdkLabel = ws ? (WS_SDKS.find((s) => s.id === wsSdk)?.label ?? wsSdk) : (lang.sdks.find((s) => s.id === sdk)?.label ?? sdk);
 
   return (
     <div className="examples">
@@ -105,24 +128,55 @@ export function Examples({ urls, defaultNetwork, showUrl = false }: { urls: Reco
       </div>
       {showUrl && <CopyField label={`RPC URL (${network})`} value={url} testId={`setup-url-${network}`} />}
       <fieldset className="segmented-group">
-        <legend>Language</legend>
+        <legend>Transport</legend>
         <div className="segmented">
-          {LANGUAGES.map((l) => (
-            <button
-              key={l.id}
-              type="button"
-              aria-pressed={l.id === language}
-              onClick={() => {
-                setLanguage(l.id);
-                setSdk(l.sdks[0].id);
-              }}
-            >
-              {l.label}
+          {TRANSPORTS.map((t) => (
+            <button key={t.id} type="button" aria-pressed={t.id === transport} onClick={() => setTransport(t.id)}>
+              {t.label}
             </button>
           ))}
         </div>
       </fieldset>
-      {lang.sdks.length > 1 && (
+      {ws && (
+        <>
+          <CopyField label={`WebSocket URL (${network})`} value={wsUrl} testId={`setup-ws-url-${network}`} />
+          <p className="muted">
+            Every method works over the socket, plus eth_subscribe (newHeads, logs, newPendingTransactions); each delivered notification counts as
+            one request.
+          </p>
+          <fieldset className="segmented-group">
+            <legend>Client</legend>
+            <div className="segmented">
+              {WS_SDKS.map((s) => (
+                <button key={s.id} type="button" aria-pressed={s.id === wsSdk} onClick={() => setWsSdk(s.id)}>
+                  {s.label}
+                </button>
+              ))}
+            </div>
+          </fieldset>
+        </>
+      )}
+      {!ws && (
+        <fieldset className="segmented-group">
+          <legend>Language</legend>
+          <div className="segmented">
+            {LANGUAGES.map((l) => (
+              <button
+                key={l.id}
+                type="button"
+                aria-pressed={l.id === language}
+                onClick={() => {
+                  setLanguage(l.id);
+                  setSdk(l.sdks[0].id);
+                }}
+              >
+                {l.label}
+              </button>
+            ))}
+          </div>
+        </fieldset>
+      )}
+      {!ws && lang.sdks.length > 1 && (
         <fieldset className="segmented-group">
           <legend>Library</legend>
           <div className="segmented">
@@ -134,7 +188,7 @@ export function Examples({ urls, defaultNetwork, showUrl = false }: { urls: Reco
           </div>
         </fieldset>
       )}
-      {code ? <CodeBlock code={code} label={`${lang.label} · ${sdkLabel}`} /> : <p className="muted">No example for this method in {sdkLabel}.</p>}
+      {code ? <CodeBlock code={code} label={`${ws ? 'WebSocket' : lang.label} · ${sdkLabel}`} /> : <p className="muted">No example for this method in {sdkLabel}.</p>}
     </div>
   );
 }
