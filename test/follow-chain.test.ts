@@ -17,6 +17,7 @@ import { Web3 } from 'web3';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Raw, until } from './helpers/ws-client.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { compileToken, rpc, seedChain, startAnvil, type Anvil, type SeededChain } from '../src/gateway/chain/index.js';
 import { account } from './helpers/account.js';
@@ -35,15 +36,6 @@ const SEE_MS = 6000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const toWs = (u: string) => u.replace(/^http/, 'ws');
-async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 async function post(url: string, method: string, params: unknown[] = []): Promise<{ status: number; body: Json }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), signal: AbortSignal.timeout(10_000) });
   return { status: res.status, body: await res.json() };
@@ -66,33 +58,6 @@ function captureErrors(): { errors: unknown[]; stop(): void } {
   };
 }
 
-/** A raw ws client that records every message and its close. */
-class Raw {
-  readonly messages: Json[] = [];
-  closed: { code: number; reason: string } | undefined;
-  private nextId = 1;
-  constructor(readonly socket: WebSocket) {
-    socket.on('message', (d) => this.messages.push(JSON.parse(d.toString())));
-    socket.on('close', (code, reason) => (this.closed = { code, reason: reason.toString() }));
-    socket.on('error', () => undefined);
-  }
-  static open(url: string): Promise<Raw> {
-    return new Promise((res, rej) => {
-      const s = new WebSocket(url);
-      s.once('open', () => res(new Raw(s)));
-      s.once('error', rej);
-      s.once('unexpected-response', (_req, r) => rej(new Error(`upgrade refused: ${r.statusCode}`)));
-    });
-  }
-  async call(method: string, params: unknown[] = []): Promise<Json> {
-    const id = this.nextId++;
-    this.socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
-    return until(`answer to ${method}`, () => this.messages.find((m) => m.id === id));
-  }
-  notifications(sub: string): Json[] {
-    return this.messages.filter((m) => m.method === 'eth_subscription' && m.params.subscription === sub);
-  }
-}
 
 describe.skipIf(skip)('following the chain with real clients: two replicas on PostgreSQL + Redis, one anvil', () => {
   const db = scratchDatabase();

@@ -15,6 +15,7 @@ import { createPublicClient, webSocket } from 'viem';
 import { Web3 } from 'web3';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Raw, until } from './helpers/ws-client.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { createApp, createNetworkKey, createUser, setAllowlist } from '../src/gateway/store/index.js';
 import { rpc } from '../src/gateway/chain/index.js';
@@ -35,46 +36,7 @@ const QUOTA = 6;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const toWs = (u: string) => u.replace(/^http/, 'ws');
 
-async function until<T>(what: string, fn: () => T | undefined | false, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
-/** A raw ws client that records every message and its close. */
-class Raw {
-  readonly messages: Json[] = [];
-  closed: { code: number; reason: string } | undefined;
-  private nextId = 1;
-  constructor(readonly socket: WebSocket) {
-    socket.on('message', (d) => this.messages.push(JSON.parse(d.toString())));
-    socket.on('close', (code, reason) => (this.closed = { code, reason: reason.toString() }));
-    socket.on('error', () => undefined);
-  }
-  static open(url: string): Promise<Raw> {
-    return new Promise((res, rej) => {
-      const s = new WebSocket(url);
-      s.once('open', () => res(new Raw(s)));
-      s.once('error', rej);
-      s.once('unexpected-response', (_req, r) => rej(new Error(`upgrade refused: ${r.statusCode}`)));
-    });
-  }
-  async call(method: string, params: unknown[] = []): Promise<Json> {
-    const id = this.nextId++;
-    this.socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
-    return until(`answer to ${method}`, () => this.messages.find((m) => m.id === id));
-  }
-  notifications(sub: string): Json[] {
-    return this.messages.filter((m) => m.method === 'eth_subscription' && m.params.subscription === sub);
-  }
-  waitClosed(ms = 15_000) {
-    return until('close', () => this.closed, ms);
-  }
-}
 
 /** An upgrade that must be refused: its HTTP status and JSON body (via ws' 'unexpected-response'). */
 function refusedUpgrade(url: string): Promise<{ status: number; body: Json; contentType: string | undefined }> {
