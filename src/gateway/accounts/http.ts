@@ -15,6 +15,8 @@ import { allowedOrigins, createJsonRpcHttp } from '../../toolkit/http/jsonrpc.js
 import { plainText, type Router } from '../../toolkit/http/router.js';
 import { createEngine } from '../../toolkit/rpc/engine.js';
 import { RpcError } from '../../toolkit/rpc/errors.js';
+import { storeUnavailable } from '../errors.js';
+import { isStoreUnavailable } from '../store/errors.js';
 import { createAccountHandlers, type AccountDeps } from './handlers.js';
 import { createRequestStateFactory, type AccountContext, type RequestStateOptions } from './session.js';
 
@@ -49,6 +51,12 @@ export function createAccountApi(opts: AccountApiOptions): AccountApi {
     handlers: createAccountHandlers(opts),
     options: { maxBatchSize: opts.maxBatchSize ?? 20, strictResults: opts.strictResults ?? false },
     onError: (err, info) => logger?.error({ err, method: info.method, rid: info.ctx.requestId }, 'account API: unexpected error'),
+    // The database down or too slow: a fast, documented 503 (-32045) instead of -32603; logged once per call.
+    mapError(err) {
+      if (!isStoreUnavailable(err)) return undefined;
+      logger?.warn({ err }, 'account API: store unavailable (-32045)');
+      return storeUnavailable();
+    },
   });
   const rpc = createJsonRpcHttp<AccountContext, undefined>({
     engine,
