@@ -12,7 +12,7 @@ import { methods } from '../../../generated/account/methods.js';
 import { validators } from '../../../generated/account/validators.js';
 import { clientIp } from '../access/pipeline.js';
 import { allowedOrigins, createJsonRpcHttp } from '../../toolkit/http/jsonrpc.js';
-import { plainText, type Router } from '../../toolkit/http/router.js';
+import { plainText, skipBody, type Router } from '../../toolkit/http/router.js';
 import { createEngine } from '../../toolkit/rpc/engine.js';
 import { RpcError } from '../../toolkit/rpc/errors.js';
 import { storeUnavailable } from '../errors.js';
@@ -83,7 +83,7 @@ export function createAccountApi(opts: AccountApiOptions): AccountApi {
         .add('POST', prefix, (req, res, rid, t0) => rpc.serve(req, res, rid, t0, undefined, undefined), slash)
         .add('OPTIONS', prefix, (req, res, rid) => rpc.preflight(req, res, rid), slash)
         .add('*', prefix, (req, res, rid) => {
-          req.resume();
+          skipBody(req, res);
           plainText(res, rid, 405, `the account API takes JSON-RPC 2.0 over POST ${prefix}\n`, ['allow', 'POST, OPTIONS']);
         }, slash)
         .add('*', `${prefix}/*`, (req, res, rid) => rpc.sendError(req, res, rid, notFound));
