@@ -422,7 +422,7 @@ export interface UsagePoint {
   latencyMs: LatencyStats | null;
 }
 /**
- * Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flushed minute (rpcgate writes each completed minute within seconds).
+ * Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flush (rpcgate writes usage every few seconds, the current minute as a partial row: `durability.usageFlushIntervalMs`).
  */
 export interface UsageSeries {
   granularity: Granularity;

@@ -79,7 +79,7 @@ export interface RunningService {
   /** The server secret (API keys are found by HMAC with it). */
   secret: Buffer;
   limiter: Limiter;
-  /** Usage metering (undefined with `metering: false`). `flush()` writes completed minutes; `stop()` runs on stop. */
+  /** Usage metering (undefined with `metering: false`). `flush()` writes what was recorded (the current minute as a partial row); `stop()` runs on stop. */
   meter: Meter | undefined;
   /** The /metrics registry. */
   metrics: Metrics;

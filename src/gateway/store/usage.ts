@@ -329,7 +329,7 @@ export interface UsageCounts {
 
 /**
  * Today's (UTC) flushed counts of one app or network key of the user — quick, no histograms. Lags live traffic by
- * the meter's flush delay (the current minute is written once it is complete).
+ * the meter's flush interval (the current minute is written as a partial row every few seconds).
  */
 export async function usageToday(
   db: Kysely<any>,
