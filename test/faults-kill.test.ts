@@ -84,7 +84,7 @@ for (const target of targets) {
       const url1 = `${first.url}/mainnet/${key}`;
       const N = 500;
       expect((await calls(url1, N)).length).toBe(N);
-      await sleep(FLUSH_MS + 1_500);
+      await sleep(FLUSH_MS + 2_500);
       await first.kill9();
       expect(first.proc.signalCode).toBe('SIGKILL');
       expect(await stored(userId, keyId)).toBe(N);
