@@ -49,7 +49,7 @@ const REQUIRED_METHODS = [
 const DOCUMENTED_STATUS: Record<number, string[]> = {
   [-32700]: ['400'], [-32600]: ['400', '413'], [-32601]: ['200'], [-32602]: ['200'], [-32603]: ['500'],
 };
-for (const r of gw.GATEWAY_ERRORS) DOCUMENTED_STATUS[r.code] = [...(DOCUMENTED_STATUS[r.code] ?? []), ...r.httpStatus.map(String)];
+for (const r of gw.GATEWAY_ERRORS as readonly gw.GatewayErrorRow[]) if (!r.accountOnly) DOCUMENTED_STATUS[r.code] = [...(DOCUMENTED_STATUS[r.code] ?? []), ...r.httpStatus.map(String)];
 const G = gw.GatewayErrorCode;
 const ENVELOPE_AUTH_LIMIT = [-32700, -32600, -32601, -32602, -32603, G.Unauthorized, G.Forbidden, G.LimitExceeded, G.LimitsBackendUnavailable];
 const UPSTREAM = [G.UpstreamUnavailable, G.UpstreamTimeout];
@@ -269,6 +269,13 @@ describe('errors', () => {
       for (const s of statuses) expect(e!.data!.description, `${code} documents HTTP ${s}`).toContain(s);
     }
     expect(byCode.get(-32005)!.data).toMatchObject({ required: ['source', 'reason', 'limit'] }); // period, resetAt: rate and quota only
+    // Errors only the account API answers are documented there, with their HTTP status.
+    const account = JSON.parse(readFileSync(join(root, 'contracts/account.openrpc.json'), 'utf8')) as Doc;
+    for (const r of (gw.GATEWAY_ERRORS as readonly gw.GatewayErrorRow[]).filter((x) => x.accountOnly)) {
+      const e = Object.values(account.components.errors).find((x) => x.code === r.code);
+      expect(e, `account error ${r.code}`).toBeTruthy();
+      for (const s of r.httpStatus) expect(e!.data!.description, `${r.code} documents HTTP ${s}`).toContain(String(s));
+    }
   });
 
   it("rpcgate's own errors in both contracts: data.source is the const \"rpcgate\", data.reason takes the table's words", () => {

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../src/gateway/store/index.js';
 import { storeTargets } from './helpers/store-targets.js';
 import { histograms, parsePrometheusTextFormat, strictParse } from './helpers/prometheus.js';
-import { usageSeries } from '../src/gateway/store/usage.js';
+import { upsertUsage, usageSeries, type UsageRow } from '../src/gateway/store/usage.js';
 import { Meter, meterPrincipal, type MeterEvent, type MeterLogger } from '../src/gateway/metering/meter.js';
 import { Metrics, upstreamLabel } from '../src/gateway/metering/prometheus.js';
 import { PERCENTILE_RELATIVE_ERROR, PROM_BOUNDS_SECONDS, bucketIndex, bucketLowerMs, bucketUpperMs, percentileMs } from '../src/gateway/usage/histogram.js';
@@ -121,10 +121,9 @@ for (const target of await storeTargets('metering')) {
       c.t = T0 + MIN + 5;
       for (const e of minute1) meter.record(e);
 
-      // minute 1 is still current: only minute 0 is written
-      expect(await meter.flush()).toEqual({ rows: 7, minutes: 1 }); // 6 app cells + 1 key cell
+      // minute 1 is still current: written too, as a partial row
+      expect(await meter.flush()).toEqual({ rows: 10, minutes: 2 }); // minute 0: 6 app cells + 1 key cell; minute 1: 3
       c.t = T0 + 2 * MIN;
-      expect(await meter.flush()).toEqual({ rows: 3, minutes: 1 });
       expect(await meter.flush()).toEqual({ rows: 0, minutes: 0 });
       expect(meter.stats()).toEqual({ pendingCells: 0, dropped: 0, flushFailures: 0 });
 
@@ -262,6 +261,22 @@ for (const target of await storeTargets('metering')) {
       }
     });
 
+    it('a flush batch is applied exactly once: a retry of a batch that did commit (writer, seq already marked) adds nothing', async () => {
+      const userId = `usr_${rnd()}`;
+      const appId = `app_${rnd()}`;
+      const T0 = Date.UTC(2033, 2, 1, 0, 0);
+      const row = (count: number): UsageRow => ({ ts: T0, principalKind: 'app', principalId: appId, userId, network: 'mainnet', method: 'eth_call', outcome: 'ok', code: 0, count, latencySumMs: count, buckets: new Array(70).fill(0).map((_, i) => (i === 10 ? count : 0)) });
+      const writer = `w_${rnd()}`;
+      expect(await upsertUsage(store.db, [row(5)], { batch: { writer, seq: 1, at: T0 } })).toBe(1);
+      expect(await upsertUsage(store.db, [row(5)], { batch: { writer, seq: 1, at: T0 } })).toBe(0); // the retry: skipped
+      expect(await upsertUsage(store.db, [row(3)], { batch: { writer, seq: 2, at: T0 } })).toBe(1); // the next partial flush adds
+      expect(await upsertUsage(store.db, [row(7)], { batch: { writer, seq: 1, at: T0 } })).toBe(0); // an older batch: skipped
+      expect(await upsertUsage(store.db, [row(2)], { batch: { writer: `w_${rnd()}`, seq: 1, at: T0 } })).toBe(1); // another replica
+      const s = await usageSeries(store.db, { userId, appId, from: T0, to: T0 + MIN, granularity: 'minute' });
+      expect(s.summary.total).toBe(10);
+      expect(s.summary.latencyMs?.mean).toBe(1);
+    });
+
     it('a failing store keeps the data; the next flush writes it exactly once', async () => {
       const userId = `usr_${rnd()}`;
       const app: MeterPrincipal = { kind: 'app', appId: `app_${rnd()}`, userId };
@@ -319,28 +334,35 @@ for (const target of await storeTargets('metering')) {
       expect(s.summary.methods).toEqual({ eth_call: 3, eth_getBalance: 1 });
     });
 
-    it('stop() flushes the current minute; the interval timer flushes completed minutes', async () => {
+    it('the interval timer flushes everything, the current minute as a partial row that later flushes add to; stop() flushes the rest', async () => {
       const userId = `usr_${rnd()}`;
       const app: MeterPrincipal = { kind: 'app', appId: `app_${rnd()}`, userId };
       const T0 = Date.UTC(2033, 5, 1, 0, 0);
       const c = clock(T0 + 10);
       vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+      const series = async () => (await usageSeries(store.db, { userId, appId: app.appId, from: T0, to: T0 + 2 * MIN, granularity: 'minute' })).points.map((p) => p.total);
       try {
         const meter = new Meter({ db: store.db, methods: METHODS, now: c.now, flushIntervalMs: 5_000 }).start();
         meter.record({ principal: app, network: 'mainnet', method: 'eth_call', outcome: 'ok', latencyMs: 3 });
         c.t = T0 + MIN + 10;
         meter.record({ principal: app, network: 'mainnet', method: 'eth_call', outcome: 'ok', latencyMs: 3, count: 2 });
-        vi.advanceTimersByTime(5_000); // the timer's flush takes minute 0 …
+        vi.advanceTimersByTime(5_000); // the timer's flush takes minute 0 and the current minute 1 …
         expect(await meter.flush()).toEqual({ rows: 0, minutes: 0 }); // … so this one (queued behind it) finds nothing
-        expect((await usageSeries(store.db, { userId, appId: app.appId, from: T0, to: T0 + 2 * MIN, granularity: 'minute' })).points.map((p) => p.total)).toEqual([1, 0]);
+        expect(await series()).toEqual([1, 2]);
+        // more calls in the same (current) minute: the next flush adds to its partial row
+        meter.record({ principal: app, network: 'mainnet', method: 'eth_call', outcome: 'ok', latencyMs: 3, count: 4 });
+        vi.advanceTimersByTime(5_000);
+        expect(await meter.flush()).toEqual({ rows: 0, minutes: 0 });
+        expect(await series()).toEqual([1, 6]);
         // graceful stop while minute 1 is still current
+        meter.record({ principal: app, network: 'mainnet', method: 'eth_call', outcome: 'ok', latencyMs: 3 });
         expect(await meter.stop()).toEqual({ rows: 1, minutes: 1 });
         expect(vi.getTimerCount()).toBe(0);
-        expect((await usageSeries(store.db, { userId, appId: app.appId, from: T0, to: T0 + 2 * MIN, granularity: 'minute' })).points.map((p) => p.total)).toEqual([1, 2]);
+        expect(await series()).toEqual([1, 7]);
         // a call recorded after stop (an in-flight request finishing) lands in the same minute and adds up
         meter.record({ principal: app, network: 'mainnet', method: 'eth_call', outcome: 'ok', latencyMs: 3 });
         await meter.stop();
-        expect((await usageSeries(store.db, { userId, appId: app.appId, from: T0 + MIN, to: T0 + 2 * MIN, granularity: 'minute' })).points[0].total).toBe(3);
+        expect(await series()).toEqual([1, 8]);
       } finally {
         vi.useRealTimers();
       }

@@ -422,7 +422,7 @@ export interface UsagePoint {
   latencyMs: LatencyStats | null;
 }
 /**
- * Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flushed minute (rpcgate writes each completed minute within seconds).
+ * Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flush (rpcgate writes usage every few seconds, the current minute as a partial row: `durability.usageFlushIntervalMs`).
  */
 export interface UsageSeries {
   granularity: Granularity;
@@ -656,7 +656,7 @@ export interface AccountMethods {
    * Params:
    * - `credentials`
    *
-   * Errors: -32602 Invalid params; -32041 Forbidden; -32011 Conflict; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32041 Forbidden; -32011 Conflict; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -687,7 +687,7 @@ export interface AccountMethods {
    * Params:
    * - `credentials`
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32005 Limit reached; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32005 Limit reached; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -715,7 +715,7 @@ export interface AccountMethods {
    *
    * Deletes the session and clears the cookie. Without a session it is a no-op (still answers `loggedOut: true`).
    *
-   * Errors: -32602 Invalid params; -32041 Forbidden; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32041 Forbidden; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -733,7 +733,7 @@ export interface AccountMethods {
    *
    * The user of the current session.
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -753,7 +753,7 @@ export interface AccountMethods {
    *
    * Every network this deployment serves, in configuration order, with its display name and chain id: the valid values of every `network` param, and what the dashboard and the CLI offer. Needs no session (the same names appear in the node API's URLs).
    *
-   * Errors: -32602 Invalid params; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -791,7 +791,7 @@ export interface AccountMethods {
    * Params:
    * - `query` (optional): Search text; absent or empty = all.
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -828,7 +828,7 @@ export interface AccountMethods {
    *
    * The use cases the dashboard offers. The list is open: an app may name any other short use case.
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -855,7 +855,7 @@ export interface AccountMethods {
    * Params:
    * - `app`
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -903,7 +903,7 @@ export interface AccountMethods {
    *
    * Your apps, oldest first, without their keys (`apps_get` has them).
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -940,7 +940,7 @@ export interface AccountMethods {
    * Params:
    * - `appId`: The app.
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -984,7 +984,7 @@ export interface AccountMethods {
    * - `appId`: The app.
    * - `query`: Range, granularity and optionally a network.
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1033,7 +1033,7 @@ export interface AccountMethods {
    * - `appId`: The app.
    * - `patch`
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1079,7 +1079,7 @@ export interface AccountMethods {
    * Params:
    * - `appId`: The app.
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1122,7 +1122,7 @@ export interface AccountMethods {
    * Params:
    * - `appId`: The app.
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1147,7 +1147,7 @@ export interface AccountMethods {
    * - `appId`: The app.
    * - `entry`
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1177,7 +1177,7 @@ export interface AccountMethods {
    * Params:
    * - `appId`: The app.
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1206,7 +1206,7 @@ export interface AccountMethods {
    * - `appId`: The app.
    * - `entryId`
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1232,7 +1232,7 @@ export interface AccountMethods {
    * - `appId`: The app.
    * - `key`
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1262,7 +1262,7 @@ export interface AccountMethods {
    * Params:
    * - `appId`: The app.
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1291,7 +1291,7 @@ export interface AccountMethods {
    * - `appId`: The app.
    * - `keyId`
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1317,7 +1317,7 @@ export interface AccountMethods {
    * - `appId`: The app.
    * - `requireJwt`
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error; -32011 Conflict.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32045 Store unavailable; -32603 Internal error; -32011 Conflict.
    *
    * @example
    * ```json
@@ -1361,7 +1361,7 @@ export interface AccountMethods {
    * Params:
    * - `key`
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32603 Internal error; -32005 Limit reached.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32045 Store unavailable; -32603 Internal error; -32005 Limit reached.
    *
    * @example
    * ```json
@@ -1392,7 +1392,7 @@ export interface AccountMethods {
    *
    * Your keys (without the key itself), each with today's (UTC) metered calls on it (`today`, from the usage store), and today's requests across all your keys against your daily limit (`usage`, 25,000 by default, from the rate limiter: the limit is per user).
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1433,7 +1433,7 @@ export interface AccountMethods {
    * Params:
    * - `keyId`
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1478,7 +1478,7 @@ export interface AccountMethods {
    * - `keyId`: The network key.
    * - `query`: Range, granularity and optionally a network.
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -1526,7 +1526,7 @@ export interface AccountMethods {
    * Params:
    * - `keyId`
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json

@@ -116,6 +116,7 @@ export interface Config {
   slowRequestMs: number;
   usageRetention?: UsageRetention;
   filters?: FiltersConfig;
+  durability?: DurabilityConfig;
 }
 /**
  * JSON-RPC over WebSocket on the node API URLs (ws://…/{network}/v2/{key} and ws://…/{network}/{key}) and eth_subscribe.
@@ -274,6 +275,23 @@ export interface FiltersConfig {
    * Most live filters one key may have; one more is refused (-32000 "too many filters", `data.limit`).
    */
   maxPerKey?: number;
+}
+/**
+ * What a crash or a database outage may cost, and how fast a store failure is reported (README: Durability). Node API calls never wait on the store: keys come from the in-memory index, usage is buffered in memory.
+ */
+export interface DurabilityConfig {
+  /**
+   * Usage is written to the store this often (ms), the current minute included as a partial row (exactly once: each flush carries a per-process sequence number). A SIGKILL or power loss loses at most the calls of the last interval plus one flush's duration; SIGTERM/SIGINT flush everything. While the store is down, usage stays in memory (up to 100 000 cells) and is written after it recovers.
+   */
+  usageFlushIntervalMs?: number;
+  /**
+   * PostgreSQL: how long opening a connection may take (ms) before the account API answers -32045 (HTTP 503, data.reason `store`). SQLite: unused.
+   */
+  storeConnectTimeoutMs?: number;
+  /**
+   * PostgreSQL: longest a statement may run (ms; server-side statement_timeout and the client's query timeout), so a stalled database gives -32045 instead of a hanging request. SQLite: unused.
+   */
+  storeStatementTimeoutMs?: number;
 }
 
 /** The JSON Schema of {@link Config} (contracts/config.schema.json). */
@@ -449,6 +467,7 @@ export const configSchema = {
     },
     usageRetention: { $ref: '#/definitions/UsageRetention' },
     filters: { $ref: '#/definitions/FiltersConfig' },
+    durability: { $ref: '#/definitions/DurabilityConfig' },
   },
   definitions: {
     KeyString: {
@@ -565,6 +584,38 @@ export const configSchema = {
           minimum: 1,
           maximum: 64,
           description: 'HTTP/1.1 pipelining depth per connection (1 = off).',
+        },
+      },
+    },
+    DurabilityConfig: {
+      title: 'DurabilityConfig',
+      type: 'object',
+      additionalProperties: false,
+      default: { usageFlushIntervalMs: 5000, storeConnectTimeoutMs: 2000, storeStatementTimeoutMs: 5000 },
+      description:
+        'What a crash or a database outage may cost, and how fast a store failure is reported (README: Durability). Node API calls never wait on the store: keys come from the in-memory index, usage is buffered in memory.',
+      properties: {
+        usageFlushIntervalMs: {
+          type: 'integer',
+          minimum: 100,
+          maximum: 60000,
+          default: 5000,
+          description:
+            "Usage is written to the store this often (ms), the current minute included as a partial row (exactly once: each flush carries a per-process sequence number). A SIGKILL or power loss loses at most the calls of the last interval plus one flush's duration; SIGTERM/SIGINT flush everything. While the store is down, usage stays in memory (up to 100 000 cells) and is written after it recovers.",
+        },
+        storeConnectTimeoutMs: {
+          type: 'integer',
+          minimum: 100,
+          default: 2000,
+          description:
+            'PostgreSQL: how long opening a connection may take (ms) before the account API answers -32045 (HTTP 503, data.reason `store`). SQLite: unused.',
+        },
+        storeStatementTimeoutMs: {
+          type: 'integer',
+          minimum: 100,
+          default: 5000,
+          description:
+            "PostgreSQL: longest a statement may run (ms; server-side statement_timeout and the client's query timeout), so a stalled database gives -32045 instead of a hanging request. SQLite: unused.",
         },
       },
     },

@@ -27,6 +27,7 @@ export const GatewayErrorCode = {
   UpstreamUnavailable: -32042,
   UpstreamTimeout: -32043,
   LimitsBackendUnavailable: -32044,
+  StoreUnavailable: -32045,
   /** geth's filter errors are -32000 ("filter not found" is a node-style answer without data; the cap has data). */
   TooManyFilters: -32000,
   /** JSON-RPC's internal error, answered with 503 when the filter store (Redis) cannot be reached. */
@@ -42,6 +43,8 @@ export interface GatewayErrorRow {
   /** The words `data.reason` takes for this code. */
   reasons: readonly string[];
   meaning: string;
+  /** Only the account API answers it (documented in contracts/account.openrpc.json, not in openrpc.json). */
+  accountOnly?: true;
 }
 
 /** The table: one row per code rpcgate answers with on its own. */
@@ -53,6 +56,7 @@ export const GATEWAY_ERRORS = [
   { name: 'UpstreamUnavailable', code: -32042, message: 'Upstream unavailable', httpStatus: [502, 503], reasons: ['upstream'], meaning: 'node unreachable or answered something that is not JSON-RPC (502), or no healthy node (503)' },
   { name: 'UpstreamTimeout', code: -32043, message: 'Upstream timeout', httpStatus: [504], reasons: ['timeout'], meaning: 'the node did not answer in time' },
   { name: 'LimitsBackendUnavailable', code: -32044, message: 'Limits backend unavailable', httpStatus: [503], reasons: ['limits-backend'], meaning: 'the shared limiter (Redis) is down: refused rather than served unmetered' },
+  { name: 'StoreUnavailable', code: -32045, message: 'Store unavailable', httpStatus: [503], reasons: ['store'], meaning: 'the account database is down or too slow (account API only; the node API keeps serving known keys): retry shortly', accountOnly: true },
   { name: 'TooManyFilters', code: -32000, message: 'too many filters', httpStatus: [200], reasons: ['filters'], meaning: "the key's filters are at their cap (`data.limit`): uninstall one or let an idle one expire (\"filter not found\" is -32000 too, without data, as geth answers)" },
   { name: 'FilterStoreUnavailable', code: -32603, message: 'Internal error', httpStatus: [503], reasons: ['filter-store'], meaning: 'the shared filter store (Redis) is down: filter calls fail until it is back' },
 ] as const satisfies readonly GatewayErrorRow[];
@@ -127,4 +131,9 @@ export function upstreamTimeout(network: string, detail: string, timeoutMs?: num
 /** The shared limiter cannot be reached: fail closed (nothing is served unmetered). */
 export function limitsBackendUnavailable(): RpcError {
   return make(GatewayErrorCode.LimitsBackendUnavailable, 'limits backend unavailable', { reason: 'limits-backend' }, 503);
+}
+
+/** The account store cannot be reached or is too slow: a fast 503 the client may retry (never a hanging request). */
+export function storeUnavailable(): RpcError {
+  return make(GatewayErrorCode.StoreUnavailable, 'store unavailable: the account database is down or not answering; retry shortly', { reason: 'store' }, 503, { 'retry-after': '5' });
 }

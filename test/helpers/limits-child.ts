@@ -1,5 +1,5 @@
-// A separate rpcgate process for the limits e2e test: startService(config from argv[2]), prints `READY <url>`,
-// stops cleanly on SIGTERM. Its own store connection, key index and limiter — only Redis is shared.
+// A separate rpcgate process (the limits e2e and fault tests, via ./rpcgate-child.ts): startService(config from argv[2]),
+// prints `READY <url>`, stops cleanly on SIGTERM. Its own store connection, key index, limiter and meter.
 import { startService } from '../../src/gateway/server/service.js';
 
 const svc = await startService(JSON.parse(process.argv[2]));

@@ -12,9 +12,11 @@ import { methods } from '../../../generated/account/methods.js';
 import { validators } from '../../../generated/account/validators.js';
 import { clientIp } from '../access/pipeline.js';
 import { allowedOrigins, createJsonRpcHttp } from '../../toolkit/http/jsonrpc.js';
-import { plainText, type Router } from '../../toolkit/http/router.js';
+import { plainText, skipBody, type Router } from '../../toolkit/http/router.js';
 import { createEngine } from '../../toolkit/rpc/engine.js';
 import { RpcError } from '../../toolkit/rpc/errors.js';
+import { storeUnavailable } from '../errors.js';
+import { isStoreUnavailable } from '../store/errors.js';
 import { createAccountHandlers, type AccountDeps } from './handlers.js';
 import { createRequestStateFactory, type AccountContext, type RequestStateOptions } from './session.js';
 
@@ -49,6 +51,12 @@ export function createAccountApi(opts: AccountApiOptions): AccountApi {
     handlers: createAccountHandlers(opts),
     options: { maxBatchSize: opts.maxBatchSize ?? 20, strictResults: opts.strictResults ?? false },
     onError: (err, info) => logger?.error({ err, method: info.method, rid: info.ctx.requestId }, 'account API: unexpected error'),
+    // The database down or too slow: a fast, documented 503 (-32045) instead of -32603; logged once per call.
+    mapError(err) {
+      if (!isStoreUnavailable(err)) return undefined;
+      logger?.warn({ err }, 'account API: store unavailable (-32045)');
+      return storeUnavailable();
+    },
   });
   const rpc = createJsonRpcHttp<AccountContext, undefined>({
     engine,
@@ -75,7 +83,7 @@ export function createAccountApi(opts: AccountApiOptions): AccountApi {
         .add('POST', prefix, (req, res, rid, t0) => rpc.serve(req, res, rid, t0, undefined, undefined), slash)
         .add('OPTIONS', prefix, (req, res, rid) => rpc.preflight(req, res, rid), slash)
         .add('*', prefix, (req, res, rid) => {
-          req.resume();
+          skipBody(req, res);
           plainText(res, rid, 405, `the account API takes JSON-RPC 2.0 over POST ${prefix}\n`, ['allow', 'POST, OPTIONS']);
         }, slash)
         .add('*', `${prefix}/*`, (req, res, rid) => rpc.sendError(req, res, rid, notFound));

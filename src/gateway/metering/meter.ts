@@ -5,15 +5,20 @@
 // a (minute, principal, network, method, outcome, code) cell. Aggregates per cell: count, latency sum, and the fixed
 // log-spaced latency histogram of src/gateway/usage/histogram.ts (percentiles after aggregation/downsampling within ≤ 9.05 %).
 //
-// Flushing: every `flushIntervalMs` (unref'd timer) the completed minutes are written with upsertUsage — multi-row
-// INSERT … ON CONFLICT DO UPDATE SET col = col + excluded.col in one transaction, so flushes of several replicas
-// (or a retried flush) for the same minute add up. If the store fails, the rows are kept and retried on the next
-// flush; memory is bounded by `maxCells` (cells beyond it are dropped, counted in `stats().dropped`, in
-// rpcgate_usage_dropped_total, and logged). `stop()` flushes everything, the current minute included.
+// Flushing: every `flushIntervalMs` (unref'd timer) everything recorded so far is written — completed minutes and the
+// current one as a partial row — with upsertUsage: multi-row INSERT … ON CONFLICT DO UPDATE SET col = col + excluded.col
+// in one transaction, so partial flushes of a minute, and flushes of several replicas, add up. Each flush detaches
+// what it writes (a cell is in exactly one batch) and carries (writer, seq): the transaction records it, so a retry of
+// a batch whose COMMIT succeeded unseen is skipped — nothing counted twice. A SIGKILL loses at most the calls recorded
+// since the last committed flush: ≤ flushIntervalMs plus one flush's duration. If the store fails, the batch is kept
+// and retried (same seq) before anything newer; calls meanwhile aggregate in memory, bounded by `maxCells` (cells
+// beyond it are dropped, counted in `stats().dropped`, in rpcgate_usage_dropped_total, and logged). `stop()` flushes
+// what is left.
 //
 // Attribution: only apps (access point A) and network keys (B) have a user to attribute usage to. Calls without such a
 // principal — static/dev keys, refusals before authentication — are counted in Prometheus only, never in the store
 // (a usage row always has an owner; the ownership filter of the account API needs one).
+import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Principal } from '../access/keys.js';
 import { upsertUsage, type UsageRow } from '../store/usage.js';
@@ -132,7 +137,11 @@ export class Meter {
 
   private readonly minutes = new Map<number, MinuteAgg>();
   private cur: MinuteAgg | undefined;
-  private retry: PendingRow[] = [];
+  /** A batch whose write failed: retried, with its seq, before anything newer. */
+  private pending: { rows: PendingRow[]; seq: number } | undefined;
+  /** This meter's identity in usage_flush_marks (a process run) and its last batch number. */
+  private readonly writer = randomUUID();
+  private seq = 0;
   private cellCount = 0;
   private dropped = 0;
   private droppedLogged = 0;
@@ -221,21 +230,24 @@ export class Meter {
     return agg;
   }
 
-  /** Writes every completed minute (and rows kept from failed flushes). Rejects if the store fails (rows are kept). */
+  /**
+   * Writes everything recorded so far (the current minute as a partial row) and a batch kept from a failed flush.
+   * Rejects if the store fails (the rows are kept).
+   */
   flush(): Promise<FlushResult> {
-    return this.enqueue(false);
+    return this.enqueue();
   }
 
   /**
-   * Graceful stop: stops the timer and flushes everything, the current minute included (calls finishing meanwhile
-   * are flushed by a further round). Rejects if the store fails; the rows then stay in memory.
+   * Graceful stop: stops the timer and flushes everything (calls finishing meanwhile are flushed by a further
+   * round). Rejects if the store fails; the rows then stay in memory.
    */
   async stop(): Promise<FlushResult> {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
     const total: FlushResult = { rows: 0, minutes: 0 };
     for (let round = 0; round < 3; round++) {
-      const r = await this.enqueue(true);
+      const r = await this.enqueue();
       total.rows += r.rows;
       total.minutes += r.minutes;
       if (this.cellCount === 0) break;
@@ -248,24 +260,26 @@ export class Meter {
   }
 
   // Flushes run one at a time, in call order.
-  private enqueue(all: boolean): Promise<FlushResult> {
-    const run = this.tail.then(() => this.flushOnce(all));
+  private enqueue(): Promise<FlushResult> {
+    const run = this.tail.then(() => this.flushOnce());
     this.tail = run.then(noop, noop);
     return run;
   }
 
-  private async flushOnce(all: boolean): Promise<FlushResult> {
+  private async flushOnce(): Promise<FlushResult> {
     this.busy = true;
     try {
-      const now = this.now();
-      const current = now - (now % MINUTE);
+      const done: FlushResult = { rows: 0, minutes: 0 };
+      const kept = this.pending;
+      if (kept !== undefined) {
+        await this.write(kept.rows, kept.seq); // throws: keep it, write nothing newer
+        this.pending = undefined;
+        add(done, kept.rows);
+      }
       // Detach what is written now; calls recorded meanwhile go to fresh aggregates.
       const merged = new Map<string, PendingRow>();
-      let taken = this.retry.length;
-      for (const r of this.retry) mergeRow(merged, r);
-      this.retry = [];
+      let taken = 0;
       for (const [minute, agg] of this.minutes) {
-        if (!all && minute >= current) continue;
         this.minutes.delete(minute);
         if (agg === this.cur) this.cur = undefined;
         taken += agg.cells.length;
@@ -273,22 +287,31 @@ export class Meter {
       }
       this.cellCount -= taken;
       this.logDrops();
-      if (merged.size === 0) return { rows: 0, minutes: 0 };
+      if (merged.size === 0) return done;
       const rows = [...merged.values()];
-      try {
-        await upsertUsage(this.db, rows);
-      } catch (err) {
-        this.retry = rows;
-        this.cellCount += rows.length;
-        this.flushFailures++;
-        this.metrics?.usageFlushFailed();
-        this.logger?.error({ err, rows: rows.length }, 'usage flush failed; rows kept for the next flush');
-        throw err;
-      }
-      return { rows: rows.length, minutes: new Set(rows.map((r) => r.ts)).size };
+      const seq = ++this.seq;
+      this.cellCount += rows.length;
+      this.pending = { rows, seq };
+      await this.write(rows, seq);
+      this.pending = undefined;
+      add(done, rows);
+      return done;
     } finally {
       this.busy = false;
     }
+  }
+
+  /** One batch in one transaction; on failure it stays pending (counted in cellCount) and the error is logged. */
+  private async write(rows: PendingRow[], seq: number): Promise<void> {
+    try {
+      await upsertUsage(this.db, rows, { batch: { writer: this.writer, seq, at: this.now() } });
+    } catch (err) {
+      this.flushFailures++;
+      this.metrics?.usageFlushFailed();
+      this.logger?.error({ err, rows: rows.length }, 'usage flush failed; rows kept for the next flush');
+      throw err;
+    }
+    this.cellCount -= rows.length;
   }
 
   private logDrops(): void {
@@ -300,6 +323,11 @@ export class Meter {
       this.droppedLogged = this.dropped;
     }
   }
+}
+
+function add(r: FlushResult, rows: readonly PendingRow[]): void {
+  r.rows += rows.length;
+  r.minutes += new Set(rows.map((x) => x.ts)).size;
 }
 
 function cellRow(minute: number, c: Cell): PendingRow {

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { MetricsConfig } from '../config/config.js';
 import type { Metrics } from '../metering/index.js';
-import { plainText, type RouteHandler } from '../../toolkit/http/router.js';
+import { plainText, skipBody, type RouteHandler } from '../../toolkit/http/router.js';
 
 const LOOPBACK = /^(?:127\.|::1$|::ffff:127\.)/;
 const PROXY_HEADERS = ['x-forwarded-for', 'forwarded', 'x-real-ip'] as const;
@@ -36,7 +36,7 @@ export function metricsRoute(opts: { config: MetricsConfig; metrics: Metrics; lo
   const { metrics, logger } = opts;
   const token = opts.config.token === undefined ? undefined : digest(opts.config.token);
   return (req, res, rid) => {
-    req.resume();
+    skipBody(req, res);
     if (!opts.config.enabled) return plain(res, rid, 404, 'not found\n');
     if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, rid, 405, 'use GET\n', ['allow', 'GET, HEAD']);
     const refused = refusal(req, token);

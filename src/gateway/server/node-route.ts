@@ -26,7 +26,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { Denied, checkRequest, clientIp, identify, type AccessContext, type AccessPoint, type KeyStore, type Principal } from '../access/index.js';
 import { Refusal, anyOrigin, createJsonRpcHttp } from '../../toolkit/http/jsonrpc.js';
-import { plainText, type Router } from '../../toolkit/http/router.js';
+import { plainText, skipBody, type Router } from '../../toolkit/http/router.js';
 import type { Engine } from '../../toolkit/rpc/engine.js';
 import { RpcError } from '../../toolkit/rpc/errors.js';
 import type { CallMeter } from './call-observer.js';
@@ -128,7 +128,7 @@ export function addNodeRoutes(router: Router, opts: NodeRouteOptions): void {
   }
 
   const wrongMethod = (req: IncomingMessage, res: ServerResponse, rid: string) => {
-    req.resume();
+    skipBody(req, res);
     plainText(res, rid, 405, 'use POST with a JSON-RPC 2.0 body\n', ['allow', 'POST, OPTIONS', ...(rpc.corsHeaders(req) ?? [])]);
   };
   const GET = ['GET', 'HEAD'];
@@ -163,7 +163,7 @@ export function addNodeRoutes(router: Router, opts: NodeRouteOptions): void {
       notFound(req, res, rid, t0, networks.has(first) ? NOT_FOUND : new RpcError(-32600, `unknown network "${first.slice(0, 64)}" (known: ${known})`, undefined, 404));
     })
     .add(GET, '/*', (req, res, rid) => {
-      req.resume();
+      skipBody(req, res);
       plainText(res, rid, 404, 'not found\n');
     })
     .add('OPTIONS', '/*', (req, res, rid) => rpc.preflight(req, res, rid));

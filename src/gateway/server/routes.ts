@@ -7,7 +7,7 @@
 //   GET/HEAD /docs, /docs/*             the generated docs folder (src/toolkit/http/static.ts)
 //   …                                   the node API (./node-route.ts), ending with catch-alls for POST, GET and OPTIONS
 // Anything else: the router's 405 (with Allow) or 404.
-import { plainText, redirect, Router, type RouteHandler } from '../../toolkit/http/router.js';
+import { plainText, redirect, Router, skipBody, type RouteHandler } from '../../toolkit/http/router.js';
 import { serveFolder } from '../../toolkit/http/static.js';
 import { addNodeRoutes, type NodeRouteOptions } from './node-route.js';
 import { wantsHtml, type WebRoute } from './web-route.js';
@@ -48,7 +48,7 @@ export function buildRoutes(opts: RoutesOptions): Router {
     .add(GET, '/assets/*', (req, res, rid, _t0, rest) => opts.web.serve(req, res, rid, '/assets/' + rest))
     .add(GET, '/', (req, res, rid) => {
       if (wantsHtml(req)) return opts.web.serve(req, res, rid, '/');
-      req.resume();
+      skipBody(req, res);
       plainText(res, rid, 200, landing);
     })
     .add('*', '/metrics', opts.metrics)
@@ -56,16 +56,16 @@ export function buildRoutes(opts: RoutesOptions): Router {
   for (const mount of opts.mounts ?? []) mount(router);
   router
     .add(GET, '/healthz', (req, res, rid) => {
-      req.resume();
+      skipBody(req, res);
       const h = opts.health();
       plainText(res, rid, h.ok ? 200 : 503, JSON.stringify({ status: h.ok ? 'ok' : 'degraded', ...h.detail }) + '\n', [], 'application/json');
     })
     .add(GET, '/docs', (req, res, rid) => {
-      req.resume();
+      skipBody(req, res);
       redirect(res, rid, 301, '/docs/');
     })
     .add(GET, '/docs/*', (req, res, rid, _t0, rel = '') => {
-      req.resume();
+      skipBody(req, res);
       docs(res, rid, rel);
     });
   addNodeRoutes(router, opts);

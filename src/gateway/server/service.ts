@@ -3,7 +3,7 @@
 // `startService` is what `rpcgate start` runs and what tests call (port 0 = a free port).
 //
 // Metering (src/gateway/metering, src/gateway/server/call-observer.ts): one Metrics registry and one Meter per process; the engine's call
-// observer and the node API route's refusals record every node API call; the Meter flushes completed minutes every 5 s.
+// observer and the node API route's refusals record every node API call; the Meter flushes every 5 s (durability.usageFlushIntervalMs), the current minute as a partial row.
 // Logs: pino JSON lines on stderr with logRedaction() (keys, JWTs, cookies, upstream credentials never written).
 //
 // Stop (`stop()`, what SIGINT/SIGTERM run in `rpcgate start`): stop accepting (server.close) → drain: idle keep-alive
@@ -79,7 +79,7 @@ export interface RunningService {
   /** The server secret (API keys are found by HMAC with it). */
   secret: Buffer;
   limiter: Limiter;
-  /** Usage metering (undefined with `metering: false`). `flush()` writes completed minutes; `stop()` runs on stop. */
+  /** Usage metering (undefined with `metering: false`). `flush()` writes what was recorded (the current minute as a partial row); `stop()` runs on stop. */
   meter: Meter | undefined;
   /** The /metrics registry. */
   metrics: Metrics;
@@ -193,6 +193,8 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     store = await openStore({
       dataDir: config.dataDir,
       databaseUrl: config.databaseUrl,
+      connectTimeoutMs: config.durability?.storeConnectTimeoutMs,
+      statementTimeoutMs: config.durability?.storeStatementTimeoutMs,
       onError: (err) => logger.warn({ err }, 'store: an idle database connection failed; the pool reconnects on next use'),
     });
     const secret = loadOrCreateServerSecret(config.dataDir, config.secret);
@@ -219,6 +221,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
         networks: Object.keys(config.networks),
         metrics,
         logger,
+        flushIntervalMs: config.durability?.usageFlushIntervalMs,
         ...ext.meter,
       }).start();
       // Retention: older minutes roll up into hours, hours into days (safe to run on every replica at once).

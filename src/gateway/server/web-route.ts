@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { plainText } from '../../toolkit/http/router.js';
+import { plainText, skipBody } from '../../toolkit/http/router.js';
 import { preloadFolder, sendAsset, type Asset } from '../../toolkit/http/static.js';
 import { PATHS } from '../paths.js';
 
@@ -42,7 +42,7 @@ export function createWebRoute(opts: { dir?: string; logger?: Logger } = {}): We
   return {
     available: built,
     serve(req, res, rid, path) {
-      req.resume();
+      skipBody(req, res);
       if (!built) {
         return plainText(res, rid, 503, 'The rpcgate dashboard is not built.\nRun `npm run build:web` (npm start and npm test build it), then restart.\nAPI reference: /docs/\n', ['cache-control', 'no-store']);
       }

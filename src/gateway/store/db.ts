@@ -37,6 +37,12 @@ export interface StoreOptions {
   busyTimeoutMs?: number;
   /** PostgreSQL: pool size. */
   poolSize?: number;
+  /** PostgreSQL: ms to open a connection before the query fails (default 2 000): a stopped or unreachable server
+   *  gives a fast error, never a hanging request. */
+  connectTimeoutMs?: number;
+  /** PostgreSQL: longest a statement may run, ms (default 5 000): server-side statement_timeout, and the client's
+   *  query_timeout for a server that stopped answering altogether. */
+  statementTimeoutMs?: number;
   /** PostgreSQL: told when an idle pooled connection fails (the pool replaces it); for logs. */
   onError?: (err: Error) => void;
 }
@@ -86,6 +92,14 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     const pool = new pg.Pool({
       connectionString: opts.databaseUrl,
       max: opts.poolSize ?? 10,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? 2_000,
+      statement_timeout: opts.statementTimeoutMs ?? 5_000,
+      // The client-side bound: a server that accepted the query and then stopped answering (a little above the
+      // server's own statement_timeout, which answers first when the server is alive).
+      query_timeout: (opts.statementTimeoutMs ?? 5_000) + 1_000,
+      // Unused connections are closed, so an outage leaves few dead sockets to discover.
+      idleTimeoutMillis: 10_000,
+      keepAlive: true,
       // Epoch-ms columns and count(*) are int8: return JS numbers (exact below 2^53) instead of strings.
       // Per pool, so other pg users in the process keep the global parsers.
       types: {

@@ -35,3 +35,26 @@ export class NotFoundError extends Error {
     super(`${what} not found`);
   }
 }
+
+// Connection-level failures: the database is down, restarting, unreachable, or too slow (connect / statement timeout).
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN', 'SQLITE_BUSY']);
+const UNAVAILABLE_MESSAGES = /connection terminated|timeout exceeded when trying to connect|query read timeout|connection timeout|client has encountered a connection error|cannot use a pool after calling end/i;
+
+/**
+ * True when a store call failed because the database is unavailable (PostgreSQL down, restarting, unreachable or
+ * timing out; SQLite locked past its busy timeout) rather than because of the call itself: the account API answers
+ * these with -32045 (503) and the caller may retry.
+ */
+export function isStoreUnavailable(e: unknown): boolean {
+  for (let x: unknown = e, depth = 0; x instanceof Error && depth < 4; x = (x as { cause?: unknown }).cause, depth++) {
+    const code = (x as { code?: unknown }).code;
+    if (typeof code === 'string') {
+      if (UNAVAILABLE_CODES.has(code)) return true;
+      // PostgreSQL SQLSTATE: 08 connection exception, 57P01-03 shutdown / cannot connect now, 57014 statement timeout.
+      if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '57014') return true;
+    }
+    if (UNAVAILABLE_MESSAGES.test(x.message)) return true;
+    if (x instanceof AggregateError && x.errors.some((y) => isStoreUnavailable(y))) return true;
+  }
+  return false;
+}

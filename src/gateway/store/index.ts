@@ -1,7 +1,7 @@
 // The store: one schema over SQLite (default) or PostgreSQL, repositories per table group.
 export { openStore, migrateToLatest, SQLITE_FILE, type Store, type StoreOptions, type Dialect } from './db.js';
 export type * from './schema.js';
-export { LimitError, ConflictError, NotFoundError, isUniqueViolation } from './errors.js';
+export { LimitError, ConflictError, NotFoundError, isUniqueViolation, isStoreUnavailable } from './errors.js';
 export * from './users.js';
 export * from './sessions.js';
 export * from './apps.js';

@@ -73,20 +73,48 @@ function upsertSet(table: string): Record<string, RawBuilder<unknown>> {
 }
 const UPSERT_SET = Object.fromEntries(Object.values(USAGE_TABLES).map((t) => [t, upsertSet(t)]));
 
+/** A flush's identity: `writer` (one per Meter instance) and `seq` (grows by one per batch of that writer). */
+export interface UsageBatch {
+  writer: string;
+  seq: number;
+  /** Epoch ms, kept for pruning. */
+  at: number;
+}
+
+/** How long a writer's last batch mark is kept (a retry older than this would be applied again). */
+export const FLUSH_MARK_RETENTION_MS = 7 * DAY;
+
 /**
  * Adds rows to a usage table (default: minutes): multi-row INSERT … ON CONFLICT DO UPDATE SET col = col + excluded.col,
- * all statements in one transaction (a failed write changes nothing, so the caller may retry it without double counting).
- * Rows must not repeat a key (merge them first). Returns the number of rows written.
+ * all statements in one transaction (a failed write changes nothing). With `batch`, the transaction first records
+ * (writer, seq) in usage_flush_marks; a batch whose seq the writer already recorded is skipped (returns 0), so a retry
+ * of a flush whose COMMIT succeeded unseen (connection lost) counts nothing twice. Rows must not repeat a key (merge
+ * them first). Returns the number of rows written.
  */
 export async function upsertUsage(
   db: Kysely<any>,
   rows: readonly UsageRow[],
-  opts: { resolution?: Granularity } = {},
+  opts: { resolution?: Granularity; batch?: UsageBatch } = {},
 ): Promise<number> {
   if (rows.length === 0) return 0;
   const table = USAGE_TABLES[opts.resolution ?? 'minute'];
   const values = rows.map(toValues);
-  await db.transaction().execute(async (trx) => {
+  const batch = opts.batch;
+  return db.transaction().execute(async (trx) => {
+    if (batch !== undefined) {
+      const marked = await trx
+        .insertInto('usage_flush_marks')
+        .values({ writer: batch.writer, seq: batch.seq, at: batch.at })
+        .onConflict((oc) =>
+          oc
+            .column('writer')
+            .doUpdateSet({ seq: sql`excluded.seq`, at: sql`excluded.at` })
+            .where(sql.ref('usage_flush_marks.seq'), '<', sql.ref('excluded.seq')),
+        )
+        .returning('writer')
+        .executeTakeFirst();
+      if (marked === undefined) return 0; // applied before
+    }
     for (let i = 0; i < values.length; i += ROWS_PER_STATEMENT) {
       await trx
         .insertInto(table)
@@ -94,8 +122,8 @@ export async function upsertUsage(
         .onConflict((oc) => oc.columns([...KEY_COLUMNS]).doUpdateSet(UPSERT_SET[table]))
         .execute();
     }
+    return rows.length;
   });
-  return rows.length;
 }
 
 function toValues(r: UsageRow): Record<string, string | number> {
@@ -301,7 +329,7 @@ export interface UsageCounts {
 
 /**
  * Today's (UTC) flushed counts of one app or network key of the user — quick, no histograms. Lags live traffic by
- * the meter's flush delay (the current minute is written once it is complete).
+ * the meter's flush interval (the current minute is written as a partial row every few seconds).
  */
 export async function usageToday(
   db: Kysely<any>,
@@ -400,6 +428,7 @@ export async function downsample(db: Kysely<any>, opts: DownsampleOptions = {}):
       const del = await sql`delete from ${sql.table(USAGE_TABLES.day)} where ts < ${dayCutoff}`.execute(trx);
       dayRowsDeleted = Number(del.numAffectedRows ?? 0n);
     }
+    await sql`delete from usage_flush_marks where at < ${now - FLUSH_MARK_RETENTION_MS}`.execute(trx);
     return { minuteCutoff, hourCutoff, minuteRowsRolledUp, hourRowsRolledUp, dayRowsDeleted };
   });
 }

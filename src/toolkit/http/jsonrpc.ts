@@ -6,8 +6,10 @@
 //   Content-Type    the API's policy (acceptContentType), else 415 with -32600
 //   check(req, ctx) a refusal now, or a Promise settled while the body is read (e.g. a signature check)
 //   body            Content-Length over maxBodyBytes → 413 before reading; a streamed body crossing the limit → 413 at
-//                   that moment. The rest is drained, up to 8 × the limit, so the client can read the answer; beyond
-//                   that the socket closes.
+//                   that moment. Either answer carries `Connection: close`: at most 64 KiB more are read, and the
+//                   socket is closed shortly after the answer (./body.ts). A refusal before the body (admit,
+//                   Content-Type, check) does the same unless the declared body is small (then it is drained and
+//                   the connection kept).
 //   engine          once the body is read and check settled; batches, notifications (204) and the error envelope with
 //                   its HTTP status are the engine's.
 // Every answer carries x-request-id, the CORS policy's headers and the API's own headers. Every refusal before the
@@ -18,6 +20,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorResponse, type CallContext, type Engine, type EngineResponse } from '../rpc/engine.js';
 import { RpcError, internalError, payloadTooLarge } from '../rpc/errors.js';
+import { closeAfterAnswer, skipBody } from './body.js';
 
 /** A request refused before the engine, with the context known so far (for the refusal's hooks). */
 export class Refusal<C> {
@@ -155,9 +158,13 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
     answered?.(res, err.httpStatus, ctx, rid, t0);
   }
 
-  /** Refuses before the engine: drains the body, lets the `refused` hook add headers. */
-  function refuse(req: IncomingMessage, res: ServerResponse, rid: string, t0: number, ctx: C | undefined, err: RpcError): void {
-    req.resume();
+  /** Body state of a refusal: not read yet, over the limit (closed after the answer), or read completely. */
+  type BodyAt = 'unread' | 'over' | 'read';
+
+  /** Refuses before the engine: skips or bounds the body (./body.ts), lets the `refused` hook add headers. */
+  function refuse(req: IncomingMessage, res: ServerResponse, rid: string, t0: number, ctx: C | undefined, err: RpcError, body: BodyAt): void {
+    if (body === 'unread') skipBody(req, res);
+    else if (body === 'over') closeAfterAnswer(req, res);
     const h = refused?.(ctx, err, t0);
     if (!(h instanceof Promise)) return finishRefusal(req, res, rid, t0, ctx, err, h);
     h.then(
@@ -168,21 +175,20 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
 
   function serve(req: IncomingMessage, res: ServerResponse, rid: string, t0: number, route: R, capture: string | undefined): void {
     const ctx = admit(req, rid, t0, route, capture);
-    if (ctx instanceof Refusal) return refuse(req, res, rid, t0, ctx.ctx, ctx.error);
+    if (ctx instanceof Refusal) return refuse(req, res, rid, t0, ctx.ctx, ctx.error, 'unread');
     const ct = req.headers['content-type'];
     if (!opts.acceptContentType(ct)) {
-      return refuse(req, res, rid, t0, ctx, new RpcError(-32600, 'invalid request: Content-Type must be application/json', { contentType: ct ?? null }, 415));
+      return refuse(req, res, rid, t0, ctx, new RpcError(-32600, 'invalid request: Content-Type must be application/json', { contentType: ct ?? null }, 415), 'unread');
     }
     const checked = check?.(req, ctx);
-    if (checked instanceof RpcError) return refuse(req, res, rid, t0, ctx, checked);
-    const st = new BodyState(res, rid, t0, ctx, checked);
-    (req as StatefulRequest<C>)[kBody] = st;
+    if (checked instanceof RpcError) return refuse(req, res, rid, t0, ctx, checked, 'unread');
     const cl = req.headers['content-length'];
     if (cl !== undefined && Number(cl) > maxBodyBytes) {
-      // Refused before reading; the body is still drained (bounded, below) so the client can read the 413.
-      st.over = true;
-      refuse(req, res, rid, t0, ctx, payloadTooLarge('body', maxBodyBytes, Number(cl)));
+      // Refused before reading: answered, then the connection closes (a bounded part of the body is read meanwhile).
+      return refuse(req, res, rid, t0, ctx, payloadTooLarge('body', maxBodyBytes, Number(cl)), 'over');
     }
+    const st = new BodyState(res, rid, t0, ctx, checked);
+    (req as StatefulRequest<C>)[kBody] = st;
     req.on('data', onBodyData);
     req.on('end', onBodyEnd);
     req.on('error', onBodyError);
@@ -191,15 +197,11 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
   function onBodyData(this: StatefulRequest<C>, chunk: Buffer): void {
     const st = this[kBody]!;
     st.size += chunk.length;
-    if (st.over) {
-      // Drain so the client can read the 413; give up on clients that keep sending far past the limit.
-      if (st.size > maxBodyBytes * 8) this.destroy();
-      return;
-    }
+    if (st.over) return; // discarded; closeAfterAnswer bounds how much more is read
     if (st.size > maxBodyBytes) {
       st.over = true;
       st.chunks.length = 0;
-      refuse(this, st.res, st.rid, st.t0, st.ctx, payloadTooLarge('body', maxBodyBytes));
+      refuse(this, st.res, st.rid, st.t0, st.ctx, payloadTooLarge('body', maxBodyBytes), 'over');
       return;
     }
     st.chunks.push(chunk);
@@ -214,10 +216,10 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
       return;
     }
     checked.then(
-      (err) => (err === undefined ? void runEngine(this, st) : refuse(this, st.res, st.rid, st.t0, st.ctx, err)),
+      (err) => (err === undefined ? void runEngine(this, st) : refuse(this, st.res, st.rid, st.t0, st.ctx, err, 'read')),
       (e: unknown) => {
         onError(e, st.rid, 'request check');
-        refuse(this, st.res, st.rid, st.t0, st.ctx, internalError());
+        refuse(this, st.res, st.rid, st.t0, st.ctx, internalError(), 'read');
       },
     );
   }
@@ -235,7 +237,7 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
     } catch (e) {
       // The engine never rejects by contract; should it, the request is still answered (and counted) as a refusal.
       onError(e, st.rid, 'engine');
-      refuse(req, st.res, st.rid, st.t0, st.ctx, internalError());
+      refuse(req, st.res, st.rid, st.t0, st.ctx, internalError(), 'read');
       return;
     }
     send(req, st.res, st.rid, r, undefined, after?.(st.ctx));
@@ -245,11 +247,11 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
   return {
     serve,
     sendError(req, res, rid, err) {
-      req.resume();
+      skipBody(req, res);
       send(req, res, rid, errorResponse(err), undefined, undefined);
     },
     preflight(req, res, rid) {
-      req.resume();
+      skipBody(req, res);
       cors.preflight(req, res, rid);
     },
     corsHeaders: (req) => cors.headers(req),

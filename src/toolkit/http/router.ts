@@ -9,6 +9,9 @@
 // `trailingSlash: true` ignores one trailing slash of the request path. Host names compare lower-case, without port.
 // No route for the path with this method: 405 with the methods that have one (Allow); no route at all: 404.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { skipBody } from './body.js';
+
+export { skipBody, closeAfterAnswer } from './body.js';
 
 /** A route's handler: the request id and arrival time (performance.now()) come from the server. */
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, rid: string, t0: number, capture: string | undefined) => void;
@@ -111,7 +114,7 @@ export class Router {
       const c = match(r, path);
       if (c !== null) return r.handler(req, res, rid, t0, c);
     }
-    req.resume();
+    skipBody(req, res);
     const allow = new Set<string>();
     for (const r of this.routes) {
       if (r.methods === '*' || (r.host !== undefined && r.host !== host) || match(r, path) === null) continue;

@@ -121,6 +121,9 @@ export interface EngineConfig<M extends MethodTable, C extends CallContext = Cal
   /** Called with unexpected errors (a handler threw something that is not an RpcError, a result could not be
    *  serialised, a strict result check failed). Their details never reach the client. */
   onError?: (err: unknown, info: { method: string; ctx: C }) => void;
+  /** Turns a known kind of unexpected error (e.g. a database that is down) into a documented error instead of the
+   *  internal error; undefined = unexpected (onError, -32603). */
+  mapError?: (err: unknown) => RpcError | undefined;
   /** Call observer (metering); absent = nothing observed. */
   onCall?: CallObserver<C>;
 }
@@ -252,6 +255,7 @@ function isStackOverflow(e: unknown): boolean {
 export function createEngine<M extends MethodTable, C extends CallContext = CallContext>(cfg: EngineConfig<M, C>): Engine<C> {
   const { maxBatchSize, strictResults } = cfg.options;
   const onError = cfg.onError;
+  const mapError = cfg.mapError;
   const admit = cfg.admit;
   const observer = cfg.onCall;
   const handlers = cfg.handlers as Record<string, AnyHandler | undefined>;
@@ -397,6 +401,8 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
 
   function unexpected(err: unknown, method: string, ctx: C): RpcError {
     if (err instanceof RpcError) return err;
+    const known = mapError?.(err);
+    if (known !== undefined) return known;
     report(err, method, ctx);
     return internalError();
   }

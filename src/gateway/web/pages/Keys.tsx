@@ -208,7 +208,7 @@ export function KeyDetailPage({ keyId, onUnauthorized }: PageProps & { keyId: st
         <p className="usage-text" data-testid="key-today">
           Today: <strong data-testid="key-today-total">{fmt(key.today.total)}</strong> {key.today.total === 1 ? 'call' : 'calls'} on this key
           {key.today.total > 0 && <span className="muted"> ({fmt(key.today.success)} successful)</span>}
-          <span className="muted small"> · UTC day, counted up to the last completed minute</span>
+          <span className="muted small"> · UTC day, counted up to a few seconds ago</span>
         </p>
         {usage ? <Usage usage={usage} lead="Your daily limit: used " /> : <p className="muted">Loading usage…</p>}
         <p className="muted small">The daily limit is per user: it counts the requests of all your API keys.</p>

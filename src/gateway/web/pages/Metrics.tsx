@@ -140,7 +140,7 @@ function SeriesView({ series, range }: { series: UsageSeries; range: RangeDef })
   return (
     <>
       <p className="muted small" data-testid="metrics-period">
-        {range.label}, by {g}: {period}. Counts are exact, up to the last completed minute. Latency percentiles are within
+        {range.label}, by {g}: {period}. Counts are exact, up to a few seconds ago. Latency percentiles are within
         ±9 % (bucketed histogram); the mean is exact.
       </p>
       <dl className="stats" data-testid="metrics-summary">
