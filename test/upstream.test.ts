@@ -175,14 +175,14 @@ describe('raw results (the node\'s bytes, not re-serialised)', () => {
   it('node errors and missing answers in the raw path', async () => {
     const n = await node((body) =>
       Array.isArray(body)
-        ? { body: JSON.stringify(body.filter((r) => r.params[0] !== 'lost').map((r) => (r.params[0] === 'bad' ? { jsonrpc: '2.0', id: r.id, error: { code: -32000, message: 'header not found' } } : { jsonrpc: '2.0', id: r.id, result: r.params[0] }))) }
+        ? { body: JSON.stringify(body.filter((r) => r.params[0] !== 'lost').map((r) => (r.params[0] === 'bad' ? { jsonrpc: '2.0', id: r.id, error: { code: -32000, message: 'missing trie node' } } : { jsonrpc: '2.0', id: r.id, result: r.params[0] }))) }
         : undefined,
     );
     const p = pool([n.url], {}, true);
     const [ok, bad, lost] = await Promise.allSettled(['ok', 'bad', 'lost'].map((x) => p.call('eth_getBlockByNumber', [x, false])));
     expect((ok as PromiseFulfilledResult<RawResult>).value.json).toBe('"ok"');
     expect(((bad as PromiseRejectedResult).reason as RpcError).code).toBe(-32000);
-    expect(((bad as PromiseRejectedResult).reason as RpcError).message).toBe('header not found');
+    expect(((bad as PromiseRejectedResult).reason as RpcError).message).toBe('missing trie node');
     expect(((lost as PromiseRejectedResult).reason as RpcError).code).toBe(-32042);
   });
 
@@ -243,11 +243,8 @@ describe('dedupe', () => {
 
 describe('node errors', () => {
   it('pass through unchanged with HTTP 200, per call', async () => {
-    const n = await node((body) =>
-      Array.isArray(body)
-        ? { body: body.map((r) => (r.method === 'eth_call' ? { jsonrpc: '2.0', id: r.id, error: { code: 3, message: 'execution reverted', data: '0x08c379a0' } } : { jsonrpc: '2.0', id: r.id, result: '0x1' })) }
-        : undefined,
-    );
+    const one = (r: Req) => (r.method === 'eth_call' ? { jsonrpc: '2.0', id: r.id, error: { code: 3, message: 'execution reverted', data: '0x08c379a0' } } : { jsonrpc: '2.0', id: r.id, result: '0x1' });
+    const n = await node((body) => ({ body: Array.isArray(body) ? body.map(one) : one(body) }));
     const p = pool([n.url]);
     const [ok, bad] = await Promise.allSettled([p.call('eth_blockNumber', []), p.call('eth_call', [{ to: '0x00' }, 'latest'])]);
     expect(ok).toEqual({ status: 'fulfilled', value: '0x1' });
@@ -256,15 +253,17 @@ describe('node errors', () => {
     expect({ code: err.code, message: err.message, data: err.data, http: err.httpStatus }).toEqual({ code: 3, message: 'execution reverted', data: '0x08c379a0', http: 200 });
   });
 
-  it('a single error object answering a whole batch goes to every call', async () => {
-    const n = await node((body) => (Array.isArray(body) ? { body: { jsonrpc: '2.0', id: null, error: { code: -32005, message: 'batch too large' } } } : undefined));
+  it('a single error object answering a whole batch: the batch is split and each call answered on its own; later batches are smaller', async () => {
+    const n = await node((body) => (Array.isArray(body) && body.length > 2 ? { body: { jsonrpc: '2.0', id: null, error: { code: -32005, message: 'batch too large' } } } : undefined));
     const p = pool([n.url]);
-    const res = await Promise.allSettled([p.call('eth_getBalance', ['0x1', 'latest']), p.call('eth_getBalance', ['0x2', 'latest'])]);
-    for (const r of res) {
-      expect(r.status).toBe('rejected');
-      expect(((r as PromiseRejectedResult).reason as RpcError).code).toBe(-32005);
-      expect(((r as PromiseRejectedResult).reason as RpcError).message).toBe('batch too large');
-    }
+    const four = ['0x1', '0x2', '0x3', '0x4'];
+    expect(await Promise.all(four.map((a) => p.call('eth_getBalance', [a, 'latest'])))).toEqual(four);
+    expect(n.requests.map((r) => (Array.isArray(r) ? r.length : 1))).toEqual([4, 1, 1, 1, 1]);
+    expect(p.stats.splits).toBe(4);
+    // The node took no batch of 4: the pool now sends it at most 2 at a time.
+    n.requests.length = 0;
+    expect(await Promise.all(four.map((a) => p.call('eth_getCode', [a, 'latest'])))).toEqual(four);
+    expect(n.requests.map((r) => (Array.isArray(r) ? r.length : 1))).toEqual([2, 2]);
   });
 
   it('a node answering invalid JSON gives 502 -32042', async () => {
@@ -276,8 +275,8 @@ describe('node errors', () => {
 });
 
 describe('health and failover', () => {
-  it('upstream down → -32042 with network and detail; then 503 (no healthy upstream) until it is back', async () => {
-    const p = pool([await deadUrl()]);
+  it('upstream down → -32042 with network and detail; once its circuit opens, 503 (no healthy upstream) until it is back', async () => {
+    const p = pool([await deadUrl()], { circuitBreaker: { failureThreshold: 1 } });
     const first = await rejection(p.call('eth_blockNumber', []));
     expect(first.code).toBe(-32042);
     expect([502, 503]).toContain(first.httpStatus);
@@ -310,7 +309,7 @@ describe('health and failover', () => {
     let failing = true;
     const flaky = await node(() => (failing ? { status: 503, body: 'busy' } : undefined));
     const good = await node();
-    const p = pool([flaky.url, good.url]);
+    const p = pool([flaky.url, good.url], { circuitBreaker: { failureThreshold: 1 } });
     expect(await p.call('eth_getBalance', ['0x1', 'latest'])).toBe('0x1');
     expect(p.status()[0].healthy).toBe(false);
     failing = false;
