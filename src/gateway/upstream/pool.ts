@@ -364,7 +364,7 @@ export class UpstreamPool {
         this.settle(c, undefined, upstreamTimeout(this.network, `no answer within ${c.cls.timeoutMs} ms`, c.cls.timeoutMs));
       } else if (c.deadline < next) next = c.deadline;
     }
-    if (expired > 0) this.failure(a.up, 'timeout');
+    if (expired > 0) this.failure(a.up, 'timeout', true);
     if (!a.ended && next !== Infinity) a.deadlineTimer = setTimeout(() => this.expire(a), Math.max(0, next - now));
   }
 
@@ -649,10 +649,12 @@ export class UpstreamPool {
     up.failures = 0;
   }
 
-  private failure(up: Upstream, reason: string): void {
+  /** A failed request. A timeout counts, but one alone never opens the circuit (it may be the call, not the node). */
+  private failure(up: Upstream, reason: string, timeout = false): void {
     up.lastError = reason;
     if (up.circuit !== 'closed') return;
-    if (++up.failures >= this.cfg.circuitBreaker.failureThreshold) this.open(up, reason);
+    const threshold = this.cfg.circuitBreaker.failureThreshold;
+    if (++up.failures >= (timeout ? Math.max(2, threshold) : threshold)) this.open(up, reason);
   }
 
   private setCircuit(up: Upstream, state: CircuitState): void {
