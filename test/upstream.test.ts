@@ -517,6 +517,23 @@ describe('hedging', () => {
     await vi.waitFor(() => expect(a.aborted + b.aborted).toBe(1));
   });
 
+  it('a slow batch is hedged as ONE batch to the other upstream (not one request per call)', async () => {
+    let first = true;
+    const answer: Answer = (body) => {
+      const slow = Array.isArray(body) && first;
+      if (slow) first = false;
+      return { body: echoBody(body), delayMs: slow ? 2000 : 0 };
+    };
+    const a = await node(answer);
+    const b = await node(answer);
+    const p = pool([a.url, b.url], { hedge: hedge({ minDelayMs: 30, maxDelayMs: 30 }) });
+    const xs = ['0x1', '0x2', '0x3', '0x4'];
+    expect(await Promise.all(xs.map((x) => p.call('eth_getBalance', [x, 'latest'])))).toEqual(xs);
+    expect([...a.requests, ...b.requests].map((r) => (Array.isArray(r) ? r.length : 1))).toEqual([4, 4]);
+    expect([p.stats.hedges, p.stats.splits]).toEqual([1, 0]);
+    await vi.waitFor(() => expect(a.aborted + b.aborted).toBe(1));
+  });
+
   it('the hedge delay is the method quantile: after fast calls a slow one is hedged long before maxDelayMs', async () => {
     const seen = new Set<string>();
     const answer: Answer = (body) => {

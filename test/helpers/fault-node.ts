@@ -1,6 +1,7 @@
 // A stand-in node in its OWN process, for fault tests: started, killed (by PID) and restarted on the same port, and
 // switched between behaviours over HTTP (`POST /__control {mode, delayMs}`; `GET /__control` = calls seen by method).
-// `delays` ({method: ms}) hold answers of those methods (a batch: its slowest member's). Modes: ok, slow (every answer after delayMs), garbage (200 "not json"), http500, html (200 text/html), truncated
+// `delays` ({method: ms}) hold answers of those methods (a batch: its slowest member's); `slowShare` of the requests
+// (0..1, at random) are held `slowMs` more (a node with a latency tail). Modes: ok, slow (every answer after delayMs), garbage (200 "not json"), http500, html (200 text/html), truncated
 // (half a JSON body, then the connection is cut), batch-error (a batch answered with ONE error object; single calls
 // fine), batch-413 (HTTP 413 for a batch; single calls fine), huge (eth_getLogs answers ~1 MiB).
 // Answers: eth_blockNumber 0x100, eth_chainId 0x1, eth_getLogs [], eth_sendRawTransaction a fixed hash, others 0x0.
@@ -20,6 +21,8 @@ function serve(port: number): void {
   let mode: FaultMode = 'ok';
   let delayMs = 30_000;
   let delays: Record<string, number> = {};
+  let slowShare = 0;
+  let slowMs = 0;
   const seen: Record<string, number> = {};
   const answer = (m: Json) => {
     seen[m.method] = (seen[m.method] ?? 0) + 1;
@@ -37,7 +40,11 @@ function serve(port: number): void {
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
       if (req.url === '/__control') {
-        if (req.method === 'POST') ({ mode, delayMs = delayMs, delays = delays } = JSON.parse(text) as { mode: FaultMode; delayMs?: number; delays?: Record<string, number> });
+        if (req.method === 'POST') {
+          ({ mode, delayMs = delayMs, delays = delays, slowShare = slowShare, slowMs = slowMs } = JSON.parse(text) as {
+            mode: FaultMode; delayMs?: number; delays?: Record<string, number>; slowShare?: number; slowMs?: number;
+          });
+        }
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ mode, seen }));
         return;
       }
@@ -53,7 +60,7 @@ function serve(port: number): void {
         if (!res.destroyed) res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) }).end(body);
       };
       const rpc = () => JSON.stringify(batch ? msg.map(answer) : answer(msg));
-      const hold = Math.max(0, ...(batch ? msg : [msg]).map((m: Json) => delays[m?.method] ?? 0));
+      const hold = Math.max(0, ...(batch ? msg : [msg]).map((m: Json) => delays[m?.method] ?? 0)) + (Math.random() < slowShare ? slowMs : 0);
       if (mode === 'ok' && hold > 0) {
         setTimeout(() => send(200, rpc()), hold).unref();
         return;
@@ -92,7 +99,7 @@ export interface FaultNode {
   readonly url: string;
   readonly port: number;
   pid(): number;
-  mode(mode: FaultMode, delayMs?: number, delays?: Record<string, number>): Promise<void>;
+  mode(mode: FaultMode, delayMs?: number, delays?: Record<string, number>, tail?: { slowShare: number; slowMs: number }): Promise<void>;
   /** Calls seen by method since this process started. */
   seen(): Promise<Record<string, number>>;
   /** SIGKILL by PID; resolves when it is gone. */
@@ -129,7 +136,7 @@ export async function startFaultNode(port = 0): Promise<FaultNode> {
     url,
     port: cur.port,
     pid: () => cur.child.pid!,
-    mode: async (mode, delayMs, delays) => void (await control({ mode, delayMs, delays })),
+    mode: async (mode, delayMs, delays, tail) => void (await control({ mode, delayMs, delays, ...tail })),
     seen: async () => (await control()).seen,
     kill: async () => {
       const c = cur.child;

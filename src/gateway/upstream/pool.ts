@@ -372,6 +372,17 @@ export class UpstreamPool {
   private split(a: Attempt, why: 'split' | 'refused'): void {
     const open = a.calls.filter((c) => !c.done);
     if (why === 'refused') this.end(a, true);
+    else if (open.length > 1 && this.cfg.hedge.enabled && open.every((c) => c.idempotent)) {
+      // Hedging a slow batch: the open calls as one batch to an upstream none of them tried (one request, not one
+      // per call); where there is none, they go one by one.
+      const other = this.pick(open[0].tried, false);
+      if (other !== undefined) {
+        this.stats.hedges++;
+        this.metrics?.upstreamResend?.(this.network, 'hedge');
+        this.start(other, open);
+        return;
+      }
+    }
     for (const c of open) {
       this.stats.splits++;
       this.metrics?.upstreamResend?.(this.network, 'split');
