@@ -408,8 +408,8 @@ describe('isolation: cost classes, own deadlines, split batches', () => {
     const loaded: number[] = [];
     const load = logsLoad(loadedPool);
     await sleep(100);
-    // Five rounds of 500 calls per pool; the median of the rounds' differences decides.
-    for (let round = 0; round < 5; round++) {
+    // Nine rounds of 500 calls per pool; the median of the rounds' differences decides.
+    for (let round = 0; round < 9; round++) {
       const [a, l] = await Promise.all([blockNumberLatencies(alonePool, 500, 4), blockNumberLatencies(loadedPool, 500, 4)]);
       alone.push(p99(a));
       loaded.push(p99(l));
@@ -526,7 +526,7 @@ describe('hedging', () => {
     };
     const a = await node(answer);
     const b = await node(answer);
-    const p = pool([a.url, b.url], { hedge: hedge({ minDelayMs: 30, maxDelayMs: 30 }) });
+    const p = pool([a.url, b.url], { hedge: hedge({ minDelayMs: 300, maxDelayMs: 300 }) });
     const xs = ['0x1', '0x2', '0x3', '0x4'];
     expect(await Promise.all(xs.map((x) => p.call('eth_getBalance', [x, 'latest'])))).toEqual(xs);
     expect([...a.requests, ...b.requests].map((r) => (Array.isArray(r) ? r.length : 1))).toEqual([4, 4]);

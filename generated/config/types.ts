@@ -331,7 +331,7 @@ export interface UpstreamRetryConfig {
   nodeErrorMessages: string[];
 }
 /**
- * One circuit breaker per upstream: it opens after failureThreshold failed requests in a row (connection errors, HTTP 5xx/429, garbage, timeouts; a success resets the count), so one call's timeout never takes a node out. While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides. State: the rpcgate_upstream_circuit_state gauge and the log.
+ * One circuit breaker per upstream: it opens after failureThreshold failed requests in a row (connection resets, HTTP 5xx/429, garbage, timeouts — but a timeout alone never opens it; a success resets the count), and at once when a connection is refused (nothing listens). While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides. State: the rpcgate_upstream_circuit_state gauge and the log.
  */
 export interface UpstreamCircuitBreakerConfig {
   /**
@@ -820,7 +820,7 @@ export const configSchema = {
       additionalProperties: false,
       required: ['failureThreshold'],
       description:
-        "One circuit breaker per upstream: it opens after failureThreshold failed requests in a row (connection errors, HTTP 5xx/429, garbage, timeouts; a success resets the count), so one call's timeout never takes a node out. While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides. State: the rpcgate_upstream_circuit_state gauge and the log.",
+        'One circuit breaker per upstream: it opens after failureThreshold failed requests in a row (connection resets, HTTP 5xx/429, garbage, timeouts — but a timeout alone never opens it; a success resets the count), and at once when a connection is refused (nothing listens). While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides. State: the rpcgate_upstream_circuit_state gauge and the log.',
       properties: {
         failureThreshold: {
           type: 'integer',

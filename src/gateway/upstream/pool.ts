@@ -305,6 +305,10 @@ export class UpstreamPool {
 
   /** One HTTP request to `up` for `calls`, with its deadline and hedge / split timer. */
   private start(up: Upstream, calls: Call[]): void {
+    if (this.closed) {
+      for (const c of calls) this.settle(c, undefined, upstreamUnavailable(this.network, 'service is shutting down'));
+      return;
+    }
     const a = new Attempt(up, calls);
     this.attempts.add(a);
     let first = Infinity;
@@ -447,7 +451,9 @@ export class UpstreamPool {
       this.settle(a.calls[0], undefined, upstreamBadResponse(this.network, e.message));
       return;
     }
-    this.failure(a.up, e.message);
+    // A refused connection means nothing listens there: no point in more tries before the probe says otherwise.
+    if (e.kind === 'connect' && e.notSent) this.open(a.up, e.message);
+    else this.failure(a.up, e.message);
     this.stats.failovers++;
     const err = e.kind === 'timeout' ? upstreamTimeout(this.network, e.message) : upstreamUnavailable(this.network, e.message, 502);
     for (const c of a.calls) this.retryOrFail(c, err, e.notSent);
@@ -674,6 +680,8 @@ export class UpstreamPool {
   }
 
   private open(up: Upstream, reason: string): void {
+    up.lastError = reason;
+    if (up.circuit === 'open') return;
     const wasClosed = up.circuit === 'closed';
     this.setCircuit(up, 'open');
     if (wasClosed) {
