@@ -646,6 +646,20 @@ describe('circuit breaker', () => {
   });
 });
 
+describe('dedupe and the circuit', () => {
+  it('a call refused at once while every circuit is open does not stay as the answer of later identical calls', async () => {
+    let down = true;
+    const n = await node(() => (down ? { status: 502, body: 'bad gateway' } : undefined));
+    const p = pool([n.url], { circuitBreaker: { failureThreshold: 1 }, retry: { ...defaults.upstream.retry, maxAttempts: 1 } });
+    const params = [{ to: '0x00' }, 'latest'];
+    expect((await rejection(p.call('eth_call', params))).httpStatus).toBe(502);
+    expect((await rejection(p.call('eth_call', params))).httpStatus).toBe(503); // settled before it was sent
+    down = false;
+    await vi.waitFor(() => expect(p.status()[0].circuit).toBe('closed'), { timeout: 5000, interval: 20 });
+    expect(await p.call('eth_call', params)).toEqual({ to: '0x00' });
+  });
+});
+
 describe('eth_getLogs block-range cap', () => {
   it('refuses ranges over the cap before the node sees them (numbers and tags, head from eth_blockNumber); blockHash is exempt', async () => {
     const n = await node((body) => ({ body: Array.isArray(body) ? body.map((r) => ({ jsonrpc: '2.0', id: r.id, result: r.method === 'eth_blockNumber' ? '0x100000' : [] })) : { jsonrpc: '2.0', id: (body as Req).id, result: (body as Req).method === 'eth_blockNumber' ? '0x100000' : [] } }));

@@ -261,17 +261,22 @@ export class UpstreamPool {
       }
     }
     const cls = this.classes[policy.cost ?? 'heavy'];
-    const promise = new Promise<unknown>((resolve, reject) => {
-      const c: Call = {
-        method, m: quote(method), p: paramsJson, resolve, reject, key,
-        idempotent: policy.idempotent, retryable: policy.retryable, cls,
-        deadline: performance.now() + cls.timeoutMs, attempts: 0, tried: [], live: [], done: false, lastErr: undefined,
-      };
-      // Only calls that may be resent share a batch (a batch may be split and resent).
-      if (!this.cfg.coalesce || !c.retryable || cls.maxBatch === 1) {
-        this.dispatch([c]);
-        return;
-      }
+    let resolve!: (v: unknown) => void;
+    let reject!: (e: unknown) => void;
+    const promise = new Promise<unknown>((ok, fail) => {
+      resolve = ok;
+      reject = fail;
+    });
+    // Registered before sending: the call may settle synchronously (every circuit open), which must unregister it.
+    if (key !== undefined) this.inflight.set(key, promise);
+    const c: Call = {
+      method, m: quote(method), p: paramsJson, resolve, reject, key,
+      idempotent: policy.idempotent, retryable: policy.retryable, cls,
+      deadline: performance.now() + cls.timeoutMs, attempts: 0, tried: [], live: [], done: false, lastErr: undefined,
+    };
+    // Only calls that may be resent share a batch (a batch may be split and resent).
+    if (!this.cfg.coalesce || !c.retryable || cls.maxBatch === 1) this.dispatch([c]);
+    else {
       cls.queue.push(c);
       if (cls.queue.length >= cls.maxBatch) this.flush(cls);
       else if (!cls.scheduled) {
@@ -279,8 +284,7 @@ export class UpstreamPool {
         if (cls.lingerMs > 0) setTimeout(cls.flush, cls.lingerMs);
         else setImmediate(cls.flush);
       }
-    });
-    if (key !== undefined) this.inflight.set(key, promise);
+    }
     return promise;
   }
 
