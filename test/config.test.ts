@@ -36,7 +36,7 @@ function sample(s: any): { text: string; value: unknown } {
     return { text: t, value: t };
   }
   if (types.has('array')) {
-    const item = node.items?.pattern?.startsWith('^https?://') ? 'https://a.example' : node.items?.anyOf ? 'key-abcdefgh' : 'mainnet';
+    const item = node.items?.type === 'integer' ? -32005 : node.items?.pattern?.startsWith('^https?://') ? 'https://a.example' : node.items?.anyOf ? 'key-abcdefgh' : 'mainnet';
     return { text: JSON.stringify([item]), value: [item] };
   }
   return { text: '{"mainnet":[]}', value: { mainnet: [] } };
@@ -77,6 +77,11 @@ describe('config schema', () => {
       checked++;
     }
     expect(checked).toBeGreaterThan(35);
+  });
+
+  it('a list of numbers may be comma-separated (upstream.retry.nodeErrorCodes)', () => {
+    expect(loadConfig({ env: { RPCGATE_UPSTREAM_RETRY_NODE_ERROR_CODES: '-32005, -32000' } }).upstream.retry.nodeErrorCodes).toEqual([-32005, -32000]);
+    expect(() => loadConfig({ env: { RPCGATE_UPSTREAM_RETRY_NODE_ERROR_CODES: '-32005,x' } })).toThrow(/nodeErrorCodes\/1: must be integer/);
   });
 
   it('maps and lists: JSON, comma lists, host=network pairs; a whole network map as JSON', () => {

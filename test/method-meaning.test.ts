@@ -39,13 +39,13 @@ describe('the x-gateway schema', () => {
   it('is draft-07, closed, requires every field, and describes every field', () => {
     expect(schema.$schema).toBe('http://json-schema.org/draft-07/schema#');
     expect(schema.additionalProperties).toBe(false);
-    expect(Object.keys(schema.properties).sort()).toEqual(['blockFromResult', 'blockParam', 'cache', 'idempotent', 'open', 'readOnly', 'retryable', 'route', 'sticky']);
+    expect(Object.keys(schema.properties).sort()).toEqual(['blockFromResult', 'blockParam', 'cache', 'cost', 'idempotent', 'open', 'readOnly', 'retryable', 'route', 'sticky']);
     for (const [k, p] of Object.entries<Json>(schema.properties)) expect(typeof p.description === 'string' && p.description.length > 20, k).toBe(true);
     expect(schema.required.sort()).toEqual(['cache', 'idempotent', 'open', 'readOnly', 'retryable', 'route', 'sticky']);
   });
 
   it('refuses what is not a meaning (the check can fail)', () => {
-    const ok: GatewayMeaning = { route: 'forward', idempotent: true, retryable: true, cache: 'by-block', blockParam: 1, sticky: false, open: false, readOnly: true };
+    const ok: GatewayMeaning = { route: 'forward', idempotent: true, retryable: true, cache: 'by-block', blockParam: 1, sticky: false, open: false, readOnly: true, cost: 'heavy' };
     expect(validate(ok)).toBe(true);
     const bad: [string, Json][] = [
       ['unknown field', { ...ok, hedge: true }],
@@ -58,6 +58,7 @@ describe('the x-gateway schema', () => {
       ['blockFromResult false', { ...ok, blockParam: undefined, blockFromResult: false }],
       ['negative blockParam', { ...ok, blockParam: -1 }],
       ['boolean as string', { ...ok, idempotent: 'true' }],
+      ['cost', { ...ok, cost: 'medium' }],
     ];
     for (const [why, value] of bad) expect(validate(JSON.parse(JSON.stringify(value))), why).toBe(false);
   });
@@ -95,7 +96,11 @@ const LOCAL_STUBS: Record<string, Handler<unknown>> = Object.fromEntries([...FIL
 describe('what the contracts say', () => {
   const node = meaningTable(nodeMethods);
   it('node API: sends are forwarded, not idempotent, not retryable, never cached; subscriptions are local; every other method is a read', () => {
-    expect(node.get('eth_sendRawTransaction')).toEqual({ route: 'forward', idempotent: false, retryable: false, cache: 'never', sticky: false, open: false, readOnly: false });
+    expect(node.get('eth_sendRawTransaction')).toEqual({ route: 'forward', idempotent: false, retryable: false, cache: 'never', sticky: false, open: false, readOnly: false, cost: 'light' });
+    // Cost classes (the upstream pool batches only calls of one class): every forwarded method has one; the calls
+    // whose work depends on their params are heavy, lookups light.
+    for (const [n, x] of node) expect(x.cost === undefined, n).toBe(x.route === 'local');
+    expect([...node].filter(([, x]) => x.cost === 'heavy').map(([n]) => n).sort()).toEqual(['eth_call', 'eth_createAccessList', 'eth_estimateGas', 'eth_getBlockReceipts', 'eth_getLogs', 'eth_getProof']);
     expect(node.get('eth_getBlockByHash')).toMatchObject({ route: 'forward', cache: 'immutable' });
     expect(node.get('eth_getBlockByNumber')).toMatchObject({ cache: 'by-block', blockParam: 0 });
     expect(node.get('eth_getBalance')).toMatchObject({ cache: 'by-block', blockParam: 1 });

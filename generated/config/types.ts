@@ -225,7 +225,7 @@ export interface UpstreamConfig {
    */
   requestTimeoutMs: number;
   /**
-   * How often an upstream marked down is probed with eth_blockNumber (ms).
+   * How long an upstream's open circuit stays open before it half-opens and is probed with eth_blockNumber (ms); a good answer closes it, anything else keeps it open for another interval.
    */
   probeIntervalMs: number;
   /**
@@ -233,7 +233,7 @@ export interface UpstreamConfig {
    */
   coalesce: boolean;
   /**
-   * Most calls in one upstream batch.
+   * Most calls in one upstream batch, whatever the cost class says.
    */
   maxBatch: number;
   /**
@@ -244,6 +244,101 @@ export interface UpstreamConfig {
    * HTTP/1.1 pipelining depth per connection (1 = off).
    */
   pipelining: number;
+  classes: UpstreamCostClasses;
+  hedge: UpstreamHedgeConfig;
+  retry: UpstreamRetryConfig;
+  circuitBreaker: UpstreamCircuitBreakerConfig;
+  /**
+   * Most blocks one eth_getLogs may span (toBlock - fromBlock + 1; tags resolved against the node's head; the blockHash form is exempt). Wider ranges are refused before they reach the node with -32005 {reason: "block-range", limit}. 0 = no cap.
+   */
+  getLogsMaxBlockRange: number;
+  /**
+   * Largest upstream response body read for one call (bytes). Over it, reading stops and that call alone gets -32005 {reason: "response-size", limit} (a batch over it is split and its calls resent one by one). 0 = no cap.
+   */
+  maxResponseBytes: number;
+}
+/**
+ * Per cost class (the method's `x-gateway.cost` in the node contract; a method without one is `heavy`): calls are coalesced into upstream batches only with calls of the same class, so a slow eth_getLogs never holds up an eth_blockNumber.
+ */
+export interface UpstreamCostClasses {
+  light: UpstreamCostClass;
+  heavy: UpstreamCostClass;
+}
+/**
+ * Batching and deadlines of one cost class.
+ */
+export interface UpstreamCostClass {
+  /**
+   * Most calls of this class in one upstream batch (1 = never batched; also capped by upstream.maxBatch).
+   */
+  maxBatch: number;
+  /**
+   * How long a call may wait for others to join its batch (ms; 0 = only calls of the same event-loop turn).
+   */
+  lingerMs: number;
+  /**
+   * Each call's own deadline (ms), from when it reaches the pool: past it, that call alone gets -32043. 0 = upstream.requestTimeoutMs.
+   */
+  timeoutMs: number;
+  /**
+   * A batch still unanswered after this long is split: its calls that may be resent go again one by one (the first answer per call wins), so one slow call cannot hold the others until their deadline (ms).
+   */
+  splitAfterMs: number;
+}
+/**
+ * Hedging: an idempotent call (x-gateway.idempotent) still unanswered after its method's latency quantile is sent to a second upstream too; the first answer wins and the other request is aborted. Needs two or more upstreams; never for methods that are not idempotent (eth_sendRawTransaction).
+ */
+export interface UpstreamHedgeConfig {
+  /**
+   * Hedge idempotent calls.
+   */
+  enabled: boolean;
+  /**
+   * Latency quantile of the method (tracked per method, recent calls weigh most) after which the hedge is sent.
+   */
+  quantile: number;
+  /**
+   * Never hedge sooner than this (ms).
+   */
+  minDelayMs: number;
+  /**
+   * Never wait longer than this before hedging (ms); also the delay while a method has fewer than minSamples observations.
+   */
+  maxDelayMs: number;
+  /**
+   * Observations of a method before its quantile is trusted.
+   */
+  minSamples: number;
+}
+/**
+ * Retries of one call, within its deadline: only for methods the contract marks retryable (x-gateway.retryable), only after a transport failure (connection refused or reset, HTTP 5xx/429, a body that is not JSON-RPC) or a node error listed here; another upstream is preferred. A call whose request provably never left (connection refused) may always go to another upstream; a timeout is never retried (the deadline is the call's whole budget).
+ */
+export interface UpstreamRetryConfig {
+  /**
+   * Most upstream requests for one call, the first included (1 = no retry).
+   */
+  maxAttempts: number;
+  /**
+   * Pause before a retry that goes to an upstream already tried (ms).
+   */
+  delayMs: number;
+  /**
+   * Node error codes that are retried (e.g. -32005: a provider's rate limit).
+   */
+  nodeErrorCodes: number[];
+  /**
+   * Node error messages that are retried: a case-insensitive substring match (e.g. "header not found" from a node a block behind).
+   */
+  nodeErrorMessages: string[];
+}
+/**
+ * One circuit breaker per upstream: it opens after failureThreshold failed requests in a row (connection resets, HTTP 5xx/429, garbage, timeouts — but a timeout alone never opens it; a success resets the count), and at once when a connection is refused (nothing listens). While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides. State: the rpcgate_upstream_circuit_state gauge and the log.
+ */
+export interface UpstreamCircuitBreakerConfig {
+  /**
+   * Failed upstream requests in a row that open the circuit.
+   */
+  failureThreshold: number;
 }
 /**
  * `GET /metrics` (Prometheus text format). Who may read it: with `token`, any client presenting `Authorization: Bearer <token>` (compared in constant time), others get 401; without (default), only clients connecting from the loopback interface without proxy headers (X-Forwarded-For, Forwarded, X-Real-IP), others get 403. Set a token when Prometheus scrapes from another host. `enabled: false` answers 404.
@@ -548,6 +643,12 @@ export const configSchema = {
         'maxBatch',
         'connections',
         'pipelining',
+        'classes',
+        'hedge',
+        'retry',
+        'circuitBreaker',
+        'getLogsMaxBlockRange',
+        'maxResponseBytes',
       ],
       default: {
         connectTimeoutMs: 3000,
@@ -557,6 +658,20 @@ export const configSchema = {
         maxBatch: 100,
         connections: 16,
         pipelining: 1,
+        classes: {
+          light: { maxBatch: 100, lingerMs: 0, timeoutMs: 0, splitAfterMs: 1000 },
+          heavy: { maxBatch: 1, lingerMs: 0, timeoutMs: 0, splitAfterMs: 2000 },
+        },
+        hedge: { enabled: true, quantile: 0.9, minDelayMs: 20, maxDelayMs: 2000, minSamples: 20 },
+        retry: {
+          maxAttempts: 3,
+          delayMs: 50,
+          nodeErrorCodes: [-32005],
+          nodeErrorMessages: ['header not found', 'unknown block', 'limit exceeded', 'rate limit'],
+        },
+        circuitBreaker: { failureThreshold: 5 },
+        getLogsMaxBlockRange: 10000,
+        maxResponseBytes: 33554432,
       },
       description: 'How rpcgate talks to upstream nodes.',
       properties: {
@@ -570,20 +685,166 @@ export const configSchema = {
         probeIntervalMs: {
           type: 'integer',
           minimum: 10,
-          description: 'How often an upstream marked down is probed with eth_blockNumber (ms).',
+          description:
+            "How long an upstream's open circuit stays open before it half-opens and is probed with eth_blockNumber (ms); a good answer closes it, anything else keeps it open for another interval.",
         },
         coalesce: {
           type: 'boolean',
           'x-env': ['RPCGATE_COALESCE'],
           description: 'Coalesce concurrent calls into upstream JSON-RPC batches (and dedupe identical reads).',
         },
-        maxBatch: { type: 'integer', minimum: 1, maximum: 10000, description: 'Most calls in one upstream batch.' },
+        maxBatch: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 10000,
+          description: 'Most calls in one upstream batch, whatever the cost class says.',
+        },
         connections: { type: 'integer', minimum: 1, description: 'Keep-alive connections per upstream URL.' },
         pipelining: {
           type: 'integer',
           minimum: 1,
           maximum: 64,
           description: 'HTTP/1.1 pipelining depth per connection (1 = off).',
+        },
+        classes: { $ref: '#/definitions/UpstreamCostClasses' },
+        hedge: { $ref: '#/definitions/UpstreamHedgeConfig' },
+        retry: { $ref: '#/definitions/UpstreamRetryConfig' },
+        circuitBreaker: { $ref: '#/definitions/UpstreamCircuitBreakerConfig' },
+        getLogsMaxBlockRange: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            'Most blocks one eth_getLogs may span (toBlock - fromBlock + 1; tags resolved against the node\'s head; the blockHash form is exempt). Wider ranges are refused before they reach the node with -32005 {reason: "block-range", limit}. 0 = no cap.',
+        },
+        maxResponseBytes: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            'Largest upstream response body read for one call (bytes). Over it, reading stops and that call alone gets -32005 {reason: "response-size", limit} (a batch over it is split and its calls resent one by one). 0 = no cap.',
+        },
+      },
+    },
+    UpstreamCostClasses: {
+      title: 'UpstreamCostClasses',
+      type: 'object',
+      additionalProperties: false,
+      required: ['light', 'heavy'],
+      description:
+        "Per cost class (the method's `x-gateway.cost` in the node contract; a method without one is `heavy`): calls are coalesced into upstream batches only with calls of the same class, so a slow eth_getLogs never holds up an eth_blockNumber.",
+      properties: {
+        light: { $ref: '#/definitions/UpstreamCostClass' },
+        heavy: { $ref: '#/definitions/UpstreamCostClass' },
+      },
+    },
+    UpstreamCostClass: {
+      title: 'UpstreamCostClass',
+      type: 'object',
+      additionalProperties: false,
+      required: ['maxBatch', 'lingerMs', 'timeoutMs', 'splitAfterMs'],
+      description: 'Batching and deadlines of one cost class.',
+      properties: {
+        maxBatch: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 10000,
+          description:
+            'Most calls of this class in one upstream batch (1 = never batched; also capped by upstream.maxBatch).',
+        },
+        lingerMs: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 1000,
+          description:
+            'How long a call may wait for others to join its batch (ms; 0 = only calls of the same event-loop turn).',
+        },
+        timeoutMs: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            "Each call's own deadline (ms), from when it reaches the pool: past it, that call alone gets -32043. 0 = upstream.requestTimeoutMs.",
+        },
+        splitAfterMs: {
+          type: 'integer',
+          minimum: 1,
+          description:
+            'A batch still unanswered after this long is split: its calls that may be resent go again one by one (the first answer per call wins), so one slow call cannot hold the others until their deadline (ms).',
+        },
+      },
+    },
+    UpstreamHedgeConfig: {
+      title: 'UpstreamHedgeConfig',
+      type: 'object',
+      additionalProperties: false,
+      required: ['enabled', 'quantile', 'minDelayMs', 'maxDelayMs', 'minSamples'],
+      description:
+        "Hedging: an idempotent call (x-gateway.idempotent) still unanswered after its method's latency quantile is sent to a second upstream too; the first answer wins and the other request is aborted. Needs two or more upstreams; never for methods that are not idempotent (eth_sendRawTransaction).",
+      properties: {
+        enabled: { type: 'boolean', description: 'Hedge idempotent calls.' },
+        quantile: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          maximum: 1,
+          description:
+            'Latency quantile of the method (tracked per method, recent calls weigh most) after which the hedge is sent.',
+        },
+        minDelayMs: { type: 'integer', minimum: 0, description: 'Never hedge sooner than this (ms).' },
+        maxDelayMs: {
+          type: 'integer',
+          minimum: 1,
+          description:
+            'Never wait longer than this before hedging (ms); also the delay while a method has fewer than minSamples observations.',
+        },
+        minSamples: {
+          type: 'integer',
+          minimum: 1,
+          description: 'Observations of a method before its quantile is trusted.',
+        },
+      },
+    },
+    UpstreamRetryConfig: {
+      title: 'UpstreamRetryConfig',
+      type: 'object',
+      additionalProperties: false,
+      required: ['maxAttempts', 'delayMs', 'nodeErrorCodes', 'nodeErrorMessages'],
+      description:
+        "Retries of one call, within its deadline: only for methods the contract marks retryable (x-gateway.retryable), only after a transport failure (connection refused or reset, HTTP 5xx/429, a body that is not JSON-RPC) or a node error listed here; another upstream is preferred. A call whose request provably never left (connection refused) may always go to another upstream; a timeout is never retried (the deadline is the call's whole budget).",
+      properties: {
+        maxAttempts: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 10,
+          description: 'Most upstream requests for one call, the first included (1 = no retry).',
+        },
+        delayMs: {
+          type: 'integer',
+          minimum: 0,
+          description: 'Pause before a retry that goes to an upstream already tried (ms).',
+        },
+        nodeErrorCodes: {
+          type: 'array',
+          items: { type: 'integer' },
+          description: "Node error codes that are retried (e.g. -32005: a provider's rate limit).",
+        },
+        nodeErrorMessages: {
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+          description:
+            'Node error messages that are retried: a case-insensitive substring match (e.g. "header not found" from a node a block behind).',
+        },
+      },
+    },
+    UpstreamCircuitBreakerConfig: {
+      title: 'UpstreamCircuitBreakerConfig',
+      type: 'object',
+      additionalProperties: false,
+      required: ['failureThreshold'],
+      description:
+        'One circuit breaker per upstream: it opens after failureThreshold failed requests in a row (connection resets, HTTP 5xx/429, garbage, timeouts — but a timeout alone never opens it; a success resets the count), and at once when a connection is refused (nothing listens). While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides. State: the rpcgate_upstream_circuit_state gauge and the log.',
+      properties: {
+        failureThreshold: {
+          type: 'integer',
+          minimum: 1,
+          description: 'Failed upstream requests in a row that open the circuit.',
         },
       },
     },

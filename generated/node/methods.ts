@@ -119,6 +119,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getBlockByNumber: {
@@ -131,6 +132,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getBlockByHash: {
@@ -142,6 +144,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_chainId: {
@@ -153,6 +156,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   net_version: {
@@ -164,6 +168,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   web3_clientVersion: {
@@ -175,6 +180,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_syncing: {
@@ -186,6 +192,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_gasPrice: {
@@ -197,6 +204,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_maxPriorityFeePerGas: {
@@ -208,6 +216,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_feeHistory: {
@@ -220,6 +229,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getBalance: {
@@ -232,6 +242,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getTransactionCount: {
@@ -244,6 +255,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getCode: {
@@ -256,6 +268,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getStorageAt: {
@@ -268,6 +281,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_call: {
@@ -280,6 +294,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'heavy',
     },
   },
   eth_estimateGas: {
@@ -292,6 +307,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'heavy',
     },
   },
   eth_getLogs: {
@@ -304,6 +320,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'heavy',
     },
   },
   eth_newFilter: {
@@ -382,6 +399,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getTransactionReceipt: {
@@ -394,6 +412,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getTransactionByBlockHashAndIndex: {
@@ -405,6 +424,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getTransactionByBlockNumberAndIndex: {
@@ -417,6 +437,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getBlockTransactionCountByHash: {
@@ -428,6 +449,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getBlockTransactionCountByNumber: {
@@ -440,6 +462,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getBlockReceipts: {
@@ -452,6 +475,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'heavy',
     },
   },
   eth_accounts: {
@@ -463,6 +487,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getProof: {
@@ -475,6 +500,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'heavy',
     },
   },
   eth_createAccessList: {
@@ -487,6 +513,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'heavy',
     },
   },
   eth_blobBaseFee: {
@@ -498,6 +525,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_protocolVersion: {
@@ -509,6 +537,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   net_listening: {
@@ -520,6 +549,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   net_peerCount: {
@@ -531,6 +561,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   web3_sha3: {
@@ -542,6 +573,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getUncleByBlockHashAndIndex: {
@@ -553,6 +585,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getUncleByBlockNumberAndIndex: {
@@ -565,6 +598,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getUncleCountByBlockHash: {
@@ -576,6 +610,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_getUncleCountByBlockNumber: {
@@ -588,6 +623,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: true,
+      cost: 'light',
     },
   },
   eth_sendRawTransaction: {
@@ -599,6 +635,7 @@ export const extensions = {
       sticky: false,
       open: false,
       readOnly: false,
+      cost: 'light',
     },
   },
   eth_subscribe: {

@@ -8,6 +8,10 @@ import type { MethodDescriptor, MethodTable } from '../toolkit/rpc/descriptor.js
 /** Cache class by finality (see contracts/x-gateway.schema.json). */
 export type CacheClass = 'immutable' | 'by-block' | 'head' | 'never';
 
+/** How much work a forwarded call costs the node (see contracts/x-gateway.schema.json): the upstream pool batches
+ *  only calls of one class together, with the class's own batch size and deadline. */
+export type CostClass = 'light' | 'heavy';
+
 /** The `x-gateway` object of one method. */
 export interface GatewayMeaning {
   /** `forward`: sent to the network's upstream node; `local`: answered by a handler of rpcgate. */
@@ -27,6 +31,8 @@ export interface GatewayMeaning {
   readonly open: boolean;
   /** Changes nothing. */
   readonly readOnly: boolean;
+  /** Forwarded methods: `light` or `heavy` (absent: the upstream pool takes `heavy`). */
+  readonly cost?: CostClass;
 }
 
 /** The meaning of a method whose contract says nothing: treat it as the most dangerous kind of call. */

@@ -125,7 +125,11 @@ export function parseValue(s: Json, raw: string, where: string): unknown {
   if (t.has('boolean') && /^(false|no|off)$/i.test(text)) return false;
   if (t.has('boolean') && /^[01]$/.test(text) && !t.has('integer')) return text === '1';
   if (t.has('string')) return raw;
-  if (t.has('array')) return list(raw);
+  if (t.has('array')) {
+    // A list of numbers (e.g. upstream.retry.nodeErrorCodes) may be comma-separated too.
+    const numbers = typesOf(deref(s).items).has('integer');
+    return numbers ? list(raw).map((x) => (/^-?\d+$/.test(x) ? Number(x) : x)) : list(raw);
+  }
   if (t.has('object') && typesOf(deref(s).additionalProperties).has('string')) {
     const out: Record<string, string> = {};
     for (const pair of list(raw)) {

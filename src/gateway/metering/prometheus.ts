@@ -119,6 +119,8 @@ export class Metrics {
   private readonly upstreamDuration: PrebucketedHistogram;
   private readonly upstreamByNet = new Map<string, Map<string | number, HistSeries>>();
   private readonly upstreamUp: Gauge<'network' | 'upstream'>;
+  private readonly upstreamCircuit: Gauge<'network' | 'upstream'>;
+  private readonly upstreamResends: Counter<'network' | 'kind'>;
   private readonly limitRefusals: Counter<'network' | 'period'>;
   private readonly usageDropped: Counter;
   private readonly usageFlushFailures: Counter;
@@ -156,6 +158,18 @@ export class Metrics {
       name: 'rpcgate_upstream_up',
       help: 'Upstream health: 1 healthy, 0 unhealthy.',
       labelNames: ['network', 'upstream'] as const,
+      registers,
+    });
+    this.upstreamCircuit = new Gauge({
+      name: 'rpcgate_upstream_circuit_state',
+      help: 'Upstream circuit breaker: 0 closed (serving), 1 half-open (being probed), 2 open (no traffic).',
+      labelNames: ['network', 'upstream'] as const,
+      registers,
+    });
+    this.upstreamResends = new Counter({
+      name: 'rpcgate_upstream_resends_total',
+      help: 'Calls sent to an upstream again, by network and kind: hedge (second upstream after the latency quantile), retry (after a failure), split (out of a slow, refused or oversized batch).',
+      labelNames: ['network', 'kind'] as const,
       registers,
     });
     this.limitRefusals = new Counter({
@@ -267,6 +281,16 @@ export class Metrics {
   /** For the upstream pools' health checks. */
   setUpstreamHealth(network: string, upstream: string | number, up: boolean): void {
     this.upstreamUp.set({ network, upstream: upstreamLabel(upstream) }, up ? 1 : 0);
+  }
+
+  /** For the upstream pools' circuit breakers: 0 closed, 1 half-open, 2 open. */
+  setUpstreamCircuit(network: string, upstream: string | number, state: number): void {
+    this.upstreamCircuit.set({ network, upstream: upstreamLabel(upstream) }, state);
+  }
+
+  /** A call the upstream pool sent again (rare: a counter with labels is fine here). */
+  upstreamResend(network: string, kind: 'hedge' | 'retry' | 'split'): void {
+    this.upstreamResends.inc({ network, kind });
   }
 
   /** A call refused by a limit (the limiter's decision period). */

@@ -11,6 +11,7 @@ import { createFilterHandlers, type FilterStore } from '../filters/index.js';
 import { meaningOf, type LocalMethodName } from '../method-meaning.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import { notificationsNotSupported, type SocketCallContext, type Subscriptions } from '../subscriptions/index.js';
+import { guardLogsRange } from './logs-range.js';
 
 export type NodeMethods = typeof methods;
 
@@ -23,16 +24,19 @@ export interface NodeHandlerOptions {
   filters: { store: FilterStore; maxPerKey: number };
   /** eth_subscribe / eth_unsubscribe over WebSocket (absent: both answer -32601 "notifications not supported"). */
   subscriptions?: Subscriptions;
+  /** Most blocks one eth_getLogs may span (upstream.getLogsMaxBlockRange; 0 or absent = no cap). */
+  getLogsMaxBlockRange?: number;
 }
 
 export function createNodeHandlers(opts: NodeHandlerOptions): Handlers<NodeMethods> {
   const discover = new RawResult(opts.contractJson);
+  const pools = guardLogsRange(opts.pools, opts.getLogsMaxBlockRange ?? 0);
   const local: Record<LocalMethodName<NodeMethods>, Handler<unknown>> = {
     'rpc.discover': (() => discover) as Handler<unknown>,
-    ...createFilterHandlers({ store: opts.filters.store, maxPerKey: opts.filters.maxPerKey, pools: opts.pools }),
+    ...createFilterHandlers({ store: opts.filters.store, maxPerKey: opts.filters.maxPerKey, pools }),
     ...subscriptionHandlers(opts.subscriptions),
   };
-  return routeHandlers(methods, local, forwarder(opts.pools));
+  return routeHandlers(methods, local, forwarder(pools));
 }
 
 /** eth_subscribe / eth_unsubscribe: served on a WebSocket connection (ctx.socket), -32601 over HTTP as geth does. */

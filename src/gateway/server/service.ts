@@ -265,8 +265,8 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
         : { name, embedded: false, upstreams };
     }
     for (const [name, pool] of createUpstreams(urlsByNetwork, config.upstream, (network, url, healthy, reason) => {
-      if (healthy) logger.info({ network, upstream: redact(url) }, 'upstream healthy again');
-      else logger.warn({ network, upstream: redact(url), reason }, 'upstream marked down');
+      if (healthy) logger.info({ network, upstream: redact(url), circuit: 'closed' }, 'upstream healthy again (circuit closed)');
+      else logger.warn({ network, upstream: redact(url), circuit: 'open', reason }, 'upstream marked down (circuit open)');
     }, metrics, meaningTable(methods))) pools.set(name, pool);
 
     const staticKeys = new ConfigKeyStore(config.keys);
@@ -302,7 +302,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     const engine = createEngine<typeof methods, AccessContext>({
       methods,
       validators,
-      handlers: createNodeHandlers({ pools, contractJson, filters: { store: filterStore, maxPerKey: config.filters?.maxPerKey ?? 100 }, subscriptions: subs }),
+      handlers: createNodeHandlers({ pools, contractJson, filters: { store: filterStore, maxPerKey: config.filters?.maxPerKey ?? 100 }, subscriptions: subs, getLogsMaxBlockRange: config.upstream.getLogsMaxBlockRange }),
       options: { maxBatchSize: config.maxBatchSize, strictResults: config.strictResults },
       onError: (err, info) => logger.error({ err, method: info.method, rid: info.ctx.requestId }, 'unexpected error in a call'),
       admit: createAdmission(lim, onLimiterError),

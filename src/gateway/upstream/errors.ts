@@ -2,7 +2,7 @@
 import { RpcError } from '../../toolkit/rpc/errors.js';
 import { upstreamUnavailable } from '../errors.js';
 
-export { upstreamTimeout, upstreamUnavailable } from '../errors.js';
+export { upstreamTimeout, upstreamUnavailable, responseTooLarge } from '../errors.js';
 
 /** The node answered, but not with JSON-RPC we can map back to the call. */
 export function upstreamBadResponse(network: string, detail: string): RpcError {

@@ -2,11 +2,11 @@
 import type { UpstreamConfig } from '../config/config.js';
 import { UpstreamPool, type UpstreamMethodPolicy, type UpstreamMetrics } from './pool.js';
 
-export { UpstreamPool, type UpstreamMethodPolicy, type UpstreamPoolOptions, type UpstreamStatus, type UpstreamMetrics } from './pool.js';
-export { upstreamUnavailable, upstreamTimeout, upstreamBadResponse, nodeError } from './errors.js';
+export { UpstreamPool, CIRCUIT, type CircuitState, type UpstreamMethodPolicy, type UpstreamPoolOptions, type UpstreamStatus, type UpstreamMetrics } from './pool.js';
+export { upstreamUnavailable, upstreamTimeout, upstreamBadResponse, nodeError, responseTooLarge } from './errors.js';
 
-/** One pool per network over the given node URLs; `methods` says which methods may be deduped / retried (the node
- *  contract's meaning: src/gateway/method-meaning.ts meaningTable). */
+/** One pool per network over the given node URLs; `methods` says which methods may be deduped / hedged / retried and
+ *  their cost class (the node contract's meaning: src/gateway/method-meaning.ts meaningTable). */
 export function createUpstreams(
   urlsByNetwork: Record<string, string[]>,
   config: UpstreamConfig,

@@ -1,24 +1,54 @@
-// The upstream pool of one network: several node URLs over undici keep-alive pools, with health and failover,
-// and — the reason this is more than a pipe — coalescing: calls arriving in the same event-loop turn are sent to
-// the node as ONE JSON-RPC batch (flushed at setImmediate or when `maxBatch` calls are waiting), and identical
-// concurrent calls of idempotent methods (same method + params) share one upstream call. One HTTP round trip to the node then serves
-// many client requests, which is what lets a Node proxy keep up with nginx on one core.
+// The upstream pool of one network: several node URLs over undici keep-alive pools, and — the reason this is more
+// than a pipe — coalescing: calls arriving together are sent to the node as ONE JSON-RPC batch, and identical
+// concurrent calls of idempotent methods (same method + params) share one upstream call. One HTTP round trip to the
+// node then serves many client requests.
+//
+// Isolation (no head-of-line blocking): a call is batched only with calls of its own cost class (x-gateway.cost:
+// `light` lookups vs `heavy` eth_getLogs/eth_call…), each class has its own batch size, linger, deadline and its own
+// connections to every node, so a slow heavy call never delays a light one. Every call has its own deadline and is
+// answered as soon as its own answer is in; a batch still unanswered after the class's splitAfterMs, refused as a
+// batch (one error object, HTTP 4xx) or over the response size cap is split and its calls resent one by one (only
+// calls that may be resent ever share a batch: eth_sendRawTransaction always travels alone).
+//
+// Resilience: idempotent calls are hedged to a second upstream after their method's latency quantile (first answer
+// wins, the other request is aborted); retryable calls are retried after transport errors or listed node errors, on
+// another upstream when there is one; a circuit breaker per upstream opens after consecutive failures (timeouts
+// count, but one call's timeout only fails that call), half-opens after probeIntervalMs and one probe closes it.
 import { Pool } from 'undici';
 import type { UpstreamConfig } from '../config/config.js';
+import type { CostClass } from '../method-meaning.js';
 import { RawResult } from '../../toolkit/rpc/engine.js';
 import { RpcError } from '../../toolkit/rpc/errors.js';
 import { splitResponse } from './split.js';
-import { upstreamTimeout, upstreamUnavailable, upstreamBadResponse, nodeError } from './errors.js';
+import { LatencyQuantile } from './latency.js';
+import { upstreamTimeout, upstreamUnavailable, upstreamBadResponse, nodeError, responseTooLarge } from './errors.js';
 
 /** What the pool must know of a method (src/gateway/method-meaning.ts's GatewayMeaning fits): whether identical
- * concurrent calls may share one upstream call, and whether the call may be resent to another upstream once the
- * request may have reached a node. A method the pool is not told about is neither (fail closed). */
+ * concurrent calls may share one upstream call and be hedged, whether the call may be resent once the request may
+ * have reached a node, and its cost class. A method the pool is not told about is none of these, and heavy. */
 export interface UpstreamMethodPolicy {
   readonly idempotent: boolean;
   readonly retryable: boolean;
+  readonly cost?: CostClass;
+}
+
+/** Circuit states, as exported by rpcgate_upstream_circuit_state. */
+export const CIRCUIT = { closed: 0, halfOpen: 1, open: 2 } as const;
+export type CircuitState = keyof typeof CIRCUIT;
+
+interface ClassState {
+  readonly name: CostClass;
+  readonly maxBatch: number;
+  readonly lingerMs: number;
+  readonly timeoutMs: number;
+  readonly splitAfterMs: number;
+  queue: Call[];
+  scheduled: boolean;
+  flush: () => void;
 }
 
 interface Call {
+  method: string;
   /** `"method"` already quoted for the body. */
   m: string;
   /** params already serialised (`[...]`). */
@@ -27,13 +57,25 @@ interface Call {
   reject: (e: unknown) => void;
   /** dedupe key while in flight (idempotent methods only). */
   key: string | undefined;
+  idempotent: boolean;
   retryable: boolean;
+  cls: ClassState;
+  /** performance.now() after which the call fails with a timeout. */
+  deadline: number;
+  /** Upstream requests that carried this call. */
+  attempts: number;
+  tried: Upstream[];
+  /** Attempts in flight that carry it. */
+  live: Attempt[];
+  done: boolean;
+  /** The last failure, answered when nothing else is left to try. */
+  lastErr: RpcError | undefined;
 }
 
-/** Why an attempt against one upstream failed; decides health marking and retry. */
+/** Why an HTTP request to one upstream failed; decides breaker accounting and resending. */
 class AttemptError extends Error {
   constructor(
-    readonly kind: 'connect' | 'timeout' | 'http' | 'body',
+    readonly kind: 'connect' | 'timeout' | 'http' | 'body' | 'size' | 'refused' | 'aborted',
     message: string,
     /** true when the request cannot have reached the node (safe to resend anything). */
     readonly notSent: boolean,
@@ -45,37 +87,61 @@ class AttemptError extends Error {
 export interface UpstreamStatus {
   url: string;
   healthy: boolean;
+  circuit: CircuitState;
   lastError?: string;
   downSince?: number;
 }
 
 class Upstream {
-  healthy = true;
+  circuit: CircuitState = 'closed';
+  failures = 0;
   /** Label for metrics: host:port (or the index when host:port repeats in the pool); never credentials or path. */
   label: string | number = 0;
   lastError: string | undefined;
   downSince: number | undefined;
-  probe: NodeJS.Timeout | undefined;
-  readonly pool: Pool;
+  timer: NodeJS.Timeout | undefined;
+  /** Largest batch this node accepted; halved when it refuses one. */
+  batchCap = Infinity;
+  /** One connection pool per cost class: heavy calls can never take the connections light calls need. */
+  readonly pools: Record<CostClass, Pool>;
   readonly path: string;
   readonly headers: Record<string, string>;
 
-  constructor(readonly url: string, cfg: UpstreamConfig) {
+  constructor(readonly url: string, cfg: UpstreamConfig, safetyTimeoutMs: number) {
     const u = new URL(url);
     this.path = (u.pathname || '/') + u.search;
     this.headers = { 'content-type': 'application/json', accept: 'application/json' };
     if (u.username || u.password) {
       this.headers.authorization = 'Basic ' + Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64');
     }
-    this.pool = new Pool(u.origin, {
-      connections: cfg.connections,
-      pipelining: cfg.pipelining,
-      keepAliveTimeout: 30_000,
-      keepAliveMaxTimeout: 600_000,
-      headersTimeout: cfg.requestTimeoutMs,
-      bodyTimeout: cfg.requestTimeoutMs,
-      connect: { timeout: cfg.connectTimeoutMs },
-    });
+    const pool = () =>
+      new Pool(u.origin, {
+        connections: cfg.connections,
+        pipelining: cfg.pipelining,
+        keepAliveTimeout: 30_000,
+        keepAliveMaxTimeout: 600_000,
+        // Each call's own deadline (an AbortSignal) ends requests; these are only a backstop.
+        headersTimeout: safetyTimeoutMs,
+        bodyTimeout: safetyTimeoutMs,
+        connect: { timeout: cfg.connectTimeoutMs },
+      });
+    this.pools = { light: pool(), heavy: pool() };
+  }
+}
+
+/** One HTTP request to one upstream, carrying one or more calls. */
+class Attempt {
+  readonly ac = new AbortController();
+  readonly t0 = performance.now();
+  pending: number;
+  deadlineTimer: NodeJS.Timeout | undefined;
+  resendTimer: NodeJS.Timeout | undefined;
+  ended = false;
+  constructor(
+    readonly up: Upstream,
+    readonly calls: Call[],
+  ) {
+    this.pending = calls.length;
   }
 }
 
@@ -85,12 +151,12 @@ export interface UpstreamPoolOptions {
   config: UpstreamConfig;
   /** Resolve results as RawResult (the node's bytes, not parsed; default true) or as parsed values. */
   raw?: boolean;
-  /** Per method name: may it be deduped / retried on another upstream (built once from the contract; absent or a
-   *  method not in it = neither). */
+  /** Per method name: may it be deduped / hedged / resent, and its cost class (built once from the contract; absent
+   *  or a method not in it = none of these, heavy). */
   methods?: ReadonlyMap<string, UpstreamMethodPolicy>;
-  /** Called when an upstream changes health (for logs). */
+  /** Called when an upstream's circuit opens (healthy false) or closes again (for logs). */
   onHealth?: (url: string, healthy: boolean, reason?: string) => void;
-  /** Prometheus metrics (src/gateway/metering Metrics fits): upstream latency per HTTP request, health. */
+  /** Prometheus metrics (src/gateway/metering Metrics fits): upstream latency per HTTP request, health, circuit. */
   metrics?: UpstreamMetrics;
 }
 
@@ -98,6 +164,10 @@ export interface UpstreamPoolOptions {
 export interface UpstreamMetrics {
   observeUpstream(network: string, upstream: string | number, seconds: number): void;
   setUpstreamHealth(network: string, upstream: string | number, up: boolean): void;
+  /** 0 closed, 1 half-open, 2 open. */
+  setUpstreamCircuit?(network: string, upstream: string | number, state: number): void;
+  /** A call sent again: hedged to a second upstream, retried, or resent out of a split batch. */
+  upstreamResend?(network: string, kind: 'hedge' | 'retry' | 'split'): void;
 }
 
 const quoted = new Map<string, string>();
@@ -111,6 +181,7 @@ function quote(method: string): string {
 }
 
 const PROBE_BODY = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
+const FAIL_CLOSED: UpstreamMethodPolicy = { idempotent: false, retryable: false, cost: 'heavy' };
 
 export class UpstreamPool {
   readonly network: string;
@@ -120,23 +191,44 @@ export class UpstreamPool {
   private readonly metrics: UpstreamMetrics | undefined;
   private readonly raw: boolean;
   private readonly methods: ReadonlyMap<string, UpstreamMethodPolicy>;
-  private queue: Call[] = [];
-  private scheduled = false;
+  private readonly classes: Record<CostClass, ClassState>;
   private readonly inflight = new Map<string, Promise<unknown>>();
+  private readonly latency = new Map<string, LatencyQuantile>();
+  private readonly attempts = new Set<Attempt>();
+  private readonly retryCodes: ReadonlySet<number>;
+  private readonly retryMessages: readonly string[];
   private rr = 0;
   private closed = false;
-  /** Counters for tests and the bench: upstream HTTP requests sent, calls served, calls deduped. */
-  readonly stats = { requests: 0, calls: 0, deduped: 0, failovers: 0 };
+  /** Counters for tests and the bench: upstream HTTP requests sent, calls served, deduped, and resends by kind. */
+  readonly stats = { requests: 0, calls: 0, deduped: 0, failovers: 0, hedges: 0, retries: 0, splits: 0 };
 
   constructor(opts: UpstreamPoolOptions) {
     if (opts.urls.length === 0) throw new Error(`network ${opts.network}: no upstream URL`);
     this.network = opts.network;
-    this.cfg = opts.config;
+    const cfg = (this.cfg = opts.config);
     this.onHealth = opts.onHealth;
     this.raw = opts.raw ?? true;
     this.methods = opts.methods ?? new Map();
-    this.upstreams = opts.urls.map((u) => new Upstream(u, opts.config));
     this.metrics = opts.metrics;
+    this.retryCodes = new Set(cfg.retry.nodeErrorCodes);
+    this.retryMessages = cfg.retry.nodeErrorMessages.map((m) => m.toLowerCase());
+    const cls = (name: CostClass): ClassState => {
+      const c = cfg.classes[name];
+      const s: ClassState = {
+        name,
+        maxBatch: Math.max(1, Math.min(c.maxBatch, cfg.maxBatch)),
+        lingerMs: c.lingerMs,
+        timeoutMs: c.timeoutMs > 0 ? c.timeoutMs : cfg.requestTimeoutMs,
+        splitAfterMs: c.splitAfterMs,
+        queue: [],
+        scheduled: false,
+        flush: () => this.flush(s),
+      };
+      return s;
+    };
+    this.classes = { light: cls('light'), heavy: cls('heavy') };
+    const safety = Math.max(this.classes.light.timeoutMs, this.classes.heavy.timeoutMs, cfg.requestTimeoutMs) + 1000;
+    this.upstreams = opts.urls.map((u) => new Upstream(u, cfg, safety));
     const hostPorts = this.upstreams.map((u) => {
       const url = new URL(u.url);
       return `${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`;
@@ -144,12 +236,12 @@ export class UpstreamPool {
     this.upstreams.forEach((u, i) => {
       u.label = hostPorts.indexOf(hostPorts[i]) === hostPorts.lastIndexOf(hostPorts[i]) ? hostPorts[i] : i;
       this.metrics?.setUpstreamHealth(this.network, u.label, true);
+      this.metrics?.setUpstreamCircuit?.(this.network, u.label, CIRCUIT.closed);
     });
-    this.flush = this.flush.bind(this);
   }
 
   /** Forwards one call; resolves with the node's result (a RawResult unless `raw: false`), rejects with RpcError (node error passed through,
-   * or upstream unavailable / timeout). */
+   * or upstream unavailable / timeout / response too large). */
   call(method: string, params?: readonly unknown[] | Record<string, unknown>): Promise<unknown> {
     return this.callSerialized(method, params === undefined ? '[]' : JSON.stringify(params));
   }
@@ -158,10 +250,9 @@ export class UpstreamPool {
   callSerialized(method: string, paramsJson: string): Promise<unknown> {
     if (this.closed) return Promise.reject(upstreamUnavailable(this.network, 'service is shutting down'));
     this.stats.calls++;
-    const policy = this.methods.get(method);
-    const retryable = policy?.retryable === true;
+    const policy = this.methods.get(method) ?? FAIL_CLOSED;
     let key: string | undefined;
-    if (policy?.idempotent === true && this.cfg.coalesce) {
+    if (policy.idempotent && this.cfg.coalesce) {
       key = method + paramsJson;
       const same = this.inflight.get(key);
       if (same !== undefined) {
@@ -169,107 +260,307 @@ export class UpstreamPool {
         return same;
       }
     }
-    const m = quote(method);
-    const promise = new Promise<unknown>((resolve, reject) => {
-      const c: Call = { m, p: paramsJson, resolve, reject, key, retryable };
-      if (!this.cfg.coalesce) {
-        void this.send([c]);
-        return;
-      }
-      this.queue.push(c);
-      if (this.queue.length >= this.cfg.maxBatch) this.flush();
-      else if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(this.flush);
-      }
+    const cls = this.classes[policy.cost ?? 'heavy'];
+    let resolve!: (v: unknown) => void;
+    let reject!: (e: unknown) => void;
+    const promise = new Promise<unknown>((ok, fail) => {
+      resolve = ok;
+      reject = fail;
     });
+    // Registered before sending: the call may settle synchronously (every circuit open), which must unregister it.
     if (key !== undefined) this.inflight.set(key, promise);
+    const c: Call = {
+      method, m: quote(method), p: paramsJson, resolve, reject, key,
+      idempotent: policy.idempotent, retryable: policy.retryable, cls,
+      deadline: performance.now() + cls.timeoutMs, attempts: 0, tried: [], live: [], done: false, lastErr: undefined,
+    };
+    // Only calls that may be resent share a batch (a batch may be split and resent).
+    if (!this.cfg.coalesce || !c.retryable || cls.maxBatch === 1) this.dispatch([c]);
+    else {
+      cls.queue.push(c);
+      if (cls.queue.length >= cls.maxBatch) this.flush(cls);
+      else if (!cls.scheduled) {
+        cls.scheduled = true;
+        if (cls.lingerMs > 0) setTimeout(cls.flush, cls.lingerMs);
+        else setImmediate(cls.flush);
+      }
+    }
     return promise;
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    const q = this.queue;
+  private flush(cls: ClassState): void {
+    cls.scheduled = false;
+    const q = cls.queue;
     if (q.length === 0) return;
-    this.queue = [];
-    void this.send(q);
+    cls.queue = [];
+    this.dispatch(q);
   }
 
-  /** Sends calls as one HTTP request (a batch when more than one), failing over to other healthy upstreams. */
-  private async send(calls: Call[]): Promise<void> {
-    const body = buildBody(calls);
-    const tried: Upstream[] = [];
-    let lastErr: AttemptError | undefined;
-    for (;;) {
-      const up = this.pick(tried);
-      if (up === undefined) {
-        const err = lastErr?.kind === 'timeout'
-          ? upstreamTimeout(this.network, lastErr.message)
-          : upstreamUnavailable(this.network, lastErr ? lastErr.message : 'no healthy upstream', lastErr ? 502 : 503);
-        for (const c of calls) this.settle(c, undefined, err);
-        return;
-      }
-      tried.push(up);
-      let text: string;
-      try {
-        text = await this.post(up, body);
-      } catch (e) {
-        const ae = e instanceof AttemptError ? e : new AttemptError('connect', String((e as Error)?.message ?? e), false);
-        lastErr = ae;
-        this.markDown(up, ae.message);
-        // Calls that must not run twice fail here unless the request provably never left.
-        if (!ae.notSent && calls.some((c) => !c.retryable)) {
-          const err = ae.kind === 'timeout' ? upstreamTimeout(this.network, ae.message) : upstreamUnavailable(this.network, ae.message, 502);
-          calls = calls.filter((c) => (c.retryable ? true : (this.settle(c, undefined, err), false)));
-          if (calls.length === 0) return;
-          return this.send(calls);
-        }
-        this.stats.failovers++;
-        continue;
-      }
-      this.deliver(calls, text);
+  /** Sends calls to one upstream whose circuit is closed (preferring one none of them tried), in batches it takes. */
+  private dispatch(calls: Call[], allowTried = true): void {
+    const up = this.pick(calls.length === 1 ? calls[0].tried : undefined, allowTried);
+    if (up === undefined) {
+      for (const c of calls) this.settle(c, undefined, c.lastErr ?? upstreamUnavailable(this.network, 'no healthy upstream (every circuit is open)', 503));
       return;
     }
+    const cap = Math.min(up.batchCap, calls.length);
+    for (let i = 0; i < calls.length; i += cap) this.start(up, calls.slice(i, i + cap));
+  }
+
+  /** One HTTP request to `up` for `calls`, with its deadline and hedge / split timer. */
+  private start(up: Upstream, calls: Call[]): void {
+    if (this.closed) {
+      for (const c of calls) this.settle(c, undefined, upstreamUnavailable(this.network, 'service is shutting down'));
+      return;
+    }
+    const a = new Attempt(up, calls);
+    this.attempts.add(a);
+    let first = Infinity;
+    for (const c of calls) {
+      c.attempts++;
+      c.tried.push(up);
+      c.live.push(a);
+      if (c.deadline < first) first = c.deadline;
+    }
+    a.deadlineTimer = setTimeout(() => this.expire(a), Math.max(0, first - a.t0));
+    const hedging = this.cfg.hedge.enabled && this.upstreams.length > 1;
+    if (calls.length > 1) {
+      // A batch is split after splitAfterMs, or — hedging, all idempotent — after its slowest method's quantile, its
+      // calls then going one by one to another upstream (which is the hedge of a batch).
+      let delay = calls[0].cls.splitAfterMs;
+      if (hedging && calls.every((c) => c.idempotent)) {
+        let q = 0;
+        for (const c of calls) q = Math.max(q, this.hedgeDelay(c.method));
+        delay = Math.min(delay, q);
+      }
+      a.resendTimer = setTimeout(() => this.split(a, 'split'), delay);
+    } else if (hedging && calls[0].idempotent) {
+      a.resendTimer = setTimeout(() => this.hedge(a), this.hedgeDelay(calls[0].method));
+    }
+    const body = buildBody(calls);
+    this.stats.requests++;
+    this.post(up, body, calls[0].cls.name, a.ac.signal).then(
+      (text) => this.answered(a, text),
+      (e: unknown) => this.failed(a, e instanceof AttemptError ? e : classify(e)),
+    );
+  }
+
+  /** Ends an attempt: timers off, its calls no longer count it live; `abort` cancels the HTTP request. */
+  private end(a: Attempt, abort: boolean): void {
+    if (a.ended) return;
+    a.ended = true;
+    this.attempts.delete(a);
+    clearTimeout(a.deadlineTimer);
+    clearTimeout(a.resendTimer);
+    for (const c of a.calls) {
+      const i = c.live.indexOf(a);
+      if (i >= 0) c.live.splice(i, 1);
+    }
+    if (abort) a.ac.abort();
+  }
+
+  /** The deadline of some calls passed: they (and only they) fail with a timeout; the request goes on for the rest. */
+  private expire(a: Attempt): void {
+    if (a.ended) return;
+    const now = performance.now();
+    let next = Infinity;
+    let expired = 0;
+    for (const c of a.calls) {
+      if (c.done) continue;
+      if (c.deadline <= now + 1) {
+        expired++;
+        this.settle(c, undefined, upstreamTimeout(this.network, `no answer within ${c.cls.timeoutMs} ms`, c.cls.timeoutMs));
+      } else if (c.deadline < next) next = c.deadline;
+    }
+    if (expired > 0) this.failure(a.up, 'timeout', true);
+    if (!a.ended && next !== Infinity) a.deadlineTimer = setTimeout(() => this.expire(a), Math.max(0, next - now));
+  }
+
+  /** A batch too slow (or refused, or too large) as a whole: its open calls go again one by one; the first answer wins. */
+  private split(a: Attempt, why: 'split' | 'refused'): void {
+    const open = a.calls.filter((c) => !c.done);
+    if (why === 'refused') this.end(a, true);
+    else if (open.length > 1 && this.cfg.hedge.enabled && open.every((c) => c.idempotent)) {
+      // Hedging a slow batch: the open calls as one batch to an upstream none of them tried (one request, not one
+      // per call); where there is none, they go one by one.
+      const other = this.pick(open[0].tried, false);
+      if (other !== undefined) {
+        this.stats.hedges++;
+        this.metrics?.upstreamResend?.(this.network, 'hedge');
+        this.start(other, open);
+        return;
+      }
+    }
+    for (const c of open) {
+      this.stats.splits++;
+      this.metrics?.upstreamResend?.(this.network, 'split');
+      // A split goes back to the same node when it is the only one: it is the batch, not the node, that is slow.
+      const up = this.pick(c.tried, true);
+      if (up === undefined) this.settle(c, undefined, c.lastErr ?? upstreamUnavailable(this.network, 'no healthy upstream (every circuit is open)', 503));
+      else this.start(up, [c]);
+    }
+  }
+
+  /** A single idempotent call slower than its method's quantile: the same call to another upstream too. */
+  private hedge(a: Attempt): void {
+    const c = a.calls[0];
+    if (c.done || a.ended) return;
+    const up = this.pick(c.tried, false);
+    if (up === undefined) return;
+    this.stats.hedges++;
+    this.metrics?.upstreamResend?.(this.network, 'hedge');
+    this.start(up, [c]);
+  }
+
+  private hedgeDelay(method: string): number {
+    const h = this.cfg.hedge;
+    const t = this.latency.get(method);
+    if (t === undefined || t.samples < h.minSamples) return h.maxDelayMs;
+    return Math.min(h.maxDelayMs, Math.max(h.minDelayMs, t.value()));
+  }
+
+  private observe(method: string, ms: number): void {
+    let t = this.latency.get(method);
+    if (t === undefined) {
+      if (this.latency.size >= 1000) return;
+      this.latency.set(method, (t = new LatencyQuantile(this.cfg.hedge.quantile)));
+    }
+    t.observe(ms);
+  }
+
+  private answered(a: Attempt, text: string): void {
+    if (a.ended) return;
+    this.end(a, false);
+    if (this.raw && this.deliverRaw(a, text)) this.success(a.up);
+    else this.deliverParsed(a, text);
+  }
+
+  private failed(a: Attempt, e: AttemptError): void {
+    if (a.ended) return; // aborted by us: a hedge won, or every call timed out
+    this.end(a, false);
+    a.up.lastError = e.message;
+    if (e.kind === 'refused' && a.calls.length > 1) {
+      // The node is fine; it takes no batch this large.
+      a.up.batchCap = Math.max(1, Math.floor(a.calls.length / 2));
+      this.split(a, 'refused');
+      return;
+    }
+    if (e.kind === 'size') {
+      if (a.calls.length > 1) this.split(a, 'refused');
+      else this.settle(a.calls[0], undefined, responseTooLarge(this.network, this.cfg.maxResponseBytes));
+      return;
+    }
+    if (e.kind === 'refused') {
+      // A single call answered with HTTP 4xx and no JSON-RPC body.
+      this.settle(a.calls[0], undefined, upstreamBadResponse(this.network, e.message));
+      return;
+    }
+    // A refused connection means nothing listens there: no point in more tries before the probe says otherwise.
+    if (e.kind === 'connect' && e.notSent) this.open(a.up, e.message);
+    else this.failure(a.up, e.message);
+    this.stats.failovers++;
+    const err = e.kind === 'timeout' ? upstreamTimeout(this.network, e.message) : upstreamUnavailable(this.network, e.message, 502);
+    for (const c of a.calls) this.retryOrFail(c, err, e.notSent);
+  }
+
+  /** After a transport failure or a retryable node error: again (another upstream first) if allowed, else fail. */
+  private retryOrFail(c: Call, err: RpcError, notSent: boolean): void {
+    if (c.done) return;
+    c.lastErr = err;
+    if (c.live.length > 0) return; // a hedge or split of it is still running: let it answer
+    const now = performance.now();
+    const may = (c.retryable || notSent) && c.attempts < this.cfg.retry.maxAttempts && now < c.deadline;
+    if (!may) {
+      this.settle(c, undefined, err);
+      return;
+    }
+    this.stats.retries++;
+    this.metrics?.upstreamResend?.(this.network, 'retry');
+    const fresh = this.pick(c.tried, false);
+    if (fresh !== undefined) {
+      this.start(fresh, [c]);
+      return;
+    }
+    const delay = Math.min(this.cfg.retry.delayMs, Math.max(0, c.deadline - now - 1));
+    setTimeout(() => {
+      if (c.done) return;
+      if (this.closed) this.settle(c, undefined, err);
+      else this.dispatch([c]);
+    }, delay).unref();
   }
 
   /** One POST to one upstream; resolves with the body text of a usable (2xx or JSON-RPC error) answer. */
-  private async post(up: Upstream, body: string, probe = false): Promise<string> {
-    if (!probe) this.stats.requests++;
+  private async post(up: Upstream, body: string, cls: CostClass, signal?: AbortSignal, probe = false): Promise<string> {
     const t0 = performance.now();
     let res;
     try {
-      res = await up.pool.request({ path: up.path, method: 'POST', headers: up.headers, body });
+      res = await up.pools[cls].request({ path: up.path, method: 'POST', headers: up.headers, body, signal });
     } catch (e) {
       throw classify(e);
     }
-    let text: string;
+    const cap = this.cfg.maxResponseBytes;
+    const declared = Number(res.headers['content-length']);
+    if (cap > 0 && declared > cap) {
+      res.body.destroy();
+      throw new AttemptError('size', `upstream response of ${declared} bytes is over the cap`, false);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
     try {
-      text = await res.body.text();
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (cap > 0 && size > cap) {
+          res.body.destroy();
+          throw new AttemptError('size', `upstream response over ${cap} bytes`, false);
+        }
+        chunks.push(chunk);
+      }
     } catch (e) {
-      throw classify(e);
+      throw e instanceof AttemptError ? e : classify(e);
     }
+    const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
     // One observation per upstream HTTP request (a coalesced batch is one), answered at all; probes excluded.
     if (!probe) this.metrics?.observeUpstream(this.network, up.label, (performance.now() - t0) / 1000);
-    if (res.statusCode >= 500 || res.statusCode === 429 || res.statusCode === 408) {
-      // A node behind a proxy may still answer a JSON-RPC error with 5xx; treat the upstream as failing anyway.
-      throw new AttemptError('http', `upstream answered HTTP ${res.statusCode}`, false);
+    const status = res.statusCode;
+    if (status >= 500 || status === 429 || status === 408) {
+      // A node behind a proxy may still answer a JSON-RPC error with 5xx; the upstream is failing anyway.
+      throw new AttemptError('http', `upstream answered HTTP ${status}`, false);
+    }
+    // Other 4xx (413, 400…): a JSON-RPC error body is the node's answer; anything else refuses the request as such.
+    if (status >= 400 && splitResponse(text) === undefined && !looksLikeRpcError(text)) {
+      throw new AttemptError('refused', `upstream answered HTTP ${status}`, false);
     }
     return text;
   }
 
+  /** A node's error for one call: resent when the method may be and the error is listed as retryable. */
+  private nodeFailed(c: Call, err: RpcError): void {
+    if (c.done) return;
+    if (c.retryable && (this.retryCodes.has(err.code) || this.retryMessages.some((m) => err.message.toLowerCase().includes(m)))) this.retryOrFail(c, err, false);
+    else this.settle(c, undefined, err);
+  }
+
+  private succeeded(a: Attempt, c: Call, result: unknown): void {
+    if (c.done) return;
+    this.observe(c.method, performance.now() - a.t0);
+    this.settle(c, result, undefined);
+  }
+
   /** Maps the node's answer back to the calls: by id for batches (nodes may reorder), whole-batch errors to all. */
-  private deliver(calls: Call[], text: string): void {
-    if (this.raw && this.deliverRaw(calls, text)) return;
+  private deliverParsed(a: Attempt, text: string): void {
+    const calls = a.calls;
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
+      this.failure(a.up, 'invalid JSON');
       const err = upstreamBadResponse(this.network, 'upstream answered with invalid JSON');
-      for (const c of calls) this.settle(c, undefined, err);
+      for (const c of calls) this.retryOrFail(c, err, false);
       return;
     }
+    this.success(a.up);
     if (calls.length === 1 && !Array.isArray(parsed)) {
-      this.settleFrom(calls[0], parsed);
+      this.settleFrom(a, calls[0], parsed);
       return;
     }
     if (Array.isArray(parsed)) {
@@ -279,10 +570,10 @@ export class UpstreamPool {
         const id = item !== null && typeof item === 'object' ? item.id : undefined;
         if (typeof id === 'number' && id >= 0 && id < calls.length && done[id] === 0) {
           done[id] = 1;
-          this.settleFrom(calls[id], item);
+          this.settleFrom(a, calls[id], item);
         } else if (calls.length === 1 && parsed.length === 1 && done[0] === 0) {
           done[0] = 1;
-          this.settleFrom(calls[0], item);
+          this.settleFrom(a, calls[0], item);
         }
       }
       for (let i = 0; i < calls.length; i++) {
@@ -290,15 +581,20 @@ export class UpstreamPool {
       }
       return;
     }
-    // A single object for a batch: the node refused the batch as a whole (e.g. batches unsupported or too large).
-    const err = parsed !== null && typeof parsed === 'object' && 'error' in parsed
-      ? toNodeError((parsed as { error: unknown }).error)
-      : upstreamBadResponse(this.network, 'upstream answered a batch with a non-batch response');
-    for (const c of calls) this.settle(c, undefined, err);
+    // A single object for a batch: the node refused the batch as a whole (batches unsupported or too large): the
+    // node is fine, the batch goes again in smaller pieces.
+    if (parsed !== null && typeof parsed === 'object' && 'error' in parsed) {
+      a.up.batchCap = Math.max(1, Math.floor(calls.length / 2));
+      this.split(a, 'refused');
+      return;
+    }
+    const err = upstreamBadResponse(this.network, 'upstream answered a batch with a non-batch response');
+    for (const c of calls) this.retryOrFail(c, err, false);
   }
 
   /** The fast path: split the text and hand results out as the node's bytes. false = parse instead. */
-  private deliverRaw(calls: Call[], text: string): boolean {
+  private deliverRaw(a: Attempt, text: string): boolean {
+    const calls = a.calls;
     const items = splitResponse(text);
     if (items === undefined) return false;
     const n = calls.length;
@@ -313,7 +609,7 @@ export class UpstreamPool {
     for (let i = 0; i < items.length; i++) {
       const it = items[i];
       const c = calls[it.id];
-      if (it.resultStart !== -1) this.settle(c, new RawResult(text.slice(it.resultStart, it.resultEnd)), undefined);
+      if (it.resultStart !== -1) this.succeeded(a, c, new RawResult(text.slice(it.resultStart, it.resultEnd)));
       else {
         let error: unknown;
         try {
@@ -321,7 +617,7 @@ export class UpstreamPool {
         } catch {
           error = 'node error';
         }
-        this.settle(c, undefined, toNodeError(error));
+        this.nodeFailed(c, toNodeError(error));
       }
     }
     for (let i = 0; i < n; i++) {
@@ -330,86 +626,114 @@ export class UpstreamPool {
     return true;
   }
 
-  private settleFrom(c: Call, item: unknown): void {
+  private settleFrom(a: Attempt, c: Call, item: unknown): void {
     if (item === null || typeof item !== 'object') {
       this.settle(c, undefined, upstreamBadResponse(this.network, 'upstream returned a malformed response'));
       return;
     }
     const o = item as { result?: unknown; error?: unknown };
-    if (o.error !== undefined) this.settle(c, undefined, toNodeError(o.error));
-    else if ('result' in o) this.settle(c, o.result, undefined);
+    if (o.error !== undefined) this.nodeFailed(c, toNodeError(o.error));
+    else if ('result' in o) this.succeeded(a, c, o.result);
     else this.settle(c, undefined, upstreamBadResponse(this.network, 'upstream response has neither result nor error'));
   }
 
+  /** Answers a call once; attempts left without an open call are aborted (the hedge's loser, a split batch). */
   private settle(c: Call, result: unknown, err: RpcError | undefined): void {
+    if (c.done) return;
+    c.done = true;
     if (c.key !== undefined) this.inflight.delete(c.key);
+    for (const a of c.live.slice()) if (--a.pending === 0) this.end(a, true);
     if (err !== undefined) c.reject(err);
     else c.resolve(result);
   }
 
-  /** Round-robin over healthy upstreams not yet tried for this request. */
-  private pick(tried: Upstream[]): Upstream | undefined {
+  /** Round-robin over upstreams whose circuit is closed, those not in `tried` first; `allowTried` falls back to them. */
+  private pick(tried: readonly Upstream[] | undefined, allowTried: boolean): Upstream | undefined {
     const n = this.upstreams.length;
-    if (n === 1) {
-      const u = this.upstreams[0];
-      return u.healthy && tried.length === 0 ? u : undefined;
-    }
+    let fallback: Upstream | undefined;
     for (let i = 0; i < n; i++) {
       const u = this.upstreams[(this.rr + i) % n];
-      if (u.healthy && !tried.includes(u)) {
-        this.rr = (this.rr + i + 1) % n;
-        return u;
+      if (u.circuit !== 'closed') continue;
+      if (tried !== undefined && tried.includes(u)) {
+        fallback ??= u;
+        continue;
       }
+      this.rr = (this.rr + i + 1) % n;
+      return u;
     }
-    return undefined;
+    return allowTried ? fallback : undefined;
   }
 
-  private markDown(up: Upstream, reason: string): void {
+  // ---- circuit breaker ------------------------------------------------------------------------------------------
+
+  private success(up: Upstream): void {
+    up.failures = 0;
+  }
+
+  /** A failed request. A timeout counts, but one alone never opens the circuit (it may be the call, not the node). */
+  private failure(up: Upstream, reason: string, timeout = false): void {
     up.lastError = reason;
-    if (!up.healthy) return;
-    up.healthy = false;
-    up.downSince = Date.now();
-    this.metrics?.setUpstreamHealth(this.network, up.label, false);
-    this.onHealth?.(up.url, false, reason);
-    if (this.closed) return;
-    up.probe = setInterval(() => void this.probe(up), this.cfg.probeIntervalMs);
-    up.probe.unref();
+    if (up.circuit !== 'closed') return;
+    const threshold = this.cfg.circuitBreaker.failureThreshold;
+    if (++up.failures >= (timeout ? Math.max(2, threshold) : threshold)) this.open(up, reason);
   }
 
-  private probing = new WeakSet<Upstream>();
+  private setCircuit(up: Upstream, state: CircuitState): void {
+    up.circuit = state;
+    this.metrics?.setUpstreamCircuit?.(this.network, up.label, CIRCUIT[state]);
+  }
+
+  private open(up: Upstream, reason: string): void {
+    up.lastError = reason;
+    if (up.circuit === 'open') return;
+    const wasClosed = up.circuit === 'closed';
+    this.setCircuit(up, 'open');
+    if (wasClosed) {
+      up.downSince = Date.now();
+      this.metrics?.setUpstreamHealth(this.network, up.label, false);
+      this.onHealth?.(up.url, false, `circuit open: ${reason}`);
+    }
+    if (this.closed) return;
+    clearTimeout(up.timer);
+    up.timer = setTimeout(() => void this.probe(up), this.cfg.probeIntervalMs);
+    up.timer.unref();
+  }
+
+  /** Half-open: one eth_blockNumber decides. */
   private async probe(up: Upstream): Promise<void> {
-    if (this.probing.has(up) || this.closed) return;
-    this.probing.add(up);
+    if (this.closed) return;
+    this.setCircuit(up, 'halfOpen');
     try {
-      const text = await this.post(up, PROBE_BODY, true);
+      const text = await this.post(up, PROBE_BODY, 'light', AbortSignal.timeout(this.classes.light.timeoutMs), true);
       const parsed = JSON.parse(text) as { result?: unknown };
-      if (parsed && typeof parsed === 'object' && 'result' in parsed) {
-        clearInterval(up.probe);
-        up.probe = undefined;
-        up.healthy = true;
-        up.downSince = undefined;
-        this.metrics?.setUpstreamHealth(this.network, up.label, true);
-        this.onHealth?.(up.url, true);
-      }
+      if (parsed === null || typeof parsed !== 'object' || !('result' in parsed)) throw new Error('probe: no result');
+      up.failures = 0;
+      up.downSince = undefined;
+      this.setCircuit(up, 'closed');
+      this.metrics?.setUpstreamHealth(this.network, up.label, true);
+      this.onHealth?.(up.url, true);
     } catch (e) {
       up.lastError = (e as Error).message;
-    } finally {
-      this.probing.delete(up);
+      this.open(up, up.lastError);
     }
   }
 
   status(): UpstreamStatus[] {
-    return this.upstreams.map((u) => ({ url: u.url, healthy: u.healthy, lastError: u.lastError, downSince: u.downSince }));
+    return this.upstreams.map((u) => ({ url: u.url, healthy: u.circuit === 'closed', circuit: u.circuit, lastError: u.lastError, downSince: u.downSince }));
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const u of this.upstreams) if (u.probe) clearInterval(u.probe);
-    // Calls still queued fail cleanly; in-flight ones settle or fail as their sockets close.
-    const q = this.queue;
-    this.queue = [];
-    for (const c of q) this.settle(c, undefined, upstreamUnavailable(this.network, 'service is shutting down'));
-    await Promise.all(this.upstreams.map((u) => u.pool.destroy().catch(() => undefined)));
+    for (const u of this.upstreams) clearTimeout(u.timer);
+    // Calls still queued or in flight fail cleanly.
+    const err = upstreamUnavailable(this.network, 'service is shutting down');
+    for (const cls of Object.values(this.classes)) {
+      const q = cls.queue;
+      cls.queue = [];
+      for (const c of q) this.settle(c, undefined, err);
+    }
+    for (const a of [...this.attempts]) for (const c of a.calls) this.settle(c, undefined, err);
+    await Promise.all(this.upstreams.flatMap((u) => Object.values(u.pools).map((p) => p.destroy().catch(() => undefined))));
   }
 }
 
@@ -427,6 +751,16 @@ function buildBody(calls: Call[]): string {
   return s + ']';
 }
 
+/** A 4xx body that is one JSON-RPC error object (e.g. a batch refused with HTTP 400 and an error). */
+function looksLikeRpcError(text: string): boolean {
+  try {
+    const o = JSON.parse(text) as unknown;
+    return o !== null && typeof o === 'object' && !Array.isArray(o) && 'error' in o;
+  } catch {
+    return false;
+  }
+}
+
 function classify(e: unknown): AttemptError {
   const code = (e as { code?: string })?.code;
   const msg = (e as Error)?.message ?? String(e);
@@ -436,6 +770,9 @@ function classify(e: unknown): AttemptError {
     case 'UND_ERR_HEADERS_TIMEOUT':
     case 'UND_ERR_BODY_TIMEOUT':
       return new AttemptError('timeout', 'upstream did not answer in time', false);
+    case 'UND_ERR_ABORTED':
+    case 'ABORT_ERR':
+      return new AttemptError('aborted', 'request aborted', false);
     case 'ECONNREFUSED':
     case 'ENOTFOUND':
     case 'EAI_AGAIN':

@@ -1,0 +1,55 @@
+// The eth_getLogs block-range cap (upstream.getLogsMaxBlockRange): a query spanning more blocks than the cap is
+// refused before it reaches the node (-32005, data.reason "block-range"), as providers do — one 0x0..0xffffffffffff
+// query must not occupy a node for everyone. Tags: `earliest` is block 0; `latest`, `pending`, `safe` and
+// `finalized` (and an absent bound) are the head, asked of the pool's eth_blockNumber (deduped with concurrent ones)
+// only when the other bound is a number. The blockHash form names one block and is exempt.
+import { RawResult } from '../../toolkit/rpc/engine.js';
+import { blockRangeTooLarge } from '../errors.js';
+
+type Caller = { call(method: string, params?: readonly unknown[]): Promise<unknown> };
+
+/** A block bound: a number, or 'head' for the tags that mean the chain head. */
+function bound(v: unknown): number | 'head' {
+  if (v === undefined || v === null || v === 'latest' || v === 'pending' || v === 'safe' || v === 'finalized') return 'head';
+  if (v === 'earliest') return 0;
+  if (typeof v === 'string' && /^0x[0-9a-fA-F]+$/.test(v)) return Number(v);
+  return 'head'; // anything else fails the contract's param validation before this runs
+}
+
+async function headOf(pool: Caller): Promise<number> {
+  const r = await pool.call('eth_blockNumber', []);
+  const v = r instanceof RawResult ? (JSON.parse(r.json) as unknown) : r;
+  return typeof v === 'string' ? Number(v) : Number.NaN;
+}
+
+/** Refuses (throws) an eth_getLogs filter wider than `max` blocks; resolves when it may be sent. */
+export async function checkLogsRange(filter: unknown, max: number, pool: Caller): Promise<void> {
+  if (max <= 0 || filter === null || typeof filter !== 'object') return;
+  const f = filter as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown };
+  if (f.blockHash !== undefined) return;
+  const from = bound(f.fromBlock);
+  const to = bound(f.toBlock);
+  if (from === 'head' && to === 'head') return;
+  let head = Number.NaN;
+  if (from === 'head' || to === 'head') head = await headOf(pool);
+  const lo = from === 'head' ? head : from;
+  const hi = to === 'head' ? head : to;
+  if (Number.isNaN(lo) || Number.isNaN(hi)) return; // no head known: the node decides
+  const range = hi - lo + 1;
+  if (range > max) throw blockRangeTooLarge(max, range);
+}
+
+/** The pools with eth_getLogs range-checked (for the forwarder and the filter methods, which query logs too). */
+export function guardLogsRange<P extends Caller>(pools: ReadonlyMap<string, P>, max: number): ReadonlyMap<string, Caller> {
+  if (max <= 0) return pools;
+  const out = new Map<string, Caller>();
+  for (const [network, pool] of pools) {
+    out.set(network, {
+      call(method, params) {
+        if (method !== 'eth_getLogs') return pool.call(method, params);
+        return checkLogsRange(params?.[0], max, pool).then(() => pool.call(method, params));
+      },
+    });
+  }
+  return out;
+}
