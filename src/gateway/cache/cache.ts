@@ -7,8 +7,9 @@
 // Key: method + JSON of the params (the contract's validators already require canonical quantities and tags).
 // Where answers live:
 //   final  → the byte-bounded LRU (./lru.ts), and Redis when configured (shared by replicas);
-//   block  → the LRU, indexed by height: a reorg drops the heights it replaced, finality moves them out of the index,
-//            an idle stop of the tracker drops them all; never in Redis;
+//   block  → the LRU, indexed by height, only at heights whose hash the tracker knows (a head it saw, or a block read
+//            through the cache): a reorg drops the heights it replaced, finality moves them out of the index, an idle
+//            stop of the tracker drops them all; never in Redis;
 //   head   → a map cleared on every new head (at most a quarter of maxBytes), and Redis keyed by head number+hash.
 // Never stored: errors (the pool rejects: nothing to store), `null` (a block or transaction that does not exist yet
 // must not stick), answers of a call during which the head moved (head) or a reorg happened (block).
@@ -169,7 +170,7 @@ export class NetworkCache {
         if (t.finalized !== undefined && e.height <= t.finalized) {
           this.putFinal(key, raw);
           if (redis !== undefined) redis.setFinal(redis.finalKey(this.network, key), raw.json);
-        } else this.putBlock(key, raw, e.height);
+        } else if (this.onChain(method, e.height, raw)) this.putBlock(key, raw, e.height);
         break;
       case 'head':
         if (t.epoch !== epoch) break;
@@ -178,6 +179,17 @@ export class NetworkCache {
         break;
     }
     return res;
+  }
+
+  /** Whether an answer for unfinalized `height` can be watched for reorgs: the tracker knows the hash there (a block
+   *  answer teaches it; one on another fork than the tracker's is not kept). */
+  private onChain(method: string, height: number, r: RawResult): boolean {
+    const t = this.tracker;
+    if (method === 'eth_getBlockByNumber') {
+      const b = JSON.parse(r.json) as { hash?: unknown; number?: unknown };
+      return typeof b.hash === 'string' && b.number === `0x${height.toString(16)}` && t.learn(height, b.hash);
+    }
+    return t.hashAt(height) !== undefined;
   }
 
   private putFinal(key: string, r: RawResult): void {

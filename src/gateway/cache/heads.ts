@@ -73,7 +73,7 @@ export class HeadTracker {
   generation = 0;
   private readonly hashes = new Map<number, string>();
   private timer: NodeJS.Timeout | undefined;
-  private running = false;
+  private current: Promise<void> | undefined;
   private active = false;
   private stopped = false;
   private uses = 0;
@@ -107,33 +107,46 @@ export class HeadTracker {
     if (this.timer !== undefined) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.tick();
+      void this.loop();
     }, ms);
     this.timer.unref();
   }
 
-  /** One poll (exposed for tests); never rejects. */
+  /** The poll loop: one tick per interval while calls come in; after `idleMs` without one it stops and forgets. */
+  private async loop(): Promise<void> {
+    const now = Date.now();
+    if (this.uses !== this.seenUses) {
+      this.seenUses = this.uses;
+      this.idleSince = now;
+    } else if (now - this.idleSince >= this.o.idleMs) {
+      this.active = false;
+      this.reset();
+      return;
+    }
+    await this.tick();
+    if (this.active && !this.stopped) this.schedule(this.o.pollMs);
+  }
+
+  /** One poll now (tests drive the tracker with it); waits for a poll already running first. Never rejects. */
   async tick(): Promise<void> {
-    if (this.running || this.stopped) return;
-    this.running = true;
+    while (this.current !== undefined) await this.current;
+    if (this.stopped) return;
+    const p = this.pollOnce();
+    this.current = p;
     try {
-      const now = Date.now();
-      if (this.uses !== this.seenUses) {
-        this.seenUses = this.uses;
-        this.idleSince = now;
-      } else if (now - this.idleSince >= this.o.idleMs) {
-        this.reset();
-        this.active = false;
-        return;
-      }
+      await p;
+    } finally {
+      this.current = undefined;
+    }
+  }
+
+  private async pollOnce(): Promise<void> {
+    try {
       await this.poll();
     } catch (e) {
       // A position that cannot be checked is no position: nothing head-dependent is cached until a poll succeeds.
       if (this.head !== undefined) this.reset();
       this.o.events.onError?.(e);
-    } finally {
-      this.running = false;
-      if (this.active && !this.stopped) this.schedule(this.o.pollMs);
     }
   }
 
@@ -194,8 +207,11 @@ export class HeadTracker {
       cur = b;
     }
     if (fork !== undefined) {
-      // Walk down the new chain until a remembered hash matches (heights never seen count as replaced).
-      const floor = this.finalized ?? -1;
+      // Walk down the new chain until a remembered hash matches (heights never seen count as replaced; below the
+      // lowest remembered height nothing is cached per height, so the walk ends there).
+      let lowest = Infinity;
+      for (const h of this.hashes.keys()) if (h < lowest) lowest = h;
+      const floor = Math.max(this.finalized ?? -1, lowest - 1);
       let steps = 0;
       for (;;) {
         const h = cur.number - 1;
@@ -217,6 +233,21 @@ export class HeadTracker {
       this.o.events.onReorg(fork);
     }
     this.setHead(l);
+  }
+
+  /** The hash this tracker saw at height `n` (undefined: not seen; the cache keeps no per-height answer there). */
+  hashAt(n: number): string | undefined {
+    return this.hashes.get(n);
+  }
+
+  /** A block hash the node answered for height `n` (a block read through the cache): remembered when the height is
+   *  above the finalized block and not above the head. false when it contradicts the hash already seen there. */
+  learn(n: number, hash: string): boolean {
+    const seen = this.hashes.get(n);
+    if (seen !== undefined) return seen === hash;
+    if (this.head === undefined || n > this.head || n <= (this.finalized ?? -1) || n <= this.head - HISTORY) return false;
+    this.hashes.set(n, hash);
+    return true;
   }
 
   private setHead(l: BlockRef): void {
