@@ -239,17 +239,36 @@ describe('NetworkCache over a real pool and a stand-in node', () => {
     expect(node.count('eth_getBalance') - c0).toBe(2);
   });
 
-  it('the poll runs only while there is traffic: it stops after idleMs and forgets unfinalized answers', async () => {
-    make({ pollMs: 50, idleMs: 300 });
+  it('the poll runs only with traffic: none while idle; after idleMs the next call forgets unfinalized answers', async () => {
+    make({ pollMs: 50, idleMs: 400 });
+    const tagPolls = () => node.count('eth_getBlockByNumber:latest');
     await text(cache.call('eth_getBlockByNumber', [hex(node.head - 1), false])); // head unknown yet: not cached
     await until(() => cache.tracker.head !== undefined);
     await text(cache.call('eth_getBlockByNumber', [hex(node.head - 1), false]));
-    expect(cache.tracker.polling).toBe(true);
-    await until(() => !cache.tracker.polling, 5000);
-    expect(cache.tracker.head).toBeUndefined();
     const c0 = node.count('eth_getBlockByNumber');
+    await text(cache.call('eth_getBlockByNumber', [hex(node.head - 1), false])); // a hit
+    expect(node.count('eth_getBlockByNumber')).toBe(c0);
+    await new Promise((r) => setTimeout(r, 100));
+    const p0 = tagPolls();
+    await new Promise((r) => setTimeout(r, 500)); // no calls: no polls
+    expect(tagPolls()).toBe(p0);
+    // the next call finds the position older than idleMs: forgotten, the unfinalized answer dropped
     await text(cache.call('eth_getBlockByNumber', [hex(node.head - 1), false]));
-    expect(node.count('eth_getBlockByNumber')).toBeGreaterThan(c0);
+    expect(node.count('eth_getBlockByNumber')).toBe(c0 + 1);
+    expect(tagPolls()).toBe(p0 + 1);
+  });
+
+  it('a head answer older than two poll intervals is not served: the head may have moved without a poll', async () => {
+    make({ pollMs: 100, idleMs: 60_000 });
+    cache.call('eth_chainId', []);
+    await until(() => cache.tracker.head !== undefined);
+    await text(cache.call('eth_blockNumber', []));
+    const n0 = node.count('eth_blockNumber');
+    await text(cache.call('eth_blockNumber', []));
+    expect(node.count('eth_blockNumber')).toBe(n0);
+    node.mine();
+    await new Promise((r) => setTimeout(r, 300)); // no traffic, so no poll saw the new block
+    expect(await text(cache.call('eth_blockNumber', []))).toBe(`"${hex(node.head)}"`);
   });
 });
 

@@ -293,11 +293,11 @@ export interface CacheConfig {
    */
   finalityDepth?: number;
   /**
-   * How often a network's head and finalized block are polled while the cache has traffic (ms); 0 = half the network's blockTime, at least 250 ms. Answers cached for the head live at most this much past the next block.
+   * How often a network's head and finalized block are polled (ms), by the cacheable calls themselves: a call starts a poll when the last one is this old (no calls, no polls); 0 = half the network's blockTime, at least 250 ms. Answers cached for the head live at most this much past the next block; a call that finds no poll for twice this long does not get them.
    */
   pollIntervalMs?: number;
   /**
-   * The head poll stops after this long (ms) without a cacheable call (it restarts with the next one); answers for unfinalized blocks are then dropped, since reorgs can no longer be seen.
+   * After this long (ms) without a poll (no cacheable calls), the next call first forgets the chain position and drops the answers for unfinalized blocks: reorgs in between went unseen.
    */
   idleMs?: number;
   /**
@@ -843,14 +843,14 @@ export const configSchema = {
           minimum: 0,
           default: 0,
           description:
-            "How often a network's head and finalized block are polled while the cache has traffic (ms); 0 = half the network's blockTime, at least 250 ms. Answers cached for the head live at most this much past the next block.",
+            "How often a network's head and finalized block are polled (ms), by the cacheable calls themselves: a call starts a poll when the last one is this old (no calls, no polls); 0 = half the network's blockTime, at least 250 ms. Answers cached for the head live at most this much past the next block; a call that finds no poll for twice this long does not get them.",
         },
         idleMs: {
           type: 'integer',
           minimum: 1000,
           default: 60000,
           description:
-            'The head poll stops after this long (ms) without a cacheable call (it restarts with the next one); answers for unfinalized blocks are then dropped, since reorgs can no longer be seen.',
+            'After this long (ms) without a poll (no cacheable calls), the next call first forgets the chain position and drops the answers for unfinalized blocks: reorgs in between went unseen.',
         },
         disabledMethods: {
           type: 'array',

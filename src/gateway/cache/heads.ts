@@ -4,9 +4,11 @@
 // `head - finalityDepth` instead (eRPC's fallback; anvil answers "finalized" as head - 64, "safe" as head - 32).
 //
 // Why its own poll and not the subscription feed's (src/gateway/subscriptions/feed.ts): the feed runs only while
-// someone is subscribed and fetches every block in full (plus logs); the cache needs two headers per tick while there
-// is cacheable traffic. The tracker runs only then: it starts with the first cacheable call and stops after `idleMs`
-// without one (it then forgets its position and tells the cache, which drops what it could no longer check).
+// someone is subscribed and fetches every block in full (plus logs); the cache needs two headers per interval while
+// there is cacheable traffic. The poll is driven by that traffic, with no timer: a cacheable call (`touch`) starts one
+// when the last started `pollMs` ago or more (at most one in flight) — no calls, no polls. A call that finds the last
+// good poll older than 2 × pollMs first invalidates the head answers (the head may have moved meanwhile); older than
+// `idleMs`, it forgets the position altogether (reorgs went unseen: the cache drops its unfinalized answers).
 //
 // Reorgs: the tracker remembers the hash of each head it saw (and of blocks it walked). A new head whose parent is
 // not the remembered hash below it, or a remembered height whose hash changed, starts a walk down the new chain (one
@@ -28,7 +30,7 @@ export interface HeadEvents {
   onReorg(height: number): void;
   /** The finalized block number moved up to `finalized`. */
   onFinalized(finalized: number): void;
-  /** The tracker stopped (idle) or restarted: it knows no position. */
+  /** The tracker forgot its position (idle, or a failed poll). */
   onReset(): void;
   /** A poll failed (upstream down): logged by the owner. */
   onError?(err: unknown): void;
@@ -37,6 +39,7 @@ export interface HeadEvents {
 export interface HeadTrackerOptions {
   upstream: HeadUpstream;
   pollMs: number;
+  /** After this long without a successful poll (no traffic), the position is forgotten. */
   idleMs: number;
   finalityDepth: number;
   events: HeadEvents;
@@ -72,59 +75,31 @@ export class HeadTracker {
   /** Bumped on every reorg and reset (a call that started before must not store a per-height answer). */
   generation = 0;
   private readonly hashes = new Map<number, string>();
-  private timer: NodeJS.Timeout | undefined;
   private current: Promise<void> | undefined;
-  private active = false;
   private stopped = false;
-  private uses = 0;
-  private seenUses = 0;
-  private idleSince = 0;
+  /** performance.now() when the last poll started, and when the last successful one started. */
+  private pollStarted = -Infinity;
+  private polledAt = -Infinity;
 
   constructor(private readonly o: HeadTrackerOptions) {}
 
-  /** A cacheable call: keeps the poll running (starts it when idle). Hot path: an increment, and a branch. */
+  /** A cacheable call: starts a poll when one is due. Hot path: a clock read and a comparison. */
   touch(): void {
-    this.uses++;
-    if (!this.active && !this.stopped) {
-      this.active = true;
-      this.idleSince = Date.now();
-      this.schedule(0);
+    const now = performance.now();
+    if (now - this.pollStarted < this.o.pollMs || this.current !== undefined || this.stopped) return;
+    if (this.head !== undefined && now - this.polledAt > 2 * this.o.pollMs) {
+      if (now - this.polledAt > this.o.idleMs) this.reset();
+      else {
+        this.epoch++;
+        this.o.events.onHead(this.head);
+      }
     }
-  }
-
-  get polling(): boolean {
-    return this.active;
+    this.pollStarted = now;
+    void this.tick();
   }
 
   stop(): void {
     this.stopped = true;
-    this.active = false;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
-  private schedule(ms: number): void {
-    if (this.timer !== undefined) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.loop();
-    }, ms);
-    this.timer.unref();
-  }
-
-  /** The poll loop: one tick per interval while calls come in; after `idleMs` without one it stops and forgets. */
-  private async loop(): Promise<void> {
-    const now = Date.now();
-    if (this.uses !== this.seenUses) {
-      this.seenUses = this.uses;
-      this.idleSince = now;
-    } else if (now - this.idleSince >= this.o.idleMs) {
-      this.active = false;
-      this.reset();
-      return;
-    }
-    await this.tick();
-    if (this.active && !this.stopped) this.schedule(this.o.pollMs);
   }
 
   /** One poll now (tests drive the tracker with it); waits for a poll already running first. Never rejects. */
@@ -141,8 +116,10 @@ export class HeadTracker {
   }
 
   private async pollOnce(): Promise<void> {
+    const t = performance.now();
     try {
       await this.poll();
+      this.polledAt = t;
     } catch (e) {
       // A position that cannot be checked is no position: nothing head-dependent is cached until a poll succeeds.
       if (this.head !== undefined) this.reset();
