@@ -8,12 +8,12 @@
 // Core budget (2 cores): the system under test alone on CPU 0 (anvil in (a), nginx in (b), rpcgate in (c)/(c0)); wrk and
 // — whenever it is the upstream — anvil on CPU 1. Env: BENCH_SECONDS (default 5), BENCH_WARMUP (2), BENCH_CONNECTIONS (32),
 // BENCH_ONLY (e.g. "a,c").
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, cpus as osCpus } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuMicros, have, installCleanup, pin, start, stop, stopAll, waitForOutput, type Managed } from './lib/procs.js';
-import { rpc, startAnvil, startNginx, waitForRpc } from './lib/targets.js';
+import { anvilSystem, nginxSystem, rpc, startAnvil, waitForRpc, type System } from './lib/targets.js';
 import { getBlockWorkload, runWrk, writeScript, type Workload } from './lib/wrk.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -41,13 +41,6 @@ const chainIdWorkload: Workload = {
   bodyLua: `string.format('{"jsonrpc":"2.0","id":%d,"method":"eth_chainId","params":[]}', i)`,
   note: 'identical call every time',
 };
-
-interface System {
-  id: string;
-  label: string;
-  up(): Promise<{ url: string; proc: Managed }>;
-  down(): Promise<void>;
-}
 
 async function main(): Promise<void> {
   for (const cmd of ['nginx', 'wrk', 'taskset']) {
@@ -79,7 +72,6 @@ async function main(): Promise<void> {
   const workloads = [getBlockWorkload(100), receiptWorkload(hashes), chainIdWorkload];
   const scripts = new Map(workloads.map((w) => [w.name, writeScript(tmp, w)]));
 
-  let nginx: Managed | undefined;
   let gate: Managed | undefined;
   const rpcgate = (id: string, label: string, cache: boolean): System => ({
     id,
@@ -110,32 +102,8 @@ async function main(): Promise<void> {
     },
   });
   const systems: System[] = [
-    {
-      id: 'a',
-      label: 'anvil directly',
-      async up() {
-        pin(anvil.proc.pid, SUT_CPU);
-        return { url: anvil.url, proc: anvil.proc };
-      },
-      async down() {
-        pin(anvil.proc.pid, LOAD_CPU);
-      },
-    },
-    {
-      id: 'b',
-      label: 'nginx proxy_pass',
-      async up() {
-        const dir = join(tmp, 'nginx');
-        mkdirSync(dir, { recursive: true });
-        const n = await startNginx(dir, anvil.port, SUT_CPU);
-        nginx = n.proc;
-        return { url: n.url, proc: n.proc };
-      },
-      async down() {
-        if (nginx) await stop(nginx);
-        nginx = undefined;
-      },
-    },
+    anvilSystem(anvil, SUT_CPU, LOAD_CPU, 'anvil directly'),
+    nginxSystem(tmp, anvil.port, SUT_CPU, 'nginx proxy_pass'),
     rpcgate('c', 'rpcgate, cache on', true),
     rpcgate('c0', 'rpcgate, cache off', false),
   ].filter((s) => !ONLY || ONLY.includes(s.id));
