@@ -14,8 +14,8 @@
 // Heights: most calls at or near the head — `latest` (or no block) for most state reads, the last 10 blocks for block
 // reads, receipts of transactions in the last 5 blocks; 5–20 % of each method reads old, finalized history.
 // Popularity: contracts and accounts drawn Zipf-like from small sets (a few tokens and wallets are most of the calls).
-// Core budget: rpcgate alone on CPU 0; this client and the stand-in node on CPU 1. Env: BENCH_SECONDS (default 8),
-// BENCH_WARMUP (2), BENCH_CONNECTIONS (32).
+// Core budget: rpcgate alone on CPU 0; this client and the stand-in node on CPU 1. Env: BENCH_SECONDS per system and
+// round (default 4), BENCH_ROUNDS (3: the systems take turns), BENCH_WARMUP (2), BENCH_CONNECTIONS (32).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -26,7 +26,8 @@ import { waitForRpc } from './lib/targets.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const num = (v: string | undefined, d: number) => (v && Number.isFinite(Number(v)) ? Number(v) : d);
-const SECONDS = num(process.env.BENCH_SECONDS, 8);
+const SECONDS = num(process.env.BENCH_SECONDS, 4);
+const ROUNDS = Math.max(1, Math.floor(num(process.env.BENCH_ROUNDS, 3)));
 const WARMUP = num(process.env.BENCH_WARMUP, 2);
 const CONNECTIONS = num(process.env.BENCH_CONNECTIONS, 32);
 const LATENCY_MS = 20;
@@ -185,7 +186,7 @@ async function main(): Promise<void> {
   const [, nodeUrl, t0s, head0s] = /STANDIN_READY (\S+) (\d+) (\d+)/.exec(node.output())!;
   const headAt = () => Number(head0s) + Math.floor((Date.now() - Number(t0s)) / BLOCK_MS);
   const items = trace();
-  console.log(`rpcgate mix bench: ${CONNECTIONS} closed-loop callers, ${SECONDS}s measured after ${WARMUP}s warm-up; stand-in node ${LATENCY_MS} ms/request, a block per ${BLOCK_MS / 1000}s`);
+  console.log(`rpcgate mix bench: ${CONNECTIONS} closed-loop callers, ${ROUNDS} × ${SECONDS}s measured per system after ${WARMUP}s warm-ups; stand-in node ${LATENCY_MS} ms/request, a block per ${BLOCK_MS / 1000}s`);
   console.log(`  trace: ${TRACE_LEN} calls — ${MIX.map(([m, w]) => `${m} ${w}%`).join(', ')}`);
   console.log(`  cores: rpcgate alone on CPU ${SUT_CPU}; client and stand-in node on CPU ${LOAD_CPU}`);
 
@@ -194,6 +195,9 @@ async function main(): Promise<void> {
       port: 0, host: '127.0.0.1', dataDir: join(tmp, `data-${id}`), keys: [KEY], logLevel: 'warn',
       networks: { mainnet: { upstreams: [nodeUrl], blockTime: BLOCK_MS / 1000 } },
       cache: { enabled: cache },
+      // As many upstream connections as the direct run's client has: with fewer (default 16) calls wait for a free
+      // connection to a 20 ms node, which would measure the pool's size, not the gateway.
+      upstream: { connections: CONNECTIONS },
     };
     const proc = start(`rpcgate ${id}`, process.execPath, ['--import', 'tsx', join(root, 'bench', 'rpcgate-server.ts'), JSON.stringify(input)], { cpus: SUT_CPU, cwd: root, env: { ...process.env, NODE_ENV: 'production' } });
     await waitForOutput(proc, (o) => /RPCGATE_READY \S+\n/.test(o), 60000);
@@ -210,36 +214,47 @@ async function main(): Promise<void> {
     const r = await replay(url, items, SECONDS, headAt);
     const g1 = gateway ? await gatewayCounters(url) : undefined;
     const s1 = await nodeStats(node);
-    results[id] = { ...r, nodeCalls: s1.calls - s0.calls, hits: g1 && g0 ? g1.hits - g0.hits : undefined, gatewayCalls: g1 && g0 ? g1.calls - g0.calls : undefined };
+    const prev = results[id];
+    const add = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? b : a + b);
+    results[id] = prev === undefined
+      ? { ...r, nodeCalls: s1.calls - s0.calls, hits: g1 && g0 ? g1.hits - g0.hits : undefined, gatewayCalls: g1 && g0 ? g1.calls - g0.calls : undefined }
+      : { lat: prev.lat.concat(r.lat), errors: prev.errors + r.errors, calls: prev.calls + r.calls, nodeCalls: prev.nodeCalls + s1.calls - s0.calls,
+          hits: add(prev.hits, g1 && g0 ? g1.hits - g0.hits : undefined), gatewayCalls: add(prev.gatewayCalls, g1 && g0 ? g1.calls - g0.calls : undefined) };
     console.log(`  (${id}) ${r.calls} calls, ${(r.calls / SECONDS).toFixed(0)}/s, p50 ${pct(r.lat, 50).toFixed(2)} ms, p99 ${pct(r.lat, 99).toFixed(2)} ms, errors ${r.errors}, node calls ${s1.calls - s0.calls}`);
   };
 
-  await measure('direct', nodeUrl, false);
-  for (const [id, cache] of [['off', false], ['on', true]] as const) {
-    const g = await gateway(id, cache);
-    try {
-      await measure(`rpcgate cache ${id}`, g.url, true);
-    } finally {
-      await stop(g.proc);
+  // Both gateways up at once (an idle one costs nothing); the three systems measured in turn, ROUNDS times, so that a
+  // shared machine's changing load falls on all three alike. Figures below pool the rounds.
+  const off = await gateway('off', false);
+  const on = await gateway('on', true);
+  try {
+    for (let round = 1; round <= ROUNDS; round++) {
+      if (ROUNDS > 1) console.log(` round ${round}/${ROUNDS}`);
+      await measure('direct', nodeUrl, false);
+      await measure('rpcgate cache off', off.url, true);
+      await measure('rpcgate cache on', on.url, true);
     }
+  } finally {
+    await stop(off.proc);
+    await stop(on.proc);
   }
 
   const d = results.direct;
-  const off = results['rpcgate cache off'];
-  const on = results['rpcgate cache on'];
-  const misses = on.lat.filter((x) => x >= HIT_BELOW_MS);
+  const offR = results['rpcgate cache off'];
+  const onR = results['rpcgate cache on'];
+  const misses = onR.lat.filter((x) => x >= HIT_BELOW_MS);
   const f = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} ms`;
   const verdict = (x: number, goal: number) => (x <= goal ? 'met' : 'NOT met');
   console.log('\ngateway overhead over calling the node directly:');
-  const o50 = pct(off.lat, 50) - pct(d.lat, 50);
-  const o99 = pct(off.lat, 99) - pct(d.lat, 99);
+  const o50 = pct(offR.lat, 50) - pct(d.lat, 50);
+  const o99 = pct(offR.lat, 99) - pct(d.lat, 99);
   console.log(`  cache off, all calls:        p50 ${f(o50)} (goal ≤ 0.3: ${verdict(o50, 0.3)})   p99 ${f(o99)} (goal ≤ 2: ${verdict(o99, 2)})`);
   const m50 = pct(misses, 50) - pct(d.lat, 50);
   const m99 = pct(misses, 99) - pct(d.lat, 99);
   console.log(`  cache on, calls to the node: p50 ${f(m50)} (goal ≤ 0.3: ${verdict(m50, 0.3)})   p99 ${f(m99)} (goal ≤ 2: ${verdict(m99, 2)})`);
-  console.log(`  cache on, all calls:         p50 ${pct(on.lat, 50).toFixed(2)} ms, p99 ${pct(on.lat, 99).toFixed(2)} ms (direct: ${pct(d.lat, 50).toFixed(2)} / ${pct(d.lat, 99).toFixed(2)} ms)`);
-  console.log(`cache hit rate: ${(((on.hits ?? 0) / (on.gatewayCalls || 1)) * 100).toFixed(1)} % of calls (rpcgate's counters: ${on.hits} hits of ${on.gatewayCalls} calls); ${((1 - misses.length / on.calls) * 100).toFixed(1)} % answered in < ${HIT_BELOW_MS} ms`);
-  console.log(`node calls per client call: ${(on.nodeCalls / on.calls).toFixed(3)} with the cache, ${(off.nodeCalls / off.calls).toFixed(3)} without (the pool's dedupe of identical concurrent calls; both include the cache's head poll)`);
+  console.log(`  cache on, all calls:         p50 ${pct(onR.lat, 50).toFixed(2)} ms, p99 ${pct(onR.lat, 99).toFixed(2)} ms (direct: ${pct(d.lat, 50).toFixed(2)} / ${pct(d.lat, 99).toFixed(2)} ms)`);
+  console.log(`cache hit rate: ${(((onR.hits ?? 0) / (onR.gatewayCalls || 1)) * 100).toFixed(1)} % of calls (rpcgate's counters: ${onR.hits} hits of ${onR.gatewayCalls} calls); ${((1 - misses.length / onR.calls) * 100).toFixed(1)} % answered in < ${HIT_BELOW_MS} ms`);
+  console.log(`node calls per client call: ${(onR.nodeCalls / onR.calls).toFixed(3)} with the cache, ${(offR.nodeCalls / offR.calls).toFixed(3)} without (the pool's dedupe of identical concurrent calls; both include the cache's head poll)`);
   await stopAll();
 }
 
