@@ -523,19 +523,7 @@ describe.skipIf(!haveRedisServer && !process.env.CI)('the cache when its Redis f
   const KEY = `static_${randomBytes(8).toString('hex')}`;
   const startRedis = async () => {
     redis = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], { stdio: 'ignore' });
-    const { Redis } = await import('ioredis');
-    await untilAsync(async () => {
-      const r = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      r.on('error', () => undefined);
-      try {
-        await r.connect();
-        return (await r.ping()) === 'PONG';
-      } catch {
-        return false;
-      } finally {
-        r.disconnect();
-      }
-    });
+    await untilAsync(() => redisReachable(`redis://127.0.0.1:${port}`));
   };
   const stopRedis = async () => {
     const r = redis;
