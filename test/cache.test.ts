@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { methods } from '../generated/node/methods.js';
-import { NetworkCache, type NetworkCacheOptions } from '../src/gateway/cache/index.js';
+import { NetworkCache, blockNumberOf, decide, type NetworkCacheOptions } from '../src/gateway/cache/index.js';
 import { defaults } from '../src/gateway/config/config.js';
 import { meaningTable } from '../src/gateway/method-meaning.js';
 import { Metrics } from '../src/gateway/metering/index.js';
@@ -57,6 +57,40 @@ async function post(url: string, method: string, params: unknown[] = []): Promis
 }
 /** The `result` member's text as answered (to compare bytes with the node's). */
 const resultText = (raw: string) => raw.slice(raw.indexOf('"result":') + 9, raw.lastIndexOf('}'));
+
+describe('what an answer may be cached as (policy)', () => {
+  const pos = { head: 100, finalized: 90 };
+  const m = (name: string) => meanings.get(name)!;
+  const H = '0x' + 'aa'.repeat(32);
+  it.each([
+    ['eth_chainId', [], pos, 'final'],
+    ['eth_blockNumber', [], pos, 'head'],
+    ['eth_blockNumber', [], { head: undefined, finalized: undefined }, 'none'],
+    ['eth_getBlockByNumber', ['0x5a', false], pos, 'final'], // 90 = finalized
+    ['eth_getBlockByNumber', ['0x5b', false], pos, 'block'],
+    ['eth_getBlockByNumber', ['0x65', false], pos, 'none'], // above the head: does not exist yet
+    ['eth_getBlockByNumber', ['earliest', false], pos, 'final'],
+    ['eth_getBlockByNumber', ['safe', false], pos, 'head'],
+    ['eth_getBalance', ['0x' + '11'.repeat(20)], pos, 'head'], // absent block = latest
+    ['eth_getBalance', ['0x' + '11'.repeat(20), 'pending'], pos, 'none'],
+    ['eth_getBalance', ['0x' + '11'.repeat(20), H], pos, 'final'],
+    ['eth_getBalance', ['0x' + '11'.repeat(20), { blockHash: H }], pos, 'final'],
+    ['eth_getBalance', ['0x' + '11'.repeat(20), { blockHash: H, requireCanonical: true }], pos, 'none'],
+    ['eth_getBalance', ['0x' + '11'.repeat(20), { blockNumber: '0x10' }], pos, 'final'],
+    ['eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x50' }], pos, 'final'],
+    ['eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x60' }], pos, 'block'],
+    ['eth_getLogs', [{ fromBlock: '0x1' }], pos, 'head'], // toBlock absent = latest
+    ['eth_getLogs', [{ blockHash: H }], pos, 'final'],
+    ['eth_getTransactionReceipt', [H], pos, 'result'],
+    ['eth_sendRawTransaction', ['0x00'], pos, 'none'],
+  ] as const)('%s %j → %s', (name, params, p, kind) => {
+    expect(decide(m(name), params as readonly unknown[], p).kind).toBe(kind);
+  });
+  it('a block height of a block in a receipt is read without parsing; pending transactions have none', () => {
+    expect(blockNumberOf('{"blockHash":"0x1","blockNumber":"0x1f","logs":[]}')).toBe(31);
+    expect(blockNumberOf('{"blockNumber":null,"hash":"0x1"}')).toBeUndefined();
+  });
+});
 
 describe('NetworkCache over a real pool and a stand-in node', () => {
   let node: ChainNode;
