@@ -14,7 +14,7 @@ import { connect } from 'node:net';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { installCleanup, isStopping, start, stop, stopAll, pin, cpuMicros, cpuBusyMicros, have, waitForOutput, type Managed } from './lib/procs.js';
-import { startAnvil, startNginx, waitForRpc } from './lib/targets.js';
+import { anvilSystem, nginxSystem, startAnvil, waitForRpc, type System } from './lib/targets.js';
 import { runWrk, writeScript, blockNumberWorkload, getBlockWorkload, type Workload, type WrkResult } from './lib/wrk.js';
 import { runValidationBench, printValidation, type ValidationReport } from './validation.js';
 
@@ -91,14 +91,6 @@ function poolStats(m: Managed): Promise<PoolStats | null> {
   });
 }
 
-interface System {
-  id: string;
-  label: string;
-  /** Start (or re-pin) and return the URL to load and the PID whose CPU time is the system's. */
-  up(): Promise<{ url: string; proc: Managed }>;
-  down(): Promise<void>;
-}
-
 function preflight(): void {
   const missing: string[] = [];
   if (!have('nginx')) missing.push('nginx');
@@ -130,7 +122,6 @@ async function main(): Promise<void> {
   const workloads: Workload[] = [blockNumberWorkload(), getBlockWorkload(BLOCKS)];
   const scripts = new Map(workloads.map((w) => [w.name, writeScript(tmp, w)]));
 
-  let nginx: Managed | undefined;
   let gate: Managed | undefined;
   const redisPrefix = `rpcgate-bench:${randomBytes(6).toString('hex')}`;
   const rpcgateSystem = (id: string, label: string, coalesce: boolean, auth?: 'memory' | 'redis', codeRoot = root, extra: Record<string, unknown> = {}): System => ({
@@ -184,32 +175,8 @@ async function main(): Promise<void> {
     ['e', 'rpcgate auth, Redis limits', true, 'redis'],
   ];
   const systems: System[] = [
-    {
-      id: 'a',
-      label: 'anvil',
-      async up() {
-        pin(anvil.proc.pid, SUT_CPU);
-        return { url: anvil.url, proc: anvil.proc };
-      },
-      async down() {
-        pin(anvil.proc.pid, LOAD_CPU);
-      },
-    },
-    {
-      id: 'b',
-      label: 'nginx',
-      async up() {
-        const dir = join(tmp, 'nginx');
-        mkdirSync(dir, { recursive: true });
-        const n = await startNginx(dir, anvil.port, SUT_CPU);
-        nginx = n.proc;
-        return { url: n.url, proc: n.proc };
-      },
-      async down() {
-        if (nginx) await stop(nginx);
-        nginx = undefined;
-      },
-    },
+    anvilSystem(anvil, SUT_CPU, LOAD_CPU),
+    nginxSystem(tmp, anvil.port, SUT_CPU),
     ...gates.flatMap(([id, label, coalesce, auth, extra]) => [
       rpcgateSystem(id, label, coalesce, auth, root, extra),
       ...(BASE_ROOT ? [rpcgateSystem(`${id}@base`, `${label} [base]`, coalesce, auth, BASE_ROOT, extra)] : []),

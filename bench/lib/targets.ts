@@ -2,7 +2,8 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { writeFileSync } from 'node:fs';
-import { start, freePort, sleep, type Managed } from './procs.js';
+import { mkdirSync } from 'node:fs';
+import { start, stop, freePort, pin, sleep, type Managed } from './procs.js';
 
 export function anvilBinary(): string {
   const require = createRequire(import.meta.url);
@@ -89,4 +90,48 @@ http {
   const url = `http://127.0.0.1:${port}/`;
   await waitForRpc(url, proc);
   return { proc, url };
+}
+
+/** A system under test of a benchmark: started (or re-pinned) for its runs, then put back. */
+export interface System {
+  id: string;
+  label: string;
+  /** Start (or re-pin) and return the URL to load and the PID whose CPU time is the system's. */
+  up(): Promise<{ url: string; proc: Managed }>;
+  down(): Promise<void>;
+}
+
+/** (a) the anvil itself, pinned to `sutCpu` for its runs and back to `loadCpu` after. */
+export function anvilSystem(anvil: { proc: Managed; url: string }, sutCpu: string, loadCpu: string, label = 'anvil'): System {
+  return {
+    id: 'a',
+    label,
+    async up() {
+      pin(anvil.proc.pid, sutCpu);
+      return { url: anvil.url, proc: anvil.proc };
+    },
+    async down() {
+      pin(anvil.proc.pid, loadCpu);
+    },
+  };
+}
+
+/** (b) nginx proxy_pass to the anvil (config and logs under `dir`/nginx), on `sutCpu`. */
+export function nginxSystem(dir: string, anvilPort: number, sutCpu: string, label = 'nginx'): System {
+  let nginx: Managed | undefined;
+  return {
+    id: 'b',
+    label,
+    async up() {
+      const d = join(dir, 'nginx');
+      mkdirSync(d, { recursive: true });
+      const n = await startNginx(d, anvilPort, sutCpu);
+      nginx = n.proc;
+      return { url: n.url, proc: n.proc };
+    },
+    async down() {
+      if (nginx) await stop(nginx);
+      nginx = undefined;
+    },
+  };
 }

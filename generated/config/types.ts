@@ -117,6 +117,7 @@ export interface Config {
   usageRetention?: UsageRetention;
   filters?: FiltersConfig;
   durability?: DurabilityConfig;
+  cache?: CacheConfig;
 }
 /**
  * JSON-RPC over WebSocket on the node API URLs (ws://…/{network}/v2/{key} and ws://…/{network}/{key}) and eth_subscribe.
@@ -388,6 +389,88 @@ export interface DurabilityConfig {
    */
   storeStatementTimeoutMs?: number;
 }
+/**
+ * Finality-aware response cache of the node API, per network, in front of the upstream pool (README: Response cache). What a method's answer may be cached as comes from its `x-gateway.cache` class in openrpc.json: immutable answers and answers for blocks at or below the finalized block are kept until evicted; answers for newer blocks until a reorg replaces them; answers that depend on the head (`latest`, eth_blockNumber, gas price…) until the next block; errors, `null` answers and `pending` never. A hit still passes access, limits and metering (a counted call) and is counted in rpcgate_cache_requests_total{result="hit"}.
+ */
+export interface CacheConfig {
+  /**
+   * The cache on or off for every network (a network's entry in `networks` overrides it).
+   */
+  enabled?: boolean;
+  /**
+   * In-memory bound per network (bytes of cached answers and keys, estimated); the least recently used answers leave first. 0 = nothing kept in memory (Redis alone, when enabled).
+   */
+  maxBytes?: number;
+  /**
+   * When a node does not answer eth_getBlockByNumber("finalized"): blocks this far below the head count as finalized (eRPC's default is 1024).
+   */
+  finalityDepth?: number;
+  /**
+   * How often a network's head and finalized block are polled (ms), by the cacheable calls themselves: a call starts a poll when the last one is this old (no calls, no polls); 0 = half the network's blockTime, at least 250 ms. Answers cached for the head live at most this much past the next block; a call that finds no poll for twice this long does not get them.
+   */
+  pollIntervalMs?: number;
+  /**
+   * After this long (ms) without a poll (no cacheable calls), the next call first forgets the chain position and drops the answers for unfinalized blocks: reorgs in between went unseen.
+   */
+  idleMs?: number;
+  /**
+   * Methods never cached on any network (always sent to the node), e.g. `eth_call`.
+   */
+  disabledMethods?: string[];
+  redis?: CacheRedisConfig;
+  /**
+   * Per network name: overrides of `enabled`, `maxBytes`, `finalityDepth`, `disabledMethods` (added to the global list).
+   */
+  networks?: {
+    [k: string]: CacheNetworkConfig;
+  };
+}
+/**
+ * A second cache tier in Redis shared by replicas: final answers and head answers (keyed by head number and hash); answers for unfinalized blocks stay in each replica's memory (each replica sees its own reorgs). A failing Redis is a miss, never a failed call.
+ */
+export interface CacheRedisConfig {
+  /**
+   * Use Redis (at `url`, else the top-level `redisUrl`; start fails when neither is set).
+   */
+  enabled?: boolean;
+  /**
+   * Redis of the cache; absent = the top-level `redisUrl`.
+   */
+  url?: string;
+  /**
+   * Key prefix (`<prefix>:<network>:f:…` final, `<prefix>:<network>:h:…` head).
+   */
+  prefix?: string;
+  /**
+   * Expiry of final answers in Redis (seconds); 0 = none (then bound Redis with its own maxmemory policy).
+   */
+  finalTtlSeconds?: number;
+  /**
+   * Expiry of head answers in Redis (ms); 0 = the network's blockTime.
+   */
+  headTtlMs?: number;
+}
+/**
+ * The cache settings of one network (absent fields: the global ones).
+ */
+export interface CacheNetworkConfig {
+  /**
+   * The cache on or off for this network.
+   */
+  enabled?: boolean;
+  /**
+   * In-memory bound of this network (bytes).
+   */
+  maxBytes?: number;
+  /**
+   * Fallback finality depth of this network (blocks).
+   */
+  finalityDepth?: number;
+  /**
+   * Methods never cached on this network, besides the global list.
+   */
+  disabledMethods?: string[];
+}
 
 /** The JSON Schema of {@link Config} (contracts/config.schema.json). */
 export const configSchema = {
@@ -563,6 +646,7 @@ export const configSchema = {
     usageRetention: { $ref: '#/definitions/UsageRetention' },
     filters: { $ref: '#/definitions/FiltersConfig' },
     durability: { $ref: '#/definitions/DurabilityConfig' },
+    cache: { $ref: '#/definitions/CacheConfig' },
   },
   definitions: {
     KeyString: {
@@ -1028,6 +1112,131 @@ export const configSchema = {
         minuteRetentionMs: { type: 'integer', minimum: 0 },
         hourRetentionMs: { type: 'integer', minimum: 0 },
         dayRetentionMs: { type: 'integer', minimum: 0 },
+      },
+    },
+    CacheConfig: {
+      title: 'CacheConfig',
+      type: 'object',
+      additionalProperties: false,
+      default: {
+        enabled: true,
+        maxBytes: 67108864,
+        finalityDepth: 1024,
+        pollIntervalMs: 0,
+        idleMs: 60000,
+        disabledMethods: [],
+        redis: { enabled: false, prefix: 'rpcgate:cache', finalTtlSeconds: 86400, headTtlMs: 0 },
+        networks: {},
+      },
+      description:
+        'Finality-aware response cache of the node API, per network, in front of the upstream pool (README: Response cache). What a method\'s answer may be cached as comes from its `x-gateway.cache` class in openrpc.json: immutable answers and answers for blocks at or below the finalized block are kept until evicted; answers for newer blocks until a reorg replaces them; answers that depend on the head (`latest`, eth_blockNumber, gas price…) until the next block; errors, `null` answers and `pending` never. A hit still passes access, limits and metering (a counted call) and is counted in rpcgate_cache_requests_total{result="hit"}.',
+      properties: {
+        enabled: {
+          type: 'boolean',
+          default: true,
+          description: "The cache on or off for every network (a network's entry in `networks` overrides it).",
+        },
+        maxBytes: {
+          type: 'integer',
+          minimum: 0,
+          default: 67108864,
+          description:
+            'In-memory bound per network (bytes of cached answers and keys, estimated); the least recently used answers leave first. 0 = nothing kept in memory (Redis alone, when enabled).',
+        },
+        finalityDepth: {
+          type: 'integer',
+          minimum: 1,
+          default: 1024,
+          description:
+            'When a node does not answer eth_getBlockByNumber("finalized"): blocks this far below the head count as finalized (eRPC\'s default is 1024).',
+        },
+        pollIntervalMs: {
+          type: 'integer',
+          minimum: 0,
+          default: 0,
+          description:
+            "How often a network's head and finalized block are polled (ms), by the cacheable calls themselves: a call starts a poll when the last one is this old (no calls, no polls); 0 = half the network's blockTime, at least 250 ms. Answers cached for the head live at most this much past the next block; a call that finds no poll for twice this long does not get them.",
+        },
+        idleMs: {
+          type: 'integer',
+          minimum: 1000,
+          default: 60000,
+          description:
+            'After this long (ms) without a poll (no cacheable calls), the next call first forgets the chain position and drops the answers for unfinalized blocks: reorgs in between went unseen.',
+        },
+        disabledMethods: {
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+          default: [],
+          description: 'Methods never cached on any network (always sent to the node), e.g. `eth_call`.',
+        },
+        redis: { $ref: '#/definitions/CacheRedisConfig' },
+        networks: {
+          type: 'object',
+          default: {},
+          description:
+            'Per network name: overrides of `enabled`, `maxBytes`, `finalityDepth`, `disabledMethods` (added to the global list).',
+          additionalProperties: { $ref: '#/definitions/CacheNetworkConfig' },
+        },
+      },
+    },
+    CacheRedisConfig: {
+      title: 'CacheRedisConfig',
+      type: 'object',
+      additionalProperties: false,
+      default: { enabled: false, prefix: 'rpcgate:cache', finalTtlSeconds: 86400, headTtlMs: 0 },
+      description:
+        "A second cache tier in Redis shared by replicas: final answers and head answers (keyed by head number and hash); answers for unfinalized blocks stay in each replica's memory (each replica sees its own reorgs). A failing Redis is a miss, never a failed call.",
+      properties: {
+        enabled: {
+          type: 'boolean',
+          default: false,
+          description: 'Use Redis (at `url`, else the top-level `redisUrl`; start fails when neither is set).',
+        },
+        url: {
+          type: 'string',
+          pattern: '^rediss?://',
+          description: 'Redis of the cache; absent = the top-level `redisUrl`.',
+        },
+        prefix: {
+          type: 'string',
+          minLength: 1,
+          default: 'rpcgate:cache',
+          description: 'Key prefix (`<prefix>:<network>:f:…` final, `<prefix>:<network>:h:…` head).',
+        },
+        finalTtlSeconds: {
+          type: 'integer',
+          minimum: 0,
+          default: 86400,
+          description:
+            'Expiry of final answers in Redis (seconds); 0 = none (then bound Redis with its own maxmemory policy).',
+        },
+        headTtlMs: {
+          type: 'integer',
+          minimum: 0,
+          default: 0,
+          description: "Expiry of head answers in Redis (ms); 0 = the network's blockTime.",
+        },
+      },
+    },
+    CacheNetworkConfig: {
+      title: 'CacheNetworkConfig',
+      type: 'object',
+      additionalProperties: false,
+      description: 'The cache settings of one network (absent fields: the global ones).',
+      properties: {
+        enabled: { type: 'boolean', description: 'The cache on or off for this network.' },
+        maxBytes: { type: 'integer', minimum: 0, description: 'In-memory bound of this network (bytes).' },
+        finalityDepth: {
+          type: 'integer',
+          minimum: 1,
+          description: 'Fallback finality depth of this network (blocks).',
+        },
+        disabledMethods: {
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+          description: 'Methods never cached on this network, besides the global list.',
+        },
       },
     },
   },

@@ -22,6 +22,8 @@ export interface MetricsOptions {
   websocketConnections?: () => Record<string, number>;
   /** Active eth_subscribe subscriptions by network and kind, read at scrape time. */
   subscriptionsActive?: () => Record<string, Record<string, number>>;
+  /** Bytes the response cache holds in memory, by network, read at scrape time. */
+  cacheBytes?: () => Record<string, number>;
   /** Also collect prom-client's default process metrics (CPU, memory, event loop lag) into this registry. */
   processMetrics?: boolean;
 }
@@ -125,6 +127,8 @@ export class Metrics {
   private readonly usageDropped: Counter;
   private readonly usageFlushFailures: Counter;
   private readonly notificationsByNet = new Map<string, number>();
+  /** Response cache lookups: network → method → [hits, misses] (plain numbers: the hot path). */
+  private readonly cacheByNet = new Map<string, Map<string, [number, number]>>();
 
   constructor(opts: MetricsOptions = {}) {
     const registers = [this.registry];
@@ -243,6 +247,32 @@ export class Metrics {
         for (const [network, n] of notificationsByNet) this.inc({ network }, n);
       },
     });
+    const cacheByNet = this.cacheByNet;
+    new Counter({
+      name: 'rpcgate_cache_requests_total',
+      help: 'Response cache lookups of node API calls by network, method and result (hit: answered from the cache; miss: sent to the node).',
+      labelNames: ['network', 'method', 'result'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [network, byMethod] of cacheByNet)
+          for (const [method, [hit, miss]] of byMethod) {
+            this.inc({ network, method, result: 'hit' }, hit);
+            this.inc({ network, method, result: 'miss' }, miss);
+          }
+      },
+    });
+    const cacheBytes = opts.cacheBytes;
+    new Gauge({
+      name: 'rpcgate_cache_bytes',
+      help: 'Bytes of answers the response cache holds in memory (estimated), by network.',
+      labelNames: ['network'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [network, n] of Object.entries(cacheBytes?.() ?? {})) this.set({ network }, n);
+      },
+    });
     if (opts.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'rpcgate_' });
   }
 
@@ -301,6 +331,15 @@ export class Metrics {
   /** `n` eth_subscription notifications delivered on `network` (a plain number: notifications are a hot path). */
   notificationsDelivered(network: string, n: number): void {
     this.notificationsByNet.set(network, (this.notificationsByNet.get(network) ?? 0) + n);
+  }
+
+  /** A response cache lookup (src/gateway/cache): `method` is a contract method (bounded labels). */
+  cacheLookup(network: string, method: string, hit: boolean): void {
+    let byMethod = this.cacheByNet.get(network);
+    if (byMethod === undefined) this.cacheByNet.set(network, (byMethod = new Map()));
+    let c = byMethod.get(method);
+    if (c === undefined) byMethod.set(method, (c = [0, 0]));
+    c[hit ? 0 : 1]++;
   }
 
   /** Used by the Meter. */

@@ -2,6 +2,8 @@
 // network's upstream pool (no code per method: adding one is a contract edit), and every `local` method is answered
 // by a handler here — rpc.discover, with the contract (serialised once at start, spliced in as raw JSON), and the
 // filter methods (eth_newFilter & co.), kept by the gateway in a FilterStore (src/gateway/filters).
+// With a response cache (src/gateway/cache) for the call's network, a forwarded call asks it first: it answers from
+// the cache or calls the pool itself (the engine's admission and observer run around either: hits are counted calls).
 // A local method without a handler stops the service at start (routeHandlers), never a -32601 at call time.
 import { methods } from '../../../generated/node/methods.js';
 import { RawResult, type CallContext, type Handler, type Handlers } from '../../toolkit/rpc/engine.js';
@@ -10,8 +12,9 @@ import { internalError } from '../../toolkit/rpc/errors.js';
 import { createFilterHandlers, type FilterStore } from '../filters/index.js';
 import { meaningOf, type LocalMethodName } from '../method-meaning.js';
 import type { UpstreamPool } from '../upstream/pool.js';
+import type { NetworkCache } from '../cache/index.js';
 import { notificationsNotSupported, type SocketCallContext, type Subscriptions } from '../subscriptions/index.js';
-import { guardLogsRange } from './logs-range.js';
+import { guardLogsRange, rangeChecked } from './logs-range.js';
 
 export type NodeMethods = typeof methods;
 
@@ -26,6 +29,8 @@ export interface NodeHandlerOptions {
   subscriptions?: Subscriptions;
   /** Most blocks one eth_getLogs may span (upstream.getLogsMaxBlockRange; 0 or absent = no cap). */
   getLogsMaxBlockRange?: number;
+  /** Response cache per network (networks without one forward straight to the pool). */
+  caches?: ReadonlyMap<string, Pick<NetworkCache, 'call' | 'caches'>>;
 }
 
 export function createNodeHandlers(opts: NodeHandlerOptions): Handlers<NodeMethods> {
@@ -36,7 +41,10 @@ export function createNodeHandlers(opts: NodeHandlerOptions): Handlers<NodeMetho
     ...createFilterHandlers({ store: opts.filters.store, maxPerKey: opts.filters.maxPerKey, pools }),
     ...subscriptionHandlers(opts.subscriptions),
   };
-  return routeHandlers(methods, local, forwarder(pools));
+  // The range cap comes before the cache: a refused query is refused whether or not an answer is cached.
+  const forward = forwarder(opts.pools, opts.caches);
+  const max = opts.getLogsMaxBlockRange ?? 0;
+  return routeHandlers(methods, local, (name) => (name === 'eth_getLogs' && max > 0 ? rangeChecked(forward(name), max, opts.pools) : forward(name)));
 }
 
 /** eth_subscribe / eth_unsubscribe: served on a WebSocket connection (ctx.socket), -32601 over HTTP as geth does. */
@@ -53,15 +61,23 @@ function subscriptionHandlers(subs: Subscriptions | undefined): Record<'eth_subs
   };
 }
 
-/** The forwarding handler of one method: the pool of the call's network. One closure per method (created once), so
- *  the hot path does a map lookup and a call. */
-export function forwarder(pools: ReadonlyMap<string, Pick<UpstreamPool, 'call'>>): (name: string) => Handler<unknown> {
-  return (name) =>
-    ((params: readonly unknown[] | undefined, ctx: CallContext) => {
+/** The forwarding handler of one method: the pool of the call's network, behind its response cache when the method is
+ *  cached there. One closure per method (created once), so the hot path does a map lookup or two and a call. */
+export function forwarder(
+  pools: ReadonlyMap<string, Pick<UpstreamPool, 'call'>>,
+  caches?: ReadonlyMap<string, Pick<NetworkCache, 'call' | 'caches'>>,
+): (name: string) => Handler<unknown> {
+  return (name) => {
+    // Only the networks whose cache looks at this method at all.
+    const cached = new Map([...(caches ?? [])].filter(([, c]) => c.caches(name)));
+    return ((params: readonly unknown[] | undefined, ctx: CallContext) => {
+      const cache = cached.size === 0 || ctx.network === undefined ? undefined : cached.get(ctx.network);
+      if (cache !== undefined) return cache.call(name, params);
       const pool = ctx.network === undefined ? undefined : pools.get(ctx.network);
       if (pool === undefined) throw internalError({ reason: `no upstream pool for network ${String(ctx.network)}` });
       return pool.call(name, params);
     }) as Handler<unknown>;
+  };
 }
 
 /** The handler of every method of `table` by its meaning: `forward` → `forward(name)`, `local` → `local[name]`.

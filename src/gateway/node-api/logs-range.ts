@@ -4,6 +4,7 @@
 // `finalized` (and an absent bound) are the head, asked of the pool's eth_blockNumber (deduped with concurrent ones)
 // only when the other bound is a number. The blockHash form names one block and is exempt.
 import { RawResult } from '../../toolkit/rpc/engine.js';
+import type { Handler } from '../../toolkit/rpc/engine.js';
 import { blockRangeTooLarge } from '../errors.js';
 
 type Caller = { call(method: string, params?: readonly unknown[]): Promise<unknown> };
@@ -52,4 +53,14 @@ export function guardLogsRange<P extends Caller>(pools: ReadonlyMap<string, P>, 
     });
   }
   return out;
+}
+
+/** An eth_getLogs handler (forwarded, perhaps through the cache) behind the range check; the head comes from the
+ *  call's network pool. */
+export function rangeChecked(handler: Handler<unknown>, max: number, pools: ReadonlyMap<string, Caller>): Handler<unknown> {
+  return (params, ctx) => {
+    const pool = ctx.network === undefined ? undefined : pools.get(ctx.network);
+    if (pool === undefined) return handler(params, ctx);
+    return checkLogsRange((params as readonly unknown[] | undefined)?.[0], max, pool).then(() => handler(params, ctx));
+  };
 }

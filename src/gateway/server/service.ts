@@ -26,6 +26,7 @@ import { chainNetworks, devKeyEnabled, loadConfig, trustProxyHops, type Config, 
 import { createLimiter, type Limiter } from '../limits/index.js';
 import { createFilterStore, type FilterStore } from '../filters/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
+import { createResponseCaches, type ResponseCaches } from '../cache/index.js';
 import { meaningTable } from '../method-meaning.js';
 import { Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
 import { createHttpServer } from '../../toolkit/http/server.js';
@@ -83,6 +84,8 @@ export interface RunningService {
   meter: Meter | undefined;
   /** The /metrics registry. */
   metrics: Metrics;
+  /** The response cache per network (src/gateway/cache; a network with the cache off has none). */
+  caches: ResponseCaches['networks'];
   config: Config;
   logger: Logger;
   /** The node API's WebSocket connections and eth_subscribe subscriptions on this replica. */
@@ -137,6 +140,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
   let stopped: Promise<void> | undefined;
   let sockets: NodeWebSockets | undefined;
   let subscriptions: Subscriptions | undefined;
+  let caches: ResponseCaches | undefined;
   let staticKeyCount = 0;
   // One registry per service; active keys are read at scrape time from the key sources.
   const metrics = new Metrics({
@@ -145,6 +149,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     networks: Object.keys(config.networks),
     websocketConnections: () => sockets?.perNetwork() ?? {},
     subscriptionsActive: () => subscriptions?.byNetworkAndKind() ?? {},
+    cacheBytes: () => caches?.bytes() ?? {},
   });
 
   const stop = (): Promise<void> =>
@@ -170,6 +175,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
           }, DRAIN_MS);
         });
       }
+      await caches?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the response cache failed'));
       await Promise.all([...pools.values()].map((p) => p.close()));
       await Promise.all(chains.map((c) => c.stop()));
       // Final flush (the current minute included) after the last answered call, before the store closes.
@@ -268,6 +274,8 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       if (healthy) logger.info({ network, upstream: redact(url), circuit: 'closed' }, 'upstream healthy again (circuit closed)');
       else logger.warn({ network, upstream: redact(url), circuit: 'open', reason }, 'upstream marked down (circuit open)');
     }, metrics, meaningTable(methods))) pools.set(name, pool);
+    // The response cache in front of each network's pool (config `cache`).
+    caches = createResponseCaches({ config, upstreams: pools, meanings: meaningTable(methods), metrics, logger });
 
     const staticKeys = new ConfigKeyStore(config.keys);
     let key = '';
@@ -302,7 +310,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     const engine = createEngine<typeof methods, AccessContext>({
       methods,
       validators,
-      handlers: createNodeHandlers({ pools, contractJson, filters: { store: filterStore, maxPerKey: config.filters?.maxPerKey ?? 100 }, subscriptions: subs, getLogsMaxBlockRange: config.upstream.getLogsMaxBlockRange }),
+      handlers: createNodeHandlers({ pools, contractJson, filters: { store: filterStore, maxPerKey: config.filters?.maxPerKey ?? 100 }, subscriptions: subs, getLogsMaxBlockRange: config.upstream.getLogsMaxBlockRange, caches: caches.networks }),
       options: { maxBatchSize: config.maxBatchSize, strictResults: config.strictResults },
       onError: (err, info) => logger.error({ err, method: info.method, rid: info.ctx.requestId }, 'unexpected error in a call'),
       admit: createAdmission(lim, onLimiterError),
@@ -369,7 +377,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     for (const name of Object.keys(config.networks)) urls[name] = { A: `${url}/${name}/v2/${key}`, B: `${url}/${name}/${key}` };
     const seeded: Record<string, SeededChain> = {};
     for (const c of chains) seeded[c.network] = c.seeded;
-    return { url, urls, docsUrl: `${url}/docs/`, key, devKey, networks, seeded, pools, keys, access, store, secret, limiter: lim, meter, metrics, config, logger, stop,
+    return { url, urls, docsUrl: `${url}/docs/`, key, devKey, networks, seeded, pools, keys, access, store, secret, limiter: lim, meter, metrics, caches: caches.networks, config, logger, stop,
       websockets: { connections: () => sockets?.size ?? 0, perNetwork: () => sockets?.perNetwork() ?? {}, subscriptions: () => subscriptions?.size ?? 0 } };
   } catch (e) {
     await stop().catch(() => undefined);

@@ -1,0 +1,108 @@
+// The node API's finality-aware response cache: one NetworkCache per network (./cache.ts) built from the config's
+// `cache` block (contracts/config.schema.json CacheConfig), optionally backed by Redis (./redis.ts).
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import type { GatewayMeaning } from '../method-meaning.js';
+import { NetworkCache, type CacheMetrics, type CacheUpstream } from './cache.js';
+import { RedisTier } from './redis.js';
+
+export { NetworkCache, type CacheMetrics, type CacheUpstream, type NetworkCacheOptions } from './cache.js';
+export { HeadTracker, type HeadEvents, type HeadUpstream } from './heads.js';
+export { ByteLru } from './lru.js';
+export { RedisTier } from './redis.js';
+export { decide, decideByResult, blockNumberOf, type Decision, type Position } from './policy.js';
+
+/** The settings of the `cache` block with every default filled in (the schema's defaults; a partial block merges). */
+export function cacheSettings(config: Pick<Config, 'cache'>) {
+  const c = config.cache ?? {};
+  return {
+    enabled: c.enabled ?? true,
+    maxBytes: c.maxBytes ?? 64 * 1024 * 1024,
+    finalityDepth: c.finalityDepth ?? 1024,
+    pollIntervalMs: c.pollIntervalMs ?? 0,
+    idleMs: c.idleMs ?? 60_000,
+    disabledMethods: c.disabledMethods ?? [],
+    redis: {
+      enabled: c.redis?.enabled ?? false,
+      url: c.redis?.url,
+      prefix: c.redis?.prefix ?? 'rpcgate:cache',
+      finalTtlSeconds: c.redis?.finalTtlSeconds ?? 86400,
+      headTtlMs: c.redis?.headTtlMs ?? 0,
+    },
+    networks: c.networks ?? {},
+  };
+}
+
+export interface ResponseCaches {
+  /** Per network with the cache on. */
+  readonly networks: ReadonlyMap<string, NetworkCache>;
+  /** Bytes in memory per network (for /metrics). */
+  bytes(): Record<string, number>;
+  close(): Promise<void>;
+}
+
+export interface CreateCachesOptions {
+  config: Pick<Config, 'cache' | 'networks' | 'redisUrl'>;
+  upstreams: ReadonlyMap<string, CacheUpstream>;
+  meanings: ReadonlyMap<string, GatewayMeaning>;
+  metrics?: CacheMetrics;
+  logger?: Logger;
+}
+
+/** The caches of every network whose cache is on (none: an empty map). Throws on a Redis tier without a URL. */
+export function createResponseCaches(o: CreateCachesOptions): ResponseCaches {
+  const s = cacheSettings(o.config);
+  const log = o.logger;
+  // Failures are logged at most every 10 s per kind: a down Redis or node must not flood the log.
+  const lastLog = new Map<string, number>();
+  const warn = (what: string, fields: Record<string, unknown>, msg: string) => {
+    const now = Date.now();
+    if (now - (lastLog.get(what) ?? 0) < 10_000) return;
+    lastLog.set(what, now);
+    log?.warn(fields, msg);
+  };
+  let redis: RedisTier | undefined;
+  const networks = new Map<string, NetworkCache>();
+  for (const [name, n] of Object.entries(o.config.networks)) {
+    const over = s.networks[name] ?? {};
+    if (!(over.enabled ?? s.enabled)) continue;
+    const upstream = o.upstreams.get(name);
+    if (upstream === undefined) continue;
+    if (s.redis.enabled && redis === undefined) {
+      const url = s.redis.url ?? o.config.redisUrl;
+      if (url === undefined) throw new Error('cache.redis.enabled needs cache.redis.url or redisUrl');
+      redis = new RedisTier({
+        url,
+        prefix: s.redis.prefix,
+        finalTtlSeconds: s.redis.finalTtlSeconds,
+        // One TTL for every network: the slowest block time when not set.
+        headTtlMs: s.redis.headTtlMs || Math.max(...Object.values(o.config.networks).map((x) => x.blockTime * 1000)),
+        onError: (err) => warn('redis', { err }, 'cache: Redis failing; cache lookups there count as misses until it is back'),
+      });
+    }
+    networks.set(
+      name,
+      new NetworkCache({
+        network: name,
+        upstream,
+        meanings: o.meanings,
+        disabled: new Set([...s.disabledMethods, ...(over.disabledMethods ?? [])]),
+        maxBytes: over.maxBytes ?? s.maxBytes,
+        finalityDepth: over.finalityDepth ?? s.finalityDepth,
+        pollMs: s.pollIntervalMs || Math.max(250, n.blockTime * 500),
+        idleMs: s.idleMs,
+        redis,
+        metrics: o.metrics,
+        onPollError: (err) => warn(`poll:${name}`, { err, network: name }, 'cache: head poll failed; head-dependent answers are not cached until it succeeds'),
+      }),
+    );
+  }
+  return {
+    networks,
+    bytes: () => Object.fromEntries([...networks].map(([n, c]) => [n, c.bytes])),
+    async close() {
+      for (const c of networks.values()) c.stop();
+      await redis?.close();
+    },
+  };
+}

@@ -1,0 +1,77 @@
+// The shared tier of the response cache: final and head answers in Redis, so replicas serve each other's answers.
+// A Redis failure is a miss, never a failed call: commands time out fast, nothing queues while disconnected
+// (enableOfflineQueue off), and the owner is told (it logs at most every few seconds).
+// Keys: `<prefix>:<network>:f:<method+params>` (final; TTL `finalTtlSeconds`, 0 = none) and
+// `<prefix>:<network>:h:<head number>:<head hash>:<method+params>` (head; TTL `headTtlMs`). method+params longer than
+// 200 characters (eth_call data…) are replaced by their SHA-256.
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+
+export interface RedisTierOptions {
+  url: string;
+  prefix: string;
+  finalTtlSeconds: number;
+  headTtlMs: number;
+  commandTimeoutMs?: number;
+  onError?: (err: unknown) => void;
+}
+
+export class RedisTier {
+  readonly client: Redis;
+  private readonly onError: (err: unknown) => void;
+
+  constructor(private readonly o: RedisTierOptions) {
+    this.onError = o.onError ?? (() => undefined);
+    this.client = new Redis(o.url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: o.commandTimeoutMs ?? 250,
+      enableAutoPipelining: true,
+      // Reconnect forever with a capped back-off: the cache comes back by itself.
+      retryStrategy: (times) => Math.min(times * 200, 2000),
+    });
+    this.client.on('error', (e: unknown) => this.onError(e));
+  }
+
+  private static digest(key: string): string {
+    return key.length <= 200 ? key : createHash('sha256').update(key).digest('base64url');
+  }
+
+  finalKey(network: string, key: string): string {
+    return `${this.o.prefix}:${network}:f:${RedisTier.digest(key)}`;
+  }
+
+  headKey(network: string, head: number, headHash: string, key: string): string {
+    return `${this.o.prefix}:${network}:h:${head}:${headHash}:${RedisTier.digest(key)}`;
+  }
+
+  /** The stored answer, or null (absent, or Redis failing). */
+  async get(key: string): Promise<string | null> {
+    if (this.client.status !== 'ready') return null;
+    try {
+      return await this.client.get(key);
+    } catch (e) {
+      this.onError(e);
+      return null;
+    }
+  }
+
+  setFinal(key: string, json: string): void {
+    if (this.client.status !== 'ready') return;
+    const p = this.o.finalTtlSeconds > 0 ? this.client.set(key, json, 'EX', this.o.finalTtlSeconds) : this.client.set(key, json);
+    p.catch((e: unknown) => this.onError(e));
+  }
+
+  setHead(key: string, json: string): void {
+    if (this.client.status !== 'ready') return;
+    this.client.set(key, json, 'PX', this.o.headTtlMs).catch((e: unknown) => this.onError(e));
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.client.quit();
+    } catch {
+      this.client.disconnect();
+    }
+  }
+}
