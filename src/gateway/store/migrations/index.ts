@@ -5,12 +5,14 @@ import type { Dialect } from '../db.js';
 import { initial } from './0001_initial.js';
 import { usage } from './0002_usage.js';
 import { anyNetwork } from './0003_any_network.js';
+import { jwtLifetime } from './0005_jwt_lifetime.js';
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001_initial': initial(dialect),
     '0002_usage': usage(dialect),
     '0003_any_network': anyNetwork(dialect),
+    '0005_jwt_lifetime': jwtLifetime(),
   };
 }
 
