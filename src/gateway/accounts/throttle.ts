@@ -84,6 +84,8 @@ export class HashGate {
   done = 0;
   /** Calls refused because the gate was full. */
   refused = 0;
+  /** Most hashes that ran at once. */
+  peak = 0;
 
   constructor(
     readonly concurrency: number,
@@ -107,7 +109,7 @@ export class HashGate {
 
   private enter(): Promise<void> {
     if (this.active < this.concurrency) {
-      this.active++;
+      this.peak = Math.max(this.peak, ++this.active);
       return Promise.resolve();
     }
     return new Promise((resolve) => this.waiting.push(resolve));
@@ -201,6 +203,11 @@ export class AccountThrottle {
 
   async beforeSignUp(ip: string | undefined): Promise<void> {
     await this.consume([[this.signupIp, AccountThrottle.ipKey(ip)]]);
+  }
+
+  /** True when the counters are shared right now (Redis configured and connected). */
+  get shared(): boolean {
+    return this.redis?.status === 'ready';
   }
 
   async close(): Promise<void> {
