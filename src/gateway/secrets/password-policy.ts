@@ -49,9 +49,10 @@ function loadZxcvbn(): Promise<Strength | undefined> {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const toStrength = (r: any) => ({ score: Number(r.score), warning: typeof r.feedback?.warning === 'string' && r.feedback.warning !== '' ? r.feedback.warning : undefined });
+// Without a language package the warning is a translation key (`similarToCommon`): shown only when it is a sentence.
+const toStrength = (r: any) => ({ score: Number(r.score), warning: typeof r.feedback?.warning === 'string' && r.feedback.warning.includes(' ') ? r.feedback.warning : undefined });
 
-/** True when the zxcvbn-ts estimator is installed and used. */
+/** True when the zxcvbn-ts estimator is installed and used (also loads it: call at start, the first sign-up is then not slower). */
 export async function strengthEstimatorAvailable(): Promise<boolean> {
   return (await loadZxcvbn()) !== undefined;
 }
