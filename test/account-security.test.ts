@@ -326,6 +326,19 @@ describe('item 3: lockout per (email, IP)', () => {
   }, 60_000);
 });
 
+describe('item 3: IPv6 clients are counted by /64', () => {
+  it('two addresses of one /64 share the (email, IP) lock; another /64 does not', async () => {
+    const svc = await start({ trustProxy: 1, accountSecurity: { failedLoginsPerEmailIp: 2 } });
+    const email = `v6-${rnd()}@example.com`;
+    await signUp(svc, email);
+    expect((await logIn(svc, email, 'wrong guess one', '2001:db8:aa:1::1')).status).toBe(401);
+    expect((await logIn(svc, email, 'wrong guess two', '2001:db8:aa:1:ffff::2')).status).toBe(401);
+    const third = await logIn(svc, email, PASSWORD, '2001:db8:aa:1:1234:5678:9abc:def0');
+    expect([third.status, third.body.error.data.scope]).toEqual([429, 'email+ip']);
+    expect((await logIn(svc, email, PASSWORD, '2001:db8:aa:2::1')).status).toBe(200);
+  }, 60_000);
+});
+
 describe('item 7: password strength', () => {
   it('zxcvbn-ts (@zxcvbn-ts/core + language-common) is installed and refuses what the rules alone let through', async () => {
     expect(await strengthEstimatorAvailable()).toBe(true);

@@ -13,6 +13,7 @@
 // Password hashing (argon2id, ~20 ms of CPU and 19 MiB each) runs on libuv's threadpool, the same 4 threads that
 // serve file reads: a flood of log-ins starved GET /docs and the node API. HashGate lets `concurrency` hashes run
 // (default half the CPUs) and `queue` wait; beyond that the call is refused at once (429, Retry-After) before any hash.
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -75,6 +76,19 @@ export const oneCredentialCallPerRequest: AdmitFn = (calls) => {
     ),
   };
 };
+
+/** The throttles' key for a client address: IPv4 as is (also when IPv4-mapped), IPv6 by its /64 — one host usually
+ *  holds a whole /64, so counting single IPv6 addresses would let it rotate past every per-IP limit. */
+export function clientKey(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped !== null) return mapped[1];
+  if (isIP(ip) !== 6) return ip;
+  const [head, tail] = ip.toLowerCase().split('%')[0].split('::');
+  const h = head === '' ? [] : head.split(':');
+  const t = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
 
 /** Bounded concurrency for password hashing: `run` answers undefined (refuse) when every slot and queue place is taken. */
 export class HashGate {
@@ -182,7 +196,7 @@ export class AccountThrottle {
   }
 
   private static ipKey(ip: string | undefined): string {
-    return ip ?? 'unknown';
+    return ip === undefined ? 'unknown' : clientKey(ip);
   }
 
   /** Before a log-in's password check: throws the 429 when any counter is used up. */
