@@ -18,7 +18,7 @@ import { methods as nodeMethods } from '../../../generated/node/methods.js';
 import { examples as nodeExamples } from '../../../generated/node/examples.js';
 import { DEFAULT_B_DAILY_PER_USER } from '../limits/plans.js';
 import { hashPassword, verifyPassword } from '../secrets/index.js';
-import { strengthEstimatorAvailable, weakPasswordReason } from '../secrets/password-policy.js';
+import { passwordRuleReason, passwordStrengthReason } from '../secrets/password-policy.js';
 import { methodsWhere } from '../method-meaning.js';
 import * as store from '../store/index.js';
 import type { Store } from '../store/index.js';
@@ -101,7 +101,6 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
   const secret = deps.secret;
   const maxKeys = deps.maxNetworkKeys ?? store.MAX_NETWORK_KEYS_PER_USER;
   const throttle = deps.throttle ?? new AccountThrottle();
-  void strengthEstimatorAvailable(); // loads zxcvbn-ts's dictionaries now rather than on the first sign-up
   const chainIds = new Map(Object.keys(deps.chains).map((c) => [c.toLowerCase(), c]));
   const networkNames = new Map(Object.keys(deps.networks).map((n) => [n.toLowerCase(), n]));
   // A hash to verify against when the email is unknown: the answer then takes about as long as for a wrong password.
@@ -218,9 +217,12 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
     // ---- account -------------------------------------------------------------------------------------------------
     async account_signUp([cred], c) {
       const email = store.normalizeEmail(cred.email);
-      const weak = await weakPasswordReason(cred.password, email);
-      if (weak !== undefined) throw invalidParams(`password ${weak}`, { param: 'credentials', path: '/0/password', reason: weak });
-      await throttle.beforeSignUp(c.ip);
+      const weakPassword = (reason: string) => invalidParams(`password ${reason}`, { param: 'credentials', path: '/0/password', reason });
+      const rule = passwordRuleReason(cred.password, email);
+      if (rule !== undefined) throw weakPassword(rule);
+      await throttle.beforeSignUp(c.ip); // before zxcvbn, which costs CPU on this thread
+      const weak = passwordStrengthReason(cred.password, email);
+      if (weak !== undefined) throw weakPassword(weak);
       const passwordHash = await throttle.hash(() => hashPassword(cred.password));
       try {
         await store.createUser(db, { email, passwordHash });
