@@ -323,6 +323,8 @@ describe('item 3: lockout per (email, IP)', () => {
     for (let a = 1; fails < 25; a++) for (let i = 0; i < 10 && fails < 25; i++, fails++) expect((await logIn(svc, email, `guess number ${i}`, `203.0.113.${a}`)).status).toBe(401);
     const all = await logIn(svc, email, PASSWORD, '192.0.2.99');
     expect([all.status, all.body.error.data.scope, all.body.error.data.period]).toEqual([429, 'email', 'hour']);
+    // Attempts refused by the email limit check nothing and do not fill the owner's own (email, IP) counter.
+    for (let i = 0; i < 12; i++) expect((await logIn(svc, email, `owner retry ${i}`, '192.0.2.1')).body.error.data.scope).toBe('email');
   }, 60_000);
 });
 

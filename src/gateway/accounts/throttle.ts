@@ -183,14 +183,17 @@ export class AccountThrottle {
     this.gate = new HashGate(c, o.passwordHashQueue ?? d.passwordHashQueue);
   }
 
-  /** Consumes one point of each counter in order; the first refusal is thrown (later counters are not touched). */
+  /** Consumes one point of each counter in order; the first refusal is thrown (later counters are not touched, and
+   *  the per-email ones before it get their point back: a refused attempt checked nothing). */
   private async consume(list: readonly [Counter, string][]): Promise<void> {
-    for (const [c, key] of list) {
+    for (let i = 0; i < list.length; i++) {
+      const [c, key] = list[i];
       try {
         await c.rl.consume(key);
       } catch (e) {
-        if (e instanceof RateLimiterRes) throw throttled(c.scope, c.limit, e.msBeforeNext / 1000);
-        throw e;
+        if (!(e instanceof RateLimiterRes)) throw e;
+        await Promise.all(list.slice(0, i).filter(([p]) => p !== this.ip).map(([p, k]) => p.rl.reward(k, 1)));
+        throw throttled(c.scope, c.limit, e.msBeforeNext / 1000);
       }
     }
   }
