@@ -18,7 +18,7 @@ import { methods as nodeMethods } from '../../../generated/node/methods.js';
 import { examples as nodeExamples } from '../../../generated/node/examples.js';
 import { DEFAULT_B_DAILY_PER_USER } from '../limits/plans.js';
 import { hashPassword, verifyPassword } from '../secrets/index.js';
-import { passwordRuleReason, passwordStrengthReason } from '../secrets/password-policy.js';
+import { loadStrengthEstimator, passwordRuleReason, passwordStrengthReason } from '../secrets/password-policy.js';
 import { methodsWhere } from '../method-meaning.js';
 import * as store from '../store/index.js';
 import type { Store } from '../store/index.js';
@@ -101,6 +101,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
   const secret = deps.secret;
   const maxKeys = deps.maxNetworkKeys ?? store.MAX_NETWORK_KEYS_PER_USER;
   const throttle = deps.throttle ?? new AccountThrottle();
+  void loadStrengthEstimator(); // now, not on the first sign-up
   const chainIds = new Map(Object.keys(deps.chains).map((c) => [c.toLowerCase(), c]));
   const networkNames = new Map(Object.keys(deps.networks).map((n) => [n.toLowerCase(), n]));
   // A hash to verify against when the email is unknown: the answer then takes about as long as for a wrong password.
@@ -221,7 +222,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
       const rule = passwordRuleReason(cred.password, email);
       if (rule !== undefined) throw weakPassword(rule);
       await throttle.beforeSignUp(c.ip); // before zxcvbn, which costs CPU on this thread
-      const weak = passwordStrengthReason(cred.password, email);
+      const weak = await passwordStrengthReason(cred.password, email);
       if (weak !== undefined) throw weakPassword(weak);
       const passwordHash = await throttle.hash(() => hashPassword(cred.password));
       try {

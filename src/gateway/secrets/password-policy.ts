@@ -9,9 +9,6 @@
 // after the sign-up throttle (each client address gets a few per hour).
 // Length (8..128) is the contract's (schema) check.
 
-import { ZxcvbnFactory } from '@zxcvbn-ts/core';
-import { adjacencyGraphs, dictionary } from '@zxcvbn-ts/language-common';
-
 export const MIN_SCORE = 3;
 /** zxcvbn scores this many leading characters (a longer passphrase is judged by its first 64). */
 export const ESTIMATE_CHARS = 64;
@@ -30,8 +27,15 @@ const COMMON = new Set(
 
 const RUNS = ['abcdefghijklmnopqrstuvwxyz', '01234567890', 'qwertyuiopasdfghjklzxcvbnm', 'qwertzuiop', 'azertyuiop', '1qaz2wsx3edc4rfv5tgb'];
 
-// zxcvbn-ts with its common dictionaries (passwords, names, words) and keyboard graphs, built once.
-const estimator = new ZxcvbnFactory({ graphs: adjacencyGraphs, dictionary: { ...dictionary }, maxLength: ESTIMATE_CHARS });
+// zxcvbn-ts with its common dictionaries (passwords, names, words) and keyboard graphs: loaded and built once, on
+// first use (~0.5 s; the service warms it at start), so importing this module — e.g. every CLI command — costs nothing.
+type Estimator = { check(password: string, userInputs: string[]): { score: number } };
+let estimator: Promise<Estimator> | undefined;
+export function loadStrengthEstimator(): Promise<Estimator> {
+  return (estimator ??= Promise.all([import('@zxcvbn-ts/core'), import('@zxcvbn-ts/language-common')]).then(
+    ([{ ZxcvbnFactory }, { adjacencyGraphs, dictionary }]) => new ZxcvbnFactory({ graphs: adjacencyGraphs, dictionary: { ...dictionary }, maxLength: ESTIMATE_CHARS }),
+  ));
+}
 
 function isRun(s: string): boolean {
   if (s.length < 6) return false;
@@ -53,13 +57,13 @@ export function passwordRuleReason(password: string, email = ''): string | undef
 }
 
 /** zxcvbn-ts: the reason a new password is too easy to guess, or undefined. */
-export function passwordStrengthReason(password: string, email = ''): string | undefined {
-  const r = estimator.check(password.slice(0, ESTIMATE_CHARS), [email, email.split('@')[0], 'rpcgate']);
+export async function passwordStrengthReason(password: string, email = ''): Promise<string | undefined> {
+  const r = (await loadStrengthEstimator()).check(password.slice(0, ESTIMATE_CHARS), [email, email.split('@')[0], 'rpcgate']);
   if (r.score < MIN_SCORE) return `is too easy to guess (strength ${r.score} of 4, at least ${MIN_SCORE} needed)`;
   return undefined;
 }
 
 /** Both checks: the reason a new password is refused, or undefined when it is acceptable. */
-export function weakPasswordReason(password: string, email = ''): string | undefined {
-  return passwordRuleReason(password, email) ?? passwordStrengthReason(password, email);
+export async function weakPasswordReason(password: string, email = ''): Promise<string | undefined> {
+  return passwordRuleReason(password, email) ?? (await passwordStrengthReason(password, email));
 }
