@@ -268,6 +268,25 @@ describe('JWT', () => {
     }
   });
 
+  it('a maximum lifetime (issue 14 item 8): exp - iat above it, or no iat, is refused; exactly the maximum passes', async () => {
+    const capped = new JwtKeySet([{ kid: es.kid, alg: 'ES256', publicKeyPem: es.pem }], 86_400);
+    const t = now();
+    const table: [name: string, claims: Record<string, unknown>, detail: string][] = [
+      ['1 h', { iat: t, exp: t + 3600 }, 'valid'],
+      ['exactly 24 h', { iat: t, exp: t + 86_400 }, 'valid'],
+      ['24 h + 1 s', { iat: t, exp: t + 86_401 }, 'lifetime too long'],
+      ['exp in the year 3000', { iat: t, exp: Date.UTC(3000, 0, 1) / 1000 }, 'lifetime too long'],
+      ['no iat', { exp: t + 60 }, 'missing iat'],
+      ['no exp', { iat: t }, 'missing exp'],
+      ['iat long ago, still within exp', { iat: t - 30 * 86_400, exp: t + 60 }, 'lifetime too long'],
+    ];
+    for (const [name, claims, want] of table) expect(detail(await capped.verify(await sign(es, claims))), name).toBe(want);
+    const e = await capped.verify(await sign(es, { iat: t, exp: t + 90_000 }));
+    expect(e!.data).toMatchObject({ reason: 'jwt', detail: 'lifetime too long', maxLifetimeSec: 86_400, lifetimeSec: 90_000 });
+    // No maximum: iat is not needed and a long token passes (exp still required).
+    expect(detail(await set.verify(await sign(es, { exp: Date.UTC(3000, 0, 1) / 1000 })))).toBe('valid');
+  });
+
   it('a key with an unusable PEM refuses its tokens', async () => {
     const bad = new JwtKeySet([{ kid: 'kid_bad', alg: 'RS256', publicKeyPem: '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----' }]);
     expect(detail(await bad.verify(await sign({ ...rs, kid: 'kid_bad' })))).toBe('key unusable');

@@ -64,6 +64,12 @@ async function ok(jar: Jar, method: string, params: unknown = []): Promise<Json>
   return r.body.result;
 }
 
+/** Sign-up starts no session (its answer is the same for a registered email): log in after it, as the dashboard does. */
+async function signUp(jar: Jar, email: string, password = PASSWORD): Promise<Json> {
+  expect(await ok(jar, 'account_signUp', [{ email, password }])).toEqual({ email, next: 'account_logIn' });
+  return ok(jar, 'account_logIn', [{ email, password }]);
+}
+
 const TABLES = ['users', 'sessions', 'apps', 'app_allowlists', 'app_jwt_keys', 'network_keys', 'key_events'] as const;
 
 /** Every row of every account table, as one string: "nothing stored / nothing changed" compares two of these. */
@@ -108,8 +114,8 @@ beforeAll(async () => {
   const closed = { upstreams: ['http://127.0.0.1:9'] };
   svc = await startService({ port: 0, dataDir, logLevel: 'silent', strictResults: true, networks: { mainnet: closed, testnet: { ...closed, chainId: 31338 } } });
   api = `${svc.url}/api`;
-  await ok(A, 'account_signUp', [{ email: emailA, password: PASSWORD }]);
-  await ok(B, 'account_signUp', [{ email: emailB, password: PASSWORD }]);
+  await signUp(A, emailA);
+  await signUp(B, emailB);
   appA = await ok(A, 'apps_create', [{ name: 'alice app', description: 'd', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]);
   appB = await ok(B, 'apps_create', [{ name: 'bob app', useCase: 'Gaming', chain: 'ethereum', services: ['node-api'] }]);
   entryA = await ok(A, 'apps_addAllowlistEntry', [appA.id, { kind: 'origin', value: 'https://*.example.com' }]);
@@ -184,12 +190,23 @@ describe('account API: sessions', () => {
     expect((await ok(A, 'account_me')).email).toBe(emailA);
   });
 
-  it('sign up with a taken email (any case) is -32011 and stores nothing', async () => {
+  it('sign up with a registered email (any case) answers exactly as a fresh sign-up, changes nothing, starts no session', async () => {
     const before = await snapshot();
-    const r = await rpc(new Jar(), 'account_signUp', [{ email: emailA.toUpperCase(), password: PASSWORD }]);
-    expect(r.status).toBe(409);
-    expect(r.body.error.code).toBe(-32011);
-    expect(await snapshot()).toBe(before);
+    const taken = await rpc(new Jar(), 'account_signUp', [{ email: emailA.toUpperCase(), password: 'another strong passphrase' }]);
+    expect(await snapshot(), 'a duplicate sign-up changed the database').toBe(before);
+    const freshEmail = `fresh-${randomBytes(4).toString('hex')}@example.com`;
+    const fresh = await rpc(new Jar(), 'account_signUp', [{ email: freshEmail.toUpperCase(), password: 'another strong passphrase' }]);
+    for (const r of [taken, fresh]) {
+      expect(r.status).toBe(200);
+      expect(r.headers.getSetCookie()).toEqual([]);
+      expect(Object.keys(r.body.result).sort()).toEqual(['email', 'next']);
+      expect(r.body.result.next).toBe('account_logIn');
+    }
+    expect(taken.body.result.email).toBe(emailA);
+    expect(fresh.body.result.email).toBe(freshEmail);
+    // The owner's password still works; the duplicate's does not.
+    await ok(new Jar(), 'account_logIn', [{ email: emailA, password: PASSWORD }]);
+    expect((await rpc(new Jar(), 'account_logIn', [{ email: emailA, password: 'another strong passphrase' }])).status).toBe(401);
   });
 
   it('repeated failed log-ins for one email are slowed down (429, -32005, Retry-After)', async () => {
@@ -262,6 +279,14 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
     ['account_signUp', [{ email: 'not-an-email', password: PASSWORD }], '/0/email'],
     ['account_signUp', [{ email: 'new@example.com', password: 'short' }], '/0/password'],
     ['account_signUp', [{ email: 'new@example.com', password: long(129) }], '/0/password'],
+    // Guessable passwords (issue 14 item 7): common, a key run, whitespace only, the email's own name.
+    ['account_signUp', [{ email: 'new@example.com', password: 'password' }], '/0/password'],
+    ['account_signUp', [{ email: 'new@example.com', password: 'Password123!' }], '/0/password'],
+    ['account_signUp', [{ email: 'new@example.com', password: '12345678' }], '/0/password'],
+    ['account_signUp', [{ email: 'new@example.com', password: 'qwertyuiop' }], '/0/password'],
+    ['account_signUp', [{ email: 'new@example.com', password: '        ' }], '/0/password'],
+    ['account_signUp', [{ email: 'new@example.com', password: 'aaaaaaaaaaaa' }], '/0/password'],
+    ['account_signUp', [{ email: 'margaret.h@example.com', password: 'margaret.h 1999' }], '/0/password'],
     ['account_signUp', [{ email: `${long(250)}@example.com`, password: PASSWORD }], '/0/email'],
     ['account_signUp', [{ email: 5, password: PASSWORD }], '/0/email'],
     ['account_signUp', [{ email: 'new@example.com', password: PASSWORD, admin: true }], '/0'],
@@ -575,7 +600,7 @@ describe('account API: apps, allowlists, JWT keys, network keys', () => {
 
   it('ten concurrent creates leave exactly 4 keys', async () => {
     const C = new Jar();
-    const c = await ok(C, 'account_signUp', [{ email: `carol-${randomBytes(4).toString('hex')}@example.com`, password: PASSWORD }]);
+    const c = await signUp(C, `carol-${randomBytes(4).toString('hex')}@example.com`);
     const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => rpc(C, 'keys_create', [{ name: `race ${i}`, network: 'Testnet' }])));
     const created = answers.filter((r) => r.body.result !== undefined);
     const refused = answers.filter((r) => r.body.error?.code === -32005);

@@ -12,7 +12,7 @@ import { JsonRpcProvider } from 'ethers';
 import { createPublicClient, http } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RpcClientError } from '../generated/account/client.js';
-import { account } from './helpers/account.js';
+import { account, signUpAndLogIn } from './helpers/account.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { deleteRedisKeys, pgReachable, PG_ADMIN_URL, redisReachable, REDIS_URL, scratchDatabase, scratchPrefix, skipUnless } from './helpers/services.js';
 
@@ -48,7 +48,7 @@ async function readWithSdks(url: string, chainId: number): Promise<void> {
 async function wholeFlow(svc: RunningService): Promise<void> {
   const api = account(svc);
   const email = `flow-${randomBytes(4).toString('hex')}@example.com`;
-  const session = await api.request('account_signUp', [{ email, password: 'a long enough password' }]);
+  const session = await signUpAndLogIn(api, { email, password: 'a long enough password' });
   expect(session.user.email).toBe(email);
   expect((await api.request('account_me')).id).toBe(session.user.id);
 
@@ -165,7 +165,7 @@ describe('account flow on SQLite (embedded chains)', () => {
     it('the 5th key is refused and ten concurrent creates leave exactly 4', async (t) => {
       if (!up) return t.skip();
       const api = account(pgSvc!);
-      const me = await api.request('account_signUp', [{ email: `race-${randomBytes(4).toString('hex')}@example.com`, password: 'a long enough password' }]);
+      const me = await signUpAndLogIn(api, { email: `race-${randomBytes(4).toString('hex')}@example.com`, password: 'a long enough password' });
       const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => api.request('keys_create', [{ name: `race ${i}`, network: i % 2 ? 'Mainnet' : 'Testnet' }])));
       expect(results.filter((r) => r.status === 'fulfilled').length).toBe(4);
       const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as RpcClientError);

@@ -195,8 +195,12 @@ for (const target of targets) {
         ...extra,
       });
       const email = (who: string) => `${who}-${randomBytes(4).toString('hex')}@example.com`;
-      userA = (await ok(A, 'account_signUp', [{ email: email('alice'), password: 'correct horse battery' }])).user;
-      userB = (await ok(B, 'account_signUp', [{ email: email('bob'), password: 'correct horse battery' }])).user;
+      const credA = { email: email('alice'), password: 'correct horse battery' };
+      const credB = { email: email('bob'), password: 'correct horse battery' };
+      await ok(A, 'account_signUp', [credA]);
+      await ok(B, 'account_signUp', [credB]);
+      userA = (await ok(A, 'account_logIn', [credA])).user;
+      userB = (await ok(B, 'account_logIn', [credB])).user;
       appA = await ok(A, 'apps_create', [{ name: 'alice app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]);
       appB = await ok(B, 'apps_create', [{ name: 'bob app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]);
       keyA = await ok(A, 'keys_create', [{ name: 'alice key', network: 'Testnet' }]);

@@ -255,6 +255,15 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     await expect.poll(() => page.getByRole('switch', { name: 'Require JWT' }).isChecked()).toBe(true);
     expect((await rpc(mainnetUrl, 'eth_chainId')).status).toBe(401);
     await shot('app-settings-allowlist-jwt');
+    // The longest token lifetime: 24 h by default; 1 h saved; out of range refused inline.
+    expect(await page.getByLabel('Longest token lifetime (hours)').inputValue()).toBe('24');
+    await page.getByLabel('Longest token lifetime (hours)').fill('0.001');
+    await page.getByRole('button', { name: 'Save lifetime' }).click();
+    await expect.poll(() => page.locator('.jwt-lifetime').getByRole('alert').textContent()).toMatch(/lifetime/i);
+    await page.getByLabel('Longest token lifetime (hours)').fill('1');
+    await page.getByRole('button', { name: 'Save lifetime' }).click();
+    await page.locator('.jwt-lifetime').getByText('Saved.').waitFor();
+    expect((await svc.store.db.selectFrom('apps').select('jwt_max_lifetime_sec').execute()).map((r) => r.jwt_max_lifetime_sec)).toContain(3600);
     await page.getByRole('switch', { name: 'Require JWT' }).uncheck();
     await expect.poll(async () => (await rpc(mainnetUrl, 'eth_chainId')).status).toBe(200);
     await page.getByRole('button', { name: `Remove JWT key ${kid}` }).click();

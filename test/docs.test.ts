@@ -403,6 +403,7 @@ describe.skipIf(skipBrowser)('Try it, in Chromium, from file://', () => {
       expect(await p.locator('#try-url').inputValue()).toBe('http://127.0.0.1:8080/mainnet/v2/YOUR_API_KEY');
 
       await call('account_signUp', [{ email: 'docs@example.com', password: 'correct horse battery' }]);
+      await call('account_logIn', [{ email: 'docs@example.com', password: 'correct horse battery' }]);
       const created = await call('apps_create', [{ name: 'Docs app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]);
       const app = await call('apps_get', [created.id ?? created.app?.id]);
       const key = await call('keys_create', [{ name: 'docs key', network: 'mainnet' }]);

@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Raw, until } from './helpers/ws-client.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { compileToken, rpc, seedChain, startAnvil, type Anvil, type SeededChain } from '../src/gateway/chain/index.js';
-import { account } from './helpers/account.js';
+import { account, signUpAndLogIn } from './helpers/account.js';
 import { deleteRedisKeys, pgReachable, redisReachable, REDIS_URL, scratchDatabase, scratchPrefix, skipUnless } from './helpers/services.js';
 
 const skip = skipUnless((await pgReachable()) && (await redisReachable()), 'follow-chain', 'PostgreSQL or Redis');
@@ -138,7 +138,7 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
     redis = new Redis(REDIS_URL);
     // A user of the account API (on replica 1): an app (key A) and a network key (key B).
     const api = account(r1);
-    await api.request('account_signUp', [{ email: `follow-${randomBytes(4).toString('hex')}@example.com`, password: 'a long enough password' }]);
+    await signUpAndLogIn(api, { email: `follow-${randomBytes(4).toString('hex')}@example.com`, password: 'a long enough password' });
     const [chain] = await api.request('chains_list', ['31337']);
     const app = await api.request('apps_create', [{ name: 'follow', useCase: 'Defi', chain: chain.id, services: ['node-api'] }]);
     const key = await api.request('keys_create', [{ name: 'follow', network: 'Mainnet' }]);
@@ -338,7 +338,7 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
     const r3 = await startService({ ...common(), limits: { b: { dailyPerUser: QUOTA } } });
     try {
       const api = account(r1);
-      await api.request('account_signUp', [{ email: `quota-${randomBytes(4).toString('hex')}@example.com`, password: 'a long enough password' }]);
+      await signUpAndLogIn(api, { email: `quota-${randomBytes(4).toString('hex')}@example.com`, password: 'a long enough password' });
       const key = (await api.request('keys_create', [{ name: 'tiny', network: 'Mainnet' }])).key;
       await r3.access.sync(); // no probing call: every call counts
       const c = await Raw.open(`${toWs(r3.url)}/mainnet/${key}`);

@@ -47,7 +47,8 @@ describe('log lines', () => {
 
     // The account API too: its session token must not be logged either.
     const email = `logs-${Date.now()}@example.com`;
-    const signUp = await post(`${svc.url}/api`, { jsonrpc: '2.0', id: 1, method: 'account_signUp', params: [{ email, password: 'correct horse battery staple' }] });
+    expect((await post(`${svc.url}/api`, { jsonrpc: '2.0', id: 1, method: 'account_signUp', params: [{ email, password: 'correct horse battery staple' }] })).status).toBe(200);
+    const signUp = await post(`${svc.url}/api`, { jsonrpc: '2.0', id: 1, method: 'account_logIn', params: [{ email, password: 'correct horse battery staple' }] });
     expect(signUp.status, signUp.text).toBe(200);
     const cookie = signUp.headers.get('set-cookie');
     if (cookie) secrets.push(/=([^;]+)/.exec(cookie)![1]);

@@ -88,7 +88,9 @@ describe.each([
   it.skipIf(skip)('app key, JWT app and network key: totals, success rates, outcomes, codes, methods and networks', async () => {
     const from = Date.now() - 60_000;
     // The user signs up through the account API (so the metrics can be read through it below, with its session).
-    const signUp = await post(`${svc.url}/api`, { jsonrpc: '2.0', id: 1, method: 'account_signUp', params: [{ email: `${randomUUID()}@example.com`, password: 'metering e2e password' }] });
+    const cred = { email: `${randomUUID()}@example.com`, password: 'metering e2e password' };
+    expect((await post(`${svc.url}/api`, { jsonrpc: '2.0', id: 1, method: 'account_signUp', params: [cred] })).status).toBe(200);
+    const signUp = await post(`${svc.url}/api`, { jsonrpc: '2.0', id: 1, method: 'account_logIn', params: [cred] });
     expect(signUp.status, signUp.text).toBe(200);
     const cookie = /^[^;]+/.exec(signUp.headers.get('set-cookie') ?? '')![0];
     const account = async (method: string, params: unknown[]) => {

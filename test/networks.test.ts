@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RpcClientError } from '../generated/account/client.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
-import { account } from './helpers/account.js';
+import { account, signUpAndLogIn } from './helpers/account.js';
 
 let svc: RunningService;
 let dataDir: string;
@@ -44,7 +44,7 @@ describe('a third configured network', () => {
 
   it('keys and app URLs on it, its name in any case; requests on it are served by its chain', async () => {
     const api = account(svc);
-    await api.request('account_signUp', [{ email: `net-${randomBytes(4).toString('hex')}@example.com`, password: 'a long enough password' }]);
+    await signUpAndLogIn(api, { email: `net-${randomBytes(4).toString('hex')}@example.com`, password: 'a long enough password' });
 
     const key = await api.request('keys_create', [{ name: 'holesky key', network: 'HOLESKY' }]);
     expect([key.network, key.networkLabel, key.url]).toEqual(['holesky', 'Holesky testnet', `${svc.url}/holesky/${key.key}`]);

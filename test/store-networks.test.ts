@@ -23,7 +23,7 @@ for (const target of await storeTargets('store-networks')) {
         const old = await createNetworkKey(store.db, secret, user.id, { name: 'old', network: 'testnet' });
         await expect(createNetworkKey(store.db, secret, user.id, { name: 'new', network: 'holesky' })).rejects.toThrow(/check/i);
 
-        expect(await migrateToLatest(store.db, store.dialect)).toEqual(['0003_any_network']);
+        expect(await migrateToLatest(store.db, store.dialect)).toContain('0003_any_network'); // and the later ones
         const added = await createNetworkKey(store.db, secret, user.id, { name: 'new', network: 'holesky' });
         const keys = await listNetworkKeys(store.db, secret, user.id);
         expect(keys.map((k) => [k.id, k.name, k.network, k.key]).sort()).toEqual(

@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
-import { account } from './helpers/account.js';
+import { account, signUpAndLogIn } from './helpers/account.js';
 import { byLabels, strictParse } from './helpers/prometheus.js';
 import { wsExamples, WS_URL_PLACEHOLDER } from '../generated/node/examples.js';
 import { toWsUrl } from '../src/gateway/web/examples.js';
@@ -81,7 +81,7 @@ describe('WebSocket layer in /metrics and usage', () => {
   it('gauges follow a real socket and its subscriptions back to 0; notifications counted and metered as eth_subscription', async () => {
     const from = Date.now() - 60_000;
     const api = account(svc);
-    await api.request('account_signUp', [{ email: `${randomUUID()}@example.com`, password: 'ws metrics password' }]);
+    await signUpAndLogIn(api, { email: `${randomUUID()}@example.com`, password: 'ws metrics password' });
     const key = await api.request('keys_create', [{ name: 'ws', network: 'mainnet' }]);
     await svc.access.sync();
 
@@ -144,7 +144,7 @@ describe('WebSocket layer in /metrics and usage', () => {
 
   it("the dashboard's WebSocket examples run: ethers and viem, a call and eth_subscribe (3 new blocks), on the key's ws:// URL", async () => {
     const api = account(svc);
-    await api.request('account_signUp', [{ email: `${randomUUID()}@example.com`, password: 'ws examples password' }]);
+    await signUpAndLogIn(api, { email: `${randomUUID()}@example.com`, password: 'ws examples password' });
     const key = await api.request('keys_create', [{ name: 'examples', network: 'mainnet' }]);
     await svc.access.sync();
     const wsUrl = toWsUrl(key.url);

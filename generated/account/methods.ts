@@ -363,13 +363,13 @@ export const extensions = {
  */
 export const methods = {
   /**
-   * Creates an account and logs it in.
+   * Creates an account (then log in).
    */
   account_signUp: {
     name: 'account_signUp',
-    summary: 'Creates an account and logs it in.',
+    summary: 'Creates an account (then log in).',
     params: [{ name: 'credentials', required: true }],
-    errors: [-32602, -32041, -32011, -32045, -32603],
+    errors: [-32602, -32600, -32041, -32005, -32045, -32603],
     paramStructure: 'either',
     ext: extensions['account_signUp'],
   } as MethodDescriptor<AccountSignUpParams, AccountSignUpResult, (typeof extensions)['account_signUp']>,
@@ -380,7 +380,7 @@ export const methods = {
     name: 'account_logIn',
     summary: 'Logs in with email and password.',
     params: [{ name: 'credentials', required: true }],
-    errors: [-32602, -32016, -32041, -32005, -32045, -32603],
+    errors: [-32602, -32600, -32016, -32041, -32005, -32045, -32603],
     paramStructure: 'either',
     ext: extensions['account_logIn'],
   } as MethodDescriptor<AccountLogInParams, AccountLogInResult, (typeof extensions)['account_logIn']>,

@@ -62,6 +62,10 @@ export type ApiKey = string;
  */
 export type Timestamp = string;
 /**
+ * Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).
+ */
+export type JwtMaxLifetime = number | null;
+/**
  * origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied to eth_call, eth_getLogs, eth_getCode, eth_getStorageAt); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.
  */
 export type AllowlistKind = 'origin' | 'ip' | 'address' | 'method';
@@ -129,6 +133,7 @@ export interface AppPatch {
   useCase?: UseCase;
   chain?: ChainName;
   services?: Services;
+  jwtMaxLifetimeSec?: JwtMaxLifetime;
 }
 /**
  * An app as listed (without its key).
@@ -150,6 +155,7 @@ export interface AppSummary {
   networks: Network[];
   createdAt: Timestamp;
   updatedAt: Timestamp;
+  jwtMaxLifetimeSec: JwtMaxLifetime;
 }
 /**
  * An app with its API key and its node API URL per network.
@@ -182,6 +188,7 @@ export interface App {
   urls: {
     [k: string]: string | undefined;
   };
+  jwtMaxLifetimeSec: JwtMaxLifetime;
 }
 export interface OriginEntry {
   kind: 'origin';
@@ -434,16 +441,26 @@ export interface UsageSeries {
   points: UsagePoint[];
   summary: UsagePoint;
 }
+/**
+ * The same answer whether the email was new or already registered (no account enumeration): log in next. A registered email's account is left unchanged.
+ */
+export interface SignUpResult {
+  email: Email;
+  /**
+   * What to call next: log in with the same email and password.
+   */
+  next: 'account_logIn';
+}
 
 // ---- methods ----
 /**
- * Params of `account_signUp`: Creates an account and logs it in.
+ * Params of `account_signUp`: Creates an account (then log in).
  */
 export type AccountSignUpParams = [credentials: Credentials];
 /**
- * Result of `account_signUp` (session).
+ * Result of `account_signUp` (signedUp).
  */
-export type AccountSignUpResult = Session;
+export type AccountSignUpResult = SignUpResult;
 /**
  * Params of `account_logIn`: Logs in with email and password.
  */
@@ -649,14 +666,14 @@ export type KeysDeleteResult = Deleted;
  */
 export interface AccountMethods {
   /**
-   * Creates an account and logs it in.
+   * Creates an account (then log in).
    *
-   * Free. Creates a user with this email and password and starts a session: the answer sets the `rpcgate_session` cookie (HttpOnly, SameSite=Lax, Secure on https). The email must not be registered yet (-32011).
+   * Free. Creates a user with this email and password. The answer is the same, after the same work, whether the email was new or already registered — a registered email's account is not changed — so sign-up cannot be used to find out who has an account; no session is started: call `account_logIn` next. The password must not be guessable: whitespace only, one of the most common passwords, a run of keys (`12345678`, `qwertyuiop`), one containing the email's name, or a zxcvbn-ts strength score below 3 of 4 (of its first 64 characters) is refused with -32602 (`data.path` `/0/password`, `data.reason` says why). Sign-ups are limited per client IP (default 10 per hour: -32005, HTTP 429, `Retry-After`, `data.scope` `signup-ip`); hashing passwords is bounded per server (-32005, 429, `data.scope` `password-hashing`). Not allowed inside a batch (-32600).
    *
    * Params:
    * - `credentials`
    *
-   * Errors: -32602 Invalid params; -32041 Forbidden; -32011 Conflict; -32045 Store unavailable; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32600 Invalid Request; -32041 Forbidden; -32005 Limit reached; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -669,12 +686,8 @@ export interface AccountMethods {
    * ]
    * // result
    * {
-   *   "user": {
-   *     "id": "usr_4Tb8Rk2WqLz9XmNc5PyVhG",
-   *     "email": "dev@example.com",
-   *     "createdAt": "2025-03-01T09:30:00.000Z"
-   *   },
-   *   "expiresAt": "2025-03-08T09:30:00.000Z"
+   *   "email": "dev@example.com",
+   *   "next": "account_logIn"
    * }
    * ```
    */
@@ -682,12 +695,12 @@ export interface AccountMethods {
   /**
    * Logs in with email and password.
    *
-   * Starts a session (sets the `rpcgate_session` cookie). A wrong email or password gets -32016 with one message for both, in about the same time either way. Repeated failures for one email are slowed down (-32005, HTTP 429).
+   * Starts a session (sets the `rpcgate_session` cookie). A wrong email or password gets -32016 with one message for both, in about the same time either way. Attempts are counted before the password is checked (so parallel calls cannot check more): per email and client IP (default 10 failures per 15 minutes), per email (100 per hour) and per client IP (100 attempts per 15 minutes, unknown emails too); a successful log-in gives back its email points. Over a limit: -32005, HTTP 429 with `Retry-After`, `data.retryAfter` (seconds) and `data.scope` (`email+ip`, `email`, `ip`). When the server is already checking as many passwords as it allows: -32005, 429, `data.scope` `password-hashing`. Not allowed inside a batch (-32600): one password check per HTTP request.
    *
    * Params:
    * - `credentials`
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32005 Limit reached; -32045 Store unavailable; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32600 Invalid Request; -32016 Unauthorized; -32041 Forbidden; -32005 Limit reached; -32045 Store unavailable; -32603 Internal error.
    *
    * @example
    * ```json
@@ -882,6 +895,7 @@ export interface AccountMethods {
    *     "node-api"
    *   ],
    *   "requireJwt": false,
+   *   "jwtMaxLifetimeSec": 86400,
    *   "networks": [
    *     "mainnet",
    *     "testnet"
@@ -921,6 +935,7 @@ export interface AccountMethods {
    *       "node-api"
    *     ],
    *     "requireJwt": false,
+   *     "jwtMaxLifetimeSec": 86400,
    *     "networks": [
    *       "mainnet",
    *       "testnet"
@@ -959,6 +974,7 @@ export interface AccountMethods {
    *     "node-api"
    *   ],
    *   "requireJwt": false,
+   *   "jwtMaxLifetimeSec": 86400,
    *   "networks": [
    *     "mainnet",
    *     "testnet"
@@ -1027,7 +1043,7 @@ export interface AccountMethods {
   /**
    * Changes an app's fields.
    *
-   * Changes the fields given (name, description, useCase, chain, services); the key stays.
+   * Changes the fields given (name, description, useCase, chain, services, jwtMaxLifetimeSec); the key stays.
    *
    * Params:
    * - `appId`: The app.
@@ -1055,6 +1071,7 @@ export interface AccountMethods {
    *     "node-api"
    *   ],
    *   "requireJwt": false,
+   *   "jwtMaxLifetimeSec": 86400,
    *   "networks": [
    *     "mainnet",
    *     "testnet"
@@ -1098,6 +1115,7 @@ export interface AccountMethods {
    *     "node-api"
    *   ],
    *   "requireJwt": false,
+   *   "jwtMaxLifetimeSec": 86400,
    *   "networks": [
    *     "mainnet",
    *     "testnet"
@@ -1337,6 +1355,7 @@ export interface AccountMethods {
    *     "node-api"
    *   ],
    *   "requireJwt": true,
+   *   "jwtMaxLifetimeSec": 86400,
    *   "networks": [
    *     "mainnet",
    *     "testnet"

@@ -171,124 +171,34 @@ return errors === 0;
 }
 
 export const account_signUp__result_ajv = validate28;
-const schema10 = {"$ref":"urn:rpcgate:account:schema:Session","$id":"urn:rpcgate:account:account_signUp:result"};
-const schema11 = {"type":"object","description":"A new session. Its token is not in the result: it is set as the `rpcgate_session` cookie (HttpOnly, SameSite=Lax).","additionalProperties":false,"required":["user","expiresAt"],"properties":{"user":{"$ref":"urn:rpcgate:account:schema:User"},"expiresAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:Session"};
-const schema12 = {"type":"object","description":"The signed-in user.","additionalProperties":false,"required":["id","email","createdAt"],"properties":{"id":{"type":"string","description":"User id (`usr_…`)."},"email":{"$ref":"urn:rpcgate:account:schema:Email"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:User"};
-const schema13 = {"type":"string","format":"date-time","description":"A point in time, ISO 8601 UTC (`2025-01-31T12:00:00.000Z`).","$id":"urn:rpcgate:account:schema:Timestamp"};
-
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:Timestamp" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(errors === 0){
-if(!(typeof data === "string")){
-validate32.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-validate32.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:User" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.id === undefined) && (missing0 = "id")) || ((data.email === undefined) && (missing0 = "email"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))){
-validate30.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "id") || (key0 === "email")) || (key0 === "createdAt"))){
-validate30.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.id !== undefined){
-const _errs2 = errors;
-if(typeof data.id !== "string"){
-validate30.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.email !== undefined){
-const _errs4 = errors;
-if(!(validate23(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.createdAt !== undefined){
-const _errs5 = errors;
-if(!(validate32(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate30.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate30.errors = vErrors;
-return errors === 0;
-}
-
+const schema10 = {"$ref":"urn:rpcgate:account:schema:SignUpResult","$id":"urn:rpcgate:account:account_signUp:result"};
+const schema11 = {"type":"object","additionalProperties":false,"required":["email","next"],"description":"The same answer whether the email was new or already registered (no account enumeration): log in next. A registered email's account is left unchanged.","properties":{"email":{"$ref":"urn:rpcgate:account:schema:Email"},"next":{"type":"string","const":"account_logIn","description":"What to call next: log in with the same email and password."}},"$id":"urn:rpcgate:account:schema:SignUpResult"};
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:Session" */;
+/*# sourceURL="urn:rpcgate:account:schema:SignUpResult" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.user === undefined) && (missing0 = "user")) || ((data.expiresAt === undefined) && (missing0 = "expiresAt"))){
+if(((data.email === undefined) && (missing0 = "email")) || ((data.next === undefined) && (missing0 = "next"))){
 validate29.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "user") || (key0 === "expiresAt"))){
+if(!((key0 === "email") || (key0 === "next"))){
 validate29.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.user !== undefined){
+if(data.email !== undefined){
 const _errs2 = errors;
-if(!(validate30(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate23(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -297,11 +207,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.expiresAt !== undefined){
+if(data.next !== undefined){
+let data1 = data.next;
 const _errs3 = errors;
-if(!(validate32(data.expiresAt, {instancePath:instancePath+"/expiresAt",parentData:data,parentDataProperty:"expiresAt",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-errors = vErrors.length;
+if(typeof data1 !== "string"){
+validate29.errors = [{instancePath:instancePath+"/next",schemaPath:"#/properties/next/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("account_logIn" !== data1){
+validate29.errors = [{instancePath:instancePath+"/next",schemaPath:"#/properties/next/const",keyword:"const",params:{allowedValue: "account_logIn"},message:"must be equal to constant"}];
+return false;
 }
 var valid0 = _errs3 === errors;
 }
@@ -334,28 +249,28 @@ validate28.errors = vErrors;
 return errors === 0;
 }
 
-export const account_logIn__params_ajv = validate37;
-const schema14 = {"$id":"urn:rpcgate:account:account_logIn:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:Credentials"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const account_logIn__params_ajv = validate32;
+const schema12 = {"$id":"urn:rpcgate:account:account_logIn:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:Credentials"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_logIn:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate37.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate32.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate37.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate32.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate37.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate32.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -371,57 +286,206 @@ errors = vErrors.length;
 }
 }
 else {
-validate37.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate32.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate37.errors = vErrors;
+validate32.errors = vErrors;
 return errors === 0;
 }
 
-export const account_logIn__result_ajv = validate39;
-const schema15 = {"$ref":"urn:rpcgate:account:schema:Session","$id":"urn:rpcgate:account:account_logIn:result"};
+export const account_logIn__result_ajv = validate34;
+const schema13 = {"$ref":"urn:rpcgate:account:schema:Session","$id":"urn:rpcgate:account:account_logIn:result"};
+const schema14 = {"type":"object","description":"A new session. Its token is not in the result: it is set as the `rpcgate_session` cookie (HttpOnly, SameSite=Lax).","additionalProperties":false,"required":["user","expiresAt"],"properties":{"user":{"$ref":"urn:rpcgate:account:schema:User"},"expiresAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:Session"};
+const schema15 = {"type":"object","description":"The signed-in user.","additionalProperties":false,"required":["id","email","createdAt"],"properties":{"id":{"type":"string","description":"User id (`usr_…`)."},"email":{"$ref":"urn:rpcgate:account:schema:Email"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:User"};
+const schema16 = {"type":"string","format":"date-time","description":"A point in time, ISO 8601 UTC (`2025-01-31T12:00:00.000Z`).","$id":"urn:rpcgate:account:schema:Timestamp"};
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Timestamp" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(errors === 0){
+if(!(typeof data === "string")){
+validate38.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+validate38.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:User" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.id === undefined) && (missing0 = "id")) || ((data.email === undefined) && (missing0 = "email"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))){
+validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "id") || (key0 === "email")) || (key0 === "createdAt"))){
+validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined){
+const _errs2 = errors;
+if(typeof data.id !== "string"){
+validate36.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.email !== undefined){
+const _errs4 = errors;
+if(!(validate23(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.createdAt !== undefined){
+const _errs5 = errors;
+if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate36.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Session" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.user === undefined) && (missing0 = "user")) || ((data.expiresAt === undefined) && (missing0 = "expiresAt"))){
+validate35.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "user") || (key0 === "expiresAt"))){
+validate35.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.user !== undefined){
+const _errs2 = errors;
+if(!(validate36(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.expiresAt !== undefined){
+const _errs3 = errors;
+if(!(validate38(data.expiresAt, {instancePath:instancePath+"/expiresAt",parentData:data,parentDataProperty:"expiresAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate35.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_logIn:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate29(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
-validate39.errors = vErrors;
+validate34.errors = vErrors;
 return errors === 0;
 }
 
-export const account_logOut__params_ajv = validate41;
-const schema16 = {"$id":"urn:rpcgate:account:account_logOut:params","type":"array","maxItems":0};
+export const account_logOut__params_ajv = validate43;
+const schema17 = {"$id":"urn:rpcgate:account:account_logOut:params","type":"array","maxItems":0};
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_logOut:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate41.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate43.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 }
 else {
-validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate43.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate41.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
 
-export const account_logOut__result_ajv = validate42;
-const schema17 = {"$ref":"urn:rpcgate:account:schema:LoggedOut","$id":"urn:rpcgate:account:account_logOut:result"};
-const schema18 = {"type":"object","additionalProperties":false,"required":["loggedOut"],"properties":{"loggedOut":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:LoggedOut"};
+export const account_logOut__result_ajv = validate44;
+const schema18 = {"$ref":"urn:rpcgate:account:schema:LoggedOut","$id":"urn:rpcgate:account:account_logOut:result"};
+const schema19 = {"type":"object","additionalProperties":false,"required":["loggedOut"],"properties":{"loggedOut":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:LoggedOut"};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LoggedOut" */;
 let vErrors = null;
 let errors = 0;
@@ -429,14 +493,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.loggedOut === undefined) && (missing0 = "loggedOut")){
-validate43.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate45.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "loggedOut")){
-validate43.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate45.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -445,11 +509,11 @@ if(_errs1 === errors){
 if(data.loggedOut !== undefined){
 let data0 = data.loggedOut;
 if(typeof data0 !== "boolean"){
-validate43.errors = [{instancePath:instancePath+"/loggedOut",schemaPath:"#/properties/loggedOut/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate45.errors = [{instancePath:instancePath+"/loggedOut",schemaPath:"#/properties/loggedOut/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 if(true !== data0){
-validate43.errors = [{instancePath:instancePath+"/loggedOut",schemaPath:"#/properties/loggedOut/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate45.errors = [{instancePath:instancePath+"/loggedOut",schemaPath:"#/properties/loggedOut/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 }
@@ -457,43 +521,7 @@ return false;
 }
 }
 else {
-validate43.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate43.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:account_logOut:result" */;
-let vErrors = null;
-let errors = 0;
-if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
-errors = vErrors.length;
-}
-validate42.errors = vErrors;
-return errors === 0;
-}
-
-export const account_me__params_ajv = validate45;
-const schema19 = {"$id":"urn:rpcgate:account:account_me:params","type":"array","maxItems":0};
-
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:account_me:params" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 0){
-validate45.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
-return false;
-}
-}
-else {
-validate45.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate45.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -501,72 +529,108 @@ validate45.errors = vErrors;
 return errors === 0;
 }
 
-export const account_me__result_ajv = validate46;
-const schema20 = {"$ref":"urn:rpcgate:account:schema:User","$id":"urn:rpcgate:account:account_me:result"};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:account_me:result" */;
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_logOut:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate45(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
-validate46.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
 
-export const networks_list__params_ajv = validate48;
-const schema21 = {"$id":"urn:rpcgate:account:networks_list:params","type":"array","maxItems":0};
+export const account_me__params_ajv = validate47;
+const schema20 = {"$id":"urn:rpcgate:account:account_me:params","type":"array","maxItems":0};
+
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_me:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate47.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+}
+else {
+validate47.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate47.errors = vErrors;
+return errors === 0;
+}
+
+export const account_me__result_ajv = validate48;
+const schema21 = {"$ref":"urn:rpcgate:account:schema:User","$id":"urn:rpcgate:account:account_me:result"};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_me:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+errors = vErrors.length;
+}
+validate48.errors = vErrors;
+return errors === 0;
+}
+
+export const networks_list__params_ajv = validate50;
+const schema22 = {"$id":"urn:rpcgate:account:networks_list:params","type":"array","maxItems":0};
+
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:networks_list:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate48.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate50.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 }
 else {
-validate48.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate50.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate48.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
 
-export const networks_list__result_ajv = validate49;
-const schema22 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"},"$id":"urn:rpcgate:account:networks_list:result"};
-const schema23 = {"type":"object","additionalProperties":false,"required":["network","label","chainId","local"],"properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network"},"label":{"type":"string","description":"Display name (the config's `networks.<name>.label`, else the name capitalised)."},"chainId":{"type":"integer","minimum":1},"local":{"type":"boolean","description":"Served by an embedded local chain (no upstream node configured)."}},"description":"A configured network: its name (the path segment of the node API URLs), display name, chain id, and whether an embedded local chain serves it.","$id":"urn:rpcgate:account:schema:ChainNetwork"};
-const schema24 = {"type":"string","description":"A network name: one of the deployment's configured networks (the operator's config `networks`; `networks_list` lists them, with chain ids). Compared case-insensitively (`Mainnet`, `MAINNET` → `mainnet`) and answered with the configured name. A name the deployment does not configure is refused with -32602 and `data` { param, path, reason }, the reason naming the valid networks (e.g. `unknown network \"foo\": this deployment's networks are mainnet, testnet`).","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$","$id":"urn:rpcgate:account:schema:Network"};
+export const networks_list__result_ajv = validate51;
+const schema23 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"},"$id":"urn:rpcgate:account:networks_list:result"};
+const schema24 = {"type":"object","additionalProperties":false,"required":["network","label","chainId","local"],"properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network"},"label":{"type":"string","description":"Display name (the config's `networks.<name>.label`, else the name capitalised)."},"chainId":{"type":"integer","minimum":1},"local":{"type":"boolean","description":"Served by an embedded local chain (no upstream node configured)."}},"description":"A configured network: its name (the path segment of the node API URLs), display name, chain id, and whether an embedded local chain serves it.","$id":"urn:rpcgate:account:schema:ChainNetwork"};
+const schema25 = {"type":"string","description":"A network name: one of the deployment's configured networks (the operator's config `networks`; `networks_list` lists them, with chain ids). Compared case-insensitively (`Mainnet`, `MAINNET` → `mainnet`) and answered with the configured name. A name the deployment does not configure is refused with -32602 and `data` { param, path, reason }, the reason naming the valid networks (e.g. `unknown network \"foo\": this deployment's networks are mainnet, testnet`).","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$","$id":"urn:rpcgate:account:schema:Network"};
 const pattern1 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "u");
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Network" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern1.test(data)){
-validate51.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"+"\""}];
+validate53.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate51.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate53.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-validate51.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ChainNetwork" */;
 let vErrors = null;
 let errors = 0;
@@ -574,14 +638,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.network === undefined) && (missing0 = "network")) || ((data.label === undefined) && (missing0 = "label"))) || ((data.chainId === undefined) && (missing0 = "chainId"))) || ((data.local === undefined) && (missing0 = "local"))){
-validate50.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate52.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "network") || (key0 === "label")) || (key0 === "chainId")) || (key0 === "local"))){
-validate50.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate52.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -589,8 +653,8 @@ break;
 if(_errs1 === errors){
 if(data.network !== undefined){
 const _errs2 = errors;
-if(!(validate51(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -602,7 +666,7 @@ if(valid0){
 if(data.label !== undefined){
 const _errs3 = errors;
 if(typeof data.label !== "string"){
-validate50.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate52.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -615,13 +679,13 @@ if(data.chainId !== undefined){
 let data2 = data.chainId;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate50.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate52.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 1 || isNaN(data2)){
-validate50.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate52.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -635,7 +699,7 @@ if(valid0){
 if(data.local !== undefined){
 const _errs7 = errors;
 if(typeof data.local !== "boolean"){
-validate50.errors = [{instancePath:instancePath+"/local",schemaPath:"#/properties/local/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate52.errors = [{instancePath:instancePath+"/local",schemaPath:"#/properties/local/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -650,16 +714,16 @@ var valid0 = true;
 }
 }
 else {
-validate50.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate52.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate50.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:networks_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -669,8 +733,8 @@ var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 const _errs1 = errors;
-if(!(validate50(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+if(!(validate52(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs1 === errors;
@@ -680,36 +744,36 @@ break;
 }
 }
 else {
-validate49.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate51.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate49.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
 
-export const chains_list__params_ajv = validate54;
-const schema25 = {"$id":"urn:rpcgate:account:chains_list:params","type":"array","items":[{"type":"string","maxLength":64}],"additionalItems":false,"minItems":0,"maxItems":1};
+export const chains_list__params_ajv = validate56;
+const schema26 = {"$id":"urn:rpcgate:account:chains_list:params","type":"array","items":[{"type":"string","maxLength":64}],"additionalItems":false,"minItems":0,"maxItems":1};
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:chains_list:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate54.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate56.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 0){
-validate54.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
+validate56.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate54.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate56.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -720,12 +784,12 @@ const _errs1 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func2(data0) > 64){
-validate54.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate56.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 }
 else {
-validate54.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate56.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -735,54 +799,54 @@ return false;
 }
 }
 else {
-validate54.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate56.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate54.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
 
-export const chains_list__result_ajv = validate55;
-const schema26 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:Chain"},"$id":"urn:rpcgate:account:chains_list:result"};
-const schema27 = {"type":"object","description":"A chain of this deployment and its networks.","additionalProperties":false,"required":["id","name","networks"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:ChainName"},"name":{"type":"string"},"networks":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"}}},"$id":"urn:rpcgate:account:schema:Chain"};
-const schema28 = {"type":"string","description":"A chain of this deployment, by its id as `chains_list` returns it (compared case-insensitively). An unknown chain is refused with -32602.","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9 _.-]*$","$id":"urn:rpcgate:account:schema:ChainName"};
+export const chains_list__result_ajv = validate57;
+const schema27 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:Chain"},"$id":"urn:rpcgate:account:chains_list:result"};
+const schema28 = {"type":"object","description":"A chain of this deployment and its networks.","additionalProperties":false,"required":["id","name","networks"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:ChainName"},"name":{"type":"string"},"networks":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"}}},"$id":"urn:rpcgate:account:schema:Chain"};
+const schema29 = {"type":"string","description":"A chain of this deployment, by its id as `chains_list` returns it (compared case-insensitively). An unknown chain is refused with -32602.","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9 _.-]*$","$id":"urn:rpcgate:account:schema:ChainName"};
 const pattern2 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 _.-]*$", "u");
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ChainName" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
 if(func2(data) > 64){
-validate57.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate59.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func2(data) < 1){
-validate57.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate59.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern2.test(data)){
-validate57.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 _.-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 _.-]*$"+"\""}];
+validate59.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 _.-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 _.-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate57.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate59.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-validate57.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Chain" */;
 let vErrors = null;
 let errors = 0;
@@ -790,14 +854,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.networks === undefined) && (missing0 = "networks"))){
-validate56.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate58.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "id") || (key0 === "name")) || (key0 === "networks"))){
-validate56.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate58.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -805,8 +869,8 @@ break;
 if(_errs1 === errors){
 if(data.id !== undefined){
 const _errs2 = errors;
-if(!(validate57(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate59(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -818,7 +882,7 @@ if(valid0){
 if(data.name !== undefined){
 const _errs3 = errors;
 if(typeof data.name !== "string"){
-validate56.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate58.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -836,8 +900,8 @@ var valid1 = true;
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 const _errs7 = errors;
-if(!(validate50(data2[i0], {instancePath:instancePath+"/networks/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+if(!(validate52(data2[i0], {instancePath:instancePath+"/networks/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs7 === errors;
@@ -847,7 +911,7 @@ break;
 }
 }
 else {
-validate56.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate58.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -862,16 +926,16 @@ var valid0 = true;
 }
 }
 else {
-validate56.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate58.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate56.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:chains_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -881,8 +945,8 @@ var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 const _errs1 = errors;
-if(!(validate56(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+if(!(validate58(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs1 === errors;
@@ -892,41 +956,41 @@ break;
 }
 }
 else {
-validate55.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate57.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate55.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
 
-export const useCases_list__params_ajv = validate61;
-const schema29 = {"$id":"urn:rpcgate:account:useCases_list:params","type":"array","maxItems":0};
+export const useCases_list__params_ajv = validate63;
+const schema30 = {"$id":"urn:rpcgate:account:useCases_list:params","type":"array","maxItems":0};
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:useCases_list:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate61.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate63.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 }
 else {
-validate61.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate61.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
 
-export const useCases_list__result_ajv = validate62;
-const schema30 = {"type":"array","items":{"type":"string"},"$id":"urn:rpcgate:account:useCases_list:result"};
+export const useCases_list__result_ajv = validate64;
+const schema31 = {"type":"array","items":{"type":"string"},"$id":"urn:rpcgate:account:useCases_list:result"};
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:useCases_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -937,7 +1001,7 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 const _errs1 = errors;
 if(typeof data[i0] !== "string"){
-validate62.errors = [{instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate64.errors = [{instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -947,69 +1011,40 @@ break;
 }
 }
 else {
-validate62.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate64.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate62.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_create__params_ajv = validate63;
-const schema31 = {"$id":"urn:rpcgate:account:apps_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewApp"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema32 = {"type":"object","description":"A new app (access point A).","additionalProperties":false,"required":["name","useCase","chain","services"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"}},"$id":"urn:rpcgate:account:schema:NewApp"};
-const schema33 = {"type":"string","description":"A display name: 1–64 characters of printable text (no control characters), not only spaces. Leading and trailing spaces are trimmed; everything else is stored verbatim and never interpreted (HTML or SQL in a name is just text).","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:Name"};
+export const apps_create__params_ajv = validate65;
+const schema32 = {"$id":"urn:rpcgate:account:apps_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewApp"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema33 = {"type":"object","description":"A new app (access point A).","additionalProperties":false,"required":["name","useCase","chain","services"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"}},"$id":"urn:rpcgate:account:schema:NewApp"};
+const schema34 = {"type":"string","description":"A display name: 1–64 characters of printable text (no control characters), not only spaces. Leading and trailing spaces are trimmed; everything else is stored verbatim and never interpreted (HTML or SQL in a name is just text).","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:Name"};
 const pattern3 = new RegExp("^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$", "u");
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Name" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
 if(func2(data) > 64){
-validate65.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate67.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func2(data) < 1){
-validate65.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate67.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern3.test(data)){
-validate65.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
+validate67.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
 return false;
 }
-}
-}
-}
-else {
-validate65.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-validate65.errors = vErrors;
-return errors === 0;
-}
-
-const schema34 = {"type":"string","description":"Free text, at most 500 characters (line breaks and tabs allowed, other control characters not). Stored verbatim.","maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$","$id":"urn:rpcgate:account:schema:Description"};
-const pattern4 = new RegExp("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
-
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:Description" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(typeof data === "string"){
-if(func2(data) > 500){
-validate67.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
-return false;
-}
-else {
-if(!pattern4.test(data)){
-validate67.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
-return false;
 }
 }
 }
@@ -1022,28 +1057,23 @@ validate67.errors = vErrors;
 return errors === 0;
 }
 
-const schema35 = {"type":"string","description":"What the app is for. An open list: `useCases_list` offers Defi, Analytics, Gaming, Wallet, NFT, Infrastructure and Other, and any other short text (1–64 characters) is accepted.","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:UseCase"};
+const schema35 = {"type":"string","description":"Free text, at most 500 characters (line breaks and tabs allowed, other control characters not). Stored verbatim.","maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$","$id":"urn:rpcgate:account:schema:Description"};
+const pattern4 = new RegExp("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
 
 function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:UseCase" */;
+/*# sourceURL="urn:rpcgate:account:schema:Description" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
-if(func2(data) > 64){
-validate69.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+if(func2(data) > 500){
+validate69.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
 return false;
 }
 else {
-if(func2(data) < 1){
-validate69.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(!pattern4.test(data)){
+validate69.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
-}
-else {
-if(!pattern3.test(data)){
-validate69.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
-return false;
-}
 }
 }
 }
@@ -1056,35 +1086,69 @@ validate69.errors = vErrors;
 return errors === 0;
 }
 
-const schema36 = {"type":"array","description":"The services the app uses (at least one, no duplicates).","items":{"$ref":"urn:rpcgate:account:schema:Service"},"minItems":1,"uniqueItems":true,"tsType":"Service[]","$id":"urn:rpcgate:account:schema:Services"};
-const schema37 = {"type":"string","description":"A service the app uses. `node-api`: the JSON-RPC node API.","enum":["node-api"],"$id":"urn:rpcgate:account:schema:Service"};
+const schema36 = {"type":"string","description":"What the app is for. An open list: `useCases_list` offers Defi, Analytics, Gaming, Wallet, NFT, Infrastructure and Other, and any other short text (1–64 characters) is accepted.","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:UseCase"};
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:UseCase" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(typeof data === "string"){
+if(func2(data) > 64){
+validate71.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func2(data) < 1){
+validate71.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern3.test(data)){
+validate71.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate71.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+validate71.errors = vErrors;
+return errors === 0;
+}
+
+const schema37 = {"type":"array","description":"The services the app uses (at least one, no duplicates).","items":{"$ref":"urn:rpcgate:account:schema:Service"},"minItems":1,"uniqueItems":true,"tsType":"Service[]","$id":"urn:rpcgate:account:schema:Services"};
+const schema38 = {"type":"string","description":"A service the app uses. `node-api`: the JSON-RPC node API.","enum":["node-api"],"$id":"urn:rpcgate:account:schema:Service"};
+
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Service" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate73.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate75.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(data === "node-api")){
-validate73.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema37.enum},message:"must be equal to one of the allowed values"}];
+validate75.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema38.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-validate73.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
 
 const func0 = ajvEqual;
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Services" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length < 1){
-validate72.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate74.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -1092,8 +1156,8 @@ var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 const _errs1 = errors;
-if(!(validate73(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+if(!(validate75(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs1 === errors;
@@ -1109,7 +1173,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data[i1], data[j0])){
-validate72.errors = [{instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
+validate74.errors = [{instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
 return false;
 break outer0;
 }
@@ -1120,16 +1184,16 @@ break outer0;
 }
 }
 else {
-validate72.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate74.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate72.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewApp" */;
 let vErrors = null;
 let errors = 0;
@@ -1137,14 +1201,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.name === undefined) && (missing0 = "name")) || ((data.useCase === undefined) && (missing0 = "useCase"))) || ((data.chain === undefined) && (missing0 = "chain"))) || ((data.services === undefined) && (missing0 = "services"))){
-validate64.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate66.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "name") || (key0 === "description")) || (key0 === "useCase")) || (key0 === "chain")) || (key0 === "services"))){
-validate64.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate66.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1152,8 +1216,8 @@ break;
 if(_errs1 === errors){
 if(data.name !== undefined){
 const _errs2 = errors;
-if(!(validate65(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -1164,8 +1228,8 @@ var valid0 = true;
 if(valid0){
 if(data.description !== undefined){
 const _errs3 = errors;
-if(!(validate67(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs3 === errors;
@@ -1176,8 +1240,8 @@ var valid0 = true;
 if(valid0){
 if(data.useCase !== undefined){
 const _errs4 = errors;
-if(!(validate69(data.useCase, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate71(data.useCase, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs4 === errors;
@@ -1188,8 +1252,8 @@ var valid0 = true;
 if(valid0){
 if(data.chain !== undefined){
 const _errs5 = errors;
-if(!(validate57(data.chain, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate59(data.chain, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -1200,8 +1264,8 @@ var valid0 = true;
 if(valid0){
 if(data.services !== undefined){
 const _errs6 = errors;
-if(!(validate72(data.services, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+if(!(validate74(data.services, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs6 === errors;
@@ -1217,41 +1281,41 @@ var valid0 = true;
 }
 }
 else {
-validate64.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate66.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate64.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_create:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate63.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate65.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate63.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate65.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate63.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate65.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate64(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+if(!(validate66(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
 errors = vErrors.length;
 }
 }
@@ -1260,87 +1324,187 @@ errors = vErrors.length;
 }
 }
 else {
-validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate65.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate63.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_create__result_ajv = validate77;
-const schema38 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_create:result"};
-const schema39 = {"type":"object","description":"An app with its API key and its node API URL per network.","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","networks","createdAt","updatedAt","keyRotatedAt","key","urls"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"keyRotatedAt":{"description":"When the key was last rotated; null if never.","oneOf":[{"$ref":"urn:rpcgate:account:schema:Timestamp"},{"type":"null"}]},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"urls":{"type":"object","description":"Node API URL (access point A, `…/{network}/v2/{key}`) per network.","additionalProperties":{"type":"string"}}},"$id":"urn:rpcgate:account:schema:App"};
+export const apps_create__result_ajv = validate79;
+const schema39 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_create:result"};
+const schema40 = {"type":"object","description":"An app with its API key and its node API URL per network.","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt","keyRotatedAt","key","urls"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"keyRotatedAt":{"description":"When the key was last rotated; null if never.","oneOf":[{"$ref":"urn:rpcgate:account:schema:Timestamp"},{"type":"null"}]},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"urls":{"type":"object","description":"Node API URL (access point A, `…/{network}/v2/{key}`) per network.","additionalProperties":{"type":"string"}},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"}},"$id":"urn:rpcgate:account:schema:App"};
 const func15 = Object.prototype.hasOwnProperty;
-const schema40 = {"type":"string","description":"An app id: `app_` and 128 random bits in base58.","pattern":"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AppId"};
+const schema41 = {"type":"string","description":"An app id: `app_` and 128 random bits in base58.","pattern":"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AppId"};
 const pattern6 = new RegExp("^app_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppId" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
 if(func2(data) > 40){
-validate79.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate81.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
 if(!pattern6.test(data)){
-validate79.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+validate81.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate79.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate81.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-validate79.errors = vErrors;
+validate81.errors = vErrors;
 return errors === 0;
 }
 
-const schema41 = {"type":"string","description":"An API key (192 random bits, base58). It goes only in the node API URL path.","pattern":"^[1-9A-HJ-NP-Za-km-z]{20,64}$","$id":"urn:rpcgate:account:schema:ApiKey"};
+const schema42 = {"type":"string","description":"An API key (192 random bits, base58). It goes only in the node API URL path.","pattern":"^[1-9A-HJ-NP-Za-km-z]{20,64}$","$id":"urn:rpcgate:account:schema:ApiKey"};
 const pattern7 = new RegExp("^[1-9A-HJ-NP-Za-km-z]{20,64}$", "u");
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ApiKey" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern7.test(data)){
-validate90.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[1-9A-HJ-NP-Za-km-z]{20,64}$"},message:"must match pattern \""+"^[1-9A-HJ-NP-Za-km-z]{20,64}$"+"\""}];
+validate92.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[1-9A-HJ-NP-Za-km-z]{20,64}$"},message:"must match pattern \""+"^[1-9A-HJ-NP-Za-km-z]{20,64}$"+"\""}];
 return false;
 }
 }
 else {
-validate90.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate92.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-validate90.errors = vErrors;
+validate92.errors = vErrors;
+return errors === 0;
+}
+
+const schema43 = {"description":"Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).","oneOf":[{"type":"integer","minimum":60,"maximum":31536000},{"type":"null"}],"$id":"urn:rpcgate:account:schema:JwtMaxLifetime"};
+
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:JwtMaxLifetime" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+const err0 = {instancePath,schemaPath:"#/oneOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(errors === _errs1){
+if(typeof data == "number"){
+if(data > 31536000 || isNaN(data)){
+const err1 = {instancePath,schemaPath:"#/oneOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+else {
+if(data < 60 || isNaN(data)){
+const err2 = {instancePath,schemaPath:"#/oneOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs3 = errors;
+if(data !== null){
+const err3 = {instancePath,schemaPath:"#/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs3 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+}
+}
+if(!valid0){
+const err4 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+validate94.errors = vErrors;
+return false;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate94.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:App" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((((((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.useCase === undefined) && (missing0 = "useCase"))) || ((data.chain === undefined) && (missing0 = "chain"))) || ((data.services === undefined) && (missing0 = "services"))) || ((data.requireJwt === undefined) && (missing0 = "requireJwt"))) || ((data.networks === undefined) && (missing0 = "networks"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))) || ((data.updatedAt === undefined) && (missing0 = "updatedAt"))) || ((data.keyRotatedAt === undefined) && (missing0 = "keyRotatedAt"))) || ((data.key === undefined) && (missing0 = "key"))) || ((data.urls === undefined) && (missing0 = "urls"))){
-validate78.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if(((((((((((((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.useCase === undefined) && (missing0 = "useCase"))) || ((data.chain === undefined) && (missing0 = "chain"))) || ((data.services === undefined) && (missing0 = "services"))) || ((data.requireJwt === undefined) && (missing0 = "requireJwt"))) || ((data.jwtMaxLifetimeSec === undefined) && (missing0 = "jwtMaxLifetimeSec"))) || ((data.networks === undefined) && (missing0 = "networks"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))) || ((data.updatedAt === undefined) && (missing0 = "updatedAt"))) || ((data.keyRotatedAt === undefined) && (missing0 = "keyRotatedAt"))) || ((data.key === undefined) && (missing0 = "key"))) || ((data.urls === undefined) && (missing0 = "urls"))){
+validate80.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func15.call(schema39.properties, key0))){
-validate78.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func15.call(schema40.properties, key0))){
+validate80.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1348,8 +1512,8 @@ break;
 if(_errs1 === errors){
 if(data.id !== undefined){
 const _errs2 = errors;
-if(!(validate79(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate81(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -1360,8 +1524,8 @@ var valid0 = true;
 if(valid0){
 if(data.name !== undefined){
 const _errs3 = errors;
-if(!(validate65(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs3 === errors;
@@ -1372,8 +1536,8 @@ var valid0 = true;
 if(valid0){
 if(data.description !== undefined){
 const _errs4 = errors;
-if(!(validate67(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs4 === errors;
@@ -1384,8 +1548,8 @@ var valid0 = true;
 if(valid0){
 if(data.useCase !== undefined){
 const _errs5 = errors;
-if(!(validate69(data.useCase, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate71(data.useCase, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -1396,8 +1560,8 @@ var valid0 = true;
 if(valid0){
 if(data.chain !== undefined){
 const _errs6 = errors;
-if(!(validate57(data.chain, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate59(data.chain, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs6 === errors;
@@ -1408,8 +1572,8 @@ var valid0 = true;
 if(valid0){
 if(data.services !== undefined){
 const _errs7 = errors;
-if(!(validate72(data.services, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+if(!(validate74(data.services, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs7 === errors;
@@ -1421,7 +1585,7 @@ if(valid0){
 if(data.requireJwt !== undefined){
 const _errs8 = errors;
 if(typeof data.requireJwt !== "boolean"){
-validate78.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate80.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -1439,8 +1603,8 @@ var valid1 = true;
 const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
 const _errs12 = errors;
-if(!(validate51(data7[i0], {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate53(data7[i0], {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs12 === errors;
@@ -1450,7 +1614,7 @@ break;
 }
 }
 else {
-validate78.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate80.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -1462,8 +1626,8 @@ var valid0 = true;
 if(valid0){
 if(data.createdAt !== undefined){
 const _errs13 = errors;
-if(!(validate32(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs13 === errors;
@@ -1474,8 +1638,8 @@ var valid0 = true;
 if(valid0){
 if(data.updatedAt !== undefined){
 const _errs14 = errors;
-if(!(validate32(data.updatedAt, {instancePath:instancePath+"/updatedAt",parentData:data,parentDataProperty:"updatedAt",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate38(data.updatedAt, {instancePath:instancePath+"/updatedAt",parentData:data,parentDataProperty:"updatedAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs14 === errors;
@@ -1491,8 +1655,8 @@ const _errs16 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs17 = errors;
-if(!(validate32(data11, {instancePath:instancePath+"/keyRotatedAt",parentData:data,parentDataProperty:"keyRotatedAt",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate38(data11, {instancePath:instancePath+"/keyRotatedAt",parentData:data,parentDataProperty:"keyRotatedAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs17 === errors;
@@ -1531,7 +1695,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate78.errors = vErrors;
+validate80.errors = vErrors;
 return false;
 }
 else {
@@ -1553,8 +1717,8 @@ var valid0 = true;
 if(valid0){
 if(data.key !== undefined){
 const _errs20 = errors;
-if(!(validate90(data.key, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate92(data.key, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs20 === errors;
@@ -1571,7 +1735,7 @@ if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 for(const key1 in data13){
 const _errs24 = errors;
 if(typeof data13[key1] !== "string"){
-validate78.errors = [{instancePath:instancePath+"/urls/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/urls/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate80.errors = [{instancePath:instancePath+"/urls/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/urls/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid3 = _errs24 === errors;
@@ -1581,11 +1745,23 @@ break;
 }
 }
 else {
-validate78.errors = [{instancePath:instancePath+"/urls",schemaPath:"#/properties/urls/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate80.errors = [{instancePath:instancePath+"/urls",schemaPath:"#/properties/urls/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 var valid0 = _errs21 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.jwtMaxLifetimeSec !== undefined){
+const _errs26 = errors;
+if(!(validate94(data.jwtMaxLifetimeSec, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs26 === errors;
 }
 else {
 var valid0 = true;
@@ -1605,71 +1781,72 @@ var valid0 = true;
 }
 }
 }
+}
 else {
-validate78.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate80.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate78.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_create:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate78(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
-validate77.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_list__params_ajv = validate93;
-const schema42 = {"$id":"urn:rpcgate:account:apps_list:params","type":"array","maxItems":0};
+export const apps_list__params_ajv = validate97;
+const schema44 = {"$id":"urn:rpcgate:account:apps_list:params","type":"array","maxItems":0};
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_list:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate93.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate97.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 }
 else {
-validate93.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate93.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_list__result_ajv = validate94;
-const schema43 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AppSummary"},"$id":"urn:rpcgate:account:apps_list:result"};
-const schema44 = {"type":"object","description":"An app as listed (without its key).","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","networks","createdAt","updatedAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AppSummary"};
+export const apps_list__result_ajv = validate98;
+const schema45 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AppSummary"},"$id":"urn:rpcgate:account:apps_list:result"};
+const schema46 = {"type":"object","description":"An app as listed (without its key).","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"}},"$id":"urn:rpcgate:account:schema:AppSummary"};
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppSummary" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.useCase === undefined) && (missing0 = "useCase"))) || ((data.chain === undefined) && (missing0 = "chain"))) || ((data.services === undefined) && (missing0 = "services"))) || ((data.requireJwt === undefined) && (missing0 = "requireJwt"))) || ((data.networks === undefined) && (missing0 = "networks"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))) || ((data.updatedAt === undefined) && (missing0 = "updatedAt"))){
-validate95.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((((((((((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.useCase === undefined) && (missing0 = "useCase"))) || ((data.chain === undefined) && (missing0 = "chain"))) || ((data.services === undefined) && (missing0 = "services"))) || ((data.requireJwt === undefined) && (missing0 = "requireJwt"))) || ((data.jwtMaxLifetimeSec === undefined) && (missing0 = "jwtMaxLifetimeSec"))) || ((data.networks === undefined) && (missing0 = "networks"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))) || ((data.updatedAt === undefined) && (missing0 = "updatedAt"))){
+validate99.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func15.call(schema44.properties, key0))){
-validate95.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func15.call(schema46.properties, key0))){
+validate99.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1677,8 +1854,8 @@ break;
 if(_errs1 === errors){
 if(data.id !== undefined){
 const _errs2 = errors;
-if(!(validate79(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate81(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -1689,8 +1866,8 @@ var valid0 = true;
 if(valid0){
 if(data.name !== undefined){
 const _errs3 = errors;
-if(!(validate65(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs3 === errors;
@@ -1701,8 +1878,8 @@ var valid0 = true;
 if(valid0){
 if(data.description !== undefined){
 const _errs4 = errors;
-if(!(validate67(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs4 === errors;
@@ -1713,8 +1890,8 @@ var valid0 = true;
 if(valid0){
 if(data.useCase !== undefined){
 const _errs5 = errors;
-if(!(validate69(data.useCase, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate71(data.useCase, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -1725,8 +1902,8 @@ var valid0 = true;
 if(valid0){
 if(data.chain !== undefined){
 const _errs6 = errors;
-if(!(validate57(data.chain, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate59(data.chain, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs6 === errors;
@@ -1737,8 +1914,8 @@ var valid0 = true;
 if(valid0){
 if(data.services !== undefined){
 const _errs7 = errors;
-if(!(validate72(data.services, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+if(!(validate74(data.services, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs7 === errors;
@@ -1750,7 +1927,7 @@ if(valid0){
 if(data.requireJwt !== undefined){
 const _errs8 = errors;
 if(typeof data.requireJwt !== "boolean"){
-validate95.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate99.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -1768,8 +1945,8 @@ var valid1 = true;
 const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
 const _errs12 = errors;
-if(!(validate51(data7[i0], {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate53(data7[i0], {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs12 === errors;
@@ -1779,7 +1956,7 @@ break;
 }
 }
 else {
-validate95.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate99.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -1791,8 +1968,8 @@ var valid0 = true;
 if(valid0){
 if(data.createdAt !== undefined){
 const _errs13 = errors;
-if(!(validate32(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs13 === errors;
@@ -1803,11 +1980,23 @@ var valid0 = true;
 if(valid0){
 if(data.updatedAt !== undefined){
 const _errs14 = errors;
-if(!(validate32(data.updatedAt, {instancePath:instancePath+"/updatedAt",parentData:data,parentDataProperty:"updatedAt",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate38(data.updatedAt, {instancePath:instancePath+"/updatedAt",parentData:data,parentDataProperty:"updatedAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.jwtMaxLifetimeSec !== undefined){
+const _errs15 = errors;
+if(!(validate94(data.jwtMaxLifetimeSec, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs15 === errors;
 }
 else {
 var valid0 = true;
@@ -1824,17 +2013,18 @@ var valid0 = true;
 }
 }
 }
+}
 else {
-validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate99.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate95.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -1844,8 +2034,8 @@ var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 const _errs1 = errors;
-if(!(validate95(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+if(!(validate99(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs1 === errors;
@@ -1855,43 +2045,43 @@ break;
 }
 }
 else {
-validate94.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate98.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate94.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_get__params_ajv = validate106;
-const schema45 = {"$id":"urn:rpcgate:account:apps_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_get__params_ajv = validate111;
+const schema47 = {"$id":"urn:rpcgate:account:apps_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_get:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate106.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate111.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate106.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate111.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate106.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate111.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate79(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
 }
@@ -1900,81 +2090,81 @@ errors = vErrors.length;
 }
 }
 else {
-validate106.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate111.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate106.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_get__result_ajv = validate108;
-const schema46 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_get:result"};
+export const apps_get__result_ajv = validate113;
+const schema48 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_get:result"};
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_get:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate78(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
-validate108.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_metrics__params_ajv = validate110;
-const schema47 = {"$id":"urn:rpcgate:account:apps_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema48 = {"type":"object","description":"A time range and a granularity. `from` is aligned down to the start of its bucket (a whole UTC minute, hour or day); `to` is exclusive. `to` must be after `from`, and the range may hold at most 1,500 buckets (e.g. 25 hours of minutes, 62 days of hours, 4 years of days); otherwise -32602 with `data` { param, path, reason } (and `maxPoints`, `points` for a range that is too long).","additionalProperties":false,"required":["from","to","granularity"],"properties":{"from":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Start of the range (inclusive; aligned down to the granularity)."},"to":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"End of the range (exclusive)."},"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network; absent = every network."}},"$id":"urn:rpcgate:account:schema:MetricsQuery"};
-const schema49 = {"type":"string","description":"A point in time for a metrics query: ISO 8601 with a time and an explicit zone (`2025-03-01T09:00:00Z`, `2025-03-01T10:00:00.000+01:00`). Epoch numbers are not accepted; results use `Timestamp` (UTC).","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$","maxLength":35,"$id":"urn:rpcgate:account:schema:MetricsTime"};
+export const apps_metrics__params_ajv = validate115;
+const schema49 = {"$id":"urn:rpcgate:account:apps_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema50 = {"type":"object","description":"A time range and a granularity. `from` is aligned down to the start of its bucket (a whole UTC minute, hour or day); `to` is exclusive. `to` must be after `from`, and the range may hold at most 1,500 buckets (e.g. 25 hours of minutes, 62 days of hours, 4 years of days); otherwise -32602 with `data` { param, path, reason } (and `maxPoints`, `points` for a range that is too long).","additionalProperties":false,"required":["from","to","granularity"],"properties":{"from":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Start of the range (inclusive; aligned down to the granularity)."},"to":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"End of the range (exclusive)."},"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network; absent = every network."}},"$id":"urn:rpcgate:account:schema:MetricsQuery"};
+const schema51 = {"type":"string","description":"A point in time for a metrics query: ISO 8601 with a time and an explicit zone (`2025-03-01T09:00:00Z`, `2025-03-01T10:00:00.000+01:00`). Epoch numbers are not accepted; results use `Timestamp` (UTC).","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$","maxLength":35,"$id":"urn:rpcgate:account:schema:MetricsTime"};
 const pattern8 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:MetricsTime" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
 if(func2(data) > 35){
-validate113.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
+validate118.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
 return false;
 }
 else {
 if(!pattern8.test(data)){
-validate113.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
+validate118.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-validate113.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
 
-const schema50 = {"type":"string","description":"Bucket size of a metrics series: a UTC minute, hour or day.","enum":["minute","hour","day"],"$id":"urn:rpcgate:account:schema:Granularity"};
+const schema52 = {"type":"string","description":"Bucket size of a metrics series: a UTC minute, hour or day.","enum":["minute","hour","day"],"$id":"urn:rpcgate:account:schema:Granularity"};
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Granularity" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate116.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate121.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data === "minute") || (data === "hour")) || (data === "day"))){
-validate116.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema50.enum},message:"must be equal to one of the allowed values"}];
+validate121.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema52.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-validate116.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:MetricsQuery" */;
 let vErrors = null;
 let errors = 0;
@@ -1982,14 +2172,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.from === undefined) && (missing0 = "from")) || ((data.to === undefined) && (missing0 = "to"))) || ((data.granularity === undefined) && (missing0 = "granularity"))){
-validate112.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "from") || (key0 === "to")) || (key0 === "granularity")) || (key0 === "network"))){
-validate112.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate117.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1997,8 +2187,8 @@ break;
 if(_errs1 === errors){
 if(data.from !== undefined){
 const _errs2 = errors;
-if(!(validate113(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate118(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -2009,8 +2199,8 @@ var valid0 = true;
 if(valid0){
 if(data.to !== undefined){
 const _errs3 = errors;
-if(!(validate113(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate118(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs3 === errors;
@@ -2021,8 +2211,8 @@ var valid0 = true;
 if(valid0){
 if(data.granularity !== undefined){
 const _errs4 = errors;
-if(!(validate116(data.granularity, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
-vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+if(!(validate121(data.granularity, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
+vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs4 === errors;
@@ -2033,8 +2223,8 @@ var valid0 = true;
 if(valid0){
 if(data.network !== undefined){
 const _errs5 = errors;
-if(!(validate51(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -2049,42 +2239,42 @@ var valid0 = true;
 }
 }
 else {
-validate112.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate117.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate112.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_metrics:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate110.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate115.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate110.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate115.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate110.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate115.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 const len1 = data.length;
 if(len1 > 0){
 const _errs1 = errors;
-if(!(validate79(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs1 === errors;
@@ -2092,8 +2282,8 @@ var valid0 = _errs1 === errors;
 if(valid0){
 if(len1 > 1){
 const _errs2 = errors;
-if(!(validate112(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate117(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -2104,21 +2294,21 @@ var valid0 = _errs2 === errors;
 }
 }
 else {
-validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate110.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_metrics__result_ajv = validate120;
-const schema51 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:apps_metrics:result"};
-const schema52 = {"type":"object","description":"Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flush (rpcgate writes usage every few seconds, the current minute as a partial row: `durability.usageFlushIntervalMs`).","additionalProperties":false,"required":["granularity","from","to","points","summary"],"properties":{"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"from":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the first bucket (`from` aligned down)."},"to":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"End of the range (exclusive), as asked."},"points":{"type":"array","maxItems":1500,"items":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"summary":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"$id":"urn:rpcgate:account:schema:UsageSeries"};
-const schema53 = {"type":"object","description":"The metered calls of one bucket (or, as `summary`, of the whole range).","additionalProperties":false,"required":["start","total","success","successRate","byOutcome","errorsByCode","methods","latencyMs"],"properties":{"start":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the bucket (UTC)."},"total":{"type":"integer","minimum":0,"description":"Every metered call, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."},"successRate":{"type":["number","null"],"minimum":0,"maximum":1,"description":"`success / total` (0…1); null when there were no calls."},"byOutcome":{"$ref":"urn:rpcgate:account:schema:OutcomeCounts"},"errorsByCode":{"type":"object","description":"Calls that did not succeed, by JSON-RPC error code: the key is the code as a string (e.g. `\"-32005\"`; `\"0\"` = no code). Key order carries no meaning (JSON parsers list integer-like keys first).","propertyNames":{"pattern":"^-?\\d+$"},"additionalProperties":{"type":"integer","minimum":0}},"methods":{"type":"object","description":"Calls per node API method. Methods outside the contract are counted as `other`.","additionalProperties":{"type":"integer","minimum":0}},"latencyMs":{"anyOf":[{"$ref":"urn:rpcgate:account:schema:LatencyStats"},{"type":"null"}],"description":"Null when there were no calls."}},"$id":"urn:rpcgate:account:schema:UsagePoint"};
-const schema54 = {"type":"object","description":"Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout).","additionalProperties":false,"required":["ok","node_error","auth","allowlist","limit","validation","upstream_error"],"properties":{"ok":{"type":"integer","minimum":0},"node_error":{"type":"integer","minimum":0},"auth":{"type":"integer","minimum":0},"allowlist":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"validation":{"type":"integer","minimum":0},"upstream_error":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:OutcomeCounts"};
+export const apps_metrics__result_ajv = validate125;
+const schema53 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:apps_metrics:result"};
+const schema54 = {"type":"object","description":"Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flush (rpcgate writes usage every few seconds, the current minute as a partial row: `durability.usageFlushIntervalMs`).","additionalProperties":false,"required":["granularity","from","to","points","summary"],"properties":{"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"from":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the first bucket (`from` aligned down)."},"to":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"End of the range (exclusive), as asked."},"points":{"type":"array","maxItems":1500,"items":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"summary":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"$id":"urn:rpcgate:account:schema:UsageSeries"};
+const schema55 = {"type":"object","description":"The metered calls of one bucket (or, as `summary`, of the whole range).","additionalProperties":false,"required":["start","total","success","successRate","byOutcome","errorsByCode","methods","latencyMs"],"properties":{"start":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the bucket (UTC)."},"total":{"type":"integer","minimum":0,"description":"Every metered call, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."},"successRate":{"type":["number","null"],"minimum":0,"maximum":1,"description":"`success / total` (0…1); null when there were no calls."},"byOutcome":{"$ref":"urn:rpcgate:account:schema:OutcomeCounts"},"errorsByCode":{"type":"object","description":"Calls that did not succeed, by JSON-RPC error code: the key is the code as a string (e.g. `\"-32005\"`; `\"0\"` = no code). Key order carries no meaning (JSON parsers list integer-like keys first).","propertyNames":{"pattern":"^-?\\d+$"},"additionalProperties":{"type":"integer","minimum":0}},"methods":{"type":"object","description":"Calls per node API method. Methods outside the contract are counted as `other`.","additionalProperties":{"type":"integer","minimum":0}},"latencyMs":{"anyOf":[{"$ref":"urn:rpcgate:account:schema:LatencyStats"},{"type":"null"}],"description":"Null when there were no calls."}},"$id":"urn:rpcgate:account:schema:UsagePoint"};
+const schema56 = {"type":"object","description":"Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout).","additionalProperties":false,"required":["ok","node_error","auth","allowlist","limit","validation","upstream_error"],"properties":{"ok":{"type":"integer","minimum":0},"node_error":{"type":"integer","minimum":0},"auth":{"type":"integer","minimum":0},"allowlist":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"validation":{"type":"integer","minimum":0},"upstream_error":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:OutcomeCounts"};
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:OutcomeCounts" */;
 let vErrors = null;
 let errors = 0;
@@ -2126,14 +2316,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((data.ok === undefined) && (missing0 = "ok")) || ((data.node_error === undefined) && (missing0 = "node_error"))) || ((data.auth === undefined) && (missing0 = "auth"))) || ((data.allowlist === undefined) && (missing0 = "allowlist"))) || ((data.limit === undefined) && (missing0 = "limit"))) || ((data.validation === undefined) && (missing0 = "validation"))) || ((data.upstream_error === undefined) && (missing0 = "upstream_error"))){
-validate127.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate132.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "ok") || (key0 === "node_error")) || (key0 === "auth")) || (key0 === "allowlist")) || (key0 === "limit")) || (key0 === "validation")) || (key0 === "upstream_error"))){
-validate127.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate132.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2143,13 +2333,13 @@ if(data.ok !== undefined){
 let data0 = data.ok;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate127.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate132.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate127.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate132.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -2164,13 +2354,13 @@ if(data.node_error !== undefined){
 let data1 = data.node_error;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate127.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate132.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate127.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate132.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -2185,13 +2375,13 @@ if(data.auth !== undefined){
 let data2 = data.auth;
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate127.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate132.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate127.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate132.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -2206,13 +2396,13 @@ if(data.allowlist !== undefined){
 let data3 = data.allowlist;
 const _errs8 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
-validate127.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate132.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate127.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate132.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -2227,13 +2417,13 @@ if(data.limit !== undefined){
 let data4 = data.limit;
 const _errs10 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate127.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate132.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs10){
 if(typeof data4 == "number"){
 if(data4 < 0 || isNaN(data4)){
-validate127.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate132.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -2248,13 +2438,13 @@ if(data.validation !== undefined){
 let data5 = data.validation;
 const _errs12 = errors;
 if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
-validate127.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate132.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs12){
 if(typeof data5 == "number"){
 if(data5 < 0 || isNaN(data5)){
-validate127.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate132.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -2269,13 +2459,13 @@ if(data.upstream_error !== undefined){
 let data6 = data.upstream_error;
 const _errs14 = errors;
 if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
-validate127.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate132.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs14){
 if(typeof data6 == "number"){
 if(data6 < 0 || isNaN(data6)){
-validate127.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate132.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -2295,17 +2485,17 @@ var valid0 = true;
 }
 }
 else {
-validate127.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate132.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate127.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
 
-const schema55 = {"type":"object","description":"Latency of the metered calls in milliseconds, measured by rpcgate from request to answer. `mean` is exact. The percentiles come from a log-spaced histogram (4 buckets per doubling) and are reported as the geometric middle of the bucket holding the nearest-rank value: within 9.05 % of the true value between 0.25 ms and 32.8 s (values at or under 0.25 ms read 0.125, over 32.8 s read 32768). The bound also holds for hours and days (histograms add up exactly).","additionalProperties":false,"required":["mean","p50","p95","p99"],"properties":{"mean":{"type":"number","minimum":0},"p50":{"type":"number","minimum":0},"p95":{"type":"number","minimum":0},"p99":{"type":"number","minimum":0}},"$id":"urn:rpcgate:account:schema:LatencyStats"};
+const schema57 = {"type":"object","description":"Latency of the metered calls in milliseconds, measured by rpcgate from request to answer. `mean` is exact. The percentiles come from a log-spaced histogram (4 buckets per doubling) and are reported as the geometric middle of the bucket holding the nearest-rank value: within 9.05 % of the true value between 0.25 ms and 32.8 s (values at or under 0.25 ms read 0.125, over 32.8 s read 32768). The bound also holds for hours and days (histograms add up exactly).","additionalProperties":false,"required":["mean","p50","p95","p99"],"properties":{"mean":{"type":"number","minimum":0},"p50":{"type":"number","minimum":0},"p95":{"type":"number","minimum":0},"p99":{"type":"number","minimum":0}},"$id":"urn:rpcgate:account:schema:LatencyStats"};
 
-function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LatencyStats" */;
 let vErrors = null;
 let errors = 0;
@@ -2313,14 +2503,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.mean === undefined) && (missing0 = "mean")) || ((data.p50 === undefined) && (missing0 = "p50"))) || ((data.p95 === undefined) && (missing0 = "p95"))) || ((data.p99 === undefined) && (missing0 = "p99"))){
-validate129.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate134.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "mean") || (key0 === "p50")) || (key0 === "p95")) || (key0 === "p99"))){
-validate129.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate134.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2332,12 +2522,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate129.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate134.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 else {
-validate129.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate134.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -2353,12 +2543,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate129.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate134.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 else {
-validate129.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate134.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -2374,12 +2564,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate129.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate134.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 else {
-validate129.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate134.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -2395,12 +2585,12 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate129.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate134.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 else {
-validate129.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate134.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -2416,17 +2606,17 @@ var valid0 = true;
 }
 }
 else {
-validate129.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate134.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate129.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
 
 const pattern9 = new RegExp("^-?\\d+$", "u");
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:UsagePoint" */;
 let vErrors = null;
 let errors = 0;
@@ -2434,14 +2624,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((data.start === undefined) && (missing0 = "start")) || ((data.total === undefined) && (missing0 = "total"))) || ((data.success === undefined) && (missing0 = "success"))) || ((data.successRate === undefined) && (missing0 = "successRate"))) || ((data.byOutcome === undefined) && (missing0 = "byOutcome"))) || ((data.errorsByCode === undefined) && (missing0 = "errorsByCode"))) || ((data.methods === undefined) && (missing0 = "methods"))) || ((data.latencyMs === undefined) && (missing0 = "latencyMs"))){
-validate125.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate130.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((((key0 === "start") || (key0 === "total")) || (key0 === "success")) || (key0 === "successRate")) || (key0 === "byOutcome")) || (key0 === "errorsByCode")) || (key0 === "methods")) || (key0 === "latencyMs"))){
-validate125.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate130.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2449,8 +2639,8 @@ break;
 if(_errs1 === errors){
 if(data.start !== undefined){
 const _errs2 = errors;
-if(!(validate32(data.start, {instancePath:instancePath+"/start",parentData:data,parentDataProperty:"start",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate38(data.start, {instancePath:instancePath+"/start",parentData:data,parentDataProperty:"start",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -2463,13 +2653,13 @@ if(data.total !== undefined){
 let data1 = data.total;
 const _errs3 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate125.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate130.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs3){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate125.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate130.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -2484,13 +2674,13 @@ if(data.success !== undefined){
 let data2 = data.success;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate125.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate130.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate125.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate130.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -2505,18 +2695,18 @@ if(data.successRate !== undefined){
 let data3 = data.successRate;
 const _errs7 = errors;
 if((!(typeof data3 == "number")) && (data3 !== null)){
-validate125.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/type",keyword:"type",params:{type: schema53.properties.successRate.type},message:"must be number,null"}];
+validate130.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/type",keyword:"type",params:{type: schema55.properties.successRate.type},message:"must be number,null"}];
 return false;
 }
 if(errors === _errs7){
 if(typeof data3 == "number"){
 if(data3 > 1 || isNaN(data3)){
-validate125.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate130.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data3 < 0 || isNaN(data3)){
-validate125.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate130.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -2530,8 +2720,8 @@ var valid0 = true;
 if(valid0){
 if(data.byOutcome !== undefined){
 const _errs9 = errors;
-if(!(validate127(data.byOutcome, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
-vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+if(!(validate132(data.byOutcome, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs9 === errors;
@@ -2569,7 +2759,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate125.errors = vErrors;
+validate130.errors = vErrors;
 return false;
 break;
 }
@@ -2579,13 +2769,13 @@ for(const key2 in data5){
 let data6 = data5[key2];
 const _errs14 = errors;
 if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
-validate125.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate130.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs14){
 if(typeof data6 == "number"){
 if(data6 < 0 || isNaN(data6)){
-validate125.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate130.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -2598,7 +2788,7 @@ break;
 }
 }
 else {
-validate125.errors = [{instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate130.errors = [{instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2617,13 +2807,13 @@ for(const key3 in data7){
 let data8 = data7[key3];
 const _errs19 = errors;
 if(!((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8)))){
-validate125.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate130.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs19){
 if(typeof data8 == "number"){
 if(data8 < 0 || isNaN(data8)){
-validate125.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate130.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -2635,7 +2825,7 @@ break;
 }
 }
 else {
-validate125.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate130.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2651,8 +2841,8 @@ const _errs21 = errors;
 const _errs22 = errors;
 let valid4 = false;
 const _errs23 = errors;
-if(!(validate129(data9, {instancePath:instancePath+"/latencyMs",parentData:data,parentDataProperty:"latencyMs",rootData}))){
-vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
+if(!(validate134(data9, {instancePath:instancePath+"/latencyMs",parentData:data,parentDataProperty:"latencyMs",rootData}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs23 === errors;
@@ -2681,7 +2871,7 @@ else {
 vErrors.push(err3);
 }
 errors++;
-validate125.errors = vErrors;
+validate130.errors = vErrors;
 return false;
 }
 else {
@@ -2711,16 +2901,16 @@ var valid0 = true;
 }
 }
 else {
-validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate130.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate125.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:UsageSeries" */;
 let vErrors = null;
 let errors = 0;
@@ -2728,14 +2918,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.granularity === undefined) && (missing0 = "granularity")) || ((data.from === undefined) && (missing0 = "from"))) || ((data.to === undefined) && (missing0 = "to"))) || ((data.points === undefined) && (missing0 = "points"))) || ((data.summary === undefined) && (missing0 = "summary"))){
-validate121.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate126.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "granularity") || (key0 === "from")) || (key0 === "to")) || (key0 === "points")) || (key0 === "summary"))){
-validate121.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate126.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2743,8 +2933,8 @@ break;
 if(_errs1 === errors){
 if(data.granularity !== undefined){
 const _errs2 = errors;
-if(!(validate116(data.granularity, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
-vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+if(!(validate121(data.granularity, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
+vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -2755,8 +2945,8 @@ var valid0 = true;
 if(valid0){
 if(data.from !== undefined){
 const _errs3 = errors;
-if(!(validate32(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate38(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs3 === errors;
@@ -2767,8 +2957,8 @@ var valid0 = true;
 if(valid0){
 if(data.to !== undefined){
 const _errs4 = errors;
-if(!(validate32(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate38(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs4 === errors;
@@ -2783,7 +2973,7 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(Array.isArray(data3)){
 if(data3.length > 1500){
-validate121.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/maxItems",keyword:"maxItems",params:{limit: 1500},message:"must NOT have more than 1500 items"}];
+validate126.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/maxItems",keyword:"maxItems",params:{limit: 1500},message:"must NOT have more than 1500 items"}];
 return false;
 }
 else {
@@ -2791,8 +2981,8 @@ var valid1 = true;
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 const _errs7 = errors;
-if(!(validate125(data3[i0], {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate130(data3[i0], {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs7 === errors;
@@ -2803,7 +2993,7 @@ break;
 }
 }
 else {
-validate121.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate126.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -2815,8 +3005,8 @@ var valid0 = true;
 if(valid0){
 if(data.summary !== undefined){
 const _errs8 = errors;
-if(!(validate125(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate130(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
+vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs8 === errors;
@@ -2832,46 +3022,46 @@ var valid0 = true;
 }
 }
 else {
-validate121.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate126.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate121.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_metrics:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate121(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+if(!(validate126(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
 errors = vErrors.length;
 }
-validate120.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_update__params_ajv = validate134;
-const schema56 = {"$id":"urn:rpcgate:account:apps_update:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AppPatch"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema57 = {"type":"object","description":"Fields to change; those left out keep their value.","additionalProperties":false,"minProperties":1,"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"}},"$id":"urn:rpcgate:account:schema:AppPatch"};
+export const apps_update__params_ajv = validate139;
+const schema58 = {"$id":"urn:rpcgate:account:apps_update:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AppPatch"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema59 = {"type":"object","description":"Fields to change; those left out keep their value.","additionalProperties":false,"minProperties":1,"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"}},"$id":"urn:rpcgate:account:schema:AppPatch"};
 
-function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppPatch" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-validate136.errors = [{instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
+validate141.errors = [{instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "name") || (key0 === "description")) || (key0 === "useCase")) || (key0 === "chain")) || (key0 === "services"))){
-validate136.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!((((((key0 === "name") || (key0 === "description")) || (key0 === "useCase")) || (key0 === "chain")) || (key0 === "services")) || (key0 === "jwtMaxLifetimeSec"))){
+validate141.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2879,8 +3069,8 @@ break;
 if(_errs1 === errors){
 if(data.name !== undefined){
 const _errs2 = errors;
-if(!(validate65(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -2891,8 +3081,8 @@ var valid0 = true;
 if(valid0){
 if(data.description !== undefined){
 const _errs3 = errors;
-if(!(validate67(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs3 === errors;
@@ -2903,8 +3093,8 @@ var valid0 = true;
 if(valid0){
 if(data.useCase !== undefined){
 const _errs4 = errors;
-if(!(validate69(data.useCase, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate71(data.useCase, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs4 === errors;
@@ -2915,8 +3105,8 @@ var valid0 = true;
 if(valid0){
 if(data.chain !== undefined){
 const _errs5 = errors;
-if(!(validate57(data.chain, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate59(data.chain, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -2927,11 +3117,23 @@ var valid0 = true;
 if(valid0){
 if(data.services !== undefined){
 const _errs6 = errors;
-if(!(validate72(data.services, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+if(!(validate74(data.services, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.jwtMaxLifetimeSec !== undefined){
+const _errs7 = errors;
+if(!(validate94(data.jwtMaxLifetimeSec, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
@@ -2943,43 +3145,44 @@ var valid0 = true;
 }
 }
 }
+}
 else {
-validate136.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate136.errors = vErrors;
+validate141.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_update:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate134.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate139.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate134.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate139.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate134.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate139.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 const len1 = data.length;
 if(len1 > 0){
 const _errs1 = errors;
-if(!(validate79(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs1 === errors;
@@ -2987,8 +3190,8 @@ var valid0 = _errs1 === errors;
 if(valid0){
 if(len1 > 1){
 const _errs2 = errors;
-if(!(validate136(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+if(!(validate141(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -2999,58 +3202,58 @@ var valid0 = _errs2 === errors;
 }
 }
 else {
-validate134.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate134.errors = vErrors;
+validate139.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_update__result_ajv = validate143;
-const schema58 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_update:result"};
+export const apps_update__result_ajv = validate149;
+const schema60 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_update:result"};
 
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_update:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate78(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
-validate143.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_rotateKey__params_ajv = validate145;
-const schema59 = {"$id":"urn:rpcgate:account:apps_rotateKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_rotateKey__params_ajv = validate151;
+const schema61 = {"$id":"urn:rpcgate:account:apps_rotateKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_rotateKey:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate145.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate151.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate145.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate151.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate145.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate151.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate79(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
 }
@@ -3059,58 +3262,58 @@ errors = vErrors.length;
 }
 }
 else {
-validate145.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate151.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate145.errors = vErrors;
+validate151.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_rotateKey__result_ajv = validate147;
-const schema60 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_rotateKey:result"};
+export const apps_rotateKey__result_ajv = validate153;
+const schema62 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_rotateKey:result"};
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_rotateKey:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate78(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
-validate147.errors = vErrors;
+validate153.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_delete__params_ajv = validate149;
-const schema61 = {"$id":"urn:rpcgate:account:apps_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_delete__params_ajv = validate155;
+const schema63 = {"$id":"urn:rpcgate:account:apps_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_delete:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate149.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate155.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate149.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate155.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate149.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate155.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate79(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
 }
@@ -3119,19 +3322,19 @@ errors = vErrors.length;
 }
 }
 else {
-validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate155.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate149.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_delete__result_ajv = validate151;
-const schema62 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_delete:result"};
-const schema63 = {"type":"object","additionalProperties":false,"required":["id","deleted"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:Deleted"};
+export const apps_delete__result_ajv = validate157;
+const schema64 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_delete:result"};
+const schema65 = {"type":"object","additionalProperties":false,"required":["id","deleted"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:Deleted"};
 
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Deleted" */;
 let vErrors = null;
 let errors = 0;
@@ -3139,14 +3342,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.id === undefined) && (missing0 = "id")) || ((data.deleted === undefined) && (missing0 = "deleted"))){
-validate152.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate158.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "id") || (key0 === "deleted"))){
-validate152.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate158.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3155,7 +3358,7 @@ if(_errs1 === errors){
 if(data.id !== undefined){
 const _errs2 = errors;
 if(typeof data.id !== "string"){
-validate152.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate158.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3168,11 +3371,11 @@ if(data.deleted !== undefined){
 let data1 = data.deleted;
 const _errs4 = errors;
 if(typeof data1 !== "boolean"){
-validate152.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate158.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 if(true !== data1){
-validate152.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate158.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -3185,36 +3388,36 @@ var valid0 = true;
 }
 }
 else {
-validate152.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate158.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate152.errors = vErrors;
+validate158.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_delete:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate152(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+if(!(validate158(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
 errors = vErrors.length;
 }
-validate151.errors = vErrors;
+validate157.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addAllowlistEntry__params_ajv = validate154;
-const schema64 = {"$id":"urn:rpcgate:account:apps_addAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewAllowlistEntry"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema65 = {"description":"An allowlist entry; `value` is checked per kind.","anyOf":[{"type":"object","title":"OriginEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"origin"},"value":{"type":"string","description":"An origin, optionally with a `*.` subdomain wildcard: `https://app.example.com`, `https://*.example.com`, `*.example.com`, `http://localhost:3000`.","maxLength":253,"pattern":"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"}}},{"type":"object","title":"IpEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"ip"},"value":{"type":"string","description":"An IPv4 or IPv6 address, or a CIDR (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`).","maxLength":49,"pattern":"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"}}},{"type":"object","title":"AddressEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"address"},"value":{"type":"string","description":"A contract address (20 bytes hex, any case).","pattern":"^0x[0-9a-fA-F]{40}$"}}},{"type":"object","title":"MethodEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"method"},"value":{"type":"string","description":"A method of the node API (e.g. `eth_call`).","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9_.]*$"}}}],"$id":"urn:rpcgate:account:schema:NewAllowlistEntry"};
+export const apps_addAllowlistEntry__params_ajv = validate160;
+const schema66 = {"$id":"urn:rpcgate:account:apps_addAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewAllowlistEntry"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema67 = {"description":"An allowlist entry; `value` is checked per kind.","anyOf":[{"type":"object","title":"OriginEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"origin"},"value":{"type":"string","description":"An origin, optionally with a `*.` subdomain wildcard: `https://app.example.com`, `https://*.example.com`, `*.example.com`, `http://localhost:3000`.","maxLength":253,"pattern":"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"}}},{"type":"object","title":"IpEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"ip"},"value":{"type":"string","description":"An IPv4 or IPv6 address, or a CIDR (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`).","maxLength":49,"pattern":"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"}}},{"type":"object","title":"AddressEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"address"},"value":{"type":"string","description":"A contract address (20 bytes hex, any case).","pattern":"^0x[0-9a-fA-F]{40}$"}}},{"type":"object","title":"MethodEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"method"},"value":{"type":"string","description":"A method of the node API (e.g. `eth_call`).","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9_.]*$"}}}],"$id":"urn:rpcgate:account:schema:NewAllowlistEntry"};
 const pattern10 = new RegExp("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
 const pattern11 = new RegExp("^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$", "u");
 const pattern12 = new RegExp("^0x[0-9a-fA-F]{40}$", "u");
 const pattern13 = new RegExp("^[A-Za-z][A-Za-z0-9_.]*$", "u");
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewAllowlistEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -3703,7 +3906,7 @@ else {
 vErrors.push(err31);
 }
 errors++;
-validate156.errors = vErrors;
+validate162.errors = vErrors;
 return false;
 }
 else {
@@ -3717,38 +3920,38 @@ vErrors = null;
 }
 }
 }
-validate156.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addAllowlistEntry:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate154.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate160.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate154.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate160.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate154.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate160.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 const len1 = data.length;
 if(len1 > 0){
 const _errs1 = errors;
-if(!(validate79(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs1 === errors;
@@ -3756,8 +3959,8 @@ var valid0 = _errs1 === errors;
 if(valid0){
 if(len1 > 1){
 const _errs2 = errors;
-if(!(validate156(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+if(!(validate162(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -3768,39 +3971,7 @@ var valid0 = _errs2 === errors;
 }
 }
 else {
-validate154.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-validate154.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_addAllowlistEntry__result_ajv = validate158;
-const schema66 = {"$ref":"urn:rpcgate:account:schema:AllowlistEntry","$id":"urn:rpcgate:account:apps_addAllowlistEntry:result"};
-const schema67 = {"type":"object","additionalProperties":false,"required":["id","kind","value","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"},"kind":{"$ref":"urn:rpcgate:account:schema:AllowlistKind"},"value":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AllowlistEntry"};
-const schema68 = {"type":"string","description":"An allowlist entry id: `alw_` and 128 random bits in base58.","pattern":"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AllowlistEntryId"};
-const pattern14 = new RegExp("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
-
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:AllowlistEntryId" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(typeof data === "string"){
-if(func2(data) > 40){
-validate160.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
-return false;
-}
-else {
-if(!pattern14.test(data)){
-validate160.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
-return false;
-}
-}
-}
-else {
-validate160.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate160.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -3808,26 +3979,58 @@ validate160.errors = vErrors;
 return errors === 0;
 }
 
-const schema69 = {"type":"string","description":"origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied to eth_call, eth_getLogs, eth_getCode, eth_getStorageAt); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.","enum":["origin","ip","address","method"],"$id":"urn:rpcgate:account:schema:AllowlistKind"};
+export const apps_addAllowlistEntry__result_ajv = validate164;
+const schema68 = {"$ref":"urn:rpcgate:account:schema:AllowlistEntry","$id":"urn:rpcgate:account:apps_addAllowlistEntry:result"};
+const schema69 = {"type":"object","additionalProperties":false,"required":["id","kind","value","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"},"kind":{"$ref":"urn:rpcgate:account:schema:AllowlistKind"},"value":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AllowlistEntry"};
+const schema70 = {"type":"string","description":"An allowlist entry id: `alw_` and 128 random bits in base58.","pattern":"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AllowlistEntryId"};
+const pattern14 = new RegExp("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AllowlistEntryId" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(typeof data === "string"){
+if(func2(data) > 40){
+validate166.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+return false;
+}
+else {
+if(!pattern14.test(data)){
+validate166.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+return false;
+}
+}
+}
+else {
+validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+validate166.errors = vErrors;
+return errors === 0;
+}
+
+const schema71 = {"type":"string","description":"origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied to eth_call, eth_getLogs, eth_getCode, eth_getStorageAt); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.","enum":["origin","ip","address","method"],"$id":"urn:rpcgate:account:schema:AllowlistKind"};
+
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistKind" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate168.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data === "origin") || (data === "ip")) || (data === "address")) || (data === "method"))){
-validate162.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values"}];
+validate168.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-validate162.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -3835,14 +4038,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.id === undefined) && (missing0 = "id")) || ((data.kind === undefined) && (missing0 = "kind"))) || ((data.value === undefined) && (missing0 = "value"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))){
-validate159.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate165.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "id") || (key0 === "kind")) || (key0 === "value")) || (key0 === "createdAt"))){
-validate159.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate165.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3850,8 +4053,8 @@ break;
 if(_errs1 === errors){
 if(data.id !== undefined){
 const _errs2 = errors;
-if(!(validate160(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+if(!(validate166(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -3862,8 +4065,8 @@ var valid0 = true;
 if(valid0){
 if(data.kind !== undefined){
 const _errs3 = errors;
-if(!(validate162(data.kind, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
-vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
+if(!(validate168(data.kind, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
+vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs3 === errors;
@@ -3875,7 +4078,7 @@ if(valid0){
 if(data.value !== undefined){
 const _errs4 = errors;
 if(typeof data.value !== "string"){
-validate159.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate165.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -3886,8 +4089,8 @@ var valid0 = true;
 if(valid0){
 if(data.createdAt !== undefined){
 const _errs6 = errors;
-if(!(validate32(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs6 === errors;
@@ -3902,56 +4105,56 @@ var valid0 = true;
 }
 }
 else {
-validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate159.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addAllowlistEntry:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
+if(!(validate165(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
 errors = vErrors.length;
 }
-validate158.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listAllowlist__params_ajv = validate166;
-const schema70 = {"$id":"urn:rpcgate:account:apps_listAllowlist:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_listAllowlist__params_ajv = validate172;
+const schema72 = {"$id":"urn:rpcgate:account:apps_listAllowlist:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listAllowlist:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate166.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate172.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate166.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate172.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate166.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate172.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate79(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
 }
@@ -3960,18 +4163,18 @@ errors = vErrors.length;
 }
 }
 else {
-validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate172.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate166.errors = vErrors;
+validate172.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listAllowlist__result_ajv = validate168;
-const schema71 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AllowlistEntry"},"$id":"urn:rpcgate:account:apps_listAllowlist:result"};
+export const apps_listAllowlist__result_ajv = validate174;
+const schema73 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AllowlistEntry"},"$id":"urn:rpcgate:account:apps_listAllowlist:result"};
 
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listAllowlist:result" */;
 let vErrors = null;
 let errors = 0;
@@ -3981,8 +4184,8 @@ var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 const _errs1 = errors;
-if(!(validate159(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
+if(!(validate165(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs1 === errors;
@@ -3992,44 +4195,44 @@ break;
 }
 }
 else {
-validate168.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate174.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate168.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeAllowlistEntry__params_ajv = validate170;
-const schema72 = {"$id":"urn:rpcgate:account:apps_removeAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const apps_removeAllowlistEntry__params_ajv = validate176;
+const schema74 = {"$id":"urn:rpcgate:account:apps_removeAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_removeAllowlistEntry:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate170.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate176.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate170.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate176.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate170.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate176.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 const len1 = data.length;
 if(len1 > 0){
 const _errs1 = errors;
-if(!(validate79(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs1 === errors;
@@ -4037,8 +4240,8 @@ var valid0 = _errs1 === errors;
 if(valid0){
 if(len1 > 1){
 const _errs2 = errors;
-if(!(validate160(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+if(!(validate166(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -4049,53 +4252,53 @@ var valid0 = _errs2 === errors;
 }
 }
 else {
-validate170.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate170.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeAllowlistEntry__result_ajv = validate173;
-const schema73 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeAllowlistEntry:result"};
+export const apps_removeAllowlistEntry__result_ajv = validate179;
+const schema75 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeAllowlistEntry:result"};
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_removeAllowlistEntry:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate152(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+if(!(validate158(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
 errors = vErrors.length;
 }
-validate173.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addJwtKey__params_ajv = validate175;
-const schema74 = {"$id":"urn:rpcgate:account:apps_addJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewJwtKey"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema75 = {"type":"object","description":"A public key in SPKI PEM (`-----BEGIN PUBLIC KEY-----`): RSA (2048 bits or more) for RS256/384/512, P-256 for ES256, P-384 for ES384.","additionalProperties":false,"required":["alg","publicKeyPem"],"properties":{"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string","minLength":64,"maxLength":8192,"pattern":"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"}},"$id":"urn:rpcgate:account:schema:NewJwtKey"};
-const schema76 = {"type":"string","description":"The JWS algorithm the key verifies; tokens must use it (`none` and others are refused).","enum":["RS256","RS384","RS512","ES256","ES384"],"$id":"urn:rpcgate:account:schema:JwtAlg"};
+export const apps_addJwtKey__params_ajv = validate181;
+const schema76 = {"$id":"urn:rpcgate:account:apps_addJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewJwtKey"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema77 = {"type":"object","description":"A public key in SPKI PEM (`-----BEGIN PUBLIC KEY-----`): RSA (2048 bits or more) for RS256/384/512, P-256 for ES256, P-384 for ES384.","additionalProperties":false,"required":["alg","publicKeyPem"],"properties":{"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string","minLength":64,"maxLength":8192,"pattern":"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"}},"$id":"urn:rpcgate:account:schema:NewJwtKey"};
+const schema78 = {"type":"string","description":"The JWS algorithm the key verifies; tokens must use it (`none` and others are refused).","enum":["RS256","RS384","RS512","ES256","ES384"],"$id":"urn:rpcgate:account:schema:JwtAlg"};
 
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtAlg" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate178.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate184.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((((data === "RS256") || (data === "RS384")) || (data === "RS512")) || (data === "ES256")) || (data === "ES384"))){
-validate178.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema76.enum},message:"must be equal to one of the allowed values"}];
+validate184.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-validate178.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
 
 const pattern15 = new RegExp("^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$", "u");
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewJwtKey" */;
 let vErrors = null;
 let errors = 0;
@@ -4103,14 +4306,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.alg === undefined) && (missing0 = "alg")) || ((data.publicKeyPem === undefined) && (missing0 = "publicKeyPem"))){
-validate177.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate183.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "alg") || (key0 === "publicKeyPem"))){
-validate177.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate183.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4118,8 +4321,8 @@ break;
 if(_errs1 === errors){
 if(data.alg !== undefined){
 const _errs2 = errors;
-if(!(validate178(data.alg, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
-vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+if(!(validate184(data.alg, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
+vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -4134,24 +4337,24 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func2(data1) > 8192){
-validate177.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/maxLength",keyword:"maxLength",params:{limit: 8192},message:"must NOT have more than 8192 characters"}];
+validate183.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/maxLength",keyword:"maxLength",params:{limit: 8192},message:"must NOT have more than 8192 characters"}];
 return false;
 }
 else {
 if(func2(data1) < 64){
-validate177.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters"}];
+validate183.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters"}];
 return false;
 }
 else {
 if(!pattern15.test(data1)){
-validate177.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/pattern",keyword:"pattern",params:{pattern: "^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"},message:"must match pattern \""+"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"+"\""}];
+validate183.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/pattern",keyword:"pattern",params:{pattern: "^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"},message:"must match pattern \""+"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate177.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate183.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4165,94 +4368,7 @@ var valid0 = true;
 }
 }
 else {
-validate177.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate177.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_addJwtKey:params" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 2){
-validate175.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
-return false;
-}
-else {
-if(data.length < 2){
-validate175.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
-return false;
-}
-else {
-const len0 = data.length;
-if(!(len0 <= 2)){
-validate175.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
-return false;
-}
-else {
-const len1 = data.length;
-if(len1 > 0){
-const _errs1 = errors;
-if(!(validate79(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs1 === errors;
-}
-if(valid0){
-if(len1 > 1){
-const _errs2 = errors;
-if(!(validate177(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs2 === errors;
-}
-}
-}
-}
-}
-}
-else {
-validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-validate175.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_addJwtKey__result_ajv = validate181;
-const schema77 = {"$ref":"urn:rpcgate:account:schema:JwtKey","$id":"urn:rpcgate:account:apps_addJwtKey:result"};
-const schema78 = {"type":"object","additionalProperties":false,"required":["id","alg","publicKeyPem","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:JwtKeyId"},"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:JwtKey"};
-const schema79 = {"type":"string","description":"A JWT public key (its `kid`) id: `kid_` and 128 random bits in base58.","pattern":"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:JwtKeyId"};
-const pattern16 = new RegExp("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
-
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:JwtKeyId" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(typeof data === "string"){
-if(func2(data) > 40){
-validate183.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
-return false;
-}
-else {
-if(!pattern16.test(data)){
-validate183.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
-return false;
-}
-}
-}
-else {
-validate183.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate183.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4261,209 +4377,33 @@ return errors === 0;
 }
 
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:JwtKey" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((data.id === undefined) && (missing0 = "id")) || ((data.alg === undefined) && (missing0 = "alg"))) || ((data.publicKeyPem === undefined) && (missing0 = "publicKeyPem"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))){
-validate182.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((key0 === "id") || (key0 === "alg")) || (key0 === "publicKeyPem")) || (key0 === "createdAt"))){
-validate182.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.id !== undefined){
-const _errs2 = errors;
-if(!(validate183(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.alg !== undefined){
-const _errs3 = errors;
-if(!(validate178(data.alg, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
-vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.publicKeyPem !== undefined){
-const _errs4 = errors;
-if(typeof data.publicKeyPem !== "string"){
-validate182.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.createdAt !== undefined){
-const _errs6 = errors;
-if(!(validate32(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate182.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate182.errors = vErrors;
-return errors === 0;
-}
-
-
 function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_addJwtKey:result" */;
-let vErrors = null;
-let errors = 0;
-if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
-errors = vErrors.length;
-}
-validate181.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_listJwtKeys__params_ajv = validate188;
-const schema80 = {"$id":"urn:rpcgate:account:apps_listJwtKeys:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
-
-function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:params" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 1){
-validate188.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-if(data.length < 1){
-validate188.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
-return false;
-}
-else {
-const len0 = data.length;
-if(!(len0 <= 1)){
-validate188.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-const len1 = data.length;
-if(len1 > 0){
-if(!(validate79(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
-errors = vErrors.length;
-}
-}
-}
-}
-}
-}
-else {
-validate188.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-validate188.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_listJwtKeys__result_ajv = validate190;
-const schema81 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:JwtKey"},"$id":"urn:rpcgate:account:apps_listJwtKeys:result"};
-
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:result" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(Array.isArray(data)){
-var valid0 = true;
-const len0 = data.length;
-for(let i0=0; i0<len0; i0++){
-const _errs1 = errors;
-if(!(validate182(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs1 === errors;
-if(!valid0){
-break;
-}
-}
-}
-else {
-validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-validate190.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_removeJwtKey__params_ajv = validate192;
-const schema82 = {"$id":"urn:rpcgate:account:apps_removeJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:JwtKeyId"}],"additionalItems":false,"minItems":2,"maxItems":2};
-
-function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:params" */;
+/*# sourceURL="urn:rpcgate:account:apps_addJwtKey:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate192.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate181.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate192.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate181.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate192.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate181.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 const len1 = data.length;
 if(len1 > 0){
 const _errs1 = errors;
-if(!(validate79(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs1 === errors;
@@ -4483,59 +4423,322 @@ var valid0 = _errs2 === errors;
 }
 }
 else {
-validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate181.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate192.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeJwtKey__result_ajv = validate195;
-const schema83 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeJwtKey:result"};
+export const apps_addJwtKey__result_ajv = validate187;
+const schema79 = {"$ref":"urn:rpcgate:account:schema:JwtKey","$id":"urn:rpcgate:account:apps_addJwtKey:result"};
+const schema80 = {"type":"object","additionalProperties":false,"required":["id","alg","publicKeyPem","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:JwtKeyId"},"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:JwtKey"};
+const schema81 = {"type":"string","description":"A JWT public key (its `kid`) id: `kid_` and 128 random bits in base58.","pattern":"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:JwtKeyId"};
+const pattern16 = new RegExp("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:result" */;
+function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:JwtKeyId" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate152(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
-errors = vErrors.length;
+if(errors === 0){
+if(typeof data === "string"){
+if(func2(data) > 40){
+validate189.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+return false;
 }
-validate195.errors = vErrors;
+else {
+if(!pattern16.test(data)){
+validate189.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+return false;
+}
+}
+}
+else {
+validate189.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+validate189.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_setRequireJwt__params_ajv = validate197;
-const schema84 = {"$id":"urn:rpcgate:account:apps_setRequireJwt:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"type":"boolean"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_setRequireJwt:params" */;
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:JwtKey" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.id === undefined) && (missing0 = "id")) || ((data.alg === undefined) && (missing0 = "alg"))) || ((data.publicKeyPem === undefined) && (missing0 = "publicKeyPem"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))){
+validate188.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((key0 === "id") || (key0 === "alg")) || (key0 === "publicKeyPem")) || (key0 === "createdAt"))){
+validate188.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined){
+const _errs2 = errors;
+if(!(validate189(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.alg !== undefined){
+const _errs3 = errors;
+if(!(validate184(data.alg, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
+vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.publicKeyPem !== undefined){
+const _errs4 = errors;
+if(typeof data.publicKeyPem !== "string"){
+validate188.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.createdAt !== undefined){
+const _errs6 = errors;
+if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate188.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate188.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_addJwtKey:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate188(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
+errors = vErrors.length;
+}
+validate187.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_listJwtKeys__params_ajv = validate194;
+const schema82 = {"$id":"urn:rpcgate:account:apps_listJwtKeys:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate194.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate194.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate194.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+errors = vErrors.length;
+}
+}
+}
+}
+}
+}
+else {
+validate194.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate194.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_listJwtKeys__result_ajv = validate196;
+const schema83 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:JwtKey"},"$id":"urn:rpcgate:account:apps_listJwtKeys:result"};
+
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:result" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+var valid0 = true;
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+const _errs1 = errors;
+if(!(validate188(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+if(!valid0){
+break;
+}
+}
+}
+else {
+validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate196.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_removeJwtKey__params_ajv = validate198;
+const schema84 = {"$id":"urn:rpcgate:account:apps_removeJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:JwtKeyId"}],"additionalItems":false,"minItems":2,"maxItems":2};
+
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate197.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate198.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate197.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate198.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate197.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate198.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 const len1 = data.length;
 if(len1 > 0){
 const _errs1 = errors;
-if(!(validate79(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+const _errs2 = errors;
+if(!(validate189(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+}
+}
+}
+}
+}
+else {
+validate198.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+validate198.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_removeJwtKey__result_ajv = validate201;
+const schema85 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeJwtKey:result"};
+
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate158(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
+errors = vErrors.length;
+}
+validate201.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_setRequireJwt__params_ajv = validate203;
+const schema86 = {"$id":"urn:rpcgate:account:apps_setRequireJwt:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"type":"boolean"}],"additionalItems":false,"minItems":2,"maxItems":2};
+
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_setRequireJwt:params" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 2){
+validate203.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+if(data.length < 2){
+validate203.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 2)){
+validate203.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+const _errs1 = errors;
+if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs1 === errors;
@@ -4544,7 +4747,7 @@ if(valid0){
 if(len1 > 1){
 const _errs2 = errors;
 if(typeof data[1] !== "boolean"){
-validate197.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate203.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4555,34 +4758,34 @@ var valid0 = _errs2 === errors;
 }
 }
 else {
-validate197.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate203.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate197.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_setRequireJwt__result_ajv = validate199;
-const schema85 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_setRequireJwt:result"};
+export const apps_setRequireJwt__result_ajv = validate205;
+const schema87 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_setRequireJwt:result"};
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_setRequireJwt:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate78(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
-validate199.errors = vErrors;
+validate205.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_create__params_ajv = validate201;
-const schema86 = {"$id":"urn:rpcgate:account:keys_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewNetworkKey"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema87 = {"type":"object","description":"A new network API key (access point B).","additionalProperties":false,"required":["name","network"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"description":{"$ref":"urn:rpcgate:account:schema:Description"}},"$id":"urn:rpcgate:account:schema:NewNetworkKey"};
+export const keys_create__params_ajv = validate207;
+const schema88 = {"$id":"urn:rpcgate:account:keys_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewNetworkKey"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema89 = {"type":"object","description":"A new network API key (access point B).","additionalProperties":false,"required":["name","network"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"description":{"$ref":"urn:rpcgate:account:schema:Description"}},"$id":"urn:rpcgate:account:schema:NewNetworkKey"};
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewNetworkKey" */;
 let vErrors = null;
 let errors = 0;
@@ -4590,169 +4793,23 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.name === undefined) && (missing0 = "name")) || ((data.network === undefined) && (missing0 = "network"))){
-validate202.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "name") || (key0 === "network")) || (key0 === "description"))){
-validate202.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.name !== undefined){
-const _errs2 = errors;
-if(!(validate65(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.network !== undefined){
-const _errs3 = errors;
-if(!(validate51(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.description !== undefined){
-const _errs4 = errors;
-if(!(validate67(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate202.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate202.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_create:params" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 1){
-validate201.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-if(data.length < 1){
-validate201.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
-return false;
-}
-else {
-const len0 = data.length;
-if(!(len0 <= 1)){
-validate201.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-const len1 = data.length;
-if(len1 > 0){
-if(!(validate202(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
-errors = vErrors.length;
-}
-}
-}
-}
-}
-}
-else {
-validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-validate201.errors = vErrors;
-return errors === 0;
-}
-
-export const keys_create__result_ajv = validate207;
-const schema88 = {"$ref":"urn:rpcgate:account:schema:NetworkKey","$id":"urn:rpcgate:account:keys_create:result"};
-const schema89 = {"type":"object","description":"A network key with the key and its node API URL (access point B, `…/{network}/{key}`).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"}},"$id":"urn:rpcgate:account:schema:NetworkKey"};
-const schema90 = {"type":"string","description":"A network API key id: `key_` and 128 random bits in base58.","pattern":"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:NetworkKeyId"};
-const pattern17 = new RegExp("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
-
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:NetworkKeyId" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(typeof data === "string"){
-if(func2(data) > 40){
-validate209.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
-return false;
-}
-else {
-if(!pattern17.test(data)){
-validate209.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
-return false;
-}
-}
-}
-else {
-validate209.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-validate209.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:NetworkKey" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.network === undefined) && (missing0 = "network"))) || ((data.networkLabel === undefined) && (missing0 = "networkLabel"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))) || ((data.key === undefined) && (missing0 = "key"))) || ((data.url === undefined) && (missing0 = "url"))){
 validate208.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "key")) || (key0 === "url"))){
+if(!(((key0 === "name") || (key0 === "network")) || (key0 === "description"))){
 validate208.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.id !== undefined){
+if(data.name !== undefined){
 const _errs2 = errors;
-if(!(validate209(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
+if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -4761,10 +4818,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.name !== undefined){
+if(data.network !== undefined){
 const _errs3 = errors;
-if(!(validate65(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs3 === errors;
@@ -4773,81 +4830,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.network !== undefined){
+if(data.description !== undefined){
 const _errs4 = errors;
-if(!(validate51(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.networkLabel !== undefined){
-const _errs5 = errors;
-if(typeof data.networkLabel !== "string"){
-validate208.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.description !== undefined){
-const _errs7 = errors;
-if(!(validate67(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.createdAt !== undefined){
-const _errs8 = errors;
-if(!(validate32(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.key !== undefined){
-const _errs9 = errors;
-if(!(validate90(data.key, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.url !== undefined){
-const _errs10 = errors;
-if(typeof data.url !== "string"){
-validate208.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
 }
 }
 }
@@ -4865,47 +4857,258 @@ return errors === 0;
 
 
 function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_create:result" */;
+/*# sourceURL="urn:rpcgate:account:keys_create:params" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate208(data, {instancePath,parentData,parentDataProperty,rootData}))){
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate207.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate207.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate207.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+if(!(validate208(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
 errors = vErrors.length;
+}
+}
+}
+}
+}
+}
+else {
+validate207.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
 }
 validate207.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_list__params_ajv = validate217;
-const schema91 = {"$id":"urn:rpcgate:account:keys_list:params","type":"array","maxItems":0};
+export const keys_create__result_ajv = validate213;
+const schema90 = {"$ref":"urn:rpcgate:account:schema:NetworkKey","$id":"urn:rpcgate:account:keys_create:result"};
+const schema91 = {"type":"object","description":"A network key with the key and its node API URL (access point B, `…/{network}/{key}`).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"}},"$id":"urn:rpcgate:account:schema:NetworkKey"};
+const schema92 = {"type":"string","description":"A network API key id: `key_` and 128 random bits in base58.","pattern":"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:NetworkKeyId"};
+const pattern17 = new RegExp("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:NetworkKeyId" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(typeof data === "string"){
+if(func2(data) > 40){
+validate215.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+return false;
+}
+else {
+if(!pattern17.test(data)){
+validate215.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+return false;
+}
+}
+}
+else {
+validate215.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+validate215.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:NetworkKey" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.network === undefined) && (missing0 = "network"))) || ((data.networkLabel === undefined) && (missing0 = "networkLabel"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))) || ((data.key === undefined) && (missing0 = "key"))) || ((data.url === undefined) && (missing0 = "url"))){
+validate214.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "key")) || (key0 === "url"))){
+validate214.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined){
+const _errs2 = errors;
+if(!(validate215(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.name !== undefined){
+const _errs3 = errors;
+if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.network !== undefined){
+const _errs4 = errors;
+if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.networkLabel !== undefined){
+const _errs5 = errors;
+if(typeof data.networkLabel !== "string"){
+validate214.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.description !== undefined){
+const _errs7 = errors;
+if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.createdAt !== undefined){
+const _errs8 = errors;
+if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.key !== undefined){
+const _errs9 = errors;
+if(!(validate92(data.key, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.url !== undefined){
+const _errs10 = errors;
+if(typeof data.url !== "string"){
+validate214.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate214.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate214.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_create:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate214(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
+errors = vErrors.length;
+}
+validate213.errors = vErrors;
+return errors === 0;
+}
+
+export const keys_list__params_ajv = validate223;
+const schema93 = {"$id":"urn:rpcgate:account:keys_list:params","type":"array","maxItems":0};
+
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_list:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate217.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate223.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 }
 else {
-validate217.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate223.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate217.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_list__result_ajv = validate218;
-const schema92 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyList","$id":"urn:rpcgate:account:keys_list:result"};
-const schema93 = {"type":"object","additionalProperties":false,"required":["keys","maxKeys","usage"],"properties":{"keys":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:NetworkKeySummary"}},"maxKeys":{"type":"integer","description":"Most network keys a user may have (4)."},"usage":{"$ref":"urn:rpcgate:account:schema:DailyUsage"}},"$id":"urn:rpcgate:account:schema:NetworkKeyList"};
-const schema94 = {"type":"object","description":"A network key as listed (without the key).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeySummary"};
-const schema95 = {"type":"object","description":"Today's (UTC) metered calls on this one key, from the usage store (up to the last flushed minute). The daily limit is per user, across all keys: see `DailyUsage`.","additionalProperties":false,"required":["day","total","success"],"properties":{"day":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the UTC day counted."},"total":{"type":"integer","minimum":0,"description":"Every metered call on this key today, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."}},"$id":"urn:rpcgate:account:schema:KeyUsageToday"};
+export const keys_list__result_ajv = validate224;
+const schema94 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyList","$id":"urn:rpcgate:account:keys_list:result"};
+const schema95 = {"type":"object","additionalProperties":false,"required":["keys","maxKeys","usage"],"properties":{"keys":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:NetworkKeySummary"}},"maxKeys":{"type":"integer","description":"Most network keys a user may have (4)."},"usage":{"$ref":"urn:rpcgate:account:schema:DailyUsage"}},"$id":"urn:rpcgate:account:schema:NetworkKeyList"};
+const schema96 = {"type":"object","description":"A network key as listed (without the key).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeySummary"};
+const schema97 = {"type":"object","description":"Today's (UTC) metered calls on this one key, from the usage store (up to the last flushed minute). The daily limit is per user, across all keys: see `DailyUsage`.","additionalProperties":false,"required":["day","total","success"],"properties":{"day":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the UTC day counted."},"total":{"type":"integer","minimum":0,"description":"Every metered call on this key today, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."}},"$id":"urn:rpcgate:account:schema:KeyUsageToday"};
 
-function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:KeyUsageToday" */;
 let vErrors = null;
 let errors = 0;
@@ -4913,14 +5116,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.day === undefined) && (missing0 = "day")) || ((data.total === undefined) && (missing0 = "total"))) || ((data.success === undefined) && (missing0 = "success"))){
-validate226.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate232.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "day") || (key0 === "total")) || (key0 === "success"))){
-validate226.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate232.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4928,8 +5131,8 @@ break;
 if(_errs1 === errors){
 if(data.day !== undefined){
 const _errs2 = errors;
-if(!(validate32(data.day, {instancePath:instancePath+"/day",parentData:data,parentDataProperty:"day",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate38(data.day, {instancePath:instancePath+"/day",parentData:data,parentDataProperty:"day",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -4942,13 +5145,13 @@ if(data.total !== undefined){
 let data1 = data.total;
 const _errs3 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate226.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate232.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs3){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate226.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate232.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -4963,13 +5166,13 @@ if(data.success !== undefined){
 let data2 = data.success;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate226.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate232.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate226.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate232.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -4978,6 +5181,129 @@ var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate232.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate232.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:NetworkKeySummary" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.network === undefined) && (missing0 = "network"))) || ((data.networkLabel === undefined) && (missing0 = "networkLabel"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))) || ((data.today === undefined) && (missing0 = "today"))){
+validate226.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "today"))){
+validate226.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined){
+const _errs2 = errors;
+if(!(validate215(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.name !== undefined){
+const _errs3 = errors;
+if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.network !== undefined){
+const _errs4 = errors;
+if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.networkLabel !== undefined){
+const _errs5 = errors;
+if(typeof data.networkLabel !== "string"){
+validate226.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.description !== undefined){
+const _errs7 = errors;
+if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.createdAt !== undefined){
+const _errs8 = errors;
+if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.today !== undefined){
+const _errs9 = errors;
+if(!(validate232(data.today, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
+vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
 }
 }
 }
@@ -4993,132 +5319,9 @@ validate226.errors = vErrors;
 return errors === 0;
 }
 
+const schema98 = {"type":"object","description":"Today's (UTC) requests across all the user's network keys against the per-user daily limit, as the rate limiter counts them (refusals are not counted against the limit).","additionalProperties":false,"required":["used","limit","remaining","period","resetAt"],"properties":{"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"period":{"type":"string","const":"day"},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:DailyUsage"};
 
-function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:NetworkKeySummary" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.network === undefined) && (missing0 = "network"))) || ((data.networkLabel === undefined) && (missing0 = "networkLabel"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))) || ((data.today === undefined) && (missing0 = "today"))){
-validate220.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "today"))){
-validate220.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.id !== undefined){
-const _errs2 = errors;
-if(!(validate209(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.name !== undefined){
-const _errs3 = errors;
-if(!(validate65(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.network !== undefined){
-const _errs4 = errors;
-if(!(validate51(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.networkLabel !== undefined){
-const _errs5 = errors;
-if(typeof data.networkLabel !== "string"){
-validate220.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.description !== undefined){
-const _errs7 = errors;
-if(!(validate67(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.createdAt !== undefined){
-const _errs8 = errors;
-if(!(validate32(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.today !== undefined){
-const _errs9 = errors;
-if(!(validate226(data.today, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
-vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate220.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate220.errors = vErrors;
-return errors === 0;
-}
-
-const schema96 = {"type":"object","description":"Today's (UTC) requests across all the user's network keys against the per-user daily limit, as the rate limiter counts them (refusals are not counted against the limit).","additionalProperties":false,"required":["used","limit","remaining","period","resetAt"],"properties":{"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"period":{"type":"string","const":"day"},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:DailyUsage"};
-
-function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:DailyUsage" */;
 let vErrors = null;
 let errors = 0;
@@ -5126,14 +5329,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.used === undefined) && (missing0 = "used")) || ((data.limit === undefined) && (missing0 = "limit"))) || ((data.remaining === undefined) && (missing0 = "remaining"))) || ((data.period === undefined) && (missing0 = "period"))) || ((data.resetAt === undefined) && (missing0 = "resetAt"))){
-validate230.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate236.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "used") || (key0 === "limit")) || (key0 === "remaining")) || (key0 === "period")) || (key0 === "resetAt"))){
-validate230.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate236.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5143,13 +5346,13 @@ if(data.used !== undefined){
 let data0 = data.used;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate230.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate236.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate230.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate236.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -5164,13 +5367,13 @@ if(data.limit !== undefined){
 let data1 = data.limit;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate230.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate236.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate230.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate236.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -5185,13 +5388,13 @@ if(data.remaining !== undefined){
 let data2 = data.remaining;
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate230.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate236.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate230.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate236.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -5206,11 +5409,11 @@ if(data.period !== undefined){
 let data3 = data.period;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate230.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate236.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("day" !== data3){
-validate230.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"}];
+validate236.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -5221,8 +5424,8 @@ var valid0 = true;
 if(valid0){
 if(data.resetAt !== undefined){
 const _errs10 = errors;
-if(!(validate32(data.resetAt, {instancePath:instancePath+"/resetAt",parentData:data,parentDataProperty:"resetAt",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate38(data.resetAt, {instancePath:instancePath+"/resetAt",parentData:data,parentDataProperty:"resetAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs10 === errors;
@@ -5238,16 +5441,16 @@ var valid0 = true;
 }
 }
 else {
-validate230.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate236.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate230.errors = vErrors;
+validate236.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyList" */;
 let vErrors = null;
 let errors = 0;
@@ -5255,14 +5458,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.keys === undefined) && (missing0 = "keys")) || ((data.maxKeys === undefined) && (missing0 = "maxKeys"))) || ((data.usage === undefined) && (missing0 = "usage"))){
-validate219.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate225.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "keys") || (key0 === "maxKeys")) || (key0 === "usage"))){
-validate219.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate225.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5277,8 +5480,8 @@ var valid1 = true;
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 const _errs4 = errors;
-if(!(validate220(data0[i0], {instancePath:instancePath+"/keys/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
+if(!(validate226(data0[i0], {instancePath:instancePath+"/keys/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs4 === errors;
@@ -5288,7 +5491,7 @@ break;
 }
 }
 else {
-validate219.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate225.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -5302,7 +5505,7 @@ if(data.maxKeys !== undefined){
 let data2 = data.maxKeys;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate219.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate225.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -5313,8 +5516,8 @@ var valid0 = true;
 if(valid0){
 if(data.usage !== undefined){
 const _errs7 = errors;
-if(!(validate230(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData}))){
-vErrors = vErrors === null ? validate230.errors : vErrors.concat(validate230.errors);
+if(!(validate236(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData}))){
+vErrors = vErrors === null ? validate236.errors : vErrors.concat(validate236.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs7 === errors;
@@ -5328,56 +5531,56 @@ var valid0 = true;
 }
 }
 else {
-validate219.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate225.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate219.errors = vErrors;
+validate225.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_list:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate219(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate219.errors : vErrors.concat(validate219.errors);
+if(!(validate225(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
 errors = vErrors.length;
 }
-validate218.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_get__params_ajv = validate234;
-const schema97 = {"$id":"urn:rpcgate:account:keys_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const keys_get__params_ajv = validate240;
+const schema99 = {"$id":"urn:rpcgate:account:keys_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_get:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate234.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate240.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate234.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate240.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate234.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate240.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate209(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
+if(!(validate215(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
 errors = vErrors.length;
 }
 }
@@ -5386,20 +5589,20 @@ errors = vErrors.length;
 }
 }
 else {
-validate234.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate240.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate234.errors = vErrors;
+validate240.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_get__result_ajv = validate236;
-const schema98 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyDetail","$id":"urn:rpcgate:account:keys_get:result"};
-const schema99 = {"type":"object","description":"A network key with its URL and ready examples.","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url","examples","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"},"examples":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:CodeExample"}},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeyDetail"};
-const schema100 = {"type":"object","description":"A ready-to-run example with the URL (key included) filled in.","additionalProperties":false,"required":["method","id","language","label","code"],"properties":{"method":{"type":"string"},"id":{"type":"string","enum":["curl","fetch","ethers","web3js","viem","rpcgate","web3py"]},"language":{"type":"string","enum":["shell","javascript","typescript","python"]},"label":{"type":"string"},"code":{"type":"string"}},"$id":"urn:rpcgate:account:schema:CodeExample"};
+export const keys_get__result_ajv = validate242;
+const schema100 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyDetail","$id":"urn:rpcgate:account:keys_get:result"};
+const schema101 = {"type":"object","description":"A network key with its URL and ready examples.","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url","examples","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"},"examples":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:CodeExample"}},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeyDetail"};
+const schema102 = {"type":"object","description":"A ready-to-run example with the URL (key included) filled in.","additionalProperties":false,"required":["method","id","language","label","code"],"properties":{"method":{"type":"string"},"id":{"type":"string","enum":["curl","fetch","ethers","web3js","viem","rpcgate","web3py"]},"language":{"type":"string","enum":["shell","javascript","typescript","python"]},"label":{"type":"string"},"code":{"type":"string"}},"$id":"urn:rpcgate:account:schema:CodeExample"};
 
-function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:CodeExample" */;
 let vErrors = null;
 let errors = 0;
@@ -5407,14 +5610,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.method === undefined) && (missing0 = "method")) || ((data.id === undefined) && (missing0 = "id"))) || ((data.language === undefined) && (missing0 = "language"))) || ((data.label === undefined) && (missing0 = "label"))) || ((data.code === undefined) && (missing0 = "code"))){
-validate244.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate250.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "method") || (key0 === "id")) || (key0 === "language")) || (key0 === "label")) || (key0 === "code"))){
-validate244.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate250.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5423,7 +5626,7 @@ if(_errs1 === errors){
 if(data.method !== undefined){
 const _errs2 = errors;
 if(typeof data.method !== "string"){
-validate244.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate250.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5436,11 +5639,11 @@ if(data.id !== undefined){
 let data1 = data.id;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate244.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate250.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((((((data1 === "curl") || (data1 === "fetch")) || (data1 === "ethers")) || (data1 === "web3js")) || (data1 === "viem")) || (data1 === "rpcgate")) || (data1 === "web3py"))){
-validate244.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/enum",keyword:"enum",params:{allowedValues: schema100.properties.id.enum},message:"must be equal to one of the allowed values"}];
+validate250.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/enum",keyword:"enum",params:{allowedValues: schema102.properties.id.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -5453,11 +5656,11 @@ if(data.language !== undefined){
 let data2 = data.language;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate244.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate250.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data2 === "shell") || (data2 === "javascript")) || (data2 === "typescript")) || (data2 === "python"))){
-validate244.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema100.properties.language.enum},message:"must be equal to one of the allowed values"}];
+validate250.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema102.properties.language.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -5469,7 +5672,7 @@ if(valid0){
 if(data.label !== undefined){
 const _errs8 = errors;
 if(typeof data.label !== "string"){
-validate244.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate250.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -5481,7 +5684,7 @@ if(valid0){
 if(data.code !== undefined){
 const _errs10 = errors;
 if(typeof data.code !== "string"){
-validate244.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate250.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -5497,16 +5700,16 @@ var valid0 = true;
 }
 }
 else {
-validate244.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate250.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate244.errors = vErrors;
+validate250.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyDetail" */;
 let vErrors = null;
 let errors = 0;
@@ -5514,14 +5717,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.network === undefined) && (missing0 = "network"))) || ((data.networkLabel === undefined) && (missing0 = "networkLabel"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))) || ((data.key === undefined) && (missing0 = "key"))) || ((data.url === undefined) && (missing0 = "url"))) || ((data.examples === undefined) && (missing0 = "examples"))) || ((data.today === undefined) && (missing0 = "today"))){
-validate237.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate243.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func15.call(schema99.properties, key0))){
-validate237.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func15.call(schema101.properties, key0))){
+validate243.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5529,8 +5732,8 @@ break;
 if(_errs1 === errors){
 if(data.id !== undefined){
 const _errs2 = errors;
-if(!(validate209(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
+if(!(validate215(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -5541,8 +5744,8 @@ var valid0 = true;
 if(valid0){
 if(data.name !== undefined){
 const _errs3 = errors;
-if(!(validate65(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs3 === errors;
@@ -5553,8 +5756,8 @@ var valid0 = true;
 if(valid0){
 if(data.network !== undefined){
 const _errs4 = errors;
-if(!(validate51(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs4 === errors;
@@ -5566,7 +5769,7 @@ if(valid0){
 if(data.networkLabel !== undefined){
 const _errs5 = errors;
 if(typeof data.networkLabel !== "string"){
-validate237.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate243.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -5577,8 +5780,8 @@ var valid0 = true;
 if(valid0){
 if(data.description !== undefined){
 const _errs7 = errors;
-if(!(validate67(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs7 === errors;
@@ -5589,8 +5792,8 @@ var valid0 = true;
 if(valid0){
 if(data.createdAt !== undefined){
 const _errs8 = errors;
-if(!(validate32(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs8 === errors;
@@ -5601,8 +5804,8 @@ var valid0 = true;
 if(valid0){
 if(data.key !== undefined){
 const _errs9 = errors;
-if(!(validate90(data.key, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate92(data.key, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs9 === errors;
@@ -5614,7 +5817,7 @@ if(valid0){
 if(data.url !== undefined){
 const _errs10 = errors;
 if(typeof data.url !== "string"){
-validate237.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate243.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -5632,8 +5835,8 @@ var valid1 = true;
 const len0 = data8.length;
 for(let i0=0; i0<len0; i0++){
 const _errs14 = errors;
-if(!(validate244(data8[i0], {instancePath:instancePath+"/examples/" + i0,parentData:data8,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+if(!(validate250(data8[i0], {instancePath:instancePath+"/examples/" + i0,parentData:data8,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs14 === errors;
@@ -5643,7 +5846,7 @@ break;
 }
 }
 else {
-validate237.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate243.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -5655,8 +5858,8 @@ var valid0 = true;
 if(valid0){
 if(data.today !== undefined){
 const _errs15 = errors;
-if(!(validate226(data.today, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
-vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
+if(!(validate232(data.today, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
+vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs15 === errors;
@@ -5677,57 +5880,57 @@ var valid0 = true;
 }
 }
 else {
-validate237.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate243.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate237.errors = vErrors;
+validate243.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_get:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate237(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate237.errors : vErrors.concat(validate237.errors);
+if(!(validate243(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
 errors = vErrors.length;
 }
-validate236.errors = vErrors;
+validate242.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_metrics__params_ajv = validate248;
-const schema101 = {"$id":"urn:rpcgate:account:keys_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const keys_metrics__params_ajv = validate254;
+const schema103 = {"$id":"urn:rpcgate:account:keys_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_metrics:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate248.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate254.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate248.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate254.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate248.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate254.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 const len1 = data.length;
 if(len1 > 0){
 const _errs1 = errors;
-if(!(validate209(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
+if(!(validate215(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs1 === errors;
@@ -5735,8 +5938,8 @@ var valid0 = _errs1 === errors;
 if(valid0){
 if(len1 > 1){
 const _errs2 = errors;
-if(!(validate112(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate117(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -5747,58 +5950,58 @@ var valid0 = _errs2 === errors;
 }
 }
 else {
-validate248.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate254.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate248.errors = vErrors;
+validate254.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_metrics__result_ajv = validate251;
-const schema102 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:keys_metrics:result"};
+export const keys_metrics__result_ajv = validate257;
+const schema104 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:keys_metrics:result"};
 
-function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_metrics:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate121(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+if(!(validate126(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
 errors = vErrors.length;
 }
-validate251.errors = vErrors;
+validate257.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_delete__params_ajv = validate253;
-const schema103 = {"$id":"urn:rpcgate:account:keys_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const keys_delete__params_ajv = validate259;
+const schema105 = {"$id":"urn:rpcgate:account:keys_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_delete:params" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate253.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate259.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate253.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate259.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate253.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate259.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate209(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
+if(!(validate215(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
 errors = vErrors.length;
 }
 }
@@ -5807,26 +6010,26 @@ errors = vErrors.length;
 }
 }
 else {
-validate253.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate259.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-validate253.errors = vErrors;
+validate259.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_delete__result_ajv = validate255;
-const schema104 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:keys_delete:result"};
+export const keys_delete__result_ajv = validate261;
+const schema106 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:keys_delete:result"};
 
-function validate255(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_delete:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate152(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+if(!(validate158(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
 errors = vErrors.length;
 }
-validate255.errors = vErrors;
+validate261.errors = vErrors;
 return errors === 0;
 }
 
@@ -5875,7 +6078,37 @@ function fast0(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fastC4(d) {
+function fastC3(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["email"] === undefined) return false;
+  if (d["next"] === undefined) return false;
+  const v0 = d["email"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe0.test(v0) && fastUcs2length(v0) >= 3 && fastUcs2length(v0) <= 254))) return false;
+  const v1 = d["next"];
+  if (v1 !== undefined && !((typeof v1 == "string" && v1 === "account_logIn"))) return false;
+  for (const v2 in d) {
+    if (v2 === "email" || v2 === "next") continue;
+    return false;
+  }
+  return true;
+}
+function fast2(d) {
+  if (!(fastC3(d))) return false;
+  return true;
+}
+function fast4(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC1(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC7(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["email"] === undefined) return false;
@@ -5892,12 +6125,12 @@ function fastC4(d) {
   }
   return true;
 }
-function fastC3(d) {
+function fastC6(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["user"] === undefined) return false;
   if (d["expiresAt"] === undefined) return false;
   const v0 = d["user"];
-  if (v0 !== undefined && !(fastC4(v0))) return false;
+  if (v0 !== undefined && !(fastC7(v0))) return false;
   const v1 = d["expiresAt"];
   if (v1 !== undefined && !(typeof v1 == "string")) return false;
   for (const v2 in d) {
@@ -5906,33 +6139,17 @@ function fastC3(d) {
   }
   return true;
 }
-function fast2(d) {
-  if (!(fastC3(d))) return false;
-  return true;
-}
 function fast5(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  if (v0 > 1) return false;
-  if (v0 < 1) return false;
-  if (v0 > 0) {
-    const v1 = d[0];
-    if (!(fastC1(v1))) return false;
-  }
-  if (v0 > 1) return false;
+  if (!(fastC6(d))) return false;
   return true;
 }
-function fast6(d) {
-  if (!(fastC3(d))) return false;
-  return true;
-}
-function fast7(d) {
+function fast8(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC9(d) {
+function fastC10(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["loggedOut"] === undefined) return false;
   const v0 = d["loggedOut"];
@@ -5943,27 +6160,27 @@ function fastC9(d) {
   }
   return true;
 }
-function fast8(d) {
-  if (!(fastC9(d))) return false;
-  return true;
-}
-function fast10(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  if (v0 > 0) return false;
+function fast9(d) {
+  if (!(fastC10(d))) return false;
   return true;
 }
 function fast11(d) {
-  if (!(fastC4(d))) return false;
-  return true;
-}
-function fast12(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC14(d) {
+function fast12(d) {
+  if (!(fastC7(d))) return false;
+  return true;
+}
+function fast13(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fastC15(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["network"] === undefined) return false;
   if (d["label"] === undefined) return false;
@@ -5983,16 +6200,16 @@ function fastC14(d) {
   }
   return true;
 }
-function fast13(d) {
+function fast14(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC14(v2))) return false;
+    if (!(fastC15(v2))) return false;
   }
   return true;
 }
-function fast15(d) {
+function fast16(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -6004,16 +6221,16 @@ function fast15(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast18(d) {
+function fast19(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC14(v2))) return false;
+    if (!(fastC15(v2))) return false;
   }
   return true;
 }
-function fastC17(d) {
+function fastC18(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -6023,29 +6240,29 @@ function fastC17(d) {
   const v1 = d["name"];
   if (v1 !== undefined && !(typeof v1 == "string")) return false;
   const v2 = d["networks"];
-  if (v2 !== undefined && !(fast18(v2))) return false;
+  if (v2 !== undefined && !(fast19(v2))) return false;
   for (const v3 in d) {
     if (v3 === "id" || v3 === "name" || v3 === "networks") continue;
     return false;
   }
   return true;
 }
-function fast16(d) {
+function fast17(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC17(v2))) return false;
+    if (!(fastC18(v2))) return false;
   }
   return true;
 }
-function fast19(d) {
+function fast20(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fast20(d) {
+function fast21(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
@@ -6054,13 +6271,13 @@ function fast20(d) {
   }
   return true;
 }
-function fast21(d) {
+function fast22(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fast22(d) {
+function fast23(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -6072,7 +6289,7 @@ function fast22(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fastC24(d) {
+function fastC25(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["from"] === undefined) return false;
   if (d["to"] === undefined) return false;
@@ -6091,7 +6308,7 @@ function fastC24(d) {
   }
   return true;
 }
-function fast23(d) {
+function fast24(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -6102,21 +6319,9 @@ function fast23(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC24(v2))) return false;
+    if (!(fastC25(v2))) return false;
   }
   if (v0 > 2) return false;
-  return true;
-}
-function fast25(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  if (v0 > 1) return false;
-  if (v0 < 1) return false;
-  if (v0 > 0) {
-    const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
-  }
-  if (v0 > 1) return false;
   return true;
 }
 function fast26(d) {
@@ -6131,7 +6336,19 @@ function fast26(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fastC28(d) {
+function fast27(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC29(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["deleted"] === undefined) return false;
@@ -6145,11 +6362,11 @@ function fastC28(d) {
   }
   return true;
 }
-function fast27(d) {
-  if (!(fastC28(d))) return false;
+function fast28(d) {
+  if (!(fastC29(d))) return false;
   return true;
 }
-function fast31(d) {
+function fast32(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
@@ -6163,7 +6380,7 @@ function fast31(d) {
   }
   return true;
 }
-function fast32(d) {
+function fast33(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
@@ -6177,7 +6394,7 @@ function fast32(d) {
   }
   return true;
 }
-function fast33(d) {
+function fast34(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
@@ -6191,7 +6408,7 @@ function fast33(d) {
   }
   return true;
 }
-function fast34(d) {
+function fast35(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
@@ -6205,11 +6422,11 @@ function fast34(d) {
   }
   return true;
 }
-function fastC30(d) {
-  if (!((fast31(d) || fast32(d) || fast33(d) || fast34(d)))) return false;
+function fastC31(d) {
+  if (!((fast32(d) || fast33(d) || fast34(d) || fast35(d)))) return false;
   return true;
 }
-function fast29(d) {
+function fast30(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -6220,12 +6437,12 @@ function fast29(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC30(v2))) return false;
+    if (!(fastC31(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC36(d) {
+function fastC37(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["kind"] === undefined) return false;
@@ -6245,11 +6462,11 @@ function fastC36(d) {
   }
   return true;
 }
-function fast35(d) {
-  if (!(fastC36(d))) return false;
+function fast36(d) {
+  if (!(fastC37(d))) return false;
   return true;
 }
-function fast37(d) {
+function fast38(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -6261,16 +6478,16 @@ function fast37(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast38(d) {
+function fast39(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC36(v2))) return false;
+    if (!(fastC37(v2))) return false;
   }
   return true;
 }
-function fast39(d) {
+function fast40(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -6286,11 +6503,11 @@ function fast39(d) {
   if (v0 > 2) return false;
   return true;
 }
-function fast40(d) {
-  if (!(fastC28(d))) return false;
+function fast41(d) {
+  if (!(fastC29(d))) return false;
   return true;
 }
-function fastC42(d) {
+function fastC43(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["alg"] === undefined) return false;
   if (d["publicKeyPem"] === undefined) return false;
@@ -6304,7 +6521,7 @@ function fastC42(d) {
   }
   return true;
 }
-function fast41(d) {
+function fast42(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -6315,12 +6532,12 @@ function fast41(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC42(v2))) return false;
+    if (!(fastC43(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC44(d) {
+function fastC45(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["alg"] === undefined) return false;
@@ -6340,11 +6557,11 @@ function fastC44(d) {
   }
   return true;
 }
-function fast43(d) {
-  if (!(fastC44(d))) return false;
+function fast44(d) {
+  if (!(fastC45(d))) return false;
   return true;
 }
-function fast45(d) {
+function fast46(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -6356,16 +6573,16 @@ function fast45(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast46(d) {
+function fast47(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC44(v2))) return false;
+    if (!(fastC45(v2))) return false;
   }
   return true;
 }
-function fast47(d) {
+function fast48(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -6381,11 +6598,11 @@ function fast47(d) {
   if (v0 > 2) return false;
   return true;
 }
-function fast48(d) {
-  if (!(fastC28(d))) return false;
+function fast49(d) {
+  if (!(fastC29(d))) return false;
   return true;
 }
-function fast49(d) {
+function fast50(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -6401,7 +6618,7 @@ function fast49(d) {
   if (v0 > 2) return false;
   return true;
 }
-function fastC51(d) {
+function fastC52(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["name"] === undefined) return false;
   if (d["network"] === undefined) return false;
@@ -6417,19 +6634,19 @@ function fastC51(d) {
   }
   return true;
 }
-function fast50(d) {
+function fast51(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC51(v1))) return false;
+    if (!(fastC52(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC53(d) {
+function fastC54(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -6461,17 +6678,17 @@ function fastC53(d) {
   }
   return true;
 }
-function fast52(d) {
-  if (!(fastC53(d))) return false;
+function fast53(d) {
+  if (!(fastC54(d))) return false;
   return true;
 }
-function fast54(d) {
+function fast55(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC59(d) {
+function fastC60(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["day"] === undefined) return false;
   if (d["total"] === undefined) return false;
@@ -6488,7 +6705,7 @@ function fastC59(d) {
   }
   return true;
 }
-function fastC58(d) {
+function fastC59(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -6510,23 +6727,23 @@ function fastC58(d) {
   const v5 = d["createdAt"];
   if (v5 !== undefined && !(typeof v5 == "string")) return false;
   const v6 = d["today"];
-  if (v6 !== undefined && !(fastC59(v6))) return false;
+  if (v6 !== undefined && !(fastC60(v6))) return false;
   for (const v7 in d) {
     if (v7 === "id" || v7 === "name" || v7 === "network" || v7 === "networkLabel" || v7 === "description" || v7 === "createdAt" || v7 === "today") continue;
     return false;
   }
   return true;
 }
-function fast57(d) {
+function fast58(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC58(v2))) return false;
+    if (!(fastC59(v2))) return false;
   }
   return true;
 }
-function fastC60(d) {
+function fastC61(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["used"] === undefined) return false;
   if (d["limit"] === undefined) return false;
@@ -6549,28 +6766,28 @@ function fastC60(d) {
   }
   return true;
 }
-function fastC56(d) {
+function fastC57(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["keys"] === undefined) return false;
   if (d["maxKeys"] === undefined) return false;
   if (d["usage"] === undefined) return false;
   const v0 = d["keys"];
-  if (v0 !== undefined && !(fast57(v0))) return false;
+  if (v0 !== undefined && !(fast58(v0))) return false;
   const v1 = d["maxKeys"];
   if (v1 !== undefined && !((typeof v1 == "number" && !(v1 % 1) && !isNaN(v1)))) return false;
   const v2 = d["usage"];
-  if (v2 !== undefined && !(fastC60(v2))) return false;
+  if (v2 !== undefined && !(fastC61(v2))) return false;
   for (const v3 in d) {
     if (v3 === "keys" || v3 === "maxKeys" || v3 === "usage") continue;
     return false;
   }
   return true;
 }
-function fast55(d) {
-  if (!(fastC56(d))) return false;
+function fast56(d) {
+  if (!(fastC57(d))) return false;
   return true;
 }
-function fast61(d) {
+function fast62(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -6582,7 +6799,7 @@ function fast61(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fastC65(d) {
+function fastC66(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["method"] === undefined) return false;
   if (d["id"] === undefined) return false;
@@ -6605,16 +6822,16 @@ function fastC65(d) {
   }
   return true;
 }
-function fast64(d) {
+function fast65(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC65(v2))) return false;
+    if (!(fastC66(v2))) return false;
   }
   return true;
 }
-function fastC63(d) {
+function fastC64(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -6643,20 +6860,20 @@ function fastC63(d) {
   const v7 = d["url"];
   if (v7 !== undefined && !(typeof v7 == "string")) return false;
   const v8 = d["examples"];
-  if (v8 !== undefined && !(fast64(v8))) return false;
+  if (v8 !== undefined && !(fast65(v8))) return false;
   const v9 = d["today"];
-  if (v9 !== undefined && !(fastC59(v9))) return false;
+  if (v9 !== undefined && !(fastC60(v9))) return false;
   for (const v10 in d) {
     if (v10 === "id" || v10 === "name" || v10 === "network" || v10 === "networkLabel" || v10 === "description" || v10 === "createdAt" || v10 === "key" || v10 === "url" || v10 === "examples" || v10 === "today") continue;
     return false;
   }
   return true;
 }
-function fast62(d) {
-  if (!(fastC63(d))) return false;
+function fast63(d) {
+  if (!(fastC64(d))) return false;
   return true;
 }
-function fast66(d) {
+function fast67(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -6667,12 +6884,12 @@ function fast66(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC24(v2))) return false;
+    if (!(fastC25(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fast67(d) {
+function fast68(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -6684,8 +6901,8 @@ function fast67(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast68(d) {
-  if (!(fastC28(d))) return false;
+function fast69(d) {
+  if (!(fastC29(d))) return false;
   return true;
 }
 
@@ -6709,7 +6926,7 @@ export function account_signUp__result(data) {
   return valid;
 }
 export function account_logIn__params(data) {
-  if (fast5(data)) {
+  if (fast4(data)) {
     account_logIn__params.errors = null;
     return true;
   }
@@ -6718,7 +6935,7 @@ export function account_logIn__params(data) {
   return valid;
 }
 export function account_logIn__result(data) {
-  if (fast6(data)) {
+  if (fast5(data)) {
     account_logIn__result.errors = null;
     return true;
   }
@@ -6727,7 +6944,7 @@ export function account_logIn__result(data) {
   return valid;
 }
 export function account_logOut__params(data) {
-  if (fast7(data)) {
+  if (fast8(data)) {
     account_logOut__params.errors = null;
     return true;
   }
@@ -6736,7 +6953,7 @@ export function account_logOut__params(data) {
   return valid;
 }
 export function account_logOut__result(data) {
-  if (fast8(data)) {
+  if (fast9(data)) {
     account_logOut__result.errors = null;
     return true;
   }
@@ -6745,7 +6962,7 @@ export function account_logOut__result(data) {
   return valid;
 }
 export function account_me__params(data) {
-  if (fast10(data)) {
+  if (fast11(data)) {
     account_me__params.errors = null;
     return true;
   }
@@ -6754,7 +6971,7 @@ export function account_me__params(data) {
   return valid;
 }
 export function account_me__result(data) {
-  if (fast11(data)) {
+  if (fast12(data)) {
     account_me__result.errors = null;
     return true;
   }
@@ -6763,7 +6980,7 @@ export function account_me__result(data) {
   return valid;
 }
 export function networks_list__params(data) {
-  if (fast12(data)) {
+  if (fast13(data)) {
     networks_list__params.errors = null;
     return true;
   }
@@ -6772,7 +6989,7 @@ export function networks_list__params(data) {
   return valid;
 }
 export function networks_list__result(data) {
-  if (fast13(data)) {
+  if (fast14(data)) {
     networks_list__result.errors = null;
     return true;
   }
@@ -6781,7 +6998,7 @@ export function networks_list__result(data) {
   return valid;
 }
 export function chains_list__params(data) {
-  if (fast15(data)) {
+  if (fast16(data)) {
     chains_list__params.errors = null;
     return true;
   }
@@ -6790,7 +7007,7 @@ export function chains_list__params(data) {
   return valid;
 }
 export function chains_list__result(data) {
-  if (fast16(data)) {
+  if (fast17(data)) {
     chains_list__result.errors = null;
     return true;
   }
@@ -6799,7 +7016,7 @@ export function chains_list__result(data) {
   return valid;
 }
 export function useCases_list__params(data) {
-  if (fast19(data)) {
+  if (fast20(data)) {
     useCases_list__params.errors = null;
     return true;
   }
@@ -6808,7 +7025,7 @@ export function useCases_list__params(data) {
   return valid;
 }
 export function useCases_list__result(data) {
-  if (fast20(data)) {
+  if (fast21(data)) {
     useCases_list__result.errors = null;
     return true;
   }
@@ -6819,7 +7036,7 @@ export function useCases_list__result(data) {
 export const apps_create__params = apps_create__params_ajv;
 export const apps_create__result = apps_create__result_ajv;
 export function apps_list__params(data) {
-  if (fast21(data)) {
+  if (fast22(data)) {
     apps_list__params.errors = null;
     return true;
   }
@@ -6829,7 +7046,7 @@ export function apps_list__params(data) {
 }
 export const apps_list__result = apps_list__result_ajv;
 export function apps_get__params(data) {
-  if (fast22(data)) {
+  if (fast23(data)) {
     apps_get__params.errors = null;
     return true;
   }
@@ -6839,7 +7056,7 @@ export function apps_get__params(data) {
 }
 export const apps_get__result = apps_get__result_ajv;
 export function apps_metrics__params(data) {
-  if (fast23(data)) {
+  if (fast24(data)) {
     apps_metrics__params.errors = null;
     return true;
   }
@@ -6851,7 +7068,7 @@ export const apps_metrics__result = apps_metrics__result_ajv;
 export const apps_update__params = apps_update__params_ajv;
 export const apps_update__result = apps_update__result_ajv;
 export function apps_rotateKey__params(data) {
-  if (fast25(data)) {
+  if (fast26(data)) {
     apps_rotateKey__params.errors = null;
     return true;
   }
@@ -6861,7 +7078,7 @@ export function apps_rotateKey__params(data) {
 }
 export const apps_rotateKey__result = apps_rotateKey__result_ajv;
 export function apps_delete__params(data) {
-  if (fast26(data)) {
+  if (fast27(data)) {
     apps_delete__params.errors = null;
     return true;
   }
@@ -6870,7 +7087,7 @@ export function apps_delete__params(data) {
   return valid;
 }
 export function apps_delete__result(data) {
-  if (fast27(data)) {
+  if (fast28(data)) {
     apps_delete__result.errors = null;
     return true;
   }
@@ -6879,7 +7096,7 @@ export function apps_delete__result(data) {
   return valid;
 }
 export function apps_addAllowlistEntry__params(data) {
-  if (fast29(data)) {
+  if (fast30(data)) {
     apps_addAllowlistEntry__params.errors = null;
     return true;
   }
@@ -6888,7 +7105,7 @@ export function apps_addAllowlistEntry__params(data) {
   return valid;
 }
 export function apps_addAllowlistEntry__result(data) {
-  if (fast35(data)) {
+  if (fast36(data)) {
     apps_addAllowlistEntry__result.errors = null;
     return true;
   }
@@ -6897,7 +7114,7 @@ export function apps_addAllowlistEntry__result(data) {
   return valid;
 }
 export function apps_listAllowlist__params(data) {
-  if (fast37(data)) {
+  if (fast38(data)) {
     apps_listAllowlist__params.errors = null;
     return true;
   }
@@ -6906,7 +7123,7 @@ export function apps_listAllowlist__params(data) {
   return valid;
 }
 export function apps_listAllowlist__result(data) {
-  if (fast38(data)) {
+  if (fast39(data)) {
     apps_listAllowlist__result.errors = null;
     return true;
   }
@@ -6915,7 +7132,7 @@ export function apps_listAllowlist__result(data) {
   return valid;
 }
 export function apps_removeAllowlistEntry__params(data) {
-  if (fast39(data)) {
+  if (fast40(data)) {
     apps_removeAllowlistEntry__params.errors = null;
     return true;
   }
@@ -6924,7 +7141,7 @@ export function apps_removeAllowlistEntry__params(data) {
   return valid;
 }
 export function apps_removeAllowlistEntry__result(data) {
-  if (fast40(data)) {
+  if (fast41(data)) {
     apps_removeAllowlistEntry__result.errors = null;
     return true;
   }
@@ -6933,7 +7150,7 @@ export function apps_removeAllowlistEntry__result(data) {
   return valid;
 }
 export function apps_addJwtKey__params(data) {
-  if (fast41(data)) {
+  if (fast42(data)) {
     apps_addJwtKey__params.errors = null;
     return true;
   }
@@ -6942,7 +7159,7 @@ export function apps_addJwtKey__params(data) {
   return valid;
 }
 export function apps_addJwtKey__result(data) {
-  if (fast43(data)) {
+  if (fast44(data)) {
     apps_addJwtKey__result.errors = null;
     return true;
   }
@@ -6951,7 +7168,7 @@ export function apps_addJwtKey__result(data) {
   return valid;
 }
 export function apps_listJwtKeys__params(data) {
-  if (fast45(data)) {
+  if (fast46(data)) {
     apps_listJwtKeys__params.errors = null;
     return true;
   }
@@ -6960,7 +7177,7 @@ export function apps_listJwtKeys__params(data) {
   return valid;
 }
 export function apps_listJwtKeys__result(data) {
-  if (fast46(data)) {
+  if (fast47(data)) {
     apps_listJwtKeys__result.errors = null;
     return true;
   }
@@ -6969,7 +7186,7 @@ export function apps_listJwtKeys__result(data) {
   return valid;
 }
 export function apps_removeJwtKey__params(data) {
-  if (fast47(data)) {
+  if (fast48(data)) {
     apps_removeJwtKey__params.errors = null;
     return true;
   }
@@ -6978,7 +7195,7 @@ export function apps_removeJwtKey__params(data) {
   return valid;
 }
 export function apps_removeJwtKey__result(data) {
-  if (fast48(data)) {
+  if (fast49(data)) {
     apps_removeJwtKey__result.errors = null;
     return true;
   }
@@ -6987,7 +7204,7 @@ export function apps_removeJwtKey__result(data) {
   return valid;
 }
 export function apps_setRequireJwt__params(data) {
-  if (fast49(data)) {
+  if (fast50(data)) {
     apps_setRequireJwt__params.errors = null;
     return true;
   }
@@ -6997,7 +7214,7 @@ export function apps_setRequireJwt__params(data) {
 }
 export const apps_setRequireJwt__result = apps_setRequireJwt__result_ajv;
 export function keys_create__params(data) {
-  if (fast50(data)) {
+  if (fast51(data)) {
     keys_create__params.errors = null;
     return true;
   }
@@ -7006,7 +7223,7 @@ export function keys_create__params(data) {
   return valid;
 }
 export function keys_create__result(data) {
-  if (fast52(data)) {
+  if (fast53(data)) {
     keys_create__result.errors = null;
     return true;
   }
@@ -7015,7 +7232,7 @@ export function keys_create__result(data) {
   return valid;
 }
 export function keys_list__params(data) {
-  if (fast54(data)) {
+  if (fast55(data)) {
     keys_list__params.errors = null;
     return true;
   }
@@ -7024,7 +7241,7 @@ export function keys_list__params(data) {
   return valid;
 }
 export function keys_list__result(data) {
-  if (fast55(data)) {
+  if (fast56(data)) {
     keys_list__result.errors = null;
     return true;
   }
@@ -7033,7 +7250,7 @@ export function keys_list__result(data) {
   return valid;
 }
 export function keys_get__params(data) {
-  if (fast61(data)) {
+  if (fast62(data)) {
     keys_get__params.errors = null;
     return true;
   }
@@ -7042,7 +7259,7 @@ export function keys_get__params(data) {
   return valid;
 }
 export function keys_get__result(data) {
-  if (fast62(data)) {
+  if (fast63(data)) {
     keys_get__result.errors = null;
     return true;
   }
@@ -7051,7 +7268,7 @@ export function keys_get__result(data) {
   return valid;
 }
 export function keys_metrics__params(data) {
-  if (fast66(data)) {
+  if (fast67(data)) {
     keys_metrics__params.errors = null;
     return true;
   }
@@ -7061,7 +7278,7 @@ export function keys_metrics__params(data) {
 }
 export const keys_metrics__result = keys_metrics__result_ajv;
 export function keys_delete__params(data) {
-  if (fast67(data)) {
+  if (fast68(data)) {
     keys_delete__params.errors = null;
     return true;
   }
@@ -7070,7 +7287,7 @@ export function keys_delete__params(data) {
   return valid;
 }
 export function keys_delete__result(data) {
-  if (fast68(data)) {
+  if (fast69(data)) {
     keys_delete__result.errors = null;
     return true;
   }
@@ -7112,29 +7329,29 @@ export const validators: ValidatorTable = {
 /** The fast checks alone, per method (for tests: they must agree with ajv). */
 export const fastChecks: { readonly [method: string]: { readonly params?: (data: unknown) => boolean; readonly result?: (data: unknown) => boolean } } = {
   'account_signUp': { params: fast0, result: fast2 },
-  'account_logIn': { params: fast5, result: fast6 },
-  'account_logOut': { params: fast7, result: fast8 },
-  'account_me': { params: fast10, result: fast11 },
-  'networks_list': { params: fast12, result: fast13 },
-  'chains_list': { params: fast15, result: fast16 },
-  'useCases_list': { params: fast19, result: fast20 },
+  'account_logIn': { params: fast4, result: fast5 },
+  'account_logOut': { params: fast8, result: fast9 },
+  'account_me': { params: fast11, result: fast12 },
+  'networks_list': { params: fast13, result: fast14 },
+  'chains_list': { params: fast16, result: fast17 },
+  'useCases_list': { params: fast20, result: fast21 },
   'apps_create': {  },
-  'apps_list': { params: fast21 },
-  'apps_get': { params: fast22 },
-  'apps_metrics': { params: fast23 },
+  'apps_list': { params: fast22 },
+  'apps_get': { params: fast23 },
+  'apps_metrics': { params: fast24 },
   'apps_update': {  },
-  'apps_rotateKey': { params: fast25 },
-  'apps_delete': { params: fast26, result: fast27 },
-  'apps_addAllowlistEntry': { params: fast29, result: fast35 },
-  'apps_listAllowlist': { params: fast37, result: fast38 },
-  'apps_removeAllowlistEntry': { params: fast39, result: fast40 },
-  'apps_addJwtKey': { params: fast41, result: fast43 },
-  'apps_listJwtKeys': { params: fast45, result: fast46 },
-  'apps_removeJwtKey': { params: fast47, result: fast48 },
-  'apps_setRequireJwt': { params: fast49 },
-  'keys_create': { params: fast50, result: fast52 },
-  'keys_list': { params: fast54, result: fast55 },
-  'keys_get': { params: fast61, result: fast62 },
-  'keys_metrics': { params: fast66 },
-  'keys_delete': { params: fast67, result: fast68 },
+  'apps_rotateKey': { params: fast26 },
+  'apps_delete': { params: fast27, result: fast28 },
+  'apps_addAllowlistEntry': { params: fast30, result: fast36 },
+  'apps_listAllowlist': { params: fast38, result: fast39 },
+  'apps_removeAllowlistEntry': { params: fast40, result: fast41 },
+  'apps_addJwtKey': { params: fast42, result: fast44 },
+  'apps_listJwtKeys': { params: fast46, result: fast47 },
+  'apps_removeJwtKey': { params: fast48, result: fast49 },
+  'apps_setRequireJwt': { params: fast50 },
+  'keys_create': { params: fast51, result: fast53 },
+  'keys_list': { params: fast55, result: fast56 },
+  'keys_get': { params: fast62, result: fast63 },
+  'keys_metrics': { params: fast67 },
+  'keys_delete': { params: fast68, result: fast69 },
 };

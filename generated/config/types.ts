@@ -118,6 +118,7 @@ export interface Config {
   filters?: FiltersConfig;
   durability?: DurabilityConfig;
   cache?: CacheConfig;
+  accountSecurity?: AccountSecurityConfig;
 }
 /**
  * JSON-RPC over WebSocket on the node API URLs (ws://…/{network}/v2/{key} and ws://…/{network}/{key}) and eth_subscribe.
@@ -471,6 +472,35 @@ export interface CacheNetworkConfig {
    */
   disabledMethods?: string[];
 }
+/**
+ * Account API throttles (issue 14), counted before a password is checked: in Redis with `redisUrl` (keys `<redisPrefix or rpcgate>:acct:…`, shared by every replica; while Redis is down each replica falls back to its own counters), else in-process. The client IP honours `trustProxy`. Over a limit: -32005, HTTP 429, `Retry-After`, `data.retryAfter` (seconds), `data.scope`.
+ */
+export interface AccountSecurityConfig {
+  /**
+   * Failed log-ins per (email, client IP) per 15 minutes (`data.scope` `email+ip`): an attacker's address locks only itself out.
+   */
+  failedLoginsPerEmailIp?: number;
+  /**
+   * Failed log-ins per email per hour, all addresses together (`email`).
+   */
+  failedLoginsPerEmail?: number;
+  /**
+   * Log-in attempts per client IP per 15 minutes, unknown emails and successes too (`ip`).
+   */
+  loginsPerIp?: number;
+  /**
+   * Sign-ups per client IP per hour (`signup-ip`).
+   */
+  signupsPerIp?: number;
+  /**
+   * Password hashes (argon2id) computed at once per process; 0 = half the CPUs, at least 1. They run on libuv's threadpool, which also serves file reads (/docs): the rest of the pool stays free.
+   */
+  passwordHashConcurrency?: number;
+  /**
+   * Password hashes that may wait for a slot; one more log-in or sign-up is refused at once (`password-hashing`, Retry-After 1).
+   */
+  passwordHashQueue?: number;
+}
 
 /** The JSON Schema of {@link Config} (contracts/config.schema.json). */
 export const configSchema = {
@@ -647,6 +677,7 @@ export const configSchema = {
     filters: { $ref: '#/definitions/FiltersConfig' },
     durability: { $ref: '#/definitions/DurabilityConfig' },
     cache: { $ref: '#/definitions/CacheConfig' },
+    accountSecurity: { $ref: '#/definitions/AccountSecurityConfig' },
   },
   definitions: {
     KeyString: {
@@ -984,6 +1015,63 @@ export const configSchema = {
           default: 100,
           description:
             'Most live filters one key may have; one more is refused (-32000 "too many filters", `data.limit`).',
+        },
+      },
+    },
+    AccountSecurityConfig: {
+      title: 'AccountSecurityConfig',
+      type: 'object',
+      additionalProperties: false,
+      default: {
+        failedLoginsPerEmailIp: 10,
+        failedLoginsPerEmail: 100,
+        loginsPerIp: 100,
+        signupsPerIp: 10,
+        passwordHashConcurrency: 0,
+        passwordHashQueue: 8,
+      },
+      description:
+        'Account API throttles (issue 14), counted before a password is checked: in Redis with `redisUrl` (keys `<redisPrefix or rpcgate>:acct:…`, shared by every replica; while Redis is down each replica falls back to its own counters), else in-process. The client IP honours `trustProxy`. Over a limit: -32005, HTTP 429, `Retry-After`, `data.retryAfter` (seconds), `data.scope`.',
+      properties: {
+        failedLoginsPerEmailIp: {
+          type: 'integer',
+          minimum: 1,
+          default: 10,
+          description:
+            "Failed log-ins per (email, client IP) per 15 minutes (`data.scope` `email+ip`): an attacker's address locks only itself out.",
+        },
+        failedLoginsPerEmail: {
+          type: 'integer',
+          minimum: 1,
+          default: 100,
+          description: 'Failed log-ins per email per hour, all addresses together (`email`).',
+        },
+        loginsPerIp: {
+          type: 'integer',
+          minimum: 1,
+          default: 100,
+          description: 'Log-in attempts per client IP per 15 minutes, unknown emails and successes too (`ip`).',
+        },
+        signupsPerIp: {
+          type: 'integer',
+          minimum: 1,
+          default: 10,
+          description: 'Sign-ups per client IP per hour (`signup-ip`).',
+        },
+        passwordHashConcurrency: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 64,
+          default: 0,
+          description:
+            "Password hashes (argon2id) computed at once per process; 0 = half the CPUs, at least 1. They run on libuv's threadpool, which also serves file reads (/docs): the rest of the pool stays free.",
+        },
+        passwordHashQueue: {
+          type: 'integer',
+          minimum: 0,
+          default: 8,
+          description:
+            'Password hashes that may wait for a slot; one more log-in or sign-up is refused at once (`password-hashing`, Retry-After 1).',
         },
       },
     },

@@ -69,7 +69,7 @@ export async function runTraffic(svc: RunningService, expect: (cond: boolean, wh
   const jwk = await addJwtKey(db, userId, jwtApp.id, { alg: 'ES256', publicKeyPem: await exportSPKI(publicKey) });
   await updateApp(db, svc.secret, userId, jwtApp.id, { requireJwt: true });
   await svc.access.sync();
-  const jwt = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: jwk!.id }).setExpirationTime('5m').sign(privateKey);
+  const jwt = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: jwk!.id }).setIssuedAt().setExpirationTime('5m').sign(privateKey);
 
   let served = 0;
   const count = (r: Reply) => {

@@ -1,4 +1,5 @@
-// `rpcgate signup --email <e> [--password <p>]`: creates an account, logs it in and keeps the session for the
+// `rpcgate signup --email <e> [--password <p>]`: creates an account, logs it in (sign-up answers the same for a
+// registered email and starts no session: the log-in that follows tells whether the password is the account's) and keeps the session for the
 // following commands (src/cli/session.ts).
 import type { Command } from 'commander';
 import { addApiOptions, readEmail, readPassword, runApi, type ApiFlags } from '../account.js';
@@ -22,7 +23,8 @@ export function register(program: Command): void {
       async (ctx) => {
         const email = await readEmail(flags.email);
         const password = await readPassword(flags.password, true);
-        const session = await ctx.api.request('account_signUp', [{ email, password }]);
+        await ctx.api.request('account_signUp', [{ email, password }]);
+        const session = await ctx.api.request('account_logIn', [{ email, password }]);
         ctx.user = { ...session.user, expiresAt: session.expiresAt };
         return sessionOutput(ctx, session, 'signed up');
       },

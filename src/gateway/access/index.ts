@@ -203,7 +203,7 @@ export class AccessIndex implements KeyStore {
       networks: this.chainNets.get(e.chain.toLowerCase()) ?? this.noNetworks,
       allowlists: compileAllowlists(e.allowlists),
       requireJwt: e.requireJwt,
-      jwt: e.jwtKeys.length > 0 ? new JwtKeySet(e.jwtKeys) : undefined,
+      jwt: e.jwtKeys.length > 0 ? new JwtKeySet(e.jwtKeys, e.jwtMaxLifetimeSec) : undefined,
       limitSubject: appSubject(e.appId, e.userId),
     };
     return p;

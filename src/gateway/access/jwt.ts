@@ -3,6 +3,8 @@
 // - the algorithm comes from the KEY (its stored alg), never from the token: `algorithms: [key.alg]` — so `none`,
 //   HS256-with-the-public-key-as-secret and RS384-for-an-RS256-key all fail;
 // - `exp` is required; `nbf`/`exp` are checked with a 30 s clock tolerance;
+// - the app's maximum lifetime (default 24 h, null = none): `iat` is then required too and `exp - iat` may not exceed
+//   it — a token valid for years (exp in the year 3000) is refused ('lifetime too long');
 // - public keys are imported once (importSPKI) and cached per kid (shared across index rebuilds).
 // When it applies (./pipeline.ts): if the app requires JWT, a missing or invalid token is 401. If it does not require
 // JWT but has JWT keys and a Bearer token is sent, the token is verified and an invalid one is 401 too (a credential
@@ -63,11 +65,13 @@ export type JwtProblem =
   | 'expired'
   | 'not yet valid'
   | 'missing exp'
+  | 'missing iat'
+  | 'lifetime too long'
   | 'invalid claims'
   | 'key unusable'
   | 'no keys';
 
-export function jwtError(problem: JwtProblem, kid?: string): RpcError {
+export function jwtError(problem: JwtProblem, kid?: string, extra?: Record<string, unknown>): RpcError {
   const what: Record<JwtProblem, string> = {
     missing: 'this app requires a JWT: send Authorization: Bearer <jwt>',
     malformed: 'JWT is malformed',
@@ -78,12 +82,15 @@ export function jwtError(problem: JwtProblem, kid?: string): RpcError {
     expired: 'JWT has expired',
     'not yet valid': 'JWT is not valid yet (nbf)',
     'missing exp': 'JWT must have an exp claim',
+    'missing iat': 'JWT must have an iat claim (this app limits how long a token may live)',
+    'lifetime too long': 'JWT lifetime (exp - iat) is longer than this app allows',
     'invalid claims': 'JWT claims are invalid',
     'key unusable': 'the app\'s JWT key for this kid cannot be used',
     'no keys': 'this app requires a JWT but has no JWT public keys',
   };
   const data: { reason: 'jwt'; [k: string]: unknown } = { reason: 'jwt', detail: problem };
   if (kid !== undefined) data.kid = kid.length > 128 ? kid.slice(0, 128) + '…' : kid;
+  if (extra !== undefined) Object.assign(data, extra);
   return unauthorized(what[problem], data);
 }
 
@@ -91,7 +98,11 @@ export function jwtError(problem: JwtProblem, kid?: string): RpcError {
 export class JwtKeySet {
   private readonly byKid = new Map<string, LoadedKey>();
 
-  constructor(specs: readonly JwtKeySpec[]) {
+  /** @param maxLifetimeSec longest `exp - iat` accepted (seconds); null = no maximum. */
+  constructor(
+    specs: readonly JwtKeySpec[],
+    readonly maxLifetimeSec: number | null = null,
+  ) {
     for (const s of specs) this.byKid.set(s.kid, load(s));
   }
 
@@ -117,12 +128,14 @@ export class JwtKeySet {
     const key = await k.key;
     if (key instanceof Error) return jwtError('key unusable', kid);
     try {
-      await jwtVerify(token, key, {
+      const max = this.maxLifetimeSec;
+      const { payload } = await jwtVerify(token, key, {
         algorithms: [k.alg],
-        requiredClaims: ['exp'],
+        requiredClaims: max === null ? ['exp'] : ['exp', 'iat'],
         clockTolerance: CLOCK_TOLERANCE_SEC,
         currentDate: now,
       });
+      if (max !== null && payload.exp! - payload.iat! > max) return jwtError('lifetime too long', kid, { maxLifetimeSec: max, lifetimeSec: payload.exp! - payload.iat! });
       return undefined;
     } catch (e) {
       return jwtError(problemOf(e), kid);
@@ -134,6 +147,7 @@ function problemOf(e: unknown): JwtProblem {
   if (e instanceof errors.JWTExpired) return 'expired';
   if (e instanceof errors.JWTClaimValidationFailed) {
     if (e.claim === 'exp') return e.reason === 'missing' ? 'missing exp' : 'invalid claims';
+    if (e.claim === 'iat' && e.reason === 'missing') return 'missing iat';
     if (e.claim === 'nbf') return 'not yet valid';
     return 'invalid claims';
   }

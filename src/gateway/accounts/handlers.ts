@@ -12,18 +12,19 @@ import { importSPKI } from 'jose';
 import type { Handlers } from '../../toolkit/rpc/engine.js';
 import type { ParamsOf, ResultOf } from '../../toolkit/rpc/descriptor.js';
 import { RpcError, invalidParams } from '../../toolkit/rpc/errors.js';
-import { limitExceeded } from '../errors.js';
 import { methods as accountMethods, type Methods } from '../../../generated/account/methods.js';
 import type * as T from '../../../generated/account/types.js';
 import { methods as nodeMethods } from '../../../generated/node/methods.js';
 import { examples as nodeExamples } from '../../../generated/node/examples.js';
 import { DEFAULT_B_DAILY_PER_USER } from '../limits/plans.js';
 import { hashPassword, verifyPassword } from '../secrets/index.js';
+import { loadStrengthEstimator, passwordRuleReason, passwordStrengthReason } from '../secrets/password-policy.js';
 import { methodsWhere } from '../method-meaning.js';
 import * as store from '../store/index.js';
 import type { Store } from '../store/index.js';
 import type { JwtAlg } from '../store/schema.js';
 import { BAD_CREDENTIALS, NO_SESSION, badValue, conflict, countLimit, notFound, originRefused } from './errors.js';
+import { AccountThrottle } from './throttle.js';
 import { accountRequest, clearedSessionCookie, sessionCookie, type AccountContext, type AccountRequest } from './session.js';
 
 /** What the handlers need of the deployment. */
@@ -42,9 +43,8 @@ export interface AccountDeps {
   dailyLimit?: number;
   sessionTtlMs?: number;
   maxNetworkKeys?: number;
-  /** Failed log-ins per email within `loginWindowMs` before -32005 (429). */
-  maxFailedLogins?: number;
-  loginWindowMs?: number;
+  /** Log-in / sign-up throttles and the password-hashing gate (./throttle.ts); absent = defaults, in-process. */
+  throttle?: AccountThrottle;
   /** Called after every change to apps or keys, before the answer: e.g. the access index applies the change now, so
    *  this replica serves a new key at once and refuses a revoked one at once (other replicas follow by polling). */
   onChange?: () => Promise<void>;
@@ -90,38 +90,18 @@ interface Caller {
   req: AccountRequest;
   /** The session's user ('' for the methods that run without a session). */
   userId: string;
+  /** The client IP (trustProxy applied), for the log-in and sign-up throttles. */
+  ip: string | undefined;
 }
 
 type Inner = { [K in keyof Methods]: (params: ParamsOf<Methods[K]>, c: Caller) => Promise<ResultOf<Methods[K]>> };
-
-/** Fixed-window counter of failed log-ins per email (in-process; enough to slow down guessing). */
-class LoginThrottle {
-  private readonly fails = new Map<string, { n: number; until: number }>();
-  constructor(
-    private readonly max: number,
-    private readonly windowMs: number,
-  ) {}
-  check(email: string, now = Date.now()): RpcError | undefined {
-    const f = this.fails.get(email);
-    if (f === undefined || f.until <= now || f.n < this.max) return undefined;
-    return limitExceeded({ limit: this.max, period: `${Math.round(this.windowMs / 60_000)} minutes`, resetAt: f.until }, 'too many failed log-ins for this email: try again later', now, 'rate');
-  }
-  fail(email: string, now = Date.now()): void {
-    if (this.fails.size > 100_000) for (const [k, v] of this.fails) if (v.until <= now) this.fails.delete(k);
-    const f = this.fails.get(email);
-    if (f === undefined || f.until <= now) this.fails.set(email, { n: 1, until: now + this.windowMs });
-    else f.n++;
-  }
-  clear(email: string): void {
-    this.fails.delete(email);
-  }
-}
 
 export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, AccountContext> {
   const { db } = deps.store;
   const secret = deps.secret;
   const maxKeys = deps.maxNetworkKeys ?? store.MAX_NETWORK_KEYS_PER_USER;
-  const throttle = new LoginThrottle(deps.maxFailedLogins ?? 10, deps.loginWindowMs ?? 15 * 60_000);
+  const throttle = deps.throttle ?? new AccountThrottle();
+  void loadStrengthEstimator(); // now, not on the first sign-up
   const chainIds = new Map(Object.keys(deps.chains).map((c) => [c.toLowerCase(), c]));
   const networkNames = new Map(Object.keys(deps.networks).map((n) => [n.toLowerCase(), n]));
   // A hash to verify against when the email is unknown: the answer then takes about as long as for a wrong password.
@@ -141,6 +121,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
     chain: a.chain,
     services: a.services as T.Services,
     requireJwt: a.requireJwt,
+    jwtMaxLifetimeSec: a.jwtMaxLifetimeSec,
     networks: networksOf(a.chain),
     createdAt: iso(a.createdAt),
     updatedAt: iso(a.updatedAt),
@@ -236,28 +217,38 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
   const inner: Inner = {
     // ---- account -------------------------------------------------------------------------------------------------
     async account_signUp([cred], c) {
-      const passwordHash = await hashPassword(cred.password);
-      let u: store.User;
+      const email = store.normalizeEmail(cred.email);
+      const weakPassword = (reason: string) => invalidParams(`password ${reason}`, { param: 'credentials', path: '/0/password', reason });
+      const rule = passwordRuleReason(cred.password, email);
+      if (rule !== undefined) throw weakPassword(rule);
+      await throttle.beforeSignUp(c.ip); // before zxcvbn, which costs CPU on this thread
+      const weak = await passwordStrengthReason(cred.password, email);
+      if (weak !== undefined) throw weakPassword(weak);
+      const passwordHash = await throttle.hash(() => hashPassword(cred.password));
       try {
-        u = await store.createUser(db, { email: cred.email, passwordHash });
+        await store.createUser(db, { email, passwordHash });
       } catch (e) {
-        if (e instanceof store.ConflictError) throw conflict(e.message, { field: 'email', reason: 'taken' });
-        throw e;
+        // A registered email gets the same answer, after the same work, and its account is left unchanged: the
+        // answer never tells whether an email has an account (no enumeration). The owner simply logs in.
+        if (!(e instanceof store.ConflictError)) throw e;
       }
-      const expiresAt = await startSession(c, u.id);
-      return { user: user(u), expiresAt: iso(expiresAt) };
+      return { email, next: 'account_logIn' };
     },
     async account_logIn([cred], c) {
       const email = store.normalizeEmail(cred.email);
-      const refused = throttle.check(email);
-      if (refused !== undefined) throw refused;
+      // A point is taken before the password is checked: concurrent calls cannot check more than the limit.
+      await throttle.beforeLogIn(email, c.ip);
       const u = await store.findUserByEmail(db, email);
-      const ok = await verifyPassword(u?.passwordHash ?? (await dummy()), cred.password);
-      if (u === undefined || !ok) {
-        throttle.fail(email);
-        throw BAD_CREDENTIALS;
+      const stored = u?.passwordHash ?? (await dummy()); // unknown email: the same work as a wrong password
+      let ok: boolean;
+      try {
+        ok = await throttle.hash(() => verifyPassword(stored, cred.password));
+      } catch (e) {
+        await throttle.refundLogIn(email, c.ip); // refused by the hashing gate: nothing was checked
+        throw e;
       }
-      throttle.clear(email);
+      if (u === undefined || !ok) throw BAD_CREDENTIALS;
+      await throttle.refundLogIn(email, c.ip);
       const expiresAt = await startSession(c, u.id);
       return { user: user(u), expiresAt: iso(expiresAt) };
     },
@@ -323,6 +314,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
       if (patch.useCase !== undefined) p.useCase = trim(patch.useCase);
       if (patch.chain !== undefined) p.chain = chainOf(patch.chain, 'patch', '/1/chain');
       if (patch.services !== undefined) p.services = [...patch.services];
+      if (patch.jwtMaxLifetimeSec !== undefined) p.jwtMaxLifetimeSec = patch.jwtMaxLifetimeSec;
       const a = await store.updateApp(db, secret, c.userId, appId, p);
       if (a === undefined) throw notFound('app', appId);
       return appFull(a, c.req.baseUrl);
@@ -455,12 +447,12 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
   async function gate(method: string, ctx: AccountContext): Promise<Caller> {
     const req = accountRequest(ctx);
     if (!READS.has(method) && !req.originOk) throw originRefused(req.origin ?? '');
-    if (OPEN.has(method)) return { req, userId: '' };
+    if (OPEN.has(method)) return { req, userId: '', ip: ctx.ip };
     const token = req.token;
     req.userId ??= token === undefined ? Promise.resolve(undefined) : store.getSession(db, token).then((s) => s?.userId);
     const userId = await req.userId;
     if (userId === undefined) throw NO_SESSION;
-    return { req, userId };
+    return { req, userId, ip: ctx.ip };
   }
 
   const out: Record<string, (params: never, ctx: AccountContext) => Promise<unknown>> = {};

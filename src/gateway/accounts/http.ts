@@ -18,6 +18,7 @@ import { RpcError } from '../../toolkit/rpc/errors.js';
 import { storeUnavailable } from '../errors.js';
 import { isStoreUnavailable } from '../store/errors.js';
 import { createAccountHandlers, type AccountDeps } from './handlers.js';
+import { AccountThrottle, oneCredentialCallPerRequest, type ThrottleOptions } from './throttle.js';
 import { createRequestStateFactory, type AccountContext, type RequestStateOptions } from './session.js';
 
 export interface AccountApiOptions extends AccountDeps, RequestStateOptions {
@@ -29,6 +30,8 @@ export interface AccountApiOptions extends AccountDeps, RequestStateOptions {
   /** Validate results against the contract (tests). */
   strictResults?: boolean;
   logger?: Logger;
+  /** Log-in / sign-up limits and password-hashing bound (./throttle.ts); ignored when `throttle` is given. */
+  security?: ThrottleOptions;
 }
 
 export interface AccountApi {
@@ -36,6 +39,8 @@ export interface AccountApi {
   /** Adds the API's routes: POST and OPTIONS at the prefix (one trailing slash ignored), 405 for other methods
    *  there, a JSON-RPC 404 below it. */
   mount(router: Router): void;
+  /** The throttles and the password-hashing gate (its counters: passwords checked, calls refused). */
+  readonly throttle: AccountThrottle;
 }
 
 const JSON_CT = /^application\/json\s*(;|$)/i;
@@ -45,10 +50,12 @@ export function createAccountApi(opts: AccountApiOptions): AccountApi {
   const logger = opts.logger;
   const trustProxy = opts.trustProxy ?? 0;
   const stateOf = createRequestStateFactory(opts);
+  const throttle = opts.throttle ?? new AccountThrottle(opts.security);
   const engine = createEngine({
     methods,
     validators,
-    handlers: createAccountHandlers(opts),
+    handlers: createAccountHandlers({ ...opts, throttle }),
+    admit: oneCredentialCallPerRequest,
     options: { maxBatchSize: opts.maxBatchSize ?? 20, strictResults: opts.strictResults ?? false },
     onError: (err, info) => logger?.error({ err, method: info.method, rid: info.ctx.requestId }, 'account API: unexpected error'),
     // The database down or too slow: a fast, documented 503 (-32045) instead of -32603; logged once per call.
@@ -78,6 +85,7 @@ export function createAccountApi(opts: AccountApiOptions): AccountApi {
 
   return {
     prefix,
+    throttle,
     mount(router) {
       router
         .add('POST', prefix, (req, res, rid, t0) => rpc.serve(req, res, rid, t0, undefined, undefined), slash)

@@ -33,6 +33,7 @@ export function accountRoute(d: AccountRouteDeps): AccountApi {
     publicBaseUrl: config.publicBaseUrl,
     allowedOrigins: config.allowedOrigins,
     trustProxy: trustProxyHops(config),
+    security: { ...config.accountSecurity, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix },
     strictResults: config.strictResults,
     logger: d.logger,
     onChange: d.access && (() => d.access!.sync()),

@@ -36,6 +36,7 @@ import { loadOrCreateServerSecret } from '../secrets/index.js';
 import { downsample, openStore, type Store } from '../store/index.js';
 import { createAdmission, peekLimitHeaders } from './admission.js';
 import { accountRoute } from './account-route.js';
+import type { AccountApi } from '../accounts/index.js';
 import { CallMeter } from './call-observer.js';
 import { metricsRoute } from './metrics-route.js';
 import { buildRoutes, type Mount } from './routes.js';
@@ -90,6 +91,8 @@ export interface RunningService {
   logger: Logger;
   /** The node API's WebSocket connections and eth_subscribe subscriptions on this replica. */
   websockets: { connections(): number; perNetwork(): Record<string, number>; subscriptions(): number };
+  /** The account API's throttles and password-hashing gate (counters: `throttle.gate.done`, `.refused`). */
+  account: AccountApi;
   stop(): Promise<void>;
 }
 
@@ -134,6 +137,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
   let store: Store | undefined;
   let access: AccessIndex | undefined;
   let limiter: Limiter | undefined;
+  let account: AccountApi | undefined;
   let filterStore: FilterStore | undefined;
   let meter: Meter | undefined;
   let retention: NodeJS.Timeout | undefined;
@@ -188,6 +192,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       }
       clearInterval(retention);
       await access?.stop();
+      await account?.throttle.close();
       await limiter?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the limiter failed'));
       await filterStore?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the filter store failed'));
       await store?.close();
@@ -316,7 +321,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       admit: createAdmission(lim, onLimiterError),
       onCall: callMeter?.onCall,
     });
-    const account = accountRoute({ config, store, secret, access, limiter: lim, logger, embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])) });
+    const acct = (account = accountRoute({ config, store, secret, access, limiter: lim, logger, embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])) }));
     const router = buildRoutes({
       engine,
       keys,
@@ -333,7 +338,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       // The dashboard (dist/web): GET / for browsers, /index.html and /assets/*.
       web: createWebRoute({ logger }),
       // Extension routes first, then the account API at POST /api.
-      mounts: [...(ext.routes?.({ config, store, secret, access, limiter: lim, logger }) ?? []), (r) => account.mount(r)],
+      mounts: [...(ext.routes?.({ config, store, secret, access, limiter: lim, logger }) ?? []), (r) => acct.mount(r)],
       health: () => {
         const detail: Record<string, { healthy: number; total: number; embedded: boolean }> = {};
         let ok = true;
@@ -378,7 +383,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     const seeded: Record<string, SeededChain> = {};
     for (const c of chains) seeded[c.network] = c.seeded;
     return { url, urls, docsUrl: `${url}/docs/`, key, devKey, networks, seeded, pools, keys, access, store, secret, limiter: lim, meter, metrics, caches: caches.networks, config, logger, stop,
-      websockets: { connections: () => sockets?.size ?? 0, perNetwork: () => sockets?.perNetwork() ?? {}, subscriptions: () => subscriptions?.size ?? 0 } };
+      account: acct, websockets: { connections: () => sockets?.size ?? 0, perNetwork: () => sockets?.perNetwork() ?? {}, subscriptions: () => subscriptions?.size ?? 0 } };
   } catch (e) {
     await stop().catch(() => undefined);
     throw e;

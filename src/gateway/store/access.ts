@@ -17,6 +17,8 @@ export interface AppAccess {
   /** Services enabled for the app (e.g. `node-api`). */
   services: string[];
   requireJwt: boolean;
+  /** Longest accepted JWT lifetime (exp - iat, seconds); null = no maximum. */
+  jwtMaxLifetimeSec: number | null;
   /** Per kind, the allowed values; an empty list = that kind is not restricted. */
   allowlists: Allowlists;
   jwtKeys: { kid: string; alg: JwtAlg; publicKeyPem: string }[];
@@ -37,10 +39,10 @@ export type AccessEntry = AppAccess | NetworkKeyAccess;
 const emptyAllowlists = (): Allowlists => ({ origin: [], ip: [], address: [], method: [] });
 
 // The columns each principal is built from, and the one place rows become principals (bulk load and single reload).
-const APP_COLUMNS = ['id', 'user_id', 'name', 'chain', 'services', 'require_jwt', 'key_hash'] as const;
+const APP_COLUMNS = ['id', 'user_id', 'name', 'chain', 'services', 'require_jwt', 'jwt_max_lifetime_sec', 'key_hash'] as const;
 const KEY_COLUMNS = ['id', 'user_id', 'name', 'network', 'key_hash'] as const;
 
-interface AppRow { id: string; user_id: string; name: string; chain: string; services: string; require_jwt: number | boolean; key_hash: string }
+interface AppRow { id: string; user_id: string; name: string; chain: string; services: string; require_jwt: number | boolean; jwt_max_lifetime_sec: number | string | null; key_hash: string }
 interface KeyRow { id: string; user_id: string; name: string; network: NetworkName; key_hash: string }
 interface JwtRow { id: string; alg: JwtAlg; public_key_pem: string }
 
@@ -54,6 +56,7 @@ function appAccess(a: AppRow): AppAccess {
     chain: a.chain,
     services: JSON.parse(a.services) as string[],
     requireJwt: Number(a.require_jwt) === 1,
+    jwtMaxLifetimeSec: a.jwt_max_lifetime_sec === null ? null : Number(a.jwt_max_lifetime_sec),
     allowlists: emptyAllowlists(),
     jwtKeys: [],
   };

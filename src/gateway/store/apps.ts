@@ -8,6 +8,9 @@ import type { AllowlistKind, AppRow, Database, JwtAlg } from './schema.js';
 import { recordKeyEvent } from './keyEvents.js';
 import { isPostgres } from './util.js';
 
+/** A new app's JWT maximum lifetime (24 h), also what 0005_jwt_lifetime gives existing apps. */
+export const DEFAULT_JWT_MAX_LIFETIME_SEC = 86_400;
+
 export interface App {
   id: string;
   userId: string;
@@ -17,6 +20,8 @@ export interface App {
   chain: string;
   services: string[];
   requireJwt: boolean;
+  /** Longest accepted JWT lifetime in seconds; null = no maximum. */
+  jwtMaxLifetimeSec: number | null;
   createdAt: number;
   updatedAt: number;
   keyRotatedAt: number | null;
@@ -31,6 +36,7 @@ export interface NewApp {
   chain: string;
   services: string[];
   requireJwt?: boolean;
+  jwtMaxLifetimeSec?: number | null;
 }
 
 export type AppPatch = Partial<NewApp>;
@@ -62,6 +68,7 @@ function toApp(secret: Uint8Array, r: AppRow): App {
     chain: r.chain,
     services: JSON.parse(r.services) as string[],
     requireJwt: Number(r.require_jwt) === 1,
+    jwtMaxLifetimeSec: r.jwt_max_lifetime_sec === null ? null : Number(r.jwt_max_lifetime_sec),
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
     keyRotatedAt: r.key_rotated_at === null ? null : Number(r.key_rotated_at),
@@ -84,6 +91,7 @@ export async function createApp(db: Kysely<Database>, secret: Uint8Array, userId
     key_hash: hashKey(secret, key),
     key_enc: encryptKey(secret, key),
     require_jwt: input.requireJwt ? 1 : 0,
+    jwt_max_lifetime_sec: input.jwtMaxLifetimeSec === undefined ? DEFAULT_JWT_MAX_LIFETIME_SEC : input.jwtMaxLifetimeSec,
     created_at: now,
     updated_at: now,
     key_rotated_at: null,
@@ -122,6 +130,7 @@ export async function updateApp(
   if (patch.chain !== undefined) set.chain = patch.chain;
   if (patch.services !== undefined) set.services = JSON.stringify(patch.services);
   if (patch.requireJwt !== undefined) set.require_jwt = patch.requireJwt ? 1 : 0;
+  if (patch.jwtMaxLifetimeSec !== undefined) set.jwt_max_lifetime_sec = patch.jwtMaxLifetimeSec;
   const r = await db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('apps')

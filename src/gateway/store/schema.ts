@@ -41,6 +41,8 @@ export interface AppsTable {
   /** AES-256-GCM of the key (`v1.…`), so the dashboard can show it again. */
   key_enc: string;
   require_jwt: number;
+  /** Longest accepted JWT lifetime (exp - iat, seconds); null = no maximum (0005_jwt_lifetime). */
+  jwt_max_lifetime_sec: number | null;
   created_at: number;
   updated_at: number;
   key_rotated_at: number | null;

@@ -6,6 +6,7 @@ import { initial } from './0001_initial.js';
 import { usage } from './0002_usage.js';
 import { anyNetwork } from './0003_any_network.js';
 import { usageFlushMarks } from './0004_usage_flush_marks.js';
+import { jwtLifetime } from './0005_jwt_lifetime.js';
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -13,6 +14,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0002_usage': usage(dialect),
     '0003_any_network': anyNetwork(dialect),
     '0004_usage_flush_marks': usageFlushMarks(dialect),
+    '0005_jwt_lifetime': jwtLifetime(),
   };
 }
 

@@ -497,7 +497,49 @@ function JwtKeys({ app, onChange, fail }: { app: App; onChange: (a: App) => void
       </form>
       {added && <Notice>Added. Its key id (use it as the token's kid): <span className="mono">{added.id}</span></Notice>}
       <ErrorText error={error} />
+      <JwtLifetime app={app} onChange={onChange} />
     </section>
+  );
+}
+
+/** The longest JWT lifetime (exp − iat) the app accepts, in hours; empty = no maximum. */
+function JwtLifetime({ app, onChange }: { app: App; onChange: (a: App) => void }) {
+  const shown = (sec: number | null) => (sec === null ? '' : String(Math.round((sec / 3600) * 1000) / 1000));
+  const [hours, setHours] = useState(shown(app.jwtMaxLifetimeSec));
+  const [error, setError] = useState<ShownError | null>(null);
+  const [saved, setSaved] = useState(false);
+  const id = useId();
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    setSaved(false);
+    const h = hours.trim();
+    const sec = h === '' ? null : Math.round(Number(h) * 3600);
+    if (sec !== null && !Number.isFinite(sec)) return setError({ message: 'Enter a number of hours, or leave it empty for no maximum.' });
+    try {
+      const a = await api.request('apps_update', [app.id, { jwtMaxLifetimeSec: sec }]);
+      onChange(a);
+      setHours(shown(a.jwtMaxLifetimeSec));
+      setSaved(true);
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+  return (
+    <form onSubmit={save} noValidate className="jwt-lifetime">
+      <div className="field">
+        <label htmlFor={id}>Longest token lifetime (hours)</label>
+        <input id={id} inputMode="decimal" value={hours} onChange={(e) => setHours(e.target.value)} aria-describedby={`${id}-hint`} />
+        <p className="hint" id={`${id}-hint`}>
+          Tokens whose <span className="mono">exp − iat</span> is longer are refused, and tokens must then carry <span className="mono">iat</span>. 1 minute to 1 year; empty = no maximum. Default 24.
+        </p>
+      </div>
+      <button type="submit" className="btn btn-small">
+        Save lifetime
+      </button>
+      {saved && <Notice>Saved.</Notice>}
+      <ErrorText error={error} />
+    </form>
   );
 }
 

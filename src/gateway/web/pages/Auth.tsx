@@ -19,7 +19,9 @@ export function AuthPage({ mode, onSignedIn }: { mode: 'signup' | 'login'; onSig
     setBusy(true);
     setError(null);
     try {
-      const s = await api.request(signup ? 'account_signUp' : 'account_logIn', [{ email, password }]);
+      // Sign-up answers alike for new and registered emails and starts no session: the log-in that follows does.
+      if (signup) await api.request('account_signUp', [{ email, password }]);
+      const s = await api.request('account_logIn', [{ email, password }]);
       onSignedIn(s.user);
     } catch (err) {
       setError(describeError(err));
@@ -63,7 +65,7 @@ export function AuthPage({ mode, onSignedIn }: { mode: 'signup' | 'login'; onSig
             aria-invalid={passwordBad || undefined}
             aria-describedby={[signup ? `${passwordId}-hint` : '', error ? errorId : ''].join(' ').trim() || undefined}
           />
-          {signup && <p className="hint" id={`${passwordId}-hint`}>8 to 128 characters.</p>}
+          {signup && <p className="hint" id={`${passwordId}-hint`}>8 to 128 characters, not a common or easily guessed password (a few unrelated words work well).</p>}
         </div>
         <ErrorText error={error} id={errorId} />
         <button type="submit" className="btn btn-primary btn-block" disabled={busy}>
