@@ -366,7 +366,7 @@ export interface MetricsQuery {
   network?: Network;
 }
 /**
- * Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout).
+ * Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout); `backend_unavailable` (refused because rpcgate's own shared backend — Redis: limits or filters — was unreachable; the node was not asked).
  */
 export interface OutcomeCounts {
   ok: number;
@@ -376,6 +376,7 @@ export interface OutcomeCounts {
   limit: number;
   validation: number;
   upstream_error: number;
+  backend_unavailable: number;
 }
 /**
  * Latency of the metered calls in milliseconds, measured by rpcgate from request to answer. `mean` is exact. The percentiles come from a log-spaced histogram (4 buckets per doubling) and are reported as the geometric middle of the bucket holding the nearest-rank value: within 9.05 % of the true value between 0.25 ms and 32.8 s (values at or under 0.25 ms read 0.125, over 32.8 s read 32768). The bound also holds for hours and days (histograms add up exactly).
@@ -1015,11 +1016,11 @@ export interface AccountMethods {
    *         "allowlist": 0,
    *         "limit": 1,
    *         "validation": 0,
-   *         "upstream_error": 0
+   *         "upstream_error": 0,
+   *         "backend_unavailable": 0
    *       },
    *       "errorsByCode": {
    *         "3": 2,
-   *         "-32005": 1
    *   …
    * ```
    */
@@ -1509,11 +1510,11 @@ export interface AccountMethods {
    *         "allowlist": 0,
    *         "limit": 1,
    *         "validation": 0,
-   *         "upstream_error": 0
+   *         "upstream_error": 0,
+   *         "backend_unavailable": 0
    *       },
    *       "errorsByCode": {
    *         "3": 2,
-   *         "-32005": 1
    *   …
    * ```
    */

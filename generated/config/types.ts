@@ -116,6 +116,7 @@ export interface Config {
   slowRequestMs: number;
   usageRetention?: UsageRetention;
   filters?: FiltersConfig;
+  redis?: RedisConfig;
 }
 /**
  * JSON-RPC over WebSocket on the node API URLs (ws://…/{network}/v2/{key} and ws://…/{network}/{key}) and eth_subscribe.
@@ -274,6 +275,23 @@ export interface FiltersConfig {
    * Most live filters one key may have; one more is refused (-32000 "too many filters", `data.limit`).
    */
   maxPerKey?: number;
+}
+/**
+ * How rpcgate talks to Redis (`redisUrl`): every Redis client of the service (limits, filters, …) uses these. While Redis is unreachable nothing is queued: limited calls fail at once, closed (503, -32044, `data.reason` `limits-backend`), filter calls with 503 -32603 (`filter-store`), and `/readyz` answers 503; the clients reconnect by themselves.
+ */
+export interface RedisConfig {
+  /**
+   * A Redis command without an answer after this long (ms) fails (the call gets the backend error).
+   */
+  commandTimeoutMs?: number;
+  /**
+   * Longest wait (ms) for a TCP connection to Redis (each reconnect attempt).
+   */
+  connectTimeoutMs?: number;
+  /**
+   * Reconnect backoff: 50 ms doubling per failed attempt, at most this (ms).
+   */
+  maxReconnectDelayMs?: number;
 }
 
 /** The JSON Schema of {@link Config} (contracts/config.schema.json). */
@@ -449,6 +467,7 @@ export const configSchema = {
     },
     usageRetention: { $ref: '#/definitions/UsageRetention' },
     filters: { $ref: '#/definitions/FiltersConfig' },
+    redis: { $ref: '#/definitions/RedisConfig' },
   },
   definitions: {
     KeyString: {
@@ -588,6 +607,38 @@ export const configSchema = {
           default: 100,
           description:
             'Most live filters one key may have; one more is refused (-32000 "too many filters", `data.limit`).',
+        },
+      },
+    },
+    RedisConfig: {
+      title: 'RedisConfig',
+      type: 'object',
+      additionalProperties: false,
+      default: { commandTimeoutMs: 250, connectTimeoutMs: 1000, maxReconnectDelayMs: 1000 },
+      description:
+        'How rpcgate talks to Redis (`redisUrl`): every Redis client of the service (limits, filters, …) uses these. While Redis is unreachable nothing is queued: limited calls fail at once, closed (503, -32044, `data.reason` `limits-backend`), filter calls with 503 -32603 (`filter-store`), and `/readyz` answers 503; the clients reconnect by themselves.',
+      properties: {
+        commandTimeoutMs: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 60000,
+          default: 250,
+          description:
+            'A Redis command without an answer after this long (ms) fails (the call gets the backend error).',
+        },
+        connectTimeoutMs: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 60000,
+          default: 1000,
+          description: 'Longest wait (ms) for a TCP connection to Redis (each reconnect attempt).',
+        },
+        maxReconnectDelayMs: {
+          type: 'integer',
+          minimum: 10,
+          maximum: 60000,
+          default: 1000,
+          description: 'Reconnect backoff: 50 ms doubling per failed attempt, at most this (ms).',
         },
       },
     },

@@ -11,7 +11,8 @@
 // Why not rate-limiter-flexible here: its consume() increments before checking (a refused call still
 // counts, so counters overshoot), its windows start at the first request rather than at UTC boundaries,
 // and a union of limiters is not atomic across them. The script below is the exact form of the same idea.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { closeRedisClient, createRedisClient, type RedisClientConfig } from '../redis/index.js';
 import { UtcCalendar } from './calendar.js';
 import { checkN, decide, slotDecisions, type Slot } from './decide.js';
 import { resolvePlans, type LimitsConfig, type ResolvedPlans } from './plans.js';
@@ -105,14 +106,14 @@ interface Group {
 }
 
 export interface RedisLimiterOptions extends LimitsConfig {
-  /** `redis://…` URL; ignored when `client` is given. */
+  /** `redis://…` URL; ignored when `client` is given. The limiter then makes (and closes) its own client. */
   url?: string;
-  /** An existing ioredis client (not closed by close()). */
+  /** An existing client, from src/gateway/redis (not closed by close()). */
   client?: Redis;
   /** Key prefix, default `rpcgate:limits`. */
   prefix?: string;
-  /** Told once when an owned client loses Redis (again after it reconnects); calls meanwhile fail closed (-32044). */
-  onConnectionError?: (err: Error) => void;
+  /** Timeouts of an own client (`url`). */
+  clientConfig?: RedisClientConfig;
 }
 
 interface RedisSlot extends Slot {
@@ -130,17 +131,7 @@ export class RedisLimiter implements Limiter {
     this.plans = resolvePlans(opts);
     this.prefix = opts.prefix ?? 'rpcgate:limits';
     this.ownsClient = !opts.client;
-    // Auto-pipelining writes concurrent scripts in one socket write; each call is still one round trip.
-    const client = opts.client ?? new Redis(opts.url ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 2, enableAutoPipelining: true });
-    if (this.ownsClient) {
-      // Without an 'error' listener ioredis reports every failed reconnect as an unhandled error event on stderr.
-      let down = false;
-      client.on('error', (err: Error) => {
-        if (!down) opts.onConnectionError?.(err);
-        down = true;
-      });
-      client.on('ready', () => (down = false));
-    }
+    const client = opts.client ?? createRedisClient({ url: opts.url ?? 'redis://127.0.0.1:6379', role: 'limits', ...opts.clientConfig });
     client.defineCommand('rpcgateLimitConsume', { lua: CONSUME_LUA });
     client.defineCommand('rpcgateLimitConsumeBatch', { lua: CONSUME_BATCH_LUA });
     this.redis = client as ScriptedRedis;
@@ -184,22 +175,39 @@ export class RedisLimiter implements Limiter {
     if (g === undefined) {
       g = { slots, reqs: [] };
       this.pending.set(gk, g);
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(this.flush);
-      }
+      this.schedule();
     }
     const reqs = g.reqs;
     return new Promise<LimitDecision>((resolve, reject) => reqs.push({ n, now, resolve, reject }));
   }
 
-  /** Sends every waiting group as one script call (auto-pipelining puts them in one write). */
+  /** Script calls sent and not yet answered. */
+  private inFlight = 0;
+
+  /** A flush at the end of this turn, unless calls are in flight: then when they are answered. */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight > 0) return;
+    this.scheduled = true;
+    setImmediate(this.flush);
+  }
+
+  /**
+   * Sends every waiting group as one script call (auto-pipelining puts them in one write). While those are in
+   * flight, new consumes wait for their answer and go in the next flush: under load each script call carries
+   * every request that arrived during one round trip, so the client's per-command cost is shared by many (one
+   * round trip of added latency at most, and none when idle).
+   */
   private flush(): void {
     this.scheduled = false;
     const groups = this.pending;
     if (groups.size === 0) return;
     this.pending = new Map();
+    this.inFlight += groups.size;
     for (const g of groups.values()) this.send(g);
+  }
+
+  private settled(): void {
+    if (--this.inFlight === 0 && this.pending.size > 0) this.schedule();
   }
 
   private send(g: Group): void {
@@ -225,9 +233,11 @@ export class RedisLimiter implements Limiter {
           if (d.allowed) for (let i = 0; i < k; i++) slots[i].count += r.n;
           r.resolve(d);
         }
+        this.settled();
       },
       (e: unknown) => {
         for (const r of reqs) r.reject(e);
+        this.settled();
       },
     );
   }
@@ -251,6 +261,6 @@ export class RedisLimiter implements Limiter {
   }
 
   async close(): Promise<void> {
-    if (this.ownsClient) await this.redis.quit().catch(() => this.redis.disconnect());
+    if (this.ownsClient) await closeRedisClient(this.redis);
   }
 }

@@ -25,6 +25,7 @@ import { startEmbeddedChain, compileToken, type EmbeddedChain, type SeededChain 
 import { chainNetworks, devKeyEnabled, loadConfig, trustProxyHops, type Config, type ConfigInput } from '../config/config.js';
 import { createLimiter, type Limiter } from '../limits/index.js';
 import { createFilterStore, type FilterStore } from '../filters/index.js';
+import { closeRedisClient, createRedisClient, REDIS_CLIENT_DEFAULTS, waitReady, type ServiceRedis } from '../redis/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
 import { meaningTable } from '../method-meaning.js';
 import { Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
@@ -132,6 +133,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
   let access: AccessIndex | undefined;
   let limiter: Limiter | undefined;
   let filterStore: FilterStore | undefined;
+  const redisClients: { limits?: ServiceRedis; filters?: ServiceRedis } = {};
   let meter: Meter | undefined;
   let retention: NodeJS.Timeout | undefined;
   let stopped: Promise<void> | undefined;
@@ -184,6 +186,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       await access?.stop();
       await limiter?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the limiter failed'));
       await filterStore?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the filter store failed'));
+      await Promise.all(Object.values(redisClients).map((c) => closeRedisClient(c)));
       await store?.close();
       logger.flush();
     })());
@@ -198,19 +201,19 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     const secret = loadOrCreateServerSecret(config.dataDir, config.secret);
     access = new AccessIndex({ db: store.db, secret, chains: chainNetworks(config), logger });
     await access.start();
-    limiter = createLimiter({
-      ...config.limits,
-      redisUrl: config.redisUrl,
-      redisPrefix: config.redisPrefix,
-      onConnectionError: (err) => logger.error({ err }, 'limits: Redis unreachable; limited calls fail closed (-32044) until it is back'),
-    });
+    // Redis (when configured): one client per use, all from src/gateway/redis (fast failure, JSON logs, reconnects).
+    if (config.redisUrl) {
+      const base = { url: config.redisUrl, logger, ...config.redis };
+      redisClients.limits = createRedisClient({ ...base, role: 'limits', whileDown: 'limited calls fail closed (503, -32044) until it is back' });
+      redisClients.filters = createRedisClient({ ...base, role: 'filters', whileDown: 'filter calls fail (503, -32603) until it is back' });
+      // Bounded: a Redis that is down at start does not stop the service (calls fail closed, /readyz says 503).
+      const wait = 2 * (config.redis?.connectTimeoutMs ?? REDIS_CLIENT_DEFAULTS.connectTimeoutMs);
+      const up = await Promise.all(Object.values(redisClients).map((c) => waitReady(c, wait)));
+      if (up.includes(false)) logger.warn({ waitedMs: wait }, 'Redis not reachable at start; serving anyway (limited calls fail closed until it is)');
+    }
+    limiter = createLimiter({ ...config.limits, redisClient: redisClients.limits, redisPrefix: config.redisPrefix });
     // Filters (eth_newFilter & co.) live in the gateway: in Redis when configured, so every replica serves every filter.
-    filterStore = createFilterStore({
-      redisUrl: config.redisUrl,
-      redisPrefix: config.redisPrefix,
-      idleMs: config.filters?.idleTimeoutMs ?? 300_000,
-      onConnectionError: (err) => logger.error({ err }, 'filters: Redis unreachable; filter calls fail until it is back'),
-    });
+    filterStore = createFilterStore({ redisClient: redisClients.filters, redisPrefix: config.redisPrefix, idleMs: config.filters?.idleTimeoutMs ?? 300_000 });
     if (config.metering) {
       meter = new Meter({
         db: store.db,
