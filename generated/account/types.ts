@@ -1393,7 +1393,7 @@ export interface AccountMethods {
    *
    * Your keys (without the key itself), each with today's (UTC) metered calls on it (`today`, from the usage store), and today's requests across all your keys against your daily limit (`usage`, 25,000 by default, from the rate limiter: the limit is per user).
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32603 Internal error; -32044 Limits backend unavailable.
    *
    * @example
    * ```json

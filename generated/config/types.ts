@@ -443,7 +443,10 @@ export const configSchema = {
         mainnet: { upstreams: [], chainId: 31337, blockTime: 2 },
         testnet: { upstreams: [], chainId: 31338, blockTime: 2 },
       },
-      propertyNames: { pattern: '^[a-z0-9][a-z0-9_-]*$', not: { enum: ['v2', 'docs', 'healthz', 'api', 'metrics'] } },
+      propertyNames: {
+        pattern: '^[a-z0-9][a-z0-9_-]*$',
+        not: { enum: ['v2', 'docs', 'healthz', 'readyz', 'api', 'metrics'] },
+      },
       additionalProperties: { $ref: '#/definitions/NetworkConfig' },
     },
     upstream: { $ref: '#/definitions/UpstreamConfig' },

@@ -17,6 +17,7 @@
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Kysely } from 'kysely';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { methods } from '../../../generated/node/methods.js';
 import { validators } from '../../../generated/node/validators.js';
@@ -35,6 +36,7 @@ import { createUpstreams, type UpstreamPool } from '../upstream/index.js';
 import { loadOrCreateServerSecret } from '../secrets/index.js';
 import { downsample, openStore, type Store } from '../store/index.js';
 import { createAdmission, peekLimitHeaders } from './admission.js';
+import { readiness } from './readiness.js';
 import { accountRoute } from './account-route.js';
 import { CallMeter } from './call-observer.js';
 import { metricsRoute } from './metrics-route.js';
@@ -326,6 +328,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       web: createWebRoute({ logger }),
       // Extension routes first, then the account API at POST /api.
       mounts: [...(ext.routes?.({ config, store, secret, access, limiter: lim, logger }) ?? []), (r) => account.mount(r)],
+      ready: readiness({ db: store.db as Kysely<never>, dialect: store.dialect, redis: { limits: redisClients.limits, filters: redisClients.filters } }),
       health: () => {
         const detail: Record<string, { healthy: number; total: number; embedded: boolean }> = {};
         let ok = true;
