@@ -8,22 +8,21 @@
 //      Needs Redis (REDIS_URL or 127.0.0.1:6379): skipped with a message when unreachable, unless CI is set;
 //   4. rpcgate's own failures (upstream timeout, limits backend down) next to a node's EIP-1474 -32001, which passes
 //      through untouched: data.source tells them apart (src/gateway/errors.ts).
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LimitsConfig } from '../src/gateway/limits/index.js';
 import { loadOrCreateServerSecret } from '../src/gateway/secrets/index.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { redisReachable, REDIS_URL, skipUnless } from './helpers/services.js';
+import { startRpcgateChild, type RpcgateChild } from './helpers/rpcgate-child.js';
 import { NODE_NOT_FOUND, startStubNode, type StubNode } from './helpers/stub-node.js';
 import type { ConfigInput } from '../src/gateway/config/config.js';
 import { createApp, createNetworkKey, createUser, openStore, setAllowlist, type Store } from '../src/gateway/store/index.js';
 
-const ROOT = resolve(import.meta.dirname, '..');
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -348,44 +347,8 @@ describe("rpcgate's own failures and a node's errors, told apart by data.source"
 
 const skipRedis = skipUnless(await redisReachable(), 'limits-e2e', 'Redis');
 
-interface Child {
-  url: string;
-  proc: ChildProcess;
-  stop(): Promise<void>;
-}
-
-/** An rpcgate process (test/helpers/limits-child.ts under tsx); resolves once it listens. */
-async function startChild(config: object): Promise<Child> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/helpers/limits-child.ts'), JSON.stringify(config)], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  proc.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  proc.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const stop = async () => {
-    if (proc.exitCode === null && proc.signalCode === null) {
-      const exited = new Promise((r) => proc.once('exit', r));
-      process.kill(proc.pid!, 'SIGTERM');
-      const t = setTimeout(() => proc.exitCode === null && process.kill(proc.pid!, 'SIGKILL'), 5000);
-      await exited;
-      clearTimeout(t);
-    }
-  };
-  const url = await new Promise<string>((ok, fail) => {
-    const onData = () => {
-      const m = /READY (\S+)/.exec(out);
-      if (m) {
-        proc.stdout!.off('data', onData);
-        ok(m[1]);
-      }
-    };
-    proc.stdout!.on('data', onData);
-    proc.once('exit', (code) => fail(new Error(`rpcgate child exited (${code}): ${err}`)));
-  });
-  return { url, proc, stop };
-}
+type Child = RpcgateChild;
+const startChild = startRpcgateChild;
 
 describe.skipIf(skipRedis)('Redis counters shared by two rpcgate processes', () => {
   const LIMIT = 300;

@@ -4,7 +4,7 @@
 // expiry are dropped first). Every write is one Lua script (Redis runs it alone): the cap and the compare-and-set
 // of a poll hold across any number of replicas. One round trip per filter call; nothing else touches Redis here.
 import type { Redis } from 'ioredis';
-import { closeRedisClient, createRedisClient } from '../redis/index.js';
+import { closeRedisClient, createRedisClient, untilFirstConnect } from '../redis/index.js';
 import type { CreateResult, FilterState, FilterStore, Versioned } from './store.js';
 
 /** KEYS: filter, owner set. ARGV: id, owner, state, idleMs, now, cap. → {1} stored, {0, count} over the cap. */
@@ -79,21 +79,25 @@ export class RedisFilterStore implements FilterStore {
   }
 
   async create(state: FilterState, cap: number): Promise<CreateResult> {
+    await untilFirstConnect(this.redis);
     const [ok, n] = await this.redis.filterCreate(...this.keys(state.id, state.owner), state.id, state.owner, JSON.stringify(state), this.idleMs, this.now(), cap);
     return ok === 1 ? { ok: true } : { ok: false, count: n };
   }
 
   async get(id: string): Promise<Versioned | undefined> {
+    await untilFirstConnect(this.redis);
     const [s, v] = await this.redis.hmget(`${this.base}f:${id}`, 's', 'v');
     if (s === null || v === null) return undefined;
     return { state: JSON.parse(s) as FilterState, version: Number(v) };
   }
 
   async update(state: FilterState, version: number): Promise<boolean> {
+    await untilFirstConnect(this.redis);
     return (await this.redis.filterUpdate(...this.keys(state.id, state.owner), state.id, state.owner, JSON.stringify(state), this.idleMs, this.now(), version)) === 1;
   }
 
   async delete(id: string, owner: string): Promise<boolean> {
+    await untilFirstConnect(this.redis);
     return (await this.redis.filterDelete(...this.keys(id, owner), id, owner)) === 1;
   }
 

@@ -12,7 +12,7 @@
 // counts, so counters overshoot), its windows start at the first request rather than at UTC boundaries,
 // and a union of limiters is not atomic across them. The script below is the exact form of the same idea.
 import type { Redis } from 'ioredis';
-import { closeRedisClient, createRedisClient, type RedisClientConfig } from '../redis/index.js';
+import { closeRedisClient, createRedisClient, untilFirstConnect, type RedisClientConfig } from '../redis/index.js';
 import { UtcCalendar } from './calendar.js';
 import { checkN, decide, slotDecisions, type Slot } from './decide.js';
 import { resolvePlans, type LimitsConfig, type ResolvedPlans } from './plans.js';
@@ -42,24 +42,33 @@ return { ok, unpack(counts) }
 `;
 
 /**
- * CONSUME_LUA for m requests of one subject, decided in order. KEYS[i]: counter keys. ARGV[1]: m; ARGV[1+j]: n of
- * request j; then per key ARGV[m+2i]: limit, ARGV[m+2i+1]: expiry (epoch ms). Returns { count_1 … count_k (BEFORE
- * the first request), ok_1 … ok_m }. Request j is admitted (ok 1) when every counter, after the requests admitted
- * before it, has room for its n; the counters grow by the admitted total; a new key gets PEXPIREAT.
+ * CONSUME_LUA for m requests of one subject, decided in order. KEYS[i]: counter keys. ARGV[1]: m; ARGV[2]: deadline
+ * (Redis clock, epoch ms; 0 = none); ARGV[2+j]: n of request j; then per key ARGV[m+1+2i]: limit, ARGV[m+2+2i]: expiry
+ * (epoch ms). Returns { count_1 … count_k (BEFORE the first request), ok_1 … ok_m }, or {} when the script runs after
+ * its deadline: the caller has given up on it (command timeout, the client was refused), so it must count nothing —
+ * e.g. a Redis that stalled and resumes with the call still in its socket buffer. Request j is admitted (ok 1) when
+ * every counter, after the requests admitted before it, has room for its n; the counters grow by the admitted total;
+ * a new key gets PEXPIREAT.
  */
 export const CONSUME_BATCH_LUA = `
 local m = tonumber(ARGV[1])
+local deadline = tonumber(ARGV[2])
+if deadline > 0 then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > deadline then return {} end
+end
+local base = m + 2
 local k = #KEYS
 local start, counts, limits = {}, {}, {}
 for i = 1, k do
   local c = tonumber(redis.call('GET', KEYS[i]) or '0')
   start[i] = c
   counts[i] = c
-  limits[i] = tonumber(ARGV[m + 2 * i])
+  limits[i] = tonumber(ARGV[base + 2 * i - 1])
 end
 local out = {}
 for j = 1, m do
-  local n = tonumber(ARGV[1 + j])
+  local n = tonumber(ARGV[2 + j])
   local ok = 1
   for i = 1, k do
     if counts[i] + n > limits[i] then ok = 0 end
@@ -73,7 +82,7 @@ for i = 1, k do
   out[i] = start[i]
   if counts[i] > start[i] then
     redis.call('INCRBY', KEYS[i], counts[i] - start[i])
-    if start[i] == 0 then redis.call('PEXPIREAT', KEYS[i], ARGV[m + 2 * i + 1]) end
+    if start[i] == 0 then redis.call('PEXPIREAT', KEYS[i], ARGV[base + 2 * i]) end
   end
 end
 return out
@@ -85,6 +94,11 @@ return out
  * window, so a key is never read after its window anyway.
  */
 export const EXPIRY_GRACE_MS = 5_000;
+
+/** The script's deadline: at most this share of the command timeout after sending (less the clock offset's error). */
+const DEADLINE_SHARE = 0.5;
+/** Clocks drift: the offset to Redis's clock is measured on every connect and this often. */
+const CLOCK_SYNC_MS = 60_000;
 
 type ScriptedRedis = Redis & {
   rpcgateLimitConsume(numKeys: number, ...keysAndArgs: (string | number)[]): Promise<number[]>;
@@ -136,6 +150,53 @@ export class RedisLimiter implements Limiter {
     client.defineCommand('rpcgateLimitConsumeBatch', { lua: CONSUME_BATCH_LUA });
     this.redis = client as ScriptedRedis;
     this.flush = this.flush.bind(this);
+    const timeout = client.options.commandTimeout;
+    if (timeout !== undefined && timeout > 0) {
+      this.timeoutMs = timeout;
+      const sync = () => void this.syncClock();
+      client.on('ready', sync);
+      if (client.status === 'ready') sync();
+      this.clockTimer = setInterval(sync, CLOCK_SYNC_MS);
+      this.clockTimer.unref();
+    }
+  }
+
+  /** The client's command timeout (0: none, no deadlines). */
+  private timeoutMs = 0;
+  /** Redis clock minus ours (ms), measured around a TIME call; undefined until known. */
+  private clockOffset: number | undefined;
+  private clockTimer: NodeJS.Timeout | undefined;
+
+  private async syncClock(): Promise<void> {
+    try {
+      const t0 = Date.now();
+      const [sec, usec] = await this.redis.time();
+      const t1 = Date.now();
+      // The offset is known within ±(t1 - t0)/2; that error comes off the deadline's margin (see deadline()).
+      const budget = this.timeoutMs * DEADLINE_SHARE - (t1 - t0) / 2;
+      if (budget < this.timeoutMs * 0.1) {
+        // Too slow an answer (loaded process) for a useful estimate: keep the last one and measure again soon.
+        setTimeout(() => void this.syncClock(), 1000).unref();
+        return;
+      }
+      this.clockOffset = Number(sec) * 1000 + Math.floor(Number(usec) / 1000) - (t0 + t1) / 2;
+      this.deadlineMs = budget;
+    } catch {
+      // Redis down: the next 'ready' measures again; until then the last offset (or none) is used.
+    }
+  }
+
+  /** How long after sending the script may still count (ms): DEADLINE_SHARE of the timeout less the offset's error. */
+  private deadlineMs = 0;
+
+  /**
+   * When the script must no longer count anything, on Redis's clock: well before our command timeout fires, so a
+   * call we answer as refused (timed out) is not counted later — the other half of the timeout covers our own event
+   * loop being late to read an answer that is already there. 0 (none) while the clock offset is unknown.
+   */
+  private deadline(): number {
+    if (this.clockOffset === undefined) return 0;
+    return Math.floor(Date.now() + this.clockOffset + this.deadlineMs);
   }
 
   /** Consumes waiting for this turn's flush, by counter keys. */
@@ -211,16 +272,27 @@ export class RedisLimiter implements Limiter {
   }
 
   private send(g: Group): void {
+    const first = untilFirstConnect(this.redis);
+    if (first !== undefined) {
+      void first.then(() => this.send(g));
+      return;
+    }
     const { slots, reqs } = g;
     const k = slots.length;
     const m = reqs.length;
     const args: (string | number)[] = [];
     for (const s of slots) args.push(s.key);
-    args.push(m);
+    args.push(m, this.deadline());
     for (const r of reqs) args.push(r.n);
     for (const s of slots) args.push(s.limit, s.resetAt + EXPIRY_GRACE_MS);
     this.redis.rpcgateLimitConsumeBatch(k, ...args).then(
       (reply) => {
+        if (reply.length === 0) {
+          const e = new Error('limits: the script reached Redis after its deadline (nothing counted)');
+          for (const r of reqs) r.reject(e);
+          this.settled();
+          return;
+        }
         // Replay the script's order on its starting counts: each request's decision from the counts before it.
         for (let i = 0; i < k; i++) slots[i].count = Number(reply[i]);
         for (let j = 0; j < m; j++) {
@@ -245,6 +317,7 @@ export class RedisLimiter implements Limiter {
   private async load(subject: LimitSubject, now: number): Promise<RedisSlot[]> {
     const slots = this.slots(subject, now);
     if (slots.length === 0) return slots;
+    await untilFirstConnect(this.redis);
     const vals = await this.redis.mget(...slots.map((s) => s.key));
     for (let i = 0; i < slots.length; i++) slots[i].count = vals[i] === null ? 0 : Number(vals[i]);
     return slots;
@@ -261,6 +334,7 @@ export class RedisLimiter implements Limiter {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.clockTimer);
     if (this.ownsClient) await closeRedisClient(this.redis);
   }
 }

@@ -34,8 +34,20 @@ export interface CreateRedisClientOptions extends RedisClientConfig {
   whileDown?: string;
 }
 
-/** A client of the service: an ioredis client plus its role and whether it can take commands now. */
+/** A client of the service: an ioredis client plus its role. */
 export type ServiceRedis = Redis & { readonly rpcgateRole: string };
+
+/** Per factory client: settles at its first connection or after the connect timeout, then deleted. */
+const firstConnect = new WeakMap<Redis, Promise<void>>();
+
+/**
+ * Without an offline queue a command sent before the very first connection fails; users call this first. It returns
+ * undefined (no await on the hot path) once the client has connected once or gave up waiting: after that a command
+ * while disconnected fails at once, as it should.
+ */
+export function untilFirstConnect(client: Redis): Promise<void> | undefined {
+  return firstConnect.get(client);
+}
 
 export function createRedisClient(opts: CreateRedisClientOptions): ServiceRedis {
   const cfg = { ...REDIS_CLIENT_DEFAULTS, ...definedOnly(opts) };
@@ -51,6 +63,8 @@ export function createRedisClient(opts: CreateRedisClientOptions): ServiceRedis 
     reconnectOnError: null,
   }) as ServiceRedis;
   Object.defineProperty(client, 'rpcgateRole', { value: opts.role });
+  const first = waitReady(client, 2 * cfg.connectTimeoutMs).then(() => void firstConnect.delete(client));
+  firstConnect.set(client, first);
   const log = opts.logger?.child({ component: 'redis', role: opts.role, redis: redactedUrl(opts.url) });
   let downSince = 0;
   let lastLog = 0;
