@@ -27,7 +27,8 @@ if (!HAVE && process.env.CI) throw new Error('CI is set but redis-server is not 
 if (!HAVE) console.warn('[faults-redis] redis-server not found: SKIPPED (required when CI is set)');
 
 const LIMIT = 30;
-const COMMAND_TIMEOUT_MS = 250;
+// Above the 250 ms default: this test's other phases must not time out on a loaded 2-core machine.
+const COMMAND_TIMEOUT_MS = 400;
 /** A refusal while Redis is down must come back well under ioredis's old 10–15 s; generous for a loaded machine. */
 const FAST_MS = 1000;
 const STATIC_KEY = 'faultsStaticKey0123456789';
@@ -130,7 +131,7 @@ describe.skipIf(!HAVE)('Redis stopped and restarted under a running rpcgate', ()
       redis.resume();
     }
     console.log(`[faults-redis] Redis stalled: refusals took ${summary(ms)} (command timeout ${COMMAND_TIMEOUT_MS} ms)`);
-    for (const t of ms) expect(t).toBeLessThan(FAST_MS);
+    for (const t of ms) expect(t).toBeLessThan(COMMAND_TIMEOUT_MS + FAST_MS);
     for (const t of ms) expect(t).toBeGreaterThanOrEqual(COMMAND_TIMEOUT_MS * 0.9);
     // Once Redis runs again the refused calls must not have been counted: 3 served before, this one is the 4th.
     const r = await until('a call served after SIGCONT', async () => {
@@ -231,7 +232,9 @@ describe.skipIf(!HAVE)('Redis stopped and restarted under a running rpcgate', ()
       expect(mine.filter((p) => p.msg.startsWith('Redis unreachable')).length, JSON.stringify(mine)).toBe(1);
       expect(mine.filter((p) => p.msg === 'Redis reachable again').length, JSON.stringify(mine)).toBe(1);
     }
-    // Rate-limited: reconnect attempts every ≤ 200 ms during the outage, yet no line per attempt.
+    // Rate-limited: reconnect attempts every ≤ 200 ms during the outage, yet no line per attempt; and not one line per
+    // refused call (over 40 of them) either.
     expect(redisLines.length).toBeLessThanOrEqual(6);
+    expect(parsed.filter((p) => String(p.msg).startsWith('limiter failed')).length).toBeLessThanOrEqual(2);
   });
 });

@@ -26,7 +26,7 @@ import { startEmbeddedChain, compileToken, type EmbeddedChain, type SeededChain 
 import { chainNetworks, devKeyEnabled, loadConfig, trustProxyHops, type Config, type ConfigInput } from '../config/config.js';
 import { createLimiter, type Limiter } from '../limits/index.js';
 import { createFilterStore, type FilterStore } from '../filters/index.js';
-import { closeRedisClient, createRedisClient, REDIS_CLIENT_DEFAULTS, waitReady, type ServiceRedis } from '../redis/index.js';
+import { closeRedisClient, createRedisClient, LOG_EVERY_MS, REDIS_CLIENT_DEFAULTS, waitReady, type ServiceRedis } from '../redis/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
 import { meaningTable } from '../method-meaning.js';
 import { Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
@@ -285,7 +285,17 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     staticKeyCount = staticKeys.size;
     const callMeter = meter === undefined ? undefined : new CallMeter(meter, metrics);
     const lim = limiter;
-    const onLimiterError = (err: unknown) => logger.error({ err }, 'limiter failed');
+    // Every refused call would otherwise log a line while Redis is down: one line, then one per LOG_EVERY_MS with a count.
+    let limiterErrorLogged = 0;
+    let limiterErrors = 0;
+    const onLimiterError = (err: unknown) => {
+      limiterErrors++;
+      const now = Date.now();
+      if (now - limiterErrorLogged < LOG_EVERY_MS) return;
+      logger.error({ err: { message: (err as Error)?.message }, calls: limiterErrors }, 'limiter failed; limited calls refused (503, -32044)');
+      limiterErrorLogged = now;
+      limiterErrors = 0;
+    };
 
     const ws = config.websocket;
     const subs = (subscriptions = new Subscriptions({
