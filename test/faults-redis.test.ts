@@ -9,16 +9,22 @@
 //      the refusals are metered as `backend_unavailable`; every log line is JSON, no "[ioredis] Unhandled error event".
 //   4. Redis restarted on the same port (empty: no persistence): served again without restarting rpcgate, the
 //      quota exact from 0 again (LIMIT accepted, the next one 429).
-// Needs the redis-server binary: skipped with a message when it is absent, unless CI is set.
+// Then /readyz's check alone against a hung PostgreSQL (a silent TCP server) and a refused Redis: bounded, each named.
+// The first part needs the redis-server binary: skipped with a message when it is absent, unless CI is set.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type AccountClient } from '../generated/account/client.js';
 import { RpcClientError } from '../src/toolkit/client/runtime.js';
 import { cookieFetch } from './helpers/account.js';
-import { haveRedisServer, ownRedis, type OwnRedis } from './helpers/redis-server.js';
+import { freePort, haveRedisServer, ownRedis, type OwnRedis } from './helpers/redis-server.js';
+import { createRedisClient } from '../src/gateway/redis/index.js';
+import { readiness } from '../src/gateway/server/readiness.js';
 import { startRpcgateChild, type RpcgateChild } from './helpers/rpcgate-child.js';
 import { startStubNode, type StubNode } from './helpers/stub-node.js';
 
@@ -236,5 +242,31 @@ describe.skipIf(!HAVE)('Redis stopped and restarted under a running rpcgate', ()
     // refused call (over 40 of them) either.
     expect(redisLines.length).toBeLessThanOrEqual(6);
     expect(parsed.filter((p) => String(p.msg).startsWith('limiter failed')).length).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('/readyz backends, each unreachable in its own way (the readiness check of src/gateway/server/readiness.ts)', () => {
+  it('PostgreSQL that accepts but never answers, Redis refusing connections: not ready within ~1 s, each named', async () => {
+    // A TCP server that accepts and stays silent: a hung database, not a refused one.
+    const sockets = new Set<Socket>();
+    const silent = createServer((s) => void sockets.add(s));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    const pgPort = (silent.address() as AddressInfo).port;
+    const db = new Kysely<never>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: `postgres://x@127.0.0.1:${pgPort}/x`, max: 1 }) }) });
+    const deadRedis = createRedisClient({ url: `redis://127.0.0.1:${await freePort()}`, role: 'limits', connectTimeoutMs: 200 });
+    try {
+      const t0 = performance.now();
+      const r = await readiness({ db, dialect: 'postgres', redis: { limits: deadRedis, filters: undefined } })();
+      const ms = performance.now() - t0;
+      console.log(`[faults-redis] /readyz with a hung database answered in ${ms.toFixed(0)} ms`);
+      expect(r.ok).toBe(false);
+      expect(r.detail).toMatchObject({ store: { backend: 'postgres', ok: false, error: 'no answer in 1000 ms' }, limits: { backend: 'redis', ok: false }, filters: { backend: 'memory', ok: true } });
+      expect(ms).toBeLessThan(3000);
+    } finally {
+      deadRedis.disconnect();
+      for (const s of sockets) s.destroy();
+      silent.close();
+      void db.destroy().catch(() => {});
+    }
   });
 });
