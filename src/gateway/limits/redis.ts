@@ -97,6 +97,8 @@ export const EXPIRY_GRACE_MS = 5_000;
 
 /** The script's deadline: at most this share of the command timeout after sending (less the clock offset's error). */
 const DEADLINE_SHARE = 0.5;
+/** TIME round trips per clock-offset measurement (the fastest one counts). */
+const CLOCK_SAMPLES = 3;
 /** Clocks drift: the offset to Redis's clock is measured on every connect and this often. */
 const CLOCK_SYNC_MS = 60_000;
 
@@ -151,9 +153,12 @@ export class RedisLimiter implements Limiter {
     this.redis = client as ScriptedRedis;
     this.flush = this.flush.bind(this);
     const timeout = client.options.commandTimeout;
-    if (timeout !== undefined && timeout > 0) {
+    let synced!: () => void;
+    this.clockSynced = new Promise<void>((r) => (synced = r));
+    if (timeout === undefined || timeout <= 0) synced();
+    else {
       this.timeoutMs = timeout;
-      const sync = () => void this.syncClock();
+      const sync = () => void this.syncClock().finally(synced);
       client.on('ready', sync);
       if (client.status === 'ready') sync();
       this.clockTimer = setInterval(sync, CLOCK_SYNC_MS);
@@ -161,6 +166,8 @@ export class RedisLimiter implements Limiter {
     }
   }
 
+  /** Settles after the first clock-offset measurement (at once without a command timeout: no deadlines then). */
+  readonly clockSynced: Promise<void>;
   /** The client's command timeout (0: none, no deadlines). */
   private timeoutMs = 0;
   /** Redis clock minus ours (ms), measured around a TIME call; undefined until known. */
@@ -169,17 +176,22 @@ export class RedisLimiter implements Limiter {
 
   private async syncClock(): Promise<void> {
     try {
-      const t0 = Date.now();
-      const [sec, usec] = await this.redis.time();
-      const t1 = Date.now();
-      // The offset is known within ±(t1 - t0)/2; that error comes off the deadline's margin (see deadline()).
-      const budget = this.timeoutMs * DEADLINE_SHARE - (t1 - t0) / 2;
-      if (budget < this.timeoutMs * 0.1) {
-        // Too slow an answer (loaded process) for a useful estimate: keep the last one and measure again soon.
+      // The offset is known within ±rtt/2 of its sample; the fastest of a few samples is the best estimate (a sample
+      // whose answer our busy event loop read late would skew it), and its error comes off the deadline's margin.
+      let best: { rtt: number; offset: number } | undefined;
+      for (let i = 0; i < CLOCK_SAMPLES; i++) {
+        const t0 = Date.now();
+        const [sec, usec] = await this.redis.time();
+        const t1 = Date.now();
+        if (best === undefined || t1 - t0 < best.rtt) best = { rtt: t1 - t0, offset: Number(sec) * 1000 + Math.floor(Number(usec) / 1000) - (t0 + t1) / 2 };
+      }
+      const budget = this.timeoutMs * DEADLINE_SHARE - best!.rtt / 2;
+      if (budget < this.timeoutMs * 0.4) {
+        // Only slow answers (a loaded process): keep the last estimate and measure again soon.
         setTimeout(() => void this.syncClock(), 1000).unref();
         return;
       }
-      this.clockOffset = Number(sec) * 1000 + Math.floor(Number(usec) / 1000) - (t0 + t1) / 2;
+      this.clockOffset = best!.offset;
       this.deadlineMs = budget;
     } catch {
       // Redis down: the next 'ready' measures again; until then the last offset (or none) is used.
