@@ -2,11 +2,15 @@
 // counters atomically (Redis runs a script alone), so concurrent requests from any number of processes
 // can never push a counter past its limit, and a refused call changes nothing. One round trip per call.
 //
-// Hot path: the consumes of one subject (same counter keys) that arrive in the same event-loop turn go to Redis as
-// ONE script call (CONSUME_BATCH_LUA, flushed at setImmediate), which decides them one after the other exactly as
-// that many CONSUME_LUA calls in a row would — each all-or-nothing, in arrival order — and answers each its own
-// decision. Same counters and same answers, one command instead of many (the per-command client cost dominated
-// the gateway's CPU per request with Redis limits).
+// Hot path: the consumes of one subject (same counter keys) that arrive in the same event-loop turn — or, while a
+// call is in flight, until its answer — go to Redis as ONE script call (CONSUME_BATCH_LUA), which decides them one
+// after the other exactly as that many CONSUME_LUA calls in a row would — each all-or-nothing, in arrival order — and
+// answers each its own decision. Same counters and same answers, one command instead of many (the per-command client
+// cost dominated the gateway's CPU per request with Redis limits).
+//
+// Redis slow or gone: the client (src/gateway/redis) fails a command at once when disconnected and after its command
+// timeout otherwise; the caller answers 503 -32044. The script carries a deadline on Redis's clock (half the timeout,
+// from a measured clock offset), so a script that reaches a resumed Redis after its caller gave up counts nothing.
 //
 // Why not rate-limiter-flexible here: its consume() increments before checking (a refused call still
 // counts, so counters overshoot), its windows start at the first request rather than at UTC boundaries,
