@@ -128,7 +128,10 @@ interface Group {
 export interface RedisLimiterOptions extends LimitsConfig {
   /** `redis://…` URL; ignored when `client` is given. The limiter then makes (and closes) its own client. */
   url?: string;
-  /** An existing client, from src/gateway/redis (not closed by close()). */
+  /**
+   * An existing client, from src/gateway/redis (not closed by close()). It needs a command timeout: while a script
+   * call is unanswered, later consumes wait for it. Without one (a plain ioredis client) scripts carry no deadline.
+   */
   client?: Redis;
   /** Key prefix, default `rpcgate:limits`. */
   prefix?: string;
