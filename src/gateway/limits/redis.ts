@@ -9,7 +9,7 @@
 // cost dominated the gateway's CPU per request with Redis limits).
 //
 // Redis slow or gone: the client (src/gateway/redis) fails a command at once when disconnected and after its command
-// timeout otherwise; the caller answers 503 -32044. The script carries a deadline on Redis's clock (half the timeout,
+// timeout otherwise; the caller answers 503 -32044. The script carries a deadline on Redis's clock (3/4 of the timeout,
 // from a measured clock offset), so a script that reaches a resumed Redis after its caller gave up counts nothing.
 //
 // Why not rate-limiter-flexible here: its consume() increments before checking (a refused call still
@@ -100,7 +100,7 @@ return out
 export const EXPIRY_GRACE_MS = 5_000;
 
 /** The script's deadline: at most this share of the command timeout after sending (less the clock offset's error). */
-const DEADLINE_SHARE = 0.5;
+const DEADLINE_SHARE = 0.75;
 /** TIME round trips per clock-offset measurement (the fastest one counts). */
 const CLOCK_SAMPLES = 3;
 /** Clocks drift: the offset to Redis's clock is measured on every connect and this often. */
@@ -210,7 +210,7 @@ export class RedisLimiter implements Limiter {
 
   /**
    * When the script must no longer count anything, on Redis's clock: well before our command timeout fires, so a
-   * call we answer as refused (timed out) is not counted later — the other half of the timeout covers our own event
+   * call we answer as refused (timed out) is not counted later — the last quarter of the timeout covers our own event
    * loop being late to read an answer that is already there. 0 (none) while the clock offset is unknown.
    */
   private deadline(): number {
