@@ -68,7 +68,7 @@ function expected(calls: Calls[]) {
   const success = calls.filter((c) => c.outcome === 'ok').reduce((s, c) => s + c.latencies.length, 0);
   const errorsByCode: Record<string, number> = {};
   const methods: Record<string, number> = {};
-  const byOutcome: Record<string, number> = { ok: 0, node_error: 0, auth: 0, allowlist: 0, limit: 0, validation: 0, upstream_error: 0 };
+  const byOutcome: Record<string, number> = { ok: 0, node_error: 0, auth: 0, allowlist: 0, limit: 0, validation: 0, upstream_error: 0, backend_unavailable: 0 };
   for (const c of calls) {
     const m = Object.hasOwn(nodeMethods, c.method) ? c.method : 'other';
     methods[m] = (methods[m] ?? 0) + c.latencies.length;

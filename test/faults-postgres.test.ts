@@ -67,6 +67,7 @@ describe.skipIf(skip)('PostgreSQL stopped and restarted under a running rpcgate'
     };
     const email = `pg-${Date.now()}@example.com`;
     expect((await account('account_signUp', [{ email, password: 'correct horse battery staple' }])).status).toBe(200);
+    expect((await account('account_logIn', [{ email, password: 'correct horse battery staple' }])).status).toBe(200);
 
     const before = await nodeCalls(keyUrl, 200);
     expect(before).toBe(200);

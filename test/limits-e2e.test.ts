@@ -18,10 +18,11 @@ import type { LimitsConfig } from '../src/gateway/limits/index.js';
 import { loadOrCreateServerSecret } from '../src/gateway/secrets/index.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { redisReachable, REDIS_URL, skipUnless } from './helpers/services.js';
+import { startRpcgateChild, type RpcgateChild } from './helpers/rpcgate-child.js';
 import { NODE_NOT_FOUND, startStubNode, type StubNode } from './helpers/stub-node.js';
 import type { ConfigInput } from '../src/gateway/config/config.js';
 import { createApp, createNetworkKey, createUser, openStore, setAllowlist, type Store } from '../src/gateway/store/index.js';
-import { startRpcgateChild, type RpcgateChild } from './helpers/rpcgate-child.js';
+
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -385,7 +386,9 @@ describe.skipIf(skipRedis)('Redis counters shared by two rpcgate processes', () 
     await store.close();
     store = undefined;
 
-    const config = { port: 0, logLevel: 'silent', dataDir, devKey: false, redisUrl: REDIS_URL, redisPrefix: prefix, limits: { b: { dailyPerUser: LIMIT } }, networks: { mainnet: { upstreams: [upstream.url] } } };
+    // A command timeout far above the 250 ms default: this case is about exactness under contention on a loaded
+    // machine, not about a slow Redis (test/faults-redis.test.ts is).
+    const config = { port: 0, logLevel: 'silent', dataDir, devKey: false, redisUrl: REDIS_URL, redisPrefix: prefix, redis: { commandTimeoutMs: 5000 }, limits: { b: { dailyPerUser: LIMIT } }, networks: { mainnet: { upstreams: [upstream.url] } } };
     const started = await Promise.allSettled([startChild(config), startChild(config)]);
     for (const s of started) if (s.status === 'fulfilled') children.push(s.value);
     for (const s of started) if (s.status === 'rejected') throw s.reason;

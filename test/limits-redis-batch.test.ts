@@ -4,6 +4,7 @@
 // for a B subject (one counter) and an A subject (per-second, daily and monthly counters), with two subjects
 // interleaved in the same turn. Needs Redis (REDIS_URL or 127.0.0.1:6379): skipped with a message when unreachable,
 // unless CI is set.
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisLimiter, type LimitDecision, type LimitSubject, type LimitsConfig } from '../src/gateway/limits/index.js';
@@ -34,6 +35,9 @@ describe.skipIf(skip)('Redis limiter: same-turn consumes batched into one script
    * the count.
    */
   async function scriptCalls(l: RedisLimiter): Promise<{ done(): Promise<number> }> {
+    // The limiter's connect-time TIME calls (its clock offset, for script deadlines) answered before MONITOR starts.
+    await new Promise<void>((r) => (l.redis.status === 'ready' ? r() : l.redis.once('ready', () => r())));
+    await l.clockSynced;
     const mon = await redis.monitor();
     let n = 0;
     let marker = '';
@@ -124,4 +128,53 @@ describe.skipIf(skip)('Redis limiter: same-turn consumes batched into one script
     expect(await calls.done()).toBe(2);
     expect(await redis.get((await redis.keys(`${l.prefix}:*`))[0])).toBe('10');
   });
+
+  it('consumes arriving in later turns while a call is in flight wait for it and go together in the next call', async () => {
+    // Through a TCP relay that holds Redis's answers back 100 ms: the first call is surely still in flight while the
+    // later turns run.
+    const relay = await slowRelay(new URL(REDIS_URL), 100);
+    // A plain client without a command timeout: no clock measurements (script deadlines) through the slow relay.
+    const client = new Redis(relay.url);
+    const l = new RedisLimiter({ b: { dailyPerUser: 10 }, client, prefix: `${PREFIX}:inflight` });
+    const calls = await scriptCalls(l);
+    const first = l.consume(B('u3'), 3, T);
+    // Three more, each in its own later turn, all before the first call's answer can have been read.
+    const later: Promise<LimitDecision>[] = [];
+    for (const n of [4, 5, 2]) {
+      await new Promise((r) => setImmediate(r));
+      later.push(l.consume(B('u3'), n, T));
+    }
+    const [a, b, c, d] = await Promise.all([first, ...later]);
+    expect([a, b, c, d].map((x) => [x.allowed, x.remaining])).toEqual([[true, 7], [true, 3], [false, 3], [true, 1]]);
+    expect(await calls.done()).toBe(2);
+    expect(await redis.get((await redis.keys(`${l.prefix}:*`))[0])).toBe('9');
+    await l.close();
+    client.disconnect();
+    relay.close();
+  });
 });
+
+/** A TCP relay to `target` that delays every chunk Redis sends back by `delayMs`. */
+function slowRelay(target: URL, delayMs: number): Promise<{ url: string; close(): void }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 6379), target.hostname);
+    sockets.add(client).add(upstream);
+    client.on('data', (b) => upstream.write(b));
+    upstream.on('data', (b) => setTimeout(() => client.writable && client.write(b), delayMs));
+    const end = () => (client.destroy(), upstream.destroy());
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        close: () => {
+          for (const s of sockets) s.destroy();
+          server.close();
+        },
+      }),
+    ),
+  );
+}

@@ -134,7 +134,7 @@ for (const target of await storeTargets('metering')) {
         total: 18,
         success: 11,
         successRate: 11 / 18,
-        byOutcome: { ok: 11, node_error: 3, validation: 3, limit: 1, auth: 0, allowlist: 0, upstream_error: 0 },
+        byOutcome: { ok: 11, node_error: 3, validation: 3, limit: 1, auth: 0, allowlist: 0, upstream_error: 0, backend_unavailable: 0 },
         errorsByCode: { '3': 3, '-32602': 2, '-32005': 1, '-32601': 1 },
         methods: { eth_blockNumber: 10, eth_call: 4, eth_getBalance: 2, eth_getLogs: 1, other: 1 },
       });

@@ -640,7 +640,7 @@ export const methods = {
     name: 'keys_list',
     summary: "Lists your network keys with today's usage.",
     params: [],
-    errors: [-32602, -32016, -32045, -32603],
+    errors: [-32602, -32016, -32045, -32603, -32044],
     paramStructure: 'either',
     ext: extensions['keys_list'],
   } as MethodDescriptor<KeysListParams, KeysListResult, (typeof extensions)['keys_list']>,

@@ -373,7 +373,7 @@ export interface MetricsQuery {
   network?: Network;
 }
 /**
- * Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout).
+ * Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout); `backend_unavailable` (refused because rpcgate's own shared backend — Redis: limits or filters — was unreachable; the node was not asked).
  */
 export interface OutcomeCounts {
   ok: number;
@@ -383,6 +383,7 @@ export interface OutcomeCounts {
   limit: number;
   validation: number;
   upstream_error: number;
+  backend_unavailable: number;
 }
 /**
  * Latency of the metered calls in milliseconds, measured by rpcgate from request to answer. `mean` is exact. The percentiles come from a log-spaced histogram (4 buckets per doubling) and are reported as the geometric middle of the bucket holding the nearest-rank value: within 9.05 % of the true value between 0.25 ms and 32.8 s (values at or under 0.25 ms read 0.125, over 32.8 s read 32768). The bound also holds for hours and days (histograms add up exactly).
@@ -1031,11 +1032,11 @@ export interface AccountMethods {
    *         "allowlist": 0,
    *         "limit": 1,
    *         "validation": 0,
-   *         "upstream_error": 0
+   *         "upstream_error": 0,
+   *         "backend_unavailable": 0
    *       },
    *       "errorsByCode": {
    *         "3": 2,
-   *         "-32005": 1
    *   …
    * ```
    */
@@ -1411,7 +1412,7 @@ export interface AccountMethods {
    *
    * Your keys (without the key itself), each with today's (UTC) metered calls on it (`today`, from the usage store), and today's requests across all your keys against your daily limit (`usage`, 25,000 by default, from the rate limiter: the limit is per user).
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32045 Store unavailable; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32045 Store unavailable; -32603 Internal error; -32044 Limits backend unavailable.
    *
    * @example
    * ```json
@@ -1528,11 +1529,11 @@ export interface AccountMethods {
    *         "allowlist": 0,
    *         "limit": 1,
    *         "validation": 0,
-   *         "upstream_error": 0
+   *         "upstream_error": 0,
+   *         "backend_unavailable": 0
    *       },
    *       "errorsByCode": {
    *         "3": 2,
-   *         "-32005": 1
    *   …
    * ```
    */

@@ -2306,7 +2306,7 @@ export const apps_metrics__result_ajv = validate125;
 const schema53 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:apps_metrics:result"};
 const schema54 = {"type":"object","description":"Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flush (rpcgate writes usage every few seconds, the current minute as a partial row: `durability.usageFlushIntervalMs`).","additionalProperties":false,"required":["granularity","from","to","points","summary"],"properties":{"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"from":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the first bucket (`from` aligned down)."},"to":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"End of the range (exclusive), as asked."},"points":{"type":"array","maxItems":1500,"items":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"summary":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"$id":"urn:rpcgate:account:schema:UsageSeries"};
 const schema55 = {"type":"object","description":"The metered calls of one bucket (or, as `summary`, of the whole range).","additionalProperties":false,"required":["start","total","success","successRate","byOutcome","errorsByCode","methods","latencyMs"],"properties":{"start":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the bucket (UTC)."},"total":{"type":"integer","minimum":0,"description":"Every metered call, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."},"successRate":{"type":["number","null"],"minimum":0,"maximum":1,"description":"`success / total` (0…1); null when there were no calls."},"byOutcome":{"$ref":"urn:rpcgate:account:schema:OutcomeCounts"},"errorsByCode":{"type":"object","description":"Calls that did not succeed, by JSON-RPC error code: the key is the code as a string (e.g. `\"-32005\"`; `\"0\"` = no code). Key order carries no meaning (JSON parsers list integer-like keys first).","propertyNames":{"pattern":"^-?\\d+$"},"additionalProperties":{"type":"integer","minimum":0}},"methods":{"type":"object","description":"Calls per node API method. Methods outside the contract are counted as `other`.","additionalProperties":{"type":"integer","minimum":0}},"latencyMs":{"anyOf":[{"$ref":"urn:rpcgate:account:schema:LatencyStats"},{"type":"null"}],"description":"Null when there were no calls."}},"$id":"urn:rpcgate:account:schema:UsagePoint"};
-const schema56 = {"type":"object","description":"Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout).","additionalProperties":false,"required":["ok","node_error","auth","allowlist","limit","validation","upstream_error"],"properties":{"ok":{"type":"integer","minimum":0},"node_error":{"type":"integer","minimum":0},"auth":{"type":"integer","minimum":0},"allowlist":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"validation":{"type":"integer","minimum":0},"upstream_error":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:OutcomeCounts"};
+const schema56 = {"type":"object","description":"Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout); `backend_unavailable` (refused because rpcgate's own shared backend — Redis: limits or filters — was unreachable; the node was not asked).","additionalProperties":false,"required":["ok","node_error","auth","allowlist","limit","validation","upstream_error","backend_unavailable"],"properties":{"ok":{"type":"integer","minimum":0},"node_error":{"type":"integer","minimum":0},"auth":{"type":"integer","minimum":0},"allowlist":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"validation":{"type":"integer","minimum":0},"upstream_error":{"type":"integer","minimum":0},"backend_unavailable":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:OutcomeCounts"};
 
 function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:OutcomeCounts" */;
@@ -2315,14 +2315,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((data.ok === undefined) && (missing0 = "ok")) || ((data.node_error === undefined) && (missing0 = "node_error"))) || ((data.auth === undefined) && (missing0 = "auth"))) || ((data.allowlist === undefined) && (missing0 = "allowlist"))) || ((data.limit === undefined) && (missing0 = "limit"))) || ((data.validation === undefined) && (missing0 = "validation"))) || ((data.upstream_error === undefined) && (missing0 = "upstream_error"))){
+if(((((((((data.ok === undefined) && (missing0 = "ok")) || ((data.node_error === undefined) && (missing0 = "node_error"))) || ((data.auth === undefined) && (missing0 = "auth"))) || ((data.allowlist === undefined) && (missing0 = "allowlist"))) || ((data.limit === undefined) && (missing0 = "limit"))) || ((data.validation === undefined) && (missing0 = "validation"))) || ((data.upstream_error === undefined) && (missing0 = "upstream_error"))) || ((data.backend_unavailable === undefined) && (missing0 = "backend_unavailable"))){
 validate132.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((((key0 === "ok") || (key0 === "node_error")) || (key0 === "auth")) || (key0 === "allowlist")) || (key0 === "limit")) || (key0 === "validation")) || (key0 === "upstream_error"))){
+if(!((((((((key0 === "ok") || (key0 === "node_error")) || (key0 === "auth")) || (key0 === "allowlist")) || (key0 === "limit")) || (key0 === "validation")) || (key0 === "upstream_error")) || (key0 === "backend_unavailable"))){
 validate132.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2474,6 +2474,28 @@ var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.backend_unavailable !== undefined){
+let data7 = data.backend_unavailable;
+const _errs16 = errors;
+if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
+validate132.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs16){
+if(typeof data7 == "number"){
+if(data7 < 0 || isNaN(data7)){
+validate132.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }

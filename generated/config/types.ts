@@ -119,6 +119,7 @@ export interface Config {
   durability?: DurabilityConfig;
   cache?: CacheConfig;
   accountSecurity?: AccountSecurityConfig;
+  redis?: RedisConfig;
 }
 /**
  * JSON-RPC over WebSocket on the node API URLs (ws://…/{network}/v2/{key} and ws://…/{network}/{key}) and eth_subscribe.
@@ -501,6 +502,23 @@ export interface AccountSecurityConfig {
    */
   passwordHashQueue?: number;
 }
+/**
+ * How rpcgate talks to Redis (`redisUrl`): every Redis client of the service (limits, filters, …) uses these. While Redis is unreachable nothing is queued: limited calls fail at once, closed (503, -32044, `data.reason` `limits-backend`), filter calls with 503 -32603 (`filter-store`), and `/readyz` answers 503; the clients reconnect by themselves.
+ */
+export interface RedisConfig {
+  /**
+   * A Redis command without an answer after this long (ms) fails (the call gets the backend error).
+   */
+  commandTimeoutMs?: number;
+  /**
+   * Longest wait (ms) for a TCP connection to Redis (each reconnect attempt).
+   */
+  connectTimeoutMs?: number;
+  /**
+   * Reconnect backoff: 50 ms doubling per failed attempt, at most this (ms).
+   */
+  maxReconnectDelayMs?: number;
+}
 
 /** The JSON Schema of {@link Config} (contracts/config.schema.json). */
 export const configSchema = {
@@ -651,7 +669,10 @@ export const configSchema = {
         mainnet: { upstreams: [], chainId: 31337, blockTime: 2 },
         testnet: { upstreams: [], chainId: 31338, blockTime: 2 },
       },
-      propertyNames: { pattern: '^[a-z0-9][a-z0-9_-]*$', not: { enum: ['v2', 'docs', 'healthz', 'api', 'metrics'] } },
+      propertyNames: {
+        pattern: '^[a-z0-9][a-z0-9_-]*$',
+        not: { enum: ['v2', 'docs', 'healthz', 'readyz', 'api', 'metrics'] },
+      },
       additionalProperties: { $ref: '#/definitions/NetworkConfig' },
     },
     upstream: { $ref: '#/definitions/UpstreamConfig' },
@@ -678,6 +699,7 @@ export const configSchema = {
     durability: { $ref: '#/definitions/DurabilityConfig' },
     cache: { $ref: '#/definitions/CacheConfig' },
     accountSecurity: { $ref: '#/definitions/AccountSecurityConfig' },
+    redis: { $ref: '#/definitions/RedisConfig' },
   },
   definitions: {
     KeyString: {
@@ -1072,6 +1094,38 @@ export const configSchema = {
           default: 8,
           description:
             'Password hashes that may wait for a slot; one more log-in or sign-up is refused at once (`password-hashing`, Retry-After 1).',
+        },
+      },
+    },
+    RedisConfig: {
+      title: 'RedisConfig',
+      type: 'object',
+      additionalProperties: false,
+      default: { commandTimeoutMs: 250, connectTimeoutMs: 1000, maxReconnectDelayMs: 1000 },
+      description:
+        'How rpcgate talks to Redis (`redisUrl`): every Redis client of the service (limits, filters, …) uses these. While Redis is unreachable nothing is queued: limited calls fail at once, closed (503, -32044, `data.reason` `limits-backend`), filter calls with 503 -32603 (`filter-store`), and `/readyz` answers 503; the clients reconnect by themselves.',
+      properties: {
+        commandTimeoutMs: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 60000,
+          default: 250,
+          description:
+            'A Redis command without an answer after this long (ms) fails (the call gets the backend error).',
+        },
+        connectTimeoutMs: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 60000,
+          default: 1000,
+          description: 'Longest wait (ms) for a TCP connection to Redis (each reconnect attempt).',
+        },
+        maxReconnectDelayMs: {
+          type: 'integer',
+          minimum: 10,
+          maximum: 60000,
+          default: 1000,
+          description: 'Reconnect backoff: 50 ms doubling per failed attempt, at most this (ms).',
         },
       },
     },

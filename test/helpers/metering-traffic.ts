@@ -55,7 +55,7 @@ export interface Traffic {
   served: number;
 }
 
-const outcomes = (o: Partial<Record<string, number>>) => ({ ok: 0, node_error: 0, auth: 0, allowlist: 0, limit: 0, validation: 0, upstream_error: 0, ...o });
+const outcomes = (o: Partial<Record<string, number>>) => ({ ok: 0, node_error: 0, auth: 0, allowlist: 0, limit: 0, validation: 0, upstream_error: 0, backend_unavailable: 0, ...o });
 
 /** `userId`: an existing user (e.g. one signed up through the account API); default a new one made in the store. */
 export async function runTraffic(svc: RunningService, expect: (cond: boolean, what: string) => void, userId?: string): Promise<Traffic> {

@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createClient } from '../../generated/account/client.js';
-import { cookieFetch } from './account.js';
+import { cookieFetch, signUpAndLogIn } from './account.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 
@@ -62,7 +62,7 @@ export async function startRpcgateChild(config: object): Promise<RpcgateChild> {
 export async function newNetworkKey(url: string, network: string): Promise<{ key: string; keyId: string; userId: string }> {
   const client = createClient({ url: `${url}/api`, fetch: cookieFetch() });
   const email = `dur-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
-  await client.request('account_signUp', [{ email, password: 'correct horse battery staple' }]);
+  await signUpAndLogIn(client, { email, password: 'correct horse battery staple' });
   const me = await client.request('account_me', []);
   const k = await client.request('keys_create', [{ name: 'durability', network }]);
   return { key: k.key, keyId: k.id, userId: me.id };

@@ -1,6 +1,6 @@
 // Filters over HTTP, kept by the gateway (see ./filters.ts for the semantics, ./store.ts for the stores).
 import { MemoryFilterStore } from './memory.js';
-import { RedisFilterStore } from './redis.js';
+import { RedisFilterStore, type RedisFilterStoreOptions } from './redis.js';
 import type { FilterStore } from './store.js';
 
 export { createFilterHandlers, filterNotFound, tooManyFilters, newFilterId, FILTER_METHODS, type FilterMethod, type FilterOptions } from './filters.js';
@@ -13,11 +13,12 @@ export interface CreateFilterStoreOptions {
   redisUrl?: string;
   /** Redis key prefix; the filters' keys are `<prefix>:filter:…`. */
   redisPrefix?: string;
+  /** A client from src/gateway/redis to use instead of `redisUrl` (the service passes its own). */
+  redisClient?: RedisFilterStoreOptions['client'];
   idleMs: number;
-  onConnectionError?: (err: Error) => void;
 }
 
 export function createFilterStore(opts: CreateFilterStoreOptions): FilterStore {
-  if (opts.redisUrl) return new RedisFilterStore({ url: opts.redisUrl, prefix: opts.redisPrefix, idleMs: opts.idleMs, onConnectionError: opts.onConnectionError });
+  if (opts.redisUrl || opts.redisClient) return new RedisFilterStore({ url: opts.redisUrl, client: opts.redisClient, prefix: opts.redisPrefix, idleMs: opts.idleMs });
   return new MemoryFilterStore(opts.idleMs);
 }

@@ -3,7 +3,8 @@
 // `<prefix>:filter:o:<owner>` of its filter ids scored by expiry time, the count the cap checks (entries past their
 // expiry are dropped first). Every write is one Lua script (Redis runs it alone): the cap and the compare-and-set
 // of a poll hold across any number of replicas. One round trip per filter call; nothing else touches Redis here.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { closeRedisClient, createRedisClient, untilFirstConnect } from '../redis/index.js';
 import type { CreateResult, FilterState, FilterStore, Versioned } from './store.js';
 
 /** KEYS: filter, owner set. ARGV: id, owner, state, idleMs, now, cap. → {1} stored, {0, count} over the cap. */
@@ -44,12 +45,13 @@ type Scripted = Redis & {
 };
 
 export interface RedisFilterStoreOptions {
+  /** `redis://…` URL; ignored when `client` is given. The store then makes (and closes) its own client. */
   url?: string;
+  /** An existing client, from src/gateway/redis (not closed by close()). */
+  client?: Redis;
   /** Key prefix; the store's keys are `<prefix>:filter:…` (default `rpcgate`). */
   prefix?: string;
   idleMs: number;
-  /** Told when Redis cannot be reached (filter calls fail meanwhile). */
-  onConnectionError?: (err: Error) => void;
   now?: () => number;
 }
 
@@ -58,18 +60,14 @@ export class RedisFilterStore implements FilterStore {
   private readonly base: string;
   private readonly idleMs: number;
   private readonly now: () => number;
+  private readonly ownsClient: boolean;
 
   constructor(opts: RedisFilterStoreOptions) {
     this.base = `${opts.prefix ?? 'rpcgate'}:filter:`;
     this.idleMs = opts.idleMs;
     this.now = opts.now ?? Date.now;
-    const client = new Redis(opts.url ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 2, enableAutoPipelining: true });
-    let reported = false;
-    client.on('error', (err: Error) => {
-      if (!reported) opts.onConnectionError?.(err);
-      reported = true;
-    });
-    client.on('ready', () => (reported = false));
+    this.ownsClient = !opts.client;
+    const client = opts.client ?? createRedisClient({ url: opts.url ?? 'redis://127.0.0.1:6379', role: 'filters' });
     client.defineCommand('filterCreate', { numberOfKeys: 2, lua: CREATE_LUA });
     client.defineCommand('filterUpdate', { numberOfKeys: 2, lua: UPDATE_LUA });
     client.defineCommand('filterDelete', { numberOfKeys: 2, lua: DELETE_LUA });
@@ -81,25 +79,29 @@ export class RedisFilterStore implements FilterStore {
   }
 
   async create(state: FilterState, cap: number): Promise<CreateResult> {
+    await untilFirstConnect(this.redis);
     const [ok, n] = await this.redis.filterCreate(...this.keys(state.id, state.owner), state.id, state.owner, JSON.stringify(state), this.idleMs, this.now(), cap);
     return ok === 1 ? { ok: true } : { ok: false, count: n };
   }
 
   async get(id: string): Promise<Versioned | undefined> {
+    await untilFirstConnect(this.redis);
     const [s, v] = await this.redis.hmget(`${this.base}f:${id}`, 's', 'v');
     if (s === null || v === null) return undefined;
     return { state: JSON.parse(s) as FilterState, version: Number(v) };
   }
 
   async update(state: FilterState, version: number): Promise<boolean> {
+    await untilFirstConnect(this.redis);
     return (await this.redis.filterUpdate(...this.keys(state.id, state.owner), state.id, state.owner, JSON.stringify(state), this.idleMs, this.now(), version)) === 1;
   }
 
   async delete(id: string, owner: string): Promise<boolean> {
+    await untilFirstConnect(this.redis);
     return (await this.redis.filterDelete(...this.keys(id, owner), id, owner)) === 1;
   }
 
   async close(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    if (this.ownsClient) await closeRedisClient(this.redis);
   }
 }

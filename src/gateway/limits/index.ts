@@ -17,13 +17,12 @@ export interface CreateLimiterOptions extends LimitsConfig {
   redisUrl?: string;
   /** Redis key prefix (default `rpcgate:limits`). */
   redisPrefix?: string;
-  /** An existing ioredis client to use instead of `redisUrl`. */
+  /** A client from src/gateway/redis to use instead of `redisUrl` (the service passes its own). */
   redisClient?: RedisLimiterOptions['client'];
-  onConnectionError?: RedisLimiterOptions['onConnectionError'];
 }
 
 export function createLimiter(opts: CreateLimiterOptions = {}): Limiter {
-  const { redisUrl, redisPrefix, redisClient, onConnectionError, ...plans } = opts;
-  if (redisUrl || redisClient) return new RedisLimiter({ ...plans, url: redisUrl, client: redisClient, prefix: redisPrefix, onConnectionError });
+  const { redisUrl, redisPrefix, redisClient, ...plans } = opts;
+  if (redisUrl || redisClient) return new RedisLimiter({ ...plans, url: redisUrl, client: redisClient, prefix: redisPrefix });
   return new MemoryLimiter(plans);
 }

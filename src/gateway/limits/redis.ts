@@ -2,16 +2,21 @@
 // counters atomically (Redis runs a script alone), so concurrent requests from any number of processes
 // can never push a counter past its limit, and a refused call changes nothing. One round trip per call.
 //
-// Hot path: the consumes of one subject (same counter keys) that arrive in the same event-loop turn go to Redis as
-// ONE script call (CONSUME_BATCH_LUA, flushed at setImmediate), which decides them one after the other exactly as
-// that many CONSUME_LUA calls in a row would — each all-or-nothing, in arrival order — and answers each its own
-// decision. Same counters and same answers, one command instead of many (the per-command client cost dominated
-// the gateway's CPU per request with Redis limits).
+// Hot path: the consumes of one subject (same counter keys) that arrive in the same event-loop turn — or, while a
+// call is in flight, until its answer — go to Redis as ONE script call (CONSUME_BATCH_LUA), which decides them one
+// after the other exactly as that many CONSUME_LUA calls in a row would — each all-or-nothing, in arrival order — and
+// answers each its own decision. Same counters and same answers, one command instead of many (the per-command client
+// cost dominated the gateway's CPU per request with Redis limits).
+//
+// Redis slow or gone: the client (src/gateway/redis) fails a command at once when disconnected and after its command
+// timeout otherwise; the caller answers 503 -32044. The script carries a deadline on Redis's clock (3/4 of the timeout,
+// from a measured clock offset), so a script that reaches a resumed Redis after its caller gave up counts nothing.
 //
 // Why not rate-limiter-flexible here: its consume() increments before checking (a refused call still
 // counts, so counters overshoot), its windows start at the first request rather than at UTC boundaries,
 // and a union of limiters is not atomic across them. The script below is the exact form of the same idea.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { closeRedisClient, createRedisClient, untilFirstConnect, type RedisClientConfig } from '../redis/index.js';
 import { UtcCalendar } from './calendar.js';
 import { checkN, decide, slotDecisions, type Slot } from './decide.js';
 import { resolvePlans, type LimitsConfig, type ResolvedPlans } from './plans.js';
@@ -41,24 +46,33 @@ return { ok, unpack(counts) }
 `;
 
 /**
- * CONSUME_LUA for m requests of one subject, decided in order. KEYS[i]: counter keys. ARGV[1]: m; ARGV[1+j]: n of
- * request j; then per key ARGV[m+2i]: limit, ARGV[m+2i+1]: expiry (epoch ms). Returns { count_1 … count_k (BEFORE
- * the first request), ok_1 … ok_m }. Request j is admitted (ok 1) when every counter, after the requests admitted
- * before it, has room for its n; the counters grow by the admitted total; a new key gets PEXPIREAT.
+ * CONSUME_LUA for m requests of one subject, decided in order. KEYS[i]: counter keys. ARGV[1]: m; ARGV[2]: deadline
+ * (Redis clock, epoch ms; 0 = none); ARGV[2+j]: n of request j; then per key ARGV[m+1+2i]: limit, ARGV[m+2+2i]: expiry
+ * (epoch ms). Returns { count_1 … count_k (BEFORE the first request), ok_1 … ok_m }, or {} when the script runs after
+ * its deadline: the caller has given up on it (command timeout, the client was refused), so it must count nothing —
+ * e.g. a Redis that stalled and resumes with the call still in its socket buffer. Request j is admitted (ok 1) when
+ * every counter, after the requests admitted before it, has room for its n; the counters grow by the admitted total;
+ * a new key gets PEXPIREAT.
  */
 export const CONSUME_BATCH_LUA = `
 local m = tonumber(ARGV[1])
+local deadline = tonumber(ARGV[2])
+if deadline > 0 then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > deadline then return {} end
+end
+local base = m + 2
 local k = #KEYS
 local start, counts, limits = {}, {}, {}
 for i = 1, k do
   local c = tonumber(redis.call('GET', KEYS[i]) or '0')
   start[i] = c
   counts[i] = c
-  limits[i] = tonumber(ARGV[m + 2 * i])
+  limits[i] = tonumber(ARGV[base + 2 * i - 1])
 end
 local out = {}
 for j = 1, m do
-  local n = tonumber(ARGV[1 + j])
+  local n = tonumber(ARGV[2 + j])
   local ok = 1
   for i = 1, k do
     if counts[i] + n > limits[i] then ok = 0 end
@@ -72,7 +86,7 @@ for i = 1, k do
   out[i] = start[i]
   if counts[i] > start[i] then
     redis.call('INCRBY', KEYS[i], counts[i] - start[i])
-    if start[i] == 0 then redis.call('PEXPIREAT', KEYS[i], ARGV[m + 2 * i + 1]) end
+    if start[i] == 0 then redis.call('PEXPIREAT', KEYS[i], ARGV[base + 2 * i]) end
   end
 end
 return out
@@ -84,6 +98,13 @@ return out
  * window, so a key is never read after its window anyway.
  */
 export const EXPIRY_GRACE_MS = 5_000;
+
+/** The script's deadline: at most this share of the command timeout after sending (less the clock offset's error). */
+const DEADLINE_SHARE = 0.75;
+/** TIME round trips per clock-offset measurement (the fastest one counts). */
+const CLOCK_SAMPLES = 3;
+/** Clocks drift: the offset to Redis's clock is measured on every connect and this often. */
+const CLOCK_SYNC_MS = 60_000;
 
 type ScriptedRedis = Redis & {
   rpcgateLimitConsume(numKeys: number, ...keysAndArgs: (string | number)[]): Promise<number[]>;
@@ -105,14 +126,17 @@ interface Group {
 }
 
 export interface RedisLimiterOptions extends LimitsConfig {
-  /** `redis://…` URL; ignored when `client` is given. */
+  /** `redis://…` URL; ignored when `client` is given. The limiter then makes (and closes) its own client. */
   url?: string;
-  /** An existing ioredis client (not closed by close()). */
+  /**
+   * An existing client, from src/gateway/redis (not closed by close()). It needs a command timeout: while a script
+   * call is unanswered, later consumes wait for it. Without one (a plain ioredis client) scripts carry no deadline.
+   */
   client?: Redis;
   /** Key prefix, default `rpcgate:limits`. */
   prefix?: string;
-  /** Told once when an owned client loses Redis (again after it reconnects); calls meanwhile fail closed (-32044). */
-  onConnectionError?: (err: Error) => void;
+  /** Timeouts of an own client (`url`). */
+  clientConfig?: RedisClientConfig;
 }
 
 interface RedisSlot extends Slot {
@@ -130,21 +154,68 @@ export class RedisLimiter implements Limiter {
     this.plans = resolvePlans(opts);
     this.prefix = opts.prefix ?? 'rpcgate:limits';
     this.ownsClient = !opts.client;
-    // Auto-pipelining writes concurrent scripts in one socket write; each call is still one round trip.
-    const client = opts.client ?? new Redis(opts.url ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 2, enableAutoPipelining: true });
-    if (this.ownsClient) {
-      // Without an 'error' listener ioredis reports every failed reconnect as an unhandled error event on stderr.
-      let down = false;
-      client.on('error', (err: Error) => {
-        if (!down) opts.onConnectionError?.(err);
-        down = true;
-      });
-      client.on('ready', () => (down = false));
-    }
+    const client = opts.client ?? createRedisClient({ url: opts.url ?? 'redis://127.0.0.1:6379', role: 'limits', ...opts.clientConfig });
     client.defineCommand('rpcgateLimitConsume', { lua: CONSUME_LUA });
     client.defineCommand('rpcgateLimitConsumeBatch', { lua: CONSUME_BATCH_LUA });
     this.redis = client as ScriptedRedis;
     this.flush = this.flush.bind(this);
+    const timeout = client.options.commandTimeout;
+    let synced!: () => void;
+    this.clockSynced = new Promise<void>((r) => (synced = r));
+    if (timeout === undefined || timeout <= 0) synced();
+    else {
+      this.timeoutMs = timeout;
+      const sync = () => void this.syncClock().finally(synced);
+      client.on('ready', sync);
+      if (client.status === 'ready') sync();
+      this.clockTimer = setInterval(sync, CLOCK_SYNC_MS);
+      this.clockTimer.unref();
+    }
+  }
+
+  /** Settles after the first clock-offset measurement (at once without a command timeout: no deadlines then). */
+  readonly clockSynced: Promise<void>;
+  /** The client's command timeout (0: none, no deadlines). */
+  private timeoutMs = 0;
+  /** Redis clock minus ours (ms), measured around a TIME call; undefined until known. */
+  private clockOffset: number | undefined;
+  private clockTimer: NodeJS.Timeout | undefined;
+
+  private async syncClock(): Promise<void> {
+    try {
+      // The offset is known within ±rtt/2 of its sample; the fastest of a few samples is the best estimate (a sample
+      // whose answer our busy event loop read late would skew it), and its error comes off the deadline's margin.
+      let best: { rtt: number; offset: number } | undefined;
+      for (let i = 0; i < CLOCK_SAMPLES; i++) {
+        const t0 = Date.now();
+        const [sec, usec] = await this.redis.time();
+        const t1 = Date.now();
+        if (best === undefined || t1 - t0 < best.rtt) best = { rtt: t1 - t0, offset: Number(sec) * 1000 + Math.floor(Number(usec) / 1000) - (t0 + t1) / 2 };
+      }
+      const budget = this.timeoutMs * DEADLINE_SHARE - best!.rtt / 2;
+      if (budget < this.timeoutMs * 0.4) {
+        // Only slow answers (a loaded process): keep the last estimate and measure again soon.
+        setTimeout(() => void this.syncClock(), 1000).unref();
+        return;
+      }
+      this.clockOffset = best!.offset;
+      this.deadlineMs = budget;
+    } catch {
+      // Redis down: the next 'ready' measures again; until then the last offset (or none) is used.
+    }
+  }
+
+  /** How long after sending the script may still count (ms): DEADLINE_SHARE of the timeout less the offset's error. */
+  private deadlineMs = 0;
+
+  /**
+   * When the script must no longer count anything, on Redis's clock: well before our command timeout fires, so a
+   * call we answer as refused (timed out) is not counted later — the last quarter of the timeout covers our own event
+   * loop being late to read an answer that is already there. 0 (none) while the clock offset is unknown.
+   */
+  private deadline(): number {
+    if (this.clockOffset === undefined) return 0;
+    return Math.floor(Date.now() + this.clockOffset + this.deadlineMs);
   }
 
   /** Consumes waiting for this turn's flush, by counter keys. */
@@ -184,35 +255,63 @@ export class RedisLimiter implements Limiter {
     if (g === undefined) {
       g = { slots, reqs: [] };
       this.pending.set(gk, g);
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(this.flush);
-      }
+      this.schedule();
     }
     const reqs = g.reqs;
     return new Promise<LimitDecision>((resolve, reject) => reqs.push({ n, now, resolve, reject }));
   }
 
-  /** Sends every waiting group as one script call (auto-pipelining puts them in one write). */
+  /** Script calls sent and not yet answered. */
+  private inFlight = 0;
+
+  /** A flush at the end of this turn, unless calls are in flight: then when they are answered. */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight > 0) return;
+    this.scheduled = true;
+    setImmediate(this.flush);
+  }
+
+  /**
+   * Sends every waiting group as one script call (auto-pipelining puts them in one write). While those are in
+   * flight, new consumes wait for their answer and go in the next flush: under load each script call carries
+   * every request that arrived during one round trip, so the client's per-command cost is shared by many (one
+   * round trip of added latency at most, and none when idle).
+   */
   private flush(): void {
     this.scheduled = false;
     const groups = this.pending;
     if (groups.size === 0) return;
     this.pending = new Map();
+    this.inFlight += groups.size;
     for (const g of groups.values()) this.send(g);
   }
 
+  private settled(): void {
+    if (--this.inFlight === 0 && this.pending.size > 0) this.schedule();
+  }
+
   private send(g: Group): void {
+    const first = untilFirstConnect(this.redis);
+    if (first !== undefined) {
+      void first.then(() => this.send(g));
+      return;
+    }
     const { slots, reqs } = g;
     const k = slots.length;
     const m = reqs.length;
     const args: (string | number)[] = [];
     for (const s of slots) args.push(s.key);
-    args.push(m);
+    args.push(m, this.deadline());
     for (const r of reqs) args.push(r.n);
     for (const s of slots) args.push(s.limit, s.resetAt + EXPIRY_GRACE_MS);
     this.redis.rpcgateLimitConsumeBatch(k, ...args).then(
       (reply) => {
+        if (reply.length === 0) {
+          const e = new Error('limits: the script reached Redis after its deadline (nothing counted)');
+          for (const r of reqs) r.reject(e);
+          this.settled();
+          return;
+        }
         // Replay the script's order on its starting counts: each request's decision from the counts before it.
         for (let i = 0; i < k; i++) slots[i].count = Number(reply[i]);
         for (let j = 0; j < m; j++) {
@@ -225,9 +324,11 @@ export class RedisLimiter implements Limiter {
           if (d.allowed) for (let i = 0; i < k; i++) slots[i].count += r.n;
           r.resolve(d);
         }
+        this.settled();
       },
       (e: unknown) => {
         for (const r of reqs) r.reject(e);
+        this.settled();
       },
     );
   }
@@ -235,6 +336,7 @@ export class RedisLimiter implements Limiter {
   private async load(subject: LimitSubject, now: number): Promise<RedisSlot[]> {
     const slots = this.slots(subject, now);
     if (slots.length === 0) return slots;
+    await untilFirstConnect(this.redis);
     const vals = await this.redis.mget(...slots.map((s) => s.key));
     for (let i = 0; i < slots.length; i++) slots[i].count = vals[i] === null ? 0 : Number(vals[i]);
     return slots;
@@ -251,6 +353,7 @@ export class RedisLimiter implements Limiter {
   }
 
   async close(): Promise<void> {
-    if (this.ownsClient) await this.redis.quit().catch(() => this.redis.disconnect());
+    clearInterval(this.clockTimer);
+    if (this.ownsClient) await closeRedisClient(this.redis);
   }
 }

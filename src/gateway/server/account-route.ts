@@ -6,6 +6,7 @@ import { chainNetworks, networkLabel, trustProxyHops, type Config } from '../con
 import { userSubject, type Limiter } from '../limits/index.js';
 import { resolvePlans } from '../limits/plans.js';
 import type { Store } from '../store/index.js';
+import { limitsBackendUnavailable } from '../errors.js';
 
 export interface AccountRouteDeps {
   config: Config;
@@ -28,7 +29,14 @@ export function accountRoute(d: AccountRouteDeps): AccountApi {
     secret: d.secret,
     chains: chainNetworks(config),
     networks,
-    peekDaily: limiter && ((userId) => limiter.peek(userSubject(userId))),
+    // Redis down: the same fast, documented 503 -32044 as a limited node API call (not an internal error).
+    peekDaily:
+      limiter &&
+      ((userId) =>
+        limiter.peek(userSubject(userId)).catch((e: unknown) => {
+          d.logger?.warn({ err: { message: (e as Error).message } }, 'account API: limits backend unreachable; usage not available');
+          throw limitsBackendUnavailable();
+        })),
     dailyLimit: resolvePlans(config.limits).b.daily,
     publicBaseUrl: config.publicBaseUrl,
     allowedOrigins: config.allowedOrigins,

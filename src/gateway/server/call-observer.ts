@@ -13,20 +13,21 @@
 //   engine stage ok                         → ok
 //   invalid (envelope, method, params)       → validation (-32700, -32600, -32601, -32602)
 //   refused by the admission hook            → by code (src/gateway/errors.ts): -32005 limit, -32041 or -32601 (method
-//                                              allowlist) allowlist, -32016 auth; anything else (limits backend
-//                                              down: -32044) → upstream_error
+//                                              allowlist) allowlist, -32016 auth, -32044 (limits backend down)
+//                                              backend_unavailable; anything else → upstream_error
 //   failed: an error with HTTP status 200    → node_error (the node's own error, passed through)
+//   failed: the filter store (Redis) down    → backend_unavailable (503, data.reason filter-store)
 //   failed: any other (502/503/504/500)      → upstream_error (no healthy upstream, timeout, bad answer, strict
 //                                              result violation, unexpected failure)
-//   refused before the engine                → by code: -32016 auth, -32041 allowlist, -32005 limit, -32044 and -32603
-//                                              upstream_error, else validation (-32600: 404/413/415)
+//   refused before the engine                → by code: -32016 auth, -32041 allowlist, -32005 limit, -32044
+//                                              backend_unavailable, -32603 upstream_error, else validation (-32600: 404/413/415)
 // Limit refusals are also counted in rpcgate_limit_refusals_total{network,period} (per refused call).
 import type { AccessContext, Principal } from '../access/index.js';
 import type { LimitPeriod } from '../limits/types.js';
 import { OTHER, meterPrincipal, type Meter, type Metrics, type Outcome } from '../metering/index.js';
 import type { CallObserver, CallStage } from '../../toolkit/rpc/engine.js';
 import { ErrorCode, type RpcError } from '../../toolkit/rpc/errors.js';
-import { GatewayErrorCode } from '../errors.js';
+import { GatewayErrorCode, isGatewayError } from '../errors.js';
 
 function refusalOutcome(code: number): Outcome {
   switch (code) {
@@ -37,6 +38,8 @@ function refusalOutcome(code: number): Outcome {
       return 'allowlist';
     case GatewayErrorCode.Unauthorized:
       return 'auth';
+    case GatewayErrorCode.LimitsBackendUnavailable:
+      return 'backend_unavailable';
     default:
       return 'upstream_error';
   }
@@ -51,7 +54,9 @@ function outcomeOf(stage: CallStage, err: RpcError | undefined): Outcome {
     case 'refused':
       return refusalOutcome(err!.code);
     default:
-      return err !== undefined && err.httpStatus === 200 ? 'node_error' : 'upstream_error';
+      if (err === undefined) return 'upstream_error';
+      if (err.httpStatus === 200) return 'node_error';
+      return (err.data as { reason?: unknown } | undefined)?.reason === 'filter-store' && isGatewayError(err) ? 'backend_unavailable' : 'upstream_error';
   }
 }
 

@@ -4,6 +4,7 @@
 //   any      /metrics, /metrics/*       Prometheus (./metrics-route.ts)
 //   …                                   extension routes, then the account API at /api (src/gateway/accounts/http.ts)
 //   GET/HEAD /healthz                   upstream health (503 when a network has no healthy upstream)
+//   GET/HEAD /readyz                    readiness: the store and the limits backend answer (503 when one does not)
 //   GET/HEAD /docs, /docs/*             the generated docs folder (src/toolkit/http/static.ts)
 //   …                                   the node API (./node-route.ts), ending with catch-alls for POST, GET and OPTIONS
 // Anything else: the router's 405 (with Allow) or 404.
@@ -19,6 +20,8 @@ export interface RoutesOptions extends NodeRouteOptions {
   docsDir: string;
   /** State for /healthz. */
   health: () => { ok: boolean; detail: Record<string, unknown> };
+  /** State for /readyz (asks the store and Redis, bounded by their timeouts). */
+  ready?: () => Promise<{ ok: boolean; detail: Record<string, unknown> }>;
   /** GET /metrics (any method reaches it: it answers 405 itself). */
   metrics: RouteHandler;
   /** The dashboard. */
@@ -38,7 +41,7 @@ export function buildRoutes(opts: RoutesOptions): Router {
     ...Object.entries(opts.hostMap).map(([h, n]) => `  http://${h}/v2/<API_KEY> and http://${h}/<API_KEY> → ${n}`),
     '',
     'API reference: /docs/',
-    'Health: /healthz',
+    'Health: /healthz, readiness: /readyz',
     '',
   ].join('\n');
   const docs = serveFolder(opts.docsDir, { mount: '/docs', rootFallback: '/docs/api/' });
@@ -59,6 +62,16 @@ export function buildRoutes(opts: RoutesOptions): Router {
       skipBody(req, res);
       const h = opts.health();
       plainText(res, rid, h.ok ? 200 : 503, JSON.stringify({ status: h.ok ? 'ok' : 'degraded', ...h.detail }) + '\n', [], 'application/json');
+    })
+    .add(GET, '/readyz', (req, res, rid) => {
+      req.resume();
+      const answer = (ok: boolean, detail: Record<string, unknown>) =>
+        plainText(res, rid, ok ? 200 : 503, JSON.stringify({ status: ok ? 'ready' : 'not ready', ...detail }) + '\n', [], 'application/json');
+      if (opts.ready === undefined) return answer(true, {});
+      opts.ready().then(
+        (r) => answer(r.ok, r.detail),
+        (e: unknown) => answer(false, { error: (e as Error).message }),
+      );
     })
     .add(GET, '/docs', (req, res, rid) => {
       skipBody(req, res);

@@ -17,6 +17,7 @@
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Kysely } from 'kysely';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { methods } from '../../../generated/node/methods.js';
 import { validators } from '../../../generated/node/validators.js';
@@ -25,6 +26,7 @@ import { startEmbeddedChain, compileToken, type EmbeddedChain, type SeededChain 
 import { chainNetworks, devKeyEnabled, loadConfig, trustProxyHops, type Config, type ConfigInput } from '../config/config.js';
 import { createLimiter, type Limiter } from '../limits/index.js';
 import { createFilterStore, type FilterStore } from '../filters/index.js';
+import { closeRedisClient, createRedisClient, LOG_EVERY_MS, REDIS_CLIENT_DEFAULTS, waitReady, type ServiceRedis } from '../redis/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
 import { createResponseCaches, type ResponseCaches } from '../cache/index.js';
 import { meaningTable } from '../method-meaning.js';
@@ -35,6 +37,7 @@ import { createUpstreams, type UpstreamPool } from '../upstream/index.js';
 import { loadOrCreateServerSecret } from '../secrets/index.js';
 import { downsample, openStore, type Store } from '../store/index.js';
 import { createAdmission, peekLimitHeaders } from './admission.js';
+import { readiness } from './readiness.js';
 import { accountRoute } from './account-route.js';
 import type { AccountApi } from '../accounts/index.js';
 import { CallMeter } from './call-observer.js';
@@ -139,6 +142,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
   let limiter: Limiter | undefined;
   let account: AccountApi | undefined;
   let filterStore: FilterStore | undefined;
+  const redisClients: { limits?: ServiceRedis; filters?: ServiceRedis } = {};
   let meter: Meter | undefined;
   let retention: NodeJS.Timeout | undefined;
   let stopped: Promise<void> | undefined;
@@ -195,6 +199,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       await account?.throttle.close();
       await limiter?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the limiter failed'));
       await filterStore?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the filter store failed'));
+      await Promise.all(Object.values(redisClients).map((c) => closeRedisClient(c)));
       await store?.close();
       logger.flush();
     })());
@@ -211,19 +216,19 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     const secret = loadOrCreateServerSecret(config.dataDir, config.secret);
     access = new AccessIndex({ db: store.db, secret, chains: chainNetworks(config), logger });
     await access.start();
-    limiter = createLimiter({
-      ...config.limits,
-      redisUrl: config.redisUrl,
-      redisPrefix: config.redisPrefix,
-      onConnectionError: (err) => logger.error({ err }, 'limits: Redis unreachable; limited calls fail closed (-32044) until it is back'),
-    });
+    // Redis (when configured): one client per use, all from src/gateway/redis (fast failure, JSON logs, reconnects).
+    if (config.redisUrl) {
+      const base = { url: config.redisUrl, logger, ...config.redis };
+      redisClients.limits = createRedisClient({ ...base, role: 'limits', whileDown: 'limited calls fail closed (503, -32044) until it is back' });
+      redisClients.filters = createRedisClient({ ...base, role: 'filters', whileDown: 'filter calls fail (503, -32603) until it is back' });
+      // Bounded: a Redis that is down at start does not stop the service (calls fail closed, /readyz says 503).
+      const wait = 2 * (config.redis?.connectTimeoutMs ?? REDIS_CLIENT_DEFAULTS.connectTimeoutMs);
+      const up = await Promise.all(Object.values(redisClients).map((c) => waitReady(c, wait)));
+      if (up.includes(false)) logger.warn({ waitedMs: wait }, 'Redis not reachable at start; serving anyway (limited calls fail closed until it is)');
+    }
+    limiter = createLimiter({ ...config.limits, redisClient: redisClients.limits, redisPrefix: config.redisPrefix });
     // Filters (eth_newFilter & co.) live in the gateway: in Redis when configured, so every replica serves every filter.
-    filterStore = createFilterStore({
-      redisUrl: config.redisUrl,
-      redisPrefix: config.redisPrefix,
-      idleMs: config.filters?.idleTimeoutMs ?? 300_000,
-      onConnectionError: (err) => logger.error({ err }, 'filters: Redis unreachable; filter calls fail until it is back'),
-    });
+    filterStore = createFilterStore({ redisClient: redisClients.filters, redisPrefix: config.redisPrefix, idleMs: config.filters?.idleTimeoutMs ?? 300_000 });
     if (config.metering) {
       meter = new Meter({
         db: store.db,
@@ -296,7 +301,17 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     staticKeyCount = staticKeys.size;
     const callMeter = meter === undefined ? undefined : new CallMeter(meter, metrics);
     const lim = limiter;
-    const onLimiterError = (err: unknown) => logger.error({ err }, 'limiter failed');
+    // Every refused call would otherwise log a line while Redis is down: one line, then one per LOG_EVERY_MS with a count.
+    let limiterErrorLogged = 0;
+    let limiterErrors = 0;
+    const onLimiterError = (err: unknown) => {
+      limiterErrors++;
+      const now = Date.now();
+      if (now - limiterErrorLogged < LOG_EVERY_MS) return;
+      logger.error({ err: { message: (err as Error)?.message }, calls: limiterErrors }, 'limiter failed; limited calls refused (503, -32044)');
+      limiterErrorLogged = now;
+      limiterErrors = 0;
+    };
 
     const ws = config.websocket;
     const subs = (subscriptions = new Subscriptions({
@@ -339,6 +354,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       web: createWebRoute({ logger }),
       // Extension routes first, then the account API at POST /api.
       mounts: [...(ext.routes?.({ config, store, secret, access, limiter: lim, logger }) ?? []), (r) => acct.mount(r)],
+      ready: readiness({ db: store.db as Kysely<never>, dialect: store.dialect, redis: { limits: redisClients.limits, filters: redisClients.filters } }),
       health: () => {
         const detail: Record<string, { healthy: number; total: number; embedded: boolean }> = {};
         let ok = true;

@@ -48,6 +48,7 @@ const OUTCOME_LABELS: [keyof UsagePoint['byOutcome'], string][] = [
   ['limit', 'Refused: rate or daily limit'],
   ['validation', 'Refused: invalid params'],
   ['upstream_error', 'Node unreachable or timed out'],
+  ['backend_unavailable', 'Refused: limits backend (Redis) down'],
 ];
 
 type Target = { kind: 'app'; id: string } | { kind: 'key'; id: string };
