@@ -73,6 +73,9 @@ beforeAll(async () => {
     devKey: true,
     // One network, upstreamed to the stand-in (testnet: null drops the default one): no embedded anvil.
     networks: { mainnet: { upstreams: [standInUrl] }, testnet: null as never },
+    // Every call must reach the stand-in as recorded: no response cache (its head poll asks unrecorded calls, and
+    // repeats would be answered from memory). The cache has its own tests (test/cache.test.ts).
+    cache: { enabled: false },
   });
   url = service.urls.mainnet.A;
 });

@@ -15,7 +15,8 @@
 // (default half the CPUs) and `queue` wait; beyond that the call is refused at once (429, Retry-After) before any hash.
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { closeRedisClient, createRedisClient } from '../redis/index.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RpcError, invalidRequest } from '../../toolkit/rpc/errors.js';
 import type { AdmitFn } from '../../toolkit/rpc/engine.js';
@@ -137,7 +138,9 @@ export class HashGate {
 }
 
 export interface ThrottleOptions extends AccountSecurityConfig {
-  /** Shared counters (every replica): a Redis URL (this throttle opens and closes its own client); absent = in-process. */
+  /** Shared counters (every replica): the service's client (src/gateway/redis; its owner closes it), or a Redis URL
+   *  (this throttle opens and closes its own); neither = in-process. */
+  redisClient?: Redis;
   redisUrl?: string;
   /** Redis key prefix (default `rpcgate`): keys `<prefix>:acct:<scope>:…`. */
   redisPrefix?: string;
@@ -161,12 +164,13 @@ export class AccountThrottle {
   private readonly signupIp: Counter;
 
   private readonly redis: Redis | undefined;
+  private readonly ownsRedis: boolean;
 
   constructor(o: ThrottleOptions = {}) {
     const d = ACCOUNT_SECURITY_DEFAULTS;
     // Fail fast when Redis is slow or away (no offline queue, short command timeout): the insurance counters answer.
-    const redis = (this.redis = o.redisUrl === undefined ? undefined : new Redis(o.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500 }));
-    redis?.on('error', () => undefined); // reconnects by itself; the fallback is in-process meanwhile
+    this.ownsRedis = o.redisClient === undefined && o.redisUrl !== undefined;
+    const redis = (this.redis = o.redisClient ?? (o.redisUrl === undefined ? undefined : createRedisClient({ url: o.redisUrl, role: 'accounts', commandTimeoutMs: 500 })));
     const prefix = `${o.redisPrefix ?? 'rpcgate'}:acct`;
     const make = (scope: Counter['scope'], limit: number): Counter => {
       const base = { points: limit, duration: WINDOWS[scope].sec, keyPrefix: `${prefix}:${scope}` };
@@ -228,7 +232,7 @@ export class AccountThrottle {
   }
 
   async close(): Promise<void> {
-    await this.redis?.quit().catch(() => this.redis?.disconnect());
+    if (this.ownsRedis && this.redis !== undefined) await closeRedisClient(this.redis);
   }
 
   /** Runs a password hash or check through the gate, or throws the 429 when it is full. */

@@ -1,5 +1,6 @@
 // The node API's finality-aware response cache: one NetworkCache per network (./cache.ts) built from the config's
 // `cache` block (contracts/config.schema.json CacheConfig), optionally backed by Redis (./redis.ts).
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import type { GatewayMeaning } from '../method-meaning.js';
@@ -47,6 +48,8 @@ export interface CreateCachesOptions {
   meanings: ReadonlyMap<string, GatewayMeaning>;
   metrics?: CacheMetrics;
   logger?: Logger;
+  /** The service's Redis client for the cache tier (src/gateway/redis): used instead of opening one from the URL. */
+  redisClient?: Redis;
 }
 
 /** The caches of every network whose cache is on (none: an empty map). Throws on a Redis tier without a URL. */
@@ -70,8 +73,9 @@ export function createResponseCaches(o: CreateCachesOptions): ResponseCaches {
     if (upstream === undefined) continue;
     if (s.redis.enabled && redis === undefined) {
       const url = s.redis.url ?? o.config.redisUrl;
-      if (url === undefined) throw new Error('cache.redis.enabled needs cache.redis.url or redisUrl');
+      if (url === undefined && o.redisClient === undefined) throw new Error('cache.redis.enabled needs cache.redis.url or redisUrl');
       redis = new RedisTier({
+        client: o.redisClient,
         url,
         prefix: s.redis.prefix,
         finalTtlSeconds: s.redis.finalTtlSeconds,

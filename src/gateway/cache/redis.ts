@@ -5,10 +5,13 @@
 // `<prefix>:<network>:h:<head number>:<head hash>:<method+params>` (head; TTL `headTtlMs`). method+params longer than
 // 200 characters (eth_call data…) are replaced by their SHA-256.
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { closeRedisClient, createRedisClient } from '../redis/index.js';
 
 export interface RedisTierOptions {
-  url: string;
+  /** The service's client for the cache (src/gateway/redis; its owner closes it), or a URL: the tier makes its own. */
+  client?: Redis;
+  url?: string;
   prefix: string;
   finalTtlSeconds: number;
   headTtlMs: number;
@@ -19,17 +22,14 @@ export interface RedisTierOptions {
 export class RedisTier {
   readonly client: Redis;
   private readonly onError: (err: unknown) => void;
+  private readonly owned: boolean;
 
   constructor(private readonly o: RedisTierOptions) {
     this.onError = o.onError ?? (() => undefined);
-    this.client = new Redis(o.url, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: o.commandTimeoutMs ?? 250,
-      enableAutoPipelining: true,
-      // Reconnect forever with a capped back-off: the cache comes back by itself.
-      retryStrategy: (times) => Math.min(times * 200, 2000),
-    });
+    this.owned = o.client === undefined;
+    if (o.client !== undefined) this.client = o.client;
+    else if (o.url !== undefined) this.client = createRedisClient({ url: o.url, role: 'cache', commandTimeoutMs: o.commandTimeoutMs });
+    else throw new Error('the cache Redis tier needs a client or a URL');
     this.client.on('error', (e: unknown) => this.onError(e));
   }
 
@@ -68,10 +68,6 @@ export class RedisTier {
   }
 
   async close(): Promise<void> {
-    try {
-      await this.client.quit();
-    } catch {
-      this.client.disconnect();
-    }
+    if (this.owned) await closeRedisClient(this.client);
   }
 }

@@ -1,5 +1,6 @@
 // Mounts the account API (src/gateway/accounts) at POST /api from the running service's parts: the store, the server secret,
 // the limiter (today's B usage), the deployment's chains and networks. startService adds it after any extension routes.
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createAccountApi, type AccountApi } from '../accounts/index.js';
 import { chainNetworks, networkLabel, trustProxyHops, type Config } from '../config/config.js';
@@ -13,6 +14,8 @@ export interface AccountRouteDeps {
   store: Store;
   secret: Uint8Array;
   limiter?: Limiter;
+  /** The service's Redis client for the log-in / sign-up throttles (src/gateway/redis). */
+  redisClient?: Redis;
   logger?: Logger;
   /** The key index: account changes are applied to it before the answer (read-your-writes on this replica). */
   access?: { sync(): Promise<void> };
@@ -41,7 +44,7 @@ export function accountRoute(d: AccountRouteDeps): AccountApi {
     publicBaseUrl: config.publicBaseUrl,
     allowedOrigins: config.allowedOrigins,
     trustProxy: trustProxyHops(config),
-    security: { ...config.accountSecurity, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix },
+    security: { ...config.accountSecurity, redisClient: d.redisClient, redisPrefix: config.redisPrefix },
     strictResults: config.strictResults,
     logger: d.logger,
     onChange: d.access && (() => d.access!.sync()),

@@ -142,7 +142,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
   let limiter: Limiter | undefined;
   let account: AccountApi | undefined;
   let filterStore: FilterStore | undefined;
-  const redisClients: { limits?: ServiceRedis; filters?: ServiceRedis } = {};
+  const redisClients: { limits?: ServiceRedis; filters?: ServiceRedis; accounts?: ServiceRedis; cache?: ServiceRedis } = {};
   let meter: Meter | undefined;
   let retention: NodeJS.Timeout | undefined;
   let stopped: Promise<void> | undefined;
@@ -221,6 +221,10 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       const base = { url: config.redisUrl, logger, ...config.redis };
       redisClients.limits = createRedisClient({ ...base, role: 'limits', whileDown: 'limited calls fail closed (503, -32044) until it is back' });
       redisClients.filters = createRedisClient({ ...base, role: 'filters', whileDown: 'filter calls fail (503, -32603) until it is back' });
+      redisClients.accounts = createRedisClient({ ...base, role: 'accounts', whileDown: 'log-in and sign-up throttles count per replica until it is back' });
+      if (config.cache?.redis?.enabled && config.cache.redis.url === undefined) {
+        redisClients.cache = createRedisClient({ ...base, role: 'cache', whileDown: 'shared cache lookups count as misses until it is back' });
+      }
       // Bounded: a Redis that is down at start does not stop the service (calls fail closed, /readyz says 503).
       const wait = 2 * (config.redis?.connectTimeoutMs ?? REDIS_CLIENT_DEFAULTS.connectTimeoutMs);
       const up = await Promise.all(Object.values(redisClients).map((c) => waitReady(c, wait)));
@@ -285,7 +289,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       else logger.warn({ network, upstream: redact(url), circuit: 'open', reason }, 'upstream marked down (circuit open)');
     }, metrics, meaningTable(methods))) pools.set(name, pool);
     // The response cache in front of each network's pool (config `cache`).
-    caches = createResponseCaches({ config, upstreams: pools, meanings: meaningTable(methods), metrics, logger });
+    caches = createResponseCaches({ config, upstreams: pools, meanings: meaningTable(methods), metrics, logger, redisClient: redisClients.cache });
 
     const staticKeys = new ConfigKeyStore(config.keys);
     let key = '';
@@ -336,7 +340,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       admit: createAdmission(lim, onLimiterError),
       onCall: callMeter?.onCall,
     });
-    const acct = (account = accountRoute({ config, store, secret, access, limiter: lim, logger, embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])) }));
+    const acct = (account = accountRoute({ config, store, secret, access, limiter: lim, logger, redisClient: redisClients.accounts, embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])) }));
     const router = buildRoutes({
       engine,
       keys,
@@ -354,7 +358,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       web: createWebRoute({ logger }),
       // Extension routes first, then the account API at POST /api.
       mounts: [...(ext.routes?.({ config, store, secret, access, limiter: lim, logger }) ?? []), (r) => acct.mount(r)],
-      ready: readiness({ db: store.db as Kysely<never>, dialect: store.dialect, redis: { limits: redisClients.limits, filters: redisClients.filters } }),
+      ready: readiness({ db: store.db as Kysely<never>, dialect: store.dialect, redis: redisClients }),
       health: () => {
         const detail: Record<string, { healthy: number; total: number; embedded: boolean }> = {};
         let ok = true;
