@@ -139,6 +139,10 @@ async function main(): Promise<void> {
         // The complete set of networks: mainnet only, on the one anvil (so no embedded chain is started).
         networks: { mainnet: { upstreams: [anvil.url] } },
         upstream: { coalesce },
+        // This bench measures forwarding (every call reaches anvil): the response cache, on by default, would answer
+        // these repeated reads itself. Cache hits have their own bench (bench/cache.ts).
+        // (A base checkout older than the cache has no `cache` setting.)
+        ...(codeRoot === root ? { cache: { enabled: false } } : {}),
         // Authenticated runs: a B key's daily quota per user far above what a run sends (the limit is checked and
         // counted on every request, it just never refuses).
         ...(auth ? { limits: { b: { dailyPerUser: 1_000_000_000_000 } } } : {}),

@@ -11,7 +11,7 @@ import { meaningTable } from '../src/gateway/method-meaning.js';
 import { methods as nodeMethods } from '../generated/node/methods.js';
 import { splitResponse } from '../src/gateway/upstream/split.js';
 import { LatencyQuantile } from '../src/gateway/upstream/latency.js';
-import { guardLogsRange } from '../src/gateway/node-api/logs-range.js';
+import { checkLogsRange, guardLogsRange } from '../src/gateway/node-api/logs-range.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startFaultNode, type FaultNode } from './helpers/fault-node.js';
 
@@ -683,6 +683,19 @@ describe('eth_getLogs block-range cap', () => {
     expect(await g.call('eth_chainId', [])).toEqual([]);
     const pools = new Map([['mainnet', p]]);
     expect(guardLogsRange(pools, 0)).toBe(pools);
+  });
+
+  it('uses a head the response cache saw recently instead of asking the node (no extra round trip before fromBlock..latest)', async () => {
+    let asked = 0;
+    const caller = { call: async (method: string) => (asked++, method === 'eth_blockNumber' ? '0x100000' : []) };
+    await checkLogsRange({ fromBlock: '0xfd8f1' }, 10_000, caller, 0x100000); // 0x100000 - 0xfd8f1 + 1 = 10,000
+    expect(asked).toBe(0);
+    const e = await rejection(checkLogsRange({ fromBlock: '0xfd8f0' }, 10_000, caller, 0x100000));
+    expect([e.code, e.data]).toEqual([-32005, { source: 'rpcgate', reason: 'block-range', limit: 10_000, range: 10_001 }]);
+    expect(asked).toBe(0);
+    // No known head: the node is asked.
+    await checkLogsRange({ fromBlock: '0xfd8f1' }, 10_000, caller);
+    expect(asked).toBe(1);
   });
 });
 

@@ -84,6 +84,11 @@ export class HeadTracker {
   constructor(private readonly o: HeadTrackerOptions) {}
 
   /** A cacheable call: starts a poll when one is due. Hot path: a clock read and a comparison. */
+  /** The head if a poll saw it within the last two intervals (what head answers are served by), else undefined. */
+  get recentHead(): number | undefined {
+    return performance.now() - this.polledAt <= 2 * this.o.pollMs ? this.head : undefined;
+  }
+
   touch(): void {
     const now = performance.now();
     if (now - this.pollStarted < this.o.pollMs || this.current !== undefined || this.stopped) return;

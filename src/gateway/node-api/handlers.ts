@@ -30,7 +30,7 @@ export interface NodeHandlerOptions {
   /** Most blocks one eth_getLogs may span (upstream.getLogsMaxBlockRange; 0 or absent = no cap). */
   getLogsMaxBlockRange?: number;
   /** Response cache per network (networks without one forward straight to the pool). */
-  caches?: ReadonlyMap<string, Pick<NetworkCache, 'call' | 'caches'>>;
+  caches?: ReadonlyMap<string, Pick<NetworkCache, 'call' | 'caches'> & Partial<Pick<NetworkCache, 'head'>>>;
 }
 
 export function createNodeHandlers(opts: NodeHandlerOptions): Handlers<NodeMethods> {
@@ -44,7 +44,7 @@ export function createNodeHandlers(opts: NodeHandlerOptions): Handlers<NodeMetho
   // The range cap comes before the cache: a refused query is refused whether or not an answer is cached.
   const forward = forwarder(opts.pools, opts.caches);
   const max = opts.getLogsMaxBlockRange ?? 0;
-  return routeHandlers(methods, local, (name) => (name === 'eth_getLogs' && max > 0 ? rangeChecked(forward(name), max, opts.pools) : forward(name)));
+  return routeHandlers(methods, local, (name) => (name === 'eth_getLogs' && max > 0 ? rangeChecked(forward(name), max, opts.pools, (n) => opts.caches?.get(n)?.head) : forward(name)));
 }
 
 /** eth_subscribe / eth_unsubscribe: served on a WebSocket connection (ctx.socket), -32601 over HTTP as geth does. */

@@ -23,8 +23,11 @@ async function headOf(pool: Caller): Promise<number> {
   return typeof v === 'string' ? Number(v) : Number.NaN;
 }
 
-/** Refuses (throws) an eth_getLogs filter wider than `max` blocks; resolves when it may be sent. */
-export async function checkLogsRange(filter: unknown, max: number, pool: Caller): Promise<void> {
+/** Refuses (throws) an eth_getLogs filter wider than `max` blocks; resolves when it may be sent. `knownHead`: a head
+ *  seen within the last poll intervals (the response cache's tracker), used instead of asking the node — a node round
+ *  trip before every `fromBlock..latest` query would double its latency; being a block or two behind only widens the
+ *  cap by as much. */
+export async function checkLogsRange(filter: unknown, max: number, pool: Caller, knownHead?: number): Promise<void> {
   if (max <= 0 || filter === null || typeof filter !== 'object') return;
   const f = filter as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown };
   if (f.blockHash !== undefined) return;
@@ -32,7 +35,7 @@ export async function checkLogsRange(filter: unknown, max: number, pool: Caller)
   const to = bound(f.toBlock);
   if (from === 'head' && to === 'head') return;
   let head = Number.NaN;
-  if (from === 'head' || to === 'head') head = await headOf(pool);
+  if (from === 'head' || to === 'head') head = knownHead ?? (await headOf(pool));
   const lo = from === 'head' ? head : from;
   const hi = to === 'head' ? head : to;
   if (Number.isNaN(lo) || Number.isNaN(hi)) return; // no head known: the node decides
@@ -57,10 +60,10 @@ export function guardLogsRange<P extends Caller>(pools: ReadonlyMap<string, P>, 
 
 /** An eth_getLogs handler (forwarded, perhaps through the cache) behind the range check; the head comes from the
  *  call's network pool. */
-export function rangeChecked(handler: Handler<unknown>, max: number, pools: ReadonlyMap<string, Caller>): Handler<unknown> {
+export function rangeChecked(handler: Handler<unknown>, max: number, pools: ReadonlyMap<string, Caller>, knownHeadOf?: (network: string) => number | undefined): Handler<unknown> {
   return (params, ctx) => {
     const pool = ctx.network === undefined ? undefined : pools.get(ctx.network);
     if (pool === undefined) return handler(params, ctx);
-    return checkLogsRange((params as readonly unknown[] | undefined)?.[0], max, pool).then(() => handler(params, ctx));
+    return checkLogsRange((params as readonly unknown[] | undefined)?.[0], max, pool, knownHeadOf?.(ctx.network!)).then(() => handler(params, ctx));
   };
 }
