@@ -16,7 +16,6 @@
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import type { Redis } from 'ioredis';
-import { closeRedisClient, createRedisClient } from '../redis/index.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RpcError, invalidRequest } from '../../toolkit/rpc/errors.js';
 import type { AdmitFn } from '../../toolkit/rpc/engine.js';
@@ -138,10 +137,9 @@ export class HashGate {
 }
 
 export interface ThrottleOptions extends AccountSecurityConfig {
-  /** Shared counters (every replica): the service's client (src/gateway/redis; its owner closes it), or a Redis URL
-   *  (this throttle opens and closes its own); neither = in-process. */
+  /** Shared counters (every replica): the service's Redis client (src/gateway/redis; the service closes it); absent =
+   *  in-process. */
   redisClient?: Redis;
-  redisUrl?: string;
   /** Redis key prefix (default `rpcgate`): keys `<prefix>:acct:<scope>:…`. */
   redisPrefix?: string;
 }
@@ -164,13 +162,11 @@ export class AccountThrottle {
   private readonly signupIp: Counter;
 
   private readonly redis: Redis | undefined;
-  private readonly ownsRedis: boolean;
 
   constructor(o: ThrottleOptions = {}) {
     const d = ACCOUNT_SECURITY_DEFAULTS;
     // Fail fast when Redis is slow or away (no offline queue, short command timeout): the insurance counters answer.
-    this.ownsRedis = o.redisClient === undefined && o.redisUrl !== undefined;
-    const redis = (this.redis = o.redisClient ?? (o.redisUrl === undefined ? undefined : createRedisClient({ url: o.redisUrl, role: 'accounts', commandTimeoutMs: 500 })));
+    const redis = (this.redis = o.redisClient);
     const prefix = `${o.redisPrefix ?? 'rpcgate'}:acct`;
     const make = (scope: Counter['scope'], limit: number): Counter => {
       const base = { points: limit, duration: WINDOWS[scope].sec, keyPrefix: `${prefix}:${scope}` };
@@ -229,10 +225,6 @@ export class AccountThrottle {
   /** True when the counters are shared right now (Redis configured and connected). */
   get shared(): boolean {
     return this.redis?.status === 'ready';
-  }
-
-  async close(): Promise<void> {
-    if (this.ownsRedis && this.redis !== undefined) await closeRedisClient(this.redis);
   }
 
   /** Runs a password hash or check through the gate, or throws the 429 when it is full. */

@@ -48,7 +48,8 @@ export interface CreateCachesOptions {
   meanings: ReadonlyMap<string, GatewayMeaning>;
   metrics?: CacheMetrics;
   logger?: Logger;
-  /** The service's Redis client for the cache tier (src/gateway/redis): used instead of opening one from the URL. */
+  /** The Redis client of the cache tier (src/gateway/redis, from `cache.redis.url` or `redisUrl`): required when
+   *  `cache.redis.enabled`; its owner closes it. */
   redisClient?: Redis;
 }
 
@@ -72,11 +73,9 @@ export function createResponseCaches(o: CreateCachesOptions): ResponseCaches {
     const upstream = o.upstreams.get(name);
     if (upstream === undefined) continue;
     if (s.redis.enabled && redis === undefined) {
-      const url = s.redis.url ?? o.config.redisUrl;
-      if (url === undefined && o.redisClient === undefined) throw new Error('cache.redis.enabled needs cache.redis.url or redisUrl');
+      if (o.redisClient === undefined) throw new Error('cache.redis.enabled needs cache.redis.url or redisUrl');
       redis = new RedisTier({
         client: o.redisClient,
-        url,
         prefix: s.redis.prefix,
         finalTtlSeconds: s.redis.finalTtlSeconds,
         // One TTL for every network: the slowest block time when not set.
@@ -106,7 +105,6 @@ export function createResponseCaches(o: CreateCachesOptions): ResponseCaches {
     bytes: () => Object.fromEntries([...networks].map(([n, c]) => [n, c.bytes])),
     async close() {
       for (const c of networks.values()) c.stop();
-      await redis?.close();
     },
   };
 }

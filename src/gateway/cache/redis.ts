@@ -1,36 +1,29 @@
 // The shared tier of the response cache: final and head answers in Redis, so replicas serve each other's answers.
 // A Redis failure is a miss, never a failed call: commands time out fast, nothing queues while disconnected
-// (enableOfflineQueue off), and the owner is told (it logs at most every few seconds).
+// (enableOfflineQueue off): the client comes from src/gateway/redis, which also logs its outages; `onError` hears the
+// failed commands.
 // Keys: `<prefix>:<network>:f:<method+params>` (final; TTL `finalTtlSeconds`, 0 = none) and
 // `<prefix>:<network>:h:<head number>:<head hash>:<method+params>` (head; TTL `headTtlMs`). method+params longer than
 // 200 characters (eth_call data…) are replaced by their SHA-256.
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { closeRedisClient, createRedisClient } from '../redis/index.js';
 
 export interface RedisTierOptions {
-  /** The service's client for the cache (src/gateway/redis; its owner closes it), or a URL: the tier makes its own. */
-  client?: Redis;
-  url?: string;
+  /** The service's client for the cache (src/gateway/redis createRedisClient; the service closes it). */
+  client: Redis;
   prefix: string;
   finalTtlSeconds: number;
   headTtlMs: number;
-  commandTimeoutMs?: number;
   onError?: (err: unknown) => void;
 }
 
 export class RedisTier {
   readonly client: Redis;
   private readonly onError: (err: unknown) => void;
-  private readonly owned: boolean;
 
   constructor(private readonly o: RedisTierOptions) {
     this.onError = o.onError ?? (() => undefined);
-    this.owned = o.client === undefined;
-    if (o.client !== undefined) this.client = o.client;
-    else if (o.url !== undefined) this.client = createRedisClient({ url: o.url, role: 'cache', commandTimeoutMs: o.commandTimeoutMs });
-    else throw new Error('the cache Redis tier needs a client or a URL');
-    this.client.on('error', (e: unknown) => this.onError(e));
+    this.client = o.client;
   }
 
   private static digest(key: string): string {
@@ -65,9 +58,5 @@ export class RedisTier {
   setHead(key: string, json: string): void {
     if (this.client.status !== 'ready') return;
     this.client.set(key, json, 'PX', this.o.headTtlMs).catch((e: unknown) => this.onError(e));
-  }
-
-  async close(): Promise<void> {
-    if (this.owned) await closeRedisClient(this.client);
   }
 }

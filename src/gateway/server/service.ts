@@ -140,7 +140,6 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
   let store: Store | undefined;
   let access: AccessIndex | undefined;
   let limiter: Limiter | undefined;
-  let account: AccountApi | undefined;
   let filterStore: FilterStore | undefined;
   const redisClients: { limits?: ServiceRedis; filters?: ServiceRedis; accounts?: ServiceRedis; cache?: ServiceRedis } = {};
   let meter: Meter | undefined;
@@ -196,7 +195,6 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       }
       clearInterval(retention);
       await access?.stop();
-      await account?.throttle.close();
       await limiter?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the limiter failed'));
       await filterStore?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the filter store failed'));
       await Promise.all(Object.values(redisClients).map((c) => closeRedisClient(c)));
@@ -222,9 +220,13 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       redisClients.limits = createRedisClient({ ...base, role: 'limits', whileDown: 'limited calls fail closed (503, -32044) until it is back' });
       redisClients.filters = createRedisClient({ ...base, role: 'filters', whileDown: 'filter calls fail (503, -32603) until it is back' });
       redisClients.accounts = createRedisClient({ ...base, role: 'accounts', whileDown: 'log-in and sign-up throttles count per replica until it is back' });
-      if (config.cache?.redis?.enabled && config.cache.redis.url === undefined) {
-        redisClients.cache = createRedisClient({ ...base, role: 'cache', whileDown: 'shared cache lookups count as misses until it is back' });
-      }
+    }
+    // The response cache's shared tier may have a Redis of its own (cache.redis.url).
+    const cacheRedisUrl = config.cache?.redis?.enabled ? (config.cache.redis.url ?? config.redisUrl) : undefined;
+    if (cacheRedisUrl !== undefined) {
+      redisClients.cache = createRedisClient({ url: cacheRedisUrl, logger, ...config.redis, role: 'cache', whileDown: 'shared cache lookups count as misses until it is back' });
+    }
+    if (Object.keys(redisClients).length > 0) {
       // Bounded: a Redis that is down at start does not stop the service (calls fail closed, /readyz says 503).
       const wait = 2 * (config.redis?.connectTimeoutMs ?? REDIS_CLIENT_DEFAULTS.connectTimeoutMs);
       const up = await Promise.all(Object.values(redisClients).map((c) => waitReady(c, wait)));
@@ -340,7 +342,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       admit: createAdmission(lim, onLimiterError),
       onCall: callMeter?.onCall,
     });
-    const acct = (account = accountRoute({ config, store, secret, access, limiter: lim, logger, redisClient: redisClients.accounts, embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])) }));
+    const acct = accountRoute({ config, store, secret, access, limiter: lim, logger, redisClient: redisClients.accounts, embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])) });
     const router = buildRoutes({
       engine,
       keys,
