@@ -115,6 +115,8 @@ function trace(): Item[] {
 
 interface Run {
   lat: number[];
+  /** The method of each latency sample (same index). */
+  methods: string[];
   errors: number;
   calls: number;
 }
@@ -124,6 +126,7 @@ async function replay(url: string, items: Item[], seconds: number, headAt: () =>
   const u = new URL(url);
   const pool = new Pool(u.origin, { connections: CONNECTIONS, pipelining: 1 });
   const lat: number[] = [];
+  const methods: string[] = [];
   let errors = 0;
   let next = 0;
   const end = performance.now() + seconds * 1000;
@@ -135,12 +138,13 @@ async function replay(url: string, items: Item[], seconds: number, headAt: () =>
       const res = await pool.request({ path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json' }, body });
       const text = await res.body.text();
       lat.push(performance.now() - t0);
+      methods.push(it.method);
       if (res.statusCode !== 200 || !text.includes('"result"')) errors++;
     }
   };
   await Promise.all(Array.from({ length: CONNECTIONS }, worker));
   await pool.close();
-  return { lat, errors, calls: lat.length };
+  return { lat, methods, errors, calls: lat.length };
 }
 
 const pct = (xs: number[], p: number) => {
@@ -218,7 +222,7 @@ async function main(): Promise<void> {
     const add = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? b : a + b);
     results[id] = prev === undefined
       ? { ...r, nodeCalls: s1.calls - s0.calls, hits: g1 && g0 ? g1.hits - g0.hits : undefined, gatewayCalls: g1 && g0 ? g1.calls - g0.calls : undefined }
-      : { lat: prev.lat.concat(r.lat), errors: prev.errors + r.errors, calls: prev.calls + r.calls, nodeCalls: prev.nodeCalls + s1.calls - s0.calls,
+      : { lat: prev.lat.concat(r.lat), methods: prev.methods.concat(r.methods), errors: prev.errors + r.errors, calls: prev.calls + r.calls, nodeCalls: prev.nodeCalls + s1.calls - s0.calls,
           hits: add(prev.hits, g1 && g0 ? g1.hits - g0.hits : undefined), gatewayCalls: add(prev.gatewayCalls, g1 && g0 ? g1.calls - g0.calls : undefined) };
     console.log(`  (${id}) ${r.calls} calls, ${(r.calls / SECONDS).toFixed(0)}/s, p50 ${pct(r.lat, 50).toFixed(2)} ms, p99 ${pct(r.lat, 99).toFixed(2)} ms, errors ${r.errors}, node calls ${s1.calls - s0.calls}`);
   };
@@ -253,6 +257,16 @@ async function main(): Promise<void> {
   const m99 = pct(misses, 99) - pct(d.lat, 99);
   console.log(`  cache on, calls to the node: p50 ${f(m50)} (goal ≤ 0.3: ${verdict(m50, 0.3)})   p99 ${f(m99)} (goal ≤ 2: ${verdict(m99, 2)})`);
   console.log(`  cache on, all calls:         p50 ${pct(onR.lat, 50).toFixed(2)} ms, p99 ${pct(onR.lat, 99).toFixed(2)} ms (direct: ${pct(d.lat, 50).toFixed(2)} / ${pct(d.lat, 99).toFixed(2)} ms)`);
+  // Where the overhead is: p50 / p99 per method of each system (the tail of one method shows here first).
+  const byMethod = (r: Run, m: string) => r.lat.filter((_, i) => r.methods[i] === m);
+  console.log('  per method, p50 / p99 ms:         direct           cache off        cache on');
+  for (const [m] of MIX) {
+    const cell = (r: Run) => {
+      const xs = byMethod(r, m);
+      return `${pct(xs, 50).toFixed(2).padStart(6)} / ${pct(xs, 99).toFixed(2).padStart(6)}`;
+    };
+    console.log(`    ${m.padEnd(28)} ${cell(d)}  ${cell(offR)}  ${cell(onR)}`);
+  }
   console.log(`cache hit rate: ${(((onR.hits ?? 0) / (onR.gatewayCalls || 1)) * 100).toFixed(1)} % of calls (rpcgate's counters: ${onR.hits} hits of ${onR.gatewayCalls} calls); ${((1 - misses.length / onR.calls) * 100).toFixed(1)} % answered in < ${HIT_BELOW_MS} ms`);
   console.log(`node calls per client call: ${(onR.nodeCalls / onR.calls).toFixed(3)} with the cache, ${(offR.nodeCalls / offR.calls).toFixed(3)} without (the pool's dedupe of identical concurrent calls; both include the cache's head poll)`);
   await stopAll();

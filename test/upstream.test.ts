@@ -12,6 +12,7 @@ import { methods as nodeMethods } from '../generated/node/methods.js';
 import { splitResponse } from '../src/gateway/upstream/split.js';
 import { LatencyQuantile } from '../src/gateway/upstream/latency.js';
 import { checkLogsRange, guardLogsRange } from '../src/gateway/node-api/logs-range.js';
+import { createResponseCaches } from '../src/gateway/cache/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startFaultNode, type FaultNode } from './helpers/fault-node.js';
 
@@ -696,6 +697,40 @@ describe('eth_getLogs block-range cap', () => {
     // No known head: the node is asked.
     await checkLogsRange({ fromBlock: '0xfd8f1' }, 10_000, caller);
     expect(asked).toBe(1);
+  });
+  it('with the cache off, the network still tracks its head: fromBlock..latest queries ask the node for it once, not each time', async () => {
+    const head = 0x100000;
+    const asked: string[] = [];
+    const block = (n: number) => ({ number: `0x${n.toString(16)}`, hash: `0x${n.toString(16).padStart(64, '0')}`, parentHash: `0x${(n - 1).toString(16).padStart(64, '0')}` });
+    const upstream = {
+      call: async (method: string, params?: readonly unknown[]) => {
+        asked.push(method);
+        if (method === 'eth_blockNumber') return `0x${head.toString(16)}`;
+        if (method === 'eth_getBlockByNumber') return params?.[0] === 'finalized' ? block(head - 64) : block(head);
+        return [];
+      },
+    };
+    const caches = createResponseCaches({
+      config: { cache: { enabled: false, pollIntervalMs: 60_000 }, networks: { mainnet: { blockTime: 12 } } } as unknown as Parameters<typeof createResponseCaches>[0]['config'],
+      upstreams: new Map([['mainnet', upstream]]),
+      meanings: meaningTable(nodeMethods),
+    });
+    try {
+      expect(caches.networks.size).toBe(0);
+      const tracker = caches.heads.get('mainnet')!;
+      const g = guardLogsRange(new Map([['mainnet', upstream]]), 10_000, (n) => caches.heads.get(n)?.knownHead()).get('mainnet')!;
+      // The first query finds no head yet (the node is asked) and starts the tracker's poll.
+      expect(await g.call('eth_getLogs', [{ fromBlock: '0xfd8f1' }])).toEqual([]);
+      expect(asked.filter((m) => m === 'eth_blockNumber')).toHaveLength(1);
+      await vi.waitFor(() => expect(tracker.recentHead).toBe(head));
+      for (let i = 0; i < 20; i++) expect(await g.call('eth_getLogs', [{ fromBlock: '0xfd8f1' }])).toEqual([]);
+      const e = await rejection(g.call('eth_getLogs', [{ fromBlock: '0xfd8f0', toBlock: 'latest' }]));
+      expect([e.code, e.data]).toEqual([-32005, { source: 'rpcgate', reason: 'block-range', limit: 10_000, range: 10_001 }]);
+      expect(asked.filter((m) => m === 'eth_blockNumber')).toHaveLength(1);
+      expect(asked.filter((m) => m === 'eth_getLogs')).toHaveLength(21);
+    } finally {
+      await caches.close();
+    }
   });
 });
 

@@ -95,11 +95,6 @@ export class NetworkCache {
     });
   }
 
-  /** The head the tracker saw recently (undefined when it has none): lets callers skip asking the node for it. */
-  get head(): number | undefined {
-    return this.tracker.recentHead;
-  }
-
   /** Bytes held in memory (LRU + head answers). */
   get bytes(): number {
     return this.lru.bytes + this.headBytes;

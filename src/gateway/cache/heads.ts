@@ -83,12 +83,19 @@ export class HeadTracker {
 
   constructor(private readonly o: HeadTrackerOptions) {}
 
-  /** A cacheable call: starts a poll when one is due. Hot path: a clock read and a comparison. */
   /** The head if a poll saw it within the last two intervals (what head answers are served by), else undefined. */
   get recentHead(): number | undefined {
     return performance.now() - this.polledAt <= 2 * this.o.pollMs ? this.head : undefined;
   }
 
+  /** The recent head for a caller that needs one (e.g. the eth_getLogs range cap): counts as traffic, so the poll
+   *  keeps it fresh while such calls come; undefined until the first poll is in (the caller then asks the node). */
+  knownHead(): number | undefined {
+    this.touch();
+    return this.recentHead;
+  }
+
+  /** A cacheable call: starts a poll when one is due. Hot path: a clock read and a comparison. */
   touch(): void {
     const now = performance.now();
     if (now - this.pollStarted < this.o.pollMs || this.current !== undefined || this.stopped) return;

@@ -6,6 +6,7 @@ import type { Config } from '../config/config.js';
 import type { GatewayMeaning } from '../method-meaning.js';
 import { NetworkCache, type CacheMetrics, type CacheUpstream } from './cache.js';
 import { RedisTier } from './redis.js';
+import { HeadTracker } from './heads.js';
 
 export { NetworkCache, type CacheMetrics, type CacheUpstream, type NetworkCacheOptions } from './cache.js';
 export { HeadTracker, type HeadEvents, type HeadUpstream } from './heads.js';
@@ -37,6 +38,10 @@ export function cacheSettings(config: Pick<Config, 'cache'>) {
 export interface ResponseCaches {
   /** Per network with the cache on. */
   readonly networks: ReadonlyMap<string, NetworkCache>;
+  /** The chain position per network, cache on or off: the cache's own tracker, else one that polls only while a
+   *  caller needs the head (the eth_getLogs range cap), so a `fromBlock..latest` query does not wait for an
+   *  eth_blockNumber round trip first. */
+  readonly heads: ReadonlyMap<string, HeadTracker>;
   /** Bytes in memory per network (for /metrics). */
   bytes(): Record<string, number>;
   close(): Promise<void>;
@@ -67,11 +72,19 @@ export function createResponseCaches(o: CreateCachesOptions): ResponseCaches {
   };
   let redis: RedisTier | undefined;
   const networks = new Map<string, NetworkCache>();
+  const heads = new Map<string, HeadTracker>();
   for (const [name, n] of Object.entries(o.config.networks)) {
     const over = s.networks[name] ?? {};
-    if (!(over.enabled ?? s.enabled)) continue;
     const upstream = o.upstreams.get(name);
     if (upstream === undefined) continue;
+    const pollMs = s.pollIntervalMs || Math.max(250, n.blockTime * 500);
+    const finalityDepth = over.finalityDepth ?? s.finalityDepth;
+    const onPollError = (err: unknown) => warn(`poll:${name}`, { err, network: name }, 'cache: head poll failed; head-dependent answers are not cached until it succeeds');
+    if (!(over.enabled ?? s.enabled)) {
+      const nothing = () => undefined;
+      heads.set(name, new HeadTracker({ upstream, pollMs, idleMs: s.idleMs, finalityDepth, events: { onHead: nothing, onReorg: nothing, onFinalized: nothing, onReset: nothing, onError: onPollError } }));
+      continue;
+    }
     if (s.redis.enabled && redis === undefined) {
       if (o.redisClient === undefined) throw new Error('cache.redis.enabled needs cache.redis.url or redisUrl');
       redis = new RedisTier({
@@ -91,20 +104,23 @@ export function createResponseCaches(o: CreateCachesOptions): ResponseCaches {
         meanings: o.meanings,
         disabled: new Set([...s.disabledMethods, ...(over.disabledMethods ?? [])]),
         maxBytes: over.maxBytes ?? s.maxBytes,
-        finalityDepth: over.finalityDepth ?? s.finalityDepth,
-        pollMs: s.pollIntervalMs || Math.max(250, n.blockTime * 500),
+        finalityDepth,
+        pollMs,
         idleMs: s.idleMs,
         redis,
         metrics: o.metrics,
-        onPollError: (err) => warn(`poll:${name}`, { err, network: name }, 'cache: head poll failed; head-dependent answers are not cached until it succeeds'),
+        onPollError,
       }),
     );
+    heads.set(name, networks.get(name)!.tracker);
   }
   return {
     networks,
+    heads,
     bytes: () => Object.fromEntries([...networks].map(([n, c]) => [n, c.bytes])),
     async close() {
       for (const c of networks.values()) c.stop();
+      for (const h of heads.values()) h.stop();
     },
   };
 }

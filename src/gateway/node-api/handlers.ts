@@ -12,7 +12,7 @@ import { internalError } from '../../toolkit/rpc/errors.js';
 import { createFilterHandlers, type FilterStore } from '../filters/index.js';
 import { meaningOf, type LocalMethodName } from '../method-meaning.js';
 import type { UpstreamPool } from '../upstream/pool.js';
-import type { NetworkCache } from '../cache/index.js';
+import type { HeadTracker, NetworkCache } from '../cache/index.js';
 import { notificationsNotSupported, type SocketCallContext, type Subscriptions } from '../subscriptions/index.js';
 import { guardLogsRange, rangeChecked } from './logs-range.js';
 
@@ -30,12 +30,16 @@ export interface NodeHandlerOptions {
   /** Most blocks one eth_getLogs may span (upstream.getLogsMaxBlockRange; 0 or absent = no cap). */
   getLogsMaxBlockRange?: number;
   /** Response cache per network (networks without one forward straight to the pool). */
-  caches?: ReadonlyMap<string, Pick<NetworkCache, 'call' | 'caches'> & Partial<Pick<NetworkCache, 'head'>>>;
+  caches?: ReadonlyMap<string, Pick<NetworkCache, 'call' | 'caches'>>;
+  /** The chain position per network (src/gateway/cache/heads.ts): a recent head spares the eth_getLogs range cap a
+   *  round trip to the node. */
+  heads?: ReadonlyMap<string, Pick<HeadTracker, 'knownHead'>>;
 }
 
 export function createNodeHandlers(opts: NodeHandlerOptions): Handlers<NodeMethods> {
   const discover = new RawResult(opts.contractJson);
-  const pools = guardLogsRange(opts.pools, opts.getLogsMaxBlockRange ?? 0);
+  const knownHeadOf = (network: string) => opts.heads?.get(network)?.knownHead();
+  const pools = guardLogsRange(opts.pools, opts.getLogsMaxBlockRange ?? 0, knownHeadOf);
   const local: Record<LocalMethodName<NodeMethods>, Handler<unknown>> = {
     'rpc.discover': (() => discover) as Handler<unknown>,
     ...createFilterHandlers({ store: opts.filters.store, maxPerKey: opts.filters.maxPerKey, pools }),
@@ -44,7 +48,7 @@ export function createNodeHandlers(opts: NodeHandlerOptions): Handlers<NodeMetho
   // The range cap comes before the cache: a refused query is refused whether or not an answer is cached.
   const forward = forwarder(opts.pools, opts.caches);
   const max = opts.getLogsMaxBlockRange ?? 0;
-  return routeHandlers(methods, local, (name) => (name === 'eth_getLogs' && max > 0 ? rangeChecked(forward(name), max, opts.pools, (n) => opts.caches?.get(n)?.head) : forward(name)));
+  return routeHandlers(methods, local, (name) => (name === 'eth_getLogs' && max > 0 ? rangeChecked(forward(name), max, opts.pools, knownHeadOf) : forward(name)));
 }
 
 /** eth_subscribe / eth_unsubscribe: served on a WebSocket connection (ctx.socket), -32601 over HTTP as geth does. */

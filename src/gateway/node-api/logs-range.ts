@@ -1,8 +1,9 @@
 // The eth_getLogs block-range cap (upstream.getLogsMaxBlockRange): a query spanning more blocks than the cap is
 // refused before it reaches the node (-32005, data.reason "block-range"), as providers do — one 0x0..0xffffffffffff
 // query must not occupy a node for everyone. Tags: `earliest` is block 0; `latest`, `pending`, `safe` and
-// `finalized` (and an absent bound) are the head, asked of the pool's eth_blockNumber (deduped with concurrent ones)
-// only when the other bound is a number. The blockHash form names one block and is exempt.
+// `finalized` (and an absent bound) are the head — when the other bound is a number: the network's head tracker's
+// recent head (cache on or off), else the pool's eth_blockNumber (deduped with concurrent ones). The blockHash form
+// names one block and is exempt.
 import { RawResult } from '../../toolkit/rpc/engine.js';
 import type { Handler } from '../../toolkit/rpc/engine.js';
 import { blockRangeTooLarge } from '../errors.js';
@@ -43,23 +44,24 @@ export async function checkLogsRange(filter: unknown, max: number, pool: Caller,
   if (range > max) throw blockRangeTooLarge(max, range);
 }
 
-/** The pools with eth_getLogs range-checked (for the forwarder and the filter methods, which query logs too). */
-export function guardLogsRange<P extends Caller>(pools: ReadonlyMap<string, P>, max: number): ReadonlyMap<string, Caller> {
+/** The pools with eth_getLogs range-checked (for the forwarder and the filter methods, which query logs too);
+ *  `knownHeadOf` as in rangeChecked. */
+export function guardLogsRange<P extends Caller>(pools: ReadonlyMap<string, P>, max: number, knownHeadOf?: (network: string) => number | undefined): ReadonlyMap<string, Caller> {
   if (max <= 0) return pools;
   const out = new Map<string, Caller>();
   for (const [network, pool] of pools) {
     out.set(network, {
       call(method, params) {
         if (method !== 'eth_getLogs') return pool.call(method, params);
-        return checkLogsRange(params?.[0], max, pool).then(() => pool.call(method, params));
+        return checkLogsRange(params?.[0], max, pool, knownHeadOf?.(network)).then(() => pool.call(method, params));
       },
     });
   }
   return out;
 }
 
-/** An eth_getLogs handler (forwarded, perhaps through the cache) behind the range check; the head comes from the
- *  call's network pool. */
+/** An eth_getLogs handler (forwarded, perhaps through the cache) behind the range check; the head is a recent one of
+ *  the call's network (`knownHeadOf`, src/gateway/cache/heads.ts) or else asked of its pool. */
 export function rangeChecked(handler: Handler<unknown>, max: number, pools: ReadonlyMap<string, Caller>, knownHeadOf?: (network: string) => number | undefined): Handler<unknown> {
   return (params, ctx) => {
     const pool = ctx.network === undefined ? undefined : pools.get(ctx.network);

@@ -336,7 +336,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     const engine = createEngine<typeof methods, AccessContext>({
       methods,
       validators,
-      handlers: createNodeHandlers({ pools, contractJson, filters: { store: filterStore, maxPerKey: config.filters?.maxPerKey ?? 100 }, subscriptions: subs, getLogsMaxBlockRange: config.upstream.getLogsMaxBlockRange, caches: caches.networks }),
+      handlers: createNodeHandlers({ pools, contractJson, filters: { store: filterStore, maxPerKey: config.filters?.maxPerKey ?? 100 }, subscriptions: subs, getLogsMaxBlockRange: config.upstream.getLogsMaxBlockRange, caches: caches.networks, heads: caches.heads }),
       options: { maxBatchSize: config.maxBatchSize, strictResults: config.strictResults },
       onError: (err, info) => logger.error({ err, method: info.method, rid: info.ctx.requestId }, 'unexpected error in a call'),
       admit: createAdmission(lim, onLimiterError),
