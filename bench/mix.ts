@@ -15,7 +15,8 @@
 // reads, receipts of transactions in the last 5 blocks; 5–20 % of each method reads old, finalized history.
 // Popularity: contracts and accounts drawn Zipf-like from small sets (a few tokens and wallets are most of the calls).
 // Core budget: rpcgate alone on CPU 0; this client and the stand-in node on CPU 1. Env: BENCH_SECONDS per system and
-// round (default 4), BENCH_ROUNDS (3: the systems take turns), BENCH_WARMUP (2), BENCH_CONNECTIONS (32).
+// round (default 4), BENCH_ROUNDS (3: the systems take turns), BENCH_WARMUP (2), BENCH_CONNECTIONS (32), BENCH_GATEWAY
+// (JSON: top-level config blocks for both gateways, for experiments).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -202,6 +203,8 @@ async function main(): Promise<void> {
       // As many upstream connections as the direct run's client has: with fewer (default 16) calls wait for a free
       // connection to a 20 ms node, which would measure the pool's size, not the gateway.
       upstream: { connections: CONNECTIONS },
+      // Experiments: BENCH_GATEWAY='{"upstream":{...}}' replaces top-level blocks of this config.
+      ...(process.env.BENCH_GATEWAY ? (JSON.parse(process.env.BENCH_GATEWAY) as object) : {}),
     };
     const proc = start(`rpcgate ${id}`, process.execPath, ['--import', 'tsx', join(root, 'bench', 'rpcgate-server.ts'), JSON.stringify(input)], { cpus: SUT_CPU, cwd: root, env: { ...process.env, NODE_ENV: 'production' } });
     await waitForOutput(proc, (o) => /RPCGATE_READY \S+\n/.test(o), 60000);
