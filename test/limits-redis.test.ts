@@ -162,6 +162,63 @@ describe.skipIf(skip)('Redis limiter', () => {
     expect(await redis.get(`${PREFIX}:b:big:d:${ymd(T)}`)).toBe('25000');
   }, 60_000);
 
+  describe('leased budgets', () => {
+    const lease = { maxUnits: 100, minRemaining: 4096, idleReturnMs: 100 };
+    const counter = (id: string) => redis.get(`${PREFIX}:lease:b:${id}:d:${ymd(T)}`).then(Number);
+
+    it('far from the limit: one script call per lease, decisions as exact as without (remaining counts down by one); close() gives unused units back', async () => {
+      const l = new RedisLimiter({ b: { dailyPerUser: 1_000_000 }, lease, url: REDIS_URL, prefix: `${PREFIX}:lease` });
+      for (let i = 1; i <= 10_000; i++) {
+        const d = await l.consume(user('far'), 1, T);
+        if (!d.allowed || d.remaining !== 1_000_000 - i) throw new Error(`call ${i}: ${JSON.stringify(d)}`);
+      }
+      // 1 script per 100 units (the lease), plus the first call's.
+      expect(l.stats.scripts).toBeLessThanOrEqual(102);
+      expect(l.stats.leased).toBeGreaterThanOrEqual(9_800);
+      expect(await counter('far')).toBeGreaterThan(10_000); // units held count as spent for the others
+      await l.close();
+      expect(await counter('far')).toBe(10_000);
+    });
+
+    it('units held without a call for idleReturnMs go back; a lease never serves a call that does not fit it', async () => {
+      const l = make({ b: { dailyPerUser: 1_000_000 }, lease }, `${PREFIX}:lease`);
+      expect((await l.consume(user('idle'), 1, T)).allowed).toBe(true);
+      expect(await counter('idle')).toBe(1 + 100); // the call and its lease (min(100, 999,999 / 64))
+      expect((await l.consume(user('idle'), 60, T)).remaining).toBe(1_000_000 - 61);
+      // 40 left: decided by Redis (which leases 100 more); what the replica holds is still its own to spend.
+      expect((await l.consume(user('idle'), 60, T)).remaining).toBe(1_000_000 - 121);
+      expect(l.stats.leased).toBe(60);
+      expect((await l.peek(user('idle'), T)).remaining).toBe(1_000_000 - 121); // usage shown: what was spent
+      await new Promise((r) => setTimeout(r, 350));
+      expect(await counter('idle')).toBe(121);
+      expect(l.stats.returned).toBe(140);
+    });
+
+    it('close to the limit every call is decided by Redis: two replicas end exactly at it', async () => {
+      const a = make({ b: { dailyPerUser: 5_000 }, lease }, `${PREFIX}:lease`);
+      const b = make({ b: { dailyPerUser: 5_000 }, lease }, `${PREFIX}:lease`);
+      let ok = 0;
+      for (let i = 0; i < 3_000; i++) if ((await (i % 2 ? a : b).consume(user('near'), 1, T)).allowed) ok++;
+      // Leases stop once less than 4,096 is left: at most 904 units plus the last lease (78) came from them.
+      const granted = a.stats.granted + b.stats.granted;
+      expect(granted).toBeGreaterThan(0);
+      expect(granted).toBeLessThanOrEqual(904 + 78);
+      const before = a.stats.scripts + b.stats.scripts + a.stats.leased + b.stats.leased;
+      for (let i = 0; i < 2_500; i++) if ((await (i % 2 ? a : b).consume(user('near'), 1, T)).allowed) ok++;
+      // No lease granted since: each call either went to Redis or used up what a replica still held.
+      expect(a.stats.granted + b.stats.granted).toBe(granted);
+      expect(a.stats.scripts + b.stats.scripts + a.stats.leased + b.stats.leased - before).toBe(2_500);
+      expect(ok).toBe(5_000);
+      expect(await counter('near')).toBe(5_000);
+    });
+
+    it('an app with a per-second limit under minRemaining never leases (its every call is decided by Redis)', async () => {
+      const l = make({ a: { perSecond: 1_000, daily: null, monthly: null }, lease }, `${PREFIX}:lease`);
+      for (let i = 0; i < 200; i++) expect((await l.consume(app('per-second'), 1, T)).allowed).toBe(true);
+      expect([l.stats.leased, l.stats.granted, l.stats.scripts]).toEqual([0, 0, 200]);
+    });
+  });
+
   describe('two processes hammering the same subject', () => {
     /** Units each child consumes alone before the race (the limits below have room for both). */
     const WARM = 10;
@@ -183,7 +240,7 @@ describe.skipIf(skip)('Redis limiter', () => {
       const one = async (n) => { const d = await l.consume(cfg.subject, n, cfg.now); if (d.allowed) { units += n; calls++; } else refused++; return d.allowed; };
       await Promise.all(Array.from({ length: 16 }, async () => { while (i < cfg.ops.length) await one(cfg.ops[i++]); }));
       await Promise.all(Array.from({ length: 16 }, async () => { while (await one(1)); }));
-      process.stdout.write(JSON.stringify({ units, calls, refused, warm }) + '\\n');
+      process.stdout.write(JSON.stringify({ units, calls, refused, warm, scripts: l.stats.scripts, leased: l.stats.leased }) + '\\n');
       await l.close();
     `;
 
@@ -201,7 +258,7 @@ describe.skipIf(skip)('Redis limiter', () => {
         child.stdout.on('data', () => out.includes('ready\n') && resolve());
         child.on('exit', (code) => reject(new Error(`child exited ${code} before ready: ${err}`)));
       });
-      const done = new Promise<{ units: number; calls: number; refused: number; warm: number }>((resolve, reject) => {
+      const done = new Promise<{ units: number; calls: number; refused: number; warm: number; scripts: number; leased: number }>((resolve, reject) => {
         child.on('exit', (code) => {
           if (code !== 0) return reject(new Error(`child exited ${code}: ${err}`));
           resolve(JSON.parse(out.split('\n').filter(Boolean).at(-1)!));
@@ -240,6 +297,18 @@ describe.skipIf(skip)('Redis limiter', () => {
         expect(r.refused).toBeGreaterThanOrEqual(16);
       }
       expect(await redis.get(`${PREFIX}:b:race:d:${ymd(T)}`)).toBe('500');
+    }, 60_000);
+
+    it('B with leases (limit 20,000; up to 50 units while 1,000 are left): total accepted == 20,000 exactly, counter == 20,000, most calls never sent to Redis', async () => {
+      const results = await race({ b: { dailyPerUser: 20_000 }, lease: { maxUnits: 50, minRemaining: 1_000, idleReturnMs: 1_000 } }, user('race-lease'));
+      expect(results.reduce((s, r) => s + r.units, 0)).toBe(20_000);
+      expect(await redis.get(`${PREFIX}:b:race-lease:d:${ymd(T)}`)).toBe('20000');
+      const calls = results.reduce((s, r) => s + r.calls + r.refused, 0);
+      const scripts = results.reduce((s, r) => s + r.scripts, 0);
+      const leased = results.reduce((s, r) => s + r.leased, 0);
+      console.log(`[limits-redis] lease race: ${calls} consumes, ${scripts} script calls, ${leased} units from leases`);
+      expect(leased).toBeGreaterThan(10_000);
+      expect(scripts).toBeLessThan(calls / 5);
     }, 60_000);
 
     it('A, per-second 300 / daily 500 / monthly 10,000 in one second: exactly 300 in every counter', async () => {

@@ -175,6 +175,7 @@ export interface KeyConfig {
 export interface LimitsConfig {
   a?: AppPlan;
   b?: NetworkKeyPlan;
+  lease?: LimitsLease;
 }
 /**
  * Operator plan for access point A (apps), applied per app. A field left out takes its default; `null` switches that limit off.
@@ -192,6 +193,23 @@ export interface NetworkKeyPlan {
    * Requests per user per UTC day, across all the user's network keys.
    */
   dailyPerUser?: number;
+}
+/**
+ * Leased budgets of the Redis limiter (with `redisUrl`): while a subject has plenty of quota left, a replica reserves a few units at once in Redis (in the same script call that decides a call) and admits the next calls from that reserve without a round trip. Never more is admitted than the limit: every admitted call is either decided by Redis or drawn from units Redis already counted. Close to the limit (less than `minRemaining` left in any of the subject's counters, e.g. an app's per-second limit) every call is decided by Redis as before. What a replica holds and does not use goes back after `idleReturnMs` without calls (or at shutdown); until then another replica may be refused up to that many units early, and a replica killed while holding units loses them for the rest of the window.
+ */
+export interface LimitsLease {
+  /**
+   * Most units one lease reserves (also at most 1/64 of what is left). 0 = no leases: every call is decided by Redis.
+   */
+  maxUnits?: number;
+  /**
+   * Leases only while every counter of the subject has at least this much left.
+   */
+  minRemaining?: number;
+  /**
+   * Unused units are given back after this long without a call of that subject (ms).
+   */
+  idleReturnMs?: number;
 }
 export interface NetworkConfig {
   /**
@@ -1216,7 +1234,40 @@ export const configSchema = {
       type: 'object',
       additionalProperties: false,
       description: 'Request limits (src/gateway/limits/plans.ts applies the defaults).',
-      properties: { a: { $ref: '#/definitions/AppPlan' }, b: { $ref: '#/definitions/NetworkKeyPlan' } },
+      properties: {
+        a: { $ref: '#/definitions/AppPlan' },
+        b: { $ref: '#/definitions/NetworkKeyPlan' },
+        lease: { $ref: '#/definitions/LimitsLease' },
+      },
+    },
+    LimitsLease: {
+      title: 'LimitsLease',
+      type: 'object',
+      additionalProperties: false,
+      description:
+        "Leased budgets of the Redis limiter (with `redisUrl`): while a subject has plenty of quota left, a replica reserves a few units at once in Redis (in the same script call that decides a call) and admits the next calls from that reserve without a round trip. Never more is admitted than the limit: every admitted call is either decided by Redis or drawn from units Redis already counted. Close to the limit (less than `minRemaining` left in any of the subject's counters, e.g. an app's per-second limit) every call is decided by Redis as before. What a replica holds and does not use goes back after `idleReturnMs` without calls (or at shutdown); until then another replica may be refused up to that many units early, and a replica killed while holding units loses them for the rest of the window.",
+      default: { maxUnits: 100, minRemaining: 4096, idleReturnMs: 1000 },
+      properties: {
+        maxUnits: {
+          type: 'integer',
+          minimum: 0,
+          default: 100,
+          description:
+            'Most units one lease reserves (also at most 1/64 of what is left). 0 = no leases: every call is decided by Redis.',
+        },
+        minRemaining: {
+          type: 'integer',
+          minimum: 1,
+          default: 4096,
+          description: 'Leases only while every counter of the subject has at least this much left.',
+        },
+        idleReturnMs: {
+          type: 'integer',
+          minimum: 10,
+          default: 1000,
+          description: 'Unused units are given back after this long without a call of that subject (ms).',
+        },
+      },
     },
     AppPlan: {
       title: 'AppPlan',

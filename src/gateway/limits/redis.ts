@@ -8,6 +8,15 @@
 // answers each its own decision. Same counters and same answers, one command instead of many (the per-command client
 // cost dominated the gateway's CPU per request with Redis limits).
 //
+// Leased budgets (config `limits.lease`): while every counter of a subject has at least `minRemaining` left, the same
+// script call also reserves a lease — min(maxUnits, 1/64 of what is left) more on each counter — and the replica
+// admits that subject's next calls from it without a round trip (the hot path then costs what in-process limits
+// cost). Still exact: an admitted call was either decided by Redis or drawn from units Redis already counted, so no
+// window ever admits more than its limit. The price is on the other side and bounded: units a replica holds but has
+// not used count as spent for the others — given back (DECRBY) after `idleReturnMs` without a call of that subject
+// and at close(); a replica killed while holding some loses them for that window. Near the limit (under
+// minRemaining, or a small limit such as an app's per-second one) every call is decided by Redis as before.
+//
 // Redis slow or gone: the client (src/gateway/redis) fails a command at once when disconnected and after its command
 // timeout otherwise; the caller answers 503 -32044. The script carries a deadline on Redis's clock (3/4 of the timeout,
 // from a measured clock offset), so a script that reaches a resumed Redis after its caller gave up counts nothing.
@@ -46,13 +55,15 @@ return { ok, unpack(counts) }
 `;
 
 /**
- * CONSUME_LUA for m requests of one subject, decided in order. KEYS[i]: counter keys. ARGV[1]: m; ARGV[2]: deadline
- * (Redis clock, epoch ms; 0 = none); ARGV[2+j]: n of request j; then per key ARGV[m+1+2i]: limit, ARGV[m+2+2i]: expiry
- * (epoch ms). Returns { count_1 … count_k (BEFORE the first request), ok_1 … ok_m }, or {} when the script runs after
- * its deadline: the caller has given up on it (command timeout, the client was refused), so it must count nothing —
- * e.g. a Redis that stalled and resumes with the call still in its socket buffer. Request j is admitted (ok 1) when
- * every counter, after the requests admitted before it, has room for its n; the counters grow by the admitted total;
- * a new key gets PEXPIREAT.
+ * CONSUME_LUA for m requests of one subject, decided in order, and a lease. KEYS[i]: counter keys. ARGV[1]: m;
+ * ARGV[2]: deadline (Redis clock, epoch ms; 0 = none); ARGV[3]: lease cap (0 = no lease); ARGV[4]: the least any
+ * counter must have left for a lease; ARGV[4+j]: n of request j; then per key ARGV[m+3+2i]: limit, ARGV[m+4+2i]:
+ * expiry (epoch ms). Returns { count_1 … count_k (BEFORE the first request), ok_1 … ok_m, lease }, or {} when the
+ * script runs after its deadline: the caller has given up on it (command timeout, the client was refused), so it must
+ * count nothing — e.g. a Redis that stalled and resumes with the call still in its socket buffer. Request j is
+ * admitted (ok 1) when every counter, after the requests admitted before it, has room for its n; then, when every
+ * counter has at least ARGV[4] left, `lease` = min(cap, 1/64 of the least left) units are reserved on each counter
+ * too; the counters grow by the admitted total plus the lease; a new key gets PEXPIREAT.
  */
 export const CONSUME_BATCH_LUA = `
 local m = tonumber(ARGV[1])
@@ -61,7 +72,9 @@ if deadline > 0 then
   local t = redis.call('TIME')
   if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > deadline then return {} end
 end
-local base = m + 2
+local cap = tonumber(ARGV[3])
+local floor = tonumber(ARGV[4])
+local base = m + 4
 local k = #KEYS
 local start, counts, limits = {}, {}, {}
 for i = 1, k do
@@ -72,7 +85,7 @@ for i = 1, k do
 end
 local out = {}
 for j = 1, m do
-  local n = tonumber(ARGV[2 + j])
+  local n = tonumber(ARGV[4 + j])
   local ok = 1
   for i = 1, k do
     if counts[i] + n > limits[i] then ok = 0 end
@@ -82,6 +95,18 @@ for j = 1, m do
   end
   out[k + j] = ok
 end
+local lease = 0
+if cap > 0 then
+  local least = limits[1] - counts[1]
+  for i = 2, k do
+    if limits[i] - counts[i] < least then least = limits[i] - counts[i] end
+  end
+  if least >= floor then lease = math.min(cap, math.floor(least / 64)) end
+  if lease > 0 then
+    for i = 1, k do counts[i] = counts[i] + lease end
+  end
+end
+out[k + m + 1] = lease
 for i = 1, k do
   out[i] = start[i]
   if counts[i] > start[i] then
@@ -99,6 +124,20 @@ return out
  */
 export const EXPIRY_GRACE_MS = 5_000;
 
+/** Gives back `ARGV[1]` unused leased units on each of KEYS (only where the counter still holds at least that many:
+ *  a key that expired or was reset is left alone). */
+export const RETURN_LEASE_LUA = `
+local u = tonumber(ARGV[1])
+for i = 1, #KEYS do
+  local c = tonumber(redis.call('GET', KEYS[i]) or '-1')
+  if c >= u then redis.call('DECRBY', KEYS[i], u) end
+end
+return 1
+`;
+
+/** Lease defaults (contracts/config.schema.json LimitsLease). */
+const LEASE_DEFAULTS = { maxUnits: 100, minRemaining: 4096, idleReturnMs: 1000 };
+
 /** The script's deadline: at most this share of the command timeout after sending (less the clock offset's error). */
 const DEADLINE_SHARE = 0.75;
 /** TIME round trips per clock-offset measurement (the fastest one counts). */
@@ -109,7 +148,19 @@ const CLOCK_SYNC_MS = 60_000;
 type ScriptedRedis = Redis & {
   rpcgateLimitConsume(numKeys: number, ...keysAndArgs: (string | number)[]): Promise<number[]>;
   rpcgateLimitConsumeBatch(numKeys: number, ...keysAndArgs: (string | number)[]): Promise<number[]>;
+  rpcgateLimitReturn(numKeys: number, ...keysAndArgs: (string | number)[]): Promise<number>;
 };
+
+/** Units of one subject's counters (same keys) this replica reserved in Redis and has not used yet. */
+interface Lease {
+  slots: RedisSlot[];
+  /** Units left to admit from. */
+  units: number;
+  /** Each counter's value in Redis right after the last grant (the units held are part of it). */
+  reserved: number[];
+  /** performance.now() of the last call drawn from it (or of the grant). */
+  lastUse: number;
+}
 
 /** One waiting consume. */
 interface Waiting {
@@ -157,8 +208,14 @@ export class RedisLimiter implements Limiter {
     const client = opts.client ?? createRedisClient({ url: opts.url ?? 'redis://127.0.0.1:6379', role: 'limits', ...opts.clientConfig });
     client.defineCommand('rpcgateLimitConsume', { lua: CONSUME_LUA });
     client.defineCommand('rpcgateLimitConsumeBatch', { lua: CONSUME_BATCH_LUA });
+    client.defineCommand('rpcgateLimitReturn', { lua: RETURN_LEASE_LUA });
     this.redis = client as ScriptedRedis;
     this.flush = this.flush.bind(this);
+    this.lease = { ...LEASE_DEFAULTS, ...opts.lease };
+    if (this.lease.maxUnits > 0) {
+      this.leaseTimer = setInterval(() => this.returnIdle(false), this.lease.idleReturnMs);
+      this.leaseTimer.unref();
+    }
     const timeout = client.options.commandTimeout;
     let synced!: () => void;
     this.clockSynced = new Promise<void>((r) => (synced = r));
@@ -218,6 +275,44 @@ export class RedisLimiter implements Limiter {
     return Math.floor(Date.now() + this.clockOffset + this.deadlineMs);
   }
 
+  private readonly lease: typeof LEASE_DEFAULTS;
+  private readonly leases = new Map<string, Lease>();
+  private leaseTimer: NodeJS.Timeout | undefined;
+  /** Lease statistics (tests, bench): calls admitted from a lease, units granted and given back, script calls. */
+  readonly stats = { leased: 0, granted: 0, returned: 0, scripts: 0 };
+
+  /** Admits `n` from the subject's lease when it holds that many (undefined otherwise). */
+  private fromLease(gk: string, slots: RedisSlot[], n: number, now: number): LimitDecision | undefined {
+    const l = this.leases.get(gk);
+    if (l === undefined || l.units < n) return undefined;
+    // As Redis sees it, minus what this replica still holds: what is spent (by anyone) or reserved by others.
+    const k = slots.length;
+    for (let i = 0; i < k; i++) slots[i].count = l.reserved[i] - l.units;
+    l.units -= n;
+    l.lastUse = performance.now();
+    this.stats.leased += n;
+    return decide(slots, k, n, now, this.cal.dayEnd);
+  }
+
+  /** Gives back unused units: of leases idle for idleReturnMs (or of all, `all`, at close). */
+  private returnIdle(all: boolean): Promise<unknown> {
+    const before = performance.now() - this.lease.idleReturnMs;
+    const sent: Promise<unknown>[] = [];
+    for (const [gk, l] of this.leases) {
+      if (!all && l.lastUse > before) continue;
+      this.leases.delete(gk);
+      if (l.units === 0 || this.redis.status !== 'ready') continue;
+      const units = l.units;
+      sent.push(
+        this.redis.rpcgateLimitReturn(l.slots.length, ...l.slots.map((x) => x.key), units).then(
+          () => void (this.stats.returned += units),
+          () => undefined, // Redis failing: those units stay counted until their window ends
+        ),
+      );
+    }
+    return Promise.all(sent);
+  }
+
   /** Consumes waiting for this turn's flush, by counter keys. */
   private pending = new Map<string, Group>();
   private scheduled = false;
@@ -251,6 +346,10 @@ export class RedisLimiter implements Limiter {
     if (k === 0) return Promise.resolve(decide(slots, 0, n, now, this.cal.dayEnd));
     // Same keys = same subject in the same windows (hence the same limits and expiries).
     const gk = k === 1 ? slots[0].key : slots.map((s) => s.key).join(' ');
+    if (this.leases.size > 0 && !this.pending.has(gk)) {
+      const d = this.fromLease(gk, slots, n, now);
+      if (d !== undefined) return Promise.resolve(d);
+    }
     let g = this.pending.get(gk);
     if (g === undefined) {
       g = { slots, reqs: [] };
@@ -282,18 +381,31 @@ export class RedisLimiter implements Limiter {
     const groups = this.pending;
     if (groups.size === 0) return;
     this.pending = new Map();
-    this.inFlight += groups.size;
-    for (const g of groups.values()) this.send(g);
+    for (const [gk, g] of groups) {
+      // A lease granted while these waited serves them first, in order; the rest go to Redis.
+      let j = 0;
+      if (this.leases.has(gk)) {
+        for (; j < g.reqs.length; j++) {
+          const d = this.fromLease(gk, g.slots, g.reqs[j].n, g.reqs[j].now);
+          if (d === undefined) break;
+          g.reqs[j].resolve(d);
+        }
+      }
+      if (j === g.reqs.length) continue;
+      if (j > 0) g.reqs = g.reqs.slice(j);
+      this.inFlight++;
+      this.send(gk, g);
+    }
   }
 
   private settled(): void {
     if (--this.inFlight === 0 && this.pending.size > 0) this.schedule();
   }
 
-  private send(g: Group): void {
+  private send(gk: string, g: Group): void {
     const first = untilFirstConnect(this.redis);
     if (first !== undefined) {
-      void first.then(() => this.send(g));
+      void first.then(() => this.send(gk, g));
       return;
     }
     const { slots, reqs } = g;
@@ -301,8 +413,9 @@ export class RedisLimiter implements Limiter {
     const m = reqs.length;
     const args: (string | number)[] = [];
     for (const s of slots) args.push(s.key);
-    args.push(m, this.deadline());
+    args.push(m, this.deadline(), this.lease.maxUnits, this.lease.minRemaining);
     for (const r of reqs) args.push(r.n);
+    this.stats.scripts++;
     for (const s of slots) args.push(s.limit, s.resetAt + EXPIRY_GRACE_MS);
     this.redis.rpcgateLimitConsumeBatch(k, ...args).then(
       (reply) => {
@@ -314,6 +427,8 @@ export class RedisLimiter implements Limiter {
         }
         // Replay the script's order on its starting counts: each request's decision from the counts before it.
         for (let i = 0; i < k; i++) slots[i].count = Number(reply[i]);
+        // Units this replica holds are in those counts but still its own to spend: not subtracted from `remaining`.
+        const held = this.leases.get(gk)?.units ?? 0;
         for (let j = 0; j < m; j++) {
           const r = reqs[j];
           const d = decide(slots, k, r.n, r.now, this.cal.dayEnd);
@@ -321,8 +436,24 @@ export class RedisLimiter implements Limiter {
             r.reject(new Error('limits: Redis script and client disagree (limits changed mid-call?)'));
             continue;
           }
-          if (d.allowed) for (let i = 0; i < k; i++) slots[i].count += r.n;
+          if (d.allowed) {
+            for (let i = 0; i < k; i++) slots[i].count += r.n;
+            d.remaining += held;
+          }
           r.resolve(d);
+        }
+        const granted = Number(reply[k + m] ?? 0);
+        if (granted > 0) {
+          // Units still held from an earlier lease stay held (they are part of the counts too).
+          const l = this.leases.get(gk);
+          const reserved = slots.map((x) => x.count + granted);
+          if (l === undefined) this.leases.set(gk, { slots, units: granted, reserved, lastUse: performance.now() });
+          else {
+            l.units += granted;
+            l.reserved = reserved;
+            l.lastUse = performance.now();
+          }
+          this.stats.granted += granted;
         }
         this.settled();
       },
@@ -338,7 +469,9 @@ export class RedisLimiter implements Limiter {
     if (slots.length === 0) return slots;
     await untilFirstConnect(this.redis);
     const vals = await this.redis.mget(...slots.map((s) => s.key));
-    for (let i = 0; i < slots.length; i++) slots[i].count = vals[i] === null ? 0 : Number(vals[i]);
+    // Units this replica holds (a lease) are counted in Redis but not spent yet.
+    const held = this.leases.get(slots.map((s) => s.key).join(' '))?.units ?? 0;
+    for (let i = 0; i < slots.length; i++) slots[i].count = Math.max(0, (vals[i] === null ? 0 : Number(vals[i])) - held);
     return slots;
   }
 
@@ -354,6 +487,8 @@ export class RedisLimiter implements Limiter {
 
   async close(): Promise<void> {
     clearInterval(this.clockTimer);
+    clearInterval(this.leaseTimer);
+    await this.returnIdle(true);
     if (this.ownsClient) await closeRedisClient(this.redis);
   }
 }

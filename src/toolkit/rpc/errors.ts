@@ -12,6 +12,9 @@ export const ErrorCode = {
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
+/** An error answered to a caller: a value, not a fault, so it carries no stack trace — capturing one cost ~8 % of the
+ *  CPU of a flood of refused calls (e.g. a key over its quota). A fault behind it keeps its own stack (logged where it
+ *  is caught). */
 export class RpcError extends Error {
   constructor(
     public code: number,
@@ -22,7 +25,10 @@ export class RpcError extends Error {
     /** Extra HTTP headers for a single request, e.g. Retry-After. */
     public headers?: Record<string, string>,
   ) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'RpcError';
   }
 }
