@@ -65,6 +65,8 @@ describe('what an answer may be cached as (policy)', () => {
   it.each([
     ['eth_chainId', [], pos, 'final'],
     ['eth_blockNumber', [], pos, 'head'],
+    ['web3_clientVersion', [], pos, 'head'], // the same for a block; an upgraded node shows within one
+    ['eth_syncing', [], pos, 'none'],
     ['eth_blockNumber', [], { head: undefined, finalized: undefined }, 'none'],
     ['eth_getBlockByNumber', ['0x5a', false], pos, 'final'], // 90 = finalized
     ['eth_getBlockByNumber', ['0x5b', false], pos, 'block'],

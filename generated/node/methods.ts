@@ -176,7 +176,7 @@ export const extensions = {
       route: 'forward',
       idempotent: true,
       retryable: true,
-      cache: 'never',
+      cache: 'head',
       sticky: false,
       open: false,
       readOnly: true,

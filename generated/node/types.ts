@@ -1169,7 +1169,7 @@ export interface NodeMethods {
   /**
    * Returns the node client's name and version.
    *
-   * Returns the version string of the node software behind this URL (e.g. geth, reth, erigon, anvil, Rootstock). The format is client-specific; use it for diagnostics, not for feature detection. Requests may be served by different nodes of a pool, so consecutive answers can differ.
+   * Returns the version string of the node software behind this URL (e.g. geth, reth, erigon, anvil, Rootstock). The format is client-specific; use it for diagnostics, not for feature detection. Requests may be served by different nodes of a pool, so answers can differ from block to block; rpcgate's response cache keeps one answer per network until the next block (an upgraded node shows within a block).
    *
    * Errors: -32700 Parse error; -32600 Invalid request; -32601 Method not found; -32602 Invalid params; -32603 Internal error; -32016 Unauthorized; -32041 Forbidden; -32005 Limit exceeded; -32044 Limits backend unavailable; -32042 Upstream unavailable; -32043 Upstream timeout; -32000 Node error.
    *
