@@ -325,6 +325,10 @@ describe('item 3: lockout per (email, IP)', () => {
     expect([all.status, all.body.error.data.scope, all.body.error.data.period]).toEqual([429, 'email', 'hour']);
     // Attempts refused by the email limit check nothing and do not fill the owner's own (email, IP) counter.
     for (let i = 0; i < 12; i++) expect((await logIn(svc, email, `owner retry ${i}`, '192.0.2.1')).body.error.data.scope).toBe('email');
+    // Operators see the refusals by scope: the locked attacker's 1, the per-email 1 + 12.
+    const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+    const throttled = (scope: string) => Number(new RegExp(`^rpcgate_account_throttled_total\\{scope="${scope.replace('+', '\\+')}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    expect([throttled('email+ip'), throttled('email'), throttled('ip'), throttled('password-hashing')]).toEqual([1, 13, 0, 0]);
   }, 60_000);
 });
 

@@ -155,7 +155,14 @@ export const ACCOUNT_SECURITY_DEFAULTS = {
 } as const;
 
 export class AccountThrottle {
+  /** Refusals by scope (data.scope of the 429), the hash gate's included. */
+  refusals(): Record<ThrottleScope, number> {
+    return { ...this.refusedBy, 'password-hashing': this.gate.refused };
+  }
+
   readonly gate: HashGate;
+  /** Calls refused per counter (the hash gate's are `gate.refused`): read by rpcgate_account_throttled_total. */
+  readonly refusedBy: Record<Counter['scope'], number> = { 'email+ip': 0, email: 0, ip: 0, 'signup-ip': 0 };
   private readonly emailIp: Counter;
   private readonly email: Counter;
   private readonly ip: Counter;
@@ -192,6 +199,7 @@ export class AccountThrottle {
         await c.rl.consume(key);
       } catch (e) {
         if (!(e instanceof RateLimiterRes)) throw e;
+        this.refusedBy[c.scope]++;
         await Promise.all(list.slice(0, i).filter(([p]) => p !== this.ip).map(([p, k]) => p.rl.reward(k, 1)));
         throw throttled(c.scope, c.limit, e.msBeforeNext / 1000);
       }

@@ -6,6 +6,7 @@ import type { Config } from '../config/config.js';
 import type { GatewayMeaning } from '../method-meaning.js';
 import { NetworkCache, type CacheMetrics, type CacheUpstream } from './cache.js';
 import { RedisTier } from './redis.js';
+import { LogThrottle } from '../metering/log-throttle.js';
 import { HeadTracker } from './heads.js';
 
 export { NetworkCache, type CacheMetrics, type CacheUpstream, type NetworkCacheOptions } from './cache.js';
@@ -63,12 +64,10 @@ export function createResponseCaches(o: CreateCachesOptions): ResponseCaches {
   const s = cacheSettings(o.config);
   const log = o.logger;
   // Failures are logged at most every 10 s per kind: a down Redis or node must not flood the log.
-  const lastLog = new Map<string, number>();
+  const throttle = new LogThrottle(10_000);
   const warn = (what: string, fields: Record<string, unknown>, msg: string) => {
-    const now = Date.now();
-    if (now - (lastLog.get(what) ?? 0) < 10_000) return;
-    lastLog.set(what, now);
-    log?.warn(fields, msg);
+    const skipped = throttle.take(what);
+    if (skipped !== undefined) log?.warn({ ...fields, skipped }, msg);
   };
   let redis: RedisTier | undefined;
   const networks = new Map<string, NetworkCache>();

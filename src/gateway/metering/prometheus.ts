@@ -24,6 +24,8 @@ export interface MetricsOptions {
   subscriptionsActive?: () => Record<string, Record<string, number>>;
   /** Bytes the response cache holds in memory, by network, read at scrape time. */
   cacheBytes?: () => Record<string, number>;
+  /** Log-in / sign-up calls the account throttles refused (429), by scope, read at scrape time. */
+  accountThrottled?: () => Record<string, number>;
   /** Also collect prom-client's default process metrics (CPU, memory, event loop lag) into this registry. */
   processMetrics?: boolean;
 }
@@ -271,6 +273,17 @@ export class Metrics {
       collect() {
         this.reset();
         for (const [network, n] of Object.entries(cacheBytes?.() ?? {})) this.set({ network }, n);
+      },
+    });
+    const accountThrottled = opts.accountThrottled;
+    new Counter({
+      name: 'rpcgate_account_throttled_total',
+      help: 'Account API calls (log-in, sign-up) refused by a throttle with 429, by scope: email+ip, email, ip, signup-ip, password-hashing (the hash gate was full).',
+      labelNames: ['scope'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [scope, n] of Object.entries(accountThrottled?.() ?? {})) this.inc({ scope }, n);
       },
     });
     if (opts.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'rpcgate_' });

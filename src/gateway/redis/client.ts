@@ -9,6 +9,7 @@
 //     without a listener ioredis prints "[ioredis] Unhandled error event" on every reconnect attempt.
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { LogThrottle } from '../metering/log-throttle.js';
 
 export interface RedisClientConfig {
   /** A command without an answer after this long fails (ms). */
@@ -67,24 +68,21 @@ export function createRedisClient(opts: CreateRedisClientOptions): ServiceRedis 
   firstConnect.set(client, first);
   const log = opts.logger?.child({ component: 'redis', role: opts.role, redis: redactedUrl(opts.url) });
   let downSince = 0;
-  let lastLog = 0;
-  let suppressed = 0;
+  const throttle = new LogThrottle(LOG_EVERY_MS);
   client.on('error', (err: Error) => {
     const now = Date.now();
+    const skipped = throttle.take('', now);
+    if (skipped === undefined) return;
     if (downSince === 0) {
-      downSince = lastLog = now;
+      downSince = now;
       log?.error({ err: { message: err.message, code: (err as { code?: string }).code } }, `Redis unreachable${opts.whileDown ? `; ${opts.whileDown}` : ''}; reconnecting`);
-    } else if (now - lastLog >= LOG_EVERY_MS) {
-      log?.warn({ err: { message: err.message }, downMs: now - downSince, errorsSinceLastLine: suppressed + 1 }, 'Redis still unreachable');
-      lastLog = now;
-      suppressed = 0;
-    } else suppressed++;
+    } else log?.warn({ err: { message: err.message }, downMs: now - downSince, errorsSinceLastLine: skipped + 1 }, 'Redis still unreachable');
   });
   client.on('ready', () => {
     if (downSince === 0) return;
     log?.info({ downMs: Date.now() - downSince }, 'Redis reachable again');
     downSince = 0;
-    suppressed = 0;
+    throttle.reset();
   });
   return client;
 }

@@ -26,6 +26,7 @@ import { startEmbeddedChain, compileToken, type EmbeddedChain, type SeededChain 
 import { chainNetworks, devKeyEnabled, loadConfig, trustProxyHops, type Config, type ConfigInput } from '../config/config.js';
 import { createLimiter, type Limiter } from '../limits/index.js';
 import { createFilterStore, type FilterStore } from '../filters/index.js';
+import { LogThrottle } from '../metering/log-throttle.js';
 import { closeRedisClient, createRedisClient, LOG_EVERY_MS, REDIS_CLIENT_DEFAULTS, waitReady, type ServiceRedis } from '../redis/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
 import { createResponseCaches, type ResponseCaches } from '../cache/index.js';
@@ -149,6 +150,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
   let subscriptions: Subscriptions | undefined;
   let caches: ResponseCaches | undefined;
   let staticKeyCount = 0;
+  let accountThrottle: { refusals(): Record<string, number> } | undefined;
   // One registry per service; active keys are read at scrape time from the key sources.
   const metrics = new Metrics({
     activeKeys: () => ({ account: access?.size ?? 0, static: staticKeyCount }),
@@ -157,6 +159,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     websocketConnections: () => sockets?.perNetwork() ?? {},
     subscriptionsActive: () => subscriptions?.byNetworkAndKind() ?? {},
     cacheBytes: () => caches?.bytes() ?? {},
+    accountThrottled: () => accountThrottle?.refusals() ?? {},
   });
 
   const stop = (): Promise<void> =>
@@ -308,15 +311,10 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     const callMeter = meter === undefined ? undefined : new CallMeter(meter, metrics);
     const lim = limiter;
     // Every refused call would otherwise log a line while Redis is down: one line, then one per LOG_EVERY_MS with a count.
-    let limiterErrorLogged = 0;
-    let limiterErrors = 0;
+    const limiterLog = new LogThrottle(LOG_EVERY_MS);
     const onLimiterError = (err: unknown) => {
-      limiterErrors++;
-      const now = Date.now();
-      if (now - limiterErrorLogged < LOG_EVERY_MS) return;
-      logger.error({ err: { message: (err as Error)?.message }, calls: limiterErrors }, 'limiter failed; limited calls refused (503, -32044)');
-      limiterErrorLogged = now;
-      limiterErrors = 0;
+      const skipped = limiterLog.take();
+      if (skipped !== undefined) logger.error({ err: { message: (err as Error)?.message }, calls: skipped + 1 }, 'limiter failed; limited calls refused (503, -32044)');
     };
 
     const ws = config.websocket;
@@ -343,6 +341,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       onCall: callMeter?.onCall,
     });
     const acct = accountRoute({ config, store, secret, access, limiter: lim, logger, redisClient: redisClients.accounts, embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])) });
+    accountThrottle = acct.throttle;
     const router = buildRoutes({
       engine,
       keys,
