@@ -7,7 +7,7 @@
 // Goals (issue 13): (c) ≥ 1.5 × (b) and ≥ 0.6 × (a).
 // Core budget (2 cores): the system under test alone on CPU 0 (anvil in (a), nginx in (b), rpcgate in (c)/(c0)); wrk and
 // — whenever it is the upstream — anvil on CPU 1. Env: BENCH_SECONDS (default 5), BENCH_WARMUP (2), BENCH_CONNECTIONS (32),
-// BENCH_ONLY (e.g. "a,c").
+// BENCH_ONLY (e.g. "a,c"), BENCH_ROUNDS (3: the systems take turns, medians compared).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, cpus as osCpus } from 'node:os';
 import { join, dirname } from 'node:path';
@@ -22,6 +22,8 @@ const SECONDS = num(process.env.BENCH_SECONDS, 5);
 const WARMUP = num(process.env.BENCH_WARMUP, 2);
 const CONNECTIONS = num(process.env.BENCH_CONNECTIONS, 32);
 const ONLY = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+/** The systems take turns this many times; the median req/s of each counts (a shared machine's load drifts). */
+const ROUNDS = Math.max(1, Math.floor(num(process.env.BENCH_ROUNDS, 3)));
 const SUT_CPU = '0';
 const LOAD_CPU = '1';
 const DEV_KEY = 'benchCacheKey0123456789';
@@ -108,29 +110,31 @@ async function main(): Promise<void> {
     rpcgate('c0', 'rpcgate, cache off', false),
   ].filter((s) => !ONLY || ONLY.includes(s.id));
 
-  const rps = new Map<string, number>();
-  const rows: string[] = [];
-  for (const sys of systems) {
-    const target = await sys.up();
-    console.log(`\n(${sys.id}) ${sys.label} at ${target.url}`);
-    try {
-      for (const w of workloads) {
-        const script = scripts.get(w.name)!;
-        await runWrk({ url: target.url, script, connections: CONNECTIONS, seconds: WARMUP, cpus: LOAD_CPU });
-        const c0 = cpuMicros(target.proc.pid);
-        const r = await runWrk({ url: target.url, script, connections: CONNECTIONS, seconds: SECONDS, cpus: LOAD_CPU });
-        const cpu = (cpuMicros(target.proc.pid) - c0) / Math.max(1, r.requests);
-        rps.set(`${sys.id}/${w.name}`, r.rps);
-        const line = `  ${w.name.padEnd(26)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${(r.p50us / 1000).toFixed(2)} ms  p99 ${(r.p99us / 1000).toFixed(2)} ms  ${cpu.toFixed(0)} µs CPU/req${r.bad + r.socketErrors > 0 ? `  BAD ${r.bad} socket ${r.socketErrors}` : ''}`;
-        console.log(line);
-        rows.push(`(${sys.id}) ${line.trim()}`);
+  const runs = new Map<string, number[]>();
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const sys of systems) {
+      const target = await sys.up();
+      console.log(`\n(${sys.id}) ${sys.label} at ${target.url}${ROUNDS > 1 ? ` — round ${round}/${ROUNDS}` : ''}`);
+      try {
+        for (const w of workloads) {
+          const script = scripts.get(w.name)!;
+          await runWrk({ url: target.url, script, connections: CONNECTIONS, seconds: WARMUP, cpus: LOAD_CPU });
+          const c0 = cpuMicros(target.proc.pid);
+          const r = await runWrk({ url: target.url, script, connections: CONNECTIONS, seconds: SECONDS, cpus: LOAD_CPU });
+          const cpu = (cpuMicros(target.proc.pid) - c0) / Math.max(1, r.requests);
+          const key = `${sys.id}/${w.name}`;
+          runs.set(key, [...(runs.get(key) ?? []), r.rps]);
+          console.log(`  ${w.name.padEnd(26)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${(r.p50us / 1000).toFixed(2)} ms  p99 ${(r.p99us / 1000).toFixed(2)} ms  ${cpu.toFixed(0)} µs CPU/req${r.bad + r.socketErrors > 0 ? `  BAD ${r.bad} socket ${r.socketErrors}` : ''}`);
+        }
+      } finally {
+        await sys.down();
       }
-    } finally {
-      await sys.down();
     }
   }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const rps = new Map([...runs].map(([k, xs]) => [k, median(xs)]));
 
-  console.log('\nratios (req/s):');
+  console.log(`\nratios (median req/s of ${ROUNDS} round${ROUNDS > 1 ? 's' : ''}):`);
   for (const w of workloads) {
     const c = rps.get(`c/${w.name}`);
     const parts: string[] = [];
