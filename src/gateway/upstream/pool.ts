@@ -455,8 +455,13 @@ export class UpstreamPool {
     up.batchCapAt = performance.now();
     const good = up.batchGood;
     if (good > 1 && n > good) {
-      // A larger size tried after `good` was answered many times: back to it, and this batch again in batches of it.
+      // A larger size tried after `good` was answered many times: back to it, and this batch again in batches of it
+      // (one by one elsewhere if the circuit opened meanwhile).
       up.batchCap = Math.min(up.batchCap, good);
+      if (up.circuit !== 'closed') {
+        this.split(a, 'refused');
+        return;
+      }
       this.end(a, true);
       const open = a.calls.filter((c) => !c.done);
       this.stats.splits += open.length;
