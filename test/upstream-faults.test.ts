@@ -199,6 +199,31 @@ describe('node misbehaves', () => {
     });
   });
 
+  it('flaky (3 of every 5 requests fail, never 3 in a row): the circuit opens by error rate (metrics), recovers once the node is fine', async () => {
+    await underFault(async () => {
+      const pool = svc.pools.get('faulty')!;
+      expect(pool.status()[0].circuit).toBe('closed');
+      await node.mode('flaky');
+      // upstream.circuitBreaker.failureThreshold is 3 here and the node never fails 3 requests in a row (in the order
+      // they reach it): the error-rate rule (default 0.5 over the last 20 requests, from 10 on) is what opens it.
+      const errors: Json[] = [];
+      let sawOpen = false;
+      for (let i = 0; i < 200 && !sawOpen; i++) {
+        const r = await rpc('faulty', KEY_A, call('eth_getBalance', [`0x${i.toString(16).padStart(40, '0')}`, 'latest']));
+        if (r.body.error) {
+          expectClearError(r, [-32042]);
+          errors.push(r.body.error);
+        }
+        sawOpen = pool.status()[0].circuit !== 'closed';
+      }
+      expect(sawOpen).toBe(true);
+      const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+      expect(metrics).toMatch(new RegExp(`rpcgate_upstream_circuit_state\\{network="faulty",upstream="127.0.0.1:${node.port}"\\} [12]`));
+      await node.mode('ok');
+      await recovered();
+    });
+  });
+
   for (const mode of ['garbage', 'http500', 'html', 'truncated'] as const) {
     it(`${mode}: -32042 (502) within the deadline; recovers once the node answers properly`, async () => {
       await underFault(async () => {

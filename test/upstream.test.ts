@@ -77,6 +77,7 @@ async function deadUrl(): Promise<string> {
 }
 
 const cfg = (over: Partial<UpstreamConfig> = {}): UpstreamConfig => ({ ...defaults.upstream, probeIntervalMs: 50, ...over });
+const breaker = (over: Partial<UpstreamConfig['circuitBreaker']>): UpstreamConfig['circuitBreaker'] => ({ ...defaults.upstream.circuitBreaker, ...over });
 const callCount = (reqs: (Req | Req[])[]) => reqs.reduce((n, r) => n + (Array.isArray(r) ? r.length : 1), 0);
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -286,7 +287,7 @@ describe('node errors', () => {
 
 describe('health and failover', () => {
   it('upstream down → -32042 with network and detail; once its circuit opens, 503 (no healthy upstream) until it is back', async () => {
-    const p = pool([await deadUrl()], { circuitBreaker: { failureThreshold: 1 } });
+    const p = pool([await deadUrl()], { circuitBreaker: breaker({ failureThreshold: 1 }) });
     const first = await rejection(p.call('eth_blockNumber', []));
     expect(first.code).toBe(-32042);
     expect([502, 503]).toContain(first.httpStatus);
@@ -319,7 +320,7 @@ describe('health and failover', () => {
     let failing = true;
     const flaky = await node(() => (failing ? { status: 503, body: 'busy' } : undefined));
     const good = await node();
-    const p = pool([flaky.url, good.url], { circuitBreaker: { failureThreshold: 1 } });
+    const p = pool([flaky.url, good.url], { circuitBreaker: breaker({ failureThreshold: 1 }) });
     expect(await p.call('eth_getBalance', ['0x1', 'latest'])).toBe('0x1');
     expect(p.status()[0].healthy).toBe(false);
     failing = false;
@@ -439,7 +440,7 @@ describe('isolation: cost classes, own deadlines, split batches', () => {
 
   it('every call has its own deadline: a slow heavy call times out alone, light calls meanwhile are answered, the node stays in service (issue 14.10)', async () => {
     const n = await node((body) => ({ body: echoBody(body), delayMs: has(body, (r) => r.method === 'eth_getLogs') ? 3000 : 0 }));
-    const p = pool([n.url], { classes: classes({ heavy: { timeoutMs: 200 } }), circuitBreaker: { failureThreshold: 1 } });
+    const p = pool([n.url], { classes: classes({ heavy: { timeoutMs: 200 } }), circuitBreaker: breaker({ failureThreshold: 1 }) });
     const order: string[] = [];
     const slow = rejection(p.call('eth_getLogs', [{ fromBlock: '0x1' }]).finally(() => order.push('logs')));
     const fast = await Promise.all(Array.from({ length: 20 }, (_, i) => p.call('eth_getBalance', [`0x${i}`, 'latest']).finally(() => order.push('balance'))));
@@ -487,7 +488,7 @@ describe('isolation: cost classes, own deadlines, split batches', () => {
 
   it('a batch refused with HTTP 413 (no JSON-RPC body) is split and resent; the node is not counted as failing', async () => {
     const n = await node((body) => (Array.isArray(body) ? { status: 413, body: 'Payload Too Large' } : undefined));
-    const p = pool([n.url], { circuitBreaker: { failureThreshold: 1 } });
+    const p = pool([n.url], { circuitBreaker: breaker({ failureThreshold: 1 }) });
     const xs = ['0x1', '0x2', '0x3'];
     expect(await Promise.all(xs.map((x) => p.call('eth_getBalance', [x, 'latest'])))).toEqual(xs);
     expect(n.requests.map((r) => (Array.isArray(r) ? r.length : 1))).toEqual([3, 1, 1, 1]);
@@ -626,7 +627,7 @@ describe('circuit breaker', () => {
     const health: [boolean, string | undefined][] = [];
     const metrics = { observeUpstream: () => undefined, setUpstreamHealth: () => undefined, setUpstreamCircuit: (_n: string, _u: string | number, s: number) => void states.push(s) };
     const p = new UpstreamPool({ network: 'mainnet', urls: [n.url], raw: false, methods: NODE_MEANING, metrics, onHealth: (_u, h, r) => void health.push([h, r]),
-      config: cfg({ probeIntervalMs: 100, circuitBreaker: { failureThreshold: 3 }, retry: { ...defaults.upstream.retry, maxAttempts: 1 } }) });
+      config: cfg({ probeIntervalMs: 100, circuitBreaker: breaker({ failureThreshold: 3 }), retry: { ...defaults.upstream.retry, maxAttempts: 1 } }) });
     cleanup.push(() => p.close());
     expect(await p.call('eth_blockNumber', [])).toBe('eth_blockNumber');
     down = true;
@@ -647,11 +648,176 @@ describe('circuit breaker', () => {
   });
 });
 
+describe('circuit breaker: error rate over the last requests', () => {
+  const BAD: ReturnType<Answer> = { status: 502, body: 'bad gateway' };
+  /** A node failing (HTTP 502) the requests whose place in `pattern` (repeated) is 1; probes count too, so tests that
+   *  count requests keep the circuit from half-opening (probeIntervalMs 60 s). */
+  const patterned = (pattern: number[]) => {
+    let i = 0;
+    return node(() => (pattern[i++ % pattern.length] ? BAD : undefined));
+  };
+  /** A pool with one upstream that reports its health events; calls one after another, no retries. */
+  const watched = (url: string, over: Partial<UpstreamConfig> = {}) => {
+    const health: [boolean, string | undefined, string | undefined][] = [];
+    const p = new UpstreamPool({ network: 'mainnet', urls: [url], raw: false, methods: NODE_MEANING, onHealth: (_u, h, r, rule) => void health.push([h, r, rule]),
+      config: cfg({ coalesce: false, probeIntervalMs: 60_000, retry: { ...defaults.upstream.retry, maxAttempts: 1 }, ...over }) });
+    cleanup.push(() => p.close());
+    return { p, health };
+  };
+  /** `n` calls one after another: each one's outcome, 'ok' or the HTTP status of its error. */
+  const sequential = async (p: UpstreamPool, n: number, method = 'eth_getBalance') => {
+    const out: (number | 'ok')[] = [];
+    for (let i = 0; i < n; i++) out.push(await p.call(method, [`0x${i.toString(16)}`, 'latest']).then(() => 'ok' as const, (e: RpcError) => e.httpStatus));
+    return out;
+  };
+  const longestRun = (xs: unknown[], v: unknown) => xs.reduce<[number, number]>(([best, run], x) => (x === v ? [Math.max(best, run + 1), run + 1] : [best, 0]), [0, 0])[0];
+
+  it('a node failing 60% of requests, never 5 in a row, opens by rate (not by the in-a-row rule); with the rate rule off it stays in service', async () => {
+    expect(defaults.upstream.circuitBreaker).toEqual({ failureThreshold: 5, errorRate: 0.5, windowSize: 20, minCalls: 10 });
+    const pattern = [1, 0, 1, 0, 1]; // 60% failed; at most 2 in a row (the 1 that ends a round and the 1 that starts the next)
+    const n = await patterned(pattern);
+    const { p, health } = watched(n.url);
+    const out = await sequential(p, 40);
+    // minCalls = 10 requests in: 6 of them failed ≥ 0.5 → open; every later call refused at once (503), not sent.
+    expect(n.requests.length).toBe(10);
+    expect(out.slice(0, 10)).toEqual([502, 'ok', 502, 'ok', 502, 502, 'ok', 502, 'ok', 502]);
+    expect(out.slice(10)).toEqual(Array(30).fill(503));
+    expect(longestRun(out.slice(0, 10), 502)).toBeLessThan(defaults.upstream.circuitBreaker.failureThreshold);
+    expect(health).toHaveLength(1);
+    expect(health[0][0]).toBe(false);
+    expect(health[0][1]).toMatch(/^circuit open: upstream answered HTTP 502 \(6 of the last 10 requests failed, errorRate 0.5\)$/);
+    expect(health[0][2]).toBe('rate');
+    expect(p.status()[0]).toMatchObject({ healthy: false, circuit: 'open' });
+
+    // The same node with only the in-a-row rule: never 5 in a row, so it stays in service (and fails 60% of calls).
+    const m = await patterned(pattern);
+    const only = watched(m.url, { circuitBreaker: breaker({ errorRate: 0 }) });
+    const out2 = await sequential(only.p, 40);
+    expect(m.requests.length).toBe(40);
+    expect(out2.filter((x) => x === 502)).toHaveLength(24);
+    expect(only.health).toEqual([]);
+    expect(only.p.status()[0].circuit).toBe('closed');
+  });
+
+  it('the window slides: 50 good requests earlier do not dilute a node that starts failing 60% of requests', async () => {
+    const n = await patterned([...Array(50).fill(0), ...Array(10).fill([1, 0, 1, 0, 1]).flat()].slice(0, 100));
+    const { p, health } = watched(n.url);
+    const out = await sequential(p, 80);
+    // The last 20 requests hold 10 failures at the 16th request of the failing pattern (request 66), against 10 of 66
+    // overall: a window over all requests since start would not open it.
+    expect(n.requests.length).toBe(66);
+    expect(out.slice(0, 50)).toEqual(Array(50).fill('ok'));
+    expect(out.slice(66)).toEqual(Array(14).fill(503));
+    expect(health).toEqual([[false, 'circuit open: upstream answered HTTP 502 (10 of the last 20 requests failed, errorRate 0.5)', 'rate']]);
+  });
+
+  it('the in-a-row rule still opens it alone, and says so', async () => {
+    const n = await patterned([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1]);
+    const { p, health } = watched(n.url);
+    await sequential(p, 20);
+    // 5 of 20 failed (25%: under the rate), but 5 in a row.
+    expect(n.requests.length).toBe(20);
+    expect(health).toEqual([[false, 'circuit open: upstream answered HTTP 502 (5 failed requests in a row)', 'consecutive']]);
+  });
+
+  it('rare failures (10%, and 40% below a 50% rate) keep the circuit closed', async () => {
+    for (const pattern of [[1, 0, 0, 0, 0, 0, 0, 0, 0, 0], [1, 0, 1, 0, 0]]) {
+      const n = await patterned(pattern);
+      const { p, health } = watched(n.url);
+      const out = await sequential(p, 100);
+      expect(n.requests.length).toBe(100);
+      expect(out.filter((x) => x === 502)).toHaveLength((100 * pattern.filter(Boolean).length) / pattern.length);
+      expect(out.filter((x) => x === 503)).toEqual([]);
+      expect(health).toEqual([]);
+      expect(p.status()[0].circuit).toBe('closed');
+    }
+  });
+
+  it('timeouts count: a node timing out on 60% of calls opens by rate; one timeout never does, even where it would be half the window', async () => {
+    const slowAt = (pattern: number[]) => {
+      let i = 0;
+      return node((body) => ({ body: echoBody(body), delayMs: pattern[i++ % pattern.length] ? 5000 : 0 }));
+    };
+    const n = await slowAt([1, 0, 1, 0, 1]);
+    const { p, health } = watched(n.url, { requestTimeoutMs: 250 });
+    const out = await sequential(p, 12);
+    expect(out.slice(0, 10)).toEqual([504, 'ok', 504, 'ok', 504, 504, 'ok', 504, 'ok', 504]);
+    expect(out.slice(10)).toEqual([503, 503]);
+    expect(health).toEqual([[false, 'circuit open: timeout (6 of the last 10 requests failed, errorRate 0.5)', 'rate']]);
+
+    // minCalls 2, errorRate 0.5: one success and one timeout is 50% — but a single timeout is not evidence enough.
+    const m = await slowAt([0, 1, 0, 0, 0, 0]);
+    const one = watched(m.url, { requestTimeoutMs: 250, circuitBreaker: breaker({ minCalls: 2, failureThreshold: 1 }) });
+    expect(await sequential(one.p, 6)).toEqual(['ok', 504, 'ok', 'ok', 'ok', 'ok']);
+    expect(one.health).toEqual([]);
+  });
+});
+
+describe('learned batch size', () => {
+  const size = (r: Req | Req[]) => (Array.isArray(r) ? r.length : 1);
+  /** A node that refuses (one error object) any batch larger than `limit`. */
+  const limited = async (): Promise<StandIn & { limit: number }> => {
+    const s: StandIn & { limit: number } = Object.assign(await node((body) => (Array.isArray(body) && body.length > s.limit ? { body: { jsonrpc: '2.0', id: null, error: { code: -32005, message: 'batch too large' } } } : undefined)), { limit: 2 });
+    return s;
+  };
+  /** 8 concurrent calls (one flush); every one must be answered; the sizes of the requests the node got meanwhile. */
+  let k = 0;
+  const round = async (p: UpstreamPool, n: StandIn) => {
+    const before = n.requests.length;
+    const addrs = Array.from({ length: 8 }, () => `0x${(k++).toString(16)}`);
+    expect(await Promise.all(addrs.map((a) => p.call('eth_getBalance', [a, 'latest'])))).toEqual(addrs);
+    return n.requests.slice(before).map(size).sort((a, b) => b - a);
+  };
+
+  it('shrinks on refusal and grows back (doubling) once the node takes larger batches', async () => {
+    const n = await limited();
+    const p = pool([n.url], { batchRecovery: { afterBatches: 3, intervalMs: 0 } });
+    expect(await round(p, n)).toEqual([8, 1, 1, 1, 1, 1, 1, 1, 1]); // refused: split, next time at most 4
+    expect(await round(p, n)).toEqual([4, 4, 1, 1, 1, 1, 1, 1, 1, 1]); // refused again: at most 2
+    expect(await round(p, n)).toEqual([2, 2, 2, 2]); // 3 full batches answered: 4 is tried next
+    // Still refused: back to 2, and the refused batches are resent as batches of 2 (not one call at a time); those
+    // are 3 more full batches of 2 answered, so 4 is tried again next time.
+    expect(await round(p, n)).toEqual([4, 4, 2, 2, 2, 2]);
+    n.limit = 8; // the node's operator raised its limit
+    const after: number[][] = [];
+    for (let i = 0; i < 10 && after.at(-1)?.[0] !== 8; i++) after.push(await round(p, n));
+    expect(after).toEqual([[4, 4], [4, 4], [8]]);
+    expect(await round(p, n)).toEqual([8]);
+  });
+
+  it('a node that keeps refusing is tried with a larger batch at most once per intervalMs, and never gets single calls again', async () => {
+    const n = await limited();
+    const p = pool([n.url], { batchRecovery: { afterBatches: 1, intervalMs: 300 } });
+    await round(p, n);
+    await round(p, n); // learned: 2
+    const t0 = performance.now();
+    const rounds: number[][] = [];
+    while (performance.now() - t0 < 1300) {
+      rounds.push(await round(p, n));
+      await sleep(5);
+    }
+    const elapsed = performance.now() - t0;
+    const probes = rounds.filter((r) => r[0] > 2);
+    expect(rounds.length).toBeGreaterThan(10);
+    expect(probes.length).toBeGreaterThanOrEqual(1);
+    expect(probes.length).toBeLessThanOrEqual(Math.floor(elapsed / 300) + 1);
+    for (const r of probes) expect(r).toEqual([4, 4, 2, 2, 2, 2]);
+    expect(rounds.flat().filter((s) => s === 1)).toEqual([]);
+    // With growth off the cap stays where the refusals put it.
+    const m = await limited();
+    const off = pool([m.url], { batchRecovery: { afterBatches: 0, intervalMs: 0 } });
+    await round(off, m);
+    await round(off, m);
+    m.limit = 8;
+    for (let i = 0; i < 5; i++) expect(await round(off, m)).toEqual([2, 2, 2, 2]);
+  });
+});
+
 describe('dedupe and the circuit', () => {
   it('a call refused at once while every circuit is open does not stay as the answer of later identical calls', async () => {
     let down = true;
     const n = await node(() => (down ? { status: 502, body: 'bad gateway' } : undefined));
-    const p = pool([n.url], { circuitBreaker: { failureThreshold: 1 }, retry: { ...defaults.upstream.retry, maxAttempts: 1 } });
+    const p = pool([n.url], { circuitBreaker: breaker({ failureThreshold: 1 }), retry: { ...defaults.upstream.retry, maxAttempts: 1 } });
     const params = [{ to: '0x00' }, 'latest'];
     expect((await rejection(p.call('eth_call', params))).httpStatus).toBe(502);
     expect((await rejection(p.call('eth_call', params))).httpStatus).toBe(503); // settled before it was sent

@@ -269,6 +269,7 @@ export interface UpstreamConfig {
   hedge: UpstreamHedgeConfig;
   retry: UpstreamRetryConfig;
   circuitBreaker: UpstreamCircuitBreakerConfig;
+  batchRecovery: UpstreamBatchRecoveryConfig;
   /**
    * Most blocks one eth_getLogs may span (toBlock - fromBlock + 1; tags resolved against the node's head; the blockHash form is exempt). Wider ranges are refused before they reach the node with -32005 {reason: "block-range", limit}. 0 = no cap.
    */
@@ -353,13 +354,38 @@ export interface UpstreamRetryConfig {
   nodeErrorMessages: string[];
 }
 /**
- * One circuit breaker per upstream: it opens after failureThreshold failed requests in a row (connection resets, HTTP 5xx/429, garbage, timeouts — but a timeout alone never opens it; a success resets the count), and at once when a connection is refused (nothing listens). While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides. State: the rpcgate_upstream_circuit_state gauge and the log.
+ * One circuit breaker per upstream. It opens when EITHER rule trips: failureThreshold failed requests in a row (a success resets the count), or — once the last windowSize requests hold at least minCalls outcomes — a share of failed requests at or over errorRate (a node failing every other call never fails five times in a row, but it is failing); and at once when a connection is refused (nothing listens). A failure is a connection reset, HTTP 5xx/429, garbage or a timeout; a node's JSON-RPC error (execution reverted…) is an answer, not a failure. Timeouts count in both rules, so a node that times out on most calls is taken out, but a single timeout (one slow eth_getLogs) never opens it: the in-a-row rule then needs at least 2, the rate rule at least 2 failures and minCalls outcomes. While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides; a closed circuit starts with an empty window. State: the rpcgate_upstream_circuit_state gauge and the log (`upstream marked down (circuit open)` with `rule`: consecutive, rate or refused).
  */
 export interface UpstreamCircuitBreakerConfig {
   /**
    * Failed upstream requests in a row that open the circuit.
    */
   failureThreshold: number;
+  /**
+   * Share of failed requests among the last windowSize (0..1) at or over which the circuit opens. 0 = rate rule off (only failureThreshold in a row).
+   */
+  errorRate: number;
+  /**
+   * How many of an upstream's most recent requests the error rate is taken over (a count, not a time span: the same evidence at any traffic; a coalesced batch is one request).
+   */
+  windowSize: number;
+  /**
+   * Outcomes the window must hold before the error rate applies (at most windowSize), so a few early failures cannot open the circuit.
+   */
+  minCalls: number;
+}
+/**
+ * When a node refuses a batch as too large (one error object for the batch, or HTTP 4xx), rpcgate halves the batch size it sends that node. It grows back: after afterBatches batches of the current size were answered AND intervalMs since the size last changed, the next batches may be twice as large (up to the class's maxBatch). If the node refuses the larger one, the size goes back to the one it took and that batch is resent in batches of that size (not one call at a time), so a node that keeps refusing costs one extra request per interval at most.
+ */
+export interface UpstreamBatchRecoveryConfig {
+  /**
+   * Full batches (of the current size) an upstream must answer before its batch size is doubled. 0 = never grows back (until restart).
+   */
+  afterBatches: number;
+  /**
+   * Least time between two changes of an upstream's batch size (ms): at most one larger batch is tried per interval.
+   */
+  intervalMs: number;
 }
 /**
  * `GET /metrics` (Prometheus text format). Who may read it: with `token`, any client presenting `Authorization: Bearer <token>` (compared in constant time), others get 401; without (default), only clients connecting from the loopback interface without proxy headers (X-Forwarded-For, Forwarded, X-Real-IP), others get 403. Set a token when Prometheus scrapes from another host. `enabled: false` answers 404.
@@ -802,6 +828,7 @@ export const configSchema = {
         'hedge',
         'retry',
         'circuitBreaker',
+        'batchRecovery',
         'getLogsMaxBlockRange',
         'maxResponseBytes',
       ],
@@ -824,7 +851,8 @@ export const configSchema = {
           nodeErrorCodes: [-32005],
           nodeErrorMessages: ['header not found', 'unknown block', 'limit exceeded', 'rate limit'],
         },
-        circuitBreaker: { failureThreshold: 5 },
+        circuitBreaker: { failureThreshold: 5, errorRate: 0.5, windowSize: 20, minCalls: 10 },
+        batchRecovery: { afterBatches: 100, intervalMs: 30000 },
         getLogsMaxBlockRange: 10000,
         maxResponseBytes: 33554432,
       },
@@ -865,6 +893,7 @@ export const configSchema = {
         hedge: { $ref: '#/definitions/UpstreamHedgeConfig' },
         retry: { $ref: '#/definitions/UpstreamRetryConfig' },
         circuitBreaker: { $ref: '#/definitions/UpstreamCircuitBreakerConfig' },
+        batchRecovery: { $ref: '#/definitions/UpstreamBatchRecoveryConfig' },
         getLogsMaxBlockRange: {
           type: 'integer',
           minimum: 0,
@@ -992,14 +1021,57 @@ export const configSchema = {
       title: 'UpstreamCircuitBreakerConfig',
       type: 'object',
       additionalProperties: false,
-      required: ['failureThreshold'],
+      required: ['failureThreshold', 'errorRate', 'windowSize', 'minCalls'],
       description:
-        'One circuit breaker per upstream: it opens after failureThreshold failed requests in a row (connection resets, HTTP 5xx/429, garbage, timeouts — but a timeout alone never opens it; a success resets the count), and at once when a connection is refused (nothing listens). While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides. State: the rpcgate_upstream_circuit_state gauge and the log.',
+        "One circuit breaker per upstream. It opens when EITHER rule trips: failureThreshold failed requests in a row (a success resets the count), or — once the last windowSize requests hold at least minCalls outcomes — a share of failed requests at or over errorRate (a node failing every other call never fails five times in a row, but it is failing); and at once when a connection is refused (nothing listens). A failure is a connection reset, HTTP 5xx/429, garbage or a timeout; a node's JSON-RPC error (execution reverted…) is an answer, not a failure. Timeouts count in both rules, so a node that times out on most calls is taken out, but a single timeout (one slow eth_getLogs) never opens it: the in-a-row rule then needs at least 2, the rate rule at least 2 failures and minCalls outcomes. While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides; a closed circuit starts with an empty window. State: the rpcgate_upstream_circuit_state gauge and the log (`upstream marked down (circuit open)` with `rule`: consecutive, rate or refused).",
       properties: {
         failureThreshold: {
           type: 'integer',
           minimum: 1,
           description: 'Failed upstream requests in a row that open the circuit.',
+        },
+        errorRate: {
+          type: 'number',
+          minimum: 0,
+          maximum: 1,
+          description:
+            'Share of failed requests among the last windowSize (0..1) at or over which the circuit opens. 0 = rate rule off (only failureThreshold in a row).',
+        },
+        windowSize: {
+          type: 'integer',
+          minimum: 2,
+          maximum: 1000,
+          description:
+            "How many of an upstream's most recent requests the error rate is taken over (a count, not a time span: the same evidence at any traffic; a coalesced batch is one request).",
+        },
+        minCalls: {
+          type: 'integer',
+          minimum: 2,
+          maximum: 1000,
+          description:
+            'Outcomes the window must hold before the error rate applies (at most windowSize), so a few early failures cannot open the circuit.',
+        },
+      },
+    },
+    UpstreamBatchRecoveryConfig: {
+      title: 'UpstreamBatchRecoveryConfig',
+      type: 'object',
+      additionalProperties: false,
+      required: ['afterBatches', 'intervalMs'],
+      description:
+        "When a node refuses a batch as too large (one error object for the batch, or HTTP 4xx), rpcgate halves the batch size it sends that node. It grows back: after afterBatches batches of the current size were answered AND intervalMs since the size last changed, the next batches may be twice as large (up to the class's maxBatch). If the node refuses the larger one, the size goes back to the one it took and that batch is resent in batches of that size (not one call at a time), so a node that keeps refusing costs one extra request per interval at most.",
+      properties: {
+        afterBatches: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            'Full batches (of the current size) an upstream must answer before its batch size is doubled. 0 = never grows back (until restart).',
+        },
+        intervalMs: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            "Least time between two changes of an upstream's batch size (ms): at most one larger batch is tried per interval.",
         },
       },
     },

@@ -3,7 +3,8 @@
 // `delays` ({method: ms}) hold answers of those methods (a batch: its slowest member's); `slowShare` of the requests
 // (0..1, at random) are held `slowMs` more (a node with a latency tail). Modes: ok, slow (every answer after delayMs), garbage (200 "not json"), http500, html (200 text/html), truncated
 // (half a JSON body, then the connection is cut), batch-error (a batch answered with ONE error object; single calls
-// fine), batch-413 (HTTP 413 for a batch; single calls fine), huge (eth_getLogs answers ~1 MiB).
+// fine), batch-413 (HTTP 413 for a batch; single calls fine), huge (eth_getLogs answers ~1 MiB), flaky (HTTP 500 for
+// requests 1, 3 and 5 of every 5 since the mode was set: 60% fail, never more than 2 in a row).
 // Answers: eth_blockNumber 0x100, eth_chainId 0x1, eth_getLogs [], eth_sendRawTransaction a fixed hash, others 0x0.
 //
 // Run as a script: `node --import tsx test/helpers/fault-node.ts <port>` prints `listening <port>` when ready.
@@ -12,7 +13,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
-export type FaultMode = 'ok' | 'slow' | 'garbage' | 'http500' | 'html' | 'truncated' | 'batch-error' | 'batch-413' | 'huge';
+export type FaultMode = 'ok' | 'slow' | 'garbage' | 'http500' | 'html' | 'truncated' | 'batch-error' | 'batch-413' | 'huge' | 'flaky';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -23,6 +24,7 @@ function serve(port: number): void {
   let delays: Record<string, number> = {};
   let slowShare = 0;
   let slowMs = 0;
+  let requests = 0;
   const seen: Record<string, number> = {};
   const answer = (m: Json) => {
     seen[m.method] = (seen[m.method] ?? 0) + 1;
@@ -44,6 +46,7 @@ function serve(port: number): void {
           ({ mode, delayMs = delayMs, delays = delays, slowShare = slowShare, slowMs = slowMs } = JSON.parse(text) as {
             mode: FaultMode; delayMs?: number; delays?: Record<string, number>; slowShare?: number; slowMs?: number;
           });
+          requests = 0;
         }
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ mode, seen }));
         return;
@@ -73,6 +76,8 @@ function serve(port: number): void {
           return send(200, 'this is not json');
         case 'http500':
           return send(500, 'Internal Server Error', 'text/plain');
+        case 'flaky':
+          return requests++ % 5 % 2 === 0 ? send(500, 'Internal Server Error', 'text/plain') : send(200, rpc());
         case 'html':
           return send(200, '<html><body><h1>502 Bad Gateway</h1></body></html>', 'text/html');
         case 'truncated': {

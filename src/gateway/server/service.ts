@@ -289,9 +289,9 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
         ? { name, embedded: true, upstreams, chainId: chain.chainId, pid: chain.pid }
         : { name, embedded: false, upstreams };
     }
-    for (const [name, pool] of createUpstreams(urlsByNetwork, config.upstream, (network, url, healthy, reason) => {
+    for (const [name, pool] of createUpstreams(urlsByNetwork, config.upstream, (network, url, healthy, reason, rule) => {
       if (healthy) logger.info({ network, upstream: redact(url), circuit: 'closed' }, 'upstream healthy again (circuit closed)');
-      else logger.warn({ network, upstream: redact(url), circuit: 'open', reason }, 'upstream marked down (circuit open)');
+      else logger.warn({ network, upstream: redact(url), circuit: 'open', rule, reason }, 'upstream marked down (circuit open)');
     }, metrics, meaningTable(methods))) pools.set(name, pool);
     // The response cache in front of each network's pool (config `cache`).
     caches = createResponseCaches({ config, upstreams: pools, meanings: meaningTable(methods), metrics, logger, redisClient: redisClients.cache });

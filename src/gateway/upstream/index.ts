@@ -1,8 +1,8 @@
 // Upstream pools per network: `createUpstreams(config, urlsByNetwork)`.
 import type { UpstreamConfig } from '../config/config.js';
-import { UpstreamPool, type UpstreamMethodPolicy, type UpstreamMetrics } from './pool.js';
+import { UpstreamPool, type BreakerRule, type UpstreamMethodPolicy, type UpstreamMetrics } from './pool.js';
 
-export { UpstreamPool, CIRCUIT, type CircuitState, type UpstreamMethodPolicy, type UpstreamPoolOptions, type UpstreamStatus, type UpstreamMetrics } from './pool.js';
+export { UpstreamPool, CIRCUIT, type BreakerRule, type CircuitState, type UpstreamMethodPolicy, type UpstreamPoolOptions, type UpstreamStatus, type UpstreamMetrics } from './pool.js';
 export { upstreamUnavailable, upstreamTimeout, upstreamBadResponse, nodeError, responseTooLarge } from './errors.js';
 
 /** One pool per network over the given node URLs; `methods` says which methods may be deduped / hedged / retried and
@@ -10,13 +10,13 @@ export { upstreamUnavailable, upstreamTimeout, upstreamBadResponse, nodeError, r
 export function createUpstreams(
   urlsByNetwork: Record<string, string[]>,
   config: UpstreamConfig,
-  onHealth?: (network: string, url: string, healthy: boolean, reason?: string) => void,
+  onHealth?: (network: string, url: string, healthy: boolean, reason?: string, rule?: BreakerRule) => void,
   metrics?: UpstreamMetrics,
   methods?: ReadonlyMap<string, UpstreamMethodPolicy>,
 ): Map<string, UpstreamPool> {
   const pools = new Map<string, UpstreamPool>();
   for (const [network, urls] of Object.entries(urlsByNetwork)) {
-    pools.set(network, new UpstreamPool({ network, urls, config, metrics, methods, onHealth: onHealth && ((u, h, r) => onHealth(network, u, h, r)) }));
+    pools.set(network, new UpstreamPool({ network, urls, config, metrics, methods, onHealth: onHealth && ((u, h, r, rule) => onHealth(network, u, h, r, rule)) }));
   }
   return pools;
 }

@@ -12,8 +12,10 @@
 //
 // Resilience: idempotent calls are hedged to a second upstream after their method's latency quantile (first answer
 // wins, the other request is aborted); retryable calls are retried after transport errors or listed node errors, on
-// another upstream when there is one; a circuit breaker per upstream opens after consecutive failures (timeouts
-// count, but one call's timeout only fails that call), half-opens after probeIntervalMs and one probe closes it.
+// another upstream when there is one; a circuit breaker per upstream opens after consecutive failures or on an error
+// rate over its last requests (timeouts count, but one call's timeout only fails that call), half-opens after
+// probeIntervalMs and one probe closes it. A node that refuses a batch as too large gets smaller batches, and larger
+// ones again now and then (batchRecovery).
 import { Pool } from 'undici';
 import type { UpstreamConfig } from '../config/config.js';
 import type { CostClass } from '../method-meaning.js';
@@ -35,6 +37,8 @@ export interface UpstreamMethodPolicy {
 /** Circuit states, as exported by rpcgate_upstream_circuit_state. */
 export const CIRCUIT = { closed: 0, halfOpen: 1, open: 2 } as const;
 export type CircuitState = keyof typeof CIRCUIT;
+/** What opened a circuit: failures in a row, the error rate over the window, or a refused connection. */
+export type BreakerRule = 'consecutive' | 'rate' | 'refused';
 
 interface ClassState {
   readonly name: CostClass;
@@ -94,14 +98,27 @@ export interface UpstreamStatus {
 
 class Upstream {
   circuit: CircuitState = 'closed';
+  /** Failed requests in a row (the consecutive rule). */
   failures = 0;
+  /** The rate rule's window: outcomes of the last requests while closed (1 = failed), a ring; `windowFailed` of the
+   *  `windowCount` held failed. Empty when the rate rule is off. */
+  readonly window: Uint8Array;
+  windowPos = 0;
+  windowCount = 0;
+  windowFailed = 0;
   /** Label for metrics: host:port (or the index when host:port repeats in the pool); never credentials or path. */
   label: string | number = 0;
   lastError: string | undefined;
   downSince: number | undefined;
   timer: NodeJS.Timeout | undefined;
-  /** Largest batch this node accepted; halved when it refuses one. */
+  /** Largest batch sent to this node: halved when it refuses one, doubled again by batchRecovery. */
   batchCap = Infinity;
+  /** A size the node answered `batchRecovery.afterBatches` times before batchCap was doubled (0: none known): a larger
+   *  batch it refuses goes back to it and is resent in batches of it. */
+  batchGood = 0;
+  /** Full batches (of batchCap) answered since batchCap last changed, and when it changed (performance.now()). */
+  batchesOk = 0;
+  batchCapAt = 0;
   /** One connection pool per cost class: heavy calls can never take the connections light calls need. */
   readonly pools: Record<CostClass, Pool>;
   readonly path: string;
@@ -126,6 +143,7 @@ class Upstream {
         connect: { timeout: cfg.connectTimeoutMs },
       });
     this.pools = { light: pool(), heavy: pool() };
+    this.window = new Uint8Array(cfg.circuitBreaker.errorRate > 0 ? cfg.circuitBreaker.windowSize : 0);
   }
 }
 
@@ -154,8 +172,9 @@ export interface UpstreamPoolOptions {
   /** Per method name: may it be deduped / hedged / resent, and its cost class (built once from the contract; absent
    *  or a method not in it = none of these, heavy). */
   methods?: ReadonlyMap<string, UpstreamMethodPolicy>;
-  /** Called when an upstream's circuit opens (healthy false) or closes again (for logs). */
-  onHealth?: (url: string, healthy: boolean, reason?: string) => void;
+  /** Called when an upstream's circuit opens (healthy false, with the reason and the rule that opened it) or closes
+   *  again (for logs). */
+  onHealth?: (url: string, healthy: boolean, reason?: string, rule?: BreakerRule) => void;
   /** Prometheus metrics (src/gateway/metering Metrics fits): upstream latency per HTTP request, health, circuit. */
   metrics?: UpstreamMetrics;
 }
@@ -197,6 +216,10 @@ export class UpstreamPool {
   private readonly attempts = new Set<Attempt>();
   private readonly retryCodes: ReadonlySet<number>;
   private readonly retryMessages: readonly string[];
+  /** Rate rule: outcomes the window needs before it applies (at most its size). */
+  private readonly minCalls: number;
+  /** Largest batch any class sends: a batchCap doubled to it or past it is no cap any more. */
+  private readonly maxBatch: number;
   private rr = 0;
   private closed = false;
   /** Counters for tests and the bench: upstream HTTP requests sent, calls served, deduped, and resends by kind. */
@@ -227,6 +250,8 @@ export class UpstreamPool {
       return s;
     };
     this.classes = { light: cls('light'), heavy: cls('heavy') };
+    this.maxBatch = Math.max(this.classes.light.maxBatch, this.classes.heavy.maxBatch);
+    this.minCalls = Math.min(cfg.circuitBreaker.minCalls, cfg.circuitBreaker.windowSize);
     const safety = Math.max(this.classes.light.timeoutMs, this.classes.heavy.timeoutMs, cfg.requestTimeoutMs) + 1000;
     this.upstreams = opts.urls.map((u) => new Upstream(u, cfg, safety));
     const hostPorts = this.upstreams.map((u) => {
@@ -401,6 +426,57 @@ export class UpstreamPool {
     }
   }
 
+  // ---- learned batch size ----------------------------------------------------------------------------------------
+  // A node that refuses a batch as too large gets half that size from then on; after batchRecovery.afterBatches full
+  // batches answered at the current size and batchRecovery.intervalMs since it last changed, it is doubled again
+  // (multiplicative both ways: the size finds the node's limit in a few steps, and a node whose limit was raised gets
+  // its full batches back). A refusal of the doubled size returns to the size that was answered and resends that
+  // batch in batches of it, so a node that keeps refusing costs one extra request per interval, never a storm of
+  // single calls.
+
+  /** A batch of `n` calls was answered as a batch. */
+  private batchAnswered(up: Upstream, n: number): void {
+    if (n < up.batchCap) return; // only full batches say the node takes this size (Infinity: nothing to grow)
+    const r = this.cfg.batchRecovery;
+    if (r.afterBatches === 0 || ++up.batchesOk < r.afterBatches) return;
+    const now = performance.now();
+    if (now - up.batchCapAt < r.intervalMs) return;
+    up.batchGood = up.batchCap;
+    up.batchCap = up.batchCap * 2 >= this.maxBatch ? Infinity : up.batchCap * 2;
+    up.batchesOk = 0;
+    up.batchCapAt = now;
+  }
+
+  /** The node refused attempt `a`'s batch as a whole (too large, or batches unsupported): smaller batches from now. */
+  private batchRefused(a: Attempt): void {
+    const up = a.up;
+    const n = a.calls.length;
+    up.batchesOk = 0;
+    up.batchCapAt = performance.now();
+    const good = up.batchGood;
+    if (good > 1 && n > good) {
+      // A larger size tried after `good` was answered many times: back to it, and this batch again in batches of it
+      // (one by one elsewhere if the circuit opened meanwhile).
+      up.batchCap = Math.min(up.batchCap, good);
+      if (up.circuit !== 'closed') {
+        this.split(a, 'refused');
+        return;
+      }
+      this.end(a, true);
+      const open = a.calls.filter((c) => !c.done);
+      this.stats.splits += open.length;
+      for (let i = 0; i < open.length; i += good) {
+        this.metrics?.upstreamResend?.(this.network, 'split');
+        this.start(up, open.slice(i, i + good));
+      }
+      return;
+    }
+    // Nothing known to work (or even the size it took is refused now): halve, and the calls go one by one.
+    up.batchGood = 0;
+    up.batchCap = Math.min(up.batchCap, Math.max(1, Math.floor(n / 2)));
+    this.split(a, 'refused');
+  }
+
   /** A single idempotent call slower than its method's quantile: the same call to another upstream too. */
   private hedge(a: Attempt): void {
     const c = a.calls[0];
@@ -431,8 +507,10 @@ export class UpstreamPool {
   private answered(a: Attempt, text: string): void {
     if (a.ended) return;
     this.end(a, false);
-    if (this.raw && this.deliverRaw(a, text)) this.success(a.up);
-    else this.deliverParsed(a, text);
+    if (this.raw && this.deliverRaw(a, text)) {
+      this.success(a.up);
+      if (a.calls.length > 1) this.batchAnswered(a.up, a.calls.length);
+    } else this.deliverParsed(a, text);
   }
 
   private failed(a: Attempt, e: AttemptError): void {
@@ -441,8 +519,7 @@ export class UpstreamPool {
     a.up.lastError = e.message;
     if (e.kind === 'refused' && a.calls.length > 1) {
       // The node is fine; it takes no batch this large.
-      a.up.batchCap = Math.max(1, Math.floor(a.calls.length / 2));
-      this.split(a, 'refused');
+      this.batchRefused(a);
       return;
     }
     if (e.kind === 'size') {
@@ -456,7 +533,7 @@ export class UpstreamPool {
       return;
     }
     // A refused connection means nothing listens there: no point in more tries before the probe says otherwise.
-    if (e.kind === 'connect' && e.notSent) this.open(a.up, e.message);
+    if (e.kind === 'connect' && e.notSent) this.open(a.up, e.message, 'refused');
     else this.failure(a.up, e.message);
     this.stats.failovers++;
     const err = e.kind === 'timeout' ? upstreamTimeout(this.network, e.message) : upstreamUnavailable(this.network, e.message, 502);
@@ -564,6 +641,7 @@ export class UpstreamPool {
       return;
     }
     if (Array.isArray(parsed)) {
+      if (calls.length > 1) this.batchAnswered(a.up, calls.length);
       const done = new Uint8Array(calls.length);
       for (let i = 0; i < parsed.length; i++) {
         const item = parsed[i] as { id?: unknown } | null;
@@ -584,8 +662,7 @@ export class UpstreamPool {
     // A single object for a batch: the node refused the batch as a whole (batches unsupported or too large): the
     // node is fine, the batch goes again in smaller pieces.
     if (parsed !== null && typeof parsed === 'object' && 'error' in parsed) {
-      a.up.batchCap = Math.max(1, Math.floor(calls.length / 2));
-      this.split(a, 'refused');
+      this.batchRefused(a);
       return;
     }
     const err = upstreamBadResponse(this.network, 'upstream answered a batch with a non-batch response');
@@ -666,16 +743,46 @@ export class UpstreamPool {
 
   // ---- circuit breaker ------------------------------------------------------------------------------------------
 
+  // Two rules, either opens the circuit: `failureThreshold` failed requests in a row, and a failed share of at least
+  // `errorRate` among the last `windowSize` requests once `minCalls` are in. The window counts requests, not seconds:
+  // a time window would judge a quiet node on two calls and a busy one on thousands, a count judges both on the
+  // same evidence, and a ring of bytes costs no timer and no allocation per request. Timeouts are failures in both
+  // (a node that times out on most calls is failing), but a single timeout never opens the circuit — it may be the
+  // call (one huge eth_getLogs), not the node: the in-a-row rule then needs at least 2, the rate rule always needs at
+  // least 2 failures. Outcomes count only while closed; a circuit that closes again starts with an empty window.
+
   private success(up: Upstream): void {
     up.failures = 0;
+    if (up.window.length > 0 && up.circuit === 'closed') this.record(up, 0);
   }
 
   /** A failed request. A timeout counts, but one alone never opens the circuit (it may be the call, not the node). */
   private failure(up: Upstream, reason: string, timeout = false): void {
     up.lastError = reason;
     if (up.circuit !== 'closed') return;
-    const threshold = this.cfg.circuitBreaker.failureThreshold;
-    if (++up.failures >= (timeout ? Math.max(2, threshold) : threshold)) this.open(up, reason);
+    const cb = this.cfg.circuitBreaker;
+    const threshold = cb.failureThreshold;
+    if (++up.failures >= (timeout ? Math.max(2, threshold) : threshold)) {
+      this.open(up, `${reason} (${up.failures} failed requests in a row)`, 'consecutive');
+      return;
+    }
+    if (up.window.length === 0) return;
+    this.record(up, 1);
+    const n = up.windowCount;
+    if (n >= this.minCalls && up.windowFailed >= 2 && up.windowFailed >= cb.errorRate * n) {
+      this.open(up, `${reason} (${up.windowFailed} of the last ${n} requests failed, errorRate ${cb.errorRate})`, 'rate');
+    }
+  }
+
+  /** One outcome into the rate rule's ring (1 = failed), the oldest dropped once it is full. */
+  private record(up: Upstream, failed: 0 | 1): void {
+    const w = up.window;
+    const i = up.windowPos;
+    if (up.windowCount === w.length) up.windowFailed -= w[i];
+    else up.windowCount++;
+    w[i] = failed;
+    up.windowFailed += failed;
+    up.windowPos = i + 1 === w.length ? 0 : i + 1;
   }
 
   private setCircuit(up: Upstream, state: CircuitState): void {
@@ -683,15 +790,19 @@ export class UpstreamPool {
     this.metrics?.setUpstreamCircuit?.(this.network, up.label, CIRCUIT[state]);
   }
 
-  private open(up: Upstream, reason: string): void {
+  /** Opens the circuit; `rule` (what opened a closed one) goes to the log. */
+  private open(up: Upstream, reason: string, rule?: BreakerRule): void {
     up.lastError = reason;
     if (up.circuit === 'open') return;
     const wasClosed = up.circuit === 'closed';
     this.setCircuit(up, 'open');
     if (wasClosed) {
       up.downSince = Date.now();
+      up.failures = 0;
+      up.window.fill(0);
+      up.windowPos = up.windowCount = up.windowFailed = 0;
       this.metrics?.setUpstreamHealth(this.network, up.label, false);
-      this.onHealth?.(up.url, false, `circuit open: ${reason}`);
+      this.onHealth?.(up.url, false, `circuit open: ${reason}`, rule);
     }
     if (this.closed) return;
     clearTimeout(up.timer);
