@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { methods } from '../generated/node/methods.js';
-import { NetworkCache, blockNumberOf, decide, type NetworkCacheOptions } from '../src/gateway/cache/index.js';
+import { NetworkCache, blockNumberOf, decide, isCacheHit, type NetworkCacheOptions } from '../src/gateway/cache/index.js';
 import { defaults } from '../src/gateway/config/config.js';
 import { meaningTable } from '../src/gateway/method-meaning.js';
 import { Metrics } from '../src/gateway/metering/index.js';
@@ -122,10 +122,13 @@ describe('NetworkCache over a real pool and a stand-in node', () => {
   it('an immutable answer: one node call, then hits with the same bytes; counted per method in rpcgate_cache_requests_total', async () => {
     make();
     const before = node.count('eth_chainId');
-    const first = await text(cache.call('eth_chainId', []));
+    const miss = await cache.call('eth_chainId', []);
+    const first = await text(miss);
     const again = await text(cache.call('eth_chainId', []));
     const third = cache.call('eth_chainId', []);
     expect(third).toBeInstanceOf(RawResult); // a hit is answered synchronously, the stored object itself
+    // What metering tells hits by (usage cache_hits): the stored object's class, never the miss's answer.
+    expect([isCacheHit(miss), isCacheHit(third)]).toEqual([false, true]);
     expect(first).toBe('"0x7a69"');
     expect(again).toBe(first);
     expect(node.count('eth_chainId') - before).toBe(1);

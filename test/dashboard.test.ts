@@ -439,8 +439,8 @@ async function metricsJourney(): Promise<void> {
   const keyP = { kind: 'key' as const, keyId: key.id, userId };
   type Batch = { at: number; n: number; e: Omit<MeterEvent, 'latencyMs'>; ms: number };
   const batches: Batch[] = [
-    // Three hours ago: 36 calls, all ok.
-    { at: H - 3 * HOUR + 10 * 60_000, n: 30, ms: 4, e: { principal: appP, network: 'mainnet', method: 'eth_blockNumber', outcome: 'ok' } },
+    // Three hours ago: 36 calls, all ok; 30 of them answered from the response cache.
+    { at: H - 3 * HOUR + 10 * 60_000, n: 30, ms: 4, e: { principal: appP, network: 'mainnet', method: 'eth_blockNumber', outcome: 'ok', cacheHit: true } },
     { at: H - 3 * HOUR + 10 * 60_000, n: 6, ms: 20, e: { principal: appP, network: 'mainnet', method: 'eth_call', outcome: 'ok' } },
     // Two hours ago: 14 calls, 10 ok, 3 refused by the limit, 1 node error.
     { at: H - 2 * HOUR + 5 * 60_000, n: 10, ms: 6, e: { principal: appP, network: 'testnet', method: 'eth_blockNumber', outcome: 'ok' } },
@@ -469,10 +469,11 @@ async function metricsJourney(): Promise<void> {
   expect(await page.getByTestId('metric-total').textContent()).toBe('50');
   expect(await page.getByTestId('metric-success-rate').textContent()).toBe('92.0%');
   expect(await page.getByTestId('metric-errors').textContent()).toBe('4');
+  expect(await page.getByTestId('metric-cache-hits').textContent()).toBe('30 (60.0%)');
   expect(await page.getByTestId('metric-latency').textContent()).toMatch(/^[\d.]+ ms \/ [\d.]+ ms \/ [\d.]+ ms$/);
   // The same numbers as the API's (nothing computed or invented by the page).
   const api = (await pageApi('apps_metrics', [app.id, { from: new Date(H - 23 * HOUR).toISOString(), to: new Date(H + HOUR).toISOString(), granularity: 'hour' }])).result;
-  expect(api.summary).toMatchObject({ total: 50, success: 46, methods: { eth_blockNumber: 40, eth_call: 7, eth_getBalance: 3 }, errorsByCode: { '-32005': 3, '3': 1 } });
+  expect(api.summary).toMatchObject({ total: 50, success: 46, cacheHits: 30, methods: { eth_blockNumber: 40, eth_call: 7, eth_getBalance: 3 }, errorsByCode: { '-32005': 3, '3': 1 } });
   expect(await page.getByTestId('metric-latency').textContent()).toContain(`${api.summary.latencyMs.p50.toFixed(2)} ms`);
 
   // Four charts, each an accessible image with a title and a description of its values.

@@ -408,6 +408,10 @@ export interface UsagePoint {
    */
   success: number;
   /**
+   * Calls answered from rpcgate's response cache instead of the node (a part of `success`; counted, limited and billed like any call).
+   */
+  cacheHits: number;
+  /**
    * `success / total` (0…1); null when there were no calls.
    */
   successRate: number | null;
@@ -1024,6 +1028,7 @@ export interface AccountMethods {
    *       "start": "2025-03-01T09:00:00.000Z",
    *       "total": 120,
    *       "success": 117,
+   *       "cacheHits": 40,
    *       "successRate": 0.975,
    *       "byOutcome": {
    *         "ok": 117,
@@ -1036,7 +1041,6 @@ export interface AccountMethods {
    *         "backend_unavailable": 0
    *       },
    *       "errorsByCode": {
-   *         "3": 2,
    *   …
    * ```
    */
@@ -1521,6 +1525,7 @@ export interface AccountMethods {
    *       "start": "2025-03-01T09:00:00.000Z",
    *       "total": 120,
    *       "success": 117,
+   *       "cacheHits": 40,
    *       "successRate": 0.975,
    *       "byOutcome": {
    *         "ok": 117,
@@ -1533,7 +1538,6 @@ export interface AccountMethods {
    *         "backend_unavailable": 0
    *       },
    *       "errorsByCode": {
-   *         "3": 2,
    *   …
    * ```
    */

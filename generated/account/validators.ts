@@ -2305,7 +2305,7 @@ return errors === 0;
 export const apps_metrics__result_ajv = validate125;
 const schema53 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:apps_metrics:result"};
 const schema54 = {"type":"object","description":"Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flush (rpcgate writes usage every few seconds, the current minute as a partial row: `durability.usageFlushIntervalMs`).","additionalProperties":false,"required":["granularity","from","to","points","summary"],"properties":{"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"from":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the first bucket (`from` aligned down)."},"to":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"End of the range (exclusive), as asked."},"points":{"type":"array","maxItems":1500,"items":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"summary":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"$id":"urn:rpcgate:account:schema:UsageSeries"};
-const schema55 = {"type":"object","description":"The metered calls of one bucket (or, as `summary`, of the whole range).","additionalProperties":false,"required":["start","total","success","successRate","byOutcome","errorsByCode","methods","latencyMs"],"properties":{"start":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the bucket (UTC)."},"total":{"type":"integer","minimum":0,"description":"Every metered call, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."},"successRate":{"type":["number","null"],"minimum":0,"maximum":1,"description":"`success / total` (0…1); null when there were no calls."},"byOutcome":{"$ref":"urn:rpcgate:account:schema:OutcomeCounts"},"errorsByCode":{"type":"object","description":"Calls that did not succeed, by JSON-RPC error code: the key is the code as a string (e.g. `\"-32005\"`; `\"0\"` = no code). Key order carries no meaning (JSON parsers list integer-like keys first).","propertyNames":{"pattern":"^-?\\d+$"},"additionalProperties":{"type":"integer","minimum":0}},"methods":{"type":"object","description":"Calls per node API method. Methods outside the contract are counted as `other`.","additionalProperties":{"type":"integer","minimum":0}},"latencyMs":{"anyOf":[{"$ref":"urn:rpcgate:account:schema:LatencyStats"},{"type":"null"}],"description":"Null when there were no calls."}},"$id":"urn:rpcgate:account:schema:UsagePoint"};
+const schema55 = {"type":"object","description":"The metered calls of one bucket (or, as `summary`, of the whole range).","additionalProperties":false,"required":["start","total","success","cacheHits","successRate","byOutcome","errorsByCode","methods","latencyMs"],"properties":{"start":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the bucket (UTC)."},"total":{"type":"integer","minimum":0,"description":"Every metered call, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."},"cacheHits":{"type":"integer","minimum":0,"description":"Calls answered from rpcgate's response cache instead of the node (a part of `success`; counted, limited and billed like any call)."},"successRate":{"type":["number","null"],"minimum":0,"maximum":1,"description":"`success / total` (0…1); null when there were no calls."},"byOutcome":{"$ref":"urn:rpcgate:account:schema:OutcomeCounts"},"errorsByCode":{"type":"object","description":"Calls that did not succeed, by JSON-RPC error code: the key is the code as a string (e.g. `\"-32005\"`; `\"0\"` = no code). Key order carries no meaning (JSON parsers list integer-like keys first).","propertyNames":{"pattern":"^-?\\d+$"},"additionalProperties":{"type":"integer","minimum":0}},"methods":{"type":"object","description":"Calls per node API method. Methods outside the contract are counted as `other`.","additionalProperties":{"type":"integer","minimum":0}},"latencyMs":{"anyOf":[{"$ref":"urn:rpcgate:account:schema:LatencyStats"},{"type":"null"}],"description":"Null when there were no calls."}},"$id":"urn:rpcgate:account:schema:UsagePoint"};
 const schema56 = {"type":"object","description":"Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout); `backend_unavailable` (refused because rpcgate's own shared backend — Redis: limits or filters — was unreachable; the node was not asked).","additionalProperties":false,"required":["ok","node_error","auth","allowlist","limit","validation","upstream_error","backend_unavailable"],"properties":{"ok":{"type":"integer","minimum":0},"node_error":{"type":"integer","minimum":0},"auth":{"type":"integer","minimum":0},"allowlist":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"validation":{"type":"integer","minimum":0},"upstream_error":{"type":"integer","minimum":0},"backend_unavailable":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:OutcomeCounts"};
 
 function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -2645,14 +2645,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((((data.start === undefined) && (missing0 = "start")) || ((data.total === undefined) && (missing0 = "total"))) || ((data.success === undefined) && (missing0 = "success"))) || ((data.successRate === undefined) && (missing0 = "successRate"))) || ((data.byOutcome === undefined) && (missing0 = "byOutcome"))) || ((data.errorsByCode === undefined) && (missing0 = "errorsByCode"))) || ((data.methods === undefined) && (missing0 = "methods"))) || ((data.latencyMs === undefined) && (missing0 = "latencyMs"))){
+if((((((((((data.start === undefined) && (missing0 = "start")) || ((data.total === undefined) && (missing0 = "total"))) || ((data.success === undefined) && (missing0 = "success"))) || ((data.cacheHits === undefined) && (missing0 = "cacheHits"))) || ((data.successRate === undefined) && (missing0 = "successRate"))) || ((data.byOutcome === undefined) && (missing0 = "byOutcome"))) || ((data.errorsByCode === undefined) && (missing0 = "errorsByCode"))) || ((data.methods === undefined) && (missing0 = "methods"))) || ((data.latencyMs === undefined) && (missing0 = "latencyMs"))){
 validate130.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((((key0 === "start") || (key0 === "total")) || (key0 === "success")) || (key0 === "successRate")) || (key0 === "byOutcome")) || (key0 === "errorsByCode")) || (key0 === "methods")) || (key0 === "latencyMs"))){
+if(!(func15.call(schema55.properties, key0))){
 validate130.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2713,24 +2713,18 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.successRate !== undefined){
-let data3 = data.successRate;
+if(data.cacheHits !== undefined){
+let data3 = data.cacheHits;
 const _errs7 = errors;
-if((!(typeof data3 == "number")) && (data3 !== null)){
-validate130.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/type",keyword:"type",params:{type: schema55.properties.successRate.type},message:"must be number,null"}];
+if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
+validate130.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs7){
 if(typeof data3 == "number"){
-if(data3 > 1 || isNaN(data3)){
-validate130.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
-return false;
-}
-else {
 if(data3 < 0 || isNaN(data3)){
-validate130.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate130.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
-}
 }
 }
 }
@@ -2740,11 +2734,26 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.byOutcome !== undefined){
+if(data.successRate !== undefined){
+let data4 = data.successRate;
 const _errs9 = errors;
-if(!(validate132(data.byOutcome, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
-errors = vErrors.length;
+if((!(typeof data4 == "number")) && (data4 !== null)){
+validate130.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/type",keyword:"type",params:{type: schema55.properties.successRate.type},message:"must be number,null"}];
+return false;
+}
+if(errors === _errs9){
+if(typeof data4 == "number"){
+if(data4 > 1 || isNaN(data4)){
+validate130.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate130.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
 }
 var valid0 = _errs9 === errors;
 }
@@ -2752,13 +2761,25 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.byOutcome !== undefined){
+const _errs11 = errors;
+if(!(validate132(data.byOutcome, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.errorsByCode !== undefined){
-let data5 = data.errorsByCode;
-const _errs10 = errors;
-if(errors === _errs10){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-for(const key1 in data5){
+let data6 = data.errorsByCode;
 const _errs12 = errors;
+if(errors === _errs12){
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+for(const key1 in data6){
+const _errs14 = errors;
 if(typeof key1 === "string"){
 if(!pattern9.test(key1)){
 const err0 = {instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/propertyNames/pattern",keyword:"pattern",params:{pattern: "^-?\\d+$"},message:"must match pattern \""+"^-?\\d+$"+"\"",propertyName:key1};
@@ -2771,7 +2792,7 @@ vErrors.push(err0);
 errors++;
 }
 }
-var valid1 = _errs12 === errors;
+var valid1 = _errs14 === errors;
 if(!valid1){
 const err1 = {instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/propertyNames",keyword:"propertyNames",params:{propertyName: key1},message:"property name must be valid"};
 if(vErrors === null){
@@ -2787,22 +2808,22 @@ break;
 }
 }
 if(valid1){
-for(const key2 in data5){
-let data6 = data5[key2];
-const _errs14 = errors;
-if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
+for(const key2 in data6){
+let data7 = data6[key2];
+const _errs16 = errors;
+if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
 validate130.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs14){
-if(typeof data6 == "number"){
-if(data6 < 0 || isNaN(data6)){
+if(errors === _errs16){
+if(typeof data7 == "number"){
+if(data7 < 0 || isNaN(data7)){
 validate130.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
-var valid2 = _errs14 === errors;
+var valid2 = _errs16 === errors;
 if(!valid2){
 break;
 }
@@ -2814,33 +2835,33 @@ validate130.errors = [{instancePath:instancePath+"/errorsByCode",schemaPath:"#/p
 return false;
 }
 }
-var valid0 = _errs10 === errors;
+var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.methods !== undefined){
-let data7 = data.methods;
-const _errs16 = errors;
-if(errors === _errs16){
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-for(const key3 in data7){
-let data8 = data7[key3];
-const _errs19 = errors;
-if(!((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8)))){
+let data8 = data.methods;
+const _errs18 = errors;
+if(errors === _errs18){
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+for(const key3 in data8){
+let data9 = data8[key3];
+const _errs21 = errors;
+if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
 validate130.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs19){
-if(typeof data8 == "number"){
-if(data8 < 0 || isNaN(data8)){
+if(errors === _errs21){
+if(typeof data9 == "number"){
+if(data9 < 0 || isNaN(data9)){
 validate130.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
-var valid3 = _errs19 === errors;
+var valid3 = _errs21 === errors;
 if(!valid3){
 break;
 }
@@ -2851,27 +2872,27 @@ validate130.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs16 === errors;
+var valid0 = _errs18 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.latencyMs !== undefined){
-let data9 = data.latencyMs;
-const _errs21 = errors;
-const _errs22 = errors;
-let valid4 = false;
+let data10 = data.latencyMs;
 const _errs23 = errors;
-if(!(validate134(data9, {instancePath:instancePath+"/latencyMs",parentData:data,parentDataProperty:"latencyMs",rootData}))){
+const _errs24 = errors;
+let valid4 = false;
+const _errs25 = errors;
+if(!(validate134(data10, {instancePath:instancePath+"/latencyMs",parentData:data,parentDataProperty:"latencyMs",rootData}))){
 vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
-var _valid0 = _errs23 === errors;
+var _valid0 = _errs25 === errors;
 valid4 = valid4 || _valid0;
 if(!valid4){
-const _errs24 = errors;
-if(data9 !== null){
+const _errs26 = errors;
+if(data10 !== null){
 const err2 = {instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err2];
@@ -2881,7 +2902,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-var _valid0 = _errs24 === errors;
+var _valid0 = _errs26 === errors;
 valid4 = valid4 || _valid0;
 }
 if(!valid4){
@@ -2897,20 +2918,21 @@ validate130.errors = vErrors;
 return false;
 }
 else {
-errors = _errs22;
+errors = _errs24;
 if(vErrors !== null){
-if(_errs22){
-vErrors.length = _errs22;
+if(_errs24){
+vErrors.length = _errs24;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid0 = _errs21 === errors;
+var valid0 = _errs23 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }

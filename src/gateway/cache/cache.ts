@@ -3,7 +3,9 @@
 // metered call like any other). What an answer may be cached as: ./policy.ts; the head, finality and reorgs it is
 // judged by: ./heads.ts.
 //
-// Values are the node's bytes (RawResult): a hit hands out the same object, spliced into the response unparsed.
+// Values are the node's bytes as a CachedResult (a RawResult): a hit hands out the same object, spliced into the
+// response unparsed; a miss answers the pool's own result. So the call observer (metering) tells a hit by the class of
+// the result it sees — no per-call flag or allocation.
 // Key: method + JSON of the params (the contract's validators already require canonical quantities and tags).
 // Where answers live:
 //   final  → the byte-bounded LRU (./lru.ts), and Redis when configured (shared by replicas);
@@ -45,6 +47,14 @@ export interface NetworkCacheOptions {
   onPollError?: (err: unknown) => void;
 }
 
+/** An answer held by the cache (what a hit answers). A miss answers the pool's result, never one of these. */
+export class CachedResult extends RawResult {}
+
+/** Whether a call's result was answered from a response cache (memory or Redis). */
+export function isCacheHit(result: unknown): boolean {
+  return result instanceof CachedResult;
+}
+
 const EMPTY: readonly unknown[] = Object.freeze([]);
 /** Per-entry bookkeeping beyond the key and value text (Map entry, objects). */
 const OVERHEAD = 96;
@@ -59,10 +69,10 @@ export class NetworkCache {
   /** Counters for tests and the bench. */
   readonly stats = { hits: 0, misses: 0, stored: 0, dropped: 0 };
   private readonly rules = new Map<string, GatewayMeaning>();
-  private readonly lru: ByteLru<RawResult>;
+  private readonly lru: ByteLru<CachedResult>;
   private readonly heightOf = new Map<string, number>();
   private readonly atHeight = new Map<number, Set<string>>();
-  private headEntries = new Map<string, RawResult>();
+  private headEntries = new Map<string, CachedResult>();
   private headBytes = 0;
   private readonly headMaxBytes: number;
   private readonly upstream: CacheUpstream;
@@ -75,7 +85,7 @@ export class NetworkCache {
     this.redis = o.redis;
     this.metrics = o.metrics;
     for (const [name, m] of o.meanings) if (m.route === 'forward' && m.cache !== 'never' && !o.disabled?.has(name)) this.rules.set(name, m);
-    this.lru = new ByteLru<RawResult>(o.maxBytes, (key) => this.unindex(key));
+    this.lru = new ByteLru<CachedResult>(o.maxBytes, (key) => this.unindex(key));
     this.headMaxBytes = Math.floor(o.maxBytes / 4);
     this.tracker = new HeadTracker({
       upstream: o.upstream,
@@ -147,7 +157,7 @@ export class NetworkCache {
       rkey = d.kind === 'head' ? redis.headKey(this.network, head!, headHash!, key) : redis.finalKey(this.network, key);
       const s = await redis.get(rkey);
       if (s !== null) {
-        const r = new RawResult(s);
+        const r = new CachedResult(s);
         if (d.kind === 'head') {
           if (t.epoch === epoch) this.putHead(key, r);
         } else this.putFinal(key, r);
@@ -157,25 +167,26 @@ export class NetworkCache {
     }
     this.miss(method);
     const res = await this.upstream.call(method, p);
-    const raw = res instanceof RawResult ? res : new RawResult(JSON.stringify(res ?? null));
-    if (isNull(raw.json)) return res;
-    const e = d.kind === 'result' ? decideByResult(blockNumberOf(raw.json), t) : d;
+    const json = res instanceof RawResult ? res.json : JSON.stringify(res ?? null);
+    if (isNull(json)) return res;
+    // What is stored (and a later hit answers) is a CachedResult made here; this call answers `res` (a miss).
+    const e = d.kind === 'result' ? decideByResult(blockNumberOf(json), t) : d;
     switch (e.kind) {
       case 'final':
-        this.putFinal(key, raw);
-        if (redis !== undefined) redis.setFinal(rkey ?? redis.finalKey(this.network, key), raw.json);
+        this.putFinal(key, new CachedResult(json));
+        if (redis !== undefined) redis.setFinal(rkey ?? redis.finalKey(this.network, key), json);
         break;
       case 'block':
         if (t.generation !== generation) break;
         if (t.finalized !== undefined && e.height <= t.finalized) {
-          this.putFinal(key, raw);
-          if (redis !== undefined) redis.setFinal(redis.finalKey(this.network, key), raw.json);
-        } else if (this.onChain(method, e.height, raw)) this.putBlock(key, raw, e.height);
+          this.putFinal(key, new CachedResult(json));
+          if (redis !== undefined) redis.setFinal(redis.finalKey(this.network, key), json);
+        } else if (this.onChain(method, e.height, json)) this.putBlock(key, new CachedResult(json), e.height);
         break;
       case 'head':
         if (t.epoch !== epoch) break;
-        this.putHead(key, raw);
-        if (redis !== undefined && rkey !== undefined) redis.setHead(rkey, raw.json);
+        this.putHead(key, new CachedResult(json));
+        if (redis !== undefined && rkey !== undefined) redis.setHead(rkey, json);
         break;
     }
     return res;
@@ -183,20 +194,20 @@ export class NetworkCache {
 
   /** Whether an answer for unfinalized `height` can be watched for reorgs: the tracker knows the hash there (a block
    *  answer teaches it; one on another fork than the tracker's is not kept). */
-  private onChain(method: string, height: number, r: RawResult): boolean {
+  private onChain(method: string, height: number, json: string): boolean {
     const t = this.tracker;
     if (method === 'eth_getBlockByNumber') {
-      const b = JSON.parse(r.json) as { hash?: unknown; number?: unknown };
+      const b = JSON.parse(json) as { hash?: unknown; number?: unknown };
       return typeof b.hash === 'string' && b.number === `0x${height.toString(16)}` && t.learn(height, b.hash);
     }
     return t.hashAt(height) !== undefined;
   }
 
-  private putFinal(key: string, r: RawResult): void {
+  private putFinal(key: string, r: CachedResult): void {
     if (this.lru.set(key, r, key.length + r.json.length + OVERHEAD)) this.stats.stored++;
   }
 
-  private putBlock(key: string, r: RawResult, height: number): void {
+  private putBlock(key: string, r: CachedResult, height: number): void {
     if (!this.lru.set(key, r, key.length + r.json.length + OVERHEAD)) return;
     this.stats.stored++;
     this.heightOf.set(key, height);
@@ -205,7 +216,7 @@ export class NetworkCache {
     keys.add(key);
   }
 
-  private putHead(key: string, r: RawResult): void {
+  private putHead(key: string, r: CachedResult): void {
     const size = key.length + r.json.length + OVERHEAD;
     if (this.headBytes + size > this.headMaxBytes || this.headEntries.has(key)) return;
     this.headEntries.set(key, r);

@@ -9,7 +9,7 @@ import { RedisTier } from './redis.js';
 import { LogThrottle } from '../metering/log-throttle.js';
 import { HeadTracker } from './heads.js';
 
-export { NetworkCache, type CacheMetrics, type CacheUpstream, type NetworkCacheOptions } from './cache.js';
+export { NetworkCache, CachedResult, isCacheHit, type CacheMetrics, type CacheUpstream, type NetworkCacheOptions } from './cache.js';
 export { HeadTracker, type HeadEvents, type HeadUpstream } from './heads.js';
 export { ByteLru } from './lru.js';
 export { RedisTier } from './redis.js';

@@ -2,8 +2,9 @@
 // no request waits on the store.
 //
 // Per call (`record`): no I/O, a handful of Map lookups and array increments; allocation only for the first call of
-// a (minute, principal, network, method, outcome, code) cell. Aggregates per cell: count, latency sum, and the fixed
-// log-spaced latency histogram of src/gateway/usage/histogram.ts (percentiles after aggregation/downsampling within ≤ 9.05 %).
+// a (minute, principal, network, method, outcome, code) cell. Aggregates per cell: count, cache hits (those of its
+// calls answered from the response cache), latency sum, and the fixed log-spaced latency histogram of
+// src/gateway/usage/histogram.ts (percentiles after aggregation/downsampling within ≤ 9.05 %).
 //
 // Flushing: every `flushIntervalMs` (unref'd timer) everything recorded so far is written — completed minutes and the
 // current one as a partial row — with upsertUsage: multi-row INSERT … ON CONFLICT DO UPDATE SET col = col + excluded.col
@@ -43,6 +44,8 @@ export interface MeterEvent {
   latencyMs: number;
   /** Identical calls counted at once (default 1). */
   count?: number;
+  /** Answered from the response cache (src/gateway/cache): also counted in the cell's cacheHits. */
+  cacheHit?: boolean;
 }
 
 /** What the meter needs of a logger (pino's Logger fits). */
@@ -86,6 +89,7 @@ export interface MeterStats {
 
 class Cell {
   count = 0;
+  cacheHits = 0;
   latencySumMs = 0;
   readonly buckets = new Uint32Array(HISTOGRAM_BUCKETS);
   constructor(
@@ -215,6 +219,7 @@ export class Meter {
       this.cellCount++;
     }
     cell.count += n;
+    if (e.cacheHit === true) cell.cacheHits += n;
     cell.latencySumMs += latency * n;
     cell.buckets[k] += n;
   }
@@ -342,6 +347,7 @@ function cellRow(minute: number, c: Cell): PendingRow {
     outcome: c.outcome,
     code: c.code,
     count: c.count,
+    cacheHits: c.cacheHits,
     latencySumMs: c.latencySumMs,
     buckets: Float64Array.from(c.buckets),
   };
@@ -356,6 +362,7 @@ function mergeRow(into: Map<string, PendingRow>, r: PendingRow): void {
     return;
   }
   have.count += r.count;
+  have.cacheHits = (have.cacheHits ?? 0) + (r.cacheHits ?? 0);
   have.latencySumMs += r.latencySumMs;
   for (let i = 0; i < HISTOGRAM_BUCKETS; i++) have.buckets[i] += r.buckets[i];
 }

@@ -6,6 +6,8 @@
 //   - the node API route (`refused`, ./node-route.ts): requests refused before the engine (missing/unknown key, wrong
 //     network or URL shape, Content-Type, origin/IP/JWT, body over the limit, unknown network) — one call, method
 //     `other` (the body is not parsed for it).
+// Cache hits: an `ok` call whose result came from the network's response cache (src/gateway/cache: a CachedResult,
+// told by its class — nothing per call) counts as a call and as a cache hit (usage rows' cache_hits).
 // Latency: from the moment the server took the request (headers parsed, `ctx.startedAt`) to the call's outcome
 // (result or error ready, before the response is written); a batch item's latency ends when that item is done.
 //
@@ -23,6 +25,7 @@
 //                                              backend_unavailable, -32603 upstream_error, else validation (-32600: 404/413/415)
 // Limit refusals are also counted in rpcgate_limit_refusals_total{network,period} (per refused call).
 import type { AccessContext, Principal } from '../access/index.js';
+import { isCacheHit } from '../cache/index.js';
 import type { LimitPeriod } from '../limits/types.js';
 import { OTHER, meterPrincipal, type Meter, type Metrics, type Outcome } from '../metering/index.js';
 import type { CallObserver, CallStage } from '../../toolkit/rpc/engine.js';
@@ -68,10 +71,10 @@ export class CallMeter {
     private readonly meter: Meter,
     private readonly metrics: Metrics,
   ) {
-    this.onCall = (method, stage, err, ctx) => this.record(method ?? OTHER, outcomeOf(stage, err), err, ctx);
+    this.onCall = (method, stage, err, ctx, result) => this.record(method ?? OTHER, outcomeOf(stage, err), err, ctx, isCacheHit(result));
   }
 
-  private record(method: string, outcome: Outcome, err: RpcError | undefined, ctx: AccessContext): void {
+  private record(method: string, outcome: Outcome, err: RpcError | undefined, ctx: AccessContext, cacheHit: boolean): void {
     const network = ctx.network;
     const t0 = ctx.startedAt;
     this.meter.record({
@@ -81,6 +84,7 @@ export class CallMeter {
       outcome,
       code: err?.code,
       latencyMs: t0 === undefined ? 0 : performance.now() - t0,
+      cacheHit,
     });
     if (outcome === 'limit') this.limitRefused(network, err!);
   }

@@ -4,7 +4,8 @@
 //
 // Tables (migration 0002_usage): usage_minute, usage_hour, usage_day — one shape:
 //   ts (bucket start, epoch ms, UTC) · principal_kind 'app'|'key' · principal_id · user_id · network · method · outcome ·
-//   code (JSON-RPC code, 0 = none) · count · latency_sum_ms · b0…b69 (latency histogram, src/gateway/usage/histogram.ts)
+//   code (JSON-RPC code, 0 = none) · count · latency_sum_ms · b0…b69 (latency histogram, src/gateway/usage/histogram.ts) ·
+//   cache_hits (migration 0006: calls among `count` answered from the response cache; summed like count)
 //   primary key (ts, principal_kind, principal_id, network, method, outcome, code); index (user_id, ts).
 //
 // Ownership: every read takes the user id and filters by it; an app/key id of another user reads as no usage.
@@ -52,15 +53,17 @@ export interface UsageRow {
   /** JSON-RPC error code; 0 = none. A 32-bit integer. */
   code: number;
   count: number;
+  /** Calls among `count` answered from the response cache (default 0). */
+  cacheHits?: number;
   latencySumMs: number;
   /** HISTOGRAM_BUCKETS bucket counts. */
   buckets: ArrayLike<number>;
 }
 
 const KEY_COLUMNS = ['ts', 'principal_kind', 'principal_id', 'network', 'method', 'outcome', 'code'] as const;
-const SUM_COLUMNS: readonly string[] = ['count', 'latency_sum_ms', ...BUCKET_COLUMNS];
+const SUM_COLUMNS: readonly string[] = ['count', 'latency_sum_ms', ...BUCKET_COLUMNS, 'cache_hits'];
 const ALL_COLUMNS: readonly string[] = [...KEY_COLUMNS, 'user_id', ...SUM_COLUMNS];
-// Bound parameters per statement: SQLite allows 32 766, PostgreSQL 65 535; 80 columns × 300 rows = 24 000.
+// Bound parameters per statement: SQLite allows 32 766, PostgreSQL 65 535; 81 columns × 300 rows = 24 300.
 const ROWS_PER_STATEMENT = 300;
 
 const q = (c: string) => `"${c}"`; // identifiers are ours (no input); quoted because `count` is a function name
@@ -139,6 +142,7 @@ function toValues(r: UsageRow): Record<string, string | number> {
     code: r.code,
     count: r.count,
     latency_sum_ms: r.latencySumMs,
+    cache_hits: r.cacheHits ?? 0,
   };
   for (let i = 0; i < HISTOGRAM_BUCKETS; i++) v[BUCKET_COLUMNS[i]] = r.buckets[i];
   return v;
@@ -181,6 +185,8 @@ export interface UsagePoint {
   total: number;
   /** Calls with outcome `ok`. */
   success: number;
+  /** Calls answered from the response cache (a part of `success`). */
+  cacheHits: number;
   /** success / total; null when total = 0. */
   successRate: number | null;
   byOutcome: Record<Outcome, number>;
@@ -203,14 +209,16 @@ export interface UsageSeries {
 
 class Acc {
   total = 0;
+  cacheHits = 0;
   readonly byOutcome = new Array<number>(OUTCOMES.length).fill(0);
   readonly errors = new Map<number, number>();
   readonly methods = new Map<string, number>();
   latencySum = 0;
   readonly buckets = new Float64Array(HISTOGRAM_BUCKETS);
 
-  add(method: string, outcome: Outcome, code: number, count: number, latencySum: number, buckets: ArrayLike<number>): void {
+  add(method: string, outcome: Outcome, code: number, count: number, cacheHits: number, latencySum: number, buckets: ArrayLike<number>): void {
     this.total += count;
+    this.cacheHits += cacheHits;
     this.byOutcome[OUTCOME_INDEX[outcome] ?? OUTCOME_INDEX.node_error] += count;
     if (outcome !== 'ok') this.errors.set(code, (this.errors.get(code) ?? 0) + count);
     this.methods.set(method, (this.methods.get(method) ?? 0) + count);
@@ -220,6 +228,7 @@ class Acc {
 
   merge(o: Acc): void {
     this.total += o.total;
+    this.cacheHits += o.cacheHits;
     for (let i = 0; i < OUTCOMES.length; i++) this.byOutcome[i] += o.byOutcome[i];
     for (const [c, n] of o.errors) this.errors.set(c, (this.errors.get(c) ?? 0) + n);
     for (const [m, n] of o.methods) this.methods.set(m, (this.methods.get(m) ?? 0) + n);
@@ -234,6 +243,7 @@ class Acc {
       start,
       total: this.total,
       success,
+      cacheHits: this.cacheHits,
       successRate: this.total > 0 ? success / this.total : null,
       byOutcome,
       errorsByCode: Object.fromEntries([...this.errors].sort((a, b) => b[1] - a[1]).map(([c, n]) => [String(c), n])),
@@ -298,7 +308,7 @@ export async function usageSeries(db: Kysely<any>, query: UsageSeriesQuery): Pro
     let acc = byBucket.get(start);
     if (acc === undefined) byBucket.set(start, (acc = new Acc()));
     for (let i = 0; i < HISTOGRAM_BUCKETS; i++) hist[i] = Number(r[BUCKET_COLUMNS[i]]);
-    acc.add(String(r.method), r.outcome as Outcome, Number(r.code), Number(r.count), Number(r.latency_sum_ms), hist);
+    acc.add(String(r.method), r.outcome as Outcome, Number(r.code), Number(r.count), Number(r.cache_hits), Number(r.latency_sum_ms), hist);
   }
 
   const summary = new Acc();

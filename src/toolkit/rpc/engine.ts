@@ -107,9 +107,11 @@ export type CallStage = 'ok' | 'invalid' | 'refused' | 'failed';
 /**
  * Called once per JSON-RPC call when its outcome is known (batch items one by one; notifications too), before the
  * response is sent. `method` is undefined when the request has none usable (a parse error, an empty or oversized
- * batch: one call). Must be cheap and must not throw (it runs on the hot path).
+ * batch: one call). `result` is what the handler returned for an `ok` call (undefined otherwise), so an observer can
+ * tell answers apart by their kind (e.g. a cached RawResult subclass) without per-call state. Must be cheap and must
+ * not throw (it runs on the hot path).
  */
-export type CallObserver<C extends CallContext = CallContext> = (method: string | undefined, stage: CallStage, err: RpcError | undefined, ctx: C) => void;
+export type CallObserver<C extends CallContext = CallContext> = (method: string | undefined, stage: CallStage, err: RpcError | undefined, ctx: C, result?: unknown) => void;
 
 export interface EngineConfig<M extends MethodTable, C extends CallContext = CallContext> {
   methods: M;
@@ -299,9 +301,9 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
     }
   }
 
-  function observe(method: string | undefined, stage: CallStage, err: RpcError | undefined, ctx: C): void {
+  function observe(method: string | undefined, stage: CallStage, err: RpcError | undefined, ctx: C, result?: unknown): void {
     try {
-      observer!(method, stage, err, ctx);
+      observer!(method, stage, err, ctx, result);
     } catch (e) {
       report(e, method ?? '(observer)', ctx);
     }
@@ -458,7 +460,7 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
         return notification ? undefined : new Failure(errorBody(idJson, err), err);
       }
       if (notification) {
-        if (observer !== undefined) observe(method, 'ok', undefined, ctx);
+        if (observer !== undefined) observe(method, 'ok', undefined, ctx, value);
         return undefined;
       }
       if (value === undefined) value = null;
@@ -473,7 +475,7 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
       }
       // RawResult: the node's bytes go out as they came; anything else is serialised exactly once.
       const json = value instanceof RawResult ? value.json : JSON.stringify(value);
-      if (observer !== undefined) observe(method, 'ok', undefined, ctx);
+      if (observer !== undefined) observe(method, 'ok', undefined, ctx, value);
       return '{"jsonrpc":"2.0","id":' + idJson + ',"result":' + json + '}';
     } catch (thrown) {
       // serialisation (BigInt, cycles, depth)

@@ -7,6 +7,7 @@ import { usage } from './0002_usage.js';
 import { anyNetwork } from './0003_any_network.js';
 import { usageFlushMarks } from './0004_usage_flush_marks.js';
 import { jwtLifetime } from './0005_jwt_lifetime.js';
+import { usageCacheHits } from './0006_usage_cache_hits.js';
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -15,6 +16,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0003_any_network': anyNetwork(dialect),
     '0004_usage_flush_marks': usageFlushMarks(dialect),
     '0005_jwt_lifetime': jwtLifetime(),
+    '0006_usage_cache_hits': usageCacheHits(dialect),
   };
 }
 

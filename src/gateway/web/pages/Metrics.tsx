@@ -158,6 +158,12 @@ function SeriesView({ series, range }: { series: UsageSeries; range: RangeDef })
           <dd data-testid="metric-errors">{fmt(s.total - s.success)}</dd>
         </div>
         <div>
+          <dt>Served from cache</dt>
+          <dd data-testid="metric-cache-hits">
+            {fmt(s.cacheHits)} <span className="muted small">({pct(s.cacheHits / s.total)})</span>
+          </dd>
+        </div>
+        <div>
           <dt>Latency p50 / p95 / p99</dt>
           <dd data-testid="metric-latency">{lat ? `${ms(lat.p50)} / ${ms(lat.p95)} / ${ms(lat.p99)}` : '—'}</dd>
         </div>
@@ -253,7 +259,7 @@ export function KeyUsageChart({ keyId, fail }: { keyId: string; fail: (e: unknow
   return (
     <div className="key-usage-chart" data-testid="key-usage-chart">
       <TimeBars
-        title={`Requests on this key, last 24 hours (${fmt(s.total)}, ${s.successRate === null ? '—' : pct(s.successRate)} successful)`}
+        title={`Requests on this key, last 24 hours (${fmt(s.total)}, ${s.successRate === null ? '—' : pct(s.successRate)} successful, ${fmt(s.cacheHits)} served from cache)`}
         starts={series.points.map((p) => Date.parse(p.start))}
         values={series.points.map((p) => p.total)}
         granularity={series.granularity}
