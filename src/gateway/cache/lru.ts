@@ -1,9 +1,20 @@
 // A least-recently-used map bounded by bytes (no lru-cache in node_modules; a Map keeps insertion order, so
 // delete + set moves an entry to the young end and the first key is the oldest). Sizes are the caller's estimate.
+// A hit moves its entry only when the entry is in the older half (placed more than size/2 placements ago): a hot
+// entry is then moved once per size/2 placements instead of on every hit (the delete + set was the cache's largest
+// cost per hit), and what is evicted is still never among the younger half of the entries.
+
+interface Entry<V> {
+  v: V;
+  size: number;
+  /** The placement (insert or move) that put the entry at the young end. */
+  t: number;
+}
 
 export class ByteLru<V> {
-  private readonly map = new Map<string, { v: V; size: number }>();
+  private readonly map = new Map<string, Entry<V>>();
   private used = 0;
+  private tick = 0;
 
   constructor(
     readonly maxBytes: number,
@@ -22,8 +33,11 @@ export class ByteLru<V> {
   get(key: string): V | undefined {
     const e = this.map.get(key);
     if (e === undefined) return undefined;
-    this.map.delete(key);
-    this.map.set(key, e);
+    if (this.tick - e.t > this.map.size >> 1) {
+      this.map.delete(key);
+      this.map.set(key, e);
+      e.t = ++this.tick;
+    }
     return e.v;
   }
 
@@ -35,7 +49,7 @@ export class ByteLru<V> {
   set(key: string, value: V, size: number): boolean {
     if (size > this.maxBytes) return false;
     this.delete(key);
-    this.map.set(key, { v: value, size });
+    this.map.set(key, { v: value, size, t: ++this.tick });
     this.used += size;
     while (this.used > this.maxBytes) {
       const oldest = this.map.keys().next().value as string;
