@@ -137,7 +137,15 @@ describe('item 1: log-in throttle', () => {
     const statuses = singles.map((r) => r.status);
     expect(statuses.filter((s) => s === 401).length).toBe(checked);
     expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
-    const limited = singles.find((r) => r.body.error?.data?.scope === 'email+ip')!;
+    // The burst may end before the (email, IP) counter is full: attempts the hashing gate refused (429
+    // password-hashing) gave their point back. Attempts one at a time then fill it — still no more than 10 checks.
+    let limited = singles.find((r) => r.body.error?.data?.scope === 'email+ip');
+    for (let i = 0; limited === undefined && i < 11; i++) {
+      const r = await logIn(svc, email, `late guess ${i}`);
+      if (r.body.error?.data?.scope === 'email+ip') limited = r;
+    }
+    expect(gate.done - before).toBeLessThanOrEqual(10);
+    if (limited === undefined) throw new Error('no log-in was refused by the (email, IP) limit');
     expect(limited.body.error.data).toMatchObject({ source: 'rpcgate', reason: 'rate', scope: 'email+ip', limit: 10 });
     expect(Number(limited.headers.get('retry-after'))).toBe(limited.body.error.data.retryAfter);
     // A batch with one log-in and nothing else is one check: allowed. Sign-up is refused in batches too.

@@ -28,7 +28,7 @@ async function headOf(pool: Caller): Promise<number> {
  *  seen within the last poll intervals (the response cache's tracker), used instead of asking the node — a node round
  *  trip before every `fromBlock..latest` query would double its latency; being a block or two behind only widens the
  *  cap by as much. */
-export async function checkLogsRange(filter: unknown, max: number, pool: Caller, knownHead?: number): Promise<void> {
+export async function checkLogsRange(filter: unknown, max: number, pool: Caller, knownHead?: number | (() => number | undefined)): Promise<void> {
   if (max <= 0 || filter === null || typeof filter !== 'object') return;
   const f = filter as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown };
   if (f.blockHash !== undefined) return;
@@ -36,7 +36,8 @@ export async function checkLogsRange(filter: unknown, max: number, pool: Caller,
   const to = bound(f.toBlock);
   if (from === 'head' && to === 'head') return;
   let head = Number.NaN;
-  if (from === 'head' || to === 'head') head = knownHead ?? (await headOf(pool));
+  // Only now, when a bound is the head: asking the tracker starts its poll.
+  if (from === 'head' || to === 'head') head = (typeof knownHead === 'function' ? knownHead() : knownHead) ?? (await headOf(pool));
   const lo = from === 'head' ? head : from;
   const hi = to === 'head' ? head : to;
   if (Number.isNaN(lo) || Number.isNaN(hi)) return; // no head known: the node decides
@@ -53,7 +54,7 @@ export function guardLogsRange<P extends Caller>(pools: ReadonlyMap<string, P>, 
     out.set(network, {
       call(method, params) {
         if (method !== 'eth_getLogs') return pool.call(method, params);
-        return checkLogsRange(params?.[0], max, pool, knownHeadOf?.(network)).then(() => pool.call(method, params));
+        return checkLogsRange(params?.[0], max, pool, knownHeadOf && (() => knownHeadOf(network))).then(() => pool.call(method, params));
       },
     });
   }
@@ -64,8 +65,9 @@ export function guardLogsRange<P extends Caller>(pools: ReadonlyMap<string, P>, 
  *  the call's network (`knownHeadOf`, src/gateway/cache/heads.ts) or else asked of its pool. */
 export function rangeChecked(handler: Handler<unknown>, max: number, pools: ReadonlyMap<string, Caller>, knownHeadOf?: (network: string) => number | undefined): Handler<unknown> {
   return (params, ctx) => {
-    const pool = ctx.network === undefined ? undefined : pools.get(ctx.network);
-    if (pool === undefined) return handler(params, ctx);
-    return checkLogsRange((params as readonly unknown[] | undefined)?.[0], max, pool, knownHeadOf?.(ctx.network!)).then(() => handler(params, ctx));
+    const network = ctx.network;
+    const pool = network === undefined ? undefined : pools.get(network);
+    if (pool === undefined || network === undefined) return handler(params, ctx);
+    return checkLogsRange((params as readonly unknown[] | undefined)?.[0], max, pool, knownHeadOf && (() => knownHeadOf(network))).then(() => handler(params, ctx));
   };
 }

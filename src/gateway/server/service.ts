@@ -26,7 +26,7 @@ import { startEmbeddedChain, compileToken, type EmbeddedChain, type SeededChain 
 import { chainNetworks, devKeyEnabled, loadConfig, trustProxyHops, type Config, type ConfigInput } from '../config/config.js';
 import { createLimiter, type Limiter } from '../limits/index.js';
 import { createFilterStore, type FilterStore } from '../filters/index.js';
-import { LogThrottle } from '../metering/log-throttle.js';
+import { LogThrottle } from '../../toolkit/server/log-throttle.js';
 import { closeRedisClient, createRedisClient, LOG_EVERY_MS, REDIS_CLIENT_DEFAULTS, waitReady, type ServiceRedis } from '../redis/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
 import { createResponseCaches, type ResponseCaches } from '../cache/index.js';
