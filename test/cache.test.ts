@@ -456,6 +456,39 @@ describe.skipIf(noRedis)('two rpcgate instances sharing the cache in Redis', () 
     expect(node.count('eth_gasPrice') - g0).toBe(1);
     expect(gb.body.result).toBe(ga.body.result);
   });
+
+  it('an unfinalized block is shared under its hash: a hit on the other instance; after a reorg there, the new block', async () => {
+    const [a, b] = svcs;
+    const trackers = svcs.map((s) => s.caches.get('mainnet')!.tracker);
+    node.mine();
+    await Promise.all(trackers.map((t) => t.tick()));
+    const h = node.head; // above the finalized block (head - 8), and a head both trackers saw
+    expect(trackers.map((t) => t.hashAt(h))).toEqual([node.blockJson(h).hash, node.blockJson(h).hash]);
+    const c0 = node.count('eth_getBlockByNumber');
+    const ra = await post(`${a.url}/mainnet/${KEY}`, 'eth_getBlockByNumber', [hex(h), false]);
+    const { Redis } = await import('ioredis');
+    const r = new Redis(REDIS_URL);
+    try {
+      const k = `${prefix}:mainnet:b:${h}:${node.blockJson(h).hash}:eth_getBlockByNumber${JSON.stringify([hex(h), false])}`;
+      await untilAsync(async () => (await r.exists(k)) === 1);
+    } finally {
+      r.disconnect();
+    }
+    const rb = await post(`${b.url}/mainnet/${KEY}`, 'eth_getBlockByNumber', [hex(h), false]);
+    expect(node.count('eth_getBlockByNumber') - c0).toBe(1);
+    expect(resultText(rb.raw)).toBe(resultText(ra.raw));
+    // The block at h is replaced: each instance's tracker sees the new hash; the old key is never read again.
+    node.reorg(h);
+    node.mine();
+    await Promise.all(trackers.map((t) => t.tick()));
+    const c1 = node.count('eth_getBlockByNumber');
+    const after = await post(`${b.url}/mainnet/${KEY}`, 'eth_getBlockByNumber', [hex(h), false]);
+    expect(after.body.result.hash).toBe(node.blockJson(h).hash);
+    expect(after.body.result.hash).not.toBe(ra.body.result.hash);
+    expect(node.count('eth_getBlockByNumber') - c1).toBe(1);
+    const againA = await post(`${a.url}/mainnet/${KEY}`, 'eth_getBlockByNumber', [hex(h), false]);
+    expect(againA.body.result.hash).toBe(node.blockJson(h).hash);
+  });
 });
 
 function freePort(): Promise<number> {

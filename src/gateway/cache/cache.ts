@@ -11,7 +11,8 @@
 //   final  → the byte-bounded LRU (./lru.ts), and Redis when configured (shared by replicas);
 //   block  → the LRU, indexed by height, only at heights whose hash the tracker knows (a head it saw, or a block read
 //            through the cache): a reorg drops the heights it replaced, finality moves them out of the index, an idle
-//            stop of the tracker drops them all; never in Redis;
+//            stop of the tracker drops them all; and Redis keyed by height + block hash when the hash was known
+//            before the call (a read by block number at a height the tracker saw), so a reorg is a new key there;
 //   head   → a map cleared on every new head (at most a quarter of maxBytes), and Redis keyed by head number+hash.
 // Never stored: errors (the pool rejects: nothing to store), `null` (a block or transaction that does not exist yet
 // must not stick), answers of a call during which the head moved (head) or a reorg happened (block).
@@ -153,13 +154,19 @@ export class NetworkCache {
     const headHash = t.headHash;
     const redis = this.redis;
     let rkey: string | undefined;
-    if (redis !== undefined && d.kind !== 'block') {
-      rkey = d.kind === 'head' ? redis.headKey(this.network, head!, headHash!, key) : redis.finalKey(this.network, key);
-      const s = await redis.get(rkey);
+    // An unfinalized block's answers are shared under the block hash this replica knows at that height (none known:
+    // memory only, after the node's answer taught it).
+    const blockHash = d.kind === 'block' ? t.hashAt(d.height) : undefined;
+    if (redis !== undefined) {
+      if (d.kind === 'block') rkey = blockHash === undefined ? undefined : redis.blockKey(this.network, d.height, blockHash, key);
+      else rkey = d.kind === 'head' ? redis.headKey(this.network, head!, headHash!, key) : redis.finalKey(this.network, key);
+      const s = rkey === undefined ? null : await redis.get(rkey);
       if (s !== null) {
         const r = new CachedResult(s);
         if (d.kind === 'head') {
           if (t.epoch === epoch) this.putHead(key, r);
+        } else if (d.kind === 'block') {
+          if (t.generation === generation && t.hashAt(d.height) === blockHash) this.putBlock(key, r, d.height);
         } else this.putFinal(key, r);
         this.hit(method);
         return r;
@@ -181,7 +188,12 @@ export class NetworkCache {
         if (t.finalized !== undefined && e.height <= t.finalized) {
           this.putFinal(key, new CachedResult(json));
           if (redis !== undefined) redis.setFinal(redis.finalKey(this.network, key), json);
-        } else if (this.onChain(method, e.height, json)) this.putBlock(key, new CachedResult(json), e.height);
+        } else if (this.onChain(method, e.height, json)) {
+          this.putBlock(key, new CachedResult(json), e.height);
+          // Shared only when looked up by height (a receipt's height is known only from its answer).
+          const h = d.kind === 'block' ? t.hashAt(e.height) : undefined;
+          if (redis !== undefined && h !== undefined) redis.setFinal(redis.blockKey(this.network, e.height, h, key), json);
+        }
         break;
       case 'head':
         if (t.epoch !== epoch) break;

@@ -1,10 +1,14 @@
-// The shared tier of the response cache: final and head answers in Redis, so replicas serve each other's answers.
+// The shared tier of the response cache: final, per-height and head answers in Redis, so replicas serve each other's
+// answers.
 // A Redis failure is a miss, never a failed call: commands time out fast, nothing queues while disconnected
 // (enableOfflineQueue off): the client comes from src/gateway/redis, which also logs its outages; `onError` hears the
 // failed commands.
 // Keys: `<prefix>:<network>:f:<method+params>` (final; TTL `finalTtlSeconds`, 0 = none) and
-// `<prefix>:<network>:h:<head number>:<head hash>:<method+params>` (head; TTL `headTtlMs`). method+params longer than
-// 200 characters (eth_call data…) are replaced by their SHA-256.
+// `<prefix>:<network>:h:<head number>:<head hash>:<method+params>` (head; TTL `headTtlMs`) and
+// `<prefix>:<network>:b:<height>:<block hash>:<method+params>` (an unfinalized block's answers, TTL `finalTtlSeconds`:
+// the block hash in the key means a reorg at that height is a new key — a replica reads only answers for the block it
+// knows at that height, and nothing has to be deleted). method+params longer than 200 characters (eth_call data…) are
+// replaced by their SHA-256.
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
@@ -32,6 +36,10 @@ export class RedisTier {
 
   finalKey(network: string, key: string): string {
     return `${this.o.prefix}:${network}:f:${RedisTier.digest(key)}`;
+  }
+
+  blockKey(network: string, height: number, blockHash: string, key: string): string {
+    return `${this.o.prefix}:${network}:b:${height}:${blockHash}:${RedisTier.digest(key)}`;
   }
 
   headKey(network: string, head: number, headHash: string, key: string): string {
