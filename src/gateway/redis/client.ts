@@ -69,15 +69,19 @@ export function createRedisClient(opts: CreateRedisClientOptions): ServiceRedis 
   const log = opts.logger?.child({ component: 'redis', role: opts.role, redis: redactedUrl(opts.url) });
   let downSince = 0;
   const throttle = new LogThrottle(LOG_EVERY_MS);
-  client.on('error', (err: Error) => {
+  const down = (message: string, code: string | undefined) => {
     const now = Date.now();
     const skipped = throttle.take('', now);
     if (skipped === undefined) return;
     if (downSince === 0) {
       downSince = now;
-      log?.error({ err: { message: err.message, code: (err as { code?: string }).code } }, `Redis unreachable${opts.whileDown ? `; ${opts.whileDown}` : ''}; reconnecting`);
-    } else log?.warn({ err: { message: err.message }, downMs: now - downSince, errorsSinceLastLine: skipped + 1 }, 'Redis still unreachable');
-  });
+      log?.error({ err: { message, code } }, `Redis unreachable${opts.whileDown ? `; ${opts.whileDown}` : ''}; reconnecting`);
+    } else log?.warn({ err: { message }, downMs: now - downSince, errorsSinceLastLine: skipped + 1 }, 'Redis still unreachable');
+  };
+  client.on('error', (err: Error) => down(err.message, (err as { code?: string }).code));
+  // A lost connection is an outage from that moment, not from the first failed reconnect (which may come later, or
+  // never fail at all before Redis is back): ioredis says 'reconnecting' only for connections it did not close itself.
+  client.on('reconnecting', () => down('connection lost', undefined));
   client.on('ready', () => {
     if (downSince === 0) return;
     log?.info({ downMs: Date.now() - downSince }, 'Redis reachable again');
