@@ -112,6 +112,10 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     // An idle client whose connection the server ends (restart, failover, admin termination) emits 'error' on
     // the pool; unhandled, that would crash the process. The pool drops that client and the next query reconnects.
     pool.on('error', (err) => opts.onError?.(err));
+    // A checked-out client between two queries (e.g. inside the usage flush's transaction) has no pool listener: its
+    // connection dying then emits 'error' on the client itself, which would crash the process too. Its next query
+    // fails and the pool drops it.
+    pool.on('connect', (client) => client.on('error', (err) => opts.onError?.(err)));
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   } else {
     dialect = 'sqlite';
