@@ -855,9 +855,9 @@ describe('eth_getLogs block-range cap', () => {
   it('uses a head the response cache saw recently instead of asking the node (no extra round trip before fromBlock..latest)', async () => {
     let asked = 0;
     const caller = { call: async (method: string) => (asked++, method === 'eth_blockNumber' ? '0x100000' : []) };
-    await checkLogsRange({ fromBlock: '0xfd8f1' }, 10_000, caller, 0x100000); // 0x100000 - 0xfd8f1 + 1 = 10,000
+    await checkLogsRange({ fromBlock: '0xfd8f1' }, 10_000, caller, () => 0x100000); // 0x100000 - 0xfd8f1 + 1 = 10,000
     expect(asked).toBe(0);
-    const e = await rejection(checkLogsRange({ fromBlock: '0xfd8f0' }, 10_000, caller, 0x100000));
+    const e = await rejection(checkLogsRange({ fromBlock: '0xfd8f0' }, 10_000, caller, () => 0x100000));
     expect([e.code, e.data]).toEqual([-32005, { source: 'rpcgate', reason: 'block-range', limit: 10_000, range: 10_001 }]);
     expect(asked).toBe(0);
     // No known head: the node is asked.

@@ -162,7 +162,7 @@ export class AccountThrottle {
 
   readonly gate: HashGate;
   /** Calls refused per counter (the hash gate's are `gate.refused`): read by rpcgate_account_throttled_total. */
-  readonly refusedBy: Record<Counter['scope'], number> = { 'email+ip': 0, email: 0, ip: 0, 'signup-ip': 0 };
+  private readonly refusedBy: Record<Counter['scope'], number> = { 'email+ip': 0, email: 0, ip: 0, 'signup-ip': 0 };
   private readonly emailIp: Counter;
   private readonly email: Counter;
   private readonly ip: Counter;

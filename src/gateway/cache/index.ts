@@ -118,7 +118,7 @@ export function createResponseCaches(o: CreateCachesOptions): ResponseCaches {
     heads,
     bytes: () => Object.fromEntries([...networks].map(([n, c]) => [n, c.bytes])),
     async close() {
-      for (const c of networks.values()) c.stop();
+      // Every network's tracker, the caches' own among them (stopping a cache is stopping its tracker).
       for (const h of heads.values()) h.stop();
     },
   };

@@ -135,6 +135,12 @@ end
 return 1
 `;
 
+/** A subject's counters in the current windows as one key (same keys = same subject, limits and expiries): what
+ *  waiting consumes are grouped by and leases are held under. */
+function groupKey(slots: readonly RedisSlot[]): string {
+  return slots.length === 1 ? slots[0].key : slots.map((s) => s.key).join(' ');
+}
+
 /** Lease defaults (contracts/config.schema.json LimitsLease). */
 const LEASE_DEFAULTS = { maxUnits: 100, minRemaining: 4096, idleReturnMs: 1000 };
 
@@ -344,8 +350,7 @@ export class RedisLimiter implements Limiter {
     const slots = this.slots(subject, now);
     const k = slots.length;
     if (k === 0) return Promise.resolve(decide(slots, 0, n, now, this.cal.dayEnd));
-    // Same keys = same subject in the same windows (hence the same limits and expiries).
-    const gk = k === 1 ? slots[0].key : slots.map((s) => s.key).join(' ');
+    const gk = groupKey(slots);
     if (this.leases.size > 0 && !this.pending.has(gk)) {
       const d = this.fromLease(gk, slots, n, now);
       if (d !== undefined) return Promise.resolve(d);
@@ -470,7 +475,7 @@ export class RedisLimiter implements Limiter {
     await untilFirstConnect(this.redis);
     const vals = await this.redis.mget(...slots.map((s) => s.key));
     // Units this replica holds (a lease) are counted in Redis but not spent yet.
-    const held = this.leases.get(slots.map((s) => s.key).join(' '))?.units ?? 0;
+    const held = this.leases.get(groupKey(slots))?.units ?? 0;
     for (let i = 0; i < slots.length; i++) slots[i].count = Math.max(0, (vals[i] === null ? 0 : Number(vals[i])) - held);
     return slots;
   }

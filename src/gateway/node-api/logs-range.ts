@@ -28,7 +28,7 @@ async function headOf(pool: Caller): Promise<number> {
  *  seen within the last poll intervals (the response cache's tracker), used instead of asking the node — a node round
  *  trip before every `fromBlock..latest` query would double its latency; being a block or two behind only widens the
  *  cap by as much. */
-export async function checkLogsRange(filter: unknown, max: number, pool: Caller, knownHead?: number | (() => number | undefined)): Promise<void> {
+export async function checkLogsRange(filter: unknown, max: number, pool: Caller, knownHead?: () => number | undefined): Promise<void> {
   if (max <= 0 || filter === null || typeof filter !== 'object') return;
   const f = filter as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown };
   if (f.blockHash !== undefined) return;
@@ -37,7 +37,7 @@ export async function checkLogsRange(filter: unknown, max: number, pool: Caller,
   if (from === 'head' && to === 'head') return;
   let head = Number.NaN;
   // Only now, when a bound is the head: asking the tracker starts its poll.
-  if (from === 'head' || to === 'head') head = (typeof knownHead === 'function' ? knownHead() : knownHead) ?? (await headOf(pool));
+  if (from === 'head' || to === 'head') head = knownHead?.() ?? (await headOf(pool));
   const lo = from === 'head' ? head : from;
   const hi = to === 'head' ? head : to;
   if (Number.isNaN(lo) || Number.isNaN(hi)) return; // no head known: the node decides
