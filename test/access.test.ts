@@ -279,12 +279,23 @@ describe('JWT', () => {
       ['no iat', { exp: t + 60 }, 'missing iat'],
       ['no exp', { iat: t }, 'missing exp'],
       ['iat long ago, still within exp', { iat: t - 30 * 86_400, exp: t + 60 }, 'lifetime too long'],
+      // Issue 26 item 2: the audit's bypass — an iat an hour before an exp in the year 3000.
+      ['iat = exp - 1 h, exp in the year 3000', { iat: Date.UTC(3000, 0, 1) / 1000 - 3600, exp: Date.UTC(3000, 0, 1) / 1000 }, 'issued in the future'],
+      ['iat 1 min in the future', { iat: t + 60, exp: t + 120 }, 'issued in the future'],
+      ['iat within the clock tolerance', { iat: t + 20, exp: t + 120 }, 'valid'],
+      ['iat and exp in milliseconds', { iat: t * 1000, exp: t * 1000 + 3_600_000 }, 'timestamp in milliseconds'],
+      ['exp in milliseconds, iat in seconds', { iat: t, exp: t * 1000 }, 'timestamp in milliseconds'],
+      ['nbf in milliseconds', { iat: t, nbf: (t - 10) * 1000, exp: t + 60 }, 'timestamp in milliseconds'],
     ];
     for (const [name, claims, want] of table) expect(detail(await capped.verify(await sign(es, claims))), name).toBe(want);
     const e = await capped.verify(await sign(es, { iat: t, exp: t + 90_000 }));
     expect(e!.data).toMatchObject({ reason: 'jwt', detail: 'lifetime too long', maxLifetimeSec: 86_400, lifetimeSec: 90_000 });
-    // No maximum: iat is not needed and a long token passes (exp still required).
+    // No maximum: iat is not needed and a long token passes (exp still required)…
     expect(detail(await set.verify(await sign(es, { exp: Date.UTC(3000, 0, 1) / 1000 })))).toBe('valid');
+    // … but never one in milliseconds (valid for millennia) or issued in the future.
+    expect(detail(await set.verify(await sign(es, { exp: (t + 60) * 1000 })))).toBe('timestamp in milliseconds');
+    expect(detail(await set.verify(await sign(es, { iat: t * 1000, exp: t + 60 })))).toBe('timestamp in milliseconds');
+    expect(detail(await set.verify(await sign(es, { iat: t + 600, exp: t + 900 })))).toBe('issued in the future');
   });
 
   it('a key with an unusable PEM refuses its tokens', async () => {

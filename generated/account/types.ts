@@ -62,7 +62,7 @@ export type ApiKey = string;
  */
 export type Timestamp = string;
 /**
- * Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).
+ * Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` or `exp - now` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`); an `iat` in the future (beyond 30 s) or timestamps in milliseconds are refused for every app (`issued in the future`, `timestamp in milliseconds`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).
  */
 export type JwtMaxLifetime = number | null;
 /**

@@ -1388,7 +1388,7 @@ validate92.errors = vErrors;
 return errors === 0;
 }
 
-const schema43 = {"description":"Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).","oneOf":[{"type":"integer","minimum":60,"maximum":31536000},{"type":"null"}],"$id":"urn:rpcgate:account:schema:JwtMaxLifetime"};
+const schema43 = {"description":"Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` or `exp - now` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`); an `iat` in the future (beyond 30 s) or timestamps in milliseconds are refused for every app (`issued in the future`, `timestamp in milliseconds`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).","oneOf":[{"type":"integer","minimum":60,"maximum":31536000},{"type":"null"}],"$id":"urn:rpcgate:account:schema:JwtMaxLifetime"};
 
 function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtMaxLifetime" */;

@@ -2,15 +2,19 @@
 // - the protected header's `kid` selects one of the app's public keys; an unknown kid is refused;
 // - the algorithm comes from the KEY (its stored alg), never from the token: `algorithms: [key.alg]` — so `none`,
 //   HS256-with-the-public-key-as-secret and RS384-for-an-RS256-key all fail;
-// - `exp` is required; `nbf`/`exp` are checked with a 30 s clock tolerance;
-// - the app's maximum lifetime (default 24 h, null = none): `iat` is then required too and `exp - iat` may not exceed
-//   it — a token valid for years (exp in the year 3000) is refused ('lifetime too long');
+// - `exp` is required; `nbf`/`exp`/`iat` are checked with a 30 s clock tolerance (CLOCK_TOLERANCE_SEC): an `iat` in
+//   the future beyond it is refused ('issued in the future');
+// - timestamps are NumericDate seconds (RFC 7519 §2): a value of 1e11 or more (year 5138 in seconds, 1973 in ms) is a
+//   millisecond timestamp and refused ('timestamp in milliseconds') — in ms a token would be valid for millennia;
+// - the app's maximum lifetime (default 24 h, null = none): `iat` is then required too, and neither `exp - iat` nor
+//   `exp - now` may exceed it — a token valid for years (exp in the year 3000, whatever its iat
+//   says) is refused ('lifetime too long');
 // - public keys are imported once (importSPKI) and cached per kid (shared across index rebuilds).
 // When it applies (./pipeline.ts): if the app requires JWT, a missing or invalid token is 401. If it does not require
 // JWT but has JWT keys and a Bearer token is sent, the token is verified and an invalid one is 401 too (a credential
 // that was sent is never silently ignored — what Alchemy and Infura do). Without JWT keys and without the switch,
 // the Authorization header is ignored.
-import { decodeProtectedHeader, errors, importSPKI, jwtVerify, type CryptoKey } from 'jose';
+import { decodeProtectedHeader, errors, importSPKI, jwtVerify, type CryptoKey, type JWTPayload } from 'jose';
 import type { JwtAlg } from '../store/schema.js';
 import type { RpcError } from '../../toolkit/rpc/errors.js';
 import { unauthorized } from '../errors.js';
@@ -67,6 +71,8 @@ export type JwtProblem =
   | 'missing exp'
   | 'missing iat'
   | 'lifetime too long'
+  | 'issued in the future'
+  | 'timestamp in milliseconds'
   | 'invalid claims'
   | 'key unusable'
   | 'no keys';
@@ -83,7 +89,9 @@ export function jwtError(problem: JwtProblem, kid?: string, extra?: Record<strin
     'not yet valid': 'JWT is not valid yet (nbf)',
     'missing exp': 'JWT must have an exp claim',
     'missing iat': 'JWT must have an iat claim (this app limits how long a token may live)',
-    'lifetime too long': 'JWT lifetime (exp - iat) is longer than this app allows',
+    'lifetime too long': 'JWT lifetime (exp - iat, or exp - now) is longer than this app allows',
+    'issued in the future': 'JWT iat is in the future: check the issuer\'s clock',
+    'timestamp in milliseconds': 'JWT iat/nbf/exp must be NumericDate seconds since the epoch, not milliseconds',
     'invalid claims': 'JWT claims are invalid',
     'key unusable': 'the app\'s JWT key for this kid cannot be used',
     'no keys': 'this app requires a JWT but has no JWT public keys',
@@ -127,20 +135,34 @@ export class JwtKeySet {
     if (k === undefined) return jwtError('unknown kid', kid);
     const key = await k.key;
     if (key instanceof Error) return jwtError('key unusable', kid);
+    const max = this.maxLifetimeSec;
     try {
-      const max = this.maxLifetimeSec;
       const { payload } = await jwtVerify(token, key, {
         algorithms: [k.alg],
         requiredClaims: max === null ? ['exp'] : ['exp', 'iat'],
         clockTolerance: CLOCK_TOLERANCE_SEC,
         currentDate: now,
       });
-      if (max !== null && payload.exp! - payload.iat! > max) return jwtError('lifetime too long', kid, { maxLifetimeSec: max, lifetimeSec: payload.exp! - payload.iat! });
+      if (inMilliseconds(payload)) return jwtError('timestamp in milliseconds', kid);
+      const nowSec = Math.floor((now?.getTime() ?? Date.now()) / 1000);
+      if (payload.iat !== undefined && payload.iat > nowSec + CLOCK_TOLERANCE_SEC) return jwtError('issued in the future', kid);
+      if (max !== null) {
+        const lifetimeSec = Math.max(payload.exp! - payload.iat!, payload.exp! - nowSec - CLOCK_TOLERANCE_SEC);
+        if (lifetimeSec > max) return jwtError('lifetime too long', kid, { maxLifetimeSec: max, lifetimeSec });
+      }
       return undefined;
     } catch (e) {
+      if (e instanceof errors.JOSEError && 'payload' in e && inMilliseconds(e.payload as JWTPayload)) return jwtError('timestamp in milliseconds', kid);
       return jwtError(problemOf(e), kid);
     }
   }
+}
+
+/** NumericDate values this large are milliseconds (1e11 s is the year 5138; 1e11 ms is 1973). */
+const MS_THRESHOLD = 1e11;
+
+function inMilliseconds(p: JWTPayload): boolean {
+  return [p.iat, p.nbf, p.exp].some((v) => typeof v === 'number' && v >= MS_THRESHOLD);
 }
 
 function problemOf(e: unknown): JwtProblem {
@@ -149,6 +171,7 @@ function problemOf(e: unknown): JwtProblem {
     if (e.claim === 'exp') return e.reason === 'missing' ? 'missing exp' : 'invalid claims';
     if (e.claim === 'iat' && e.reason === 'missing') return 'missing iat';
     if (e.claim === 'nbf') return 'not yet valid';
+    if (e.claim === 'iat' && e.reason === 'check_failed') return 'issued in the future';
     return 'invalid claims';
   }
   if (e instanceof errors.JOSEAlgNotAllowed) return 'algorithm not allowed';
