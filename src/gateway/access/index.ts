@@ -10,6 +10,8 @@
 // whenever the index changes (any key event applied, any rebuild), so it never answers with a state the index no
 // longer has: a revoked key is refused as soon as the index drops it.
 // If the store is unreachable the index keeps serving its last state and logs; the next poll catches up.
+// After every change (events applied, a rebuild) the index tells its onChange listeners, so that what outlives one
+// request — an open WebSocket (src/gateway/server/ws-route.ts) — re-checks its key within the same bound.
 //
 // Principals are built once per key version: allowlists compiled (./allowlist.ts), JWT keys imported (./jwt.ts), the
 // app's chain resolved to networks, the limiter subject allocated.
@@ -63,6 +65,7 @@ export class AccessIndex implements KeyStore {
   private queue: Promise<void> = Promise.resolve();
   private stopped = false;
   private lastSync = 0;
+  private readonly listeners = new Set<() => void>();
 
   constructor(opts: AccessIndexOptions) {
     this.db = opts.db;
@@ -104,6 +107,21 @@ export class AccessIndex implements KeyStore {
       this.cache.set(key, p);
     }
     return p;
+  }
+
+  onChange(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  private changed(): void {
+    for (const fn of this.listeners) {
+      try {
+        fn();
+      } catch (e) {
+        this.logger?.error({ err: e }, 'access index change listener failed');
+      }
+    }
   }
 
   /** The principal of a key hash (tests, tools). */
@@ -162,6 +180,7 @@ export class AccessIndex implements KeyStore {
       if (entry === undefined) this.map.delete(h);
       else this.map.set(h, this.principal(entry));
     }
+    this.changed();
   }
 
   private async rebuild(prune = false): Promise<void> {
@@ -177,6 +196,7 @@ export class AccessIndex implements KeyStore {
     this.map = next;
     this.cache.clear();
     pruneJwtKeyCache(kids);
+    this.changed();
   }
 
   /** An entry from the store → the principal the request path uses (everything precomputed). */

@@ -60,6 +60,9 @@ export type Principal = StaticPrincipal | AppPrincipal | NetworkKeyPrincipal;
 export interface KeyStore {
   /** The principal behind a key, wherever it is valid; undefined for an unknown (or revoked) key. */
   lookup(key: string): Principal | undefined;
+  /** Runs `fn` after every change of what lookups answer (a store whose keys can change); returns an unsubscribe.
+   *  Long-lived holders of a principal (open WebSockets) re-check their key then. */
+  onChange?(fn: () => void): () => void;
 }
 
 /** A random development key: 128 bits, hex (URL-safe, no ambiguity when copied). */
@@ -110,5 +113,12 @@ export class KeyStores implements KeyStore {
       if (p !== undefined) return p;
     }
     return undefined;
+  }
+
+  onChange(fn: () => void): () => void {
+    const offs = this.stores.map((s) => s.onChange?.(fn));
+    return () => {
+      for (const off of offs) off?.();
+    };
   }
 }

@@ -386,6 +386,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       maxBufferedBytes: ws.maxBufferedBytes,
       pingIntervalMs: ws.pingIntervalMs,
       maxConnectionsPerKey: ws.maxConnectionsPerKey,
+      endSubscriptions: (conn, err) => subs.end(conn, err),
     });
     const srv = server;
     await new Promise<void>((resolveListen, reject) => {

@@ -8,16 +8,29 @@
 // then the per-key cap of open sockets on this replica (`websocket.maxConnectionsPerKey`: 429, -32005 reason
 // `connections`). A refusal is a plain HTTP response with the JSON-RPC error envelope as its body, then the socket is
 // destroyed; it is metered like an HTTP refusal (one call, method `other`).
+// The cap is taken when the checks pass (after an asynchronous JWT check, not before it: parallel upgrades cannot
+// all pass a count that none has raised yet) and given back when the TCP socket closes, whatever happened between.
+//
+// A socket lives longer than the credential that opened it. After every change of the key index (a key revoked,
+// rotated or deleted, an app deleted, its allowlists or JWT keys changed — on every replica within the index's poll,
+// src/gateway/access/index.ts) each open socket's key is checked again through the same pipeline, with the upgrade's
+// Origin, IP and Authorization; and a socket opened with a JWT ends when the token expires (exp + the clock
+// tolerance, as HTTP refuses it). A socket that no longer passes gets, per subscription, a last eth_subscription
+// notification with the error, then one JSON-RPC error response (id null) with the error, and closes with
+// 4000 + the error's HTTP status: 4401 (key or JWT no longer valid) or 4403 (not allowed any more).
 // Every message then runs through the same engine as HTTP (src/toolkit/ws/jsonrpc.ts), with its admission hook:
 // per-call allowlists and limits count each call exactly as over HTTP, and the call observer meters each one.
 // eth_subscribe / eth_unsubscribe find the connection in the call context (`socket`, src/gateway/subscriptions).
 import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { Denied, checkRequest, clientIp, identify, type AccessContext, type AccessPoint, type KeyStore } from '../access/index.js';
+import { decodeJwt } from 'jose';
+import { Denied, bearerToken, checkRequest, clientIp, identify, type AccessContext, type AccessPoint, type KeyStore, type Principal } from '../access/index.js';
+import { CLOCK_TOLERANCE_SEC, jwtError } from '../access/jwt.js';
 import { Refusal } from '../../toolkit/http/jsonrpc.js';
 import type { Engine } from '../../toolkit/rpc/engine.js';
 import { RpcError } from '../../toolkit/rpc/errors.js';
-import { UpgradeRouter, createJsonRpcWs, type JsonRpcWs } from '../../toolkit/ws/index.js';
+import { UpgradeRouter, createJsonRpcWs, type JsonRpcWs, type WsConnection } from '../../toolkit/ws/index.js';
 import type { SocketCallContext } from '../subscriptions/index.js';
 import type { CallMeter } from './call-observer.js';
 
@@ -34,6 +47,17 @@ export interface WsRouteOptions {
   maxBufferedBytes: number;
   pingIntervalMs: number;
   maxConnectionsPerKey: number;
+  /** Ends a connection's subscriptions with a last error notification each (its credential no longer holds). */
+  endSubscriptions?: (conn: WsConnection<AccessContext>, err: RpcError) => void;
+}
+
+/** What a connection was opened with: checked again when the key index changes. */
+interface Credential {
+  key: string;
+  route: WsRoute;
+  /** When the upgrade's JWT expires (epoch ms, with the clock tolerance), if one was verified. */
+  jwtExpiresAt?: number;
+  timer?: NodeJS.Timeout;
 }
 
 interface WsRoute {
@@ -58,6 +82,61 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
   const perNetwork = new Map<string, number>();
   const tooMany = new RpcError(-32005, `too many open WebSocket connections for this key (at most ${opts.maxConnectionsPerKey} per replica)`, { source: 'rpcgate', reason: 'connections', limit: opts.maxConnectionsPerKey }, 429);
 
+  const credentials = new Map<WsConnection<AccessContext>, Credential>();
+  /** Credentials of admitted upgrades not yet open (the connection object does not exist until the handshake). */
+  const admitted = new WeakMap<AccessContext, Credential>();
+
+  /** Takes one of the principal's connection slots until the TCP socket closes; a Refusal when none is left. */
+  function reserve(ctx: AccessContext, socket: Duplex): AccessContext | Refusal<AccessContext> {
+    const id = ctx.principal!.id;
+    const n = perKey.get(id) ?? 0;
+    if (n >= opts.maxConnectionsPerKey) return new Refusal(tooMany, ctx);
+    perKey.set(id, n + 1);
+    socket.once('close', () => {
+      const left = (perKey.get(id) ?? 1) - 1;
+      if (left <= 0) perKey.delete(id);
+      else perKey.set(id, left);
+    });
+    return ctx;
+  }
+
+  /** The socket's credential no longer holds: last error notifications, one error response, then 4401 / 4403. */
+  function end(conn: WsConnection<AccessContext>, err: RpcError): void {
+    if (conn.closed) return;
+    opts.endSubscriptions?.(conn, err);
+    conn.send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: err.code, message: err.message, data: err.data } }));
+    conn.close(4000 + err.httpStatus, (err.data as { reason?: string } | undefined)?.reason ?? 'refused');
+  }
+
+  /** The same checks as at the upgrade, for an open socket; the new principal when it changed and still passes. */
+  function recheck(conn: WsConnection<AccessContext>, cred: Credential): void {
+    const p = identify(keys, cred.key, cred.route.network, cred.route.ap);
+    if (p instanceof Denied) return end(conn, p.error);
+    if (p === conn.ctx.principal) return;
+    const h = conn.ctx.headers ?? {};
+    const checked = checkRequest(p, { origin: h.origin, ip: conn.ctx.ip, authorization: h.authorization });
+    const apply = (err: RpcError | undefined) => (err === undefined ? swap(conn, p) : end(conn, err));
+    if (checked instanceof Promise) checked.then(apply, (e: unknown) => logger.error({ err: e }, 'websocket credential re-check failed'));
+    else apply(checked);
+  }
+
+  function swap(conn: WsConnection<AccessContext>, p: Principal): void {
+    // Later calls on this socket see the new allowlists and limits (messageContext reads conn.ctx.principal).
+    if (!conn.closed) conn.ctx.principal = p;
+  }
+
+  /** Ends the socket when its JWT expires (setTimeout's longest delay is 2^31-1 ms: a later expiry re-arms). */
+  function armExpiry(conn: WsConnection<AccessContext>, cred: Credential): void {
+    if (cred.jwtExpiresAt === undefined || conn.closed) return;
+    const ms = cred.jwtExpiresAt - Date.now();
+    cred.timer = setTimeout(() => (ms > MAX_TIMER_MS ? armExpiry(conn, cred) : end(conn, jwtError('expired'))), Math.min(Math.max(0, ms), MAX_TIMER_MS));
+    cred.timer.unref();
+  }
+
+  const offChange = keys.onChange?.(() => {
+    for (const [conn, cred] of credentials) recheck(conn, cred);
+  });
+
   const transport: JsonRpcWs<WsRoute> = createJsonRpcWs<AccessContext, WsRoute>({
     engine: opts.engine,
     maxPayload: opts.maxPayloadBytes,
@@ -69,11 +148,17 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
       const base = { network: route.network, requestId: rid, startedAt: t0 };
       if (p instanceof Denied) return new Refusal(p.error, { ...base, principal: p.principal });
       const ctx: AccessContext = { ...base, principal: p, ip: clientIp(req, trustProxy), headers: req.headers };
+      // Cheap refusal before any JWT work; the slot itself is taken once every check has passed.
       if ((perKey.get(p.id) ?? 0) >= opts.maxConnectionsPerKey) return new Refusal(tooMany, ctx);
+      const token = p.kind === 'app' && p.jwt !== undefined ? bearerToken(req.headers.authorization) : undefined;
+      const pass = (err: RpcError | undefined) => {
+        if (err !== undefined) return new Refusal(err, ctx);
+        const r = reserve(ctx, req.socket);
+        if (!(r instanceof Refusal)) admitted.set(ctx, { key: key!, route, jwtExpiresAt: token === undefined ? undefined : expiresAt(token) });
+        return r;
+      };
       const checked = checkRequest(p, { origin: req.headers.origin, ip: ctx.ip, authorization: req.headers.authorization });
-      if (checked === undefined) return ctx;
-      if (checked instanceof RpcError) return new Refusal(checked, ctx);
-      return checked.then((err) => (err === undefined ? ctx : new Refusal(err, ctx)));
+      return checked instanceof Promise ? checked.then(pass) : pass(checked);
     },
     refused(ctx, err, t0) {
       meter?.refused(ctx?.network ?? 'other', ctx?.principal, err, t0);
@@ -83,16 +168,19 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
       return { network: c.network, principal: c.principal, ip: c.ip, headers: c.headers, requestId: rid, startedAt: t0, socket: conn };
     },
     opened(conn) {
-      const id = conn.ctx.principal?.id;
-      if (id !== undefined) perKey.set(id, (perKey.get(id) ?? 0) + 1);
       perNetwork.set(conn.ctx.network, (perNetwork.get(conn.ctx.network) ?? 0) + 1);
+      const cred = admitted.get(conn.ctx);
+      if (cred === undefined) return;
+      credentials.set(conn, cred);
+      armExpiry(conn, cred);
+      // A change of the index between the check and the handshake: check once more now.
+      recheck(conn, cred);
     },
     closed(conn) {
-      const id = conn.ctx.principal?.id;
-      if (id !== undefined) {
-        const n = (perKey.get(id) ?? 1) - 1;
-        if (n <= 0) perKey.delete(id);
-        else perKey.set(id, n);
+      const cred = credentials.get(conn);
+      if (cred !== undefined) {
+        clearTimeout(cred.timer);
+        credentials.delete(conn);
       }
       perNetwork.set(conn.ctx.network, (perNetwork.get(conn.ctx.network) ?? 1) - 1);
     },
@@ -117,6 +205,21 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
       return transport.size;
     },
     perNetwork: () => Object.fromEntries(perNetwork),
-    close: () => transport.close(),
+    close: () => {
+      offChange?.();
+      return transport.close();
+    },
   };
+}
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** When a verified JWT stops being accepted: exp plus the clock tolerance (epoch ms); undefined without exp. */
+function expiresAt(token: string): number | undefined {
+  try {
+    const exp = decodeJwt(token).exp;
+    return typeof exp === 'number' ? (exp + CLOCK_TOLERANCE_SEC) * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
 }

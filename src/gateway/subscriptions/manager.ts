@@ -109,10 +109,16 @@ class ConnectionSubs {
 
   /** The quota ran out: a last notification per subscription with the error, then close 4429. */
   private endWith(err: RpcError): void {
+    this.end(err);
+    this.conn.close(CLOSE_QUOTA, 'quota exhausted');
+  }
+
+  /** A last notification per subscription carrying `err` (params.error), then no more. */
+  end(err: RpcError): void {
+    if (this.ended) return;
     const e = JSON.stringify({ code: err.code, message: err.message, data: err.data });
     for (const id of this.subs.keys()) this.conn.send(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","error":${e}}}`);
     this.mgr.dropAll(this);
-    this.conn.close(CLOSE_QUOTA, 'quota exhausted');
   }
 }
 
@@ -201,6 +207,12 @@ export class Subscriptions {
     this.active--;
     this.feeds.get(conn.ctx.network)?.remove(sub);
     return true;
+  }
+
+  /** Ends a connection's subscriptions with a last error notification each (its credential no longer holds); the
+   *  caller closes the connection. */
+  end(conn: WsConnection<AccessContext>, err: RpcError): void {
+    (conn.state as ConnectionSubs | undefined)?.end(err);
   }
 
   /** @internal a connection's subscriptions end (closed, or quota exhausted). */
