@@ -254,7 +254,7 @@ describe.skipIf(skipPg)('two replicas on PostgreSQL + Redis', () => {
       redisPrefix: prefix,
       secret: randomBytes(32).toString('hex'),
       networks: { mainnet: { upstreams: chain.networks.mainnet.upstreams, chainId: chain.networks.mainnet.chainId } },
-      websocket: { pollIntervalMs: 250 },
+      websocket: { pollIntervalMs: 250, maxConnectionsPerKey: 6 },
     };
     one = await startService({ ...common, dataDir: dir() });
     two = await startService({ ...common, dataDir: dir() });
@@ -271,4 +271,58 @@ describe.skipIf(skipPg)('two replicas on PostgreSQL + Redis', () => {
   });
 
   liveCredentialCases({ urls: () => [one.url, two.url], db: () => one.store.db, secret: () => one.secret });
+
+  it('the per-key socket cap counts every replica: 120 parallel upgrades over two replicas open exactly the cap', async () => {
+    const userId = (await createUser(one.store.db, { email: `cap-${randomBytes(4).toString('hex')}@example.com`, passwordHash: 'x' })).id;
+    const k = await createNetworkKey(one.store.db, one.secret, userId, { name: 'cap', network: 'mainnet' });
+    const urls = [one.url, two.url].map((u) => toWs(`${u}/mainnet/${k.key}`));
+    const probe = (url: string) => async () => {
+      const x = await upgrade(url, {});
+      x.socket?.close();
+      return x.status === 101;
+    };
+    for (const u of urls) await until('the key on both replicas', probe(u), 5000);
+    await until('the probes closed on both replicas', () => one.websockets.connections() + two.websockets.connections() === 0, 5000);
+    await new Promise((r) => setTimeout(r, 300));
+    const results = await Promise.all(Array.from({ length: 120 }, (_, i) => upgrade(urls[i % 2], {})));
+    const open = results.filter((x) => x.status === 101);
+    for (const x of open) x.socket!.close();
+    expect(open).toHaveLength(6);
+    expect(results.filter((x) => x.status === 429)).toHaveLength(114);
+    await until('slots given back on both replicas', async () => (await Promise.all(urls.map((u) => probe(u)()))).every(Boolean), 5000);
+  });
+});
+
+describe.skipIf(skipPg)('connection slots in Redis', () => {
+  const prefix = scratchPrefix();
+  afterAll(() => deleteRedisKeys(prefix));
+
+  it('a replica that dies holding slots loses them after ttlMs; one that closes gives them back at once', async () => {
+    const { Redis } = await import('ioredis');
+    const { RedisConnectionSlots } = await import('../src/gateway/limits/connections.js');
+    const { pino } = await import('pino');
+    const logger = pino({ level: 'silent' });
+    const ca = new Redis(REDIS_URL);
+    const cb = new Redis(REDIS_URL);
+    const a = new RedisConnectionSlots({ client: ca, prefix, logger, ttlMs: 600 });
+    const b = new RedisConnectionSlots({ client: cb, prefix, logger, ttlMs: 600 });
+    try {
+      expect(await a.take('k1', 2)).toBeDefined();
+      const held = await a.take('k1', 2);
+      expect(held).toBeDefined();
+      expect(await b.take('k1', 2)).toBeUndefined();
+      // Renewed while alive: still full after two lapses' time.
+      await new Promise((r) => setTimeout(r, 1300));
+      expect(await b.take('k1', 2)).toBeUndefined();
+      held!.release();
+      await until('a released slot', async () => (await b.take('k1', 2)) !== undefined, 2000);
+      // A dies (its connection to Redis gone, nothing released): its last slot lapses.
+      ca.disconnect();
+      expect(await b.take('k1', 2)).toBeUndefined();
+      await until('the dead replica\'s slot lapsed', async () => (await b.take('k1', 2)) !== undefined, 3000);
+    } finally {
+      await b.close();
+      cb.disconnect();
+    }
+  });
 });

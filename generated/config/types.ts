@@ -142,7 +142,7 @@ export interface WebSocketConfig {
    */
   pingIntervalMs: number;
   /**
-   * Open WebSocket connections per key on one replica; one more is refused at the upgrade with HTTP 429 (-32005, reason connections).
+   * Open WebSocket connections per key or app; one more is refused at the upgrade with HTTP 429 (-32005, reason connections). Counted across all replicas when Redis is configured (a killed replica's slots lapse after 30 s; while Redis is unreachable each replica counts its own), else per replica.
    */
   maxConnectionsPerKey: number;
   /**
@@ -1272,7 +1272,7 @@ export const configSchema = {
           type: 'integer',
           minimum: 1,
           description:
-            'Open WebSocket connections per key on one replica; one more is refused at the upgrade with HTTP 429 (-32005, reason connections).',
+            "Open WebSocket connections per key or app; one more is refused at the upgrade with HTTP 429 (-32005, reason connections). Counted across all replicas when Redis is configured (a killed replica's slots lapse after 30 s; while Redis is unreachable each replica counts its own), else per replica.",
         },
         maxSubscriptionsPerConnection: {
           type: 'integer',

@@ -47,6 +47,7 @@ import { buildRoutes, type Mount } from './routes.js';
 import { createWebRoute } from './web-route.js';
 import { Subscriptions } from '../subscriptions/index.js';
 import { attachNodeWebSockets, type NodeWebSockets } from './ws-route.js';
+import { RedisConnectionSlots } from '../limits/connections.js';
 
 /** In-flight requests get this long to finish on stop before their connections are cut. */
 const DRAIN_MS = 5000;
@@ -387,6 +388,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       pingIntervalMs: ws.pingIntervalMs,
       maxConnectionsPerKey: ws.maxConnectionsPerKey,
       endSubscriptions: (conn, err) => subs.end(conn, err),
+      slots: redisClients.limits === undefined ? undefined : new RedisConnectionSlots({ client: redisClients.limits, prefix: config.redisPrefix ?? 'rpcgate', logger }),
     });
     const srv = server;
     await new Promise<void>((resolveListen, reject) => {

@@ -5,8 +5,8 @@
 //
 // At the upgrade, the same access pipeline as an HTTP request (src/gateway/access/pipeline.ts): key → principal,
 // network and URL shape (401/403), origin and IP allowlists (403), JWT from the upgrade's Authorization header (401),
-// then the per-key cap of open sockets on this replica (`websocket.maxConnectionsPerKey`: 429, -32005 reason
-// `connections`). A refusal is a plain HTTP response with the JSON-RPC error envelope as its body, then the socket is
+// then the per-key cap of open sockets (`websocket.maxConnectionsPerKey`: 429, -32005 reason `connections`; counted
+// across replicas through Redis when the service has it, src/gateway/limits/connections.ts). A refusal is a plain HTTP response with the JSON-RPC error envelope as its body, then the socket is
 // destroyed; it is metered like an HTTP refusal (one call, method `other`).
 // The cap is taken when the checks pass (after an asynchronous JWT check, not before it: parallel upgrades cannot
 // all pass a count that none has raised yet) and given back when the TCP socket closes, whatever happened between.
@@ -31,6 +31,7 @@ import { Refusal } from '../../toolkit/http/jsonrpc.js';
 import type { Engine } from '../../toolkit/rpc/engine.js';
 import { RpcError } from '../../toolkit/rpc/errors.js';
 import { UpgradeRouter, createJsonRpcWs, type JsonRpcWs, type WsConnection } from '../../toolkit/ws/index.js';
+import { MemoryConnectionSlots, type ConnectionSlot, type ConnectionSlots } from '../limits/connections.js';
 import type { SocketCallContext } from '../subscriptions/index.js';
 import type { CallMeter } from './call-observer.js';
 
@@ -47,6 +48,8 @@ export interface WsRouteOptions {
   maxBufferedBytes: number;
   pingIntervalMs: number;
   maxConnectionsPerKey: number;
+  /** Where connection slots are counted (default: this replica; with Redis, shared by every replica). */
+  slots?: ConnectionSlots;
   /** Ends a connection's subscriptions with a last error notification each (its credential no longer holds). */
   endSubscriptions?: (conn: WsConnection<AccessContext>, err: RpcError) => void;
 }
@@ -78,26 +81,31 @@ export interface NodeWebSockets {
 export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): NodeWebSockets {
   const { keys, logger, meter } = opts;
   const trustProxy = opts.trustProxy ?? 0;
-  const perKey = new Map<string, number>();
   const perNetwork = new Map<string, number>();
-  const tooMany = new RpcError(-32005, `too many open WebSocket connections for this key (at most ${opts.maxConnectionsPerKey} per replica)`, { source: 'rpcgate', reason: 'connections', limit: opts.maxConnectionsPerKey }, 429);
+  const slots = opts.slots ?? new MemoryConnectionSlots();
+  const tooMany = new RpcError(-32005, `too many open WebSocket connections for this key (at most ${opts.maxConnectionsPerKey}, ${slots.scope === 'replica' ? 'on this replica' : 'across replicas'})`, { source: 'rpcgate', reason: 'connections', limit: opts.maxConnectionsPerKey }, 429);
 
   const credentials = new Map<WsConnection<AccessContext>, Credential>();
   /** Credentials of admitted upgrades not yet open (the connection object does not exist until the handshake). */
   const admitted = new WeakMap<AccessContext, Credential>();
 
   /** Takes one of the principal's connection slots until the TCP socket closes; a Refusal when none is left. */
-  function reserve(ctx: AccessContext, socket: Duplex): AccessContext | Refusal<AccessContext> {
-    const id = ctx.principal!.id;
-    const n = perKey.get(id) ?? 0;
-    if (n >= opts.maxConnectionsPerKey) return new Refusal(tooMany, ctx);
-    perKey.set(id, n + 1);
+  function reserve(ctx: AccessContext, socket: Duplex): AccessContext | Refusal<AccessContext> | Promise<AccessContext | Refusal<AccessContext>> {
+    let gone = false;
+    let slot: ConnectionSlot | undefined;
     socket.once('close', () => {
-      const left = (perKey.get(id) ?? 1) - 1;
-      if (left <= 0) perKey.delete(id);
-      else perKey.set(id, left);
+      gone = true;
+      slot?.release();
     });
-    return ctx;
+    const got = (s: ConnectionSlot | undefined) => {
+      if (s === undefined) return new Refusal(tooMany, ctx);
+      slot = s;
+      // Closed while Redis decided: nothing will release it later.
+      if (gone) s.release();
+      return ctx;
+    };
+    const taken = slots.take(ctx.principal!.id, opts.maxConnectionsPerKey);
+    return taken instanceof Promise ? taken.then(got) : got(taken);
   }
 
   /** The socket's credential no longer holds: last error notifications, one error response, then 4401 / 4403. */
@@ -149,13 +157,12 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
       if (p instanceof Denied) return new Refusal(p.error, { ...base, principal: p.principal });
       const ctx: AccessContext = { ...base, principal: p, ip: clientIp(req, trustProxy), headers: req.headers };
       // Cheap refusal before any JWT work; the slot itself is taken once every check has passed.
-      if ((perKey.get(p.id) ?? 0) >= opts.maxConnectionsPerKey) return new Refusal(tooMany, ctx);
+      if (slots.held(p.id) >= opts.maxConnectionsPerKey) return new Refusal(tooMany, ctx);
       const token = p.kind === 'app' && p.jwt !== undefined ? bearerToken(req.headers.authorization) : undefined;
       const pass = (err: RpcError | undefined) => {
         if (err !== undefined) return new Refusal(err, ctx);
-        const r = reserve(ctx, req.socket);
-        if (!(r instanceof Refusal)) admitted.set(ctx, { key: key!, route, jwtExpiresAt: token === undefined ? undefined : expiresAt(token) });
-        return r;
+        admitted.set(ctx, { key: key!, route, jwtExpiresAt: token === undefined ? undefined : expiresAt(token) });
+        return reserve(ctx, req.socket);
       };
       const checked = checkRequest(p, { origin: req.headers.origin, ip: ctx.ip, authorization: req.headers.authorization });
       return checked instanceof Promise ? checked.then(pass) : pass(checked);
@@ -205,9 +212,10 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
       return transport.size;
     },
     perNetwork: () => Object.fromEntries(perNetwork),
-    close: () => {
+    close: async () => {
       offChange?.();
-      return transport.close();
+      await transport.close();
+      await slots.close();
     },
   };
 }
