@@ -1,12 +1,25 @@
 #!/usr/bin/env node
 // The `rpcgate` command: the compiled CLI (`npm run build` writes dist/; the packed package carries it), plain node.
-// From a clone without a build, `npx tsx src/cli/main.ts …` runs the sources (what `npm start` does).
+// In a checkout without a build (after `npm install`), it runs the TypeScript sources through tsx (a dev dependency),
+// so `npx rpcgate …` works there too.
 import { existsSync } from 'node:fs';
 
 const main = new URL('../dist/src/cli/main.js', import.meta.url);
+const sources = new URL('../src/cli/main.ts', import.meta.url);
+let entry = main;
 if (!existsSync(main)) {
-  console.error('rpcgate: dist/ is not built. Run `npm run build` (or `npx tsx src/cli/main.ts …` to run the sources).');
-  process.exit(1);
+  if (!existsSync(sources)) {
+    console.error('rpcgate: neither dist/ nor src/ is here: reinstall the package.');
+    process.exit(1);
+  }
+  try {
+    const { register } = await import('tsx/esm/api');
+    register();
+  } catch {
+    console.error('rpcgate: dist/ is not built and tsx is not installed. Run `npm install` (dev dependencies) or `npm run build`.');
+    process.exit(1);
+  }
+  entry = sources;
 }
-const { run } = await import(main.href);
+const { run } = await import(entry.href);
 await run(process.argv);

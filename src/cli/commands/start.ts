@@ -83,7 +83,14 @@ async function runStart(flags: StartFlags): Promise<void> {
   }
   const m = service.config.metrics;
   const metricsLine = !m.enabled ? 'metrics: off' : `metrics: ${service.url}/metrics (${m.token ? 'Bearer token' : 'loopback clients only'})`;
-  lines.push('', `docs: ${service.docsUrl}`, metricsLine, 'Ctrl-C stops the service and the nodes it started (usage is flushed first).', '');
+  lines.push(
+    '',
+    `dashboard: ${service.url}/  (sign up, then create an app or an API key)`,
+    `docs: ${service.docsUrl}`,
+    metricsLine,
+    'Ctrl-C stops the service and the nodes it started (usage is flushed first).',
+    '',
+  );
   console.log(lines.join('\n'));
 
   let stopping = false;
@@ -103,4 +110,18 @@ async function runStart(flags: StartFlags): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  watchNpmParent(shutdown);
+}
+
+/**
+ * Under `npm start` or `npx rpcgate start`, npm forwards a SIGTERM only to the shell it runs the command in; that shell
+ * dies and this process would live on as an orphan, with its anvils. So when run by npm, a parent that goes away stops
+ * the service as a signal would. (Not otherwise: `nohup rpcgate start &` must outlive its shell.)
+ */
+function watchNpmParent(shutdown: (why: string) => void): void {
+  if (process.env.npm_command === undefined) return;
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) shutdown('parent process (npm) exited');
+  }, 500).unref();
 }

@@ -36,12 +36,14 @@ export function buildRoutes(opts: RoutesOptions): Router {
   const landing = [
     'rpcgate — JSON-RPC access to EVM nodes',
     '',
+    'Dashboard: open / in a browser (sign up, then create an app or an API key); account API: POST /api',
+    '',
     'Node API (POST, JSON-RPC 2.0, Content-Type: application/json):',
     ...opts.networks.flatMap((n) => [`  /${n}/v2/<API_KEY>   (access point A)`, `  /${n}/<API_KEY>      (access point B)`]),
     ...Object.entries(opts.hostMap).map(([h, n]) => `  http://${h}/v2/<API_KEY> and http://${h}/<API_KEY> → ${n}`),
     '',
     'API reference: /docs/',
-    'Health: /healthz, readiness: /readyz',
+    'Liveness: /healthz, readiness (upstreams, store, Redis): /readyz',
     '',
   ].join('\n');
   const docs = serveFolder(opts.docsDir, { mount: '/docs', rootFallback: '/docs/api/' });
