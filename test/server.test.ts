@@ -199,12 +199,23 @@ describe('upstream failures through the server', () => {
     expect(r.body.error.data).toMatchObject({ source: 'rpcgate', reason: 'upstream', network: 'broken' });
   });
 
-  it('/healthz reports per network', async () => {
+  it('/healthz is liveness: 200 while the process serves, even with a network down (a liveness probe must not restart a healthy replica)', async () => {
     const r = await fetch(`${svc.url}/healthz`);
-    const body = (await r.json()) as { networks: Record<string, { healthy: number; embedded: boolean }> };
+    expect(r.status).toBe(200);
+    expect(await r.json()).toEqual({ status: 'ok' });
+  });
+
+  it('/readyz is readiness: per network and per upstream (URL without credentials), the store; ready while a network can be served', async () => {
+    const r = await fetch(`${svc.url}/readyz`);
+    type Up = { url: string; healthy: boolean; circuit: string };
+    const body = (await r.json()) as { status: string; store: { ok: boolean }; networks: Record<string, { healthy: number; embedded: boolean; upstreams: Up[] }> };
     expect(body.networks.mainnet).toMatchObject({ healthy: 1, embedded: true });
+    expect(body.networks.mainnet.upstreams).toEqual([expect.objectContaining({ healthy: true, circuit: 'closed' })]);
     expect(body.networks.broken).toMatchObject({ healthy: 0, embedded: false });
-    expect(r.status).toBe(503);
+    expect(body.networks.broken.upstreams[0]).toMatchObject({ url: new URL(deadUrl).origin, healthy: false });
+    expect(body.store.ok).toBe(true);
+    expect(r.status).toBe(200);
+    expect(body.status).toBe('ready');
   });
 });
 

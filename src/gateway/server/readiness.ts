@@ -1,6 +1,6 @@
 // /readyz: can this replica serve limited traffic now? The store (accounts, keys, usage) must answer a trivial query
 // and, with Redis configured, every Redis client a PING — each bounded (the store by STORE_TIMEOUT_MS, Redis by the
-// client's command timeout), so a load balancer's probe never hangs. /healthz stays liveness + upstream health.
+// client's command timeout), so a load balancer's probe never hangs. The route (./routes.ts) adds the upstreams per network; /healthz is liveness only.
 import { sql, type Kysely } from 'kysely';
 import type { Redis } from 'ioredis';
 import { redisReady } from '../redis/index.js';

@@ -3,7 +3,8 @@
 //   GET/HEAD /                          the dashboard for browsers (Accept: text/html), else a plain-text landing
 //   any      /metrics, /metrics/*       Prometheus (./metrics-route.ts)
 //   …                                   extension routes, then the account API at /api (src/gateway/accounts/http.ts)
-//   GET/HEAD /healthz                   upstream health (503 when a network has no healthy upstream)
+//   GET/HEAD /healthz                   liveness: 200 while the process serves (a probe that restarts on failure must
+//                                       not restart a healthy replica because a node is down)
 //   GET/HEAD /readyz                    readiness: the store and the limits backend answer (503 when one does not)
 //   GET/HEAD /docs, /docs/*             the generated docs folder (src/toolkit/http/static.ts)
 //   …                                   the node API (./node-route.ts), ending with catch-alls for POST, GET and OPTIONS
@@ -18,7 +19,7 @@ export type Mount = (router: Router) => void;
 
 export interface RoutesOptions extends NodeRouteOptions {
   docsDir: string;
-  /** State for /healthz. */
+  /** Upstream state for /readyz: ok when at least one network can be served. */
   health: () => { ok: boolean; detail: Record<string, unknown> };
   /** State for /readyz (asks the store and Redis, bounded by their timeouts). */
   ready?: () => Promise<{ ok: boolean; detail: Record<string, unknown> }>;
@@ -29,6 +30,8 @@ export interface RoutesOptions extends NodeRouteOptions {
   /** Routes between /metrics and the node API, in order (e.g. the account API at /api). */
   mounts?: readonly Mount[];
 }
+
+const LIVE = JSON.stringify({ status: 'ok' }) + '\n';
 
 export function buildRoutes(opts: RoutesOptions): Router {
   const router = new Router();
@@ -62,16 +65,18 @@ export function buildRoutes(opts: RoutesOptions): Router {
   router
     .add(GET, '/healthz', (req, res, rid) => {
       skipBody(req, res);
-      const h = opts.health();
-      plainText(res, rid, h.ok ? 200 : 503, JSON.stringify({ status: h.ok ? 'ok' : 'degraded', ...h.detail }) + '\n', [], 'application/json');
+      plainText(res, rid, 200, LIVE, [], 'application/json');
     })
     .add(GET, '/readyz', (req, res, rid) => {
       req.resume();
+      // Ready: the store and Redis answer, and at least one network has a healthy upstream (a network whose nodes
+      // are all down is reported, not fatal: the other networks, the account API and the dashboard still serve).
+      const h = opts.health();
       const answer = (ok: boolean, detail: Record<string, unknown>) =>
-        plainText(res, rid, ok ? 200 : 503, JSON.stringify({ status: ok ? 'ready' : 'not ready', ...detail }) + '\n', [], 'application/json');
-      if (opts.ready === undefined) return answer(true, {});
+        plainText(res, rid, ok ? 200 : 503, JSON.stringify({ status: ok ? 'ready' : 'not ready', ...detail, ...h.detail }) + '\n', [], 'application/json');
+      if (opts.ready === undefined) return answer(h.ok, {});
       opts.ready().then(
-        (r) => answer(r.ok, r.detail),
+        (r) => answer(r.ok && h.ok, r.detail),
         (e: unknown) => answer(false, { error: (e as Error).message }),
       );
     })

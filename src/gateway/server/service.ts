@@ -362,15 +362,20 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       mounts: [...(ext.routes?.({ config, store, secret, access, limiter: lim, logger }) ?? []), (r) => acct.mount(r)],
       ready: readiness({ db: store.db as Kysely<never>, dialect: store.dialect, redis: redisClients }),
       health: () => {
-        const detail: Record<string, { healthy: number; total: number; embedded: boolean }> = {};
-        let ok = true;
+        const detail: Record<string, unknown> = {};
+        let served = 0;
         for (const [name, pool] of pools) {
           const st = pool.status();
           const healthy = st.filter((s) => s.healthy).length;
-          if (healthy === 0) ok = false;
-          detail[name] = { healthy, total: st.length, embedded: networks[name].embedded };
+          if (healthy > 0) served++;
+          detail[name] = {
+            healthy,
+            total: st.length,
+            embedded: networks[name].embedded,
+            upstreams: st.map((u) => ({ url: redact(u.url), healthy: u.healthy, circuit: u.circuit, ...(u.lastError === undefined ? {} : { lastError: u.lastError }) })),
+          };
         }
-        return { ok, detail: { networks: detail } };
+        return { ok: served > 0 || pools.size === 0, detail: { networks: detail } };
       },
     });
     server = createHttpServer(router, (err, rid) => logger.error({ err, rid }, 'request failed'));
