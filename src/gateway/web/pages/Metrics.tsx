@@ -46,7 +46,8 @@ const OUTCOME_LABELS: [keyof UsagePoint['byOutcome'], string][] = [
   ['auth', 'Refused: key or JWT'],
   ['allowlist', 'Refused: allowlist'],
   ['limit', 'Refused: rate or daily limit'],
-  ['validation', 'Refused: invalid params'],
+  // -32700 / -32600 / -32601 / -32602: the errors-by-code list below tells them apart.
+  ['validation', 'Refused: invalid request, unknown method or params'],
   ['upstream_error', 'Node unreachable or timed out'],
   ['backend_unavailable', 'Refused: limits backend (Redis) down'],
 ];
@@ -134,7 +135,8 @@ function SeriesView({ series, range }: { series: UsageSeries; range: RangeDef })
       .filter((e): e is [string, number] => typeof e[1] === 'number')
       .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   const errors = byCount(s.errorsByCode);
-  const methodItems = byCount(s.methods).map(([label, value]) => ({ label, value }));
+  // Methods outside the API are metered as one label (bounded cardinality): say what it holds.
+  const methodItems = byCount(s.methods).map(([label, value]) => ({ label: label === 'other' ? 'other (not in the API: see -32601 below)' : label, value }));
   const rates = series.points.map((p) => p.successRate);
   const withCalls = rates.filter((r): r is number => r !== null);
   const lat = s.latencyMs;
