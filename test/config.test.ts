@@ -138,6 +138,18 @@ describe('config schema', () => {
     expect(c.networks.testnet).toEqual({ upstreams: ['http://file.example'], chainId: 31338, blockTime: 2 });
   });
 
+  it('a config file that lists networks lists all of them: the default embedded mainnet/testnet are not added (issue 21)', () => {
+    const own = configFile({ networks: { holesky: { upstreams: ['http://h.example'], chainId: 17000 } } });
+    expect(Object.keys(loadConfig({ configFile: own, env: {} }).networks)).toEqual(['holesky']);
+    // A default network the file names keeps its defaults; env and --set still add to the file's set.
+    const named = configFile({ networks: { testnet: { upstreams: ['http://t.example'] }, holesky: { upstreams: ['http://h.example'] } } });
+    const c = loadConfig({ configFile: named, env: { RPCGATE_NETWORKS_SEPOLIA_UPSTREAMS: 'http://s.example' } });
+    expect(Object.keys(c.networks)).toEqual(['testnet', 'holesky', 'sepolia']);
+    expect(c.networks.testnet.chainId).toBe(31338);
+    // A file without networks keeps the embedded defaults.
+    expect(Object.keys(loadConfig({ configFile: configFile({ port: 9000 }), env: {} }).networks)).toEqual(['mainnet', 'testnet']);
+  });
+
   it('publicBaseUrl and allowedOrigins are settings (typed, validated)', () => {
     const c = loadConfig({ env: { RPCGATE_PUBLIC_BASE_URL: 'https://rpc.example.com', RPCGATE_ALLOWED_ORIGINS: 'https://app.example.com,https://admin.example.com' } });
     expect(c.publicBaseUrl).toBe('https://rpc.example.com');

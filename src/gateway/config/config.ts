@@ -374,7 +374,11 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   layers.push(envLayer(env, [...names]));
   if (opts.overrides) layers.push({ input: opts.overrides, label: opts.overridesLabel ?? 'overrides' });
   if (opts.assignments?.length) layers.push({ input: flagged, label: '--set', origins: flagOrigins });
-  const config = merge(defaults, ...layers.map((l) => l.input));
+  // A config file that lists its networks lists all of them: the default embedded `mainnet` and `testnet` start only
+  // if it names them (env and --set still add to or change the file's set).
+  const fileNets = layers[0]?.input.networks;
+  const base = file && fileNets !== undefined ? { ...defaults, networks: Object.fromEntries(Object.entries(defaults.networks).filter(([n]) => n in fileNets)) } : defaults;
+  const config = merge(base, ...layers.map((l) => l.input));
   // Host names compare case-insensitively (the Host header is lower-cased before lookup).
   config.hostMap = Object.fromEntries(Object.entries(config.hostMap).map(([h, n]) => [h.toLowerCase(), n]));
   validate(config, layers);
