@@ -56,12 +56,12 @@ const alive = (pid: number) => {
 
 /** Starts `args`, checks the banner and the dashboard, then sends `signal` to it (or to its process group, as a
  *  terminal's Ctrl-C does) and checks that every process of its tree is gone. */
-async function firstRun(args: string[], signal: NodeJS.Signals, to: 'process' | 'group' = 'process') {
+async function firstRun(args: string[], signal: NodeJS.Signals, to: 'process' | 'group' = 'process'): Promise<string> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rpcgate-first-run-'));
   dirs.push(dataDir);
   const proc = spawn(args[0], args.slice(1), {
     cwd: ROOT,
-    env: { ...process.env, RPCGATE_PORT: '0', RPCGATE_DATA_DIR: dataDir, RPCGATE_LOG_LEVEL: 'warn' },
+    env: { ...process.env, RPCGATE_PORT: '0', RPCGATE_DATA_DIR: dataDir, RPCGATE_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: to === 'group',
   });
@@ -97,6 +97,7 @@ async function firstRun(args: string[], signal: NodeJS.Signals, to: 'process' | 
     expect(tree.filter((p) => alive(p.pid)).map((p) => p.cmd), out).toEqual([]);
     // The service stopped itself (graceful: usage flushed), not only its parent.
     expect(out).toMatch(/stopping/);
+    return out;
   } finally {
     for (const p of descendants(proc.pid!)) process.kill(p.pid, 'SIGKILL');
     if (proc.exitCode === null) proc.kill('SIGKILL');
@@ -104,9 +105,17 @@ async function firstRun(args: string[], signal: NodeJS.Signals, to: 'process' | 
 }
 
 describe('first run in this checkout', () => {
-  it('npm start: banner with the dashboard URL; SIGTERM to npm stops rpcgate and its anvils', () => firstRun(['npm', 'start'], 'SIGTERM'), 120_000);
+  it('npm start: banner with the dashboard URL, logs for people; SIGTERM to npm stops rpcgate and its anvils', async () => {
+    const out = await firstRun(['npm', 'start'], 'SIGTERM');
+    // pino-pretty's lines (time, level name, message), not JSON.
+    expect(out).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: usage flushed/m);
+    expect(out).not.toMatch(/^\{"level":/m);
+  }, 120_000);
   it('npm start: SIGINT to npm stops everything', () => firstRun(['npm', 'start'], 'SIGINT'), 120_000);
-  it('npx rpcgate start runs from the sources without a build; SIGTERM to npx stops everything', () => firstRun(['npx', 'rpcgate', 'start', '--dev-key'], 'SIGTERM'), 120_000);
+  it('npx rpcgate start runs from the sources without a build, JSON logs when not on a terminal; SIGTERM to npx stops everything', async () => {
+    const out = await firstRun(['npx', 'rpcgate', 'start', '--dev-key'], 'SIGTERM');
+    expect(out).toMatch(/^\{"level":30,.*"msg":"usage flushed"/m);
+  }, 120_000);
   // A SIGINT to the npx process alone is held by npm's shell until its child exits (POSIX shells wait and exit
   // cooperatively), so it never reaches rpcgate; Ctrl-C signals the whole foreground process group, as here.
   it('npx rpcgate start: Ctrl-C (SIGINT to the process group) stops everything', () => firstRun(['npx', 'rpcgate', 'start', '--dev-key'], 'SIGINT', 'group'), 120_000);

@@ -106,6 +106,10 @@ export interface Config {
    */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
   /**
+   * Log lines: `json` (one JSON object per line, for log collectors), `pretty` (for people: level names, local time, colours on a terminal; `npm start` uses it), `auto` = pretty when stderr is a terminal, else JSON.
+   */
+  logFormat: 'auto' | 'json' | 'pretty';
+  /**
    * Usage metering of node API calls (per-minute counts flushed to the store, Prometheus request series). `false` only for comparisons (the bench): the Metrics tab then has no data.
    */
   metering: boolean;
@@ -590,6 +594,7 @@ export const configSchema = {
     'networks',
     'upstream',
     'logLevel',
+    'logFormat',
     'metering',
     'metrics',
     'slowRequestMs',
@@ -724,6 +729,12 @@ export const configSchema = {
       enum: ['fatal', 'error', 'warn', 'info', 'debug', 'silent'],
       default: 'info',
       description: 'Log level (pino).',
+    },
+    logFormat: {
+      enum: ['auto', 'json', 'pretty'],
+      default: 'auto',
+      description:
+        'Log lines: `json` (one JSON object per line, for log collectors), `pretty` (for people: level names, local time, colours on a terminal; `npm start` uses it), `auto` = pretty when stderr is a terminal, else JSON.',
     },
     metering: {
       type: 'boolean',

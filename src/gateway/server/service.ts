@@ -19,6 +19,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Kysely } from 'kysely';
 import { pino, type DestinationStream, type Logger } from 'pino';
+import pretty from 'pino-pretty';
 import { methods } from '../../../generated/node/methods.js';
 import { validators } from '../../../generated/node/validators.js';
 import { AccessIndex, ConfigKeyStore, KeyStores, generateDevKey, type AccessContext, type KeyStore } from '../access/index.js';
@@ -132,7 +133,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
   if (input.networks) for (const name of Object.keys(config.networks)) if (!(name in input.networks) || input.networks[name] === null) delete config.networks[name];
   const logger = pino(
     { level: config.logLevel, base: undefined, ...logRedaction({ networks: Object.keys(config.networks) }) },
-    ext.logDestination ?? pino.destination({ fd: 2, sync: false }),
+    ext.logDestination ?? logDestination(config.logFormat),
   );
   const contractJson = readContract(config.openrpcPath, logger);
 
@@ -417,6 +418,13 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     await stop().catch(() => undefined);
     throw e;
   }
+}
+
+/** Where log lines go (stderr): JSON for collectors, or pino-pretty's lines for people (see config `logFormat`). */
+function logDestination(format: Config['logFormat']): DestinationStream {
+  const tty = process.stderr.isTTY === true;
+  if (format === 'json' || (format === 'auto' && !tty)) return pino.destination({ fd: 2, sync: false });
+  return pretty({ destination: 2, colorize: tty, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true });
 }
 
 /** An upstream URL for logs: no credentials, no path (provider keys often live there). */
