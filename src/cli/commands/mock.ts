@@ -1,6 +1,7 @@
 // `rpcgate mock <document> [--port <n>] [--host <h>] [--seed <n>]`: a validating JSON-RPC 2.0 mock of any OpenRPC
 // document (src/toolkit/mock): prints one line with its URL on stdout and what it cannot serve as the document says on
 // stderr, serves until SIGTERM/SIGINT, then closes and exits 0. A document that cannot be loaded: one line, exit 1.
+import { stopWhenNpmParentExits } from '../lifecycle.js';
 import { Command, InvalidArgumentError } from 'commander';
 import { createMock, type MockServer } from '../../toolkit/mock/index.js';
 import { errorLine } from '../output.js';
@@ -51,6 +52,7 @@ export function mockCommand(): Command {
       };
       process.once('SIGTERM', stop);
       process.once('SIGINT', stop);
+      stopWhenNpmParentExits(stop);
     });
 }
 

@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig, parseHostMap, type ConfigInput } from '../../gateway/config/config.js';
 import { startService, type RunningService } from '../../gateway/server/service.js';
+import { stopWhenNpmParentExits } from '../lifecycle.js';
 
 export { startService } from '../../gateway/server/service.js';
 
@@ -110,18 +111,6 @@ async function runStart(flags: StartFlags): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
-  watchNpmParent(shutdown);
+  stopWhenNpmParentExits(shutdown);
 }
 
-/**
- * Under `npm start` or `npx rpcgate start`, npm forwards a SIGTERM only to the shell it runs the command in; that shell
- * dies and this process would live on as an orphan, with its anvils. So when run by npm, a parent that goes away stops
- * the service as a signal would. (Not otherwise: `nohup rpcgate start &` must outlive its shell.)
- */
-function watchNpmParent(shutdown: (why: string) => void): void {
-  if (process.env.npm_command === undefined) return;
-  const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) shutdown('parent process (npm) exited');
-  }, 500).unref();
-}
