@@ -322,6 +322,8 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       upstreams: pools,
       intervalMs: (n) => ws.pollIntervalMs || Math.max(250, (config.networks[n]?.blockTime ?? 2) * 500),
       maxPerConnection: ws.maxSubscriptionsPerConnection,
+      maxQueued: ws.maxQueuedNotifications,
+      maxQueuedBytes: ws.maxQueuedBytes,
       limiter: lim,
       logger,
       onNotified: (ctx, n) => {
