@@ -23,6 +23,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AccessContext } from '../access/index.js';
+import { addressVisible } from '../access/pipeline.js';
 import { limitError, type Limiter } from '../limits/index.js';
 import { limitsBackendUnavailable, notificationQueueFull } from '../errors.js';
 import { RpcError } from '../../toolkit/rpc/errors.js';
@@ -65,6 +66,8 @@ class Sub implements FeedSubscriber {
   ) {}
 
   deliver(result: unknown): void {
+    // eth_subscribe("logs") was admitted only with listed addresses; this holds even if the feed's match did not.
+    if (this.kind === 'logs' && !addressVisible(this.owner.conn.ctx.principal, (result as { address?: unknown }).address)) return;
     this.owner.enqueue(this.id, result);
   }
 }
