@@ -8,7 +8,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { Subscriptions, type SocketCallContext } from '../src/gateway/subscriptions/index.js';
+import type { Limiter } from '../src/gateway/limits/index.js';
+import type { WsConnection } from '../src/toolkit/ws/index.js';
+import type { AccessContext } from '../src/gateway/access/index.js';
 import { createClient } from '../generated/account/client.js';
 import { rpc, startAnvil, type Anvil } from '../src/gateway/chain/index.js';
 import { cookieFetch, signUpAndLogIn } from './helpers/account.js';
@@ -107,3 +112,61 @@ it('200 newHeads subscriptions, 300 blocks under a per-second limit: RSS stays f
   const again = await subscribed(url, 1);
   again.c.socket.close();
 }, 120_000);
+
+describe('the queue bounds, each on its own (in process)', () => {
+  /** A connection that records frames and its close; a limiter that holds everything back (per-second refusal). */
+  function harness(maxQueued: number, maxQueuedBytes: number) {
+    const frames: Json[] = [];
+    let closed: [number, string] | undefined;
+    const closers: (() => void)[] = [];
+    const conn = {
+      ctx: { network: 'mainnet', principal: { kind: 'app', id: 'app-1', limitSubject: { kind: 'app', id: 'app-1' } } },
+      state: undefined,
+      get closed() {
+        return closed !== undefined;
+      },
+      send: (t: string) => (frames.push(JSON.parse(t)), true),
+      close: (code: number, reason: string) => {
+        closed ??= [code, reason];
+        for (const f of closers.splice(0)) f();
+      },
+      onClose: (f: () => void) => void closers.push(f),
+    } as unknown as WsConnection<AccessContext>;
+    const limiter = { consume: async () => ({ allowed: false, limit: 1, remaining: 0, resetAt: Date.now() + 1000, period: 'second' }) } as unknown as Limiter;
+    // The feed's upstream never answers: notifications are delivered by hand below.
+    const upstream = { call: () => new Promise<never>(() => undefined) };
+    const subs = new Subscriptions({ upstreams: new Map([['mainnet', upstream]]), intervalMs: () => 60_000, maxPerConnection: 10, maxQueued, maxQueuedBytes, limiter, logger: pino({ level: 'silent' }) });
+    const ctx = { ...conn.ctx, requestId: 'r', startedAt: 0, socket: conn } as SocketCallContext;
+    const ids = [subs.subscribe(['newHeads'], ctx), subs.subscribe(['newHeads'], ctx)];
+    const deliver = (result: unknown) => {
+      for (const s of (conn.state as { subs: Map<string, { deliver(r: unknown): void }> }).subs.values()) s.deliver(result);
+    };
+    return { subs, ids, deliver, frames, closed: () => closed };
+  }
+
+  it('count: one notification past websocket.maxQueuedNotifications ends every subscription with the error, then 4008', () => {
+    const h = harness(5, 1_000_000);
+    for (let i = 0; i < 2; i++) h.deliver({ number: `0x${i}` }); // 2 subscriptions × 2 = 4 queued
+    expect(h.closed()).toBeUndefined();
+    h.deliver({ number: '0x2' }); // the 5th fits, the 6th does not
+    expect(h.closed()).toEqual([4008, 'slow consumer: notification queue full']);
+    expect(h.frames.map((f) => [f.params.subscription, f.params.error?.data])).toEqual(
+      h.ids.map((id) => [id, { source: 'rpcgate', reason: 'notification-queue', limit: 5, setting: 'websocket.maxQueuedNotifications' }]),
+    );
+    expect(h.subs.size).toBe(0);
+    h.deliver({ number: '0x3' }); // after the end: nothing more is queued or sent
+    expect(h.frames).toHaveLength(2);
+    h.subs.stop();
+  });
+
+  it('bytes: a notification that would pass websocket.maxQueuedBytes ends the connection the same way', () => {
+    const h = harness(1_000_000, 2048);
+    h.deliver({ extraData: '0x' + 'ab'.repeat(400) }); // 2 × ~900 characters
+    expect(h.closed()).toBeUndefined();
+    h.deliver({ extraData: '0x' + 'ab'.repeat(400) });
+    expect(h.closed()?.[0]).toBe(4008);
+    expect(h.frames.every((f) => f.params.error.data.setting === 'websocket.maxQueuedBytes' && f.params.error.data.limit === 2048)).toBe(true);
+    expect(h.frames).toHaveLength(2);
+    h.subs.stop();
+  });
+});
