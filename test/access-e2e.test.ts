@@ -4,13 +4,15 @@
 // the store. The same revocation check runs on PostgreSQL + Redis when they are reachable (required under CI).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
+import { methods } from '../generated/node/methods.js';
+import { addressParamsTable } from '../src/gateway/method-meaning.js';
 import { deleteRedisKeys, pgReachable, redisReachable, REDIS_URL, scratchDatabase, scratchPrefix, skipUnless } from './helpers/services.js';
 import {
   addJwtKey,
@@ -223,6 +225,44 @@ describe('allowlists over HTTP', () => {
     expect(batch.status).toBe(200);
     expect(batch.body.map((x: Json) => (x.error ? x.error.data.reason : 'ok'))).toEqual(['ok', 'address', 'ok']);
     expect(batch.body[1].id).toBe(2);
+  });
+
+  // Driven from the contract: every method whose x-gateway names addressParams (a new one is covered as it is added),
+  // with its own example's params and the address put where the contract says.
+  it('contract addresses, for every method with x-gateway.addressParams: a listed address passes, an unlisted one is -32041', async () => {
+    const table = addressParamsTable(methods);
+    expect([...table.keys()].sort()).toEqual(expect.arrayContaining(['eth_call', 'eth_getLogs', 'eth_getProof', 'eth_newFilter', 'eth_subscribe']));
+    const token = svc.seeded.mainnet.token.address;
+    const other = svc.seeded.mainnet.accounts[1];
+    const a = await app();
+    await setAllowlist(svc.store.db, userId, a.id, 'address', [token]);
+    await svc.access.sync();
+    const contract = JSON.parse(readFileSync(join(import.meta.dirname, '../openrpc.json'), 'utf8')) as { methods: { name: string; examples?: { params: { value: unknown }[] }[] }[] };
+    for (const [method, spec] of table) {
+      const example = contract.methods.find((m) => m.name === method)?.examples?.[0];
+      expect(example, `${method} has an example in openrpc.json`).toBeDefined();
+      const withAddress = (address: string): unknown[] => {
+        const params = structuredClone(example!.params.map((p) => p.value));
+        for (const e of spec) {
+          if (e.when !== undefined) params[e.when.param] = e.when.equals;
+          if (e.path === undefined) {
+            params[e.param] = address;
+            continue;
+          }
+          let o = (params[e.param] ??= {}) as Record<string, unknown>;
+          const keys = e.path.split('.');
+          for (const k of keys.slice(0, -1)) o = (o[k] ??= {}) as Record<string, unknown>;
+          o[keys[keys.length - 1]] = address;
+        }
+        return params;
+      };
+      const listed = await post(A('mainnet', a.key), call(method, withAddress(token)));
+      // Listed: past the allowlist (the node's answer, or -32601 for eth_subscribe over HTTP) — never -32041.
+      expect(listed.body.error?.code, `${method} with a listed address: ${JSON.stringify(listed.body.error)}`).not.toBe(-32041);
+      expect(listed.body.error?.code, `${method} with a listed address: params valid`).not.toBe(-32602);
+      const refused = await post(A('mainnet', a.key), call(method, withAddress(other)));
+      expect([refused.status, refused.body.error?.code, refused.body.error?.data?.reason], `${method} with an unlisted address`).toEqual([403, -32041, 'address']);
+    }
   });
 
   it('methods: only listed methods; refused calls do not count against the quota', async () => {

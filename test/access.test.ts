@@ -6,10 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { base64url, exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkCallAllowlists, checkRequestAllowlists, compileAllowlists, compileIps, compileOrigins, ipAllowed, originAllowed } from '../src/gateway/access/allowlist.js';
+import { addressesOf, checkCallAllowlists, checkRequestAllowlists, compileAllowlists, compileIps, compileOrigins, ipAllowed, originAllowed } from '../src/gateway/access/allowlist.js';
 import { AccessIndex, checkKey, checkRequest, clientIp, ConfigKeyStore, KeyStores, type AppPrincipal, type Principal } from '../src/gateway/access/index.js';
 import { JwtKeySet, bearerToken } from '../src/gateway/access/jwt.js';
 import { RpcError } from '../src/toolkit/rpc/errors.js';
+import { methods } from '../generated/node/methods.js';
+import { addressParamsTable } from '../src/gateway/method-meaning.js';
+import type { CompiledAllowlists } from '../src/gateway/access/allowlist.js';
 import {
   addJwtKey,
   createApp,
@@ -106,6 +109,10 @@ describe('IP allowlist', () => {
 
 // ---- addresses and methods (per call) -----------------------------------------------------------------------------
 
+// Where each node method names contract addresses comes from the contract (x-gateway.addressParams).
+const ADDRESS_PARAMS = addressParamsTable(methods);
+const check = (c: CompiledAllowlists, method: string, params: unknown[]) => checkCallAllowlists(c, method, params, ADDRESS_PARAMS.get(method));
+
 describe('per-call allowlists', () => {
   const A = '0x' + 'ab'.repeat(20);
   const B = '0x' + 'cd'.repeat(20);
@@ -130,11 +137,29 @@ describe('per-call allowlists', () => {
     ['eth_getCode', [C, 'latest'], 'address'],
     ['eth_getStorageAt', [A, '0x0', 'latest'], 'ok'],
     ['eth_getStorageAt', [C, '0x0', 'latest'], 'address'],
+    ['eth_getProof', [A, [], 'latest'], 'ok'],
+    ['eth_getProof', [C, [], 'latest'], 'address'],
+    ['eth_estimateGas', [{ to: B }], 'ok'],
+    ['eth_estimateGas', [{ to: C }], 'address'],
+    ['eth_estimateGas', [{ data: '0x00' }], 'address'],
+    ['eth_createAccessList', [{ to: A }, 'latest'], 'ok'],
+    ['eth_createAccessList', [{ to: C }, 'latest'], 'address'],
+    // eth_subscribe("logs") reads logs as eth_getLogs does: the same rule (no address, or one off the list: refused).
+    ['eth_subscribe', ['logs', { address: A }], 'ok'],
+    ['eth_subscribe', ['logs', { address: [A, B], topics: [] }], 'ok'],
+    ['eth_subscribe', ['logs', {}], 'address'],
+    ['eth_subscribe', ['logs'], 'address'],
+    ['eth_subscribe', ['logs', { address: C }], 'address'],
+    ['eth_subscribe', ['logs', { address: [A, C] }], 'address'],
+    ['eth_subscribe', ['newHeads'], 'ok'],
+    ['eth_subscribe', ['newPendingTransactions'], 'ok'],
+    // An account's balance and nonce are not contract reads (wallets read them for their own accounts).
     ['eth_getBalance', [C, 'latest'], 'ok'],
+    ['eth_getTransactionCount', [C, 'latest'], 'ok'],
     ['eth_blockNumber', [], 'ok'],
   ];
   it.each(cases)('address allowlist: %s %j → %s', (method, params, result) => {
-    const e = checkCallAllowlists(addr, method, params);
+    const e = check(addr, method, params);
     expect(reasonOf(e)).toBe(result);
     if (e) {
       expect(e.code).toBe(-32041);
@@ -143,11 +168,22 @@ describe('per-call allowlists', () => {
     }
   });
 
+  it('addressesOf reads the places the contract names: by index, by (nested) path, string or array, only when its condition holds', () => {
+    expect(addressesOf(undefined, [A])).toBeUndefined();
+    expect(addressesOf([{ param: 1 }], [A, B])).toEqual([B]);
+    expect(addressesOf([{ param: 0, path: 'a.b' }], [{ a: { b: [A, B] } }])).toEqual([A, B]);
+    expect(addressesOf([{ param: 0, path: 'a.b' }], [{ a: 'x' }])).toBeNull();
+    expect(addressesOf([{ param: 0, path: 'toString' }], [{}])).toBeNull(); // own properties only
+    expect(addressesOf([{ param: 1, path: 'address', when: { param: 0, equals: 'logs' } }], ['newHeads'])).toBeUndefined();
+    expect(addressesOf([{ param: 1, path: 'address', when: { param: 0, equals: 'logs' } }], ['logs', { address: [] }])).toBeNull();
+    expect(addressesOf([{ param: 0 }, { param: 1 }], [A, B])).toEqual([A, B]);
+  });
+
   it('method allowlist: only listed methods', () => {
     const m = compileAllowlists(lists({ method: ['eth_blockNumber', 'eth_call'] }))!;
-    expect(checkCallAllowlists(m, 'eth_blockNumber', [])).toBeUndefined();
-    expect(checkCallAllowlists(m, 'eth_call', [{ to: C }])).toBeUndefined();
-    const e = checkCallAllowlists(m, 'eth_getBalance', [C, 'latest'])!;
+    expect(check(m, 'eth_blockNumber', [])).toBeUndefined();
+    expect(check(m, 'eth_call', [{ to: C }])).toBeUndefined();
+    const e = check(m, 'eth_getBalance', [C, 'latest'])!;
     // The method exists: -32601 with HTTP 403 and rpcgate's data, unlike an unknown method (-32601, 200, no data).
     expect([e.code, e.httpStatus, e.data]).toEqual([-32601, 403, { source: 'rpcgate', reason: 'method', method: 'eth_getBalance' }]);
     expect(e.message).toMatch(/method not allowed for this key: eth_getBalance/);
@@ -172,7 +208,7 @@ describe('per-call allowlists', () => {
       ['https://a.example', '10.1.2.3', 'eth_call', [{ to: C }], 'address'],
     ];
     for (const [origin, ip, method, params, reason] of table) {
-      const e = checkRequestAllowlists(c, origin, ip) ?? checkCallAllowlists(c, method, params);
+      const e = checkRequestAllowlists(c, origin, ip) ?? check(c, method, params);
       expect(reasonOf(e), `${origin} ${ip} ${method}`).toBe(reason);
     }
   });

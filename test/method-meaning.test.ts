@@ -12,7 +12,7 @@ import { loadContract } from '../src/toolkit/contract/model.js';
 import { writeMethods } from '../src/toolkit/codegen/methods.js';
 import { methods as nodeMethods } from '../generated/node/methods.js';
 import { methods as accountMethods } from '../generated/account/methods.js';
-import { FAIL_CLOSED, meaningOf, meaningTable, methodsWhere, type GatewayMeaning } from '../src/gateway/method-meaning.js';
+import { FAIL_CLOSED, addressParamsTable, meaningOf, meaningTable, methodsWhere, type GatewayMeaning } from '../src/gateway/method-meaning.js';
 import { createNodeHandlers, forwarder, routeHandlers } from '../src/gateway/node-api/handlers.js';
 import { FILTER_METHODS, MemoryFilterStore } from '../src/gateway/filters/index.js';
 import { RawResult, type CallContext, type Handler } from '../src/toolkit/rpc/engine.js';
@@ -39,17 +39,24 @@ describe('the x-gateway schema', () => {
   it('is draft-07, closed, requires every field, and describes every field', () => {
     expect(schema.$schema).toBe('http://json-schema.org/draft-07/schema#');
     expect(schema.additionalProperties).toBe(false);
-    expect(Object.keys(schema.properties).sort()).toEqual(['blockFromResult', 'blockParam', 'cache', 'cost', 'idempotent', 'open', 'readOnly', 'retryable', 'route', 'sticky']);
+    expect(Object.keys(schema.properties).sort()).toEqual(['addressParams', 'blockFromResult', 'blockParam', 'cache', 'cost', 'idempotent', 'open', 'readOnly', 'retryable', 'route']);
     for (const [k, p] of Object.entries<Json>(schema.properties)) expect(typeof p.description === 'string' && p.description.length > 20, k).toBe(true);
-    expect(schema.required.sort()).toEqual(['cache', 'idempotent', 'open', 'readOnly', 'retryable', 'route', 'sticky']);
+    expect(schema.required.sort()).toEqual(['cache', 'idempotent', 'open', 'readOnly', 'retryable', 'route']);
   });
 
   it('refuses what is not a meaning (the check can fail)', () => {
-    const ok: GatewayMeaning = { route: 'forward', idempotent: true, retryable: true, cache: 'by-block', blockParam: 1, sticky: false, open: false, readOnly: true, cost: 'heavy' };
+    const ok: GatewayMeaning = { route: 'forward', idempotent: true, retryable: true, cache: 'by-block', blockParam: 1, open: false, readOnly: true, cost: 'heavy', addressParams: [{ param: 0, path: 'to' }] };
     expect(validate(ok)).toBe(true);
     const bad: [string, Json][] = [
       ['unknown field', { ...ok, hedge: true }],
-      ['missing field', (({ sticky: _s, ...rest }) => rest)(ok)],
+      ['missing field', (({ open: _o, ...rest }) => rest)(ok)],
+      ['sticky (removed: nothing read it)', { ...ok, sticky: false }],
+      ['addressParams empty', { ...ok, addressParams: [] }],
+      ['addressParams without param', { ...ok, addressParams: [{ path: 'to' }] }],
+      ['addressParams negative param', { ...ok, addressParams: [{ param: -1 }] }],
+      ['addressParams unknown key', { ...ok, addressParams: [{ param: 0, index: 1 }] }],
+      ['addressParams path not a property path', { ...ok, addressParams: [{ param: 0, path: 'a[0]' }] }],
+      ['addressParams when without equals', { ...ok, addressParams: [{ param: 1, when: { param: 0 } }] }],
       ['route', { ...ok, route: 'proxy' }],
       ['cache', { ...ok, cache: 'forever' }],
       ['by-block without its block', (({ blockParam: _b, ...rest }) => rest)(ok)],
@@ -73,6 +80,10 @@ describe.each(Object.keys(CONTRACTS) as (keyof typeof CONTRACTS)[])('%s contract
       expect(validate(m['x-gateway']), `${m.name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
       const x = m['x-gateway'];
       if (x.blockParam !== undefined) expect(x.blockParam, m.name).toBeLessThan(m.params.length);
+      for (const e of x.addressParams ?? []) {
+        expect(e.param, m.name).toBeLessThan(m.params.length);
+        if (e.when !== undefined) expect(e.when.param, m.name).toBeLessThan(m.params.length);
+      }
     }
     expect(doc.info.description).toContain('`x-gateway`');
     expect(doc.info.description).toContain('contracts/x-gateway.schema.json');
@@ -96,7 +107,19 @@ const LOCAL_STUBS: Record<string, Handler<unknown>> = Object.fromEntries([...FIL
 describe('what the contracts say', () => {
   const node = meaningTable(nodeMethods);
   it('node API: sends are forwarded, not idempotent, not retryable, never cached; subscriptions are local; every other method is a read', () => {
-    expect(node.get('eth_sendRawTransaction')).toEqual({ route: 'forward', idempotent: false, retryable: false, cache: 'never', sticky: false, open: false, readOnly: false, cost: 'light' });
+    expect(node.get('eth_sendRawTransaction')).toEqual({ route: 'forward', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false, cost: 'light' });
+    // Where calls name the contracts they read (the contract-address allowlist applies there; no method names in code).
+    expect(Object.fromEntries(addressParamsTable(nodeMethods))).toEqual({
+      eth_call: [{ param: 0, path: 'to' }],
+      eth_estimateGas: [{ param: 0, path: 'to' }],
+      eth_createAccessList: [{ param: 0, path: 'to' }],
+      eth_getCode: [{ param: 0 }],
+      eth_getStorageAt: [{ param: 0 }],
+      eth_getProof: [{ param: 0 }],
+      eth_getLogs: [{ param: 0, path: 'address' }],
+      eth_newFilter: [{ param: 0, path: 'address' }],
+      eth_subscribe: [{ param: 1, path: 'address', when: { param: 0, equals: 'logs' } }],
+    });
     // Cost classes (the upstream pool batches only calls of one class): every forwarded method has one; the calls
     // whose work depends on their params are heavy, lookups light.
     for (const [n, x] of node) expect(x.cost === undefined, n).toBe(x.route === 'local');
@@ -117,7 +140,7 @@ describe('what the contracts say', () => {
     for (const m of ['eth_accounts', 'net_listening', 'net_peerCount', 'eth_protocolVersion']) expect(node.get(m)?.cache, m).toBe('never');
     expect(node.get('rpc.discover')).toMatchObject({ route: 'local', cache: 'immutable', readOnly: true });
     // eth_subscribe / eth_unsubscribe: answered on the WebSocket connection (src/gateway/subscriptions), they change its state.
-    for (const m of SUBSCRIBE) expect(node.get(m), m).toEqual({ route: 'local', idempotent: false, retryable: false, cache: 'never', sticky: false, open: false, readOnly: false });
+    for (const m of SUBSCRIBE) expect(node.get(m), m).toMatchObject({ route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false });
     const reads = [...node].filter(([, x]) => x.readOnly).map(([n]) => n);
     // Not reads: the send, the filter methods that create, move or remove a filter (eth_getFilterLogs is a read), and
     // eth_subscribe / eth_unsubscribe.
@@ -126,13 +149,13 @@ describe('what the contracts say', () => {
       expect(node.get(m), m).toMatchObject({ route: 'local', idempotent: false, retryable: false, cache: 'never', readOnly: false });
     }
     for (const n of reads) expect(node.get(n), n).toMatchObject({ idempotent: true, retryable: true });
-    // Behaviour unchanged: nothing on the node API is callable without a key (rpc.discover included), nothing sticky.
-    expect([...node.values()].some((x) => x.open || x.sticky)).toBe(false);
+    // Behaviour unchanged: nothing on the node API is callable without a key (rpc.discover included).
+    expect([...node.values()].some((x) => x.open)).toBe(false);
     expect([...methodsWhere(nodeMethods, (x) => x.route === 'local')].sort()).toEqual(['rpc.discover', ...FILTER_METHODS, ...SUBSCRIBE].sort());
   });
 
   it('account API: all local and never cached; open and read-only are the sets the handlers used to spell out', () => {
-    expect([...methodsWhere(accountMethods, (x) => x.route !== 'local' || x.cache !== 'never' || x.sticky)]).toEqual([]);
+    expect([...methodsWhere(accountMethods, (x) => x.route !== 'local' || x.cache !== 'never' || x.addressParams !== undefined)]).toEqual([]);
     expect([...methodsWhere(accountMethods, (x) => x.open)].sort()).toEqual(['account_logIn', 'account_logOut', 'account_signUp', 'networks_list']);
     expect([...methodsWhere(accountMethods, (x) => x.readOnly)].sort()).toEqual(
       ['account_me', 'apps_get', 'apps_listAllowlist', 'apps_listJwtKeys', 'apps_list', 'apps_metrics', 'chains_list', 'keys_get', 'keys_list', 'keys_metrics', 'networks_list', 'useCases_list'].sort(),
@@ -142,7 +165,7 @@ describe('what the contracts say', () => {
   it('a method without the extension is read fail-closed', () => {
     expect(meaningOf({})).toEqual(FAIL_CLOSED);
     expect(meaningOf({ ext: { 'x-other': 1 } })).toEqual(FAIL_CLOSED);
-    expect(FAIL_CLOSED).toEqual({ route: 'forward', idempotent: false, retryable: false, cache: 'never', sticky: false, open: false, readOnly: false });
+    expect(FAIL_CLOSED).toEqual({ route: 'forward', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false });
     expect(meaningOf({ ext: { 'x-gateway': { readOnly: true } } })).toEqual({ ...FAIL_CLOSED, readOnly: true });
     expect(meaningTable({ x_bare: { name: 'x_bare', summary: '', params: [], errors: [], paramStructure: 'either' } }).get('x_bare')).toEqual(FAIL_CLOSED);
   });
@@ -175,7 +198,7 @@ const newMethod = (name: string, x?: Json) => ({
   params: [],
   result: { name: 'result', schema: { type: 'string' } },
 });
-const FORWARD = { route: 'forward', idempotent: true, retryable: true, cache: 'head', sticky: false, open: false, readOnly: true };
+const FORWARD = { route: 'forward', idempotent: true, retryable: true, cache: 'head', open: false, readOnly: true };
 
 describe('node API routing by meaning', () => {
   it('the service\'s handlers: every forwarded method goes to the pool by its own name; rpc.discover answers the contract', async () => {

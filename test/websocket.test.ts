@@ -246,6 +246,62 @@ describe('refusals and bounds', () => {
     }
   }, 30_000);
 
+  it('an app\'s contract-address allowlist on eth_subscribe("logs"): no address or an unlisted one is -32041, as eth_getLogs', async () => {
+    const token = svc.seeded.mainnet.token.address;
+    const other = svc.seeded.mainnet.accounts[2];
+    const user = await createUser(svc.store.db, { email: `${randomUUID()}@example.com`, passwordHash: 'x' });
+    const app = await createApp(svc.store.db, svc.secret, user.id, { name: 'app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
+    await setAllowlist(svc.store.db, user.id, app.id, 'address', [token]);
+    await svc.access.sync();
+    const c = await Raw.open(`${toWs(svc.url)}/mainnet/v2/${app.key}`);
+    try {
+      for (const filter of [{}, { topics: [TRANSFER_TOPIC] }, { address: other }, { address: [token, other] }, { address: [] }]) {
+        const r = await c.call('eth_subscribe', ['logs', filter]);
+        expect([r.error?.code, r.error?.data?.reason, r.error?.data?.source], JSON.stringify(filter)).toEqual([-32041, 'address', 'rpcgate']);
+      }
+      const r = await c.call('eth_subscribe', ['logs']);
+      expect(r.error?.code).toBe(-32041);
+      // The listed contract's logs arrive (and only those: the refused ones above delivered nothing).
+      const sub = (await c.call('eth_subscribe', ['logs', { address: token }])).result as string;
+      await sendTransfer(7n);
+      await until('a log of the listed token', () => c.notifications(sub).length > 0, 20_000);
+      const got = c.messages.filter((m) => m.method === 'eth_subscription');
+      expect(got.every((m) => m.params.subscription === sub && m.params.result.address.toLowerCase() === token.toLowerCase())).toBe(true);
+      expect(c.closed).toBeUndefined();
+    } finally {
+      c.socket.close();
+    }
+  }, 40_000);
+
+  it('a log filter\'s polls never hand out a log of an address its app no longer lists', async () => {
+    const token = svc.seeded.mainnet.token.address;
+    const other = svc.seeded.mainnet.accounts[2];
+    const user = await createUser(svc.store.db, { email: `${randomUUID()}@example.com`, passwordHash: 'x' });
+    const app = await createApp(svc.store.db, svc.secret, user.id, { name: 'app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
+    await setAllowlist(svc.store.db, user.id, app.id, 'address', [token]);
+    await svc.access.sync();
+    const url = `${svc.url}/mainnet/v2/${app.key}`;
+    const call = async (method: string, params: unknown[]): Promise<Json> =>
+      (await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json());
+    const id = (await call('eth_newFilter', [{ address: token }])).result as string;
+    expect(id).toMatch(/^0x/);
+    await sendTransfer(3n);
+    await until('the listed token\'s log in a poll', async () => ((await call('eth_getFilterChanges', [id])).result as Json[]).length > 0, 20_000);
+    // The app's allowlist changes: the token is no longer listed. Polls go on, but hand out none of its logs.
+    await setAllowlist(svc.store.db, user.id, app.id, 'address', [other]);
+    await svc.access.sync();
+    await sendTransfer(4n);
+    const seen: Json[] = [];
+    const head0 = Number(await rpc<string>(anvilUrl, 'eth_blockNumber', []));
+    await until('3 more blocks', async () => {
+      seen.push(...((await call('eth_getFilterChanges', [id])).result as Json[]));
+      return Number(await rpc<string>(anvilUrl, 'eth_blockNumber', [])) >= head0 + 3;
+    }, 20_000);
+    seen.push(...((await call('eth_getFilterChanges', [id])).result as Json[]));
+    seen.push(...((await call('eth_getFilterLogs', [id])).result as Json[]));
+    expect(seen).toEqual([]);
+  }, 40_000);
+
   it('too many subscriptions on a connection: -32005 (reason subscriptions), the others keep working', async () => {
     const c = await Raw.open(ws.B);
     try {

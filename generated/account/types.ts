@@ -66,7 +66,7 @@ export type Timestamp = string;
  */
 export type JwtMaxLifetime = number | null;
 /**
- * origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied to eth_call, eth_getLogs, eth_getCode, eth_getStorageAt); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.
+ * origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied wherever a node API call names the contracts it reads — `x-gateway.addressParams` of openrpc.json: eth_call, eth_estimateGas, eth_createAccessList, eth_getCode, eth_getStorageAt, eth_getProof, eth_getLogs, eth_newFilter, eth_subscribe("logs"); a call naming none there is refused, and filter polls and log subscriptions never return a log of an unlisted address); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.
  */
 export type AllowlistKind = 'origin' | 'ip' | 'address' | 'method';
 /**

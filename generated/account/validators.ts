@@ -4055,7 +4055,7 @@ validate166.errors = vErrors;
 return errors === 0;
 }
 
-const schema71 = {"type":"string","description":"origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied to eth_call, eth_getLogs, eth_getCode, eth_getStorageAt); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.","enum":["origin","ip","address","method"],"$id":"urn:rpcgate:account:schema:AllowlistKind"};
+const schema71 = {"type":"string","description":"origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied wherever a node API call names the contracts it reads — `x-gateway.addressParams` of openrpc.json: eth_call, eth_estimateGas, eth_createAccessList, eth_getCode, eth_getStorageAt, eth_getProof, eth_getLogs, eth_newFilter, eth_subscribe(\"logs\"); a call naming none there is refused, and filter polls and log subscriptions never return a log of an unlisted address); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.","enum":["origin","ip","address","method"],"$id":"urn:rpcgate:account:schema:AllowlistKind"};
 
 function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistKind" */;

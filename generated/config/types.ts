@@ -142,6 +142,14 @@ export interface WebSocketConfig {
    */
   maxBufferedBytes: number;
   /**
+   * eth_subscribe notifications of one connection waiting to be sent (held back by the key's per-second rate limit, a slow limiter or a burst of blocks), at most. One more ends the connection: the queue is dropped, each subscription gets a last notification with error -32005 (reason `notification-queue`, `data.setting` naming this field, `data.limit` its value), then close code 4008. With `maxQueuedBytes` and `maxBufferedBytes` this bounds a connection's memory.
+   */
+  maxQueuedNotifications: number;
+  /**
+   * Bytes (characters of JSON) of the notifications of one connection waiting to be sent, at most; beyond it the same as `maxQueuedNotifications` (error with `data.setting` = `websocket.maxQueuedBytes`, close 4008).
+   */
+  maxQueuedBytes: number;
+  /**
    * Keep-alive: a ping every interval (ms); a peer that did not answer the previous ping with a pong is terminated.
    */
   pingIntervalMs: number;
@@ -1238,6 +1246,8 @@ export const configSchema = {
         'maxPayloadBytes',
         'maxInFlight',
         'maxBufferedBytes',
+        'maxQueuedNotifications',
+        'maxQueuedBytes',
         'pingIntervalMs',
         'maxConnectionsPerKey',
         'maxSubscriptionsPerConnection',
@@ -1247,6 +1257,8 @@ export const configSchema = {
         maxPayloadBytes: 1048576,
         maxInFlight: 32,
         maxBufferedBytes: 4194304,
+        maxQueuedNotifications: 10000,
+        maxQueuedBytes: 8388608,
         pingIntervalMs: 30000,
         maxConnectionsPerKey: 100,
         maxSubscriptionsPerConnection: 100,
@@ -1272,6 +1284,18 @@ export const configSchema = {
           minimum: 1024,
           description:
             'Bytes queued for a client that does not read (answers and notifications the socket has not taken); beyond it the connection is closed with code 4008 (slow consumer) instead of buffering more.',
+        },
+        maxQueuedNotifications: {
+          type: 'integer',
+          minimum: 1,
+          description:
+            "eth_subscribe notifications of one connection waiting to be sent (held back by the key's per-second rate limit, a slow limiter or a burst of blocks), at most. One more ends the connection: the queue is dropped, each subscription gets a last notification with error -32005 (reason `notification-queue`, `data.setting` naming this field, `data.limit` its value), then close code 4008. With `maxQueuedBytes` and `maxBufferedBytes` this bounds a connection's memory.",
+        },
+        maxQueuedBytes: {
+          type: 'integer',
+          minimum: 1024,
+          description:
+            'Bytes (characters of JSON) of the notifications of one connection waiting to be sent, at most; beyond it the same as `maxQueuedNotifications` (error with `data.setting` = `websocket.maxQueuedBytes`, close 4008).',
         },
         pingIntervalMs: {
           type: 'integer',

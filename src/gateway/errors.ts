@@ -52,7 +52,7 @@ export const GATEWAY_ERRORS = [
   { name: 'Unauthorized', code: -32016, message: 'Unauthorized', httpStatus: [401], reasons: ['key', 'jwt', 'session', 'credentials'], meaning: 'API key missing, unknown or revoked; JWT required but missing, invalid or expired (account API: no session, wrong credentials)' },
   { name: 'Forbidden', code: -32041, message: 'Forbidden', httpStatus: [403], reasons: ['network', 'url', 'origin', 'ip', 'address'], meaning: 'key valid but not here: other network, wrong URL shape, origin / IP / contract address not on the allowlist' },
   { name: 'MethodNotAllowed', code: -32601, message: 'Method not allowed', httpStatus: [403], reasons: ['method'], meaning: "method not on the key's method allowlist (a method that does not exist is -32601 with HTTP 200, without data.source)" },
-  { name: 'LimitExceeded', code: -32005, message: 'Limit exceeded', httpStatus: [429, 200], reasons: ['rate', 'quota', 'connections', 'subscriptions', 'block-range', 'response-size'], meaning: 'request rate or daily/monthly quota used up (`Retry-After` says when to retry); too many open WebSocket connections for the key (refused upgrade) or subscriptions on one connection (`data.limit`); HTTP 200: an eth_getLogs over `upstream.getLogsMaxBlockRange` blocks, or a node answer over `upstream.maxResponseBytes` (`data.limit`)' },
+  { name: 'LimitExceeded', code: -32005, message: 'Limit exceeded', httpStatus: [429, 200], reasons: ['rate', 'quota', 'connections', 'subscriptions', 'notification-queue', 'block-range', 'response-size'], meaning: 'request rate or daily/monthly quota used up (`Retry-After` says when to retry); too many open WebSocket connections for the key (refused upgrade) or subscriptions on one connection (`data.limit`); a connection\'s notifications waiting to be sent passed `websocket.maxQueuedNotifications` or `websocket.maxQueuedBytes` (`data.setting` names it, `data.limit` its value; the last notification of each subscription, then close 4008); HTTP 200: an eth_getLogs over `upstream.getLogsMaxBlockRange` blocks, or a node answer over `upstream.maxResponseBytes` (`data.limit`)' },
   { name: 'UpstreamUnavailable', code: -32042, message: 'Upstream unavailable', httpStatus: [502, 503], reasons: ['upstream'], meaning: 'node unreachable or answered something that is not JSON-RPC (502), or no healthy node (503)' },
   { name: 'UpstreamTimeout', code: -32043, message: 'Upstream timeout', httpStatus: [504], reasons: ['timeout'], meaning: 'the node did not answer in time' },
   { name: 'LimitsBackendUnavailable', code: -32044, message: 'Limits backend unavailable', httpStatus: [503], reasons: ['limits-backend'], meaning: 'the shared limiter (Redis) is down: refused rather than served unmetered' },
@@ -146,4 +146,16 @@ export function blockRangeTooLarge(limit: number, range: number): RpcError {
 /** The node's answer to this call is larger than the response size cap (reading stopped there). */
 export function responseTooLarge(network: string, limit: number): RpcError {
   return make(GatewayErrorCode.LimitExceeded, `upstream response too large: over ${limit} bytes`, { reason: 'response-size', limit, network }, 200);
+}
+
+/** A connection's notifications waiting to be sent (for its rate limit, or a slow reader) passed a bound: the last
+ *  notification of each subscription carries this, then the socket closes with 4008. */
+export function notificationQueueFull(limit: 'websocket.maxQueuedNotifications' | 'websocket.maxQueuedBytes', max: number): RpcError {
+  const what = limit === 'websocket.maxQueuedNotifications' ? `${max} notifications` : `${max} bytes`;
+  return make(
+    GatewayErrorCode.LimitExceeded,
+    `notification queue full: more than ${what} waiting to be sent on this connection (${limit}); subscribe to less, read faster or stay under the key's rate limit — or the operator raises ${limit}`,
+    { reason: 'notification-queue', limit: max, setting: limit },
+    200,
+  );
 }

@@ -2,7 +2,8 @@
 // (JSON Schema: contracts/x-gateway.schema.json), which codegen copies into the generated descriptor's `ext`. This is
 // the one place that knows the extension's shape; the upstream pool, the node API handlers and the account API take
 // what they need from here, built once at start (a Map/Set lookup on the hot path). A method without the extension
-// gets the fail-closed meaning: forwarded, not idempotent, not retryable, never cached, not open, not read-only.
+// gets the fail-closed meaning: forwarded, not idempotent, not retryable, never cached, not open, not read-only (and
+// no `addressParams`: the contract-address allowlist has nothing to check — the contract test requires the extension).
 import type { MethodDescriptor, MethodTable } from '../toolkit/rpc/descriptor.js';
 
 /** Cache class by finality (see contracts/x-gateway.schema.json). */
@@ -25,14 +26,24 @@ export interface GatewayMeaning {
   readonly blockParam?: number;
   /** With cache `by-block`: the answer's own blockNumber decides. */
   readonly blockFromResult?: true;
-  /** Must reach the upstream that created its state. */
-  readonly sticky: boolean;
   /** Callable without a key (node API) or a session (account API). */
   readonly open: boolean;
   /** Changes nothing. */
   readonly readOnly: boolean;
   /** Forwarded methods: `light` or `heavy` (absent: the upstream pool takes `heavy`). */
   readonly cost?: CostClass;
+  /** Where the call names the contracts it reads (the contract-address allowlist applies there); absent: none. */
+  readonly addressParams?: readonly AddressParam[];
+}
+
+/** One place a call names contract addresses (see contracts/x-gateway.schema.json `addressParams`). */
+export interface AddressParam {
+  /** 0-based param index. */
+  readonly param: number;
+  /** Dot-separated property path inside an object param; absent: the param itself. */
+  readonly path?: string;
+  /** Applies only when params[when.param] === when.equals. */
+  readonly when?: { readonly param: number; readonly equals: string };
 }
 
 /** The meaning of a method whose contract says nothing: treat it as the most dangerous kind of call. */
@@ -41,7 +52,6 @@ export const FAIL_CLOSED: GatewayMeaning = Object.freeze({
   idempotent: false,
   retryable: false,
   cache: 'never',
-  sticky: false,
   open: false,
   readOnly: false,
 });
@@ -56,6 +66,13 @@ export function meaningOf(d: Pick<MethodDescriptor, 'ext'>): GatewayMeaning {
 /** Every method's meaning by name, built once (the upstream pool takes this: `idempotent`/`retryable` per method). */
 export function meaningTable(table: MethodTable): ReadonlyMap<string, GatewayMeaning> {
   return new Map(Object.entries(table).map(([name, d]) => [name, meaningOf(d)]));
+}
+
+/** The `addressParams` of every method that has them, by name, built once (the address allowlist's table). */
+export function addressParamsTable(table: MethodTable): ReadonlyMap<string, readonly AddressParam[]> {
+  const out = new Map<string, readonly AddressParam[]>();
+  for (const [name, m] of meaningTable(table)) if (m.addressParams !== undefined) out.set(name, m.addressParams);
+  return out;
 }
 
 /** Names of the methods whose meaning passes `test` (e.g. the account API's read-only or open methods). */

@@ -11,10 +11,12 @@
 //   Entries compare case-insensitively; a trailing slash is ignored; an entry that parses as none of these never
 //   matches (a non-empty kind stays restrictive: fail closed). `Origin: null` (sandboxed frames, file://) never matches.
 // IPs: single IPv4/IPv6 addresses and CIDRs (node's net.BlockList; IPv4-mapped IPv6 peers match IPv4 entries).
-// Addresses (contract allowlist), case-insensitive, applied per call to:
-//   eth_call (params[0].to), eth_getLogs and eth_newFilter (params[0].address: one or an array — all must be listed; a filter with no
-//   address is refused, since it would read every contract), eth_getCode and eth_getStorageAt (params[0]).
-//   Other methods are not restricted by it.
+// Addresses (contract allowlist), case-insensitive, applied per call where the contract says the call names the
+//   contracts it reads: the method's `x-gateway.addressParams` (contracts/x-gateway.schema.json; the table comes from
+//   the generated descriptor through method-meaning.ts — no method names here). Every applicable place must name at
+//   least one address and all must be listed: a filter with no address (it would read every contract), an eth_call
+//   without `to`, an eth_subscribe("logs") without `address` are refused. Methods without addressParams are not
+//   restricted by it. Logs handed out later (filter polls, log subscriptions) are checked again (`addressListed`).
 // Methods: only the listed method names.
 // Refusals (src/gateway/errors.ts): 403 -32041 with data { source: 'rpcgate', reason: 'origin' | 'ip' | 'address', … };
 // a method not on the list: 403 -32601 with data { source: 'rpcgate', reason: 'method', method }.
@@ -22,6 +24,7 @@ import { BlockList, isIP } from 'node:net';
 import type { Allowlists } from '../store/access.js';
 import type { RpcError } from '../../toolkit/rpc/errors.js';
 import { forbidden, methodNotAllowed } from '../errors.js';
+import type { AddressParam } from '../method-meaning.js';
 
 /** An origin entry, parsed. `scheme` undefined = any scheme; `port` '' = the scheme's default port. */
 interface OriginRule {
@@ -160,39 +163,42 @@ export function checkRequestAllowlists(c: CompiledAllowlists, origin: string | u
   return undefined;
 }
 
-/** The contract addresses a call reads, for the address allowlist: undefined = the method is not restricted,
- *  null = a restricted method that names no address (refused). */
-export function addressesOf(method: string, params: readonly unknown[]): readonly unknown[] | null | undefined {
-  switch (method) {
-    case 'eth_call': {
-      const tx = params[0];
-      const to = typeof tx === 'object' && tx !== null ? (tx as { to?: unknown }).to : undefined;
-      return to === undefined || to === null ? null : [to];
-    }
-    // eth_newFilter reads the same logs over time (its filter's eth_getLogs calls are the gateway's own, unchecked).
-    case 'eth_getLogs':
-    case 'eth_newFilter': {
-      const f = params[0];
-      const a = typeof f === 'object' && f !== null ? (f as { address?: unknown }).address : undefined;
-      if (a === undefined || a === null) return null;
-      if (Array.isArray(a)) return a.length === 0 ? null : a;
-      return [a];
-    }
-    case 'eth_getCode':
-    case 'eth_getStorageAt':
-      return params[0] === undefined ? null : [params[0]];
-    default:
-      return undefined;
+/** The value at a dot-separated path inside an object (undefined where the path ends early). */
+function at(v: unknown, path: string | undefined): unknown {
+  if (path === undefined) return v;
+  for (const k of path.split('.')) {
+    if (v === null || typeof v !== 'object' || Array.isArray(v) || !Object.hasOwn(v, k)) return undefined;
+    v = (v as Record<string, unknown>)[k];
   }
+  return v;
+}
+
+/** The contract addresses a call names, by its method's addressParams: undefined = none applies (not restricted),
+ *  null = an applicable place names no address (refused). */
+export function addressesOf(spec: readonly AddressParam[] | undefined, params: readonly unknown[]): readonly unknown[] | null | undefined {
+  if (spec === undefined) return undefined;
+  let out: unknown[] | undefined;
+  for (const e of spec) {
+    if (e.when !== undefined && params[e.when.param] !== e.when.equals) continue;
+    const v = at(params[e.param], e.path);
+    if (v === undefined || v === null || (Array.isArray(v) && v.length === 0)) return null;
+    (out ??= []).push(...(Array.isArray(v) ? v : [v]));
+  }
+  return out;
+}
+
+/** Whether an app's address allowlist lets this contract address through (no allowlist: any). */
+export function addressListed(c: CompiledAllowlists | undefined, address: unknown): boolean {
+  return c?.address === undefined || (typeof address === 'string' && c.address.has(address.toLowerCase()));
 }
 
 /** Per-call kinds (method, address): the refusal for this call, or undefined when allowed. */
-export function checkCallAllowlists(c: CompiledAllowlists, method: string, params: readonly unknown[]): RpcError | undefined {
+export function checkCallAllowlists(c: CompiledAllowlists, method: string, params: readonly unknown[], addressParams: readonly AddressParam[] | undefined): RpcError | undefined {
   if (c.method !== undefined && !c.method.has(method)) {
     return methodNotAllowed(shown(method));
   }
   if (c.address !== undefined) {
-    const addrs = addressesOf(method, params);
+    const addrs = addressesOf(addressParams, params);
     if (addrs === undefined) return undefined;
     if (addrs === null) {
       return forbidden(`${method} must name a contract address on this app's allowlist`, { reason: 'address', method, address: null });

@@ -14,7 +14,8 @@ import type { IncomingMessage } from 'node:http';
 import type { CallContext } from '../../toolkit/rpc/engine.js';
 import type { RpcError } from '../../toolkit/rpc/errors.js';
 import { unauthorized } from '../errors.js';
-import { checkCallAllowlists, checkRequestAllowlists } from './allowlist.js';
+import { addressListed, checkCallAllowlists, checkRequestAllowlists } from './allowlist.js';
+import type { AddressParam } from '../method-meaning.js';
 import { bearerToken, jwtError } from './jwt.js';
 import type { AccessPoint, KeyStore, Principal } from './keys.js';
 import { routeRefusal } from './route.js';
@@ -80,10 +81,16 @@ export function hasCallChecks(p: Principal): boolean {
   return p.kind === 'app' && p.allowlists !== undefined && p.allowlists.perCall;
 }
 
-/** Stage 5: method and address allowlists for one call; undefined = allowed. */
-export function checkCall(p: Principal, method: string, params: readonly unknown[]): RpcError | undefined {
+/** Stage 5: method and address allowlists for one call (`addressParams`: the method's, from the contract); undefined = allowed. */
+export function checkCall(p: Principal, method: string, params: readonly unknown[], addressParams: readonly AddressParam[] | undefined): RpcError | undefined {
   if (p.kind !== 'app' || p.allowlists === undefined || !p.allowlists.perCall) return undefined;
-  return checkCallAllowlists(p.allowlists, method, params);
+  return checkCallAllowlists(p.allowlists, method, params, addressParams);
+}
+
+/** Whether a contract address's logs may be handed to this principal (filter polls, log subscriptions): only an app
+ *  with an address allowlist is restricted. */
+export function addressVisible(p: Principal | undefined, address: unknown): boolean {
+  return p?.kind !== 'app' || addressListed(p.allowlists, address);
 }
 
 /**

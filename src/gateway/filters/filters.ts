@@ -43,6 +43,9 @@ export interface FilterOptions {
   /** Blocks kept for reorg repair. */
   reorgWindow?: number;
   now?: () => number;
+  /** Whether the caller may see this log now (the app's contract-address allowlist): polls never hand out others,
+   *  even if the allowlist changed since eth_newFilter was checked. Absent: every log. */
+  logVisible?: (ctx: CallContext, log: LogObject) => boolean;
 }
 
 export const FILTER_METHODS = [
@@ -244,6 +247,11 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
     return got.map((b) => b.hash);
   };
 
+  const visible = (ctx: CallContext, logs: LogObject[]): LogObject[] => {
+    const ok = opts.logVisible;
+    return ok === undefined || !Array.isArray(logs) ? logs : logs.filter((l) => ok(ctx, l));
+  };
+
   return {
     eth_newFilter: handler(async (params: unknown[], ctx: CallContext) => {
       const c = (params[0] ?? {}) as LogCriteria;
@@ -260,7 +268,7 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
     eth_newPendingTransactionFilter: handler((_p, ctx) => install('pending', ctx)),
     eth_getFilterChanges: handler(async (params: unknown[], ctx: CallContext) => {
       const { state, version } = await own(params[0], ctx);
-      const changes = state.kind === 'logs' ? await logChanges(ctx, state) : state.kind === 'blocks' ? await blockChanges(ctx, state) : [];
+      const changes = state.kind === 'logs' ? visible(ctx, await logChanges(ctx, state)) : state.kind === 'blocks' ? await blockChanges(ctx, state) : [];
       state.polledAt = now();
       // Another poll of the same filter moved the cursor first: it returned these changes.
       if (!(await store.update(state, version))) return [];
@@ -269,7 +277,7 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
     eth_getFilterLogs: handler(async (params: unknown[], ctx: CallContext) => {
       const { state } = await own(params[0], ctx);
       if (state.kind !== 'logs') throw filterNotFound();
-      return call(ctx, 'eth_getLogs', [state.criteria ?? {}]);
+      return visible(ctx, (await call(ctx, 'eth_getLogs', [state.criteria ?? {}])) as LogObject[]);
     }),
     eth_uninstallFilter: handler(async (params: unknown[], ctx: CallContext) => store.delete(String(params[0]).toLowerCase(), ownerOf(ctx))),
   };

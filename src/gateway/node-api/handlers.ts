@@ -10,6 +10,8 @@ import { RawResult, type CallContext, type Handler, type Handlers } from '../../
 import type { MethodTable } from '../../toolkit/rpc/descriptor.js';
 import { internalError } from '../../toolkit/rpc/errors.js';
 import { createFilterHandlers, type FilterStore } from '../filters/index.js';
+import { addressVisible } from '../access/pipeline.js';
+import type { AccessContext } from '../access/index.js';
 import { meaningOf, type LocalMethodName } from '../method-meaning.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import type { HeadTracker, NetworkCache } from '../cache/index.js';
@@ -42,7 +44,7 @@ export function createNodeHandlers(opts: NodeHandlerOptions): Handlers<NodeMetho
   const pools = guardLogsRange(opts.pools, opts.getLogsMaxBlockRange ?? 0, knownHeadOf);
   const local: Record<LocalMethodName<NodeMethods>, Handler<unknown>> = {
     'rpc.discover': (() => discover) as Handler<unknown>,
-    ...createFilterHandlers({ store: opts.filters.store, maxPerKey: opts.filters.maxPerKey, pools }),
+    ...createFilterHandlers({ store: opts.filters.store, maxPerKey: opts.filters.maxPerKey, pools, logVisible: (ctx, log) => addressVisible((ctx as AccessContext).principal, log.address) }),
     ...subscriptionHandlers(opts.subscriptions),
   };
   // The range cap comes before the cache: a refused query is refused whether or not an answer is cached.

@@ -7,6 +7,7 @@ import { limitError, limitHeaders, MemoryLimiter, type LimitDecision, type Limit
 import type { AdmitCall, AdmitFn, AdmitResult } from '../../toolkit/rpc/engine.js';
 import { RpcError } from '../../toolkit/rpc/errors.js';
 import { limitsBackendUnavailable } from '../errors.js';
+import type { AddressParam } from '../method-meaning.js';
 
 /** Headers that describe a subject's state without counting (for responses where nothing was admitted). */
 function stateHeaders(d: LimitDecision): Record<string, string> {
@@ -30,7 +31,9 @@ export async function peekLimitHeaders(limiter: Limiter | undefined, p: Principa
   }
 }
 
-export function createAdmission(limiter: Limiter | undefined, onError?: (err: unknown) => void): AdmitFn<AccessContext> {
+/** `addressParams`: where each method names contract addresses (method-meaning.ts `addressParamsTable` of the node
+ *  contract), for the address allowlist. */
+export function createAdmission(limiter: Limiter | undefined, addressParams: ReadonlyMap<string, readonly AddressParam[]>, onError?: (err: unknown) => void): AdmitFn<AccessContext> {
   // In-process counters answer synchronously: the hook then returns its result without a Promise.
   const memory = limiter instanceof MemoryLimiter ? limiter : undefined;
   return (calls: readonly AdmitCall[], ctx: AccessContext): AdmitResult | undefined | Promise<AdmitResult | undefined> => {
@@ -40,7 +43,7 @@ export function createAdmission(limiter: Limiter | undefined, onError?: (err: un
     let admitted = calls.length;
     if (hasCallChecks(p)) {
       for (let i = 0; i < calls.length; i++) {
-        const err = checkCall(p, calls[i].method, calls[i].params);
+        const err = checkCall(p, calls[i].method, calls[i].params, addressParams.get(calls[i].method));
         if (err === undefined) continue;
         (refused ??= new Array<RpcError | undefined>(calls.length))[i] = err;
         admitted--;

@@ -31,7 +31,7 @@ import { LogThrottle } from '../../toolkit/server/log-throttle.js';
 import { closeRedisClient, createRedisClient, LOG_EVERY_MS, REDIS_CLIENT_DEFAULTS, waitReady, type ServiceRedis } from '../redis/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
 import { createResponseCaches, type ResponseCaches } from '../cache/index.js';
-import { meaningTable } from '../method-meaning.js';
+import { addressParamsTable, meaningTable } from '../method-meaning.js';
 import { Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
 import { createHttpServer } from '../../toolkit/http/server.js';
 import { createEngine } from '../../toolkit/rpc/engine.js';
@@ -324,6 +324,8 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       upstreams: pools,
       intervalMs: (n) => ws.pollIntervalMs || Math.max(250, (config.networks[n]?.blockTime ?? 2) * 500),
       maxPerConnection: ws.maxSubscriptionsPerConnection,
+      maxQueued: ws.maxQueuedNotifications,
+      maxQueuedBytes: ws.maxQueuedBytes,
       limiter: lim,
       logger,
       onNotified: (ctx, n) => {
@@ -339,7 +341,7 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       handlers: createNodeHandlers({ pools, contractJson, filters: { store: filterStore, maxPerKey: config.filters?.maxPerKey ?? 100 }, subscriptions: subs, getLogsMaxBlockRange: config.upstream.getLogsMaxBlockRange, caches: caches.networks, heads: caches.heads }),
       options: { maxBatchSize: config.maxBatchSize, strictResults: config.strictResults },
       onError: (err, info) => logger.error({ err, method: info.method, rid: info.ctx.requestId }, 'unexpected error in a call'),
-      admit: createAdmission(lim, onLimiterError),
+      admit: createAdmission(lim, addressParamsTable(methods), onLimiterError),
       onCall: callMeter?.onCall,
     });
     const acct = accountRoute({ config, store, secret, access, limiter: lim, logger, redisClient: redisClients.accounts, embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])) });

@@ -195,6 +195,8 @@ export class NetworkFeed {
       if (this.has('logs')) d.logs = await this.logsOf(d.hash);
       if (epoch !== this.epoch) return;
       this.deliverBlock(b, d);
+      // A delivery may end the last subscriber (its connection's queue overflowed): nothing to remember then.
+      if (epoch !== this.epoch) return;
       this.history.push(d);
       if (this.history.length > HISTORY) this.history.shift();
       last = d;

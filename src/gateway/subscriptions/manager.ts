@@ -8,19 +8,26 @@
 // Quotas: every delivered notification counts as one request of the key's limits (providers bill each event). The
 // queue is counted in one limiter.consume(n) per flush (at most one per tick and connection, whatever the fan-out):
 //   - allowed: the notifications are sent;
-//   - refused by a per-second rate: they wait until that second is over and are counted again (nothing dropped,
-//     order kept; the send buffer bound still applies);
+//   - refused by a per-second rate: they wait until that second is over and are counted again (order kept);
 //   - refused by a daily/monthly quota (or the limiter down: fail closed as for calls): one last notification per
 //     subscription carries the error (`params.error`, the same -32005/-32044 object a call would get), then the
 //     connection closes with code 4429 (CLOSE_QUOTA).
 // Static and development keys have no limits: nothing is counted.
+//
+// Bounded memory: the queue holds at most `websocket.maxQueuedNotifications` notifications and
+// `websocket.maxQueuedBytes` bytes of JSON (whatever holds them back: the rate limit, a slow limiter, a flood of
+// blocks); once handed to the socket, `websocket.maxBufferedBytes` bounds them (src/toolkit/ws). A notification that
+// would pass a bound ends the connection: the queue is dropped, one last notification per subscription carries the
+// error (-32005, reason `notification-queue`, `data.setting` naming the bound, `data.limit` its value), then close 4008 (CLOSE.slowConsumer, as
+// for a full send buffer) — never unbounded growth.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AccessContext } from '../access/index.js';
+import { addressVisible } from '../access/pipeline.js';
 import { limitError, type Limiter } from '../limits/index.js';
-import { limitsBackendUnavailable } from '../errors.js';
+import { limitsBackendUnavailable, notificationQueueFull } from '../errors.js';
 import { RpcError } from '../../toolkit/rpc/errors.js';
-import type { WsConnection } from '../../toolkit/ws/index.js';
+import { CLOSE, type WsConnection } from '../../toolkit/ws/index.js';
 import { NetworkFeed, type FeedSubscriber, type FeedUpstream, type LogFilter } from './feed.js';
 
 /** Close code when the key's quota runs out mid-subscription. */
@@ -36,6 +43,10 @@ export interface SubscriptionsOptions {
   /** Poll interval per network (ms). */
   intervalMs: (network: string) => number;
   maxPerConnection: number;
+  /** Notifications waiting to be sent on one connection, at most (websocket.maxQueuedNotifications). */
+  maxQueued: number;
+  /** Bytes (characters of JSON) of those, at most (websocket.maxQueuedBytes). */
+  maxQueuedBytes: number;
   limiter: Limiter | undefined;
   logger: Logger;
   /** Each notification delivered (metering: method `eth_subscription`). */
@@ -55,6 +66,8 @@ class Sub implements FeedSubscriber {
   ) {}
 
   deliver(result: unknown): void {
+    // eth_subscribe("logs") was admitted only with listed addresses; this holds even if the feed's match did not.
+    if (this.kind === 'logs' && !addressVisible(this.owner.conn.ctx.principal, (result as { address?: unknown }).address)) return;
     this.owner.enqueue(this.id, result);
   }
 }
@@ -63,6 +76,8 @@ class Sub implements FeedSubscriber {
 class ConnectionSubs {
   readonly subs = new Map<string, Sub>();
   private queue: string[] = [];
+  /** Characters of JSON in `queue`. */
+  private queuedBytes = 0;
   private flushing = false;
   private scheduled = false;
   /** Notifications counted per consume (lowered to the per-second limit when that refuses). */
@@ -76,7 +91,12 @@ class ConnectionSubs {
 
   enqueue(id: string, result: unknown): void {
     if (this.ended) return;
-    this.queue.push(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":${JSON.stringify(result)}}}`);
+    const m = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":${JSON.stringify(result)}}}`;
+    const { maxQueued, maxQueuedBytes } = this.mgr.bounds;
+    if (this.queue.length >= maxQueued) return this.overflow(notificationQueueFull('websocket.maxQueuedNotifications', maxQueued));
+    if (this.queuedBytes + m.length > maxQueuedBytes) return this.overflow(notificationQueueFull('websocket.maxQueuedBytes', maxQueuedBytes));
+    this.queue.push(m);
+    this.queuedBytes += m.length;
     if (!this.scheduled && !this.flushing) {
       this.scheduled = true;
       setImmediate(() => void this.flush());
@@ -89,17 +109,22 @@ class ConnectionSubs {
     this.flushing = true;
     try {
       while (this.queue.length > 0 && !this.ended && !this.conn.closed) {
-        const batch = this.queue.splice(0, this.chunk);
-        const refusal = await this.mgr.count(this.conn.ctx, batch.length);
+        // Counted first, taken after: what arrives meanwhile is appended, so the first n are still these.
+        const n = Math.min(this.queue.length, this.chunk);
+        const refusal = await this.mgr.count(this.conn.ctx, n);
+        if (this.ended) return;
         if (typeof refusal === 'number') {
           // Per-second rate: keep them (in order), count again shortly, at most a second's worth at a time.
-          this.queue = batch.concat(this.queue);
           this.chunk = Math.max(1, refusal);
           await new Promise((r) => setTimeout(r, 250));
           continue;
         }
-        if (refusal !== undefined) return this.endWith(refusal);
-        for (const m of batch) if (!this.conn.send(m)) return;
+        if (refusal !== undefined) return this.endWith(refusal, CLOSE_QUOTA, 'quota exhausted');
+        const batch = this.queue.splice(0, n);
+        for (const m of batch) {
+          this.queuedBytes -= m.length;
+          if (!this.conn.send(m)) return;
+        }
         this.mgr.notified(this.conn.ctx, batch.length);
       }
     } finally {
@@ -107,16 +132,26 @@ class ConnectionSubs {
     }
   }
 
-  /** The quota ran out: a last notification per subscription with the error, then close 4429. */
-  private endWith(err: RpcError): void {
-    this.end(err);
-    this.conn.close(CLOSE_QUOTA, 'quota exhausted');
+  /** A bound of the queue is passed: drop what waits, end every subscription with the error, close 4008. */
+  private overflow(err: RpcError): void {
+    this.queue = [];
+    this.queuedBytes = 0;
+    this.mgr.overflowed(this.conn.ctx);
+    this.endWith(err, CLOSE.slowConsumer, 'slow consumer: notification queue full');
   }
 
-  /** A last notification per subscription carrying `err` (params.error), then no more. */
+  /** A last notification per subscription with the error, then close. */
+  private endWith(err: RpcError, code: number, reason: string): void {
+    this.end(err);
+    this.conn.close(code, reason);
+  }
+
+  /** A last notification per subscription carrying `err` (params.error), then no more (the caller closes). */
   end(err: RpcError): void {
     if (this.ended) return;
     const e = JSON.stringify({ code: err.code, message: err.message, data: err.data });
+    this.queue = [];
+    this.queuedBytes = 0;
     for (const id of this.subs.keys()) this.conn.send(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","error":${e}}}`);
     this.mgr.dropAll(this);
   }
@@ -241,6 +276,16 @@ export class Subscriptions {
       this.opts.logger.error({ err: e }, 'limiter failed while counting notifications');
       return limitsBackendUnavailable();
     }
+  }
+
+  /** @internal the queue bounds of every connection. */
+  get bounds(): { maxQueued: number; maxQueuedBytes: number } {
+    return this.opts;
+  }
+
+  /** @internal a connection's queue overflowed (logged once per connection). */
+  overflowed(ctx: AccessContext): void {
+    this.opts.logger.warn({ network: ctx.network, key: ctx.principal?.id }, 'websocket notification queue full: connection closed (4008)');
   }
 
   /** @internal */
