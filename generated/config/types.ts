@@ -522,11 +522,11 @@ export interface CacheNetworkConfig {
  */
 export interface AccountSecurityConfig {
   /**
-   * Failed log-ins per (email, client IP) per 15 minutes (`data.scope` `email+ip`): an attacker's address locks only itself out.
+   * Failed log-ins per (email, client IP) per 15 minutes (`data.scope` `email+ip`): an attacker's address locks only itself out. The same number per device cookie (`device`).
    */
   failedLoginsPerEmailIp?: number;
   /**
-   * Failed log-ins per email per hour, all addresses together (`email`).
+   * Failed log-ins per email per hour, all addresses together (`email`); not applied to log-ins from a known device (device cookie) or a known address (this email logged in from that client IP in the last 14 days).
    */
   failedLoginsPerEmail?: number;
   /**
@@ -1150,13 +1150,14 @@ export const configSchema = {
           minimum: 1,
           default: 10,
           description:
-            "Failed log-ins per (email, client IP) per 15 minutes (`data.scope` `email+ip`): an attacker's address locks only itself out.",
+            "Failed log-ins per (email, client IP) per 15 minutes (`data.scope` `email+ip`): an attacker's address locks only itself out. The same number per device cookie (`device`).",
         },
         failedLoginsPerEmail: {
           type: 'integer',
           minimum: 1,
           default: 100,
-          description: 'Failed log-ins per email per hour, all addresses together (`email`).',
+          description:
+            'Failed log-ins per email per hour, all addresses together (`email`); not applied to log-ins from a known device (device cookie) or a known address (this email logged in from that client IP in the last 14 days).',
         },
         loginsPerIp: {
           type: 'integer',

@@ -278,7 +278,7 @@ export class Metrics {
     const accountThrottled = opts.accountThrottled;
     new Counter({
       name: 'rpcgate_account_throttled_total',
-      help: 'Account API calls (log-in, sign-up) refused by a throttle with 429, by scope: email+ip, email, ip, signup-ip, password-hashing (the hash gate was full).',
+      help: 'Account API calls (log-in, sign-up) refused by a throttle with 429, by scope: email+ip, email, device, ip, signup-ip, password-hashing (the hash gate was full).',
       labelNames: ['scope'] as const,
       registers,
       collect() {
