@@ -102,12 +102,14 @@ for (const target of targets) {
       expect(second.proc.exitCode).toBe(0);
       expect(await stored(userId, keyId)).toBe(N + M);
 
-      // Run 3: continuous traffic, kill -9 mid-flight (after more than two flush intervals).
+      // Run 3: continuous traffic, kill -9 mid-flight, late in the third flush interval (the flush timer starts with the
+      // process, just before the traffic): close to the worst case, which is one interval plus a flush's duration
+      // (issue 26: the audit measured 3.85 s lost where the README claimed 1.6–1.8 s, the figure of an early kill).
       const third = await start();
       const url3 = `${third.url}/mainnet/${key}`;
       let killedAt = 0;
       const traffic = calls(url3, 1_000_000, 4, () => killedAt !== 0);
-      await sleep(2 * FLUSH_MS + 1_700);
+      await sleep(2 * FLUSH_MS + 4_000);
       killedAt = Date.now();
       await third.kill9();
       const done = await traffic;

@@ -461,13 +461,17 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
   }
 
   const out: Record<string, (params: never, ctx: AccountContext) => Promise<unknown>> = {};
+  const watch = deps.store.watch;
+  const guard = watch === undefined ? <T>(f: () => Promise<T>) => f() : <T>(f: () => Promise<T>) => watch.guard(f);
   for (const [name, fn] of Object.entries(inner) as [string, (p: never, c: Caller) => Promise<unknown>][]) {
     const changes = !READS.has(name) && !OPEN.has(name) && deps.onChange !== undefined;
-    out[name] = async (params, ctx) => {
-      const r = await fn(params, await gate(name, ctx));
-      if (changes) await deps.onChange!();
-      return r;
-    };
+    // The store's stall watch: a stopped database answers -32045 in about a second, not after the pool's timeouts.
+    out[name] = (params, ctx) =>
+      guard(async () => {
+        const r = await fn(params, await gate(name, ctx));
+        if (changes) await deps.onChange!();
+        return r;
+      });
   }
   return out as Handlers<Methods, AccountContext>;
 }
