@@ -326,13 +326,15 @@ describe('item 3: lockout per (email, IP)', () => {
 
     // The owner, from their own address, logs in (and a success gives back its email points).
     expect((await logIn(svc, email, PASSWORD, '192.0.2.1')).status).toBe(200);
-    // Many addresses together reach the per-email limit (25 failures per hour): then every address waits.
+    // Many addresses together reach the per-email limit (25 failures per hour): then every address that never logged
+    // in to this account waits (issue 26: the owner's known address does not — see the issue 26 tests below).
     let fails = 10;
     for (let a = 1; fails < 25; a++) for (let i = 0; i < 10 && fails < 25; i++, fails++) expect((await logIn(svc, email, `guess number ${i}`, `203.0.113.${a}`)).status).toBe(401);
     const all = await logIn(svc, email, PASSWORD, '192.0.2.99');
     expect([all.status, all.body.error.data.scope, all.body.error.data.period]).toEqual([429, 'email', 'hour']);
-    // Attempts refused by the email limit check nothing and do not fill the owner's own (email, IP) counter.
-    for (let i = 0; i < 12; i++) expect((await logIn(svc, email, `owner retry ${i}`, '192.0.2.1')).body.error.data.scope).toBe('email');
+    // Attempts refused by the email limit check nothing and do not fill that address's own (email, IP) counter.
+    for (let i = 0; i < 12; i++) expect((await logIn(svc, email, `owner retry ${i}`, '192.0.2.2')).body.error.data.scope).toBe('email');
+    expect((await logIn(svc, email, PASSWORD, '192.0.2.1')).status).toBe(200);
     // Operators see the refusals by scope: the locked attacker's 1, the per-email 1 + 12.
     const metrics = await (await fetch(`${svc.url}/metrics`)).text();
     const throttled = (scope: string) => Number(new RegExp(`^rpcgate_account_throttled_total\\{scope="${scope.replace('+', '\\+')}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
@@ -451,4 +453,131 @@ describe('item 9: behind a TLS proxy (publicBaseUrl, allowedOrigins)', () => {
     expect(r.status).toBe(200);
     expect(r.headers.getSetCookie().find((c) => c.startsWith('rpcgate_session='))).not.toMatch(/Secure/);
   }, 60_000);
+});
+
+// Issue 26 item 6: distributed attacks on one account. The device cookie (src/gateway/accounts/device.ts) and known
+// (email, client IP) pairs exempt the owner from the per-email limit and give them a password-hashing queue of their own.
+const deviceOf = (r: Answer) => /^[^;]+/.exec(r.headers.getSetCookie().find((c) => c.startsWith('rpcgate_device=')) ?? '')?.[0];
+const logInWith = (svc: RunningService, email: string, password: string, ip: string, cookie?: string) =>
+  post(`${svc.url}/api`, call('account_logIn', [{ email, password }]), { 'x-forwarded-for': ip, ...(cookie === undefined ? {} : { cookie }) });
+
+// The flood (argv: API URL, parallel, min ms, min requests, max ms): log-ins to unknown emails from 10,000 addresses
+// in turn (X-Forwarded-For), until both the time and the count are reached (or the max time); prints counts as JSON.
+const UNKNOWN_FLOOD = `
+const [url, parallel, minMs, minN, maxMs] = process.argv.slice(1).map((v, i) => i === 0 ? v : Number(v));
+const t0 = Date.now();
+const r = { total: 0, s401: 0, s429: 0, hashing: 0, other: 0, addresses: 0 };
+let n = 0;
+const more = () => Date.now() - t0 < maxMs && (Date.now() - t0 < minMs || n < minN);
+async function one() {
+  while (more()) {
+    const i = n++;
+    const a = i % 10000;
+    try {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '10.9.' + (a >> 8) + '.' + (a & 255) },
+        body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'account_logIn', params: [{ email: 'nobody-' + i + '@example.com', password: 'flood password' }] }) });
+      const body = await res.json();
+      r.total++;
+      if (res.status === 401) r.s401++;
+      else if (res.status === 429) { r.s429++; if (body.error.data.scope === 'password-hashing') r.hashing++; }
+      else r.other++;
+    } catch { r.other++; }
+  }
+}
+await Promise.all(Array.from({ length: parallel }, one));
+r.addresses = Math.min(n, 10000);
+process.stdout.write(JSON.stringify(r));
+`;
+
+describe('issue 26 item 6: log-in under distributed attack', () => {
+  it('15 addresses × 10 wrong passwords lock the email for strangers, not for the owner (device cookie, or usual address); a stolen cookie is bounded per device', async () => {
+    const svc = await start({ trustProxy: 1 });
+    const email = `distributed-${rnd()}@example.com`;
+    const home = '192.0.2.10';
+    expect((await post(`${svc.url}/api`, call('account_signUp', [{ email, password: PASSWORD }]), { 'x-forwarded-for': home })).status).toBe(200);
+    const first = await logInWith(svc, email, PASSWORD, home);
+    expect(first.status).toBe(200);
+    const device = deviceOf(first)!;
+    const raw = first.headers.getSetCookie().find((c) => c.startsWith('rpcgate_device='))!;
+    expect(raw).toMatch(/^rpcgate_device=[A-Za-z0-9_-]{22}\.\d+\.[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=15552000$/);
+
+    // The attack: 15 addresses × 10 wrong passwords (the per-email limit, 100 per hour, is used up on the way).
+    const statuses: Record<string, number> = {};
+    for (let a = 1; a <= 15; a++)
+      for (let i = 0; i < 10; i++) {
+        const r = await logInWith(svc, email, `guess ${a}.${i}`, `203.0.113.${a}`);
+        const k = r.status === 429 ? `429 ${r.body.error.data.scope}` : String(r.status);
+        statuses[k] = (statuses[k] ?? 0) + 1;
+      }
+    expect(statuses).toEqual({ 401: 100, '429 email': 50 });
+    // A stranger (new browser, new address) is held to the per-email limit, right password or not.
+    const stranger = await logInWith(svc, email, PASSWORD, '198.51.100.200');
+    expect([stranger.status, stranger.body.error.data.scope, stranger.body.error.data.period]).toEqual([429, 'email', 'hour']);
+
+    // The owner: with the device cookie from any address, and from the usual address without it — at once.
+    const t0 = performance.now();
+    const withDevice = await logInWith(svc, email, PASSWORD, '198.51.100.77', device);
+    const fromHome = await logInWith(svc, email, PASSWORD, home);
+    console.log(`[issue 26 item 6] after 15 × 10 failures (${JSON.stringify(statuses)}): stranger ${stranger.status}; owner with device cookie ${withDevice.status}, from the usual address ${fromHome.status} (${(performance.now() - t0).toFixed(0)} ms); before the fix both 429 for an hour`);
+    expect(withDevice.status, JSON.stringify(withDevice.body)).toBe(200);
+    expect(fromHome.status, JSON.stringify(fromHome.body)).toBe(200);
+    expect(deviceOf(withDevice)!.split('.')[0]).toBe(device.split('.')[0]); // the same device id, issued anew
+
+    // A cookie is bound to its email: presented for another account (or forged) it counts for nothing.
+    const other = `other-${rnd()}@example.com`;
+    await post(`${svc.url}/api`, call('account_signUp', [{ email: other, password: PASSWORD }]), { 'x-forwarded-for': home });
+    for (let i = 0; i < 10; i++) expect((await logInWith(svc, other, `x guess ${i}`, `203.0.114.${i}`)).status).toBe(401);
+    for (let i = 0; i < 90; i++) await logInWith(svc, other, `y guess ${i}`, `203.0.115.${i % 200}`);
+    const forged = device.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
+    for (const cookie of [device, forged]) expect((await logInWith(svc, other, PASSWORD, '198.51.100.78', cookie)).body.error?.data?.scope).toBe('email');
+
+    // A stolen cookie, from many addresses: 10 failures per 15 minutes per device, then 429 `device`.
+    for (let i = 0; i < 10; i++) {
+      const r = await logInWith(svc, email, `thief guess ${i}`, `203.0.116.${i}`, device);
+      expect(r.status, JSON.stringify(r.body)).toBe(401);
+    }
+    const thief = await logInWith(svc, email, `thief guess 10`, '203.0.116.10', device);
+    expect([thief.status, thief.body.error.data.scope, thief.body.error.data.limit]).toEqual([429, 'device', 10]);
+  }, 120_000);
+
+  it('a flood of unknown-email log-ins from 10,000 addresses: the owner (device cookie; usual address) logs in ≥ 9 times of 10', async () => {
+    const svc = await start({ trustProxy: 1 });
+    const email = `flooded-${rnd()}@example.com`;
+    const home = '192.0.2.20';
+    expect((await post(`${svc.url}/api`, call('account_signUp', [{ email, password: PASSWORD }]), { 'x-forwarded-for': home })).status).toBe(200);
+    let device = deviceOf(await logInWith(svc, email, PASSWORD, home))!;
+    const gate = svc.account.throttle.gate;
+    const refusedBefore = gate.refused;
+
+    const child = spawn(process.execPath, ['--input-type=module', '-e', UNKNOWN_FLOOD, `${svc.url}/api`, '48', '6000', '10000', '60000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    try {
+      // Wait until the flood fills the gate (refusals), then the owner tries, one at a time.
+      await expect.poll(() => gate.refused - refusedBefore, { timeout: 20_000, interval: 50 }).toBeGreaterThan(50);
+      const owner = { device: [] as number[], home: [] as number[] };
+      for (let i = 0; i < 10; i++) {
+        const r = await logInWith(svc, email, PASSWORD, '198.51.100.90', device);
+        owner.device.push(r.status);
+        device = deviceOf(r) ?? device;
+      }
+      for (let i = 0; i < 10; i++) owner.home.push((await logInWith(svc, email, PASSWORD, home)).status);
+      const stranger: number[] = [];
+      for (let i = 0; i < 10; i++) stranger.push((await logInWith(svc, email, PASSWORD, `198.51.100.${100 + i}`)).status);
+      await exited;
+      const f = JSON.parse(out) as { total: number; s401: number; s429: number; hashing: number; other: number; addresses: number };
+      const ok = (xs: number[]) => xs.filter((s) => s === 200).length;
+      console.log(
+        `[issue 26 item 6] flood of ${f.total} unknown-email log-ins from ${f.addresses} addresses (${f.s401} checked, ${f.hashing} refused password-hashing): ` +
+          `owner with device cookie ${ok(owner.device)}/10, from the usual address ${ok(owner.home)}/10, a new browser on a new address ${ok(stranger)}/10; before the fix the audit saw 1 of 15`,
+      );
+      expect(f.addresses).toBe(10_000);
+      expect(f.hashing).toBeGreaterThan(100); // the gate really was full
+      expect(ok(owner.device)).toBeGreaterThanOrEqual(9);
+      expect(ok(owner.home)).toBeGreaterThanOrEqual(9);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  }, 120_000);
 });

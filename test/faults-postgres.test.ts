@@ -87,7 +87,8 @@ describe.skipIf(skip)('PostgreSQL stopped and restarted under a running rpcgate'
       databaseUrl: pg.url,
       devKey: false,
       networks: { mainnet: { upstreams: [node.url] } },
-      durability: { usageFlushIntervalMs: FLUSH_MS, storeConnectTimeoutMs: 1_000, storeStatementTimeoutMs: 2_000 },
+      // The default store timeouts (connect 1 s, statement 5 s): the stall bound below is the one a deployment gets.
+      durability: { usageFlushIntervalMs: FLUSH_MS },
     });
     const t0 = Date.now();
     const { key, keyId, userId } = await newNetworkKey(child.url, 'mainnet');
@@ -149,20 +150,25 @@ describe.skipIf(skip)('PostgreSQL stopped and restarted under a running rpcgate'
     try {
       stalledCalls = await nodeCalls(keyUrl, 50);
       expect(stalledCalls).toBe(50);
-      for (const method of ['account_me', 'keys_list']) {
+      for (const method of ['account_me', 'keys_list', 'account_me', 'apps_list']) {
         const r = await account(method);
         expect(r.status, method).toBe(503);
         expect(r.body.error?.code, method).toBe(-32045);
         stalled.push(r.ms);
       }
-      // Bounded by the client-side query timeout (statement timeout 2 s + 1 s) or the connect timeout (1 s).
-      expect(Math.max(...stalled)).toBeLessThan(8_000);
+      // Issue 26 (audit: 6.0 s, then 2.0 s): the first call is answered once the store watch's ping (sent 250 ms into
+      // the call) has waited the connect timeout (1 s): about 1.25 s; later calls at once while the store is known
+      // down. Slack for a loaded machine.
+      expect(stalled[0]).toBeLessThan(2_500);
+      expect(Math.max(...stalled.slice(1))).toBeLessThan(750); // a call begun just before the store was known down: ≈ 250 ms
     } finally {
       pg.thaw();
     }
-    let thawedOk = false;
-    for (const started = Date.now(); Date.now() - started < 30_000 && !thawedOk; await sleep(200)) thawedOk = (await account('account_me')).status === 200;
-    expect(thawedOk).toBe(true);
+    const thawedAt = Date.now();
+    let thawedMs = -1;
+    for (; Date.now() - thawedAt < 30_000 && thawedMs < 0; await sleep(50)) if ((await account('account_me')).status === 200) thawedMs = Date.now() - thawedAt;
+    expect(thawedMs).toBeGreaterThanOrEqual(0);
+    expect(thawedMs).toBeLessThan(3_000); // the watch probes every 500 ms
 
     const after = await nodeCalls(keyUrl, 100);
     expect(after).toBe(100);
@@ -171,7 +177,7 @@ describe.skipIf(skip)('PostgreSQL stopped and restarted under a running rpcgate'
     const s = await usageSeries(store.db, { userId, keyId, from: t0 - MIN, to: Date.now() + 2 * MIN, granularity: 'minute', fill: false });
     console.log(
       `[faults-postgres] account API with PostgreSQL down: -32045 in ${outage.map((m) => m.toFixed(0)).join(' / ')} ms; ` +
-        `account API back ${recoveredMs} ms after the restart; stalled (SIGSTOP) database: -32045 in ${stalled.map((m) => m.toFixed(0)).join(' / ')} ms; ` +
+        `account API back ${recoveredMs} ms after the restart; stalled (SIGSTOP) database: -32045 in ${stalled.map((m) => m.toFixed(0)).join(' / ')} ms, account API back ${thawedMs} ms after SIGCONT; ` +
         `usage stored ${s.summary.total} of ${before + during + 1 + stalledCalls + after} calls`,
     );
     expect(s.summary.total).toBe(before + during + 1 + stalledCalls + after);

@@ -439,7 +439,7 @@ export interface DurabilityConfig {
    */
   usageFlushIntervalMs?: number;
   /**
-   * PostgreSQL: how long opening a connection may take (ms) before the account API answers -32045 (HTTP 503, data.reason `store`). SQLite: unused.
+   * PostgreSQL: how long opening a connection may take (ms) before the account API answers -32045 (HTTP 503, data.reason `store`); also how long the stall watch waits for its ping (sent when an account call has run 250 ms) before it answers -32045 and fails further calls at once until the database answers again. A stalled database costs one call about 250 ms + this. SQLite: unused.
    */
   storeConnectTimeoutMs?: number;
   /**
@@ -534,11 +534,11 @@ export interface CacheNetworkConfig {
  */
 export interface AccountSecurityConfig {
   /**
-   * Failed log-ins per (email, client IP) per 15 minutes (`data.scope` `email+ip`): an attacker's address locks only itself out.
+   * Failed log-ins per (email, client IP) per 15 minutes (`data.scope` `email+ip`): an attacker's address locks only itself out. The same number per device cookie (`device`).
    */
   failedLoginsPerEmailIp?: number;
   /**
-   * Failed log-ins per email per hour, all addresses together (`email`).
+   * Failed log-ins per email per hour, all addresses together (`email`); not applied to log-ins from a known device (device cookie) or a known address (this email logged in from that client IP in the last 14 days).
    */
   failedLoginsPerEmail?: number;
   /**
@@ -1098,7 +1098,7 @@ export const configSchema = {
       title: 'DurabilityConfig',
       type: 'object',
       additionalProperties: false,
-      default: { usageFlushIntervalMs: 5000, storeConnectTimeoutMs: 2000, storeStatementTimeoutMs: 5000 },
+      default: { usageFlushIntervalMs: 5000, storeConnectTimeoutMs: 1000, storeStatementTimeoutMs: 5000 },
       description:
         'What a crash or a database outage may cost, and how fast a store failure is reported (README: Durability). Node API calls never wait on the store: keys come from the in-memory index, usage is buffered in memory.',
       properties: {
@@ -1113,9 +1113,9 @@ export const configSchema = {
         storeConnectTimeoutMs: {
           type: 'integer',
           minimum: 100,
-          default: 2000,
+          default: 1000,
           description:
-            'PostgreSQL: how long opening a connection may take (ms) before the account API answers -32045 (HTTP 503, data.reason `store`). SQLite: unused.',
+            'PostgreSQL: how long opening a connection may take (ms) before the account API answers -32045 (HTTP 503, data.reason `store`); also how long the stall watch waits for its ping (sent when an account call has run 250 ms) before it answers -32045 and fails further calls at once until the database answers again. A stalled database costs one call about 250 ms + this. SQLite: unused.',
         },
         storeStatementTimeoutMs: {
           type: 'integer',
@@ -1169,13 +1169,14 @@ export const configSchema = {
           minimum: 1,
           default: 10,
           description:
-            "Failed log-ins per (email, client IP) per 15 minutes (`data.scope` `email+ip`): an attacker's address locks only itself out.",
+            "Failed log-ins per (email, client IP) per 15 minutes (`data.scope` `email+ip`): an attacker's address locks only itself out. The same number per device cookie (`device`).",
         },
         failedLoginsPerEmail: {
           type: 'integer',
           minimum: 1,
           default: 100,
-          description: 'Failed log-ins per email per hour, all addresses together (`email`).',
+          description:
+            'Failed log-ins per email per hour, all addresses together (`email`); not applied to log-ins from a known device (device cookie) or a known address (this email logged in from that client IP in the last 14 days).',
         },
         loginsPerIp: {
           type: 'integer',

@@ -43,22 +43,25 @@ export interface GatewayErrorRow {
   /** The words `data.reason` takes for this code. */
   reasons: readonly string[];
   meaning: string;
+  /** How a node API call that ends with it is metered (usage rows' and rpcgate_requests_total's outcome): a refusal
+   *  (`auth`, `allowlist`, `limit`), rpcgate's own backend down, or the upstream failing — never `node_error`. */
+  outcome: 'auth' | 'allowlist' | 'limit' | 'backend_unavailable' | 'upstream_error';
   /** Only the account API answers it (documented in contracts/account.openrpc.json, not in openrpc.json). */
   accountOnly?: true;
 }
 
 /** The table: one row per code rpcgate answers with on its own. */
 export const GATEWAY_ERRORS = [
-  { name: 'Unauthorized', code: -32016, message: 'Unauthorized', httpStatus: [401], reasons: ['key', 'jwt', 'session', 'credentials'], meaning: 'API key missing, unknown or revoked; JWT required but missing, invalid or expired (account API: no session, wrong credentials)' },
-  { name: 'Forbidden', code: -32041, message: 'Forbidden', httpStatus: [403], reasons: ['network', 'url', 'origin', 'ip', 'address'], meaning: 'key valid but not here: other network, wrong URL shape, origin / IP / contract address not on the allowlist' },
-  { name: 'MethodNotAllowed', code: -32601, message: 'Method not allowed', httpStatus: [403], reasons: ['method'], meaning: "method not on the key's method allowlist (a method that does not exist is -32601 with HTTP 200, without data.source)" },
-  { name: 'LimitExceeded', code: -32005, message: 'Limit exceeded', httpStatus: [429, 200], reasons: ['rate', 'quota', 'connections', 'subscriptions', 'notification-queue', 'block-range', 'response-size'], meaning: 'request rate or daily/monthly quota used up (`Retry-After` says when to retry); too many open WebSocket connections for the key (refused upgrade) or subscriptions on one connection (`data.limit`); a connection\'s notifications waiting to be sent passed `websocket.maxQueuedNotifications` or `websocket.maxQueuedBytes` (`data.setting` names it, `data.limit` its value; the last notification of each subscription, then close 4008); HTTP 200: an eth_getLogs over `upstream.getLogsMaxBlockRange` blocks, or a node answer over `upstream.maxResponseBytes` (`data.limit`)' },
-  { name: 'UpstreamUnavailable', code: -32042, message: 'Upstream unavailable', httpStatus: [502, 503], reasons: ['upstream'], meaning: 'node unreachable or answered something that is not JSON-RPC (502), or no healthy node (503)' },
-  { name: 'UpstreamTimeout', code: -32043, message: 'Upstream timeout', httpStatus: [504], reasons: ['timeout'], meaning: 'the node did not answer in time' },
-  { name: 'LimitsBackendUnavailable', code: -32044, message: 'Limits backend unavailable', httpStatus: [503], reasons: ['limits-backend'], meaning: 'the shared limiter (Redis) is down: refused rather than served unmetered' },
-  { name: 'StoreUnavailable', code: -32045, message: 'Store unavailable', httpStatus: [503], reasons: ['store'], meaning: 'the account database is down or too slow (account API only; the node API keeps serving known keys): retry shortly', accountOnly: true },
-  { name: 'TooManyFilters', code: -32000, message: 'too many filters', httpStatus: [200], reasons: ['filters'], meaning: "the key's filters are at their cap (`data.limit`): uninstall one or let an idle one expire (\"filter not found\" is -32000 too, without data, as geth answers)" },
-  { name: 'FilterStoreUnavailable', code: -32603, message: 'Internal error', httpStatus: [503], reasons: ['filter-store'], meaning: 'the shared filter store (Redis) is down: filter calls fail until it is back' },
+  { name: 'Unauthorized', outcome: 'auth', code: -32016, message: 'Unauthorized', httpStatus: [401], reasons: ['key', 'jwt', 'session', 'credentials'], meaning: 'API key missing, unknown or revoked; JWT required but missing, invalid or expired (account API: no session, wrong credentials)' },
+  { name: 'Forbidden', outcome: 'allowlist', code: -32041, message: 'Forbidden', httpStatus: [403], reasons: ['network', 'url', 'origin', 'ip', 'address'], meaning: 'key valid but not here: other network, wrong URL shape, origin / IP / contract address not on the allowlist' },
+  { name: 'MethodNotAllowed', outcome: 'allowlist', code: -32601, message: 'Method not allowed', httpStatus: [403], reasons: ['method'], meaning: "method not on the key's method allowlist (a method that does not exist is -32601 with HTTP 200, without data.source)" },
+  { name: 'LimitExceeded', outcome: 'limit', code: -32005, message: 'Limit exceeded', httpStatus: [429, 200], reasons: ['rate', 'quota', 'connections', 'subscriptions', 'notification-queue', 'block-range', 'response-size'], meaning: 'request rate or daily/monthly quota used up (`Retry-After` says when to retry); too many open WebSocket connections for the key (refused upgrade) or subscriptions on one connection (`data.limit`); a connection\'s notifications waiting to be sent passed `websocket.maxQueuedNotifications` or `websocket.maxQueuedBytes` (`data.setting` names it, `data.limit` its value; the last notification of each subscription, then close 4008); HTTP 200: an eth_getLogs over `upstream.getLogsMaxBlockRange` blocks, or a node answer over `upstream.maxResponseBytes` (`data.limit`)' },
+  { name: 'UpstreamUnavailable', outcome: 'upstream_error', code: -32042, message: 'Upstream unavailable', httpStatus: [502, 503], reasons: ['upstream'], meaning: 'node unreachable or answered something that is not JSON-RPC (502), or no healthy node (503)' },
+  { name: 'UpstreamTimeout', outcome: 'upstream_error', code: -32043, message: 'Upstream timeout', httpStatus: [504], reasons: ['timeout'], meaning: 'the node did not answer in time' },
+  { name: 'LimitsBackendUnavailable', outcome: 'backend_unavailable', code: -32044, message: 'Limits backend unavailable', httpStatus: [503], reasons: ['limits-backend'], meaning: 'the shared limiter (Redis) is down: refused rather than served unmetered' },
+  { name: 'StoreUnavailable', outcome: 'backend_unavailable', code: -32045, message: 'Store unavailable', httpStatus: [503], reasons: ['store'], meaning: 'the account database is down or too slow (account API only; the node API keeps serving known keys): retry shortly', accountOnly: true },
+  { name: 'TooManyFilters', outcome: 'limit', code: -32000, message: 'too many filters', httpStatus: [200], reasons: ['filters'], meaning: "the key's filters are at their cap (`data.limit`): uninstall one or let an idle one expire (\"filter not found\" is -32000 too, without data, as geth answers)" },
+  { name: 'FilterStoreUnavailable', outcome: 'backend_unavailable', code: -32603, message: 'Internal error', httpStatus: [503], reasons: ['filter-store'], meaning: 'the shared filter store (Redis) is down: filter calls fail until it is back' },
 ] as const satisfies readonly GatewayErrorRow[];
 
 export type Reason = (typeof GATEWAY_ERRORS)[number]['reasons'][number];
@@ -77,6 +80,19 @@ const make = (code: number, message: string, data: Data<Reason>, httpStatus: num
 /** True when rpcgate produced this error itself (not a node's error passed through). */
 export function isGatewayError(e: RpcError): boolean {
   return (e.data as { source?: unknown } | undefined)?.source === SOURCE;
+}
+
+const ROW_BY_CODE: ReadonlyMap<number, GatewayErrorRow> = new Map(GATEWAY_ERRORS.map((r) => [r.code, r]));
+const REASONS: ReadonlySet<string> = new Set(GATEWAY_ERRORS.flatMap((r) => r.reasons));
+
+/** For an error rpcgate built itself (data.source `rpcgate`, a code of the table): its row's metering outcome and its
+ *  `data.reason` (a word of the table, else `other`: a bounded label). Undefined for a node's error. */
+export function gatewayErrorMeaning(e: RpcError): { outcome: GatewayErrorRow['outcome']; reason: string } | undefined {
+  if (!isGatewayError(e)) return undefined;
+  const row = ROW_BY_CODE.get(e.code);
+  if (row === undefined) return undefined;
+  const reason = (e.data as { reason?: unknown }).reason;
+  return { outcome: row.outcome, reason: typeof reason === 'string' && REASONS.has(reason) ? reason : 'other' };
 }
 
 /** Missing, unknown or revoked key; JWT required but missing or invalid; account API: no session, bad credentials. */

@@ -24,6 +24,7 @@ import * as store from '../store/index.js';
 import type { Store } from '../store/index.js';
 import type { JwtAlg } from '../store/schema.js';
 import { BAD_CREDENTIALS, NO_SESSION, badValue, conflict, countLimit, notFound, originRefused } from './errors.js';
+import { DeviceCookies } from './device.js';
 import { AccountThrottle } from './throttle.js';
 import { accountRequest, clearedSessionCookie, sessionCookie, type AccountContext, type AccountRequest } from './session.js';
 
@@ -101,6 +102,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
   const secret = deps.secret;
   const maxKeys = deps.maxNetworkKeys ?? store.MAX_NETWORK_KEYS_PER_USER;
   const throttle = deps.throttle ?? new AccountThrottle();
+  const devices = new DeviceCookies(secret);
   void loadStrengthEstimator(); // now, not on the first sign-up
   const chainIds = new Map(Object.keys(deps.chains).map((c) => [c.toLowerCase(), c]));
   const networkNames = new Map(Object.keys(deps.networks).map((n) => [n.toLowerCase(), n]));
@@ -236,20 +238,23 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
     },
     async account_logIn([cred], c) {
       const email = store.normalizeEmail(cred.email);
+      // A browser that logged in to this account before (device cookie) is not held to the per-email limit.
+      const device = devices.verify(c.req.device, email);
       // A point is taken before the password is checked: concurrent calls cannot check more than the limit.
-      await throttle.beforeLogIn(email, c.ip);
+      const attempt = await throttle.beforeLogIn(email, c.ip, device);
       const u = await store.findUserByEmail(db, email);
       const stored = u?.passwordHash ?? (await dummy()); // unknown email: the same work as a wrong password
       let ok: boolean;
       try {
-        ok = await throttle.hash(() => verifyPassword(stored, cred.password));
+        ok = await throttle.hash(() => verifyPassword(stored, cred.password), attempt.trust !== 'none');
       } catch (e) {
-        await throttle.refundLogIn(email, c.ip); // refused by the hashing gate: nothing was checked
+        await throttle.refundLogIn(attempt); // refused by the hashing gate: nothing was checked
         throw e;
       }
       if (u === undefined || !ok) throw BAD_CREDENTIALS;
-      await throttle.refundLogIn(email, c.ip);
+      await throttle.loggedIn(attempt);
       const expiresAt = await startSession(c, u.id);
+      c.req.setCookie.push(devices.issue(email, device, c.req.secure));
       return { user: user(u), expiresAt: iso(expiresAt) };
     },
     async account_logOut(_p, c) {
@@ -456,13 +461,17 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
   }
 
   const out: Record<string, (params: never, ctx: AccountContext) => Promise<unknown>> = {};
+  const watch = deps.store.watch;
+  const guard = watch === undefined ? <T>(f: () => Promise<T>) => f() : <T>(f: () => Promise<T>) => watch.guard(f);
   for (const [name, fn] of Object.entries(inner) as [string, (p: never, c: Caller) => Promise<unknown>][]) {
     const changes = !READS.has(name) && !OPEN.has(name) && deps.onChange !== undefined;
-    out[name] = async (params, ctx) => {
-      const r = await fn(params, await gate(name, ctx));
-      if (changes) await deps.onChange!();
-      return r;
-    };
+    // The store's stall watch: a stopped database answers -32045 in about a second, not after the pool's timeouts.
+    out[name] = (params, ctx) =>
+      guard(async () => {
+        const r = await fn(params, await gate(name, ctx));
+        if (changes) await deps.onChange!();
+        return r;
+      });
   }
   return out as Handlers<Methods, AccountContext>;
 }

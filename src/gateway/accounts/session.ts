@@ -12,6 +12,7 @@
 // so it can only act on a session it made itself.
 import type { IncomingMessage } from 'node:http';
 import type { CallContext } from '../../toolkit/rpc/engine.js';
+import { DEVICE_COOKIE } from './device.js';
 
 export const SESSION_COOKIE = 'rpcgate_session';
 /** base64url of 32 bytes: anything else in the cookie is ignored without a store query. */
@@ -29,6 +30,8 @@ export interface AccountRequest {
   baseUrl: string;
   /** https as seen by the client: the cookie gets `Secure`. */
   secure: boolean;
+  /** The device cookie as sent (./device.ts checks it against the email of a log-in), if any. */
+  device: string | undefined;
   /** `Set-Cookie` values to send with the answer (the last session change of the request wins). */
   setCookie: string[];
   /** The session's user, looked up once per HTTP request (a batch shares it). */
@@ -107,7 +110,8 @@ export function createRequestStateFactory(opts: RequestStateOptions = {}): (req:
       originOk = o !== undefined && (o === own || allowed.has(o));
     }
     const raw = readCookie(req.headers.cookie, SESSION_COOKIE);
-    return { token: raw !== undefined && TOKEN_RE.test(raw) ? raw : undefined, origin, originOk, baseUrl, secure, setCookie: [] };
+    const device = readCookie(req.headers.cookie, DEVICE_COOKIE);
+    return { token: raw !== undefined && TOKEN_RE.test(raw) ? raw : undefined, device, origin, originOk, baseUrl, secure, setCookie: [] };
   };
 }
 

@@ -1,6 +1,12 @@
 // The embedded node: anvil from npm `@foundry-rs/anvil` (the platform package ships the binary; no download).
 // Bound to 127.0.0.1 on a free port, quiet (no per-request logging), stopped with the service.
-import { spawn, type ChildProcess } from 'node:child_process';
+//
+// It also dies with this process when no stop and no exit hook can run (SIGKILL, OOM kill; issue 26 item 9): on Linux
+// it is started through util-linux `setpriv --pdeathsig KILL`, which asks the kernel to SIGKILL it when its parent
+// (this process) dies, then execs anvil (so the PID is anvil's). Without setpriv (other systems, minimal images), a
+// small sh wrapper runs it and a watcher reading the wrapper's stdin — a pipe only this process writes to — SIGKILLs
+// anvil when that pipe closes, which the kernel does when this process dies, however it dies.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 
@@ -20,6 +26,8 @@ export function anvilBinary(): string {
 
 export interface AnvilOptions {
   chainId: number;
+  /** How anvil is tied to this process's life (default: `setpriv` where it runs, else `pipe`; see the top). */
+  deathGuard?: DeathGuard;
   /** Seconds between blocks. */
   blockTime: number;
   /** How long to wait for the node to answer (ms). */
@@ -31,7 +39,39 @@ export interface Anvil {
   port: number;
   pid: number;
   chainId: number;
+  /** The guard that kills it with this process. */
+  deathGuard: DeathGuard;
   stop(): Promise<void>;
+}
+
+export type DeathGuard = 'setpriv' | 'pipe';
+
+// sh -c WRAPPER anvil args…: anvil in the background with no stdin; a watcher reading fd 3 (the wrapper's stdin, the
+// pipe from rpcgate) kills it at end of file; SIGTERM/SIGINT are passed on, and the wrapper waits for anvil to end.
+const WRAPPER = [
+  'exec 3<&0',
+  '"$0" "$@" </dev/null 3<&- &',
+  'a=$!',
+  "trap 'kill -TERM $a 2>/dev/null' TERM INT",
+  '{ cat <&3 >/dev/null; kill -KILL $a 2>/dev/null; } &',
+  'exec 3<&-',
+  'while kill -0 $a 2>/dev/null; do wait $a; done',
+].join('\n');
+
+let setprivWorks: boolean | undefined;
+/** `setpriv --pdeathsig` runs here (Linux with util-linux): checked once. */
+function hasSetpriv(): boolean {
+  if (setprivWorks === undefined) {
+    const r = process.platform === 'linux' ? spawnSync('setpriv', ['--pdeathsig', 'KILL', '--', 'true'], { stdio: 'ignore', timeout: 5000 }) : undefined;
+    setprivWorks = r !== undefined && r.status === 0;
+  }
+  return setprivWorks;
+}
+
+/** The command that starts anvil under `guard`. */
+function launch(guard: DeathGuard, bin: string, args: string[]): ChildProcess {
+  if (guard === 'setpriv') return spawn('setpriv', ['--pdeathsig', 'KILL', '--', bin, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  return spawn('sh', ['-c', WRAPPER, bin, ...args], { stdio: ['pipe', 'ignore', 'pipe'] });
 }
 
 // Every anvil this process started, so an unexpected exit still takes them down.
@@ -82,7 +122,9 @@ export async function startAnvil(opts: AnvilOptions): Promise<Anvil> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
     const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(opts.chainId), '--block-time', String(opts.blockTime), '--quiet'];
-    const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const guard = opts.deathGuard ?? (hasSetpriv() ? 'setpriv' : 'pipe');
+    const child = launch(guard, bin, args);
+    child.stdin?.on('error', () => undefined); // the pipe is never written to; its end is the signal
     running.add(child);
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (d: string) => {
@@ -114,6 +156,7 @@ export async function startAnvil(opts: AnvilOptions): Promise<Anvil> {
           port,
           pid: child.pid!,
           chainId: opts.chainId,
+          deathGuard: guard,
           stop: async () => {
             if (exited) return;
             child.kill('SIGTERM');

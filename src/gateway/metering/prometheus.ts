@@ -126,6 +126,7 @@ export class Metrics {
   private readonly upstreamCircuit: Gauge<'network' | 'upstream'>;
   private readonly upstreamResends: Counter<'network' | 'kind'>;
   private readonly limitRefusals: Counter<'network' | 'period'>;
+  private readonly ownErrors: Counter<'network' | 'outcome' | 'reason'>;
   private readonly usageDropped: Counter;
   private readonly usageFlushFailures: Counter;
   private readonly notificationsByNet = new Map<string, number>();
@@ -182,6 +183,12 @@ export class Metrics {
       name: 'rpcgate_limit_refusals_total',
       help: 'Calls refused by a rate or quota limit, by network and limit period.',
       labelNames: ['network', 'period'] as const,
+      registers,
+    });
+    this.ownErrors = new Counter({
+      name: 'rpcgate_refusals_total',
+      help: "Node API calls answered with an error of rpcgate's own (data.source rpcgate), by network, outcome and data.reason (rate, quota, block-range, subscriptions, filters, key, ip, upstream, …).",
+      labelNames: ['network', 'outcome', 'reason'] as const,
       registers,
     });
     const activeKeys = opts.activeKeys;
@@ -278,7 +285,7 @@ export class Metrics {
     const accountThrottled = opts.accountThrottled;
     new Counter({
       name: 'rpcgate_account_throttled_total',
-      help: 'Account API calls (log-in, sign-up) refused by a throttle with 429, by scope: email+ip, email, ip, signup-ip, password-hashing (the hash gate was full).',
+      help: 'Account API calls (log-in, sign-up) refused by a throttle with 429, by scope: email+ip, email, device, ip, signup-ip, password-hashing (the hash gate was full).',
       labelNames: ['scope'] as const,
       registers,
       collect() {
@@ -339,6 +346,11 @@ export class Metrics {
   /** A call refused by a limit (the limiter's decision period). */
   limitRefusal(network: string, period: LimitPeriod, n = 1): void {
     this.limitRefusals.inc({ network, period }, n);
+  }
+
+  /** A call answered with one of rpcgate's own errors (`reason`: a word of the error table, a bounded label). */
+  ownError(network: string, outcome: string, reason: string): void {
+    this.ownErrors.inc({ network, outcome, reason });
   }
 
   /** `n` eth_subscription notifications delivered on `network` (a plain number: notifications are a hot path). */

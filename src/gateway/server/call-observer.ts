@@ -14,38 +14,27 @@
 // Outcome of a call (with its JSON-RPC code when not ok):
 //   engine stage ok                         → ok
 //   invalid (envelope, method, params)       → validation (-32700, -32600, -32601, -32602)
-//   refused by the admission hook            → by code (src/gateway/errors.ts): -32005 limit, -32041 or -32601 (method
-//                                              allowlist) allowlist, -32016 auth, -32044 (limits backend down)
-//                                              backend_unavailable; anything else → upstream_error
-//   failed: an error with HTTP status 200    → node_error (the node's own error, passed through)
-//   failed: the filter store (Redis) down    → backend_unavailable (503, data.reason filter-store)
-//   failed: any other (502/503/504/500)      → upstream_error (no healthy upstream, timeout, bad answer, strict
-//                                              result violation, unexpected failure)
-//   refused before the engine                → by code: -32016 auth, -32041 allowlist, -32005 limit, -32044
-//                                              backend_unavailable, -32603 upstream_error, else validation (-32600: 404/413/415)
-// Limit refusals are also counted in rpcgate_limit_refusals_total{network,period} (per refused call).
+//   rpcgate's own error (data.source rpcgate, a code of src/gateway/errors.ts), wherever it arose (admission hook,
+//   a handler, before the engine), whatever its HTTP status → its table row's outcome: auth (-32016), allowlist
+//                                              (-32041, -32601/403), limit (-32005 rate, quota, connections,
+//                                              subscriptions, block-range, response-size; -32000 filters),
+//                                              backend_unavailable (-32044, filter store), upstream_error (-32042,
+//                                              -32043); also counted in rpcgate_refusals_total{network,outcome,reason}
+//   failed: any other error with HTTP 200    → node_error (the node's own error, passed through)
+//   failed: any other                        → upstream_error (bad answer, strict result violation, unexpected failure)
+//   refused before the engine, not rpcgate's → validation (-32600: 404/413/415), -32603 upstream_error
+// Limit refusals with a period (the limiter's) are also counted in rpcgate_limit_refusals_total{network,period}.
 import type { AccessContext, Principal } from '../access/index.js';
 import { isCacheHit } from '../cache/index.js';
 import type { LimitPeriod } from '../limits/types.js';
 import { OTHER, meterPrincipal, type Meter, type Metrics, type Outcome } from '../metering/index.js';
 import type { CallObserver, CallStage } from '../../toolkit/rpc/engine.js';
 import { ErrorCode, type RpcError } from '../../toolkit/rpc/errors.js';
-import { GatewayErrorCode, isGatewayError } from '../errors.js';
+import { gatewayErrorMeaning } from '../errors.js';
 
-function refusalOutcome(code: number): Outcome {
-  switch (code) {
-    case GatewayErrorCode.LimitExceeded:
-      return 'limit';
-    case GatewayErrorCode.Forbidden:
-    case GatewayErrorCode.MethodNotAllowed:
-      return 'allowlist';
-    case GatewayErrorCode.Unauthorized:
-      return 'auth';
-    case GatewayErrorCode.LimitsBackendUnavailable:
-      return 'backend_unavailable';
-    default:
-      return 'upstream_error';
-  }
+/** A refusal by the admission hook or before the engine: the table's outcome (every such error is rpcgate's own). */
+function refusalOutcome(err: RpcError): Outcome {
+  return gatewayErrorMeaning(err)?.outcome ?? (err.code === ErrorCode.InternalError ? 'upstream_error' : 'validation');
 }
 
 function outcomeOf(stage: CallStage, err: RpcError | undefined): Outcome {
@@ -55,11 +44,15 @@ function outcomeOf(stage: CallStage, err: RpcError | undefined): Outcome {
     case 'invalid':
       return 'validation';
     case 'refused':
-      return refusalOutcome(err!.code);
+      return refusalOutcome(err!);
     default:
       if (err === undefined) return 'upstream_error';
-      if (err.httpStatus === 200) return 'node_error';
-      return (err.data as { reason?: unknown } | undefined)?.reason === 'filter-store' && isGatewayError(err) ? 'backend_unavailable' : 'upstream_error';
+      // rpcgate's own error (the block-range cap, the subscription cap, too many filters, a response over the size cap,
+      // the filter store down, no healthy upstream…): its row in the error table says what it is, whatever its HTTP
+      // status — it was never the node's answer.
+      const own = gatewayErrorMeaning(err);
+      if (own !== undefined) return own.outcome;
+      return err.httpStatus === 200 ? 'node_error' : 'upstream_error';
   }
 }
 
@@ -86,26 +79,25 @@ export class CallMeter {
       latencyMs: t0 === undefined ? 0 : performance.now() - t0,
       cacheHit,
     });
-    if (outcome === 'limit') this.limitRefused(network, err!);
+    if (err !== undefined) this.ownError(network, outcome, err);
   }
 
   /** A request refused before the engine: one call, method `other`. */
   refused(network: string, principal: Principal | undefined, err: RpcError, startedAt: number): void {
-    const c = err.code;
-    const outcome: Outcome =
-      c === GatewayErrorCode.Unauthorized ||
-      c === GatewayErrorCode.Forbidden ||
-      c === GatewayErrorCode.LimitExceeded ||
-      c === GatewayErrorCode.LimitsBackendUnavailable ||
-      c === ErrorCode.InternalError
-        ? refusalOutcome(c)
-        : 'validation';
-    this.meter.record({ principal: meterPrincipal(principal), network, method: OTHER, outcome, code: c, latencyMs: performance.now() - startedAt });
+    const outcome = refusalOutcome(err);
+    this.meter.record({ principal: meterPrincipal(principal), network, method: OTHER, outcome, code: err.code, latencyMs: performance.now() - startedAt });
+    this.ownError(network, outcome, err);
+  }
+
+  /** rpcgate's own errors by reason (rpcgate_refusals_total); limit refusals with a period also by period. */
+  private ownError(network: string, outcome: Outcome, err: RpcError): void {
+    const own = gatewayErrorMeaning(err);
+    if (own !== undefined) this.metrics.ownError(network, outcome, own.reason);
     if (outcome === 'limit') this.limitRefused(network, err);
   }
 
   private limitRefused(network: string, err: RpcError): void {
     const period = (err.data as { period?: string } | undefined)?.period;
-    this.metrics.limitRefusal(network, (period ?? 'unknown') as LimitPeriod);
+    if (period !== undefined) this.metrics.limitRefusal(network, period as LimitPeriod); // caps without a period: by reason only
   }
 }

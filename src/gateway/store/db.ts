@@ -19,12 +19,15 @@ import {
 } from 'kysely';
 import type { Database } from './schema.js';
 import { migrationProvider } from './migrations/index.js';
+import { PgWatch, type StoreWatch } from './watch.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
 export interface Store {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** Tells a stalled PostgreSQL from a slow query for the account API (./watch.ts); absent = none (SQLite). */
+  watch?: StoreWatch;
   close(): Promise<void>;
 }
 
@@ -37,8 +40,8 @@ export interface StoreOptions {
   busyTimeoutMs?: number;
   /** PostgreSQL: pool size. */
   poolSize?: number;
-  /** PostgreSQL: ms to open a connection before the query fails (default 2 000): a stopped or unreachable server
-   *  gives a fast error, never a hanging request. */
+  /** PostgreSQL: ms to open a connection before the query fails (default 1 000): a stopped or unreachable server
+   *  gives a fast error, never a hanging request. Also how long the stall watch (./watch.ts) waits for a ping. */
   connectTimeoutMs?: number;
   /** PostgreSQL: longest a statement may run, ms (default 5 000): server-side statement_timeout, and the client's
    *  query_timeout for a server that stopped answering altogether. */
@@ -48,6 +51,7 @@ export interface StoreOptions {
 }
 
 export const SQLITE_FILE = 'rpcgate.db';
+export const DEFAULT_CONNECT_TIMEOUT_MS = 1_000;
 
 // SQLite: every Kysely transaction starts with BEGIN IMMEDIATE, i.e. takes the database write lock up front.
 // In-process, Kysely's SqliteDriver already runs one transaction at a time (one connection behind a mutex); across
@@ -87,12 +91,14 @@ const INT8_OID = 20;
 export async function openStore(opts: StoreOptions): Promise<Store> {
   let db: Kysely<Database>;
   let dialect: Dialect;
+  let watch: StoreWatch | undefined;
   if (opts.databaseUrl) {
+    watch = new PgWatch(opts.databaseUrl, opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
     dialect = 'postgres';
     const pool = new pg.Pool({
       connectionString: opts.databaseUrl,
       max: opts.poolSize ?? 10,
-      connectionTimeoutMillis: opts.connectTimeoutMs ?? 2_000,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       statement_timeout: opts.statementTimeoutMs ?? 5_000,
       // The client-side bound: a server that accepted the query and then stopped answering (a little above the
       // server's own statement_timeout, which answers first when the server is alive).
@@ -141,7 +147,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     await db.destroy();
     throw e;
   }
-  return { db, dialect, close: () => db.destroy() };
+  return { db, dialect, watch, close: async () => void (await Promise.all([watch?.close(), db.destroy()])) };
 }
 
 /** Applies every pending migration; a no-op on an up-to-date database. */

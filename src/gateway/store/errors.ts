@@ -22,6 +22,14 @@ export class ConflictError extends Error {
   }
 }
 
+/** The database stopped answering, or is known down (./watch.ts): the account API answers -32045 at once. */
+export class StoreDownError extends Error {
+  override readonly name = 'StoreDownError';
+  constructor() {
+    super('the database is not answering');
+  }
+}
+
 /** True for a unique-constraint violation on either dialect. */
 export function isUniqueViolation(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
@@ -47,6 +55,7 @@ const UNAVAILABLE_MESSAGES = /connection terminated|timeout exceeded when trying
  */
 export function isStoreUnavailable(e: unknown): boolean {
   for (let x: unknown = e, depth = 0; x instanceof Error && depth < 4; x = (x as { cause?: unknown }).cause, depth++) {
+    if (x instanceof StoreDownError) return true;
     const code = (x as { code?: unknown }).code;
     if (typeof code === 'string') {
       if (UNAVAILABLE_CODES.has(code)) return true;
