@@ -446,7 +446,7 @@ export const methods = {
     name: 'apps_create',
     summary: 'Creates an app (access point A) with a new API key.',
     params: [{ name: 'app', required: true }],
-    errors: [-32602, -32016, -32041, -32045, -32603],
+    errors: [-32602, -32016, -32041, -32045, -32603, -32005],
     paramStructure: 'either',
     ext: extensions['apps_create'],
   } as MethodDescriptor<AppsCreateParams, AppsCreateResult, (typeof extensions)['apps_create']>,

@@ -868,12 +868,12 @@ export interface AccountMethods {
   /**
    * Creates an app (access point A) with a new API key.
    *
-   * Creates an app for the chain and services given. The answer carries the app's key and its node API URL per network (`…/{network}/v2/{key}`).
+   * Creates an app for the chain and services given. The answer carries the app's key and its node API URL per network (`…/{network}/v2/{key}`). At most `accounts.maxAppsPerUser` apps per user (default 10): one more is refused with -32005 and nothing is created (also under concurrent creates, on any replica). The apps of one account share its daily and monthly quotas; each app has its own per-second rate.
    *
    * Params:
    * - `app`
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32045 Store unavailable; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32045 Store unavailable; -32603 Internal error; -32005 Limit reached.
    *
    * @example
    * ```json

@@ -43,6 +43,8 @@ export interface AccountDeps {
   dailyLimit?: number;
   sessionTtlMs?: number;
   maxNetworkKeys?: number;
+  /** Apps per user (config `accounts.maxAppsPerUser`); absent = store.MAX_APPS_PER_USER. */
+  maxApps?: number;
   /** Log-in / sign-up throttles and the password-hashing gate (./throttle.ts); absent = defaults, in-process. */
   throttle?: AccountThrottle;
   /** Called after every change to apps or keys, before the answer: e.g. the access index applies the change now, so
@@ -100,6 +102,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
   const { db } = deps.store;
   const secret = deps.secret;
   const maxKeys = deps.maxNetworkKeys ?? store.MAX_NETWORK_KEYS_PER_USER;
+  const maxApps = deps.maxApps ?? store.MAX_APPS_PER_USER;
   const throttle = deps.throttle ?? new AccountThrottle();
   void loadStrengthEstimator(); // now, not on the first sign-up
   const chainIds = new Map(Object.keys(deps.chains).map((c) => [c.toLowerCase(), c]));
@@ -286,14 +289,14 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
     // ---- apps ----------------------------------------------------------------------------------------------------
     async apps_create([input], c) {
       const chain = chainOf(input.chain, 'app', '/0/chain');
-      const a = await store.createApp(db, secret, c.userId, {
-        name: trim(input.name),
-        description: input.description ?? '',
-        useCase: trim(input.useCase),
-        chain,
-        services: [...input.services],
-      });
-      return appFull(a, c.req.baseUrl);
+      const app = { name: trim(input.name), description: input.description ?? '', useCase: trim(input.useCase), chain, services: [...input.services] };
+      try {
+        return appFull(await store.createApp(db, secret, c.userId, app, { maxPerUser: maxApps }), c.req.baseUrl);
+      } catch (e) {
+        if (e instanceof store.LimitError) throw countLimit(e.what, e.limit);
+        if (e instanceof store.NotFoundError) throw NO_SESSION; // the user was deleted meanwhile
+        throw e;
+      }
     },
     async apps_list(_p, c) {
       return (await store.listApps(db, secret, c.userId)).map(appSummary);

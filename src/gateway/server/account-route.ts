@@ -41,6 +41,7 @@ export function accountRoute(d: AccountRouteDeps): AccountApi {
           throw limitsBackendUnavailable();
         })),
     dailyLimit: resolvePlans(config.limits).b.daily,
+    maxApps: config.accounts?.maxAppsPerUser,
     publicBaseUrl: config.publicBaseUrl,
     allowedOrigins: config.allowedOrigins,
     trustProxy: trustProxyHops(config),
