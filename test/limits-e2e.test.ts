@@ -15,12 +15,14 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LimitsConfig } from '../src/gateway/limits/index.js';
-import { loadOrCreateServerSecret } from '../src/gateway/secrets/index.js';
+import { hashPassword, loadOrCreateServerSecret } from '../src/gateway/secrets/index.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { redisReachable, REDIS_URL, skipUnless } from './helpers/services.js';
 import { startRpcgateChild, type RpcgateChild } from './helpers/rpcgate-child.js';
 import { NODE_NOT_FOUND, startStubNode, type StubNode } from './helpers/stub-node.js';
 import type { ConfigInput } from '../src/gateway/config/config.js';
+import { account, cookieFetch, signUpAndLogIn } from './helpers/account.js';
+import { createClient } from '../generated/account/client.js';
 import { createApp, createNetworkKey, createUser, openStore, setAllowlist, type Store } from '../src/gateway/store/index.js';
 
 
@@ -260,11 +262,14 @@ function tally(replies: Reply[][]): { ok: number; okByApp: number[]; refused: Re
 }
 
 describe('issue 26 item 7: apps do not multiply the quota (in-process counters)', () => {
-  it('5 apps of one account × 150 calls at once, daily 300: exactly 300 served across the apps, then every app is refused by the day', async () => {
+  it('5 apps of one account × 150 calls at once, daily 300: exactly 300 served across the apps, then every app is refused by the day; apps_usage shows the account-wide quota', async () => {
     const svc = await gate({ a: { perSecond: 100, daily: 300, monthly: null } });
-    const user = await newUser(svc);
+    // The owner's way: sign up, create the apps through the account API.
+    const api = account(svc);
+    await signUpAndLogIn(api, { email: `apps-${randomUUID()}@example.com`, password: 'a long enough password' });
+    const newApp = async (i: number) => (await api.request('apps_create', [{ name: `app ${i}`, useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }])).urls.mainnet!;
     const apps: string[] = [];
-    for (let i = 0; i < 5; i++) apps.push(await aApp(svc, user));
+    for (let i = 0; i < 5; i++) apps.push(await newApp(i));
     const t = tally(await flood(apps, 150));
     console.log(`[limits-e2e] 5 apps × 150 calls, daily 300: ${t.ok} served (${t.okByApp.join(' + ')}), refused ${JSON.stringify(t.refused)}`);
     expect(t.problems).toEqual([]);
@@ -274,7 +279,10 @@ describe('issue 26 item 7: apps do not multiply the quota (in-process counters)'
     const day = nextUtcMidnight();
     for (const url of apps) expectRefused(await post(url, call('eth_blockNumber')), 300, 'day', day, 0);
     // A new app of the same account starts with nothing left either.
-    expectRefused(await post(await aApp(svc, user), call('eth_blockNumber')), 300, 'day', day, 0);
+    const sixth = await newApp(5);
+    expectRefused(await post(sixth, call('eth_blockNumber')), 300, 'day', day, 0);
+    // The account API shows the quota once, for the account, as the limiter counts it.
+    expect(await api.request('apps_usage')).toEqual({ apps: 6, maxApps: 10, perSecond: 100, quotas: [{ period: 'day', used: 300, limit: 300, remaining: 0, resetAt: new Date(day).toISOString() }] });
   });
 
   it('the per-second rate stays per app: 5 apps × a batch of 50 at once are all served; a batch of 51 is refused by the second', async () => {
@@ -522,7 +530,7 @@ describe.skipIf(skipRedis)('issue 26 item 7 across two rpcgate processes sharing
     const dataDir = tmp('apps-shared');
     const store = await openStore({ dataDir });
     const secret = loadOrCreateServerSecret(dataDir);
-    const user = await createUser(store.db, { email: 'apps-e2e@example.com', passwordHash: 'x' });
+    const user = await createUser(store.db, { email: 'apps-e2e@example.com', passwordHash: await hashPassword('a long enough password') });
     const keys: string[] = [];
     for (let i = 0; i < 5; i++) keys.push((await createApp(store.db, secret, user.id, { name: `app${i}`, useCase: 'Defi', chain: 'ethereum', services: ['node-api'] })).key);
     await store.close();
@@ -547,5 +555,11 @@ describe.skipIf(skipRedis)('issue 26 item 7 across two rpcgate processes sharing
     const counters = await redis.keys(`${prefix}:au:${user.id}:d:*`);
     expect(counters).toHaveLength(1);
     expect(await redis.get(counters[0])).toBe('300');
+    // The owner's dashboard, on either replica, shows the account's quota used up.
+    for (const c of children) {
+      const api = createClient({ url: `${c.url}/api`, fetch: cookieFetch() });
+      await api.request('account_logIn', [{ email: 'apps-e2e@example.com', password: 'a long enough password' }]);
+      expect(await api.request('apps_usage')).toEqual({ apps: 5, maxApps: 10, perSecond: 100, quotas: [{ period: 'day', used: 300, limit: 300, remaining: 0, resetAt: new Date(day).toISOString() }] });
+    }
   });
 });

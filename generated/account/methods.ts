@@ -19,6 +19,8 @@ import type {
   AppsCreateResult,
   AppsListParams,
   AppsListResult,
+  AppsUsageParams,
+  AppsUsageResult,
   AppsGetParams,
   AppsGetResult,
   AppsMetricsParams,
@@ -159,6 +161,17 @@ export const extensions = {
     },
   },
   apps_list: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
+  },
+  apps_usage: {
     'x-gateway': {
       route: 'local',
       idempotent: true,
@@ -461,6 +474,17 @@ export const methods = {
     paramStructure: 'either',
     ext: extensions['apps_list'],
   } as MethodDescriptor<AppsListParams, AppsListResult, (typeof extensions)['apps_list']>,
+  /**
+   * Your account's app quotas: requests today and this month across all your apps.
+   */
+  apps_usage: {
+    name: 'apps_usage',
+    summary: "Your account's app quotas: requests today and this month across all your apps.",
+    params: [],
+    errors: [-32602, -32016, -32045, -32603, -32044],
+    paramStructure: 'either',
+    ext: extensions['apps_usage'],
+  } as MethodDescriptor<AppsUsageParams, AppsUsageResult, (typeof extensions)['apps_usage']>,
   /**
    * Returns an app with its key and RPC URLs.
    */

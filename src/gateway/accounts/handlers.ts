@@ -16,7 +16,7 @@ import { methods as accountMethods, type Methods } from '../../../generated/acco
 import type * as T from '../../../generated/account/types.js';
 import { methods as nodeMethods } from '../../../generated/node/methods.js';
 import { examples as nodeExamples } from '../../../generated/node/examples.js';
-import { DEFAULT_B_DAILY_PER_USER } from '../limits/plans.js';
+import { DEFAULT_APP_PLAN, DEFAULT_B_DAILY_PER_USER } from '../limits/plans.js';
 import { hashPassword, verifyPassword } from '../secrets/index.js';
 import { loadStrengthEstimator, passwordRuleReason, passwordStrengthReason } from '../secrets/password-policy.js';
 import { methodsWhere } from '../method-meaning.js';
@@ -39,6 +39,11 @@ export interface AccountDeps {
   networks: Readonly<Record<string, { chainId: number; local: boolean; label?: string }>>;
   /** Today's B usage (the limiter's `peek`); absent = reported as 0 used of `dailyLimit`. */
   peekDaily?: (userId: string) => Promise<{ limit: number; remaining: number; resetAt: number }>;
+  /** The account's A quotas now (the limiter's day and month windows of the user's apps, shared by all of them);
+   *  absent = reported as 0 used of `appPlan`'s. */
+  peekAppQuotas?: (userId: string) => Promise<{ period: string; limit: number; remaining: number; resetAt: number }[]>;
+  /** The A plan (config `limits.a` resolved); absent = the defaults. */
+  appPlan?: { perSecond: number | null; daily: number | null; monthly: number | null };
   /** Daily B limit shown when there is no limiter. */
   dailyLimit?: number;
   sessionTtlMs?: number;
@@ -300,6 +305,21 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
     },
     async apps_list(_p, c) {
       return (await store.listApps(db, secret, c.userId)).map(appSummary);
+    },
+    async apps_usage(_p, c) {
+      const plan = deps.appPlan ?? DEFAULT_APP_PLAN;
+      let quotas: T.AccountQuota[];
+      if (deps.peekAppQuotas !== undefined) {
+        quotas = (await deps.peekAppQuotas(c.userId)).map((d) => ({ period: d.period as T.AccountQuota['period'], used: Math.max(0, d.limit - d.remaining), limit: d.limit, remaining: d.remaining, resetAt: iso(d.resetAt) }));
+      } else {
+        const now = new Date();
+        const day = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+        const month = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+        quotas = [];
+        if (plan.daily !== null) quotas.push({ period: 'day', used: 0, limit: plan.daily, remaining: plan.daily, resetAt: iso(day) });
+        if (plan.monthly !== null) quotas.push({ period: 'month', used: 0, limit: plan.monthly, remaining: plan.monthly, resetAt: iso(month) });
+      }
+      return { apps: await store.countApps(db, c.userId), maxApps, perSecond: plan.perSecond, quotas };
     },
     async apps_get([appId], c) {
       const a = await store.getApp(db, secret, c.userId, appId);

@@ -127,6 +127,16 @@ export async function createApp(
   return toApp(secret, row);
 }
 
+/** How many apps the user has. */
+export async function countApps(db: Kysely<Database>, userId: string): Promise<number> {
+  const { n } = await db
+    .selectFrom('apps')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
+  return Number(n);
+}
+
 /** The user's apps, oldest first. */
 export async function listApps(db: Kysely<Database>, secret: Uint8Array, userId: string): Promise<App[]> {
   const rows = await db.selectFrom('apps').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
