@@ -344,13 +344,19 @@ describe('limits', () => {
     expect(r5.headers.get('access-control-expose-headers')).toMatch(/x-ratelimit-remaining/);
   });
 
-  it('A: per-app daily quota in the headers; a parse error still carries them', async () => {
-    const a = await app();
+  it("A: the account's daily quota in the headers, shared by its apps; a parse error still carries them", async () => {
+    const u = (await createUser(svc.store.db, { email: `a-quota-${randomBytes(4).toString('hex')}@example.com`, passwordHash: 'x' })).id;
+    const a = await createApp(svc.store.db, svc.secret, u, appInput);
+    const b = await createApp(svc.store.db, svc.secret, u, appInput);
+    await svc.access.sync();
     const r = await post(A('mainnet', a.key), call('eth_chainId'));
     expect([r.headers.get('x-ratelimit-limit'), r.headers.get('x-ratelimit-remaining')]).toEqual(['100000', '99999']);
     const bad = await fetch(A('mainnet', a.key), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{nope' });
     expect(bad.status).toBe(400);
     expect(bad.headers.get('x-ratelimit-remaining')).toBe('99999');
+    // The account's other app counts against the same quota.
+    const other = await post(A('mainnet', b.key), call('eth_chainId'));
+    expect([other.headers.get('x-ratelimit-limit'), other.headers.get('x-ratelimit-remaining')]).toEqual(['100000', '99998']);
   });
 });
 

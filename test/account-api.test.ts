@@ -238,7 +238,7 @@ describe('account API: sessions', () => {
     expect(await snapshot()).toBe(before);
   });
 
-  const READS = new Set(['account_me', 'chains_list', 'networks_list', 'useCases_list', 'apps_list', 'apps_get', 'apps_metrics', 'apps_listAllowlist', 'apps_listJwtKeys', 'keys_list', 'keys_get', 'keys_metrics']);
+  const READS = new Set(['account_me', 'chains_list', 'networks_list', 'useCases_list', 'apps_list', 'apps_usage', 'apps_get', 'apps_metrics', 'apps_listAllowlist', 'apps_listJwtKeys', 'keys_list', 'keys_get', 'keys_metrics']);
 
   it('every changing method refuses a foreign Origin (-32041, HTTP 403) and changes nothing', async () => {
     const changing = contract.methods.filter((m: Json) => !READS.has(m.name));
@@ -379,7 +379,7 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
   it('covers every changing method', () => {
     const covered = new Set(rows().map((r) => r[0]));
     for (const m of Object.keys(methods)) {
-      if (['account_logOut', 'account_me', 'apps_list', 'keys_list', 'useCases_list', 'apps_get', 'apps_listAllowlist', 'apps_listJwtKeys'].includes(m)) continue;
+      if (['account_logOut', 'account_me', 'apps_list', 'apps_usage', 'keys_list', 'useCases_list', 'apps_get', 'apps_listAllowlist', 'apps_listJwtKeys'].includes(m)) continue;
       expect(covered, m).toContain(m);
     }
   });
@@ -596,6 +596,21 @@ describe('account API: apps, allowlists, JWT keys, network keys', () => {
     expect(r.body.error.data).toMatchObject({ limit: 4 });
     expect(await snapshot()).toBe(before);
     expect((await ok(A, 'keys_list')).keys.length).toBe(4);
+  });
+
+  it('apps: the 11th is refused like the 5th key (-32005, HTTP 409, {limit: 10, what: apps}), nothing created; apps_usage shows the account-wide quotas', async () => {
+    const D = new Jar();
+    await signUp(D, `dora-${randomBytes(4).toString('hex')}@example.com`);
+    const usage = await ok(D, 'apps_usage');
+    expect(usage).toMatchObject({ apps: 0, maxApps: 10, perSecond: 100 });
+    expect(usage.quotas.map((q: Json) => [q.period, q.used, q.limit, q.remaining])).toEqual([['day', 0, 100_000, 100_000], ['month', 0, 3_000_000, 3_000_000]]);
+    for (let i = 0; i < 10; i++) await ok(D, 'apps_create', [{ name: `app ${i}`, useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]);
+    const before = await snapshot();
+    const r = await rpc(D, 'apps_create', [{ name: 'eleventh', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]);
+    expect([r.status, r.body.error.code, r.body.error.data]).toEqual([409, -32005, { limit: 10, what: 'apps' }]);
+    expect(r.body.error.message).toMatch(/at most 10 apps per user/);
+    expect(await snapshot()).toBe(before);
+    expect((await ok(D, 'apps_usage')).apps).toBe(10);
   });
 
   it('ten concurrent creates leave exactly 4 keys', async () => {

@@ -135,6 +135,9 @@ describe('rpcgate CLI against a running service', () => {
     for (const network of ['mainnet', 'testnet']) expect(got.urls[network]).toBe(`${svc.url}/${network}/v2/${app.key}`);
     expect(got.key).toBe(app.key);
     expect((await ok(['apps', 'list', ...server])).apps.map((a: { id: string }) => a.id)).toEqual([app.id]);
+    // The account's quotas, shared by all its apps.
+    expect(await ok(['apps', 'usage', ...server])).toMatchObject({ apps: 1, maxApps: 10, perSecond: 100, quotas: [{ period: 'day', used: 0, limit: 100_000 }, { period: 'month', used: 0, limit: 3_000_000 }] });
+    expect((await cli(['apps', 'usage', ...server])).stdout).toMatch(/^apps: 1 of 10; 100 requests per second each\nrequests today, all apps: 0 of 100000 \(100000 left, resets /);
     expect((await ok(['apps', 'update', ...server, app.id, '--name', 'renamed'])).name).toBe('renamed');
     const missingUseCase = await fails(['apps', 'create', ...server, '--name', 'x']);
     expect(missingUseCase.message).toMatch(/--use-case is required: one of .*Defi/);

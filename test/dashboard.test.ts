@@ -285,6 +285,11 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     // The apps list, also at a phone's width (375 px) without horizontal scrolling.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Apps' }).click();
     await page.getByRole('link', { name: 'Price dashboard' }).waitFor();
+    // The account's quotas, shown once for all apps (they are the account's, issue 26): the calls above counted.
+    expect(await page.getByTestId('app-quota-day').textContent()).toMatch(/^\d+ of 100,000 requests today, all your apps together/);
+    expect(Number(await page.getByTestId('app-quota-day-used').textContent())).toBeGreaterThan(0);
+    expect(await page.getByTestId('app-quota-month').textContent()).toMatch(/^\d+ of 3,000,000 requests this month, all your apps together/);
+    expect(await page.getByTestId('app-quotas').textContent()).toContain('more apps do not add quota. Each app has its own rate of 100 requests per second. 1 of 10 apps.');
     await shot('apps-list');
     await page.setViewportSize({ width: 375, height: 812 });
     await page.reload();

@@ -70,3 +70,49 @@ describe.each(stores)('%s filter store', (_name, make, skip) => {
     }
   });
 });
+
+// Issue 26 item 3: the cap under a race, as an attacker would try it — hundreds of creates of one owner at once. The
+// in-process store decides each create synchronously; the Redis store in one script, so two stores (two replicas,
+// each with its own connection) sharing Redis still hold the cap exactly.
+describe.each(stores)('%s filter store: the cap under concurrent creates', (name, make, skip) => {
+  it.skipIf(skip)('300 creates at once through two stores (two replicas): exactly the cap of 50 stored, the rest refused', async () => {
+    const a = make();
+    const b = name === 'memory' ? a : make();
+    try {
+      const owner = `app:race-${randomBytes(4).toString('hex')}`;
+      const results = await Promise.all(Array.from({ length: 300 }, (_, i) => (i % 2 ? b : a).create(state(owner), 50)));
+      expect(results.filter((r) => r.ok)).toHaveLength(50);
+      expect(results.filter((r) => !r.ok).every((r) => !r.ok && r.count === 50)).toBe(true);
+      expect(await a.create(state(owner), 50)).toEqual({ ok: false, count: 50 });
+    } finally {
+      await a.close();
+      if (b !== a) await b.close();
+    }
+  });
+});
+
+describe.skipIf(skipRedis)('redis filter store: replicas whose clocks disagree', () => {
+  it("a replica whose clock runs ahead by more than the idle timeout cannot drop another's live filters from the count (the cap is kept on Redis's clock)", async () => {
+    const a = new RedisFilterStore({ url: REDIS_URL, prefix, idleMs: 60_000 });
+    // Replica b's clock is 10 minutes ahead (no NTP): it is made while Date.now says so.
+    const real = Date.now;
+    Date.now = () => real() + 600_000;
+    let b: RedisFilterStore;
+    try {
+      b = new RedisFilterStore({ url: REDIS_URL, prefix, idleMs: 60_000 });
+    } finally {
+      Date.now = real;
+    }
+    try {
+      const owner = `network-key:skew-${randomBytes(4).toString('hex')}`;
+      for (let i = 0; i < 5; i++) expect(await a.create(state(owner), 5)).toEqual({ ok: true });
+      // b's creates must still count a's five live filters.
+      const results = await Promise.all(Array.from({ length: 20 }, () => b.create(state(owner), 5)));
+      expect(results.filter((r) => r.ok)).toHaveLength(0);
+      expect(await a.create(state(owner), 5)).toEqual({ ok: false, count: 5 });
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});

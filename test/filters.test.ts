@@ -12,6 +12,7 @@ import { Contract, JsonRpcProvider, type Log } from 'ethers';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
+import { createApp, createNetworkKey, createUser } from '../src/gateway/store/index.js';
 import { deleteRedisKeys, pgReachable, redisReachable, REDIS_URL, scratchDatabase, scratchPrefix, skipUnless } from './helpers/services.js';
 
 const skip = skipUnless((await pgReachable()) && (await redisReachable()), 'filters', 'PostgreSQL or Redis');
@@ -241,6 +242,40 @@ describe.skipIf(skip)('filters over HTTP: two replicas on PostgreSQL + Redis, on
     ids[0] = await ok<string>(url(a, 'carol'), 'eth_newBlockFilter');
     for (const id of ids) expect(await ok(url(a, 'carol'), 'eth_uninstallFilter', [id])).toBe(true);
   });
+
+  // Issue 26 item 3: the cap under a race on every credential kind — a config key, an app, a network key — as an
+  // attacker would try it: 100 creates at once, as HTTP batches and single requests, through both replicas.
+  it(`100 filter creates at once through both replicas (batches and singles): exactly ${CAP} on a config key, an app and a network key`, async () => {
+    const user = await createUser(a.store.db, { email: `filters-race-${randomBytes(4).toString('hex')}@example.com`, passwordHash: 'x' });
+    const app = await createApp(a.store.db, a.secret, user.id, { name: 'race', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
+    const key = await createNetworkKey(a.store.db, a.secret, user.id, { name: 'race', network: 'mainnet' });
+    await Promise.all([a.access.sync(), b.access.sync()]);
+    const urls: Record<string, [string, string]> = {
+      'config key': [url(a, 'bob'), url(b, 'bob', 'B')],
+      app: [`${a.url}/mainnet/v2/${app.key}`, `${b.url}/mainnet/v2/${app.key}`],
+      'network key': [`${a.url}/mainnet/${key.key}`, `${b.url}/mainnet/${key.key}`],
+    };
+    const post = async (u: string, body: unknown): Promise<Rpc[]> => {
+      const res = await fetch(u, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+      const j = (await res.json()) as Rpc | Rpc[];
+      return Array.isArray(j) ? j : [j];
+    };
+    const create = (i: number) => (i % 2 ? { jsonrpc: '2.0', id: i, method: 'eth_newBlockFilter', params: [] } : { jsonrpc: '2.0', id: i, method: 'eth_newFilter', params: [{ address: token }] });
+    for (const [kind, [ua, ub]] of Object.entries(urls)) {
+      const sends: Promise<Rpc[]>[] = [];
+      // 5 batches of 10, then 50 single requests, alternating replicas.
+      for (let j = 0; j < 5; j++) sends.push(post(j % 2 ? ub : ua, Array.from({ length: 10 }, (_, i) => create(j * 10 + i))));
+      for (let i = 50; i < 100; i++) sends.push(post(i % 2 ? ub : ua, create(i)));
+      const answers = (await Promise.all(sends)).flat();
+      const created = answers.filter((r) => typeof r.result === 'string').map((r) => r.result as string);
+      const capped = answers.filter((r) => r.error?.code === -32000 && r.error.data?.reason === 'filters');
+      const other = answers.filter((r) => typeof r.result !== 'string' && r.error?.data?.reason !== 'filters');
+      expect(other.map((r) => JSON.stringify(r).slice(0, 200)), kind).toEqual([]);
+      expect([kind, created.length, capped.length]).toEqual([kind, CAP, 100 - CAP]);
+      await sleep(1100); // past the second of the app's per-second rate (its creates used it up)
+      for (const id of created) expect(await ok(ua, 'eth_uninstallFilter', [id])).toBe(true);
+    }
+  }, 60_000);
 
   it('an upstream failover keeps the filter: first upstream cut mid-way, polls go on through the second', async () => {
     // A proxy in front of the anvil as the first upstream; the anvil itself is the second.

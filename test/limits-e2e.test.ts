@@ -15,12 +15,14 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LimitsConfig } from '../src/gateway/limits/index.js';
-import { loadOrCreateServerSecret } from '../src/gateway/secrets/index.js';
+import { hashPassword, loadOrCreateServerSecret } from '../src/gateway/secrets/index.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { redisReachable, REDIS_URL, skipUnless } from './helpers/services.js';
 import { startRpcgateChild, type RpcgateChild } from './helpers/rpcgate-child.js';
 import { NODE_NOT_FOUND, startStubNode, type StubNode } from './helpers/stub-node.js';
 import type { ConfigInput } from '../src/gateway/config/config.js';
+import { account, cookieFetch, signUpAndLogIn } from './helpers/account.js';
+import { createClient } from '../generated/account/client.js';
 import { createApp, createNetworkKey, createUser, openStore, setAllowlist, type Store } from '../src/gateway/store/index.js';
 
 
@@ -232,9 +234,66 @@ describe('in-process counters, small plans', () => {
     expectAllowed(await post(app, blockNumbers(7)), 10, 0, day);
     expectRefused(await post(app, call('eth_blockNumber')), 10, 'day', day, 0);
 
-    // Another app of the same user has its own quota; the user's B quota is separate from A.
-    expectAllowed(await post(await aApp(svc, user), call('eth_blockNumber')), 10, 9, day);
+    // Another app of the same user shares the account's quota (used up); another user's app has its own; the
+    // user's B quota is separate from A.
+    expectRefused(await post(await aApp(svc, user), call('eth_blockNumber')), 10, 'day', day, 0);
+    expectAllowed(await post(await aApp(svc, await newUser(svc)), call('eth_blockNumber')), 10, 9, day);
     expectAllowed(await post(await bKey(svc, user), call('eth_blockNumber')), 20, 19, day);
+  });
+});
+
+/** Sends `perApp` single calls on every app URL, all at once: the answers by app. */
+async function flood(apps: string[], perApp: number): Promise<Reply[][]> {
+  return Promise.all(apps.map((url) => Promise.all(Array.from({ length: perApp }, (_, i) => post(url, call('eth_blockNumber', [], i))))));
+}
+
+/** OK answers, and the refusals by `period:limit` (anything else is listed as a problem). */
+function tally(replies: Reply[][]): { ok: number; okByApp: number[]; refused: Record<string, number>; problems: string[] } {
+  const refused: Record<string, number> = {};
+  const problems: string[] = [];
+  const okByApp = replies.map((rs) => rs.filter((r) => r.status === 200 && 'result' in r.body).length);
+  for (const r of replies.flat()) {
+    if (r.status === 200 && 'result' in r.body) continue;
+    const d = r.body?.error?.data;
+    if (r.status !== 429 || r.body.error.code !== -32005 || d?.source !== 'rpcgate') problems.push(`${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+    else refused[`${d.period}:${d.limit}`] = (refused[`${d.period}:${d.limit}`] ?? 0) + 1;
+  }
+  return { ok: okByApp.reduce((a, b) => a + b, 0), okByApp, refused, problems };
+}
+
+describe('issue 26 item 7: apps do not multiply the quota (in-process counters)', () => {
+  it('5 apps of one account × 150 calls at once, daily 300: exactly 300 served across the apps, then every app is refused by the day; apps_usage shows the account-wide quota', async () => {
+    const svc = await gate({ a: { perSecond: 100, daily: 300, monthly: null } });
+    // The owner's way: sign up, create the apps through the account API.
+    const api = account(svc);
+    await signUpAndLogIn(api, { email: `apps-${randomUUID()}@example.com`, password: 'a long enough password' });
+    const newApp = async (i: number) => (await api.request('apps_create', [{ name: `app ${i}`, useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }])).urls.mainnet!;
+    const apps: string[] = [];
+    for (let i = 0; i < 5; i++) apps.push(await newApp(i));
+    const t = tally(await flood(apps, 150));
+    console.log(`[limits-e2e] 5 apps × 150 calls, daily 300: ${t.ok} served (${t.okByApp.join(' + ')}), refused ${JSON.stringify(t.refused)}`);
+    expect(t.problems).toEqual([]);
+    expect(t.ok).toBe(300);
+    expect(Object.keys(t.refused).every((k) => k === 'day:300' || k === 'second:100')).toBe(true);
+    expect(t.refused['day:300']).toBeGreaterThan(0);
+    const day = nextUtcMidnight();
+    for (const url of apps) expectRefused(await post(url, call('eth_blockNumber')), 300, 'day', day, 0);
+    // A new app of the same account starts with nothing left either.
+    const sixth = await newApp(5);
+    expectRefused(await post(sixth, call('eth_blockNumber')), 300, 'day', day, 0);
+    // The account API shows the quota once, for the account, as the limiter counts it.
+    expect(await api.request('apps_usage')).toEqual({ apps: 6, maxApps: 10, perSecond: 100, quotas: [{ period: 'day', used: 300, limit: 300, remaining: 0, resetAt: new Date(day).toISOString() }] });
+  });
+
+  it('the per-second rate stays per app: 5 apps × a batch of 50 at once are all served; a batch of 51 is refused by the second', async () => {
+    const svc = await gate({ a: { perSecond: 50, daily: 10_000, monthly: null } });
+    const user = await newUser(svc);
+    const apps: string[] = [];
+    for (let i = 0; i < 5; i++) apps.push(await aApp(svc, user));
+    const replies = await Promise.all(apps.map((url) => post(url, blockNumbers(50))));
+    expect(replies.map(served)).toEqual([50, 50, 50, 50, 50]);
+    const r = await post(apps[0], blockNumbers(51));
+    expect([r.status, r.body.error.code, r.body.error.data.period, r.body.error.data.limit, r.body.error.data.reason]).toEqual([429, -32005, 'second', 50, 'rate']);
   });
 });
 
@@ -450,5 +509,57 @@ describe.skipIf(skipRedis)('Redis counters shared by two rpcgate processes', () 
     const counterKeys = await redis.keys(`${prefix}:b:${user.id}:*`);
     expect(counterKeys).toHaveLength(1);
     expect(await redis.get(counterKeys[0])).toBe(String(LIMIT));
+  });
+});
+
+describe.skipIf(skipRedis)('issue 26 item 7 across two rpcgate processes sharing Redis: the account quota holds', () => {
+  const prefix = `rpcgate-test-e2e-apps-${randomUUID()}`;
+  const children: Child[] = [];
+  let redis: Redis | undefined;
+
+  afterAll(async () => {
+    await Promise.all(children.map((c) => c.stop()));
+    if (!redis) return;
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  it('5 apps of one account × 150 calls, half through each process, daily 300: exactly 300 served, the account counter at 300', async () => {
+    redis = new Redis(REDIS_URL);
+    const dataDir = tmp('apps-shared');
+    const store = await openStore({ dataDir });
+    const secret = loadOrCreateServerSecret(dataDir);
+    const user = await createUser(store.db, { email: 'apps-e2e@example.com', passwordHash: await hashPassword('a long enough password') });
+    const keys: string[] = [];
+    for (let i = 0; i < 5; i++) keys.push((await createApp(store.db, secret, user.id, { name: `app${i}`, useCase: 'Defi', chain: 'ethereum', services: ['node-api'] })).key);
+    await store.close();
+
+    const config = { port: 0, logLevel: 'silent', dataDir, devKey: false, redisUrl: REDIS_URL, redisPrefix: prefix, redis: { commandTimeoutMs: 5000 }, limits: { a: { perSecond: 100, daily: 300, monthly: null } }, networks: { mainnet: { upstreams: [upstream.url] } } };
+    const started = await Promise.allSettled([startChild(config), startChild(config)]);
+    for (const s of started) if (s.status === 'fulfilled') children.push(s.value);
+    for (const s of started) if (s.status === 'rejected') throw s.reason;
+    // Warm up (params fail the contract: nothing counted), then each app's calls alternate between the processes.
+    for (const c of children) for (const k of keys) expect((await post(`${c.url}/mainnet/v2/${k}`, call('eth_getBalance', ['0xzz', 'latest']))).body.error.code).toBe(-32602);
+    const replies = await Promise.all(
+      keys.map((k) => Promise.all(Array.from({ length: 150 }, (_, i) => post(`${children[i % 2].url}/mainnet/v2/${k}`, call('eth_blockNumber', [], i))))),
+    );
+    const t = tally(replies);
+    const byProcess = [0, 1].map((p) => replies.flatMap((rs) => rs.filter((r, i) => i % 2 === p && r.status === 200 && 'result' in r.body)).length);
+    console.log(`[limits-e2e] Redis, 2 processes, 5 apps × 150 calls, daily 300: ${t.ok} served (${t.okByApp.join(' + ')} by app, ${byProcess.join(' + ')} by process), refused ${JSON.stringify(t.refused)}`);
+    expect(t.problems).toEqual([]);
+    expect(t.ok).toBe(300);
+    expect(byProcess.every((n) => n > 0)).toBe(true);
+    const day = nextUtcMidnight();
+    for (const c of children) for (const k of keys) expectRefused(await post(`${c.url}/mainnet/v2/${k}`, call('eth_blockNumber')), 300, 'day', day, 0);
+    const counters = await redis.keys(`${prefix}:au:${user.id}:d:*`);
+    expect(counters).toHaveLength(1);
+    expect(await redis.get(counters[0])).toBe('300');
+    // The owner's dashboard, on either replica, shows the account's quota used up.
+    for (const c of children) {
+      const api = createClient({ url: `${c.url}/api`, fetch: cookieFetch() });
+      await api.request('account_logIn', [{ email: 'apps-e2e@example.com', password: 'a long enough password' }]);
+      expect(await api.request('apps_usage')).toEqual({ apps: 5, maxApps: 10, perSecond: 100, quotas: [{ period: 'day', used: 300, limit: 300, remaining: 0, resetAt: new Date(day).toISOString() }] });
+    }
   });
 });

@@ -110,8 +110,8 @@ describe.skipIf(skip)('Redis limiter: same-turn consumes batched into one script
         return Number(await redis.get(keys[0]));
       };
       expect(await get('a:app1:s:*')).toBe(12);
-      expect(await get('a:app1:d:*')).toBe(12);
-      expect(await get('a:app1:m:*')).toBe(12);
+      expect(await get('au:u:d:*')).toBe(12);
+      expect(await get('au:u:m:*')).toBe(12);
       expect(await get('b:user0:d:*')).toBe(9);
     }
     // Both subjects saw refusals (the comparison above covered their periods and remaining counts).

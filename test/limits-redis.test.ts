@@ -93,8 +93,8 @@ describe.skipIf(skip)('Redis limiter', () => {
     expect(await l.consume(app('app1'), 4, T)).toMatchObject({ allowed: true, period: 'day', limit: 10, remaining: 6, resetAt: DAY_END });
     expect(await l.consume(app('app1'), 7, T)).toMatchObject({ allowed: false, period: 'day', remaining: 6 });
     const sec = Math.floor(T / 1000);
-    const base = `${PREFIX}:a:app1`;
-    const keys = [`${base}:s:${sec}`, `${base}:d:${ymd(T)}`, `${base}:m:${ymd(T).slice(0, 6)}`];
+    // The rate under the app, the quotas under its account (the user: shared by all its apps).
+    const keys = [`${PREFIX}:a:app1:s:${sec}`, `${PREFIX}:au:u1:d:${ymd(T)}`, `${PREFIX}:au:u1:m:${ymd(T).slice(0, 6)}`];
     expect(await redis.mget(...keys)).toEqual(['4', '4', '4']);
     const ends = [(sec + 1) * 1000, DAY_END, MONTH_END];
     for (let i = 0; i < 3; i++) {
@@ -120,9 +120,9 @@ describe.skipIf(skip)('Redis limiter', () => {
     expect((await l.consume(user('roll'), 1, DAY_END - 1)).allowed).toBe(false);
     expect(await l.consume(user('roll'), 1, DAY_END)).toEqual({ allowed: true, limit: 5, remaining: 4, resetAt: DAY_END + 86_400_000, period: 'day' });
 
-    expect(await l.consume(app('mo'), 7, MONTH_END - 1)).toMatchObject({ allowed: true, remaining: 0, resetAt: MONTH_END, period: 'month' });
-    expect(await l.consume(app('mo'), 1, MONTH_END - 1)).toMatchObject({ allowed: false, retryAfterSec: 1 });
-    expect(await l.consume(app('mo'), 1, MONTH_END)).toEqual({ allowed: true, limit: 7, remaining: 6, resetAt: Date.UTC(Y, 4, 1), period: 'month' });
+    expect(await l.consume(app('mo', 'u-mo'), 7, MONTH_END - 1)).toMatchObject({ allowed: true, remaining: 0, resetAt: MONTH_END, period: 'month' });
+    expect(await l.consume(app('mo', 'u-mo'), 1, MONTH_END - 1)).toMatchObject({ allowed: false, retryAfterSec: 1 });
+    expect(await l.consume(app('mo', 'u-mo'), 1, MONTH_END)).toEqual({ allowed: true, limit: 7, remaining: 6, resetAt: Date.UTC(Y, 4, 1), period: 'month' });
   });
 
   it('with the real clock (no `now`): expiry is set within today', async () => {
@@ -267,7 +267,8 @@ describe.skipIf(skip)('Redis limiter', () => {
       return { child, ready, done };
     }
 
-    async function race(plans: LimitsConfig, subject: LimitSubject) {
+    /** Both children hammer `subject`, or the second one `other` (e.g. another app of the same account). */
+    async function race(plans: LimitsConfig, subject: LimitSubject, other: LimitSubject = subject) {
       // mixed demand per child: 150 singles and 100 batches of 2..13, shuffled; ≈ 3× the limits below in total
       const ops = [...Array(150).fill(1), ...Array.from({ length: 100 }, (_, k) => [2, 3, 5, 8, 13][k % 5])];
       for (let k = ops.length - 1; k > 0; k--) {
@@ -275,7 +276,7 @@ describe.skipIf(skip)('Redis limiter', () => {
         [ops[k], ops[j]] = [ops[j], ops[k]];
       }
       const cfg = { url: REDIS_URL, prefix: PREFIX, plans, subject, now: T, ops };
-      const kids = [spawnChild(cfg), spawnChild({ ...cfg, ops: [...ops].reverse() })];
+      const kids = [spawnChild(cfg), spawnChild({ ...cfg, subject: other, ops: [...ops].reverse() })];
       try {
         await Promise.all(kids.map((k) => k.ready));
         for (const k of kids) k.child.stdin.end('go\n');
@@ -311,12 +312,27 @@ describe.skipIf(skip)('Redis limiter', () => {
       expect(scripts).toBeLessThan(calls / 5);
     }, 60_000);
 
+    it("two apps of one account, one per process (daily 500, each app 100,000/s): exactly 500 across both apps — the quota is the account's", async () => {
+      const results = await race({ a: { perSecond: 100_000, daily: 500, monthly: 10_000 }, lease: { maxUnits: 0 } }, app('acct-app1', 'acct-user'), app('acct-app2', 'acct-user'));
+      expect(results.reduce((s, r) => s + r.units, 0)).toBe(500);
+      expect(results.every((r) => r.units > 0)).toBe(true);
+      expect(await redis.get(`${PREFIX}:au:acct-user:d:${ymd(T)}`)).toBe('500');
+      expect(await redis.get(`${PREFIX}:au:acct-user:m:${ymd(T).slice(0, 6)}`)).toBe('500');
+    }, 60_000);
+
+    it('two apps of one account with leases (daily 20,000; each app its own lease on the shared counters): exactly 20,000 across both', async () => {
+      const results = await race({ a: { perSecond: 1_000_000, daily: 20_000, monthly: null }, lease: { maxUnits: 50, minRemaining: 1_000, idleReturnMs: 1_000 } }, app('lease-app1', 'lease-user'), app('lease-app2', 'lease-user'));
+      expect(results.reduce((s, r) => s + r.units, 0)).toBe(20_000);
+      expect(await redis.get(`${PREFIX}:au:lease-user:d:${ymd(T)}`)).toBe('20000');
+      expect(results.reduce((s, r) => s + r.leased, 0)).toBeGreaterThan(0);
+    }, 60_000);
+
     it('A, per-second 300 / daily 500 / monthly 10,000 in one second: exactly 300 in every counter', async () => {
-      const results = await race({ a: { perSecond: 300, daily: 500, monthly: 10_000 } }, app('race-app'));
+      const results = await race({ a: { perSecond: 300, daily: 500, monthly: 10_000 } }, app('race-app', 'race-user'));
       expect(results.reduce((s, r) => s + r.units, 0)).toBe(300);
-      const base = `${PREFIX}:a:race-app`;
-      expect(await redis.mget(`${base}:s:${Math.floor(T / 1000)}`, `${base}:d:${ymd(T)}`, `${base}:m:${ymd(T).slice(0, 6)}`)).toEqual(['300', '300', '300']);
-      expect(await redis.pttl(`${base}:s:${Math.floor(T / 1000)}`)).toBeGreaterThan(0);
+      const sec = `${PREFIX}:a:race-app:s:${Math.floor(T / 1000)}`;
+      expect(await redis.mget(sec, `${PREFIX}:au:race-user:d:${ymd(T)}`, `${PREFIX}:au:race-user:m:${ymd(T).slice(0, 6)}`)).toEqual(['300', '300', '300']);
+      expect(await redis.pttl(sec)).toBeGreaterThan(0);
     }, 60_000);
   });
 });

@@ -143,13 +143,23 @@ describe('A: operator plan per app', () => {
     expect(r).toMatchObject({ allowed: false, period: 'day', resetAt: DAY_END });
   });
 
-  it('apps are counted per app, not per user', async () => {
-    const l = new MemoryLimiter({ a: { perSecond: null, daily: 3, monthly: null } });
-    expect(await l.consume(app('x', 'u1'), 3, T)).toMatchObject({ allowed: true, remaining: 0 });
-    expect(await l.consume(app('y', 'u1'), 3, T)).toMatchObject({ allowed: true, remaining: 0 });
-    expect((await l.consume(app('x', 'u2'), 1, T)).allowed).toBe(false);
-    // B quota of the same user is separate from their apps
-    expect((await l.consume(user('u1'), 1, T)).allowed).toBe(true);
+  it("an account's apps share its daily and monthly quotas (more apps do not multiply them); the rate stays per app", async () => {
+    const l = new MemoryLimiter({ a: { perSecond: 2, daily: 5, monthly: 8 } });
+    // Per second: each app has its own 2/s.
+    expect(await l.consume(app('x', 'u1'), 2, T)).toMatchObject({ allowed: true });
+    expect(await l.consume(app('x', 'u1'), 1, T)).toMatchObject({ allowed: false, period: 'second', limit: 2 });
+    expect(await l.consume(app('y', 'u1'), 2, T)).toMatchObject({ allowed: true, period: 'second', remaining: 0 });
+    // The day is the account's: 4 used by x and y together, 1 left for any of its apps, a third app included.
+    expect(await l.consume(app('z', 'u1'), 2, T + 1000)).toMatchObject({ allowed: false, period: 'day', limit: 5, remaining: 1, resetAt: DAY_END });
+    expect(await l.consume(app('z', 'u1'), 1, T + 1000)).toMatchObject({ allowed: true, period: 'day', remaining: 0 });
+    expect(await l.consume(app('x', 'u1'), 1, T + 2000)).toMatchObject({ allowed: false, period: 'day', remaining: 0 });
+    expect((await l.peekAll(app('w', 'u1'), T + 2000)).map((d) => [d.period, d.remaining])).toEqual([['second', 2], ['day', 0], ['month', 3]]);
+    // Another account is untouched; the user's B quota is separate from their apps.
+    expect(await l.consume(app('x', 'u2'), 2, T + 2000)).toMatchObject({ allowed: true, period: 'second', remaining: 0 });
+    expect((await l.consume(user('u1'), 1, T + 2000)).allowed).toBe(true);
+    // The month too: the next day, 3 more across the account, then refused by the month.
+    expect(await l.consume(app('x', 'u1'), 2, DAY_END)).toMatchObject({ allowed: true });
+    expect(await l.consume(app('y', 'u1'), 2, DAY_END)).toMatchObject({ allowed: false, period: 'month', limit: 8, remaining: 1 });
   });
 
   it('the month rolls over at the first of the month 00:00 UTC', async () => {
@@ -219,9 +229,9 @@ describe('stale periods are dropped', () => {
   it('old windows do not keep entries', async () => {
     const l = new MemoryLimiter({ b: { dailyPerUser: 20 }, a: { perSecond: 10 } });
     for (let i = 0; i < 50; i++) await l.consume(user(`u${i}`), 1, T);
-    for (let i = 0; i < 50; i++) await l.consume(app(`a${i}`), 1, T);
+    for (let i = 0; i < 50; i++) await l.consume(app(`a${i}`, `u${i}`), 1, T);
     await l.consume(user('later'), 1, DAY_END + 5);
-    await l.consume(app('later'), 1, DAY_END + 5);
+    await l.consume(app('later', 'later'), 1, DAY_END + 5);
     const internals = l as unknown as Record<string, { counts: Map<string, number> }>;
     expect(internals.bDay.counts.size).toBe(1);
     expect(internals.aSec.counts.size).toBe(1);

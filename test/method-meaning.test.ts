@@ -158,7 +158,7 @@ describe('what the contracts say', () => {
     expect([...methodsWhere(accountMethods, (x) => x.route !== 'local' || x.cache !== 'never' || x.addressParams !== undefined)]).toEqual([]);
     expect([...methodsWhere(accountMethods, (x) => x.open)].sort()).toEqual(['account_logIn', 'account_logOut', 'account_signUp', 'networks_list']);
     expect([...methodsWhere(accountMethods, (x) => x.readOnly)].sort()).toEqual(
-      ['account_me', 'apps_get', 'apps_listAllowlist', 'apps_listJwtKeys', 'apps_list', 'apps_metrics', 'chains_list', 'keys_get', 'keys_list', 'keys_metrics', 'networks_list', 'useCases_list'].sort(),
+      ['account_me', 'apps_get', 'apps_listAllowlist', 'apps_listJwtKeys', 'apps_list', 'apps_metrics', 'apps_usage', 'chains_list', 'keys_get', 'keys_list', 'keys_metrics', 'networks_list', 'useCases_list'].sort(),
     );
   });
 

@@ -319,6 +319,24 @@ for (const target of await storeTargets('store')) {
       }
     });
 
+    it('60 concurrent app creates with a cap of 10 leave exactly 10; the rest get LimitError {what: apps, limit: 10}', async () => {
+      const u = await newUser(store);
+      // On PostgreSQL: two pools (two "replicas"), 30 concurrent creates each.
+      const second = target.dialect === 'postgres' ? await target.open() : store;
+      try {
+        const app = (i: number) => ({ name: `a${i}`, useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
+        const results = await Promise.allSettled(Array.from({ length: 60 }, (_, i) => createApp((i % 2 ? second : store).db, secret, u.id, app(i), { maxPerUser: 10 })));
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
+        const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+        expect(refused).toHaveLength(50);
+        for (const e of refused) expect(e).toMatchObject({ name: 'LimitError', what: 'apps', limit: 10 });
+        expect(await listApps(store.db, secret, u.id)).toHaveLength(10);
+        await expect(createApp(store.db, secret, 'usr_nobody', app(0))).rejects.toBeInstanceOf(NotFoundError);
+      } finally {
+        if (second !== store) await second.close();
+      }
+    });
+
     if (target.dialect === 'sqlite')
       it('SQLite: two processes creating concurrently on one file leave exactly 4 (no SQLITE_BUSY)', async () => {
         const u = await newUser(store);

@@ -316,6 +316,35 @@ describe('refusals and bounds', () => {
     }
   }, 30_000);
 
+  // Issue 26 item 3: the cap under a race, on every credential kind — a batch of 50 eth_subscribe and 50 single ones
+  // sent at once on one connection: exactly maxSubscriptionsPerConnection (3) are created.
+  it('100 eth_subscribe at once (a batch of 50 and 50 singles) on one connection: exactly 3 subscriptions, on a development key, an app and a network key', async () => {
+    const user = await createUser(svc.store.db, { email: `${randomUUID()}@example.com`, passwordHash: 'x' });
+    const app = await createApp(svc.store.db, svc.secret, user.id, { name: 'ws', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
+    await svc.access.sync();
+    const urls = { 'development key': ws.A, app: `${toWs(svc.url)}/mainnet/v2/${app.key}`, 'network key': `${toWs(svc.url)}/mainnet/${await newBKey()}` };
+    for (const [kind, url] of Object.entries(urls)) {
+      const c = await Raw.open(url);
+      try {
+        const sub = (id: number) => ({ jsonrpc: '2.0', id, method: 'eth_subscribe', params: [id % 2 ? 'newHeads' : 'newPendingTransactions'] });
+        c.socket.send(JSON.stringify(Array.from({ length: 50 }, (_, i) => sub(i))));
+        for (let i = 50; i < 100; i++) c.socket.send(JSON.stringify(sub(i)));
+        const answers = await until(`${kind}: 100 answers`, () => {
+          const flat = c.messages.flatMap((m) => (Array.isArray(m) ? m : m.id !== undefined ? [m] : []));
+          // A batch refused whole by a limit is one answer without an id (the network key's daily quota of 6).
+          return flat.length >= 51 && (flat.length === 100 || flat.some((m) => m.id === null)) && flat;
+        });
+        const created = answers.filter((m) => typeof m.result === 'string');
+        const other = answers.filter((m) => !(typeof m.result === 'string') && !(m.error?.code === -32005 && ['subscriptions', 'quota', 'rate'].includes(m.error.data?.reason)));
+        expect(other, kind).toEqual([]);
+        expect([kind, created.length]).toEqual([kind, 3]);
+        expect(answers.some((m) => m.error?.data?.reason === 'subscriptions'), kind).toBe(true);
+      } finally {
+        c.socket.close();
+      }
+    }
+  }, 30_000);
+
   it('keep-alive: a peer that does not answer pings is terminated', async () => {
     const before = svc.websockets.connections();
     const s = new WebSocket(ws.A, { autoPong: false });

@@ -19,6 +19,8 @@ import type {
   AppsCreateResult,
   AppsListParams,
   AppsListResult,
+  AppsUsageParams,
+  AppsUsageResult,
   AppsGetParams,
   AppsGetResult,
   AppsMetricsParams,
@@ -96,6 +98,17 @@ export const extensions = {
   },
   apps_list: {
     'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
+  },
+  apps_usage: {
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      sticky: false,
+      open: false,
+      readOnly: true,
+    },
   },
   apps_get: {
     'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
@@ -238,7 +251,7 @@ export const methods = {
     name: 'apps_create',
     summary: 'Creates an app (access point A) with a new API key.',
     params: [{ name: 'app', required: true }],
-    errors: [-32602, -32016, -32041, -32045, -32603],
+    errors: [-32602, -32016, -32041, -32045, -32603, -32005],
     paramStructure: 'either',
     ext: extensions['apps_create'],
   } as MethodDescriptor<AppsCreateParams, AppsCreateResult, (typeof extensions)['apps_create']>,
@@ -253,6 +266,17 @@ export const methods = {
     paramStructure: 'either',
     ext: extensions['apps_list'],
   } as MethodDescriptor<AppsListParams, AppsListResult, (typeof extensions)['apps_list']>,
+  /**
+   * Your account's app quotas: requests today and this month across all your apps.
+   */
+  apps_usage: {
+    name: 'apps_usage',
+    summary: "Your account's app quotas: requests today and this month across all your apps.",
+    params: [],
+    errors: [-32602, -32016, -32045, -32603, -32044],
+    paramStructure: 'either',
+    ext: extensions['apps_usage'],
+  } as MethodDescriptor<AppsUsageParams, AppsUsageResult, (typeof extensions)['apps_usage']>,
   /**
    * Returns an app with its key and RPC URLs.
    */

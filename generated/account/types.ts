@@ -456,6 +456,37 @@ export interface SignUpResult {
    */
   next: 'account_logIn';
 }
+/**
+ * Your apps against the account's limits of access point A: the daily and monthly quotas shared by all your apps, each app's own per-second rate, and the number of apps.
+ */
+export interface AppsUsage {
+  /**
+   * Your apps now.
+   */
+  apps: number;
+  /**
+   * Most apps one account may have (config `accounts.maxAppsPerUser`).
+   */
+  maxApps: number;
+  /**
+   * Requests per second each app may make (its own, not shared); null: no per-second rate.
+   */
+  perSecond: number | null;
+  /**
+   * The account's quotas, shortest period first.
+   */
+  quotas: AccountQuota[];
+}
+/**
+ * One quota of the account (all its apps together) in the current UTC window, as the rate limiter counts it.
+ */
+export interface AccountQuota {
+  period: 'day' | 'month';
+  used: number;
+  limit: number;
+  remaining: number;
+  resetAt: Timestamp;
+}
 
 // ---- methods ----
 /**
@@ -530,6 +561,14 @@ export type AppsListParams = [];
  * Result of `apps_list` (apps).
  */
 export type AppsListResult = AppSummary[];
+/**
+ * Params of `apps_usage`: Your account's app quotas: requests today and this month across all your apps.
+ */
+export type AppsUsageParams = [];
+/**
+ * Result of `apps_usage` (usage).
+ */
+export type AppsUsageResult = AppsUsage;
 /**
  * Params of `apps_get`: Returns an app with its key and RPC URLs.
  */
@@ -868,12 +907,12 @@ export interface AccountMethods {
   /**
    * Creates an app (access point A) with a new API key.
    *
-   * Creates an app for the chain and services given. The answer carries the app's key and its node API URL per network (`…/{network}/v2/{key}`).
+   * Creates an app for the chain and services given. The answer carries the app's key and its node API URL per network (`…/{network}/v2/{key}`). At most `accounts.maxAppsPerUser` apps per user (default 10): one more is refused with -32005 and nothing is created (also under concurrent creates, on any replica). The apps of one account share its daily and monthly quotas; each app has its own per-second rate.
    *
    * Params:
    * - `app`
    *
-   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32045 Store unavailable; -32603 Internal error.
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32045 Store unavailable; -32603 Internal error; -32005 Limit reached.
    *
    * @example
    * ```json
@@ -952,6 +991,42 @@ export interface AccountMethods {
    * ```
    */
   apps_list: { params: AppsListParams; result: AppsListResult };
+  /**
+   * Your account's app quotas: requests today and this month across all your apps.
+   *
+   * The daily and monthly quotas of access point A (the operator plan, config `limits.a`) are the account's: all your apps count together, so creating more apps does not add quota. Each app keeps its own per-second rate (`perSecond`). `quotas` is what the rate limiter counts now (refusals are not counted), one entry per configured period (none when the plan has no daily or monthly quota); `apps` and `maxApps` are how many apps you have and may have.
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32045 Store unavailable; -32603 Internal error; -32044 Limits backend unavailable.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * {
+   *   "apps": 3,
+   *   "maxApps": 10,
+   *   "perSecond": 100,
+   *   "quotas": [
+   *     {
+   *       "period": "day",
+   *       "used": 1520,
+   *       "limit": 100000,
+   *       "remaining": 98480,
+   *       "resetAt": "2025-03-02T00:00:00.000Z"
+   *     },
+   *     {
+   *       "period": "month",
+   *       "used": 40210,
+   *       "limit": 3000000,
+   *       "remaining": 2959790,
+   *       "resetAt": "2025-04-01T00:00:00.000Z"
+   *     }
+   *   ]
+   * }
+   * ```
+   */
+  apps_usage: { params: AppsUsageParams; result: AppsUsageResult };
   /**
    * Returns an app with its key and RPC URLs.
    *

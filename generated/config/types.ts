@@ -123,6 +123,7 @@ export interface Config {
   durability?: DurabilityConfig;
   cache?: CacheConfig;
   accountSecurity?: AccountSecurityConfig;
+  accounts?: AccountsConfig;
   redis?: RedisConfig;
 }
 /**
@@ -190,7 +191,7 @@ export interface LimitsConfig {
   lease?: LimitsLease;
 }
 /**
- * Operator plan for access point A (apps), applied per app. A field left out takes its default; `null` switches that limit off.
+ * Operator plan for access point A (apps): `perSecond` per app; `daily` and `monthly` per account — all apps of one user count together (as a provider's monthly units are per account), so more apps do not multiply the quota. A field left out takes its default; `null` switches that limit off.
  */
 export interface AppPlan {
   perSecond?: number | null;
@@ -559,6 +560,15 @@ export interface AccountSecurityConfig {
   passwordHashQueue?: number;
 }
 /**
+ * What one account (user) may create through the account API.
+ */
+export interface AccountsConfig {
+  /**
+   * Most apps (access point A) one user may have: one more is refused (-32005, HTTP 409, `data` `{ "limit", "what": "apps" }`) and nothing is created, also under concurrent creates on any number of replicas. An app's daily and monthly quotas (`limits.a`) are the account's, shared by all its apps, so more apps do not mean more quota; each app has its own per-second rate.
+   */
+  maxAppsPerUser?: number;
+}
+/**
  * How rpcgate talks to Redis (`redisUrl`): every Redis client of the service (limits, filters, …) uses these. While Redis is unreachable nothing is queued: limited calls fail at once, closed (503, -32044, `data.reason` `limits-backend`), filter calls with 503 -32603 (`filter-store`), and `/readyz` answers 503; the clients reconnect by themselves.
  */
 export interface RedisConfig {
@@ -762,6 +772,7 @@ export const configSchema = {
     durability: { $ref: '#/definitions/DurabilityConfig' },
     cache: { $ref: '#/definitions/CacheConfig' },
     accountSecurity: { $ref: '#/definitions/AccountSecurityConfig' },
+    accounts: { $ref: '#/definitions/AccountsConfig' },
     redis: { $ref: '#/definitions/RedisConfig' },
   },
   definitions: {
@@ -1149,6 +1160,22 @@ export const configSchema = {
         },
       },
     },
+    AccountsConfig: {
+      title: 'AccountsConfig',
+      type: 'object',
+      additionalProperties: false,
+      default: { maxAppsPerUser: 10 },
+      description: 'What one account (user) may create through the account API.',
+      properties: {
+        maxAppsPerUser: {
+          type: 'integer',
+          minimum: 1,
+          default: 10,
+          description:
+            'Most apps (access point A) one user may have: one more is refused (-32005, HTTP 409, `data` `{ "limit", "what": "apps" }`) and nothing is created, also under concurrent creates on any number of replicas. An app\'s daily and monthly quotas (`limits.a`) are the account\'s, shared by all its apps, so more apps do not mean more quota; each app has its own per-second rate.',
+        },
+      },
+    },
     AccountSecurityConfig: {
       title: 'AccountSecurityConfig',
       type: 'object',
@@ -1382,7 +1409,7 @@ export const configSchema = {
       type: 'object',
       additionalProperties: false,
       description:
-        'Operator plan for access point A (apps), applied per app. A field left out takes its default; `null` switches that limit off.',
+        "Operator plan for access point A (apps): `perSecond` per app; `daily` and `monthly` per account — all apps of one user count together (as a provider's monthly units are per account), so more apps do not multiply the quota. A field left out takes its default; `null` switches that limit off.",
       properties: {
         perSecond: { type: ['integer', 'null'], minimum: 0, default: 100 },
         daily: { type: ['integer', 'null'], minimum: 0, default: 100000 },

@@ -112,6 +112,15 @@ export function register(program: Command): void {
     }),
   );
 
+  addApiOptions(apps.command('usage').description("your account's app quotas (all your apps count together), each app's rate, and your app count")).action((flags: ApiFlags) =>
+    runApi(flags, async (ctx) => {
+      const u = await ctx.api.request('apps_usage');
+      const rate = u.perSecond === null ? 'no per-second rate' : `${u.perSecond} requests per second each`;
+      const quotas = u.quotas.map((q) => `requests ${q.period === 'day' ? 'today' : 'this month'}, all apps: ${q.used} of ${q.limit} (${q.remaining} left, resets ${q.resetAt})`);
+      return { json: u, text: [`apps: ${u.apps} of ${u.maxApps}; ${rate}`, ...quotas].join('\n') };
+    }),
+  );
+
   addApiOptions(apps.command('get').description('show an app with its key and URL per network').argument('<appId>')).action((appId: string, flags: ApiFlags) =>
     runApi(flags, async (ctx) => appOutput(await ctx.api.request('apps_get', [appId]))),
   );

@@ -16,7 +16,7 @@ import { methods as accountMethods, type Methods } from '../../../generated/acco
 import type * as T from '../../../generated/account/types.js';
 import { methods as nodeMethods } from '../../../generated/node/methods.js';
 import { examples as nodeExamples } from '../../../generated/node/examples.js';
-import { DEFAULT_B_DAILY_PER_USER } from '../limits/plans.js';
+import { DEFAULT_APP_PLAN, DEFAULT_B_DAILY_PER_USER } from '../limits/plans.js';
 import { hashPassword, verifyPassword } from '../secrets/index.js';
 import { loadStrengthEstimator, passwordRuleReason, passwordStrengthReason } from '../secrets/password-policy.js';
 import { methodsWhere } from '../method-meaning.js';
@@ -40,10 +40,17 @@ export interface AccountDeps {
   networks: Readonly<Record<string, { chainId: number; local: boolean; label?: string }>>;
   /** Today's B usage (the limiter's `peek`); absent = reported as 0 used of `dailyLimit`. */
   peekDaily?: (userId: string) => Promise<{ limit: number; remaining: number; resetAt: number }>;
+  /** The account's A quotas now (the limiter's day and month windows of the user's apps, shared by all of them);
+   *  absent = reported as 0 used of `appPlan`'s. */
+  peekAppQuotas?: (userId: string) => Promise<{ period: string; limit: number; remaining: number; resetAt: number }[]>;
+  /** The A plan (config `limits.a` resolved); absent = the defaults. */
+  appPlan?: { perSecond: number | null; daily: number | null; monthly: number | null };
   /** Daily B limit shown when there is no limiter. */
   dailyLimit?: number;
   sessionTtlMs?: number;
   maxNetworkKeys?: number;
+  /** Apps per user (config `accounts.maxAppsPerUser`); absent = store.MAX_APPS_PER_USER. */
+  maxApps?: number;
   /** Log-in / sign-up throttles and the password-hashing gate (./throttle.ts); absent = defaults, in-process. */
   throttle?: AccountThrottle;
   /** Called after every change to apps or keys, before the answer: e.g. the access index applies the change now, so
@@ -101,6 +108,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
   const { db } = deps.store;
   const secret = deps.secret;
   const maxKeys = deps.maxNetworkKeys ?? store.MAX_NETWORK_KEYS_PER_USER;
+  const maxApps = deps.maxApps ?? store.MAX_APPS_PER_USER;
   const throttle = deps.throttle ?? new AccountThrottle();
   const devices = new DeviceCookies(secret);
   void loadStrengthEstimator(); // now, not on the first sign-up
@@ -291,17 +299,32 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
     // ---- apps ----------------------------------------------------------------------------------------------------
     async apps_create([input], c) {
       const chain = chainOf(input.chain, 'app', '/0/chain');
-      const a = await store.createApp(db, secret, c.userId, {
-        name: trim(input.name),
-        description: input.description ?? '',
-        useCase: trim(input.useCase),
-        chain,
-        services: [...input.services],
-      });
-      return appFull(a, c.req.baseUrl);
+      const app = { name: trim(input.name), description: input.description ?? '', useCase: trim(input.useCase), chain, services: [...input.services] };
+      try {
+        return appFull(await store.createApp(db, secret, c.userId, app, { maxPerUser: maxApps }), c.req.baseUrl);
+      } catch (e) {
+        if (e instanceof store.LimitError) throw countLimit(e.what, e.limit);
+        if (e instanceof store.NotFoundError) throw NO_SESSION; // the user was deleted meanwhile
+        throw e;
+      }
     },
     async apps_list(_p, c) {
       return (await store.listApps(db, secret, c.userId)).map(appSummary);
+    },
+    async apps_usage(_p, c) {
+      const plan = deps.appPlan ?? DEFAULT_APP_PLAN;
+      let quotas: T.AccountQuota[];
+      if (deps.peekAppQuotas !== undefined) {
+        quotas = (await deps.peekAppQuotas(c.userId)).map((d) => ({ period: d.period as T.AccountQuota['period'], used: Math.max(0, d.limit - d.remaining), limit: d.limit, remaining: d.remaining, resetAt: iso(d.resetAt) }));
+      } else {
+        const now = new Date();
+        const day = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+        const month = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+        quotas = [];
+        if (plan.daily !== null) quotas.push({ period: 'day', used: 0, limit: plan.daily, remaining: plan.daily, resetAt: iso(day) });
+        if (plan.monthly !== null) quotas.push({ period: 'month', used: 0, limit: plan.monthly, remaining: plan.monthly, resetAt: iso(month) });
+      }
+      return { apps: await store.countApps(db, c.userId), maxApps, perSecond: plan.perSecond, quotas };
     },
     async apps_get([appId], c) {
       const a = await store.getApp(db, secret, c.userId, appId);

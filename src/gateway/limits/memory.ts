@@ -1,6 +1,8 @@
 // In-process backend: counters in Maps, one Map per (kind, period) holding only the current window.
 // A window change clears its Map, so stale periods are dropped without a sweep. Single-threaded JS makes
 // check-then-increment atomic; the work per call is a few Map lookups and one decision object.
+// An app's call (A) counts its per-second window under the app and its day/month windows under the app's user:
+// the quotas are the account's, shared by all its apps (more apps do not multiply them); the rate stays per app.
 import { UtcCalendar } from './calendar.js';
 import { checkN, decide, slotDecisions, type Slot } from './decide.js';
 import { resolvePlans, type LimitsConfig, type ResolvedPlans } from './plans.js';
@@ -51,13 +53,13 @@ export class MemoryLimiter implements Limiter {
       return k;
     }
     const p = this.plans.a;
-    const id = subject.appId;
     if (p.perSecond !== null) {
       const start = now - (now % 1000);
-      k = this.set(slots[k], k, this.aSec, start, id, 'second', p.perSecond, start + 1000);
+      k = this.set(slots[k], k, this.aSec, start, subject.appId, 'second', p.perSecond, start + 1000);
     }
-    if (p.daily !== null) k = this.set(slots[k], k, this.aDay, cal.dayStart, id, 'day', p.daily, cal.dayEnd);
-    if (p.monthly !== null) k = this.set(slots[k], k, this.aMonth, cal.monthStart, id, 'month', p.monthly, cal.monthEnd);
+    const user = subject.userId;
+    if (p.daily !== null) k = this.set(slots[k], k, this.aDay, cal.dayStart, user, 'day', p.daily, cal.dayEnd);
+    if (p.monthly !== null) k = this.set(slots[k], k, this.aMonth, cal.monthStart, user, 'month', p.monthly, cal.monthEnd);
     return k;
   }
 

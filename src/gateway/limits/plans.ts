@@ -1,6 +1,6 @@
 // Plans: how many requests a subject may make per period. From config; the defaults are the `default`s of the plan
 // fields in contracts/config.schema.json (the one place they are defined): perSecond 100, daily 100,000, monthly
-// 3,000,000 per app (A); 25,000 per user per UTC day (B).
+// 3,000,000 per account (A: the rate per app, the quotas shared by all apps of a user); 25,000 per user per UTC day (B).
 import { configSchema } from '../../../generated/config/types.js';
 import type { AppPlan, LimitsConfig } from '../config/config.js';
 

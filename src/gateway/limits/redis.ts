@@ -329,15 +329,16 @@ export class RedisLimiter implements Limiter {
     if (subject.kind === 'B') {
       return [{ key: `${this.prefix}:b:${subject.userId}:d:${cal.dayKey}`, period: 'day', limit: this.plans.b.daily, resetAt: cal.dayEnd, count: 0 }];
     }
+    // The rate per app, the quotas per account (all its apps together): one script call still decides all three.
     const p = this.plans.a;
-    const base = `${this.prefix}:a:${subject.appId}`;
+    const user = `${this.prefix}:au:${subject.userId}`;
     const out: RedisSlot[] = [];
     if (p.perSecond !== null) {
       const sec = Math.floor(now / 1000);
-      out.push({ key: `${base}:s:${sec}`, period: 'second', limit: p.perSecond, resetAt: (sec + 1) * 1000, count: 0 });
+      out.push({ key: `${this.prefix}:a:${subject.appId}:s:${sec}`, period: 'second', limit: p.perSecond, resetAt: (sec + 1) * 1000, count: 0 });
     }
-    if (p.daily !== null) out.push({ key: `${base}:d:${cal.dayKey}`, period: 'day', limit: p.daily, resetAt: cal.dayEnd, count: 0 });
-    if (p.monthly !== null) out.push({ key: `${base}:m:${cal.monthKey}`, period: 'month', limit: p.monthly, resetAt: cal.monthEnd, count: 0 });
+    if (p.daily !== null) out.push({ key: `${user}:d:${cal.dayKey}`, period: 'day', limit: p.daily, resetAt: cal.dayEnd, count: 0 });
+    if (p.monthly !== null) out.push({ key: `${user}:m:${cal.monthKey}`, period: 'month', limit: p.monthly, resetAt: cal.monthEnd, count: 0 });
     return out;
   }
 

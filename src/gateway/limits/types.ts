@@ -3,12 +3,13 @@
 
 /** Who a request is counted against. */
 export type LimitSubject =
-  /** Access point A (provider-style app): quotas from the operator plan, counted per app. */
+  /** Access point A (provider-style app), from the operator plan: the per-second rate counted per app, the daily and
+   *  monthly quotas per account (the user: all their apps together, as a provider's monthly units are). */
   | { kind: 'A'; appId: string; userId: string }
   /** Access point B (network-style keys): one daily quota per user, shared by all the user's B keys. */
   | { kind: 'B'; userId: string };
 
-/** The subject of an app's calls (access point A). */
+/** The subject of an app's calls (access point A): its rate under the app, its quotas under the user. */
 export function appSubject(appId: string, userId: string): LimitSubject {
   return { kind: 'A', appId, userId };
 }

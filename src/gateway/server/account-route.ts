@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createAccountApi, type AccountApi } from '../accounts/index.js';
 import { chainNetworks, networkLabel, trustProxyHops, type Config } from '../config/config.js';
-import { userSubject, type Limiter } from '../limits/index.js';
+import { appSubject, userSubject, type Limiter } from '../limits/index.js';
 import { resolvePlans } from '../limits/plans.js';
 import type { Store } from '../store/index.js';
 import { limitsBackendUnavailable } from '../errors.js';
@@ -40,7 +40,20 @@ export function accountRoute(d: AccountRouteDeps): AccountApi {
           d.logger?.warn({ err: { message: (e as Error).message } }, 'account API: limits backend unreachable; usage not available');
           throw limitsBackendUnavailable();
         })),
+    // An app's day and month windows are its user's (the account's quota): read through any app id of that user.
+    peekAppQuotas:
+      limiter &&
+      ((userId) =>
+        limiter.peekAll(appSubject('', userId)).then(
+          (ds) => ds.filter((d) => d.period !== 'second'),
+          (e: unknown) => {
+            d.logger?.warn({ err: { message: (e as Error).message } }, 'account API: limits backend unreachable; app quotas not available');
+            throw limitsBackendUnavailable();
+          },
+        )),
+    appPlan: resolvePlans(config.limits).a,
     dailyLimit: resolvePlans(config.limits).b.daily,
+    maxApps: config.accounts?.maxAppsPerUser,
     publicBaseUrl: config.publicBaseUrl,
     allowedOrigins: config.allowedOrigins,
     trustProxy: trustProxyHops(config),

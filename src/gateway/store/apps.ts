@@ -5,11 +5,15 @@
 import type { Kysely, Transaction } from 'kysely';
 import { decryptKey, encryptKey, hashKey, newApiKey, newId } from '../secrets/keys.js';
 import type { AllowlistKind, AppRow, Database, JwtAlg } from './schema.js';
+import { LimitError, NotFoundError } from './errors.js';
 import { recordKeyEvent } from './keyEvents.js';
 import { isPostgres } from './util.js';
 
 /** A new app's JWT maximum lifetime (24 h), also what 0005_jwt_lifetime gives existing apps. */
 export const DEFAULT_JWT_MAX_LIFETIME_SEC = 86_400;
+
+/** Apps per user when the caller names no cap (config `accounts.maxAppsPerUser`, whose default it mirrors). */
+export const MAX_APPS_PER_USER = 10;
 
 export interface App {
   id: string;
@@ -76,8 +80,20 @@ function toApp(secret: Uint8Array, r: AppRow): App {
   };
 }
 
-/** Creates an app with a fresh key. */
-export async function createApp(db: Kysely<Database>, secret: Uint8Array, userId: string, input: NewApp): Promise<App> {
+/**
+ * Creates an app with a fresh key. Throws `LimitError` when the user already has `maxPerUser` apps — nothing is
+ * stored — and `NotFoundError('user')` for an unknown user. Race-free across replicas as network keys are: count and
+ * insert run in one transaction that first serializes on the user's row (PostgreSQL `FOR UPDATE`; SQLite: BEGIN
+ * IMMEDIATE holds the write lock), so concurrent creates queue and each counts the previous one's committed insert.
+ */
+export async function createApp(
+  db: Kysely<Database>,
+  secret: Uint8Array,
+  userId: string,
+  input: NewApp,
+  opts: { maxPerUser?: number } = {},
+): Promise<App> {
+  const max = opts.maxPerUser ?? MAX_APPS_PER_USER;
   const key = newApiKey();
   const now = Date.now();
   const row: AppRow = {
@@ -97,10 +113,28 @@ export async function createApp(db: Kysely<Database>, secret: Uint8Array, userId
     key_rotated_at: null,
   };
   await db.transaction().execute(async (trx) => {
+    const owner = trx.selectFrom('users').select('id').where('id', '=', userId);
+    if ((await (isPostgres(trx) ? owner.forUpdate() : owner).executeTakeFirst()) === undefined) throw new NotFoundError('user');
+    const { n } = await trx
+      .selectFrom('apps')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
+    if (Number(n) >= max) throw new LimitError('apps', max);
     await trx.insertInto('apps').values(row).execute();
     await recordKeyEvent(trx, row.key_hash, 'upsert', now);
   });
   return toApp(secret, row);
+}
+
+/** How many apps the user has. */
+export async function countApps(db: Kysely<Database>, userId: string): Promise<number> {
+  const { n } = await db
+    .selectFrom('apps')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
+  return Number(n);
 }
 
 /** The user's apps, oldest first. */

@@ -1,7 +1,7 @@
 // Apps (access point A): the list and the Create app form (name, description, use case, chain by search, services).
 import { useEffect, useId, useState, type FormEvent } from 'react';
-import { api, describeError, type AppSummary, type Chain, type ShownError } from '../api.js';
-import { ErrorText, formatDate } from '../components.js';
+import { api, describeError, type AppSummary, type AppsUsage, type Chain, type ShownError } from '../api.js';
+import { ErrorText, fmt, formatDate } from '../components.js';
 import { href, navigate } from '../router.js';
 
 export interface PageProps {
@@ -11,11 +11,37 @@ export interface PageProps {
 
 const SERVICES: { id: 'node-api'; label: string; hint: string }[] = [{ id: 'node-api', label: 'Node API', hint: 'JSON-RPC reads of blocks, transactions, logs and balances' }];
 
+/** The account's quotas (apps_usage): shared by all apps, so shown once for the account, never per app. */
+function AccountQuotas({ usage }: { usage: AppsUsage }) {
+  const label = (p: string) => (p === 'day' ? 'today' : 'this month');
+  return (
+    <div className="card stack" data-testid="app-quotas">
+      {usage.quotas.map((q) => (
+        <div className="usage" key={q.period} data-testid={`app-quota-${q.period}`}>
+          <div className="usage-text">
+            <strong data-testid={`app-quota-${q.period}-used`}>{fmt(q.used)}</strong> of {fmt(q.limit)} requests {label(q.period)}, all your apps together
+            <span className="muted small"> · resets {formatDate(q.resetAt)}</span>
+          </div>
+          <div className="meter" role="meter" aria-label={`Requests ${label(q.period)}`} aria-valuemin={0} aria-valuemax={q.limit} aria-valuenow={q.used} aria-valuetext={`${fmt(q.used)} of ${fmt(q.limit)}`}>
+            <div className="meter-fill" style={{ width: `${q.limit > 0 ? Math.min(100, (q.used / q.limit) * 100) : 0}%` }} />
+          </div>
+        </div>
+      ))}
+      <p className="muted small">
+        The daily and monthly quotas belong to your account: more apps do not add quota. {usage.perSecond !== null && <>Each app has its own rate of {fmt(usage.perSecond)} requests per second. </>}
+        {usage.apps} of {usage.maxApps} apps.
+      </p>
+    </div>
+  );
+}
+
 export function AppsPage({ onUnauthorized }: PageProps) {
   const [apps, setApps] = useState<AppSummary[] | null>(null);
+  const [usage, setUsage] = useState<AppsUsage | null>(null);
   const [error, setError] = useState<ShownError | null>(null);
   useEffect(() => {
     api.request('apps_list').then(setApps, (e) => onUnauthorized(e) || setError(describeError(e)));
+    api.request('apps_usage').then(setUsage, (e) => onUnauthorized(e) || setError(describeError(e)));
   }, [onUnauthorized]);
 
   return (
@@ -30,6 +56,7 @@ export function AppsPage({ onUnauthorized }: PageProps) {
         </a>
       </div>
       <ErrorText error={error} />
+      {usage && <AccountQuotas usage={usage} />}
       {apps === null && !error && <p className="muted">Loading apps…</p>}
       {apps?.length === 0 && (
         <div className="empty card">
