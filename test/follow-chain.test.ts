@@ -332,7 +332,7 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
     }
   }, 30_000);
 
-  it('quota exhausted mid-stream: a third replica on a tiny B plan sends the last notifications, a final error, then closes 4429', async () => {
+  it('quota exhausted mid-stream: a third replica on a tiny B plan sends the last notifications, a final error, then closes 4402', async () => {
     // Plans are configuration, so the tiny quota lives on its own replica (same store and Redis counters) and a
     // second user's key: the main keys keep their quota for the other tests.
     const r3 = await startService({ ...common(), limits: { b: { dailyPerUser: QUOTA } } });
@@ -344,13 +344,13 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
       const c = await Raw.open(`${toWs(r3.url)}/mainnet/${key}`);
       const sub = (await c.call('eth_subscribe', ['newHeads'])).result as string; // 1 of the quota
       await until('the close', () => c.closed, QUOTA * 1000 + 10_000);
-      expect(c.closed).toEqual({ code: 4429, reason: 'quota exhausted' });
+      expect(c.closed).toEqual({ code: 4402, reason: 'quota exhausted' });
       const notes = c.notifications(sub);
       expect(notes.filter((m) => m.params.result !== undefined)).toHaveLength(QUOTA - 1);
       const last = notes[notes.length - 1];
       expect([last.params.error.code, last.params.error.data.reason]).toEqual([-32005, 'quota']);
       // Out over HTTP too: the same counter.
-      expect((await post(`${r3.url}/mainnet/${key}`, 'eth_chainId')).status).toBe(429);
+      expect((await post(`${r3.url}/mainnet/${key}`, 'eth_chainId')).status).toBe(402);
     } finally {
       await r3.stop();
     }

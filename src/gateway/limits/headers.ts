@@ -34,7 +34,7 @@ let lastLimitStr = '';
 let lastReset = NaN;
 let lastResetStr = '';
 
-const PERIOD_WORD = { second: 'second', day: 'day (UTC)', month: 'month (UTC)' } as const;
+const QUOTA_WORD = { day: 'daily', month: 'monthly' } as const;
 
 /**
  * The refusal as an RpcError: -32005, data {source, reason: rate|quota, limit, period, resetAt (ISO)}, and the headers
@@ -44,7 +44,9 @@ const PERIOD_WORD = { second: 'second', day: 'day (UTC)', month: 'month (UTC)' }
 export function limitError(d: LimitDecision, now = Date.now()): RpcError {
   const err = limitExceeded(
     { limit: d.limit, period: d.period, resetAt: d.resetAt },
-    `limit exceeded: ${d.limit} requests per ${PERIOD_WORD[d.period]}; resets at ${new Date(d.resetAt).toISOString()}`,
+    d.period === 'second'
+      ? `limit exceeded: ${d.limit} requests per second; resets at ${new Date(d.resetAt).toISOString()}`
+      : `limit exceeded: ${QUOTA_WORD[d.period]} quota of ${d.limit} requests used up (UTC ${d.period}); resets at ${new Date(d.resetAt).toISOString()}`,
     now,
   );
   const h: Record<string, string> = {

@@ -12,7 +12,7 @@
 //     order kept; the send buffer bound still applies);
 //   - refused by a daily/monthly quota (or the limiter down: fail closed as for calls): one last notification per
 //     subscription carries the error (`params.error`, the same -32005/-32044 object a call would get), then the
-//     connection closes with code 4429 (CLOSE_QUOTA).
+//     connection closes with code 4402 (CLOSE_QUOTA: 4000 + the HTTP status of a used-up quota).
 // Static and development keys have no limits: nothing is counted.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -24,7 +24,7 @@ import type { WsConnection } from '../../toolkit/ws/index.js';
 import { NetworkFeed, type FeedSubscriber, type FeedUpstream, type LogFilter } from './feed.js';
 
 /** Close code when the key's quota runs out mid-subscription. */
-export const CLOSE_QUOTA = 4429;
+export const CLOSE_QUOTA = 4402;
 
 /** A node API call's context over a WebSocket: the connection, for eth_subscribe. */
 export interface SocketCallContext extends AccessContext {
@@ -107,7 +107,7 @@ class ConnectionSubs {
     }
   }
 
-  /** The quota ran out: a last notification per subscription with the error, then close 4429. */
+  /** The quota ran out: a last notification per subscription with the error, then close 4402. */
   private endWith(err: RpcError): void {
     this.end(err);
     this.conn.close(CLOSE_QUOTA, 'quota exhausted');
