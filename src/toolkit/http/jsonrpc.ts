@@ -159,9 +159,10 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
     res.end(r.body);
   }
 
-  /** Body of a refusal: not read yet (a bounded prefix is peeked for its ids), over the limit (closed after the
-   *  answer, no ids), or the body read completely. */
-  type BodyAt = 'unread' | 'over' | Buffer;
+  /** Body of a refusal: not read yet (a bounded prefix is peeked for its ids), declared over the limit (peeked the
+   *  same, then the connection closes after the answer), over the limit while streaming (closed after the answer,
+   *  no ids), or the body read completely. */
+  type BodyAt = 'unread' | 'declared-over' | 'over' | Buffer;
 
   /** Refuses before the engine: peeks at or bounds the body (./body.ts), lets the `refused` hook add headers, and
    *  answers once both are done, with the request's ids when the body parsed. */
@@ -174,8 +175,9 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
       send(req, res, rid, refusalResponse(err, read), extra, undefined);
       answered?.(res, err.httpStatus, ctx, rid, t0);
     };
-    if (body === 'unread') {
+    if (body === 'unread' || body === 'declared-over') {
       peekBody(req, res, (b) => {
+        if (body === 'declared-over') closeAfterAnswer(req, res);
         read = b;
         step();
       });
@@ -210,7 +212,7 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
     const cl = req.headers['content-length'];
     if (cl !== undefined && Number(cl) > maxBodyBytes) {
       // Refused before reading: answered, then the connection closes (a bounded part of the body is read meanwhile).
-      return refuse(req, res, rid, t0, ctx, payloadTooLarge('body', maxBodyBytes, Number(cl)), 'over');
+      return refuse(req, res, rid, t0, ctx, payloadTooLarge('body', maxBodyBytes, Number(cl)), 'declared-over');
     }
     const st = new BodyState(res, rid, t0, ctx, checked);
     (req as StatefulRequest<C>)[kBody] = st;
