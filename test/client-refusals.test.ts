@@ -156,8 +156,8 @@ interface Child {
   lines: Line[];
   out(): string;
   err(): string;
-  /** Resolves when the child printed `marker` (PAUSE / END); rejects if it exits first. */
-  reached(marker: string): Promise<void>;
+  /** Resolves true when the child printed `marker` (PAUSE / END), false if it exited first (a crash: reported). */
+  reached(marker: string): Promise<boolean>;
 }
 
 function startChild(lib: string, transport: string): Child {
@@ -174,14 +174,14 @@ function startChild(lib: string, transport: string): Child {
   });
   proc.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
   const reached = (marker: string) =>
-    new Promise<void>((ok, fail) => {
+    new Promise<boolean>((ok) => {
       const t = setInterval(() => {
         if (out.split('\n').includes(marker)) {
           clearInterval(t);
-          ok();
+          ok(true);
         } else if (proc.exitCode !== null || proc.signalCode !== null) {
           clearInterval(t);
-          fail(new Error(`${lib}/${transport} exited (${proc.exitCode ?? proc.signalCode}) before ${marker}:\n${out}\n${err}`));
+          ok(false);
         }
       }, 50);
     });
@@ -211,23 +211,23 @@ describe('every refusal reaches ethers v6, viem and web3.js v4 over HTTP and Web
   it('each library × transport names the cause of each refusal within 10 s and stays alive', async () => {
     const children = new Map<string, Child>();
     for (const lib of LIBS) for (const t of TRANSPORTS) children.set(`${lib}/${t}`, startChild(lib, t));
+    const problems: string[] = [];
     try {
       await Promise.all([...children.values()].map((c) => c.reached('PAUSE')));
       // Phase 2: the limits backend goes down.
       await redis.kill();
-      for (const c of children.values()) c.proc.stdin!.write('go\n');
+      for (const c of children.values()) if (c.proc.exitCode === null) c.proc.stdin!.write('go\n');
       await Promise.all([...children.values()].map((c) => c.reached('END')));
       // A crash after the last answer (an unhandled 'error' on a closed socket) would show within this second.
       await new Promise((r) => setTimeout(r, 1500));
       for (const [name, c] of children) {
-        expect([c.proc.exitCode, c.proc.signalCode], `${name} died:\n${c.err()}`).toEqual([null, null]);
+        if (c.proc.exitCode !== null || c.proc.signalCode !== null) problems.push(`${name} died (${c.proc.exitCode ?? c.proc.signalCode}): ${c.err().split('\n').find((l) => /Error/.test(l)) ?? c.err().slice(0, 300)}`);
         c.lines.push(...parse(c.out()));
       }
     } finally {
       for (const c of children.values()) if (c.proc.exitCode === null) c.proc.kill('SIGTERM');
     }
 
-    const problems: string[] = [];
     for (const c of cases) {
       const row = new Map<string, Line | string>();
       results.set(c.name, row);
