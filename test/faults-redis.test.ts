@@ -70,10 +70,12 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
   }
 }
 
-/** The limits backend refusal, exactly. */
+/** The limits backend refusal, exactly (a batch: the same error for each item, with its id). */
 function expectBackendDown(r: { status: number; body: Json }): void {
   expect(r.status, JSON.stringify(r.body)).toBe(503);
-  expect(r.body.error).toEqual({ code: -32044, message: 'limits backend unavailable', data: { source: 'rpcgate', reason: 'limits-backend' } });
+  for (const item of Array.isArray(r.body) ? r.body : [r.body]) {
+    expect(item.error).toEqual({ code: -32044, message: 'limits backend unavailable', data: { source: 'rpcgate', reason: 'limits-backend' } });
+  }
 }
 
 describe.skipIf(!HAVE)('Redis stopped and restarted under a running rpcgate', () => {
@@ -207,10 +209,13 @@ describe.skipIf(!HAVE)('Redis stopped and restarted under a running rpcgate', ()
         continue;
       }
       expect(r.status, JSON.stringify(r.body)).toBe(402);
-      expect(r.body.error.code).toBe(-32005);
-      expect(r.body.error.data).toMatchObject({ source: 'rpcgate', reason: 'quota', limit: LIMIT, period: 'day' });
+      // A batch that does not fit is refused whole: one error per item, with its id (issue 21).
+      const err = batch ? r.body[1].error : r.body.error;
+      if (batch) expect(r.body.map((x: { id: number }) => x.id)).toEqual([i, i + 1000]);
+      expect(err.code).toBe(-32005);
+      expect(err.data).toMatchObject({ source: 'rpcgate', reason: 'quota', limit: LIMIT, period: 'day' });
       expect(r.headers.get('retry-after')).toBeNull();
-      // A batch that does not fit is refused whole (one error object); the first refused single ends the run.
+      // The first refused single ends the run.
       if (!batch) break;
     }
     expect(served).toBe(LIMIT);

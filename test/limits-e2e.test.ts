@@ -76,9 +76,11 @@ function expectAllowed(r: Reply, limit: number, remaining: number, resetMs: numb
  *  per-second rate 429 with Retry-After, a daily/monthly quota 402 without (issue 21: no client retries it for hours). */
 function expectRefused(r: Reply, limit: number, period: string, resetMs: number, remaining: number): void {
   expect(r.status, JSON.stringify(r.body)).toBe(period === 'second' ? 429 : 402);
-  expect(Array.isArray(r.body)).toBe(false);
-  expect(r.body.error.code).toBe(-32005);
-  expect(r.body.error.data).toEqual({ source: 'rpcgate', reason: period === 'second' ? 'rate' : 'quota', limit, period, resetAt: new Date(resetMs).toISOString() });
+  // A batch refused whole answers each item (with its id) with the same error (issue 21).
+  for (const item of Array.isArray(r.body) ? r.body : [r.body]) {
+    expect(item.error.code).toBe(-32005);
+    expect(item.error.data).toEqual({ source: 'rpcgate', reason: period === 'second' ? 'rate' : 'quota', limit, period, resetAt: new Date(resetMs).toISOString() });
+  }
   expect(rl(r)).toEqual({ limit, remaining, reset: Math.ceil(resetMs / 1000) });
   if (period !== 'second') {
     expect(r.headers.get('retry-after')).toBeNull();
@@ -250,7 +252,7 @@ describe('in-process counters, A per-second and monthly plans', () => {
     const app = await aApp(svc, await newUser(svc));
     // More than the rate in one batch is refused whatever the window.
     let r = await post(app, blockNumbers(6));
-    expect([r.status, r.body.error.code, r.body.error.data.period, r.body.error.data.limit]).toEqual([429, -32005, 'second', 5]);
+    expect([r.status, r.body.length, r.body[5].error.code, r.body[5].error.data.period, r.body[5].error.data.limit]).toEqual([429, 6, -32005, 'second', 5]);
     expect(r.headers.get('retry-after')).toBe('1');
 
     // The rate exactly, then one more in the same second. The window is read from the headers: if the extra call
@@ -432,7 +434,8 @@ describe.skipIf(skipRedis)('Redis counters shared by two rpcgate processes', () 
             continue;
           }
           refusals++;
-          if (r.status !== 402 || r.body?.error?.code !== -32005 || r.body.error.data?.limit !== LIMIT) {
+          const e = Array.isArray(r.body) ? r.body[0]?.error : r.body?.error;
+          if (r.status !== 402 || e?.code !== -32005 || e.data?.limit !== LIMIT) {
             problems.push(`client ${c}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
             return;
           }
