@@ -9,7 +9,9 @@
 // settles). Each message on it is answered with the refusal as a JSON-RPC error naming the message's ids (a batch:
 // one per item with an id), then the socket closes with 4000 + the refusal's HTTP status (4401, 4403, 4429, …;
 // reason: the error's message) REFUSED_GRACE_MS after the first answer, or REFUSED_IDLE_MS after the handshake if
-// no message comes. It never reaches the engine or the `opened` hook.
+// no message comes. It never reaches the engine or the `opened` hook. At most `maxRefusedOpen` such sockets are open
+// at once (a flood of bad keys holds no more): beyond it a refusal is a plain HTTP answer (its status, the JSON-RPC
+// error envelope as the body, `connection: close`), as before.
 // Each text message goes through `engine.handle(body, messageContext(conn, …))`: single calls, batches and
 // notifications exactly as over HTTP (a notification or a batch of only notifications gets no answer). Binary
 // messages are read as UTF-8 text too (some clients send JSON in binary frames).
@@ -120,6 +122,8 @@ export interface JsonRpcWsOptions<C extends CallContext, R> {
   maxInFlight: number;
   maxBufferedBytes: number;
   pingIntervalMs: number;
+  /** Refused sockets open at once (answered per call, then closed); beyond it refused upgrades get HTTP. Default 1024. */
+  maxRefusedOpen?: number;
   /** At the upgrade: the connection's context, or why it is refused (answered as HTTP with the error's status). */
   admit(req: IncomingMessage, rid: string, t0: number, route: R, capture: string | undefined): C | Refusal<C> | Promise<C | Refusal<C>>;
   /** Each refusal at the upgrade, once (e.g. metering). */
@@ -177,7 +181,9 @@ export function createJsonRpcWs<C extends CallContext, R>(opts: JsonRpcWsOptions
   /** Refused sockets still open (closed with the server). */
   const refusedOpen = new Set<WebSocket>();
 
-  function refuse(req: IncomingMessage, socket: Duplex, head: Buffer, t0: number, ctx: C | undefined, err: RpcError): void {
+  const maxRefusedOpen = opts.maxRefusedOpen ?? 1024;
+
+  function refuse(req: IncomingMessage, socket: Duplex, head: Buffer, rid: string, t0: number, ctx: C | undefined, err: RpcError): void {
     try {
       refused?.(ctx, err, t0);
     } catch (e) {
@@ -186,6 +192,10 @@ export function createJsonRpcWs<C extends CallContext, R>(opts: JsonRpcWsOptions
     if (closing || socket.destroyed) {
       socket.destroy();
       return;
+    }
+    if (refusedOpen.size >= maxRefusedOpen) {
+      const r = refusalResponse(err, undefined);
+      return refuseUpgrade(socket, err.httpStatus, r.body ?? '', r.headers ?? {}, rid);
     }
     wss.handleUpgrade(req, socket, head, (ws) => serveRefused(ws, err));
   }
@@ -284,7 +294,7 @@ export function createJsonRpcWs<C extends CallContext, R>(opts: JsonRpcWsOptions
         onError(e, 'admit');
         return refuseUpgrade(socket, 500, '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}', {}, rid);
       }
-      const done = (x: C | Refusal<C>) => (x instanceof Refusal ? refuse(req, socket, head, t0, x.ctx, x.error) : accept(req, socket, head, x));
+      const done = (x: C | Refusal<C>) => (x instanceof Refusal ? refuse(req, socket, head, rid, t0, x.ctx, x.error) : accept(req, socket, head, x));
       if (!(a instanceof Promise)) return done(a);
       a.then(done, (e: unknown) => {
         onError(e, 'admit');
