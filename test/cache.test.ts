@@ -367,7 +367,7 @@ describe('rpcgate with the response cache', () => {
     expect(node.count('eth_chainId') - before).toBe(1);
     expect(new Set(answers)).toEqual(new Set(['"0x7a69"']));
     const refused = await post(url, 'eth_chainId');
-    expect(refused.status).toBe(429);
+    expect(refused.status).toBe(402);
     expect(refused.body.error?.code).toBe(-32005);
     const m = await svc.metrics.metricsText();
     expect(m).toContain('rpcgate_cache_requests_total{network="mainnet",method="eth_chainId",result="hit"} 4');

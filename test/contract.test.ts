@@ -322,8 +322,8 @@ describe('errors', () => {
     expect(t(gw.forbidden('origin x', { reason: 'origin', origin: 'x' }))).toStrictEqual([-32041, 403, 'origin x', { source: 'rpcgate', reason: 'origin', origin: 'x' }, undefined]);
     expect(t(gw.methodNotAllowed('eth_call'))).toStrictEqual([-32601, 403, 'method not allowed for this key: eth_call', { source: 'rpcgate', reason: 'method', method: 'eth_call' }, undefined]);
     expect(t(gw.limitExceeded({ limit: 25_000, period: 'day', resetAt: new Date('2030-01-02T00:00:00Z') }, undefined, now))).toStrictEqual([
-      -32005, 429, 'limit exceeded: 25000 requests per day',
-      { source: 'rpcgate', reason: 'quota', limit: 25_000, period: 'day', resetAt: '2030-01-02T00:00:00.000Z' }, { 'Retry-After': '86400' },
+      -32005, 402, 'limit exceeded: 25000 requests per day',
+      { source: 'rpcgate', reason: 'quota', limit: 25_000, period: 'day', resetAt: '2030-01-02T00:00:00.000Z' }, undefined,
     ]);
     // Retry-After is at least 1 second, also when the window already reset; a per-second limit is `rate`.
     const rate = gw.limitExceeded({ limit: 1, period: 'second', resetAt: now - 5 }, undefined, now);
@@ -331,7 +331,7 @@ describe('errors', () => {
     expect(t(gw.upstreamUnavailable('mainnet', 'connect refused'))).toStrictEqual([-32042, 503, 'upstream unavailable', { source: 'rpcgate', reason: 'upstream', network: 'mainnet', detail: 'connect refused' }, undefined]);
     expect(gw.upstreamUnavailable('mainnet', 'x', 502).httpStatus).toBe(502);
     expect(t(gw.upstreamTimeout('mainnet', 'slow', 10_000))).toStrictEqual([-32043, 504, 'upstream timeout', { source: 'rpcgate', reason: 'timeout', network: 'mainnet', detail: 'slow', timeoutMs: 10_000 }, undefined]);
-    expect(t(gw.limitsBackendUnavailable())).toStrictEqual([-32044, 503, 'limits backend unavailable', { source: 'rpcgate', reason: 'limits-backend' }, undefined]);
+    expect(t(gw.limitsBackendUnavailable())).toStrictEqual([-32044, 503, 'limits backend unavailable', { source: 'rpcgate', reason: 'limits-backend' }, { 'Retry-After': '1' }]);
     for (const e of [gw.unauthorized('x', { reason: 'jwt' }), gw.limitsBackendUnavailable()]) expect(gw.isGatewayError(e)).toBe(true);
     expect(gw.isGatewayError(new RpcError(-32001, 'resource not found'))).toBe(false);
     // Each constructor's code and status are a row of the table.

@@ -185,7 +185,7 @@ describe('A: operator plan per app', () => {
 });
 
 describe('headers and the -32005 error', () => {
-  it('limitHeaders: limit, remaining, reset (epoch s); retry-after only when refused', async () => {
+  it('limitHeaders: limit, remaining, reset (epoch s); retry-after only when a per-second rate refused (not a used-up quota)', async () => {
     const l = new MemoryLimiter({ b: { dailyPerUser: 2 } });
     const ok = await l.consume(user('h'), 1, T);
     expect(limitHeaders(ok)).toEqual({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': String(DAY_END / 1000) });
@@ -195,11 +195,13 @@ describe('headers and the -32005 error', () => {
       'x-ratelimit-limit': '2',
       'x-ratelimit-remaining': '0',
       'x-ratelimit-reset': String(DAY_END / 1000),
-      'retry-after': String(Math.ceil((DAY_END - T) / 1000)),
     });
+    const r = new MemoryLimiter({ a: { perSecond: 1, daily: null, monthly: null } });
+    await r.consume(app('h'), 1, T);
+    expect(limitHeaders(await r.consume(app('h'), 1, T))['retry-after']).toBe('1');
   });
 
-  it('limitError: code -32005, HTTP 429, data {source, reason, limit, period, resetAt ISO}, Retry-After ≥ 1', async () => {
+  it('limitError: code -32005, data {source, reason, limit, period, resetAt ISO}; a rate 429 with Retry-After 1, a quota 402 without', async () => {
     const l = new MemoryLimiter({ a: { perSecond: 1, daily: 100, monthly: null } });
     await l.consume(app('e'), 1, T);
     const no = await l.consume(app('e'), 1, T);
@@ -220,8 +222,11 @@ describe('headers and the -32005 error', () => {
     const nb = await lb.consume(user('e'), 1, T);
     const eb = limitError(nb, T);
     expect(eb.data).toEqual({ source: 'rpcgate', reason: 'quota', limit: 1, period: 'day', resetAt: '2025-03-15T00:00:00.000Z' });
-    expect(eb.headers?.['Retry-After']).toBe(String(Math.ceil((DAY_END - T) / 1000)));
-    expect(Number(eb.headers?.['Retry-After'])).toBeGreaterThanOrEqual(1);
+    // A used-up quota is 402 (no client library retries it) and invites no retry: no Retry-After (issue 21).
+    expect(eb.httpStatus).toBe(402);
+    expect(eb.headers?.['Retry-After']).toBeUndefined();
+    expect(eb.headers?.['x-ratelimit-reset']).toBe(String(DAY_END / 1000));
+    expect(eb.message).toMatch(/daily quota of 1 requests used up/);
   });
 });
 

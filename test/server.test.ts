@@ -130,12 +130,12 @@ describe('routing and networks', () => {
 });
 
 describe('keys', () => {
-  it('wrong key → 401 -32016', async () => {
+  it('wrong key → 401 -32016, naming the request id (issue 21)', async () => {
     for (const url of [`${svc.url}/mainnet/v2/wrongkey123456`, `${svc.url}/testnet/wrongkey123456`]) {
       const r = await post(url, call('eth_chainId'));
       expect(r.status).toBe(401);
       expect(r.body.error.code).toBe(-32016);
-      expect(r.body.id).toBeNull();
+      expect(r.body.id).toBe(1);
     }
   });
 

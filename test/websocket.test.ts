@@ -2,8 +2,8 @@
 // real rpcgate in front of its embedded anvil (blockTime 1 s, so the chain moves): ethers v6 WebSocketProvider on both
 // URL shapes (calls, on('block'), on(filter) with a Transfer sent here), viem's webSocket transport, web3.js v4
 // subscriptions, then the refusals and bounds with a raw `ws` client: bad key / wrong network / per-key cap at the
-// upgrade (HTTP 401/403/429 with a JSON body), too many subscriptions, a message over the size cap (1009), a key's
-// quota running out mid-stream (final error notification, close 4429), a slow consumer (closed, 4008, not buffered),
+// upgrade (the socket opens, calls get the error with their ids, close 4401/4403/4429), too many subscriptions, a
+// message over the size cap (1009), a key's quota running out mid-stream (final error notification, close 4402), a slow consumer (closed, 4008, not buffered),
 // and SIGTERM of an rpcgate process (close 1001, exit 0).
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -38,7 +38,7 @@ const toWs = (u: string) => u.replace(/^http/, 'ws');
 
 
 
-/** An upgrade that must be refused: its HTTP status and JSON body (via ws' 'unexpected-response'). */
+/** An upgrade that must be refused with HTTP (unknown path): its HTTP status and JSON body (via ws' 'unexpected-response'). */
 function refusedUpgrade(url: string): Promise<{ status: number; body: Json; contentType: string | undefined }> {
   return new Promise((res, rej) => {
     const s = new WebSocket(url);
@@ -50,6 +50,23 @@ function refusedUpgrade(url: string): Promise<{ status: number; body: Json; cont
       r.on('end', () => res({ status: r.statusCode!, body: JSON.parse(body), contentType: r.headers['content-type'] }));
     });
   });
+}
+
+/**
+ * A refused key's socket (issue 21): the upgrade is accepted, a call (string id) and a batch (numeric ids and a
+ * notification) get the refusal with their ids, then the socket closes with 4000 + the HTTP status.
+ */
+async function refusedSocket(url: string, headers: Record<string, string> = {}): Promise<{ single: Json; batch: Json; closed: { code: number; reason: string } }> {
+  const c = await new Promise<Raw>((res, rej) => {
+    const s = new WebSocket(url, { headers });
+    s.once('open', () => res(new Raw(s)));
+    s.once('error', rej);
+    s.once('unexpected-response', (_req, r) => rej(new Error(`upgrade refused with HTTP ${r.statusCode}`)));
+  });
+  c.socket.send(JSON.stringify({ jsonrpc: '2.0', id: 'first', method: 'eth_chainId', params: [] }));
+  c.socket.send(JSON.stringify([{ jsonrpc: '2.0', id: 7, method: 'eth_chainId' }, { jsonrpc: '2.0', method: 'eth_chainId' }, { jsonrpc: '2.0', id: 8, method: 'eth_blockNumber' }]));
+  const closed = await c.waitClosed(5000);
+  return { single: c.messages.find((m) => !Array.isArray(m)), batch: c.messages.find((m) => Array.isArray(m)), closed };
 }
 
 async function newBKey(network = 'mainnet'): Promise<string> {
@@ -192,19 +209,24 @@ describe('other clients', () => {
 });
 
 describe('refusals and bounds', () => {
-  it('at the upgrade: bad key 401, wrong network 403, unknown path 404, per-key cap 429 — HTTP with a JSON-RPC body', async () => {
-    const bad = await refusedUpgrade(`${toWs(svc.url)}/mainnet/${'x'.repeat(32)}`);
-    expect([bad.status, bad.contentType, bad.body.error.code, bad.body.error.data.reason]).toEqual([401, 'application/json', -32016, 'key']);
+  it('a refused key: the socket opens, each call gets the error with its id (a batch per item), then close 4401 / 4403 / 4429; unknown path 404', async () => {
+    const bad = await refusedSocket(`${toWs(svc.url)}/mainnet/${'x'.repeat(32)}`);
+    expect([bad.single.id, bad.single.error.code, bad.single.error.message, bad.single.error.data.reason]).toEqual(['first', -32016, 'invalid API key', 'key']);
+    expect(bad.batch.map((m: Json) => [m.id, m.error.code])).toEqual([[7, -32016], [8, -32016]]);
+    expect(bad.closed).toEqual({ code: 4401, reason: 'invalid API key' });
     const key = await newBKey();
-    const other = await refusedUpgrade(`${toWs(svc.url)}/testnet/${key}`);
-    expect([other.status, other.body.error.code, other.body.error.data.reason]).toEqual([403, -32041, 'network']);
+    const other = await refusedSocket(`${toWs(svc.url)}/testnet/${key}`);
+    expect([other.single.id, other.single.error.code, other.single.error.data.reason, other.closed.code]).toEqual(['first', -32041, 'network', 4403]);
+    // A socket that sends nothing is closed after a few seconds all the same.
+    const idle = await Raw.open(`${toWs(svc.url)}/mainnet/${'y'.repeat(32)}`);
+    expect((await idle.waitClosed(6000)).code).toBe(4401);
     const none = await refusedUpgrade(`${toWs(svc.url)}/nowhere/${key}`);
     expect(none.status).toBe(404);
 
     const before = svc.websockets.connections();
     const open = await Promise.all([1, 2, 3, 4].map(() => Raw.open(`${toWs(svc.url)}/mainnet/${key}`)));
-    const fifth = await refusedUpgrade(`${toWs(svc.url)}/mainnet/${key}`);
-    expect([fifth.status, fifth.body.error.code, fifth.body.error.data.reason]).toEqual([429, -32005, 'connections']);
+    const fifth = await refusedSocket(`${toWs(svc.url)}/mainnet/${key}`);
+    expect([fifth.single.id, fifth.single.error.code, fifth.single.error.data.reason, fifth.closed.code]).toEqual(['first', -32005, 'connections', 4429]);
     for (const c of open) c.socket.close();
     await Promise.all(open.map((c) => c.waitClosed()));
     // Closed sockets free their places.
@@ -213,24 +235,15 @@ describe('refusals and bounds', () => {
     again.socket.close();
   }, 30_000);
 
-  it('an app\'s origin allowlist at the upgrade (403 reason origin); its method allowlist per call over the socket', async () => {
+  it('an app\'s origin allowlist at the upgrade (403 reason origin: answered on the socket, close 4403); its method allowlist per call over the socket', async () => {
     const user = await createUser(svc.store.db, { email: `${randomUUID()}@example.com`, passwordHash: 'x' });
     const app = await createApp(svc.store.db, svc.secret, user.id, { name: 'app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
     await setAllowlist(svc.store.db, user.id, app.id, 'origin', ['https://dapp.example']);
     await setAllowlist(svc.store.db, user.id, app.id, 'method', ['eth_chainId', 'eth_subscribe']);
     await svc.access.sync();
     const url = `${toWs(svc.url)}/mainnet/v2/${app.key}`;
-    const wrong = await new Promise<{ status: number; body: Json }>((res, rej) => {
-      const s = new WebSocket(url, { headers: { origin: 'https://evil.example' } });
-      s.on('error', () => undefined);
-      s.once('open', () => rej(new Error('upgrade accepted')));
-      s.once('unexpected-response', (_req, r) => {
-        let body = '';
-        r.on('data', (c: Buffer) => (body += c));
-        r.on('end', () => res({ status: r.statusCode!, body: JSON.parse(body) }));
-      });
-    });
-    expect([wrong.status, wrong.body.error.code, wrong.body.error.data.reason]).toEqual([403, -32041, 'origin']);
+    const wrong = await refusedSocket(url, { origin: 'https://evil.example' });
+    expect([wrong.single.id, wrong.single.error.code, wrong.single.error.data.reason, wrong.closed.code]).toEqual(['first', -32041, 'origin', 4403]);
     const c = await new Promise<Raw>((res, rej) => {
       const s = new WebSocket(url, { headers: { origin: 'https://dapp.example' } });
       s.once('open', () => res(new Raw(s)));
@@ -363,12 +376,12 @@ describe('refusals and bounds', () => {
     expect((await c.waitClosed()).code).toBe(1009);
   });
 
-  it('quota exhausted mid-subscription: every notification counts; a final error notification, then close 4429', async () => {
+  it('quota exhausted mid-subscription: every notification counts; a final error notification, then close 4402', async () => {
     const key = await newBKey();
     const c = await Raw.open(`${toWs(svc.url)}/mainnet/${key}`);
     const sub = (await c.call('eth_subscribe', ['newHeads'])).result as string; // 1 of the quota
     const closed = await c.waitClosed(QUOTA * 1000 + 10_000);
-    expect(closed).toEqual({ code: 4429, reason: 'quota exhausted' });
+    expect(closed).toEqual({ code: 4402, reason: 'quota exhausted' });
     const notes = c.notifications(sub);
     const results = notes.filter((m) => m.params.result !== undefined);
     expect(results).toHaveLength(QUOTA - 1);
@@ -379,7 +392,7 @@ describe('refusals and bounds', () => {
     expect(metrics).toMatch(/rpcgate_[a-z_]+\{[^}]*method="eth_subscription"[^}]*\} [1-9]/);
     // And the key is out over HTTP too (the same counter).
     const r = await fetch(`${svc.url}/mainnet/${key}`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId' }) });
-    expect(r.status).toBe(429);
+    expect([r.status, r.headers.get('retry-after')]).toEqual([402, null]);
   }, 30_000);
 
   it('a slow consumer is closed (4008 sent, connection cut) instead of being buffered without bound', async () => {

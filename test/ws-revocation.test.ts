@@ -217,10 +217,18 @@ describe('two replicas on one SQLite store', () => {
 });
 
 /** One upgrade attempt: 101 with the open socket, or the refusal's HTTP status (0: the connection failed). */
+/**
+ * Opens a socket and makes one call: 101 when it is served; a refused upgrade still opens (issue 21) but its call gets
+ * the refusal and it closes with 4000 + the HTTP status: that status is returned (429 over the cap).
+ */
 function upgrade(url: string, headers: Record<string, string>): Promise<{ status: number; socket?: WebSocket }> {
   return new Promise((res) => {
     const s = new WebSocket(url, { headers });
-    s.once('open', () => res({ status: 101, socket: s }));
+    s.once('open', () => s.send('{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}'));
+    s.once('message', (d) => {
+      if (JSON.parse(d.toString()).error === undefined) res({ status: 101, socket: s });
+    });
+    s.once('close', (code) => res({ status: code >= 4000 ? code - 4000 : 0 }));
     s.once('unexpected-response', (_req, r) => res({ status: r.statusCode! }));
     s.once('error', () => res({ status: 0 }));
   });

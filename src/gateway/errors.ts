@@ -55,10 +55,10 @@ export const GATEWAY_ERRORS = [
   { name: 'Unauthorized', outcome: 'auth', code: -32016, message: 'Unauthorized', httpStatus: [401], reasons: ['key', 'jwt', 'session', 'credentials'], meaning: 'API key missing, unknown or revoked; JWT required but missing, invalid or expired (account API: no session, wrong credentials)' },
   { name: 'Forbidden', outcome: 'allowlist', code: -32041, message: 'Forbidden', httpStatus: [403], reasons: ['network', 'url', 'origin', 'ip', 'address'], meaning: 'key valid but not here: other network, wrong URL shape, origin / IP / contract address not on the allowlist' },
   { name: 'MethodNotAllowed', outcome: 'allowlist', code: -32601, message: 'Method not allowed', httpStatus: [403], reasons: ['method'], meaning: "method not on the key's method allowlist (a method that does not exist is -32601 with HTTP 200, without data.source)" },
-  { name: 'LimitExceeded', outcome: 'limit', code: -32005, message: 'Limit exceeded', httpStatus: [429, 200], reasons: ['rate', 'quota', 'connections', 'subscriptions', 'notification-queue', 'block-range', 'response-size'], meaning: 'request rate or daily/monthly quota used up (`Retry-After` says when to retry); too many open WebSocket connections for the key (refused upgrade) or subscriptions on one connection (`data.limit`); a connection\'s notifications waiting to be sent passed `websocket.maxQueuedNotifications` or `websocket.maxQueuedBytes` (`data.setting` names it, `data.limit` its value; the last notification of each subscription, then close 4008); HTTP 200: an eth_getLogs over `upstream.getLogsMaxBlockRange` blocks, or a node answer over `upstream.maxResponseBytes` (`data.limit`)' },
+  { name: 'LimitExceeded', outcome: 'limit', code: -32005, message: 'Limit exceeded', httpStatus: [429, 402, 200], reasons: ['rate', 'quota', 'connections', 'subscriptions', 'notification-queue', 'block-range', 'response-size'], meaning: 'HTTP 429 with `Retry-After` of at most 1 s: the per-second request rate (`rate`; clients retry, rightly); HTTP 402 without `Retry-After`: the daily/monthly quota is used up (`quota`; `data.period`, `data.resetAt` say which and until when; no client library retries a 402, as with Infura); too many open WebSocket connections for the key (429; WebSocket close 4429) or subscriptions on one connection (`data.limit`); a connection\'s notifications waiting to be sent passed `websocket.maxQueuedNotifications` or `websocket.maxQueuedBytes` (`data.setting` names it, `data.limit` its value; the last notification of each subscription, then close 4008); HTTP 200: an eth_getLogs over `upstream.getLogsMaxBlockRange` blocks, or a node answer over `upstream.maxResponseBytes` (`data.limit`)' },
   { name: 'UpstreamUnavailable', outcome: 'upstream_error', code: -32042, message: 'Upstream unavailable', httpStatus: [502, 503], reasons: ['upstream'], meaning: 'node unreachable or answered something that is not JSON-RPC (502), or no healthy node (503)' },
   { name: 'UpstreamTimeout', outcome: 'upstream_error', code: -32043, message: 'Upstream timeout', httpStatus: [504], reasons: ['timeout'], meaning: 'the node did not answer in time' },
-  { name: 'LimitsBackendUnavailable', outcome: 'backend_unavailable', code: -32044, message: 'Limits backend unavailable', httpStatus: [503], reasons: ['limits-backend'], meaning: 'the shared limiter (Redis) is down: refused rather than served unmetered' },
+  { name: 'LimitsBackendUnavailable', outcome: 'backend_unavailable', code: -32044, message: 'Limits backend unavailable', httpStatus: [503], reasons: ['limits-backend'], meaning: 'the shared limiter (Redis) is down: refused rather than served unmetered (`Retry-After: 1`)' },
   { name: 'StoreUnavailable', outcome: 'backend_unavailable', code: -32045, message: 'Store unavailable', httpStatus: [503], reasons: ['store'], meaning: 'the account database is down or too slow (account API only; the node API keeps serving known keys): retry shortly', accountOnly: true },
   { name: 'TooManyFilters', outcome: 'limit', code: -32000, message: 'too many filters', httpStatus: [200], reasons: ['filters'], meaning: "the key's filters are at their cap (`data.limit`): uninstall one or let an idle one expire (\"filter not found\" is -32000 too, without data, as geth answers)" },
   { name: 'FilterStoreUnavailable', outcome: 'backend_unavailable', code: -32603, message: 'Internal error', httpStatus: [503], reasons: ['filter-store'], meaning: 'the shared filter store (Redis) is down: filter calls fail until it is back' },
@@ -119,19 +119,19 @@ export interface LimitInfo {
 }
 
 /**
- * Rate or quota exceeded: 429 with Retry-After (whole seconds until reset, at least 1). `reason` is `rate` for a
- * per-second limit, `quota` for a longer period, unless given.
+ * Rate or quota exceeded. `reason` is `rate` for a per-second limit, `quota` for a longer period, unless given.
+ * A rate is HTTP 429 with Retry-After (whole seconds until reset, at least 1): clients retry it, and should. A used-up
+ * quota is HTTP 402 without Retry-After, as Infura answers it: every client library retries 429 (ethers until its
+ * timeout, viem waiting out Retry-After — hours until UTC midnight), none retries 402; `data.resetAt` says when.
  */
 export function limitExceeded(info: LimitInfo, message?: string, now = Date.now(), reason?: 'rate' | 'quota'): RpcError {
   const resetMs = typeof info.resetAt === 'number' ? info.resetAt : info.resetAt.getTime();
+  const why = reason ?? (info.period === 'second' ? 'rate' : 'quota');
+  const data = { reason: why, limit: info.limit, period: info.period, resetAt: new Date(resetMs).toISOString() };
+  const text = message ?? `limit exceeded: ${info.limit} requests per ${info.period}`;
+  if (why === 'quota') return make(GatewayErrorCode.LimitExceeded, text, data, 402);
   const retryAfter = Math.max(1, Math.ceil((resetMs - now) / 1000));
-  return make(
-    GatewayErrorCode.LimitExceeded,
-    message ?? `limit exceeded: ${info.limit} requests per ${info.period}`,
-    { reason: reason ?? (info.period === 'second' ? 'rate' : 'quota'), limit: info.limit, period: info.period, resetAt: new Date(resetMs).toISOString() },
-    429,
-    { 'Retry-After': String(retryAfter) },
-  );
+  return make(GatewayErrorCode.LimitExceeded, text, data, 429, { 'Retry-After': String(retryAfter) });
 }
 
 /** No healthy upstream (503), or the upstream failed / answered with something that is not JSON-RPC (502). */
@@ -146,7 +146,8 @@ export function upstreamTimeout(network: string, detail: string, timeoutMs?: num
 
 /** The shared limiter cannot be reached: fail closed (nothing is served unmetered). */
 export function limitsBackendUnavailable(): RpcError {
-  return make(GatewayErrorCode.LimitsBackendUnavailable, 'limits backend unavailable', { reason: 'limits-backend' }, 503);
+  // A short Retry-After: viem retries a 503 after it (three times), ethers does not retry; neither waits long.
+  return make(GatewayErrorCode.LimitsBackendUnavailable, 'limits backend unavailable', { reason: 'limits-backend' }, 503, { 'Retry-After': '1' });
 }
 
 /** The account store cannot be reached or is too slow: a fast 503 the client may retry (never a hanging request). */

@@ -100,8 +100,8 @@ export async function runTraffic(svc: RunningService, expect: (cond: boolean, wh
   is(await post(KB, 'not json'), 400, 'b3 parse error');
   is(await post(KB, call('eth_foo')), 200, 'b4 unknown method');
   is(count(await post(KB, [call('eth_blockNumber', [], 1), call('eth_blockNumber', [], 2), call('eth_blockNumber', [], 3)])), 200, 'b5');
-  is(await post(KB, call('eth_blockNumber')), 429, 'b6 limit');
-  is(await post(KB, [call('eth_blockNumber', [], 1), call('eth_chainId', [], 2)]), 429, 'b7 limit batch');
+  is(await post(KB, call('eth_blockNumber')), 402, 'b6 quota');
+  is(await post(KB, [call('eth_blockNumber', [], 1), call('eth_chainId', [], 2)]), 402, 'b7 quota batch');
   is(await post(`${svc.url}/mainnet/v2/${key.key}`, call('eth_blockNumber')), 403, 'b8 wrong access point');
   is(await post(KB, call('eth_blockNumber'), { 'content-type': 'text/html' }), 415, 'b9 content type');
 

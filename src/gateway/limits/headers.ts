@@ -5,7 +5,8 @@ import type { LimitDecision } from './types.js';
 
 /**
  * Headers for a node API response: x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset (epoch seconds),
- * plus retry-after (seconds, ≥ 1) when refused. Empty for a subject without limits (all switched off in the plan).
+ * plus retry-after (seconds, ≥ 1) when a per-second rate refused (a used-up quota has none: see limitExceeded).
+ * Empty for a subject without limits (all switched off in the plan).
  */
 export function limitHeaders(d: LimitDecision): Record<string, string> {
   if (!Number.isFinite(d.limit)) return {};
@@ -24,7 +25,7 @@ export function limitHeaders(d: LimitDecision): Record<string, string> {
     'x-ratelimit-remaining': String(d.remaining),
     'x-ratelimit-reset': lastResetStr,
   };
-  if (!d.allowed) h['retry-after'] = String(d.retryAfterSec ?? 1);
+  if (!d.allowed && d.period === 'second') h['retry-after'] = String(d.retryAfterSec ?? 1);
   return h;
 }
 
@@ -33,24 +34,27 @@ let lastLimitStr = '';
 let lastReset = NaN;
 let lastResetStr = '';
 
-const PERIOD_WORD = { second: 'second', day: 'day (UTC)', month: 'month (UTC)' } as const;
+const QUOTA_WORD = { day: 'daily', month: 'monthly' } as const;
 
 /**
- * The refusal as an RpcError: -32005, HTTP 429, data {source, reason: rate|quota, limit, period, resetAt (ISO)}, and the headers
- * (x-ratelimit-* and Retry-After) for a single request.
+ * The refusal as an RpcError: -32005, data {source, reason: rate|quota, limit, period, resetAt (ISO)}, and the headers
+ * (x-ratelimit-*) for a single request. A per-second rate: HTTP 429 with Retry-After (≤ 1 s, clients retry). A daily or
+ * monthly quota: HTTP 402 without Retry-After (no client retries it for hours; x-ratelimit-reset says when).
  */
 export function limitError(d: LimitDecision, now = Date.now()): RpcError {
   const err = limitExceeded(
     { limit: d.limit, period: d.period, resetAt: d.resetAt },
-    `limit exceeded: ${d.limit} requests per ${PERIOD_WORD[d.period]}; resets at ${new Date(d.resetAt).toISOString()}`,
+    d.period === 'second'
+      ? `limit exceeded: ${d.limit} requests per second; resets at ${new Date(d.resetAt).toISOString()}`
+      : `limit exceeded: ${QUOTA_WORD[d.period]} quota of ${d.limit} requests used up (UTC ${d.period}); resets at ${new Date(d.resetAt).toISOString()}`,
     now,
   );
-  const retry = d.retryAfterSec ?? Number(err.headers?.['Retry-After'] ?? 1);
-  err.headers = {
+  const h: Record<string, string> = {
     'x-ratelimit-limit': String(d.limit),
     'x-ratelimit-remaining': String(d.remaining),
     'x-ratelimit-reset': String(Math.ceil(d.resetAt / 1000)),
-    'Retry-After': String(retry),
   };
+  if (err.httpStatus === 429) h['Retry-After'] = String(d.retryAfterSec ?? Number(err.headers?.['Retry-After'] ?? 1));
+  err.headers = h;
   return err;
 }

@@ -1,7 +1,7 @@
 // The engine's admission hook for the node API: per-call allowlists (method, address), then the limiter.
 // Calls refused by an allowlist do not count; the admitted ones are consumed all-or-nothing (a batch counts each
-// admitted item, notifications included — they are forwarded too). Over a limit: the whole request is 429 and
-// nothing counts. Every answer of a principal with limits carries x-ratelimit-* headers.
+// admitted item, notifications included — they are forwarded too). Over a limit the whole request is refused (429
+// for a per-second rate, 402 for a used-up quota; a batch gets the error once per item with an id) and nothing counts. Every answer of a principal with limits carries x-ratelimit-* headers.
 import { checkCall, hasCallChecks, type AccessContext, type Principal } from '../access/index.js';
 import { limitError, limitHeaders, MemoryLimiter, type LimitDecision, type Limiter, type LimitSubject } from '../limits/index.js';
 import type { AdmitCall, AdmitFn, AdmitResult } from '../../toolkit/rpc/engine.js';
@@ -11,7 +11,7 @@ import type { AddressParam } from '../method-meaning.js';
 
 /** Headers that describe a subject's state without counting (for responses where nothing was admitted). */
 function stateHeaders(d: LimitDecision): Record<string, string> {
-  // A peek at an exhausted limit reads as refused; only a 429 carries Retry-After.
+  // A peek at an exhausted limit reads as refused; only a refusing per-second rate carries Retry-After.
   return limitHeaders(d.allowed ? d : { ...d, allowed: true });
 }
 
@@ -66,9 +66,9 @@ export function createAdmission(limiter: Limiter | undefined, addressParams: Rea
   };
 }
 
-/** The answer for a decision: 429 refuses the whole request, otherwise the rate-limit headers. */
+/** The answer for a decision: the whole request refused (429 / 402), otherwise the rate-limit headers. */
 function decided(d: LimitDecision, refused: (RpcError | undefined)[] | undefined): AdmitResult {
-  // limitError carries the x-ratelimit-* headers and Retry-After itself.
+  // limitError carries the x-ratelimit-* headers and (for a rate) Retry-After itself.
   if (!d.allowed) return { error: limitError(d) };
   return { refused, headers: limitHeaders(d) };
 }

@@ -6,8 +6,11 @@
 // At the upgrade, the same access pipeline as an HTTP request (src/gateway/access/pipeline.ts): key → principal,
 // network and URL shape (401/403), origin and IP allowlists (403), JWT from the upgrade's Authorization header (401),
 // then the per-key cap of open sockets (`websocket.maxConnectionsPerKey`: 429, -32005 reason `connections`; counted
-// across replicas through Redis when the service has it, src/gateway/limits/connections.ts). A refusal is a plain HTTP response with the JSON-RPC error envelope as its body, then the socket is
-// destroyed; it is metered like an HTTP refusal (one call, method `other`).
+// across replicas through Redis when the service has it, src/gateway/limits/connections.ts). A refused upgrade is
+// accepted all the same (src/toolkit/ws/jsonrpc.ts): each call on it gets the refusal as its JSON-RPC error (its id
+// echoed), then the socket closes with 4000 + the HTTP status HTTP would have answered — 4401 (key, JWT), 4403
+// (network, URL shape, origin, IP), 4429 (too many sockets for the key) — so WebSocket clients show the cause (an
+// HTTP answer to the upgrade is shown by none). It is metered like an HTTP refusal (one call, method `other`).
 // The cap is taken when the checks pass (after an asynchronous JWT check, not before it: parallel upgrades cannot
 // all pass a count that none has raised yet) and given back when the TCP socket closes, whatever happened between.
 //
@@ -30,7 +33,7 @@ import { CLOCK_TOLERANCE_SEC, jwtError } from '../access/jwt.js';
 import { Refusal } from '../../toolkit/http/jsonrpc.js';
 import type { Engine } from '../../toolkit/rpc/engine.js';
 import { RpcError } from '../../toolkit/rpc/errors.js';
-import { UpgradeRouter, createJsonRpcWs, type JsonRpcWs, type WsConnection } from '../../toolkit/ws/index.js';
+import { UpgradeRouter, createJsonRpcWs, refusalCloseCode, type JsonRpcWs, type WsConnection } from '../../toolkit/ws/index.js';
 import { MemoryConnectionSlots, type ConnectionSlot, type ConnectionSlots } from '../limits/connections.js';
 import type { SocketCallContext } from '../subscriptions/index.js';
 import type { CallMeter } from './call-observer.js';
@@ -113,7 +116,7 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
     if (conn.closed) return;
     opts.endSubscriptions?.(conn, err);
     conn.send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: err.code, message: err.message, data: err.data } }));
-    conn.close(4000 + err.httpStatus, (err.data as { reason?: string } | undefined)?.reason ?? 'refused');
+    conn.close(refusalCloseCode(err), (err.data as { reason?: string } | undefined)?.reason ?? 'refused');
   }
 
   /** The same checks as at the upgrade, for an open socket; the new principal when it changed and still passes. */

@@ -11,7 +11,7 @@
 //   - refused by a per-second rate: they wait until that second is over and are counted again (order kept);
 //   - refused by a daily/monthly quota (or the limiter down: fail closed as for calls): one last notification per
 //     subscription carries the error (`params.error`, the same -32005/-32044 object a call would get), then the
-//     connection closes with code 4429 (CLOSE_QUOTA).
+//     connection closes with code 4402 (CLOSE_QUOTA: 4000 + the HTTP status of a used-up quota).
 // Static and development keys have no limits: nothing is counted.
 //
 // Bounded memory: the queue holds at most `websocket.maxQueuedNotifications` notifications and
@@ -31,7 +31,7 @@ import { CLOSE, type WsConnection } from '../../toolkit/ws/index.js';
 import { NetworkFeed, type FeedSubscriber, type FeedUpstream, type LogFilter } from './feed.js';
 
 /** Close code when the key's quota runs out mid-subscription. */
-export const CLOSE_QUOTA = 4429;
+export const CLOSE_QUOTA = 4402;
 
 /** A node API call's context over a WebSocket: the connection, for eth_subscribe. */
 export interface SocketCallContext extends AccessContext {

@@ -578,6 +578,8 @@ export class UpstreamPool {
     const cap = this.cfg.maxResponseBytes;
     const declared = Number(res.headers['content-length']);
     if (cap > 0 && declared > cap) {
+      // undici's body, destroyed unread, emits an AbortError: without a listener that is an uncaught exception.
+      res.body.on('error', noop);
       res.body.destroy();
       throw new AttemptError('size', `upstream response of ${declared} bytes is over the cap`, false);
     }
@@ -902,3 +904,5 @@ function toNodeError(error: unknown): RpcError {
   }
   return nodeError(-32603, typeof error === 'string' ? error : 'node error', undefined);
 }
+
+function noop(): void {}

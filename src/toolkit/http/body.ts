@@ -10,6 +10,8 @@ import type { Socket } from 'node:net';
 export const DRAIN_BYTES = 64 * 1024;
 /** How long a closing connection stays open after its answer, so the client can read it before the socket goes. */
 export const LINGER_MS = 1_000;
+/** How long a refusal waits for a small body to arrive (to name its ids) before answering without them. */
+export const PEEK_MS = 500;
 
 /** Declared body length: a number, undefined for a chunked body, 0 for none. */
 function declaredLength(req: IncomingMessage): number | undefined {
@@ -29,6 +31,50 @@ export function skipBody(req: IncomingMessage, res: ServerResponse): void {
     return;
   }
   closeAfterAnswer(req, res);
+}
+
+/**
+ * For a request refused before its body was read, whose answer should name the request's ids: the body when it is
+ * at most DRAIN_BYTES and arrives within PEEK_MS, else undefined — then `done` is called (once, before the answer is
+ * written). The bounds of {@link skipBody} hold: a declared body over DRAIN_BYTES is not waited for (answered at once,
+ * connection closed after it, at most DRAIN_BYTES more read); a chunked body is read only up to DRAIN_BYTES and its
+ * connection closed after the answer; a small one that does not arrive in time closes its connection too.
+ */
+export function peekBody(req: IncomingMessage, res: ServerResponse, done: (body: Buffer | undefined) => void): void {
+  const n = declaredLength(req);
+  if (req.complete || n === 0) {
+    req.resume();
+    return done(undefined);
+  }
+  if (n !== undefined && n > DRAIN_BYTES) {
+    closeAfterAnswer(req, res);
+    return done(undefined);
+  }
+  if (n === undefined) closeAfterAnswer(req, res);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let finished = false;
+  const finish = (body: Buffer | undefined) => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(timer);
+    req.off('data', onData).off('end', onEnd).off('error', onFail).off('close', onFail);
+    done(body);
+  };
+  const onData = (c: Buffer) => {
+    size += c.length;
+    if (size > DRAIN_BYTES) return finish(undefined); // chunked: closeAfterAnswer's own listener stops reading
+    chunks.push(c);
+  };
+  const onEnd = () => finish(Buffer.concat(chunks, size));
+  const onFail = () => finish(undefined);
+  const timer = setTimeout(() => {
+    closeAfterAnswer(req, res); // a trickling client does not keep the connection
+    finish(undefined);
+  }, PEEK_MS);
+  timer.unref();
+  req.on('data', onData).on('end', onEnd).on('error', onFail).on('close', onFail);
+  req.resume();
 }
 
 type LingeringSocket = Socket & { [kLinger]?: true };

@@ -14,13 +14,15 @@
 //                   its HTTP status are the engine's.
 // Every answer carries x-request-id, the CORS policy's headers and the API's own headers. Every refusal before the
 // engine (and an engine that rejects, which it never should) goes through `refused` (e.g. metering, rate-limit headers)
-// and is answered with the error envelope (id null). `answered` sees every final status (request logs).
+// and is answered with the error envelope naming the request's id (a batch: one error per item with an id), read from
+// the body when it is small and arrives at once (./body.ts peekBody: at most 64 KiB, within 500 ms), else id null.
+// `answered` sees every final status (request logs).
 // The body is read by listeners shared by all requests (state on the request object): no closures per request.
 // Another transport (e.g. WebSocket) sits beside this one on the same Engine and hooks.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { errorResponse, type CallContext, type Engine, type EngineResponse } from '../rpc/engine.js';
+import { refusalResponse, type CallContext, type Engine, type EngineResponse } from '../rpc/engine.js';
 import { RpcError, internalError, payloadTooLarge } from '../rpc/errors.js';
-import { closeAfterAnswer, skipBody } from './body.js';
+import { closeAfterAnswer, peekBody, skipBody } from './body.js';
 
 /** A request refused before the engine, with the context known so far (for the refusal's hooks). */
 export class Refusal<C> {
@@ -129,6 +131,10 @@ type StatefulRequest<C> = IncomingMessage & { [kBody]?: BodyState<C> };
 
 const NO_HEADERS: readonly string[] = [];
 
+function bodyOf(st: BodyState<unknown>): Buffer {
+  return st.chunks.length === 1 ? st.chunks[0] : Buffer.concat(st.chunks, st.size);
+}
+
 export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOptions<C, R>): JsonRpcHttp<R> {
   const { engine, maxBodyBytes, cors, admit, check, refused, after, answered, onError } = opts;
   const own = opts.headers ?? NO_HEADERS;
@@ -153,23 +159,44 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
     res.end(r.body);
   }
 
-  function finishRefusal(req: IncomingMessage, res: ServerResponse, rid: string, t0: number, ctx: C | undefined, err: RpcError, extra?: Record<string, string>): void {
-    send(req, res, rid, errorResponse(err), extra, undefined);
-    answered?.(res, err.httpStatus, ctx, rid, t0);
-  }
+  /** Body of a refusal: not read yet (a bounded prefix is peeked for its ids), declared over the limit (peeked the
+   *  same, then the connection closes after the answer), over the limit while streaming (closed after the answer,
+   *  no ids), or the body read completely. */
+  type BodyAt = 'unread' | 'declared-over' | 'over' | Buffer;
 
-  /** Body state of a refusal: not read yet, over the limit (closed after the answer), or read completely. */
-  type BodyAt = 'unread' | 'over' | 'read';
-
-  /** Refuses before the engine: skips or bounds the body (./body.ts), lets the `refused` hook add headers. */
+  /** Refuses before the engine: peeks at or bounds the body (./body.ts), lets the `refused` hook add headers, and
+   *  answers once both are done, with the request's ids when the body parsed. */
   function refuse(req: IncomingMessage, res: ServerResponse, rid: string, t0: number, ctx: C | undefined, err: RpcError, body: BodyAt): void {
-    if (body === 'unread') skipBody(req, res);
-    else if (body === 'over') closeAfterAnswer(req, res);
+    let pending = 2;
+    let extra: Record<string, string> | undefined;
+    let read: Buffer | undefined;
+    const step = () => {
+      if (--pending > 0) return;
+      send(req, res, rid, refusalResponse(err, read), extra, undefined);
+      answered?.(res, err.httpStatus, ctx, rid, t0);
+    };
+    if (body === 'unread' || body === 'declared-over') {
+      peekBody(req, res, (b) => {
+        if (body === 'declared-over') closeAfterAnswer(req, res);
+        read = b;
+        step();
+      });
+    } else {
+      if (body === 'over') closeAfterAnswer(req, res);
+      else read = body;
+      step();
+    }
     const h = refused?.(ctx, err, t0);
-    if (!(h instanceof Promise)) return finishRefusal(req, res, rid, t0, ctx, err, h);
+    if (!(h instanceof Promise)) {
+      extra = h;
+      return step();
+    }
     h.then(
-      (extra) => finishRefusal(req, res, rid, t0, ctx, err, extra),
-      () => finishRefusal(req, res, rid, t0, ctx, err),
+      (x) => {
+        extra = x;
+        step();
+      },
+      step,
     );
   }
 
@@ -185,7 +212,7 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
     const cl = req.headers['content-length'];
     if (cl !== undefined && Number(cl) > maxBodyBytes) {
       // Refused before reading: answered, then the connection closes (a bounded part of the body is read meanwhile).
-      return refuse(req, res, rid, t0, ctx, payloadTooLarge('body', maxBodyBytes, Number(cl)), 'over');
+      return refuse(req, res, rid, t0, ctx, payloadTooLarge('body', maxBodyBytes, Number(cl)), 'declared-over');
     }
     const st = new BodyState(res, rid, t0, ctx, checked);
     (req as StatefulRequest<C>)[kBody] = st;
@@ -216,10 +243,10 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
       return;
     }
     checked.then(
-      (err) => (err === undefined ? void runEngine(this, st) : refuse(this, st.res, st.rid, st.t0, st.ctx, err, 'read')),
+      (err) => (err === undefined ? void runEngine(this, st) : refuse(this, st.res, st.rid, st.t0, st.ctx, err, bodyOf(st))),
       (e: unknown) => {
         onError(e, st.rid, 'request check');
-        refuse(this, st.res, st.rid, st.t0, st.ctx, internalError(), 'read');
+        refuse(this, st.res, st.rid, st.t0, st.ctx, internalError(), bodyOf(st));
       },
     );
   }
@@ -237,7 +264,7 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
     } catch (e) {
       // The engine never rejects by contract; should it, the request is still answered (and counted) as a refusal.
       onError(e, st.rid, 'engine');
-      refuse(req, st.res, st.rid, st.t0, st.ctx, internalError(), 'read');
+      refuse(req, st.res, st.rid, st.t0, st.ctx, internalError(), bodyOf(st));
       return;
     }
     send(req, st.res, st.rid, r, undefined, after?.(st.ctx));
@@ -247,8 +274,7 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
   return {
     serve,
     sendError(req, res, rid, err) {
-      skipBody(req, res);
-      send(req, res, rid, errorResponse(err), undefined, undefined);
+      peekBody(req, res, (b) => send(req, res, rid, refusalResponse(err, b), undefined, undefined));
     },
     preflight(req, res, rid) {
       skipBody(req, res);

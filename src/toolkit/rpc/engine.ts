@@ -193,10 +193,51 @@ function errorBody(idJson: string, err: RpcError): string {
 /** A whole-request error response (parse error, empty or oversized batch, or a server-level rejection such as
  *  a missing key or an oversized body), as the server sends it before or instead of the engine. */
 export function errorResponse(err: RpcError, id: string | number | null = null): EngineResponse {
-  const idJson = typeof id === 'string' ? JSON.stringify(id) : typeof id === 'number' && Number.isFinite(id) ? String(id) : NULL_ID;
-  const res: EngineResponse = { status: err.httpStatus, body: errorBody(idJson, err) };
+  const res: EngineResponse = { status: err.httpStatus, body: errorBody(idJsonOf(id), err) };
   if (err.headers !== undefined) res.headers = err.headers;
   return res;
+}
+
+/**
+ * A whole-request refusal that names the request's ids, from the request body as far as it was read (a string or
+ * bytes; undefined = not read): a single request gets its id; a batch gets an array with one error per item (an
+ * item without an `id` member — a notification — gets none; an item that is no object gets id null); a body that
+ * does not parse, or names no id at all (only notifications), gets the plain envelope with id null. The HTTP
+ * status and headers are the error's either way. For refusals before the engine (a wrong key, a body too large, …),
+ * so a client can match the answer to its call.
+ */
+export function refusalResponse(err: RpcError, body: string | Buffer | undefined): EngineResponse {
+  const msg = parseQuietly(body);
+  if (msg === undefined) return errorResponse(err);
+  if (!Array.isArray(msg)) return msg !== null && typeof msg === 'object' && 'id' in msg ? errorResponse(err, idOf(msg)) : errorResponse(err);
+  return batchRefusal(err, msg);
+}
+
+/** A whole batch refused: the error once per item that has an id; the plain envelope when none has. */
+function batchRefusal(err: RpcError, items: readonly unknown[]): EngineResponse {
+  const out: string[] = [];
+  for (const it of items) {
+    if (it === null || typeof it !== 'object' || Array.isArray(it)) out.push(errorBody(NULL_ID, err));
+    else if ('id' in it) out.push(errorBody(idJsonOf(idOf(it)), err));
+  }
+  if (out.length === 0) return errorResponse(err);
+  const res: EngineResponse = { status: err.httpStatus, body: '[' + out.join(',') + ']' };
+  if (err.headers !== undefined) res.headers = err.headers;
+  return res;
+}
+
+function parseQuietly(body: string | Buffer | undefined): unknown {
+  if (body === undefined || body.length === 0) return undefined;
+  try {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch {
+    return undefined;
+  }
+}
+
+function idJsonOf(id: string | number | null): string {
+  return typeof id === 'string' ? JSON.stringify(id) : typeof id === 'number' && Number.isFinite(id) ? String(id) : NULL_ID;
 }
 
 /** "expected 2 params" / "expected 1..3 params". */
@@ -589,7 +630,7 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
     if (r?.error !== undefined) {
       // The whole request is refused: every call that would have run is (items refused before are already observed).
       if (observer !== undefined) for (const p of calls) observe(p.method, 'refused', r.error, ctx);
-      return withHeaders(errorResponse(r.error), r.headers);
+      return withHeaders(batchRefusal(r.error, msg), r.headers);
     }
     const refused = r?.refused;
     for (let j = 0; j < calls.length; j++) {

@@ -2,10 +2,16 @@
 // (src/toolkit/http/jsonrpc.ts) and on the same hooks. It knows nothing of who calls: the server's hooks decide.
 //
 // The upgrade, in this order:
-//   admit(req, …)   the connection's context, or a Refusal answered as a plain HTTP response (its httpStatus, the
-//                   JSON-RPC error envelope as the body, `connection: close`), then the socket is destroyed: a refused
-//                   upgrade never leaves a half-open socket. May be a Promise (e.g. a JWT check).
+//   admit(req, …)   the connection's context, or a Refusal. May be a Promise (e.g. a JWT check).
 //   handshake       the `ws` package (RFC 6455); a bad handshake is its 400.
+// A refused upgrade is still accepted: no WebSocket client shows an HTTP answer to its upgrade (ethers' provider
+// throws an unhandled 'error' that ends the process, viem says "Unexpected server response: 401", web3.js never
+// settles). Each message on it is answered with the refusal as a JSON-RPC error naming the message's ids (a batch:
+// one per item with an id), then the socket closes with 4000 + the refusal's HTTP status (4401, 4403, 4429, …;
+// reason: the error's message) REFUSED_GRACE_MS after the first answer, or REFUSED_IDLE_MS after the handshake if
+// no message comes. It never reaches the engine or the `opened` hook. At most `maxRefusedOpen` such sockets are open
+// at once (a flood of bad keys holds no more): beyond it a refusal is a plain HTTP answer (its status, the JSON-RPC
+// error envelope as the body, `connection: close`), as before.
 // Each text message goes through `engine.handle(body, messageContext(conn, …))`: single calls, batches and
 // notifications exactly as over HTTP (a notification or a batch of only notifications gets no answer). Binary
 // messages are read as UTF-8 text too (some clients send JSON in binary frames).
@@ -20,7 +26,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { errorResponse, type CallContext, type Engine } from '../rpc/engine.js';
+import { refusalResponse, type CallContext, type Engine } from '../rpc/engine.js';
 import type { RpcError } from '../rpc/errors.js';
 import { Refusal } from '../http/jsonrpc.js';
 
@@ -37,6 +43,26 @@ export const CLOSE = {
 const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable' };
 /** After a close frame to a peer that does not read, how long before the TCP connection is cut. */
 const CLOSE_GRACE_MS = 1000;
+/** A refused socket: how long it waits for a first message, and how long it stays after its first answer (further
+ *  calls sent at once get the same answer). */
+export const REFUSED_IDLE_MS = 3000;
+export const REFUSED_GRACE_MS = 250;
+
+/** The close code of a refusal: 4000 + its HTTP status (RFC 6455 leaves 4000–4999 to the application). */
+export function refusalCloseCode(err: RpcError): number {
+  return 4000 + (err.httpStatus >= 100 && err.httpStatus <= 999 ? err.httpStatus : 500);
+}
+
+/** A close reason is at most 123 bytes (RFC 6455 §5.5): the message, cut on a character boundary. */
+export function closeReason(text: string): string {
+  if (Buffer.byteLength(text) <= 123) return text;
+  let out = '';
+  for (const ch of text) {
+    if (Buffer.byteLength(out + ch) > 120) break;
+    out += ch;
+  }
+  return out + '…';
+}
 
 /** One open connection, as the server's hooks and handlers see it. */
 export class WsConnection<C> {
@@ -96,6 +122,8 @@ export interface JsonRpcWsOptions<C extends CallContext, R> {
   maxInFlight: number;
   maxBufferedBytes: number;
   pingIntervalMs: number;
+  /** Refused sockets open at once (answered per call, then closed); beyond it refused upgrades get HTTP. Default 1024. */
+  maxRefusedOpen?: number;
   /** At the upgrade: the connection's context, or why it is refused (answered as HTTP with the error's status). */
   admit(req: IncomingMessage, rid: string, t0: number, route: R, capture: string | undefined): C | Refusal<C> | Promise<C | Refusal<C>>;
   /** Each refusal at the upgrade, once (e.g. metering). */
@@ -150,14 +178,53 @@ export function createJsonRpcWs<C extends CallContext, R>(opts: JsonRpcWsOptions
   }, opts.pingIntervalMs);
   ping.unref();
 
-  function refuse(socket: Duplex, rid: string, t0: number, ctx: C | undefined, err: RpcError): void {
+  /** Refused sockets still open (closed with the server). */
+  const refusedOpen = new Set<WebSocket>();
+
+  const maxRefusedOpen = opts.maxRefusedOpen ?? 1024;
+
+  function refuse(req: IncomingMessage, socket: Duplex, head: Buffer, rid: string, t0: number, ctx: C | undefined, err: RpcError): void {
     try {
       refused?.(ctx, err, t0);
     } catch (e) {
       onError(e, 'refused hook');
     }
-    const r = errorResponse(err);
-    refuseUpgrade(socket, err.httpStatus, r.body ?? '', r.headers ?? err.headers, rid);
+    if (closing || socket.destroyed) {
+      socket.destroy();
+      return;
+    }
+    if (refusedOpen.size >= maxRefusedOpen) {
+      const r = refusalResponse(err, undefined);
+      return refuseUpgrade(socket, err.httpStatus, r.body ?? '', r.headers ?? {}, rid);
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => serveRefused(ws, err));
+  }
+
+  /** Answers every message with the refusal, then closes 4000 + status (see the header). */
+  function serveRefused(ws: WebSocket, err: RpcError): void {
+    refusedOpen.add(ws);
+    const code = refusalCloseCode(err);
+    const reason = closeReason(err.message);
+    let answered = false;
+    const bye = () => {
+      ws.close(code, reason);
+      setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
+    };
+    let timer = setTimeout(bye, REFUSED_IDLE_MS);
+    ws.on('message', (data) => {
+      if (ws.readyState !== ws.OPEN) return;
+      const text = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+      ws.send(refusalResponse(err, text).body ?? '');
+      if (answered) return;
+      answered = true;
+      clearTimeout(timer);
+      timer = setTimeout(bye, REFUSED_GRACE_MS);
+    });
+    ws.on('error', () => ws.terminate());
+    ws.on('close', () => {
+      clearTimeout(timer);
+      refusedOpen.delete(ws);
+    });
   }
 
   function accept(req: IncomingMessage, socket: Duplex, head: Buffer, ctx: C): void {
@@ -227,7 +294,7 @@ export function createJsonRpcWs<C extends CallContext, R>(opts: JsonRpcWsOptions
         onError(e, 'admit');
         return refuseUpgrade(socket, 500, '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}', {}, rid);
       }
-      const done = (x: C | Refusal<C>) => (x instanceof Refusal ? refuse(socket, rid, t0, x.ctx, x.error) : accept(req, socket, head, x));
+      const done = (x: C | Refusal<C>) => (x instanceof Refusal ? refuse(req, socket, head, rid, t0, x.ctx, x.error) : accept(req, socket, head, x));
       if (!(a instanceof Promise)) return done(a);
       a.then(done, (e: unknown) => {
         onError(e, 'admit');
@@ -242,6 +309,7 @@ export function createJsonRpcWs<C extends CallContext, R>(opts: JsonRpcWsOptions
       clearInterval(ping);
       const gone = [...open].map((c) => new Promise<void>((r) => c.socket.once('close', () => r())));
       for (const c of open) c.close(code, reason);
+      for (const ws of refusedOpen) ws.terminate();
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([Promise.all(gone), new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
       clearTimeout(timer);
