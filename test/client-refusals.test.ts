@@ -97,7 +97,8 @@ beforeAll(async () => {
   const db = svc.store.db;
   const userId = (await createUser(db, { email: 'matrix@example.com', passwordHash: 'x' })).id;
   const appInput = { name: 'matrix', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] };
-  const app = () => createApp(db, svc.secret, userId, { ...appInput });
+  // More apps than an account may create through the API (accounts.maxAppsPerUser): this store call says so.
+  const app = () => createApp(db, svc.secret, userId, { ...appInput }, { maxPerUser: 100 });
   const plain = await app();
   const origin = await app();
   await setAllowlist(db, userId, origin.id, 'origin', ['https://dapp.example.com']);

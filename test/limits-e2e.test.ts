@@ -263,7 +263,8 @@ function tally(replies: Reply[][]): { ok: number; okByApp: number[]; refused: Re
   for (const r of replies.flat()) {
     if (r.status === 200 && 'result' in r.body) continue;
     const d = r.body?.error?.data;
-    if (r.status !== 429 || r.body.error.code !== -32005 || d?.source !== 'rpcgate') problems.push(`${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+    // A per-second rate is 429, a used-up quota 402 (issue 21).
+    if (r.status !== (d?.period === 'second' ? 429 : 402) || r.body.error.code !== -32005 || d?.source !== 'rpcgate') problems.push(`${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
     else refused[`${d.period}:${d.limit}`] = (refused[`${d.period}:${d.limit}`] ?? 0) + 1;
   }
   return { ok: okByApp.reduce((a, b) => a + b, 0), okByApp, refused, problems };
@@ -300,8 +301,10 @@ describe('issue 26 item 7: apps do not multiply the quota (in-process counters)'
     for (let i = 0; i < 5; i++) apps.push(await aApp(svc, user));
     const replies = await Promise.all(apps.map((url) => post(url, blockNumbers(50))));
     expect(replies.map(served)).toEqual([50, 50, 50, 50, 50]);
+    // A batch refused whole answers each item with the same error (issue 21).
     const r = await post(apps[0], blockNumbers(51));
-    expect([r.status, r.body.error.code, r.body.error.data.period, r.body.error.data.limit, r.body.error.data.reason]).toEqual([429, -32005, 'second', 50, 'rate']);
+    const e = r.body[50].error;
+    expect([r.status, r.body.length, e.code, e.data.period, e.data.limit, e.data.reason]).toEqual([429, 51, -32005, 'second', 50, 'rate']);
   });
 });
 
