@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMock, generatePythonClient, loadDocument, type ContractModel, type MockServer } from 'rpcgate/toolkit';
-import { exampleArguments, isGeneratedPython, namePython, pyValue, type PythonMethod } from '../src/toolkit/codegen/python.js';
+import { callArguments, exampleArguments, isGeneratedPython, namePython, pyValue, type PythonMethod } from '../src/toolkit/codegen/python.js';
 import { sampleParams } from '../src/toolkit/contract/sample.js';
 import { refName } from '../src/toolkit/contract/model.js';
 import { corpus } from './helpers/openrpc-corpus.js';
@@ -87,14 +87,12 @@ function undeclaredKeys(model: ContractModel, schema: Json, value: Json, depth =
 
 let casts = 0;
 function argsOf(model: ContractModel, pm: PythonMethod, values: Json[]): string {
-  return values
-    .map((v, i) => {
+  const literals = values.map((v, i) => {
       const undeclared = undeclaredKeys(model, pm.model.params[i].schema, v);
       if (undeclared) casts++;
-      const lit = undeclared ? `cast(Any, ${pyValue(v)})` : pyValue(v);
-      return pm.byName || !pm.params[i].required ? `${pm.params[i].py}=${lit}` : lit;
-    })
-    .join(', ');
+      return undeclared ? `cast(Any, ${pyValue(v)})` : pyValue(v);
+    });
+  return callArguments(pm, literals);
 }
 
 function plan(d: Omit<Doc, 'planned' | 'refused' | 'misuse'>): Planned[] {

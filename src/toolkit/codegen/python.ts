@@ -693,6 +693,12 @@ export function exampleArguments(pm: PythonMethod): { py: string; value: Json }[
   }
 }
 
+/** A call's argument list from Python literals in param order: positional for a by-position method's required params,
+ *  keyword for its optional ones and for every param of a by-name method. */
+export function callArguments(pm: PythonMethod, literals: string[]): string {
+  return literals.map((lit, i) => (pm.byName || !pm.params[i].required ? `${pm.params[i].py}=${lit}` : lit)).join(', ');
+}
+
 /** Python literal of a JSON value. */
 export function pyValue(v: Json, indent = ''): string {
   if (v === null || v === undefined) return 'None';
