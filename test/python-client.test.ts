@@ -1,14 +1,15 @@
 // Issue 20 item 4: typed Python clients from any OpenRPC document (src/toolkit/codegen/python.ts), over the corpus of
-// test/toolkit-corpus.test.ts (test/helpers/openrpc-corpus.ts) plus the two hand-written documents of
-// test/fixtures/openrpc. For each document: the package is generated (deterministic, headers, py.typed); a usage script
-// calls every method whose document example is complete and valid with those values as Python literals, a batch, and a
+// test/toolkit-corpus.test.ts (test/helpers/openrpc-corpus.ts) plus three hand-written documents in test/fixtures/openrpc
+// (edge-cases, notifications, and python-names: hostile Python names and text). For each document: the package is
+// generated (deterministic, headers, py.typed); a usage script calls every method with its document example when
+// complete and valid (else params generated from the schemas) as Python literals, a batch, and a
 // call the server refuses; `mypy --strict` accepts the package and the script (so the types admit the document's own
 // examples) and rejects a misuse file that passes `object()` where a typed param goes (so the types are real); then the
 // script runs with the plain interpreter (standard library only) against the toolkit's mock of the document, and what it
 // prints — results, the batch's results and RpcError slots, the exception's code/message/data, the params as sent — is
 // what the mock answers to the same JSON-RPC sent directly. Under CI a missing mypy fails; elsewhere it skips, saying so.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,6 +18,7 @@ import { createMock, generatePythonClient, loadDocument, type ContractModel, typ
 import { callArguments, exampleArguments, isGeneratedPython, namePython, pyValue, type PythonMethod } from '../src/toolkit/codegen/python.js';
 import { sampleParams } from '../src/toolkit/contract/sample.js';
 import { refName } from '../src/toolkit/contract/model.js';
+import { generateAction } from '../src/cli/commands/generate.js';
 import { corpus } from './helpers/openrpc-corpus.js';
 import { requireMypy } from './helpers/python.js';
 
@@ -26,6 +28,7 @@ const DOCS = [
   ...corpus().map((d) => ({ name: d.name, file: d.file })),
   { name: 'edge-cases', file: join(root, 'test/fixtures/openrpc/edge-cases.openrpc.json') },
   { name: 'notifications', file: join(root, 'test/fixtures/openrpc/notifications.openrpc.json') },
+  { name: 'python-names', file: join(root, 'test/fixtures/openrpc/python-names.openrpc.json') },
 ];
 const py = requireMypy('python-client');
 const NO_SUCH_METHOD = 'rpcgate.test.no_such_method';
@@ -231,9 +234,12 @@ afterAll(async () => {
 const mypyErrors = (prefix: string): string[] => mypyOut.split('\n').filter((l) => l.startsWith(prefix) && / error: /.test(l));
 
 describe.skipIf(!py)('typed Python clients over the corpus', () => {
-  it('every document of the corpus and both hand-written ones are generated', () => {
+  it('every document of the corpus and the three hand-written ones are generated', () => {
     expect(docs.map((d) => d.name)).toEqual(DOCS.map((d) => d.name));
-    expect(docs.length).toBe(15);
+    expect(docs.length).toBe(16);
+    // Typed params everywhere but in the two documents whose params are untyped or absent (api-with-examples,
+    // open-rpc-mock-server): each of the others gets a misuse file mypy must reject.
+    expect(docs.filter((d) => d.misuse).length).toBe(docs.length - 2);
     // mypy says nothing but the misuse files' complaints.
     const other = mypyOut.split('\n').filter((l) => l.trim() && !l.startsWith('misuse_'));
     expect(other).toEqual([]);
@@ -285,4 +291,41 @@ describe.skipIf(!py)('typed Python clients over the corpus', () => {
     if (d.refused.method !== NO_SUCH_METHOD) expect(out.refused).toMatchObject({ code: -32602, data: { reason: expect.any(String) } });
   });
 
+});
+
+describe('rpcgate generate --lang python', () => {
+  const EDGE = join(root, 'test/fixtures/openrpc/edge-cases.openrpc.json');
+  const run = async (cli: { out: string; lang?: string; check?: boolean }) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await generateAction(EDGE, cli, (s) => out.push(s), (s) => err.push(s));
+    return { code, out, err };
+  };
+
+  it('writes the package into --out (its name the import name), --check tells fresh from stale, a bad --lang is exit 1', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rpcgate-python-cli-'));
+    try {
+      const out = join(dir, 'edge_client');
+      expect(await run({ out, lang: 'python' })).toMatchObject({ code: 0 });
+      expect(readdirSync(out).sort()).toEqual(['__init__.py', '_runtime.py', 'client.py', 'py.typed', 'types.py']);
+      const client = readFileSync(join(out, 'client.py'), 'utf8');
+      expect(client.split('\n')[0]).toBe('# generated by codegen — do not edit (source: edge-cases.openrpc.json, run `rpcgate generate --lang python`)');
+      expect(client).toContain('    from edge_client import Client');
+      // A TypeScript client in the same folder is left alone, and the other way round.
+      expect(await run({ out })).toMatchObject({ code: 0 });
+      expect(readdirSync(out)).toContain('types.py');
+      expect(readdirSync(out)).toContain('types.ts');
+      expect(await run({ out, lang: 'python', check: true })).toMatchObject({ code: 0 });
+      writeFileSync(join(out, 'client.py'), `${client}# edited\n`);
+      const stale = await run({ out, lang: 'python', check: true });
+      expect(stale.code).toBe(1);
+      expect(stale.err.join('\n')).toContain('changed: client.py');
+      expect(stale.err.join('\n')).toContain('--lang python');
+      const bad = await run({ out, lang: 'rust' });
+      expect(bad.code).toBe(1);
+      expect(bad.err.join('\n')).toContain('--lang must be one of typescript, python');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
