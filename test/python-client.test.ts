@@ -324,6 +324,11 @@ describe('rpcgate generate --lang python', () => {
       const bad = await run({ out, lang: 'rust' });
       expect(bad.code).toBe(1);
       expect(bad.err.join('\n')).toContain('--lang must be one of typescript, python');
+      // The folder is the package: a name Python cannot import is refused before anything is written.
+      const dashed = await run({ out: join(dir, 'edge-client'), lang: 'python' });
+      expect(dashed.code).toBe(1);
+      expect(dashed.err.join('\n')).toContain('must be a Python identifier (got "edge-client"; e.g. edge_client)');
+      expect(readdirSync(dir)).toEqual(['edge_client']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -77,6 +77,12 @@ export async function generateAction(
     err(`rpcgate generate: --lang must be one of ${LANGS.join(', ')} (got ${JSON.stringify(cli.lang)})`);
     return 1;
   }
+  // The folder is the Python package: its name is what `import` takes.
+  const pkg = path.basename(path.resolve(cli.out));
+  if (lang === 'python' && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(pkg)) {
+    err(`rpcgate generate: with --lang python the --out folder is the package, so its name must be a Python identifier (got ${JSON.stringify(pkg)}; e.g. ${pkg.replace(/\W/g, '_').replace(/^(\d)/, '_$1')})`);
+    return 1;
+  }
   let files: Map<string, string>;
   try {
     files = await generateFiles(source, cli.name, lang as Lang, cli.out);

@@ -595,7 +595,8 @@ class BaseClient:
         self._ids = itertools.count(1)
 
     def call(self, request: Request[T]) -> T:
-        """Sends one request and returns its result; raises RpcError when the server answers an error."""
+        """Sends one request and returns its result. Raises RpcError when the server answers an error (or not
+        JSON-RPC); a network failure raises urllib.error.URLError (an OSError) as urllib does."""
         id = next(self._ids)
         status, payload = self._post({"jsonrpc": "2.0", "id": id, "method": request.method, "params": request.params})
         if not isinstance(payload, dict):
