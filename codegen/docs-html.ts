@@ -76,6 +76,7 @@ ${apis}
 <h2>Client</h2>
 <ul>
 <li><a href="client/index.html">Generated TypeScript client</a> <span class="muted">(typedoc)</span></li>
+<li>Generated Python client of the node API: <code>rpcgate generate openrpc.json --lang python --out rpcgate_node</code> <span class="muted">(Python 3.11+, standard library only; each node method page has its example under “Python (rpcgate client)”)</span></li>
 </ul>`;
   const nav = `<p class="brand"><a href="index.html">rpcgate docs</a></p>
 <ul>

@@ -7,8 +7,9 @@ import { format } from 'prettier';
 import { exampleParams, type ContractModel, type Json, type MethodModel } from '../src/toolkit/contract/model.js';
 import { clientImport, js, jsdoc, str, tsHeader } from '../src/toolkit/codegen/schema.js';
 import { PRETTIER } from '../src/toolkit/codegen/types.js';
+import { callArguments, namePython, pyValue, type PythonMethod } from '../src/toolkit/codegen/python.js';
 
-export type ExampleId = 'curl' | 'fetch' | 'ethers' | 'web3js' | 'viem' | 'rpcgate' | 'web3py';
+export type ExampleId = 'curl' | 'fetch' | 'ethers' | 'web3js' | 'viem' | 'rpcgate' | 'web3py' | 'rpcgatepy';
 export interface ExampleSet {
   id: ExampleId;
   language: 'shell' | 'javascript' | 'typescript' | 'python';
@@ -17,6 +18,38 @@ export interface ExampleSet {
 }
 
 export const RPC_URL = '{{RPC_URL}}';
+
+/** Contracts that also get a typed Python client (`npm run generate` writes generated/python/<package>/), by package name. */
+export const PYTHON_PACKAGES: Readonly<Record<string, string>> = { node: 'rpcgate_node' };
+
+/** The generated Python client's example: the method called with the example params, the result printed as JSON (a
+ *  method answered only over a WebSocket prints the error the HTTP endpoint answers instead). */
+function pythonClientExample(pkg: string, pm: PythonMethod, p: Json[], socketOnly: boolean): ExampleSet {
+  const call = `client.${pm.py}(${callArguments(pm, p.map((v) => pyValue(v)))})`;
+  const lines = [
+    `# The typed client generated from this API's contract (Python 3.11+, standard library only): ${pkg}/ from`,
+    `# \`rpcgate generate openrpc.json --lang python --out ${pkg}\` (rpcgate's repository has it in generated/python/).`,
+    `import json`,
+    ``,
+    `from ${pkg} import Client${socketOnly ? ', RpcError' : ''}`,
+    ``,
+    `client = Client("${RPC_URL}")`,
+    ...(socketOnly
+      ? [
+          `# The rpcgate client speaks HTTP, where ${pm.name} answers -32601: use a WebSocket (the web3.py example).`,
+          `try:`,
+          `    result: object = ${call}`,
+          `except RpcError as e:`,
+          `    result = {"code": e.code, "message": e.message}`,
+        ]
+      : pm.result === 'None'
+        ? [call, `result = None`]
+        : [`result = ${call}`]),
+    `print(json.dumps(result, indent=2))`,
+    ``,
+  ];
+  return { id: 'rpcgatepy', language: 'python', label: 'Python (rpcgate client)', code: lines.join('\n') };
+}
 const TAGS = new Set(['earliest', 'latest', 'pending', 'safe', 'finalized']);
 const isQuantity = (v: Json) => typeof v === 'string' && /^0x(0|[1-9a-f][0-9a-f]*)$/i.test(v);
 const isHash = (v: Json) => typeof v === 'string' && /^0x[0-9a-fA-F]{64}$/.test(v);
@@ -165,7 +198,7 @@ const WS_URL = `'${RPC_URL}'.replace(/^http/, 'ws')`;
 
 /** WebSocket examples: call the method on a socket, print its answer, close (notifications are the SDKs' own
  *  subscription APIs: ethers `provider.on('block')`, viem `watchBlockNumber`, web3.js `web3.eth.subscribe`). */
-function socketExamples(m: MethodModel, client: string, p: Json[]): ExampleSet[] {
+function socketExamples(m: MethodModel, client: string, p: Json[], python?: { pkg: string; method: PythonMethod }): ExampleSet[] {
   const M = js(m.name);
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: m.name, params: p });
   const lines = (...l: string[]) => [...l, ''].join('\n');
@@ -276,12 +309,13 @@ function socketExamples(m: MethodModel, client: string, p: Json[]): ExampleSet[]
         `asyncio.run(main())`,
       ),
     },
+    ...(python ? [pythonClientExample(python.pkg, python.method, p, true)] : []),
   ];
 }
 
-export function methodExamples(m: MethodModel, client: string): ExampleSet[] {
+export function methodExamples(m: MethodModel, client: string, python?: { pkg: string; method: PythonMethod }): ExampleSet[] {
   const p = exampleParams(m);
-  if (SOCKET_ONLY.has(m.name)) return socketExamples(m, client, p);
+  if (SOCKET_ONLY.has(m.name)) return socketExamples(m, client, p, python);
   const id = idioms(m, p);
   const M = js(m.name);
   // Raw calls name their params once: `const params = [...]`.
@@ -395,6 +429,7 @@ export function methodExamples(m: MethodModel, client: string): ExampleSet[] {
             `print(json.dumps(response["result"], indent=2))`,
           ),
     },
+    ...(python ? [pythonClientExample(python.pkg, python.method, p, false)] : []),
   ];
 }
 
@@ -487,7 +522,9 @@ export function wsMethodExamples(m: MethodModel): WsExampleSet[] {
 }
 
 export function buildExamples(c: ContractModel): Map<string, ExampleSet[]> {
-  return new Map(c.methods.map((m) => [m.name, methodExamples(m, clientImport(c))]));
+  const pkg = PYTHON_PACKAGES[c.spec.name];
+  const python = pkg ? new Map(namePython(c).methods.map((pm) => [pm.name, pm])) : undefined;
+  return new Map(c.methods.map((m) => [m.name, methodExamples(m, clientImport(c), pkg && python ? { pkg, method: python.get(m.name)! } : undefined)]));
 }
 
 export async function writeExamples(c: ContractModel): Promise<string> {
@@ -496,7 +533,7 @@ export async function writeExamples(c: ContractModel): Promise<string> {
     tsHeader(c.spec.file),
     `import type { MethodName } from './methods.js';\n\n`,
     jsdoc(['One ready-to-run example of a method for one language/SDK. `{{RPC_URL}}` stands for the full RPC URL (API key included).']),
-    `export interface ExampleSet {\n  id: 'curl' | 'fetch' | 'ethers' | 'web3js' | 'viem' | 'rpcgate' | 'web3py';\n  language: 'shell' | 'javascript' | 'typescript' | 'python';\n  label: string;\n  code: string;\n}\n\n`,
+    `export interface ExampleSet {\n  id: 'curl' | 'fetch' | 'ethers' | 'web3js' | 'viem' | 'rpcgate' | 'web3py' | 'rpcgatepy';\n  language: 'shell' | 'javascript' | 'typescript' | 'python';\n  label: string;\n  code: string;\n}\n\n`,
     `/** Placeholder for the RPC URL in every example. */\nexport const RPC_URL_PLACEHOLDER = ${str(RPC_URL)};\n`,
     `/** Import specifier of the generated client used by the 'rpcgate' examples. */\nexport const CLIENT_IMPORT = ${str(clientImport(c))};\n\n`,
     `export const examples: Record<MethodName, ExampleSet[]> = {\n`,

@@ -22,7 +22,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadContract, type ContractModel, type ContractSpec } from '../src/toolkit/contract/model.js';
 import { generateClient } from '../src/toolkit/codegen/index.js';
-import { writeExamples } from './examples.js';
+import { generatePythonClient } from '../src/toolkit/codegen/python.js';
+import { PYTHON_PACKAGES, writeExamples } from './examples.js';
 import { writeApiDocs, writeDocsIndex } from './docs-html.js';
 import { writeClientDocs } from './docs-client.js';
 import { CONFIG_SCHEMA_FILE, generateConfig } from './config.js';
@@ -46,7 +47,7 @@ export interface GenerateOptions {
   log?: (msg: string) => void;
 }
 
-/** Files (relative to `out`) produced for one contract's generated/ folder. */
+/** Files (relative to `out`) produced for one contract's generated/ folder (and its Python package, if any). */
 export async function generateCode(c: ContractModel): Promise<Map<string, string>> {
   const dir = `generated/${c.spec.name}`;
   // The same writer as `rpcgate generate`; the repository's folders have no index.ts (package.json exports client.ts)
@@ -55,6 +56,8 @@ export async function generateCode(c: ContractModel): Promise<Map<string, string
   const files = new Map<string, string>();
   for (const [rel, text] of client) files.set(`${dir}/${rel}`, text);
   files.set(`${dir}/examples.ts`, examples);
+  const pkg = PYTHON_PACKAGES[c.spec.name];
+  if (pkg) for (const [rel, text] of generatePythonClient(c, { packageName: pkg })) files.set(`generated/python/${pkg}/${rel}`, text);
   return files;
 }
 
@@ -84,6 +87,7 @@ export async function generate(opts: GenerateOptions = {}): Promise<void> {
       const t0 = Date.now();
       const files = await generateCode(c);
       await rm(path.join(out, 'generated', c.spec.name), { recursive: true, force: true });
+      if (PYTHON_PACKAGES[c.spec.name]) await rm(path.join(out, 'generated', 'python', PYTHON_PACKAGES[c.spec.name]), { recursive: true, force: true });
       await writeFiles(out, files);
       log(`${c.spec.name}: generated/${c.spec.name}/ (${files.size} files, ${Date.now() - t0} ms)`);
     }

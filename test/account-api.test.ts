@@ -559,7 +559,7 @@ describe('account API: apps, allowlists, JWT keys, network keys', () => {
       expect(x.code).toContain(k.url);
       expect(x.code).not.toContain('{{RPC_URL}}');
     }
-    expect(k.examples.map((x: Json) => x.id)).toEqual(expect.arrayContaining(['curl', 'ethers', 'viem', 'web3js', 'fetch', 'rpcgate', 'web3py']));
+    expect(k.examples.map((x: Json) => x.id)).toEqual(expect.arrayContaining(['curl', 'ethers', 'viem', 'web3js', 'fetch', 'rpcgate', 'web3py', 'rpcgatepy']));
     const list = await ok(A, 'keys_list');
     expect(list.maxKeys).toBe(4);
     expect(list.keys.map((x: Json) => x.id)).toEqual([keyA.id]);

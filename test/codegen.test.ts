@@ -181,7 +181,7 @@ export async function f(): Promise<void> {
 });
 
 describe('generated examples', () => {
-  const ids = ['curl', 'fetch', 'ethers', 'web3js', 'viem', 'rpcgate', 'web3py'];
+  const ids = ['curl', 'fetch', 'ethers', 'web3js', 'viem', 'rpcgate', 'web3py', 'rpcgatepy'];
   it('exist for every method and every SDK, use {{RPC_URL}} and the first example params', () => {
     expect(Object.keys(examples)).toEqual(Object.keys(methods));
     for (const [m, sets] of Object.entries(examples)) {

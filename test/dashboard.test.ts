@@ -169,6 +169,10 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     // Other languages and SDKs come from the generated examples.
     await page.getByRole('button', { name: 'Python', exact: true }).click();
     expect(await page.getByTestId('example-code').textContent()).toContain('w3.eth.get_block("latest"');
+    // Beside web3.py: the generated, typed Python client (generated/python/rpcgate_node).
+    await page.getByRole('button', { name: 'rpcgate client', exact: true }).click();
+    expect(await page.getByTestId('example-code').textContent()).toContain(`client = Client("${svc.url}/mainnet/v2/${appKey}")`);
+    expect(await page.getByTestId('example-code').textContent()).toContain('client.eth_get_block_by_number("latest", False)');
     await page.getByRole('button', { name: 'TypeScript', exact: true }).click();
     await page.getByRole('button', { name: 'rpcgate client', exact: true }).click();
     expect(await page.getByTestId('example-code').textContent()).toContain("client.request('eth_getBlockByNumber', ['latest', false])");

@@ -1,6 +1,7 @@
 // The generated code examples (the Set up tab, generated/node/examples.ts) run against the live server:
-// every JavaScript example with node, every TypeScript example with tsx, each must exit 0. Python examples
-// must compile (python3 -m py_compile); web3.py is not installed, so they are not run.
+// every JavaScript example with node, every TypeScript example with tsx, each must exit 0. The web3.py examples
+// must compile (python3 -m py_compile); web3.py is not installed, so they are not run. The generated Python client's
+// examples (generated/python/rpcgate_node) pass `mypy --strict` and run with the plain interpreter, each exit 0.
 //
 // The contract's examples were recorded on another chain (their block numbers, hashes and addresses do not
 // exist here, and viem/web3.js throw on a `null` block or transaction). So, exactly as `rpcgate conformance`
@@ -22,6 +23,7 @@ import { methods } from '../generated/node/methods.js';
 import { startService } from '../src/gateway/server/service.js';
 import { adaptParams, discoverChain, type ChainFacts } from '../src/gateway/node-api/conformance/index.js';
 import { firstExampleParams, RpcTransport } from '../src/toolkit/conformance/index.js';
+import { requireMypy } from './helpers/python.js';
 
 const exec = promisify(execFile);
 const root = resolve(import.meta.dirname, '..');
@@ -39,7 +41,9 @@ interface Example {
 }
 const all = Object.entries(examples as Record<string, Example[]>).flatMap(([method, set]) => set.map((ex) => ({ method, ...ex })));
 const runnable = all.filter((e) => e.language === 'javascript' || e.language === 'typescript');
-const python = all.filter((e) => e.language === 'python');
+const python = all.filter((e) => e.id === 'web3py');
+const pythonClient = all.filter((e) => e.id === 'rpcgatepy');
+const PYTHONPATH = join(root, 'generated', 'python');
 
 let service: Awaited<ReturnType<typeof startService>>;
 let rpcUrl: string;
@@ -83,11 +87,13 @@ interface Outcome {
   stderr: string;
 }
 
-async function runFile(file: string, lang: Example['language']): Promise<Outcome> {
+async function runFile(file: string, lang: Example['language'], python = 'python3'): Promise<Outcome> {
   // TypeScript through tsx's loader in the same node process (what `npx tsx file.ts` does, minus a second process).
-  const [cmd, args] = lang === 'typescript' ? [process.execPath, ['--import', 'tsx', file]] : [process.execPath, [file]];
+  // Python without bytecode files (generated/python must stay as generated) and the generated client on its path.
+  const [cmd, args] = lang === 'typescript' ? [process.execPath, ['--import', 'tsx', file]] : lang === 'python' ? [python, ['-B', file]] : [process.execPath, [file]];
   try {
-    const { stdout, stderr } = await exec(cmd, args, { cwd: dir, timeout: 60_000, env: { ...process.env, RPC_URL: rpcUrl } });
+    const env = { ...process.env, RPC_URL: rpcUrl, ...(lang === 'python' ? { PYTHONPATH, PYTHONDONTWRITEBYTECODE: '1' } : {}) };
+    const { stdout, stderr } = await exec(cmd, args, { cwd: dir, timeout: 60_000, env });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code?: number | string; stdout?: string; stderr?: string };
@@ -156,7 +162,7 @@ describe('generated examples', () => {
     expect(Object.keys(examples).sort()).toEqual(names.sort());
     for (const m of names) {
       const ids = (examples as Record<string, Example[]>)[m].map((e) => e.id);
-      for (const id of ['curl', 'ethers', 'web3js', 'fetch', 'viem', 'rpcgate', 'web3py']) expect(ids, m).toContain(id);
+      for (const id of ['curl', 'ethers', 'web3js', 'fetch', 'viem', 'rpcgate', 'web3py', 'rpcgatepy']) expect(ids, m).toContain(id);
     }
     for (const e of all) expect(e.code, `${e.method}/${e.id}`).toContain('{{RPC_URL}}');
   });
@@ -211,7 +217,38 @@ describe('generated examples', () => {
     600_000,
   );
 
-  it('Python examples compile (python3 -m py_compile)', async () => {
+  it('Python examples of the generated client (rpcgate_node) pass mypy --strict and run against the server', async () => {
+    const py = requireMypy('examples: the rpcgate Python client');
+    if (!py) return;
+    expect(pythonClient.length).toBe(Object.keys(methods).length);
+    const files = pythonClient.map((ex) => {
+      const file = join(dir, `${ex.method.replace(/\W/g, '_')}_${ex.id}.py`);
+      writeFileSync(file, adaptCode(ex.code, liveValues(ex.method)).replaceAll('{{RPC_URL}}', rpcUrl));
+      return { ex, file };
+    });
+    // The examples as the user gets them, with the generated package on mypy's path: the calls' types must hold.
+    const checked = await exec(py.python, ['-m', 'mypy', '--strict', '--no-error-summary', '--cache-dir', join(dir, '.mypy_cache'), ...files.map((f) => f.file)], {
+      cwd: dir,
+      timeout: 300_000,
+      env: { ...process.env, MYPYPATH: PYTHONPATH },
+    }).then((r) => r.stdout + r.stderr, (e: { stdout?: string; stderr?: string }) => `${e.stdout ?? ''}${e.stderr ?? ''}`);
+    expect(checked.trim()).toBe('');
+    const problems: string[] = [];
+    const results = await pool(files, 2, async ({ ex, file }) => ({ ex, file, out: await runFile(file, 'python', py.python) }));
+    for (const { ex, file, out } of results) {
+      const text = `${out.stdout}\n${out.stderr}`;
+      const where = `${ex.method} ${ex.id} (${file})`;
+      if (/ModuleNotFoundError|ImportError|SyntaxError|NameError|AttributeError|TypeError/.test(text)) problems.push(`${where}: broken example:\n${text.slice(0, 600)}`);
+      else if (EXPECTED_TO_FAIL.has(ex.method)) {
+        // The node's refusal, raised as RpcError (its code and message in the traceback), exit non-zero.
+        if (out.code === 0 || !/RpcError: -?\d+: /.test(text)) problems.push(`${where}: expected the node's error raised as RpcError, got exit ${out.code}:\n${text.slice(0, 600)}`);
+      } else if (out.code !== 0) problems.push(`${where}: exit ${out.code}:\n${text.slice(0, 600)}`);
+      else JSON.parse(out.stdout); // the result printed as JSON
+    }
+    expect(problems).toEqual([]);
+  }, 600_000);
+
+  it('web3.py examples compile (python3 -m py_compile)', async () => {
     const files = python.map((ex) => {
       const file = join(dir, `${ex.method.replace(/\W/g, '_')}_${ex.id}.py`);
       writeFileSync(file, ex.code);

@@ -5,7 +5,7 @@ import type { MethodName } from './methods.js';
  * One ready-to-run example of a method for one language/SDK. `{{RPC_URL}}` stands for the full RPC URL (API key included).
  */
 export interface ExampleSet {
-  id: 'curl' | 'fetch' | 'ethers' | 'web3js' | 'viem' | 'rpcgate' | 'web3py';
+  id: 'curl' | 'fetch' | 'ethers' | 'web3js' | 'viem' | 'rpcgate' | 'web3py' | 'rpcgatepy';
   language: 'shell' | 'javascript' | 'typescript' | 'python';
   label: string;
   code: string;

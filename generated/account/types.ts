@@ -295,7 +295,7 @@ export interface NetworkKey {
  */
 export interface CodeExample {
   method: string;
-  id: 'curl' | 'fetch' | 'ethers' | 'web3js' | 'viem' | 'rpcgate' | 'web3py';
+  id: 'curl' | 'fetch' | 'ethers' | 'web3js' | 'viem' | 'rpcgate' | 'web3py' | 'rpcgatepy';
   language: 'shell' | 'javascript' | 'typescript' | 'python';
   label: string;
   code: string;
@@ -1527,7 +1527,7 @@ export interface AccountMethods {
   /**
    * Returns a network key with its URL and ready examples.
    *
-   * The key, its URL, today's (UTC) metered calls on it (`today`; the per-user daily limit is in `keys_list`), and examples (curl, fetch, ethers, web3.js, viem, the rpcgate client, web3py) for eth_blockNumber and eth_getBlockByNumber with the URL filled in.
+   * The key, its URL, today's (UTC) metered calls on it (`today`; the per-user daily limit is in `keys_list`), and examples (curl, fetch, ethers, web3.js, viem, the rpcgate client, web3py, the rpcgate Python client) for eth_blockNumber and eth_getBlockByNumber with the URL filled in.
    *
    * Params:
    * - `keyId`

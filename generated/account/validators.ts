@@ -5942,7 +5942,7 @@ return errors === 0;
 export const keys_get__result_ajv = validate249;
 const schema104 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyDetail","$id":"urn:rpcgate:account:keys_get:result"};
 const schema105 = {"type":"object","description":"A network key with its URL and ready examples.","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url","examples","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"},"examples":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:CodeExample"}},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeyDetail"};
-const schema106 = {"type":"object","description":"A ready-to-run example with the URL (key included) filled in.","additionalProperties":false,"required":["method","id","language","label","code"],"properties":{"method":{"type":"string"},"id":{"type":"string","enum":["curl","fetch","ethers","web3js","viem","rpcgate","web3py"]},"language":{"type":"string","enum":["shell","javascript","typescript","python"]},"label":{"type":"string"},"code":{"type":"string"}},"$id":"urn:rpcgate:account:schema:CodeExample"};
+const schema106 = {"type":"object","description":"A ready-to-run example with the URL (key included) filled in.","additionalProperties":false,"required":["method","id","language","label","code"],"properties":{"method":{"type":"string"},"id":{"type":"string","enum":["curl","fetch","ethers","web3js","viem","rpcgate","web3py","rpcgatepy"]},"language":{"type":"string","enum":["shell","javascript","typescript","python"]},"label":{"type":"string"},"code":{"type":"string"}},"$id":"urn:rpcgate:account:schema:CodeExample"};
 
 function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:CodeExample" */;
@@ -5984,7 +5984,7 @@ if(typeof data1 !== "string"){
 validate257.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((((((data1 === "curl") || (data1 === "fetch")) || (data1 === "ethers")) || (data1 === "web3js")) || (data1 === "viem")) || (data1 === "rpcgate")) || (data1 === "web3py"))){
+if(!((((((((data1 === "curl") || (data1 === "fetch")) || (data1 === "ethers")) || (data1 === "web3js")) || (data1 === "viem")) || (data1 === "rpcgate")) || (data1 === "web3py")) || (data1 === "rpcgatepy"))){
 validate257.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/enum",keyword:"enum",params:{allowedValues: schema106.properties.id.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
@@ -7213,7 +7213,7 @@ function fastC71(d) {
   const v0 = d["method"];
   if (v0 !== undefined && !(typeof v0 == "string")) return false;
   const v1 = d["id"];
-  if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "curl" || v1 === "fetch" || v1 === "ethers" || v1 === "web3js" || v1 === "viem" || v1 === "rpcgate" || v1 === "web3py")))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "curl" || v1 === "fetch" || v1 === "ethers" || v1 === "web3js" || v1 === "viem" || v1 === "rpcgate" || v1 === "web3py" || v1 === "rpcgatepy")))) return false;
   const v2 = d["language"];
   if (v2 !== undefined && !((typeof v2 == "string" && (v2 === "shell" || v2 === "javascript" || v2 === "typescript" || v2 === "python")))) return false;
   const v3 = d["label"];

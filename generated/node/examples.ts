@@ -5,7 +5,7 @@ import type { MethodName } from './methods.js';
  * One ready-to-run example of a method for one language/SDK. `{{RPC_URL}}` stands for the full RPC URL (API key included).
  */
 export interface ExampleSet {
-  id: 'curl' | 'fetch' | 'ethers' | 'web3js' | 'viem' | 'rpcgate' | 'web3py';
+  id: 'curl' | 'fetch' | 'ethers' | 'web3js' | 'viem' | 'rpcgate' | 'web3py' | 'rpcgatepy';
   language: 'shell' | 'javascript' | 'typescript' | 'python';
   label: string;
   code: string;
@@ -60,6 +60,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'from web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresult = w3.eth.block_number\nprint(Web3.to_json(result))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_block_number()\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_getBlockByNumber: [
     {
@@ -103,6 +109,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'from web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresult = w3.eth.get_block("latest", full_transactions=False)\nprint(Web3.to_json(result))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_block_by_number("latest", False)\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_getBlockByHash: [
@@ -148,6 +160,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'from web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresult = w3.eth.get_block("0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e", full_transactions=True)\nprint(Web3.to_json(result))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_block_by_hash("0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e", True)\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_chainId: [
     {
@@ -191,6 +209,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'from web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresult = w3.eth.chain_id\nprint(Web3.to_json(result))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_chain_id()\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   net_version: [
@@ -236,6 +260,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("net_version", [])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.net_version()\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   web3_clientVersion: [
     {
@@ -279,6 +309,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("web3_clientVersion", [])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.web3_client_version()\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_syncing: [
@@ -324,6 +360,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_syncing", [])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_syncing()\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_gasPrice: [
     {
@@ -367,6 +409,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'from web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresult = w3.eth.gas_price\nprint(Web3.to_json(result))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_gas_price()\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_maxPriorityFeePerGas: [
@@ -412,6 +460,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_maxPriorityFeePerGas", [])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_max_priority_fee_per_gas()\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_feeHistory: [
     {
@@ -455,6 +509,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_feeHistory", ["0x1", "0x1b", [95, 99]])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_fee_history("0x1", "0x1b", [95, 99])\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_getBalance: [
@@ -500,6 +560,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'from web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresult = w3.eth.get_balance(Web3.to_checksum_address("0x7dcd17433742f4c0ca53122ab541d0ba67fc27df"), "latest")\nprint(Web3.to_json(result))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_balance("0x7dcd17433742f4c0ca53122ab541d0ba67fc27df", block="latest")\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_getTransactionCount: [
     {
@@ -543,6 +609,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'from web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresult = w3.eth.get_transaction_count(Web3.to_checksum_address("0x0300100f529a704d19736a8714837adbc934db7f"), "latest")\nprint(Web3.to_json(result))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_transaction_count("0x0300100f529a704d19736a8714837adbc934db7f", block="latest")\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_getCode: [
@@ -588,6 +660,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'from web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresult = w3.eth.get_code(Web3.to_checksum_address("0x7dcd17433742f4c0ca53122ab541d0ba67fc27df"), "latest")\nprint(Web3.to_json(result))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_code("0x7dcd17433742f4c0ca53122ab541d0ba67fc27df", block="latest")\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_getStorageAt: [
     {
@@ -631,6 +709,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'from web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresult = w3.eth.get_storage_at(Web3.to_checksum_address("0x7dcd17433742f4c0ca53122ab541d0ba67fc27df"), \'0x0000000000000000000000000000000000000000000000000000000000000000\', "latest")\nprint(Web3.to_json(result))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_storage_at("0x7dcd17433742f4c0ca53122ab541d0ba67fc27df", "0x0000000000000000000000000000000000000000000000000000000000000000", block="latest")\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_call: [
@@ -676,6 +760,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_call", [\n    {\n        "from": "0x0000000000000000000000000000000000000000",\n        "input": "0xff01",\n        "to": "0x17e7eedce4ac02ef114a7ed9fe6e2f33feba1667",\n    },\n    "latest",\n])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_call({\n    "from": "0x0000000000000000000000000000000000000000",\n    "input": "0xff01",\n    "to": "0x17e7eedce4ac02ef114a7ed9fe6e2f33feba1667",\n}, block="latest")\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_estimateGas: [
     {
@@ -719,6 +809,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_estimateGas", [\n    {\n        "from": "0xaa00000000000000000000000000000000000000",\n        "to": "0x0100000000000000000000000000000000000000",\n    },\n])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_estimate_gas({\n    "from": "0xaa00000000000000000000000000000000000000",\n    "to": "0x0100000000000000000000000000000000000000",\n})\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_getLogs: [
@@ -764,6 +860,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'from web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresult = w3.eth.get_logs({\n    "fromBlock": "0x3",\n    "toBlock": "0x6",\n    "topics": [\n        ["0x00000000000000000000000000000000000000000000000000000000656d6974"],\n        ["0x95b7276947f6331672b0c63eca28c1d39f25286d5e2793d6a487837ff1475ba0"],\n    ],\n})\nprint(Web3.to_json(result))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_logs({\n    "fromBlock": "0x3",\n    "toBlock": "0x6",\n    "topics": [\n        ["0x00000000000000000000000000000000000000000000000000000000656d6974"],\n        ["0x95b7276947f6331672b0c63eca28c1d39f25286d5e2793d6a487837ff1475ba0"],\n    ],\n})\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_newFilter: [
     {
@@ -807,6 +909,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_newFilter", [\n    {\n        "address": "0x5fbdb2315678afecb367f032d93f642f64180aa3",\n        "topics": ["0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"],\n    },\n])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_new_filter({\n    "address": "0x5fbdb2315678afecb367f032d93f642f64180aa3",\n    "topics": ["0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"],\n})\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_newBlockFilter: [
@@ -852,6 +960,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_newBlockFilter", [])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_new_block_filter()\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_newPendingTransactionFilter: [
     {
@@ -895,6 +1009,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_newPendingTransactionFilter", [])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_new_pending_transaction_filter()\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_getFilterChanges: [
@@ -940,6 +1060,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_getFilterChanges", ["0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b"])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_filter_changes("0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b")\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_getFilterLogs: [
     {
@@ -983,6 +1109,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_getFilterLogs", ["0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b"])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_filter_logs("0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b")\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_uninstallFilter: [
@@ -1028,6 +1160,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_uninstallFilter", ["0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b"])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_uninstall_filter("0x9f1c5e0b4a7d2e6f8c3b1a0d5e7f9c2b")\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_getTransactionByHash: [
     {
@@ -1071,6 +1209,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'from web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresult = w3.eth.get_transaction(\'0x205405746564cbcf1dd53fb5ac92c7622d3792d82f03c59d9baddf2443d91864\')\nprint(Web3.to_json(result))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_transaction_by_hash("0x205405746564cbcf1dd53fb5ac92c7622d3792d82f03c59d9baddf2443d91864")\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_getTransactionReceipt: [
@@ -1116,6 +1260,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'from web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresult = w3.eth.get_transaction_receipt(\'0x205405746564cbcf1dd53fb5ac92c7622d3792d82f03c59d9baddf2443d91864\')\nprint(Web3.to_json(result))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_transaction_receipt("0x205405746564cbcf1dd53fb5ac92c7622d3792d82f03c59d9baddf2443d91864")\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_getTransactionByBlockHashAndIndex: [
     {
@@ -1159,6 +1309,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_getTransactionByBlockHashAndIndex", [\n    "0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e",\n    "0x0",\n])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_transaction_by_block_hash_and_index("0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e", "0x0")\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_getTransactionByBlockNumberAndIndex: [
@@ -1204,6 +1360,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_getTransactionByBlockNumberAndIndex", ["0x1", "0x0"])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_transaction_by_block_number_and_index("0x1", "0x0")\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_getBlockTransactionCountByHash: [
     {
@@ -1247,6 +1409,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_getBlockTransactionCountByHash", ["0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e"])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_block_transaction_count_by_hash("0x80e911b62f552f563a2544dfef5eb39ec8863d9082c998ca6b657f76e19de38e")\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_getBlockTransactionCountByNumber: [
@@ -1292,6 +1460,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_getBlockTransactionCountByNumber", ["0x1"])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_block_transaction_count_by_number("0x1")\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_getBlockReceipts: [
     {
@@ -1335,6 +1509,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_getBlockReceipts", ["0x1"])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_block_receipts("0x1")\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_accounts: [
@@ -1380,6 +1560,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_accounts", [])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_accounts()\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_getProof: [
     {
@@ -1423,6 +1609,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_getProof", [\n    "0x5fbdb2315678afecb367f032d93f642f64180aa3",\n    ["0x0000000000000000000000000000000000000000000000000000000000000002"],\n    "latest",\n])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_proof("0x5fbdb2315678afecb367f032d93f642f64180aa3", ["0x0000000000000000000000000000000000000000000000000000000000000002"], block="latest")\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_createAccessList: [
@@ -1468,6 +1660,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_createAccessList", [\n    {\n        "from": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266",\n        "to": "0x5fbdb2315678afecb367f032d93f642f64180aa3",\n        "input": "0x18160ddd",\n    },\n    "latest",\n])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_create_access_list({\n    "from": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266",\n    "to": "0x5fbdb2315678afecb367f032d93f642f64180aa3",\n    "input": "0x18160ddd",\n}, block="latest")\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_blobBaseFee: [
     {
@@ -1511,6 +1709,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_blobBaseFee", [])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_blob_base_fee()\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_protocolVersion: [
@@ -1556,6 +1760,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_protocolVersion", [])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_protocol_version()\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   net_listening: [
     {
@@ -1599,6 +1809,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("net_listening", [])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.net_listening()\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   net_peerCount: [
@@ -1644,6 +1860,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("net_peerCount", [])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.net_peer_count()\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   web3_sha3: [
     {
@@ -1687,6 +1909,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("web3_sha3", ["0x68656c6c6f20776f726c64"])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.web3_sha3("0x68656c6c6f20776f726c64")\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_getUncleByBlockHashAndIndex: [
@@ -1732,6 +1960,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_getUncleByBlockHashAndIndex", [\n    "0x176d1744caf4abd29ee999390b074982e19839e28912bbbada83ee23046369c9",\n    "0x0",\n])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_uncle_by_block_hash_and_index("0x176d1744caf4abd29ee999390b074982e19839e28912bbbada83ee23046369c9", "0x0")\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_getUncleByBlockNumberAndIndex: [
     {
@@ -1775,6 +2009,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_getUncleByBlockNumberAndIndex", ["0x3", "0x0"])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_uncle_by_block_number_and_index("0x3", "0x0")\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_getUncleCountByBlockHash: [
@@ -1820,6 +2060,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_getUncleCountByBlockHash", ["0x176d1744caf4abd29ee999390b074982e19839e28912bbbada83ee23046369c9"])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_uncle_count_by_block_hash("0x176d1744caf4abd29ee999390b074982e19839e28912bbbada83ee23046369c9")\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_getUncleCountByBlockNumber: [
     {
@@ -1863,6 +2109,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_getUncleCountByBlockNumber", ["latest"])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_get_uncle_count_by_block_number("latest")\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_sendRawTransaction: [
@@ -1908,6 +2160,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("eth_sendRawTransaction", [\n    "0xf86c808401a213988261a894aa000000000000000000000000000000000000000a8255448718e5bb3abd109fa073fbe7ff7e74339e7cc61fb3cb3f7630cd3f1d5fef653d7297654b2d22894daea042a188d30f35f19408c73c803bc1e9e17ce129c457e31fd2a368b54507af2f4c",\n])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.eth_send_raw_transaction("0xf86c808401a213988261a894aa000000000000000000000000000000000000000a8255448718e5bb3abd109fa073fbe7ff7e74339e7cc61fb3cb3f7630cd3f1d5fef653d7297654b2d22894daea042a188d30f35f19408c73c803bc1e9e17ce129c457e31fd2a368b54507af2f4c")\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   eth_subscribe: [
     {
@@ -1951,6 +2209,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import asyncio\nimport json\n\nfrom web3 import AsyncWeb3, WebSocketProvider\n\n\nasync def main():\n    async with AsyncWeb3(WebSocketProvider("{{RPC_URL}}".replace("http", "ws", 1))) as w3:\n        response = await w3.provider.make_request("eth_subscribe", ["newHeads"])\n        print(json.dumps(response.get("result", response.get("error")), indent=2))\n\n\nasyncio.run(main())\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client, RpcError\n\nclient = Client("{{RPC_URL}}")\n# The rpcgate client speaks HTTP, where eth_subscribe answers -32601: use a WebSocket (the web3.py example).\ntry:\n    result: object = client.eth_subscribe("newHeads")\nexcept RpcError as e:\n    result = {"code": e.code, "message": e.message}\nprint(json.dumps(result, indent=2))\n',
     },
   ],
   eth_unsubscribe: [
@@ -1996,6 +2260,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       label: 'Python (web3.py)',
       code: 'import asyncio\nimport json\n\nfrom web3 import AsyncWeb3, WebSocketProvider\n\n\nasync def main():\n    async with AsyncWeb3(WebSocketProvider("{{RPC_URL}}".replace("http", "ws", 1))) as w3:\n        response = await w3.provider.make_request("eth_unsubscribe", ["0x9cef478923ff08bf67fde6c64013158d"])\n        print(json.dumps(response.get("result", response.get("error")), indent=2))\n\n\nasyncio.run(main())\n',
     },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client, RpcError\n\nclient = Client("{{RPC_URL}}")\n# The rpcgate client speaks HTTP, where eth_unsubscribe answers -32601: use a WebSocket (the web3.py example).\ntry:\n    result: object = client.eth_unsubscribe("0x9cef478923ff08bf67fde6c64013158d")\nexcept RpcError as e:\n    result = {"code": e.code, "message": e.message}\nprint(json.dumps(result, indent=2))\n',
+    },
   ],
   'rpc.discover': [
     {
@@ -2039,6 +2309,12 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("rpc.discover", [])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+    {
+      id: 'rpcgatepy',
+      language: 'python',
+      label: 'Python (rpcgate client)',
+      code: '# The typed client generated from this API\'s contract (Python 3.11+, standard library only): rpcgate_node/ from\n# `rpcgate generate openrpc.json --lang python --out rpcgate_node` (rpcgate\'s repository has it in generated/python/).\nimport json\n\nfrom rpcgate_node import Client\n\nclient = Client("{{RPC_URL}}")\nresult = client.rpc_discover()\nprint(json.dumps(result, indent=2))\n',
     },
   ],
 };

@@ -4,6 +4,7 @@
 export { loadDocument, modelDocument, readDocument, type ContractModel, type ContractSpec, type MethodModel, type ParamModel } from './contract/model.js';
 export { compileContract, compileValidators, methodTable, type CompiledContract } from './contract/compile.js';
 export { generateClient } from './codegen/index.js';
+export { generatePythonClient, type GeneratePythonOptions } from './codegen/python.js';
 export { writeDocs, writeDocsTo, methodFiles, type DocsOptions } from './docs/index.js';
 export { createMock, type MockOptions, type MockServer } from './mock/index.js';
 export { createServer, resolveDocument, type DocumentSource, type RpcServer, type ServerOptions } from './server/index.js';

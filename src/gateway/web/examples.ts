@@ -16,7 +16,7 @@ export const LANGUAGES: Language[] = [
   { id: 'cli', label: 'CLI', sdks: [{ id: 'curl', label: 'curl' }] },
   { id: 'javascript', label: 'JavaScript', sdks: [{ id: 'ethers', label: 'ethers' }, { id: 'web3js', label: 'web3.js' }, { id: 'fetch', label: 'Fetch' }] },
   { id: 'typescript', label: 'TypeScript', sdks: [{ id: 'viem', label: 'viem' }, { id: 'rpcgate', label: 'rpcgate client' }] },
-  { id: 'python', label: 'Python', sdks: [{ id: 'web3py', label: 'web3.py' }] },
+  { id: 'python', label: 'Python', sdks: [{ id: 'web3py', label: 'web3.py' }, { id: 'rpcgatepy', label: 'rpcgate client' }] },
 ];
 
 /** The method the tab opens on: a latest-block read (spec 4.1: "defaults to a latest-block example"). */
