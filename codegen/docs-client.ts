@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Application, LogLevel, OptionDefaults } from 'typedoc';
 import { resetReflectionID } from 'typedoc/models';
-import type { ContractModel } from '../src/toolkit/contract/model.js';
+import type { ContractModel } from '../packages/toolkit/src/contract/model.js';
 
 export async function writeClientDocs(out: string, models: ContractModel[]): Promise<void> {
   const outDir = path.join(out, 'docs', 'client');

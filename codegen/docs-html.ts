@@ -1,11 +1,11 @@
-// docs/ of this repository: the toolkit's reference writer (src/toolkit/docs/, the same one `rpcgate docs` runs) for
+// docs/ of this repository: the toolkit's reference writer (packages/toolkit/src/docs/, the same one `rpcgate docs` runs) for
 // each contract into docs/api/<api>/, given what only this repository knows: the node API's SDK code tabs
 // (./examples.ts: ethers, web3.js, viem, web3.py and the published typed clients) and the Try it panel's server
 // suggestions when rpcgate itself serves docs/ under /docs/ — the signed-in user's key URLs for the node API (read
 // from the account API on the same origin; nothing without a session), this deployment's /api for the account API.
 // docs/index.html links every reference and the client docs (typedoc, ./docs-client.ts).
-import type { ContractModel, MethodModel } from '../src/toolkit/contract/model.js';
-import { DOCS_CSS, docsPage, escapeHtml as esc, writeDocs, type DocsOptions, type ExampleTab } from '../src/toolkit/docs/index.js';
+import type { ContractModel, MethodModel } from '../packages/toolkit/src/contract/model.js';
+import { DOCS_CSS, docsPage, escapeHtml as esc, writeDocs, type DocsOptions, type ExampleTab } from '../packages/toolkit/src/docs/index.js';
 import { buildExamples } from './examples.js';
 
 /** Node API pages served by rpcgate at /docs/: the user's app and network key URLs from the account API (/api).

@@ -10,7 +10,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
 import { check, compareTrees, generate, scratchRoot, CONTRACTS } from '../codegen/main.js';
-import { loadContract } from '../src/toolkit/contract/model.js';
+import { loadContract } from '../packages/toolkit/src/contract/model.js';
 import { examples } from '../generated/node/examples.js';
 import { methods } from '../generated/node/methods.js';
 import { validators, fastChecks } from '../generated/node/validators.js';
@@ -282,7 +282,7 @@ describe('generated client against a real node (anvil)', () => {
   });
 });
 
-// The generated validators are a fast boolean check in front of ajv's standalone code (src/toolkit/contract/fast-checks.ts),
+// The generated validators are a fast boolean check in front of ajv's standalone code (packages/toolkit/src/contract/fast-checks.ts),
 // built with options and schema rewrites chosen for speed. Differential test: for every method of every contract,
 // the generated params/result validators — and the fast checks alone — answer exactly like a reference ajv compiled
 // here from the dereferenced contract with ajv's default options (only `strict: false`, which the contracts' annotation

@@ -1,7 +1,7 @@
 // The package as a user gets it (issue 10, "ships as compiled JavaScript"): `npm pack` (its prepack hook builds dist/
 // — tsc -p tsconfig.build.json and the dashboard), the tarball installed into an empty folder with npm, and there:
 // `rpcgate --help`, `rpcgate start` serving the dashboard at / and the node API, the exports `rpcgate`,
-// `rpcgate/client`, `rpcgate/node`, `rpcgate/account` imported by plain node, and typed (tsc, NodeNext); `rpcgate generate`
+// `@rpcgate/client`, `rpcgate/node`, `rpcgate/account` imported by plain node, and typed (tsc, NodeNext); `rpcgate generate`
 // output checked and run against the installed package.
 //
 // The pack runs in a copy of this checkout (its tracked and untracked-but-not-ignored files, node_modules linked):
@@ -171,12 +171,12 @@ describe('the installed package', () => {
     expect(reply).toEqual({ status: 200, json: { jsonrpc: '2.0', id: 1, result: '0x7a69' } });
   }, 120_000);
 
-  it('plain node imports rpcgate, rpcgate/client, rpcgate/node and rpcgate/account and calls the node API', async () => {
+  it('plain node imports rpcgate, @rpcgate/client, rpcgate/node and rpcgate/account and calls the node API', async () => {
     expect(nodeUrl, 'needs the service of the previous test').toBeTruthy();
     writeFileSync(
       join(app, 'client.mjs'),
       `import { startService, loadConfig } from 'rpcgate';
-import { createTypedClient, RpcClientError } from 'rpcgate/client';
+import { createTypedClient, RpcClientError } from '@rpcgate/client';
 import { createClient, methods } from 'rpcgate/node';
 import { createClient as createAccountClient } from 'rpcgate/account';
 const url = process.argv[2];
@@ -204,7 +204,7 @@ console.log(JSON.stringify({
     writeFileSync(
       join(app, 'typed.ts'),
       `import { createClient, type NodeClient, type Methods } from 'rpcgate/node';
-import type { MethodDescriptor, ParamsOf, ResultOf } from 'rpcgate/client';
+import type { MethodDescriptor, ParamsOf, ResultOf } from '@rpcgate/client';
 import type { Session } from 'rpcgate/account';
 import type { ConfigInput } from 'rpcgate';
 
@@ -236,7 +236,7 @@ export const wrong: Promise<number> = client.request('eth_chainId');
     await run(process.execPath, [bin, 'generate', 'petstore.json', '--out', 'petstore', '--check'], app, {}, 60_000);
     writeFileSync(
       join(app, 'pets.ts'),
-      `import { createServer } from 'rpcgate/toolkit';
+      `import { createServer } from '@rpcgate/toolkit';
 import { createClient, RpcClientError, type Pet, type PetstoreClient } from './petstore/index.js';
 
 const server = await createServer({

@@ -1,6 +1,6 @@
-// `rpcgate/client`: the typed JSON-RPC client runtime and the descriptor types it is built from. The generated clients
-// (generated/<api>/client.ts, `rpcgate generate` output) and their method/validator tables import only this, so they run
-// from the installed package as from the repository.
+// `@rpcgate/client`: the typed JSON-RPC client runtime and the descriptor types it is built from. The generated clients
+// (`rpcgate generate` / `@rpcgate/toolkit generate` output, generated/<api>/client.ts) and their method/validator tables
+// import only this, so they run with this package alone.
 export {
   createClient,
   createTypedClient,
@@ -15,6 +15,7 @@ export {
   type ParamsByNameOf,
   type Transport,
 } from './runtime.js';
-export type { Extensions, MethodDescriptor, MethodTable, ParamsOf, ResultOf, ValidateFn, ValidatorTable } from '../rpc/descriptor.js';
+export { webSocketTransport, type WebSocketLike, type WebSocketTransport, type WebSocketTransportOptions } from './websocket.js';
+export type { Extensions, MethodDescriptor, MethodTable, ParamsOf, ResultOf, ValidateFn, ValidatorTable } from './descriptor.js';
 // The ajv runtime helpers generated (standalone) validators call.
-export { ajvEqual, ajvUcs2length, ajvUri, AjvValidationError } from './ajv-runtime.js';
+export { ajvEqual, ajvUcs2length, ajvUri, AjvValidationError, AJV_RUNTIME_EXPORTS } from './ajv-runtime.js';

@@ -1,6 +1,6 @@
 // Generic typed JSON-RPC 2.0 client over a method descriptor table (generated/<api>/methods.ts).
 // Generated clients only bind `methods` to this runtime; all behaviour lives here (connect-es style).
-import type { MethodTable, ParamsOf, ResultOf } from '../rpc/descriptor.js';
+import type { MethodTable, ParamsOf, ResultOf } from './descriptor.js';
 
 /** Options of {@link createTypedClient} and of the generated `createClient`. */
 export interface ClientOptions {

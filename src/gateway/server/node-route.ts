@@ -25,10 +25,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { Denied, checkRequest, clientIp, identify, type AccessContext, type AccessPoint, type KeyStore, type Principal } from '../access/index.js';
-import { Refusal, anyOrigin, createJsonRpcHttp } from '../../toolkit/http/jsonrpc.js';
-import { plainText, skipBody, type Router } from '../../toolkit/http/router.js';
-import type { Engine } from '../../toolkit/rpc/engine.js';
-import { RpcError } from '../../toolkit/rpc/errors.js';
+import { Refusal, anyOrigin, createJsonRpcHttp } from '@rpcgate/toolkit/http';
+import { plainText, skipBody, type Router } from '@rpcgate/toolkit/http';
+import type { Engine } from '@rpcgate/toolkit';
+import { RpcError } from '@rpcgate/toolkit';
 import type { CallMeter } from './call-observer.js';
 
 export interface NodeRouteOptions {

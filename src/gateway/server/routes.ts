@@ -8,8 +8,8 @@
 //   GET/HEAD /docs, /docs/*             the generated docs folder (src/toolkit/http/static.ts)
 //   …                                   the node API (./node-route.ts), ending with catch-alls for POST, GET and OPTIONS
 // Anything else: the router's 405 (with Allow) or 404.
-import { plainText, redirect, Router, skipBody, type RouteHandler } from '../../toolkit/http/router.js';
-import { serveFolder } from '../../toolkit/http/static.js';
+import { plainText, redirect, Router, skipBody, type RouteHandler } from '@rpcgate/toolkit/http';
+import { serveFolder } from '@rpcgate/toolkit/http';
 import { addNodeRoutes, type NodeRouteOptions } from './node-route.js';
 import { wantsHtml, type WebRoute } from './web-route.js';
 

@@ -10,8 +10,8 @@ import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { plainText, skipBody } from '../../toolkit/http/router.js';
-import { preloadFolder, sendAsset, type Asset } from '../../toolkit/http/static.js';
+import { plainText, skipBody } from '@rpcgate/toolkit/http';
+import { preloadFolder, sendAsset, type Asset } from '@rpcgate/toolkit/http';
 import { PATHS } from '../paths.js';
 
 /** Where `npm run build:web` writes the dashboard. */

@@ -14,10 +14,10 @@
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { Denied, checkRequest, clientIp, identify, type AccessContext, type AccessPoint, type KeyStore } from '../access/index.js';
-import { Refusal } from '../../toolkit/http/jsonrpc.js';
-import type { Engine } from '../../toolkit/rpc/engine.js';
-import { RpcError } from '../../toolkit/rpc/errors.js';
-import { UpgradeRouter, createJsonRpcWs, type JsonRpcWs } from '../../toolkit/ws/index.js';
+import { Refusal } from '@rpcgate/toolkit/http';
+import type { Engine } from '@rpcgate/toolkit';
+import { RpcError } from '@rpcgate/toolkit';
+import { UpgradeRouter, createJsonRpcWs, type JsonRpcWs } from '@rpcgate/toolkit/ws';
 import type { SocketCallContext } from '../subscriptions/index.js';
 import type { CallMeter } from './call-observer.js';
 

@@ -19,8 +19,8 @@ import type { Logger } from 'pino';
 import type { AccessContext } from '../access/index.js';
 import { limitError, type Limiter } from '../limits/index.js';
 import { limitsBackendUnavailable } from '../errors.js';
-import { RpcError } from '../../toolkit/rpc/errors.js';
-import type { WsConnection } from '../../toolkit/ws/index.js';
+import { RpcError } from '@rpcgate/toolkit';
+import type { WsConnection } from '@rpcgate/toolkit/ws';
 import { NetworkFeed, type FeedSubscriber, type FeedUpstream, type LogFilter } from './feed.js';
 
 /** Close code when the key's quota runs out mid-subscription. */

@@ -3,9 +3,9 @@
 // Exit code: 0 written, 1 the document could not be read, validated or written (one line on stderr).
 import path from 'node:path';
 import { Command } from 'commander';
-import { loadDocument } from '../../toolkit/contract/model.js';
-import { writeDocsTo } from '../../toolkit/docs/index.js';
-import { errorLine } from '../output.js';
+import { loadDocument } from '../contract/model.js';
+import { writeDocsTo } from '../docs/index.js';
+import { errorLine } from './output.js';
 
 export interface DocsCliOptions {
   out: string;

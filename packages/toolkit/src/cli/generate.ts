@@ -6,9 +6,9 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Command } from 'commander';
-import { loadDocument, type ContractModel } from '../../toolkit/contract/model.js';
-import { generateClient, isGenerated } from '../../toolkit/codegen/index.js';
-import { errorLine } from '../output.js';
+import { loadDocument, type ContractModel } from '../contract/model.js';
+import { generateClient, isGenerated } from '../codegen/index.js';
+import { errorLine } from './output.js';
 
 export interface GenerateCliOptions {
   out: string;

@@ -2,8 +2,8 @@
 // document (src/toolkit/mock): prints one line with its URL on stdout and what it cannot serve as the document says on
 // stderr, serves until SIGTERM/SIGINT, then closes and exits 0. A document that cannot be loaded: one line, exit 1.
 import { Command, InvalidArgumentError } from 'commander';
-import { createMock, type MockServer } from '../../toolkit/mock/index.js';
-import { errorLine } from '../output.js';
+import { createMock, type MockServer } from '../mock/index.js';
+import { errorLine } from './output.js';
 
 const port = (v: string) => {
   const n = Number(v);

@@ -1,5 +1,5 @@
-// generated/<api>/client.ts: binds the generic runtime (src/toolkit/client, imported as the package export
-// `rpcgate/client` so the generated code runs unchanged from the installed package) to this contract's `methods`.
+// generated/<api>/client.ts: binds the generic runtime (packages/client, imported as the package
+// `@rpcgate/client` so the generated code runs unchanged from the installed package) to this contract's `methods`.
 import { exampleParams, type ContractModel, type Json } from '../contract/model.js';
 import { clientImport, js, RUNTIME_IMPORT } from './schema.js';
 import { jsdoc, tsHeader, type HeaderOptions } from './schema.js';

@@ -3,9 +3,9 @@
 //   types.ts       every schema and method: labelled params tuples, by-name params objects, results, JSDoc
 //   methods.ts     the method descriptor as data (x- extensions kept)
 //   validators.ts  ajv standalone validators behind allocation-free fast checks
-//   client.ts      the typed client on `rpcgate/client`
+//   client.ts      the typed client on `@rpcgate/client`
 //   index.ts       re-exports (optional)
-// The output imports only its own files and `rpcgate/client`.
+// The output imports only its own files and `@rpcgate/client`.
 import type { ContractModel } from '../contract/model.js';
 import { writeClient } from './client.js';
 import { writeMethods } from './methods.js';

@@ -15,7 +15,7 @@ const RESERVED = new Set([
   'Exclude', 'Extract', 'NonNullable', 'ReturnType', 'Parameters', 'Awaited', 'Object', 'Function', 'String', 'Number',
   'Boolean', 'Symbol', 'BigInt', 'Date', 'Error', 'RegExp', 'Map', 'Set', 'WeakMap', 'WeakSet', 'JSON', 'Math',
   'Uint8Array', 'ArrayBuffer', 'Iterable', 'Iterator',
-  // rpcgate/client names the generated files import or re-export
+  // @rpcgate/client names the generated files import or re-export
   'MethodDescriptor', 'ValidatorTable', 'ValidateFn', 'Client', 'ClientOptions', 'RpcClientError', 'BatchCall',
   'BatchResult', 'ParamsArg', 'ByName', 'Methods', 'MethodName', 'RpcgateCodegenRoot',
 ]);

@@ -35,9 +35,9 @@ export function jsdoc(lines: (string | undefined)[], indent = ''): string {
   return `${indent}/**\n${body.join('\n')}\n${indent} */\n`;
 }
 
-/** Import specifier of the client runtime (src/toolkit/client) in generated code: the package's own export, so generated/
- *  imports nothing outside itself and runs the same from the repository (tsconfig paths) and the installed package. */
-export const RUNTIME_IMPORT = 'rpcgate/client';
+/** Import specifier of the client runtime (packages/client) in generated code: the @rpcgate/client package, so generated/
+ *  imports nothing outside itself and runs the same from the repository (tsconfig paths) and with the package installed. */
+export const RUNTIME_IMPORT = '@rpcgate/client';
 /** Import specifier of a contract's generated client (`rpcgate/node`, `rpcgate/account`: package.json exports). */
 export const clientImport = (c: Pick<ContractModel, 'spec'>): string => `rpcgate/${c.spec.name}`;
 

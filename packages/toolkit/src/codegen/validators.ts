@@ -13,7 +13,7 @@ import { str, tsHeader, type HeaderOptions } from './schema.js';
 import { RUNTIME_IMPORT } from './schema.js';
 import { FastCompiler } from '../contract/fast-checks.js';
 import { nameDocument, type Naming } from './naming.js';
-import { AJV_RUNTIME_EXPORTS } from '../client/ajv-runtime.js';
+import { AJV_RUNTIME_EXPORTS } from '@rpcgate/client';
 
 // CJS module: under NodeNext the default import is module.exports, whose `default` is the function.
 const standaloneCode = standaloneModule.default;
@@ -31,7 +31,7 @@ export function writeValidators(c: ContractModel, opts: HeaderOptions & { naming
   }
   let code = standaloneCode(ajv, refs);
   // ajv's standalone code pulls its runtime helpers with require() even in ESM mode: they become imports of the same
-  // helpers re-exported by rpcgate/client, so the output depends on nothing but the package's exports.
+  // helpers re-exported by @rpcgate/client, so the output depends on nothing but the package's exports.
   const runtime = new Set<string>();
   const runtimeName = (mod: string): string => {
     const name = AJV_RUNTIME_EXPORTS[mod];
