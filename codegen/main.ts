@@ -131,11 +131,11 @@ export async function compareTrees(expected: string, actual: string): Promise<{ 
 
 /**
  * A scratch root for regeneration: its own generated/ and docs/, with src/, node_modules, package.json and
- * tsconfig.json linked from the repository so generated imports (../../src/…) resolve for typedoc.
+ * tsconfig.json linked from the repository so generated imports (@rpcgate/client: packages/) resolve for typedoc.
  */
 export async function scratchRoot(root: string, contracts: readonly ContractSpec[] = CONTRACTS): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'rpcgate-codegen-'));
-  const links = ['src', 'node_modules', 'package.json', 'tsconfig.json', CONFIG_SCHEMA_FILE, ...contracts.filter((c) => !path.isAbsolute(c.file)).map((c) => c.file)];
+  const links = ['src', 'packages', 'node_modules', 'package.json', 'tsconfig.json', CONFIG_SCHEMA_FILE, ...contracts.filter((c) => !path.isAbsolute(c.file)).map((c) => c.file)];
   for (const name of links) {
     if (!existsSync(path.join(root, name))) continue;
     await mkdir(path.dirname(path.join(dir, name)), { recursive: true });

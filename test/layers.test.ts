@@ -8,7 +8,8 @@
 //   codegen/                    this repository's driver of the toolkit's writers: codegen, the toolkit and the client
 //                               (their sources by path: it is not published).
 //   gateway (src/gateway/*)     imports the gateway, generated code, and the packages through their package names and
-//                               exported entry points only (@rpcgate/toolkit, /http, /ws, /cli; @rpcgate/client).
+//                               narrow exported entry points only (@rpcgate/toolkit/engine, /errors, /conformance,
+//                               /http, /ws; @rpcgate/client): not the toolkit's main entry (codegen, docs, mock).
 //   cli (src/cli)               may import everything, the packages through their entry points.
 //   src/index.ts                the root package's entry (`rpcgate`): re-exports of the gateway.
 // Folders are compared at the granularity packages/<pkg>/<x>, src/gateway/<x>, generated/<api>, codegen, src/cli; two
@@ -118,6 +119,9 @@ function check(sources: Iterable<[file: string, text: string]>): { edges: Edge[]
         continue;
       }
       if (!/^(src|codegen|generated|packages)\//.test(target)) continue;
+      // The gateway runs (and its errors table is bundled into the dashboard) on the narrow entry points: the main one
+      // loads codegen, docs and the mock (prettier, json-schema-to-typescript, json-schema-faker) too.
+      if ((layer === 'gateway' || layer === 'entry') && spec === '@rpcgate/toolkit') wrong.push(`${file} imports ${spec}: the whole toolkit, use a narrower entry point`);
       const to = folderOf(target);
       const toLayer = layerOf(to);
       edges.push({ from, to, file, spec });
@@ -217,6 +221,7 @@ describe('architecture', () => {
     ['packages/toolkit/src/rpc/x.ts', `import { x } from '@rpcgate/client/dist/runtime.js';`, 'not an exported entry point'],
     ['src/gateway/access/x.ts', `import { Router } from '../../../packages/toolkit/src/http/router.js';`, 'into @rpcgate/toolkit by path'],
     ['src/gateway/access/x.ts', `import { x } from '@rpcgate/toolkit/contract';`, 'not an exported entry point'],
+    ['src/gateway/access/x.ts', `import { RpcError } from '@rpcgate/toolkit';`, 'the whole toolkit'],
     ['generated/node/x.ts', `import { RpcError } from '@rpcgate/toolkit';`, 'generated → toolkit'],
   ])('refuses %s: %s', (file, text, reason) => {
     const found = check([[file, text]]).wrong;
@@ -228,7 +233,8 @@ describe('architecture', () => {
     expect(
       check([
         ['packages/toolkit/src/rpc/x.ts', `import { RpcClientError } from '@rpcgate/client';\nimport Ajv from 'ajv';\nimport { readFile } from 'node:fs/promises';`],
-        ['src/gateway/access/x.ts', `import { RpcError } from '@rpcgate/toolkit';\nimport { Router } from '@rpcgate/toolkit/http';`],
+        ['src/gateway/access/x.ts', `import { RpcError } from '@rpcgate/toolkit/errors';\nimport { Router } from '@rpcgate/toolkit/http';`],
+        ['src/cli/x.ts', `import { loadDocument } from '@rpcgate/toolkit';`],
         ['codegen/x.ts', `import { tsHeader } from '../packages/toolkit/src/codegen/schema.js';`],
       ]).wrong,
     ).toEqual([]);

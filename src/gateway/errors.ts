@@ -12,7 +12,7 @@
 // rpcgate's, but temporary: 503). Their data.source still tells them from a node's.
 // -32016 follows field practice (eRPC, Goldsky answer an invalid key with it); execution-apis also lists -32016
 // "Timeout" for eth_simulateV1, which openrpc.json does not serve — were it added, data.source still tells the two apart.
-import { ErrorCode, RpcError } from '@rpcgate/toolkit';
+import { ErrorCode, RpcError } from '@rpcgate/toolkit/errors';
 
 /** `data.source` of every error rpcgate itself produces (a node's error never has it added). */
 export const SOURCE = 'rpcgate';

@@ -3,7 +3,7 @@
 // the one place that knows the extension's shape; the upstream pool, the node API handlers and the account API take
 // what they need from here, built once at start (a Map/Set lookup on the hot path). A method without the extension
 // gets the fail-closed meaning: forwarded, not idempotent, not retryable, never cached, not open, not read-only.
-import type { MethodDescriptor, MethodTable } from '@rpcgate/toolkit';
+import type { MethodDescriptor, MethodTable } from '@rpcgate/client';
 
 /** Cache class by finality (see contracts/x-gateway.schema.json). */
 export type CacheClass = 'immutable' | 'by-block' | 'head' | 'never';

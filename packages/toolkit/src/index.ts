@@ -1,8 +1,9 @@
 // `@rpcgate/toolkit`: the contract-first OpenRPC toolkit as a library, for any document — load, validate and
 // dereference it, compile its validators once, generate its typed client and HTML docs, serve it with a validating
-// JSON-RPC server or a mock, check an endpoint against it. The typed client runtime is `@rpcgate/client`; the HTTP and
-// WebSocket transports for building a service are `@rpcgate/toolkit/http` and `@rpcgate/toolkit/ws`; the commands are
-// `@rpcgate/toolkit/cli`.
+// JSON-RPC server or a mock, check an endpoint against it. The typed client runtime is `@rpcgate/client`.
+// Narrower entry points load less (a service built on the toolkit imports only what it runs): `/engine` (the
+// validating engine), `/errors` (JSON-RPC errors; browser-safe), `/conformance`, `/log-throttle`, `/http` and `/ws` (the
+// transports a service is built from), `/cli` (the commands).
 export { loadDocument, modelDocument, readDocument, type ContractModel, type ContractSpec, type MethodModel, type ParamModel } from './contract/model.js';
 export { compileContract, compileValidators, methodTable, type CompiledContract } from './contract/compile.js';
 export { generateClient, isGenerated, type GenerateClientOptions } from './codegen/index.js';
@@ -35,12 +36,17 @@ export {
   brief,
   expectCode,
   RpcTransport,
+  type CallOutcome,
   type CheckResult,
   type ConformanceContract,
+  type ConformanceOptions,
   type ConformanceProfile,
   type ConformanceReport,
   type OpenRpcDoc,
   type ParamPlan,
   type PlannedCall,
+  type ProtocolCheck,
+  type RpcParams,
   type SpecConformanceOptions,
+  type Status,
 } from './conformance/index.js';

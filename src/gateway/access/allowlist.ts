@@ -20,7 +20,7 @@
 // a method not on the list: 403 -32601 with data { source: 'rpcgate', reason: 'method', method }.
 import { BlockList, isIP } from 'node:net';
 import type { Allowlists } from '../store/access.js';
-import type { RpcError } from '@rpcgate/toolkit';
+import type { RpcError } from '@rpcgate/toolkit/errors';
 import { forbidden, methodNotAllowed } from '../errors.js';
 
 /** An origin entry, parsed. `scheme` undefined = any scheme; `port` '' = the scheme's default port. */

@@ -11,8 +11,8 @@
 // the same principal (src/gateway/metering/meter.ts meterPrincipal). Synchronous unless a JWT must be verified, so the
 // common path makes no promise.
 import type { IncomingMessage } from 'node:http';
-import type { CallContext } from '@rpcgate/toolkit';
-import type { RpcError } from '@rpcgate/toolkit';
+import type { CallContext } from '@rpcgate/toolkit/engine';
+import type { RpcError } from '@rpcgate/toolkit/errors';
 import { unauthorized } from '../errors.js';
 import { checkCallAllowlists, checkRequestAllowlists } from './allowlist.js';
 import { bearerToken, jwtError } from './jwt.js';

@@ -11,7 +11,7 @@
 // A DNS-rebinding page would match the Host-derived origin, but the browser sends it no cookie for that host name,
 // so it can only act on a session it made itself.
 import type { IncomingMessage } from 'node:http';
-import type { CallContext } from '@rpcgate/toolkit';
+import type { CallContext } from '@rpcgate/toolkit/engine';
 
 export const SESSION_COOKIE = 'rpcgate_session';
 /** base64url of 32 bytes: anything else in the cookie is ignored without a store query. */

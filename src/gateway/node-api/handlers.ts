@@ -6,9 +6,9 @@
 // the cache or calls the pool itself (the engine's admission and observer run around either: hits are counted calls).
 // A local method without a handler stops the service at start (routeHandlers), never a -32601 at call time.
 import { methods } from '../../../generated/node/methods.js';
-import { RawResult, type CallContext, type Handler, type Handlers } from '@rpcgate/toolkit';
-import type { MethodTable } from '@rpcgate/toolkit';
-import { internalError } from '@rpcgate/toolkit';
+import { RawResult, type CallContext, type Handler, type Handlers } from '@rpcgate/toolkit/engine';
+import type { MethodTable } from '@rpcgate/client';
+import { internalError } from '@rpcgate/toolkit/errors';
 import { createFilterHandlers, type FilterStore } from '../filters/index.js';
 import { meaningOf, type LocalMethodName } from '../method-meaning.js';
 import type { UpstreamPool } from '../upstream/pool.js';

@@ -4,8 +4,8 @@
 // nothing counts. Every answer of a principal with limits carries x-ratelimit-* headers.
 import { checkCall, hasCallChecks, type AccessContext, type Principal } from '../access/index.js';
 import { limitError, limitHeaders, MemoryLimiter, type LimitDecision, type Limiter, type LimitSubject } from '../limits/index.js';
-import type { AdmitCall, AdmitFn, AdmitResult } from '@rpcgate/toolkit';
-import { RpcError } from '@rpcgate/toolkit';
+import type { AdmitCall, AdmitFn, AdmitResult } from '@rpcgate/toolkit/engine';
+import { RpcError } from '@rpcgate/toolkit/errors';
 import { limitsBackendUnavailable } from '../errors.js';
 
 /** Headers that describe a subject's state without counting (for responses where nothing was admitted). */

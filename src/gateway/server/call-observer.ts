@@ -28,8 +28,8 @@ import type { AccessContext, Principal } from '../access/index.js';
 import { isCacheHit } from '../cache/index.js';
 import type { LimitPeriod } from '../limits/types.js';
 import { OTHER, meterPrincipal, type Meter, type Metrics, type Outcome } from '../metering/index.js';
-import type { CallObserver, CallStage } from '@rpcgate/toolkit';
-import { ErrorCode, type RpcError } from '@rpcgate/toolkit';
+import type { CallObserver, CallStage } from '@rpcgate/toolkit/engine';
+import { ErrorCode, type RpcError } from '@rpcgate/toolkit/errors';
 import { GatewayErrorCode, isGatewayError } from '../errors.js';
 
 function refusalOutcome(code: number): Outcome {

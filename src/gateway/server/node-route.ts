@@ -27,8 +27,8 @@ import type { Logger } from 'pino';
 import { Denied, checkRequest, clientIp, identify, type AccessContext, type AccessPoint, type KeyStore, type Principal } from '../access/index.js';
 import { Refusal, anyOrigin, createJsonRpcHttp } from '@rpcgate/toolkit/http';
 import { plainText, skipBody, type Router } from '@rpcgate/toolkit/http';
-import type { Engine } from '@rpcgate/toolkit';
-import { RpcError } from '@rpcgate/toolkit';
+import type { Engine } from '@rpcgate/toolkit/engine';
+import { RpcError } from '@rpcgate/toolkit/errors';
 import type { CallMeter } from './call-observer.js';
 
 export interface NodeRouteOptions {

@@ -19,7 +19,7 @@ import type { Logger } from 'pino';
 import type { AccessContext } from '../access/index.js';
 import { limitError, type Limiter } from '../limits/index.js';
 import { limitsBackendUnavailable } from '../errors.js';
-import { RpcError } from '@rpcgate/toolkit';
+import { RpcError } from '@rpcgate/toolkit/errors';
 import type { WsConnection } from '@rpcgate/toolkit/ws';
 import { NetworkFeed, type FeedSubscriber, type FeedUpstream, type LogFilter } from './feed.js';
 

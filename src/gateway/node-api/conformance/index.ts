@@ -2,8 +2,8 @@
 // (src/toolkit/conformance) over openrpc.json with the EVM profile — the chain's real data discovered first
 // (./discover.ts) and every example adapted to it (./adapt.ts), plus protocol checks that name EVM methods.
 import { readFileSync } from 'node:fs';
-import { batchCheck, expectCode, runConformance, type ConformanceContract, type ConformanceProfile, type ConformanceReport, type OpenRpcDoc } from '@rpcgate/toolkit';
-import type { MethodTable, ValidatorTable } from '@rpcgate/toolkit';
+import { batchCheck, expectCode, runConformance, type ConformanceContract, type ConformanceProfile, type ConformanceReport, type OpenRpcDoc } from '@rpcgate/toolkit/conformance';
+import type { MethodTable, ValidatorTable } from '@rpcgate/client';
 import { PATHS } from '../../paths.js';
 import { adaptParams } from './adapt.js';
 import { discoverChain, type ChainFacts } from './discover.js';
