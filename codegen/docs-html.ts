@@ -76,11 +76,18 @@ ${apis}
 <h2>Client</h2>
 <ul>
 <li><a href="client/index.html">Generated TypeScript client</a> <span class="muted">(typedoc)</span></li>
+</ul>
+<h2>Packages</h2>
+<ul>
+<li><a href="packages/client/index.html">@rpcgate/client</a> <span class="muted">the runtime generated clients import (typedoc)</span></li>
+<li><a href="packages/toolkit/index.html">@rpcgate/toolkit</a> <span class="muted">the OpenRPC toolkit: codegen, docs, server, mock, conformance (typedoc)</span></li>
+<li><a href="packages/rpcgate/index.html">rpcgate</a> <span class="muted">the gateway embedded in an application (typedoc)</span></li>
 </ul>`;
   const nav = `<p class="brand"><a href="index.html">rpcgate docs</a></p>
 <ul>
 ${models.map((c) => `<li><a href="api/${esc(c.spec.name)}/index.html">${esc(c.title)}</a></li>`).join('\n')}
 <li><a href="client/index.html">Client</a></li>
+<li><a href="packages/client/index.html">Packages</a></li>
 </ul>`;
   return docsPage({ title: 'rpcgate documentation', assets: 'assets/', nav, body });
 }

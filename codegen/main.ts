@@ -24,7 +24,7 @@ import { loadContract, type ContractModel, type ContractSpec } from '../packages
 import { generateClient } from '../packages/toolkit/src/codegen/index.js';
 import { writeExamples } from './examples.js';
 import { writeApiDocs, writeDocsIndex } from './docs-html.js';
-import { writeClientDocs } from './docs-client.js';
+import { writeClientDocs, writePackageDocs } from './docs-client.js';
 import { CONFIG_SCHEMA_FILE, generateConfig } from './config.js';
 
 /** The contracts codegen reads. Adding an API is one line here. */
@@ -101,6 +101,9 @@ export async function generate(opts: GenerateOptions = {}): Promise<void> {
     const t1 = Date.now();
     await writeClientDocs(out, models);
     log(`docs/client: typedoc (${Date.now() - t1} ms)`);
+    const t2 = Date.now();
+    await writePackageDocs(out);
+    log(`docs/packages: typedoc of @rpcgate/client, @rpcgate/toolkit, rpcgate (${Date.now() - t2} ms)`);
   }
 }
 

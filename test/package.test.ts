@@ -70,7 +70,10 @@ beforeAll(async () => {
   expect(pkg.dependencies).toMatchObject({ '@rpcgate/client': client.version, '@rpcgate/toolkit': toolkit.version });
 
   writeAppManifest(app, [gateway], [client, toolkit], 'module');
+  const t0 = Date.now();
   await run('npm', ['install', '--offline', '--no-audit', '--no-fund'], app, await localPrebuilds(join(work, 'prebuilds')), 600_000);
+  const kb = Number((await run('du', ['-sk', 'node_modules'], app)).split('\t')[0]);
+  console.log(`installed size: rpcgate (with @rpcgate/toolkit and @rpcgate/client): ${(kb / 1024).toFixed(1)} MB on disk, installed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }, 900_000);
 
 afterAll(async () => {

@@ -1,0 +1,1 @@
+window.hierarchyData = "eJyVj7EKwjAURf/lzmmlfeiQf3DRUTqU5JWGpom8RBFK/l2yVEed7nIOh7tBYswJ+kZEg4Lw5NlkF0OC3kBdXyeMK0PjHM1yZXmyQGFxwUL3x5PCQzw0XMgs02g4HVyw/Go/eDvn1UPB+DElaORkm+o3u4OiQERfscvd/NHa6R9SCmZ23gqHervrh1LKGwZPWBs="
