@@ -6078,7 +6078,7 @@ return errors === 0;
 }
 
 
-// Fast checks (src/toolkit/contract/fast-checks.ts): true means valid; false means "ask ajv".
+// Fast checks (packages/toolkit/src/contract/fast-checks.ts): true means valid; false means "ask ajv".
 const fastUcs2length = ajvUcs2length;
 const fastRe0 = new RegExp("^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$", "u");
 const fastRe1 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "u");

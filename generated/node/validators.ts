@@ -9071,7 +9071,7 @@ return errors === 0;
 }
 
 
-// Fast checks (src/toolkit/contract/fast-checks.ts): true means valid; false means "ask ajv".
+// Fast checks (packages/toolkit/src/contract/fast-checks.ts): true means valid; false means "ask ajv".
 const fastRe0 = new RegExp("^0x(0|[1-9a-f][0-9a-f]*)$", "");
 const fastRe1 = new RegExp("^0x[0-9a-f]*$", "");
 const fastRe2 = new RegExp("^0x[0-9a-fA-F]*$", "");

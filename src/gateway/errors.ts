@@ -1,5 +1,5 @@
 // rpcgate's own errors: the refusals and failures the gateway answers with itself (key, JWT, allowlists, limits,
-// upstream), beside the JSON-RPC 2.0 standard ones of src/toolkit/rpc/errors.ts.
+// upstream), beside the JSON-RPC 2.0 standard ones of packages/toolkit/src/rpc/errors.ts.
 //
 // Nodes answer with EIP-1474 codes (-32000..-32006: -32001 "resource not found", -32002 "resource unavailable", …)
 // and rpcgate passes those through untouched. So its own codes stay out of that range (except -32005 and -32601,

@@ -1,4 +1,4 @@
-// The node API's routes: JSON-RPC 2.0 over POST through the shared transport (src/toolkit/http/jsonrpc.ts), with the
+// The node API's routes: JSON-RPC 2.0 over POST through the shared transport (packages/toolkit/src/http/jsonrpc.ts), with the
 // access pipeline (src/gateway/access/pipeline.ts) as its hooks.
 //
 //   POST /{network}/v2/{key}   access point A        POST /{network}/{key}   access point B

@@ -1,11 +1,11 @@
-// The server's route table (src/toolkit/http/router.ts), first match wins:
+// The server's route table (packages/toolkit/src/http/router.ts), first match wins:
 //   GET/HEAD /index.html, /assets/*     the dashboard (./web-route.ts)
 //   GET/HEAD /                          the dashboard for browsers (Accept: text/html), else a plain-text landing
 //   any      /metrics, /metrics/*       Prometheus (./metrics-route.ts)
 //   …                                   extension routes, then the account API at /api (src/gateway/accounts/http.ts)
 //   GET/HEAD /healthz                   upstream health (503 when a network has no healthy upstream)
 //   GET/HEAD /readyz                    readiness: the store and the limits backend answer (503 when one does not)
-//   GET/HEAD /docs, /docs/*             the generated docs folder (src/toolkit/http/static.ts)
+//   GET/HEAD /docs, /docs/*             the generated docs folder (packages/toolkit/src/http/static.ts)
 //   …                                   the node API (./node-route.ts), ending with catch-alls for POST, GET and OPTIONS
 // Anything else: the router's 405 (with Allow) or 404.
 import { plainText, redirect, Router, skipBody, type RouteHandler } from '@rpcgate/toolkit/http';

@@ -3,7 +3,7 @@
 // - index.html: `Cache-Control: no-cache` with an ETag (revalidated, so a new build shows at once);
 //   hashed assets: `public, max-age=31536000, immutable`.
 // - Compression is done at build time (.br and .gz beside each file); files are read once at start and served from
-//   memory (src/toolkit/http/static.ts: preloadFolder, sendAsset).
+//   memory (packages/toolkit/src/http/static.ts: preloadFolder, sendAsset).
 // - `/` goes to the dashboard only when the client accepts HTML (a browser), so `curl /` still gets the server's
 //   plain-text landing (the dashboard routes are hash routes: `/#/apps`).
 import { existsSync } from 'node:fs';

@@ -8,7 +8,7 @@
 // then the per-key cap of open sockets on this replica (`websocket.maxConnectionsPerKey`: 429, -32005 reason
 // `connections`). A refusal is a plain HTTP response with the JSON-RPC error envelope as its body, then the socket is
 // destroyed; it is metered like an HTTP refusal (one call, method `other`).
-// Every message then runs through the same engine as HTTP (src/toolkit/ws/jsonrpc.ts), with its admission hook:
+// Every message then runs through the same engine as HTTP (packages/toolkit/src/ws/jsonrpc.ts), with its admission hook:
 // per-call allowlists and limits count each call exactly as over HTTP, and the call observer meters each one.
 // eth_subscribe / eth_unsubscribe find the connection in the call context (`socket`, src/gateway/subscriptions).
 import type { Server } from 'node:http';

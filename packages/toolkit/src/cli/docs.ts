@@ -1,5 +1,5 @@
 // `rpcgate docs <document> --out <dir>`: the static HTML API reference of any OpenRPC document (a path or an http(s)
-// URL): overview, one page per method with a Try it panel, schemas, servers (src/toolkit/docs/). Opens from disk.
+// URL): overview, one page per method with a Try it panel, schemas, servers (packages/toolkit/src/docs/). Opens from disk.
 // Exit code: 0 written, 1 the document could not be read, validated or written (one line on stderr).
 import path from 'node:path';
 import { Command } from 'commander';

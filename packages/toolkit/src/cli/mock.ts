@@ -1,5 +1,5 @@
 // `rpcgate mock <document> [--port <n>] [--host <h>] [--seed <n>]`: a validating JSON-RPC 2.0 mock of any OpenRPC
-// document (src/toolkit/mock): prints one line with its URL on stdout and what it cannot serve as the document says on
+// document (packages/toolkit/src/mock): prints one line with its URL on stdout and what it cannot serve as the document says on
 // stderr, serves until SIGTERM/SIGINT, then closes and exits 0. A document that cannot be loaded: one line, exit 1.
 import { Command, InvalidArgumentError } from 'commander';
 import { createMock, type MockServer } from '../mock/index.js';

@@ -3,7 +3,7 @@
 // `items: [..]`, `additionalItems: false`, minItems = required count, maxItems = param count) and `result`.
 // components.schemas are added once each, under their own id, and referenced (not inlined) so shared types like Uint or
 // Block are one function each in the output.
-// In front of each ajv validator sits a fast boolean check compiled from the same schema (src/toolkit/contract/fast-checks.ts):
+// In front of each ajv validator sits a fast boolean check compiled from the same schema (packages/toolkit/src/contract/fast-checks.ts):
 // `true` is final (no allocation on valid input), `false` hands over to ajv, which decides and reports the errors.
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import type { ContractModel, Json } from '../contract/model.js';
@@ -42,7 +42,7 @@ export function writeValidators(c: ContractModel, opts: HeaderOptions & { naming
   code = code.replace(/require\("ajv\/dist\/runtime\/([a-z0-9_]+)"\)\.default/gi, (_: string, mod: string) => runtimeName(mod));
   if (/\brequire\(/.test(code)) throw new Error('standalone validator code still contains require()');
 
-  // Fast boolean checks in front of ajv (src/toolkit/contract/fast-checks.ts): a true answer is final, a false one goes
+  // Fast boolean checks in front of ajv (packages/toolkit/src/contract/fast-checks.ts): a true answer is final, a false one goes
   // to the ajv validator, which decides and reports the errors exactly as before.
   const components = new Map<string, Json>(c.schemas.map(([k, s]) => [schemaId(c, k), rewriteRefs(s, (n) => schemaId(c, n))]));
   const fast = new FastCompiler({ components, compile: (s) => ajv.compile(s) });
@@ -80,7 +80,7 @@ export function writeValidators(c: ContractModel, opts: HeaderOptions & { naming
       : `import type { ValidatorTable } from '${RUNTIME_IMPORT}';\n`,
     '\n',
     code.replace(/^"use strict";\n?/, ''),
-    '\n\n// Fast checks (src/toolkit/contract/fast-checks.ts): true means valid; false means "ask ajv".\n',
+    '\n\n// Fast checks (packages/toolkit/src/contract/fast-checks.ts): true means valid; false means "ask ajv".\n',
     fast.needsUcs2length ? `const fastUcs2length = ${AJV_RUNTIME_EXPORTS.ucs2length};\n` : '',
     fast.code(),
     '\n// The validators: the fast check, then ajv for the answer and its errors when the fast check says no.\n',

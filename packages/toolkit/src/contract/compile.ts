@@ -36,7 +36,7 @@ export function methodTable(model: ContractModel): MethodTable {
 
 /**
  * Compiles the params and result validators of every method, once: ajv, with the same allocation-free fast check in
- * front that codegen writes into generated validators (src/toolkit/contract/fast-checks.ts: `true` is final, `false`
+ * front that codegen writes into generated validators (packages/toolkit/src/contract/fast-checks.ts: `true` is final, `false`
  * asks ajv, which decides and reports the errors), built here with `new Function` from the code the fast compiler
  * emits. `fast: false` gives ajv alone.
  */

@@ -1,4 +1,4 @@
-// JSON-RPC 2.0 over HTTP POST in front of an Engine (src/toolkit/rpc/engine.ts): the one transport every JSON-RPC API
+// JSON-RPC 2.0 over HTTP POST in front of an Engine (packages/toolkit/src/rpc/engine.ts): the one transport every JSON-RPC API
 // of a server uses. It knows nothing of who calls: the server's hooks decide.
 //
 // A POST, in this order:

@@ -55,7 +55,7 @@ function match(r: Route, path: string): string | undefined | null {
 }
 
 /** A path pattern's matcher (the same patterns as Router.add): the capture, undefined (matched without a value), or
- *  null (no match). For other tables over the same paths (e.g. WebSocket upgrades, src/toolkit/ws/router.ts). */
+ *  null (no match). For other tables over the same paths (e.g. WebSocket upgrades, packages/toolkit/src/ws/router.ts). */
 export function pathMatcher(pattern: string, trailingSlash = false): (path: string) => string | undefined | null {
   const last = pattern.lastIndexOf('/');
   const tail = pattern.slice(last + 1);

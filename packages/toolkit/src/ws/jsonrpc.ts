@@ -1,5 +1,5 @@
-// JSON-RPC 2.0 over WebSocket in front of an Engine (src/toolkit/rpc/engine.ts), beside the HTTP transport
-// (src/toolkit/http/jsonrpc.ts) and on the same hooks. It knows nothing of who calls: the server's hooks decide.
+// JSON-RPC 2.0 over WebSocket in front of an Engine (packages/toolkit/src/rpc/engine.ts), beside the HTTP transport
+// (packages/toolkit/src/http/jsonrpc.ts) and on the same hooks. It knows nothing of who calls: the server's hooks decide.
 //
 // The upgrade, in this order:
 //   admit(req, …)   the connection's context, or a Refusal answered as a plain HTTP response (its httpStatus, the

@@ -1,5 +1,5 @@
 // The route table of WebSocket upgrades (`server.on('upgrade')`): the same path patterns and host rules as the HTTP
-// Router (src/toolkit/http/router.ts, pathMatcher), first match wins. An upgrade no route takes is answered with a
+// Router (packages/toolkit/src/http/router.ts, pathMatcher), first match wins. An upgrade no route takes is answered with a
 // plain HTTP 404 and its socket destroyed; a handler that throws gets a 500 the same way (never a half-open socket).
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
