@@ -1,6 +1,6 @@
 // `rpcgate generate <document> --out <dir> [--check] [--name <n>]`
 // Writes the TypeScript client of any OpenRPC document (a path or an http(s) URL): types.ts, methods.ts, validators.ts,
-// client.ts and index.ts, importing nothing but themselves and `rpcgate/client`. `--check` regenerates in memory and
+// client.ts and index.ts, importing nothing but themselves and `@rpcgate/client`. `--check` regenerates in memory and
 // compares byte-for-byte with the folder instead of writing.
 // Exit code: 0 written / up to date, 1 bad document or (with --check) the folder differs.
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
