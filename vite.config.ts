@@ -12,7 +12,7 @@ export default defineConfig({
   root,
   base: '/',
   plugins: [react()],
-  // generated/account/client.ts imports the client runtime as 'rpcgate/client': tsconfig.json "paths" map it to the source.
+  // generated/account/client.ts imports the client runtime as '@rpcgate/client': tsconfig.json "paths" map it to the source.
   resolve: { tsconfigPaths: true },
   // Everything offline: no CDN, no public folder, no external fonts.
   publicDir: false,

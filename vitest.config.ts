@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  // The package's own exports ('rpcgate/client', 'rpcgate/node', …) resolve to the sources (tsconfig.json "paths").
+  // The workspaces' and the root package's exports ('@rpcgate/client', '@rpcgate/toolkit/…', 'rpcgate/node', …) resolve to
+  // the sources (tsconfig.json "paths").
   resolve: { tsconfigPaths: true },
   test: {
     include: ['test/**/*.test.ts'],

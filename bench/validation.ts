@@ -1,5 +1,5 @@
 // Micro-benchmark: param validation per call (ns) — rpcgate's generated ajv standalone validators (with their fast
-// checks) vs the same contract's validators compiled once at start from the document (src/toolkit/contract/compile.ts,
+// checks) vs the same contract's validators compiled once at start from the document (packages/toolkit/src/contract/compile.ts,
 // what the toolkit does for any document: mock, conformance, createServer) vs @open-rpc/schema-utils-js
 // MethodCallValidator (constructed once with the dereferenced openrpc.json). Same inputs, many iterations, medians of
 // alternating rounds. Also the costs each choice has outside the hot path: bytes of generated code, and start-up time
@@ -81,8 +81,8 @@ export async function runValidationBench(): Promise<ValidationReport> {
   const { validators } = await import('../generated/node/validators.js');
   const importMs = performance.now() - t0;
   t0 = performance.now();
-  const { loadDocument } = await import('../src/toolkit/contract/model.js');
-  const { compileContract } = await import('../src/toolkit/contract/compile.js');
+  const { loadDocument } = await import('../packages/toolkit/src/contract/model.js');
+  const { compileContract } = await import('../packages/toolkit/src/contract/compile.js');
   const runtime = compileContract(await loadDocument(join(root, 'openrpc.json'), 'node')).validators;
   const compileMs = performance.now() - t0;
   const doc = JSON.parse(readFileSync(join(root, 'openrpc.json'), 'utf8'));

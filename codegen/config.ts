@@ -5,8 +5,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { compile } from 'json-schema-to-typescript';
 import { format } from 'prettier';
-import { PRETTIER } from '../src/toolkit/codegen/types.js';
-import { tsHeader } from '../src/toolkit/codegen/schema.js';
+import { PRETTIER } from '../packages/toolkit/src/codegen/types.js';
+import { tsHeader } from '../packages/toolkit/src/codegen/schema.js';
 
 export const CONFIG_SCHEMA_FILE = 'contracts/config.schema.json';
 

@@ -1,5 +1,6 @@
 // docs/client/: typedoc of the generated client(s) (generated/<api>/client.ts and the runtime types they
-// re-export), through typedoc's programmatic API. Options that would make the output depend on the machine,
+// re-export), and docs/packages/<package>/: typedoc of the public API of @rpcgate/client, @rpcgate/toolkit and rpcgate
+// (their package.json exports), through typedoc's programmatic API. Options that would make the output depend on the machine,
 // the checkout or the clock are off: no source links (paths, git revision), no generator banner, no cache
 // busting, no .nojekyll, no syntax highlighting of comment code blocks (see below); `--check` diffs two runs.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -7,28 +8,53 @@ import os from 'node:os';
 import path from 'node:path';
 import { Application, LogLevel, OptionDefaults } from 'typedoc';
 import { resetReflectionID } from 'typedoc/models';
-import type { ContractModel } from '../src/toolkit/contract/model.js';
+import type { ContractModel } from '../packages/toolkit/src/contract/model.js';
 
 export async function writeClientDocs(out: string, models: ContractModel[]): Promise<void> {
-  const outDir = path.join(out, 'docs', 'client');
-  const entryPoints = models.map((c) => path.join(out, 'generated', c.spec.name, 'client.ts'));
-  // A throw-away tsconfig that extends the project's but compiles only the clients (and what they import):
+  await typedoc(
+    out,
+    'rpcgate client',
+    path.join(out, 'docs', 'client'),
+    models.map((c) => path.join(out, 'generated', c.spec.name, 'client.ts')),
+  );
+}
+
+/** The public API of each package (issue 20): its package.json "exports", read from the sources. */
+export const PACKAGE_DOCS: readonly { name: string; dir: string; entryPoints: readonly string[] }[] = [
+  { name: '@rpcgate/client', dir: 'client', entryPoints: ['packages/client/src/index.ts'] },
+  {
+    name: '@rpcgate/toolkit',
+    dir: 'toolkit',
+    entryPoints: ['index', 'rpc/engine', 'rpc/errors', 'conformance/index', 'server/log-throttle', 'http/index', 'ws/index', 'cli/index'].map((f) => `packages/toolkit/src/${f}.ts`),
+  },
+  { name: 'rpcgate', dir: 'rpcgate', entryPoints: ['src/index.ts'] },
+];
+
+/** docs/packages/<dir>/: typedoc of each package's entry points (`rpcgate/node` and `rpcgate/account` are docs/client). */
+export async function writePackageDocs(out: string): Promise<void> {
+  for (const p of PACKAGE_DOCS) {
+    await typedoc(out, p.name, path.join(out, 'docs', 'packages', p.dir), p.entryPoints.map((f) => path.join(out, f)));
+  }
+}
+
+async function typedoc(out: string, name: string, outDir: string, entryPoints: string[]): Promise<void> {
+  // A throw-away tsconfig that extends the project's but compiles only the entry points (and what they import):
   // typedoc would otherwise build a program of the whole tree (tests, bench, …), several times slower.
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'rpcgate-typedoc-'));
   const tsconfig = path.join(tmp, 'tsconfig.json');
   await writeFile(tsconfig, JSON.stringify({ extends: path.join(out, 'tsconfig.json'), compilerOptions: { rootDir: out, noEmit: true }, files: entryPoints, include: [] }));
   try {
-    await run(outDir, entryPoints, tsconfig);
+    await run(name, outDir, entryPoints, tsconfig);
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
 }
 
-async function run(outDir: string, entryPoints: string[], tsconfig: string): Promise<void> {
+async function run(name: string, outDir: string, entryPoints: string[], tsconfig: string): Promise<void> {
   const app = await Application.bootstrapWithPlugins({
     entryPoints,
     tsconfig,
-    name: 'rpcgate client',
+    name,
     readme: 'none',
     disableSources: true,
     disableGit: true,

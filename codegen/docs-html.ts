@@ -1,11 +1,11 @@
-// docs/ of this repository: the toolkit's reference writer (src/toolkit/docs/, the same one `rpcgate docs` runs) for
+// docs/ of this repository: the toolkit's reference writer (packages/toolkit/src/docs/, the same one `rpcgate docs` runs) for
 // each contract into docs/api/<api>/, given what only this repository knows: the node API's SDK code tabs
 // (./examples.ts: ethers, web3.js, viem, web3.py and the published typed clients) and the Try it panel's server
 // suggestions when rpcgate itself serves docs/ under /docs/ — the signed-in user's key URLs for the node API (read
 // from the account API on the same origin; nothing without a session), this deployment's /api for the account API.
 // docs/index.html links every reference and the client docs (typedoc, ./docs-client.ts).
-import type { ContractModel, MethodModel } from '../src/toolkit/contract/model.js';
-import { DOCS_CSS, docsPage, escapeHtml as esc, writeDocs, type DocsOptions, type ExampleTab } from '../src/toolkit/docs/index.js';
+import type { ContractModel, MethodModel } from '../packages/toolkit/src/contract/model.js';
+import { DOCS_CSS, docsPage, escapeHtml as esc, writeDocs, type DocsOptions, type ExampleTab } from '../packages/toolkit/src/docs/index.js';
 import { buildExamples } from './examples.js';
 
 /** Node API pages served by rpcgate at /docs/: the user's app and network key URLs from the account API (/api).
@@ -77,11 +77,18 @@ ${apis}
 <ul>
 <li><a href="client/index.html">Generated TypeScript client</a> <span class="muted">(typedoc)</span></li>
 <li>Generated Python client of the node API: <code>rpcgate generate openrpc.json --lang python --out rpcgate_node</code> <span class="muted">(Python 3.11+, standard library only; each node method page has its example under “Python (rpcgate client)”)</span></li>
+</ul>
+<h2>Packages</h2>
+<ul>
+<li><a href="packages/client/index.html">@rpcgate/client</a> <span class="muted">the runtime generated clients import (typedoc)</span></li>
+<li><a href="packages/toolkit/index.html">@rpcgate/toolkit</a> <span class="muted">the OpenRPC toolkit: codegen, docs, server, mock, conformance (typedoc)</span></li>
+<li><a href="packages/rpcgate/index.html">rpcgate</a> <span class="muted">the gateway embedded in an application (typedoc)</span></li>
 </ul>`;
   const nav = `<p class="brand"><a href="index.html">rpcgate docs</a></p>
 <ul>
 ${models.map((c) => `<li><a href="api/${esc(c.spec.name)}/index.html">${esc(c.title)}</a></li>`).join('\n')}
 <li><a href="client/index.html">Client</a></li>
+<li><a href="packages/client/index.html">Packages</a></li>
 </ul>`;
   return docsPage({ title: 'rpcgate documentation', assets: 'assets/', nav, body });
 }

@@ -4,10 +4,10 @@
 // (ethers `getBalance`, viem `getBlock`, web3.py `w3.eth.block_number`, …), the raw request otherwise.
 // JS/TS programs are complete ESM modules that print the result as JSON and exit 0 on success.
 import { format } from 'prettier';
-import { exampleParams, type ContractModel, type Json, type MethodModel } from '../src/toolkit/contract/model.js';
-import { clientImport, js, jsdoc, str, tsHeader } from '../src/toolkit/codegen/schema.js';
-import { PRETTIER } from '../src/toolkit/codegen/types.js';
-import { callArguments, namePython, pyValue, type PythonMethod } from '../src/toolkit/codegen/python.js';
+import { exampleParams, type ContractModel, type Json, type MethodModel } from '../packages/toolkit/src/contract/model.js';
+import { clientImport, js, jsdoc, str, tsHeader } from '../packages/toolkit/src/codegen/schema.js';
+import { PRETTIER } from '../packages/toolkit/src/codegen/types.js';
+import { callArguments, namePython, pyValue, type PythonMethod } from '../packages/toolkit/src/codegen/python.js';
 
 export type ExampleId = 'curl' | 'fetch' | 'ethers' | 'web3js' | 'viem' | 'rpcgate' | 'web3py' | 'rpcgatepy';
 export interface ExampleSet {

@@ -20,12 +20,12 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadContract, type ContractModel, type ContractSpec } from '../src/toolkit/contract/model.js';
-import { generateClient } from '../src/toolkit/codegen/index.js';
-import { generatePythonClient } from '../src/toolkit/codegen/python.js';
+import { loadContract, type ContractModel, type ContractSpec } from '../packages/toolkit/src/contract/model.js';
+import { generateClient } from '../packages/toolkit/src/codegen/index.js';
+import { generatePythonClient } from '../packages/toolkit/src/codegen/python.js';
 import { PYTHON_PACKAGES, writeExamples } from './examples.js';
 import { writeApiDocs, writeDocsIndex } from './docs-html.js';
-import { writeClientDocs } from './docs-client.js';
+import { writeClientDocs, writePackageDocs } from './docs-client.js';
 import { CONFIG_SCHEMA_FILE, generateConfig } from './config.js';
 
 /** The contracts codegen reads. Adding an API is one line here. */
@@ -105,6 +105,9 @@ export async function generate(opts: GenerateOptions = {}): Promise<void> {
     const t1 = Date.now();
     await writeClientDocs(out, models);
     log(`docs/client: typedoc (${Date.now() - t1} ms)`);
+    const t2 = Date.now();
+    await writePackageDocs(out);
+    log(`docs/packages: typedoc of @rpcgate/client, @rpcgate/toolkit, rpcgate (${Date.now() - t2} ms)`);
   }
 }
 
@@ -135,11 +138,11 @@ export async function compareTrees(expected: string, actual: string): Promise<{ 
 
 /**
  * A scratch root for regeneration: its own generated/ and docs/, with src/, node_modules, package.json and
- * tsconfig.json linked from the repository so generated imports (../../src/…) resolve for typedoc.
+ * tsconfig.json linked from the repository so generated imports (@rpcgate/client: packages/) resolve for typedoc.
  */
 export async function scratchRoot(root: string, contracts: readonly ContractSpec[] = CONTRACTS): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'rpcgate-codegen-'));
-  const links = ['src', 'node_modules', 'package.json', 'tsconfig.json', CONFIG_SCHEMA_FILE, ...contracts.filter((c) => !path.isAbsolute(c.file)).map((c) => c.file)];
+  const links = ['src', 'packages', 'node_modules', 'package.json', 'tsconfig.json', CONFIG_SCHEMA_FILE, ...contracts.filter((c) => !path.isAbsolute(c.file)).map((c) => c.file)];
   for (const name of links) {
     if (!existsSync(path.join(root, name))) continue;
     await mkdir(path.dirname(path.join(dir, name)), { recursive: true });

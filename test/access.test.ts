@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressesOf, checkCallAllowlists, checkRequestAllowlists, compileAllowlists, compileIps, compileOrigins, ipAllowed, originAllowed } from '../src/gateway/access/allowlist.js';
 import { AccessIndex, checkKey, checkRequest, clientIp, ConfigKeyStore, KeyStores, type AppPrincipal, type Principal } from '../src/gateway/access/index.js';
 import { JwtKeySet, bearerToken } from '../src/gateway/access/jwt.js';
-import { RpcError } from '../src/toolkit/rpc/errors.js';
+import { RpcError } from '../packages/toolkit/src/rpc/errors.js';
 import { methods } from '../generated/node/methods.js';
 import { addressParamsTable } from '../src/gateway/method-meaning.js';
 import type { CompiledAllowlists } from '../src/gateway/access/allowlist.js';

@@ -23,7 +23,7 @@ import { loadOrCreateServerSecret, hashPassword } from '../src/gateway/secrets/i
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { createNetworkKey, createUser, openStore } from '../src/gateway/store/index.js';
 import { UpstreamPool } from '../src/gateway/upstream/index.js';
-import { RawResult } from '../src/toolkit/rpc/engine.js';
+import { RawResult } from '../packages/toolkit/src/rpc/engine.js';
 import { startChainNode, type ChainNode } from './helpers/chain-node.js';
 import { deleteRedisKeys, redisReachable, REDIS_URL, scratchPrefix, skipUnless } from './helpers/services.js';
 

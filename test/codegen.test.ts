@@ -10,7 +10,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
 import { check, compareTrees, generate, scratchRoot, CONTRACTS } from '../codegen/main.js';
-import { loadContract } from '../src/toolkit/contract/model.js';
+import { loadContract } from '../packages/toolkit/src/contract/model.js';
 import { examples } from '../generated/node/examples.js';
 import { methods } from '../generated/node/methods.js';
 import { validators, fastChecks } from '../generated/node/validators.js';
@@ -235,7 +235,7 @@ describe('generated examples', () => {
 
 describe('docs', () => {
   it('open from disk: every link and stylesheet is relative and resolves; nothing is loaded from the network', () => {
-    const pages = readdirSync(join(root, 'docs'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.html') && !f.startsWith('client/'));
+    const pages = readdirSync(join(root, 'docs'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.html') && !f.startsWith('client/') && !f.startsWith('packages/')); // typedoc's own
     expect(pages).toContain('index.html');
     expect(pages).toContain('api/node/index.html');
     expect(pages).toContain('api/node/eth_getBalance.html');
@@ -252,6 +252,10 @@ describe('docs', () => {
     const balance = readFileSync(join(root, 'docs/api/node/eth_getBalance.html'), 'utf8');
     for (const part of ['Params', 'Result', 'Errors', 'Examples', 'Access points', 'web3.py', '429']) expect(balance).toContain(part);
     expect(existsSync(join(root, 'docs/client/index.html'))).toBe(true);
+    for (const p of ['client', 'toolkit', 'rpcgate']) expect(existsSync(join(root, `docs/packages/${p}/index.html`)), p).toBe(true);
+    // the index links the packages' references
+    const index = readFileSync(join(root, 'docs/index.html'), 'utf8');
+    for (const p of ['client', 'toolkit', 'rpcgate']) expect(index).toContain(`href="packages/${p}/index.html"`);
   });
 });
 
@@ -282,7 +286,7 @@ describe('generated client against a real node (anvil)', () => {
   });
 });
 
-// The generated validators are a fast boolean check in front of ajv's standalone code (src/toolkit/contract/fast-checks.ts),
+// The generated validators are a fast boolean check in front of ajv's standalone code (packages/toolkit/src/contract/fast-checks.ts),
 // built with options and schema rewrites chosen for speed. Differential test: for every method of every contract,
 // the generated params/result validators — and the fast checks alone — answer exactly like a reference ajv compiled
 // here from the dereferenced contract with ajv's default options (only `strict: false`, which the contracts' annotation

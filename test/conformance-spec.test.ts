@@ -8,12 +8,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileContract, type CompiledContract } from '../src/toolkit/contract/compile.js';
-import { loadDocument, modelDocument } from '../src/toolkit/contract/model.js';
-import { formatReport, specConformance, type ConformanceReport } from '../src/toolkit/conformance/index.js';
-import type { CallContext } from '../src/toolkit/rpc/engine.js';
-import { RpcError } from '../src/toolkit/rpc/errors.js';
-import { createServer, type RpcServer } from '../src/toolkit/server/index.js';
+import { compileContract, type CompiledContract } from '../packages/toolkit/src/contract/compile.js';
+import { loadDocument, modelDocument } from '../packages/toolkit/src/contract/model.js';
+import { formatReport, specConformance, type ConformanceReport } from '../packages/toolkit/src/conformance/index.js';
+import type { CallContext } from '../packages/toolkit/src/rpc/engine.js';
+import { RpcError } from '../packages/toolkit/src/rpc/errors.js';
+import { createServer, type RpcServer } from '../packages/toolkit/src/server/index.js';
 import { exampleHandlers, type ExampleHandlerOptions } from './helpers/example-handlers.js';
 
 const root = resolve(import.meta.dirname, '..');

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileToken, seedChain, startAnvil, type Anvil, type SeededChain } from '../src/gateway/chain/index.js';
 import { runNodeConformance as runConformance, type ChainFacts } from '../src/gateway/node-api/conformance/index.js';
-import { formatReport, summaryLine, type ConformanceReport as GenericReport } from '../src/toolkit/conformance/index.js';
+import { formatReport, summaryLine, type ConformanceReport as GenericReport } from '../packages/toolkit/src/conformance/index.js';
 
 type ConformanceReport = GenericReport<ChainFacts>;
 import { methods } from '../generated/node/methods.js';

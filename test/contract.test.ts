@@ -9,7 +9,7 @@ import { parseOpenRPCDocument, validateOpenRPCDocument } from '@open-rpc/schema-
 import { readRecordedExchanges, type RecordedExchange } from './helpers/execution-apis.js';
 import * as gw from '../src/gateway/errors.js';
 import { tooManyFilters } from '../src/gateway/filters/index.js';
-import { RpcError } from '../src/toolkit/rpc/errors.js';
+import { RpcError } from '../packages/toolkit/src/rpc/errors.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const contractPath = join(root, 'openrpc.json');

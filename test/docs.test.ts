@@ -1,4 +1,4 @@
-// The HTML API reference of any OpenRPC document (src/toolkit/docs/, `rpcgate docs`):
+// The HTML API reference of any OpenRPC document (packages/toolkit/src/docs/, `rpcgate docs`):
 // - over a corpus no one here wrote (every @open-rpc/examples document, MetaMask's API spec) and the repository's two
 //   contracts: written, deterministic, one page per method, every relative link and anchor resolves on disk, and the
 //   browser validators (assets/validators.js, compiled at generate time) agree with the run-time ajv validators;
@@ -17,14 +17,14 @@ import { promisify } from 'node:util';
 import vm from 'node:vm';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileValidators } from '../src/toolkit/contract/compile.js';
-import { loadDocument, modelDocument, type ContractModel, type Json } from '../src/toolkit/contract/model.js';
-import { sampleResult } from '../src/toolkit/contract/sample.js';
-import { methodFiles, writeDocs, writeDocsTo } from '../src/toolkit/docs/index.js';
-import { createServer, type RpcServer } from '../src/toolkit/server/index.js';
-import { createMock } from '../src/toolkit/mock/index.js';
-import type { Handler } from '../src/toolkit/rpc/engine.js';
-import { docsAction } from '../src/cli/commands/docs.js';
+import { compileValidators } from '../packages/toolkit/src/contract/compile.js';
+import { loadDocument, modelDocument, type ContractModel, type Json } from '../packages/toolkit/src/contract/model.js';
+import { sampleResult } from '../packages/toolkit/src/contract/sample.js';
+import { methodFiles, writeDocs, writeDocsTo } from '../packages/toolkit/src/docs/index.js';
+import { createServer, type RpcServer } from '../packages/toolkit/src/server/index.js';
+import { createMock } from '../packages/toolkit/src/mock/index.js';
+import type { Handler } from '../packages/toolkit/src/rpc/engine.js';
+import { docsAction } from '../packages/toolkit/src/cli/docs.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 
 const exec = promisify(execFile);

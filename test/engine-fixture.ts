@@ -3,9 +3,9 @@
 // only; at run time they come precompiled from codegen): params validates the positional array as a tuple,
 // result validates the result.
 import { Ajv } from 'ajv';
-import type { MethodDescriptor, ValidatorTable } from '../src/toolkit/rpc/descriptor.js';
-import { RawResult, createEngine, type CallContext, type EngineOptions, type Handlers } from '../src/toolkit/rpc/engine.js';
-import { RpcError } from '../src/toolkit/rpc/errors.js';
+import type { MethodDescriptor, ValidatorTable } from '../packages/toolkit/src/rpc/descriptor.js';
+import { RawResult, createEngine, type CallContext, type EngineOptions, type Handlers } from '../packages/toolkit/src/rpc/engine.js';
+import { RpcError } from '../packages/toolkit/src/rpc/errors.js';
 
 const address = { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' };
 const uint = { type: 'string', pattern: '^0x(0|[1-9a-f][0-9a-f]*)$' };

@@ -2,8 +2,8 @@
 // unexpected errors, by-name params, concurrency and order, the params-only entry point, and errors.ts.
 import { Ajv } from 'ajv';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ValidateFn, ValidatorTable } from '../src/toolkit/rpc/descriptor.js';
-import { RawResult, createEngine, errorResponse, type CallContext } from '../src/toolkit/rpc/engine.js';
+import type { ValidateFn, ValidatorTable } from '../packages/toolkit/src/rpc/descriptor.js';
+import { RawResult, createEngine, errorResponse, type CallContext } from '../packages/toolkit/src/rpc/engine.js';
 import {
   ErrorCode,
   RpcError,
@@ -13,7 +13,7 @@ import {
   methodNotFound,
   parseError,
   payloadTooLarge,
-} from '../src/toolkit/rpc/errors.js';
+} from '../packages/toolkit/src/rpc/errors.js';
 import { SECRET, calls, handlers, makeEngine, methods, peakInFlight, resetPeak, validators } from './engine-fixture.js';
 
 const A = '0x1111111111111111111111111111111111111111';

@@ -1,5 +1,5 @@
 // The JSON-RPC 2.0 envelope: a table of malformed and edge inputs, each with its exact documented answer
-// (HTTP status and the byte-exact body). Decisions where the spec is silent are listed in src/toolkit/rpc/engine.ts.
+// (HTTP status and the byte-exact body). Decisions where the spec is silent are listed in packages/toolkit/src/rpc/engine.ts.
 import { describe, expect, it } from 'vitest';
 import { makeEngine } from './engine-fixture.js';
 

@@ -22,7 +22,7 @@ import { examples } from '../generated/node/examples.js';
 import { methods } from '../generated/node/methods.js';
 import { startService } from '../src/gateway/server/service.js';
 import { adaptParams, discoverChain, type ChainFacts } from '../src/gateway/node-api/conformance/index.js';
-import { firstExampleParams, RpcTransport } from '../src/toolkit/conformance/index.js';
+import { firstExampleParams, RpcTransport } from '../packages/toolkit/src/conformance/index.js';
 import { requireMypy } from './helpers/python.js';
 
 const exec = promisify(execFile);

@@ -20,7 +20,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createClient, type AccountClient } from '../generated/account/client.js';
-import { RpcClientError } from '../src/toolkit/client/runtime.js';
+import { RpcClientError } from '../packages/client/src/runtime.js';
 import { cookieFetch, signUpAndLogIn } from './helpers/account.js';
 import { freePort, haveRedisServer, ownRedis, type OwnRedis } from './helpers/redis-server.js';
 import { createRedisClient } from '../src/gateway/redis/index.js';

@@ -1,11 +1,11 @@
-// The toolkit's route table (src/toolkit/http/router.ts) on a real server: patterns, captures, trailing slash, host
+// The toolkit's route table (packages/toolkit/src/http/router.ts) on a real server: patterns, captures, trailing slash, host
 // constraints, table order, and the 404/405 fallbacks.
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Router, type RouteHandler } from '../src/toolkit/http/router.js';
-import { createHttpServer } from '../src/toolkit/http/server.js';
-import { mimeType } from '../src/toolkit/http/static.js';
+import { Router, type RouteHandler } from '../packages/toolkit/src/http/router.js';
+import { createHttpServer } from '../packages/toolkit/src/http/server.js';
+import { mimeType } from '../packages/toolkit/src/http/static.js';
 
 const echo =
   (name: string): RouteHandler =>

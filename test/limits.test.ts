@@ -10,7 +10,7 @@ import {
   resolvePlans,
   type LimitSubject,
 } from '../src/gateway/limits/index.js';
-import { RpcError } from '../src/toolkit/rpc/errors.js';
+import { RpcError } from '../packages/toolkit/src/rpc/errors.js';
 import { GatewayErrorCode } from '../src/gateway/errors.js';
 
 const user = (userId: string): LimitSubject => ({ kind: 'B', userId });

@@ -1,7 +1,7 @@
-// LogThrottle (src/toolkit/server/log-throttle.ts): what every failing call could log is logged once, then at most
+// LogThrottle (packages/toolkit/src/server/log-throttle.ts): what every failing call could log is logged once, then at most
 // once per interval per kind with the count of what was skipped; reset() makes the next occurrence log at once.
 import { describe, expect, it } from 'vitest';
-import { LogThrottle } from '../src/toolkit/server/log-throttle.js';
+import { LogThrottle } from '../packages/toolkit/src/server/log-throttle.js';
 
 describe('LogThrottle', () => {
   it('logs the first occurrence, skips within the interval, then logs with the skipped count; kinds are apart', () => {

@@ -8,15 +8,15 @@ import path, { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
-import { loadContract } from '../src/toolkit/contract/model.js';
-import { writeMethods } from '../src/toolkit/codegen/methods.js';
+import { loadContract } from '../packages/toolkit/src/contract/model.js';
+import { writeMethods } from '../packages/toolkit/src/codegen/methods.js';
 import { methods as nodeMethods } from '../generated/node/methods.js';
 import { methods as accountMethods } from '../generated/account/methods.js';
 import { FAIL_CLOSED, addressParamsTable, meaningOf, meaningTable, methodsWhere, type GatewayMeaning } from '../src/gateway/method-meaning.js';
 import { createNodeHandlers, forwarder, routeHandlers } from '../src/gateway/node-api/handlers.js';
 import { FILTER_METHODS, MemoryFilterStore } from '../src/gateway/filters/index.js';
-import { RawResult, type CallContext, type Handler } from '../src/toolkit/rpc/engine.js';
-import type { MethodTable } from '../src/toolkit/rpc/descriptor.js';
+import { RawResult, type CallContext, type Handler } from '../packages/toolkit/src/rpc/engine.js';
+import type { MethodTable } from '../packages/toolkit/src/rpc/descriptor.js';
 import type { UpstreamPool } from '../src/gateway/upstream/pool.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -11,9 +11,9 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileContract, createMock, type CompiledContract, type MockServer } from 'rpcgate/toolkit';
-import { exampleParams, type MethodModel } from '../src/toolkit/contract/model.js';
-import { sampleParams, sampleValid } from '../src/toolkit/contract/sample.js';
+import { compileContract, createMock, type CompiledContract, type MockServer } from '@rpcgate/toolkit';
+import { exampleParams, type MethodModel } from '../packages/toolkit/src/contract/model.js';
+import { sampleParams, sampleValid } from '../packages/toolkit/src/contract/sample.js';
 import { Ajv } from 'ajv';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');

@@ -1,7 +1,7 @@
 // The package as a user gets it (issue 10, "ships as compiled JavaScript"): `npm pack` (its prepack hook builds dist/
 // — tsc -p tsconfig.build.json and the dashboard), the tarball installed into an empty folder with npm, and there:
 // `rpcgate --help`, `rpcgate start` serving the dashboard at / and the node API, the exports `rpcgate`,
-// `rpcgate/client`, `rpcgate/node`, `rpcgate/account` imported by plain node, and typed (tsc, NodeNext); `rpcgate generate`
+// `@rpcgate/client`, `rpcgate/node`, `rpcgate/account` imported by plain node, and typed (tsc, NodeNext); `rpcgate generate`
 // output checked and run against the installed package.
 //
 // The pack runs in a copy of this checkout (its tracked and untracked-but-not-ignored files, node_modules linked):
@@ -9,19 +9,17 @@
 // files that read dist/web.
 //
 // The install is offline: a package-lock.json for the empty folder is derived from this repository's (its non-dev
-// entries, plus the tarball), so npm takes every dependency from its cache at the locked version. better-sqlite3's
+// entries, plus the tarballs of rpcgate, @rpcgate/client and @rpcgate/toolkit: test/helpers/pack.ts), so npm takes every
+// dependency from its cache at the locked version. better-sqlite3's
 // install script (prebuild-install) is given the binary this checkout's own install built — the same version for the
 // same Node ABI — as a local prebuild, instead of compiling SQLite again (minutes); without one, it compiles.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanEnv, copyCheckout, pack, root, run, writeAppManifest } from './helpers/pack.js';
 
-const exec = promisify(execFile);
-const root = resolve(import.meta.dirname, '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name: string; version: string; dependencies: Record<string, string> };
 
 let work: string;
@@ -29,50 +27,6 @@ let app: string;
 let service: ChildProcess | undefined;
 let serviceUrl: string;
 let nodeUrl: string;
-
-/** The environment of every command run here: none of this process's npm, rpcgate or store settings leak in. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(npm_|RPCGATE_|DATABASE_URL$|REDIS_URL$)/i.test(k)) env[k] = v;
-  return { ...env, ...extra };
-}
-
-/** Runs a command; a failure throws with its output (so a broken pack or install fails the test loudly). */
-async function run(cmd: string, args: string[], cwd: string, extraEnv?: Record<string, string>, timeout = 300_000): Promise<string> {
-  try {
-    const { stdout } = await exec(cmd, args, { cwd, env: cleanEnv(extraEnv), timeout, maxBuffer: 64 * 1024 * 1024 });
-    return stdout;
-  } catch (e) {
-    const err = e as { message: string; stdout?: string; stderr?: string };
-    throw new Error(`${cmd} ${args.join(' ')} failed in ${cwd}: ${err.message}\nstdout:\n${err.stdout ?? ''}\nstderr:\n${err.stderr ?? ''}`);
-  }
-}
-
-/** A copy of the checkout as git sees it (tracked + untracked-but-not-ignored files), node_modules linked in. */
-async function copyCheckout(to: string): Promise<void> {
-  const list = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], root);
-  const files = list.split('\0').filter((f) => f && f !== 'node_modules' && existsSync(join(root, f)));
-  expect(files).toContain('package.json');
-  for (const f of files) {
-    mkdirSync(dirname(join(to, f)), { recursive: true });
-    copyFileSync(join(root, f), join(to, f));
-  }
-  symlinkSync(realpathSync(join(root, 'node_modules')), join(to, 'node_modules'), 'dir');
-}
-
-/** package.json + package-lock.json of the empty folder: the tarball and this repository's locked runtime deps. */
-function writeAppManifest(dir: string, tarball: string): void {
-  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
-  const spec = `file:${tarball}`;
-  const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
-  const packages: Record<string, unknown> = {
-    '': { name: 'app', dependencies: { [pkg.name]: spec } },
-    [`node_modules/${pkg.name}`]: { version: pkg.version, resolved: spec, integrity, dependencies: pkg.dependencies, bin: { rpcgate: 'bin/rpcgate.js' } },
-  };
-  for (const [path, entry] of Object.entries(lock.packages)) if (path && !entry.dev) packages[path] = entry;
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module', dependencies: { [pkg.name]: spec } }, null, 2));
-  writeFileSync(join(dir, 'package-lock.json'), JSON.stringify({ name: 'app', lockfileVersion: 3, requires: true, packages }, null, 2));
-}
 
 /** A local prebuild of better-sqlite3 from this checkout's install, when it has one of the locked version. */
 async function localPrebuilds(dir: string): Promise<Record<string, string>> {
@@ -101,19 +55,25 @@ beforeAll(async () => {
   for (const d of [src, out, app]) mkdirSync(d);
 
   await copyCheckout(src);
-  const packed = JSON.parse(await run('npm', ['pack', '--json', '--pack-destination', out], src, {}, 600_000)) as { filename: string; files: { path: string }[] }[];
-  const tarball = join(out, packed[0]!.filename);
-  const shipped = packed[0]!.files.map((f) => f.path);
+  // The workspaces first (the gateway's build reads their .d.ts; it depends on them, so they are installed with it).
+  const client = await pack(join(src, 'packages', 'client'), out);
+  const toolkit = await pack(join(src, 'packages', 'toolkit'), out);
+  const gateway = await pack(src, out);
+  const shipped = gateway.files;
   // What runs and what is served comes from the tarball: compiled code with types, the built dashboard, the docs.
-  for (const f of ['bin/rpcgate.js', 'dist/src/cli/main.js', 'dist/src/index.d.ts', 'dist/generated/node/client.d.ts', 'dist/web/index.html', 'docs/index.html', 'openrpc.json', 'contracts/account.openrpc.json', 'src/gateway/chain/contracts/Token.sol']) {
+  for (const f of ['bin/rpcgate.js', 'dist/src/cli/main.js', 'dist/src/index.d.ts', 'dist/generated/node/client.d.ts', 'dist/web/index.html', 'docs/index.html', 'openrpc.json', 'contracts/account.openrpc.json', 'src/gateway/chain/contracts/Token.sol', 'LICENSE']) {
     expect(shipped, f).toContain(f);
   }
-  // …and no TypeScript source, tests or build config.
+  // …and no TypeScript source, tests, build config or the workspaces (they are packages of their own).
   expect(shipped.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
-  expect(shipped.filter((f) => /^(test|bench|codegen|generated)\//.test(f) || /^tsconfig/.test(f))).toEqual([]);
+  expect(shipped.filter((f) => /^(test|bench|codegen|generated|packages)\//.test(f) || /^tsconfig/.test(f))).toEqual([]);
+  expect(pkg.dependencies).toMatchObject({ '@rpcgate/client': client.version, '@rpcgate/toolkit': toolkit.version });
 
-  writeAppManifest(app, tarball);
+  writeAppManifest(app, [gateway], [client, toolkit], 'module');
+  const t0 = Date.now();
   await run('npm', ['install', '--offline', '--no-audit', '--no-fund'], app, await localPrebuilds(join(work, 'prebuilds')), 600_000);
+  const kb = Number((await run('du', ['-sk', 'node_modules'], app)).split('\t')[0]);
+  console.log(`installed size: rpcgate (with @rpcgate/toolkit and @rpcgate/client): ${(kb / 1024).toFixed(1)} MB on disk, installed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }, 900_000);
 
 afterAll(async () => {
@@ -171,12 +131,12 @@ describe('the installed package', () => {
     expect(reply).toEqual({ status: 200, json: { jsonrpc: '2.0', id: 1, result: '0x7a69' } });
   }, 120_000);
 
-  it('plain node imports rpcgate, rpcgate/client, rpcgate/node and rpcgate/account and calls the node API', async () => {
+  it('plain node imports rpcgate, @rpcgate/client, rpcgate/node and rpcgate/account and calls the node API', async () => {
     expect(nodeUrl, 'needs the service of the previous test').toBeTruthy();
     writeFileSync(
       join(app, 'client.mjs'),
       `import { startService, loadConfig } from 'rpcgate';
-import { createTypedClient, RpcClientError } from 'rpcgate/client';
+import { createTypedClient, RpcClientError } from '@rpcgate/client';
 import { createClient, methods } from 'rpcgate/node';
 import { createClient as createAccountClient } from 'rpcgate/account';
 const url = process.argv[2];
@@ -204,7 +164,7 @@ console.log(JSON.stringify({
     writeFileSync(
       join(app, 'typed.ts'),
       `import { createClient, type NodeClient, type Methods } from 'rpcgate/node';
-import type { MethodDescriptor, ParamsOf, ResultOf } from 'rpcgate/client';
+import type { MethodDescriptor, ParamsOf, ResultOf } from '@rpcgate/client';
 import type { Session } from 'rpcgate/account';
 import type { ConfigInput } from 'rpcgate';
 
@@ -236,7 +196,7 @@ export const wrong: Promise<number> = client.request('eth_chainId');
     await run(process.execPath, [bin, 'generate', 'petstore.json', '--out', 'petstore', '--check'], app, {}, 60_000);
     writeFileSync(
       join(app, 'pets.ts'),
-      `import { createServer } from 'rpcgate/toolkit';
+      `import { createServer } from '@rpcgate/toolkit';
 import { createClient, RpcClientError, type Pet, type PetstoreClient } from './petstore/index.js';
 
 const server = await createServer({

@@ -1,4 +1,4 @@
-// Issue 20 item 4: typed Python clients from any OpenRPC document (src/toolkit/codegen/python.ts), over the corpus of
+// Issue 20 item 4: typed Python clients from any OpenRPC document (packages/toolkit/src/codegen/python.ts), over the corpus of
 // test/toolkit-corpus.test.ts (test/helpers/openrpc-corpus.ts) plus three hand-written documents in test/fixtures/openrpc
 // (edge-cases, notifications, and python-names: hostile Python names and text). For each document: the package is
 // generated (deterministic, headers, py.typed); a usage script calls every method with its document example when
@@ -14,11 +14,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMock, generatePythonClient, loadDocument, type ContractModel, type MockServer } from 'rpcgate/toolkit';
-import { callArguments, exampleArguments, isGeneratedPython, namePython, pyValue, type PythonMethod } from '../src/toolkit/codegen/python.js';
-import { sampleParams } from '../src/toolkit/contract/sample.js';
-import { refName } from '../src/toolkit/contract/model.js';
-import { generateAction } from '../src/cli/commands/generate.js';
+import { createMock, generatePythonClient, loadDocument, type ContractModel, type MockServer } from '@rpcgate/toolkit';
+import { callArguments, exampleArguments, isGeneratedPython, namePython, pyValue, type PythonMethod } from '../packages/toolkit/src/codegen/python.js';
+import { sampleParams } from '../packages/toolkit/src/contract/sample.js';
+import { refName } from '../packages/toolkit/src/contract/model.js';
+import { generateAction } from '../packages/toolkit/src/cli/generate.js';
 import { corpus } from './helpers/openrpc-corpus.js';
 import { requireMypy } from './helpers/python.js';
 

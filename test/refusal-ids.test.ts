@@ -1,7 +1,7 @@
 // Issue 21 item 1: every refusal names the request's id. Refusals before the engine (wrong or deleted key, key on
 // another network, wrong URL shape, origin, IP, JWT, 413, 415, an unknown network) used to answer `"id": null` — web3.js
 // v4 then showed `Returned error: ` with an empty message. Now the transport reads a bounded prefix of the body even
-// when refusing early (at most 64 KiB, within 500 ms: src/toolkit/http/body.ts peekBody) and answers with the id; a
+// when refusing early (at most 64 KiB, within 500 ms: packages/toolkit/src/http/body.ts peekBody) and answers with the id; a
 // batch gets one error per item with an id (notifications none). The drain bounds of issue 14 hold: a large declared
 // body is answered at once (id null) and its connection closed; a body that trickles in is not waited for.
 import { mkdtempSync, rmSync } from 'node:fs';

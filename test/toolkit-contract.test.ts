@@ -1,4 +1,4 @@
-// The toolkit's document layer (src/toolkit/contract) on documents it did not write: loading from a path and an http URL,
+// The toolkit's document layer (packages/toolkit/src/contract) on documents it did not write: loading from a path and an http URL,
 // every OpenRPC version of the corpus, refs that point into a schema, errors that say what is wrong, and validators
 // compiled at start that answer exactly like the generated standalone ones.
 import { createServer as createHttpServer, type Server } from 'node:http';
@@ -6,9 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadDocument, modelDocument } from '../src/toolkit/contract/model.js';
-import { compileContract, compileValidators } from '../src/toolkit/contract/compile.js';
-import { sampleParams, sampleResult } from '../src/toolkit/contract/sample.js';
+import { loadDocument, modelDocument } from '../packages/toolkit/src/contract/model.js';
+import { compileContract, compileValidators } from '../packages/toolkit/src/contract/compile.js';
+import { sampleParams, sampleResult } from '../packages/toolkit/src/contract/sample.js';
 import { validators as generated } from '../generated/node/validators.js';
 import { corpus } from './helpers/openrpc-corpus.js';
 import { readRecordedExchanges } from './helpers/execution-apis.js';
@@ -129,8 +129,8 @@ describe('toolkit document layer', () => {
 
 describe('the library API on a document it did not write', () => {
   it('load → createServer({ document, handlers }) → createClient(transport, methods): HTTP and an in-process transport', async () => {
-    const { createServer, compileContract: compile, loadDocument: load } = await import('rpcgate/toolkit');
-    const { createClient, httpTransport, RpcClientError } = await import('rpcgate/client');
+    const { createServer, compileContract: compile, loadDocument: load } = await import('@rpcgate/toolkit');
+    const { createClient, httpTransport, RpcClientError } = await import('@rpcgate/client');
     const model = await load(join(root, 'node_modules/@open-rpc/examples/build/service-descriptions/petstore-openrpc.json'));
     const pets = [{ id: 1, name: 'rex', tag: 'dog' }];
     const server = await createServer({

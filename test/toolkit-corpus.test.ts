@@ -4,7 +4,7 @@
 // and browser validators embedded), its mock starts, conformance of the mock against its own document passes, and
 // conformance of the mock against a different document fails.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMock, loadDocument, methodFiles, specConformance, writeDocs, type MockServer } from 'rpcgate/toolkit';
+import { createMock, loadDocument, methodFiles, specConformance, writeDocs, type MockServer } from '@rpcgate/toolkit';
 import { corpus, type CorpusDocument } from './helpers/openrpc-corpus.js';
 
 const docs = corpus();

@@ -4,8 +4,8 @@
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defaults, type UpstreamConfig } from '../src/gateway/config/config.js';
-import { RawResult } from '../src/toolkit/rpc/engine.js';
-import { RpcError } from '../src/toolkit/rpc/errors.js';
+import { RawResult } from '../packages/toolkit/src/rpc/engine.js';
+import { RpcError } from '../packages/toolkit/src/rpc/errors.js';
 import { UpstreamPool, type UpstreamMethodPolicy } from '../src/gateway/upstream/index.js';
 import { meaningTable } from '../src/gateway/method-meaning.js';
 import { methods as nodeMethods } from '../generated/node/methods.js';

@@ -1,4 +1,4 @@
-// The node API over WebSocket (src/toolkit/ws, src/gateway/server/ws-route.ts, src/gateway/subscriptions) against a
+// The node API over WebSocket (packages/toolkit/src/ws, src/gateway/server/ws-route.ts, src/gateway/subscriptions) against a
 // real rpcgate in front of its embedded anvil (blockTime 1 s, so the chain moves): ethers v6 WebSocketProvider on both
 // URL shapes (calls, on('block'), on(filter) with a Transfer sent here), viem's webSocket transport, web3.js v4
 // subscriptions, then the refusals and bounds with a raw `ws` client: bad key / wrong network / per-key cap at the

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { Subscriptions, type SocketCallContext } from '../src/gateway/subscriptions/index.js';
 import type { Limiter } from '../src/gateway/limits/index.js';
-import type { WsConnection } from '../src/toolkit/ws/index.js';
+import type { WsConnection } from '../packages/toolkit/src/ws/index.js';
 import type { AccessContext } from '../src/gateway/access/index.js';
 import { createClient } from '../generated/account/client.js';
 import { rpc, startAnvil, type Anvil } from '../src/gateway/chain/index.js';

@@ -1,4 +1,4 @@
-// The toolkit's WebSocket transport (src/toolkit/ws/jsonrpc.ts) on its own, issue 21: an upgrade its admit hook
+// The toolkit's WebSocket transport (packages/toolkit/src/ws/jsonrpc.ts) on its own, issue 21: an upgrade its admit hook
 // refuses is accepted all the same, each message on it is answered with the refusal naming the message's ids (a batch
 // per item, notifications none), and the socket closes with 4000 + the HTTP status — after a short grace once
 // answered, or after a few seconds if nothing comes. At most `maxRefusedOpen` refused sockets are open at once: beyond
@@ -7,10 +7,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Refusal } from '../src/toolkit/http/jsonrpc.js';
-import type { CallContext } from '../src/toolkit/rpc/engine.js';
-import { RpcError } from '../src/toolkit/rpc/errors.js';
-import { UpgradeRouter, createJsonRpcWs, type JsonRpcWs } from '../src/toolkit/ws/index.js';
+import { Refusal } from '../packages/toolkit/src/http/jsonrpc.js';
+import type { CallContext } from '../packages/toolkit/src/rpc/engine.js';
+import { RpcError } from '../packages/toolkit/src/rpc/errors.js';
+import { UpgradeRouter, createJsonRpcWs, type JsonRpcWs } from '../packages/toolkit/src/ws/index.js';
 import { makeEngine } from './engine-fixture.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -1,5 +1,6 @@
 // rpcgate CLI. Each subcommand lives in src/cli/commands/<name>.ts and exports `register(program)`;
-// they are discovered here, so adding a command never touches this file.
+// they are discovered here, so adding a command never touches this file. The toolkit's commands (generate, docs, mock)
+// come from @rpcgate/toolkit/cli; `conformance` is the toolkit's with the gateway's node profile (commands/conformance.ts).
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -10,6 +11,7 @@ export interface CommandModule {
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
+const TOOLKIT_COMMANDS = ['generate', 'docs', 'mock'] as const;
 
 /**
  * `only`: the command about to run. When a module is named after it, only that one is loaded — `start` pulls in the
@@ -22,9 +24,15 @@ export async function buildProgram(only?: string): Promise<Command> {
     .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !f.endsWith('.test.ts'))
     .sort();
   const named = only === undefined ? undefined : files.find((f) => f.replace(/\.(ts|js)$/, '') === only);
-  for (const f of named ? [named] : files) {
+  const toolkit = only !== undefined && !named && (TOOLKIT_COMMANDS as readonly string[]).includes(only) ? [only] : named ? [] : TOOLKIT_COMMANDS;
+  for (const f of named ? [named] : toolkit.length === 1 ? [] : files) {
     const mod = (await import(pathToFileURL(join(dir, f)).href)) as Partial<CommandModule>;
     if (typeof mod.register === 'function') mod.register(program);
+  }
+  if (toolkit.length) {
+    const cli = await import('@rpcgate/toolkit/cli');
+    const commands: Record<string, () => Command> = { generate: cli.generateCommand, docs: cli.docsCommand, mock: cli.mockCommand };
+    for (const name of toolkit) program.addCommand(commands[name]!());
   }
   return program;
 }

@@ -1,5 +1,5 @@
 // rpcgate's own errors: the refusals and failures the gateway answers with itself (key, JWT, allowlists, limits,
-// upstream), beside the JSON-RPC 2.0 standard ones of src/toolkit/rpc/errors.ts.
+// upstream), beside the JSON-RPC 2.0 standard ones of packages/toolkit/src/rpc/errors.ts.
 //
 // Nodes answer with EIP-1474 codes (-32000..-32006: -32001 "resource not found", -32002 "resource unavailable", …)
 // and rpcgate passes those through untouched. So its own codes stay out of that range (except -32005 and -32601,
@@ -12,7 +12,7 @@
 // rpcgate's, but temporary: 503). Their data.source still tells them from a node's.
 // -32016 follows field practice (eRPC, Goldsky answer an invalid key with it); execution-apis also lists -32016
 // "Timeout" for eth_simulateV1, which openrpc.json does not serve — were it added, data.source still tells the two apart.
-import { ErrorCode, RpcError } from '../toolkit/rpc/errors.js';
+import { ErrorCode, RpcError } from '@rpcgate/toolkit/errors';
 
 /** `data.source` of every error rpcgate itself produces (a node's error never has it added). */
 export const SOURCE = 'rpcgate';

@@ -4,7 +4,7 @@
 // what they need from here, built once at start (a Map/Set lookup on the hot path). A method without the extension
 // gets the fail-closed meaning: forwarded, not idempotent, not retryable, never cached, not open, not read-only (and
 // no `addressParams`: the contract-address allowlist has nothing to check — the contract test requires the extension).
-import type { MethodDescriptor, MethodTable } from '../toolkit/rpc/descriptor.js';
+import type { MethodDescriptor, MethodTable } from '@rpcgate/client';
 
 /** Cache class by finality (see contracts/x-gateway.schema.json). */
 export type CacheClass = 'immutable' | 'by-block' | 'head' | 'never';

@@ -3,11 +3,11 @@
 // deterministic value generated from the result schema. A pairing's result that fails the document's own result schema
 // (real documents have some) is replaced by a generated one: the server must be conformant, not a copy of the mistake.
 import { isDeepStrictEqual } from 'node:util';
-import type { CompiledContract } from '../../src/toolkit/contract/compile.js';
-import { resolve, type MethodModel } from '../../src/toolkit/contract/model.js';
-import { sampleResult } from '../../src/toolkit/contract/sample.js';
-import type { Handler } from '../../src/toolkit/rpc/engine.js';
-import { RpcError, internalError } from '../../src/toolkit/rpc/errors.js';
+import type { CompiledContract } from '../../packages/toolkit/src/contract/compile.js';
+import { resolve, type MethodModel } from '../../packages/toolkit/src/contract/model.js';
+import { sampleResult } from '../../packages/toolkit/src/contract/sample.js';
+import type { Handler } from '../../packages/toolkit/src/rpc/engine.js';
+import { RpcError, internalError } from '../../packages/toolkit/src/rpc/errors.js';
 
 /** Positional params of a pairing, as the engine hands them to a handler (by-name params mapped onto positions). */
 function pairingParams(m: MethodModel, x: MethodModel['examples'][number]): unknown[] {

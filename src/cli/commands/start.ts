@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig, parseHostMap, type ConfigInput } from '../../gateway/config/config.js';
 import { startService, type RunningService } from '../../gateway/server/service.js';
-import { stopWhenNpmParentExits } from '../lifecycle.js';
+import { stopWhenNpmParentExits } from '@rpcgate/toolkit/cli';
 
 export { startService } from '../../gateway/server/service.js';
 

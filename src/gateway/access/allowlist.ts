@@ -22,7 +22,7 @@
 // a method not on the list: 403 -32601 with data { source: 'rpcgate', reason: 'method', method }.
 import { BlockList, isIP } from 'node:net';
 import type { Allowlists } from '../store/access.js';
-import type { RpcError } from '../../toolkit/rpc/errors.js';
+import type { RpcError } from '@rpcgate/toolkit/errors';
 import { forbidden, methodNotAllowed } from '../errors.js';
 import type { AddressParam } from '../method-meaning.js';
 

@@ -16,7 +16,7 @@
 // the Authorization header is ignored.
 import { decodeProtectedHeader, errors, importSPKI, jwtVerify, type CryptoKey, type JWTPayload } from 'jose';
 import type { JwtAlg } from '../store/schema.js';
-import type { RpcError } from '../../toolkit/rpc/errors.js';
+import type { RpcError } from '@rpcgate/toolkit/errors';
 import { unauthorized } from '../errors.js';
 
 export const CLOCK_TOLERANCE_SEC = 30;

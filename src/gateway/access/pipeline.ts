@@ -2,7 +2,7 @@
 // by stage, each stage its own module (order and answers in ./README.md):
 //   1 key → principal       ./keys.ts (KeyStores: static and development keys, then the AccessIndex of ./index.ts)
 //   2 network + URL shape   ./route.ts
-//     (Content-Type is the transport's: src/toolkit/http/jsonrpc.ts, between stages 2 and 3)
+//     (Content-Type is the transport's: packages/toolkit/src/http/jsonrpc.ts, between stages 2 and 3)
 //   3 origin and IP         ./allowlist.ts                 request level, before the body is parsed
 //   4 JWT                   ./jwt.ts                       verified while the body is read
 //   5 method and address    ./allowlist.ts                 per JSON-RPC call (per batch item), after params validation
@@ -11,8 +11,8 @@
 // the same principal (src/gateway/metering/meter.ts meterPrincipal). Synchronous unless a JWT must be verified, so the
 // common path makes no promise.
 import type { IncomingMessage } from 'node:http';
-import type { CallContext } from '../../toolkit/rpc/engine.js';
-import type { RpcError } from '../../toolkit/rpc/errors.js';
+import type { CallContext } from '@rpcgate/toolkit/engine';
+import type { RpcError } from '@rpcgate/toolkit/errors';
 import { unauthorized } from '../errors.js';
 import { addressListed, checkCallAllowlists, checkRequestAllowlists } from './allowlist.js';
 import type { AddressParam } from '../method-meaning.js';

@@ -1,6 +1,6 @@
 // The network and URL-shape stage of the access pipeline (./pipeline.ts): may this principal use this network through
 // this access point (A: /{network}/v2/{key}, B: /{network}/{key})?
-import type { RpcError } from '../../toolkit/rpc/errors.js';
+import type { RpcError } from '@rpcgate/toolkit/errors';
 import { forbidden } from '../errors.js';
 import type { AccessPoint, Principal } from './keys.js';
 

@@ -1,7 +1,7 @@
 // The account API's own errors (contracts/account.openrpc.json components.errors), beside the JSON-RPC standard
-// ones (src/toolkit/rpc/errors.ts) and rpcgate's shared refusals (src/gateway/errors.ts: unauthorized, forbidden).
+// ones (packages/toolkit/src/rpc/errors.ts) and rpcgate's shared refusals (src/gateway/errors.ts: unauthorized, forbidden).
 // -32010 and -32011 lie outside EIP-1474's -32000..-32006; -32005 keeps its EIP-1474 meaning (limit exceeded).
-import { RpcError, invalidParams } from '../../toolkit/rpc/errors.js';
+import { RpcError, invalidParams } from '@rpcgate/toolkit/errors';
 import { GatewayErrorCode, forbidden, unauthorized } from '../errors.js';
 
 export const AccountErrorCode = {

@@ -9,9 +9,9 @@
 import { createPublicKey, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { importSPKI } from 'jose';
-import type { Handlers } from '../../toolkit/rpc/engine.js';
-import type { ParamsOf, ResultOf } from '../../toolkit/rpc/descriptor.js';
-import { RpcError, invalidParams } from '../../toolkit/rpc/errors.js';
+import type { Handlers } from '@rpcgate/toolkit/engine';
+import type { ParamsOf, ResultOf } from '@rpcgate/client';
+import { RpcError, invalidParams } from '@rpcgate/toolkit/errors';
 import { methods as accountMethods, type Methods } from '../../../generated/account/methods.js';
 import type * as T from '../../../generated/account/types.js';
 import { methods as nodeMethods } from '../../../generated/node/methods.js';

@@ -1,6 +1,6 @@
 // The account API over HTTP: `POST /api` (JSON-RPC 2.0, the generated account validators, the account handlers), one
-// engine of its own (src/toolkit/rpc/engine.ts) behind the same JSON-RPC transport as the node API
-// (src/toolkit/http/jsonrpc.ts). The route adds what HTTP carries: the session cookie in, `Set-Cookie` out (handlers
+// engine of its own (packages/toolkit/src/rpc/engine.ts) behind the same JSON-RPC transport as the node API
+// (packages/toolkit/src/http/jsonrpc.ts). The route adds what HTTP carries: the session cookie in, `Set-Cookie` out (handlers
 // queue it in the request state, ctx.principal), the Origin check's input, a small body limit, and no caching of
 // answers (they contain API keys).
 //
@@ -11,10 +11,10 @@ import type { Logger } from 'pino';
 import { methods } from '../../../generated/account/methods.js';
 import { validators } from '../../../generated/account/validators.js';
 import { clientIp } from '../access/pipeline.js';
-import { allowedOrigins, createJsonRpcHttp } from '../../toolkit/http/jsonrpc.js';
-import { plainText, skipBody, type Router } from '../../toolkit/http/router.js';
-import { createEngine } from '../../toolkit/rpc/engine.js';
-import { RpcError } from '../../toolkit/rpc/errors.js';
+import { allowedOrigins, createJsonRpcHttp } from '@rpcgate/toolkit/http';
+import { plainText, skipBody, type Router } from '@rpcgate/toolkit/http';
+import { createEngine } from '@rpcgate/toolkit/engine';
+import { RpcError } from '@rpcgate/toolkit/errors';
 import { storeUnavailable } from '../errors.js';
 import { isStoreUnavailable } from '../store/errors.js';
 import { createAccountHandlers, type AccountDeps } from './handlers.js';

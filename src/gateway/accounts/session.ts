@@ -11,7 +11,7 @@
 // A DNS-rebinding page would match the Host-derived origin, but the browser sends it no cookie for that host name,
 // so it can only act on a session it made itself.
 import type { IncomingMessage } from 'node:http';
-import type { CallContext } from '../../toolkit/rpc/engine.js';
+import type { CallContext } from '@rpcgate/toolkit/engine';
 import { DEVICE_COOKIE } from './device.js';
 
 export const SESSION_COOKIE = 'rpcgate_session';

@@ -31,8 +31,8 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { RpcError, invalidRequest } from '../../toolkit/rpc/errors.js';
-import type { AdmitFn } from '../../toolkit/rpc/engine.js';
+import { RpcError, invalidRequest } from '@rpcgate/toolkit/errors';
+import type { AdmitFn } from '@rpcgate/toolkit/engine';
 import { GatewayErrorCode, SOURCE } from '../errors.js';
 
 export interface AccountSecurityConfig {

@@ -16,7 +16,7 @@
 //   head   → a map cleared on every new head (at most a quarter of maxBytes), and Redis keyed by head number+hash.
 // Never stored: errors (the pool rejects: nothing to store), `null` (a block or transaction that does not exist yet
 // must not stick), answers of a call during which the head moved (head) or a reorg happened (block).
-import { RawResult } from '../../toolkit/rpc/engine.js';
+import { RawResult } from '@rpcgate/toolkit/engine';
 import type { GatewayMeaning } from '../method-meaning.js';
 import { HeadTracker } from './heads.js';
 import { ByteLru } from './lru.js';

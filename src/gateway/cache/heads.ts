@@ -17,7 +17,7 @@
 // deeper than HISTORY reports everything above the finalized block.
 // A lower head whose hash matches what was seen (a lagging upstream of the pool) is ignored: the head never goes back
 // without a reorg.
-import { RawResult } from '../../toolkit/rpc/engine.js';
+import { RawResult } from '@rpcgate/toolkit/engine';
 
 export interface HeadUpstream {
   call(method: string, params?: readonly unknown[]): Promise<unknown>;

@@ -6,7 +6,7 @@ import type { Config } from '../config/config.js';
 import type { GatewayMeaning } from '../method-meaning.js';
 import { NetworkCache, type CacheMetrics, type CacheUpstream } from './cache.js';
 import { RedisTier } from './redis.js';
-import { LogThrottle } from '../../toolkit/server/log-throttle.js';
+import { LogThrottle } from '@rpcgate/toolkit/log-throttle';
 import { HeadTracker } from './heads.js';
 
 export { NetworkCache, CachedResult, isCacheHit, type CacheMetrics, type CacheUpstream, type NetworkCacheOptions } from './cache.js';

@@ -25,8 +25,8 @@
 // - Cost per poll: one batch (latest + the cursor's block), then one batch (eth_getLogs + its last block), and one
 //   store read + one compare-and-set write (Redis: one round trip each). No database query.
 import { randomBytes } from 'node:crypto';
-import { RawResult, type CallContext, type Handler } from '../../toolkit/rpc/engine.js';
-import { RpcError, internalError, invalidParams } from '../../toolkit/rpc/errors.js';
+import { RawResult, type CallContext, type Handler } from '@rpcgate/toolkit/engine';
+import { RpcError, internalError, invalidParams } from '@rpcgate/toolkit/errors';
 import { SOURCE } from '../errors.js';
 import type { FilterKind, FilterState, FilterStore, LogCriteria, LogObject } from './store.js';
 

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { LogThrottle } from '../../toolkit/server/log-throttle.js';
+import { LogThrottle } from '@rpcgate/toolkit/log-throttle';
 
 /** A slot held; release() gives it back (idempotent). */
 export interface ConnectionSlot {

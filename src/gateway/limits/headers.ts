@@ -1,5 +1,5 @@
 // A decision as HTTP: rate-limit headers on every node API response, and the -32005 error when refused.
-import type { RpcError } from '../../toolkit/rpc/errors.js';
+import type { RpcError } from '@rpcgate/toolkit/errors';
 import { limitExceeded } from '../errors.js';
 import type { LimitDecision } from './types.js';
 

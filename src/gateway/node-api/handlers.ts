@@ -6,9 +6,9 @@
 // the cache or calls the pool itself (the engine's admission and observer run around either: hits are counted calls).
 // A local method without a handler stops the service at start (routeHandlers), never a -32601 at call time.
 import { methods } from '../../../generated/node/methods.js';
-import { RawResult, type CallContext, type Handler, type Handlers } from '../../toolkit/rpc/engine.js';
-import type { MethodTable } from '../../toolkit/rpc/descriptor.js';
-import { internalError } from '../../toolkit/rpc/errors.js';
+import { RawResult, type CallContext, type Handler, type Handlers } from '@rpcgate/toolkit/engine';
+import type { MethodTable } from '@rpcgate/client';
+import { internalError } from '@rpcgate/toolkit/errors';
 import { createFilterHandlers, type FilterStore } from '../filters/index.js';
 import { addressVisible } from '../access/pipeline.js';
 import type { AccessContext } from '../access/index.js';

@@ -4,8 +4,8 @@
 // `finalized` (and an absent bound) are the head — when the other bound is a number: the network's head tracker's
 // recent head (cache on or off), else the pool's eth_blockNumber (deduped with concurrent ones). The blockHash form
 // names one block and is exempt.
-import { RawResult } from '../../toolkit/rpc/engine.js';
-import type { Handler } from '../../toolkit/rpc/engine.js';
+import { RawResult } from '@rpcgate/toolkit/engine';
+import type { Handler } from '@rpcgate/toolkit/engine';
 import { blockRangeTooLarge } from '../errors.js';
 
 type Caller = { call(method: string, params?: readonly unknown[]): Promise<unknown> };

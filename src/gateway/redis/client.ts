@@ -9,7 +9,7 @@
 //     without a listener ioredis prints "[ioredis] Unhandled error event" on every reconnect attempt.
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { LogThrottle } from '../../toolkit/server/log-throttle.js';
+import { LogThrottle } from '@rpcgate/toolkit/log-throttle';
 
 export interface RedisClientConfig {
   /** A command without an answer after this long fails (ms). */

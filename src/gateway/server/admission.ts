@@ -4,8 +4,8 @@
 // for a per-second rate, 402 for a used-up quota; a batch gets the error once per item with an id) and nothing counts. Every answer of a principal with limits carries x-ratelimit-* headers.
 import { checkCall, hasCallChecks, type AccessContext, type Principal } from '../access/index.js';
 import { limitError, limitHeaders, MemoryLimiter, type LimitDecision, type Limiter, type LimitSubject } from '../limits/index.js';
-import type { AdmitCall, AdmitFn, AdmitResult } from '../../toolkit/rpc/engine.js';
-import { RpcError } from '../../toolkit/rpc/errors.js';
+import type { AdmitCall, AdmitFn, AdmitResult } from '@rpcgate/toolkit/engine';
+import { RpcError } from '@rpcgate/toolkit/errors';
 import { limitsBackendUnavailable } from '../errors.js';
 import type { AddressParam } from '../method-meaning.js';
 

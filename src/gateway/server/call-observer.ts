@@ -28,8 +28,8 @@ import type { AccessContext, Principal } from '../access/index.js';
 import { isCacheHit } from '../cache/index.js';
 import type { LimitPeriod } from '../limits/types.js';
 import { OTHER, meterPrincipal, type Meter, type Metrics, type Outcome } from '../metering/index.js';
-import type { CallObserver, CallStage } from '../../toolkit/rpc/engine.js';
-import { ErrorCode, type RpcError } from '../../toolkit/rpc/errors.js';
+import type { CallObserver, CallStage } from '@rpcgate/toolkit/engine';
+import { ErrorCode, type RpcError } from '@rpcgate/toolkit/errors';
 import { gatewayErrorMeaning } from '../errors.js';
 
 /** A refusal by the admission hook or before the engine: the table's outcome (every such error is rpcgate's own). */

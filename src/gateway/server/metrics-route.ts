@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { MetricsConfig } from '../config/config.js';
 import type { Metrics } from '../metering/index.js';
-import { plainText, skipBody, type RouteHandler } from '../../toolkit/http/router.js';
+import { plainText, skipBody, type RouteHandler } from '@rpcgate/toolkit/http';
 
 const LOOPBACK = /^(?:127\.|::1$|::ffff:127\.)/;
 const PROXY_HEADERS = ['x-forwarded-for', 'forwarded', 'x-real-ip'] as const;

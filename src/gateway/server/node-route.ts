@@ -1,4 +1,4 @@
-// The node API's routes: JSON-RPC 2.0 over POST through the shared transport (src/toolkit/http/jsonrpc.ts), with the
+// The node API's routes: JSON-RPC 2.0 over POST through the shared transport (packages/toolkit/src/http/jsonrpc.ts), with the
 // access pipeline (src/gateway/access/pipeline.ts) as its hooks.
 //
 //   POST /{network}/v2/{key}   access point A        POST /{network}/{key}   access point B
@@ -25,10 +25,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { Denied, checkRequest, clientIp, identify, type AccessContext, type AccessPoint, type KeyStore, type Principal } from '../access/index.js';
-import { Refusal, anyOrigin, createJsonRpcHttp } from '../../toolkit/http/jsonrpc.js';
-import { plainText, skipBody, type Router } from '../../toolkit/http/router.js';
-import type { Engine } from '../../toolkit/rpc/engine.js';
-import { RpcError } from '../../toolkit/rpc/errors.js';
+import { Refusal, anyOrigin, createJsonRpcHttp } from '@rpcgate/toolkit/http';
+import { plainText, skipBody, type Router } from '@rpcgate/toolkit/http';
+import type { Engine } from '@rpcgate/toolkit/engine';
+import { RpcError } from '@rpcgate/toolkit/errors';
 import type { CallMeter } from './call-observer.js';
 
 export interface NodeRouteOptions {

@@ -1,4 +1,4 @@
-// The server's route table (src/toolkit/http/router.ts), first match wins:
+// The server's route table (packages/toolkit/src/http/router.ts), first match wins:
 //   GET/HEAD /index.html, /assets/*     the dashboard (./web-route.ts)
 //   GET/HEAD /                          the dashboard for browsers (Accept: text/html), else a plain-text landing
 //   any      /metrics, /metrics/*       Prometheus (./metrics-route.ts)
@@ -6,11 +6,11 @@
 //   GET/HEAD /healthz                   liveness: 200 while the process serves (a probe that restarts on failure must
 //                                       not restart a healthy replica because a node is down)
 //   GET/HEAD /readyz                    readiness: the store and the limits backend answer (503 when one does not)
-//   GET/HEAD /docs, /docs/*             the generated docs folder (src/toolkit/http/static.ts)
+//   GET/HEAD /docs, /docs/*             the generated docs folder (packages/toolkit/src/http/static.ts)
 //   …                                   the node API (./node-route.ts), ending with catch-alls for POST, GET and OPTIONS
 // Anything else: the router's 405 (with Allow) or 404.
-import { plainText, redirect, Router, skipBody, type RouteHandler } from '../../toolkit/http/router.js';
-import { serveFolder } from '../../toolkit/http/static.js';
+import { plainText, redirect, Router, skipBody, type RouteHandler } from '@rpcgate/toolkit/http';
+import { serveFolder } from '@rpcgate/toolkit/http';
 import { addNodeRoutes, type NodeRouteOptions } from './node-route.js';
 import { wantsHtml, type WebRoute } from './web-route.js';
 

@@ -27,14 +27,14 @@ import { startEmbeddedChain, compileToken, type EmbeddedChain, type SeededChain 
 import { chainNetworks, devKeyEnabled, loadConfig, trustProxyHops, type Config, type ConfigInput } from '../config/config.js';
 import { createLimiter, type Limiter } from '../limits/index.js';
 import { createFilterStore, type FilterStore } from '../filters/index.js';
-import { LogThrottle } from '../../toolkit/server/log-throttle.js';
+import { LogThrottle } from '@rpcgate/toolkit/log-throttle';
 import { closeRedisClient, createRedisClient, LOG_EVERY_MS, REDIS_CLIENT_DEFAULTS, waitReady, type ServiceRedis } from '../redis/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
 import { createResponseCaches, type ResponseCaches } from '../cache/index.js';
 import { addressParamsTable, meaningTable } from '../method-meaning.js';
 import { Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
-import { createHttpServer } from '../../toolkit/http/server.js';
-import { createEngine } from '../../toolkit/rpc/engine.js';
+import { createHttpServer } from '@rpcgate/toolkit/http';
+import { createEngine } from '@rpcgate/toolkit/engine';
 import { createUpstreams, type UpstreamPool } from '../upstream/index.js';
 import { loadOrCreateServerSecret } from '../secrets/index.js';
 import { downsample, openStore, type Store } from '../store/index.js';

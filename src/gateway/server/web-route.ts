@@ -3,15 +3,15 @@
 // - index.html: `Cache-Control: no-cache` with an ETag (revalidated, so a new build shows at once);
 //   hashed assets: `public, max-age=31536000, immutable`.
 // - Compression is done at build time (.br and .gz beside each file); files are read once at start and served from
-//   memory (src/toolkit/http/static.ts: preloadFolder, sendAsset).
+//   memory (packages/toolkit/src/http/static.ts: preloadFolder, sendAsset).
 // - `/` goes to the dashboard only when the client accepts HTML (a browser), so `curl /` still gets the server's
 //   plain-text landing (the dashboard routes are hash routes: `/#/apps`).
 import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { plainText, skipBody } from '../../toolkit/http/router.js';
-import { preloadFolder, sendAsset, type Asset } from '../../toolkit/http/static.js';
+import { plainText, skipBody } from '@rpcgate/toolkit/http';
+import { preloadFolder, sendAsset, type Asset } from '@rpcgate/toolkit/http';
 import { PATHS } from '../paths.js';
 
 /** Where `npm run build:web` writes the dashboard. */

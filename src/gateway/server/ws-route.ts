@@ -7,7 +7,7 @@
 // network and URL shape (401/403), origin and IP allowlists (403), JWT from the upgrade's Authorization header (401),
 // then the per-key cap of open sockets (`websocket.maxConnectionsPerKey`: 429, -32005 reason `connections`; counted
 // across replicas through Redis when the service has it, src/gateway/limits/connections.ts). A refused upgrade is
-// accepted all the same (src/toolkit/ws/jsonrpc.ts): each call on it gets the refusal as its JSON-RPC error (its id
+// accepted all the same (packages/toolkit/src/ws/jsonrpc.ts): each call on it gets the refusal as its JSON-RPC error (its id
 // echoed), then the socket closes with 4000 + the HTTP status HTTP would have answered — 4401 (key, JWT), 4403
 // (network, URL shape, origin, IP), 4429 (too many sockets for the key) — so WebSocket clients show the cause (an
 // HTTP answer to the upgrade is shown by none). It is metered like an HTTP refusal (one call, method `other`).
@@ -21,7 +21,7 @@
 // tolerance, as HTTP refuses it). A socket that no longer passes gets, per subscription, a last eth_subscription
 // notification with the error, then one JSON-RPC error response (id null) with the error, and closes with
 // 4000 + the error's HTTP status: 4401 (key or JWT no longer valid) or 4403 (not allowed any more).
-// Every message then runs through the same engine as HTTP (src/toolkit/ws/jsonrpc.ts), with its admission hook:
+// Every message then runs through the same engine as HTTP (packages/toolkit/src/ws/jsonrpc.ts), with its admission hook:
 // per-call allowlists and limits count each call exactly as over HTTP, and the call observer meters each one.
 // eth_subscribe / eth_unsubscribe find the connection in the call context (`socket`, src/gateway/subscriptions).
 import type { Server } from 'node:http';
@@ -30,10 +30,10 @@ import type { Logger } from 'pino';
 import { decodeJwt } from 'jose';
 import { Denied, bearerToken, checkRequest, clientIp, identify, type AccessContext, type AccessPoint, type KeyStore, type Principal } from '../access/index.js';
 import { CLOCK_TOLERANCE_SEC, jwtError } from '../access/jwt.js';
-import { Refusal } from '../../toolkit/http/jsonrpc.js';
-import type { Engine } from '../../toolkit/rpc/engine.js';
-import { RpcError } from '../../toolkit/rpc/errors.js';
-import { UpgradeRouter, createJsonRpcWs, refusalCloseCode, type JsonRpcWs, type WsConnection } from '../../toolkit/ws/index.js';
+import { Refusal } from '@rpcgate/toolkit/http';
+import type { Engine } from '@rpcgate/toolkit/engine';
+import { RpcError } from '@rpcgate/toolkit/errors';
+import { UpgradeRouter, createJsonRpcWs, refusalCloseCode, type JsonRpcWs, type WsConnection } from '@rpcgate/toolkit/ws';
 import { MemoryConnectionSlots, type ConnectionSlot, type ConnectionSlots } from '../limits/connections.js';
 import type { SocketCallContext } from '../subscriptions/index.js';
 import type { CallMeter } from './call-observer.js';

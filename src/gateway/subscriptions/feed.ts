@@ -18,7 +18,7 @@
 // eth_getFilterChanges); when the upstream forgets it (failover, node restart), a new one is made: hashes that entered
 // the pool in between are missed (a pending pool is not a sequence one could resume; documented best effort).
 import type { Logger } from 'pino';
-import { RawResult } from '../../toolkit/rpc/engine.js';
+import { RawResult } from '@rpcgate/toolkit/engine';
 
 /** What the feed needs of an upstream pool. */
 export interface FeedUpstream {

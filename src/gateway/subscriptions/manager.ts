@@ -16,7 +16,7 @@
 //
 // Bounded memory: the queue holds at most `websocket.maxQueuedNotifications` notifications and
 // `websocket.maxQueuedBytes` bytes of JSON (whatever holds them back: the rate limit, a slow limiter, a flood of
-// blocks); once handed to the socket, `websocket.maxBufferedBytes` bounds them (src/toolkit/ws). A notification that
+// blocks); once handed to the socket, `websocket.maxBufferedBytes` bounds them (packages/toolkit/src/ws). A notification that
 // would pass a bound ends the connection: the queue is dropped, one last notification per subscription carries the
 // error (-32005, reason `notification-queue`, `data.setting` naming the bound, `data.limit` its value), then close 4008 (CLOSE.slowConsumer, as
 // for a full send buffer) — never unbounded growth.
@@ -26,8 +26,8 @@ import type { AccessContext } from '../access/index.js';
 import { addressVisible } from '../access/pipeline.js';
 import { limitError, type Limiter } from '../limits/index.js';
 import { limitsBackendUnavailable, notificationQueueFull } from '../errors.js';
-import { RpcError } from '../../toolkit/rpc/errors.js';
-import { CLOSE, type WsConnection } from '../../toolkit/ws/index.js';
+import { RpcError } from '@rpcgate/toolkit/errors';
+import { CLOSE, type WsConnection } from '@rpcgate/toolkit/ws';
 import { NetworkFeed, type FeedSubscriber, type FeedUpstream, type LogFilter } from './feed.js';
 
 /** Close code when the key's quota runs out mid-subscription. */

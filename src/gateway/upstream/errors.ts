@@ -1,5 +1,5 @@
 // The upstream's errors: unavailable and timeout are rows of src/gateway/errors.ts; a node's own error passes through.
-import { RpcError } from '../../toolkit/rpc/errors.js';
+import { RpcError } from '@rpcgate/toolkit/errors';
 import { upstreamUnavailable } from '../errors.js';
 
 export { upstreamTimeout, upstreamUnavailable, responseTooLarge } from '../errors.js';

@@ -19,8 +19,8 @@
 import { Pool } from 'undici';
 import type { UpstreamConfig } from '../config/config.js';
 import type { CostClass } from '../method-meaning.js';
-import { RawResult } from '../../toolkit/rpc/engine.js';
-import { RpcError } from '../../toolkit/rpc/errors.js';
+import { RawResult } from '@rpcgate/toolkit/engine';
+import { RpcError } from '@rpcgate/toolkit/errors';
 import { splitResponse } from './split.js';
 import { LatencyQuantile } from './latency.js';
 import { upstreamTimeout, upstreamUnavailable, upstreamBadResponse, nodeError, responseTooLarge } from './errors.js';

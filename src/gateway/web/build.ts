@@ -17,10 +17,10 @@ const STAMP = join(WEB_DIST, '.build-stamp');
 const INPUTS = [
   'src/gateway/web',
   'vite.config.ts',
-  'src/toolkit/client',
+  'packages/client/src',
   'src/gateway/errors.ts',
-  'src/toolkit/rpc/errors.ts',
-  'tsconfig.json', // its "paths" resolve 'rpcgate/client' in the bundle
+  'packages/toolkit/src/rpc/errors.ts',
+  'tsconfig.json', // its "paths" resolve '@rpcgate/client' in the bundle
   'generated/account/client.ts',
   'generated/account/methods.ts',
   'generated/node/examples.ts',

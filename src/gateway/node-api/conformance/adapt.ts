@@ -1,7 +1,7 @@
 // Adapting the contract's first example of each method to the live chain. Each positional param gets a
 // role (what kind of real value it stands for); the example's value decides the form (a tag stays a tag,
 // a number becomes a real number, a hash a real hash), so the call keeps the shape the contract shows.
-import { brief, type ParamPlan, type PlannedCall } from '../../../toolkit/conformance/index.js';
+import { brief, type ParamPlan, type PlannedCall } from '@rpcgate/toolkit/conformance';
 import { type ChainFacts } from './discover.js';
 
 export type Role =

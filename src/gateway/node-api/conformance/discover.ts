@@ -1,7 +1,7 @@
 // Chain discovery: before any method is checked, find real data on the live chain (latest block, a real
 // transaction, a real log) so that the contract's examples can be adapted to it. The examples were written
 // for some other chain; sent as they are, most would answer `null` and prove little.
-import type { RpcTransport } from '../../../toolkit/conformance/index.js';
+import type { RpcTransport } from '@rpcgate/toolkit/conformance';
 
 export interface ChainFacts {
   chainId?: string;

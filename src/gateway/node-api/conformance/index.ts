@@ -1,9 +1,9 @@
 // The node API's conformance run (`rpcgate conformance <url>` without --spec): the toolkit's generic run
-// (src/toolkit/conformance) over openrpc.json with the EVM profile — the chain's real data discovered first
+// (packages/toolkit/src/conformance) over openrpc.json with the EVM profile — the chain's real data discovered first
 // (./discover.ts) and every example adapted to it (./adapt.ts), plus protocol checks that name EVM methods.
 import { readFileSync } from 'node:fs';
-import { batchCheck, expectCode, runConformance, type ConformanceContract, type ConformanceProfile, type ConformanceReport, type OpenRpcDoc } from '../../../toolkit/conformance/index.js';
-import type { MethodTable, ValidatorTable } from '../../../toolkit/rpc/descriptor.js';
+import { batchCheck, expectCode, runConformance, type ConformanceContract, type ConformanceProfile, type ConformanceReport, type OpenRpcDoc } from '@rpcgate/toolkit/conformance';
+import type { MethodTable, ValidatorTable } from '@rpcgate/client';
 import { PATHS } from '../../paths.js';
 import { adaptParams } from './adapt.js';
 import { discoverChain, type ChainFacts } from './discover.js';

@@ -1,0 +1,1 @@
+window.hierarchyData = "eJyVj7EOwiAURf/lzrQmgA78g4uOpkMDrykpBfNAY9Lw74alOup0l3NycjdwSiXD3JTWgwDTFMgWn2KG2aCkahPHlWBwTna5Ej+JIbD46GDk8STw4AADHwvxNFrKBx8dvfoP3s9lDRCwYcwZBiW7rvnd7qAKKK2/Ype7/aO10z+kBOzsg2OK7bZUQ631DQsXWCM="
