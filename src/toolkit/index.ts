@@ -2,6 +2,7 @@
 // dereference it, compile its validators once, serve it with a validating JSON-RPC server, check an endpoint against
 // it. The typed client runtime is `rpcgate/client`.
 export { loadDocument, modelDocument, readDocument, type ContractModel, type ContractSpec, type MethodModel, type ParamModel } from './contract/model.js';
+export { DEFAULT_DOCUMENT_LIMITS, DocumentLimitError, type DocumentLimits } from './contract/bounds.js';
 export { compileContract, compileValidators, methodTable, type CompiledContract } from './contract/compile.js';
 export { generateClient } from './codegen/index.js';
 export { writeDocs, writeDocsTo, methodFiles, type DocsOptions } from './docs/index.js';

@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { runNodeConformance, type NodeConformanceOptions } from '../../gateway/node-api/conformance/index.js';
 import { loadDocument } from '../../toolkit/contract/model.js';
+import { documentLimits, withDocumentLimits, type DocumentLimitFlags } from '../document-limits.js';
 import { formatReport, specConformance, type ConformanceReport } from '../../toolkit/conformance/index.js';
 
 const positiveInt = (v: string) => {
@@ -13,7 +14,7 @@ const positiveInt = (v: string) => {
   return n;
 };
 
-export interface ConformanceCliOptions {
+export interface ConformanceCliOptions extends DocumentLimitFlags {
   json?: boolean;
   only?: string;
   timeout?: number;
@@ -45,7 +46,7 @@ export async function conformanceAction(
   if (cli.spec !== undefined) {
     let model;
     try {
-      model = await loadDocument(cli.spec);
+      model = await loadDocument(cli.spec, undefined, documentLimits(cli));
     } catch (e) {
       err(`rpcgate conformance: cannot use --spec ${cli.spec}: ${(e as Error).message}`);
       return 2;
@@ -60,7 +61,7 @@ export async function conformanceAction(
 }
 
 export function conformanceCommand(): Command {
-  return new Command('conformance')
+  return withDocumentLimits(new Command('conformance')
     .description(
       'check a JSON-RPC endpoint against an OpenRPC document (--spec): every example pairing, generated params where a method has none, results against the schemas, declared errors, the envelope, batch and rpc.discover; without --spec, against the node contract (openrpc.json), adapted to the live chain',
     )
@@ -73,7 +74,7 @@ export function conformanceCommand(): Command {
     .option('-H, --header <name:value>', 'extra HTTP header (repeatable)', header)
     .action(async (url: string, cli: ConformanceCliOptions) => {
       process.exitCode = await conformanceAction(url, cli);
-    });
+    }));
 }
 
 /** For a main.ts that registers commands onto its program. */

@@ -9,8 +9,10 @@ import { Command } from 'commander';
 import { loadDocument, type ContractModel } from '../../toolkit/contract/model.js';
 import { generateClient, isGenerated } from '../../toolkit/codegen/index.js';
 import { errorLine } from '../output.js';
+import { documentLimits, withDocumentLimits, type DocumentLimitFlags } from '../document-limits.js';
+import type { DocumentLimits } from '../../toolkit/contract/bounds.js';
 
-export interface GenerateCliOptions {
+export interface GenerateCliOptions extends DocumentLimitFlags {
   out: string;
   check?: boolean;
   name?: string;
@@ -21,8 +23,8 @@ export interface GenerateCliOptions {
 const displaySource = (source: string): string => (/^https?:\/\//i.test(source) ? source : path.basename(source));
 
 /** The files for `source`, keyed by path relative to the output folder. */
-export async function generateFiles(source: string, name?: string): Promise<Map<string, string>> {
-  const loaded = await loadDocument(source, name);
+export async function generateFiles(source: string, name?: string, limits?: DocumentLimits): Promise<Map<string, string>> {
+  const loaded = await loadDocument(source, name, limits);
   const model: ContractModel = { ...loaded, spec: { name: loaded.spec.name, file: displaySource(source) } };
   return generateClient(model, { command: 'rpcgate generate', importPath: './index.js' });
 }
@@ -66,7 +68,7 @@ export async function generateAction(
 ): Promise<number> {
   let files: Map<string, string>;
   try {
-    files = await generateFiles(source, cli.name);
+    files = await generateFiles(source, cli.name, documentLimits(cli));
   } catch (e) {
     err(`rpcgate generate: ${errorLine(e)}`);
     return 1;
@@ -91,7 +93,7 @@ export async function generateAction(
 }
 
 export function generateCommand(): Command {
-  return new Command('generate')
+  return withDocumentLimits(new Command('generate')
     .description('write a typed TypeScript client (types, method descriptor, validators, client) for any OpenRPC document')
     .argument('<document>', 'OpenRPC document: a file path or an http(s) URL')
     .requiredOption('--out <dir>', 'folder to write into (created if missing)')
@@ -99,7 +101,7 @@ export function generateCommand(): Command {
     .option('--name <name>', 'API name (types <Name>Methods, <Name>Client); default: the document file name')
     .action(async (source: string, cli: GenerateCliOptions) => {
       process.exitCode = await generateAction(source, cli);
-    });
+    }));
 }
 
 export function register(program: Command): Command {

@@ -18,3 +18,5 @@ export {
 export type { Extensions, MethodDescriptor, MethodTable, ParamsOf, ResultOf, ValidateFn, ValidatorTable } from '../rpc/descriptor.js';
 // The ajv runtime helpers generated (standalone) validators call.
 export { ajvEqual, ajvUcs2length, ajvUri, AjvValidationError } from './ajv-runtime.js';
+// The pattern engine they test strings with (linear time on any input).
+export { safeRegExp, type RegExpLike } from './safe-regexp.js';

@@ -8,6 +8,7 @@ import { FastCompiler } from './fast-checks.js';
 import { createAjv, methodSchemaId, paramsSchema, resultSchema, schemaId } from './ajv.js';
 import type { ContractModel, Json } from './model.js';
 import { rewriteRefs } from './schema-walk.js';
+import { safeRegExp } from '../client/safe-regexp.js';
 
 // CJS module: under NodeNext the default import is module.exports, whose `default` is the function.
 const ucs2length = (ucs2lengthModule as unknown as { default: (s: string) => number }).default ?? ucs2lengthModule;
@@ -63,7 +64,7 @@ export function compileValidators(model: ContractModel, opts: { fast?: boolean }
   if (names.length === 0) return table;
   // The emitted code is ours (generated from the schemas' keywords, literals JSON-encoded), not the document's text.
   const body = `${fast.code()}\nreturn [${names.map(([, , fn]) => fn).join(', ')}];`;
-  const checks = new Function('fastUcs2length', body)(ucs2length) as ((data: unknown) => boolean)[];
+  const checks = new Function('fastUcs2length', 'safeRegExp', body)(ucs2length, safeRegExp) as ((data: unknown) => boolean)[];
   names.forEach(([method, kind], i) => {
     const check = checks[i];
     const slow = table[method][kind];

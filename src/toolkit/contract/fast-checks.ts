@@ -140,7 +140,7 @@ export class FastCompiler {
   code(): string {
     const head = [...this.regexes].map(([k, name]) => {
       const { source, flags } = JSON.parse(k);
-      return `const ${name} = new RegExp(${lit(source)}, ${lit(flags)});\n`;
+      return `const ${name} = safeRegExp(${lit(source)}, ${lit(flags)});\n`;
     });
     if (this.tables.size) {
       head.push('function fastTable(chars) {\n  const t = new Uint8Array(128);\n  for (let i = 0; i < chars.length; i++) t[chars.charCodeAt(i)] = 1;\n  return t;\n}\n');
@@ -148,6 +148,11 @@ export class FastCompiler {
     }
     if (this.usesNumber) head.push(FAST_PREFIXED_NUMBER);
     return [...head, ...this.out].join('');
+  }
+
+  /** The code calls `safeRegExp` (src/toolkit/client/safe-regexp.ts), which its module must provide. */
+  get needsRegExp(): boolean {
+    return this.regexes.size > 0;
   }
 
   /** ajv's runtime ucs2length is needed (minLength/maxLength count code points, as ajv does by default). */

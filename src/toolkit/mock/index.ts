@@ -16,6 +16,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { resolve, type ContractModel, type ExampleModel, type Json, type MethodModel } from '../contract/model.js';
 import { sampleResult } from '../contract/sample.js';
+import type { DocumentLimits } from '../contract/bounds.js';
 import { ErrorCode, RpcError } from '../rpc/errors.js';
 import type { Handler } from '../rpc/engine.js';
 import type { ValidateFn } from '../rpc/descriptor.js';
@@ -26,6 +27,8 @@ export interface MockOptions extends Pick<ServerOptions, 'maxBatchSize' | 'maxBo
   document: DocumentSource;
   /** Seed of the generated values (default 1): the same seed gives the same answers. */
   seed?: number;
+  /** Limits on dereferencing the document (contract/bounds.ts). */
+  limits?: DocumentLimits;
 }
 
 export interface MockServer extends RpcServer {
@@ -79,7 +82,7 @@ function failure(errors: ValidateFn['errors']): string {
 const label = (x: ExampleModel, i: number) => (x.name ? JSON.stringify(x.name) : `#${i + 1}`);
 
 export async function createMock(opts: MockOptions): Promise<MockServer> {
-  const model = await resolveDocument(opts.document);
+  const model = await resolveDocument(opts.document, undefined, opts.limits);
   const seed = opts.seed ?? 1;
   const warnings: string[] = [];
   const pairings = new Map<string, Pairing[]>();
