@@ -5,10 +5,11 @@ import { ajvEqual, ajvUcs2length, safeRegExp, type ValidatorTable } from 'rpcgat
 export const account_signUp__params_ajv = validate21;
 const schema6 = {"$id":"urn:rpcgate:account:account_signUp:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:Credentials"}],"additionalItems":false,"minItems":1,"maxItems":1};
 const schema7 = {"type":"object","description":"Email and password.","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"urn:rpcgate:account:schema:Email"},"password":{"$ref":"urn:rpcgate:account:schema:Password"}},"$id":"urn:rpcgate:account:schema:Credentials"};
+const func0 = Object.prototype.hasOwnProperty;
 const schema8 = {"type":"string","description":"An email address (compared case-insensitively; stored lower-cased).","minLength":3,"maxLength":254,"pattern":"^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$","$id":"urn:rpcgate:account:schema:Email"};
-const func2 = ajvUcs2length;
-const func4 = safeRegExp;
-const pattern0 = func4("^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$", "u");
+const func48 = ajvUcs2length;
+const func50 = safeRegExp;
+const pattern0 = func50("^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$", "u");
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Email" */;
@@ -16,12 +17,12 @@ let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
-if(func2(data) > 254){
+if(func48(data) > 254){
 validate23.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters"}];
 return false;
 }
 else {
-if(func2(data) < 3){
+if(func48(data) < 3){
 validate23.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"}];
 return false;
 }
@@ -50,12 +51,12 @@ let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
-if(func2(data) > 128){
+if(func48(data) > 128){
 validate25.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data) < 8){
+if(func48(data) < 8){
 validate25.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 8},message:"must NOT have fewer than 8 characters"}];
 return false;
 }
@@ -78,13 +79,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.email === undefined) && (missing0 = "email")) || ((data.password === undefined) && (missing0 = "password"))){
+if((((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email")) || (((data.password === undefined) || (!(func0.call(data, "password")))) && (missing0 = "password"))){
 validate22.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "email") || (key0 === "password"))){
 validate22.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -92,7 +93,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.email !== undefined){
+if(data.email !== undefined && func0.call(data, "email")){
 const _errs2 = errors;
 if(!(validate23(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -104,7 +105,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.password !== undefined){
+if(data.password !== undefined && func0.call(data, "password")){
 const _errs3 = errors;
 if(!(validate25(data.password, {instancePath:instancePath+"/password",parentData:data,parentDataProperty:"password",rootData}))){
 vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
@@ -182,13 +183,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.email === undefined) && (missing0 = "email")) || ((data.next === undefined) && (missing0 = "next"))){
+if((((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email")) || (((data.next === undefined) || (!(func0.call(data, "next")))) && (missing0 = "next"))){
 validate29.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "email") || (key0 === "next"))){
 validate29.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -196,7 +197,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.email !== undefined){
+if(data.email !== undefined && func0.call(data, "email")){
 const _errs2 = errors;
 if(!(validate23(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -208,7 +209,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.next !== undefined){
+if(data.next !== undefined && func0.call(data, "next")){
 let data1 = data.next;
 const _errs3 = errors;
 if(typeof data1 !== "string"){
@@ -325,13 +326,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.id === undefined) && (missing0 = "id")) || ((data.email === undefined) && (missing0 = "email"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))){
+if(((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
 validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((key0 === "id") || (key0 === "email")) || (key0 === "createdAt"))){
 validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -339,7 +340,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.id !== undefined){
+if(data.id !== undefined && func0.call(data, "id")){
 const _errs2 = errors;
 if(typeof data.id !== "string"){
 validate36.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -351,7 +352,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.email !== undefined){
+if(data.email !== undefined && func0.call(data, "email")){
 const _errs4 = errors;
 if(!(validate23(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -363,7 +364,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.createdAt !== undefined){
+if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 const _errs5 = errors;
 if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
@@ -396,13 +397,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.user === undefined) && (missing0 = "user")) || ((data.expiresAt === undefined) && (missing0 = "expiresAt"))){
+if((((data.user === undefined) || (!(func0.call(data, "user")))) && (missing0 = "user")) || (((data.expiresAt === undefined) || (!(func0.call(data, "expiresAt")))) && (missing0 = "expiresAt"))){
 validate35.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "user") || (key0 === "expiresAt"))){
 validate35.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -410,7 +411,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.user !== undefined){
+if(data.user !== undefined && func0.call(data, "user")){
 const _errs2 = errors;
 if(!(validate36(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData}))){
 vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
@@ -422,7 +423,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.expiresAt !== undefined){
+if(data.expiresAt !== undefined && func0.call(data, "expiresAt")){
 const _errs3 = errors;
 if(!(validate38(data.expiresAt, {instancePath:instancePath+"/expiresAt",parentData:data,parentDataProperty:"expiresAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
@@ -493,13 +494,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.loggedOut === undefined) && (missing0 = "loggedOut")){
+if(((data.loggedOut === undefined) || (!(func0.call(data, "loggedOut")))) && (missing0 = "loggedOut")){
 validate45.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "loggedOut")){
 validate45.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -507,7 +508,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.loggedOut !== undefined){
+if(data.loggedOut !== undefined && func0.call(data, "loggedOut")){
 let data0 = data.loggedOut;
 if(typeof data0 !== "boolean"){
 validate45.errors = [{instancePath:instancePath+"/loggedOut",schemaPath:"#/properties/loggedOut/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
@@ -608,7 +609,7 @@ export const networks_list__result_ajv = validate51;
 const schema23 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"},"$id":"urn:rpcgate:account:networks_list:result"};
 const schema24 = {"type":"object","additionalProperties":false,"required":["network","label","chainId","local"],"properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network"},"label":{"type":"string","description":"Display name (the config's `networks.<name>.label`, else the name capitalised)."},"chainId":{"type":"integer","minimum":1},"local":{"type":"boolean","description":"Served by an embedded local chain (no upstream node configured)."}},"description":"A configured network: its name (the path segment of the node API URLs), display name, chain id, and whether an embedded local chain serves it.","$id":"urn:rpcgate:account:schema:ChainNetwork"};
 const schema25 = {"type":"string","description":"A network name: one of the deployment's configured networks (the operator's config `networks`; `networks_list` lists them, with chain ids). Compared case-insensitively (`Mainnet`, `MAINNET` → `mainnet`) and answered with the configured name. A name the deployment does not configure is refused with -32602 and `data` { param, path, reason }, the reason naming the valid networks (e.g. `unknown network \"foo\": this deployment's networks are mainnet, testnet`).","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$","$id":"urn:rpcgate:account:schema:Network"};
-const pattern1 = func4("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "u");
+const pattern1 = func50("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "u");
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Network" */;
@@ -638,13 +639,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.network === undefined) && (missing0 = "network")) || ((data.label === undefined) && (missing0 = "label"))) || ((data.chainId === undefined) && (missing0 = "chainId"))) || ((data.local === undefined) && (missing0 = "local"))){
+if((((((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network")) || (((data.label === undefined) || (!(func0.call(data, "label")))) && (missing0 = "label"))) || (((data.chainId === undefined) || (!(func0.call(data, "chainId")))) && (missing0 = "chainId"))) || (((data.local === undefined) || (!(func0.call(data, "local")))) && (missing0 = "local"))){
 validate52.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((((key0 === "network") || (key0 === "label")) || (key0 === "chainId")) || (key0 === "local"))){
 validate52.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -652,7 +653,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.network !== undefined){
+if(data.network !== undefined && func0.call(data, "network")){
 const _errs2 = errors;
 if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
 vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
@@ -664,7 +665,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.label !== undefined){
+if(data.label !== undefined && func0.call(data, "label")){
 const _errs3 = errors;
 if(typeof data.label !== "string"){
 validate52.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -676,7 +677,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.chainId !== undefined){
+if(data.chainId !== undefined && func0.call(data, "chainId")){
 let data2 = data.chainId;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
@@ -697,7 +698,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.local !== undefined){
+if(data.local !== undefined && func0.call(data, "local")){
 const _errs7 = errors;
 if(typeof data.local !== "boolean"){
 validate52.errors = [{instancePath:instancePath+"/local",schemaPath:"#/properties/local/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
@@ -784,7 +785,7 @@ let data0 = data[0];
 const _errs1 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
-if(func2(data0) > 64){
+if(func48(data0) > 64){
 validate56.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
@@ -812,7 +813,7 @@ export const chains_list__result_ajv = validate57;
 const schema27 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:Chain"},"$id":"urn:rpcgate:account:chains_list:result"};
 const schema28 = {"type":"object","description":"A chain of this deployment and its networks.","additionalProperties":false,"required":["id","name","networks"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:ChainName"},"name":{"type":"string"},"networks":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"}}},"$id":"urn:rpcgate:account:schema:Chain"};
 const schema29 = {"type":"string","description":"A chain of this deployment, by its id as `chains_list` returns it (compared case-insensitively). An unknown chain is refused with -32602.","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9 _.-]*$","$id":"urn:rpcgate:account:schema:ChainName"};
-const pattern2 = func4("^[A-Za-z0-9][A-Za-z0-9 _.-]*$", "u");
+const pattern2 = func50("^[A-Za-z0-9][A-Za-z0-9 _.-]*$", "u");
 
 function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ChainName" */;
@@ -820,12 +821,12 @@ let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
-if(func2(data) > 64){
+if(func48(data) > 64){
 validate59.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
-if(func2(data) < 1){
+if(func48(data) < 1){
 validate59.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -854,13 +855,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.networks === undefined) && (missing0 = "networks"))){
+if(((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.networks === undefined) || (!(func0.call(data, "networks")))) && (missing0 = "networks"))){
 validate58.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((key0 === "id") || (key0 === "name")) || (key0 === "networks"))){
 validate58.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -868,7 +869,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.id !== undefined){
+if(data.id !== undefined && func0.call(data, "id")){
 const _errs2 = errors;
 if(!(validate59(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
 vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
@@ -880,7 +881,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.name !== undefined){
+if(data.name !== undefined && func0.call(data, "name")){
 const _errs3 = errors;
 if(typeof data.name !== "string"){
 validate58.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -892,7 +893,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.networks !== undefined){
+if(data.networks !== undefined && func0.call(data, "networks")){
 let data2 = data.networks;
 const _errs5 = errors;
 if(errors === _errs5){
@@ -1031,12 +1032,12 @@ let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
-if(func2(data) > 64){
+if(func48(data) > 64){
 validate67.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
-if(func2(data) < 1){
+if(func48(data) < 1){
 validate67.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1058,7 +1059,7 @@ return errors === 0;
 }
 
 const schema35 = {"type":"string","description":"Free text, at most 500 characters (line breaks and tabs allowed, other control characters not). Stored verbatim.","maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$","$id":"urn:rpcgate:account:schema:Description"};
-const pattern4 = func4("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
+const pattern4 = func50("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
 
 function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Description" */;
@@ -1066,7 +1067,7 @@ let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
-if(func2(data) > 500){
+if(func48(data) > 500){
 validate69.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
 return false;
 }
@@ -1094,12 +1095,12 @@ let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
-if(func2(data) > 64){
+if(func48(data) > 64){
 validate71.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
-if(func2(data) < 1){
+if(func48(data) < 1){
 validate71.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1139,7 +1140,7 @@ validate75.errors = vErrors;
 return errors === 0;
 }
 
-const func0 = ajvEqual;
+const func32 = ajvEqual;
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Services" */;
@@ -1172,7 +1173,7 @@ if(i1 > 1){
 outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
-if(func0(data[i1], data[j0])){
+if(func32(data[i1], data[j0])){
 validate74.errors = [{instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
 return false;
 break outer0;
@@ -1200,13 +1201,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.name === undefined) && (missing0 = "name")) || ((data.useCase === undefined) && (missing0 = "useCase"))) || ((data.chain === undefined) && (missing0 = "chain"))) || ((data.services === undefined) && (missing0 = "services"))){
+if((((((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name")) || (((data.useCase === undefined) || (!(func0.call(data, "useCase")))) && (missing0 = "useCase"))) || (((data.chain === undefined) || (!(func0.call(data, "chain")))) && (missing0 = "chain"))) || (((data.services === undefined) || (!(func0.call(data, "services")))) && (missing0 = "services"))){
 validate66.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((((key0 === "name") || (key0 === "description")) || (key0 === "useCase")) || (key0 === "chain")) || (key0 === "services"))){
 validate66.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -1214,7 +1215,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.name !== undefined){
+if(data.name !== undefined && func0.call(data, "name")){
 const _errs2 = errors;
 if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
 vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
@@ -1226,7 +1227,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.description !== undefined){
+if(data.description !== undefined && func0.call(data, "description")){
 const _errs3 = errors;
 if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
@@ -1238,7 +1239,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.useCase !== undefined){
+if(data.useCase !== undefined && func0.call(data, "useCase")){
 const _errs4 = errors;
 if(!(validate71(data.useCase, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
 vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
@@ -1250,7 +1251,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.chain !== undefined){
+if(data.chain !== undefined && func0.call(data, "chain")){
 const _errs5 = errors;
 if(!(validate59(data.chain, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
 vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
@@ -1262,7 +1263,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.services !== undefined){
+if(data.services !== undefined && func0.call(data, "services")){
 const _errs6 = errors;
 if(!(validate74(data.services, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
 vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
@@ -1335,9 +1336,8 @@ return errors === 0;
 export const apps_create__result_ajv = validate79;
 const schema39 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_create:result"};
 const schema40 = {"type":"object","description":"An app with its API key and its node API URL per network.","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt","keyRotatedAt","key","urls"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"keyRotatedAt":{"description":"When the key was last rotated; null if never.","oneOf":[{"$ref":"urn:rpcgate:account:schema:Timestamp"},{"type":"null"}]},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"urls":{"type":"object","description":"Node API URL (access point A, `…/{network}/v2/{key}`) per network.","additionalProperties":{"type":"string"}},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"}},"$id":"urn:rpcgate:account:schema:App"};
-const func21 = Object.prototype.hasOwnProperty;
 const schema41 = {"type":"string","description":"An app id: `app_` and 128 random bits in base58.","pattern":"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AppId"};
-const pattern6 = func4("^app_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const pattern6 = func50("^app_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
 function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppId" */;
@@ -1345,7 +1345,7 @@ let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
-if(func2(data) > 40){
+if(func48(data) > 40){
 validate81.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
@@ -1366,7 +1366,7 @@ return errors === 0;
 }
 
 const schema42 = {"type":"string","description":"An API key (192 random bits, base58). It goes only in the node API URL path.","pattern":"^[1-9A-HJ-NP-Za-km-z]{20,64}$","$id":"urn:rpcgate:account:schema:ApiKey"};
-const pattern7 = func4("^[1-9A-HJ-NP-Za-km-z]{20,64}$", "u");
+const pattern7 = func50("^[1-9A-HJ-NP-Za-km-z]{20,64}$", "u");
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ApiKey" */;
@@ -1496,21 +1496,21 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((((((((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.useCase === undefined) && (missing0 = "useCase"))) || ((data.chain === undefined) && (missing0 = "chain"))) || ((data.services === undefined) && (missing0 = "services"))) || ((data.requireJwt === undefined) && (missing0 = "requireJwt"))) || ((data.jwtMaxLifetimeSec === undefined) && (missing0 = "jwtMaxLifetimeSec"))) || ((data.networks === undefined) && (missing0 = "networks"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))) || ((data.updatedAt === undefined) && (missing0 = "updatedAt"))) || ((data.keyRotatedAt === undefined) && (missing0 = "keyRotatedAt"))) || ((data.key === undefined) && (missing0 = "key"))) || ((data.urls === undefined) && (missing0 = "urls"))){
+if((((((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.useCase === undefined) || (!(func0.call(data, "useCase")))) && (missing0 = "useCase"))) || (((data.chain === undefined) || (!(func0.call(data, "chain")))) && (missing0 = "chain"))) || (((data.services === undefined) || (!(func0.call(data, "services")))) && (missing0 = "services"))) || (((data.requireJwt === undefined) || (!(func0.call(data, "requireJwt")))) && (missing0 = "requireJwt"))) || (((data.jwtMaxLifetimeSec === undefined) || (!(func0.call(data, "jwtMaxLifetimeSec")))) && (missing0 = "jwtMaxLifetimeSec"))) || (((data.networks === undefined) || (!(func0.call(data, "networks")))) && (missing0 = "networks"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.updatedAt === undefined) || (!(func0.call(data, "updatedAt")))) && (missing0 = "updatedAt"))) || (((data.keyRotatedAt === undefined) || (!(func0.call(data, "keyRotatedAt")))) && (missing0 = "keyRotatedAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.urls === undefined) || (!(func0.call(data, "urls")))) && (missing0 = "urls"))){
 validate80.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
-if(!(func21.call(schema40.properties, key0))){
+for(const key0 of Object.keys(data)){
+if(!(func0.call(schema40.properties, key0))){
 validate80.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.id !== undefined){
+if(data.id !== undefined && func0.call(data, "id")){
 const _errs2 = errors;
 if(!(validate81(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
@@ -1522,7 +1522,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.name !== undefined){
+if(data.name !== undefined && func0.call(data, "name")){
 const _errs3 = errors;
 if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
 vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
@@ -1534,7 +1534,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.description !== undefined){
+if(data.description !== undefined && func0.call(data, "description")){
 const _errs4 = errors;
 if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
@@ -1546,7 +1546,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.useCase !== undefined){
+if(data.useCase !== undefined && func0.call(data, "useCase")){
 const _errs5 = errors;
 if(!(validate71(data.useCase, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
 vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
@@ -1558,7 +1558,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.chain !== undefined){
+if(data.chain !== undefined && func0.call(data, "chain")){
 const _errs6 = errors;
 if(!(validate59(data.chain, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
 vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
@@ -1570,7 +1570,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.services !== undefined){
+if(data.services !== undefined && func0.call(data, "services")){
 const _errs7 = errors;
 if(!(validate74(data.services, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
 vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
@@ -1582,7 +1582,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.requireJwt !== undefined){
+if(data.requireJwt !== undefined && func0.call(data, "requireJwt")){
 const _errs8 = errors;
 if(typeof data.requireJwt !== "boolean"){
 validate80.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
@@ -1594,7 +1594,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.networks !== undefined){
+if(data.networks !== undefined && func0.call(data, "networks")){
 let data7 = data.networks;
 const _errs10 = errors;
 if(errors === _errs10){
@@ -1624,7 +1624,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.createdAt !== undefined){
+if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 const _errs13 = errors;
 if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
@@ -1636,7 +1636,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.updatedAt !== undefined){
+if(data.updatedAt !== undefined && func0.call(data, "updatedAt")){
 const _errs14 = errors;
 if(!(validate38(data.updatedAt, {instancePath:instancePath+"/updatedAt",parentData:data,parentDataProperty:"updatedAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
@@ -1648,7 +1648,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.keyRotatedAt !== undefined){
+if(data.keyRotatedAt !== undefined && func0.call(data, "keyRotatedAt")){
 let data11 = data.keyRotatedAt;
 const _errs15 = errors;
 const _errs16 = errors;
@@ -1715,7 +1715,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.key !== undefined){
+if(data.key !== undefined && func0.call(data, "key")){
 const _errs20 = errors;
 if(!(validate92(data.key, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
 vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
@@ -1727,12 +1727,12 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.urls !== undefined){
+if(data.urls !== undefined && func0.call(data, "urls")){
 let data13 = data.urls;
 const _errs21 = errors;
 if(errors === _errs21){
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-for(const key1 in data13){
+for(const key1 of Object.keys(data13)){
 const _errs24 = errors;
 if(typeof data13[key1] !== "string"){
 validate80.errors = [{instancePath:instancePath+"/urls/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/urls/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -1755,7 +1755,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.jwtMaxLifetimeSec !== undefined){
+if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
 const _errs26 = errors;
 if(!(validate94(data.jwtMaxLifetimeSec, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
 vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
@@ -1838,21 +1838,21 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.useCase === undefined) && (missing0 = "useCase"))) || ((data.chain === undefined) && (missing0 = "chain"))) || ((data.services === undefined) && (missing0 = "services"))) || ((data.requireJwt === undefined) && (missing0 = "requireJwt"))) || ((data.jwtMaxLifetimeSec === undefined) && (missing0 = "jwtMaxLifetimeSec"))) || ((data.networks === undefined) && (missing0 = "networks"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))) || ((data.updatedAt === undefined) && (missing0 = "updatedAt"))){
+if(((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.useCase === undefined) || (!(func0.call(data, "useCase")))) && (missing0 = "useCase"))) || (((data.chain === undefined) || (!(func0.call(data, "chain")))) && (missing0 = "chain"))) || (((data.services === undefined) || (!(func0.call(data, "services")))) && (missing0 = "services"))) || (((data.requireJwt === undefined) || (!(func0.call(data, "requireJwt")))) && (missing0 = "requireJwt"))) || (((data.jwtMaxLifetimeSec === undefined) || (!(func0.call(data, "jwtMaxLifetimeSec")))) && (missing0 = "jwtMaxLifetimeSec"))) || (((data.networks === undefined) || (!(func0.call(data, "networks")))) && (missing0 = "networks"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.updatedAt === undefined) || (!(func0.call(data, "updatedAt")))) && (missing0 = "updatedAt"))){
 validate99.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
-if(!(func21.call(schema46.properties, key0))){
+for(const key0 of Object.keys(data)){
+if(!(func0.call(schema46.properties, key0))){
 validate99.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.id !== undefined){
+if(data.id !== undefined && func0.call(data, "id")){
 const _errs2 = errors;
 if(!(validate81(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
@@ -1864,7 +1864,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.name !== undefined){
+if(data.name !== undefined && func0.call(data, "name")){
 const _errs3 = errors;
 if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
 vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
@@ -1876,7 +1876,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.description !== undefined){
+if(data.description !== undefined && func0.call(data, "description")){
 const _errs4 = errors;
 if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
@@ -1888,7 +1888,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.useCase !== undefined){
+if(data.useCase !== undefined && func0.call(data, "useCase")){
 const _errs5 = errors;
 if(!(validate71(data.useCase, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
 vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
@@ -1900,7 +1900,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.chain !== undefined){
+if(data.chain !== undefined && func0.call(data, "chain")){
 const _errs6 = errors;
 if(!(validate59(data.chain, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
 vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
@@ -1912,7 +1912,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.services !== undefined){
+if(data.services !== undefined && func0.call(data, "services")){
 const _errs7 = errors;
 if(!(validate74(data.services, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
 vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
@@ -1924,7 +1924,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.requireJwt !== undefined){
+if(data.requireJwt !== undefined && func0.call(data, "requireJwt")){
 const _errs8 = errors;
 if(typeof data.requireJwt !== "boolean"){
 validate99.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
@@ -1936,7 +1936,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.networks !== undefined){
+if(data.networks !== undefined && func0.call(data, "networks")){
 let data7 = data.networks;
 const _errs10 = errors;
 if(errors === _errs10){
@@ -1966,7 +1966,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.createdAt !== undefined){
+if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 const _errs13 = errors;
 if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
@@ -1978,7 +1978,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.updatedAt !== undefined){
+if(data.updatedAt !== undefined && func0.call(data, "updatedAt")){
 const _errs14 = errors;
 if(!(validate38(data.updatedAt, {instancePath:instancePath+"/updatedAt",parentData:data,parentDataProperty:"updatedAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
@@ -1990,7 +1990,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.jwtMaxLifetimeSec !== undefined){
+if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
 const _errs15 = errors;
 if(!(validate94(data.jwtMaxLifetimeSec, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
 vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
@@ -2124,7 +2124,7 @@ let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
-if(func2(data) > 35){
+if(func48(data) > 35){
 validate118.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
 return false;
 }
@@ -2170,13 +2170,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.from === undefined) && (missing0 = "from")) || ((data.to === undefined) && (missing0 = "to"))) || ((data.granularity === undefined) && (missing0 = "granularity"))){
+if(((((data.from === undefined) || (!(func0.call(data, "from")))) && (missing0 = "from")) || (((data.to === undefined) || (!(func0.call(data, "to")))) && (missing0 = "to"))) || (((data.granularity === undefined) || (!(func0.call(data, "granularity")))) && (missing0 = "granularity"))){
 validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((((key0 === "from") || (key0 === "to")) || (key0 === "granularity")) || (key0 === "network"))){
 validate117.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -2184,7 +2184,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.from !== undefined){
+if(data.from !== undefined && func0.call(data, "from")){
 const _errs2 = errors;
 if(!(validate118(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
 vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
@@ -2196,7 +2196,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.to !== undefined){
+if(data.to !== undefined && func0.call(data, "to")){
 const _errs3 = errors;
 if(!(validate118(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
 vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
@@ -2208,7 +2208,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.granularity !== undefined){
+if(data.granularity !== undefined && func0.call(data, "granularity")){
 const _errs4 = errors;
 if(!(validate121(data.granularity, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
 vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
@@ -2220,7 +2220,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.network !== undefined){
+if(data.network !== undefined && func0.call(data, "network")){
 const _errs5 = errors;
 if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
 vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
@@ -2314,13 +2314,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((((data.ok === undefined) && (missing0 = "ok")) || ((data.node_error === undefined) && (missing0 = "node_error"))) || ((data.auth === undefined) && (missing0 = "auth"))) || ((data.allowlist === undefined) && (missing0 = "allowlist"))) || ((data.limit === undefined) && (missing0 = "limit"))) || ((data.validation === undefined) && (missing0 = "validation"))) || ((data.upstream_error === undefined) && (missing0 = "upstream_error"))) || ((data.backend_unavailable === undefined) && (missing0 = "backend_unavailable"))){
+if((((((((((data.ok === undefined) || (!(func0.call(data, "ok")))) && (missing0 = "ok")) || (((data.node_error === undefined) || (!(func0.call(data, "node_error")))) && (missing0 = "node_error"))) || (((data.auth === undefined) || (!(func0.call(data, "auth")))) && (missing0 = "auth"))) || (((data.allowlist === undefined) || (!(func0.call(data, "allowlist")))) && (missing0 = "allowlist"))) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.validation === undefined) || (!(func0.call(data, "validation")))) && (missing0 = "validation"))) || (((data.upstream_error === undefined) || (!(func0.call(data, "upstream_error")))) && (missing0 = "upstream_error"))) || (((data.backend_unavailable === undefined) || (!(func0.call(data, "backend_unavailable")))) && (missing0 = "backend_unavailable"))){
 validate132.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((((((((key0 === "ok") || (key0 === "node_error")) || (key0 === "auth")) || (key0 === "allowlist")) || (key0 === "limit")) || (key0 === "validation")) || (key0 === "upstream_error")) || (key0 === "backend_unavailable"))){
 validate132.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -2328,7 +2328,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.ok !== undefined){
+if(data.ok !== undefined && func0.call(data, "ok")){
 let data0 = data.ok;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
@@ -2349,7 +2349,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.node_error !== undefined){
+if(data.node_error !== undefined && func0.call(data, "node_error")){
 let data1 = data.node_error;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
@@ -2370,7 +2370,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.auth !== undefined){
+if(data.auth !== undefined && func0.call(data, "auth")){
 let data2 = data.auth;
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
@@ -2391,7 +2391,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.allowlist !== undefined){
+if(data.allowlist !== undefined && func0.call(data, "allowlist")){
 let data3 = data.allowlist;
 const _errs8 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
@@ -2412,7 +2412,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.limit !== undefined){
+if(data.limit !== undefined && func0.call(data, "limit")){
 let data4 = data.limit;
 const _errs10 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
@@ -2433,7 +2433,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.validation !== undefined){
+if(data.validation !== undefined && func0.call(data, "validation")){
 let data5 = data.validation;
 const _errs12 = errors;
 if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
@@ -2454,7 +2454,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.upstream_error !== undefined){
+if(data.upstream_error !== undefined && func0.call(data, "upstream_error")){
 let data6 = data.upstream_error;
 const _errs14 = errors;
 if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
@@ -2475,7 +2475,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.backend_unavailable !== undefined){
+if(data.backend_unavailable !== undefined && func0.call(data, "backend_unavailable")){
 let data7 = data.backend_unavailable;
 const _errs16 = errors;
 if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
@@ -2523,13 +2523,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.mean === undefined) && (missing0 = "mean")) || ((data.p50 === undefined) && (missing0 = "p50"))) || ((data.p95 === undefined) && (missing0 = "p95"))) || ((data.p99 === undefined) && (missing0 = "p99"))){
+if((((((data.mean === undefined) || (!(func0.call(data, "mean")))) && (missing0 = "mean")) || (((data.p50 === undefined) || (!(func0.call(data, "p50")))) && (missing0 = "p50"))) || (((data.p95 === undefined) || (!(func0.call(data, "p95")))) && (missing0 = "p95"))) || (((data.p99 === undefined) || (!(func0.call(data, "p99")))) && (missing0 = "p99"))){
 validate134.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((((key0 === "mean") || (key0 === "p50")) || (key0 === "p95")) || (key0 === "p99"))){
 validate134.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -2537,7 +2537,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.mean !== undefined){
+if(data.mean !== undefined && func0.call(data, "mean")){
 let data0 = data.mean;
 const _errs2 = errors;
 if(errors === _errs2){
@@ -2558,7 +2558,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.p50 !== undefined){
+if(data.p50 !== undefined && func0.call(data, "p50")){
 let data1 = data.p50;
 const _errs4 = errors;
 if(errors === _errs4){
@@ -2579,7 +2579,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.p95 !== undefined){
+if(data.p95 !== undefined && func0.call(data, "p95")){
 let data2 = data.p95;
 const _errs6 = errors;
 if(errors === _errs6){
@@ -2600,7 +2600,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.p99 !== undefined){
+if(data.p99 !== undefined && func0.call(data, "p99")){
 let data3 = data.p99;
 const _errs8 = errors;
 if(errors === _errs8){
@@ -2643,21 +2643,21 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((((data.start === undefined) && (missing0 = "start")) || ((data.total === undefined) && (missing0 = "total"))) || ((data.success === undefined) && (missing0 = "success"))) || ((data.cacheHits === undefined) && (missing0 = "cacheHits"))) || ((data.successRate === undefined) && (missing0 = "successRate"))) || ((data.byOutcome === undefined) && (missing0 = "byOutcome"))) || ((data.errorsByCode === undefined) && (missing0 = "errorsByCode"))) || ((data.methods === undefined) && (missing0 = "methods"))) || ((data.latencyMs === undefined) && (missing0 = "latencyMs"))){
+if(((((((((((data.start === undefined) || (!(func0.call(data, "start")))) && (missing0 = "start")) || (((data.total === undefined) || (!(func0.call(data, "total")))) && (missing0 = "total"))) || (((data.success === undefined) || (!(func0.call(data, "success")))) && (missing0 = "success"))) || (((data.cacheHits === undefined) || (!(func0.call(data, "cacheHits")))) && (missing0 = "cacheHits"))) || (((data.successRate === undefined) || (!(func0.call(data, "successRate")))) && (missing0 = "successRate"))) || (((data.byOutcome === undefined) || (!(func0.call(data, "byOutcome")))) && (missing0 = "byOutcome"))) || (((data.errorsByCode === undefined) || (!(func0.call(data, "errorsByCode")))) && (missing0 = "errorsByCode"))) || (((data.methods === undefined) || (!(func0.call(data, "methods")))) && (missing0 = "methods"))) || (((data.latencyMs === undefined) || (!(func0.call(data, "latencyMs")))) && (missing0 = "latencyMs"))){
 validate130.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
-if(!(func21.call(schema55.properties, key0))){
+for(const key0 of Object.keys(data)){
+if(!(func0.call(schema55.properties, key0))){
 validate130.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.start !== undefined){
+if(data.start !== undefined && func0.call(data, "start")){
 const _errs2 = errors;
 if(!(validate38(data.start, {instancePath:instancePath+"/start",parentData:data,parentDataProperty:"start",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
@@ -2669,7 +2669,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.total !== undefined){
+if(data.total !== undefined && func0.call(data, "total")){
 let data1 = data.total;
 const _errs3 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
@@ -2690,7 +2690,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.success !== undefined){
+if(data.success !== undefined && func0.call(data, "success")){
 let data2 = data.success;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
@@ -2711,7 +2711,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.cacheHits !== undefined){
+if(data.cacheHits !== undefined && func0.call(data, "cacheHits")){
 let data3 = data.cacheHits;
 const _errs7 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
@@ -2732,7 +2732,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.successRate !== undefined){
+if(data.successRate !== undefined && func0.call(data, "successRate")){
 let data4 = data.successRate;
 const _errs9 = errors;
 if((!(typeof data4 == "number")) && (data4 !== null)){
@@ -2759,7 +2759,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.byOutcome !== undefined){
+if(data.byOutcome !== undefined && func0.call(data, "byOutcome")){
 const _errs11 = errors;
 if(!(validate132(data.byOutcome, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
 vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
@@ -2771,12 +2771,12 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.errorsByCode !== undefined){
+if(data.errorsByCode !== undefined && func0.call(data, "errorsByCode")){
 let data6 = data.errorsByCode;
 const _errs12 = errors;
 if(errors === _errs12){
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-for(const key1 in data6){
+for(const key1 of Object.keys(data6)){
 const _errs14 = errors;
 if(typeof key1 === "string"){
 if(!pattern0.test(key1)){
@@ -2806,7 +2806,7 @@ break;
 }
 }
 if(valid1){
-for(const key2 in data6){
+for(const key2 of Object.keys(data6)){
 let data7 = data6[key2];
 const _errs16 = errors;
 if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
@@ -2839,12 +2839,12 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.methods !== undefined){
+if(data.methods !== undefined && func0.call(data, "methods")){
 let data8 = data.methods;
 const _errs18 = errors;
 if(errors === _errs18){
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-for(const key3 in data8){
+for(const key3 of Object.keys(data8)){
 let data9 = data8[key3];
 const _errs21 = errors;
 if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
@@ -2876,7 +2876,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.latencyMs !== undefined){
+if(data.latencyMs !== undefined && func0.call(data, "latencyMs")){
 let data10 = data.latencyMs;
 const _errs23 = errors;
 const _errs24 = errors;
@@ -2959,13 +2959,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.granularity === undefined) && (missing0 = "granularity")) || ((data.from === undefined) && (missing0 = "from"))) || ((data.to === undefined) && (missing0 = "to"))) || ((data.points === undefined) && (missing0 = "points"))) || ((data.summary === undefined) && (missing0 = "summary"))){
+if(((((((data.granularity === undefined) || (!(func0.call(data, "granularity")))) && (missing0 = "granularity")) || (((data.from === undefined) || (!(func0.call(data, "from")))) && (missing0 = "from"))) || (((data.to === undefined) || (!(func0.call(data, "to")))) && (missing0 = "to"))) || (((data.points === undefined) || (!(func0.call(data, "points")))) && (missing0 = "points"))) || (((data.summary === undefined) || (!(func0.call(data, "summary")))) && (missing0 = "summary"))){
 validate126.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((((key0 === "granularity") || (key0 === "from")) || (key0 === "to")) || (key0 === "points")) || (key0 === "summary"))){
 validate126.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -2973,7 +2973,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.granularity !== undefined){
+if(data.granularity !== undefined && func0.call(data, "granularity")){
 const _errs2 = errors;
 if(!(validate121(data.granularity, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
 vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
@@ -2985,7 +2985,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.from !== undefined){
+if(data.from !== undefined && func0.call(data, "from")){
 const _errs3 = errors;
 if(!(validate38(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
@@ -2997,7 +2997,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.to !== undefined){
+if(data.to !== undefined && func0.call(data, "to")){
 const _errs4 = errors;
 if(!(validate38(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
@@ -3009,7 +3009,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.points !== undefined){
+if(data.points !== undefined && func0.call(data, "points")){
 let data3 = data.points;
 const _errs5 = errors;
 if(errors === _errs5){
@@ -3045,7 +3045,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.summary !== undefined){
+if(data.summary !== undefined && func0.call(data, "summary")){
 const _errs8 = errors;
 if(!(validate130(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
 vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
@@ -3101,7 +3101,7 @@ return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((((((key0 === "name") || (key0 === "description")) || (key0 === "useCase")) || (key0 === "chain")) || (key0 === "services")) || (key0 === "jwtMaxLifetimeSec"))){
 validate141.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -3109,7 +3109,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.name !== undefined){
+if(data.name !== undefined && func0.call(data, "name")){
 const _errs2 = errors;
 if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
 vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
@@ -3121,7 +3121,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.description !== undefined){
+if(data.description !== undefined && func0.call(data, "description")){
 const _errs3 = errors;
 if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
@@ -3133,7 +3133,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.useCase !== undefined){
+if(data.useCase !== undefined && func0.call(data, "useCase")){
 const _errs4 = errors;
 if(!(validate71(data.useCase, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
 vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
@@ -3145,7 +3145,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.chain !== undefined){
+if(data.chain !== undefined && func0.call(data, "chain")){
 const _errs5 = errors;
 if(!(validate59(data.chain, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
 vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
@@ -3157,7 +3157,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.services !== undefined){
+if(data.services !== undefined && func0.call(data, "services")){
 const _errs6 = errors;
 if(!(validate74(data.services, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
 vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
@@ -3169,7 +3169,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.jwtMaxLifetimeSec !== undefined){
+if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
 const _errs7 = errors;
 if(!(validate94(data.jwtMaxLifetimeSec, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
 vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
@@ -3383,13 +3383,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.id === undefined) && (missing0 = "id")) || ((data.deleted === undefined) && (missing0 = "deleted"))){
+if((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.deleted === undefined) || (!(func0.call(data, "deleted")))) && (missing0 = "deleted"))){
 validate158.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "id") || (key0 === "deleted"))){
 validate158.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -3397,7 +3397,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.id !== undefined){
+if(data.id !== undefined && func0.call(data, "id")){
 const _errs2 = errors;
 if(typeof data.id !== "string"){
 validate158.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -3409,7 +3409,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.deleted !== undefined){
+if(data.deleted !== undefined && func0.call(data, "deleted")){
 let data1 = data.deleted;
 const _errs4 = errors;
 if(typeof data1 !== "boolean"){
@@ -3454,8 +3454,8 @@ return errors === 0;
 export const apps_addAllowlistEntry__params_ajv = validate160;
 const schema66 = {"$id":"urn:rpcgate:account:apps_addAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewAllowlistEntry"}],"additionalItems":false,"minItems":2,"maxItems":2};
 const schema67 = {"description":"An allowlist entry; `value` is checked per kind.","anyOf":[{"type":"object","title":"OriginEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"origin"},"value":{"type":"string","description":"An origin, optionally with a `*.` subdomain wildcard: `https://app.example.com`, `https://*.example.com`, `*.example.com`, `http://localhost:3000`.","maxLength":253,"pattern":"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"}}},{"type":"object","title":"IpEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"ip"},"value":{"type":"string","description":"An IPv4 or IPv6 address, or a CIDR (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`).","maxLength":49,"pattern":"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"}}},{"type":"object","title":"AddressEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"address"},"value":{"type":"string","description":"A contract address (20 bytes hex, any case).","pattern":"^0x[0-9a-fA-F]{40}$"}}},{"type":"object","title":"MethodEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"method"},"value":{"type":"string","description":"A method of the node API (e.g. `eth_call`).","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9_.]*$"}}}],"$id":"urn:rpcgate:account:schema:NewAllowlistEntry"};
-const pattern12 = func4("^0x[0-9a-fA-F]{40}$", "u");
-const pattern13 = func4("^[A-Za-z][A-Za-z0-9_.]*$", "u");
+const pattern12 = func50("^0x[0-9a-fA-F]{40}$", "u");
+const pattern13 = func50("^[A-Za-z][A-Za-z0-9_.]*$", "u");
 
 function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewAllowlistEntry" */;
@@ -3467,7 +3467,7 @@ const _errs1 = errors;
 if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.kind === undefined) && (missing0 = "kind")) || ((data.value === undefined) && (missing0 = "value"))){
+if((((data.kind === undefined) || (!(func0.call(data, "kind")))) && (missing0 = "kind")) || (((data.value === undefined) || (!(func0.call(data, "value")))) && (missing0 = "value"))){
 const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -3479,7 +3479,7 @@ errors++;
 }
 else {
 const _errs3 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "kind") || (key0 === "value"))){
 const err1 = {instancePath,schemaPath:"#/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -3493,7 +3493,7 @@ break;
 }
 }
 if(_errs3 === errors){
-if(data.kind !== undefined){
+if(data.kind !== undefined && func0.call(data, "kind")){
 let data0 = data.kind;
 const _errs4 = errors;
 if(typeof data0 !== "string"){
@@ -3522,12 +3522,12 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.value !== undefined){
+if(data.value !== undefined && func0.call(data, "value")){
 let data1 = data.value;
 const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data1 === "string"){
-if(func2(data1) > 253){
+if(func48(data1) > 253){
 const err4 = {instancePath:instancePath+"/value",schemaPath:"#/anyOf/0/properties/value/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err4];
@@ -3588,7 +3588,7 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing1;
-if(((data.kind === undefined) && (missing1 = "kind")) || ((data.value === undefined) && (missing1 = "value"))){
+if((((data.kind === undefined) || (!(func0.call(data, "kind")))) && (missing1 = "kind")) || (((data.value === undefined) || (!(func0.call(data, "value")))) && (missing1 = "value"))){
 const err8 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"};
 if(vErrors === null){
 vErrors = [err8];
@@ -3600,7 +3600,7 @@ errors++;
 }
 else {
 const _errs10 = errors;
-for(const key1 in data){
+for(const key1 of Object.keys(data)){
 if(!((key1 === "kind") || (key1 === "value"))){
 const err9 = {instancePath,schemaPath:"#/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -3614,7 +3614,7 @@ break;
 }
 }
 if(_errs10 === errors){
-if(data.kind !== undefined){
+if(data.kind !== undefined && func0.call(data, "kind")){
 let data2 = data.kind;
 const _errs11 = errors;
 if(typeof data2 !== "string"){
@@ -3643,12 +3643,12 @@ else {
 var valid2 = true;
 }
 if(valid2){
-if(data.value !== undefined){
+if(data.value !== undefined && func0.call(data, "value")){
 let data3 = data.value;
 const _errs13 = errors;
 if(errors === _errs13){
 if(typeof data3 === "string"){
-if(func2(data3) > 49){
+if(func48(data3) > 49){
 const err12 = {instancePath:instancePath+"/value",schemaPath:"#/anyOf/1/properties/value/maxLength",keyword:"maxLength",params:{limit: 49},message:"must NOT have more than 49 characters"};
 if(vErrors === null){
 vErrors = [err12];
@@ -3709,7 +3709,7 @@ const _errs15 = errors;
 if(errors === _errs15){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing2;
-if(((data.kind === undefined) && (missing2 = "kind")) || ((data.value === undefined) && (missing2 = "value"))){
+if((((data.kind === undefined) || (!(func0.call(data, "kind")))) && (missing2 = "kind")) || (((data.value === undefined) || (!(func0.call(data, "value")))) && (missing2 = "value"))){
 const err16 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"};
 if(vErrors === null){
 vErrors = [err16];
@@ -3721,7 +3721,7 @@ errors++;
 }
 else {
 const _errs17 = errors;
-for(const key2 in data){
+for(const key2 of Object.keys(data)){
 if(!((key2 === "kind") || (key2 === "value"))){
 const err17 = {instancePath,schemaPath:"#/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -3735,7 +3735,7 @@ break;
 }
 }
 if(_errs17 === errors){
-if(data.kind !== undefined){
+if(data.kind !== undefined && func0.call(data, "kind")){
 let data4 = data.kind;
 const _errs18 = errors;
 if(typeof data4 !== "string"){
@@ -3764,7 +3764,7 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data.value !== undefined){
+if(data.value !== undefined && func0.call(data, "value")){
 let data5 = data.value;
 const _errs20 = errors;
 if(errors === _errs20){
@@ -3818,7 +3818,7 @@ const _errs22 = errors;
 if(errors === _errs22){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing3;
-if(((data.kind === undefined) && (missing3 = "kind")) || ((data.value === undefined) && (missing3 = "value"))){
+if((((data.kind === undefined) || (!(func0.call(data, "kind")))) && (missing3 = "kind")) || (((data.value === undefined) || (!(func0.call(data, "value")))) && (missing3 = "value"))){
 const err23 = {instancePath,schemaPath:"#/anyOf/3/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"};
 if(vErrors === null){
 vErrors = [err23];
@@ -3830,7 +3830,7 @@ errors++;
 }
 else {
 const _errs24 = errors;
-for(const key3 in data){
+for(const key3 of Object.keys(data)){
 if(!((key3 === "kind") || (key3 === "value"))){
 const err24 = {instancePath,schemaPath:"#/anyOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -3844,7 +3844,7 @@ break;
 }
 }
 if(_errs24 === errors){
-if(data.kind !== undefined){
+if(data.kind !== undefined && func0.call(data, "kind")){
 let data6 = data.kind;
 const _errs25 = errors;
 if(typeof data6 !== "string"){
@@ -3873,12 +3873,12 @@ else {
 var valid4 = true;
 }
 if(valid4){
-if(data.value !== undefined){
+if(data.value !== undefined && func0.call(data, "value")){
 let data7 = data.value;
 const _errs27 = errors;
 if(errors === _errs27){
 if(typeof data7 === "string"){
-if(func2(data7) > 64){
+if(func48(data7) > 64){
 const err27 = {instancePath:instancePath+"/value",schemaPath:"#/anyOf/3/properties/value/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err27];
@@ -4023,7 +4023,7 @@ export const apps_addAllowlistEntry__result_ajv = validate164;
 const schema68 = {"$ref":"urn:rpcgate:account:schema:AllowlistEntry","$id":"urn:rpcgate:account:apps_addAllowlistEntry:result"};
 const schema69 = {"type":"object","additionalProperties":false,"required":["id","kind","value","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"},"kind":{"$ref":"urn:rpcgate:account:schema:AllowlistKind"},"value":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AllowlistEntry"};
 const schema70 = {"type":"string","description":"An allowlist entry id: `alw_` and 128 random bits in base58.","pattern":"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AllowlistEntryId"};
-const pattern14 = func4("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const pattern14 = func50("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
 function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistEntryId" */;
@@ -4031,7 +4031,7 @@ let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
-if(func2(data) > 40){
+if(func48(data) > 40){
 validate166.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
@@ -4077,13 +4077,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.id === undefined) && (missing0 = "id")) || ((data.kind === undefined) && (missing0 = "kind"))) || ((data.value === undefined) && (missing0 = "value"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))){
+if((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.kind === undefined) || (!(func0.call(data, "kind")))) && (missing0 = "kind"))) || (((data.value === undefined) || (!(func0.call(data, "value")))) && (missing0 = "value"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
 validate165.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((((key0 === "id") || (key0 === "kind")) || (key0 === "value")) || (key0 === "createdAt"))){
 validate165.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -4091,7 +4091,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.id !== undefined){
+if(data.id !== undefined && func0.call(data, "id")){
 const _errs2 = errors;
 if(!(validate166(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
 vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
@@ -4103,7 +4103,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.kind !== undefined){
+if(data.kind !== undefined && func0.call(data, "kind")){
 const _errs3 = errors;
 if(!(validate168(data.kind, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
 vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
@@ -4115,7 +4115,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.value !== undefined){
+if(data.value !== undefined && func0.call(data, "value")){
 const _errs4 = errors;
 if(typeof data.value !== "string"){
 validate165.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -4127,7 +4127,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.createdAt !== undefined){
+if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 const _errs6 = errors;
 if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
@@ -4344,13 +4344,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.alg === undefined) && (missing0 = "alg")) || ((data.publicKeyPem === undefined) && (missing0 = "publicKeyPem"))){
+if((((data.alg === undefined) || (!(func0.call(data, "alg")))) && (missing0 = "alg")) || (((data.publicKeyPem === undefined) || (!(func0.call(data, "publicKeyPem")))) && (missing0 = "publicKeyPem"))){
 validate183.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "alg") || (key0 === "publicKeyPem"))){
 validate183.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -4358,7 +4358,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.alg !== undefined){
+if(data.alg !== undefined && func0.call(data, "alg")){
 const _errs2 = errors;
 if(!(validate184(data.alg, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
 vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
@@ -4370,17 +4370,17 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.publicKeyPem !== undefined){
+if(data.publicKeyPem !== undefined && func0.call(data, "publicKeyPem")){
 let data1 = data.publicKeyPem;
 const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
-if(func2(data1) > 8192){
+if(func48(data1) > 8192){
 validate183.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/maxLength",keyword:"maxLength",params:{limit: 8192},message:"must NOT have more than 8192 characters"}];
 return false;
 }
 else {
-if(func2(data1) < 64){
+if(func48(data1) < 64){
 validate183.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters"}];
 return false;
 }
@@ -4474,7 +4474,7 @@ export const apps_addJwtKey__result_ajv = validate187;
 const schema79 = {"$ref":"urn:rpcgate:account:schema:JwtKey","$id":"urn:rpcgate:account:apps_addJwtKey:result"};
 const schema80 = {"type":"object","additionalProperties":false,"required":["id","alg","publicKeyPem","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:JwtKeyId"},"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:JwtKey"};
 const schema81 = {"type":"string","description":"A JWT public key (its `kid`) id: `kid_` and 128 random bits in base58.","pattern":"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:JwtKeyId"};
-const pattern16 = func4("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const pattern16 = func50("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
 function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtKeyId" */;
@@ -4482,7 +4482,7 @@ let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
-if(func2(data) > 40){
+if(func48(data) > 40){
 validate189.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
@@ -4510,13 +4510,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.id === undefined) && (missing0 = "id")) || ((data.alg === undefined) && (missing0 = "alg"))) || ((data.publicKeyPem === undefined) && (missing0 = "publicKeyPem"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))){
+if((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.alg === undefined) || (!(func0.call(data, "alg")))) && (missing0 = "alg"))) || (((data.publicKeyPem === undefined) || (!(func0.call(data, "publicKeyPem")))) && (missing0 = "publicKeyPem"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
 validate188.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((((key0 === "id") || (key0 === "alg")) || (key0 === "publicKeyPem")) || (key0 === "createdAt"))){
 validate188.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -4524,7 +4524,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.id !== undefined){
+if(data.id !== undefined && func0.call(data, "id")){
 const _errs2 = errors;
 if(!(validate189(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
 vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
@@ -4536,7 +4536,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.alg !== undefined){
+if(data.alg !== undefined && func0.call(data, "alg")){
 const _errs3 = errors;
 if(!(validate184(data.alg, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
 vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
@@ -4548,7 +4548,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.publicKeyPem !== undefined){
+if(data.publicKeyPem !== undefined && func0.call(data, "publicKeyPem")){
 const _errs4 = errors;
 if(typeof data.publicKeyPem !== "string"){
 validate188.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -4560,7 +4560,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.createdAt !== undefined){
+if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 const _errs6 = errors;
 if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
@@ -4831,13 +4831,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.name === undefined) && (missing0 = "name")) || ((data.network === undefined) && (missing0 = "network"))){
+if((((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name")) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))){
 validate208.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((key0 === "name") || (key0 === "network")) || (key0 === "description"))){
 validate208.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -4845,7 +4845,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.name !== undefined){
+if(data.name !== undefined && func0.call(data, "name")){
 const _errs2 = errors;
 if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
 vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
@@ -4857,7 +4857,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.network !== undefined){
+if(data.network !== undefined && func0.call(data, "network")){
 const _errs3 = errors;
 if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
 vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
@@ -4869,7 +4869,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.description !== undefined){
+if(data.description !== undefined && func0.call(data, "description")){
 const _errs4 = errors;
 if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
@@ -4941,7 +4941,7 @@ export const keys_create__result_ajv = validate213;
 const schema90 = {"$ref":"urn:rpcgate:account:schema:NetworkKey","$id":"urn:rpcgate:account:keys_create:result"};
 const schema91 = {"type":"object","description":"A network key with the key and its node API URL (access point B, `…/{network}/{key}`).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"}},"$id":"urn:rpcgate:account:schema:NetworkKey"};
 const schema92 = {"type":"string","description":"A network API key id: `key_` and 128 random bits in base58.","pattern":"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:NetworkKeyId"};
-const pattern17 = func4("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const pattern17 = func50("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
 function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyId" */;
@@ -4949,7 +4949,7 @@ let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(typeof data === "string"){
-if(func2(data) > 40){
+if(func48(data) > 40){
 validate215.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
@@ -4977,13 +4977,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.network === undefined) && (missing0 = "network"))) || ((data.networkLabel === undefined) && (missing0 = "networkLabel"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))) || ((data.key === undefined) && (missing0 = "key"))) || ((data.url === undefined) && (missing0 = "url"))){
+if((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url"))){
 validate214.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "key")) || (key0 === "url"))){
 validate214.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -4991,7 +4991,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.id !== undefined){
+if(data.id !== undefined && func0.call(data, "id")){
 const _errs2 = errors;
 if(!(validate215(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
 vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
@@ -5003,7 +5003,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.name !== undefined){
+if(data.name !== undefined && func0.call(data, "name")){
 const _errs3 = errors;
 if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
 vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
@@ -5015,7 +5015,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.network !== undefined){
+if(data.network !== undefined && func0.call(data, "network")){
 const _errs4 = errors;
 if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
 vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
@@ -5027,7 +5027,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.networkLabel !== undefined){
+if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
 const _errs5 = errors;
 if(typeof data.networkLabel !== "string"){
 validate214.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -5039,7 +5039,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.description !== undefined){
+if(data.description !== undefined && func0.call(data, "description")){
 const _errs7 = errors;
 if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
@@ -5051,7 +5051,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.createdAt !== undefined){
+if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 const _errs8 = errors;
 if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
@@ -5063,7 +5063,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.key !== undefined){
+if(data.key !== undefined && func0.call(data, "key")){
 const _errs9 = errors;
 if(!(validate92(data.key, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
 vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
@@ -5075,7 +5075,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.url !== undefined){
+if(data.url !== undefined && func0.call(data, "url")){
 const _errs10 = errors;
 if(typeof data.url !== "string"){
 validate214.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -5154,13 +5154,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.day === undefined) && (missing0 = "day")) || ((data.total === undefined) && (missing0 = "total"))) || ((data.success === undefined) && (missing0 = "success"))){
+if(((((data.day === undefined) || (!(func0.call(data, "day")))) && (missing0 = "day")) || (((data.total === undefined) || (!(func0.call(data, "total")))) && (missing0 = "total"))) || (((data.success === undefined) || (!(func0.call(data, "success")))) && (missing0 = "success"))){
 validate232.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((key0 === "day") || (key0 === "total")) || (key0 === "success"))){
 validate232.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -5168,7 +5168,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.day !== undefined){
+if(data.day !== undefined && func0.call(data, "day")){
 const _errs2 = errors;
 if(!(validate38(data.day, {instancePath:instancePath+"/day",parentData:data,parentDataProperty:"day",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
@@ -5180,7 +5180,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.total !== undefined){
+if(data.total !== undefined && func0.call(data, "total")){
 let data1 = data.total;
 const _errs3 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
@@ -5201,7 +5201,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.success !== undefined){
+if(data.success !== undefined && func0.call(data, "success")){
 let data2 = data.success;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
@@ -5243,13 +5243,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.network === undefined) && (missing0 = "network"))) || ((data.networkLabel === undefined) && (missing0 = "networkLabel"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))) || ((data.today === undefined) && (missing0 = "today"))){
+if(((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.today === undefined) || (!(func0.call(data, "today")))) && (missing0 = "today"))){
 validate226.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "today"))){
 validate226.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -5257,7 +5257,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.id !== undefined){
+if(data.id !== undefined && func0.call(data, "id")){
 const _errs2 = errors;
 if(!(validate215(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
 vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
@@ -5269,7 +5269,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.name !== undefined){
+if(data.name !== undefined && func0.call(data, "name")){
 const _errs3 = errors;
 if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
 vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
@@ -5281,7 +5281,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.network !== undefined){
+if(data.network !== undefined && func0.call(data, "network")){
 const _errs4 = errors;
 if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
 vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
@@ -5293,7 +5293,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.networkLabel !== undefined){
+if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
 const _errs5 = errors;
 if(typeof data.networkLabel !== "string"){
 validate226.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -5305,7 +5305,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.description !== undefined){
+if(data.description !== undefined && func0.call(data, "description")){
 const _errs7 = errors;
 if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
@@ -5317,7 +5317,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.createdAt !== undefined){
+if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 const _errs8 = errors;
 if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
@@ -5329,7 +5329,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.today !== undefined){
+if(data.today !== undefined && func0.call(data, "today")){
 const _errs9 = errors;
 if(!(validate232(data.today, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
 vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
@@ -5367,13 +5367,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.used === undefined) && (missing0 = "used")) || ((data.limit === undefined) && (missing0 = "limit"))) || ((data.remaining === undefined) && (missing0 = "remaining"))) || ((data.period === undefined) && (missing0 = "period"))) || ((data.resetAt === undefined) && (missing0 = "resetAt"))){
+if(((((((data.used === undefined) || (!(func0.call(data, "used")))) && (missing0 = "used")) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.remaining === undefined) || (!(func0.call(data, "remaining")))) && (missing0 = "remaining"))) || (((data.period === undefined) || (!(func0.call(data, "period")))) && (missing0 = "period"))) || (((data.resetAt === undefined) || (!(func0.call(data, "resetAt")))) && (missing0 = "resetAt"))){
 validate236.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((((key0 === "used") || (key0 === "limit")) || (key0 === "remaining")) || (key0 === "period")) || (key0 === "resetAt"))){
 validate236.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -5381,7 +5381,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.used !== undefined){
+if(data.used !== undefined && func0.call(data, "used")){
 let data0 = data.used;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
@@ -5402,7 +5402,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.limit !== undefined){
+if(data.limit !== undefined && func0.call(data, "limit")){
 let data1 = data.limit;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
@@ -5423,7 +5423,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.remaining !== undefined){
+if(data.remaining !== undefined && func0.call(data, "remaining")){
 let data2 = data.remaining;
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
@@ -5444,7 +5444,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.period !== undefined){
+if(data.period !== undefined && func0.call(data, "period")){
 let data3 = data.period;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
@@ -5461,7 +5461,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.resetAt !== undefined){
+if(data.resetAt !== undefined && func0.call(data, "resetAt")){
 const _errs10 = errors;
 if(!(validate38(data.resetAt, {instancePath:instancePath+"/resetAt",parentData:data,parentDataProperty:"resetAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
@@ -5496,13 +5496,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.keys === undefined) && (missing0 = "keys")) || ((data.maxKeys === undefined) && (missing0 = "maxKeys"))) || ((data.usage === undefined) && (missing0 = "usage"))){
+if(((((data.keys === undefined) || (!(func0.call(data, "keys")))) && (missing0 = "keys")) || (((data.maxKeys === undefined) || (!(func0.call(data, "maxKeys")))) && (missing0 = "maxKeys"))) || (((data.usage === undefined) || (!(func0.call(data, "usage")))) && (missing0 = "usage"))){
 validate225.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((key0 === "keys") || (key0 === "maxKeys")) || (key0 === "usage"))){
 validate225.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -5510,7 +5510,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.keys !== undefined){
+if(data.keys !== undefined && func0.call(data, "keys")){
 let data0 = data.keys;
 const _errs2 = errors;
 if(errors === _errs2){
@@ -5540,7 +5540,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.maxKeys !== undefined){
+if(data.maxKeys !== undefined && func0.call(data, "maxKeys")){
 let data2 = data.maxKeys;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
@@ -5553,7 +5553,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.usage !== undefined){
+if(data.usage !== undefined && func0.call(data, "usage")){
 const _errs7 = errors;
 if(!(validate236(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData}))){
 vErrors = vErrors === null ? validate236.errors : vErrors.concat(validate236.errors);
@@ -5648,13 +5648,13 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.method === undefined) && (missing0 = "method")) || ((data.id === undefined) && (missing0 = "id"))) || ((data.language === undefined) && (missing0 = "language"))) || ((data.label === undefined) && (missing0 = "label"))) || ((data.code === undefined) && (missing0 = "code"))){
+if(((((((data.method === undefined) || (!(func0.call(data, "method")))) && (missing0 = "method")) || (((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id"))) || (((data.language === undefined) || (!(func0.call(data, "language")))) && (missing0 = "language"))) || (((data.label === undefined) || (!(func0.call(data, "label")))) && (missing0 = "label"))) || (((data.code === undefined) || (!(func0.call(data, "code")))) && (missing0 = "code"))){
 validate250.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((((key0 === "method") || (key0 === "id")) || (key0 === "language")) || (key0 === "label")) || (key0 === "code"))){
 validate250.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -5662,7 +5662,7 @@ break;
 }
 }
 if(_errs1 === errors){
-if(data.method !== undefined){
+if(data.method !== undefined && func0.call(data, "method")){
 const _errs2 = errors;
 if(typeof data.method !== "string"){
 validate250.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -5674,7 +5674,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.id !== undefined){
+if(data.id !== undefined && func0.call(data, "id")){
 let data1 = data.id;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
@@ -5691,7 +5691,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.language !== undefined){
+if(data.language !== undefined && func0.call(data, "language")){
 let data2 = data.language;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
@@ -5708,7 +5708,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.label !== undefined){
+if(data.label !== undefined && func0.call(data, "label")){
 const _errs8 = errors;
 if(typeof data.label !== "string"){
 validate250.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -5720,7 +5720,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.code !== undefined){
+if(data.code !== undefined && func0.call(data, "code")){
 const _errs10 = errors;
 if(typeof data.code !== "string"){
 validate250.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -5755,21 +5755,21 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.network === undefined) && (missing0 = "network"))) || ((data.networkLabel === undefined) && (missing0 = "networkLabel"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.createdAt === undefined) && (missing0 = "createdAt"))) || ((data.key === undefined) && (missing0 = "key"))) || ((data.url === undefined) && (missing0 = "url"))) || ((data.examples === undefined) && (missing0 = "examples"))) || ((data.today === undefined) && (missing0 = "today"))){
+if((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url"))) || (((data.examples === undefined) || (!(func0.call(data, "examples")))) && (missing0 = "examples"))) || (((data.today === undefined) || (!(func0.call(data, "today")))) && (missing0 = "today"))){
 validate243.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
-for(const key0 in data){
-if(!(func21.call(schema101.properties, key0))){
+for(const key0 of Object.keys(data)){
+if(!(func0.call(schema101.properties, key0))){
 validate243.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.id !== undefined){
+if(data.id !== undefined && func0.call(data, "id")){
 const _errs2 = errors;
 if(!(validate215(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
 vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
@@ -5781,7 +5781,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.name !== undefined){
+if(data.name !== undefined && func0.call(data, "name")){
 const _errs3 = errors;
 if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
 vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
@@ -5793,7 +5793,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.network !== undefined){
+if(data.network !== undefined && func0.call(data, "network")){
 const _errs4 = errors;
 if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
 vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
@@ -5805,7 +5805,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.networkLabel !== undefined){
+if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
 const _errs5 = errors;
 if(typeof data.networkLabel !== "string"){
 validate243.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -5817,7 +5817,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.description !== undefined){
+if(data.description !== undefined && func0.call(data, "description")){
 const _errs7 = errors;
 if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
@@ -5829,7 +5829,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.createdAt !== undefined){
+if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 const _errs8 = errors;
 if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
@@ -5841,7 +5841,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.key !== undefined){
+if(data.key !== undefined && func0.call(data, "key")){
 const _errs9 = errors;
 if(!(validate92(data.key, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
 vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
@@ -5853,7 +5853,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.url !== undefined){
+if(data.url !== undefined && func0.call(data, "url")){
 const _errs10 = errors;
 if(typeof data.url !== "string"){
 validate243.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -5865,7 +5865,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.examples !== undefined){
+if(data.examples !== undefined && func0.call(data, "examples")){
 let data8 = data.examples;
 const _errs12 = errors;
 if(errors === _errs12){
@@ -5895,7 +5895,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.today !== undefined){
+if(data.today !== undefined && func0.call(data, "today")){
 const _errs15 = errors;
 if(!(validate232(data.today, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
 vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);

@@ -28,8 +28,8 @@ return errors === 0;
 export const eth_blockNumber__result_ajv = validate22;
 const schema7 = {"$ref":"urn:rpcgate:node:schema:Uint","$id":"urn:rpcgate:node:eth_blockNumber:result"};
 const schema8 = {"title":"Uint","description":"Hex encoded unsigned integer.","type":"string","pattern":"^0x(0|[1-9a-f][0-9a-f]*)$","$id":"urn:rpcgate:node:schema:Uint"};
-const func2 = safeRegExp;
-const pattern0 = func2("^0x(0|[1-9a-f][0-9a-f]*)$", "u");
+const func45 = safeRegExp;
+const pattern0 = func45("^0x(0|[1-9a-f][0-9a-f]*)$", "u");
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:Uint" */;
@@ -218,8 +218,9 @@ return errors === 0;
 }
 
 const schema14 = {"title":"Block","description":"Block object.\n\nFields:\n- `parentHash`: Parent block hash.\n- `sha3Uncles`: Ommers hash.\n- `miner`: Coinbase.\n- `logsBloom`: Bloom filter.\n- `size`: Block size.\n- `requestsHash`: EIP-7685 requests hash.\n- `blockAccessListHash`: EIP-7928 block access list hash.","type":"object","required":["hash","parentHash","sha3Uncles","miner","stateRoot","transactionsRoot","receiptsRoot","logsBloom","number","gasLimit","gasUsed","timestamp","extraData","mixHash","nonce","size","transactions","uncles"],"properties":{"hash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"parentHash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"sha3Uncles":{"$ref":"urn:rpcgate:node:schema:Hash32"},"miner":{"$ref":"urn:rpcgate:node:schema:Address"},"stateRoot":{"$ref":"urn:rpcgate:node:schema:Hash32"},"transactionsRoot":{"$ref":"urn:rpcgate:node:schema:Hash32"},"receiptsRoot":{"$ref":"urn:rpcgate:node:schema:Hash32"},"logsBloom":{"$ref":"urn:rpcgate:node:schema:Bytes256"},"difficulty":{"$ref":"urn:rpcgate:node:schema:Uint"},"number":{"$ref":"urn:rpcgate:node:schema:Uint"},"gasLimit":{"$ref":"urn:rpcgate:node:schema:Uint"},"gasUsed":{"$ref":"urn:rpcgate:node:schema:Uint"},"timestamp":{"$ref":"urn:rpcgate:node:schema:Uint"},"extraData":{"$ref":"urn:rpcgate:node:schema:Bytes"},"mixHash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"nonce":{"$ref":"urn:rpcgate:node:schema:Bytes8"},"baseFeePerGas":{"$ref":"urn:rpcgate:node:schema:Uint"},"withdrawalsRoot":{"$ref":"urn:rpcgate:node:schema:Hash32"},"blobGasUsed":{"$ref":"urn:rpcgate:node:schema:Uint"},"excessBlobGas":{"$ref":"urn:rpcgate:node:schema:Uint"},"parentBeaconBlockRoot":{"$ref":"urn:rpcgate:node:schema:Hash32"},"size":{"$ref":"urn:rpcgate:node:schema:Uint"},"transactions":{"anyOf":[{"description":"Transaction hashes.","type":"array","items":{"$ref":"urn:rpcgate:node:schema:Hash32"}},{"description":"Full transactions.","type":"array","items":{"$ref":"urn:rpcgate:node:schema:TransactionInfo"}}]},"withdrawals":{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:Withdrawal"}},"uncles":{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:Hash32"}},"requestsHash":{"$ref":"urn:rpcgate:node:schema:Hash32"},"blockAccessListHash":{"$ref":"urn:rpcgate:node:schema:Hash32"}},"$id":"urn:rpcgate:node:schema:Block"};
+const func0 = Object.prototype.hasOwnProperty;
 const schema15 = {"title":"Hash32","description":"32 byte hex value.","type":"string","pattern":"^0x[0-9a-f]{64}$","$id":"urn:rpcgate:node:schema:Hash32"};
-const pattern1 = func2("^0x[0-9a-f]{64}$", "u");
+const pattern1 = func45("^0x[0-9a-f]{64}$", "u");
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:Hash32" */;
@@ -242,7 +243,7 @@ return errors === 0;
 }
 
 const schema16 = {"title":"Address","description":"Hex encoded address.","type":"string","pattern":"^0x[0-9a-fA-F]{40}$","$id":"urn:rpcgate:node:schema:Address"};
-const pattern2 = func2("^0x[0-9a-fA-F]{40}$", "u");
+const pattern2 = func45("^0x[0-9a-fA-F]{40}$", "u");
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:Address" */;
@@ -265,7 +266,7 @@ return errors === 0;
 }
 
 const schema17 = {"title":"Bytes256","description":"256 hex encoded bytes.","type":"string","pattern":"^0x[0-9a-f]{512}$","$id":"urn:rpcgate:node:schema:Bytes256"};
-const pattern3 = func2("^0x[0-9a-f]{512}$", "u");
+const pattern3 = func45("^0x[0-9a-f]{512}$", "u");
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:Bytes256" */;
@@ -288,7 +289,7 @@ return errors === 0;
 }
 
 const schema18 = {"title":"Bytes","description":"Hex encoded bytes.","type":"string","pattern":"^0x[0-9a-f]*$","$id":"urn:rpcgate:node:schema:Bytes"};
-const pattern4 = func2("^0x[0-9a-f]*$", "u");
+const pattern4 = func45("^0x[0-9a-f]*$", "u");
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:Bytes" */;
@@ -311,7 +312,7 @@ return errors === 0;
 }
 
 const schema19 = {"title":"Bytes8","description":"8 hex encoded bytes.","type":"string","pattern":"^0x[0-9a-f]{16}$","$id":"urn:rpcgate:node:schema:Bytes8"};
-const pattern5 = func2("^0x[0-9a-f]{16}$", "u");
+const pattern5 = func45("^0x[0-9a-f]{16}$", "u");
 
 function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:Bytes8" */;
@@ -337,7 +338,7 @@ const schema20 = {"title":"TransactionInfo","description":"Transaction informati
 const schema21 = {"title":"TransactionSigned","description":"","oneOf":[{"$ref":"urn:rpcgate:node:schema:Transaction7702Signed"},{"$ref":"urn:rpcgate:node:schema:Transaction4844Signed"},{"$ref":"urn:rpcgate:node:schema:Transaction1559Signed"},{"$ref":"urn:rpcgate:node:schema:Transaction2930Signed"},{"$ref":"urn:rpcgate:node:schema:TransactionLegacySigned"}],"$id":"urn:rpcgate:node:schema:TransactionSigned"};
 const schema22 = {"title":"Transaction7702Signed","description":"Signed 7702 Transaction.\n\nFields:\n- `yParity`: The parity (0 for even, 1 for odd) of the y-value of the secp256k1 signature.\n- `v`: For backwards compatibility, `v` is optionally provided as an alternative to `yParity`. This field is DEPRECATED and all use of it should migrate to `yParity`.","type":"object","allOf":[{"$ref":"urn:rpcgate:node:schema:Transaction7702Unsigned"},{"description":"EIP-7702 transaction signature properties.","type":"object","required":["yParity","r","s"],"properties":{"yParity":{"$ref":"urn:rpcgate:node:schema:Byte"},"v":{"$ref":"urn:rpcgate:node:schema:Byte"},"r":{"$ref":"urn:rpcgate:node:schema:Uint"},"s":{"$ref":"urn:rpcgate:node:schema:Uint"}}}],"$id":"urn:rpcgate:node:schema:Transaction7702Signed"};
 const schema23 = {"title":"Transaction7702Unsigned","description":"EIP-7702 transaction.\n\nFields:\n- `to`: To address.\n- `gas`: Gas limit.\n- `input`: Input data.\n- `maxPriorityFeePerGas`: Maximum fee per gas the sender is willing to pay to miners in wei.\n- `maxFeePerGas`: The maximum total fee per gas the sender is willing to pay (includes the network / base fee and miner / priority fee) in wei.\n- `gasPrice`: The effective gas price paid by the sender in wei. For transactions not yet included in a block, this value should be set equal to the max fee per gas. This field is DEPRECATED, please transition to using effectiveGasPrice in the receipt object going forward.\n- `accessList`: EIP-2930 access lists.\n- `chainId`: Chain ID that this transaction is valid on.","type":"object","required":["type","nonce","to","gas","value","input","maxPriorityFeePerGas","maxFeePerGas","accessList","chainId","authorizationList"],"properties":{"type":{"type":"string","pattern":"^0x4$"},"nonce":{"$ref":"urn:rpcgate:node:schema:Uint"},"to":{"$ref":"urn:rpcgate:node:schema:Address"},"gas":{"$ref":"urn:rpcgate:node:schema:Uint"},"value":{"$ref":"urn:rpcgate:node:schema:Uint"},"input":{"$ref":"urn:rpcgate:node:schema:Bytes"},"maxPriorityFeePerGas":{"$ref":"urn:rpcgate:node:schema:Uint"},"maxFeePerGas":{"$ref":"urn:rpcgate:node:schema:Uint"},"gasPrice":{"$ref":"urn:rpcgate:node:schema:Uint"},"accessList":{"$ref":"urn:rpcgate:node:schema:AccessList"},"chainId":{"$ref":"urn:rpcgate:node:schema:Uint"},"authorizationList":{"$ref":"urn:rpcgate:node:schema:AuthorizationList"}},"$id":"urn:rpcgate:node:schema:Transaction7702Unsigned"};
-const pattern6 = func2("^0x4$", "u");
+const pattern6 = func45("^0x4$", "u");
 const schema24 = {"title":"AccessList","description":"Access list.","type":"array","items":{"$ref":"urn:rpcgate:node:schema:AccessListEntry"},"$id":"urn:rpcgate:node:schema:AccessList"};
 const schema25 = {"title":"AccessListEntry","description":"Access list entry.","type":"object","required":["address","storageKeys"],"properties":{"address":{"$ref":"urn:rpcgate:node:schema:Address"},"storageKeys":{"type":"array","items":{"$ref":"urn:rpcgate:node:schema:Hash32"}}},"$id":"urn:rpcgate:node:schema:AccessListEntry"};
 
@@ -348,12 +349,12 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.address === undefined) && (missing0 = "address")) || ((data.storageKeys === undefined) && (missing0 = "storageKeys"))){
+if((((data.address === undefined) || (!(func0.call(data, "address")))) && (missing0 = "address")) || (((data.storageKeys === undefined) || (!(func0.call(data, "storageKeys")))) && (missing0 = "storageKeys"))){
 validate82.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.address !== undefined){
+if(data.address !== undefined && func0.call(data, "address")){
 const _errs1 = errors;
 if(!(validate39(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
@@ -365,7 +366,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.storageKeys !== undefined){
+if(data.storageKeys !== undefined && func0.call(data, "storageKeys")){
 let data1 = data.storageKeys;
 const _errs2 = errors;
 if(errors === _errs2){
@@ -439,7 +440,7 @@ return errors === 0;
 const schema26 = {"title":"AuthorizationList","description":"Authorization List.\n\nList of authorizations for the transaction.","type":"array","items":{"$ref":"urn:rpcgate:node:schema:AuthorizationListEntry"},"$id":"urn:rpcgate:node:schema:AuthorizationList"};
 const schema27 = {"title":"AuthorizationListEntry","description":"Authorization list entry.\n\nA signed EIP-7702 authorization: delegate `address` code to the signer on `chainId` at `nonce`.\n\nFields:\n- `chainId`: Chain ID on which this transaction is valid.\n- `yParity`: The parity (0 for even, 1 for odd) of the y-value of the secp256k1 signature.","type":"object","properties":{"chainId":{"$ref":"urn:rpcgate:node:schema:Uint"},"nonce":{"$ref":"urn:rpcgate:node:schema:Uint"},"address":{"$ref":"urn:rpcgate:node:schema:Address"},"yParity":{"$ref":"urn:rpcgate:node:schema:Byte"},"r":{"$ref":"urn:rpcgate:node:schema:Uint256"},"s":{"$ref":"urn:rpcgate:node:schema:Uint256"}},"required":["chainId","nonce","address","yParity","r","s"],"$id":"urn:rpcgate:node:schema:AuthorizationListEntry"};
 const schema28 = {"title":"Byte","description":"Hex encoded byte.","type":"string","pattern":"^0x[0-9a-f]{1,2}$","$id":"urn:rpcgate:node:schema:Byte"};
-const pattern7 = func2("^0x[0-9a-f]{1,2}$", "u");
+const pattern7 = func45("^0x[0-9a-f]{1,2}$", "u");
 
 function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:Byte" */;
@@ -462,7 +463,7 @@ return errors === 0;
 }
 
 const schema29 = {"title":"Uint256","description":"Hex encoded 256 bit unsigned integer.","type":"string","pattern":"^0x(0|[1-9a-f][0-9a-f]{0,63})$","$id":"urn:rpcgate:node:schema:Uint256"};
-const pattern8 = func2("^0x(0|[1-9a-f][0-9a-f]{0,63})$", "u");
+const pattern8 = func45("^0x(0|[1-9a-f][0-9a-f]{0,63})$", "u");
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:Uint256" */;
@@ -492,12 +493,12 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.chainId === undefined) && (missing0 = "chainId")) || ((data.nonce === undefined) && (missing0 = "nonce"))) || ((data.address === undefined) && (missing0 = "address"))) || ((data.yParity === undefined) && (missing0 = "yParity"))) || ((data.r === undefined) && (missing0 = "r"))) || ((data.s === undefined) && (missing0 = "s"))){
+if((((((((data.chainId === undefined) || (!(func0.call(data, "chainId")))) && (missing0 = "chainId")) || (((data.nonce === undefined) || (!(func0.call(data, "nonce")))) && (missing0 = "nonce"))) || (((data.address === undefined) || (!(func0.call(data, "address")))) && (missing0 = "address"))) || (((data.yParity === undefined) || (!(func0.call(data, "yParity")))) && (missing0 = "yParity"))) || (((data.r === undefined) || (!(func0.call(data, "r")))) && (missing0 = "r"))) || (((data.s === undefined) || (!(func0.call(data, "s")))) && (missing0 = "s"))){
 validate89.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.chainId !== undefined){
+if(data.chainId !== undefined && func0.call(data, "chainId")){
 const _errs1 = errors;
 if(!(validate23(data.chainId, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -509,7 +510,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.nonce !== undefined){
+if(data.nonce !== undefined && func0.call(data, "nonce")){
 const _errs2 = errors;
 if(!(validate23(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -521,7 +522,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.address !== undefined){
+if(data.address !== undefined && func0.call(data, "address")){
 const _errs3 = errors;
 if(!(validate39(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
@@ -533,7 +534,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.yParity !== undefined){
+if(data.yParity !== undefined && func0.call(data, "yParity")){
 const _errs4 = errors;
 if(!(validate93(data.yParity, {instancePath:instancePath+"/yParity",parentData:data,parentDataProperty:"yParity",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
@@ -545,7 +546,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.r !== undefined){
+if(data.r !== undefined && func0.call(data, "r")){
 const _errs5 = errors;
 if(!(validate95(data.r, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
 vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
@@ -557,7 +558,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.s !== undefined){
+if(data.s !== undefined && func0.call(data, "s")){
 const _errs6 = errors;
 if(!(validate95(data.s, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
 vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
@@ -622,12 +623,12 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((((((data.type === undefined) && (missing0 = "type")) || ((data.nonce === undefined) && (missing0 = "nonce"))) || ((data.to === undefined) && (missing0 = "to"))) || ((data.gas === undefined) && (missing0 = "gas"))) || ((data.value === undefined) && (missing0 = "value"))) || ((data.input === undefined) && (missing0 = "input"))) || ((data.maxPriorityFeePerGas === undefined) && (missing0 = "maxPriorityFeePerGas"))) || ((data.maxFeePerGas === undefined) && (missing0 = "maxFeePerGas"))) || ((data.accessList === undefined) && (missing0 = "accessList"))) || ((data.chainId === undefined) && (missing0 = "chainId"))) || ((data.authorizationList === undefined) && (missing0 = "authorizationList"))){
+if(((((((((((((data.type === undefined) || (!(func0.call(data, "type")))) && (missing0 = "type")) || (((data.nonce === undefined) || (!(func0.call(data, "nonce")))) && (missing0 = "nonce"))) || (((data.to === undefined) || (!(func0.call(data, "to")))) && (missing0 = "to"))) || (((data.gas === undefined) || (!(func0.call(data, "gas")))) && (missing0 = "gas"))) || (((data.value === undefined) || (!(func0.call(data, "value")))) && (missing0 = "value"))) || (((data.input === undefined) || (!(func0.call(data, "input")))) && (missing0 = "input"))) || (((data.maxPriorityFeePerGas === undefined) || (!(func0.call(data, "maxPriorityFeePerGas")))) && (missing0 = "maxPriorityFeePerGas"))) || (((data.maxFeePerGas === undefined) || (!(func0.call(data, "maxFeePerGas")))) && (missing0 = "maxFeePerGas"))) || (((data.accessList === undefined) || (!(func0.call(data, "accessList")))) && (missing0 = "accessList"))) || (((data.chainId === undefined) || (!(func0.call(data, "chainId")))) && (missing0 = "chainId"))) || (((data.authorizationList === undefined) || (!(func0.call(data, "authorizationList")))) && (missing0 = "authorizationList"))){
 validate72.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.type !== undefined){
+if(data.type !== undefined && func0.call(data, "type")){
 let data0 = data.type;
 const _errs1 = errors;
 if(errors === _errs1){
@@ -648,7 +649,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.nonce !== undefined){
+if(data.nonce !== undefined && func0.call(data, "nonce")){
 const _errs3 = errors;
 if(!(validate23(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -660,7 +661,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.to !== undefined){
+if(data.to !== undefined && func0.call(data, "to")){
 const _errs4 = errors;
 if(!(validate39(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
@@ -672,7 +673,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gas !== undefined){
+if(data.gas !== undefined && func0.call(data, "gas")){
 const _errs5 = errors;
 if(!(validate23(data.gas, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -684,7 +685,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.value !== undefined){
+if(data.value !== undefined && func0.call(data, "value")){
 const _errs6 = errors;
 if(!(validate23(data.value, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -696,7 +697,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.input !== undefined){
+if(data.input !== undefined && func0.call(data, "input")){
 const _errs7 = errors;
 if(!(validate51(data.input, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
@@ -708,7 +709,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.maxPriorityFeePerGas !== undefined){
+if(data.maxPriorityFeePerGas !== undefined && func0.call(data, "maxPriorityFeePerGas")){
 const _errs8 = errors;
 if(!(validate23(data.maxPriorityFeePerGas, {instancePath:instancePath+"/maxPriorityFeePerGas",parentData:data,parentDataProperty:"maxPriorityFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -720,7 +721,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.maxFeePerGas !== undefined){
+if(data.maxFeePerGas !== undefined && func0.call(data, "maxFeePerGas")){
 const _errs9 = errors;
 if(!(validate23(data.maxFeePerGas, {instancePath:instancePath+"/maxFeePerGas",parentData:data,parentDataProperty:"maxFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -732,7 +733,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gasPrice !== undefined){
+if(data.gasPrice !== undefined && func0.call(data, "gasPrice")){
 const _errs10 = errors;
 if(!(validate23(data.gasPrice, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -744,7 +745,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.accessList !== undefined){
+if(data.accessList !== undefined && func0.call(data, "accessList")){
 const _errs11 = errors;
 if(!(validate81(data.accessList, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
@@ -756,7 +757,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.chainId !== undefined){
+if(data.chainId !== undefined && func0.call(data, "chainId")){
 const _errs12 = errors;
 if(!(validate23(data.chainId, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -768,7 +769,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.authorizationList !== undefined){
+if(data.authorizationList !== undefined && func0.call(data, "authorizationList")){
 const _errs13 = errors;
 if(!(validate88(data.authorizationList, {instancePath:instancePath+"/authorizationList",parentData:data,parentDataProperty:"authorizationList",rootData}))){
 vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
@@ -821,12 +822,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.yParity === undefined) && (missing0 = "yParity")) || ((data.r === undefined) && (missing0 = "r"))) || ((data.s === undefined) && (missing0 = "s"))){
+if(((((data.yParity === undefined) || (!(func0.call(data, "yParity")))) && (missing0 = "yParity")) || (((data.r === undefined) || (!(func0.call(data, "r")))) && (missing0 = "r"))) || (((data.s === undefined) || (!(func0.call(data, "s")))) && (missing0 = "s"))){
 validate71.errors = [{instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.yParity !== undefined){
+if(data.yParity !== undefined && func0.call(data, "yParity")){
 const _errs4 = errors;
 if(!(validate93(data.yParity, {instancePath:instancePath+"/yParity",parentData:data,parentDataProperty:"yParity",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
@@ -838,7 +839,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.v !== undefined){
+if(data.v !== undefined && func0.call(data, "v")){
 const _errs5 = errors;
 if(!(validate93(data.v, {instancePath:instancePath+"/v",parentData:data,parentDataProperty:"v",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
@@ -850,7 +851,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.r !== undefined){
+if(data.r !== undefined && func0.call(data, "r")){
 const _errs6 = errors;
 if(!(validate23(data.r, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -862,7 +863,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.s !== undefined){
+if(data.s !== undefined && func0.call(data, "s")){
 const _errs7 = errors;
 if(!(validate23(data.s, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -891,7 +892,7 @@ return errors === 0;
 
 const schema30 = {"title":"Transaction4844Signed","description":"Signed 4844 Transaction.\n\nFields:\n- `yParity`: The parity (0 for even, 1 for odd) of the y-value of the secp256k1 signature.\n- `v`: For backwards compatibility, `v` is optionally provided as an alternative to `yParity`. This field is DEPRECATED and all use of it should migrate to `yParity`.","type":"object","allOf":[{"$ref":"urn:rpcgate:node:schema:Transaction4844Unsigned"},{"description":"EIP-4844 transaction signature properties.","type":"object","required":["yParity","r","s"],"properties":{"yParity":{"$ref":"urn:rpcgate:node:schema:Byte"},"v":{"$ref":"urn:rpcgate:node:schema:Byte"},"r":{"$ref":"urn:rpcgate:node:schema:Uint"},"s":{"$ref":"urn:rpcgate:node:schema:Uint"}}}],"$id":"urn:rpcgate:node:schema:Transaction4844Signed"};
 const schema31 = {"title":"Transaction4844Unsigned","description":"EIP-4844 transaction.\n\nFields:\n- `to`: To address.\n- `gas`: Gas limit.\n- `input`: Input data.\n- `maxPriorityFeePerGas`: Maximum fee per gas the sender is willing to pay to miners in wei.\n- `maxFeePerGas`: The maximum total fee per gas the sender is willing to pay (includes the network / base fee and miner / priority fee) in wei.\n- `maxFeePerBlobGas`: The maximum total fee per gas the sender is willing to pay for blob gas in wei.\n- `gasPrice`: The effective gas price paid by the sender in wei. For transactions not yet included in a block, this value should be set equal to the max fee per gas. This field is DEPRECATED, please transition to using effectiveGasPrice in the receipt object going forward.\n- `accessList`: EIP-2930 access list.\n- `blobVersionedHashes`: List of versioned blob hashes associated with the transaction's EIP-4844 data blobs.\n- `chainId`: Chain ID that this transaction is valid on.","type":"object","required":["type","nonce","to","gas","value","input","maxPriorityFeePerGas","maxFeePerGas","maxFeePerBlobGas","accessList","blobVersionedHashes","chainId"],"properties":{"type":{"type":"string","pattern":"^0x3$"},"nonce":{"$ref":"urn:rpcgate:node:schema:Uint"},"to":{"$ref":"urn:rpcgate:node:schema:Address"},"gas":{"$ref":"urn:rpcgate:node:schema:Uint"},"value":{"$ref":"urn:rpcgate:node:schema:Uint"},"input":{"$ref":"urn:rpcgate:node:schema:Bytes"},"maxPriorityFeePerGas":{"$ref":"urn:rpcgate:node:schema:Uint"},"maxFeePerGas":{"$ref":"urn:rpcgate:node:schema:Uint"},"maxFeePerBlobGas":{"$ref":"urn:rpcgate:node:schema:Uint"},"gasPrice":{"$ref":"urn:rpcgate:node:schema:Uint"},"accessList":{"$ref":"urn:rpcgate:node:schema:AccessList"},"blobVersionedHashes":{"description":"List of versioned blob hashes associated with the transaction's EIP-4844 data blobs","type":"array","items":{"$ref":"urn:rpcgate:node:schema:Hash32"}},"chainId":{"$ref":"urn:rpcgate:node:schema:Uint"}},"$id":"urn:rpcgate:node:schema:Transaction4844Unsigned"};
-const pattern9 = func2("^0x3$", "u");
+const pattern9 = func45("^0x3$", "u");
 
 function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:Transaction4844Unsigned" */;
@@ -900,12 +901,12 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((((((((data.type === undefined) && (missing0 = "type")) || ((data.nonce === undefined) && (missing0 = "nonce"))) || ((data.to === undefined) && (missing0 = "to"))) || ((data.gas === undefined) && (missing0 = "gas"))) || ((data.value === undefined) && (missing0 = "value"))) || ((data.input === undefined) && (missing0 = "input"))) || ((data.maxPriorityFeePerGas === undefined) && (missing0 = "maxPriorityFeePerGas"))) || ((data.maxFeePerGas === undefined) && (missing0 = "maxFeePerGas"))) || ((data.maxFeePerBlobGas === undefined) && (missing0 = "maxFeePerBlobGas"))) || ((data.accessList === undefined) && (missing0 = "accessList"))) || ((data.blobVersionedHashes === undefined) && (missing0 = "blobVersionedHashes"))) || ((data.chainId === undefined) && (missing0 = "chainId"))){
+if((((((((((((((data.type === undefined) || (!(func0.call(data, "type")))) && (missing0 = "type")) || (((data.nonce === undefined) || (!(func0.call(data, "nonce")))) && (missing0 = "nonce"))) || (((data.to === undefined) || (!(func0.call(data, "to")))) && (missing0 = "to"))) || (((data.gas === undefined) || (!(func0.call(data, "gas")))) && (missing0 = "gas"))) || (((data.value === undefined) || (!(func0.call(data, "value")))) && (missing0 = "value"))) || (((data.input === undefined) || (!(func0.call(data, "input")))) && (missing0 = "input"))) || (((data.maxPriorityFeePerGas === undefined) || (!(func0.call(data, "maxPriorityFeePerGas")))) && (missing0 = "maxPriorityFeePerGas"))) || (((data.maxFeePerGas === undefined) || (!(func0.call(data, "maxFeePerGas")))) && (missing0 = "maxFeePerGas"))) || (((data.maxFeePerBlobGas === undefined) || (!(func0.call(data, "maxFeePerBlobGas")))) && (missing0 = "maxFeePerBlobGas"))) || (((data.accessList === undefined) || (!(func0.call(data, "accessList")))) && (missing0 = "accessList"))) || (((data.blobVersionedHashes === undefined) || (!(func0.call(data, "blobVersionedHashes")))) && (missing0 = "blobVersionedHashes"))) || (((data.chainId === undefined) || (!(func0.call(data, "chainId")))) && (missing0 = "chainId"))){
 validate107.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.type !== undefined){
+if(data.type !== undefined && func0.call(data, "type")){
 let data0 = data.type;
 const _errs1 = errors;
 if(errors === _errs1){
@@ -926,7 +927,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.nonce !== undefined){
+if(data.nonce !== undefined && func0.call(data, "nonce")){
 const _errs3 = errors;
 if(!(validate23(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -938,7 +939,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.to !== undefined){
+if(data.to !== undefined && func0.call(data, "to")){
 const _errs4 = errors;
 if(!(validate39(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
@@ -950,7 +951,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gas !== undefined){
+if(data.gas !== undefined && func0.call(data, "gas")){
 const _errs5 = errors;
 if(!(validate23(data.gas, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -962,7 +963,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.value !== undefined){
+if(data.value !== undefined && func0.call(data, "value")){
 const _errs6 = errors;
 if(!(validate23(data.value, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -974,7 +975,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.input !== undefined){
+if(data.input !== undefined && func0.call(data, "input")){
 const _errs7 = errors;
 if(!(validate51(data.input, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
@@ -986,7 +987,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.maxPriorityFeePerGas !== undefined){
+if(data.maxPriorityFeePerGas !== undefined && func0.call(data, "maxPriorityFeePerGas")){
 const _errs8 = errors;
 if(!(validate23(data.maxPriorityFeePerGas, {instancePath:instancePath+"/maxPriorityFeePerGas",parentData:data,parentDataProperty:"maxPriorityFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -998,7 +999,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.maxFeePerGas !== undefined){
+if(data.maxFeePerGas !== undefined && func0.call(data, "maxFeePerGas")){
 const _errs9 = errors;
 if(!(validate23(data.maxFeePerGas, {instancePath:instancePath+"/maxFeePerGas",parentData:data,parentDataProperty:"maxFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1010,7 +1011,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.maxFeePerBlobGas !== undefined){
+if(data.maxFeePerBlobGas !== undefined && func0.call(data, "maxFeePerBlobGas")){
 const _errs10 = errors;
 if(!(validate23(data.maxFeePerBlobGas, {instancePath:instancePath+"/maxFeePerBlobGas",parentData:data,parentDataProperty:"maxFeePerBlobGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1022,7 +1023,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gasPrice !== undefined){
+if(data.gasPrice !== undefined && func0.call(data, "gasPrice")){
 const _errs11 = errors;
 if(!(validate23(data.gasPrice, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1034,7 +1035,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.accessList !== undefined){
+if(data.accessList !== undefined && func0.call(data, "accessList")){
 const _errs12 = errors;
 if(!(validate81(data.accessList, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
@@ -1046,7 +1047,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.blobVersionedHashes !== undefined){
+if(data.blobVersionedHashes !== undefined && func0.call(data, "blobVersionedHashes")){
 let data11 = data.blobVersionedHashes;
 const _errs13 = errors;
 if(errors === _errs13){
@@ -1076,7 +1077,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.chainId !== undefined){
+if(data.chainId !== undefined && func0.call(data, "chainId")){
 const _errs16 = errors;
 if(!(validate23(data.chainId, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1130,12 +1131,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.yParity === undefined) && (missing0 = "yParity")) || ((data.r === undefined) && (missing0 = "r"))) || ((data.s === undefined) && (missing0 = "s"))){
+if(((((data.yParity === undefined) || (!(func0.call(data, "yParity")))) && (missing0 = "yParity")) || (((data.r === undefined) || (!(func0.call(data, "r")))) && (missing0 = "r"))) || (((data.s === undefined) || (!(func0.call(data, "s")))) && (missing0 = "s"))){
 validate106.errors = [{instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.yParity !== undefined){
+if(data.yParity !== undefined && func0.call(data, "yParity")){
 const _errs4 = errors;
 if(!(validate93(data.yParity, {instancePath:instancePath+"/yParity",parentData:data,parentDataProperty:"yParity",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
@@ -1147,7 +1148,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.v !== undefined){
+if(data.v !== undefined && func0.call(data, "v")){
 const _errs5 = errors;
 if(!(validate93(data.v, {instancePath:instancePath+"/v",parentData:data,parentDataProperty:"v",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
@@ -1159,7 +1160,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.r !== undefined){
+if(data.r !== undefined && func0.call(data, "r")){
 const _errs6 = errors;
 if(!(validate23(data.r, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1171,7 +1172,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.s !== undefined){
+if(data.s !== undefined && func0.call(data, "s")){
 const _errs7 = errors;
 if(!(validate23(data.s, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1200,7 +1201,7 @@ return errors === 0;
 
 const schema32 = {"title":"Transaction1559Signed","description":"Signed 1559 Transaction.\n\nFields:\n- `yParity`: The parity (0 for even, 1 for odd) of the y-value of the secp256k1 signature.\n- `v`: For backwards compatibility, `v` is optionally provided as an alternative to `yParity`. This field is DEPRECATED and all use of it should migrate to `yParity`.","type":"object","allOf":[{"$ref":"urn:rpcgate:node:schema:Transaction1559Unsigned"},{"description":"EIP-1559 transaction signature properties.","type":"object","required":["yParity","r","s"],"properties":{"yParity":{"$ref":"urn:rpcgate:node:schema:Byte"},"v":{"$ref":"urn:rpcgate:node:schema:Byte"},"r":{"$ref":"urn:rpcgate:node:schema:Uint"},"s":{"$ref":"urn:rpcgate:node:schema:Uint"}}}],"$id":"urn:rpcgate:node:schema:Transaction1559Signed"};
 const schema33 = {"title":"Transaction1559Unsigned","description":"EIP-1559 transaction.\n\nFields:\n- `to`: To address.\n- `gas`: Gas limit.\n- `input`: Input data.\n- `maxPriorityFeePerGas`: Maximum fee per gas the sender is willing to pay to miners in wei.\n- `maxFeePerGas`: The maximum total fee per gas the sender is willing to pay (includes the network / base fee and miner / priority fee) in wei.\n- `gasPrice`: The effective gas price paid by the sender in wei. For transactions not yet included in a block, this value should be set equal to the max fee per gas. This field is DEPRECATED, please transition to using effectiveGasPrice in the receipt object going forward.\n- `accessList`: EIP-2930 access list.\n- `chainId`: Chain ID that this transaction is valid on.","type":"object","required":["type","nonce","gas","value","input","maxFeePerGas","maxPriorityFeePerGas","gasPrice","chainId","accessList"],"properties":{"type":{"type":"string","pattern":"^0x2$"},"nonce":{"$ref":"urn:rpcgate:node:schema:Uint"},"to":{"description":"To address.","oneOf":[{"description":"Contract Creation (null)","type":"null"},{"$ref":"urn:rpcgate:node:schema:Address"}]},"gas":{"$ref":"urn:rpcgate:node:schema:Uint"},"value":{"$ref":"urn:rpcgate:node:schema:Uint"},"input":{"$ref":"urn:rpcgate:node:schema:Bytes"},"maxPriorityFeePerGas":{"$ref":"urn:rpcgate:node:schema:Uint"},"maxFeePerGas":{"$ref":"urn:rpcgate:node:schema:Uint"},"gasPrice":{"$ref":"urn:rpcgate:node:schema:Uint"},"accessList":{"$ref":"urn:rpcgate:node:schema:AccessList"},"chainId":{"$ref":"urn:rpcgate:node:schema:Uint"}},"$id":"urn:rpcgate:node:schema:Transaction1559Unsigned"};
-const pattern10 = func2("^0x2$", "u");
+const pattern10 = func45("^0x2$", "u");
 
 function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:Transaction1559Unsigned" */;
@@ -1209,12 +1210,12 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((((((data.type === undefined) && (missing0 = "type")) || ((data.nonce === undefined) && (missing0 = "nonce"))) || ((data.gas === undefined) && (missing0 = "gas"))) || ((data.value === undefined) && (missing0 = "value"))) || ((data.input === undefined) && (missing0 = "input"))) || ((data.maxFeePerGas === undefined) && (missing0 = "maxFeePerGas"))) || ((data.maxPriorityFeePerGas === undefined) && (missing0 = "maxPriorityFeePerGas"))) || ((data.gasPrice === undefined) && (missing0 = "gasPrice"))) || ((data.chainId === undefined) && (missing0 = "chainId"))) || ((data.accessList === undefined) && (missing0 = "accessList"))){
+if((((((((((((data.type === undefined) || (!(func0.call(data, "type")))) && (missing0 = "type")) || (((data.nonce === undefined) || (!(func0.call(data, "nonce")))) && (missing0 = "nonce"))) || (((data.gas === undefined) || (!(func0.call(data, "gas")))) && (missing0 = "gas"))) || (((data.value === undefined) || (!(func0.call(data, "value")))) && (missing0 = "value"))) || (((data.input === undefined) || (!(func0.call(data, "input")))) && (missing0 = "input"))) || (((data.maxFeePerGas === undefined) || (!(func0.call(data, "maxFeePerGas")))) && (missing0 = "maxFeePerGas"))) || (((data.maxPriorityFeePerGas === undefined) || (!(func0.call(data, "maxPriorityFeePerGas")))) && (missing0 = "maxPriorityFeePerGas"))) || (((data.gasPrice === undefined) || (!(func0.call(data, "gasPrice")))) && (missing0 = "gasPrice"))) || (((data.chainId === undefined) || (!(func0.call(data, "chainId")))) && (missing0 = "chainId"))) || (((data.accessList === undefined) || (!(func0.call(data, "accessList")))) && (missing0 = "accessList"))){
 validate127.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.type !== undefined){
+if(data.type !== undefined && func0.call(data, "type")){
 let data0 = data.type;
 const _errs1 = errors;
 if(errors === _errs1){
@@ -1235,7 +1236,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.nonce !== undefined){
+if(data.nonce !== undefined && func0.call(data, "nonce")){
 const _errs3 = errors;
 if(!(validate23(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1247,7 +1248,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.to !== undefined){
+if(data.to !== undefined && func0.call(data, "to")){
 let data2 = data.to;
 const _errs4 = errors;
 const _errs5 = errors;
@@ -1314,7 +1315,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gas !== undefined){
+if(data.gas !== undefined && func0.call(data, "gas")){
 const _errs9 = errors;
 if(!(validate23(data.gas, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1326,7 +1327,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.value !== undefined){
+if(data.value !== undefined && func0.call(data, "value")){
 const _errs10 = errors;
 if(!(validate23(data.value, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1338,7 +1339,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.input !== undefined){
+if(data.input !== undefined && func0.call(data, "input")){
 const _errs11 = errors;
 if(!(validate51(data.input, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
@@ -1350,7 +1351,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.maxPriorityFeePerGas !== undefined){
+if(data.maxPriorityFeePerGas !== undefined && func0.call(data, "maxPriorityFeePerGas")){
 const _errs12 = errors;
 if(!(validate23(data.maxPriorityFeePerGas, {instancePath:instancePath+"/maxPriorityFeePerGas",parentData:data,parentDataProperty:"maxPriorityFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1362,7 +1363,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.maxFeePerGas !== undefined){
+if(data.maxFeePerGas !== undefined && func0.call(data, "maxFeePerGas")){
 const _errs13 = errors;
 if(!(validate23(data.maxFeePerGas, {instancePath:instancePath+"/maxFeePerGas",parentData:data,parentDataProperty:"maxFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1374,7 +1375,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gasPrice !== undefined){
+if(data.gasPrice !== undefined && func0.call(data, "gasPrice")){
 const _errs14 = errors;
 if(!(validate23(data.gasPrice, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1386,7 +1387,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.accessList !== undefined){
+if(data.accessList !== undefined && func0.call(data, "accessList")){
 const _errs15 = errors;
 if(!(validate81(data.accessList, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
@@ -1398,7 +1399,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.chainId !== undefined){
+if(data.chainId !== undefined && func0.call(data, "chainId")){
 const _errs16 = errors;
 if(!(validate23(data.chainId, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1450,12 +1451,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.yParity === undefined) && (missing0 = "yParity")) || ((data.r === undefined) && (missing0 = "r"))) || ((data.s === undefined) && (missing0 = "s"))){
+if(((((data.yParity === undefined) || (!(func0.call(data, "yParity")))) && (missing0 = "yParity")) || (((data.r === undefined) || (!(func0.call(data, "r")))) && (missing0 = "r"))) || (((data.s === undefined) || (!(func0.call(data, "s")))) && (missing0 = "s"))){
 validate126.errors = [{instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.yParity !== undefined){
+if(data.yParity !== undefined && func0.call(data, "yParity")){
 const _errs4 = errors;
 if(!(validate93(data.yParity, {instancePath:instancePath+"/yParity",parentData:data,parentDataProperty:"yParity",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
@@ -1467,7 +1468,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.v !== undefined){
+if(data.v !== undefined && func0.call(data, "v")){
 const _errs5 = errors;
 if(!(validate93(data.v, {instancePath:instancePath+"/v",parentData:data,parentDataProperty:"v",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
@@ -1479,7 +1480,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.r !== undefined){
+if(data.r !== undefined && func0.call(data, "r")){
 const _errs6 = errors;
 if(!(validate23(data.r, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1491,7 +1492,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.s !== undefined){
+if(data.s !== undefined && func0.call(data, "s")){
 const _errs7 = errors;
 if(!(validate23(data.s, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1520,7 +1521,7 @@ return errors === 0;
 
 const schema34 = {"title":"Transaction2930Signed","description":"Signed 2930 Transaction.\n\nFields:\n- `yParity`: The parity (0 for even, 1 for odd) of the y-value of the secp256k1 signature.\n- `v`: For backwards compatibility, `v` is optionally provided as an alternative to `yParity`. This field is DEPRECATED and all use of it should migrate to `yParity`.","type":"object","allOf":[{"$ref":"urn:rpcgate:node:schema:Transaction2930Unsigned"},{"description":"EIP-2930 transaction signature properties.","type":"object","required":["yParity","r","s"],"properties":{"yParity":{"$ref":"urn:rpcgate:node:schema:Byte"},"v":{"$ref":"urn:rpcgate:node:schema:Byte"},"r":{"$ref":"urn:rpcgate:node:schema:Uint"},"s":{"$ref":"urn:rpcgate:node:schema:Uint"}}}],"$id":"urn:rpcgate:node:schema:Transaction2930Signed"};
 const schema35 = {"title":"Transaction2930Unsigned","description":"EIP-2930 transaction.\n\nFields:\n- `to`: To address.\n- `gas`: Gas limit.\n- `input`: Input data.\n- `gasPrice`: The gas price willing to be paid by the sender in wei.\n- `accessList`: EIP-2930 access list.\n- `chainId`: Chain ID that this transaction is valid on.","type":"object","required":["type","nonce","gas","value","input","gasPrice","chainId","accessList"],"properties":{"type":{"type":"string","pattern":"^0x1$"},"nonce":{"$ref":"urn:rpcgate:node:schema:Uint"},"to":{"description":"To address.","oneOf":[{"description":"Contract Creation (null)","type":"null"},{"$ref":"urn:rpcgate:node:schema:Address"}]},"gas":{"$ref":"urn:rpcgate:node:schema:Uint"},"value":{"$ref":"urn:rpcgate:node:schema:Uint"},"input":{"$ref":"urn:rpcgate:node:schema:Bytes"},"gasPrice":{"$ref":"urn:rpcgate:node:schema:Uint"},"accessList":{"$ref":"urn:rpcgate:node:schema:AccessList"},"chainId":{"$ref":"urn:rpcgate:node:schema:Uint"}},"$id":"urn:rpcgate:node:schema:Transaction2930Unsigned"};
-const pattern11 = func2("^0x1$", "u");
+const pattern11 = func45("^0x1$", "u");
 
 function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:Transaction2930Unsigned" */;
@@ -1529,12 +1530,12 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((((data.type === undefined) && (missing0 = "type")) || ((data.nonce === undefined) && (missing0 = "nonce"))) || ((data.gas === undefined) && (missing0 = "gas"))) || ((data.value === undefined) && (missing0 = "value"))) || ((data.input === undefined) && (missing0 = "input"))) || ((data.gasPrice === undefined) && (missing0 = "gasPrice"))) || ((data.chainId === undefined) && (missing0 = "chainId"))) || ((data.accessList === undefined) && (missing0 = "accessList"))){
+if((((((((((data.type === undefined) || (!(func0.call(data, "type")))) && (missing0 = "type")) || (((data.nonce === undefined) || (!(func0.call(data, "nonce")))) && (missing0 = "nonce"))) || (((data.gas === undefined) || (!(func0.call(data, "gas")))) && (missing0 = "gas"))) || (((data.value === undefined) || (!(func0.call(data, "value")))) && (missing0 = "value"))) || (((data.input === undefined) || (!(func0.call(data, "input")))) && (missing0 = "input"))) || (((data.gasPrice === undefined) || (!(func0.call(data, "gasPrice")))) && (missing0 = "gasPrice"))) || (((data.chainId === undefined) || (!(func0.call(data, "chainId")))) && (missing0 = "chainId"))) || (((data.accessList === undefined) || (!(func0.call(data, "accessList")))) && (missing0 = "accessList"))){
 validate145.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.type !== undefined){
+if(data.type !== undefined && func0.call(data, "type")){
 let data0 = data.type;
 const _errs1 = errors;
 if(errors === _errs1){
@@ -1555,7 +1556,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.nonce !== undefined){
+if(data.nonce !== undefined && func0.call(data, "nonce")){
 const _errs3 = errors;
 if(!(validate23(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1567,7 +1568,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.to !== undefined){
+if(data.to !== undefined && func0.call(data, "to")){
 let data2 = data.to;
 const _errs4 = errors;
 const _errs5 = errors;
@@ -1634,7 +1635,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gas !== undefined){
+if(data.gas !== undefined && func0.call(data, "gas")){
 const _errs9 = errors;
 if(!(validate23(data.gas, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1646,7 +1647,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.value !== undefined){
+if(data.value !== undefined && func0.call(data, "value")){
 const _errs10 = errors;
 if(!(validate23(data.value, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1658,7 +1659,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.input !== undefined){
+if(data.input !== undefined && func0.call(data, "input")){
 const _errs11 = errors;
 if(!(validate51(data.input, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
@@ -1670,7 +1671,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gasPrice !== undefined){
+if(data.gasPrice !== undefined && func0.call(data, "gasPrice")){
 const _errs12 = errors;
 if(!(validate23(data.gasPrice, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1682,7 +1683,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.accessList !== undefined){
+if(data.accessList !== undefined && func0.call(data, "accessList")){
 const _errs13 = errors;
 if(!(validate81(data.accessList, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
@@ -1694,7 +1695,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.chainId !== undefined){
+if(data.chainId !== undefined && func0.call(data, "chainId")){
 const _errs14 = errors;
 if(!(validate23(data.chainId, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1744,12 +1745,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.yParity === undefined) && (missing0 = "yParity")) || ((data.r === undefined) && (missing0 = "r"))) || ((data.s === undefined) && (missing0 = "s"))){
+if(((((data.yParity === undefined) || (!(func0.call(data, "yParity")))) && (missing0 = "yParity")) || (((data.r === undefined) || (!(func0.call(data, "r")))) && (missing0 = "r"))) || (((data.s === undefined) || (!(func0.call(data, "s")))) && (missing0 = "s"))){
 validate144.errors = [{instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.yParity !== undefined){
+if(data.yParity !== undefined && func0.call(data, "yParity")){
 const _errs4 = errors;
 if(!(validate93(data.yParity, {instancePath:instancePath+"/yParity",parentData:data,parentDataProperty:"yParity",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
@@ -1761,7 +1762,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.v !== undefined){
+if(data.v !== undefined && func0.call(data, "v")){
 const _errs5 = errors;
 if(!(validate93(data.v, {instancePath:instancePath+"/v",parentData:data,parentDataProperty:"v",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
@@ -1773,7 +1774,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.r !== undefined){
+if(data.r !== undefined && func0.call(data, "r")){
 const _errs6 = errors;
 if(!(validate23(data.r, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1785,7 +1786,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.s !== undefined){
+if(data.s !== undefined && func0.call(data, "s")){
 const _errs7 = errors;
 if(!(validate23(data.s, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1814,7 +1815,7 @@ return errors === 0;
 
 const schema36 = {"title":"TransactionLegacySigned","description":"Signed Legacy Transaction.","type":"object","allOf":[{"$ref":"urn:rpcgate:node:schema:TransactionLegacyUnsigned"},{"description":"Legacy transaction signature properties.","type":"object","required":["v","r","s"],"properties":{"v":{"$ref":"urn:rpcgate:node:schema:Uint"},"r":{"$ref":"urn:rpcgate:node:schema:Uint"},"s":{"$ref":"urn:rpcgate:node:schema:Uint"}}}],"$id":"urn:rpcgate:node:schema:TransactionLegacySigned"};
 const schema37 = {"title":"TransactionLegacyUnsigned","description":"Legacy transaction.\n\nFields:\n- `to`: To address.\n- `gas`: Gas limit.\n- `input`: Input data.\n- `gasPrice`: The gas price willing to be paid by the sender in wei.\n- `chainId`: Chain ID that this transaction is valid on.","type":"object","required":["type","nonce","gas","value","input","gasPrice"],"properties":{"type":{"type":"string","pattern":"^0x0$"},"nonce":{"$ref":"urn:rpcgate:node:schema:Uint"},"to":{"description":"To address.","oneOf":[{"description":"Contract Creation (null)","type":"null"},{"$ref":"urn:rpcgate:node:schema:Address"}]},"gas":{"$ref":"urn:rpcgate:node:schema:Uint"},"value":{"$ref":"urn:rpcgate:node:schema:Uint"},"input":{"$ref":"urn:rpcgate:node:schema:Bytes"},"gasPrice":{"$ref":"urn:rpcgate:node:schema:Uint"},"chainId":{"$ref":"urn:rpcgate:node:schema:Uint"}},"$id":"urn:rpcgate:node:schema:TransactionLegacyUnsigned"};
-const pattern12 = func2("^0x0$", "u");
+const pattern12 = func45("^0x0$", "u");
 
 function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:TransactionLegacyUnsigned" */;
@@ -1823,12 +1824,12 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.type === undefined) && (missing0 = "type")) || ((data.nonce === undefined) && (missing0 = "nonce"))) || ((data.gas === undefined) && (missing0 = "gas"))) || ((data.value === undefined) && (missing0 = "value"))) || ((data.input === undefined) && (missing0 = "input"))) || ((data.gasPrice === undefined) && (missing0 = "gasPrice"))){
+if((((((((data.type === undefined) || (!(func0.call(data, "type")))) && (missing0 = "type")) || (((data.nonce === undefined) || (!(func0.call(data, "nonce")))) && (missing0 = "nonce"))) || (((data.gas === undefined) || (!(func0.call(data, "gas")))) && (missing0 = "gas"))) || (((data.value === undefined) || (!(func0.call(data, "value")))) && (missing0 = "value"))) || (((data.input === undefined) || (!(func0.call(data, "input")))) && (missing0 = "input"))) || (((data.gasPrice === undefined) || (!(func0.call(data, "gasPrice")))) && (missing0 = "gasPrice"))){
 validate161.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.type !== undefined){
+if(data.type !== undefined && func0.call(data, "type")){
 let data0 = data.type;
 const _errs1 = errors;
 if(errors === _errs1){
@@ -1849,7 +1850,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.nonce !== undefined){
+if(data.nonce !== undefined && func0.call(data, "nonce")){
 const _errs3 = errors;
 if(!(validate23(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1861,7 +1862,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.to !== undefined){
+if(data.to !== undefined && func0.call(data, "to")){
 let data2 = data.to;
 const _errs4 = errors;
 const _errs5 = errors;
@@ -1928,7 +1929,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gas !== undefined){
+if(data.gas !== undefined && func0.call(data, "gas")){
 const _errs9 = errors;
 if(!(validate23(data.gas, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1940,7 +1941,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.value !== undefined){
+if(data.value !== undefined && func0.call(data, "value")){
 const _errs10 = errors;
 if(!(validate23(data.value, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1952,7 +1953,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.input !== undefined){
+if(data.input !== undefined && func0.call(data, "input")){
 const _errs11 = errors;
 if(!(validate51(data.input, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
@@ -1964,7 +1965,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gasPrice !== undefined){
+if(data.gasPrice !== undefined && func0.call(data, "gasPrice")){
 const _errs12 = errors;
 if(!(validate23(data.gasPrice, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -1976,7 +1977,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.chainId !== undefined){
+if(data.chainId !== undefined && func0.call(data, "chainId")){
 const _errs13 = errors;
 if(!(validate23(data.chainId, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -2025,12 +2026,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.v === undefined) && (missing0 = "v")) || ((data.r === undefined) && (missing0 = "r"))) || ((data.s === undefined) && (missing0 = "s"))){
+if(((((data.v === undefined) || (!(func0.call(data, "v")))) && (missing0 = "v")) || (((data.r === undefined) || (!(func0.call(data, "r")))) && (missing0 = "r"))) || (((data.s === undefined) || (!(func0.call(data, "s")))) && (missing0 = "s"))){
 validate160.errors = [{instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.v !== undefined){
+if(data.v !== undefined && func0.call(data, "v")){
 const _errs4 = errors;
 if(!(validate23(data.v, {instancePath:instancePath+"/v",parentData:data,parentDataProperty:"v",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -2042,7 +2043,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.r !== undefined){
+if(data.r !== undefined && func0.call(data, "r")){
 const _errs5 = errors;
 if(!(validate23(data.r, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -2054,7 +2055,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.s !== undefined){
+if(data.s !== undefined && func0.call(data, "s")){
 const _errs6 = errors;
 if(!(validate23(data.s, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -2202,12 +2203,12 @@ const _errs1 = errors;
 if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.blockHash === undefined) && (missing0 = "blockHash")) || ((data.blockNumber === undefined) && (missing0 = "blockNumber"))) || ((data.blockTimestamp === undefined) && (missing0 = "blockTimestamp"))) || ((data.from === undefined) && (missing0 = "from"))) || ((data.hash === undefined) && (missing0 = "hash"))) || ((data.transactionIndex === undefined) && (missing0 = "transactionIndex"))){
+if((((((((data.blockHash === undefined) || (!(func0.call(data, "blockHash")))) && (missing0 = "blockHash")) || (((data.blockNumber === undefined) || (!(func0.call(data, "blockNumber")))) && (missing0 = "blockNumber"))) || (((data.blockTimestamp === undefined) || (!(func0.call(data, "blockTimestamp")))) && (missing0 = "blockTimestamp"))) || (((data.from === undefined) || (!(func0.call(data, "from")))) && (missing0 = "from"))) || (((data.hash === undefined) || (!(func0.call(data, "hash")))) && (missing0 = "hash"))) || (((data.transactionIndex === undefined) || (!(func0.call(data, "transactionIndex")))) && (missing0 = "transactionIndex"))){
 validate63.errors = [{instancePath,schemaPath:"#/allOf/0/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.blockHash !== undefined){
+if(data.blockHash !== undefined && func0.call(data, "blockHash")){
 const _errs3 = errors;
 if(!(validate35(data.blockHash, {instancePath:instancePath+"/blockHash",parentData:data,parentDataProperty:"blockHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -2219,7 +2220,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.blockNumber !== undefined){
+if(data.blockNumber !== undefined && func0.call(data, "blockNumber")){
 const _errs4 = errors;
 if(!(validate23(data.blockNumber, {instancePath:instancePath+"/blockNumber",parentData:data,parentDataProperty:"blockNumber",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -2231,7 +2232,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.blockTimestamp !== undefined){
+if(data.blockTimestamp !== undefined && func0.call(data, "blockTimestamp")){
 const _errs5 = errors;
 if(!(validate23(data.blockTimestamp, {instancePath:instancePath+"/blockTimestamp",parentData:data,parentDataProperty:"blockTimestamp",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -2243,7 +2244,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.from !== undefined){
+if(data.from !== undefined && func0.call(data, "from")){
 const _errs6 = errors;
 if(!(validate39(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
@@ -2255,7 +2256,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.hash !== undefined){
+if(data.hash !== undefined && func0.call(data, "hash")){
 const _errs7 = errors;
 if(!(validate35(data.hash, {instancePath:instancePath+"/hash",parentData:data,parentDataProperty:"hash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -2267,7 +2268,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data.transactionIndex !== undefined){
+if(data.transactionIndex !== undefined && func0.call(data, "transactionIndex")){
 const _errs8 = errors;
 if(!(validate23(data.transactionIndex, {instancePath:instancePath+"/transactionIndex",parentData:data,parentDataProperty:"transactionIndex",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -2305,7 +2306,7 @@ return errors === 0;
 
 const schema38 = {"title":"Withdrawal","description":"Validator withdrawal.\n\nFields:\n- `index`: Index of withdrawal.\n- `validatorIndex`: Index of validator that generated withdrawal.\n- `address`: Recipient address for withdrawal value.\n- `amount`: Value contained in withdrawal.","type":"object","required":["index","validatorIndex","address","amount"],"properties":{"index":{"$ref":"urn:rpcgate:node:schema:Uint64"},"validatorIndex":{"$ref":"urn:rpcgate:node:schema:Uint64"},"address":{"$ref":"urn:rpcgate:node:schema:Address"},"amount":{"$ref":"urn:rpcgate:node:schema:Uint256"}},"$id":"urn:rpcgate:node:schema:Withdrawal"};
 const schema39 = {"title":"Uint64","description":"Hex encoded 64 bit unsigned integer.","type":"string","pattern":"^0x(0|[1-9a-f][0-9a-f]{0,15})$","$id":"urn:rpcgate:node:schema:Uint64"};
-const pattern13 = func2("^0x(0|[1-9a-f][0-9a-f]{0,15})$", "u");
+const pattern13 = func45("^0x(0|[1-9a-f][0-9a-f]{0,15})$", "u");
 
 function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:Uint64" */;
@@ -2335,12 +2336,12 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.index === undefined) && (missing0 = "index")) || ((data.validatorIndex === undefined) && (missing0 = "validatorIndex"))) || ((data.address === undefined) && (missing0 = "address"))) || ((data.amount === undefined) && (missing0 = "amount"))){
+if((((((data.index === undefined) || (!(func0.call(data, "index")))) && (missing0 = "index")) || (((data.validatorIndex === undefined) || (!(func0.call(data, "validatorIndex")))) && (missing0 = "validatorIndex"))) || (((data.address === undefined) || (!(func0.call(data, "address")))) && (missing0 = "address"))) || (((data.amount === undefined) || (!(func0.call(data, "amount")))) && (missing0 = "amount"))){
 validate176.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.index !== undefined){
+if(data.index !== undefined && func0.call(data, "index")){
 const _errs1 = errors;
 if(!(validate177(data.index, {instancePath:instancePath+"/index",parentData:data,parentDataProperty:"index",rootData}))){
 vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
@@ -2352,7 +2353,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.validatorIndex !== undefined){
+if(data.validatorIndex !== undefined && func0.call(data, "validatorIndex")){
 const _errs2 = errors;
 if(!(validate177(data.validatorIndex, {instancePath:instancePath+"/validatorIndex",parentData:data,parentDataProperty:"validatorIndex",rootData}))){
 vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
@@ -2364,7 +2365,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.address !== undefined){
+if(data.address !== undefined && func0.call(data, "address")){
 const _errs3 = errors;
 if(!(validate39(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
@@ -2376,7 +2377,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.amount !== undefined){
+if(data.amount !== undefined && func0.call(data, "amount")){
 const _errs4 = errors;
 if(!(validate95(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
 vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
@@ -2409,12 +2410,12 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((((((((((((((data.hash === undefined) && (missing0 = "hash")) || ((data.parentHash === undefined) && (missing0 = "parentHash"))) || ((data.sha3Uncles === undefined) && (missing0 = "sha3Uncles"))) || ((data.miner === undefined) && (missing0 = "miner"))) || ((data.stateRoot === undefined) && (missing0 = "stateRoot"))) || ((data.transactionsRoot === undefined) && (missing0 = "transactionsRoot"))) || ((data.receiptsRoot === undefined) && (missing0 = "receiptsRoot"))) || ((data.logsBloom === undefined) && (missing0 = "logsBloom"))) || ((data.number === undefined) && (missing0 = "number"))) || ((data.gasLimit === undefined) && (missing0 = "gasLimit"))) || ((data.gasUsed === undefined) && (missing0 = "gasUsed"))) || ((data.timestamp === undefined) && (missing0 = "timestamp"))) || ((data.extraData === undefined) && (missing0 = "extraData"))) || ((data.mixHash === undefined) && (missing0 = "mixHash"))) || ((data.nonce === undefined) && (missing0 = "nonce"))) || ((data.size === undefined) && (missing0 = "size"))) || ((data.transactions === undefined) && (missing0 = "transactions"))) || ((data.uncles === undefined) && (missing0 = "uncles"))){
+if((((((((((((((((((((data.hash === undefined) || (!(func0.call(data, "hash")))) && (missing0 = "hash")) || (((data.parentHash === undefined) || (!(func0.call(data, "parentHash")))) && (missing0 = "parentHash"))) || (((data.sha3Uncles === undefined) || (!(func0.call(data, "sha3Uncles")))) && (missing0 = "sha3Uncles"))) || (((data.miner === undefined) || (!(func0.call(data, "miner")))) && (missing0 = "miner"))) || (((data.stateRoot === undefined) || (!(func0.call(data, "stateRoot")))) && (missing0 = "stateRoot"))) || (((data.transactionsRoot === undefined) || (!(func0.call(data, "transactionsRoot")))) && (missing0 = "transactionsRoot"))) || (((data.receiptsRoot === undefined) || (!(func0.call(data, "receiptsRoot")))) && (missing0 = "receiptsRoot"))) || (((data.logsBloom === undefined) || (!(func0.call(data, "logsBloom")))) && (missing0 = "logsBloom"))) || (((data.number === undefined) || (!(func0.call(data, "number")))) && (missing0 = "number"))) || (((data.gasLimit === undefined) || (!(func0.call(data, "gasLimit")))) && (missing0 = "gasLimit"))) || (((data.gasUsed === undefined) || (!(func0.call(data, "gasUsed")))) && (missing0 = "gasUsed"))) || (((data.timestamp === undefined) || (!(func0.call(data, "timestamp")))) && (missing0 = "timestamp"))) || (((data.extraData === undefined) || (!(func0.call(data, "extraData")))) && (missing0 = "extraData"))) || (((data.mixHash === undefined) || (!(func0.call(data, "mixHash")))) && (missing0 = "mixHash"))) || (((data.nonce === undefined) || (!(func0.call(data, "nonce")))) && (missing0 = "nonce"))) || (((data.size === undefined) || (!(func0.call(data, "size")))) && (missing0 = "size"))) || (((data.transactions === undefined) || (!(func0.call(data, "transactions")))) && (missing0 = "transactions"))) || (((data.uncles === undefined) || (!(func0.call(data, "uncles")))) && (missing0 = "uncles"))){
 validate34.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.hash !== undefined){
+if(data.hash !== undefined && func0.call(data, "hash")){
 const _errs1 = errors;
 if(!(validate35(data.hash, {instancePath:instancePath+"/hash",parentData:data,parentDataProperty:"hash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -2426,7 +2427,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.parentHash !== undefined){
+if(data.parentHash !== undefined && func0.call(data, "parentHash")){
 const _errs2 = errors;
 if(!(validate35(data.parentHash, {instancePath:instancePath+"/parentHash",parentData:data,parentDataProperty:"parentHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -2438,7 +2439,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.sha3Uncles !== undefined){
+if(data.sha3Uncles !== undefined && func0.call(data, "sha3Uncles")){
 const _errs3 = errors;
 if(!(validate35(data.sha3Uncles, {instancePath:instancePath+"/sha3Uncles",parentData:data,parentDataProperty:"sha3Uncles",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -2450,7 +2451,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.miner !== undefined){
+if(data.miner !== undefined && func0.call(data, "miner")){
 const _errs4 = errors;
 if(!(validate39(data.miner, {instancePath:instancePath+"/miner",parentData:data,parentDataProperty:"miner",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
@@ -2462,7 +2463,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.stateRoot !== undefined){
+if(data.stateRoot !== undefined && func0.call(data, "stateRoot")){
 const _errs5 = errors;
 if(!(validate35(data.stateRoot, {instancePath:instancePath+"/stateRoot",parentData:data,parentDataProperty:"stateRoot",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -2474,7 +2475,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.transactionsRoot !== undefined){
+if(data.transactionsRoot !== undefined && func0.call(data, "transactionsRoot")){
 const _errs6 = errors;
 if(!(validate35(data.transactionsRoot, {instancePath:instancePath+"/transactionsRoot",parentData:data,parentDataProperty:"transactionsRoot",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -2486,7 +2487,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.receiptsRoot !== undefined){
+if(data.receiptsRoot !== undefined && func0.call(data, "receiptsRoot")){
 const _errs7 = errors;
 if(!(validate35(data.receiptsRoot, {instancePath:instancePath+"/receiptsRoot",parentData:data,parentDataProperty:"receiptsRoot",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -2498,7 +2499,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.logsBloom !== undefined){
+if(data.logsBloom !== undefined && func0.call(data, "logsBloom")){
 const _errs8 = errors;
 if(!(validate44(data.logsBloom, {instancePath:instancePath+"/logsBloom",parentData:data,parentDataProperty:"logsBloom",rootData}))){
 vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
@@ -2510,7 +2511,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.difficulty !== undefined){
+if(data.difficulty !== undefined && func0.call(data, "difficulty")){
 const _errs9 = errors;
 if(!(validate23(data.difficulty, {instancePath:instancePath+"/difficulty",parentData:data,parentDataProperty:"difficulty",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -2522,7 +2523,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.number !== undefined){
+if(data.number !== undefined && func0.call(data, "number")){
 const _errs10 = errors;
 if(!(validate23(data.number, {instancePath:instancePath+"/number",parentData:data,parentDataProperty:"number",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -2534,7 +2535,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gasLimit !== undefined){
+if(data.gasLimit !== undefined && func0.call(data, "gasLimit")){
 const _errs11 = errors;
 if(!(validate23(data.gasLimit, {instancePath:instancePath+"/gasLimit",parentData:data,parentDataProperty:"gasLimit",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -2546,7 +2547,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gasUsed !== undefined){
+if(data.gasUsed !== undefined && func0.call(data, "gasUsed")){
 const _errs12 = errors;
 if(!(validate23(data.gasUsed, {instancePath:instancePath+"/gasUsed",parentData:data,parentDataProperty:"gasUsed",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -2558,7 +2559,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.timestamp !== undefined){
+if(data.timestamp !== undefined && func0.call(data, "timestamp")){
 const _errs13 = errors;
 if(!(validate23(data.timestamp, {instancePath:instancePath+"/timestamp",parentData:data,parentDataProperty:"timestamp",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -2570,7 +2571,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.extraData !== undefined){
+if(data.extraData !== undefined && func0.call(data, "extraData")){
 const _errs14 = errors;
 if(!(validate51(data.extraData, {instancePath:instancePath+"/extraData",parentData:data,parentDataProperty:"extraData",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
@@ -2582,7 +2583,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.mixHash !== undefined){
+if(data.mixHash !== undefined && func0.call(data, "mixHash")){
 const _errs15 = errors;
 if(!(validate35(data.mixHash, {instancePath:instancePath+"/mixHash",parentData:data,parentDataProperty:"mixHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -2594,7 +2595,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.nonce !== undefined){
+if(data.nonce !== undefined && func0.call(data, "nonce")){
 const _errs16 = errors;
 if(!(validate54(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
@@ -2606,7 +2607,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.baseFeePerGas !== undefined){
+if(data.baseFeePerGas !== undefined && func0.call(data, "baseFeePerGas")){
 const _errs17 = errors;
 if(!(validate23(data.baseFeePerGas, {instancePath:instancePath+"/baseFeePerGas",parentData:data,parentDataProperty:"baseFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -2618,7 +2619,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.withdrawalsRoot !== undefined){
+if(data.withdrawalsRoot !== undefined && func0.call(data, "withdrawalsRoot")){
 const _errs18 = errors;
 if(!(validate35(data.withdrawalsRoot, {instancePath:instancePath+"/withdrawalsRoot",parentData:data,parentDataProperty:"withdrawalsRoot",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -2630,7 +2631,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.blobGasUsed !== undefined){
+if(data.blobGasUsed !== undefined && func0.call(data, "blobGasUsed")){
 const _errs19 = errors;
 if(!(validate23(data.blobGasUsed, {instancePath:instancePath+"/blobGasUsed",parentData:data,parentDataProperty:"blobGasUsed",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -2642,7 +2643,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.excessBlobGas !== undefined){
+if(data.excessBlobGas !== undefined && func0.call(data, "excessBlobGas")){
 const _errs20 = errors;
 if(!(validate23(data.excessBlobGas, {instancePath:instancePath+"/excessBlobGas",parentData:data,parentDataProperty:"excessBlobGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -2654,7 +2655,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.parentBeaconBlockRoot !== undefined){
+if(data.parentBeaconBlockRoot !== undefined && func0.call(data, "parentBeaconBlockRoot")){
 const _errs21 = errors;
 if(!(validate35(data.parentBeaconBlockRoot, {instancePath:instancePath+"/parentBeaconBlockRoot",parentData:data,parentDataProperty:"parentBeaconBlockRoot",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -2666,7 +2667,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.size !== undefined){
+if(data.size !== undefined && func0.call(data, "size")){
 const _errs22 = errors;
 if(!(validate23(data.size, {instancePath:instancePath+"/size",parentData:data,parentDataProperty:"size",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -2678,7 +2679,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.transactions !== undefined){
+if(data.transactions !== undefined && func0.call(data, "transactions")){
 let data22 = data.transactions;
 const _errs23 = errors;
 const _errs24 = errors;
@@ -2774,7 +2775,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.withdrawals !== undefined){
+if(data.withdrawals !== undefined && func0.call(data, "withdrawals")){
 let data25 = data.withdrawals;
 const _errs31 = errors;
 if(errors === _errs31){
@@ -2804,7 +2805,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.uncles !== undefined){
+if(data.uncles !== undefined && func0.call(data, "uncles")){
 let data27 = data.uncles;
 const _errs34 = errors;
 if(errors === _errs34){
@@ -2834,7 +2835,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.requestsHash !== undefined){
+if(data.requestsHash !== undefined && func0.call(data, "requestsHash")){
 const _errs37 = errors;
 if(!(validate35(data.requestsHash, {instancePath:instancePath+"/requestsHash",parentData:data,parentDataProperty:"requestsHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -2846,7 +2847,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.blockAccessListHash !== undefined){
+if(data.blockAccessListHash !== undefined && func0.call(data, "blockAccessListHash")){
 const _errs38 = errors;
 if(!(validate35(data.blockAccessListHash, {instancePath:instancePath+"/blockAccessListHash",parentData:data,parentDataProperty:"blockAccessListHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -3139,7 +3140,7 @@ return errors === 0;
 export const net_version__result_ajv = validate196;
 const schema45 = {"$ref":"urn:rpcgate:node:schema:UintDecimal","$id":"urn:rpcgate:node:net_version:result"};
 const schema46 = {"title":"UintDecimal","description":"Decimal unsigned integer string.","type":"string","pattern":"^(0|[1-9][0-9]*)$","$id":"urn:rpcgate:node:schema:UintDecimal"};
-const pattern14 = func2("^(0|[1-9][0-9]*)$", "u");
+const pattern14 = func45("^(0|[1-9][0-9]*)$", "u");
 
 function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:UintDecimal" */;
@@ -3246,7 +3247,7 @@ let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.startingBlock !== undefined){
+if(data.startingBlock !== undefined && func0.call(data, "startingBlock")){
 const _errs1 = errors;
 if(!(validate23(data.startingBlock, {instancePath:instancePath+"/startingBlock",parentData:data,parentDataProperty:"startingBlock",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -3258,7 +3259,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.currentBlock !== undefined){
+if(data.currentBlock !== undefined && func0.call(data, "currentBlock")){
 const _errs2 = errors;
 if(!(validate23(data.currentBlock, {instancePath:instancePath+"/currentBlock",parentData:data,parentDataProperty:"currentBlock",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -3270,7 +3271,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.highestBlock !== undefined){
+if(data.highestBlock !== undefined && func0.call(data, "highestBlock")){
 const _errs3 = errors;
 if(!(validate23(data.highestBlock, {instancePath:instancePath+"/highestBlock",parentData:data,parentDataProperty:"highestBlock",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -3573,12 +3574,12 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.oldestBlock === undefined) && (missing0 = "oldestBlock")) || ((data.baseFeePerGas === undefined) && (missing0 = "baseFeePerGas"))) || ((data.gasUsedRatio === undefined) && (missing0 = "gasUsedRatio"))){
+if(((((data.oldestBlock === undefined) || (!(func0.call(data, "oldestBlock")))) && (missing0 = "oldestBlock")) || (((data.baseFeePerGas === undefined) || (!(func0.call(data, "baseFeePerGas")))) && (missing0 = "baseFeePerGas"))) || (((data.gasUsedRatio === undefined) || (!(func0.call(data, "gasUsedRatio")))) && (missing0 = "gasUsedRatio"))){
 validate220.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.oldestBlock !== undefined){
+if(data.oldestBlock !== undefined && func0.call(data, "oldestBlock")){
 const _errs1 = errors;
 if(!(validate23(data.oldestBlock, {instancePath:instancePath+"/oldestBlock",parentData:data,parentDataProperty:"oldestBlock",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -3590,7 +3591,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.baseFeePerGas !== undefined){
+if(data.baseFeePerGas !== undefined && func0.call(data, "baseFeePerGas")){
 let data1 = data.baseFeePerGas;
 const _errs2 = errors;
 if(errors === _errs2){
@@ -3620,7 +3621,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.baseFeePerBlobGas !== undefined){
+if(data.baseFeePerBlobGas !== undefined && func0.call(data, "baseFeePerBlobGas")){
 let data3 = data.baseFeePerBlobGas;
 const _errs5 = errors;
 if(errors === _errs5){
@@ -3650,7 +3651,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gasUsedRatio !== undefined){
+if(data.gasUsedRatio !== undefined && func0.call(data, "gasUsedRatio")){
 let data5 = data.gasUsedRatio;
 const _errs8 = errors;
 if(errors === _errs8){
@@ -3680,7 +3681,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.blobGasUsedRatio !== undefined){
+if(data.blobGasUsedRatio !== undefined && func0.call(data, "blobGasUsedRatio")){
 let data7 = data.blobGasUsedRatio;
 const _errs11 = errors;
 if(errors === _errs11){
@@ -3710,7 +3711,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reward !== undefined){
+if(data.reward !== undefined && func0.call(data, "reward")){
 let data9 = data.reward;
 const _errs14 = errors;
 if(errors === _errs14){
@@ -4065,7 +4066,7 @@ return errors === 0;
 export const eth_getStorageAt__params_ajv = validate248;
 const schema68 = {"$id":"urn:rpcgate:node:eth_getStorageAt:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:Address"},{"$ref":"urn:rpcgate:node:schema:BytesMax32"},{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTagOrHash"}],"additionalItems":false,"minItems":2,"maxItems":3};
 const schema69 = {"title":"BytesMax32","description":"32 hex encoded bytes.","type":"string","pattern":"^0x[0-9a-f]{0,64}$","$id":"urn:rpcgate:node:schema:BytesMax32"};
-const pattern15 = func2("^0x[0-9a-f]{0,64}$", "u");
+const pattern15 = func45("^0x[0-9a-f]{0,64}$", "u");
 
 function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:BytesMax32" */;
@@ -4170,7 +4171,6 @@ return errors === 0;
 export const eth_call__params_ajv = validate255;
 const schema71 = {"$id":"urn:rpcgate:node:eth_call:params","type":"array","items":[{"$ref":"urn:rpcgate:node:schema:GenericTransaction"},{"$ref":"urn:rpcgate:node:schema:BlockNumberOrTagOrHash"}],"additionalItems":false,"minItems":1,"maxItems":2};
 const schema72 = {"title":"GenericTransaction","description":"Transaction object generic to all types.\n\nUsed by `eth_call` and `eth_estimateGas`. All fields are optional; unknown fields are refused.\n\nFields:\n- `to`: To address.\n- `from`: From address.\n- `gas`: Gas limit.\n- `input`: Input data.\n- `data`: Input data (legacy name) Same as `input`; accepted for compatibility with clients that still send `data`. If both are given they must be equal.\n- `gasPrice`: The gas price willing to be paid by the sender in wei.\n- `maxPriorityFeePerGas`: Maximum fee per gas the sender is willing to pay to miners in wei.\n- `maxFeePerGas`: The maximum total fee per gas the sender is willing to pay (includes the network / base fee and miner / priority fee) in wei.\n- `maxFeePerBlobGas`: The maximum total fee per gas the sender is willing to pay for blob gas in wei.\n- `accessList`: EIP-2930 access list.\n- `blobVersionedHashes`: List of versioned blob hashes associated with the transaction's EIP-4844 data blobs.\n- `blobs`: Raw blob data.\n- `commitments`: List of blob commitments as per EIP-4844.\n- `proofs`: List of blob proofs. Pre-PeerDAS this contains one KZG proof per blob (length == len(blobs)). Post-PeerDAS this contains cell proofs with length == 128 * len(blobs).\n- `chainId`: Chain ID that this transaction is valid on.\n- `authorizationList`: EIP-7702 authorization list.","type":"object","additionalProperties":false,"properties":{"type":{"$ref":"urn:rpcgate:node:schema:Byte"},"nonce":{"$ref":"urn:rpcgate:node:schema:Uint"},"to":{"description":"To address.","oneOf":[{"description":"Contract Creation (null)","type":"null"},{"$ref":"urn:rpcgate:node:schema:Address"}]},"from":{"$ref":"urn:rpcgate:node:schema:Address"},"gas":{"$ref":"urn:rpcgate:node:schema:Uint"},"value":{"$ref":"urn:rpcgate:node:schema:Uint"},"input":{"$ref":"urn:rpcgate:node:schema:Bytes"},"data":{"$ref":"urn:rpcgate:node:schema:Bytes"},"gasPrice":{"$ref":"urn:rpcgate:node:schema:Uint"},"maxPriorityFeePerGas":{"$ref":"urn:rpcgate:node:schema:Uint"},"maxFeePerGas":{"$ref":"urn:rpcgate:node:schema:Uint"},"maxFeePerBlobGas":{"$ref":"urn:rpcgate:node:schema:Uint"},"accessList":{"$ref":"urn:rpcgate:node:schema:AccessList"},"blobVersionedHashes":{"description":"List of versioned blob hashes associated with the transaction's EIP-4844 data blobs.","type":"array","items":{"$ref":"urn:rpcgate:node:schema:Hash32"}},"blobs":{"description":"Raw blob data.","type":"array","items":{"$ref":"urn:rpcgate:node:schema:Bytes"}},"commitments":{"description":"List of blob commitments as per EIP-4844.","type":"array","items":{"$ref":"urn:rpcgate:node:schema:Bytes"}},"proofs":{"description":"List of blob proofs. Pre-PeerDAS this contains one KZG proof per blob (length == len(blobs)). Post-PeerDAS this contains cell proofs with length == 128 * len(blobs).","type":"array","items":{"$ref":"urn:rpcgate:node:schema:Bytes"}},"chainId":{"$ref":"urn:rpcgate:node:schema:Uint"},"authorizationList":{"$ref":"urn:rpcgate:node:schema:AuthorizationList"}},"$id":"urn:rpcgate:node:schema:GenericTransaction"};
-const func18 = Object.prototype.hasOwnProperty;
 
 function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:schema:GenericTransaction" */;
@@ -4179,15 +4179,15 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
-for(const key0 in data){
-if(!(func18.call(schema72.properties, key0))){
+for(const key0 of Object.keys(data)){
+if(!(func0.call(schema72.properties, key0))){
 validate256.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.type !== undefined){
+if(data.type !== undefined && func0.call(data, "type")){
 const _errs2 = errors;
 if(!(validate93(data.type, {instancePath:instancePath+"/type",parentData:data,parentDataProperty:"type",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
@@ -4199,7 +4199,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.nonce !== undefined){
+if(data.nonce !== undefined && func0.call(data, "nonce")){
 const _errs3 = errors;
 if(!(validate23(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -4211,7 +4211,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.to !== undefined){
+if(data.to !== undefined && func0.call(data, "to")){
 let data2 = data.to;
 const _errs4 = errors;
 const _errs5 = errors;
@@ -4278,7 +4278,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.from !== undefined){
+if(data.from !== undefined && func0.call(data, "from")){
 const _errs9 = errors;
 if(!(validate39(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
@@ -4290,7 +4290,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gas !== undefined){
+if(data.gas !== undefined && func0.call(data, "gas")){
 const _errs10 = errors;
 if(!(validate23(data.gas, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -4302,7 +4302,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.value !== undefined){
+if(data.value !== undefined && func0.call(data, "value")){
 const _errs11 = errors;
 if(!(validate23(data.value, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -4314,7 +4314,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.input !== undefined){
+if(data.input !== undefined && func0.call(data, "input")){
 const _errs12 = errors;
 if(!(validate51(data.input, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
@@ -4326,7 +4326,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.data !== undefined){
+if(data.data !== undefined && func0.call(data, "data")){
 const _errs13 = errors;
 if(!(validate51(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
@@ -4338,7 +4338,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gasPrice !== undefined){
+if(data.gasPrice !== undefined && func0.call(data, "gasPrice")){
 const _errs14 = errors;
 if(!(validate23(data.gasPrice, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -4350,7 +4350,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.maxPriorityFeePerGas !== undefined){
+if(data.maxPriorityFeePerGas !== undefined && func0.call(data, "maxPriorityFeePerGas")){
 const _errs15 = errors;
 if(!(validate23(data.maxPriorityFeePerGas, {instancePath:instancePath+"/maxPriorityFeePerGas",parentData:data,parentDataProperty:"maxPriorityFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -4362,7 +4362,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.maxFeePerGas !== undefined){
+if(data.maxFeePerGas !== undefined && func0.call(data, "maxFeePerGas")){
 const _errs16 = errors;
 if(!(validate23(data.maxFeePerGas, {instancePath:instancePath+"/maxFeePerGas",parentData:data,parentDataProperty:"maxFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -4374,7 +4374,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.maxFeePerBlobGas !== undefined){
+if(data.maxFeePerBlobGas !== undefined && func0.call(data, "maxFeePerBlobGas")){
 const _errs17 = errors;
 if(!(validate23(data.maxFeePerBlobGas, {instancePath:instancePath+"/maxFeePerBlobGas",parentData:data,parentDataProperty:"maxFeePerBlobGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -4386,7 +4386,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.accessList !== undefined){
+if(data.accessList !== undefined && func0.call(data, "accessList")){
 const _errs18 = errors;
 if(!(validate81(data.accessList, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
@@ -4398,7 +4398,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.blobVersionedHashes !== undefined){
+if(data.blobVersionedHashes !== undefined && func0.call(data, "blobVersionedHashes")){
 let data13 = data.blobVersionedHashes;
 const _errs19 = errors;
 if(errors === _errs19){
@@ -4428,7 +4428,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.blobs !== undefined){
+if(data.blobs !== undefined && func0.call(data, "blobs")){
 let data15 = data.blobs;
 const _errs22 = errors;
 if(errors === _errs22){
@@ -4458,7 +4458,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.commitments !== undefined){
+if(data.commitments !== undefined && func0.call(data, "commitments")){
 let data17 = data.commitments;
 const _errs25 = errors;
 if(errors === _errs25){
@@ -4488,7 +4488,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.proofs !== undefined){
+if(data.proofs !== undefined && func0.call(data, "proofs")){
 let data19 = data.proofs;
 const _errs28 = errors;
 if(errors === _errs28){
@@ -4518,7 +4518,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.chainId !== undefined){
+if(data.chainId !== undefined && func0.call(data, "chainId")){
 const _errs31 = errors;
 if(!(validate23(data.chainId, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -4530,7 +4530,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.authorizationList !== undefined){
+if(data.authorizationList !== undefined && func0.call(data, "authorizationList")){
 const _errs32 = errors;
 if(!(validate88(data.authorizationList, {instancePath:instancePath+"/authorizationList",parentData:data,parentDataProperty:"authorizationList",rootData}))){
 vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
@@ -5060,7 +5060,7 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.blockHash === undefined) && (missing0 = "blockHash")){
+if(((data.blockHash === undefined) || (!(func0.call(data, "blockHash")))) && (missing0 = "blockHash")){
 const err0 = {};
 if(vErrors === null){
 vErrors = [err0];
@@ -5106,7 +5106,7 @@ vErrors = null;
 }
 if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.fromBlock !== undefined){
+if(data.fromBlock !== undefined && func0.call(data, "fromBlock")){
 const _errs6 = errors;
 if(!(validate287(data.fromBlock, {instancePath:instancePath+"/fromBlock",parentData:data,parentDataProperty:"fromBlock",rootData}))){
 vErrors = vErrors === null ? validate287.errors : vErrors.concat(validate287.errors);
@@ -5118,7 +5118,7 @@ else {
 var valid2 = true;
 }
 if(valid2){
-if(data.toBlock !== undefined){
+if(data.toBlock !== undefined && func0.call(data, "toBlock")){
 const _errs7 = errors;
 if(!(validate287(data.toBlock, {instancePath:instancePath+"/toBlock",parentData:data,parentDataProperty:"toBlock",rootData}))){
 vErrors = vErrors === null ? validate287.errors : vErrors.concat(validate287.errors);
@@ -5130,7 +5130,7 @@ else {
 var valid2 = true;
 }
 if(valid2){
-if(data.address !== undefined){
+if(data.address !== undefined && func0.call(data, "address")){
 let data2 = data.address;
 const _errs8 = errors;
 const _errs9 = errors;
@@ -5211,7 +5211,7 @@ else {
 var valid2 = true;
 }
 if(valid2){
-if(data.topics !== undefined){
+if(data.topics !== undefined && func0.call(data, "topics")){
 const _errs14 = errors;
 if(!(validate297(data.topics, {instancePath:instancePath+"/topics",parentData:data,parentDataProperty:"topics",rootData}))){
 vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
@@ -5251,7 +5251,7 @@ const _errs20 = errors;
 if(errors === _errs20){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing1;
-if((data.fromBlock === undefined) && (missing1 = "fromBlock")){
+if(((data.fromBlock === undefined) || (!(func0.call(data, "fromBlock")))) && (missing1 = "fromBlock")){
 const err6 = {};
 if(vErrors === null){
 vErrors = [err6];
@@ -5280,7 +5280,7 @@ const _errs22 = errors;
 if(errors === _errs22){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing2;
-if((data.toBlock === undefined) && (missing2 = "toBlock")){
+if(((data.toBlock === undefined) || (!(func0.call(data, "toBlock")))) && (missing2 = "toBlock")){
 const err8 = {};
 if(vErrors === null){
 vErrors = [err8];
@@ -5351,7 +5351,7 @@ vErrors = null;
 if(errors === _errs15){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing3;
-if((data.blockHash === undefined) && (missing3 = "blockHash")){
+if(((data.blockHash === undefined) || (!(func0.call(data, "blockHash")))) && (missing3 = "blockHash")){
 const err12 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"};
 if(vErrors === null){
 vErrors = [err12];
@@ -5362,7 +5362,7 @@ vErrors.push(err12);
 errors++;
 }
 else {
-if(data.blockHash !== undefined){
+if(data.blockHash !== undefined && func0.call(data, "blockHash")){
 const _errs24 = errors;
 if(!(validate35(data.blockHash, {instancePath:instancePath+"/blockHash",parentData:data,parentDataProperty:"blockHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -5374,7 +5374,7 @@ else {
 var valid6 = true;
 }
 if(valid6){
-if(data.address !== undefined){
+if(data.address !== undefined && func0.call(data, "address")){
 let data5 = data.address;
 const _errs25 = errors;
 const _errs26 = errors;
@@ -5455,7 +5455,7 @@ else {
 var valid6 = true;
 }
 if(valid6){
-if(data.topics !== undefined){
+if(data.topics !== undefined && func0.call(data, "topics")){
 const _errs31 = errors;
 if(!(validate297(data.topics, {instancePath:instancePath+"/topics",parentData:data,parentDataProperty:"topics",rootData}))){
 vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
@@ -5573,12 +5573,12 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.transactionHash === undefined) && (missing0 = "transactionHash")){
+if(((data.transactionHash === undefined) || (!(func0.call(data, "transactionHash")))) && (missing0 = "transactionHash")){
 validate310.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.removed !== undefined){
+if(data.removed !== undefined && func0.call(data, "removed")){
 const _errs1 = errors;
 if(typeof data.removed !== "boolean"){
 validate310.errors = [{instancePath:instancePath+"/removed",schemaPath:"#/properties/removed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
@@ -5590,7 +5590,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.logIndex !== undefined){
+if(data.logIndex !== undefined && func0.call(data, "logIndex")){
 const _errs3 = errors;
 if(!(validate23(data.logIndex, {instancePath:instancePath+"/logIndex",parentData:data,parentDataProperty:"logIndex",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -5602,7 +5602,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.transactionIndex !== undefined){
+if(data.transactionIndex !== undefined && func0.call(data, "transactionIndex")){
 const _errs4 = errors;
 if(!(validate23(data.transactionIndex, {instancePath:instancePath+"/transactionIndex",parentData:data,parentDataProperty:"transactionIndex",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -5614,7 +5614,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.transactionHash !== undefined){
+if(data.transactionHash !== undefined && func0.call(data, "transactionHash")){
 const _errs5 = errors;
 if(!(validate35(data.transactionHash, {instancePath:instancePath+"/transactionHash",parentData:data,parentDataProperty:"transactionHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -5626,7 +5626,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.blockHash !== undefined){
+if(data.blockHash !== undefined && func0.call(data, "blockHash")){
 const _errs6 = errors;
 if(!(validate35(data.blockHash, {instancePath:instancePath+"/blockHash",parentData:data,parentDataProperty:"blockHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -5638,7 +5638,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.blockNumber !== undefined){
+if(data.blockNumber !== undefined && func0.call(data, "blockNumber")){
 const _errs7 = errors;
 if(!(validate23(data.blockNumber, {instancePath:instancePath+"/blockNumber",parentData:data,parentDataProperty:"blockNumber",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -5650,7 +5650,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.blockTimestamp !== undefined){
+if(data.blockTimestamp !== undefined && func0.call(data, "blockTimestamp")){
 const _errs8 = errors;
 if(!(validate23(data.blockTimestamp, {instancePath:instancePath+"/blockTimestamp",parentData:data,parentDataProperty:"blockTimestamp",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -5662,7 +5662,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.address !== undefined){
+if(data.address !== undefined && func0.call(data, "address")){
 const _errs9 = errors;
 if(!(validate39(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
@@ -5674,7 +5674,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.data !== undefined){
+if(data.data !== undefined && func0.call(data, "data")){
 const _errs10 = errors;
 if(!(validate51(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
@@ -5686,7 +5686,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.topics !== undefined){
+if(data.topics !== undefined && func0.call(data, "topics")){
 let data9 = data.topics;
 const _errs11 = errors;
 if(errors === _errs11){
@@ -6359,12 +6359,12 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((((((data.blockHash === undefined) && (missing0 = "blockHash")) || ((data.blockNumber === undefined) && (missing0 = "blockNumber"))) || ((data.from === undefined) && (missing0 = "from"))) || ((data.cumulativeGasUsed === undefined) && (missing0 = "cumulativeGasUsed"))) || ((data.gasUsed === undefined) && (missing0 = "gasUsed"))) || ((data.logs === undefined) && (missing0 = "logs"))) || ((data.logsBloom === undefined) && (missing0 = "logsBloom"))) || ((data.transactionHash === undefined) && (missing0 = "transactionHash"))) || ((data.transactionIndex === undefined) && (missing0 = "transactionIndex"))) || ((data.effectiveGasPrice === undefined) && (missing0 = "effectiveGasPrice"))){
+if((((((((((((data.blockHash === undefined) || (!(func0.call(data, "blockHash")))) && (missing0 = "blockHash")) || (((data.blockNumber === undefined) || (!(func0.call(data, "blockNumber")))) && (missing0 = "blockNumber"))) || (((data.from === undefined) || (!(func0.call(data, "from")))) && (missing0 = "from"))) || (((data.cumulativeGasUsed === undefined) || (!(func0.call(data, "cumulativeGasUsed")))) && (missing0 = "cumulativeGasUsed"))) || (((data.gasUsed === undefined) || (!(func0.call(data, "gasUsed")))) && (missing0 = "gasUsed"))) || (((data.logs === undefined) || (!(func0.call(data, "logs")))) && (missing0 = "logs"))) || (((data.logsBloom === undefined) || (!(func0.call(data, "logsBloom")))) && (missing0 = "logsBloom"))) || (((data.transactionHash === undefined) || (!(func0.call(data, "transactionHash")))) && (missing0 = "transactionHash"))) || (((data.transactionIndex === undefined) || (!(func0.call(data, "transactionIndex")))) && (missing0 = "transactionIndex"))) || (((data.effectiveGasPrice === undefined) || (!(func0.call(data, "effectiveGasPrice")))) && (missing0 = "effectiveGasPrice"))){
 validate354.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.type !== undefined){
+if(data.type !== undefined && func0.call(data, "type")){
 const _errs1 = errors;
 if(!(validate93(data.type, {instancePath:instancePath+"/type",parentData:data,parentDataProperty:"type",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
@@ -6376,7 +6376,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.transactionHash !== undefined){
+if(data.transactionHash !== undefined && func0.call(data, "transactionHash")){
 const _errs2 = errors;
 if(!(validate35(data.transactionHash, {instancePath:instancePath+"/transactionHash",parentData:data,parentDataProperty:"transactionHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -6388,7 +6388,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.transactionIndex !== undefined){
+if(data.transactionIndex !== undefined && func0.call(data, "transactionIndex")){
 const _errs3 = errors;
 if(!(validate23(data.transactionIndex, {instancePath:instancePath+"/transactionIndex",parentData:data,parentDataProperty:"transactionIndex",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -6400,7 +6400,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.blockHash !== undefined){
+if(data.blockHash !== undefined && func0.call(data, "blockHash")){
 const _errs4 = errors;
 if(!(validate35(data.blockHash, {instancePath:instancePath+"/blockHash",parentData:data,parentDataProperty:"blockHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -6412,7 +6412,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.blockNumber !== undefined){
+if(data.blockNumber !== undefined && func0.call(data, "blockNumber")){
 const _errs5 = errors;
 if(!(validate23(data.blockNumber, {instancePath:instancePath+"/blockNumber",parentData:data,parentDataProperty:"blockNumber",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -6424,7 +6424,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.from !== undefined){
+if(data.from !== undefined && func0.call(data, "from")){
 const _errs6 = errors;
 if(!(validate39(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
@@ -6436,7 +6436,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.to !== undefined){
+if(data.to !== undefined && func0.call(data, "to")){
 let data6 = data.to;
 const _errs7 = errors;
 const _errs8 = errors;
@@ -6503,7 +6503,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.cumulativeGasUsed !== undefined){
+if(data.cumulativeGasUsed !== undefined && func0.call(data, "cumulativeGasUsed")){
 const _errs12 = errors;
 if(!(validate23(data.cumulativeGasUsed, {instancePath:instancePath+"/cumulativeGasUsed",parentData:data,parentDataProperty:"cumulativeGasUsed",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -6515,7 +6515,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gasUsed !== undefined){
+if(data.gasUsed !== undefined && func0.call(data, "gasUsed")){
 const _errs13 = errors;
 if(!(validate23(data.gasUsed, {instancePath:instancePath+"/gasUsed",parentData:data,parentDataProperty:"gasUsed",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -6527,7 +6527,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.blobGasUsed !== undefined){
+if(data.blobGasUsed !== undefined && func0.call(data, "blobGasUsed")){
 const _errs14 = errors;
 if(!(validate23(data.blobGasUsed, {instancePath:instancePath+"/blobGasUsed",parentData:data,parentDataProperty:"blobGasUsed",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -6539,7 +6539,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.contractAddress !== undefined){
+if(data.contractAddress !== undefined && func0.call(data, "contractAddress")){
 let data10 = data.contractAddress;
 const _errs15 = errors;
 const _errs16 = errors;
@@ -6606,7 +6606,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.logs !== undefined){
+if(data.logs !== undefined && func0.call(data, "logs")){
 let data11 = data.logs;
 const _errs20 = errors;
 if(errors === _errs20){
@@ -6636,7 +6636,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.logsBloom !== undefined){
+if(data.logsBloom !== undefined && func0.call(data, "logsBloom")){
 const _errs23 = errors;
 if(!(validate44(data.logsBloom, {instancePath:instancePath+"/logsBloom",parentData:data,parentDataProperty:"logsBloom",rootData}))){
 vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
@@ -6648,7 +6648,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.root !== undefined){
+if(data.root !== undefined && func0.call(data, "root")){
 const _errs24 = errors;
 if(!(validate35(data.root, {instancePath:instancePath+"/root",parentData:data,parentDataProperty:"root",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -6660,7 +6660,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.status !== undefined){
+if(data.status !== undefined && func0.call(data, "status")){
 const _errs25 = errors;
 if(!(validate23(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -6672,7 +6672,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.effectiveGasPrice !== undefined){
+if(data.effectiveGasPrice !== undefined && func0.call(data, "effectiveGasPrice")){
 const _errs26 = errors;
 if(!(validate23(data.effectiveGasPrice, {instancePath:instancePath+"/effectiveGasPrice",parentData:data,parentDataProperty:"effectiveGasPrice",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -6684,7 +6684,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.blobGasPrice !== undefined){
+if(data.blobGasPrice !== undefined && func0.call(data, "blobGasPrice")){
 const _errs27 = errors;
 if(!(validate23(data.blobGasPrice, {instancePath:instancePath+"/blobGasPrice",parentData:data,parentDataProperty:"blobGasPrice",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -7505,12 +7505,12 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.key === undefined) && (missing0 = "key")) || ((data.value === undefined) && (missing0 = "value"))) || ((data.proof === undefined) && (missing0 = "proof"))){
+if(((((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key")) || (((data.value === undefined) || (!(func0.call(data, "value")))) && (missing0 = "value"))) || (((data.proof === undefined) || (!(func0.call(data, "proof")))) && (missing0 = "proof"))){
 validate415.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.key !== undefined){
+if(data.key !== undefined && func0.call(data, "key")){
 const _errs1 = errors;
 if(!(validate250(data.key, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
 vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
@@ -7522,7 +7522,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.value !== undefined){
+if(data.value !== undefined && func0.call(data, "value")){
 const _errs2 = errors;
 if(!(validate95(data.value, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
 vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
@@ -7534,7 +7534,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.proof !== undefined){
+if(data.proof !== undefined && func0.call(data, "proof")){
 let data2 = data.proof;
 const _errs3 = errors;
 if(errors === _errs3){
@@ -7584,12 +7584,12 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((data.address === undefined) && (missing0 = "address")) || ((data.accountProof === undefined) && (missing0 = "accountProof"))) || ((data.balance === undefined) && (missing0 = "balance"))) || ((data.codeHash === undefined) && (missing0 = "codeHash"))) || ((data.nonce === undefined) && (missing0 = "nonce"))) || ((data.storageHash === undefined) && (missing0 = "storageHash"))) || ((data.storageProof === undefined) && (missing0 = "storageProof"))){
+if(((((((((data.address === undefined) || (!(func0.call(data, "address")))) && (missing0 = "address")) || (((data.accountProof === undefined) || (!(func0.call(data, "accountProof")))) && (missing0 = "accountProof"))) || (((data.balance === undefined) || (!(func0.call(data, "balance")))) && (missing0 = "balance"))) || (((data.codeHash === undefined) || (!(func0.call(data, "codeHash")))) && (missing0 = "codeHash"))) || (((data.nonce === undefined) || (!(func0.call(data, "nonce")))) && (missing0 = "nonce"))) || (((data.storageHash === undefined) || (!(func0.call(data, "storageHash")))) && (missing0 = "storageHash"))) || (((data.storageProof === undefined) || (!(func0.call(data, "storageProof")))) && (missing0 = "storageProof"))){
 validate408.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.address !== undefined){
+if(data.address !== undefined && func0.call(data, "address")){
 const _errs1 = errors;
 if(!(validate39(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
@@ -7601,7 +7601,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.accountProof !== undefined){
+if(data.accountProof !== undefined && func0.call(data, "accountProof")){
 let data1 = data.accountProof;
 const _errs2 = errors;
 if(errors === _errs2){
@@ -7631,7 +7631,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.balance !== undefined){
+if(data.balance !== undefined && func0.call(data, "balance")){
 const _errs5 = errors;
 if(!(validate95(data.balance, {instancePath:instancePath+"/balance",parentData:data,parentDataProperty:"balance",rootData}))){
 vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
@@ -7643,7 +7643,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.codeHash !== undefined){
+if(data.codeHash !== undefined && func0.call(data, "codeHash")){
 const _errs6 = errors;
 if(!(validate35(data.codeHash, {instancePath:instancePath+"/codeHash",parentData:data,parentDataProperty:"codeHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -7655,7 +7655,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.nonce !== undefined){
+if(data.nonce !== undefined && func0.call(data, "nonce")){
 const _errs7 = errors;
 if(!(validate177(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
@@ -7667,7 +7667,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.storageHash !== undefined){
+if(data.storageHash !== undefined && func0.call(data, "storageHash")){
 const _errs8 = errors;
 if(!(validate35(data.storageHash, {instancePath:instancePath+"/storageHash",parentData:data,parentDataProperty:"storageHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
@@ -7679,7 +7679,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.storageProof !== undefined){
+if(data.storageProof !== undefined && func0.call(data, "storageProof")){
 let data7 = data.storageProof;
 const _errs9 = errors;
 if(errors === _errs9){
@@ -7805,7 +7805,7 @@ let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.accessList !== undefined){
+if(data.accessList !== undefined && func0.call(data, "accessList")){
 const _errs1 = errors;
 if(!(validate81(data.accessList, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
@@ -7817,7 +7817,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.error !== undefined){
+if(data.error !== undefined && func0.call(data, "error")){
 const _errs2 = errors;
 if(typeof data.error !== "string"){
 validate425.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -7829,7 +7829,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gasUsed !== undefined){
+if(data.gasUsed !== undefined && func0.call(data, "gasUsed")){
 const _errs4 = errors;
 if(!(validate23(data.gasUsed, {instancePath:instancePath+"/gasUsed",parentData:data,parentDataProperty:"gasUsed",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -7928,7 +7928,7 @@ return errors === 0;
 
 export const eth_protocolVersion__result_ajv = validate433;
 const schema126 = {"oneOf":[{"$ref":"urn:rpcgate:node:schema:Uint"},{"type":"string","pattern":"^[0-9]+$"},{"type":"integer","minimum":0}],"$id":"urn:rpcgate:node:eth_protocolVersion:result"};
-const pattern17 = func2("^[0-9]+$", "u");
+const pattern17 = func45("^[0-9]+$", "u");
 
 function validate433(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_protocolVersion:result" */;
@@ -8744,7 +8744,7 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 const _errs5 = errors;
-for(const key0 in data1){
+for(const key0 of Object.keys(data1)){
 if(!((key0 === "address") || (key0 === "topics"))){
 validate470.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
@@ -8752,7 +8752,7 @@ break;
 }
 }
 if(_errs5 === errors){
-if(data1.address !== undefined){
+if(data1.address !== undefined && func0.call(data1, "address")){
 let data2 = data1.address;
 const _errs6 = errors;
 const _errs7 = errors;
@@ -8813,7 +8813,7 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data1.topics !== undefined){
+if(data1.topics !== undefined && func0.call(data1, "topics")){
 const _errs10 = errors;
 if(!(validate297(data1.topics, {instancePath:instancePath+"/1/topics",parentData:data1,parentDataProperty:"topics",rootData}))){
 vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
@@ -8850,7 +8850,7 @@ return errors === 0;
 
 export const eth_subscribe__result_ajv = validate474;
 const schema144 = {"title":"SubscriptionId","type":"string","pattern":"^0x[0-9a-f]{1,64}$","$id":"urn:rpcgate:node:eth_subscribe:result"};
-const pattern18 = func2("^0x[0-9a-f]{1,64}$", "u");
+const pattern18 = func45("^0x[0-9a-f]{1,64}$", "u");
 
 function validate474(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_subscribe:result" */;
@@ -8874,7 +8874,7 @@ return errors === 0;
 
 export const eth_unsubscribe__params_ajv = validate475;
 const schema145 = {"$id":"urn:rpcgate:node:eth_unsubscribe:params","type":"array","items":[{"type":"string","pattern":"^0x[0-9a-fA-F]{1,64}$"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const pattern19 = func2("^0x[0-9a-fA-F]{1,64}$", "u");
+const pattern19 = func45("^0x[0-9a-fA-F]{1,64}$", "u");
 
 function validate475(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:node:eth_unsubscribe:params" */;
@@ -8977,12 +8977,12 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.openrpc === undefined) && (missing0 = "openrpc")) || ((data.info === undefined) && (missing0 = "info"))) || ((data.methods === undefined) && (missing0 = "methods"))){
+if(((((data.openrpc === undefined) || (!(func0.call(data, "openrpc")))) && (missing0 = "openrpc")) || (((data.info === undefined) || (!(func0.call(data, "info")))) && (missing0 = "info"))) || (((data.methods === undefined) || (!(func0.call(data, "methods")))) && (missing0 = "methods"))){
 validate479.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.openrpc !== undefined){
+if(data.openrpc !== undefined && func0.call(data, "openrpc")){
 const _errs1 = errors;
 if(typeof data.openrpc !== "string"){
 validate479.errors = [{instancePath:instancePath+"/openrpc",schemaPath:"#/properties/openrpc/type",keyword:"type",params:{type: "string"},message:"must be string"}];
@@ -8994,7 +8994,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.info !== undefined){
+if(data.info !== undefined && func0.call(data, "info")){
 let data1 = data.info;
 const _errs3 = errors;
 if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
@@ -9007,7 +9007,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.servers !== undefined){
+if(data.servers !== undefined && func0.call(data, "servers")){
 const _errs5 = errors;
 if(!(Array.isArray(data.servers))){
 validate479.errors = [{instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"}];
@@ -9019,7 +9019,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.methods !== undefined){
+if(data.methods !== undefined && func0.call(data, "methods")){
 const _errs7 = errors;
 if(!(Array.isArray(data.methods))){
 validate479.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "array"},message:"must be array"}];
@@ -9031,7 +9031,7 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.components !== undefined){
+if(data.components !== undefined && func0.call(data, "components")){
 let data4 = data.components;
 const _errs9 = errors;
 if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){

@@ -8,7 +8,7 @@
 import type { ContractModel, Json } from '../contract/model.js';
 import { createAjv, methodSchemaId, paramsSchema, resultSchema, schemaId } from '../contract/ajv.js';
 import { rewriteRefs } from '../contract/schema-walk.js';
-import { str, tsHeader, type HeaderOptions } from './schema.js';
+import { objKey, tsHeader, type HeaderOptions } from './schema.js';
 import { RUNTIME_IMPORT } from './schema.js';
 import { FastCompiler } from '../contract/fast-checks.js';
 import { nameDocument, type Naming } from './naming.js';
@@ -67,13 +67,13 @@ export function writeValidators(c: ContractModel, opts: HeaderOptions & { naming
           `  const valid = ${ajvName(m.name, kind)}(data);\n  ${name}.errors = ${ajvName(m.name, kind)}.errors;\n  return valid;\n}\n`,
       );
     }
-    fastTable.push(`  ${str(m.name)}: { ${entries.join(', ')} },\n`);
+    fastTable.push(`  ${objKey(m.name)}: { ${entries.join(', ')} },\n`);
   }
   if (fast.needsUcs2length) runtimeName('ucs2length');
   if (fast.needsRegExp) runtime.add('safeRegExp');
 
   const table = c.methods
-    .map((m) => `  ${str(m.name)}: { params: ${exportName(m.name, 'params')}, result: ${exportName(m.name, 'result')} },\n`)
+    .map((m) => `  ${objKey(m.name)}: { params: ${exportName(m.name, 'params')}, result: ${exportName(m.name, 'result')} },\n`)
     .join('');
   return [
     tsHeader(c.spec.file, opts),

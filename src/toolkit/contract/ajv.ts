@@ -38,6 +38,7 @@ export function createAjv(c: ContractModel, opts: { source?: boolean; nativeRegE
     strict: false, // contract schemas carry OpenRPC/annotation keywords ajv does not know
     inlineRefs: false, // shared schemas stay one function each: keeps validators.ts small
     validateFormats: false, // formats are annotations in the Ethereum spec; patterns carry the checks
+    ownProperties: true, // a property named toString or constructor is the object's own, never Object.prototype's
   });
   for (const [k, s] of c.schemas) {
     const schema = rewriteRefs(s, (n) => schemaId(c, n));

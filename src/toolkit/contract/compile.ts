@@ -21,7 +21,8 @@ export interface CompiledContract {
 
 /** The descriptor of every method, as generated/<api>/methods.ts has it (without the phantom types). */
 export function methodTable(model: ContractModel): MethodTable {
-  const table: Record<string, MethodDescriptor> = {};
+  // null prototype: method names such as __proto__, constructor or toString are plain keys
+  const table: Record<string, MethodDescriptor> = Object.create(null);
   for (const m of model.methods) {
     table[m.name] = {
       name: m.name,
@@ -43,7 +44,7 @@ export function methodTable(model: ContractModel): MethodTable {
  */
 export function compileValidators(model: ContractModel, opts: { fast?: boolean } = {}): ValidatorTable {
   const ajv = createAjv(model);
-  const table: Record<string, { params: ValidateFn; result: ValidateFn }> = {};
+  const table: Record<string, { params: ValidateFn; result: ValidateFn }> = Object.create(null);
   for (const m of model.methods) {
     const params = ajv.getSchema(methodSchemaId(model, m.name, 'params'));
     const result = ajv.getSchema(methodSchemaId(model, m.name, 'result'));

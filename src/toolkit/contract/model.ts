@@ -158,9 +158,8 @@ export function inlineInnerRefs(doc: Json, budget = new DerefBudget()): Json {
       const { $ref: _drop, ...siblings } = node;
       return walk({ ...target, ...siblings }, depth + 1);
     }
-    const copy: Json = {};
-    for (const [k, v] of Object.entries(node)) copy[k] = walk(v, depth);
-    return copy;
+    // fromEntries defines keys: a property named __proto__ stays a property
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v, depth)]));
   };
   for (const key of ['methods', 'components']) if (out[key]) out[key] = walk(out[key], 0);
   return out;
@@ -185,9 +184,7 @@ export function dereference(doc: Json, budget = new DerefBudget()): Json {
       const { $ref: _drop, ...siblings } = node;
       return { ...schemaOf(pointer(doc, node.$ref), [...inside, name]), ...siblings };
     }
-    const out: Json = {};
-    for (const [k, v] of Object.entries(node)) out[k] = schemaOf(v, inside);
-    return out;
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, schemaOf(v, inside)]));
   };
   const descriptor = (cd: Json): Json => {
     const d = resolve(doc, cd);

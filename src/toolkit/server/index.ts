@@ -63,11 +63,12 @@ function addDiscover(contract: CompiledContract): void {
 
 export async function createServer<M extends MethodTable = MethodTable>(opts: ServerOptions<M>): Promise<RpcServer> {
   const contract = compileContract(await resolveDocument(opts.document, undefined, opts.limits));
-  const handlers: Record<string, Handler<MethodDescriptor> | undefined> = { ...(opts.handlers as Record<string, Handler<MethodDescriptor> | undefined>) };
+  // null prototype: a method named __proto__ or constructor is a key like any other (Object.assign copies own keys)
+  const handlers: Record<string, Handler<MethodDescriptor> | undefined> = Object.assign(Object.create(null), opts.handlers);
   // OpenRPC's service discovery: answered with the document whether or not the document lists the method.
   if (!contract.methods['rpc.discover']) addDiscover(contract);
   if (handlers['rpc.discover'] === undefined) handlers['rpc.discover'] = () => contract.model.document;
-  for (const name of Object.keys(handlers)) if (!(name in contract.methods)) throw new Error(`handler for ${name}, which the document does not have`);
+  for (const name of Object.keys(handlers)) if (!Object.hasOwn(contract.methods, name)) throw new Error(`handler for ${name}, which the document does not have`);
 
   const engine = createEngine<typeof contract.methods, CallContext>({
     methods: contract.methods,
