@@ -82,7 +82,8 @@ function build(pattern: string, flags: string): RegExpLike {
   const re2Flags = flags.includes('i') ? RE2JS.CASE_INSENSITIVE : 0;
   try {
     const re = RE2JS.compile(toRe2(pattern), re2Flags);
-    return { test: (s) => re.test(s) };
+    // toString: ajv keys its compiled patterns by it (two testers must never share a key)
+    return { test: (s) => re.test(s), toString: () => `re2:/${pattern}/${flags}` };
   } catch (e) {
     // ^(?!A)B / ^(?=A)B: B, and A tested alone at the start (A must not itself contain a group: a simple lookahead)
     const m = /^\^\(\?([!=])([^()]*)\)(.*)$/s.exec(pattern);
@@ -90,7 +91,7 @@ function build(pattern: string, flags: string): RegExpLike {
       const ahead = RE2JS.compile(`^(?:${toRe2(m[2])})`, re2Flags);
       const rest = RE2JS.compile(`^(?:${toRe2(m[3])})`, re2Flags);
       const negative = m[1] === '!';
-      return { test: (s) => rest.test(s) && ahead.test(s) !== negative };
+      return { test: (s) => rest.test(s) && ahead.test(s) !== negative, toString: () => `re2:/${pattern}/${flags}` };
     }
     throw new Error(`pattern ${JSON.stringify(pattern)} is not supported: it may backtrack without bound in JavaScript's engine and the linear-time engine (RE2) cannot compile it (${(e as Error).message})`);
   }
