@@ -12,6 +12,8 @@ import { RE2JS } from 're2js';
 
 export interface RegExpLike {
   test(s: string): boolean;
+  /** Distinct per pattern and flags (ajv keys compiled patterns by it). */
+  toString(): string;
 }
 
 /** JS escapes RE2 spells differently: `\uXXXX` and `\u{X…}` become `\x{…}`. */
@@ -46,7 +48,7 @@ export function isLinearForBacktracking(pattern: string): boolean {
       // a quantified group (its content repeated) is where exponential backtracking comes from
       if (/^[*+?{]/.test(pattern.slice(i + 1))) return false;
     } else if (c === '*' || c === '+' || c === '?') {
-      if (pattern[i - 1] === '(' ) continue;
+      if (pattern[i - 1] === '(') continue;
       quantifiers++;
       variable++;
       if (pattern[i + 1] === '?' || pattern[i + 1] === '+') i++; // lazy/possessive suffix
