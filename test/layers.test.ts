@@ -1,7 +1,8 @@
 // The architecture's layer rule as package boundaries, and the absence of folder cycles, read from the import graph of
 // the tracked sources (ARCHITECTURE.md). A wrong import fails here, so CI fails.
-//   client (packages/client)    @rpcgate/client imports only itself: no other package, no library, no node: builtin
-//                               (it runs in browsers too).
+//   client (packages/client)    @rpcgate/client imports only itself and the one library it declares, re2js (a pure-JS
+//                               linear-time pattern engine: generated validators must not let a document's pattern
+//                               stall the process, issue 26); no other package, no node: builtin (it runs in browsers).
 //   toolkit (packages/toolkit)  @rpcgate/toolkit imports itself, @rpcgate/client (by its package name) and the libraries
 //                               its own package.json lists; never the gateway: it knows nothing of keys, quotas or EVM.
 //   generated (generated/*)     imports generated code and @rpcgate/client.
@@ -112,7 +113,9 @@ function check(sources: Iterable<[file: string, text: string]>): { edges: Edge[]
         continue;
       } else {
         // A library or a builtin: the client takes none; a package takes only what its package.json declares.
-        if (layer === 'client') wrong.push(`${file} imports ${spec}: @rpcgate/client depends on nothing`);
+        if (layer === 'client' && (builtins.has(spec) || !manifests.client.dependencies?.[libraryOf(spec)])) {
+          wrong.push(`${file} imports ${spec}: @rpcgate/client depends on nothing but re2js`);
+        }
         else if (layer === 'toolkit' && !builtins.has(spec) && !manifests.toolkit.dependencies?.[libraryOf(spec)]) {
           wrong.push(`${file} imports ${spec}: not a dependency in packages/toolkit/package.json`);
         }
@@ -202,8 +205,8 @@ describe('architecture', () => {
     expect(folderCycles(all)).toEqual([]);
   });
 
-  it('the toolkit declares no gateway dependency and the client none at all', () => {
-    expect(manifests.client.dependencies ?? {}).toEqual({});
+  it('the toolkit declares no gateway dependency and the client only re2js (pure JS, no install script)', () => {
+    expect(Object.keys(manifests.client.dependencies ?? {})).toEqual(['re2js']);
     const gatewayOnly = ['@foundry-rs/anvil', 'solc', 'better-sqlite3', 'pg', 'ioredis', 'kysely', '@node-rs/argon2', 'react', 'react-dom', 'jose', 'rpcgate'];
     expect(Object.keys(manifests.toolkit.dependencies ?? {}).filter((d) => gatewayOnly.includes(d))).toEqual([]);
   });

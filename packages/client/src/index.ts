@@ -19,3 +19,5 @@ export { webSocketTransport, type WebSocketLike, type WebSocketTransport, type W
 export type { Extensions, MethodDescriptor, MethodTable, ParamsOf, ResultOf, ValidateFn, ValidatorTable } from './descriptor.js';
 // The ajv runtime helpers generated (standalone) validators call.
 export { ajvEqual, ajvUcs2length, ajvUri, AjvValidationError, AJV_RUNTIME_EXPORTS } from './ajv-runtime.js';
+// The pattern engine generated validators test strings with (linear time on any input: issue 26).
+export { safeRegExp, type RegExpLike } from './safe-regexp.js';

@@ -155,9 +155,10 @@ export function createClient<M extends MethodTable>(transport: Transport, method
   const wire = (method: string, params: unknown): unknown => {
     const d = methods[method];
     if (d.paramStructure !== 'by-name' || !Array.isArray(params)) return params ?? [];
+    // defined, not assigned: a param named __proto__ stays a property (JSON.stringify sends it)
     const out: Record<string, unknown> = {};
     d.params.forEach((p, i) => {
-      if (i < params.length && params[i] !== undefined) out[p.name] = params[i];
+      if (i < params.length && params[i] !== undefined) Object.defineProperty(out, p.name, { value: params[i], enumerable: true, writable: true, configurable: true });
     });
     return out;
   };

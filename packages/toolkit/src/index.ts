@@ -5,6 +5,7 @@
 // validating engine), `/errors` (JSON-RPC errors; browser-safe), `/conformance`, `/log-throttle`, `/http` and `/ws` (the
 // transports a service is built from), `/cli` (the commands).
 export { loadDocument, modelDocument, readDocument, type ContractModel, type ContractSpec, type MethodModel, type ParamModel } from './contract/model.js';
+export { DEFAULT_DOCUMENT_LIMITS, DocumentLimitError, type DocumentLimits } from './contract/bounds.js';
 export { compileContract, compileValidators, methodTable, type CompiledContract } from './contract/compile.js';
 export { generateClient, isGenerated, type GenerateClientOptions } from './codegen/index.js';
 export { generatePythonClient, type GeneratePythonOptions } from './codegen/python.js';

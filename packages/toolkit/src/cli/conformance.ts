@@ -4,6 +4,7 @@
 // Exit code: 0 all passed (skips allowed), 1 any failure, 2 bad usage (or a --spec document that cannot be loaded).
 import { Command, InvalidArgumentError } from 'commander';
 import { loadDocument } from '../contract/model.js';
+import { documentLimits, withDocumentLimits, type DocumentLimitFlags } from './document-limits.js';
 import { formatReport, specConformance, type ConformanceReport } from '../conformance/index.js';
 
 const positiveInt = (v: string) => {
@@ -12,7 +13,7 @@ const positiveInt = (v: string) => {
   return n;
 };
 
-export interface ConformanceCliOptions {
+export interface ConformanceCliOptions extends DocumentLimitFlags {
   json?: boolean;
   only?: string;
   timeout?: number;
@@ -57,7 +58,7 @@ export async function conformanceAction(
   if (cli.spec !== undefined) {
     let model;
     try {
-      model = await loadDocument(cli.spec);
+      model = await loadDocument(cli.spec, undefined, documentLimits(cli));
     } catch (e) {
       err(`rpcgate conformance: cannot use --spec ${cli.spec}: ${(e as Error).message}`);
       return 2;
@@ -77,7 +78,7 @@ const SPEC_DESCRIPTION =
   'check a JSON-RPC endpoint against an OpenRPC document (--spec): every example pairing, generated params where a method has none, results against the schemas, declared errors, the envelope, batch and rpc.discover';
 
 export function conformanceCommand(profile?: DefaultProfile): Command {
-  const command = new Command('conformance')
+  const command = withDocumentLimits(new Command('conformance'))
     .description(profile ? `${SPEC_DESCRIPTION}; ${profile.description}` : SPEC_DESCRIPTION)
     .argument('<url>', 'JSON-RPC endpoint, e.g. http://127.0.0.1:8545 or http://127.0.0.1:8080/mainnet/v2/<key>')
     .option('--spec <document>', 'path or http(s) URL of any OpenRPC document to check the endpoint against')

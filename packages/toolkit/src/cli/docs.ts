@@ -6,8 +6,9 @@ import { Command } from 'commander';
 import { loadDocument } from '../contract/model.js';
 import { writeDocsTo } from '../docs/index.js';
 import { errorLine } from './output.js';
+import { documentLimits, withDocumentLimits, type DocumentLimitFlags } from './document-limits.js';
 
-export interface DocsCliOptions {
+export interface DocsCliOptions extends DocumentLimitFlags {
   out: string;
 }
 
@@ -20,7 +21,7 @@ export async function docsAction(
 ): Promise<number> {
   const dir = path.resolve(cli.out);
   try {
-    const model = await loadDocument(document);
+    const model = await loadDocument(document, undefined, documentLimits(cli));
     const files = await writeDocsTo(dir, model);
     const pages = files.filter((f) => f.endsWith('.html'));
     out(`${model.title} ${model.version}: ${model.methods.length} method page(s), ${pages.length} pages and ${files.length - pages.length} assets written to ${dir}`);
@@ -33,13 +34,13 @@ export async function docsAction(
 }
 
 export function docsCommand(): Command {
-  return new Command('docs')
+  return withDocumentLimits(new Command('docs')
     .description('write the static HTML API reference of any OpenRPC document (methods, schemas, servers, a Try it panel per method)')
     .argument('<document>', 'OpenRPC document: a file path or an http(s) URL')
     .requiredOption('-o, --out <dir>', 'folder to write into (created)')
     .action(async (document: string, cli: DocsCliOptions) => {
       process.exitCode = await docsAction(document, cli);
-    });
+    }));
 }
 
 export function register(program: Command): Command {

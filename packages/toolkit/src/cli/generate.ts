@@ -11,8 +11,10 @@ import { loadDocument, type ContractModel } from '../contract/model.js';
 import { generateClient, isGenerated } from '../codegen/index.js';
 import { generatePythonClient, isGeneratedPython } from '../codegen/python.js';
 import { errorLine } from './output.js';
+import { documentLimits, withDocumentLimits, type DocumentLimitFlags } from './document-limits.js';
+import type { DocumentLimits } from '../contract/bounds.js';
 
-export interface GenerateCliOptions {
+export interface GenerateCliOptions extends DocumentLimitFlags {
   out: string;
   check?: boolean;
   name?: string;
@@ -27,8 +29,8 @@ type Lang = (typeof LANGS)[number];
 const displaySource = (source: string): string => (/^https?:\/\//i.test(source) ? source : path.basename(source));
 
 /** The files for `source`, keyed by path relative to the output folder. */
-export async function generateFiles(source: string, name?: string, lang: Lang = 'typescript', out?: string): Promise<Map<string, string>> {
-  const loaded = await loadDocument(source, name);
+export async function generateFiles(source: string, name?: string, lang: Lang = 'typescript', out?: string, limits?: DocumentLimits): Promise<Map<string, string>> {
+  const loaded = await loadDocument(source, name, limits);
   const model: ContractModel = { ...loaded, spec: { name: loaded.spec.name, file: displaySource(source) } };
   if (lang === 'python') return generatePythonClient(model, { command: 'rpcgate generate --lang python', packageName: out && path.basename(path.resolve(out)) });
   return generateClient(model, { command: 'rpcgate generate', importPath: './index.js' });
@@ -85,7 +87,7 @@ export async function generateAction(
   }
   let files: Map<string, string>;
   try {
-    files = await generateFiles(source, cli.name, lang as Lang, cli.out);
+    files = await generateFiles(source, cli.name, lang as Lang, cli.out, documentLimits(cli));
   } catch (e) {
     err(`rpcgate generate: ${errorLine(e)}`);
     return 1;
@@ -110,7 +112,7 @@ export async function generateAction(
 }
 
 export function generateCommand(): Command {
-  return new Command('generate')
+  return withDocumentLimits(new Command('generate')
     .description('write a typed client for any OpenRPC document: TypeScript (types, method descriptor, validators, client) or, with --lang python, a typed Python package')
     .argument('<document>', 'OpenRPC document: a file path or an http(s) URL')
     .requiredOption('--out <dir>', 'folder to write into (created if missing)')
@@ -119,7 +121,7 @@ export function generateCommand(): Command {
     .option('--name <name>', 'API name (types <Name>Methods, <Name>Client); default: the document file name')
     .action(async (source: string, cli: GenerateCliOptions) => {
       process.exitCode = await generateAction(source, cli);
-    });
+    }));
 }
 
 export function register(program: Command): Command {

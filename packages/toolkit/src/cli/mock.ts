@@ -5,6 +5,7 @@ import { stopWhenNpmParentExits } from './lifecycle.js';
 import { Command, InvalidArgumentError } from 'commander';
 import { createMock, type MockServer } from '../mock/index.js';
 import { errorLine } from './output.js';
+import { documentLimits, withDocumentLimits, type DocumentLimitFlags } from './document-limits.js';
 
 const port = (v: string) => {
   const n = Number(v);
@@ -19,14 +20,14 @@ const integer = (v: string) => {
 
 /** An error as one line (schema validation messages span several). */
 
-interface MockFlags {
+interface MockFlags extends DocumentLimitFlags {
   port: number;
   host: string;
   seed: number;
 }
 
 export function mockCommand(): Command {
-  return new Command('mock')
+  return withDocumentLimits(new Command('mock')
     .description('serve a mock of any OpenRPC document: params validated, answers from its examples or generated from its result schemas')
     .argument('<document>', 'OpenRPC document: a file path or an http(s) URL')
     .option('-p, --port <n>', 'listen port (0 = any free port; 3333 as @open-rpc/mock-server)', port, 3333)
@@ -36,7 +37,7 @@ export function mockCommand(): Command {
       let mock: MockServer;
       let url: string;
       try {
-        mock = await createMock({ document, seed: flags.seed, onError: (err, method) => process.stderr.write(`rpcgate mock: ${method}: ${errorLine(err)}\n`) });
+        mock = await createMock({ document, seed: flags.seed, limits: documentLimits(flags), onError: (err, method) => process.stderr.write(`rpcgate mock: ${method}: ${errorLine(err)}\n`) });
         url = await mock.listen(flags.port, flags.host);
       } catch (e) {
         process.stderr.write(`rpcgate mock: ${errorLine(e)}\n`);
@@ -53,7 +54,7 @@ export function mockCommand(): Command {
       process.once('SIGTERM', stop);
       process.once('SIGINT', stop);
       stopWhenNpmParentExits(stop);
-    });
+    }));
 }
 
 export function register(program: Command): Command {

@@ -30,15 +30,16 @@ export interface GenerateClientOptions {
 export async function generateClient(model: ContractModel, opts: GenerateClientOptions = {}): Promise<Map<string, string>> {
   const naming = nameDocument(model);
   const shared = { command: opts.command, naming };
-  const [types, methods, client] = await Promise.all([
-    writeTypes(model, shared),
-    writeMethods(model, shared),
-    writeClient(model, { ...shared, importPath: opts.importPath }),
-  ]);
+  // One file at a time: each writer holds a large working set (ajv's compiled schemas, prettier's syntax trees) that
+  // is garbage once its text is out; run together they add up (4,000 methods: about 1 GB, issue 26).
+  const validators = writeValidators(model, shared);
+  const types = await writeTypes(model, shared);
+  const methods = await writeMethods(model, shared);
+  const client = await writeClient(model, { ...shared, importPath: opts.importPath });
   const files = new Map<string, string>([
     ['types.ts', types],
     ['methods.ts', methods],
-    ['validators.ts', writeValidators(model, shared)],
+    ['validators.ts', validators],
     ['client.ts', client],
   ]);
   if (opts.index ?? true) {

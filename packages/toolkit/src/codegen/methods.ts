@@ -2,7 +2,7 @@
 // requiredness, error codes, and the method's specification extensions (`x-…` keys, copied verbatim `as const` so
 // their literal types survive); the param/result types ride along as phantom types for the engine and client.
 import type { ContractModel } from '../contract/model.js';
-import { jsdoc, str, tsHeader, type HeaderOptions } from './schema.js';
+import { jsdoc, objKey, str, tsHeader, type HeaderOptions } from './schema.js';
 import { format } from 'prettier';
 import { PRETTIER } from './types.js';
 import { RUNTIME_IMPORT } from './schema.js';
@@ -25,7 +25,7 @@ export async function writeMethods(c: ContractModel, opts: HeaderOptions & { nam
   out.push('export const extensions = {\n');
   for (const m of c.methods) {
     if (m.ext.length === 0) continue;
-    out.push(`  ${str(m.name)}: { ${m.ext.map(([k, v]) => `${str(k)}: ${JSON.stringify(v)}`).join(', ')} },\n`);
+    out.push(`  ${objKey(m.name)}: { ${m.ext.map(([k, v]) => `${str(k)}: ${JSON.stringify(v)}`).join(', ')} },\n`);
   }
   out.push('} as const;\n\n');
   out.push(jsdoc([`Every method of the ${c.spec.name} API, as data. Params/result types are phantom (\`MethodDescriptor<P, R>\`).`]));
@@ -39,7 +39,7 @@ export async function writeMethods(c: ContractModel, opts: HeaderOptions & { nam
     // By-name methods carry their params object type as a phantom brand: the typed client accepts it.
     const brand = m.paramStructure === 'by-name' ? ` & ByName<${base(m)}ParamsByName>` : '';
     out.push(
-      `  ${str(m.name)}: { name: ${str(m.name)}, summary: ${str(m.summary)}, params: [${params}], errors: [${errors}], paramStructure: ${str(m.paramStructure)}${ext} } as MethodDescriptor<${base(m)}Params, ${base(m)}Result${extType}>${brand},\n`,
+      `  ${objKey(m.name)}: { name: ${str(m.name)}, summary: ${str(m.summary)}, params: [${params}], errors: [${errors}], paramStructure: ${str(m.paramStructure)}${ext} } as MethodDescriptor<${base(m)}Params, ${base(m)}Result${extType}>${brand},\n`,
     );
   }
   out.push('} as const;\n\n');

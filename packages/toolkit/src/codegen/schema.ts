@@ -19,6 +19,10 @@ export const isHexString = (s: Json): boolean =>
 export const json = (v: unknown, replacer?: (key: string, value: unknown) => unknown): string => JSON.stringify(v, replacer ?? undefined, 2);
 
 /** A TS string literal. */
+/** An object literal's key for `s`: quoted, or computed for `__proto__` (a literal `'__proto__': v` sets the object's
+ *  prototype instead of defining a key; `['__proto__']: v` defines it). */
+export const objKey = (s: string): string => (s === '__proto__' ? `[${str(s)}]` : str(s));
+
 export const str = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\r/g, '\\r').replace(/\n/g, '\\n')}'`;
 
 /** Text safe inside a JSDoc block. */

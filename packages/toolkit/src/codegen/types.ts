@@ -11,7 +11,9 @@ import { claim, nameDocument, paramLabels, typeIdentifier, type Naming } from '.
 const HEX = '`0x${string}`';
 const ROOT = 'RpcgateCodegenRoot';
 
-export const PRETTIER = { parser: 'typescript', singleQuote: true, printWidth: 120 } as const;
+// `filepath` tells prettier the text is TypeScript, not JSX: without it prettier first runs a JSX-sniffing regex that is
+// quadratic in the size of the file (seconds on a 4,000-method document).
+export const PRETTIER = { parser: 'typescript', filepath: 'generated.ts', singleQuote: true, printWidth: 120 } as const;
 
 interface TypeNames {
   /** component key → type name */

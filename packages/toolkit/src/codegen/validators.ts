@@ -5,18 +5,15 @@
 // Block are one function each in the output.
 // In front of each ajv validator sits a fast boolean check compiled from the same schema (packages/toolkit/src/contract/fast-checks.ts):
 // `true` is final (no allocation on valid input), `false` hands over to ajv, which decides and reports the errors.
-import standaloneModule from 'ajv/dist/standalone/index.js';
 import type { ContractModel, Json } from '../contract/model.js';
 import { createAjv, methodSchemaId, paramsSchema, resultSchema, schemaId } from '../contract/ajv.js';
 import { rewriteRefs } from '../contract/schema-walk.js';
-import { str, tsHeader, type HeaderOptions } from './schema.js';
+import { objKey, tsHeader, type HeaderOptions } from './schema.js';
 import { RUNTIME_IMPORT } from './schema.js';
 import { FastCompiler } from '../contract/fast-checks.js';
 import { nameDocument, type Naming } from './naming.js';
 import { AJV_RUNTIME_EXPORTS } from '@rpcgate/client';
-
-// CJS module: under NodeNext the default import is module.exports, whose `default` is the function.
-const standaloneCode = standaloneModule.default;
+import { standaloneExports } from './standalone.js';
 
 export function writeValidators(c: ContractModel, opts: HeaderOptions & { naming?: Naming } = {}): string {
   const naming = opts.naming ?? nameDocument(c);
@@ -29,7 +26,7 @@ export function writeValidators(c: ContractModel, opts: HeaderOptions & { naming
     refs[ajvName(m.name, 'params')] = methodSchemaId(c, m.name, 'params');
     refs[ajvName(m.name, 'result')] = methodSchemaId(c, m.name, 'result');
   }
-  let code = standaloneCode(ajv, refs);
+  let code = standaloneExports(ajv, refs);
   // ajv's standalone code pulls its runtime helpers with require() even in ESM mode: they become imports of the same
   // helpers re-exported by @rpcgate/client, so the output depends on nothing but the package's exports.
   const runtime = new Set<string>();
@@ -40,6 +37,11 @@ export function writeValidators(c: ContractModel, opts: HeaderOptions & { naming
     return name;
   };
   code = code.replace(/require\("ajv\/dist\/runtime\/([a-z0-9_]+)"\)\.default/gi, (_: string, mod: string) => runtimeName(mod));
+  // the pattern engine (ajv's code.regExp, see createAjv) comes from @rpcgate/client as well
+  code = code.replace(/require\("@rpcgate\/client"\)\.safeRegExp/g, () => {
+    runtime.add('safeRegExp');
+    return 'safeRegExp';
+  });
   if (/\brequire\(/.test(code)) throw new Error('standalone validator code still contains require()');
 
   // Fast boolean checks in front of ajv (packages/toolkit/src/contract/fast-checks.ts): a true answer is final, a false one goes
@@ -65,12 +67,13 @@ export function writeValidators(c: ContractModel, opts: HeaderOptions & { naming
           `  const valid = ${ajvName(m.name, kind)}(data);\n  ${name}.errors = ${ajvName(m.name, kind)}.errors;\n  return valid;\n}\n`,
       );
     }
-    fastTable.push(`  ${str(m.name)}: { ${entries.join(', ')} },\n`);
+    fastTable.push(`  ${objKey(m.name)}: { ${entries.join(', ')} },\n`);
   }
   if (fast.needsUcs2length) runtimeName('ucs2length');
+  if (fast.needsRegExp) runtime.add('safeRegExp');
 
   const table = c.methods
-    .map((m) => `  ${str(m.name)}: { params: ${exportName(m.name, 'params')}, result: ${exportName(m.name, 'result')} },\n`)
+    .map((m) => `  ${objKey(m.name)}: { params: ${exportName(m.name, 'params')}, result: ${exportName(m.name, 'result')} },\n`)
     .join('');
   return [
     tsHeader(c.spec.file, opts),

@@ -6,6 +6,7 @@
 import { Ajv } from 'ajv';
 import type { ContractModel, Json } from './model.js';
 import { rewriteRefs } from './schema-walk.js';
+import { safeRegExp } from '@rpcgate/client';
 
 /** The JSON Schema the params validator of a method checks (also used by tests and docs). */
 export function paramsSchema(c: ContractModel, methodName: string, id?: string): Json {
@@ -27,13 +28,17 @@ export const methodSchemaId = (c: ContractModel, method: string, kind: 'params' 
 
 export const schemaId = (c: ContractModel, name: string) => `urn:rpcgate:${encodeURIComponent(c.spec.name)}:schema:${encodeURIComponent(name)}`;
 
-export function createAjv(c: ContractModel, opts: { source?: boolean } = {}): Ajv {
+/** `nativeRegExp`: V8's RegExp for patterns (the docs' browser validators, which run in the reader's own tab and ship
+ *  no RE2); everything that tests a server's input uses safeRegExp. */
+export function createAjv(c: ContractModel, opts: { source?: boolean; nativeRegExp?: boolean } = {}): Ajv {
   const ajv = new Ajv({
-    ...(opts.source ? { code: { source: true, esm: true, lines: true } } : {}),
+    // patterns test untrusted input: a linear-time engine where V8's could backtrack without bound (safe-regexp.ts)
+    code: { ...(opts.nativeRegExp ? {} : { regExp: safeRegExp }), ...(opts.source ? { source: true, esm: true, lines: true } : {}) },
     allErrors: false, // the hot path stops at the first error (allErrors is a DoS risk)
     strict: false, // contract schemas carry OpenRPC/annotation keywords ajv does not know
     inlineRefs: false, // shared schemas stay one function each: keeps validators.ts small
     validateFormats: false, // formats are annotations in the Ethereum spec; patterns carry the checks
+    ownProperties: true, // a property named toString or constructor is the object's own, never Object.prototype's
   });
   for (const [k, s] of c.schemas) {
     const schema = rewriteRefs(s, (n) => schemaId(c, n));

@@ -8,6 +8,7 @@ import { FastCompiler } from './fast-checks.js';
 import { createAjv, methodSchemaId, paramsSchema, resultSchema, schemaId } from './ajv.js';
 import type { ContractModel, Json } from './model.js';
 import { rewriteRefs } from './schema-walk.js';
+import { safeRegExp } from '@rpcgate/client';
 
 // CJS module: under NodeNext the default import is module.exports, whose `default` is the function.
 const ucs2length = (ucs2lengthModule as unknown as { default: (s: string) => number }).default ?? ucs2lengthModule;
@@ -20,7 +21,8 @@ export interface CompiledContract {
 
 /** The descriptor of every method, as generated/<api>/methods.ts has it (without the phantom types). */
 export function methodTable(model: ContractModel): MethodTable {
-  const table: Record<string, MethodDescriptor> = {};
+  // null prototype: method names such as __proto__, constructor or toString are plain keys
+  const table: Record<string, MethodDescriptor> = Object.create(null);
   for (const m of model.methods) {
     table[m.name] = {
       name: m.name,
@@ -42,7 +44,7 @@ export function methodTable(model: ContractModel): MethodTable {
  */
 export function compileValidators(model: ContractModel, opts: { fast?: boolean } = {}): ValidatorTable {
   const ajv = createAjv(model);
-  const table: Record<string, { params: ValidateFn; result: ValidateFn }> = {};
+  const table: Record<string, { params: ValidateFn; result: ValidateFn }> = Object.create(null);
   for (const m of model.methods) {
     const params = ajv.getSchema(methodSchemaId(model, m.name, 'params'));
     const result = ajv.getSchema(methodSchemaId(model, m.name, 'result'));
@@ -63,7 +65,7 @@ export function compileValidators(model: ContractModel, opts: { fast?: boolean }
   if (names.length === 0) return table;
   // The emitted code is ours (generated from the schemas' keywords, literals JSON-encoded), not the document's text.
   const body = `${fast.code()}\nreturn [${names.map(([, , fn]) => fn).join(', ')}];`;
-  const checks = new Function('fastUcs2length', body)(ucs2length) as ((data: unknown) => boolean)[];
+  const checks = new Function('fastUcs2length', 'safeRegExp', body)(ucs2length, safeRegExp) as ((data: unknown) => boolean)[];
   names.forEach(([method, kind], i) => {
     const check = checks[i];
     const slow = table[method][kind];

@@ -15,6 +15,11 @@
 import type { Json } from './model.js';
 
 type JsonType = 'null' | 'boolean' | 'number' | 'string' | 'array' | 'object';
+/** `v[p]` as code, own properties only where it matters: `__proto__`, `constructor`, `toString`, … would otherwise read
+ *  Object.prototype's members on an object that lacks them (a missing required `constructor` would pass). */
+const member = (v: string, p: string): string =>
+  p in Object.prototype ? `(Object.prototype.hasOwnProperty.call(${v}, ${lit(p)}) ? ${v}[${lit(p)}] : undefined)` : `${v}[${lit(p)}]`;
+
 const ALL_TYPES: readonly JsonType[] = ['null', 'boolean', 'number', 'string', 'array', 'object'];
 
 /** Keywords compiled here (with ajv's semantics). */
@@ -140,7 +145,7 @@ export class FastCompiler {
   code(): string {
     const head = [...this.regexes].map(([k, name]) => {
       const { source, flags } = JSON.parse(k);
-      return `const ${name} = new RegExp(${lit(source)}, ${lit(flags)});\n`;
+      return `const ${name} = safeRegExp(${lit(source)}, ${lit(flags)});\n`;
     });
     if (this.tables.size) {
       head.push('function fastTable(chars) {\n  const t = new Uint8Array(128);\n  for (let i = 0; i < chars.length; i++) t[chars.charCodeAt(i)] = 1;\n  return t;\n}\n');
@@ -148,6 +153,11 @@ export class FastCompiler {
     }
     if (this.usesNumber) head.push(FAST_PREFIXED_NUMBER);
     return [...head, ...this.out].join('');
+  }
+
+  /** The code calls `safeRegExp` (packages/client/src/safe-regexp.ts), which its module must provide. */
+  get needsRegExp(): boolean {
+    return this.regexes.size > 0;
   }
 
   /** ajv's runtime ucs2length is needed (minLength/maxLength count code points, as ajv does by default). */
@@ -417,14 +427,14 @@ export class FastCompiler {
     if (OBJECT_KW.some((k) => k in s)) {
       const only = types?.length === 1 && types[0] === 'object';
       const inner: string[] = [];
-      for (const r of s.required ?? []) inner.push(`if (${v}[${lit(r)}] === undefined) return false;`);
+      for (const r of s.required ?? []) inner.push(`if (${member(v, r)} === undefined) return false;`);
       if (typeof s.minProperties === 'number') inner.push(`if (Object.keys(${v}).length < ${s.minProperties}) return false;`);
       if (typeof s.maxProperties === 'number') inner.push(`if (Object.keys(${v}).length > ${s.maxProperties}) return false;`);
       for (const [p, ps] of Object.entries(s.properties ?? {})) {
         if (ps === true) continue;
         const x = local();
         const e = this.expr(ps, x);
-        inner.push(`const ${x} = ${v}[${lit(p)}];`, `if (${x} !== undefined && !${wrap(e)}) return false;`);
+        inner.push(`const ${x} = ${member(v, p)};`, `if (${x} !== undefined && !${wrap(e)}) return false;`);
       }
       if ('additionalProperties' in s && s.additionalProperties !== true) {
         const key = local();

@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseOpenRPCDocument } from '@open-rpc/schema-utils-js';
+import { DerefBudget, type DocumentLimits } from './bounds.js';
 
 export interface ContractSpec {
   /** Short name: output goes to generated/<name>/ and docs/api/<name>/. */
@@ -143,20 +144,22 @@ const isComponentRef = (ref: string): boolean => ref.startsWith(SCHEMA_REF) && !
  * schema it points at. Named component refs stay (they become named types and shared validators); a pointer chain
  * that loops back on itself stops after 64 steps with an error naming the ref.
  */
-export function inlineInnerRefs(doc: Json): Json {
+export function inlineInnerRefs(doc: Json, budget = new DerefBudget()): Json {
   const out = structuredClone(doc);
   const walk = (node: Json, depth: number): Json => {
-    if (Array.isArray(node)) return node.map((n) => walk(n, depth));
     if (!node || typeof node !== 'object') return node;
+    budget.node('inlining references into schemas');
+    if (Array.isArray(node)) return node.map((n) => walk(n, depth));
     if (typeof node.$ref === 'string' && node.$ref.startsWith('#/') && !isComponentRef(node.$ref) && !isOpenRpcRef(node.$ref)) {
       if (depth > 64) throw new Error(`reference ${node.$ref} does not resolve to a schema (loop)`);
-      const target = structuredClone(pointer(doc, node.$ref));
+      budget.expand(node.$ref, depth + 1);
+      // walk copies what it returns: the target needs no clone of its own.
+      const target = pointer(doc, node.$ref);
       const { $ref: _drop, ...siblings } = node;
       return walk({ ...target, ...siblings }, depth + 1);
     }
-    const copy: Json = {};
-    for (const [k, v] of Object.entries(node)) copy[k] = walk(v, depth);
-    return copy;
+    // fromEntries defines keys: a property named __proto__ stays a property
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v, depth)]));
   };
   for (const key of ['methods', 'components']) if (out[key]) out[key] = walk(out[key], 0);
   return out;
@@ -167,19 +170,21 @@ export function inlineInnerRefs(doc: Json): Json {
  * components inlined — except where a component refers back to one it is already inside (a recursive schema), which
  * stays `{ $ref }` so the result is a finite tree that JSON can hold. Used for the docs and reference validators.
  */
-export function dereference(doc: Json): Json {
+export function dereference(doc: Json, budget = new DerefBudget()): Json {
+  // Every copy is counted (budget): components that each refer to the next several times would otherwise expand
+  // exponentially ("billion laughs").
   const schemaOf = (node: Json, inside: readonly string[]): Json => {
-    if (Array.isArray(node)) return node.map((n) => schemaOf(n, inside));
     if (!node || typeof node !== 'object') return node;
+    budget.node(inside.length ? `#/components/schemas/${inside[inside.length - 1]}` : 'dereferencing');
+    if (Array.isArray(node)) return node.map((n) => schemaOf(n, inside));
     if (typeof node.$ref === 'string' && isComponentRef(node.$ref)) {
       const name = decodeURIComponent(node.$ref.slice(SCHEMA_REF.length));
       if (inside.includes(name)) return node;
+      budget.expand(node.$ref, inside.length + 1);
       const { $ref: _drop, ...siblings } = node;
       return { ...schemaOf(pointer(doc, node.$ref), [...inside, name]), ...siblings };
     }
-    const out: Json = {};
-    for (const [k, v] of Object.entries(node)) out[k] = schemaOf(v, inside);
-    return out;
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, schemaOf(v, inside)]));
   };
   const descriptor = (cd: Json): Json => {
     const d = resolve(doc, cd);
@@ -246,18 +251,19 @@ export async function readDocument(source: string, root = process.cwd()): Promis
 }
 
 /** Loads, validates and models a project's contract (`spec.file` relative to `root`). */
-export async function loadContract(root: string, spec: ContractSpec): Promise<ContractModel> {
-  return modelDocument(await readDocument(spec.file, root), spec);
+export async function loadContract(root: string, spec: ContractSpec, limits?: DocumentLimits): Promise<ContractModel> {
+  return modelDocument(await readDocument(spec.file, root), spec, limits);
 }
 
-/** Loads any OpenRPC document (a path or an http(s) URL) and models it; `name` defaults to the file's base name. */
-export async function loadDocument(source: string, name?: string): Promise<ContractModel> {
+/** Loads any OpenRPC document (a path or an http(s) URL) and models it; `name` defaults to the file's base name.
+ *  `limits` bound the work of dereferencing it (bounds.ts: DEFAULT_DOCUMENT_LIMITS). */
+export async function loadDocument(source: string, name?: string, limits?: DocumentLimits): Promise<ContractModel> {
   const base = name ?? (path.basename(source.replace(/[?#].*$/, '')).replace(/\.(open)?rpc\.json$|\.json$/i, '') || 'api');
-  return modelDocument(await readDocument(source), { name: base, file: source });
+  return modelDocument(await readDocument(source), { name: base, file: source }, limits);
 }
 
 /** Validates (against the meta-schema of the document's `openrpc` version), dereferences and models a document. */
-export async function modelDocument(input: Json, spec: ContractSpec): Promise<ContractModel> {
+export async function modelDocument(input: Json, spec: ContractSpec, limits?: DocumentLimits): Promise<ContractModel> {
   if (!input || typeof input !== 'object' || typeof input.openrpc !== 'string') throw new Error(`${spec.file}: not an OpenRPC document (no "openrpc" version string)`);
   if (!Array.isArray(input.methods)) throw new Error(`${spec.file}: not an OpenRPC document (no "methods" array)`);
   // Validate against the OpenRPC meta-schema (refs kept), then dereference a separate copy for the docs.
@@ -266,8 +272,15 @@ export async function modelDocument(input: Json, spec: ContractSpec): Promise<Co
   } catch (e) {
     throw new Error(`${spec.file}: invalid OpenRPC ${input.openrpc} document: ${(e as Error).message}`);
   }
-  const raw = inlineInnerRefs(input);
-  const deref = dereference(raw);
+  const budget = new DerefBudget(limits);
+  let raw: Json, deref: Json;
+  try {
+    raw = inlineInnerRefs(input, budget);
+    deref = dereference(raw, budget);
+  } catch (e) {
+    if (e instanceof Error && e.name === 'DocumentLimitError') e.message = `${spec.file}: ${e.message}`;
+    throw e;
+  }
 
   const derefMethods: Json[] = deref.methods;
   const methods: MethodModel[] = (raw.methods as Json[]).map((m0, i) => {

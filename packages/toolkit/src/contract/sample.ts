@@ -17,6 +17,7 @@ import { generateSync } from 'json-schema-faker';
 import type { ValidateFn } from '../rpc/descriptor.js';
 import type { ContractModel, Json } from './model.js';
 import { mapSchema } from './schema-walk.js';
+import { describeViolation, findBoundsViolation, sampleBudget, SampleBudgetError } from './sample-bounds.js';
 
 export interface SampleOptions {
   /** First seed (default 1); seed, seed+1, … are tried in turn. */
@@ -25,6 +26,9 @@ export interface SampleOptions {
   tries?: number;
   /** Largest value accepted, as JSON characters (default 64 KiB): a mock's answer stays readable. */
   maxBytes?: number;
+  /** Told why no value is given when the reason is a bound (sample-bounds.ts): a demand above SAMPLE_BOUNDS (with its
+   *  JSON pointer) or a spent node/time budget. */
+  onBounds?: (reason: string) => void;
 }
 
 const DEPTHS = [8, 16];
@@ -87,6 +91,17 @@ export function sampleValid(model: ContractModel, schema: Json, validate: Valida
     // An empty schema (a method without a result, or `{}`) accepts anything: null says "nothing in particular".
     if (validate(null)) return { value: null };
   }
+  const violation = findBoundsViolation(model, schema);
+  if (violation) {
+    opts.onBounds?.(`cannot be generated within bounds: ${describeViolation(violation)}`);
+    return undefined;
+  }
+  // One budget for the value, all candidates together: the generator reports every node it emits.
+  const budget = sampleBudget();
+  const outputTransform = (value: unknown) => {
+    budget.tick();
+    return value;
+  };
   const schemas: Record<string, Json> = model.raw.components?.schemas ?? {};
   const root = (stripNull: boolean): Json =>
     schema && typeof schema === 'object' ? { ...generatorSchema(schema, schemas, stripNull), components: preparedComponents(model, stripNull) } : schema;
@@ -105,8 +120,12 @@ export function sampleValid(model: ContractModel, schema: Json, validate: Valida
       for (let seed = first; seed < first + tries; seed++) {
         let value: unknown;
         try {
-          value = generateSync(v.schema, { seed, maxDepth, alwaysFakeOptionals: v.alwaysFakeOptionals, maxDefaultItems: 2 } as Parameters<typeof generateSync>[1]);
-        } catch {
+          value = generateSync(v.schema, { seed, maxDepth, alwaysFakeOptionals: v.alwaysFakeOptionals, maxDefaultItems: 2, outputTransform } as Parameters<typeof generateSync>[1]);
+        } catch (e) {
+          if (e instanceof SampleBudgetError) {
+            opts.onBounds?.(`cannot be generated within bounds: ${e.message}`);
+            return undefined;
+          }
           continue;
         }
         if (value === undefined || !validate(value)) continue;

@@ -13,7 +13,10 @@ export function mapSchema(schema: Json, fn: (s: Json, depth: number) => Json, de
   if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return schema;
   const out: Json = {};
   for (const [k, v] of Object.entries(schema)) {
-    if (SCHEMA_MAPS.includes(k) && v && typeof v === 'object') {
+    if (k === '__proto__') {
+      // not a keyword: copied as data, defined (an assignment would set the copy's prototype)
+      Object.defineProperty(out, k, { value: structuredClone(v), enumerable: true, writable: true, configurable: true });
+    } else if (SCHEMA_MAPS.includes(k) && v && typeof v === 'object') {
       out[k] = Object.fromEntries(Object.entries(v).map(([n, s]) => [n, mapSchema(s, fn, depth + 1)]));
     } else if (SCHEMA_LISTS.includes(k) && Array.isArray(v)) {
       out[k] = v.map((s) => mapSchema(s, fn, depth + 1));

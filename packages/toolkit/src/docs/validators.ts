@@ -50,7 +50,7 @@ function collectModules(code: string, from: string, out: Map<string, { source: s
 
 /** The classic script that defines `window.RPCGATE_DOCS_VALIDATORS` for a document's methods. */
 export function browserValidators(c: ContractModel): string {
-  const ajv = createAjv(c, { source: true });
+  const ajv = createAjv(c, { source: true, nativeRegExp: true });
   // The set-up's code options target codegen's ES modules; here the output is a classic script (CommonJS shape wrapped
   // below) and has no use for line breaks. Set before anything compiles (addSchema compiles lazily).
   Object.assign(ajv.opts.code, { esm: false, lines: false });

@@ -9,13 +9,16 @@
 //    object's value, or a $ref);
 // 2. any other call answers a value generated from the result schema (sample.ts: json-schema-faker, seeded, checked by
 //    the method's own result validator);
-// 3. a method for which no such value could be generated answers -32603 saying so.
+// 3. a method for which no such value could be generated answers -32603 saying so — also when its result schema
+//    demands more than the generator's bounds (contract/sample-bounds.ts: e.g. minItems above 1000; the error names
+//    the keyword and JSON pointer) or one value's generation spends its node or time budget.
 // Examples that break the document's own schemas are reported as warnings at start, never served: params that fail
 // are refused by the engine like any call (-32602), a result that fails is replaced by the generated value, so the
 // mock answers nothing its document forbids (results stay checked, strictResults on).
 import { isDeepStrictEqual } from 'node:util';
 import { resolve, type ContractModel, type ExampleModel, type Json, type MethodModel } from '../contract/model.js';
 import { sampleResult } from '../contract/sample.js';
+import type { DocumentLimits } from '../contract/bounds.js';
 import { ErrorCode, RpcError } from '../rpc/errors.js';
 import type { Handler } from '../rpc/engine.js';
 import type { ValidateFn } from '../rpc/descriptor.js';
@@ -26,6 +29,8 @@ export interface MockOptions extends Pick<ServerOptions, 'maxBatchSize' | 'maxBo
   document: DocumentSource;
   /** Seed of the generated values (default 1): the same seed gives the same answers. */
   seed?: number;
+  /** Limits on dereferencing the document (contract/bounds.ts). */
+  limits?: DocumentLimits;
 }
 
 export interface MockServer extends RpcServer {
@@ -79,14 +84,15 @@ function failure(errors: ValidateFn['errors']): string {
 const label = (x: ExampleModel, i: number) => (x.name ? JSON.stringify(x.name) : `#${i + 1}`);
 
 export async function createMock(opts: MockOptions): Promise<MockServer> {
-  const model = await resolveDocument(opts.document);
+  const model = await resolveDocument(opts.document, undefined, opts.limits);
   const seed = opts.seed ?? 1;
   const warnings: string[] = [];
   const pairings = new Map<string, Pairing[]>();
   const generated = new Map<string, { value: unknown } | undefined>();
+  const outOfBounds = new Map<string, string>();
 
   // The handlers read what is computed below from the compiled contract createServer builds (compiled once).
-  const handlers: Record<string, Handler<unknown>> = {};
+  const handlers: Record<string, Handler<unknown>> = Object.create(null); // method names are keys: __proto__ too
   for (const m of model.methods) {
     if (m.name === 'rpc.discover') continue; // createServer answers the document itself
     const name = m.name;
@@ -99,6 +105,8 @@ export async function createMock(opts: MockOptions): Promise<MockServer> {
         }
       }
       const g = generated.get(name);
+      const bounds = outOfBounds.get(name);
+      if (g === undefined && bounds !== undefined) throw new RpcError(ErrorCode.InternalError, `mock: the result schema of ${name} ${bounds}`, { method: name }, 500);
       if (g === undefined) throw new RpcError(ErrorCode.InternalError, `mock: no value of the result schema of ${name} could be generated`, { method: name }, 500);
       return g.value as never;
     };
@@ -111,9 +119,13 @@ export async function createMock(opts: MockOptions): Promise<MockServer> {
   for (const [mi, m] of model.methods.entries()) {
     if (handlers[m.name] === undefined) continue;
     const v = validators[m.name];
-    const g = m.result === undefined ? { value: null } : sampleResult(model, m.name, v.result, { seed });
+    let bounds: string | undefined;
+    const g = m.result === undefined ? { value: null } : sampleResult(model, m.name, v.result, { seed, onBounds: (why) => (bounds = why) });
     generated.set(m.name, g);
-    if (g === undefined) warnings.push(`${m.name}: no value of its result schema could be generated; calls that match no example answer -32603`);
+    if (g === undefined && bounds !== undefined) {
+      outOfBounds.set(m.name, bounds);
+      warnings.push(`${m.name}: its result schema ${bounds}; calls that match no example answer -32603`);
+    } else if (g === undefined) warnings.push(`${m.name}: no value of its result schema could be generated; calls that match no example answer -32603`);
 
     const rawPairings: Json[] = resolve(model.raw, rawMethods[mi])?.examples ?? [];
     const list: Pairing[] = [];

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { compileContract, type CompiledContract } from '../contract/compile.js';
 import { loadDocument, modelDocument, type ContractModel, type Json } from '../contract/model.js';
+import type { DocumentLimits } from '../contract/bounds.js';
 import type { MethodDescriptor, MethodTable, ValidateFn } from '../rpc/descriptor.js';
 import { createEngine, type CallContext, type Engine, type Handler, type Handlers } from '../rpc/engine.js';
 import { anyOrigin, createJsonRpcHttp } from '../http/jsonrpc.js';
@@ -32,6 +33,8 @@ export interface ServerOptions<M extends MethodTable = MethodTable> {
   path?: string;
   /** Unexpected handler failures (answered -32603; their details never reach the client). */
   onError?: (err: unknown, method: string) => void;
+  /** Limits on dereferencing the document (contract/bounds.ts; defaults DEFAULT_DOCUMENT_LIMITS). */
+  limits?: DocumentLimits;
 }
 
 export interface RpcServer {
@@ -44,10 +47,10 @@ export interface RpcServer {
 }
 
 /** The model of a document given in any of the accepted forms. */
-export async function resolveDocument(source: DocumentSource, name?: string): Promise<ContractModel> {
-  if (typeof source === 'string') return loadDocument(source, name);
+export async function resolveDocument(source: DocumentSource, name?: string, limits?: DocumentLimits): Promise<ContractModel> {
+  if (typeof source === 'string') return loadDocument(source, name, limits);
   if (source && typeof source === 'object' && 'spec' in source && 'methods' in source && 'raw' in source) return source as ContractModel;
-  return modelDocument(source, { name: name ?? 'api', file: '<document>' });
+  return modelDocument(source, { name: name ?? 'api', file: '<document>' }, limits);
 }
 
 /** Adds `rpc.discover` (no params, any result) to a contract that does not list it. */
@@ -59,12 +62,13 @@ function addDiscover(contract: CompiledContract): void {
 }
 
 export async function createServer<M extends MethodTable = MethodTable>(opts: ServerOptions<M>): Promise<RpcServer> {
-  const contract = compileContract(await resolveDocument(opts.document));
-  const handlers: Record<string, Handler<MethodDescriptor> | undefined> = { ...(opts.handlers as Record<string, Handler<MethodDescriptor> | undefined>) };
+  const contract = compileContract(await resolveDocument(opts.document, undefined, opts.limits));
+  // null prototype: a method named __proto__ or constructor is a key like any other (Object.assign copies own keys)
+  const handlers: Record<string, Handler<MethodDescriptor> | undefined> = Object.assign(Object.create(null), opts.handlers);
   // OpenRPC's service discovery: answered with the document whether or not the document lists the method.
   if (!contract.methods['rpc.discover']) addDiscover(contract);
   if (handlers['rpc.discover'] === undefined) handlers['rpc.discover'] = () => contract.model.document;
-  for (const name of Object.keys(handlers)) if (!(name in contract.methods)) throw new Error(`handler for ${name}, which the document does not have`);
+  for (const name of Object.keys(handlers)) if (!Object.hasOwn(contract.methods, name)) throw new Error(`handler for ${name}, which the document does not have`);
 
   const engine = createEngine<typeof contract.methods, CallContext>({
     methods: contract.methods,
