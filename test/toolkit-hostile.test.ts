@@ -24,7 +24,7 @@ const exec = promisify(execFile);
 const root = resolve(import.meta.dirname, '..');
 const TSX = join(root, 'node_modules', '.bin', 'tsx');
 const TSC = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-const src = (p: string) => JSON.stringify(pathToFileURL(join(root, 'src', p)).href);
+const src = (p: string) => JSON.stringify(pathToFileURL(join(root, 'packages', p)).href);
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -83,7 +83,7 @@ process.stdout.write(JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, wal
 describe('billion laughs: loading is bounded', () => {
   it('a 2.3 KB document of 11 components × 4 refs stops within 2 s of CPU and 200 MB, naming the limit and how to raise it', async () => {
     const file = writeDoc('laughs-11x4.json', laughs(11, 4));
-    const r = await measured('load-laughs', `const { loadDocument } = await import(${src('toolkit/contract/model.ts')});\nawait loadDocument(doc);\nout = { loaded: true };`, file);
+    const r = await measured('load-laughs', `const { loadDocument } = await import(${src('toolkit/src/contract/model.ts')});\nawait loadDocument(doc);\nout = { loaded: true };`, file);
     console.log(`billion laughs (11 × 4 refs, 2.3 KB): ${JSON.stringify(r)}`);
     expect(r.out.error).toMatch(/more than 100000 references inlined/);
     expect(r.out.error).toMatch(/maxRefExpansions = 100000/);
@@ -98,7 +98,7 @@ describe('billion laughs: loading is bounded', () => {
     const ref = { $ref: '#/components/schemas/Big' };
     const methods = Array.from({ length: 600 }, (_, i) => ({ name: `m${i}`, params: [{ name: 'a', schema: ref }], result: { name: 'r', schema: ref } }));
     const file = writeDoc('wide.json', { openrpc: '1.2.6', info: { title: 'wide', version: '1' }, methods, components: { schemas: { Big: big } } });
-    const r = await measured('load-wide', `const { loadDocument } = await import(${src('toolkit/contract/model.ts')});\nawait loadDocument(doc);\nout = { loaded: true };`, file);
+    const r = await measured('load-wide', `const { loadDocument } = await import(${src('toolkit/src/contract/model.ts')});\nawait loadDocument(doc);\nout = { loaded: true };`, file);
     console.log(`wide document (1,200 refs to a 2,000-property schema): ${JSON.stringify(r)}`);
     expect(r.out.error).toMatch(/maxDerefNodes = 500000 — raise it with the option limits\.maxDerefNodes or the CLI flag --max-deref-nodes <n>/);
     expect(r.cpuMs).toBeLessThan(2000);
@@ -287,7 +287,7 @@ function manyMethods(n: number): Json {
 
 describe('generate scales with the number of methods', () => {
   it('1,000 and 4,000 methods: CPU time grows linearly; figures printed (time and peak RSS in a child process)', async () => {
-    const body = `const { generateFiles } = await import(${src('cli/commands/generate.ts')});\nconst files = await generateFiles(doc);\nout = { files: files.size, bytes: [...files.values()].reduce((n, t) => n + t.length, 0) };`;
+    const body = `const { generateFiles } = await import(${src('toolkit/src/cli/generate.ts')});\nconst files = await generateFiles(doc);\nout = { files: files.size, bytes: [...files.values()].reduce((n, t) => n + t.length, 0) };`;
     const small = await measured('gen-1000', body, writeDoc('many-1000.json', manyMethods(1000)));
     const large = await measured('gen-4000', body, writeDoc('many-4000.json', manyMethods(4000)));
     console.log(`generate 1,000 methods: ${JSON.stringify(small)}\ngenerate 4,000 methods: ${JSON.stringify(large)}`);
