@@ -100,15 +100,7 @@ export const extensions = {
     'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
   },
   apps_usage: {
-    'x-gateway': {
-      route: 'local',
-      idempotent: true,
-      retryable: true,
-      cache: 'never',
-      sticky: false,
-      open: false,
-      readOnly: true,
-    },
+    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
   },
   apps_get: {
     'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
