@@ -76,7 +76,7 @@ export function safeRegExp(pattern: string, flags = 'u'): RegExpLike {
   }
   return re;
 }
-// ajv (code.regExp) emits this in standalone code; codegen/validators.ts maps it to the @rpcgate/client export.
+// ajv (code.regExp) emits this in standalone code; packages/toolkit/src/codegen/validators.ts maps it to the @rpcgate/client export.
 safeRegExp.code = 'require("@rpcgate/client").safeRegExp';
 
 function build(pattern: string, flags: string): RegExpLike {
