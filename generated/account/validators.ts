@@ -15,6 +15,7 @@ function validate23(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:Email" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 254){
@@ -31,12 +32,16 @@ if(!pattern0.test(data)){
 validate23.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$"},message:"must match pattern \""+"^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$"+"\""}];
 return false;
 }
+else {
+}
 }
 }
 }
 else {
 validate23.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate23.errors = vErrors;
@@ -49,6 +54,7 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:Password" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 128){
@@ -60,11 +66,15 @@ if(func48(data) < 8){
 validate25.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 8},message:"must NOT have fewer than 8 characters"}];
 return false;
 }
+else {
+}
 }
 }
 else {
 validate25.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate25.errors = vErrors;
@@ -76,6 +86,7 @@ function validate22(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:Credentials" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -94,10 +105,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.email !== undefined && func0.call(data, "email")){
+let data0 = data.email;
 const _errs2 = errors;
-if(!(validate23(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+if(!(validate23(data0, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -106,15 +120,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.password !== undefined && func0.call(data, "password")){
+let data1 = data.password;
 const _errs3 = errors;
-if(!(validate25(data.password, {instancePath:instancePath+"/password",parentData:data,parentDataProperty:"password",rootData}))){
+if(!(validate25(data1, {instancePath:instancePath+"/password",parentData:data,parentDataProperty:"password",rootData}))){
 vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -123,6 +142,8 @@ var valid0 = true;
 else {
 validate22.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate22.errors = vErrors;
@@ -134,6 +155,7 @@ function validate21(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:account_signUp:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -154,10 +176,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate22(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate22(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -166,6 +195,8 @@ errors = vErrors.length;
 else {
 validate21.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate21.errors = vErrors;
@@ -180,6 +211,7 @@ function validate29(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:SignUpResult" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -198,10 +230,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.email !== undefined && func0.call(data, "email")){
+let data0 = data.email;
 const _errs2 = errors;
-if(!(validate23(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+if(!(validate23(data0, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -216,14 +251,21 @@ if(typeof data1 !== "string"){
 validate29.errors = [{instancePath:instancePath+"/next",schemaPath:"#/properties/next/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+const _errs4 = errors;
 if("account_logIn" !== data1){
 validate29.errors = [{instancePath:instancePath+"/next",schemaPath:"#/properties/next/const",keyword:"const",params:{allowedValue: "account_logIn"},message:"must be equal to constant"}];
 return false;
+}
+else {
+}
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -232,6 +274,8 @@ var valid0 = true;
 else {
 validate29.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate29.errors = vErrors;
@@ -247,6 +291,8 @@ if(!(validate29(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate28.errors = vErrors;
 return errors === 0;
 }
@@ -258,6 +304,7 @@ function validate32(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:account_logIn:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -278,10 +325,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate22(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate22(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -290,6 +344,8 @@ errors = vErrors.length;
 else {
 validate32.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate32.errors = vErrors;
@@ -306,11 +362,18 @@ function validate38(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:Timestamp" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
+if(typeof data == "number"){
+}
 if(errors === 0){
-if(!(typeof data === "string")){
+if(typeof data === "string"){
+}
+else {
 validate38.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 }
@@ -323,6 +386,7 @@ function validate36(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:User" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -341,10 +405,14 @@ break;
 }
 if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
 const _errs2 = errors;
-if(typeof data.id !== "string"){
+if(typeof data0 !== "string"){
 validate36.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs3 = errors;
+if(errors === _errs2){
 }
 var valid0 = _errs2 === errors;
 }
@@ -353,10 +421,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.email !== undefined && func0.call(data, "email")){
+let data1 = data.email;
 const _errs4 = errors;
-if(!(validate23(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+if(!(validate23(data1, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
@@ -365,15 +436,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
+let data2 = data.createdAt;
 const _errs5 = errors;
-if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+if(!(validate38(data2, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -383,6 +459,8 @@ var valid0 = true;
 else {
 validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate36.errors = vErrors;
@@ -394,6 +472,7 @@ function validate35(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:Session" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -412,10 +491,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.user !== undefined && func0.call(data, "user")){
+let data0 = data.user;
 const _errs2 = errors;
-if(!(validate36(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData}))){
+if(!(validate36(data0, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData}))){
 vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -424,15 +506,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.expiresAt !== undefined && func0.call(data, "expiresAt")){
+let data1 = data.expiresAt;
 const _errs3 = errors;
-if(!(validate38(data.expiresAt, {instancePath:instancePath+"/expiresAt",parentData:data,parentDataProperty:"expiresAt",rootData}))){
+if(!(validate38(data1, {instancePath:instancePath+"/expiresAt",parentData:data,parentDataProperty:"expiresAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -441,6 +528,8 @@ var valid0 = true;
 else {
 validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate35.errors = vErrors;
@@ -456,6 +545,8 @@ if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate34.errors = vErrors;
 return errors === 0;
 }
@@ -467,16 +558,21 @@ function validate43(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:account_logOut:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate43.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate43.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate43.errors = vErrors;
@@ -491,6 +587,7 @@ function validate45(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:LoggedOut" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -510,14 +607,26 @@ break;
 if(_errs1 === errors){
 if(data.loggedOut !== undefined && func0.call(data, "loggedOut")){
 let data0 = data.loggedOut;
+const _errs2 = errors;
 if(typeof data0 !== "boolean"){
 validate45.errors = [{instancePath:instancePath+"/loggedOut",schemaPath:"#/properties/loggedOut/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
+const _errs3 = errors;
 if(true !== data0){
 validate45.errors = [{instancePath:instancePath+"/loggedOut",schemaPath:"#/properties/loggedOut/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
+else {
+}
+if(errors === _errs2){
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -525,6 +634,8 @@ return false;
 else {
 validate45.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate45.errors = vErrors;
@@ -540,6 +651,8 @@ if(!(validate45(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate44.errors = vErrors;
 return errors === 0;
 }
@@ -551,16 +664,21 @@ function validate47(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:account_me:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate47.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate47.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate47.errors = vErrors;
@@ -578,6 +696,8 @@ if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate48.errors = vErrors;
 return errors === 0;
 }
@@ -589,16 +709,21 @@ function validate50(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:networks_list:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate50.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate50.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate50.errors = vErrors;
@@ -615,16 +740,21 @@ function validate53(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:Network" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern1.test(data)){
 validate53.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate53.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate53.errors = vErrors;
@@ -636,6 +766,7 @@ function validate52(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:ChainNetwork" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -654,10 +785,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.network !== undefined && func0.call(data, "network")){
+let data0 = data.network;
 const _errs2 = errors;
-if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+if(!(validate53(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
 vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -666,10 +800,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.label !== undefined && func0.call(data, "label")){
+let data1 = data.label;
 const _errs3 = errors;
-if(typeof data.label !== "string"){
+if(typeof data1 !== "string"){
 validate52.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -684,12 +822,17 @@ if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
 validate52.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 1 || isNaN(data2)){
 validate52.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -699,15 +842,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.local !== undefined && func0.call(data, "local")){
+let data3 = data.local;
 const _errs7 = errors;
-if(typeof data.local !== "boolean"){
+if(typeof data3 !== "boolean"){
 validate52.errors = [{instancePath:instancePath+"/local",schemaPath:"#/properties/local/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -719,6 +868,8 @@ else {
 validate52.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate52.errors = vErrors;
 return errors === 0;
@@ -729,25 +880,33 @@ function validate51(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:networks_list:result" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate52(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+if(!(validate52(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 if(!valid0){
 break;
 }
 }
+if(valid0){
+}
 }
 else {
 validate51.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate51.errors = vErrors;
@@ -761,6 +920,7 @@ function validate56(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:chains_list:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -783,18 +943,26 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func48(data0) > 64){
 validate56.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
+else {
+}
 }
 else {
 validate56.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+if(errors === _errs1){
 }
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -803,6 +971,8 @@ return false;
 else {
 validate56.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate56.errors = vErrors;
@@ -819,6 +989,7 @@ function validate59(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:ChainName" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 64){
@@ -835,12 +1006,16 @@ if(!pattern2.test(data)){
 validate59.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 _.-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 _.-]*$"+"\""}];
 return false;
 }
+else {
+}
 }
 }
 }
 else {
 validate59.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate59.errors = vErrors;
@@ -852,6 +1027,7 @@ function validate58(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:Chain" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -870,10 +1046,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
 const _errs2 = errors;
-if(!(validate59(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+if(!(validate59(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
 vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -882,10 +1061,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
+let data1 = data.name;
 const _errs3 = errors;
-if(typeof data.name !== "string"){
+if(typeof data1 !== "string"){
 validate58.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -896,31 +1079,41 @@ if(valid0){
 if(data.networks !== undefined && func0.call(data, "networks")){
 let data2 = data.networks;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(Array.isArray(data2)){
 var valid1 = true;
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
 const _errs7 = errors;
-if(!(validate52(data2[i0], {instancePath:instancePath+"/networks/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+if(!(validate52(data3, {instancePath:instancePath+"/networks/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs7 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate58.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -930,6 +1123,8 @@ var valid0 = true;
 else {
 validate58.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate58.errors = vErrors;
@@ -941,25 +1136,33 @@ function validate57(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:chains_list:result" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate58(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+if(!(validate58(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 if(!valid0){
 break;
 }
 }
+if(valid0){
+}
 }
 else {
 validate57.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate57.errors = vErrors;
@@ -973,16 +1176,21 @@ function validate63(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:useCases_list:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate63.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate63.errors = vErrors;
@@ -996,25 +1204,34 @@ function validate64(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:useCases_list:result" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
 const _errs1 = errors;
-if(typeof data[i0] !== "string"){
+if(typeof data0 !== "string"){
 validate64.errors = [{instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 if(!valid0){
 break;
 }
 }
+if(valid0){
+}
 }
 else {
 validate64.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate64.errors = vErrors;
@@ -1031,6 +1248,7 @@ function validate67(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:Name" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 64){
@@ -1047,12 +1265,16 @@ if(!pattern3.test(data)){
 validate67.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
 return false;
 }
+else {
+}
 }
 }
 }
 else {
 validate67.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate67.errors = vErrors;
@@ -1066,6 +1288,7 @@ function validate69(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:Description" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 500){
@@ -1077,11 +1300,15 @@ if(!pattern4.test(data)){
 validate69.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
+else {
+}
 }
 }
 else {
 validate69.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate69.errors = vErrors;
@@ -1094,6 +1321,7 @@ function validate71(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:UseCase" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 64){
@@ -1110,12 +1338,16 @@ if(!pattern3.test(data)){
 validate71.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
 return false;
 }
+else {
+}
 }
 }
 }
 else {
 validate71.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate71.errors = vErrors;
@@ -1133,9 +1365,15 @@ if(typeof data !== "string"){
 validate75.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema38.enum;
 if(!(data === "node-api")){
 validate75.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema38.enum},message:"must be equal to one of the allowed values"}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate75.errors = vErrors;
 return errors === 0;
@@ -1147,6 +1385,7 @@ function validate74(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:Services" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length < 1){
@@ -1157,10 +1396,13 @@ else {
 var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate75(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+if(!(validate75(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 if(!valid0){
@@ -1168,8 +1410,10 @@ break;
 }
 }
 if(valid0){
+let valid1;
 let i1 = data.length;
 let j0;
+valid1 = true;
 if(i1 > 1){
 outer0:
 for(;i1--;){
@@ -1177,10 +1421,13 @@ for(j0 = i1; j0--;){
 if(func32(data[i1], data[j0])){
 validate74.errors = [{instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
 return false;
+valid1 = false;
 break outer0;
 }
 }
 }
+}
+if(valid1){
 }
 }
 }
@@ -1188,6 +1435,8 @@ break outer0;
 else {
 validate74.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate74.errors = vErrors;
@@ -1199,6 +1448,7 @@ function validate66(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:NewApp" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -1217,10 +1467,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.name !== undefined && func0.call(data, "name")){
+let data0 = data.name;
 const _errs2 = errors;
-if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+if(!(validate67(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
 vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -1229,10 +1482,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
+let data1 = data.description;
 const _errs3 = errors;
-if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+if(!(validate69(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -1241,10 +1497,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
+let data2 = data.useCase;
 const _errs4 = errors;
-if(!(validate71(data.useCase, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+if(!(validate71(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
 vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
@@ -1253,10 +1512,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
+let data3 = data.chain;
 const _errs5 = errors;
-if(!(validate59(data.chain, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+if(!(validate59(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
 vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs5 === errors;
 }
@@ -1265,15 +1527,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
+let data4 = data.services;
 const _errs6 = errors;
-if(!(validate74(data.services, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+if(!(validate74(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
 vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -1286,6 +1553,8 @@ else {
 validate66.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate66.errors = vErrors;
 return errors === 0;
@@ -1296,6 +1565,7 @@ function validate65(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:apps_create:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -1316,10 +1586,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate66(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate66(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -1328,6 +1605,8 @@ errors = vErrors.length;
 else {
 validate65.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate65.errors = vErrors;
@@ -1344,6 +1623,7 @@ function validate81(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:AppId" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
@@ -1355,11 +1635,15 @@ if(!pattern6.test(data)){
 validate81.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
+else {
+}
 }
 }
 else {
 validate81.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate81.errors = vErrors;
@@ -1373,16 +1657,21 @@ function validate92(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:ApiKey" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern7.test(data)){
 validate92.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[1-9A-HJ-NP-Za-km-z]{20,64}$"},message:"must match pattern \""+"^[1-9A-HJ-NP-Za-km-z]{20,64}$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate92.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate92.errors = vErrors;
@@ -1409,6 +1698,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data == "number"){
 if(data > 31536000 || isNaN(data)){
@@ -1432,7 +1722,11 @@ vErrors.push(err2);
 }
 errors++;
 }
+else {
 }
+}
+}
+if(errors === _errs1){
 }
 }
 var _valid0 = _errs1 === errors;
@@ -1450,6 +1744,9 @@ else {
 vErrors.push(err3);
 }
 errors++;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var _valid0 = _errs3 === errors;
 if(_valid0 && valid0){
@@ -1485,6 +1782,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate94.errors = vErrors;
 return errors === 0;
 }
@@ -1494,6 +1793,7 @@ function validate80(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:App" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -1512,10 +1812,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
 const _errs2 = errors;
-if(!(validate81(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+if(!(validate81(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -1524,10 +1827,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
+let data1 = data.name;
 const _errs3 = errors;
-if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
 vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -1536,10 +1842,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
+let data2 = data.description;
 const _errs4 = errors;
-if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+if(!(validate69(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
@@ -1548,10 +1857,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
+let data3 = data.useCase;
 const _errs5 = errors;
-if(!(validate71(data.useCase, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+if(!(validate71(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
 vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs5 === errors;
 }
@@ -1560,10 +1872,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
+let data4 = data.chain;
 const _errs6 = errors;
-if(!(validate59(data.chain, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+if(!(validate59(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
 vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs6 === errors;
 }
@@ -1572,10 +1887,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
+let data5 = data.services;
 const _errs7 = errors;
-if(!(validate74(data.services, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+if(!(validate74(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
 vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
@@ -1584,10 +1902,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.requireJwt !== undefined && func0.call(data, "requireJwt")){
+let data6 = data.requireJwt;
 const _errs8 = errors;
-if(typeof data.requireJwt !== "boolean"){
+if(typeof data6 !== "boolean"){
 validate80.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
 }
 var valid0 = _errs8 === errors;
 }
@@ -1598,25 +1920,33 @@ if(valid0){
 if(data.networks !== undefined && func0.call(data, "networks")){
 let data7 = data.networks;
 const _errs10 = errors;
+const _errs11 = errors;
 if(errors === _errs10){
 if(Array.isArray(data7)){
 var valid1 = true;
 const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
+let data8 = data7[i0];
 const _errs12 = errors;
-if(!(validate53(data7[i0], {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+if(!(validate53(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs12 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate80.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs10){
 }
 }
 var valid0 = _errs10 === errors;
@@ -1626,10 +1956,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
+let data9 = data.createdAt;
 const _errs13 = errors;
-if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+if(!(validate38(data9, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs13 === errors;
 }
@@ -1638,10 +1971,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.updatedAt !== undefined && func0.call(data, "updatedAt")){
+let data10 = data.updatedAt;
 const _errs14 = errors;
-if(!(validate38(data.updatedAt, {instancePath:instancePath+"/updatedAt",parentData:data,parentDataProperty:"updatedAt",rootData}))){
+if(!(validate38(data10, {instancePath:instancePath+"/updatedAt",parentData:data,parentDataProperty:"updatedAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs14 === errors;
 }
@@ -1660,6 +1996,8 @@ if(!(validate38(data11, {instancePath:instancePath+"/keyRotatedAt",parentData:da
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs17 === errors;
 if(_valid0){
 valid2 = true;
@@ -1675,6 +2013,9 @@ else {
 vErrors.push(err0);
 }
 errors++;
+}
+const _errs19 = errors;
+if(errors === _errs18){
 }
 var _valid0 = _errs18 === errors;
 if(_valid0 && valid2){
@@ -1710,6 +2051,8 @@ vErrors = null;
 }
 }
 }
+if(errors === _errs15){
+}
 var valid0 = _errs15 === errors;
 }
 else {
@@ -1717,10 +2060,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.key !== undefined && func0.call(data, "key")){
+let data12 = data.key;
 const _errs20 = errors;
-if(!(validate92(data.key, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+if(!(validate92(data12, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
 vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs20 === errors;
 }
@@ -1731,23 +2077,33 @@ if(valid0){
 if(data.urls !== undefined && func0.call(data, "urls")){
 let data13 = data.urls;
 const _errs21 = errors;
+const _errs22 = errors;
 if(errors === _errs21){
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+const _errs23 = errors;
 for(const key1 of Object.keys(data13)){
+let data14 = data13[key1];
 const _errs24 = errors;
-if(typeof data13[key1] !== "string"){
+if(typeof data14 !== "string"){
 validate80.errors = [{instancePath:instancePath+"/urls/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/urls/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs25 = errors;
+if(errors === _errs24){
 }
 var valid3 = _errs24 === errors;
 if(!valid3){
 break;
 }
 }
+if(_errs23 === errors){
+}
 }
 else {
 validate80.errors = [{instancePath:instancePath+"/urls",schemaPath:"#/properties/urls/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === _errs21){
 }
 }
 var valid0 = _errs21 === errors;
@@ -1757,15 +2113,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
+let data15 = data.jwtMaxLifetimeSec;
 const _errs26 = errors;
-if(!(validate94(data.jwtMaxLifetimeSec, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+if(!(validate94(data15, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
 vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs26 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -1787,6 +2148,8 @@ else {
 validate80.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate80.errors = vErrors;
 return errors === 0;
@@ -1801,6 +2164,8 @@ if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate79.errors = vErrors;
 return errors === 0;
 }
@@ -1812,16 +2177,21 @@ function validate97(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:apps_list:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate97.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate97.errors = vErrors;
@@ -1836,6 +2206,7 @@ function validate99(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:schema:AppSummary" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -1854,10 +2225,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
 const _errs2 = errors;
-if(!(validate81(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+if(!(validate81(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -1866,10 +2240,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
+let data1 = data.name;
 const _errs3 = errors;
-if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
 vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -1878,10 +2255,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
+let data2 = data.description;
 const _errs4 = errors;
-if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+if(!(validate69(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
@@ -1890,10 +2270,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
+let data3 = data.useCase;
 const _errs5 = errors;
-if(!(validate71(data.useCase, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+if(!(validate71(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
 vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs5 === errors;
 }
@@ -1902,10 +2285,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
+let data4 = data.chain;
 const _errs6 = errors;
-if(!(validate59(data.chain, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+if(!(validate59(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
 vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs6 === errors;
 }
@@ -1914,10 +2300,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
+let data5 = data.services;
 const _errs7 = errors;
-if(!(validate74(data.services, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+if(!(validate74(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
 vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
@@ -1926,10 +2315,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.requireJwt !== undefined && func0.call(data, "requireJwt")){
+let data6 = data.requireJwt;
 const _errs8 = errors;
-if(typeof data.requireJwt !== "boolean"){
+if(typeof data6 !== "boolean"){
 validate99.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
 }
 var valid0 = _errs8 === errors;
 }
@@ -1940,25 +2333,33 @@ if(valid0){
 if(data.networks !== undefined && func0.call(data, "networks")){
 let data7 = data.networks;
 const _errs10 = errors;
+const _errs11 = errors;
 if(errors === _errs10){
 if(Array.isArray(data7)){
 var valid1 = true;
 const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
+let data8 = data7[i0];
 const _errs12 = errors;
-if(!(validate53(data7[i0], {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+if(!(validate53(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs12 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate99.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs10){
 }
 }
 var valid0 = _errs10 === errors;
@@ -1968,10 +2369,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
+let data9 = data.createdAt;
 const _errs13 = errors;
-if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+if(!(validate38(data9, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs13 === errors;
 }
@@ -1980,10 +2384,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.updatedAt !== undefined && func0.call(data, "updatedAt")){
+let data10 = data.updatedAt;
 const _errs14 = errors;
-if(!(validate38(data.updatedAt, {instancePath:instancePath+"/updatedAt",parentData:data,parentDataProperty:"updatedAt",rootData}))){
+if(!(validate38(data10, {instancePath:instancePath+"/updatedAt",parentData:data,parentDataProperty:"updatedAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs14 === errors;
 }
@@ -1992,15 +2399,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
+let data11 = data.jwtMaxLifetimeSec;
 const _errs15 = errors;
-if(!(validate94(data.jwtMaxLifetimeSec, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+if(!(validate94(data11, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
 vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs15 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -2019,6 +2431,8 @@ else {
 validate99.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate99.errors = vErrors;
 return errors === 0;
@@ -2029,25 +2443,33 @@ function validate98(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:account:apps_list:result" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate99(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+if(!(validate99(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 if(!valid0){
 break;
 }
 }
+if(valid0){
+}
 }
 else {
 validate98.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate98.errors = vErrors;
@@ -2061,16 +2483,21 @@ function validate111(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:apps_usage:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate111.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate111.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate111.errors = vErrors;
@@ -2086,6 +2513,7 @@ function validate114(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:AccountQuota" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2110,9 +2538,15 @@ if(typeof data0 !== "string"){
 validate114.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+const _errs3 = errors;
+const vSchema0 = schema50.properties.period.enum;
 if(!((data0 === "day") || (data0 === "month"))){
 validate114.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/enum",keyword:"enum",params:{allowedValues: schema50.properties.period.enum},message:"must be equal to one of the allowed values"}];
 return false;
+}
+else {
+}
+if(errors === _errs2){
 }
 var valid0 = _errs2 === errors;
 }
@@ -2127,12 +2561,17 @@ if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
 validate114.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
 validate114.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs4){
 }
 }
 var valid0 = _errs4 === errors;
@@ -2148,12 +2587,17 @@ if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
 validate114.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
 validate114.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs6){
 }
 }
 var valid0 = _errs6 === errors;
@@ -2169,12 +2613,17 @@ if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
 validate114.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
 validate114.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
@@ -2184,15 +2633,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.resetAt !== undefined && func0.call(data, "resetAt")){
+let data4 = data.resetAt;
 const _errs10 = errors;
-if(!(validate38(data.resetAt, {instancePath:instancePath+"/resetAt",parentData:data,parentDataProperty:"resetAt",rootData}))){
+if(!(validate38(data4, {instancePath:instancePath+"/resetAt",parentData:data,parentDataProperty:"resetAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -2205,6 +2659,8 @@ else {
 validate114.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate114.errors = vErrors;
 return errors === 0;
@@ -2215,6 +2671,7 @@ function validate113(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:AppsUsage" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2239,12 +2696,17 @@ if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
 validate113.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
 validate113.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs2){
 }
 }
 var valid0 = _errs2 === errors;
@@ -2260,12 +2722,17 @@ if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
 validate113.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 1 || isNaN(data1)){
 validate113.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs4){
 }
 }
 var valid0 = _errs4 === errors;
@@ -2281,12 +2748,17 @@ if((!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))) && (data2 
 validate113.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/type",keyword:"type",params:{type: schema49.properties.perSecond.type},message:"must be integer,null"}];
 return false;
 }
+const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
 validate113.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs6){
 }
 }
 var valid0 = _errs6 === errors;
@@ -2298,31 +2770,41 @@ if(valid0){
 if(data.quotas !== undefined && func0.call(data, "quotas")){
 let data3 = data.quotas;
 const _errs8 = errors;
+const _errs9 = errors;
 if(errors === _errs8){
 if(Array.isArray(data3)){
 var valid1 = true;
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
 const _errs10 = errors;
-if(!(validate114(data3[i0], {instancePath:instancePath+"/quotas/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
+if(!(validate114(data4, {instancePath:instancePath+"/quotas/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs10 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate113.errors = [{instancePath:instancePath+"/quotas",schemaPath:"#/properties/quotas/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -2333,6 +2815,8 @@ var valid0 = true;
 else {
 validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate113.errors = vErrors;
@@ -2348,6 +2832,8 @@ if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate112.errors = vErrors;
 return errors === 0;
 }
@@ -2359,6 +2845,7 @@ function validate118(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:apps_get:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -2379,10 +2866,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -2391,6 +2885,8 @@ errors = vErrors.length;
 else {
 validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate118.errors = vErrors;
@@ -2408,6 +2904,8 @@ if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate120.errors = vErrors;
 return errors === 0;
 }
@@ -2422,6 +2920,7 @@ function validate125(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:MetricsTime" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 35){
@@ -2433,11 +2932,15 @@ if(!pattern8.test(data)){
 validate125.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
 return false;
 }
+else {
+}
 }
 }
 else {
 validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate125.errors = vErrors;
@@ -2454,9 +2957,15 @@ if(typeof data !== "string"){
 validate128.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema56.enum;
 if(!(((data === "minute") || (data === "hour")) || (data === "day"))){
 validate128.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema56.enum},message:"must be equal to one of the allowed values"}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate128.errors = vErrors;
 return errors === 0;
@@ -2467,6 +2976,7 @@ function validate124(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:MetricsQuery" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2485,10 +2995,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.from !== undefined && func0.call(data, "from")){
+let data0 = data.from;
 const _errs2 = errors;
-if(!(validate125(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+if(!(validate125(data0, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
 vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -2497,10 +3010,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.to !== undefined && func0.call(data, "to")){
+let data1 = data.to;
 const _errs3 = errors;
-if(!(validate125(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+if(!(validate125(data1, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
 vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -2509,10 +3025,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.granularity !== undefined && func0.call(data, "granularity")){
+let data2 = data.granularity;
 const _errs4 = errors;
-if(!(validate128(data.granularity, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
+if(!(validate128(data2, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
 vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
@@ -2521,15 +3040,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
+let data3 = data.network;
 const _errs5 = errors;
-if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+if(!(validate53(data3, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
 vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -2541,6 +3065,8 @@ else {
 validate124.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate124.errors = vErrors;
 return errors === 0;
@@ -2551,6 +3077,7 @@ function validate122(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:apps_metrics:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -2571,21 +3098,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate124(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate124(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -2595,6 +3130,8 @@ var valid0 = _errs2 === errors;
 else {
 validate122.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate122.errors = vErrors;
@@ -2611,6 +3148,7 @@ function validate139(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:OutcomeCounts" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2635,12 +3173,17 @@ if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
 validate139.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
 validate139.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs2){
 }
 }
 var valid0 = _errs2 === errors;
@@ -2656,12 +3199,17 @@ if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
 validate139.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
 validate139.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs4){
 }
 }
 var valid0 = _errs4 === errors;
@@ -2677,12 +3225,17 @@ if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
 validate139.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
 validate139.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs6){
 }
 }
 var valid0 = _errs6 === errors;
@@ -2698,12 +3251,17 @@ if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
 validate139.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
 validate139.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
@@ -2719,12 +3277,17 @@ if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
 validate139.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs11 = errors;
 if(errors === _errs10){
 if(typeof data4 == "number"){
 if(data4 < 0 || isNaN(data4)){
 validate139.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs10){
 }
 }
 var valid0 = _errs10 === errors;
@@ -2740,12 +3303,17 @@ if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
 validate139.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs13 = errors;
 if(errors === _errs12){
 if(typeof data5 == "number"){
 if(data5 < 0 || isNaN(data5)){
 validate139.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs12){
 }
 }
 var valid0 = _errs12 === errors;
@@ -2761,12 +3329,17 @@ if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
 validate139.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs15 = errors;
 if(errors === _errs14){
 if(typeof data6 == "number"){
 if(data6 < 0 || isNaN(data6)){
 validate139.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs14){
 }
 }
 var valid0 = _errs14 === errors;
@@ -2782,18 +3355,25 @@ if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
 validate139.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs17 = errors;
 if(errors === _errs16){
 if(typeof data7 == "number"){
 if(data7 < 0 || isNaN(data7)){
 validate139.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs16){
 }
 }
 var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -2809,6 +3389,8 @@ else {
 validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate139.errors = vErrors;
 return errors === 0;
@@ -2820,6 +3402,7 @@ function validate141(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:LatencyStats" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2840,16 +3423,21 @@ if(_errs1 === errors){
 if(data.mean !== undefined && func0.call(data, "mean")){
 let data0 = data.mean;
 const _errs2 = errors;
+const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
 validate141.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
 }
 else {
 validate141.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
+}
+if(errors === _errs2){
 }
 }
 var valid0 = _errs2 === errors;
@@ -2861,16 +3449,21 @@ if(valid0){
 if(data.p50 !== undefined && func0.call(data, "p50")){
 let data1 = data.p50;
 const _errs4 = errors;
+const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
 validate141.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
 }
 else {
 validate141.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
+}
+if(errors === _errs4){
 }
 }
 var valid0 = _errs4 === errors;
@@ -2882,16 +3475,21 @@ if(valid0){
 if(data.p95 !== undefined && func0.call(data, "p95")){
 let data2 = data.p95;
 const _errs6 = errors;
+const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
 validate141.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
 }
 else {
 validate141.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
+}
+if(errors === _errs6){
 }
 }
 var valid0 = _errs6 === errors;
@@ -2903,22 +3501,29 @@ if(valid0){
 if(data.p99 !== undefined && func0.call(data, "p99")){
 let data3 = data.p99;
 const _errs8 = errors;
+const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
 validate141.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
 }
 else {
 validate141.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -2929,6 +3534,8 @@ var valid0 = true;
 else {
 validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate141.errors = vErrors;
@@ -2941,6 +3548,7 @@ function validate137(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:UsagePoint" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2959,10 +3567,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.start !== undefined && func0.call(data, "start")){
+let data0 = data.start;
 const _errs2 = errors;
-if(!(validate38(data.start, {instancePath:instancePath+"/start",parentData:data,parentDataProperty:"start",rootData}))){
+if(!(validate38(data0, {instancePath:instancePath+"/start",parentData:data,parentDataProperty:"start",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -2977,12 +3588,17 @@ if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
 validate137.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
 validate137.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -2998,12 +3614,17 @@ if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
 validate137.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
 validate137.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -3019,12 +3640,17 @@ if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
 validate137.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
 validate137.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -3040,6 +3666,7 @@ if((!(typeof data4 == "number")) && (data4 !== null)){
 validate137.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/type",keyword:"type",params:{type: schema59.properties.successRate.type},message:"must be number,null"}];
 return false;
 }
+const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 == "number"){
 if(data4 > 1 || isNaN(data4)){
@@ -3051,7 +3678,11 @@ if(data4 < 0 || isNaN(data4)){
 validate137.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -3061,10 +3692,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.byOutcome !== undefined && func0.call(data, "byOutcome")){
+let data5 = data.byOutcome;
 const _errs11 = errors;
-if(!(validate139(data.byOutcome, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
+if(!(validate139(data5, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
 vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs11 === errors;
 }
@@ -3075,6 +3709,7 @@ if(valid0){
 if(data.errorsByCode !== undefined && func0.call(data, "errorsByCode")){
 let data6 = data.errorsByCode;
 const _errs12 = errors;
+const _errs13 = errors;
 if(errors === _errs12){
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 for(const key1 of Object.keys(data6)){
@@ -3090,6 +3725,10 @@ vErrors.push(err0);
 }
 errors++;
 }
+else {
+}
+}
+if(errors === _errs14){
 }
 var valid1 = _errs14 === errors;
 if(!valid1){
@@ -3107,6 +3746,7 @@ break;
 }
 }
 if(valid1){
+const _errs15 = errors;
 for(const key2 of Object.keys(data6)){
 let data7 = data6[key2];
 const _errs16 = errors;
@@ -3114,12 +3754,17 @@ if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
 validate137.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs17 = errors;
 if(errors === _errs16){
 if(typeof data7 == "number"){
 if(data7 < 0 || isNaN(data7)){
 validate137.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs16){
 }
 }
 var valid2 = _errs16 === errors;
@@ -3127,11 +3772,15 @@ if(!valid2){
 break;
 }
 }
+if(_errs15 === errors){
+}
 }
 }
 else {
 validate137.errors = [{instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === _errs12){
 }
 }
 var valid0 = _errs12 === errors;
@@ -3143,8 +3792,10 @@ if(valid0){
 if(data.methods !== undefined && func0.call(data, "methods")){
 let data8 = data.methods;
 const _errs18 = errors;
+const _errs19 = errors;
 if(errors === _errs18){
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+const _errs20 = errors;
 for(const key3 of Object.keys(data8)){
 let data9 = data8[key3];
 const _errs21 = errors;
@@ -3152,12 +3803,17 @@ if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
 validate137.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs22 = errors;
 if(errors === _errs21){
 if(typeof data9 == "number"){
 if(data9 < 0 || isNaN(data9)){
 validate137.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs21){
 }
 }
 var valid3 = _errs21 === errors;
@@ -3165,10 +3821,14 @@ if(!valid3){
 break;
 }
 }
+if(_errs20 === errors){
+}
 }
 else {
 validate137.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === _errs18){
 }
 }
 var valid0 = _errs18 === errors;
@@ -3187,6 +3847,8 @@ if(!(validate141(data10, {instancePath:instancePath+"/latencyMs",parentData:data
 vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs25 === errors;
 valid4 = valid4 || _valid0;
 if(!valid4){
@@ -3201,8 +3863,13 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs27 = errors;
+if(errors === _errs26){
+}
 var _valid0 = _errs26 === errors;
 valid4 = valid4 || _valid0;
+if(!valid4){
+}
 }
 if(!valid4){
 const err3 = {instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3227,10 +3894,14 @@ vErrors = null;
 }
 }
 }
+if(errors === _errs23){
+}
 var valid0 = _errs23 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -3247,6 +3918,8 @@ else {
 validate137.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate137.errors = vErrors;
 return errors === 0;
@@ -3257,6 +3930,7 @@ function validate133(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:UsageSeries" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -3275,10 +3949,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.granularity !== undefined && func0.call(data, "granularity")){
+let data0 = data.granularity;
 const _errs2 = errors;
-if(!(validate128(data.granularity, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
+if(!(validate128(data0, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
 vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -3287,10 +3964,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.from !== undefined && func0.call(data, "from")){
+let data1 = data.from;
 const _errs3 = errors;
-if(!(validate38(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+if(!(validate38(data1, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -3299,10 +3979,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.to !== undefined && func0.call(data, "to")){
+let data2 = data.to;
 const _errs4 = errors;
-if(!(validate38(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+if(!(validate38(data2, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
@@ -3313,6 +3996,7 @@ if(valid0){
 if(data.points !== undefined && func0.call(data, "points")){
 let data3 = data.points;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(Array.isArray(data3)){
 if(data3.length > 1500){
@@ -3323,21 +4007,28 @@ else {
 var valid1 = true;
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
 const _errs7 = errors;
-if(!(validate137(data3[i0], {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
+if(!(validate137(data4, {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs7 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 }
 else {
 validate133.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -3347,15 +4038,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.summary !== undefined && func0.call(data, "summary")){
+let data5 = data.summary;
 const _errs8 = errors;
-if(!(validate137(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
+if(!(validate137(data5, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
 vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -3367,6 +4063,8 @@ var valid0 = true;
 else {
 validate133.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate133.errors = vErrors;
@@ -3382,6 +4080,8 @@ if(!(validate133(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate132.errors = vErrors;
 return errors === 0;
 }
@@ -3394,6 +4094,7 @@ function validate148(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:AppPatch" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
@@ -3411,10 +4112,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.name !== undefined && func0.call(data, "name")){
+let data0 = data.name;
 const _errs2 = errors;
-if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+if(!(validate67(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
 vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -3423,10 +4127,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
+let data1 = data.description;
 const _errs3 = errors;
-if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+if(!(validate69(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -3435,10 +4142,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
+let data2 = data.useCase;
 const _errs4 = errors;
-if(!(validate71(data.useCase, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+if(!(validate71(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
 vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
@@ -3447,10 +4157,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
+let data3 = data.chain;
 const _errs5 = errors;
-if(!(validate59(data.chain, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+if(!(validate59(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
 vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs5 === errors;
 }
@@ -3459,10 +4172,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
+let data4 = data.services;
 const _errs6 = errors;
-if(!(validate74(data.services, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+if(!(validate74(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
 vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs6 === errors;
 }
@@ -3471,15 +4187,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
+let data5 = data.jwtMaxLifetimeSec;
 const _errs7 = errors;
-if(!(validate94(data.jwtMaxLifetimeSec, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+if(!(validate94(data5, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
 vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -3493,6 +4214,8 @@ else {
 validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate148.errors = vErrors;
 return errors === 0;
@@ -3503,6 +4226,7 @@ function validate146(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:apps_update:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -3523,21 +4247,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate148(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate148(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -3547,6 +4279,8 @@ var valid0 = _errs2 === errors;
 else {
 validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate146.errors = vErrors;
@@ -3564,6 +4298,8 @@ if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate156.errors = vErrors;
 return errors === 0;
 }
@@ -3575,6 +4311,7 @@ function validate158(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:apps_rotateKey:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -3595,10 +4332,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -3607,6 +4351,8 @@ errors = vErrors.length;
 else {
 validate158.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate158.errors = vErrors;
@@ -3624,6 +4370,8 @@ if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate160.errors = vErrors;
 return errors === 0;
 }
@@ -3635,6 +4383,7 @@ function validate162(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:apps_delete:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -3655,10 +4404,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -3667,6 +4423,8 @@ errors = vErrors.length;
 else {
 validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate162.errors = vErrors;
@@ -3681,6 +4439,7 @@ function validate165(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:Deleted" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -3699,10 +4458,14 @@ break;
 }
 if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
 const _errs2 = errors;
-if(typeof data.id !== "string"){
+if(typeof data0 !== "string"){
 validate165.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs3 = errors;
+if(errors === _errs2){
 }
 var valid0 = _errs2 === errors;
 }
@@ -3717,14 +4480,21 @@ if(typeof data1 !== "boolean"){
 validate165.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
+const _errs5 = errors;
 if(true !== data1){
 validate165.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
+}
+else {
+}
+if(errors === _errs4){
 }
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -3733,6 +4503,8 @@ var valid0 = true;
 else {
 validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate165.errors = vErrors;
@@ -3747,6 +4519,8 @@ let errors = 0;
 if(!(validate165(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
 errors = vErrors.length;
+}
+else {
 }
 validate164.errors = vErrors;
 return errors === 0;
@@ -3767,6 +4541,7 @@ let errors = 0;
 const _errs0 = errors;
 let valid0 = false;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -3809,6 +4584,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs5 = errors;
 if("origin" !== data0){
 const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/anyOf/0/properties/kind/const",keyword:"const",params:{allowedValue: "origin"},message:"must be equal to constant"};
 if(vErrors === null){
@@ -3819,6 +4595,10 @@ vErrors.push(err3);
 }
 errors++;
 }
+else {
+}
+if(errors === _errs4){
+}
 var valid1 = _errs4 === errors;
 }
 else {
@@ -3828,6 +4608,7 @@ if(valid1){
 if(data.value !== undefined && func0.call(data, "value")){
 let data1 = data.value;
 const _errs6 = errors;
+const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data1 === "string"){
 if(func48(data1) > 253){
@@ -3851,6 +4632,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+else {
+}
 }
 }
 else {
@@ -3863,11 +4646,15 @@ vErrors.push(err6);
 }
 errors++;
 }
+if(errors === _errs6){
+}
 }
 var valid1 = _errs6 === errors;
 }
 else {
 var valid1 = true;
+}
+if(valid1){
 }
 }
 }
@@ -3883,11 +4670,14 @@ vErrors.push(err7);
 }
 errors++;
 }
+if(errors === _errs1){
+}
 }
 var _valid0 = _errs1 === errors;
 valid0 = valid0 || _valid0;
 if(!valid0){
 const _errs8 = errors;
+const _errs9 = errors;
 if(errors === _errs8){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing1;
@@ -3930,6 +4720,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs12 = errors;
 if("ip" !== data2){
 const err11 = {instancePath:instancePath+"/kind",schemaPath:"#/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "ip"},message:"must be equal to constant"};
 if(vErrors === null){
@@ -3940,6 +4731,10 @@ vErrors.push(err11);
 }
 errors++;
 }
+else {
+}
+if(errors === _errs11){
+}
 var valid2 = _errs11 === errors;
 }
 else {
@@ -3949,6 +4744,7 @@ if(valid2){
 if(data.value !== undefined && func0.call(data, "value")){
 let data3 = data.value;
 const _errs13 = errors;
+const _errs14 = errors;
 if(errors === _errs13){
 if(typeof data3 === "string"){
 if(func48(data3) > 49){
@@ -3972,6 +4768,8 @@ vErrors.push(err13);
 }
 errors++;
 }
+else {
+}
 }
 }
 else {
@@ -3984,11 +4782,15 @@ vErrors.push(err14);
 }
 errors++;
 }
+if(errors === _errs13){
+}
 }
 var valid2 = _errs13 === errors;
 }
 else {
 var valid2 = true;
+}
+if(valid2){
 }
 }
 }
@@ -4004,11 +4806,14 @@ vErrors.push(err15);
 }
 errors++;
 }
+if(errors === _errs8){
+}
 }
 var _valid0 = _errs8 === errors;
 valid0 = valid0 || _valid0;
 if(!valid0){
 const _errs15 = errors;
+const _errs16 = errors;
 if(errors === _errs15){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing2;
@@ -4051,6 +4856,7 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs19 = errors;
 if("address" !== data4){
 const err19 = {instancePath:instancePath+"/kind",schemaPath:"#/anyOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "address"},message:"must be equal to constant"};
 if(vErrors === null){
@@ -4061,6 +4867,10 @@ vErrors.push(err19);
 }
 errors++;
 }
+else {
+}
+if(errors === _errs18){
+}
 var valid3 = _errs18 === errors;
 }
 else {
@@ -4070,6 +4880,7 @@ if(valid3){
 if(data.value !== undefined && func0.call(data, "value")){
 let data5 = data.value;
 const _errs20 = errors;
+const _errs21 = errors;
 if(errors === _errs20){
 if(typeof data5 === "string"){
 if(!pattern12.test(data5)){
@@ -4082,6 +4893,8 @@ vErrors.push(err20);
 }
 errors++;
 }
+else {
+}
 }
 else {
 const err21 = {instancePath:instancePath+"/value",schemaPath:"#/anyOf/2/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
@@ -4093,11 +4906,15 @@ vErrors.push(err21);
 }
 errors++;
 }
+if(errors === _errs20){
+}
 }
 var valid3 = _errs20 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
 }
 }
 }
@@ -4113,11 +4930,14 @@ vErrors.push(err22);
 }
 errors++;
 }
+if(errors === _errs15){
+}
 }
 var _valid0 = _errs15 === errors;
 valid0 = valid0 || _valid0;
 if(!valid0){
 const _errs22 = errors;
+const _errs23 = errors;
 if(errors === _errs22){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing3;
@@ -4160,6 +4980,7 @@ vErrors.push(err25);
 }
 errors++;
 }
+const _errs26 = errors;
 if("method" !== data6){
 const err26 = {instancePath:instancePath+"/kind",schemaPath:"#/anyOf/3/properties/kind/const",keyword:"const",params:{allowedValue: "method"},message:"must be equal to constant"};
 if(vErrors === null){
@@ -4170,6 +4991,10 @@ vErrors.push(err26);
 }
 errors++;
 }
+else {
+}
+if(errors === _errs25){
+}
 var valid4 = _errs25 === errors;
 }
 else {
@@ -4179,6 +5004,7 @@ if(valid4){
 if(data.value !== undefined && func0.call(data, "value")){
 let data7 = data.value;
 const _errs27 = errors;
+const _errs28 = errors;
 if(errors === _errs27){
 if(typeof data7 === "string"){
 if(func48(data7) > 64){
@@ -4202,6 +5028,8 @@ vErrors.push(err28);
 }
 errors++;
 }
+else {
+}
 }
 }
 else {
@@ -4214,11 +5042,15 @@ vErrors.push(err29);
 }
 errors++;
 }
+if(errors === _errs27){
+}
 }
 var valid4 = _errs27 === errors;
 }
 else {
 var valid4 = true;
+}
+if(valid4){
 }
 }
 }
@@ -4234,9 +5066,13 @@ vErrors.push(err30);
 }
 errors++;
 }
+if(errors === _errs22){
+}
 }
 var _valid0 = _errs22 === errors;
 valid0 = valid0 || _valid0;
+if(!valid0){
+}
 }
 }
 }
@@ -4263,6 +5099,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate169.errors = vErrors;
 return errors === 0;
 }
@@ -4272,6 +5110,7 @@ function validate167(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:apps_addAllowlistEntry:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -4292,21 +5131,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate169(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate169(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -4316,6 +5163,8 @@ var valid0 = _errs2 === errors;
 else {
 validate167.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate167.errors = vErrors;
@@ -4332,6 +5181,7 @@ function validate173(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistEntryId" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
@@ -4343,11 +5193,15 @@ if(!pattern14.test(data)){
 validate173.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
+else {
+}
 }
 }
 else {
 validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate173.errors = vErrors;
@@ -4364,9 +5218,15 @@ if(typeof data !== "string"){
 validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema75.enum;
 if(!((((data === "origin") || (data === "ip")) || (data === "address")) || (data === "method"))){
 validate175.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema75.enum},message:"must be equal to one of the allowed values"}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate175.errors = vErrors;
 return errors === 0;
@@ -4377,6 +5237,7 @@ function validate172(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistEntry" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -4395,10 +5256,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
 const _errs2 = errors;
-if(!(validate173(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+if(!(validate173(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
 vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -4407,10 +5271,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.kind !== undefined && func0.call(data, "kind")){
+let data1 = data.kind;
 const _errs3 = errors;
-if(!(validate175(data.kind, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
+if(!(validate175(data1, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
 vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -4419,10 +5286,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.value !== undefined && func0.call(data, "value")){
+let data2 = data.value;
 const _errs4 = errors;
-if(typeof data.value !== "string"){
+if(typeof data2 !== "string"){
 validate172.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs5 = errors;
+if(errors === _errs4){
 }
 var valid0 = _errs4 === errors;
 }
@@ -4431,15 +5302,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
+let data3 = data.createdAt;
 const _errs6 = errors;
-if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+if(!(validate38(data3, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -4450,6 +5326,8 @@ var valid0 = true;
 else {
 validate172.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate172.errors = vErrors;
@@ -4465,6 +5343,8 @@ if(!(validate172(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate171.errors = vErrors;
 return errors === 0;
 }
@@ -4476,6 +5356,7 @@ function validate179(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:apps_listAllowlist:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -4496,10 +5377,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -4508,6 +5396,8 @@ errors = vErrors.length;
 else {
 validate179.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate179.errors = vErrors;
@@ -4521,25 +5411,33 @@ function validate181(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:apps_listAllowlist:result" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate172(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+if(!(validate172(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 if(!valid0){
 break;
 }
 }
+if(valid0){
+}
 }
 else {
 validate181.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate181.errors = vErrors;
@@ -4553,6 +5451,7 @@ function validate183(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:apps_removeAllowlistEntry:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -4573,21 +5472,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate173(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate173(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -4597,6 +5504,8 @@ var valid0 = _errs2 === errors;
 else {
 validate183.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate183.errors = vErrors;
@@ -4613,6 +5522,8 @@ let errors = 0;
 if(!(validate165(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
 errors = vErrors.length;
+}
+else {
 }
 validate186.errors = vErrors;
 return errors === 0;
@@ -4631,9 +5542,15 @@ if(typeof data !== "string"){
 validate191.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema82.enum;
 if(!(((((data === "RS256") || (data === "RS384")) || (data === "RS512")) || (data === "ES256")) || (data === "ES384"))){
 validate191.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values"}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate191.errors = vErrors;
 return errors === 0;
@@ -4645,6 +5562,7 @@ function validate190(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:NewJwtKey" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -4663,10 +5581,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.alg !== undefined && func0.call(data, "alg")){
+let data0 = data.alg;
 const _errs2 = errors;
-if(!(validate191(data.alg, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
+if(!(validate191(data0, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
 vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -4677,6 +5598,7 @@ if(valid0){
 if(data.publicKeyPem !== undefined && func0.call(data, "publicKeyPem")){
 let data1 = data.publicKeyPem;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func48(data1) > 8192){
@@ -4693,6 +5615,8 @@ if(!pattern15.test(data1)){
 validate190.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/pattern",keyword:"pattern",params:{pattern: "^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"},message:"must match pattern \""+"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"+"\""}];
 return false;
 }
+else {
+}
 }
 }
 }
@@ -4700,11 +5624,15 @@ else {
 validate190.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+if(errors === _errs3){
+}
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -4713,6 +5641,8 @@ var valid0 = true;
 else {
 validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate190.errors = vErrors;
@@ -4724,6 +5654,7 @@ function validate188(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:apps_addJwtKey:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -4744,21 +5675,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate190(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate190(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -4768,6 +5707,8 @@ var valid0 = _errs2 === errors;
 else {
 validate188.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate188.errors = vErrors;
@@ -4784,6 +5725,7 @@ function validate196(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:JwtKeyId" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
@@ -4795,11 +5737,15 @@ if(!pattern16.test(data)){
 validate196.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
+else {
+}
 }
 }
 else {
 validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate196.errors = vErrors;
@@ -4811,6 +5757,7 @@ function validate195(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:JwtKey" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -4829,10 +5776,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
 const _errs2 = errors;
-if(!(validate196(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+if(!(validate196(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
 vErrors = vErrors === null ? validate196.errors : vErrors.concat(validate196.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -4841,10 +5791,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.alg !== undefined && func0.call(data, "alg")){
+let data1 = data.alg;
 const _errs3 = errors;
-if(!(validate191(data.alg, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
+if(!(validate191(data1, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
 vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -4853,10 +5806,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.publicKeyPem !== undefined && func0.call(data, "publicKeyPem")){
+let data2 = data.publicKeyPem;
 const _errs4 = errors;
-if(typeof data.publicKeyPem !== "string"){
+if(typeof data2 !== "string"){
 validate195.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs5 = errors;
+if(errors === _errs4){
 }
 var valid0 = _errs4 === errors;
 }
@@ -4865,15 +5822,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
+let data3 = data.createdAt;
 const _errs6 = errors;
-if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+if(!(validate38(data3, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -4884,6 +5846,8 @@ var valid0 = true;
 else {
 validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate195.errors = vErrors;
@@ -4899,6 +5863,8 @@ if(!(validate195(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate194.errors = vErrors;
 return errors === 0;
 }
@@ -4910,6 +5876,7 @@ function validate201(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -4930,10 +5897,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -4942,6 +5916,8 @@ errors = vErrors.length;
 else {
 validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate201.errors = vErrors;
@@ -4955,25 +5931,33 @@ function validate203(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:result" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate195(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+if(!(validate195(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 if(!valid0){
 break;
 }
 }
+if(valid0){
+}
 }
 else {
 validate203.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate203.errors = vErrors;
@@ -4987,6 +5971,7 @@ function validate205(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -5007,21 +5992,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate196(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate196(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate196.errors : vErrors.concat(validate196.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -5031,6 +6024,8 @@ var valid0 = _errs2 === errors;
 else {
 validate205.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate205.errors = vErrors;
@@ -5048,6 +6043,8 @@ if(!(validate165(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate208.errors = vErrors;
 return errors === 0;
 }
@@ -5059,6 +6056,7 @@ function validate210(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:apps_setRequireJwt:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -5079,21 +6077,30 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(typeof data[1] !== "boolean"){
+if(typeof data1 !== "boolean"){
 validate210.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
+const _errs3 = errors;
+if(errors === _errs2){
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -5103,6 +6110,8 @@ var valid0 = _errs2 === errors;
 else {
 validate210.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate210.errors = vErrors;
@@ -5120,6 +6129,8 @@ if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate212.errors = vErrors;
 return errors === 0;
 }
@@ -5132,6 +6143,7 @@ function validate215(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:NewNetworkKey" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -5150,10 +6162,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.name !== undefined && func0.call(data, "name")){
+let data0 = data.name;
 const _errs2 = errors;
-if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+if(!(validate67(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
 vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -5162,10 +6177,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
+let data1 = data.network;
 const _errs3 = errors;
-if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+if(!(validate53(data1, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
 vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -5174,15 +6192,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
+let data2 = data.description;
 const _errs4 = errors;
-if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+if(!(validate69(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -5192,6 +6215,8 @@ var valid0 = true;
 else {
 validate215.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate215.errors = vErrors;
@@ -5203,6 +6228,7 @@ function validate214(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:keys_create:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -5223,10 +6249,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate215(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate215(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -5235,6 +6268,8 @@ errors = vErrors.length;
 else {
 validate214.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate214.errors = vErrors;
@@ -5251,6 +6286,7 @@ function validate222(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyId" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
@@ -5262,11 +6298,15 @@ if(!pattern17.test(data)){
 validate222.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
+else {
+}
 }
 }
 else {
 validate222.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate222.errors = vErrors;
@@ -5278,6 +6318,7 @@ function validate221(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKey" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -5296,10 +6337,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
 const _errs2 = errors;
-if(!(validate222(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+if(!(validate222(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
 vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -5308,10 +6352,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
+let data1 = data.name;
 const _errs3 = errors;
-if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
 vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -5320,10 +6367,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
+let data2 = data.network;
 const _errs4 = errors;
-if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+if(!(validate53(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
 vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
@@ -5332,10 +6382,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
+let data3 = data.networkLabel;
 const _errs5 = errors;
-if(typeof data.networkLabel !== "string"){
+if(typeof data3 !== "string"){
 validate221.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -5344,10 +6398,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
+let data4 = data.description;
 const _errs7 = errors;
-if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+if(!(validate69(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
@@ -5356,10 +6413,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
+let data5 = data.createdAt;
 const _errs8 = errors;
-if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+if(!(validate38(data5, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs8 === errors;
 }
@@ -5368,10 +6428,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.key !== undefined && func0.call(data, "key")){
+let data6 = data.key;
 const _errs9 = errors;
-if(!(validate92(data.key, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+if(!(validate92(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
 vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs9 === errors;
 }
@@ -5380,15 +6443,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.url !== undefined && func0.call(data, "url")){
+let data7 = data.url;
 const _errs10 = errors;
-if(typeof data.url !== "string"){
+if(typeof data7 !== "string"){
 validate221.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -5404,6 +6473,8 @@ else {
 validate221.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate221.errors = vErrors;
 return errors === 0;
@@ -5418,6 +6489,8 @@ if(!(validate221(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate221.errors : vErrors.concat(validate221.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate220.errors = vErrors;
 return errors === 0;
 }
@@ -5429,16 +6502,21 @@ function validate230(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:keys_list:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate230.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate230.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate230.errors = vErrors;
@@ -5455,6 +6533,7 @@ function validate239(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:KeyUsageToday" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -5473,10 +6552,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.day !== undefined && func0.call(data, "day")){
+let data0 = data.day;
 const _errs2 = errors;
-if(!(validate38(data.day, {instancePath:instancePath+"/day",parentData:data,parentDataProperty:"day",rootData}))){
+if(!(validate38(data0, {instancePath:instancePath+"/day",parentData:data,parentDataProperty:"day",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -5491,12 +6573,17 @@ if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
 validate239.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
 validate239.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -5512,18 +6599,25 @@ if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
 validate239.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
 validate239.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -5533,6 +6627,8 @@ var valid0 = true;
 else {
 validate239.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate239.errors = vErrors;
@@ -5544,6 +6640,7 @@ function validate233(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeySummary" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -5562,10 +6659,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
 const _errs2 = errors;
-if(!(validate222(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+if(!(validate222(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
 vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -5574,10 +6674,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
+let data1 = data.name;
 const _errs3 = errors;
-if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
 vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -5586,10 +6689,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
+let data2 = data.network;
 const _errs4 = errors;
-if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+if(!(validate53(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
 vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
@@ -5598,10 +6704,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
+let data3 = data.networkLabel;
 const _errs5 = errors;
-if(typeof data.networkLabel !== "string"){
+if(typeof data3 !== "string"){
 validate233.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -5610,10 +6720,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
+let data4 = data.description;
 const _errs7 = errors;
-if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+if(!(validate69(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
@@ -5622,10 +6735,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
+let data5 = data.createdAt;
 const _errs8 = errors;
-if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+if(!(validate38(data5, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs8 === errors;
 }
@@ -5634,15 +6750,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.today !== undefined && func0.call(data, "today")){
+let data6 = data.today;
 const _errs9 = errors;
-if(!(validate239(data.today, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
+if(!(validate239(data6, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
 vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -5657,6 +6778,8 @@ else {
 validate233.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate233.errors = vErrors;
 return errors === 0;
@@ -5668,6 +6791,7 @@ function validate243(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:DailyUsage" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -5692,12 +6816,17 @@ if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
 validate243.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
 validate243.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs2){
 }
 }
 var valid0 = _errs2 === errors;
@@ -5713,12 +6842,17 @@ if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
 validate243.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
 validate243.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs4){
 }
 }
 var valid0 = _errs4 === errors;
@@ -5734,12 +6868,17 @@ if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
 validate243.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
 validate243.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs6){
 }
 }
 var valid0 = _errs6 === errors;
@@ -5755,9 +6894,14 @@ if(typeof data3 !== "string"){
 validate243.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+const _errs9 = errors;
 if("day" !== data3){
 validate243.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"}];
 return false;
+}
+else {
+}
+if(errors === _errs8){
 }
 var valid0 = _errs8 === errors;
 }
@@ -5766,15 +6910,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.resetAt !== undefined && func0.call(data, "resetAt")){
+let data4 = data.resetAt;
 const _errs10 = errors;
-if(!(validate38(data.resetAt, {instancePath:instancePath+"/resetAt",parentData:data,parentDataProperty:"resetAt",rootData}))){
+if(!(validate38(data4, {instancePath:instancePath+"/resetAt",parentData:data,parentDataProperty:"resetAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -5787,6 +6936,8 @@ else {
 validate243.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate243.errors = vErrors;
 return errors === 0;
@@ -5797,6 +6948,7 @@ function validate232(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyList" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -5817,25 +6969,33 @@ if(_errs1 === errors){
 if(data.keys !== undefined && func0.call(data, "keys")){
 let data0 = data.keys;
 const _errs2 = errors;
+const _errs3 = errors;
 if(errors === _errs2){
 if(Array.isArray(data0)){
 var valid1 = true;
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
 const _errs4 = errors;
-if(!(validate233(data0[i0], {instancePath:instancePath+"/keys/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+if(!(validate233(data1, {instancePath:instancePath+"/keys/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs4 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate232.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs2){
 }
 }
 var valid0 = _errs2 === errors;
@@ -5851,6 +7011,9 @@ if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
 validate232.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+const _errs6 = errors;
+if(errors === _errs5){
+}
 var valid0 = _errs5 === errors;
 }
 else {
@@ -5858,15 +7021,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.usage !== undefined && func0.call(data, "usage")){
+let data3 = data.usage;
 const _errs7 = errors;
-if(!(validate243(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData}))){
+if(!(validate243(data3, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData}))){
 vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -5876,6 +7044,8 @@ var valid0 = true;
 else {
 validate232.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate232.errors = vErrors;
@@ -5891,6 +7061,8 @@ if(!(validate232(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate231.errors = vErrors;
 return errors === 0;
 }
@@ -5902,6 +7074,7 @@ function validate247(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:keys_get:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -5922,10 +7095,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate222(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate222(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -5934,6 +7114,8 @@ errors = vErrors.length;
 else {
 validate247.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate247.errors = vErrors;
@@ -5949,6 +7131,7 @@ function validate257(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:CodeExample" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -5967,10 +7150,14 @@ break;
 }
 if(_errs1 === errors){
 if(data.method !== undefined && func0.call(data, "method")){
+let data0 = data.method;
 const _errs2 = errors;
-if(typeof data.method !== "string"){
+if(typeof data0 !== "string"){
 validate257.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs3 = errors;
+if(errors === _errs2){
 }
 var valid0 = _errs2 === errors;
 }
@@ -5985,9 +7172,15 @@ if(typeof data1 !== "string"){
 validate257.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+const _errs5 = errors;
+const vSchema0 = schema106.properties.id.enum;
 if(!((((((((data1 === "curl") || (data1 === "fetch")) || (data1 === "ethers")) || (data1 === "web3js")) || (data1 === "viem")) || (data1 === "rpcgate")) || (data1 === "web3py")) || (data1 === "rpcgatepy"))){
 validate257.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/enum",keyword:"enum",params:{allowedValues: schema106.properties.id.enum},message:"must be equal to one of the allowed values"}];
 return false;
+}
+else {
+}
+if(errors === _errs4){
 }
 var valid0 = _errs4 === errors;
 }
@@ -6002,9 +7195,15 @@ if(typeof data2 !== "string"){
 validate257.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+const _errs7 = errors;
+const vSchema1 = schema106.properties.language.enum;
 if(!((((data2 === "shell") || (data2 === "javascript")) || (data2 === "typescript")) || (data2 === "python"))){
 validate257.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema106.properties.language.enum},message:"must be equal to one of the allowed values"}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
 }
 var valid0 = _errs6 === errors;
 }
@@ -6013,10 +7212,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.label !== undefined && func0.call(data, "label")){
+let data3 = data.label;
 const _errs8 = errors;
-if(typeof data.label !== "string"){
+if(typeof data3 !== "string"){
 validate257.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
 }
 var valid0 = _errs8 === errors;
 }
@@ -6025,15 +7228,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.code !== undefined && func0.call(data, "code")){
+let data4 = data.code;
 const _errs10 = errors;
-if(typeof data.code !== "string"){
+if(typeof data4 !== "string"){
 validate257.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -6046,6 +7255,8 @@ else {
 validate257.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate257.errors = vErrors;
 return errors === 0;
@@ -6056,6 +7267,7 @@ function validate250(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyDetail" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -6074,10 +7286,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
 const _errs2 = errors;
-if(!(validate222(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+if(!(validate222(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
 vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -6086,10 +7301,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
+let data1 = data.name;
 const _errs3 = errors;
-if(!(validate67(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
 vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -6098,10 +7316,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
+let data2 = data.network;
 const _errs4 = errors;
-if(!(validate53(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+if(!(validate53(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
 vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
@@ -6110,10 +7331,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
+let data3 = data.networkLabel;
 const _errs5 = errors;
-if(typeof data.networkLabel !== "string"){
+if(typeof data3 !== "string"){
 validate250.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -6122,10 +7347,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
+let data4 = data.description;
 const _errs7 = errors;
-if(!(validate69(data.description, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+if(!(validate69(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
@@ -6134,10 +7362,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
+let data5 = data.createdAt;
 const _errs8 = errors;
-if(!(validate38(data.createdAt, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+if(!(validate38(data5, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs8 === errors;
 }
@@ -6146,10 +7377,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.key !== undefined && func0.call(data, "key")){
+let data6 = data.key;
 const _errs9 = errors;
-if(!(validate92(data.key, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+if(!(validate92(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
 vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs9 === errors;
 }
@@ -6158,10 +7392,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.url !== undefined && func0.call(data, "url")){
+let data7 = data.url;
 const _errs10 = errors;
-if(typeof data.url !== "string"){
+if(typeof data7 !== "string"){
 validate250.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid0 = _errs10 === errors;
 }
@@ -6172,25 +7410,33 @@ if(valid0){
 if(data.examples !== undefined && func0.call(data, "examples")){
 let data8 = data.examples;
 const _errs12 = errors;
+const _errs13 = errors;
 if(errors === _errs12){
 if(Array.isArray(data8)){
 var valid1 = true;
 const len0 = data8.length;
 for(let i0=0; i0<len0; i0++){
+let data9 = data8[i0];
 const _errs14 = errors;
-if(!(validate257(data8[i0], {instancePath:instancePath+"/examples/" + i0,parentData:data8,parentDataProperty:i0,rootData}))){
+if(!(validate257(data9, {instancePath:instancePath+"/examples/" + i0,parentData:data8,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate257.errors : vErrors.concat(validate257.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs14 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate250.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs12){
 }
 }
 var valid0 = _errs12 === errors;
@@ -6200,15 +7446,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.today !== undefined && func0.call(data, "today")){
+let data10 = data.today;
 const _errs15 = errors;
-if(!(validate239(data.today, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
+if(!(validate239(data10, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
 vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs15 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -6226,6 +7477,8 @@ else {
 validate250.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate250.errors = vErrors;
 return errors === 0;
@@ -6240,6 +7493,8 @@ if(!(validate250(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate249.errors = vErrors;
 return errors === 0;
 }
@@ -6251,6 +7506,7 @@ function validate261(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:keys_metrics:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -6271,21 +7527,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate222(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate222(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate124(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate124(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -6295,6 +7559,8 @@ var valid0 = _errs2 === errors;
 else {
 validate261.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate261.errors = vErrors;
@@ -6312,6 +7578,8 @@ if(!(validate133(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate264.errors = vErrors;
 return errors === 0;
 }
@@ -6323,6 +7591,7 @@ function validate266(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:account:keys_delete:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -6343,10 +7612,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate222(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate222(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -6355,6 +7631,8 @@ errors = vErrors.length;
 else {
 validate266.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate266.errors = vErrors;
@@ -6371,6 +7649,8 @@ let errors = 0;
 if(!(validate165(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
 errors = vErrors.length;
+}
+else {
 }
 validate268.errors = vErrors;
 return errors === 0;

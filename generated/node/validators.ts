@@ -9,16 +9,21 @@ function validate21(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:node:eth_blockNumber:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate21.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate21.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate21.errors = vErrors;
@@ -35,16 +40,21 @@ function validate23(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:node:schema:Uint" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern0.test(data)){
 validate23.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^0x(0|[1-9a-f][0-9a-f]*)$"},message:"must match pattern \""+"^0x(0|[1-9a-f][0-9a-f]*)$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate23.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate23.errors = vErrors;
@@ -59,6 +69,8 @@ let errors = 0;
 if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 validate22.errors = vErrors;
 return errors === 0;
@@ -77,9 +89,15 @@ if(typeof data !== "string"){
 validate28.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema11.enum;
 if(!(((((data === "earliest") || (data === "finalized")) || (data === "safe")) || (data === "latest")) || (data === "pending"))){
 validate28.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema11.enum},message:"must be equal to one of the allowed values"}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate28.errors = vErrors;
 return errors === 0;
@@ -98,6 +116,8 @@ if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -107,6 +127,8 @@ const _errs2 = errors;
 if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs2 === errors;
 if(_valid0 && valid0){
@@ -142,6 +164,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate26.errors = vErrors;
 return errors === 0;
 }
@@ -151,6 +175,7 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:node:eth_getBlockByNumber:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -171,21 +196,30 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate26(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate26(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(typeof data[1] !== "boolean"){
+if(typeof data1 !== "boolean"){
 validate25.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
+const _errs3 = errors;
+if(errors === _errs2){
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -195,6 +229,8 @@ var valid0 = _errs2 === errors;
 else {
 validate25.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate25.errors = vErrors;
@@ -213,6 +249,9 @@ if(data !== null){
 validate32.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "null"},message:"must be null"}];
 return false;
 }
+const _errs0 = errors;
+if(errors === 0){
+}
 validate32.errors = vErrors;
 return errors === 0;
 }
@@ -226,16 +265,21 @@ function validate35(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:node:schema:Hash32" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern1.test(data)){
 validate35.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-f]{64}$"},message:"must match pattern \""+"^0x[0-9a-f]{64}$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate35.errors = vErrors;
@@ -249,16 +293,21 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:node:schema:Address" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern2.test(data)){
 validate39.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-fA-F]{40}$"},message:"must match pattern \""+"^0x[0-9a-fA-F]{40}$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate39.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate39.errors = vErrors;
@@ -272,16 +321,21 @@ function validate44(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:node:schema:Bytes256" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern3.test(data)){
 validate44.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-f]{512}$"},message:"must match pattern \""+"^0x[0-9a-f]{512}$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate44.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate44.errors = vErrors;
@@ -295,16 +349,21 @@ function validate51(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:node:schema:Bytes" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern4.test(data)){
 validate51.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-f]*$"},message:"must match pattern \""+"^0x[0-9a-f]*$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate51.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate51.errors = vErrors;
@@ -318,16 +377,21 @@ function validate54(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:node:schema:Bytes8" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern5.test(data)){
 validate54.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-f]{16}$"},message:"must match pattern \""+"^0x[0-9a-f]{16}$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate54.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate54.errors = vErrors;
@@ -346,6 +410,7 @@ function validate82(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:node:schema:AccessListEntry" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -355,10 +420,13 @@ return false;
 }
 else {
 if(data.address !== undefined && func0.call(data, "address")){
+let data0 = data.address;
 const _errs1 = errors;
-if(!(validate39(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
+if(!(validate39(data0, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
@@ -369,25 +437,33 @@ if(valid0){
 if(data.storageKeys !== undefined && func0.call(data, "storageKeys")){
 let data1 = data.storageKeys;
 const _errs2 = errors;
+const _errs3 = errors;
 if(errors === _errs2){
 if(Array.isArray(data1)){
 var valid1 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
 const _errs4 = errors;
-if(!(validate35(data1[i0], {instancePath:instancePath+"/storageKeys/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+if(!(validate35(data2, {instancePath:instancePath+"/storageKeys/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs4 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate82.errors = [{instancePath:instancePath+"/storageKeys",schemaPath:"#/properties/storageKeys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs2){
 }
 }
 var valid0 = _errs2 === errors;
@@ -395,12 +471,16 @@ var valid0 = _errs2 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+}
 }
 }
 }
 else {
 validate82.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate82.errors = vErrors;
@@ -412,25 +492,33 @@ function validate81(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:node:schema:AccessList" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate82(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+if(!(validate82(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 if(!valid0){
 break;
 }
 }
+if(valid0){
+}
 }
 else {
 validate81.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate81.errors = vErrors;
@@ -446,16 +534,21 @@ function validate93(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:node:schema:Byte" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern7.test(data)){
 validate93.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-f]{1,2}$"},message:"must match pattern \""+"^0x[0-9a-f]{1,2}$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate93.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate93.errors = vErrors;
@@ -469,16 +562,21 @@ function validate95(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:node:schema:Uint256" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern8.test(data)){
 validate95.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^0x(0|[1-9a-f][0-9a-f]{0,63})$"},message:"must match pattern \""+"^0x(0|[1-9a-f][0-9a-f]{0,63})$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate95.errors = vErrors;
@@ -490,6 +588,7 @@ function validate89(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:node:schema:AuthorizationListEntry" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -499,10 +598,13 @@ return false;
 }
 else {
 if(data.chainId !== undefined && func0.call(data, "chainId")){
+let data0 = data.chainId;
 const _errs1 = errors;
-if(!(validate23(data.chainId, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
+if(!(validate23(data0, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
@@ -511,10 +613,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.nonce !== undefined && func0.call(data, "nonce")){
+let data1 = data.nonce;
 const _errs2 = errors;
-if(!(validate23(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
+if(!(validate23(data1, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -523,10 +628,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.address !== undefined && func0.call(data, "address")){
+let data2 = data.address;
 const _errs3 = errors;
-if(!(validate39(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
+if(!(validate39(data2, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -535,10 +643,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.yParity !== undefined && func0.call(data, "yParity")){
+let data3 = data.yParity;
 const _errs4 = errors;
-if(!(validate93(data.yParity, {instancePath:instancePath+"/yParity",parentData:data,parentDataProperty:"yParity",rootData}))){
+if(!(validate93(data3, {instancePath:instancePath+"/yParity",parentData:data,parentDataProperty:"yParity",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
@@ -547,10 +658,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.r !== undefined && func0.call(data, "r")){
+let data4 = data.r;
 const _errs5 = errors;
-if(!(validate95(data.r, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
+if(!(validate95(data4, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
 vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs5 === errors;
 }
@@ -559,15 +673,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.s !== undefined && func0.call(data, "s")){
+let data5 = data.s;
 const _errs6 = errors;
-if(!(validate95(data.s, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
+if(!(validate95(data5, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
 vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -580,6 +699,8 @@ else {
 validate89.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate89.errors = vErrors;
 return errors === 0;
@@ -590,25 +711,33 @@ function validate88(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:node:schema:AuthorizationList" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate89(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+if(!(validate89(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 if(!valid0){
 break;
 }
 }
+if(valid0){
+}
 }
 else {
 validate88.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate88.errors = vErrors;
@@ -620,6 +749,7 @@ function validate72(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:node:schema:Transaction7702Unsigned" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -631,16 +761,21 @@ else {
 if(data.type !== undefined && func0.call(data, "type")){
 let data0 = data.type;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(!pattern6.test(data0)){
 validate72.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/pattern",keyword:"pattern",params:{pattern: "^0x4$"},message:"must match pattern \""+"^0x4$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate72.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -650,10 +785,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.nonce !== undefined && func0.call(data, "nonce")){
+let data1 = data.nonce;
 const _errs3 = errors;
-if(!(validate23(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
+if(!(validate23(data1, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -662,10 +800,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.to !== undefined && func0.call(data, "to")){
+let data2 = data.to;
 const _errs4 = errors;
-if(!(validate39(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+if(!(validate39(data2, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
@@ -674,10 +815,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.gas !== undefined && func0.call(data, "gas")){
+let data3 = data.gas;
 const _errs5 = errors;
-if(!(validate23(data.gas, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
+if(!(validate23(data3, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs5 === errors;
 }
@@ -686,10 +830,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.value !== undefined && func0.call(data, "value")){
+let data4 = data.value;
 const _errs6 = errors;
-if(!(validate23(data.value, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
+if(!(validate23(data4, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs6 === errors;
 }
@@ -698,10 +845,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.input !== undefined && func0.call(data, "input")){
+let data5 = data.input;
 const _errs7 = errors;
-if(!(validate51(data.input, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
+if(!(validate51(data5, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
@@ -710,10 +860,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.maxPriorityFeePerGas !== undefined && func0.call(data, "maxPriorityFeePerGas")){
+let data6 = data.maxPriorityFeePerGas;
 const _errs8 = errors;
-if(!(validate23(data.maxPriorityFeePerGas, {instancePath:instancePath+"/maxPriorityFeePerGas",parentData:data,parentDataProperty:"maxPriorityFeePerGas",rootData}))){
+if(!(validate23(data6, {instancePath:instancePath+"/maxPriorityFeePerGas",parentData:data,parentDataProperty:"maxPriorityFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs8 === errors;
 }
@@ -722,10 +875,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.maxFeePerGas !== undefined && func0.call(data, "maxFeePerGas")){
+let data7 = data.maxFeePerGas;
 const _errs9 = errors;
-if(!(validate23(data.maxFeePerGas, {instancePath:instancePath+"/maxFeePerGas",parentData:data,parentDataProperty:"maxFeePerGas",rootData}))){
+if(!(validate23(data7, {instancePath:instancePath+"/maxFeePerGas",parentData:data,parentDataProperty:"maxFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs9 === errors;
 }
@@ -734,10 +890,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.gasPrice !== undefined && func0.call(data, "gasPrice")){
+let data8 = data.gasPrice;
 const _errs10 = errors;
-if(!(validate23(data.gasPrice, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
+if(!(validate23(data8, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs10 === errors;
 }
@@ -746,10 +905,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.accessList !== undefined && func0.call(data, "accessList")){
+let data9 = data.accessList;
 const _errs11 = errors;
-if(!(validate81(data.accessList, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
+if(!(validate81(data9, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs11 === errors;
 }
@@ -758,10 +920,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.chainId !== undefined && func0.call(data, "chainId")){
+let data10 = data.chainId;
 const _errs12 = errors;
-if(!(validate23(data.chainId, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
+if(!(validate23(data10, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs12 === errors;
 }
@@ -770,15 +935,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.authorizationList !== undefined && func0.call(data, "authorizationList")){
+let data11 = data.authorizationList;
 const _errs13 = errors;
-if(!(validate88(data.authorizationList, {instancePath:instancePath+"/authorizationList",parentData:data,parentDataProperty:"authorizationList",rootData}))){
+if(!(validate88(data11, {instancePath:instancePath+"/authorizationList",parentData:data,parentDataProperty:"authorizationList",rootData}))){
 vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -797,6 +967,8 @@ else {
 validate72.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate72.errors = vErrors;
 return errors === 0;
@@ -811,14 +983,18 @@ if(!(data && typeof data == "object" && !Array.isArray(data))){
 validate71.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+const _errs0 = errors;
 const _errs1 = errors;
 if(!(validate72(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs1 === errors;
 if(valid0){
 const _errs2 = errors;
+const _errs3 = errors;
 if(errors === _errs2){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -828,10 +1004,13 @@ return false;
 }
 else {
 if(data.yParity !== undefined && func0.call(data, "yParity")){
+let data0 = data.yParity;
 const _errs4 = errors;
-if(!(validate93(data.yParity, {instancePath:instancePath+"/yParity",parentData:data,parentDataProperty:"yParity",rootData}))){
+if(!(validate93(data0, {instancePath:instancePath+"/yParity",parentData:data,parentDataProperty:"yParity",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs4 === errors;
 }
@@ -840,10 +1019,13 @@ var valid1 = true;
 }
 if(valid1){
 if(data.v !== undefined && func0.call(data, "v")){
+let data1 = data.v;
 const _errs5 = errors;
-if(!(validate93(data.v, {instancePath:instancePath+"/v",parentData:data,parentDataProperty:"v",rootData}))){
+if(!(validate93(data1, {instancePath:instancePath+"/v",parentData:data,parentDataProperty:"v",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs5 === errors;
 }
@@ -852,10 +1034,13 @@ var valid1 = true;
 }
 if(valid1){
 if(data.r !== undefined && func0.call(data, "r")){
+let data2 = data.r;
 const _errs6 = errors;
-if(!(validate23(data.r, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
+if(!(validate23(data2, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs6 === errors;
 }
@@ -864,15 +1049,20 @@ var valid1 = true;
 }
 if(valid1){
 if(data.s !== undefined && func0.call(data, "s")){
+let data3 = data.s;
 const _errs7 = errors;
-if(!(validate23(data.s, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
+if(!(validate23(data3, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs7 === errors;
 }
 else {
 var valid1 = true;
+}
+if(valid1){
 }
 }
 }
@@ -883,8 +1073,14 @@ else {
 validate71.errors = [{instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === _errs2){
+}
 }
 var valid0 = _errs2 === errors;
+if(valid0){
+}
+}
+if(errors === 0){
 }
 validate71.errors = vErrors;
 return errors === 0;
@@ -898,6 +1094,7 @@ function validate107(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:Transaction4844Unsigned" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -909,16 +1106,21 @@ else {
 if(data.type !== undefined && func0.call(data, "type")){
 let data0 = data.type;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(!pattern9.test(data0)){
 validate107.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/pattern",keyword:"pattern",params:{pattern: "^0x3$"},message:"must match pattern \""+"^0x3$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate107.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -928,10 +1130,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.nonce !== undefined && func0.call(data, "nonce")){
+let data1 = data.nonce;
 const _errs3 = errors;
-if(!(validate23(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
+if(!(validate23(data1, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -940,10 +1145,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.to !== undefined && func0.call(data, "to")){
+let data2 = data.to;
 const _errs4 = errors;
-if(!(validate39(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+if(!(validate39(data2, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
@@ -952,10 +1160,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.gas !== undefined && func0.call(data, "gas")){
+let data3 = data.gas;
 const _errs5 = errors;
-if(!(validate23(data.gas, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
+if(!(validate23(data3, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs5 === errors;
 }
@@ -964,10 +1175,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.value !== undefined && func0.call(data, "value")){
+let data4 = data.value;
 const _errs6 = errors;
-if(!(validate23(data.value, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
+if(!(validate23(data4, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs6 === errors;
 }
@@ -976,10 +1190,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.input !== undefined && func0.call(data, "input")){
+let data5 = data.input;
 const _errs7 = errors;
-if(!(validate51(data.input, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
+if(!(validate51(data5, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
@@ -988,10 +1205,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.maxPriorityFeePerGas !== undefined && func0.call(data, "maxPriorityFeePerGas")){
+let data6 = data.maxPriorityFeePerGas;
 const _errs8 = errors;
-if(!(validate23(data.maxPriorityFeePerGas, {instancePath:instancePath+"/maxPriorityFeePerGas",parentData:data,parentDataProperty:"maxPriorityFeePerGas",rootData}))){
+if(!(validate23(data6, {instancePath:instancePath+"/maxPriorityFeePerGas",parentData:data,parentDataProperty:"maxPriorityFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs8 === errors;
 }
@@ -1000,10 +1220,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.maxFeePerGas !== undefined && func0.call(data, "maxFeePerGas")){
+let data7 = data.maxFeePerGas;
 const _errs9 = errors;
-if(!(validate23(data.maxFeePerGas, {instancePath:instancePath+"/maxFeePerGas",parentData:data,parentDataProperty:"maxFeePerGas",rootData}))){
+if(!(validate23(data7, {instancePath:instancePath+"/maxFeePerGas",parentData:data,parentDataProperty:"maxFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs9 === errors;
 }
@@ -1012,10 +1235,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.maxFeePerBlobGas !== undefined && func0.call(data, "maxFeePerBlobGas")){
+let data8 = data.maxFeePerBlobGas;
 const _errs10 = errors;
-if(!(validate23(data.maxFeePerBlobGas, {instancePath:instancePath+"/maxFeePerBlobGas",parentData:data,parentDataProperty:"maxFeePerBlobGas",rootData}))){
+if(!(validate23(data8, {instancePath:instancePath+"/maxFeePerBlobGas",parentData:data,parentDataProperty:"maxFeePerBlobGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs10 === errors;
 }
@@ -1024,10 +1250,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.gasPrice !== undefined && func0.call(data, "gasPrice")){
+let data9 = data.gasPrice;
 const _errs11 = errors;
-if(!(validate23(data.gasPrice, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
+if(!(validate23(data9, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs11 === errors;
 }
@@ -1036,10 +1265,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.accessList !== undefined && func0.call(data, "accessList")){
+let data10 = data.accessList;
 const _errs12 = errors;
-if(!(validate81(data.accessList, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
+if(!(validate81(data10, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs12 === errors;
 }
@@ -1050,25 +1282,33 @@ if(valid0){
 if(data.blobVersionedHashes !== undefined && func0.call(data, "blobVersionedHashes")){
 let data11 = data.blobVersionedHashes;
 const _errs13 = errors;
+const _errs14 = errors;
 if(errors === _errs13){
 if(Array.isArray(data11)){
 var valid1 = true;
 const len0 = data11.length;
 for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
 const _errs15 = errors;
-if(!(validate35(data11[i0], {instancePath:instancePath+"/blobVersionedHashes/" + i0,parentData:data11,parentDataProperty:i0,rootData}))){
+if(!(validate35(data12, {instancePath:instancePath+"/blobVersionedHashes/" + i0,parentData:data11,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs15 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate107.errors = [{instancePath:instancePath+"/blobVersionedHashes",schemaPath:"#/properties/blobVersionedHashes/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs13){
 }
 }
 var valid0 = _errs13 === errors;
@@ -1078,15 +1318,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.chainId !== undefined && func0.call(data, "chainId")){
+let data13 = data.chainId;
 const _errs16 = errors;
-if(!(validate23(data.chainId, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
+if(!(validate23(data13, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -1106,6 +1351,8 @@ else {
 validate107.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate107.errors = vErrors;
 return errors === 0;
@@ -1120,14 +1367,18 @@ if(!(data && typeof data == "object" && !Array.isArray(data))){
 validate106.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+const _errs0 = errors;
 const _errs1 = errors;
 if(!(validate107(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs1 === errors;
 if(valid0){
 const _errs2 = errors;
+const _errs3 = errors;
 if(errors === _errs2){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -1137,10 +1388,13 @@ return false;
 }
 else {
 if(data.yParity !== undefined && func0.call(data, "yParity")){
+let data0 = data.yParity;
 const _errs4 = errors;
-if(!(validate93(data.yParity, {instancePath:instancePath+"/yParity",parentData:data,parentDataProperty:"yParity",rootData}))){
+if(!(validate93(data0, {instancePath:instancePath+"/yParity",parentData:data,parentDataProperty:"yParity",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs4 === errors;
 }
@@ -1149,10 +1403,13 @@ var valid1 = true;
 }
 if(valid1){
 if(data.v !== undefined && func0.call(data, "v")){
+let data1 = data.v;
 const _errs5 = errors;
-if(!(validate93(data.v, {instancePath:instancePath+"/v",parentData:data,parentDataProperty:"v",rootData}))){
+if(!(validate93(data1, {instancePath:instancePath+"/v",parentData:data,parentDataProperty:"v",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs5 === errors;
 }
@@ -1161,10 +1418,13 @@ var valid1 = true;
 }
 if(valid1){
 if(data.r !== undefined && func0.call(data, "r")){
+let data2 = data.r;
 const _errs6 = errors;
-if(!(validate23(data.r, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
+if(!(validate23(data2, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs6 === errors;
 }
@@ -1173,15 +1433,20 @@ var valid1 = true;
 }
 if(valid1){
 if(data.s !== undefined && func0.call(data, "s")){
+let data3 = data.s;
 const _errs7 = errors;
-if(!(validate23(data.s, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
+if(!(validate23(data3, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs7 === errors;
 }
 else {
 var valid1 = true;
+}
+if(valid1){
 }
 }
 }
@@ -1192,8 +1457,14 @@ else {
 validate106.errors = [{instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === _errs2){
+}
 }
 var valid0 = _errs2 === errors;
+if(valid0){
+}
+}
+if(errors === 0){
 }
 validate106.errors = vErrors;
 return errors === 0;
@@ -1207,6 +1478,7 @@ function validate127(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:Transaction1559Unsigned" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -1218,16 +1490,21 @@ else {
 if(data.type !== undefined && func0.call(data, "type")){
 let data0 = data.type;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(!pattern10.test(data0)){
 validate127.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/pattern",keyword:"pattern",params:{pattern: "^0x2$"},message:"must match pattern \""+"^0x2$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate127.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -1237,10 +1514,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.nonce !== undefined && func0.call(data, "nonce")){
+let data1 = data.nonce;
 const _errs3 = errors;
-if(!(validate23(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
+if(!(validate23(data1, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -1265,6 +1545,9 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs7 = errors;
+if(errors === _errs6){
+}
 var _valid0 = _errs6 === errors;
 if(_valid0){
 valid1 = true;
@@ -1274,6 +1557,8 @@ const _errs8 = errors;
 if(!(validate39(data2, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs8 === errors;
 if(_valid0 && valid1){
@@ -1309,6 +1594,8 @@ vErrors = null;
 }
 }
 }
+if(errors === _errs4){
+}
 var valid0 = _errs4 === errors;
 }
 else {
@@ -1316,10 +1603,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.gas !== undefined && func0.call(data, "gas")){
+let data3 = data.gas;
 const _errs9 = errors;
-if(!(validate23(data.gas, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
+if(!(validate23(data3, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs9 === errors;
 }
@@ -1328,10 +1618,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.value !== undefined && func0.call(data, "value")){
+let data4 = data.value;
 const _errs10 = errors;
-if(!(validate23(data.value, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
+if(!(validate23(data4, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs10 === errors;
 }
@@ -1340,10 +1633,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.input !== undefined && func0.call(data, "input")){
+let data5 = data.input;
 const _errs11 = errors;
-if(!(validate51(data.input, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
+if(!(validate51(data5, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs11 === errors;
 }
@@ -1352,10 +1648,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.maxPriorityFeePerGas !== undefined && func0.call(data, "maxPriorityFeePerGas")){
+let data6 = data.maxPriorityFeePerGas;
 const _errs12 = errors;
-if(!(validate23(data.maxPriorityFeePerGas, {instancePath:instancePath+"/maxPriorityFeePerGas",parentData:data,parentDataProperty:"maxPriorityFeePerGas",rootData}))){
+if(!(validate23(data6, {instancePath:instancePath+"/maxPriorityFeePerGas",parentData:data,parentDataProperty:"maxPriorityFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs12 === errors;
 }
@@ -1364,10 +1663,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.maxFeePerGas !== undefined && func0.call(data, "maxFeePerGas")){
+let data7 = data.maxFeePerGas;
 const _errs13 = errors;
-if(!(validate23(data.maxFeePerGas, {instancePath:instancePath+"/maxFeePerGas",parentData:data,parentDataProperty:"maxFeePerGas",rootData}))){
+if(!(validate23(data7, {instancePath:instancePath+"/maxFeePerGas",parentData:data,parentDataProperty:"maxFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs13 === errors;
 }
@@ -1376,10 +1678,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.gasPrice !== undefined && func0.call(data, "gasPrice")){
+let data8 = data.gasPrice;
 const _errs14 = errors;
-if(!(validate23(data.gasPrice, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
+if(!(validate23(data8, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs14 === errors;
 }
@@ -1388,10 +1693,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.accessList !== undefined && func0.call(data, "accessList")){
+let data9 = data.accessList;
 const _errs15 = errors;
-if(!(validate81(data.accessList, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
+if(!(validate81(data9, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs15 === errors;
 }
@@ -1400,15 +1708,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.chainId !== undefined && func0.call(data, "chainId")){
+let data10 = data.chainId;
 const _errs16 = errors;
-if(!(validate23(data.chainId, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
+if(!(validate23(data10, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -1426,6 +1739,8 @@ else {
 validate127.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate127.errors = vErrors;
 return errors === 0;
@@ -1440,14 +1755,18 @@ if(!(data && typeof data == "object" && !Array.isArray(data))){
 validate126.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+const _errs0 = errors;
 const _errs1 = errors;
 if(!(validate127(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs1 === errors;
 if(valid0){
 const _errs2 = errors;
+const _errs3 = errors;
 if(errors === _errs2){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -1457,10 +1776,13 @@ return false;
 }
 else {
 if(data.yParity !== undefined && func0.call(data, "yParity")){
+let data0 = data.yParity;
 const _errs4 = errors;
-if(!(validate93(data.yParity, {instancePath:instancePath+"/yParity",parentData:data,parentDataProperty:"yParity",rootData}))){
+if(!(validate93(data0, {instancePath:instancePath+"/yParity",parentData:data,parentDataProperty:"yParity",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs4 === errors;
 }
@@ -1469,10 +1791,13 @@ var valid1 = true;
 }
 if(valid1){
 if(data.v !== undefined && func0.call(data, "v")){
+let data1 = data.v;
 const _errs5 = errors;
-if(!(validate93(data.v, {instancePath:instancePath+"/v",parentData:data,parentDataProperty:"v",rootData}))){
+if(!(validate93(data1, {instancePath:instancePath+"/v",parentData:data,parentDataProperty:"v",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs5 === errors;
 }
@@ -1481,10 +1806,13 @@ var valid1 = true;
 }
 if(valid1){
 if(data.r !== undefined && func0.call(data, "r")){
+let data2 = data.r;
 const _errs6 = errors;
-if(!(validate23(data.r, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
+if(!(validate23(data2, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs6 === errors;
 }
@@ -1493,15 +1821,20 @@ var valid1 = true;
 }
 if(valid1){
 if(data.s !== undefined && func0.call(data, "s")){
+let data3 = data.s;
 const _errs7 = errors;
-if(!(validate23(data.s, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
+if(!(validate23(data3, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs7 === errors;
 }
 else {
 var valid1 = true;
+}
+if(valid1){
 }
 }
 }
@@ -1512,8 +1845,14 @@ else {
 validate126.errors = [{instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === _errs2){
+}
 }
 var valid0 = _errs2 === errors;
+if(valid0){
+}
+}
+if(errors === 0){
 }
 validate126.errors = vErrors;
 return errors === 0;
@@ -1527,6 +1866,7 @@ function validate145(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:Transaction2930Unsigned" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -1538,16 +1878,21 @@ else {
 if(data.type !== undefined && func0.call(data, "type")){
 let data0 = data.type;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(!pattern11.test(data0)){
 validate145.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/pattern",keyword:"pattern",params:{pattern: "^0x1$"},message:"must match pattern \""+"^0x1$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate145.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -1557,10 +1902,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.nonce !== undefined && func0.call(data, "nonce")){
+let data1 = data.nonce;
 const _errs3 = errors;
-if(!(validate23(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
+if(!(validate23(data1, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -1585,6 +1933,9 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs7 = errors;
+if(errors === _errs6){
+}
 var _valid0 = _errs6 === errors;
 if(_valid0){
 valid1 = true;
@@ -1594,6 +1945,8 @@ const _errs8 = errors;
 if(!(validate39(data2, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs8 === errors;
 if(_valid0 && valid1){
@@ -1629,6 +1982,8 @@ vErrors = null;
 }
 }
 }
+if(errors === _errs4){
+}
 var valid0 = _errs4 === errors;
 }
 else {
@@ -1636,10 +1991,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.gas !== undefined && func0.call(data, "gas")){
+let data3 = data.gas;
 const _errs9 = errors;
-if(!(validate23(data.gas, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
+if(!(validate23(data3, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs9 === errors;
 }
@@ -1648,10 +2006,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.value !== undefined && func0.call(data, "value")){
+let data4 = data.value;
 const _errs10 = errors;
-if(!(validate23(data.value, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
+if(!(validate23(data4, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs10 === errors;
 }
@@ -1660,10 +2021,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.input !== undefined && func0.call(data, "input")){
+let data5 = data.input;
 const _errs11 = errors;
-if(!(validate51(data.input, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
+if(!(validate51(data5, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs11 === errors;
 }
@@ -1672,10 +2036,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.gasPrice !== undefined && func0.call(data, "gasPrice")){
+let data6 = data.gasPrice;
 const _errs12 = errors;
-if(!(validate23(data.gasPrice, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
+if(!(validate23(data6, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs12 === errors;
 }
@@ -1684,10 +2051,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.accessList !== undefined && func0.call(data, "accessList")){
+let data7 = data.accessList;
 const _errs13 = errors;
-if(!(validate81(data.accessList, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
+if(!(validate81(data7, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs13 === errors;
 }
@@ -1696,15 +2066,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.chainId !== undefined && func0.call(data, "chainId")){
+let data8 = data.chainId;
 const _errs14 = errors;
-if(!(validate23(data.chainId, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
+if(!(validate23(data8, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -1720,6 +2095,8 @@ else {
 validate145.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate145.errors = vErrors;
 return errors === 0;
@@ -1734,14 +2111,18 @@ if(!(data && typeof data == "object" && !Array.isArray(data))){
 validate144.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+const _errs0 = errors;
 const _errs1 = errors;
 if(!(validate145(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate145.errors : vErrors.concat(validate145.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs1 === errors;
 if(valid0){
 const _errs2 = errors;
+const _errs3 = errors;
 if(errors === _errs2){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -1751,10 +2132,13 @@ return false;
 }
 else {
 if(data.yParity !== undefined && func0.call(data, "yParity")){
+let data0 = data.yParity;
 const _errs4 = errors;
-if(!(validate93(data.yParity, {instancePath:instancePath+"/yParity",parentData:data,parentDataProperty:"yParity",rootData}))){
+if(!(validate93(data0, {instancePath:instancePath+"/yParity",parentData:data,parentDataProperty:"yParity",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs4 === errors;
 }
@@ -1763,10 +2147,13 @@ var valid1 = true;
 }
 if(valid1){
 if(data.v !== undefined && func0.call(data, "v")){
+let data1 = data.v;
 const _errs5 = errors;
-if(!(validate93(data.v, {instancePath:instancePath+"/v",parentData:data,parentDataProperty:"v",rootData}))){
+if(!(validate93(data1, {instancePath:instancePath+"/v",parentData:data,parentDataProperty:"v",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs5 === errors;
 }
@@ -1775,10 +2162,13 @@ var valid1 = true;
 }
 if(valid1){
 if(data.r !== undefined && func0.call(data, "r")){
+let data2 = data.r;
 const _errs6 = errors;
-if(!(validate23(data.r, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
+if(!(validate23(data2, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs6 === errors;
 }
@@ -1787,15 +2177,20 @@ var valid1 = true;
 }
 if(valid1){
 if(data.s !== undefined && func0.call(data, "s")){
+let data3 = data.s;
 const _errs7 = errors;
-if(!(validate23(data.s, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
+if(!(validate23(data3, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs7 === errors;
 }
 else {
 var valid1 = true;
+}
+if(valid1){
 }
 }
 }
@@ -1806,8 +2201,14 @@ else {
 validate144.errors = [{instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === _errs2){
+}
 }
 var valid0 = _errs2 === errors;
+if(valid0){
+}
+}
+if(errors === 0){
 }
 validate144.errors = vErrors;
 return errors === 0;
@@ -1821,6 +2222,7 @@ function validate161(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:TransactionLegacyUnsigned" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -1832,16 +2234,21 @@ else {
 if(data.type !== undefined && func0.call(data, "type")){
 let data0 = data.type;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(!pattern12.test(data0)){
 validate161.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/pattern",keyword:"pattern",params:{pattern: "^0x0$"},message:"must match pattern \""+"^0x0$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate161.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -1851,10 +2258,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.nonce !== undefined && func0.call(data, "nonce")){
+let data1 = data.nonce;
 const _errs3 = errors;
-if(!(validate23(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
+if(!(validate23(data1, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -1879,6 +2289,9 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs7 = errors;
+if(errors === _errs6){
+}
 var _valid0 = _errs6 === errors;
 if(_valid0){
 valid1 = true;
@@ -1888,6 +2301,8 @@ const _errs8 = errors;
 if(!(validate39(data2, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs8 === errors;
 if(_valid0 && valid1){
@@ -1923,6 +2338,8 @@ vErrors = null;
 }
 }
 }
+if(errors === _errs4){
+}
 var valid0 = _errs4 === errors;
 }
 else {
@@ -1930,10 +2347,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.gas !== undefined && func0.call(data, "gas")){
+let data3 = data.gas;
 const _errs9 = errors;
-if(!(validate23(data.gas, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
+if(!(validate23(data3, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs9 === errors;
 }
@@ -1942,10 +2362,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.value !== undefined && func0.call(data, "value")){
+let data4 = data.value;
 const _errs10 = errors;
-if(!(validate23(data.value, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
+if(!(validate23(data4, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs10 === errors;
 }
@@ -1954,10 +2377,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.input !== undefined && func0.call(data, "input")){
+let data5 = data.input;
 const _errs11 = errors;
-if(!(validate51(data.input, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
+if(!(validate51(data5, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs11 === errors;
 }
@@ -1966,10 +2392,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.gasPrice !== undefined && func0.call(data, "gasPrice")){
+let data6 = data.gasPrice;
 const _errs12 = errors;
-if(!(validate23(data.gasPrice, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
+if(!(validate23(data6, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs12 === errors;
 }
@@ -1978,15 +2407,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.chainId !== undefined && func0.call(data, "chainId")){
+let data7 = data.chainId;
 const _errs13 = errors;
-if(!(validate23(data.chainId, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
+if(!(validate23(data7, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -2000,6 +2434,8 @@ var valid0 = true;
 else {
 validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate161.errors = vErrors;
@@ -2015,14 +2451,18 @@ if(!(data && typeof data == "object" && !Array.isArray(data))){
 validate160.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+const _errs0 = errors;
 const _errs1 = errors;
 if(!(validate161(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs1 === errors;
 if(valid0){
 const _errs2 = errors;
+const _errs3 = errors;
 if(errors === _errs2){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2032,10 +2472,13 @@ return false;
 }
 else {
 if(data.v !== undefined && func0.call(data, "v")){
+let data0 = data.v;
 const _errs4 = errors;
-if(!(validate23(data.v, {instancePath:instancePath+"/v",parentData:data,parentDataProperty:"v",rootData}))){
+if(!(validate23(data0, {instancePath:instancePath+"/v",parentData:data,parentDataProperty:"v",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs4 === errors;
 }
@@ -2044,10 +2487,13 @@ var valid1 = true;
 }
 if(valid1){
 if(data.r !== undefined && func0.call(data, "r")){
+let data1 = data.r;
 const _errs5 = errors;
-if(!(validate23(data.r, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
+if(!(validate23(data1, {instancePath:instancePath+"/r",parentData:data,parentDataProperty:"r",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs5 === errors;
 }
@@ -2056,15 +2502,20 @@ var valid1 = true;
 }
 if(valid1){
 if(data.s !== undefined && func0.call(data, "s")){
+let data2 = data.s;
 const _errs6 = errors;
-if(!(validate23(data.s, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
+if(!(validate23(data2, {instancePath:instancePath+"/s",parentData:data,parentDataProperty:"s",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs6 === errors;
 }
 else {
 var valid1 = true;
+}
+if(valid1){
 }
 }
 }
@@ -2074,8 +2525,14 @@ else {
 validate160.errors = [{instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === _errs2){
+}
 }
 var valid0 = _errs2 === errors;
+if(valid0){
+}
+}
+if(errors === 0){
 }
 validate160.errors = vErrors;
 return errors === 0;
@@ -2094,6 +2551,8 @@ if(!(validate71(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -2103,6 +2562,8 @@ const _errs2 = errors;
 if(!(validate106(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs2 === errors;
 if(_valid0 && valid0){
@@ -2119,6 +2580,8 @@ if(!(validate126(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs3 === errors;
 if(_valid0 && valid0){
 valid0 = false;
@@ -2134,6 +2597,8 @@ if(!(validate144(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs4 === errors;
 if(_valid0 && valid0){
 valid0 = false;
@@ -2148,6 +2613,8 @@ const _errs5 = errors;
 if(!(validate160(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs5 === errors;
 if(_valid0 && valid0){
@@ -2186,6 +2653,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate70.errors = vErrors;
 return errors === 0;
 }
@@ -2199,7 +2668,9 @@ if(!(data && typeof data == "object" && !Array.isArray(data))){
 validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+const _errs0 = errors;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2209,10 +2680,13 @@ return false;
 }
 else {
 if(data.blockHash !== undefined && func0.call(data, "blockHash")){
+let data0 = data.blockHash;
 const _errs3 = errors;
-if(!(validate35(data.blockHash, {instancePath:instancePath+"/blockHash",parentData:data,parentDataProperty:"blockHash",rootData}))){
+if(!(validate35(data0, {instancePath:instancePath+"/blockHash",parentData:data,parentDataProperty:"blockHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs3 === errors;
 }
@@ -2221,10 +2695,13 @@ var valid1 = true;
 }
 if(valid1){
 if(data.blockNumber !== undefined && func0.call(data, "blockNumber")){
+let data1 = data.blockNumber;
 const _errs4 = errors;
-if(!(validate23(data.blockNumber, {instancePath:instancePath+"/blockNumber",parentData:data,parentDataProperty:"blockNumber",rootData}))){
+if(!(validate23(data1, {instancePath:instancePath+"/blockNumber",parentData:data,parentDataProperty:"blockNumber",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs4 === errors;
 }
@@ -2233,10 +2710,13 @@ var valid1 = true;
 }
 if(valid1){
 if(data.blockTimestamp !== undefined && func0.call(data, "blockTimestamp")){
+let data2 = data.blockTimestamp;
 const _errs5 = errors;
-if(!(validate23(data.blockTimestamp, {instancePath:instancePath+"/blockTimestamp",parentData:data,parentDataProperty:"blockTimestamp",rootData}))){
+if(!(validate23(data2, {instancePath:instancePath+"/blockTimestamp",parentData:data,parentDataProperty:"blockTimestamp",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs5 === errors;
 }
@@ -2245,10 +2725,13 @@ var valid1 = true;
 }
 if(valid1){
 if(data.from !== undefined && func0.call(data, "from")){
+let data3 = data.from;
 const _errs6 = errors;
-if(!(validate39(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+if(!(validate39(data3, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs6 === errors;
 }
@@ -2257,10 +2740,13 @@ var valid1 = true;
 }
 if(valid1){
 if(data.hash !== undefined && func0.call(data, "hash")){
+let data4 = data.hash;
 const _errs7 = errors;
-if(!(validate35(data.hash, {instancePath:instancePath+"/hash",parentData:data,parentDataProperty:"hash",rootData}))){
+if(!(validate35(data4, {instancePath:instancePath+"/hash",parentData:data,parentDataProperty:"hash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs7 === errors;
 }
@@ -2269,15 +2755,20 @@ var valid1 = true;
 }
 if(valid1){
 if(data.transactionIndex !== undefined && func0.call(data, "transactionIndex")){
+let data5 = data.transactionIndex;
 const _errs8 = errors;
-if(!(validate23(data.transactionIndex, {instancePath:instancePath+"/transactionIndex",parentData:data,parentDataProperty:"transactionIndex",rootData}))){
+if(!(validate23(data5, {instancePath:instancePath+"/transactionIndex",parentData:data,parentDataProperty:"transactionIndex",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs8 === errors;
 }
 else {
 var valid1 = true;
+}
+if(valid1){
 }
 }
 }
@@ -2290,6 +2781,8 @@ else {
 validate63.errors = [{instancePath,schemaPath:"#/allOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === _errs1){
+}
 }
 var valid0 = _errs1 === errors;
 if(valid0){
@@ -2298,7 +2791,13 @@ if(!(validate70(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs9 === errors;
+if(valid0){
+}
+}
+if(errors === 0){
 }
 validate63.errors = vErrors;
 return errors === 0;
@@ -2312,16 +2811,21 @@ function validate177(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:Uint64" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern13.test(data)){
 validate177.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^0x(0|[1-9a-f][0-9a-f]{0,15})$"},message:"must match pattern \""+"^0x(0|[1-9a-f][0-9a-f]{0,15})$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate177.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate177.errors = vErrors;
@@ -2333,6 +2837,7 @@ function validate176(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:Withdrawal" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2342,10 +2847,13 @@ return false;
 }
 else {
 if(data.index !== undefined && func0.call(data, "index")){
+let data0 = data.index;
 const _errs1 = errors;
-if(!(validate177(data.index, {instancePath:instancePath+"/index",parentData:data,parentDataProperty:"index",rootData}))){
+if(!(validate177(data0, {instancePath:instancePath+"/index",parentData:data,parentDataProperty:"index",rootData}))){
 vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
@@ -2354,10 +2862,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.validatorIndex !== undefined && func0.call(data, "validatorIndex")){
+let data1 = data.validatorIndex;
 const _errs2 = errors;
-if(!(validate177(data.validatorIndex, {instancePath:instancePath+"/validatorIndex",parentData:data,parentDataProperty:"validatorIndex",rootData}))){
+if(!(validate177(data1, {instancePath:instancePath+"/validatorIndex",parentData:data,parentDataProperty:"validatorIndex",rootData}))){
 vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -2366,10 +2877,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.address !== undefined && func0.call(data, "address")){
+let data2 = data.address;
 const _errs3 = errors;
-if(!(validate39(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
+if(!(validate39(data2, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -2378,15 +2892,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.amount !== undefined && func0.call(data, "amount")){
+let data3 = data.amount;
 const _errs4 = errors;
-if(!(validate95(data.amount, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
+if(!(validate95(data3, {instancePath:instancePath+"/amount",parentData:data,parentDataProperty:"amount",rootData}))){
 vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -2396,6 +2915,8 @@ var valid0 = true;
 else {
 validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate176.errors = vErrors;
@@ -2407,6 +2928,7 @@ function validate34(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="urn:rpcgate:node:schema:Block" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2416,10 +2938,13 @@ return false;
 }
 else {
 if(data.hash !== undefined && func0.call(data, "hash")){
+let data0 = data.hash;
 const _errs1 = errors;
-if(!(validate35(data.hash, {instancePath:instancePath+"/hash",parentData:data,parentDataProperty:"hash",rootData}))){
+if(!(validate35(data0, {instancePath:instancePath+"/hash",parentData:data,parentDataProperty:"hash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
@@ -2428,10 +2953,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.parentHash !== undefined && func0.call(data, "parentHash")){
+let data1 = data.parentHash;
 const _errs2 = errors;
-if(!(validate35(data.parentHash, {instancePath:instancePath+"/parentHash",parentData:data,parentDataProperty:"parentHash",rootData}))){
+if(!(validate35(data1, {instancePath:instancePath+"/parentHash",parentData:data,parentDataProperty:"parentHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -2440,10 +2968,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.sha3Uncles !== undefined && func0.call(data, "sha3Uncles")){
+let data2 = data.sha3Uncles;
 const _errs3 = errors;
-if(!(validate35(data.sha3Uncles, {instancePath:instancePath+"/sha3Uncles",parentData:data,parentDataProperty:"sha3Uncles",rootData}))){
+if(!(validate35(data2, {instancePath:instancePath+"/sha3Uncles",parentData:data,parentDataProperty:"sha3Uncles",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -2452,10 +2983,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.miner !== undefined && func0.call(data, "miner")){
+let data3 = data.miner;
 const _errs4 = errors;
-if(!(validate39(data.miner, {instancePath:instancePath+"/miner",parentData:data,parentDataProperty:"miner",rootData}))){
+if(!(validate39(data3, {instancePath:instancePath+"/miner",parentData:data,parentDataProperty:"miner",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
@@ -2464,10 +2998,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.stateRoot !== undefined && func0.call(data, "stateRoot")){
+let data4 = data.stateRoot;
 const _errs5 = errors;
-if(!(validate35(data.stateRoot, {instancePath:instancePath+"/stateRoot",parentData:data,parentDataProperty:"stateRoot",rootData}))){
+if(!(validate35(data4, {instancePath:instancePath+"/stateRoot",parentData:data,parentDataProperty:"stateRoot",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs5 === errors;
 }
@@ -2476,10 +3013,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.transactionsRoot !== undefined && func0.call(data, "transactionsRoot")){
+let data5 = data.transactionsRoot;
 const _errs6 = errors;
-if(!(validate35(data.transactionsRoot, {instancePath:instancePath+"/transactionsRoot",parentData:data,parentDataProperty:"transactionsRoot",rootData}))){
+if(!(validate35(data5, {instancePath:instancePath+"/transactionsRoot",parentData:data,parentDataProperty:"transactionsRoot",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs6 === errors;
 }
@@ -2488,10 +3028,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.receiptsRoot !== undefined && func0.call(data, "receiptsRoot")){
+let data6 = data.receiptsRoot;
 const _errs7 = errors;
-if(!(validate35(data.receiptsRoot, {instancePath:instancePath+"/receiptsRoot",parentData:data,parentDataProperty:"receiptsRoot",rootData}))){
+if(!(validate35(data6, {instancePath:instancePath+"/receiptsRoot",parentData:data,parentDataProperty:"receiptsRoot",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
@@ -2500,10 +3043,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.logsBloom !== undefined && func0.call(data, "logsBloom")){
+let data7 = data.logsBloom;
 const _errs8 = errors;
-if(!(validate44(data.logsBloom, {instancePath:instancePath+"/logsBloom",parentData:data,parentDataProperty:"logsBloom",rootData}))){
+if(!(validate44(data7, {instancePath:instancePath+"/logsBloom",parentData:data,parentDataProperty:"logsBloom",rootData}))){
 vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs8 === errors;
 }
@@ -2512,10 +3058,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.difficulty !== undefined && func0.call(data, "difficulty")){
+let data8 = data.difficulty;
 const _errs9 = errors;
-if(!(validate23(data.difficulty, {instancePath:instancePath+"/difficulty",parentData:data,parentDataProperty:"difficulty",rootData}))){
+if(!(validate23(data8, {instancePath:instancePath+"/difficulty",parentData:data,parentDataProperty:"difficulty",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs9 === errors;
 }
@@ -2524,10 +3073,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.number !== undefined && func0.call(data, "number")){
+let data9 = data.number;
 const _errs10 = errors;
-if(!(validate23(data.number, {instancePath:instancePath+"/number",parentData:data,parentDataProperty:"number",rootData}))){
+if(!(validate23(data9, {instancePath:instancePath+"/number",parentData:data,parentDataProperty:"number",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs10 === errors;
 }
@@ -2536,10 +3088,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.gasLimit !== undefined && func0.call(data, "gasLimit")){
+let data10 = data.gasLimit;
 const _errs11 = errors;
-if(!(validate23(data.gasLimit, {instancePath:instancePath+"/gasLimit",parentData:data,parentDataProperty:"gasLimit",rootData}))){
+if(!(validate23(data10, {instancePath:instancePath+"/gasLimit",parentData:data,parentDataProperty:"gasLimit",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs11 === errors;
 }
@@ -2548,10 +3103,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.gasUsed !== undefined && func0.call(data, "gasUsed")){
+let data11 = data.gasUsed;
 const _errs12 = errors;
-if(!(validate23(data.gasUsed, {instancePath:instancePath+"/gasUsed",parentData:data,parentDataProperty:"gasUsed",rootData}))){
+if(!(validate23(data11, {instancePath:instancePath+"/gasUsed",parentData:data,parentDataProperty:"gasUsed",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs12 === errors;
 }
@@ -2560,10 +3118,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.timestamp !== undefined && func0.call(data, "timestamp")){
+let data12 = data.timestamp;
 const _errs13 = errors;
-if(!(validate23(data.timestamp, {instancePath:instancePath+"/timestamp",parentData:data,parentDataProperty:"timestamp",rootData}))){
+if(!(validate23(data12, {instancePath:instancePath+"/timestamp",parentData:data,parentDataProperty:"timestamp",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs13 === errors;
 }
@@ -2572,10 +3133,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.extraData !== undefined && func0.call(data, "extraData")){
+let data13 = data.extraData;
 const _errs14 = errors;
-if(!(validate51(data.extraData, {instancePath:instancePath+"/extraData",parentData:data,parentDataProperty:"extraData",rootData}))){
+if(!(validate51(data13, {instancePath:instancePath+"/extraData",parentData:data,parentDataProperty:"extraData",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs14 === errors;
 }
@@ -2584,10 +3148,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.mixHash !== undefined && func0.call(data, "mixHash")){
+let data14 = data.mixHash;
 const _errs15 = errors;
-if(!(validate35(data.mixHash, {instancePath:instancePath+"/mixHash",parentData:data,parentDataProperty:"mixHash",rootData}))){
+if(!(validate35(data14, {instancePath:instancePath+"/mixHash",parentData:data,parentDataProperty:"mixHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs15 === errors;
 }
@@ -2596,10 +3163,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.nonce !== undefined && func0.call(data, "nonce")){
+let data15 = data.nonce;
 const _errs16 = errors;
-if(!(validate54(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
+if(!(validate54(data15, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs16 === errors;
 }
@@ -2608,10 +3178,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.baseFeePerGas !== undefined && func0.call(data, "baseFeePerGas")){
+let data16 = data.baseFeePerGas;
 const _errs17 = errors;
-if(!(validate23(data.baseFeePerGas, {instancePath:instancePath+"/baseFeePerGas",parentData:data,parentDataProperty:"baseFeePerGas",rootData}))){
+if(!(validate23(data16, {instancePath:instancePath+"/baseFeePerGas",parentData:data,parentDataProperty:"baseFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs17 === errors;
 }
@@ -2620,10 +3193,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.withdrawalsRoot !== undefined && func0.call(data, "withdrawalsRoot")){
+let data17 = data.withdrawalsRoot;
 const _errs18 = errors;
-if(!(validate35(data.withdrawalsRoot, {instancePath:instancePath+"/withdrawalsRoot",parentData:data,parentDataProperty:"withdrawalsRoot",rootData}))){
+if(!(validate35(data17, {instancePath:instancePath+"/withdrawalsRoot",parentData:data,parentDataProperty:"withdrawalsRoot",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs18 === errors;
 }
@@ -2632,10 +3208,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.blobGasUsed !== undefined && func0.call(data, "blobGasUsed")){
+let data18 = data.blobGasUsed;
 const _errs19 = errors;
-if(!(validate23(data.blobGasUsed, {instancePath:instancePath+"/blobGasUsed",parentData:data,parentDataProperty:"blobGasUsed",rootData}))){
+if(!(validate23(data18, {instancePath:instancePath+"/blobGasUsed",parentData:data,parentDataProperty:"blobGasUsed",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs19 === errors;
 }
@@ -2644,10 +3223,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.excessBlobGas !== undefined && func0.call(data, "excessBlobGas")){
+let data19 = data.excessBlobGas;
 const _errs20 = errors;
-if(!(validate23(data.excessBlobGas, {instancePath:instancePath+"/excessBlobGas",parentData:data,parentDataProperty:"excessBlobGas",rootData}))){
+if(!(validate23(data19, {instancePath:instancePath+"/excessBlobGas",parentData:data,parentDataProperty:"excessBlobGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs20 === errors;
 }
@@ -2656,10 +3238,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.parentBeaconBlockRoot !== undefined && func0.call(data, "parentBeaconBlockRoot")){
+let data20 = data.parentBeaconBlockRoot;
 const _errs21 = errors;
-if(!(validate35(data.parentBeaconBlockRoot, {instancePath:instancePath+"/parentBeaconBlockRoot",parentData:data,parentDataProperty:"parentBeaconBlockRoot",rootData}))){
+if(!(validate35(data20, {instancePath:instancePath+"/parentBeaconBlockRoot",parentData:data,parentDataProperty:"parentBeaconBlockRoot",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs21 === errors;
 }
@@ -2668,10 +3253,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.size !== undefined && func0.call(data, "size")){
+let data21 = data.size;
 const _errs22 = errors;
-if(!(validate23(data.size, {instancePath:instancePath+"/size",parentData:data,parentDataProperty:"size",rootData}))){
+if(!(validate23(data21, {instancePath:instancePath+"/size",parentData:data,parentDataProperty:"size",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs22 === errors;
 }
@@ -2685,20 +3273,26 @@ const _errs23 = errors;
 const _errs24 = errors;
 let valid1 = false;
 const _errs25 = errors;
+const _errs26 = errors;
 if(errors === _errs25){
 if(Array.isArray(data22)){
 var valid2 = true;
 const len0 = data22.length;
 for(let i0=0; i0<len0; i0++){
+let data23 = data22[i0];
 const _errs27 = errors;
-if(!(validate35(data22[i0], {instancePath:instancePath+"/transactions/" + i0,parentData:data22,parentDataProperty:i0,rootData}))){
+if(!(validate35(data23, {instancePath:instancePath+"/transactions/" + i0,parentData:data22,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid2 = _errs27 === errors;
 if(!valid2){
 break;
 }
+}
+if(valid2){
 }
 }
 else {
@@ -2711,25 +3305,33 @@ vErrors.push(err0);
 }
 errors++;
 }
+if(errors === _errs25){
+}
 }
 var _valid0 = _errs25 === errors;
 valid1 = valid1 || _valid0;
 if(!valid1){
 const _errs28 = errors;
+const _errs29 = errors;
 if(errors === _errs28){
 if(Array.isArray(data22)){
 var valid3 = true;
 const len1 = data22.length;
 for(let i1=0; i1<len1; i1++){
+let data24 = data22[i1];
 const _errs30 = errors;
-if(!(validate63(data22[i1], {instancePath:instancePath+"/transactions/" + i1,parentData:data22,parentDataProperty:i1,rootData}))){
+if(!(validate63(data24, {instancePath:instancePath+"/transactions/" + i1,parentData:data22,parentDataProperty:i1,rootData}))){
 vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid3 = _errs30 === errors;
 if(!valid3){
 break;
 }
+}
+if(valid3){
 }
 }
 else {
@@ -2742,9 +3344,13 @@ vErrors.push(err1);
 }
 errors++;
 }
+if(errors === _errs28){
+}
 }
 var _valid0 = _errs28 === errors;
 valid1 = valid1 || _valid0;
+if(!valid1){
+}
 }
 if(!valid1){
 const err2 = {instancePath:instancePath+"/transactions",schemaPath:"#/properties/transactions/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2769,6 +3375,8 @@ vErrors = null;
 }
 }
 }
+if(errors === _errs23){
+}
 var valid0 = _errs23 === errors;
 }
 else {
@@ -2778,25 +3386,33 @@ if(valid0){
 if(data.withdrawals !== undefined && func0.call(data, "withdrawals")){
 let data25 = data.withdrawals;
 const _errs31 = errors;
+const _errs32 = errors;
 if(errors === _errs31){
 if(Array.isArray(data25)){
 var valid4 = true;
 const len2 = data25.length;
 for(let i2=0; i2<len2; i2++){
+let data26 = data25[i2];
 const _errs33 = errors;
-if(!(validate176(data25[i2], {instancePath:instancePath+"/withdrawals/" + i2,parentData:data25,parentDataProperty:i2,rootData}))){
+if(!(validate176(data26, {instancePath:instancePath+"/withdrawals/" + i2,parentData:data25,parentDataProperty:i2,rootData}))){
 vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid4 = _errs33 === errors;
 if(!valid4){
 break;
 }
 }
+if(valid4){
+}
 }
 else {
 validate34.errors = [{instancePath:instancePath+"/withdrawals",schemaPath:"#/properties/withdrawals/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs31){
 }
 }
 var valid0 = _errs31 === errors;
@@ -2808,25 +3424,33 @@ if(valid0){
 if(data.uncles !== undefined && func0.call(data, "uncles")){
 let data27 = data.uncles;
 const _errs34 = errors;
+const _errs35 = errors;
 if(errors === _errs34){
 if(Array.isArray(data27)){
 var valid5 = true;
 const len3 = data27.length;
 for(let i3=0; i3<len3; i3++){
+let data28 = data27[i3];
 const _errs36 = errors;
-if(!(validate35(data27[i3], {instancePath:instancePath+"/uncles/" + i3,parentData:data27,parentDataProperty:i3,rootData}))){
+if(!(validate35(data28, {instancePath:instancePath+"/uncles/" + i3,parentData:data27,parentDataProperty:i3,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid5 = _errs36 === errors;
 if(!valid5){
 break;
 }
 }
+if(valid5){
+}
 }
 else {
 validate34.errors = [{instancePath:instancePath+"/uncles",schemaPath:"#/properties/uncles/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs34){
 }
 }
 var valid0 = _errs34 === errors;
@@ -2836,10 +3460,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.requestsHash !== undefined && func0.call(data, "requestsHash")){
+let data29 = data.requestsHash;
 const _errs37 = errors;
-if(!(validate35(data.requestsHash, {instancePath:instancePath+"/requestsHash",parentData:data,parentDataProperty:"requestsHash",rootData}))){
+if(!(validate35(data29, {instancePath:instancePath+"/requestsHash",parentData:data,parentDataProperty:"requestsHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs37 === errors;
 }
@@ -2848,15 +3475,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.blockAccessListHash !== undefined && func0.call(data, "blockAccessListHash")){
+let data30 = data.blockAccessListHash;
 const _errs38 = errors;
-if(!(validate35(data.blockAccessListHash, {instancePath:instancePath+"/blockAccessListHash",parentData:data,parentDataProperty:"blockAccessListHash",rootData}))){
+if(!(validate35(data30, {instancePath:instancePath+"/blockAccessListHash",parentData:data,parentDataProperty:"blockAccessListHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs38 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -2890,6 +3522,8 @@ else {
 validate34.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate34.errors = vErrors;
 return errors === 0;
@@ -2908,6 +3542,8 @@ if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -2917,6 +3553,8 @@ const _errs2 = errors;
 if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs2 === errors;
 if(_valid0 && valid0){
@@ -2952,6 +3590,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate31.errors = vErrors;
 return errors === 0;
 }
@@ -2963,6 +3603,7 @@ function validate187(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getBlockByHash:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -2983,21 +3624,30 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate35(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate35(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(typeof data[1] !== "boolean"){
+if(typeof data1 !== "boolean"){
 validate187.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
+const _errs3 = errors;
+if(errors === _errs2){
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -3007,6 +3657,8 @@ var valid0 = _errs2 === errors;
 else {
 validate187.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate187.errors = vErrors;
@@ -3028,6 +3680,8 @@ if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -3037,6 +3691,8 @@ const _errs2 = errors;
 if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs2 === errors;
 if(_valid0 && valid0){
@@ -3072,6 +3728,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate189.errors = vErrors;
 return errors === 0;
 }
@@ -3083,16 +3741,21 @@ function validate192(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_chainId:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate192.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate192.errors = vErrors;
@@ -3110,6 +3773,8 @@ if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate193.errors = vErrors;
 return errors === 0;
 }
@@ -3121,16 +3786,21 @@ function validate195(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:net_version:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate195.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate195.errors = vErrors;
@@ -3146,16 +3816,21 @@ function validate197(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:UintDecimal" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern14.test(data)){
 validate197.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]*)$"},message:"must match pattern \""+"^(0|[1-9][0-9]*)$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate197.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate197.errors = vErrors;
@@ -3171,6 +3846,8 @@ if(!(validate197(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate196.errors = vErrors;
 return errors === 0;
 }
@@ -3182,16 +3859,21 @@ function validate199(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:web3_clientVersion:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate199.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate199.errors = vErrors;
@@ -3209,6 +3891,9 @@ if(typeof data !== "string"){
 validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+const _errs0 = errors;
+if(errors === 0){
+}
 validate200.errors = vErrors;
 return errors === 0;
 }
@@ -3220,16 +3905,21 @@ function validate201(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_syncing:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate201.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate201.errors = vErrors;
@@ -3245,13 +3935,17 @@ function validate204(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:SyncingProgress" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.startingBlock !== undefined && func0.call(data, "startingBlock")){
+let data0 = data.startingBlock;
 const _errs1 = errors;
-if(!(validate23(data.startingBlock, {instancePath:instancePath+"/startingBlock",parentData:data,parentDataProperty:"startingBlock",rootData}))){
+if(!(validate23(data0, {instancePath:instancePath+"/startingBlock",parentData:data,parentDataProperty:"startingBlock",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
@@ -3260,10 +3954,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.currentBlock !== undefined && func0.call(data, "currentBlock")){
+let data1 = data.currentBlock;
 const _errs2 = errors;
-if(!(validate23(data.currentBlock, {instancePath:instancePath+"/currentBlock",parentData:data,parentDataProperty:"currentBlock",rootData}))){
+if(!(validate23(data1, {instancePath:instancePath+"/currentBlock",parentData:data,parentDataProperty:"currentBlock",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -3272,15 +3969,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.highestBlock !== undefined && func0.call(data, "highestBlock")){
+let data2 = data.highestBlock;
 const _errs3 = errors;
-if(!(validate23(data.highestBlock, {instancePath:instancePath+"/highestBlock",parentData:data,parentDataProperty:"highestBlock",rootData}))){
+if(!(validate23(data2, {instancePath:instancePath+"/highestBlock",parentData:data,parentDataProperty:"highestBlock",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -3288,6 +3990,8 @@ var valid0 = true;
 else {
 validate204.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate204.errors = vErrors;
@@ -3307,6 +4011,8 @@ if(!(validate204(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -3322,6 +4028,9 @@ else {
 vErrors.push(err0);
 }
 errors++;
+}
+const _errs3 = errors;
+if(errors === _errs2){
 }
 var _valid0 = _errs2 === errors;
 if(_valid0 && valid0){
@@ -3357,6 +4066,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate203.errors = vErrors;
 return errors === 0;
 }
@@ -3370,6 +4081,8 @@ if(!(validate203(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate202.errors = vErrors;
 return errors === 0;
 }
@@ -3381,16 +4094,21 @@ function validate210(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_gasPrice:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate210.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate210.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate210.errors = vErrors;
@@ -3408,6 +4126,8 @@ if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate211.errors = vErrors;
 return errors === 0;
 }
@@ -3419,16 +4139,21 @@ function validate213(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_maxPriorityFeePerGas:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate213.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate213.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate213.errors = vErrors;
@@ -3446,6 +4171,8 @@ if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate214.errors = vErrors;
 return errors === 0;
 }
@@ -3457,6 +4184,7 @@ function validate216(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_feeHistory:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 3){
@@ -3477,19 +4205,25 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate23(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate23(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate26(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate26(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -3497,28 +4231,39 @@ if(valid0){
 if(len1 > 2){
 let data2 = data[2];
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(Array.isArray(data2)){
 var valid1 = true;
 const len2 = data2.length;
 for(let i0=0; i0<len2; i0++){
+let data3 = data2[i0];
 const _errs5 = errors;
-if(!(typeof data2[i0] == "number")){
+if(!(typeof data3 == "number")){
 validate216.errors = [{instancePath:instancePath+"/2/" + i0,schemaPath:"#/items/2/items/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid1 = _errs5 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate216.errors = [{instancePath:instancePath+"/2",schemaPath:"#/items/2/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
+if(errors === _errs3){
+}
 }
 var valid0 = _errs3 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -3529,6 +4274,8 @@ var valid0 = _errs3 === errors;
 else {
 validate216.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate216.errors = vErrors;
@@ -3544,6 +4291,7 @@ function validate224(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:Ratio" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data == "number"){
 if(data > 1 || isNaN(data)){
@@ -3555,11 +4303,15 @@ if(data < 0 || isNaN(data)){
 validate224.errors = [{instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
+else {
+}
 }
 }
 else {
 validate224.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate224.errors = vErrors;
@@ -3571,6 +4323,7 @@ function validate220(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:FeeHistoryResult" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -3580,10 +4333,13 @@ return false;
 }
 else {
 if(data.oldestBlock !== undefined && func0.call(data, "oldestBlock")){
+let data0 = data.oldestBlock;
 const _errs1 = errors;
-if(!(validate23(data.oldestBlock, {instancePath:instancePath+"/oldestBlock",parentData:data,parentDataProperty:"oldestBlock",rootData}))){
+if(!(validate23(data0, {instancePath:instancePath+"/oldestBlock",parentData:data,parentDataProperty:"oldestBlock",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
@@ -3594,25 +4350,33 @@ if(valid0){
 if(data.baseFeePerGas !== undefined && func0.call(data, "baseFeePerGas")){
 let data1 = data.baseFeePerGas;
 const _errs2 = errors;
+const _errs3 = errors;
 if(errors === _errs2){
 if(Array.isArray(data1)){
 var valid1 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
 const _errs4 = errors;
-if(!(validate23(data1[i0], {instancePath:instancePath+"/baseFeePerGas/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+if(!(validate23(data2, {instancePath:instancePath+"/baseFeePerGas/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs4 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate220.errors = [{instancePath:instancePath+"/baseFeePerGas",schemaPath:"#/properties/baseFeePerGas/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs2){
 }
 }
 var valid0 = _errs2 === errors;
@@ -3624,25 +4388,33 @@ if(valid0){
 if(data.baseFeePerBlobGas !== undefined && func0.call(data, "baseFeePerBlobGas")){
 let data3 = data.baseFeePerBlobGas;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(Array.isArray(data3)){
 var valid2 = true;
 const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
+let data4 = data3[i1];
 const _errs7 = errors;
-if(!(validate23(data3[i1], {instancePath:instancePath+"/baseFeePerBlobGas/" + i1,parentData:data3,parentDataProperty:i1,rootData}))){
+if(!(validate23(data4, {instancePath:instancePath+"/baseFeePerBlobGas/" + i1,parentData:data3,parentDataProperty:i1,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid2 = _errs7 === errors;
 if(!valid2){
 break;
 }
 }
+if(valid2){
+}
 }
 else {
 validate220.errors = [{instancePath:instancePath+"/baseFeePerBlobGas",schemaPath:"#/properties/baseFeePerBlobGas/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -3654,25 +4426,33 @@ if(valid0){
 if(data.gasUsedRatio !== undefined && func0.call(data, "gasUsedRatio")){
 let data5 = data.gasUsedRatio;
 const _errs8 = errors;
+const _errs9 = errors;
 if(errors === _errs8){
 if(Array.isArray(data5)){
 var valid3 = true;
 const len2 = data5.length;
 for(let i2=0; i2<len2; i2++){
+let data6 = data5[i2];
 const _errs10 = errors;
-if(!(validate224(data5[i2], {instancePath:instancePath+"/gasUsedRatio/" + i2,parentData:data5,parentDataProperty:i2,rootData}))){
+if(!(validate224(data6, {instancePath:instancePath+"/gasUsedRatio/" + i2,parentData:data5,parentDataProperty:i2,rootData}))){
 vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid3 = _errs10 === errors;
 if(!valid3){
 break;
 }
 }
+if(valid3){
+}
 }
 else {
 validate220.errors = [{instancePath:instancePath+"/gasUsedRatio",schemaPath:"#/properties/gasUsedRatio/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
@@ -3684,25 +4464,33 @@ if(valid0){
 if(data.blobGasUsedRatio !== undefined && func0.call(data, "blobGasUsedRatio")){
 let data7 = data.blobGasUsedRatio;
 const _errs11 = errors;
+const _errs12 = errors;
 if(errors === _errs11){
 if(Array.isArray(data7)){
 var valid4 = true;
 const len3 = data7.length;
 for(let i3=0; i3<len3; i3++){
+let data8 = data7[i3];
 const _errs13 = errors;
-if(!(validate224(data7[i3], {instancePath:instancePath+"/blobGasUsedRatio/" + i3,parentData:data7,parentDataProperty:i3,rootData}))){
+if(!(validate224(data8, {instancePath:instancePath+"/blobGasUsedRatio/" + i3,parentData:data7,parentDataProperty:i3,rootData}))){
 vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid4 = _errs13 === errors;
 if(!valid4){
 break;
 }
 }
+if(valid4){
+}
 }
 else {
 validate220.errors = [{instancePath:instancePath+"/blobGasUsedRatio",schemaPath:"#/properties/blobGasUsedRatio/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
@@ -3714,6 +4502,7 @@ if(valid0){
 if(data.reward !== undefined && func0.call(data, "reward")){
 let data9 = data.reward;
 const _errs14 = errors;
+const _errs15 = errors;
 if(errors === _errs14){
 if(Array.isArray(data9)){
 var valid5 = true;
@@ -3721,25 +4510,33 @@ const len4 = data9.length;
 for(let i4=0; i4<len4; i4++){
 let data10 = data9[i4];
 const _errs16 = errors;
+const _errs17 = errors;
 if(errors === _errs16){
 if(Array.isArray(data10)){
 var valid6 = true;
 const len5 = data10.length;
 for(let i5=0; i5<len5; i5++){
+let data11 = data10[i5];
 const _errs18 = errors;
-if(!(validate23(data10[i5], {instancePath:instancePath+"/reward/" + i4+"/" + i5,parentData:data10,parentDataProperty:i5,rootData}))){
+if(!(validate23(data11, {instancePath:instancePath+"/reward/" + i4+"/" + i5,parentData:data10,parentDataProperty:i5,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid6 = _errs18 === errors;
 if(!valid6){
 break;
 }
 }
+if(valid6){
+}
 }
 else {
 validate220.errors = [{instancePath:instancePath+"/reward/" + i4,schemaPath:"#/properties/reward/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs16){
 }
 }
 var valid5 = _errs16 === errors;
@@ -3747,16 +4544,22 @@ if(!valid5){
 break;
 }
 }
+if(valid5){
+}
 }
 else {
 validate220.errors = [{instancePath:instancePath+"/reward",schemaPath:"#/properties/reward/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs14){
 }
 }
 var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -3768,6 +4571,8 @@ var valid0 = true;
 else {
 validate220.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate220.errors = vErrors;
@@ -3782,6 +4587,8 @@ let errors = 0;
 if(!(validate220(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
 errors = vErrors.length;
+}
+else {
 }
 validate219.errors = vErrors;
 return errors === 0;
@@ -3802,6 +4609,8 @@ if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 valid0 = valid0 || _valid0;
 if(!valid0){
@@ -3809,6 +4618,8 @@ const _errs2 = errors;
 if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs2 === errors;
 valid0 = valid0 || _valid0;
@@ -3818,8 +4629,12 @@ if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs3 === errors;
 valid0 = valid0 || _valid0;
+if(!valid0){
+}
 }
 }
 if(!valid0){
@@ -3845,6 +4660,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate231.errors = vErrors;
 return errors === 0;
 }
@@ -3854,6 +4671,7 @@ function validate229(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getBalance:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -3874,21 +4692,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate39(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate39(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate231(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate231(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -3898,6 +4724,8 @@ var valid0 = _errs2 === errors;
 else {
 validate229.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate229.errors = vErrors;
@@ -3915,6 +4743,8 @@ if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate236.errors = vErrors;
 return errors === 0;
 }
@@ -3926,6 +4756,7 @@ function validate238(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getTransactionCount:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -3946,21 +4777,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate39(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate39(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate231(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate231(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -3970,6 +4809,8 @@ var valid0 = _errs2 === errors;
 else {
 validate238.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate238.errors = vErrors;
@@ -3987,6 +4828,8 @@ if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate241.errors = vErrors;
 return errors === 0;
 }
@@ -3998,6 +4841,7 @@ function validate243(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getCode:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -4018,21 +4862,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate39(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate39(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate231(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate231(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -4042,6 +4894,8 @@ var valid0 = _errs2 === errors;
 else {
 validate243.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate243.errors = vErrors;
@@ -4059,6 +4913,8 @@ if(!(validate51(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate246.errors = vErrors;
 return errors === 0;
 }
@@ -4072,16 +4928,21 @@ function validate250(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:BytesMax32" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern15.test(data)){
 validate250.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-f]{0,64}$"},message:"must match pattern \""+"^0x[0-9a-f]{0,64}$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate250.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate250.errors = vErrors;
@@ -4093,6 +4954,7 @@ function validate248(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getStorageAt:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 3){
@@ -4113,30 +4975,41 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate39(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate39(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate250(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate250(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
 if(valid0){
 if(len1 > 2){
+let data2 = data[2];
 const _errs3 = errors;
-if(!(validate231(data[2], {instancePath:instancePath+"/2",parentData:data,parentDataProperty:2,rootData}))){
+if(!(validate231(data2, {instancePath:instancePath+"/2",parentData:data,parentDataProperty:2,rootData}))){
 vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs3 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -4147,6 +5020,8 @@ var valid0 = _errs3 === errors;
 else {
 validate248.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate248.errors = vErrors;
@@ -4164,6 +5039,8 @@ if(!(validate51(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate253.errors = vErrors;
 return errors === 0;
 }
@@ -4176,6 +5053,7 @@ function validate256(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:GenericTransaction" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
@@ -4188,10 +5066,13 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined && func0.call(data, "type")){
+let data0 = data.type;
 const _errs2 = errors;
-if(!(validate93(data.type, {instancePath:instancePath+"/type",parentData:data,parentDataProperty:"type",rootData}))){
+if(!(validate93(data0, {instancePath:instancePath+"/type",parentData:data,parentDataProperty:"type",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -4200,10 +5081,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.nonce !== undefined && func0.call(data, "nonce")){
+let data1 = data.nonce;
 const _errs3 = errors;
-if(!(validate23(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
+if(!(validate23(data1, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -4228,6 +5112,9 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs7 = errors;
+if(errors === _errs6){
+}
 var _valid0 = _errs6 === errors;
 if(_valid0){
 valid1 = true;
@@ -4237,6 +5124,8 @@ const _errs8 = errors;
 if(!(validate39(data2, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs8 === errors;
 if(_valid0 && valid1){
@@ -4272,6 +5161,8 @@ vErrors = null;
 }
 }
 }
+if(errors === _errs4){
+}
 var valid0 = _errs4 === errors;
 }
 else {
@@ -4279,10 +5170,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.from !== undefined && func0.call(data, "from")){
+let data3 = data.from;
 const _errs9 = errors;
-if(!(validate39(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+if(!(validate39(data3, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs9 === errors;
 }
@@ -4291,10 +5185,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.gas !== undefined && func0.call(data, "gas")){
+let data4 = data.gas;
 const _errs10 = errors;
-if(!(validate23(data.gas, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
+if(!(validate23(data4, {instancePath:instancePath+"/gas",parentData:data,parentDataProperty:"gas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs10 === errors;
 }
@@ -4303,10 +5200,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.value !== undefined && func0.call(data, "value")){
+let data5 = data.value;
 const _errs11 = errors;
-if(!(validate23(data.value, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
+if(!(validate23(data5, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs11 === errors;
 }
@@ -4315,10 +5215,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.input !== undefined && func0.call(data, "input")){
+let data6 = data.input;
 const _errs12 = errors;
-if(!(validate51(data.input, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
+if(!(validate51(data6, {instancePath:instancePath+"/input",parentData:data,parentDataProperty:"input",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs12 === errors;
 }
@@ -4327,10 +5230,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.data !== undefined && func0.call(data, "data")){
+let data7 = data.data;
 const _errs13 = errors;
-if(!(validate51(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData}))){
+if(!(validate51(data7, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs13 === errors;
 }
@@ -4339,10 +5245,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.gasPrice !== undefined && func0.call(data, "gasPrice")){
+let data8 = data.gasPrice;
 const _errs14 = errors;
-if(!(validate23(data.gasPrice, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
+if(!(validate23(data8, {instancePath:instancePath+"/gasPrice",parentData:data,parentDataProperty:"gasPrice",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs14 === errors;
 }
@@ -4351,10 +5260,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.maxPriorityFeePerGas !== undefined && func0.call(data, "maxPriorityFeePerGas")){
+let data9 = data.maxPriorityFeePerGas;
 const _errs15 = errors;
-if(!(validate23(data.maxPriorityFeePerGas, {instancePath:instancePath+"/maxPriorityFeePerGas",parentData:data,parentDataProperty:"maxPriorityFeePerGas",rootData}))){
+if(!(validate23(data9, {instancePath:instancePath+"/maxPriorityFeePerGas",parentData:data,parentDataProperty:"maxPriorityFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs15 === errors;
 }
@@ -4363,10 +5275,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.maxFeePerGas !== undefined && func0.call(data, "maxFeePerGas")){
+let data10 = data.maxFeePerGas;
 const _errs16 = errors;
-if(!(validate23(data.maxFeePerGas, {instancePath:instancePath+"/maxFeePerGas",parentData:data,parentDataProperty:"maxFeePerGas",rootData}))){
+if(!(validate23(data10, {instancePath:instancePath+"/maxFeePerGas",parentData:data,parentDataProperty:"maxFeePerGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs16 === errors;
 }
@@ -4375,10 +5290,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.maxFeePerBlobGas !== undefined && func0.call(data, "maxFeePerBlobGas")){
+let data11 = data.maxFeePerBlobGas;
 const _errs17 = errors;
-if(!(validate23(data.maxFeePerBlobGas, {instancePath:instancePath+"/maxFeePerBlobGas",parentData:data,parentDataProperty:"maxFeePerBlobGas",rootData}))){
+if(!(validate23(data11, {instancePath:instancePath+"/maxFeePerBlobGas",parentData:data,parentDataProperty:"maxFeePerBlobGas",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs17 === errors;
 }
@@ -4387,10 +5305,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.accessList !== undefined && func0.call(data, "accessList")){
+let data12 = data.accessList;
 const _errs18 = errors;
-if(!(validate81(data.accessList, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
+if(!(validate81(data12, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs18 === errors;
 }
@@ -4401,25 +5322,33 @@ if(valid0){
 if(data.blobVersionedHashes !== undefined && func0.call(data, "blobVersionedHashes")){
 let data13 = data.blobVersionedHashes;
 const _errs19 = errors;
+const _errs20 = errors;
 if(errors === _errs19){
 if(Array.isArray(data13)){
 var valid2 = true;
 const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
+let data14 = data13[i0];
 const _errs21 = errors;
-if(!(validate35(data13[i0], {instancePath:instancePath+"/blobVersionedHashes/" + i0,parentData:data13,parentDataProperty:i0,rootData}))){
+if(!(validate35(data14, {instancePath:instancePath+"/blobVersionedHashes/" + i0,parentData:data13,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid2 = _errs21 === errors;
 if(!valid2){
 break;
 }
 }
+if(valid2){
+}
 }
 else {
 validate256.errors = [{instancePath:instancePath+"/blobVersionedHashes",schemaPath:"#/properties/blobVersionedHashes/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs19){
 }
 }
 var valid0 = _errs19 === errors;
@@ -4431,25 +5360,33 @@ if(valid0){
 if(data.blobs !== undefined && func0.call(data, "blobs")){
 let data15 = data.blobs;
 const _errs22 = errors;
+const _errs23 = errors;
 if(errors === _errs22){
 if(Array.isArray(data15)){
 var valid3 = true;
 const len1 = data15.length;
 for(let i1=0; i1<len1; i1++){
+let data16 = data15[i1];
 const _errs24 = errors;
-if(!(validate51(data15[i1], {instancePath:instancePath+"/blobs/" + i1,parentData:data15,parentDataProperty:i1,rootData}))){
+if(!(validate51(data16, {instancePath:instancePath+"/blobs/" + i1,parentData:data15,parentDataProperty:i1,rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid3 = _errs24 === errors;
 if(!valid3){
 break;
 }
 }
+if(valid3){
+}
 }
 else {
 validate256.errors = [{instancePath:instancePath+"/blobs",schemaPath:"#/properties/blobs/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs22){
 }
 }
 var valid0 = _errs22 === errors;
@@ -4461,25 +5398,33 @@ if(valid0){
 if(data.commitments !== undefined && func0.call(data, "commitments")){
 let data17 = data.commitments;
 const _errs25 = errors;
+const _errs26 = errors;
 if(errors === _errs25){
 if(Array.isArray(data17)){
 var valid4 = true;
 const len2 = data17.length;
 for(let i2=0; i2<len2; i2++){
+let data18 = data17[i2];
 const _errs27 = errors;
-if(!(validate51(data17[i2], {instancePath:instancePath+"/commitments/" + i2,parentData:data17,parentDataProperty:i2,rootData}))){
+if(!(validate51(data18, {instancePath:instancePath+"/commitments/" + i2,parentData:data17,parentDataProperty:i2,rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid4 = _errs27 === errors;
 if(!valid4){
 break;
 }
 }
+if(valid4){
+}
 }
 else {
 validate256.errors = [{instancePath:instancePath+"/commitments",schemaPath:"#/properties/commitments/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs25){
 }
 }
 var valid0 = _errs25 === errors;
@@ -4491,25 +5436,33 @@ if(valid0){
 if(data.proofs !== undefined && func0.call(data, "proofs")){
 let data19 = data.proofs;
 const _errs28 = errors;
+const _errs29 = errors;
 if(errors === _errs28){
 if(Array.isArray(data19)){
 var valid5 = true;
 const len3 = data19.length;
 for(let i3=0; i3<len3; i3++){
+let data20 = data19[i3];
 const _errs30 = errors;
-if(!(validate51(data19[i3], {instancePath:instancePath+"/proofs/" + i3,parentData:data19,parentDataProperty:i3,rootData}))){
+if(!(validate51(data20, {instancePath:instancePath+"/proofs/" + i3,parentData:data19,parentDataProperty:i3,rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid5 = _errs30 === errors;
 if(!valid5){
 break;
 }
 }
+if(valid5){
+}
 }
 else {
 validate256.errors = [{instancePath:instancePath+"/proofs",schemaPath:"#/properties/proofs/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs28){
 }
 }
 var valid0 = _errs28 === errors;
@@ -4519,10 +5472,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.chainId !== undefined && func0.call(data, "chainId")){
+let data21 = data.chainId;
 const _errs31 = errors;
-if(!(validate23(data.chainId, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
+if(!(validate23(data21, {instancePath:instancePath+"/chainId",parentData:data,parentDataProperty:"chainId",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs31 === errors;
 }
@@ -4531,15 +5487,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.authorizationList !== undefined && func0.call(data, "authorizationList")){
+let data22 = data.authorizationList;
 const _errs32 = errors;
-if(!(validate88(data.authorizationList, {instancePath:instancePath+"/authorizationList",parentData:data,parentDataProperty:"authorizationList",rootData}))){
+if(!(validate88(data22, {instancePath:instancePath+"/authorizationList",parentData:data,parentDataProperty:"authorizationList",rootData}))){
 vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs32 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -4565,6 +5526,8 @@ else {
 validate256.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate256.errors = vErrors;
 return errors === 0;
@@ -4575,6 +5538,7 @@ function validate255(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_call:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -4595,21 +5559,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate256(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate256(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate231(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate231(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -4619,6 +5591,8 @@ var valid0 = _errs2 === errors;
 else {
 validate255.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate255.errors = vErrors;
@@ -4636,6 +5610,8 @@ if(!(validate51(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate278.errors = vErrors;
 return errors === 0;
 }
@@ -4647,6 +5623,7 @@ function validate280(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_estimateGas:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -4667,21 +5644,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate256(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate256(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate26(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate26(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -4691,6 +5676,8 @@ var valid0 = _errs2 === errors;
 else {
 validate280.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate280.errors = vErrors;
@@ -4707,6 +5694,8 @@ let errors = 0;
 if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 validate283.errors = vErrors;
 return errors === 0;
@@ -4726,9 +5715,15 @@ if(typeof data !== "string"){
 validate289.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema79.enum;
 if(!((((data === "earliest") || (data === "finalized")) || (data === "safe")) || (data === "latest"))){
 validate289.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema79.enum},message:"must be equal to one of the allowed values"}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate289.errors = vErrors;
 return errors === 0;
@@ -4747,6 +5742,8 @@ if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -4756,6 +5753,8 @@ const _errs2 = errors;
 if(!(validate289(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate289.errors : vErrors.concat(validate289.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs2 === errors;
 if(_valid0 && valid0){
@@ -4791,6 +5790,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate287.errors = vErrors;
 return errors === 0;
 }
@@ -4801,25 +5802,33 @@ function validate294(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:Addresses" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate39(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+if(!(validate39(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 if(!valid0){
 break;
 }
 }
+if(valid0){
+}
 }
 else {
 validate294.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate294.errors = vErrors;
@@ -4834,16 +5843,21 @@ function validate299(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:Bytes32" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern1.test(data)){
 validate299.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-f]{64}$"},message:"must match pattern \""+"^0x[0-9a-f]{64}$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate299.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate299.errors = vErrors;
@@ -4869,6 +5883,9 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs2 = errors;
+if(errors === _errs1){
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -4878,6 +5895,8 @@ const _errs3 = errors;
 if(!(validate299(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate299.errors : vErrors.concat(validate299.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs3 === errors;
 if(_valid0 && valid0){
@@ -4890,20 +5909,26 @@ valid0 = true;
 passing0 = 1;
 }
 const _errs4 = errors;
+const _errs5 = errors;
 if(errors === _errs4){
 if(Array.isArray(data)){
 var valid1 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
 const _errs6 = errors;
-if(!(validate299(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+if(!(validate299(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate299.errors : vErrors.concat(validate299.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs6 === errors;
 if(!valid1){
 break;
 }
+}
+if(valid1){
 }
 }
 else {
@@ -4915,6 +5940,8 @@ else {
 vErrors.push(err1);
 }
 errors++;
+}
+if(errors === _errs4){
 }
 }
 var _valid0 = _errs4 === errors;
@@ -4952,6 +5979,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate298.errors = vErrors;
 return errors === 0;
 }
@@ -4975,26 +6004,35 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs2 = errors;
+if(errors === _errs1){
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
 passing0 = 0;
 }
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(Array.isArray(data)){
 var valid1 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
 const _errs5 = errors;
-if(!(validate298(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+if(!(validate298(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate298.errors : vErrors.concat(validate298.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs5 === errors;
 if(!valid1){
 break;
 }
+}
+if(valid1){
 }
 }
 else {
@@ -5006,6 +6044,8 @@ else {
 vErrors.push(err1);
 }
 errors++;
+}
+if(errors === _errs3){
 }
 }
 var _valid0 = _errs3 === errors;
@@ -5042,6 +6082,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate297.errors = vErrors;
 return errors === 0;
 }
@@ -5055,8 +6097,10 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
+const _errs2 = errors;
 const _errs3 = errors;
 const _errs4 = errors;
+const _errs5 = errors;
 if(errors === _errs4){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -5070,6 +6114,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+else {
+}
 }
 else {
 const err1 = {};
@@ -5080,6 +6126,8 @@ else {
 vErrors.push(err1);
 }
 errors++;
+}
+if(errors === _errs4){
 }
 }
 var valid1 = _errs4 === errors;
@@ -5107,10 +6155,13 @@ vErrors = null;
 if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.fromBlock !== undefined && func0.call(data, "fromBlock")){
+let data0 = data.fromBlock;
 const _errs6 = errors;
-if(!(validate287(data.fromBlock, {instancePath:instancePath+"/fromBlock",parentData:data,parentDataProperty:"fromBlock",rootData}))){
+if(!(validate287(data0, {instancePath:instancePath+"/fromBlock",parentData:data,parentDataProperty:"fromBlock",rootData}))){
 vErrors = vErrors === null ? validate287.errors : vErrors.concat(validate287.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid2 = _errs6 === errors;
 }
@@ -5119,10 +6170,13 @@ var valid2 = true;
 }
 if(valid2){
 if(data.toBlock !== undefined && func0.call(data, "toBlock")){
+let data1 = data.toBlock;
 const _errs7 = errors;
-if(!(validate287(data.toBlock, {instancePath:instancePath+"/toBlock",parentData:data,parentDataProperty:"toBlock",rootData}))){
+if(!(validate287(data1, {instancePath:instancePath+"/toBlock",parentData:data,parentDataProperty:"toBlock",rootData}))){
 vErrors = vErrors === null ? validate287.errors : vErrors.concat(validate287.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid2 = _errs7 === errors;
 }
@@ -5147,6 +6201,9 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs11 = errors;
+if(errors === _errs10){
+}
 var _valid1 = _errs10 === errors;
 if(_valid1){
 valid3 = true;
@@ -5156,6 +6213,8 @@ const _errs12 = errors;
 if(!(validate39(data2, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid1 = _errs12 === errors;
 if(_valid1 && valid3){
@@ -5171,6 +6230,8 @@ const _errs13 = errors;
 if(!(validate294(data2, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
 vErrors = vErrors === null ? validate294.errors : vErrors.concat(validate294.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid1 = _errs13 === errors;
 if(_valid1 && valid3){
@@ -5205,6 +6266,8 @@ vErrors = null;
 }
 }
 }
+if(errors === _errs8){
+}
 var valid2 = _errs8 === errors;
 }
 else {
@@ -5212,15 +6275,20 @@ var valid2 = true;
 }
 if(valid2){
 if(data.topics !== undefined && func0.call(data, "topics")){
+let data3 = data.topics;
 const _errs14 = errors;
-if(!(validate297(data.topics, {instancePath:instancePath+"/topics",parentData:data,parentDataProperty:"topics",rootData}))){
+if(!(validate297(data3, {instancePath:instancePath+"/topics",parentData:data,parentDataProperty:"topics",rootData}))){
 vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid2 = _errs14 === errors;
 }
 else {
 var valid2 = true;
+}
+if(valid2){
 }
 }
 }
@@ -5236,6 +6304,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+if(errors === _errs1){
+}
 }
 var _valid0 = _errs1 === errors;
 if(_valid0){
@@ -5243,11 +6313,13 @@ valid0 = true;
 passing0 = 0;
 }
 const _errs15 = errors;
+const _errs16 = errors;
 const _errs17 = errors;
 const _errs18 = errors;
 const _errs19 = errors;
 let valid5 = false;
 const _errs20 = errors;
+const _errs21 = errors;
 if(errors === _errs20){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing1;
@@ -5261,6 +6333,8 @@ vErrors.push(err6);
 }
 errors++;
 }
+else {
+}
 }
 else {
 const err7 = {};
@@ -5272,11 +6346,14 @@ vErrors.push(err7);
 }
 errors++;
 }
+if(errors === _errs20){
+}
 }
 var _valid2 = _errs20 === errors;
 valid5 = valid5 || _valid2;
 if(!valid5){
 const _errs22 = errors;
+const _errs23 = errors;
 if(errors === _errs22){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing2;
@@ -5290,6 +6367,8 @@ vErrors.push(err8);
 }
 errors++;
 }
+else {
+}
 }
 else {
 const err9 = {};
@@ -5301,9 +6380,13 @@ vErrors.push(err9);
 }
 errors++;
 }
+if(errors === _errs22){
+}
 }
 var _valid2 = _errs22 === errors;
 valid5 = valid5 || _valid2;
+if(!valid5){
+}
 }
 if(!valid5){
 const err10 = {};
@@ -5325,6 +6408,8 @@ else {
 vErrors = null;
 }
 }
+}
+if(errors === _errs18){
 }
 var valid4 = _errs18 === errors;
 if(valid4){
@@ -5363,10 +6448,13 @@ errors++;
 }
 else {
 if(data.blockHash !== undefined && func0.call(data, "blockHash")){
+let data4 = data.blockHash;
 const _errs24 = errors;
-if(!(validate35(data.blockHash, {instancePath:instancePath+"/blockHash",parentData:data,parentDataProperty:"blockHash",rootData}))){
+if(!(validate35(data4, {instancePath:instancePath+"/blockHash",parentData:data,parentDataProperty:"blockHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid6 = _errs24 === errors;
 }
@@ -5391,6 +6479,9 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs28 = errors;
+if(errors === _errs27){
+}
 var _valid3 = _errs27 === errors;
 if(_valid3){
 valid7 = true;
@@ -5400,6 +6491,8 @@ const _errs29 = errors;
 if(!(validate39(data5, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid3 = _errs29 === errors;
 if(_valid3 && valid7){
@@ -5415,6 +6508,8 @@ const _errs30 = errors;
 if(!(validate294(data5, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
 vErrors = vErrors === null ? validate294.errors : vErrors.concat(validate294.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid3 = _errs30 === errors;
 if(_valid3 && valid7){
@@ -5449,6 +6544,8 @@ vErrors = null;
 }
 }
 }
+if(errors === _errs25){
+}
 var valid6 = _errs25 === errors;
 }
 else {
@@ -5456,15 +6553,20 @@ var valid6 = true;
 }
 if(valid6){
 if(data.topics !== undefined && func0.call(data, "topics")){
+let data6 = data.topics;
 const _errs31 = errors;
-if(!(validate297(data.topics, {instancePath:instancePath+"/topics",parentData:data,parentDataProperty:"topics",rootData}))){
+if(!(validate297(data6, {instancePath:instancePath+"/topics",parentData:data,parentDataProperty:"topics",rootData}))){
 vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid6 = _errs31 === errors;
 }
 else {
 var valid6 = true;
+}
+if(valid6){
 }
 }
 }
@@ -5479,6 +6581,8 @@ else {
 vErrors.push(err15);
 }
 errors++;
+}
+if(errors === _errs15){
 }
 }
 var _valid0 = _errs15 === errors;
@@ -5515,6 +6619,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate286.errors = vErrors;
 return errors === 0;
 }
@@ -5524,6 +6630,7 @@ function validate285(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getLogs:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -5544,10 +6651,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate286(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate286(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate286.errors : vErrors.concat(validate286.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -5556,6 +6670,8 @@ errors = vErrors.length;
 else {
 validate285.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate285.errors = vErrors;
@@ -5570,6 +6686,7 @@ function validate310(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:Log" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -5579,10 +6696,14 @@ return false;
 }
 else {
 if(data.removed !== undefined && func0.call(data, "removed")){
+let data0 = data.removed;
 const _errs1 = errors;
-if(typeof data.removed !== "boolean"){
+if(typeof data0 !== "boolean"){
 validate310.errors = [{instancePath:instancePath+"/removed",schemaPath:"#/properties/removed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -5591,10 +6712,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.logIndex !== undefined && func0.call(data, "logIndex")){
+let data1 = data.logIndex;
 const _errs3 = errors;
-if(!(validate23(data.logIndex, {instancePath:instancePath+"/logIndex",parentData:data,parentDataProperty:"logIndex",rootData}))){
+if(!(validate23(data1, {instancePath:instancePath+"/logIndex",parentData:data,parentDataProperty:"logIndex",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -5603,10 +6727,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.transactionIndex !== undefined && func0.call(data, "transactionIndex")){
+let data2 = data.transactionIndex;
 const _errs4 = errors;
-if(!(validate23(data.transactionIndex, {instancePath:instancePath+"/transactionIndex",parentData:data,parentDataProperty:"transactionIndex",rootData}))){
+if(!(validate23(data2, {instancePath:instancePath+"/transactionIndex",parentData:data,parentDataProperty:"transactionIndex",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
@@ -5615,10 +6742,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.transactionHash !== undefined && func0.call(data, "transactionHash")){
+let data3 = data.transactionHash;
 const _errs5 = errors;
-if(!(validate35(data.transactionHash, {instancePath:instancePath+"/transactionHash",parentData:data,parentDataProperty:"transactionHash",rootData}))){
+if(!(validate35(data3, {instancePath:instancePath+"/transactionHash",parentData:data,parentDataProperty:"transactionHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs5 === errors;
 }
@@ -5627,10 +6757,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.blockHash !== undefined && func0.call(data, "blockHash")){
+let data4 = data.blockHash;
 const _errs6 = errors;
-if(!(validate35(data.blockHash, {instancePath:instancePath+"/blockHash",parentData:data,parentDataProperty:"blockHash",rootData}))){
+if(!(validate35(data4, {instancePath:instancePath+"/blockHash",parentData:data,parentDataProperty:"blockHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs6 === errors;
 }
@@ -5639,10 +6772,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.blockNumber !== undefined && func0.call(data, "blockNumber")){
+let data5 = data.blockNumber;
 const _errs7 = errors;
-if(!(validate23(data.blockNumber, {instancePath:instancePath+"/blockNumber",parentData:data,parentDataProperty:"blockNumber",rootData}))){
+if(!(validate23(data5, {instancePath:instancePath+"/blockNumber",parentData:data,parentDataProperty:"blockNumber",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
@@ -5651,10 +6787,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.blockTimestamp !== undefined && func0.call(data, "blockTimestamp")){
+let data6 = data.blockTimestamp;
 const _errs8 = errors;
-if(!(validate23(data.blockTimestamp, {instancePath:instancePath+"/blockTimestamp",parentData:data,parentDataProperty:"blockTimestamp",rootData}))){
+if(!(validate23(data6, {instancePath:instancePath+"/blockTimestamp",parentData:data,parentDataProperty:"blockTimestamp",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs8 === errors;
 }
@@ -5663,10 +6802,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.address !== undefined && func0.call(data, "address")){
+let data7 = data.address;
 const _errs9 = errors;
-if(!(validate39(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
+if(!(validate39(data7, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs9 === errors;
 }
@@ -5675,10 +6817,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.data !== undefined && func0.call(data, "data")){
+let data8 = data.data;
 const _errs10 = errors;
-if(!(validate51(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData}))){
+if(!(validate51(data8, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs10 === errors;
 }
@@ -5689,31 +6834,41 @@ if(valid0){
 if(data.topics !== undefined && func0.call(data, "topics")){
 let data9 = data.topics;
 const _errs11 = errors;
+const _errs12 = errors;
 if(errors === _errs11){
 if(Array.isArray(data9)){
 var valid1 = true;
 const len0 = data9.length;
 for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
 const _errs13 = errors;
-if(!(validate299(data9[i0], {instancePath:instancePath+"/topics/" + i0,parentData:data9,parentDataProperty:i0,rootData}))){
+if(!(validate299(data10, {instancePath:instancePath+"/topics/" + i0,parentData:data9,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate299.errors : vErrors.concat(validate299.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs13 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate310.errors = [{instancePath:instancePath+"/topics",schemaPath:"#/properties/topics/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -5730,6 +6885,8 @@ else {
 validate310.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate310.errors = vErrors;
 return errors === 0;
@@ -5740,25 +6897,33 @@ function validate309(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getLogs:result" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate310(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+if(!(validate310(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate310.errors : vErrors.concat(validate310.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 if(!valid0){
 break;
 }
 }
+if(valid0){
+}
 }
 else {
 validate309.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate309.errors = vErrors;
@@ -5772,6 +6937,7 @@ function validate321(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_newFilter:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -5792,10 +6958,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate286(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate286(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate286.errors : vErrors.concat(validate286.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -5804,6 +6977,8 @@ errors = vErrors.length;
 else {
 validate321.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate321.errors = vErrors;
@@ -5821,6 +6996,8 @@ if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate323.errors = vErrors;
 return errors === 0;
 }
@@ -5832,16 +7009,21 @@ function validate325(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_newBlockFilter:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate325.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate325.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate325.errors = vErrors;
@@ -5859,6 +7041,8 @@ if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate326.errors = vErrors;
 return errors === 0;
 }
@@ -5870,16 +7054,21 @@ function validate328(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_newPendingTransactionFilter:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate328.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate328.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate328.errors = vErrors;
@@ -5897,6 +7086,8 @@ if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate329.errors = vErrors;
 return errors === 0;
 }
@@ -5908,6 +7099,7 @@ function validate331(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getFilterChanges:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -5928,10 +7120,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate23(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate23(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -5940,6 +7139,8 @@ errors = vErrors.length;
 else {
 validate331.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate331.errors = vErrors;
@@ -5957,20 +7158,26 @@ let errors = 0;
 const _errs0 = errors;
 let valid0 = false;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(Array.isArray(data)){
 var valid1 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
 const _errs3 = errors;
-if(!(validate35(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+if(!(validate35(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs3 === errors;
 if(!valid1){
 break;
 }
+}
+if(valid1){
 }
 }
 else {
@@ -5983,25 +7190,33 @@ vErrors.push(err0);
 }
 errors++;
 }
+if(errors === _errs1){
+}
 }
 var _valid0 = _errs1 === errors;
 valid0 = valid0 || _valid0;
 if(!valid0){
 const _errs4 = errors;
+const _errs5 = errors;
 if(errors === _errs4){
 if(Array.isArray(data)){
 var valid2 = true;
 const len1 = data.length;
 for(let i1=0; i1<len1; i1++){
+let data1 = data[i1];
 const _errs6 = errors;
-if(!(validate310(data[i1], {instancePath:instancePath+"/" + i1,parentData:data,parentDataProperty:i1,rootData}))){
+if(!(validate310(data1, {instancePath:instancePath+"/" + i1,parentData:data,parentDataProperty:i1,rootData}))){
 vErrors = vErrors === null ? validate310.errors : vErrors.concat(validate310.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid2 = _errs6 === errors;
 if(!valid2){
 break;
 }
+}
+if(valid2){
 }
 }
 else {
@@ -6014,9 +7229,13 @@ vErrors.push(err1);
 }
 errors++;
 }
+if(errors === _errs4){
+}
 }
 var _valid0 = _errs4 === errors;
 valid0 = valid0 || _valid0;
+if(!valid0){
+}
 }
 if(!valid0){
 const err2 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -6041,6 +7260,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate334.errors = vErrors;
 return errors === 0;
 }
@@ -6054,6 +7275,8 @@ if(!(validate334(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate334.errors : vErrors.concat(validate334.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate333.errors = vErrors;
 return errors === 0;
 }
@@ -6065,6 +7288,7 @@ function validate338(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getFilterLogs:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -6085,10 +7309,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate23(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate23(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -6097,6 +7328,8 @@ errors = vErrors.length;
 else {
 validate338.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate338.errors = vErrors;
@@ -6110,25 +7343,33 @@ function validate340(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getFilterLogs:result" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 var valid0 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate310(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+if(!(validate310(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate310.errors : vErrors.concat(validate310.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 if(!valid0){
 break;
 }
 }
+if(valid0){
+}
 }
 else {
 validate340.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate340.errors = vErrors;
@@ -6142,6 +7383,7 @@ function validate342(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_uninstallFilter:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -6162,10 +7404,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate23(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate23(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -6174,6 +7423,8 @@ errors = vErrors.length;
 else {
 validate342.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate342.errors = vErrors;
@@ -6191,6 +7442,9 @@ if(typeof data !== "boolean"){
 validate344.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
+const _errs0 = errors;
+if(errors === 0){
+}
 validate344.errors = vErrors;
 return errors === 0;
 }
@@ -6202,6 +7456,7 @@ function validate345(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getTransactionByHash:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -6222,10 +7477,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate35(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate35(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -6234,6 +7496,8 @@ errors = vErrors.length;
 else {
 validate345.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate345.errors = vErrors;
@@ -6255,6 +7519,8 @@ if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -6264,6 +7530,8 @@ const _errs2 = errors;
 if(!(validate63(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs2 === errors;
 if(_valid0 && valid0){
@@ -6299,6 +7567,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate347.errors = vErrors;
 return errors === 0;
 }
@@ -6310,6 +7580,7 @@ function validate350(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getTransactionReceipt:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -6330,10 +7601,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate35(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate35(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -6342,6 +7620,8 @@ errors = vErrors.length;
 else {
 validate350.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate350.errors = vErrors;
@@ -6356,6 +7636,7 @@ function validate354(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:ReceiptInfo" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -6365,10 +7646,13 @@ return false;
 }
 else {
 if(data.type !== undefined && func0.call(data, "type")){
+let data0 = data.type;
 const _errs1 = errors;
-if(!(validate93(data.type, {instancePath:instancePath+"/type",parentData:data,parentDataProperty:"type",rootData}))){
+if(!(validate93(data0, {instancePath:instancePath+"/type",parentData:data,parentDataProperty:"type",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
@@ -6377,10 +7661,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.transactionHash !== undefined && func0.call(data, "transactionHash")){
+let data1 = data.transactionHash;
 const _errs2 = errors;
-if(!(validate35(data.transactionHash, {instancePath:instancePath+"/transactionHash",parentData:data,parentDataProperty:"transactionHash",rootData}))){
+if(!(validate35(data1, {instancePath:instancePath+"/transactionHash",parentData:data,parentDataProperty:"transactionHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -6389,10 +7676,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.transactionIndex !== undefined && func0.call(data, "transactionIndex")){
+let data2 = data.transactionIndex;
 const _errs3 = errors;
-if(!(validate23(data.transactionIndex, {instancePath:instancePath+"/transactionIndex",parentData:data,parentDataProperty:"transactionIndex",rootData}))){
+if(!(validate23(data2, {instancePath:instancePath+"/transactionIndex",parentData:data,parentDataProperty:"transactionIndex",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -6401,10 +7691,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.blockHash !== undefined && func0.call(data, "blockHash")){
+let data3 = data.blockHash;
 const _errs4 = errors;
-if(!(validate35(data.blockHash, {instancePath:instancePath+"/blockHash",parentData:data,parentDataProperty:"blockHash",rootData}))){
+if(!(validate35(data3, {instancePath:instancePath+"/blockHash",parentData:data,parentDataProperty:"blockHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
@@ -6413,10 +7706,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.blockNumber !== undefined && func0.call(data, "blockNumber")){
+let data4 = data.blockNumber;
 const _errs5 = errors;
-if(!(validate23(data.blockNumber, {instancePath:instancePath+"/blockNumber",parentData:data,parentDataProperty:"blockNumber",rootData}))){
+if(!(validate23(data4, {instancePath:instancePath+"/blockNumber",parentData:data,parentDataProperty:"blockNumber",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs5 === errors;
 }
@@ -6425,10 +7721,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.from !== undefined && func0.call(data, "from")){
+let data5 = data.from;
 const _errs6 = errors;
-if(!(validate39(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+if(!(validate39(data5, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs6 === errors;
 }
@@ -6453,6 +7752,9 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs10 = errors;
+if(errors === _errs9){
+}
 var _valid0 = _errs9 === errors;
 if(_valid0){
 valid1 = true;
@@ -6462,6 +7764,8 @@ const _errs11 = errors;
 if(!(validate39(data6, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs11 === errors;
 if(_valid0 && valid1){
@@ -6497,6 +7801,8 @@ vErrors = null;
 }
 }
 }
+if(errors === _errs7){
+}
 var valid0 = _errs7 === errors;
 }
 else {
@@ -6504,10 +7810,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cumulativeGasUsed !== undefined && func0.call(data, "cumulativeGasUsed")){
+let data7 = data.cumulativeGasUsed;
 const _errs12 = errors;
-if(!(validate23(data.cumulativeGasUsed, {instancePath:instancePath+"/cumulativeGasUsed",parentData:data,parentDataProperty:"cumulativeGasUsed",rootData}))){
+if(!(validate23(data7, {instancePath:instancePath+"/cumulativeGasUsed",parentData:data,parentDataProperty:"cumulativeGasUsed",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs12 === errors;
 }
@@ -6516,10 +7825,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.gasUsed !== undefined && func0.call(data, "gasUsed")){
+let data8 = data.gasUsed;
 const _errs13 = errors;
-if(!(validate23(data.gasUsed, {instancePath:instancePath+"/gasUsed",parentData:data,parentDataProperty:"gasUsed",rootData}))){
+if(!(validate23(data8, {instancePath:instancePath+"/gasUsed",parentData:data,parentDataProperty:"gasUsed",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs13 === errors;
 }
@@ -6528,10 +7840,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.blobGasUsed !== undefined && func0.call(data, "blobGasUsed")){
+let data9 = data.blobGasUsed;
 const _errs14 = errors;
-if(!(validate23(data.blobGasUsed, {instancePath:instancePath+"/blobGasUsed",parentData:data,parentDataProperty:"blobGasUsed",rootData}))){
+if(!(validate23(data9, {instancePath:instancePath+"/blobGasUsed",parentData:data,parentDataProperty:"blobGasUsed",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs14 === errors;
 }
@@ -6550,6 +7865,8 @@ if(!(validate39(data10, {instancePath:instancePath+"/contractAddress",parentData
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid1 = _errs17 === errors;
 if(_valid1){
 valid2 = true;
@@ -6565,6 +7882,9 @@ else {
 vErrors.push(err2);
 }
 errors++;
+}
+const _errs19 = errors;
+if(errors === _errs18){
 }
 var _valid1 = _errs18 === errors;
 if(_valid1 && valid2){
@@ -6600,6 +7920,8 @@ vErrors = null;
 }
 }
 }
+if(errors === _errs15){
+}
 var valid0 = _errs15 === errors;
 }
 else {
@@ -6609,25 +7931,33 @@ if(valid0){
 if(data.logs !== undefined && func0.call(data, "logs")){
 let data11 = data.logs;
 const _errs20 = errors;
+const _errs21 = errors;
 if(errors === _errs20){
 if(Array.isArray(data11)){
 var valid3 = true;
 const len0 = data11.length;
 for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
 const _errs22 = errors;
-if(!(validate310(data11[i0], {instancePath:instancePath+"/logs/" + i0,parentData:data11,parentDataProperty:i0,rootData}))){
+if(!(validate310(data12, {instancePath:instancePath+"/logs/" + i0,parentData:data11,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate310.errors : vErrors.concat(validate310.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid3 = _errs22 === errors;
 if(!valid3){
 break;
 }
 }
+if(valid3){
+}
 }
 else {
 validate354.errors = [{instancePath:instancePath+"/logs",schemaPath:"#/properties/logs/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs20){
 }
 }
 var valid0 = _errs20 === errors;
@@ -6637,10 +7967,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.logsBloom !== undefined && func0.call(data, "logsBloom")){
+let data13 = data.logsBloom;
 const _errs23 = errors;
-if(!(validate44(data.logsBloom, {instancePath:instancePath+"/logsBloom",parentData:data,parentDataProperty:"logsBloom",rootData}))){
+if(!(validate44(data13, {instancePath:instancePath+"/logsBloom",parentData:data,parentDataProperty:"logsBloom",rootData}))){
 vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs23 === errors;
 }
@@ -6649,10 +7982,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.root !== undefined && func0.call(data, "root")){
+let data14 = data.root;
 const _errs24 = errors;
-if(!(validate35(data.root, {instancePath:instancePath+"/root",parentData:data,parentDataProperty:"root",rootData}))){
+if(!(validate35(data14, {instancePath:instancePath+"/root",parentData:data,parentDataProperty:"root",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs24 === errors;
 }
@@ -6661,10 +7997,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.status !== undefined && func0.call(data, "status")){
+let data15 = data.status;
 const _errs25 = errors;
-if(!(validate23(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData}))){
+if(!(validate23(data15, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs25 === errors;
 }
@@ -6673,10 +8012,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.effectiveGasPrice !== undefined && func0.call(data, "effectiveGasPrice")){
+let data16 = data.effectiveGasPrice;
 const _errs26 = errors;
-if(!(validate23(data.effectiveGasPrice, {instancePath:instancePath+"/effectiveGasPrice",parentData:data,parentDataProperty:"effectiveGasPrice",rootData}))){
+if(!(validate23(data16, {instancePath:instancePath+"/effectiveGasPrice",parentData:data,parentDataProperty:"effectiveGasPrice",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs26 === errors;
 }
@@ -6685,15 +8027,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.blobGasPrice !== undefined && func0.call(data, "blobGasPrice")){
+let data17 = data.blobGasPrice;
 const _errs27 = errors;
-if(!(validate23(data.blobGasPrice, {instancePath:instancePath+"/blobGasPrice",parentData:data,parentDataProperty:"blobGasPrice",rootData}))){
+if(!(validate23(data17, {instancePath:instancePath+"/blobGasPrice",parentData:data,parentDataProperty:"blobGasPrice",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs27 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -6717,6 +8064,8 @@ else {
 validate354.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate354.errors = vErrors;
 return errors === 0;
@@ -6735,6 +8084,8 @@ if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -6744,6 +8095,8 @@ const _errs2 = errors;
 if(!(validate354(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate354.errors : vErrors.concat(validate354.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs2 === errors;
 if(_valid0 && valid0){
@@ -6779,6 +8132,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate352.errors = vErrors;
 return errors === 0;
 }
@@ -6790,6 +8145,7 @@ function validate373(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getTransactionByBlockHashAndIndex:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -6810,21 +8166,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate35(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate35(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate23(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate23(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -6834,6 +8198,8 @@ var valid0 = _errs2 === errors;
 else {
 validate373.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate373.errors = vErrors;
@@ -6855,6 +8221,8 @@ if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -6864,6 +8232,8 @@ const _errs2 = errors;
 if(!(validate63(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs2 === errors;
 if(_valid0 && valid0){
@@ -6899,6 +8269,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate376.errors = vErrors;
 return errors === 0;
 }
@@ -6910,6 +8282,7 @@ function validate379(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getTransactionByBlockNumberAndIndex:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -6930,21 +8303,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate26(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate26(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate23(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate23(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -6954,6 +8335,8 @@ var valid0 = _errs2 === errors;
 else {
 validate379.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate379.errors = vErrors;
@@ -6975,6 +8358,8 @@ if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -6984,6 +8369,8 @@ const _errs2 = errors;
 if(!(validate63(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs2 === errors;
 if(_valid0 && valid0){
@@ -7019,6 +8406,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate382.errors = vErrors;
 return errors === 0;
 }
@@ -7030,6 +8419,7 @@ function validate385(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getBlockTransactionCountByHash:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -7050,10 +8440,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate35(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate35(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -7062,6 +8459,8 @@ errors = vErrors.length;
 else {
 validate385.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate385.errors = vErrors;
@@ -7083,6 +8482,8 @@ if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -7092,6 +8493,8 @@ const _errs2 = errors;
 if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs2 === errors;
 if(_valid0 && valid0){
@@ -7127,6 +8530,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate387.errors = vErrors;
 return errors === 0;
 }
@@ -7138,6 +8543,7 @@ function validate390(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getBlockTransactionCountByNumber:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -7158,10 +8564,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate26(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate26(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -7170,6 +8583,8 @@ errors = vErrors.length;
 else {
 validate390.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate390.errors = vErrors;
@@ -7191,6 +8606,8 @@ if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -7200,6 +8617,8 @@ const _errs2 = errors;
 if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs2 === errors;
 if(_valid0 && valid0){
@@ -7235,6 +8654,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate392.errors = vErrors;
 return errors === 0;
 }
@@ -7246,6 +8667,7 @@ function validate395(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getBlockReceipts:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -7266,10 +8688,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate231(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate231(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -7278,6 +8707,8 @@ errors = vErrors.length;
 else {
 validate395.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate395.errors = vErrors;
@@ -7299,26 +8730,34 @@ if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
 passing0 = 0;
 }
 const _errs2 = errors;
+const _errs3 = errors;
 if(errors === _errs2){
 if(Array.isArray(data)){
 var valid1 = true;
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
 const _errs4 = errors;
-if(!(validate354(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+if(!(validate354(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate354.errors : vErrors.concat(validate354.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs4 === errors;
 if(!valid1){
 break;
 }
+}
+if(valid1){
 }
 }
 else {
@@ -7330,6 +8769,8 @@ else {
 vErrors.push(err0);
 }
 errors++;
+}
+if(errors === _errs2){
 }
 }
 var _valid0 = _errs2 === errors;
@@ -7366,6 +8807,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate397.errors = vErrors;
 return errors === 0;
 }
@@ -7377,16 +8820,21 @@ function validate400(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_accounts:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate400.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate400.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate400.errors = vErrors;
@@ -7404,6 +8852,8 @@ if(!(validate294(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate294.errors : vErrors.concat(validate294.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate401.errors = vErrors;
 return errors === 0;
 }
@@ -7415,6 +8865,7 @@ function validate403(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getProof:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 3){
@@ -7435,10 +8886,13 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate39(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate39(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
@@ -7446,37 +8900,50 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
+const _errs3 = errors;
 if(errors === _errs2){
 if(Array.isArray(data1)){
 var valid1 = true;
 const len2 = data1.length;
 for(let i0=0; i0<len2; i0++){
+let data2 = data1[i0];
 const _errs4 = errors;
-if(!(validate250(data1[i0], {instancePath:instancePath+"/1/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+if(!(validate250(data2, {instancePath:instancePath+"/1/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs4 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate403.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs2){
 }
 }
 var valid0 = _errs2 === errors;
 }
 if(valid0){
 if(len1 > 2){
+let data3 = data[2];
 const _errs5 = errors;
-if(!(validate231(data[2], {instancePath:instancePath+"/2",parentData:data,parentDataProperty:2,rootData}))){
+if(!(validate231(data3, {instancePath:instancePath+"/2",parentData:data,parentDataProperty:2,rootData}))){
 vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs5 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -7487,6 +8954,8 @@ var valid0 = _errs5 === errors;
 else {
 validate403.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate403.errors = vErrors;
@@ -7502,6 +8971,7 @@ function validate415(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:StorageProof" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -7511,10 +8981,13 @@ return false;
 }
 else {
 if(data.key !== undefined && func0.call(data, "key")){
+let data0 = data.key;
 const _errs1 = errors;
-if(!(validate250(data.key, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+if(!(validate250(data0, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
 vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
@@ -7523,10 +8996,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.value !== undefined && func0.call(data, "value")){
+let data1 = data.value;
 const _errs2 = errors;
-if(!(validate95(data.value, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
+if(!(validate95(data1, {instancePath:instancePath+"/value",parentData:data,parentDataProperty:"value",rootData}))){
 vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -7537,31 +9013,41 @@ if(valid0){
 if(data.proof !== undefined && func0.call(data, "proof")){
 let data2 = data.proof;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(Array.isArray(data2)){
 var valid1 = true;
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
 const _errs5 = errors;
-if(!(validate51(data2[i0], {instancePath:instancePath+"/proof/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+if(!(validate51(data3, {instancePath:instancePath+"/proof/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs5 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate415.errors = [{instancePath:instancePath+"/proof",schemaPath:"#/properties/proof/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -7570,6 +9056,8 @@ var valid0 = true;
 else {
 validate415.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate415.errors = vErrors;
@@ -7581,6 +9069,7 @@ function validate408(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:AccountProof" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -7590,10 +9079,13 @@ return false;
 }
 else {
 if(data.address !== undefined && func0.call(data, "address")){
+let data0 = data.address;
 const _errs1 = errors;
-if(!(validate39(data.address, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
+if(!(validate39(data0, {instancePath:instancePath+"/address",parentData:data,parentDataProperty:"address",rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
@@ -7604,25 +9096,33 @@ if(valid0){
 if(data.accountProof !== undefined && func0.call(data, "accountProof")){
 let data1 = data.accountProof;
 const _errs2 = errors;
+const _errs3 = errors;
 if(errors === _errs2){
 if(Array.isArray(data1)){
 var valid1 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
 const _errs4 = errors;
-if(!(validate51(data1[i0], {instancePath:instancePath+"/accountProof/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+if(!(validate51(data2, {instancePath:instancePath+"/accountProof/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs4 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate408.errors = [{instancePath:instancePath+"/accountProof",schemaPath:"#/properties/accountProof/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs2){
 }
 }
 var valid0 = _errs2 === errors;
@@ -7632,10 +9132,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.balance !== undefined && func0.call(data, "balance")){
+let data3 = data.balance;
 const _errs5 = errors;
-if(!(validate95(data.balance, {instancePath:instancePath+"/balance",parentData:data,parentDataProperty:"balance",rootData}))){
+if(!(validate95(data3, {instancePath:instancePath+"/balance",parentData:data,parentDataProperty:"balance",rootData}))){
 vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs5 === errors;
 }
@@ -7644,10 +9147,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.codeHash !== undefined && func0.call(data, "codeHash")){
+let data4 = data.codeHash;
 const _errs6 = errors;
-if(!(validate35(data.codeHash, {instancePath:instancePath+"/codeHash",parentData:data,parentDataProperty:"codeHash",rootData}))){
+if(!(validate35(data4, {instancePath:instancePath+"/codeHash",parentData:data,parentDataProperty:"codeHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs6 === errors;
 }
@@ -7656,10 +9162,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.nonce !== undefined && func0.call(data, "nonce")){
+let data5 = data.nonce;
 const _errs7 = errors;
-if(!(validate177(data.nonce, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
+if(!(validate177(data5, {instancePath:instancePath+"/nonce",parentData:data,parentDataProperty:"nonce",rootData}))){
 vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
@@ -7668,10 +9177,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.storageHash !== undefined && func0.call(data, "storageHash")){
+let data6 = data.storageHash;
 const _errs8 = errors;
-if(!(validate35(data.storageHash, {instancePath:instancePath+"/storageHash",parentData:data,parentDataProperty:"storageHash",rootData}))){
+if(!(validate35(data6, {instancePath:instancePath+"/storageHash",parentData:data,parentDataProperty:"storageHash",rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs8 === errors;
 }
@@ -7682,31 +9194,41 @@ if(valid0){
 if(data.storageProof !== undefined && func0.call(data, "storageProof")){
 let data7 = data.storageProof;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(Array.isArray(data7)){
 var valid2 = true;
 const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
+let data8 = data7[i1];
 const _errs11 = errors;
-if(!(validate415(data7[i1], {instancePath:instancePath+"/storageProof/" + i1,parentData:data7,parentDataProperty:i1,rootData}))){
+if(!(validate415(data8, {instancePath:instancePath+"/storageProof/" + i1,parentData:data7,parentDataProperty:i1,rootData}))){
 vErrors = vErrors === null ? validate415.errors : vErrors.concat(validate415.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid2 = _errs11 === errors;
 if(!valid2){
 break;
 }
 }
+if(valid2){
+}
 }
 else {
 validate408.errors = [{instancePath:instancePath+"/storageProof",schemaPath:"#/properties/storageProof/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -7719,6 +9241,8 @@ var valid0 = true;
 else {
 validate408.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate408.errors = vErrors;
@@ -7734,6 +9258,8 @@ if(!(validate408(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate408.errors : vErrors.concat(validate408.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate407.errors = vErrors;
 return errors === 0;
 }
@@ -7745,6 +9271,7 @@ function validate421(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_createAccessList:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -7765,21 +9292,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate256(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate256(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate26(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate26(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -7789,6 +9324,8 @@ var valid0 = _errs2 === errors;
 else {
 validate421.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate421.errors = vErrors;
@@ -7803,13 +9340,17 @@ function validate425(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:AccessListResult" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.accessList !== undefined && func0.call(data, "accessList")){
+let data0 = data.accessList;
 const _errs1 = errors;
-if(!(validate81(data.accessList, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
+if(!(validate81(data0, {instancePath:instancePath+"/accessList",parentData:data,parentDataProperty:"accessList",rootData}))){
 vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
@@ -7818,10 +9359,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.error !== undefined && func0.call(data, "error")){
+let data1 = data.error;
 const _errs2 = errors;
-if(typeof data.error !== "string"){
+if(typeof data1 !== "string"){
 validate425.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs3 = errors;
+if(errors === _errs2){
 }
 var valid0 = _errs2 === errors;
 }
@@ -7830,15 +9375,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.gasUsed !== undefined && func0.call(data, "gasUsed")){
+let data2 = data.gasUsed;
 const _errs4 = errors;
-if(!(validate23(data.gasUsed, {instancePath:instancePath+"/gasUsed",parentData:data,parentDataProperty:"gasUsed",rootData}))){
+if(!(validate23(data2, {instancePath:instancePath+"/gasUsed",parentData:data,parentDataProperty:"gasUsed",rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -7846,6 +9396,8 @@ var valid0 = true;
 else {
 validate425.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate425.errors = vErrors;
@@ -7861,6 +9413,8 @@ if(!(validate425(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate425.errors : vErrors.concat(validate425.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate424.errors = vErrors;
 return errors === 0;
 }
@@ -7872,16 +9426,21 @@ function validate429(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_blobBaseFee:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate429.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate429.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate429.errors = vErrors;
@@ -7899,6 +9458,8 @@ if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate430.errors = vErrors;
 return errors === 0;
 }
@@ -7910,16 +9471,21 @@ function validate432(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_protocolVersion:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate432.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate432.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate432.errors = vErrors;
@@ -7942,12 +9508,15 @@ if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
 passing0 = 0;
 }
 const _errs2 = errors;
+const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data === "string"){
 if(!pattern17.test(data)){
@@ -7960,6 +9529,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+else {
+}
 }
 else {
 const err1 = {instancePath,schemaPath:"#/oneOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
@@ -7970,6 +9541,8 @@ else {
 vErrors.push(err1);
 }
 errors++;
+}
+if(errors === _errs2){
 }
 }
 var _valid0 = _errs2 === errors;
@@ -7993,6 +9566,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data == "number"){
 if(data < 0 || isNaN(data)){
@@ -8005,6 +9579,10 @@ vErrors.push(err3);
 }
 errors++;
 }
+else {
+}
+}
+if(errors === _errs4){
 }
 }
 var _valid0 = _errs4 === errors;
@@ -8042,6 +9620,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate433.errors = vErrors;
 return errors === 0;
 }
@@ -8053,16 +9633,21 @@ function validate435(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:net_listening:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate435.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate435.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate435.errors = vErrors;
@@ -8080,6 +9665,9 @@ if(typeof data !== "boolean"){
 validate436.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
+const _errs0 = errors;
+if(errors === 0){
+}
 validate436.errors = vErrors;
 return errors === 0;
 }
@@ -8091,16 +9679,21 @@ function validate437(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:net_peerCount:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate437.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate437.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate437.errors = vErrors;
@@ -8118,6 +9711,8 @@ if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate438.errors = vErrors;
 return errors === 0;
 }
@@ -8129,6 +9724,7 @@ function validate440(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:web3_sha3:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -8149,10 +9745,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate51(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate51(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -8161,6 +9764,8 @@ errors = vErrors.length;
 else {
 validate440.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate440.errors = vErrors;
@@ -8178,6 +9783,8 @@ if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate442.errors = vErrors;
 return errors === 0;
 }
@@ -8189,6 +9796,7 @@ function validate444(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getUncleByBlockHashAndIndex:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -8209,21 +9817,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate35(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate35(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate23(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate23(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -8233,6 +9849,8 @@ var valid0 = _errs2 === errors;
 else {
 validate444.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate444.errors = vErrors;
@@ -8254,6 +9872,8 @@ if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -8263,6 +9883,8 @@ const _errs2 = errors;
 if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs2 === errors;
 if(_valid0 && valid0){
@@ -8298,6 +9920,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate447.errors = vErrors;
 return errors === 0;
 }
@@ -8309,6 +9933,7 @@ function validate450(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getUncleByBlockNumberAndIndex:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -8329,21 +9954,29 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
+let data0 = data[0];
 const _errs1 = errors;
-if(!(validate26(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+if(!(validate26(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
 if(valid0){
 if(len1 > 1){
+let data1 = data[1];
 const _errs2 = errors;
-if(!(validate23(data[1], {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+if(!(validate23(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
+else {
+}
 var valid0 = _errs2 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -8353,6 +9986,8 @@ var valid0 = _errs2 === errors;
 else {
 validate450.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate450.errors = vErrors;
@@ -8374,6 +10009,8 @@ if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -8383,6 +10020,8 @@ const _errs2 = errors;
 if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs2 === errors;
 if(_valid0 && valid0){
@@ -8418,6 +10057,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate453.errors = vErrors;
 return errors === 0;
 }
@@ -8429,6 +10070,7 @@ function validate456(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getUncleCountByBlockHash:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -8449,10 +10091,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate35(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate35(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -8461,6 +10110,8 @@ errors = vErrors.length;
 else {
 validate456.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate456.errors = vErrors;
@@ -8482,6 +10133,8 @@ if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -8491,6 +10144,8 @@ const _errs2 = errors;
 if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs2 === errors;
 if(_valid0 && valid0){
@@ -8526,6 +10181,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate458.errors = vErrors;
 return errors === 0;
 }
@@ -8537,6 +10194,7 @@ function validate461(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_getUncleCountByBlockNumber:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -8557,10 +10215,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate26(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate26(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -8569,6 +10234,8 @@ errors = vErrors.length;
 else {
 validate461.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate461.errors = vErrors;
@@ -8590,6 +10257,8 @@ if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs1 === errors;
 if(_valid0){
 valid0 = true;
@@ -8599,6 +10268,8 @@ const _errs2 = errors;
 if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs2 === errors;
 if(_valid0 && valid0){
@@ -8634,6 +10305,8 @@ vErrors = null;
 }
 }
 }
+if(errors === 0){
+}
 validate463.errors = vErrors;
 return errors === 0;
 }
@@ -8645,6 +10318,7 @@ function validate466(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_sendRawTransaction:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -8665,10 +10339,17 @@ return false;
 else {
 const len1 = data.length;
 if(len1 > 0){
-if(!(validate51(data[0], {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate51(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -8677,6 +10358,8 @@ errors = vErrors.length;
 else {
 validate466.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate466.errors = vErrors;
@@ -8694,6 +10377,8 @@ if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
+else {
+}
 validate468.errors = vErrors;
 return errors === 0;
 }
@@ -8705,6 +10390,7 @@ function validate470(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_subscribe:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
@@ -8731,9 +10417,15 @@ if(typeof data0 !== "string"){
 validate470.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+const _errs2 = errors;
+const vSchema0 = schema143.items[0].enum;
 if(!(((data0 === "newHeads") || (data0 === "logs")) || (data0 === "newPendingTransactions"))){
 validate470.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/enum",keyword:"enum",params:{allowedValues: schema143.items[0].enum},message:"must be equal to one of the allowed values"}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -8741,6 +10433,7 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 const _errs5 = errors;
@@ -8763,6 +10456,8 @@ if(!(validate39(data2, {instancePath:instancePath+"/1/address",parentData:data1,
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
 }
+else {
+}
 var _valid0 = _errs8 === errors;
 if(_valid0){
 valid2 = true;
@@ -8772,6 +10467,8 @@ const _errs9 = errors;
 if(!(validate294(data2, {instancePath:instancePath+"/1/address",parentData:data1,parentDataProperty:"address",rootData}))){
 vErrors = vErrors === null ? validate294.errors : vErrors.concat(validate294.errors);
 errors = vErrors.length;
+}
+else {
 }
 var _valid0 = _errs9 === errors;
 if(_valid0 && valid2){
@@ -8807,6 +10504,8 @@ vErrors = null;
 }
 }
 }
+if(errors === _errs6){
+}
 var valid1 = _errs6 === errors;
 }
 else {
@@ -8814,15 +10513,20 @@ var valid1 = true;
 }
 if(valid1){
 if(data1.topics !== undefined && func0.call(data1, "topics")){
+let data3 = data1.topics;
 const _errs10 = errors;
-if(!(validate297(data1.topics, {instancePath:instancePath+"/1/topics",parentData:data1,parentDataProperty:"topics",rootData}))){
+if(!(validate297(data3, {instancePath:instancePath+"/1/topics",parentData:data1,parentDataProperty:"topics",rootData}))){
 vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs10 === errors;
 }
 else {
 var valid1 = true;
+}
+if(valid1){
 }
 }
 }
@@ -8831,8 +10535,12 @@ else {
 validate470.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+if(errors === _errs3){
+}
 }
 var valid0 = _errs3 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -8842,6 +10550,8 @@ var valid0 = _errs3 === errors;
 else {
 validate470.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate470.errors = vErrors;
@@ -8856,16 +10566,21 @@ function validate474(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_subscribe:result" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern18.test(data)){
 validate474.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-f]{1,64}$"},message:"must match pattern \""+"^0x[0-9a-f]{1,64}$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate474.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate474.errors = vErrors;
@@ -8880,6 +10595,7 @@ function validate475(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:eth_unsubscribe:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
@@ -8902,18 +10618,26 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(!pattern19.test(data0)){
 validate475.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-fA-F]{1,64}$"},message:"must match pattern \""+"^0x[0-9a-fA-F]{1,64}$"+"\""}];
 return false;
 }
+else {
+}
 }
 else {
 validate475.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+if(errors === _errs1){
 }
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
 }
 }
 }
@@ -8922,6 +10646,8 @@ return false;
 else {
 validate475.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate475.errors = vErrors;
@@ -8939,6 +10665,9 @@ if(typeof data !== "boolean"){
 validate476.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
+const _errs0 = errors;
+if(errors === 0){
+}
 validate476.errors = vErrors;
 return errors === 0;
 }
@@ -8950,16 +10679,21 @@ function validate477(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:rpc.discover:params" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
 validate477.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
+else {
+}
 }
 else {
 validate477.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate477.errors = vErrors;
@@ -8974,6 +10708,7 @@ function validate479(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="urn:rpcgate:node:schema:OpenrpcDocument" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -8983,10 +10718,14 @@ return false;
 }
 else {
 if(data.openrpc !== undefined && func0.call(data, "openrpc")){
+let data0 = data.openrpc;
 const _errs1 = errors;
-if(typeof data.openrpc !== "string"){
+if(typeof data0 !== "string"){
 validate479.errors = [{instancePath:instancePath+"/openrpc",schemaPath:"#/properties/openrpc/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -9001,6 +10740,9 @@ if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
 validate479.errors = [{instancePath:instancePath+"/info",schemaPath:"#/properties/info/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+const _errs4 = errors;
+if(errors === _errs3){
+}
 var valid0 = _errs3 === errors;
 }
 else {
@@ -9008,10 +10750,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.servers !== undefined && func0.call(data, "servers")){
+let data2 = data.servers;
 const _errs5 = errors;
-if(!(Array.isArray(data.servers))){
+if(!(Array.isArray(data2))){
 validate479.errors = [{instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -9020,10 +10766,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.methods !== undefined && func0.call(data, "methods")){
+let data3 = data.methods;
 const _errs7 = errors;
-if(!(Array.isArray(data.methods))){
+if(!(Array.isArray(data3))){
 validate479.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
@@ -9038,10 +10788,15 @@ if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
 validate479.errors = [{instancePath:instancePath+"/components",schemaPath:"#/properties/components/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+const _errs10 = errors;
+if(errors === _errs9){
+}
 var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -9052,6 +10807,8 @@ var valid0 = true;
 else {
 validate479.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate479.errors = vErrors;
@@ -9066,6 +10823,8 @@ let errors = 0;
 if(!(validate479(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate479.errors : vErrors.concat(validate479.errors);
 errors = vErrors.length;
+}
+else {
 }
 validate478.errors = vErrors;
 return errors === 0;

@@ -3,8 +3,7 @@
 import { exampleParams, type ContractModel, type Json } from '../contract/model.js';
 import { clientImport, js, RUNTIME_IMPORT } from './schema.js';
 import { jsdoc, tsHeader, type HeaderOptions } from './schema.js';
-import { format } from 'prettier';
-import { PRETTIER } from './types.js';
+import { formatTs } from './types.js';
 import { nameDocument, type Naming } from './naming.js';
 
 export interface ClientWriterOptions extends HeaderOptions {
@@ -53,5 +52,5 @@ export async function writeClient(c: ContractModel, opts: ClientWriterOptions = 
     ]),
     `export function createClient(options: ClientOptions): ${api}Client {\n  return createTypedClient(methods, options);\n}\n`,
   ];
-  return format(out.join(''), PRETTIER);
+  return formatTs(out.join(''));
 }

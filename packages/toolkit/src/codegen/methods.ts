@@ -3,8 +3,7 @@
 // their literal types survive); the param/result types ride along as phantom types for the engine and client.
 import type { ContractModel } from '../contract/model.js';
 import { jsdoc, objKey, str, tsHeader, type HeaderOptions } from './schema.js';
-import { format } from 'prettier';
-import { PRETTIER } from './types.js';
+import { formatTs } from './types.js';
 import { RUNTIME_IMPORT } from './schema.js';
 import { nameDocument, type Naming } from './naming.js';
 
@@ -45,5 +44,5 @@ export async function writeMethods(c: ContractModel, opts: HeaderOptions & { nam
   out.push('} as const;\n\n');
   out.push(`export type Methods = typeof methods;\n`);
   out.push(`export type MethodName = keyof Methods;\n`);
-  return format(out.join(''), PRETTIER);
+  return formatTs(out.join(''));
 }

@@ -33,7 +33,7 @@ export const schemaId = (c: ContractModel, name: string) => `urn:rpcgate:${encod
 export function createAjv(c: ContractModel, opts: { source?: boolean; nativeRegExp?: boolean } = {}): Ajv {
   const ajv = new Ajv({
     // patterns test untrusted input: a linear-time engine where V8's could backtrack without bound (safe-regexp.ts)
-    code: { ...(opts.nativeRegExp ? {} : { regExp: safeRegExp }), ...(opts.source ? { source: true, esm: true, lines: true } : {}) },
+    code: { ...(opts.nativeRegExp ? {} : { regExp: safeRegExp }), ...(opts.source ? { source: true, esm: true, lines: true, optimize: false } : {}) },
     allErrors: false, // the hot path stops at the first error (allErrors is a DoS risk)
     strict: false, // contract schemas carry OpenRPC/annotation keywords ajv does not know
     inlineRefs: false, // shared schemas stay one function each: keeps validators.ts small
