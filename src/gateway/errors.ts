@@ -165,6 +165,16 @@ export function responseTooLarge(network: string, limit: number): RpcError {
   return make(GatewayErrorCode.LimitExceeded, `upstream response too large: over ${limit} bytes`, { reason: 'response-size', limit, network }, 200);
 }
 
+/** The key already holds its cap of open WebSockets (on this replica, or across replicas when they share Redis). */
+export function tooManyConnections(limit: number, scope: 'replica' | 'all replicas'): RpcError {
+  return make(GatewayErrorCode.LimitExceeded, `too many open WebSocket connections for this key (at most ${limit}, ${scope === 'replica' ? 'on this replica' : 'across replicas'})`, { reason: 'connections', limit }, 429);
+}
+
+/** The connection already holds its cap of subscriptions. */
+export function tooManySubscriptions(limit: number): RpcError {
+  return make(GatewayErrorCode.LimitExceeded, `too many subscriptions on this connection (at most ${limit})`, { reason: 'subscriptions', limit }, 429);
+}
+
 /** A connection's notifications waiting to be sent (for its rate limit, or a slow reader) passed a bound: the last
  *  notification of each subscription carries this, then the socket closes with 4008. */
 export function notificationQueueFull(limit: 'websocket.maxQueuedNotifications' | 'websocket.maxQueuedBytes', max: number): RpcError {

@@ -31,12 +31,13 @@ import { decodeJwt } from 'jose';
 import { Denied, bearerToken, checkRequest, clientIp, identify, type AccessContext, type AccessPoint, type KeyStore, type Principal } from '../access/index.js';
 import { CLOCK_TOLERANCE_SEC, jwtError } from '../access/jwt.js';
 import { Refusal } from '@rpcgate/toolkit/http';
-import type { Engine } from '@rpcgate/toolkit/engine';
-import { RpcError } from '@rpcgate/toolkit/errors';
+import { errorResponse, type Engine } from '@rpcgate/toolkit/engine';
+import type { RpcError } from '@rpcgate/toolkit/errors';
 import { UpgradeRouter, createJsonRpcWs, refusalCloseCode, type JsonRpcWs, type WsConnection } from '@rpcgate/toolkit/ws';
 import { MemoryConnectionSlots, type ConnectionSlot, type ConnectionSlots } from '../limits/connections.js';
 import type { SocketCallContext } from '../subscriptions/index.js';
 import type { CallMeter } from './call-observer.js';
+import { tooManyConnections } from '../errors.js';
 
 export interface WsRouteOptions {
   engine: Engine<AccessContext>;
@@ -86,7 +87,7 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
   const trustProxy = opts.trustProxy ?? 0;
   const perNetwork = new Map<string, number>();
   const slots = opts.slots ?? new MemoryConnectionSlots();
-  const tooMany = new RpcError(-32005, `too many open WebSocket connections for this key (at most ${opts.maxConnectionsPerKey}, ${slots.scope === 'replica' ? 'on this replica' : 'across replicas'})`, { source: 'rpcgate', reason: 'connections', limit: opts.maxConnectionsPerKey }, 429);
+  const tooMany = tooManyConnections(opts.maxConnectionsPerKey, slots.scope);
 
   const credentials = new Map<WsConnection<AccessContext>, Credential>();
   /** Credentials of admitted upgrades not yet open (the connection object does not exist until the handshake). */
@@ -115,7 +116,7 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
   function end(conn: WsConnection<AccessContext>, err: RpcError): void {
     if (conn.closed) return;
     opts.endSubscriptions?.(conn, err);
-    conn.send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: err.code, message: err.message, data: err.data } }));
+    conn.send(errorResponse(err).body!);
     conn.close(refusalCloseCode(err), (err.data as { reason?: string } | undefined)?.reason ?? 'refused');
   }
 

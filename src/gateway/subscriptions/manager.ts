@@ -25,7 +25,7 @@ import type { Logger } from 'pino';
 import type { AccessContext } from '../access/index.js';
 import { addressVisible } from '../access/pipeline.js';
 import { limitError, type Limiter } from '../limits/index.js';
-import { limitsBackendUnavailable, notificationQueueFull } from '../errors.js';
+import { limitsBackendUnavailable, notificationQueueFull, tooManySubscriptions } from '../errors.js';
 import { RpcError } from '@rpcgate/toolkit/errors';
 import { CLOSE, type WsConnection } from '@rpcgate/toolkit/ws';
 import { NetworkFeed, type FeedSubscriber, type FeedUpstream, type LogFilter } from './feed.js';
@@ -219,7 +219,7 @@ export class Subscriptions {
     const st = this.state(conn);
     if (st.ended || conn.closed) throw new RpcError(-32603, 'Internal error', { reason: 'connection closing' });
     if (st.subs.size >= this.opts.maxPerConnection) {
-      throw new RpcError(-32005, `too many subscriptions on this connection (at most ${this.opts.maxPerConnection})`, { source: 'rpcgate', reason: 'subscriptions', limit: this.opts.maxPerConnection }, 429);
+      throw tooManySubscriptions(this.opts.maxPerConnection);
     }
     const kind = params[0] as FeedSubscriber['kind'];
     const id = '0x' + randomBytes(16).toString('hex');
