@@ -12,7 +12,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, cpus as osCpus } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuMicros, have, installCleanup, pin, start, stop, stopAll, waitForOutput, type Managed } from './lib/procs.js';
+import {
+  cpuMicros,
+  have,
+  installCleanup,
+  pin,
+  start,
+  stop,
+  stopAll,
+  waitForOutput,
+  type Managed,
+} from './lib/procs.js';
 import { anvilSystem, nginxSystem, rpc, startAnvil, waitForRpc, type System } from './lib/targets.js';
 import { getBlockWorkload, runWrk, writeScript, type Workload } from './lib/wrk.js';
 
@@ -63,13 +73,23 @@ async function main(): Promise<void> {
   const anvil = await startAnvil(LOAD_CPU, 1);
   const accounts = (await rpc(anvil.url, 'eth_accounts')) as string[];
   const hashes: string[] = [];
-  for (let i = 0; i < TXS; i++) hashes.push((await rpc(anvil.url, 'eth_sendTransaction', [{ from: accounts[0], to: accounts[1], value: '0x1' }])) as string);
+  for (let i = 0; i < TXS; i++)
+    hashes.push(
+      (await rpc(anvil.url, 'eth_sendTransaction', [{ from: accounts[0], to: accounts[1], value: '0x1' }])) as string,
+    );
   await rpc(anvil.url, 'anvil_mine', ['0xc8']);
-  const finalized = Number(((await rpc(anvil.url, 'eth_getBlockByNumber', ['finalized', false])) as { number: string }).number);
+  const finalized = Number(
+    ((await rpc(anvil.url, 'eth_getBlockByNumber', ['finalized', false])) as { number: string }).number,
+  );
   const receipt = (await rpc(anvil.url, 'eth_getTransactionReceipt', [hashes[TXS - 1]])) as { blockNumber: string };
-  if (Number(receipt.blockNumber) > finalized || 100 > finalized) throw new Error('bench/cache: the workload blocks are not finalized');
-  console.log(`rpcgate cache bench: wrk -t1 -c${CONNECTIONS} -d${SECONDS}s (after ${WARMUP}s warm-up); anvil ${anvil.url}, finalized block ${finalized}`);
-  console.log(`  cores: system under test alone on CPU ${SUT_CPU}; wrk (and anvil when it is the upstream) on CPU ${LOAD_CPU}`);
+  if (Number(receipt.blockNumber) > finalized || 100 > finalized)
+    throw new Error('bench/cache: the workload blocks are not finalized');
+  console.log(
+    `rpcgate cache bench: wrk -t1 -c${CONNECTIONS} -d${SECONDS}s (after ${WARMUP}s warm-up); anvil ${anvil.url}, finalized block ${finalized}`,
+  );
+  console.log(
+    `  cores: system under test alone on CPU ${SUT_CPU}; wrk (and anvil when it is the upstream) on CPU ${LOAD_CPU}`,
+  );
 
   const workloads = [getBlockWorkload(100), receiptWorkload(hashes), chainIdWorkload];
   const scripts = new Map(workloads.map((w) => [w.name, writeScript(tmp, w)]));
@@ -88,11 +108,16 @@ async function main(): Promise<void> {
         networks: { mainnet: { upstreams: [anvil.url] } },
         cache: { enabled: cache },
       };
-      gate = start(label, process.execPath, ['--import', 'tsx', join(root, 'bench', 'rpcgate-server.ts'), JSON.stringify(input)], {
-        cpus: SUT_CPU,
-        cwd: root,
-        env: { ...process.env, NODE_ENV: 'production' },
-      });
+      gate = start(
+        label,
+        process.execPath,
+        ['--import', 'tsx', join(root, 'bench', 'rpcgate-server.ts'), JSON.stringify(input)],
+        {
+          cpus: SUT_CPU,
+          cwd: root,
+          env: { ...process.env, NODE_ENV: 'production' },
+        },
+      );
       await waitForOutput(gate, (o) => /RPCGATE_READY \S+\n/.test(o), 60000);
       const url = /RPCGATE_READY (\S+)\n/.exec(gate.output())![1];
       await waitForRpc(url, gate, 10000);
@@ -120,11 +145,19 @@ async function main(): Promise<void> {
           const script = scripts.get(w.name)!;
           await runWrk({ url: target.url, script, connections: CONNECTIONS, seconds: WARMUP, cpus: LOAD_CPU });
           const c0 = cpuMicros(target.proc.pid);
-          const r = await runWrk({ url: target.url, script, connections: CONNECTIONS, seconds: SECONDS, cpus: LOAD_CPU });
+          const r = await runWrk({
+            url: target.url,
+            script,
+            connections: CONNECTIONS,
+            seconds: SECONDS,
+            cpus: LOAD_CPU,
+          });
           const cpu = (cpuMicros(target.proc.pid) - c0) / Math.max(1, r.requests);
           const key = `${sys.id}/${w.name}`;
           runs.set(key, [...(runs.get(key) ?? []), r.rps]);
-          console.log(`  ${w.name.padEnd(26)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${(r.p50us / 1000).toFixed(2)} ms  p99 ${(r.p99us / 1000).toFixed(2)} ms  ${cpu.toFixed(0)} µs CPU/req${r.bad + r.socketErrors > 0 ? `  BAD ${r.bad} socket ${r.socketErrors}` : ''}`);
+          console.log(
+            `  ${w.name.padEnd(26)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${(r.p50us / 1000).toFixed(2)} ms  p99 ${(r.p99us / 1000).toFixed(2)} ms  ${cpu.toFixed(0)} µs CPU/req${r.bad + r.socketErrors > 0 ? `  BAD ${r.bad} socket ${r.socketErrors}` : ''}`,
+          );
         }
       } finally {
         await sys.down();
@@ -140,7 +173,10 @@ async function main(): Promise<void> {
     const parts: string[] = [];
     const ratio = (other: string, goal: number) => {
       const o = rps.get(`${other}/${w.name}`);
-      if (c !== undefined && o !== undefined) parts.push(`rpcgate/${other === 'a' ? 'anvil' : other === 'b' ? 'nginx' : 'no-cache'} ${(c / o).toFixed(2)}×${goal > 0 ? ` (goal ≥ ${goal}: ${c / o >= goal ? 'met' : 'NOT met'})` : ''}`);
+      if (c !== undefined && o !== undefined)
+        parts.push(
+          `rpcgate/${other === 'a' ? 'anvil' : other === 'b' ? 'nginx' : 'no-cache'} ${(c / o).toFixed(2)}×${goal > 0 ? ` (goal ≥ ${goal}: ${c / o >= goal ? 'met' : 'NOT met'})` : ''}`,
+        );
     };
     ratio('b', 1.5);
     ratio('a', 0.6);

@@ -21,26 +21,39 @@ try {
   await tail.mode('ok', 0, { eth_getBalance: 1 }, { slowShare: 0.05, slowMs: 200 });
   await steady.mode('ok', 0, { eth_getBalance: 1 });
   const meaning = meaningTable(methods);
-  const mk = (enabled: boolean) => new UpstreamPool({ network: 'bench', urls: [tail.url, steady.url], methods: meaning, config: { ...defaults.upstream, hedge: { ...defaults.upstream.hedge, enabled } } });
+  const mk = (enabled: boolean) =>
+    new UpstreamPool({
+      network: 'bench',
+      urls: [tail.url, steady.url],
+      methods: meaning,
+      config: { ...defaults.upstream, hedge: { ...defaults.upstream.hedge, enabled } },
+    });
   const hedged = mk(true);
   const plain = mk(false);
   let k = 0;
-  const run = (p: UpstreamPool, n: number) => latencies(n, CONC, () => p.call('eth_getBalance', [`0x${(k++).toString(16).padStart(40, '0')}`, 'latest']));
+  const run = (p: UpstreamPool, n: number) =>
+    latencies(n, CONC, () => p.call('eth_getBalance', [`0x${(k++).toString(16).padStart(40, '0')}`, 'latest']));
   await Promise.all([run(hedged, 300), run(plain, 300)]); // warm: connections, and the hedge's latency quantile
   const rows: { hedged: number[]; plain: number[] }[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     const h = await run(hedged, CALLS);
     const n = await run(plain, CALLS);
     rows.push({ hedged: h, plain: n });
-    console.log(`round ${r + 1}: p99 hedged ${fmt(p99(h))} ms, not hedged ${fmt(p99(n))} ms (p50 ${fmt(quantile(h, 0.5))} / ${fmt(quantile(n, 0.5))} ms)`);
+    console.log(
+      `round ${r + 1}: p99 hedged ${fmt(p99(h))} ms, not hedged ${fmt(p99(n))} ms (p50 ${fmt(quantile(h, 0.5))} / ${fmt(quantile(n, 0.5))} ms)`,
+    );
   }
   const h99 = median(rows.map((x) => p99(x.hedged)));
   const n99 = median(rows.map((x) => p99(x.plain)));
   const extra = hedged.stats.requests / Math.max(1, plain.stats.requests);
-  console.log(`\nmedian of ${ROUNDS} rounds (${CALLS} calls per pool per round, ${CONC} callers; one upstream +200 ms in 5% of requests):`);
+  console.log(
+    `\nmedian of ${ROUNDS} rounds (${CALLS} calls per pool per round, ${CONC} callers; one upstream +200 ms in 5% of requests):`,
+  );
   console.log(`  p99 not hedged: ${fmt(n99)} ms`);
   console.log(`  p99 hedged:     ${fmt(h99)} ms   ratio not hedged / hedged: ${(n99 / h99).toFixed(1)}x`);
-  console.log(`  upstream requests hedged / not hedged: ${extra.toFixed(2)} (hedges ${hedged.stats.hedges}, batch splits ${hedged.stats.splits})`);
+  console.log(
+    `  upstream requests hedged / not hedged: ${extra.toFixed(2)} (hedges ${hedged.stats.hedges}, batch splits ${hedged.stats.splits})`,
+  );
   await Promise.all([hedged.close(), plain.close()]);
 } finally {
   await killAll();

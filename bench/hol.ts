@@ -22,7 +22,15 @@ try {
   const light = new Map(meaning);
   light.set('eth_getLogs', { ...meaning.get('eth_getLogs')!, cost: 'light' });
   const mk = (m: typeof meaning, lingerMs = 0) =>
-    new UpstreamPool({ network: 'bench', urls: [node.url], methods: m, config: { ...defaults.upstream, classes: { ...defaults.upstream.classes, light: { ...defaults.upstream.classes.light, lingerMs } } } });
+    new UpstreamPool({
+      network: 'bench',
+      urls: [node.url],
+      methods: m,
+      config: {
+        ...defaults.upstream,
+        classes: { ...defaults.upstream.classes, light: { ...defaults.upstream.classes.light, lingerMs } },
+      },
+    });
   const alonePool = mk(meaning);
   const loadedPool = mk(meaning);
   // The old pool: one queue for all; the 2 ms linger lets batches form as they do under many clients.
@@ -34,16 +42,25 @@ try {
   let i = 0;
   const pending: Promise<unknown>[] = [];
   const load = setInterval(() => {
-    for (const p of [loadedPool, oldPool]) pending.push(p.call('eth_getLogs', [{ fromBlock: `0x${(i++).toString(16)}`, toBlock: 'latest' }]).catch(() => undefined));
+    for (const p of [loadedPool, oldPool])
+      pending.push(
+        p.call('eth_getLogs', [{ fromBlock: `0x${(i++).toString(16)}`, toBlock: 'latest' }]).catch(() => undefined),
+      );
   }, 25);
   await new Promise((r) => setTimeout(r, 200));
   const rows: { alone: number; loaded: number; old: number }[] = [];
   const errors = { alone: { n: 0 }, loaded: { n: 0 }, old: { n: 0 } };
   for (let r = 0; r < ROUNDS; r++) {
     // The old pool gets 40 calls: each waits for a 500 ms eth_getLogs (or worse, see below).
-    const [a, l, o] = await Promise.all([blockNumberLatencies(alonePool, CALLS, CONC, errors.alone), blockNumberLatencies(loadedPool, CALLS, CONC, errors.loaded), blockNumberLatencies(oldPool, 40, CONC, errors.old)]);
+    const [a, l, o] = await Promise.all([
+      blockNumberLatencies(alonePool, CALLS, CONC, errors.alone),
+      blockNumberLatencies(loadedPool, CALLS, CONC, errors.loaded),
+      blockNumberLatencies(oldPool, 40, CONC, errors.old),
+    ]);
     rows.push({ alone: p99(a), loaded: p99(l), old: p99(o) });
-    console.log(`round ${r + 1}: eth_blockNumber p99 alone ${fmt(p99(a))} ms | with eth_getLogs in flight ${fmt(p99(l))} ms | old pool (no cost classes) ${fmt(p99(o))} ms`);
+    console.log(
+      `round ${r + 1}: eth_blockNumber p99 alone ${fmt(p99(a))} ms | with eth_getLogs in flight ${fmt(p99(l))} ms | old pool (no cost classes) ${fmt(p99(o))} ms`,
+    );
   }
   clearInterval(load);
   await Promise.all(pending);
@@ -52,9 +69,15 @@ try {
   const old = median(rows.map((x) => x.old));
   console.log(`\nmedian of ${ROUNDS} rounds (${CALLS} calls per pool per round, ${CONC} callers):`);
   console.log(`  eth_blockNumber p99 alone:                    ${fmt(alone)} ms`);
-  console.log(`  eth_blockNumber p99 with eth_getLogs in flight: ${fmt(loaded)} ms   (difference ${fmt(loaded - alone)} ms, ratio ${(loaded / alone).toFixed(2)})`);
-  console.log(`  same load, eth_getLogs batched with it (old):  ${fmt(old)} ms   (ratio to alone ${(old / alone).toFixed(1)})`);
-  console.log(`  failed calls: alone ${errors.alone.n}, loaded ${errors.loaded.n}, old ${errors.old.n} (old: batches holding a 500 ms eth_getLogs take all the connections; the queue behind them grows until calls time out)`);
+  console.log(
+    `  eth_blockNumber p99 with eth_getLogs in flight: ${fmt(loaded)} ms   (difference ${fmt(loaded - alone)} ms, ratio ${(loaded / alone).toFixed(2)})`,
+  );
+  console.log(
+    `  same load, eth_getLogs batched with it (old):  ${fmt(old)} ms   (ratio to alone ${(old / alone).toFixed(1)})`,
+  );
+  console.log(
+    `  failed calls: alone ${errors.alone.n}, loaded ${errors.loaded.n}, old ${errors.old.n} (old: batches holding a 500 ms eth_getLogs take all the connections; the queue behind them grows until calls time out)`,
+  );
   await Promise.all(pools.map((p) => p.close()));
 } finally {
   await node.kill();

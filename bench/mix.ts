@@ -40,8 +40,17 @@ const KEY = 'benchMixKey0123456789';
 const TRACE_LEN = 20_000;
 
 const MIX: [string, number][] = [
-  ['eth_call', 30], ['eth_blockNumber', 14], ['eth_getBlockByNumber', 12], ['eth_getTransactionReceipt', 11], ['eth_getLogs', 9],
-  ['eth_getBalance', 8], ['eth_chainId', 6], ['eth_getTransactionByHash', 4], ['eth_gasPrice', 3], ['eth_getTransactionCount', 2], ['eth_getCode', 1],
+  ['eth_call', 30],
+  ['eth_blockNumber', 14],
+  ['eth_getBlockByNumber', 12],
+  ['eth_getTransactionReceipt', 11],
+  ['eth_getLogs', 9],
+  ['eth_getBalance', 8],
+  ['eth_chainId', 6],
+  ['eth_getTransactionByHash', 4],
+  ['eth_gasPrice', 3],
+  ['eth_getTransactionCount', 2],
+  ['eth_getCode', 1],
 ];
 
 /** Deterministic PRNG (mulberry32): the same trace every run. */
@@ -54,7 +63,7 @@ function rng(seed: number): () => number {
   };
 }
 const rand = rng(13);
-const zipf = (n: number) => Math.min(n - 1, Math.floor(n * Math.pow(rand(), 2.5))); // skewed to the low indexes
+const zipf = (n: number) => Math.min(n - 1, Math.floor(n * rand() ** 2.5)); // skewed to the low indexes
 const addr = (i: number, tag: string) => '0x' + (tag + i.toString(16)).padStart(40, '0');
 const CONTRACTS = 40;
 const WALLETS = 400;
@@ -62,7 +71,8 @@ const WALLETS = 400;
 /** A trace item: params resolved against the head at send time (a block offset below the head, or a fixed old block). */
 type Item = { method: string; params: (head: number) => unknown[] };
 const rel = (head: number, back: number) => `0x${(head - back).toString(16)}`;
-const txHash = (block: number, i: number) => '0x' + block.toString(16).padStart(16, '0') + i.toString(16).padStart(48, '0');
+const txHash = (block: number, i: number) =>
+  '0x' + block.toString(16).padStart(16, '0') + i.toString(16).padStart(48, '0');
 
 function item(method: string): Item {
   const old = 1000 + Math.floor(rand() * 100_000); // blocks back: finalized history
@@ -71,7 +81,12 @@ function item(method: string): Item {
     case 'eth_call': {
       const to = addr(zipf(CONTRACTS), 'c');
       const data = '0x70a08231' + addr(zipf(WALLETS), 'a').slice(2).padStart(64, '0');
-      const where = r < 0.8 ? () => 'latest' : r < 0.95 ? (h: number) => rel(h, 1 + Math.floor(rand() * 10)) : (h: number) => rel(h, old);
+      const where =
+        r < 0.8
+          ? () => 'latest'
+          : r < 0.95
+            ? (h: number) => rel(h, 1 + Math.floor(rand() * 10))
+            : (h: number) => rel(h, old);
       return { method, params: (h) => [{ to, data }, where(h)] };
     }
     case 'eth_getBlockByNumber': {
@@ -87,7 +102,14 @@ function item(method: string): Item {
     }
     case 'eth_getLogs': {
       const a = addr(zipf(CONTRACTS), 'c');
-      return { method, params: (h) => [r < 0.7 ? { address: a, fromBlock: rel(h, 5), toBlock: 'latest' } : { address: a, fromBlock: rel(h, old + 100), toBlock: rel(h, old) }] };
+      return {
+        method,
+        params: (h) => [
+          r < 0.7
+            ? { address: a, fromBlock: rel(h, 5), toBlock: 'latest' }
+            : { address: a, fromBlock: rel(h, old + 100), toBlock: rel(h, old) },
+        ],
+      };
     }
     case 'eth_getBalance':
     case 'eth_getCode': {
@@ -136,7 +158,12 @@ async function replay(url: string, items: Item[], seconds: number, headAt: () =>
       const it = items[next++ % items.length];
       const body = JSON.stringify({ jsonrpc: '2.0', id: next, method: it.method, params: it.params(headAt()) });
       const t0 = performance.now();
-      const res = await pool.request({ path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const res = await pool.request({
+        path: u.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       const text = await res.body.text();
       lat.push(performance.now() - t0);
       methods.push(it.method);
@@ -186,18 +213,29 @@ async function main(): Promise<void> {
   pin(process.pid, LOAD_CPU);
   const tmp = mkdtempSync(join(tmpdir(), 'rpcgate-bench-mix-'));
   process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
-  const node = start('stand-in node', process.execPath, ['--import', 'tsx', join(root, 'bench', 'lib', 'standin-node.ts'), String(LATENCY_MS), String(BLOCK_MS)], { cpus: LOAD_CPU, cwd: root });
+  const node = start(
+    'stand-in node',
+    process.execPath,
+    ['--import', 'tsx', join(root, 'bench', 'lib', 'standin-node.ts'), String(LATENCY_MS), String(BLOCK_MS)],
+    { cpus: LOAD_CPU, cwd: root },
+  );
   await waitForOutput(node, (o) => /STANDIN_READY /.test(o), 30000);
   const [, nodeUrl, t0s, head0s] = /STANDIN_READY (\S+) (\d+) (\d+)/.exec(node.output())!;
   const headAt = () => Number(head0s) + Math.floor((Date.now() - Number(t0s)) / BLOCK_MS);
   const items = trace();
-  console.log(`rpcgate mix bench: ${CONNECTIONS} closed-loop callers, ${ROUNDS} × ${SECONDS}s measured per system after ${WARMUP}s warm-ups; stand-in node ${LATENCY_MS} ms/request, a block per ${BLOCK_MS / 1000}s`);
+  console.log(
+    `rpcgate mix bench: ${CONNECTIONS} closed-loop callers, ${ROUNDS} × ${SECONDS}s measured per system after ${WARMUP}s warm-ups; stand-in node ${LATENCY_MS} ms/request, a block per ${BLOCK_MS / 1000}s`,
+  );
   console.log(`  trace: ${TRACE_LEN} calls — ${MIX.map(([m, w]) => `${m} ${w}%`).join(', ')}`);
   console.log(`  cores: rpcgate alone on CPU ${SUT_CPU}; client and stand-in node on CPU ${LOAD_CPU}`);
 
   const gateway = async (id: string, cache: boolean): Promise<{ url: string; proc: Managed }> => {
     const input = {
-      port: 0, host: '127.0.0.1', dataDir: join(tmp, `data-${id}`), keys: [KEY], logLevel: 'warn',
+      port: 0,
+      host: '127.0.0.1',
+      dataDir: join(tmp, `data-${id}`),
+      keys: [KEY],
+      logLevel: 'warn',
       networks: { mainnet: { upstreams: [nodeUrl], blockTime: BLOCK_MS / 1000 } },
       cache: { enabled: cache },
       // As many upstream connections as the direct run's client has: with fewer (default 16) calls wait for a free
@@ -206,7 +244,12 @@ async function main(): Promise<void> {
       // Experiments: BENCH_GATEWAY='{"upstream":{...}}' replaces top-level blocks of this config.
       ...(process.env.BENCH_GATEWAY ? (JSON.parse(process.env.BENCH_GATEWAY) as object) : {}),
     };
-    const proc = start(`rpcgate ${id}`, process.execPath, ['--import', 'tsx', join(root, 'bench', 'rpcgate-server.ts'), JSON.stringify(input)], { cpus: SUT_CPU, cwd: root, env: { ...process.env, NODE_ENV: 'production' } });
+    const proc = start(
+      `rpcgate ${id}`,
+      process.execPath,
+      ['--import', 'tsx', join(root, 'bench', 'rpcgate-server.ts'), JSON.stringify(input)],
+      { cpus: SUT_CPU, cwd: root, env: { ...process.env, NODE_ENV: 'production' } },
+    );
     await waitForOutput(proc, (o) => /RPCGATE_READY \S+\n/.test(o), 60000);
     const url = /RPCGATE_READY (\S+)\n/.exec(proc.output())![1];
     await waitForRpc(url, proc, 10000);
@@ -223,11 +266,26 @@ async function main(): Promise<void> {
     const s1 = await nodeStats(node);
     const prev = results[id];
     const add = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? b : a + b);
-    results[id] = prev === undefined
-      ? { ...r, nodeCalls: s1.calls - s0.calls, hits: g1 && g0 ? g1.hits - g0.hits : undefined, gatewayCalls: g1 && g0 ? g1.calls - g0.calls : undefined }
-      : { lat: prev.lat.concat(r.lat), methods: prev.methods.concat(r.methods), errors: prev.errors + r.errors, calls: prev.calls + r.calls, nodeCalls: prev.nodeCalls + s1.calls - s0.calls,
-          hits: add(prev.hits, g1 && g0 ? g1.hits - g0.hits : undefined), gatewayCalls: add(prev.gatewayCalls, g1 && g0 ? g1.calls - g0.calls : undefined) };
-    console.log(`  (${id}) ${r.calls} calls, ${(r.calls / SECONDS).toFixed(0)}/s, p50 ${pct(r.lat, 50).toFixed(2)} ms, p99 ${pct(r.lat, 99).toFixed(2)} ms, errors ${r.errors}, node calls ${s1.calls - s0.calls}`);
+    results[id] =
+      prev === undefined
+        ? {
+            ...r,
+            nodeCalls: s1.calls - s0.calls,
+            hits: g1 && g0 ? g1.hits - g0.hits : undefined,
+            gatewayCalls: g1 && g0 ? g1.calls - g0.calls : undefined,
+          }
+        : {
+            lat: prev.lat.concat(r.lat),
+            methods: prev.methods.concat(r.methods),
+            errors: prev.errors + r.errors,
+            calls: prev.calls + r.calls,
+            nodeCalls: prev.nodeCalls + s1.calls - s0.calls,
+            hits: add(prev.hits, g1 && g0 ? g1.hits - g0.hits : undefined),
+            gatewayCalls: add(prev.gatewayCalls, g1 && g0 ? g1.calls - g0.calls : undefined),
+          };
+    console.log(
+      `  (${id}) ${r.calls} calls, ${(r.calls / SECONDS).toFixed(0)}/s, p50 ${pct(r.lat, 50).toFixed(2)} ms, p99 ${pct(r.lat, 99).toFixed(2)} ms, errors ${r.errors}, node calls ${s1.calls - s0.calls}`,
+    );
   };
 
   // Both gateways up at once (an idle one costs nothing); the three systems measured in turn, ROUNDS times, so that a
@@ -255,11 +313,17 @@ async function main(): Promise<void> {
   console.log('\ngateway overhead over calling the node directly:');
   const o50 = pct(offR.lat, 50) - pct(d.lat, 50);
   const o99 = pct(offR.lat, 99) - pct(d.lat, 99);
-  console.log(`  cache off, all calls:        p50 ${f(o50)} (goal ≤ 0.3: ${verdict(o50, 0.3)})   p99 ${f(o99)} (goal ≤ 2: ${verdict(o99, 2)})`);
+  console.log(
+    `  cache off, all calls:        p50 ${f(o50)} (goal ≤ 0.3: ${verdict(o50, 0.3)})   p99 ${f(o99)} (goal ≤ 2: ${verdict(o99, 2)})`,
+  );
   const m50 = pct(misses, 50) - pct(d.lat, 50);
   const m99 = pct(misses, 99) - pct(d.lat, 99);
-  console.log(`  cache on, calls to the node: p50 ${f(m50)} (goal ≤ 0.3: ${verdict(m50, 0.3)})   p99 ${f(m99)} (goal ≤ 2: ${verdict(m99, 2)})`);
-  console.log(`  cache on, all calls:         p50 ${pct(onR.lat, 50).toFixed(2)} ms, p99 ${pct(onR.lat, 99).toFixed(2)} ms (direct: ${pct(d.lat, 50).toFixed(2)} / ${pct(d.lat, 99).toFixed(2)} ms)`);
+  console.log(
+    `  cache on, calls to the node: p50 ${f(m50)} (goal ≤ 0.3: ${verdict(m50, 0.3)})   p99 ${f(m99)} (goal ≤ 2: ${verdict(m99, 2)})`,
+  );
+  console.log(
+    `  cache on, all calls:         p50 ${pct(onR.lat, 50).toFixed(2)} ms, p99 ${pct(onR.lat, 99).toFixed(2)} ms (direct: ${pct(d.lat, 50).toFixed(2)} / ${pct(d.lat, 99).toFixed(2)} ms)`,
+  );
   // Where the overhead is: p50 / p99 per method of each system (the tail of one method shows here first).
   const byMethod = (r: Run, m: string) => r.lat.filter((_, i) => r.methods[i] === m);
   console.log('  per method, p50 / p99 ms:         direct           cache off        cache on');
@@ -270,8 +334,12 @@ async function main(): Promise<void> {
     };
     console.log(`    ${m.padEnd(28)} ${cell(d)}  ${cell(offR)}  ${cell(onR)}`);
   }
-  console.log(`cache hit rate: ${(((onR.hits ?? 0) / (onR.gatewayCalls || 1)) * 100).toFixed(1)} % of calls (rpcgate's counters: ${onR.hits} hits of ${onR.gatewayCalls} calls); ${((1 - misses.length / onR.calls) * 100).toFixed(1)} % answered in < ${HIT_BELOW_MS} ms`);
-  console.log(`node calls per client call: ${(onR.nodeCalls / onR.calls).toFixed(3)} with the cache, ${(offR.nodeCalls / offR.calls).toFixed(3)} without (the pool's dedupe of identical concurrent calls; both include the cache's head poll)`);
+  console.log(
+    `cache hit rate: ${(((onR.hits ?? 0) / (onR.gatewayCalls || 1)) * 100).toFixed(1)} % of calls (rpcgate's counters: ${onR.hits} hits of ${onR.gatewayCalls} calls); ${((1 - misses.length / onR.calls) * 100).toFixed(1)} % answered in < ${HIT_BELOW_MS} ms`,
+  );
+  console.log(
+    `node calls per client call: ${(onR.nodeCalls / onR.calls).toFixed(3)} with the cache, ${(offR.nodeCalls / offR.calls).toFixed(3)} without (the pool's dedupe of identical concurrent calls; both include the cache's head poll)`,
+  );
   await stopAll();
 }
 

@@ -58,12 +58,23 @@ function report(p: Profile, from: number, to: number, requests: number): void {
     const url = cf.url.startsWith('file://') ? relative(root, fileURLToPath(cf.url)) : cf.url || '(native)';
     const f = `${cf.functionName || '(anonymous)'}  ${url}:${cf.lineNumber + 1}`;
     fn.set(f, (fn.get(f) ?? 0) + us);
-    const group = url.startsWith('node_modules/') ? url.split('/').slice(0, url.includes('/@') ? 3 : 2).join('/') : url;
+    const group = url.startsWith('node_modules/')
+      ? url
+          .split('/')
+          .slice(0, url.includes('/@') ? 3 : 2)
+          .join('/')
+      : url;
     file.set(group, (file.get(group) ?? 0) + us);
   }
   const top = (m: Map<string, number>, n: number) =>
-    [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `  ${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`).join('\n');
-  console.log(`measured window: busy ${(total / 1e6).toFixed(2)} s, idle ${(idle / 1e6).toFixed(2)} s; ${(total / requests).toFixed(1)} µs sampled per request (profiler overhead included)`);
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, v]) => `  ${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`)
+      .join('\n');
+  console.log(
+    `measured window: busy ${(total / 1e6).toFixed(2)} s, idle ${(idle / 1e6).toFixed(2)} s; ${(total / requests).toFixed(1)} µs sampled per request (profiler overhead included)`,
+  );
   console.log(`\nself time by file:\n${top(file, 25)}`);
   console.log(`\nself time by function:\n${top(fn, 45)}`);
 }
@@ -86,9 +97,20 @@ async function main(): Promise<void> {
     ...(which === 'e' ? { redisUrl: REDIS_URL, redisPrefix: `rpcgate-prof:${process.pid}` } : {}),
   };
   const profDir = join(tmp, 'prof');
-  const args = ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--import', 'tsx', join(here, 'rpcgate-server.ts'), JSON.stringify(input)];
+  const args = [
+    '--cpu-prof',
+    `--cpu-prof-dir=${profDir}`,
+    '--import',
+    'tsx',
+    join(here, 'rpcgate-server.ts'),
+    JSON.stringify(input),
+  ];
   if (which !== 'c') args.push(JSON.stringify({ networkKey: true }));
-  const gate = start('rpcgate', process.execPath, args, { cpus: '0', cwd: root, env: { ...process.env, NODE_ENV: 'production' } });
+  const gate = start('rpcgate', process.execPath, args, {
+    cpus: '0',
+    cwd: root,
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
   await waitForOutput(gate, (o) => /RPCGATE_READY \S+\n/.test(o), 60000);
   const url = /RPCGATE_READY (\S+)\n/.exec(gate.output())![1];
   await waitForRpc(url, gate);

@@ -56,7 +56,10 @@ if (auth.networkKey) {
   const store = await openStore({ dataDir: input.dataDir });
   try {
     const secret = loadOrCreateServerSecret(input.dataDir);
-    const user = await createUser(store.db, { email: `bench-${randomBytes(6).toString('hex')}@example.com`, passwordHash: await hashPassword(randomBytes(16).toString('hex')) });
+    const user = await createUser(store.db, {
+      email: `bench-${randomBytes(6).toString('hex')}@example.com`,
+      passwordHash: await hashPassword(randomBytes(16).toString('hex')),
+    });
     key = (await createNetworkKey(store.db, secret, user.id, { name: 'bench', network: 'mainnet' })).key;
   } finally {
     await store.close();

@@ -13,9 +13,28 @@ import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { installCleanup, isStopping, start, stop, stopAll, pin, cpuMicros, cpuBusyMicros, have, waitForOutput, type Managed } from './lib/procs.js';
+import {
+  installCleanup,
+  isStopping,
+  start,
+  stop,
+  stopAll,
+  pin,
+  cpuMicros,
+  cpuBusyMicros,
+  have,
+  waitForOutput,
+  type Managed,
+} from './lib/procs.js';
 import { anvilSystem, nginxSystem, startAnvil, waitForRpc, type System } from './lib/targets.js';
-import { runWrk, writeScript, blockNumberWorkload, getBlockWorkload, type Workload, type WrkResult } from './lib/wrk.js';
+import {
+  runWrk,
+  writeScript,
+  blockNumberWorkload,
+  getBlockWorkload,
+  type Workload,
+  type WrkResult,
+} from './lib/wrk.js';
 import { runValidationBench, printValidation, type ValidationReport } from './validation.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -97,7 +116,9 @@ function preflight(): void {
   if (!have('wrk')) missing.push('wrk');
   if (!have('taskset')) missing.push('taskset (util-linux)');
   if (missing.length) {
-    console.error(`bench: missing ${missing.join(', ')}. Install the Debian packages first:\n  apt-get update && apt-get install -y nginx wrk\n(taskset is in util-linux)`);
+    console.error(
+      `bench: missing ${missing.join(', ')}. Install the Debian packages first:\n  apt-get update && apt-get install -y nginx wrk\n(taskset is in util-linux)`,
+    );
     process.exit(2);
   }
   if (osCpus().length < 2) {
@@ -113,7 +134,9 @@ async function main(): Promise<void> {
   const tmp = mkdtempSync(join(tmpdir(), 'rpcgate-bench-'));
   process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 
-  console.log(`rpcgate bench: wrk -t1 -c${CONNECTIONS} -d${SECONDS}s (after ${WARMUP}s warm-up) per run; ${osCpus().length} CPUs`);
+  console.log(
+    `rpcgate bench: wrk -t1 -c${CONNECTIONS} -d${SECONDS}s (after ${WARMUP}s warm-up) per run; ${osCpus().length} CPUs`,
+  );
   for (const c of CORES) console.log(`  cores: ${c}`);
 
   const anvil = await startAnvil(LOAD_CPU, BLOCKS);
@@ -124,7 +147,14 @@ async function main(): Promise<void> {
 
   let gate: Managed | undefined;
   const redisPrefix = `rpcgate-bench:${randomBytes(6).toString('hex')}`;
-  const rpcgateSystem = (id: string, label: string, coalesce: boolean, auth?: 'memory' | 'redis', codeRoot = root, extra: Record<string, unknown> = {}): System => ({
+  const rpcgateSystem = (
+    id: string,
+    label: string,
+    coalesce: boolean,
+    auth?: 'memory' | 'redis',
+    codeRoot = root,
+    extra: Record<string, unknown> = {},
+  ): System => ({
     id,
     label,
     async up() {
@@ -160,7 +190,9 @@ async function main(): Promise<void> {
       await waitForOutput(gate, (o) => /RPCGATE_READY \S+\n/.test(o), 60000);
       const url = /RPCGATE_READY (\S+)\n/.exec(gate.output())![1];
       if (auth ? !/\/mainnet\/[^/]+$/.test(url) || url.endsWith(`/${DEV_KEY}`) : !url.endsWith(`/mainnet/${DEV_KEY}`))
-        throw new Error(`unexpected rpcgate URL ${url} (want B-style /mainnet/<key>${auth ? ' with an account network key' : ''})`);
+        throw new Error(
+          `unexpected rpcgate URL ${url} (want B-style /mainnet/<key>${auth ? ' with an account network key' : ''})`,
+        );
       await waitForRpc(url, gate, 10000);
       return { url, proc: gate };
     },
@@ -192,66 +224,83 @@ async function main(): Promise<void> {
 
   const skipped: Record<string, string> = {};
   for (let round = 1; round <= ROUNDS; round++)
-  for (const sys of systems) {
-    if (skipped[sys.id]) continue;
-    let target: { url: string; proc: Managed };
-    try {
-      target = await sys.up();
-    } catch (e) {
-      skipped[sys.id] = (e as Error).message.split('\n').slice(0, 6).join('\n');
-      console.log(`\n(${sys.id}) ${sys.label}: SKIPPED — ${skipped[sys.id]}`);
-      await sys.down().catch(() => undefined);
-      continue;
-    }
-    console.log(`\n(${sys.id}) ${sys.label} at ${target.url} (pid ${target.proc.pid})${ROUNDS > 1 ? ` — round ${round}/${ROUNDS}` : ''}`);
-    try {
-      for (const w of workloads) {
-        const script = scripts.get(w.name)!;
-        const warm = await runWrk({ url: target.url, script, connections: CONNECTIONS, seconds: WARMUP, cpus: LOAD_CPU });
-        if (warm.bad > 0) console.log(`  warm-up: ${warm.bad} bad responses of ${warm.requests}`);
-        const isGate = sys.id !== 'a' && sys.id !== 'b';
-        const st0 = isGate ? await poolStats(target.proc) : null;
-        const sut0 = cpuMicros(target.proc.pid);
-        const busy0 = cpuBusyMicros(Number(SUT_CPU));
-        const anv0 = sys.id === 'a' ? 0 : cpuMicros(anvil.proc.pid);
-        const r: WrkResult = await runWrk({ url: target.url, script, connections: CONNECTIONS, seconds: SECONDS, cpus: LOAD_CPU });
-        const sut1 = cpuMicros(target.proc.pid);
-        const busy1 = cpuBusyMicros(Number(SUT_CPU));
-        const anv1 = sys.id === 'a' ? 0 : cpuMicros(anvil.proc.pid);
-        const st1 = isGate ? await poolStats(target.proc) : null;
-        const row: Row = {
-          system: sys.label,
-          id: sys.id,
-          workload: w.name,
-          rps: r.rps,
-          p50ms: r.p50us / 1000,
-          p99ms: r.p99us / 1000,
-          sutCpuUsPerReq: (sut1 - sut0) / Math.max(1, r.requests),
-          sutBusyPct: ((sut1 - sut0) / (r.seconds * 1e6)) * 100,
-          otherOnSutCpuPct: Math.max(0, ((busy1 - busy0 - (sut1 - sut0)) / (r.seconds * 1e6)) * 100),
-          anvilCpuUsPerReq: sys.id === 'a' ? null : (anv1 - anv0) / Math.max(1, r.requests),
-          ...(st0 && st1 && st1.requests > st0.requests
-            ? {
-                callsPerUpstreamRequest: (st1.calls - st0.calls - (st1.deduped - st0.deduped)) / (st1.requests - st0.requests),
-                dedupedPct: ((st1.deduped - st0.deduped) / Math.max(1, st1.calls - st0.calls)) * 100,
-              }
-            : {}),
-          requests: r.requests,
-          bad: r.bad,
-          socketErrors: r.socketErrors,
-        };
-        runs.push(row);
-        console.log(
-          `  ${w.name.padEnd(22)} ${fmt(row.rps, 0).padStart(7)} req/s  p50 ${fmt(row.p50ms, 2)} ms  p99 ${fmt(row.p99ms, 2)} ms  ` +
-            `CPU ${fmt(row.sutCpuUsPerReq, 1)} µs/req, ${fmt(row.sutBusyPct, 0)}% busy, others ${fmt(row.otherOnSutCpuPct, 0)}% of CPU ${SUT_CPU}${row.anvilCpuUsPerReq !== null ? ` (anvil ${fmt(row.anvilCpuUsPerReq, 1)})` : ''}` +
-            (row.callsPerUpstreamRequest !== undefined ? `  [${fmt(row.callsPerUpstreamRequest, 1)} calls/upstream req, ${fmt(row.dedupedPct!, 0)}% deduped]` : '') +
-            (row.bad || row.socketErrors ? `  BAD ${row.bad} socket-errors ${row.socketErrors}` : ''),
-        );
+    for (const sys of systems) {
+      if (skipped[sys.id]) continue;
+      let target: { url: string; proc: Managed };
+      try {
+        target = await sys.up();
+      } catch (e) {
+        skipped[sys.id] = (e as Error).message.split('\n').slice(0, 6).join('\n');
+        console.log(`\n(${sys.id}) ${sys.label}: SKIPPED — ${skipped[sys.id]}`);
+        await sys.down().catch(() => undefined);
+        continue;
       }
-    } finally {
-      await sys.down();
+      console.log(
+        `\n(${sys.id}) ${sys.label} at ${target.url} (pid ${target.proc.pid})${ROUNDS > 1 ? ` — round ${round}/${ROUNDS}` : ''}`,
+      );
+      try {
+        for (const w of workloads) {
+          const script = scripts.get(w.name)!;
+          const warm = await runWrk({
+            url: target.url,
+            script,
+            connections: CONNECTIONS,
+            seconds: WARMUP,
+            cpus: LOAD_CPU,
+          });
+          if (warm.bad > 0) console.log(`  warm-up: ${warm.bad} bad responses of ${warm.requests}`);
+          const isGate = sys.id !== 'a' && sys.id !== 'b';
+          const st0 = isGate ? await poolStats(target.proc) : null;
+          const sut0 = cpuMicros(target.proc.pid);
+          const busy0 = cpuBusyMicros(Number(SUT_CPU));
+          const anv0 = sys.id === 'a' ? 0 : cpuMicros(anvil.proc.pid);
+          const r: WrkResult = await runWrk({
+            url: target.url,
+            script,
+            connections: CONNECTIONS,
+            seconds: SECONDS,
+            cpus: LOAD_CPU,
+          });
+          const sut1 = cpuMicros(target.proc.pid);
+          const busy1 = cpuBusyMicros(Number(SUT_CPU));
+          const anv1 = sys.id === 'a' ? 0 : cpuMicros(anvil.proc.pid);
+          const st1 = isGate ? await poolStats(target.proc) : null;
+          const row: Row = {
+            system: sys.label,
+            id: sys.id,
+            workload: w.name,
+            rps: r.rps,
+            p50ms: r.p50us / 1000,
+            p99ms: r.p99us / 1000,
+            sutCpuUsPerReq: (sut1 - sut0) / Math.max(1, r.requests),
+            sutBusyPct: ((sut1 - sut0) / (r.seconds * 1e6)) * 100,
+            otherOnSutCpuPct: Math.max(0, ((busy1 - busy0 - (sut1 - sut0)) / (r.seconds * 1e6)) * 100),
+            anvilCpuUsPerReq: sys.id === 'a' ? null : (anv1 - anv0) / Math.max(1, r.requests),
+            ...(st0 && st1 && st1.requests > st0.requests
+              ? {
+                  callsPerUpstreamRequest:
+                    (st1.calls - st0.calls - (st1.deduped - st0.deduped)) / (st1.requests - st0.requests),
+                  dedupedPct: ((st1.deduped - st0.deduped) / Math.max(1, st1.calls - st0.calls)) * 100,
+                }
+              : {}),
+            requests: r.requests,
+            bad: r.bad,
+            socketErrors: r.socketErrors,
+          };
+          runs.push(row);
+          console.log(
+            `  ${w.name.padEnd(22)} ${fmt(row.rps, 0).padStart(7)} req/s  p50 ${fmt(row.p50ms, 2)} ms  p99 ${fmt(row.p99ms, 2)} ms  ` +
+              `CPU ${fmt(row.sutCpuUsPerReq, 1)} µs/req, ${fmt(row.sutBusyPct, 0)}% busy, others ${fmt(row.otherOnSutCpuPct, 0)}% of CPU ${SUT_CPU}${row.anvilCpuUsPerReq !== null ? ` (anvil ${fmt(row.anvilCpuUsPerReq, 1)})` : ''}` +
+              (row.callsPerUpstreamRequest !== undefined
+                ? `  [${fmt(row.callsPerUpstreamRequest, 1)} calls/upstream req, ${fmt(row.dedupedPct!, 0)}% deduped]`
+                : '') +
+              (row.bad || row.socketErrors ? `  BAD ${row.bad} socket-errors ${row.socketErrors}` : ''),
+          );
+        }
+      } finally {
+        await sys.down();
+      }
     }
-  }
 
   const rows = ROUNDS > 1 ? medians(runs) : runs;
 
@@ -269,19 +318,48 @@ async function main(): Promise<void> {
   const ratios: Record<string, Record<string, number | null>> = {};
   const get = (id: string, w: string) => rows.find((r) => r.id === id && r.workload === w);
   for (const w of workloads) {
-    const a = get('a', w.name), b = get('b', w.name), c = get('c', w.name), c0 = get('c0', w.name);
+    const a = get('a', w.name),
+      b = get('b', w.name),
+      c = get('c', w.name),
+      c0 = get('c0', w.name);
     const q = (x?: Row, y?: Row) => (x && y ? x.rps / y.rps : null);
     const cpu = (x?: Row, y?: Row) => (x && y ? x.sutCpuUsPerReq / y.sutCpuUsPerReq : null);
-    const d = get('d', w.name), e = get('e', w.name), d0 = get('d0', w.name), dlog = get('dlog', w.name);
+    const d = get('d', w.name),
+      e = get('e', w.name),
+      d0 = get('d0', w.name),
+      dlog = get('dlog', w.name);
     ratios[w.name] = {
-      'c/a': q(c, a), 'c/b': q(c, b), 'c0/b': q(c0, b), 'c/c0': q(c, c0), 'd/c': q(d, c), 'e/c': q(e, c),
-      'cpu c/b': cpu(c, b), 'cpu c0/b': cpu(c0, b), 'cpu d/c': cpu(d, c), 'cpu e/c': cpu(e, c),
-      'cpu d/d0': cpu(d, d0), 'cpu dlog/d': cpu(dlog, d),
+      'c/a': q(c, a),
+      'c/b': q(c, b),
+      'c0/b': q(c0, b),
+      'c/c0': q(c, c0),
+      'd/c': q(d, c),
+      'e/c': q(e, c),
+      'cpu c/b': cpu(c, b),
+      'cpu c0/b': cpu(c0, b),
+      'cpu d/c': cpu(d, c),
+      'cpu e/c': cpu(e, c),
+      'cpu d/d0': cpu(d, d0),
+      'cpu dlog/d': cpu(dlog, d),
     };
   }
 
   console.log('\n=== results (req/s higher is better; latency and CPU lower is better) ===');
-  const head = ['system', 'workload', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'SUT busy', 'others', '1-core cap', 'anvil µs/req', 'calls/up-req', 'deduped', 'bad'];
+  const head = [
+    'system',
+    'workload',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'CPU µs/req',
+    'SUT busy',
+    'others',
+    '1-core cap',
+    'anvil µs/req',
+    'calls/up-req',
+    'deduped',
+    'bad',
+  ];
   const body = rows.map((r) => [
     `(${r.id}) ${r.system}`,
     r.workload,
@@ -301,7 +379,15 @@ async function main(): Promise<void> {
   console.log('\nratios (req/s, and CPU µs per request of the system under test):');
   const keys = ['c/a', 'c/b', 'c0/b', 'c/c0', 'cpu c/b', 'cpu c0/b', 'cpu d/c', 'cpu e/c', 'cpu d/d0', 'cpu dlog/d'];
   printTable(
-    ['workload', '', ...keys.map((k) => (k.startsWith('cpu') ? `CPU ${k.slice(4).replace(/(\w+)\/(\w+)/, '($1)/($2)')}` : `req/s ${k.replace(/(\w+)\/(\w+)/, '($1)/($2)')}`))],
+    [
+      'workload',
+      '',
+      ...keys.map((k) =>
+        k.startsWith('cpu')
+          ? `CPU ${k.slice(4).replace(/(\w+)\/(\w+)/, '($1)/($2)')}`
+          : `req/s ${k.replace(/(\w+)\/(\w+)/, '($1)/($2)')}`,
+      ),
+    ],
     Object.entries(ratios).map(([w, r]) => [w, '', ...keys.map((k) => (r[k] === null ? '—' : `${fmt(r[k]!, 2)}×`))]),
   );
   console.log(
@@ -314,7 +400,10 @@ async function main(): Promise<void> {
     ].join('\n'),
   );
   const noisy = runs.filter((r) => r.otherOnSutCpuPct > 10);
-  if (noisy.length) console.log(`WARNING: other processes used > 10% of CPU ${SUT_CPU} during ${noisy.length} of ${runs.length} runs — req/s figures are disturbed; re-run on a quiet machine.`);
+  if (noisy.length)
+    console.log(
+      `WARNING: other processes used > 10% of CPU ${SUT_CPU} during ${noisy.length} of ${runs.length} runs — req/s figures are disturbed; re-run on a quiet machine.`,
+    );
   console.log('\nworkloads:');
   for (const w of workloads) console.log(`  ${w.name}: ${w.note}`);
   console.log('cores:');
@@ -349,7 +438,9 @@ async function main(): Promise<void> {
   console.log(`\nwritten ${file}`);
   const bad = runs.filter((r) => r.bad + r.socketErrors > 0.001 * r.requests);
   if (bad.length) {
-    console.error(`\nbench: bad responses in ${bad.map((r) => `(${r.id}) ${r.workload}`).join(', ')} — figures not trustworthy`);
+    console.error(
+      `\nbench: bad responses in ${bad.map((r) => `(${r.id}) ${r.workload}`).join(', ')} — figures not trustworthy`,
+    );
     process.exitCode = 1;
   }
 }
@@ -396,7 +487,10 @@ function redisReachable(url: string): Promise<void> {
     const s = connect({ host: u.hostname, port: Number(u.port || 6379) });
     const t = setTimeout(() => (s.destroy(), reject(new Error(`no Redis at ${url} (set BENCH_REDIS_URL)`))), 2000);
     s.once('connect', () => (clearTimeout(t), s.end(), resolve()));
-    s.once('error', (e) => (clearTimeout(t), reject(new Error(`no Redis at ${url}: ${e.message} (set BENCH_REDIS_URL)`))));
+    s.once(
+      'error',
+      (e) => (clearTimeout(t), reject(new Error(`no Redis at ${url}: ${e.message} (set BENCH_REDIS_URL)`))),
+    );
   });
 }
 

@@ -70,7 +70,7 @@ function timePairNs(a: () => unknown, itersA: number, b: () => unknown, itersB: 
   round(b, itersB);
   const ra: number[] = [];
   const rb: number[] = [];
-  for (let r = 0; r < rounds; r++) (ra.push(round(a, itersA)), rb.push(round(b, itersB)));
+  for (let r = 0; r < rounds; r++) ra.push(round(a, itersA)), rb.push(round(b, itersB));
   if (sink < 0) console.log(sink); // keeps the results observable
   const median = (x: number[]) => x.sort((p, q) => p - q)[Math.floor(x.length / 2)];
   return [median(ra), median(rb)];
@@ -99,9 +99,11 @@ export async function runValidationBench(): Promise<ValidationReport> {
     const gen = validators[method]?.params;
     if (!gen) throw new Error(`generated/node/validators.ts has no params validator for ${method}`);
     // Both must accept the same input, or the comparison means nothing.
-    if (!gen(params)) throw new Error(`generated validator rejects ${method} ${JSON.stringify(params)}: ${JSON.stringify(gen.errors)}`);
+    if (!gen(params))
+      throw new Error(`generated validator rejects ${method} ${JSON.stringify(params)}: ${JSON.stringify(gen.errors)}`);
     const m = mcv.validate(method, params);
-    if (!Array.isArray(m) || m.length) throw new Error(`MethodCallValidator rejects ${method} ${JSON.stringify(params)}: ${String(m)}`);
+    if (!Array.isArray(m) || m.length)
+      throw new Error(`MethodCallValidator rejects ${method} ${JSON.stringify(params)}: ${String(m)}`);
 
     const rt = runtime[method].params;
     if (!rt(params)) throw new Error(`runtime-compiled validator rejects ${method} ${JSON.stringify(params)}`);
@@ -112,8 +114,20 @@ export async function runValidationBench(): Promise<ValidationReport> {
       () => (mcv.validate(method, params) as unknown[]).length === 0,
       20_000,
     );
-    const [runtimeNs] = timePairNs(() => rt(params), 200_000, () => gen(params), 200_000);
-    rows.push({ method, generatedNs, runtimeNs, methodCallValidatorNs, ratio: methodCallValidatorNs / generatedNs, runtimeRatio: methodCallValidatorNs / runtimeNs });
+    const [runtimeNs] = timePairNs(
+      () => rt(params),
+      200_000,
+      () => gen(params),
+      200_000,
+    );
+    rows.push({
+      method,
+      generatedNs,
+      runtimeNs,
+      methodCallValidatorNs,
+      ratio: methodCallValidatorNs / generatedNs,
+      runtimeRatio: methodCallValidatorNs / runtimeNs,
+    });
   }
   const minRatio = Math.min(...rows.map((r) => r.ratio));
   return { rows, costs, target: TARGET, minRatio, meetsTarget: minRatio >= TARGET };
@@ -122,7 +136,9 @@ export async function runValidationBench(): Promise<ValidationReport> {
 export function printValidation(r: ValidationReport): void {
   console.log('\nparam validation per call (median of 11 alternating rounds):');
   const w = Math.max(...r.rows.map((x) => x.method.length));
-  console.log(`${'method'.padEnd(w)}  ${'generated ns'.padStart(12)}  ${'at-start ns'.padStart(11)}  ${'MethodCallValidator ns'.padStart(22)}  ${'generated'.padStart(9)}  ${'at-start'.padStart(8)}`);
+  console.log(
+    `${'method'.padEnd(w)}  ${'generated ns'.padStart(12)}  ${'at-start ns'.padStart(11)}  ${'MethodCallValidator ns'.padStart(22)}  ${'generated'.padStart(9)}  ${'at-start'.padStart(8)}`,
+  );
   for (const x of r.rows) {
     console.log(
       `${x.method.padEnd(w)}  ${x.generatedNs.toFixed(0).padStart(12)}  ${x.runtimeNs.toFixed(0).padStart(11)}  ${x.methodCallValidatorNs.toFixed(0).padStart(22)}  ${(x.ratio.toFixed(1) + '×').padStart(9)}  ${(x.runtimeRatio.toFixed(1) + '×').padStart(8)}`,

@@ -65,7 +65,8 @@ function rssKb(pid: number): number {
   if (!m) throw new Error(`no VmRSS for ${pid}`);
   return Number(m[1]);
 }
-const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
+const pct = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
 const now = () => performance.now();
 
 /** Arrival time of each block hash at the reference subscriber (direct to anvil, open the whole run). */
@@ -77,13 +78,19 @@ function openSocket(url: string): Promise<WebSocket> {
     const t = setTimeout(() => (s.terminate(), rej(new Error(`open ${url}: timed out`))), 15_000);
     s.once('open', () => (clearTimeout(t), res(s)));
     s.once('error', (e) => (clearTimeout(t), rej(e)));
-    s.once('unexpected-response', (_q, r) => (clearTimeout(t), rej(new Error(`upgrade refused: HTTP ${r.statusCode}`))));
+    s.once(
+      'unexpected-response',
+      (_q, r) => (clearTimeout(t), rej(new Error(`upgrade refused: HTTP ${r.statusCode}`))),
+    );
   });
 }
 
 async function openMany(url: string, n: number): Promise<WebSocket[]> {
   const out: WebSocket[] = [];
-  while (out.length < n) out.push(...(await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, n - out.length) }, () => openSocket(url)))));
+  while (out.length < n)
+    out.push(
+      ...(await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, n - out.length) }, () => openSocket(url)))),
+    );
   return out;
 }
 
@@ -101,7 +108,8 @@ function subscribe(s: WebSocket, onHead: (hash: string, t: number) => void): Pro
         sub = m.result;
         return res();
       }
-      if (m.method === 'eth_subscription' && m.params.subscription === sub && m.params.result?.hash) onHead(m.params.result.hash, at);
+      if (m.method === 'eth_subscription' && m.params.subscription === sub && m.params.result?.hash)
+        onHead(m.params.result.hash, at);
     });
     s.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }));
   });
@@ -118,7 +126,8 @@ async function runSide(side: string, url: string, mem: () => Promise<Mem>): Prom
   const arrivals: Array<{ hash: string; t: number }> = [];
   let measuring = false;
   const onHead = (hash: string, t: number) => void (measuring && arrivals.push({ hash, t }));
-  for (let i = 0; i < sockets.length; i += OPEN_CONCURRENCY) await Promise.all(sockets.slice(i, i + OPEN_CONCURRENCY).map((s) => subscribe(s, onHead)));
+  for (let i = 0; i < sockets.length; i += OPEN_CONCURRENCY)
+    await Promise.all(sockets.slice(i, i + OPEN_CONCURRENCY).map((s) => subscribe(s, onHead)));
   await sleep(2000); // the first notifications after subscribing are not in the window
   const subscribed = await mem();
   const rssSubscribed = subscribed.rssKb;
@@ -130,7 +139,9 @@ async function runSide(side: string, url: string, mem: () => Promise<Mem>): Prom
   const t1 = now();
   await sleep(2000); // let late deliveries of the window's last block arrive
   measuring = false;
-  const windowBlocks = new Set([...reference].filter(([h, t]) => !refBefore.has(h) && t >= t0 && t <= t1).map(([h]) => h));
+  const windowBlocks = new Set(
+    [...reference].filter(([h, t]) => !refBefore.has(h) && t >= t0 && t <= t1).map(([h]) => h),
+  );
   const lat: number[] = [];
   let received = 0;
   for (const a of arrivals) {
@@ -156,7 +167,12 @@ async function runSide(side: string, url: string, mem: () => Promise<Mem>): Prom
     rssSubscribedMB: mb(rssSubscribed),
     kbPerIdleSocket: (rssIdle - rssBefore) / SOCKETS,
     kbPerSubscribedSocket: (rssSubscribed - rssBefore) / SOCKETS,
-    ...(before.heapKb !== undefined ? { heapKbPerIdleSocket: (idle.heapKb! - before.heapKb) / SOCKETS, heapKbPerSubscribedSocket: (subscribed.heapKb! - before.heapKb) / SOCKETS } : {}),
+    ...(before.heapKb !== undefined
+      ? {
+          heapKbPerIdleSocket: (idle.heapKb! - before.heapKb) / SOCKETS,
+          heapKbPerSubscribedSocket: (subscribed.heapKb! - before.heapKb) / SOCKETS,
+        }
+      : {}),
   };
 }
 
@@ -173,7 +189,17 @@ async function main(): Promise<void> {
   let ref: WebSocket | undefined;
   try {
     const port = await freePort();
-    anvil = start('anvil', anvilBinary(), ['--host', '127.0.0.1', '--port', String(port), '--chain-id', '31337', '--block-time', String(BLOCK_TIME), '--silent']);
+    anvil = start('anvil', anvilBinary(), [
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--chain-id',
+      '31337',
+      '--block-time',
+      String(BLOCK_TIME),
+      '--silent',
+    ]);
     const anvilHttp = `http://127.0.0.1:${port}/`;
     await waitForRpc(anvilHttp, anvil);
     const anvilWs = `ws://127.0.0.1:${port}/`;
@@ -188,7 +214,15 @@ async function main(): Promise<void> {
       devKey: false,
       keys: [KEY],
       networks: { mainnet: { upstreams: [anvilHttp], chainId: 31337, blockTime: BLOCK_TIME } },
-      websocket: { maxPayloadBytes: 1_048_576, maxInFlight: 32, maxBufferedBytes: 4_194_304, pingIntervalMs: 30_000, maxConnectionsPerKey: SOCKETS + 10, maxSubscriptionsPerConnection: 100, pollIntervalMs: POLL_MS },
+      websocket: {
+        maxPayloadBytes: 1_048_576,
+        maxInFlight: 32,
+        maxBufferedBytes: 4_194_304,
+        pingIntervalMs: 30_000,
+        maxConnectionsPerKey: SOCKETS + 10,
+        maxSubscriptionsPerConnection: 100,
+        pollIntervalMs: POLL_MS,
+      },
     };
     const launcher = join(dir, 'gate.mts');
     writeFileSync(
@@ -207,7 +241,10 @@ process.stdin.setEncoding('utf8').on('data', (d) => {
 process.once('SIGTERM', () => void svc.stop().finally(() => process.exit(0)));
 `,
     );
-    gate = start('rpcgate', process.execPath, ['--expose-gc', '--import', 'tsx', launcher, JSON.stringify(config)], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+    gate = start('rpcgate', process.execPath, ['--expose-gc', '--import', 'tsx', launcher, JSON.stringify(config)], {
+      cwd: root,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     await waitForOutput(gate, (o) => o.includes('RPCGATE_READY'), 60_000);
     const base = new URL(/RPCGATE_READY (\S+)/.exec(gate.output())![1]).origin.replace(/^http/, 'ws');
     let probes = 0;
@@ -223,25 +260,45 @@ process.once('SIGTERM', () => void svc.stop().finally(() => process.exit(0)));
     const a = anvil;
     const anvilMem = async (): Promise<Mem> => ({ rssKb: rssKb(a.pid) });
 
-    console.log(`ws-fanout: ${SOCKETS} sockets per side, ${SECONDS} s measured, anvil block time ${BLOCK_TIME} s, rpcgate pollIntervalMs ${POLL_MS || 'default (half the block time, ≥ 250 ms)'}`);
+    console.log(
+      `ws-fanout: ${SOCKETS} sockets per side, ${SECONDS} s measured, anvil block time ${BLOCK_TIME} s, rpcgate pollIntervalMs ${POLL_MS || 'default (half the block time, ≥ 250 ms)'}`,
+    );
     const results: Side[] = [];
     results.push(await runSide('rpcgate (1 replica)', `${base}/mainnet/${KEY}`, gateMem));
     results.push(await runSide('anvil direct', anvilWs, anvilMem));
 
     const f = (v: number, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : '-');
-    console.log('\nside                 | blocks | received/expected | p50 ms | p90 ms | p99 ms | max ms | RSS before MB | KB/idle socket | KB/subscribed socket');
+    console.log(
+      '\nside                 | blocks | received/expected | p50 ms | p90 ms | p99 ms | max ms | RSS before MB | KB/idle socket | KB/subscribed socket',
+    );
     for (const r of results)
-      console.log(`${r.side.padEnd(20)} | ${String(r.blocks).padStart(6)} | ${`${r.received}/${r.expected}`.padStart(17)} | ${f(r.p50ms).padStart(6)} | ${f(r.p90ms).padStart(6)} | ${f(r.p99ms).padStart(6)} | ${f(r.maxms).padStart(6)} | ${f(r.rssBeforeMB).padStart(13)} | ${f(r.kbPerIdleSocket).padStart(14)} | ${f(r.kbPerSubscribedSocket).padStart(20)}`);
+      console.log(
+        `${r.side.padEnd(20)} | ${String(r.blocks).padStart(6)} | ${`${r.received}/${r.expected}`.padStart(17)} | ${f(r.p50ms).padStart(6)} | ${f(r.p90ms).padStart(6)} | ${f(r.p99ms).padStart(6)} | ${f(r.maxms).padStart(6)} | ${f(r.rssBeforeMB).padStart(13)} | ${f(r.kbPerIdleSocket).padStart(14)} | ${f(r.kbPerSubscribedSocket).padStart(20)}`,
+      );
     const [gr, ar] = results;
-    if (gr.heapKbPerIdleSocket !== undefined) console.log(`rpcgate JS heap after GC: ${f(gr.heapKbPerIdleSocket)} KB per idle socket, ${f(gr.heapKbPerSubscribedSocket!)} KB per subscribed socket`);
+    if (gr.heapKbPerIdleSocket !== undefined)
+      console.log(
+        `rpcgate JS heap after GC: ${f(gr.heapKbPerIdleSocket)} KB per idle socket, ${f(gr.heapKbPerSubscribedSocket!)} KB per subscribed socket`,
+      );
     // anvil-direct clients get the frame together with the reference, so its latency is this process's queueing
     // alone: the difference is what rpcgate adds; the ratio is printed too.
     console.log(`\nrpcgate − anvil direct: p50 +${f(gr.p50ms - ar.p50ms)} ms, p99 +${f(gr.p99ms - ar.p99ms)} ms`);
-    console.log(`ratios rpcgate / anvil direct: p50 ${f(gr.p50ms / ar.p50ms, 2)}×, p99 ${f(gr.p99ms / ar.p99ms, 2)}×, RSS per idle socket ${f(gr.kbPerIdleSocket / ar.kbPerIdleSocket, 2)}×, per subscribed socket ${f(gr.kbPerSubscribedSocket / ar.kbPerSubscribedSocket, 2)}×`);
-    for (const r of results) if (r.received !== r.expected) console.log(`note: ${r.side} delivered ${r.received} of ${r.expected} notifications in the window`);
+    console.log(
+      `ratios rpcgate / anvil direct: p50 ${f(gr.p50ms / ar.p50ms, 2)}×, p99 ${f(gr.p99ms / ar.p99ms, 2)}×, RSS per idle socket ${f(gr.kbPerIdleSocket / ar.kbPerIdleSocket, 2)}×, per subscribed socket ${f(gr.kbPerSubscribedSocket / ar.kbPerSubscribedSocket, 2)}×`,
+    );
+    for (const r of results)
+      if (r.received !== r.expected)
+        console.log(`note: ${r.side} delivered ${r.received} of ${r.expected} notifications in the window`);
     mkdirSync(join(here, 'out'), { recursive: true });
     const file = join(here, 'out', `ws-fanout-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    writeFileSync(file, JSON.stringify({ sockets: SOCKETS, seconds: SECONDS, blockTime: BLOCK_TIME, pollIntervalMs: POLL_MS, results }, null, 2));
+    writeFileSync(
+      file,
+      JSON.stringify(
+        { sockets: SOCKETS, seconds: SECONDS, blockTime: BLOCK_TIME, pollIntervalMs: POLL_MS, results },
+        null,
+        2,
+      ),
+    );
     console.log(`written ${file}`);
   } finally {
     ref?.terminate();

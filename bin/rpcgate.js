@@ -18,7 +18,9 @@ if (!existsSync(main)) {
     // The checkout's tsconfig maps @rpcgate/client and @rpcgate/toolkit to their sources, whatever the cwd.
     register({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)) });
   } catch {
-    console.error('rpcgate: dist/ is not built and tsx is not installed. Run `npm install` (dev dependencies) or `npm run build`.');
+    console.error(
+      'rpcgate: dist/ is not built and tsx is not installed. Run `npm install` (dev dependencies) or `npm run build`.',
+    );
     process.exit(1);
   }
   entry = sources;

@@ -25,7 +25,16 @@ export const PACKAGE_DOCS: readonly { name: string; dir: string; entryPoints: re
   {
     name: '@rpcgate/toolkit',
     dir: 'toolkit',
-    entryPoints: ['index', 'rpc/engine', 'rpc/errors', 'conformance/index', 'server/log-throttle', 'http/index', 'ws/index', 'cli/index'].map((f) => `packages/toolkit/src/${f}.ts`),
+    entryPoints: [
+      'index',
+      'rpc/engine',
+      'rpc/errors',
+      'conformance/index',
+      'server/log-throttle',
+      'http/index',
+      'ws/index',
+      'cli/index',
+    ].map((f) => `packages/toolkit/src/${f}.ts`),
   },
   { name: 'rpcgate', dir: 'rpcgate', entryPoints: ['src/index.ts'] },
 ];
@@ -33,7 +42,12 @@ export const PACKAGE_DOCS: readonly { name: string; dir: string; entryPoints: re
 /** docs/packages/<dir>/: typedoc of each package's entry points (`rpcgate/node` and `rpcgate/account` are docs/client). */
 export async function writePackageDocs(out: string): Promise<void> {
   for (const p of PACKAGE_DOCS) {
-    await typedoc(out, p.name, path.join(out, 'docs', 'packages', p.dir), p.entryPoints.map((f) => path.join(out, f)));
+    await typedoc(
+      out,
+      p.name,
+      path.join(out, 'docs', 'packages', p.dir),
+      p.entryPoints.map((f) => path.join(out, f)),
+    );
   }
 }
 
@@ -42,7 +56,15 @@ async function typedoc(out: string, name: string, outDir: string, entryPoints: s
   // typedoc would otherwise build a program of the whole tree (tests, bench, …), several times slower.
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'rpcgate-typedoc-'));
   const tsconfig = path.join(tmp, 'tsconfig.json');
-  await writeFile(tsconfig, JSON.stringify({ extends: path.join(out, 'tsconfig.json'), compilerOptions: { rootDir: out, noEmit: true }, files: entryPoints, include: [] }));
+  await writeFile(
+    tsconfig,
+    JSON.stringify({
+      extends: path.join(out, 'tsconfig.json'),
+      compilerOptions: { rootDir: out, noEmit: true },
+      files: entryPoints,
+      include: [],
+    }),
+  );
   try {
     await run(name, outDir, entryPoints, tsconfig);
   } finally {

@@ -5,7 +5,14 @@
 // from the account API on the same origin; nothing without a session), this deployment's /api for the account API.
 // docs/index.html links every reference and the client docs (typedoc, ./docs-client.ts).
 import type { ContractModel, MethodModel } from '../packages/toolkit/src/contract/model.js';
-import { DOCS_CSS, docsPage, escapeHtml as esc, writeDocs, type DocsOptions, type ExampleTab } from '../packages/toolkit/src/docs/index.js';
+import {
+  DOCS_CSS,
+  docsPage,
+  escapeHtml as esc,
+  writeDocs,
+  type DocsOptions,
+  type ExampleTab,
+} from '../packages/toolkit/src/docs/index.js';
 import { buildExamples } from './examples.js';
 
 /** Node API pages served by rpcgate at /docs/: the user's app and network key URLs from the account API (/api).
@@ -52,7 +59,11 @@ function repoOptions(c: ContractModel): DocsOptions {
     return { home, examples: (m: MethodModel): ExampleTab[] => sets.get(m.name) ?? [], serversScript: NODE_KEY_URLS };
   }
   // Other APIs: the toolkit's curl and fetch tabs, and the published typed client (rpcgate/<api>) instead of a local one.
-  return { home, examples: (m: MethodModel): ExampleTab[] => (sets.get(m.name) ?? []).filter((t) => t.id === 'rpcgate'), serversScript: c.spec.name === 'account' ? ACCOUNT_API_URL : undefined };
+  return {
+    home,
+    examples: (m: MethodModel): ExampleTab[] => (sets.get(m.name) ?? []).filter((t) => t.id === 'rpcgate'),
+    serversScript: c.spec.name === 'account' ? ACCOUNT_API_URL : undefined,
+  };
 }
 
 /** docs/api/<api>/… for one contract, plus the stylesheet docs/index.html uses. */
@@ -65,7 +76,10 @@ export async function writeApiDocs(c: ContractModel, _all: ContractModel[]): Pro
 
 export function writeDocsIndex(models: ContractModel[]): string {
   const apis = models
-    .map((c) => `<li><a href="api/${esc(c.spec.name)}/index.html">${esc(c.title)}</a> <span class="muted">${esc(c.version)} — ${c.methods.length} methods</span></li>`)
+    .map(
+      (c) =>
+        `<li><a href="api/${esc(c.spec.name)}/index.html">${esc(c.title)}</a> <span class="muted">${esc(c.version)} — ${c.methods.length} methods</span></li>`,
+    )
     .join('\n');
   const body = `<h1>rpcgate documentation</h1>
 <h2>API references</h2>

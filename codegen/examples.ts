@@ -4,7 +4,12 @@
 // (ethers `getBalance`, viem `getBlock`, web3.py `w3.eth.block_number`, …), the raw request otherwise.
 // JS/TS programs are complete ESM modules that print the result as JSON and exit 0 on success.
 import { format } from 'prettier';
-import { exampleParams, type ContractModel, type Json, type MethodModel } from '../packages/toolkit/src/contract/model.js';
+import {
+  exampleParams,
+  type ContractModel,
+  type Json,
+  type MethodModel,
+} from '../packages/toolkit/src/contract/model.js';
 import { clientImport, js, jsdoc, str, tsHeader } from '../packages/toolkit/src/codegen/schema.js';
 import { PRETTIER } from '../packages/toolkit/src/codegen/types.js';
 import { callArguments, namePython, pyValue, type PythonMethod } from '../packages/toolkit/src/codegen/python.js';
@@ -25,7 +30,10 @@ export const PYTHON_PACKAGES: Readonly<Record<string, string>> = { node: 'rpcgat
 /** The generated Python client's example: the method called with the example params, the result printed as JSON (a
  *  method answered only over a WebSocket prints the error the HTTP endpoint answers instead). */
 function pythonClientExample(pkg: string, pm: PythonMethod, p: Json[], socketOnly: boolean): ExampleSet {
-  const call = `client.${pm.py}(${callArguments(pm, p.map((v) => pyValue(v)))})`;
+  const call = `client.${pm.py}(${callArguments(
+    pm,
+    p.map((v) => pyValue(v)),
+  )})`;
   const lines = [
     `# The typed client generated from this API's contract (Python 3.11+, standard library only): ${pkg}/ from`,
     `# \`rpcgate generate openrpc.json --lang python --out ${pkg}\` (rpcgate's repository has it in generated/python/).`,
@@ -56,14 +64,16 @@ const isHash = (v: Json) => typeof v === 'string' && /^0x[0-9a-fA-F]{64}$/.test(
 const isAddress = (v: Json) => typeof v === 'string' && /^0x[0-9a-fA-F]{40}$/.test(v);
 type BlockKind = 'tag' | 'number' | 'hash' | 'other';
 // A 32-byte hash also matches the quantity pattern: test it first.
-const blockKind = (v: Json): BlockKind => (TAGS.has(v) ? 'tag' : isHash(v) ? 'hash' : isQuantity(v) ? 'number' : 'other');
+const blockKind = (v: Json): BlockKind =>
+  TAGS.has(v) ? 'tag' : isHash(v) ? 'hash' : isQuantity(v) ? 'number' : 'other';
 
 /** Python literal of a JSON value; `addr` wraps 20-byte hex strings (web3.py wants checksummed addresses). */
 function py(v: Json, addr = false, indent = ''): string {
   if (v === null) return 'None';
   if (v === true) return 'True';
   if (v === false) return 'False';
-  if (typeof v === 'string') return addr && isAddress(v) ? `Web3.to_checksum_address(${JSON.stringify(v)})` : JSON.stringify(v);
+  if (typeof v === 'string')
+    return addr && isAddress(v) ? `Web3.to_checksum_address(${JSON.stringify(v)})` : JSON.stringify(v);
   if (typeof v === 'number') return String(v);
   const inner = indent + '    ';
   if (Array.isArray(v)) {
@@ -74,7 +84,9 @@ function py(v: Json, addr = false, indent = ''): string {
   const entries = Object.entries(v);
   if (!entries.length) return '{}';
   const one = `{${entries.map(([k, x]) => `${JSON.stringify(k)}: ${py(x, addr, inner)}`).join(', ')}}`;
-  return one.length <= 72 ? one : `{\n${entries.map(([k, x]) => `${inner}${JSON.stringify(k)}: ${py(x, addr, inner)}`).join(',\n')},\n${indent}}`;
+  return one.length <= 72
+    ? one
+    : `{\n${entries.map(([k, x]) => `${inner}${JSON.stringify(k)}: ${py(x, addr, inner)}`).join(',\n')},\n${indent}}`;
 }
 
 const BIGINT_REPLACER = `(_key, value) => (typeof value === 'bigint' ? value.toString() : value)`;
@@ -110,9 +122,19 @@ function idioms(m: MethodModel, p: Json[]): Idioms {
   const simpleBlock = (v: Json) => v === undefined || blockKind(v) !== 'other';
   switch (m.name) {
     case 'eth_blockNumber':
-      return { ethers: 'await provider.getBlockNumber()', web3js: 'await web3.eth.getBlockNumber()', viem: 'await client.getBlockNumber()', web3py: 'w3.eth.block_number' };
+      return {
+        ethers: 'await provider.getBlockNumber()',
+        web3js: 'await web3.eth.getBlockNumber()',
+        viem: 'await client.getBlockNumber()',
+        web3py: 'w3.eth.block_number',
+      };
     case 'eth_chainId':
-      return { ethers: '(await provider.getNetwork()).chainId', web3js: 'await web3.eth.getChainId()', viem: 'await client.getChainId()', web3py: 'w3.eth.chain_id' };
+      return {
+        ethers: '(await provider.getNetwork()).chainId',
+        web3js: 'await web3.eth.getChainId()',
+        viem: 'await client.getChainId()',
+        web3py: 'w3.eth.chain_id',
+      };
     case 'eth_gasPrice':
       return { web3js: 'await web3.eth.getGasPrice()', viem: 'await client.getGasPrice()', web3py: 'w3.eth.gas_price' };
     case 'eth_getBlockByNumber':
@@ -132,13 +154,21 @@ function idioms(m: MethodModel, p: Json[]): Idioms {
       if (!isAddress(a) || !simpleBlock(b)) return {};
       const [e, w, v, y] = {
         eth_getBalance: ['getBalance', 'getBalance', 'getBalance', 'get_balance'],
-        eth_getTransactionCount: ['getTransactionCount', 'getTransactionCount', 'getTransactionCount', 'get_transaction_count'],
+        eth_getTransactionCount: [
+          'getTransactionCount',
+          'getTransactionCount',
+          'getTransactionCount',
+          'get_transaction_count',
+        ],
         eth_getCode: ['getCode', 'getCode', 'getCode', 'get_code'],
       }[m.name]!;
       const vb = b === undefined ? '' : viemBlock(b, false);
       return {
         ethers: `await provider.${e}(${[q(a), ...(b === undefined ? [] : [q(b)])].join(', ')})`,
-        web3js: blockKind(b) === 'hash' ? undefined : `await web3.eth.${w}(${[q(a), ...(b === undefined ? [] : [q(b)])].join(', ')})`,
+        web3js:
+          blockKind(b) === 'hash'
+            ? undefined
+            : `await web3.eth.${w}(${[q(a), ...(b === undefined ? [] : [q(b)])].join(', ')})`,
         viem: vb === undefined ? undefined : `await client.${v}({ address: ${q(a)}${vb ? `, ${vb}` : ''} })`,
         web3py: `w3.eth.${y}(${[py(a, true), ...(b === undefined ? [] : [pyBlock(b)])].join(', ')})`,
       };
@@ -153,8 +183,11 @@ function idioms(m: MethodModel, p: Json[]): Idioms {
     case 'eth_getLogs': {
       if (!a || typeof a !== 'object' || Array.isArray(a)) return {};
       // viem's getLogs takes events/args, not raw topics: use it only when the filter has no topics.
-      const viemOk = (!a.topics || a.topics.length === 0) && [a.fromBlock, a.toBlock].every((x) => x === undefined || blockKind(x) === 'tag' || blockKind(x) === 'number');
-      const vb = (k: string, x: Json) => (x === undefined ? [] : [`${k}: ${blockKind(x) === 'number' ? `${BigInt(x)}n` : q(x)}`]);
+      const viemOk =
+        (!a.topics || a.topics.length === 0) &&
+        [a.fromBlock, a.toBlock].every((x) => x === undefined || blockKind(x) === 'tag' || blockKind(x) === 'number');
+      const vb = (k: string, x: Json) =>
+        x === undefined ? [] : [`${k}: ${blockKind(x) === 'number' ? `${BigInt(x)}n` : q(x)}`];
       const viemArgs = [
         ...(a.address !== undefined && a.address !== null ? [`address: ${js(a.address)}`] : []),
         ...(a.blockHash ? [`blockHash: ${q(a.blockHash)}`] : []),
@@ -198,7 +231,12 @@ const WS_URL = `'${RPC_URL}'.replace(/^http/, 'ws')`;
 
 /** WebSocket examples: call the method on a socket, print its answer, close (notifications are the SDKs' own
  *  subscription APIs: ethers `provider.on('block')`, viem `watchBlockNumber`, web3.js `web3.eth.subscribe`). */
-function socketExamples(m: MethodModel, client: string, p: Json[], python?: { pkg: string; method: PythonMethod }): ExampleSet[] {
+function socketExamples(
+  m: MethodModel,
+  client: string,
+  p: Json[],
+  python?: { pkg: string; method: PythonMethod },
+): ExampleSet[] {
   const M = js(m.name);
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: m.name, params: p });
   const lines = (...l: string[]) => [...l, ''].join('\n');
@@ -313,7 +351,11 @@ function socketExamples(m: MethodModel, client: string, p: Json[], python?: { pk
   ];
 }
 
-export function methodExamples(m: MethodModel, client: string, python?: { pkg: string; method: PythonMethod }): ExampleSet[] {
+export function methodExamples(
+  m: MethodModel,
+  client: string,
+  python?: { pkg: string; method: PythonMethod },
+): ExampleSet[] {
   const p = exampleParams(m);
   if (SOCKET_ONLY.has(m.name)) return socketExamples(m, client, p, python);
   const id = idioms(m, p);
@@ -324,7 +366,8 @@ export function methodExamples(m: MethodModel, client: string, python?: { pkg: s
   const PP = p.length ? 'params' : 'params: []'; // object member, shorthand when declared
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: m.name, params: p });
   const shellBody = body.replace(/'/g, `'\\''`);
-  const lines = (...l: (string | string[] | false | undefined)[]) => [...l.flatMap((x) => (x === false || x === undefined ? [] : x)), ''].join('\n');
+  const lines = (...l: (string | string[] | false | undefined)[]) =>
+    [...l.flatMap((x) => (x === false || x === undefined ? [] : x)), ''].join('\n');
   return [
     {
       id: 'curl',
@@ -385,7 +428,11 @@ export function methodExamples(m: MethodModel, client: string, python?: { pkg: s
       label: 'TypeScript (viem)',
       code: lines(
         ...(id.viem
-          ? [`import { createPublicClient, http } from 'viem';`, ``, `const client = createPublicClient({ transport: http('${RPC_URL}') });`]
+          ? [
+              `import { createPublicClient, http } from 'viem';`,
+              ``,
+              `const client = createPublicClient({ transport: http('${RPC_URL}') });`,
+            ]
           : [
               `import { createPublicClient, http, rpcSchema } from 'viem';`,
               ``,
@@ -416,7 +463,13 @@ export function methodExamples(m: MethodModel, client: string, python?: { pkg: s
       language: 'python',
       label: 'Python (web3.py)',
       code: id.web3py
-        ? lines(`from web3 import Web3`, ``, `w3 = Web3(Web3.HTTPProvider("${RPC_URL}"))`, `result = ${id.web3py}`, `print(Web3.to_json(result))`)
+        ? lines(
+            `from web3 import Web3`,
+            ``,
+            `w3 = Web3(Web3.HTTPProvider("${RPC_URL}"))`,
+            `result = ${id.web3py}`,
+            `print(Web3.to_json(result))`,
+          )
         : lines(
             `import json`,
             ``,
@@ -524,7 +577,12 @@ export function wsMethodExamples(m: MethodModel): WsExampleSet[] {
 export function buildExamples(c: ContractModel): Map<string, ExampleSet[]> {
   const pkg = PYTHON_PACKAGES[c.spec.name];
   const python = pkg ? new Map(namePython(c).methods.map((pm) => [pm.name, pm])) : undefined;
-  return new Map(c.methods.map((m) => [m.name, methodExamples(m, clientImport(c), pkg && python ? { pkg, method: python.get(m.name)! } : undefined)]));
+  return new Map(
+    c.methods.map((m) => [
+      m.name,
+      methodExamples(m, clientImport(c), pkg && python ? { pkg, method: python.get(m.name)! } : undefined),
+    ]),
+  );
 }
 
 export async function writeExamples(c: ContractModel): Promise<string> {
@@ -532,7 +590,9 @@ export async function writeExamples(c: ContractModel): Promise<string> {
   const out = [
     tsHeader(c.spec.file),
     `import type { MethodName } from './methods.js';\n\n`,
-    jsdoc(['One ready-to-run example of a method for one language/SDK. `{{RPC_URL}}` stands for the full RPC URL (API key included).']),
+    jsdoc([
+      'One ready-to-run example of a method for one language/SDK. `{{RPC_URL}}` stands for the full RPC URL (API key included).',
+    ]),
     `export interface ExampleSet {\n  id: 'curl' | 'fetch' | 'ethers' | 'web3js' | 'viem' | 'rpcgate' | 'web3py' | 'rpcgatepy';\n  language: 'shell' | 'javascript' | 'typescript' | 'python';\n  label: string;\n  code: string;\n}\n\n`,
     `/** Placeholder for the RPC URL in every example. */\nexport const RPC_URL_PLACEHOLDER = ${str(RPC_URL)};\n`,
     `/** Import specifier of the generated client used by the 'rpcgate' examples. */\nexport const CLIENT_IMPORT = ${str(clientImport(c))};\n\n`,
@@ -540,7 +600,10 @@ export async function writeExamples(c: ContractModel): Promise<string> {
   ];
   for (const [name, sets] of all) {
     out.push(`  ${str(name)}: [\n`);
-    for (const s of sets) out.push(`    { id: ${str(s.id)}, language: ${str(s.language)}, label: ${str(s.label)}, code: ${JSON.stringify(s.code)} },\n`);
+    for (const s of sets)
+      out.push(
+        `    { id: ${str(s.id)}, language: ${str(s.language)}, label: ${str(s.label)}, code: ${JSON.stringify(s.code)} },\n`,
+      );
     out.push('  ],\n');
   }
   out.push('};\n');
@@ -548,7 +611,9 @@ export async function writeExamples(c: ContractModel): Promise<string> {
   if (c.spec.name === 'node') {
     out.push(
       '\n',
-      jsdoc(['The same methods over a WebSocket on the same URL (ws:// for http://, wss:// for https://): wscat, ethers WebSocketProvider, viem webSocket. `{{WS_URL}}` stands for that URL.']),
+      jsdoc([
+        'The same methods over a WebSocket on the same URL (ws:// for http://, wss:// for https://): wscat, ethers WebSocketProvider, viem webSocket. `{{WS_URL}}` stands for that URL.',
+      ]),
       `export interface WsExampleSet {\n  id: 'wscat' | 'ethers' | 'viem';\n  language: 'shell' | 'javascript' | 'typescript';\n  label: string;\n  code: string;\n}\n\n`,
       `/** Placeholder for the WebSocket URL in every WebSocket example. */\nexport const WS_URL_PLACEHOLDER = ${str(WS_URL_PLACEHOLDER)};\n\n`,
       `export const wsExamples: Partial<Record<MethodName, WsExampleSet[]>> = {\n`,
@@ -557,7 +622,10 @@ export async function writeExamples(c: ContractModel): Promise<string> {
     for (const m of c.methods) {
       if (m.name === 'rpc.discover') continue;
       out.push(`  ${str(m.name)}: [\n`);
-      for (const s of wsMethodExamples(m)) out.push(`    { id: ${str(s.id)}, language: ${str(s.language)}, label: ${str(s.label)}, code: ${JSON.stringify(s.code)} },\n`);
+      for (const s of wsMethodExamples(m))
+        out.push(
+          `    { id: ${str(s.id)}, language: ${str(s.language)}, label: ${str(s.label)}, code: ${JSON.stringify(s.code)} },\n`,
+        );
       out.push('  ],\n');
     }
     out.push('};\n');

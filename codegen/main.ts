@@ -57,7 +57,9 @@ export async function generateCode(c: ContractModel): Promise<Map<string, string
   for (const [rel, text] of client) files.set(`${dir}/${rel}`, text);
   files.set(`${dir}/examples.ts`, examples);
   const pkg = PYTHON_PACKAGES[c.spec.name];
-  if (pkg) for (const [rel, text] of generatePythonClient(c, { packageName: pkg })) files.set(`generated/python/${pkg}/${rel}`, text);
+  if (pkg)
+    for (const [rel, text] of generatePythonClient(c, { packageName: pkg }))
+      files.set(`generated/python/${pkg}/${rel}`, text);
   return files;
 }
 
@@ -87,7 +89,8 @@ export async function generate(opts: GenerateOptions = {}): Promise<void> {
       const t0 = Date.now();
       const files = await generateCode(c);
       await rm(path.join(out, 'generated', c.spec.name), { recursive: true, force: true });
-      if (PYTHON_PACKAGES[c.spec.name]) await rm(path.join(out, 'generated', 'python', PYTHON_PACKAGES[c.spec.name]), { recursive: true, force: true });
+      if (PYTHON_PACKAGES[c.spec.name])
+        await rm(path.join(out, 'generated', 'python', PYTHON_PACKAGES[c.spec.name]), { recursive: true, force: true });
       await writeFiles(out, files);
       log(`${c.spec.name}: generated/${c.spec.name}/ (${files.size} files, ${Date.now() - t0} ms)`);
     }
@@ -123,7 +126,10 @@ async function listFiles(dir: string, base = dir): Promise<string[]> {
 }
 
 /** Byte-for-byte comparison of two trees: the differing, missing and extra files (relative paths). */
-export async function compareTrees(expected: string, actual: string): Promise<{ changed: string[]; missing: string[]; extra: string[] }> {
+export async function compareTrees(
+  expected: string,
+  actual: string,
+): Promise<{ changed: string[]; missing: string[]; extra: string[] }> {
   const [exp, act] = await Promise.all([listFiles(expected), listFiles(actual)]);
   const actSet = new Set(act);
   const expSet = new Set(exp);
@@ -142,7 +148,15 @@ export async function compareTrees(expected: string, actual: string): Promise<{ 
  */
 export async function scratchRoot(root: string, contracts: readonly ContractSpec[] = CONTRACTS): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'rpcgate-codegen-'));
-  const links = ['src', 'packages', 'node_modules', 'package.json', 'tsconfig.json', CONFIG_SCHEMA_FILE, ...contracts.filter((c) => !path.isAbsolute(c.file)).map((c) => c.file)];
+  const links = [
+    'src',
+    'packages',
+    'node_modules',
+    'package.json',
+    'tsconfig.json',
+    CONFIG_SCHEMA_FILE,
+    ...contracts.filter((c) => !path.isAbsolute(c.file)).map((c) => c.file),
+  ];
   for (const name of links) {
     if (!existsSync(path.join(root, name))) continue;
     await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
@@ -195,7 +209,9 @@ async function cli(argv: string[]): Promise<number> {
       for (const p of problems) console.error(`  ${p}`);
       return 1;
     }
-    console.log(`${[code && 'generated/', docs && 'docs/'].filter(Boolean).join(' and ')} up to date (${Date.now() - t0} ms)`);
+    console.log(
+      `${[code && 'generated/', docs && 'docs/'].filter(Boolean).join(' and ')} up to date (${Date.now() - t0} ms)`,
+    );
     return 0;
   }
   const out = value('--out');

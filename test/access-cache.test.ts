@@ -9,7 +9,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccessIndex, type AppPrincipal } from '../src/gateway/access/index.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
-import { createApp, createNetworkKey, createUser, deleteApp, deleteNetworkKey, openStore, rotateAppKey, setAllowlist, type Store } from '../src/gateway/store/index.js';
+import {
+  createApp,
+  createNetworkKey,
+  createUser,
+  deleteApp,
+  deleteNetworkKey,
+  openStore,
+  rotateAppKey,
+  setAllowlist,
+  type Store,
+} from '../src/gateway/store/index.js';
 import { call, post } from './helpers/metering-traffic.js';
 import { startStubNode, type StubNode } from './helpers/stub-node.js';
 
@@ -27,7 +37,13 @@ describe('lookup cache of the key index', () => {
     store = await openStore({ dataDir: dir });
     userId = (await createUser(store.db, { email: 'cache@example.com', passwordHash: 'x' })).id;
     // Timers off: events are applied by sync()/refresh() only, so "right after" is exact.
-    index = new AccessIndex({ db: store.db, secret, chains: { ethereum: ['mainnet', 'testnet'] }, pollMs: 3_600_000, rebuildMs: 3_600_000 });
+    index = new AccessIndex({
+      db: store.db,
+      secret,
+      chains: { ethereum: ['mainnet', 'testnet'] },
+      pollMs: 3_600_000,
+      rebuildMs: 3_600_000,
+    });
     await index.start();
   });
 
@@ -101,7 +117,13 @@ describe('over HTTP', () => {
   beforeAll(async () => {
     stub = await startStubNode();
     dir = mkdtempSync(join(tmpdir(), 'rpcgate-access-cache-http-'));
-    svc = await startService({ port: 0, logLevel: 'silent', dataDir: dir, devKey: false, networks: { mainnet: { upstreams: [stub.url] } } });
+    svc = await startService({
+      port: 0,
+      logLevel: 'silent',
+      dataDir: dir,
+      devKey: false,
+      networks: { mainnet: { upstreams: [stub.url] } },
+    });
   });
   afterAll(async () => {
     await svc?.stop();

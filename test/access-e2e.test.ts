@@ -13,7 +13,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { methods } from '../generated/node/methods.js';
 import { addressParamsTable } from '../src/gateway/method-meaning.js';
-import { deleteRedisKeys, pgReachable, redisReachable, REDIS_URL, scratchDatabase, scratchPrefix, skipUnless } from './helpers/services.js';
+import {
+  deleteRedisKeys,
+  pgReachable,
+  redisReachable,
+  REDIS_URL,
+  scratchDatabase,
+  scratchPrefix,
+  skipUnless,
+} from './helpers/services.js';
 import {
   addJwtKey,
   createApp,
@@ -33,12 +41,21 @@ const root = resolve(import.meta.dirname, '..');
 type Json = any;
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: (text === '' ? undefined : JSON.parse(text)) as Json };
 }
 
-const call = (method: string, params: unknown[] = [], id: number | string = 1) => ({ jsonrpc: '2.0', id, method, params });
+const call = (method: string, params: unknown[] = [], id: number | string = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  params,
+});
 
 /** Polls until `ok()` (each try is one HTTP call); returns the ms it took. Gives up after `maxMs`. */
 async function msUntil(ok: () => Promise<boolean>, maxMs = 5000): Promise<number> {
@@ -64,7 +81,10 @@ process.stdout.write('READY ' + svc.url + '\\n');
 process.once('SIGTERM', () => void svc.stop().finally(() => process.exit(0)));
 `,
   );
-  const proc = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(input)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(input)], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   proc.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -132,23 +152,37 @@ describe('keys from the store on both access points', () => {
     expect(svc.devKey).toBe(false);
     expect(svc.key).toBe('');
     const r = await post(A('mainnet', 'nosuchkey12345678'), call('eth_chainId'));
-    expect([r.status, r.body.error.code, r.body.error.data]).toEqual([401, -32016, { source: 'rpcgate', reason: 'key' }]);
+    expect([r.status, r.body.error.code, r.body.error.data]).toEqual([
+      401,
+      -32016,
+      { source: 'rpcgate', reason: 'key' },
+    ]);
   });
 
   it('an app key (A) works on both networks of its chain, on the A URL shape only', async () => {
     const a = await app();
-    for (const [network, chainId] of [['mainnet', '0x7a69'], ['testnet', '0x7a6a']]) {
+    for (const [network, chainId] of [
+      ['mainnet', '0x7a69'],
+      ['testnet', '0x7a6a'],
+    ]) {
       const r = await post(A(network, a.key), call('eth_chainId'));
       expect([r.status, r.body.result]).toEqual([200, chainId]);
       const wrong = await post(B(network, a.key), call('eth_chainId'));
-      expect([wrong.status, wrong.body.error.code, wrong.body.error.data.source, wrong.body.error.data.reason]).toEqual([403, -32041, 'rpcgate', 'url']);
+      expect([wrong.status, wrong.body.error.code, wrong.body.error.data.source, wrong.body.error.data.reason]).toEqual(
+        [403, -32041, 'rpcgate', 'url'],
+      );
     }
   });
 
   it('an app on a chain this deployment does not serve: 403', async () => {
     const a = await app({ chain: 'solana' });
     const r = await post(A('mainnet', a.key), call('eth_chainId'));
-    expect([r.status, r.body.error.code, r.body.error.data.source, r.body.error.data.reason]).toEqual([403, -32041, 'rpcgate', 'network']);
+    expect([r.status, r.body.error.code, r.body.error.data.source, r.body.error.data.reason]).toEqual([
+      403,
+      -32041,
+      'rpcgate',
+      'network',
+    ]);
   });
 
   it('a network key (B) works only on its network and only on the B URL shape', async () => {
@@ -184,7 +218,12 @@ describe('allowlists over HTTP', () => {
     for (const [origin, status] of table) {
       const r = await post(url, call('eth_chainId'), origin === undefined ? {} : { origin });
       expect(r.status, String(origin)).toBe(status);
-      if (status === 403) expect([r.body.error.code, r.body.error.data.source, r.body.error.data.reason]).toEqual([-32041, 'rpcgate', 'origin']);
+      if (status === 403)
+        expect([r.body.error.code, r.body.error.data.source, r.body.error.data.reason]).toEqual([
+          -32041,
+          'rpcgate',
+          'origin',
+        ]);
       else expect(r.headers.get('access-control-allow-origin')).toBe('*');
     }
   });
@@ -194,7 +233,11 @@ describe('allowlists over HTTP', () => {
     await setAllowlist(svc.store.db, userId, a.id, 'ip', ['10.0.0.0/8']);
     await svc.access.sync();
     const refused = await post(A('mainnet', a.key), call('eth_chainId'));
-    expect([refused.status, refused.body.error.code, refused.body.error.data]).toEqual([403, -32041, { source: 'rpcgate', reason: 'ip', ip: '127.0.0.1' }]);
+    expect([refused.status, refused.body.error.code, refused.body.error.data]).toEqual([
+      403,
+      -32041,
+      { source: 'rpcgate', reason: 'ip', ip: '127.0.0.1' },
+    ]);
     await setAllowlist(svc.store.db, userId, a.id, 'ip', ['10.0.0.0/8', '127.0.0.0/8', '::1']);
     await svc.access.sync();
     expect((await post(A('mainnet', a.key), call('eth_chainId'))).status).toBe(200);
@@ -212,7 +255,13 @@ describe('allowlists over HTTP', () => {
     expect(ok.status).toBe(200);
     expect(ok.body.result).toMatch(/^0x[0-9a-f]{64}$/);
     const refused = await post(url, call('eth_call', [{ to: other, data: totalSupply }, 'latest']));
-    expect([refused.status, refused.body.error.code, refused.body.error.data.source, refused.body.error.data.reason, refused.body.id]).toEqual([403, -32041, 'rpcgate', 'address', 1]);
+    expect([
+      refused.status,
+      refused.body.error.code,
+      refused.body.error.data.source,
+      refused.body.error.data.reason,
+      refused.body.id,
+    ]).toEqual([403, -32041, 'rpcgate', 'address', 1]);
     expect((await post(url, call('eth_getCode', [token, 'latest']))).status).toBe(200);
     expect((await post(url, call('eth_getCode', [other, 'latest']))).status).toBe(403);
     const { fromBlock, toBlock } = svc.seeded.mainnet;
@@ -221,7 +270,11 @@ describe('allowlists over HTTP', () => {
     expect(logs.body.result.length).toBeGreaterThan(0);
     expect((await post(url, call('eth_getLogs', [{ fromBlock, toBlock }]))).status).toBe(403);
     // A batch answers 200; only the refused item carries the error; unrestricted methods pass.
-    const batch = await post(url, [call('eth_call', [{ to: token, data: totalSupply }, 'latest'], 1), call('eth_call', [{ to: other, data: '0x' }, 'latest'], 2), call('eth_blockNumber', [], 3)]);
+    const batch = await post(url, [
+      call('eth_call', [{ to: token, data: totalSupply }, 'latest'], 1),
+      call('eth_call', [{ to: other, data: '0x' }, 'latest'], 2),
+      call('eth_blockNumber', [], 3),
+    ]);
     expect(batch.status).toBe(200);
     expect(batch.body.map((x: Json) => (x.error ? x.error.data.reason : 'ok'))).toEqual(['ok', 'address', 'ok']);
     expect(batch.body[1].id).toBe(2);
@@ -231,13 +284,17 @@ describe('allowlists over HTTP', () => {
   // with its own example's params and the address put where the contract says.
   it('contract addresses, for every method with x-gateway.addressParams: a listed address passes, an unlisted one is -32041', async () => {
     const table = addressParamsTable(methods);
-    expect([...table.keys()].sort()).toEqual(expect.arrayContaining(['eth_call', 'eth_getLogs', 'eth_getProof', 'eth_newFilter', 'eth_subscribe']));
+    expect([...table.keys()].sort()).toEqual(
+      expect.arrayContaining(['eth_call', 'eth_getLogs', 'eth_getProof', 'eth_newFilter', 'eth_subscribe']),
+    );
     const token = svc.seeded.mainnet.token.address;
     const other = svc.seeded.mainnet.accounts[1];
     const a = await app();
     await setAllowlist(svc.store.db, userId, a.id, 'address', [token]);
     await svc.access.sync();
-    const contract = JSON.parse(readFileSync(join(import.meta.dirname, '../openrpc.json'), 'utf8')) as { methods: { name: string; examples?: { params: { value: unknown }[] }[] }[] };
+    const contract = JSON.parse(readFileSync(join(import.meta.dirname, '../openrpc.json'), 'utf8')) as {
+      methods: { name: string; examples?: { params: { value: unknown }[] }[] }[];
+    };
     for (const [method, spec] of table) {
       const example = contract.methods.find((m) => m.name === method)?.examples?.[0];
       expect(example, `${method} has an example in openrpc.json`).toBeDefined();
@@ -258,10 +315,15 @@ describe('allowlists over HTTP', () => {
       };
       const listed = await post(A('mainnet', a.key), call(method, withAddress(token)));
       // Listed: past the allowlist (the node's answer, or -32601 for eth_subscribe over HTTP) — never -32041.
-      expect(listed.body.error?.code, `${method} with a listed address: ${JSON.stringify(listed.body.error)}`).not.toBe(-32041);
+      expect(listed.body.error?.code, `${method} with a listed address: ${JSON.stringify(listed.body.error)}`).not.toBe(
+        -32041,
+      );
       expect(listed.body.error?.code, `${method} with a listed address: params valid`).not.toBe(-32602);
       const refused = await post(A('mainnet', a.key), call(method, withAddress(other)));
-      expect([refused.status, refused.body.error?.code, refused.body.error?.data?.reason], `${method} with an unlisted address`).toEqual([403, -32041, 'address']);
+      expect(
+        [refused.status, refused.body.error?.code, refused.body.error?.data?.reason],
+        `${method} with an unlisted address`,
+      ).toEqual([403, -32041, 'address']);
     }
   });
 
@@ -274,7 +336,11 @@ describe('allowlists over HTTP', () => {
     expect(first.status).toBe(200);
     const remaining = Number(first.headers.get('x-ratelimit-remaining'));
     const refused = await post(url, call('eth_getBalance', [svc.seeded.testnet.accounts[0], 'latest']));
-    expect([refused.status, refused.body.error.code, refused.body.error.data]).toEqual([403, -32601, { source: 'rpcgate', reason: 'method', method: 'eth_getBalance' }]);
+    expect([refused.status, refused.body.error.code, refused.body.error.data]).toEqual([
+      403,
+      -32601,
+      { source: 'rpcgate', reason: 'method', method: 'eth_getBalance' },
+    ]);
     expect(refused.body.error.message).toMatch(/not allowed for this key/);
     // A method that does not exist stays JSON-RPC's plain -32601: HTTP 200, no data.
     const unknown = await post(url, call('eth_noSuchMethod'));
@@ -291,11 +357,15 @@ describe('JWT over HTTP', () => {
   it('required: missing, expired and wrong-kid tokens are 401; a valid token passes', async () => {
     const { publicKey, privateKey } = await generateKeyPair('ES256');
     const a = await app();
-    const key = await addJwtKey(svc.store.db, userId, a.id, { alg: 'ES256', publicKeyPem: await exportSPKI(publicKey) });
+    const key = await addJwtKey(svc.store.db, userId, a.id, {
+      alg: 'ES256',
+      publicKeyPem: await exportSPKI(publicKey),
+    });
     await updateApp(svc.store.db, svc.secret, userId, a.id, { requireJwt: true });
     await svc.access.sync();
     const exp = Math.floor(Date.now() / 1000) + 300;
-    const token = (claims: object, kid = key!.id) => new SignJWT({ ...claims }).setProtectedHeader({ alg: 'ES256', kid }).sign(privateKey);
+    const token = (claims: object, kid = key!.id) =>
+      new SignJWT({ ...claims }).setProtectedHeader({ alg: 'ES256', kid }).sign(privateKey);
     const url = A('mainnet', a.key);
     const table: [auth: string | undefined, status: number, detail?: string][] = [
       [undefined, 401, 'missing'],
@@ -309,7 +379,13 @@ describe('JWT over HTTP', () => {
     for (const [auth, status, detail] of table) {
       const r = await post(url, call('eth_chainId'), auth === undefined ? {} : { authorization: auth });
       expect(r.status, detail).toBe(status);
-      if (detail) expect([r.body.error.code, r.body.error.data.source, r.body.error.data.reason, r.body.error.data.detail]).toEqual([-32016, 'rpcgate', 'jwt', detail]);
+      if (detail)
+        expect([
+          r.body.error.code,
+          r.body.error.data.source,
+          r.body.error.data.reason,
+          r.body.error.data.detail,
+        ]).toEqual([-32016, 'rpcgate', 'jwt', detail]);
     }
   });
 });
@@ -328,10 +404,21 @@ describe('limits', () => {
     // 11 > 10 left: the whole batch is refused, and nothing is counted.
     const r2 = await post(url, batch(11));
     // A batch refused whole answers each item with its id (issue 21).
-    expect([r2.status, r2.body.length, r2.body[0].error.code, r2.body[0].error.data.limit, r2.body[0].error.data.period, r2.body[10].id]).toEqual([402, 11, -32005, 60, 'day', 10]);
+    expect([
+      r2.status,
+      r2.body.length,
+      r2.body[0].error.code,
+      r2.body[0].error.data.limit,
+      r2.body[0].error.data.period,
+      r2.body[10].id,
+    ]).toEqual([402, 11, -32005, 60, 'day', 10]);
     expect(r2.headers.get('retry-after')).toBeNull();
     // Invalid items (params, unknown method) are answered but not counted: 10 valid + 2 invalid fit in the 10 left.
-    const r3 = await post(url, [...batch(10), call('eth_getBalance', ['0xnope', 'latest'], 'bad'), call('eth_nope', [], 'unknown')]);
+    const r3 = await post(url, [
+      ...batch(10),
+      call('eth_getBalance', ['0xnope', 'latest'], 'bad'),
+      call('eth_nope', [], 'unknown'),
+    ]);
     expect(r3.status).toBe(200);
     expect(r3.body.length).toBe(12);
     expect(r3.headers.get('x-ratelimit-remaining')).toBe('0');
@@ -341,23 +428,39 @@ describe('limits', () => {
     expect(r4.headers.get('x-ratelimit-remaining')).toBe('0');
     // Errors before the engine carry the headers too (here: wrong network for this key).
     const r5 = await post(B('testnet', k.key), call('eth_chainId'));
-    expect([r5.status, r5.headers.get('x-ratelimit-limit'), r5.headers.get('x-ratelimit-remaining')]).toEqual([403, '60', '0']);
+    expect([r5.status, r5.headers.get('x-ratelimit-limit'), r5.headers.get('x-ratelimit-remaining')]).toEqual([
+      403,
+      '60',
+      '0',
+    ]);
     expect(r5.headers.get('access-control-expose-headers')).toMatch(/x-ratelimit-remaining/);
   });
 
   it("A: the account's daily quota in the headers, shared by its apps; a parse error still carries them", async () => {
-    const u = (await createUser(svc.store.db, { email: `a-quota-${randomBytes(4).toString('hex')}@example.com`, passwordHash: 'x' })).id;
+    const u = (
+      await createUser(svc.store.db, {
+        email: `a-quota-${randomBytes(4).toString('hex')}@example.com`,
+        passwordHash: 'x',
+      })
+    ).id;
     const a = await createApp(svc.store.db, svc.secret, u, appInput);
     const b = await createApp(svc.store.db, svc.secret, u, appInput);
     await svc.access.sync();
     const r = await post(A('mainnet', a.key), call('eth_chainId'));
     expect([r.headers.get('x-ratelimit-limit'), r.headers.get('x-ratelimit-remaining')]).toEqual(['100000', '99999']);
-    const bad = await fetch(A('mainnet', a.key), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{nope' });
+    const bad = await fetch(A('mainnet', a.key), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{nope',
+    });
     expect(bad.status).toBe(400);
     expect(bad.headers.get('x-ratelimit-remaining')).toBe('99999');
     // The account's other app counts against the same quota.
     const other = await post(A('mainnet', b.key), call('eth_chainId'));
-    expect([other.headers.get('x-ratelimit-limit'), other.headers.get('x-ratelimit-remaining')]).toEqual(['100000', '99998']);
+    expect([other.headers.get('x-ratelimit-limit'), other.headers.get('x-ratelimit-remaining')]).toEqual([
+      '100000',
+      '99998',
+    ]);
   });
 });
 
@@ -371,7 +474,10 @@ describe('revocation within 2 s, here and in a second process sharing the store'
       logLevel: 'silent',
       dataDir,
       devKey: false,
-      networks: { mainnet: { upstreams: svc.networks.mainnet.upstreams }, testnet: { upstreams: svc.networks.testnet.upstreams } },
+      networks: {
+        mainnet: { upstreams: svc.networks.mainnet.upstreams },
+        testnet: { upstreams: svc.networks.testnet.upstreams },
+      },
     });
   });
 
@@ -379,27 +485,44 @@ describe('revocation within 2 s, here and in a second process sharing the store'
     await child?.stop();
   });
 
-  const cases: [name: string, make: () => Promise<{ urls: (base: string) => string[]; revoke: () => Promise<void> }>][] = [
+  const cases: [
+    name: string,
+    make: () => Promise<{ urls: (base: string) => string[]; revoke: () => Promise<void> }>,
+  ][] = [
     [
       'deleteApp',
       async () => {
         const a = await createApp(svc.store.db, svc.secret, userId, appInput);
-        return { urls: (base) => [`${base}/mainnet/v2/${a.key}`, `${base}/testnet/v2/${a.key}`], revoke: async () => void (await deleteApp(svc.store.db, userId, a.id)) };
+        return {
+          urls: (base) => [`${base}/mainnet/v2/${a.key}`, `${base}/testnet/v2/${a.key}`],
+          revoke: async () => void (await deleteApp(svc.store.db, userId, a.id)),
+        };
       },
     ],
     [
       'rotateAppKey',
       async () => {
         const a = await createApp(svc.store.db, svc.secret, userId, appInput);
-        return { urls: (base) => [`${base}/mainnet/v2/${a.key}`], revoke: async () => void (await rotateAppKey(svc.store.db, svc.secret, userId, a.id)) };
+        return {
+          urls: (base) => [`${base}/mainnet/v2/${a.key}`],
+          revoke: async () => void (await rotateAppKey(svc.store.db, svc.secret, userId, a.id)),
+        };
       },
     ],
     [
       'deleteNetworkKey',
       async () => {
-        const u = (await createUser(svc.store.db, { email: `rev-${randomBytes(4).toString('hex')}@example.com`, passwordHash: 'x' })).id;
+        const u = (
+          await createUser(svc.store.db, {
+            email: `rev-${randomBytes(4).toString('hex')}@example.com`,
+            passwordHash: 'x',
+          })
+        ).id;
         const k = await createNetworkKey(svc.store.db, svc.secret, u, { name: 'r', network: 'mainnet' });
-        return { urls: (base) => [`${base}/mainnet/${k.key}`], revoke: async () => void (await deleteNetworkKey(svc.store.db, u, k.id)) };
+        return {
+          urls: (base) => [`${base}/mainnet/${k.key}`],
+          revoke: async () => void (await deleteNetworkKey(svc.store.db, u, k.id)),
+        };
       },
     ],
   ];
@@ -437,7 +560,10 @@ describe.skipIf(skipPg)('on PostgreSQL + Redis: two instances share keys and cou
       redisPrefix: prefix,
       secret: randomBytes(32).toString('hex'),
       limits: { b: { dailyPerUser: 100 } },
-      networks: { mainnet: { upstreams: svc.networks.mainnet.upstreams }, testnet: { upstreams: svc.networks.testnet.upstreams } },
+      networks: {
+        mainnet: { upstreams: svc.networks.mainnet.upstreams },
+        testnet: { upstreams: svc.networks.testnet.upstreams },
+      },
     };
     one = await startService(common);
     two = await startService(common);

@@ -6,8 +6,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { base64url, exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addressesOf, checkCallAllowlists, checkRequestAllowlists, compileAllowlists, compileIps, compileOrigins, ipAllowed, originAllowed } from '../src/gateway/access/allowlist.js';
-import { AccessIndex, checkKey, checkRequest, clientIp, ConfigKeyStore, KeyStores, type AppPrincipal, type Principal } from '../src/gateway/access/index.js';
+import {
+  addressesOf,
+  checkCallAllowlists,
+  checkRequestAllowlists,
+  compileAllowlists,
+  compileIps,
+  compileOrigins,
+  ipAllowed,
+  originAllowed,
+} from '../src/gateway/access/allowlist.js';
+import {
+  AccessIndex,
+  checkKey,
+  checkRequest,
+  clientIp,
+  ConfigKeyStore,
+  KeyStores,
+  type AppPrincipal,
+  type Principal,
+} from '../src/gateway/access/index.js';
 import { JwtKeySet, bearerToken } from '../src/gateway/access/jwt.js';
 import { RpcError } from '../packages/toolkit/src/rpc/errors.js';
 import { methods } from '../generated/node/methods.js';
@@ -98,7 +116,11 @@ describe('IP allowlist', () => {
   });
 
   it('client IP: the socket peer, or the trusted X-Forwarded-For hop', () => {
-    const req = (xff?: string) => ({ socket: { remoteAddress: '127.0.0.1' }, headers: xff === undefined ? {} : { 'x-forwarded-for': xff } }) as unknown as IncomingMessage;
+    const req = (xff?: string) =>
+      ({
+        socket: { remoteAddress: '127.0.0.1' },
+        headers: xff === undefined ? {} : { 'x-forwarded-for': xff },
+      }) as unknown as IncomingMessage;
     expect(clientIp(req('1.1.1.1'), 0)).toBe('127.0.0.1');
     expect(clientIp(req(), 1)).toBe('127.0.0.1');
     expect(clientIp(req('6.6.6.6, 1.1.1.1'), 1)).toBe('1.1.1.1');
@@ -111,7 +133,8 @@ describe('IP allowlist', () => {
 
 // Where each node method names contract addresses comes from the contract (x-gateway.addressParams).
 const ADDRESS_PARAMS = addressParamsTable(methods);
-const check = (c: CompiledAllowlists, method: string, params: unknown[]) => checkCallAllowlists(c, method, params, ADDRESS_PARAMS.get(method));
+const check = (c: CompiledAllowlists, method: string, params: unknown[]) =>
+  checkCallAllowlists(c, method, params, ADDRESS_PARAMS.get(method));
 
 describe('per-call allowlists', () => {
   const A = '0x' + 'ab'.repeat(20);
@@ -174,8 +197,12 @@ describe('per-call allowlists', () => {
     expect(addressesOf([{ param: 0, path: 'a.b' }], [{ a: { b: [A, B] } }])).toEqual([A, B]);
     expect(addressesOf([{ param: 0, path: 'a.b' }], [{ a: 'x' }])).toBeNull();
     expect(addressesOf([{ param: 0, path: 'toString' }], [{}])).toBeNull(); // own properties only
-    expect(addressesOf([{ param: 1, path: 'address', when: { param: 0, equals: 'logs' } }], ['newHeads'])).toBeUndefined();
-    expect(addressesOf([{ param: 1, path: 'address', when: { param: 0, equals: 'logs' } }], ['logs', { address: [] }])).toBeNull();
+    expect(
+      addressesOf([{ param: 1, path: 'address', when: { param: 0, equals: 'logs' } }], ['newHeads']),
+    ).toBeUndefined();
+    expect(
+      addressesOf([{ param: 1, path: 'address', when: { param: 0, equals: 'logs' } }], ['logs', { address: [] }]),
+    ).toBeNull();
     expect(addressesOf([{ param: 0 }, { param: 1 }], [A, B])).toEqual([A, B]);
   });
 
@@ -185,7 +212,11 @@ describe('per-call allowlists', () => {
     expect(check(m, 'eth_call', [{ to: C }])).toBeUndefined();
     const e = check(m, 'eth_getBalance', [C, 'latest'])!;
     // The method exists: -32601 with HTTP 403 and rpcgate's data, unlike an unknown method (-32601, 200, no data).
-    expect([e.code, e.httpStatus, e.data]).toEqual([-32601, 403, { source: 'rpcgate', reason: 'method', method: 'eth_getBalance' }]);
+    expect([e.code, e.httpStatus, e.data]).toEqual([
+      -32601,
+      403,
+      { source: 'rpcgate', reason: 'method', method: 'eth_getBalance' },
+    ]);
     expect(e.message).toMatch(/method not allowed for this key: eth_getBalance/);
   });
 
@@ -196,7 +227,12 @@ describe('per-call allowlists', () => {
 
   it('kinds combine with AND, entries with OR', () => {
     const c = compileAllowlists(
-      lists({ origin: ['https://a.example', 'https://*.b.example'], ip: ['10.0.0.0/8'], method: ['eth_call', 'eth_getCode'], address: [A] }),
+      lists({
+        origin: ['https://a.example', 'https://*.b.example'],
+        ip: ['10.0.0.0/8'],
+        method: ['eth_call', 'eth_getCode'],
+        address: [A],
+      }),
     )!;
     const table: [origin: string | undefined, ip: string, method: string, params: unknown[], reason: string][] = [
       ['https://a.example', '10.1.2.3', 'eth_call', [{ to: A }], 'ok'],
@@ -238,7 +274,11 @@ async function keyPair(alg: 'RS256' | 'ES256', kid: string): Promise<KeyPair> {
 
 const now = () => Math.floor(Date.now() / 1000);
 
-function sign(k: KeyPair, claims: Record<string, unknown> = { exp: now() + 300 }, header: Record<string, unknown> = {}): Promise<string> {
+function sign(
+  k: KeyPair,
+  claims: Record<string, unknown> = { exp: now() + 300 },
+  header: Record<string, unknown> = {},
+): Promise<string> {
   return new SignJWT(claims).setProtectedHeader({ alg: k.alg, kid: k.kid, ...header }).sign(k.privateKey);
 }
 
@@ -276,21 +316,35 @@ describe('JWT', () => {
     const flipped = (s[0] === 'A' ? 'B' : 'A') + s.slice(1);
     // The same RSA key, used with RS384 (WebCrypto keys are bound to one hash: re-import the private key for RS384).
     const rs384Key = await importPKCS8(await exportPKCS8(rs.privateKey), 'RS384');
-    const rs384 = await new SignJWT({ exp: now() + 300 }).setProtectedHeader({ alg: 'RS384', kid: rs.kid }).sign(rs384Key);
-    const hs256 = await new SignJWT({ exp: now() + 300 }).setProtectedHeader({ alg: 'HS256', kid: rs.kid }).sign(new TextEncoder().encode(rs.pem));
-    const esForRsKid = await new SignJWT({ exp: now() + 300 }).setProtectedHeader({ alg: 'ES256', kid: rs.kid }).sign(es.privateKey);
+    const rs384 = await new SignJWT({ exp: now() + 300 })
+      .setProtectedHeader({ alg: 'RS384', kid: rs.kid })
+      .sign(rs384Key);
+    const hs256 = await new SignJWT({ exp: now() + 300 })
+      .setProtectedHeader({ alg: 'HS256', kid: rs.kid })
+      .sign(new TextEncoder().encode(rs.pem));
+    const esForRsKid = await new SignJWT({ exp: now() + 300 })
+      .setProtectedHeader({ alg: 'ES256', kid: rs.kid })
+      .sign(es.privateKey);
     const table: [name: string, token: string, detail: string][] = [
       ['expired', await sign(rs, { exp: now() - 3600 }), 'expired'],
       ['no exp', await sign(rs, { sub: 'x' }), 'missing exp'],
       ['exp not a number', await sign(rs, { exp: 'tomorrow' }), 'invalid claims'],
       ['not yet valid', await sign(rs, { exp: now() + 3600, nbf: now() + 600 }), 'not yet valid'],
       ['wrong kid', await sign(rs, undefined, { kid: 'kid_nope' }), 'unknown kid'],
-      ['no kid', await new SignJWT({ exp: now() + 300 }).setProtectedHeader({ alg: 'RS256' }).sign(rs.privateKey), 'missing kid'],
+      [
+        'no kid',
+        await new SignJWT({ exp: now() + 300 }).setProtectedHeader({ alg: 'RS256' }).sign(rs.privateKey),
+        'missing kid',
+      ],
       ['RS384 for an RS256 key', rs384, 'algorithm not allowed'],
       ['HS256 with the public key as secret', hs256, 'algorithm not allowed'],
       ['ES256 token naming the RS256 kid', esForRsKid, 'algorithm not allowed'],
       ['alg none', unsigned({ alg: 'none', kid: rs.kid }, { exp: now() + 300 }), 'algorithm not allowed'],
-      ['alg none, typ JWT', unsigned({ alg: 'none', typ: 'JWT', kid: es.kid }, { exp: now() + 300 }), 'algorithm not allowed'],
+      [
+        'alg none, typ JWT',
+        unsigned({ alg: 'none', typ: 'JWT', kid: es.kid }, { exp: now() + 300 }),
+        'algorithm not allowed',
+      ],
       ['tampered payload', `${h}.${otherPayload}.${s}`, 'bad signature'],
       ['tampered signature', `${h}.${p}.${flipped}`, 'bad signature'],
       ['garbage', 'not.a.jwt', 'malformed'],
@@ -316,16 +370,26 @@ describe('JWT', () => {
       ['no exp', { iat: t }, 'missing exp'],
       ['iat long ago, still within exp', { iat: t - 30 * 86_400, exp: t + 60 }, 'lifetime too long'],
       // Issue 26 item 2: the audit's bypass — an iat an hour before an exp in the year 3000.
-      ['iat = exp - 1 h, exp in the year 3000', { iat: Date.UTC(3000, 0, 1) / 1000 - 3600, exp: Date.UTC(3000, 0, 1) / 1000 }, 'issued in the future'],
+      [
+        'iat = exp - 1 h, exp in the year 3000',
+        { iat: Date.UTC(3000, 0, 1) / 1000 - 3600, exp: Date.UTC(3000, 0, 1) / 1000 },
+        'issued in the future',
+      ],
       ['iat 1 min in the future', { iat: t + 60, exp: t + 120 }, 'issued in the future'],
       ['iat within the clock tolerance', { iat: t + 20, exp: t + 120 }, 'valid'],
       ['iat and exp in milliseconds', { iat: t * 1000, exp: t * 1000 + 3_600_000 }, 'timestamp in milliseconds'],
       ['exp in milliseconds, iat in seconds', { iat: t, exp: t * 1000 }, 'timestamp in milliseconds'],
       ['nbf in milliseconds', { iat: t, nbf: (t - 10) * 1000, exp: t + 60 }, 'timestamp in milliseconds'],
     ];
-    for (const [name, claims, want] of table) expect(detail(await capped.verify(await sign(es, claims))), name).toBe(want);
+    for (const [name, claims, want] of table)
+      expect(detail(await capped.verify(await sign(es, claims))), name).toBe(want);
     const e = await capped.verify(await sign(es, { iat: t, exp: t + 90_000 }));
-    expect(e!.data).toMatchObject({ reason: 'jwt', detail: 'lifetime too long', maxLifetimeSec: 86_400, lifetimeSec: 90_000 });
+    expect(e!.data).toMatchObject({
+      reason: 'jwt',
+      detail: 'lifetime too long',
+      maxLifetimeSec: 86_400,
+      lifetimeSec: 90_000,
+    });
     // No maximum: iat is not needed and a long token passes (exp still required)…
     expect(detail(await set.verify(await sign(es, { exp: Date.UTC(3000, 0, 1) / 1000 })))).toBe('valid');
     // … but never one in milliseconds (valid for millennia) or issued in the future.
@@ -335,7 +399,9 @@ describe('JWT', () => {
   });
 
   it('a key with an unusable PEM refuses its tokens', async () => {
-    const bad = new JwtKeySet([{ kid: 'kid_bad', alg: 'RS256', publicKeyPem: '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----' }]);
+    const bad = new JwtKeySet([
+      { kid: 'kid_bad', alg: 'RS256', publicKeyPem: '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----' },
+    ]);
     expect(detail(await bad.verify(await sign({ ...rs, kid: 'kid_bad' })))).toBe('key unusable');
   });
 
@@ -397,7 +463,13 @@ describe('key index over the store', () => {
     store = await openStore({ dataDir: dir });
     userId = (await createUser(store.db, { email: 'a@example.com', passwordHash: 'x' })).id;
     // Timers effectively off: the test applies events with sync() (deterministic, no timed waits).
-    index = new AccessIndex({ db: store.db, secret, chains: { ethereum: ['mainnet', 'testnet'], rootstock: ['mainnet'] }, pollMs: 3_600_000, rebuildMs: 3_600_000 });
+    index = new AccessIndex({
+      db: store.db,
+      secret,
+      chains: { ethereum: ['mainnet', 'testnet'], rootstock: ['mainnet'] },
+      pollMs: 3_600_000,
+      rebuildMs: 3_600_000,
+    });
     await index.start();
   });
 
@@ -415,9 +487,20 @@ describe('key index over the store', () => {
     expect(index.lookup(app.key)).toBeUndefined();
     await index.sync();
     const p = index.lookup(app.key) as AppPrincipal;
-    expect(p).toMatchObject({ kind: 'app', appId: app.id, userId, requireJwt: false, limitSubject: { kind: 'A', appId: app.id, userId } });
+    expect(p).toMatchObject({
+      kind: 'app',
+      appId: app.id,
+      userId,
+      requireJwt: false,
+      limitSubject: { kind: 'A', appId: app.id, userId },
+    });
     expect([...p.networks]).toEqual(['mainnet', 'testnet']);
-    expect(index.lookup(nk.key)).toMatchObject({ kind: 'network-key', keyId: nk.id, network: 'testnet', limitSubject: { kind: 'B', userId } });
+    expect(index.lookup(nk.key)).toMatchObject({
+      kind: 'network-key',
+      keyId: nk.id,
+      network: 'testnet',
+      limitSubject: { kind: 'B', userId },
+    });
     expect(index.lookup(app.key + 'x')).toBeUndefined();
     expect(index.lookup('x'.repeat(500))).toBeUndefined();
   });
@@ -491,7 +574,13 @@ describe('key index over the store', () => {
 
   it('a second index on the same store (another replica) follows the same events', async () => {
     const replica = await openStore({ dataDir: dir });
-    const other = new AccessIndex({ db: replica.db, secret, chains: { ethereum: ['mainnet'] }, pollMs: 3_600_000, rebuildMs: 3_600_000 });
+    const other = new AccessIndex({
+      db: replica.db,
+      secret,
+      chains: { ethereum: ['mainnet'] },
+      pollMs: 3_600_000,
+      rebuildMs: 3_600_000,
+    });
     await other.start();
     try {
       const app = await createApp(store.db, secret, userId, appInput);
@@ -512,7 +601,9 @@ describe('key index over the store', () => {
     const keys = new KeyStores([s, index]);
     expect(checkKey(keys, 'dev-key-12345678', 'testnet', 'B')).toBe(dev);
     expect((checkKey(keys, 'static-key-1', 'mainnet', 'A') as Principal).kind).toBe('static');
-    expect(((checkKey(keys, 'static-key-1', 'testnet', 'A') as RpcError).data as { reason: string }).reason).toBe('network');
+    expect(((checkKey(keys, 'static-key-1', 'testnet', 'A') as RpcError).data as { reason: string }).reason).toBe(
+      'network',
+    );
     expect((checkKey(keys, undefined, 'mainnet', 'A') as RpcError).httpStatus).toBe(401);
   });
 });

@@ -45,7 +45,12 @@ interface Answer {
   headers: Headers;
 }
 
-async function rpc(jar: Jar | undefined, method: string, params: unknown = [], headers: Record<string, string> = {}): Promise<Answer> {
+async function rpc(
+  jar: Jar | undefined,
+  method: string,
+  params: unknown = [],
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const res = await fetch(api, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(jar?.cookie ? { cookie: jar.cookie } : {}), ...headers },
@@ -90,7 +95,10 @@ async function count(table: (typeof TABLES)[number], where?: { column: string; v
 }
 
 function pem(type: 'ec' | 'rsa', opt: { namedCurve?: string; modulusLength?: number }): string {
-  const { publicKey } = type === 'ec' ? generateKeyPairSync('ec', { namedCurve: opt.namedCurve! }) : generateKeyPairSync('rsa', { modulusLength: opt.modulusLength! });
+  const { publicKey } =
+    type === 'ec'
+      ? generateKeyPairSync('ec', { namedCurve: opt.namedCurve! })
+      : generateKeyPairSync('rsa', { modulusLength: opt.modulusLength! });
   return publicKey.export({ type: 'spki', format: 'pem' }).toString();
 }
 const P256 = pem('ec', { namedCurve: 'P-256' });
@@ -112,12 +120,22 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'rpcgate-account-api-'));
   // Networks on a closed port: the account API needs no node, so no embedded chain is started.
   const closed = { upstreams: ['http://127.0.0.1:9'] };
-  svc = await startService({ port: 0, dataDir, logLevel: 'silent', strictResults: true, networks: { mainnet: closed, testnet: { ...closed, chainId: 31338 } } });
+  svc = await startService({
+    port: 0,
+    dataDir,
+    logLevel: 'silent',
+    strictResults: true,
+    networks: { mainnet: closed, testnet: { ...closed, chainId: 31338 } },
+  });
   api = `${svc.url}/api`;
   await signUp(A, emailA);
   await signUp(B, emailB);
-  appA = await ok(A, 'apps_create', [{ name: 'alice app', description: 'd', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]);
-  appB = await ok(B, 'apps_create', [{ name: 'bob app', useCase: 'Gaming', chain: 'ethereum', services: ['node-api'] }]);
+  appA = await ok(A, 'apps_create', [
+    { name: 'alice app', description: 'd', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] },
+  ]);
+  appB = await ok(B, 'apps_create', [
+    { name: 'bob app', useCase: 'Gaming', chain: 'ethereum', services: ['node-api'] },
+  ]);
   entryA = await ok(A, 'apps_addAllowlistEntry', [appA.id, { kind: 'origin', value: 'https://*.example.com' }]);
   jwtA = await ok(A, 'apps_addJwtKey', [appA.id, { alg: 'ES256', publicKeyPem: P256 }]);
   keyA = await ok(A, 'keys_create', [{ name: 'alice key', network: 'Testnet', description: 'backend' }]);
@@ -134,7 +152,10 @@ describe('account contract', () => {
       expect(m.examples.length, m.name).toBeGreaterThan(0);
       for (const x of m.examples) {
         const v = validators[m.name];
-        expect(v.params(x.params.map((p: Json) => p.value)), `${m.name} params: ${JSON.stringify(v.params.errors)}`).toBe(true);
+        expect(
+          v.params(x.params.map((p: Json) => p.value)),
+          `${m.name} params: ${JSON.stringify(v.params.errors)}`,
+        ).toBe(true);
         expect(v.result(x.result.value), `${m.name} result: ${JSON.stringify(v.result.errors)}`).toBe(true);
       }
     }
@@ -160,8 +181,12 @@ describe('account API: sessions', () => {
 
   it('log in: wrong password and unknown email get the same -32016; right password gets a new session', async () => {
     const wrong = await rpc(new Jar(), 'account_logIn', [{ email: emailA, password: 'not the password' }]);
-    const unknown = await rpc(new Jar(), 'account_logIn', [{ email: `nobody-${randomBytes(4).toString('hex')}@example.com`, password: PASSWORD }]);
-    const sqlish = await rpc(new Jar(), 'account_logIn', [{ email: "'or'1'='1'--@example.com", password: "' OR '1'='1" }]);
+    const unknown = await rpc(new Jar(), 'account_logIn', [
+      { email: `nobody-${randomBytes(4).toString('hex')}@example.com`, password: PASSWORD },
+    ]);
+    const sqlish = await rpc(new Jar(), 'account_logIn', [
+      { email: "'or'1'='1'--@example.com", password: "' OR '1'='1" },
+    ]);
     for (const r of [wrong, unknown, sqlish]) {
       expect(r.status).toBe(401);
       expect(r.body.error.code).toBe(-32016);
@@ -192,10 +217,14 @@ describe('account API: sessions', () => {
 
   it('sign up with a registered email (any case) answers exactly as a fresh sign-up, changes nothing, starts no session', async () => {
     const before = await snapshot();
-    const taken = await rpc(new Jar(), 'account_signUp', [{ email: emailA.toUpperCase(), password: 'another strong passphrase' }]);
+    const taken = await rpc(new Jar(), 'account_signUp', [
+      { email: emailA.toUpperCase(), password: 'another strong passphrase' },
+    ]);
     expect(await snapshot(), 'a duplicate sign-up changed the database').toBe(before);
     const freshEmail = `fresh-${randomBytes(4).toString('hex')}@example.com`;
-    const fresh = await rpc(new Jar(), 'account_signUp', [{ email: freshEmail.toUpperCase(), password: 'another strong passphrase' }]);
+    const fresh = await rpc(new Jar(), 'account_signUp', [
+      { email: freshEmail.toUpperCase(), password: 'another strong passphrase' },
+    ]);
     for (const r of [taken, fresh]) {
       expect(r.status).toBe(200);
       expect(r.headers.getSetCookie()).toEqual([]);
@@ -206,14 +235,17 @@ describe('account API: sessions', () => {
     expect(fresh.body.result.email).toBe(freshEmail);
     // The owner's password still works; the duplicate's does not.
     await ok(new Jar(), 'account_logIn', [{ email: emailA, password: PASSWORD }]);
-    expect((await rpc(new Jar(), 'account_logIn', [{ email: emailA, password: 'another strong passphrase' }])).status).toBe(401);
+    expect(
+      (await rpc(new Jar(), 'account_logIn', [{ email: emailA, password: 'another strong passphrase' }])).status,
+    ).toBe(401);
   });
 
   it('repeated failed log-ins for one email are slowed down (429, -32005, Retry-After)', async () => {
     const jar = new Jar();
     const email = `target-${randomBytes(4).toString('hex')}@example.com`;
     await ok(jar, 'account_signUp', [{ email, password: PASSWORD }]);
-    for (let i = 0; i < 10; i++) expect((await rpc(undefined, 'account_logIn', [{ email, password: 'wrong password' }])).status).toBe(401);
+    for (let i = 0; i < 10; i++)
+      expect((await rpc(undefined, 'account_logIn', [{ email, password: 'wrong password' }])).status).toBe(401);
     const r = await rpc(undefined, 'account_logIn', [{ email, password: PASSWORD }]);
     expect(r.status).toBe(429);
     expect(r.body.error.code).toBe(-32005);
@@ -229,7 +261,11 @@ describe('account API: sessions', () => {
     expect(names.length).toBe(Object.keys(methods).length - OPEN.size);
     const before = await snapshot();
     for (const m of contract.methods.filter((x: Json) => !OPEN.has(x.name))) {
-      for (const cookie of [undefined, 'rpcgate_session=' + randomBytes(32).toString('base64url'), 'rpcgate_session=garbage']) {
+      for (const cookie of [
+        undefined,
+        'rpcgate_session=' + randomBytes(32).toString('base64url'),
+        'rpcgate_session=garbage',
+      ]) {
         const r = await rpc(undefined, m.name, exampleParams(m), cookie ? { cookie } : {});
         expect(r.status, `${m.name} ${cookie}`).toBe(401);
         expect(r.body.error.code, m.name).toBe(-32016);
@@ -238,7 +274,21 @@ describe('account API: sessions', () => {
     expect(await snapshot()).toBe(before);
   });
 
-  const READS = new Set(['account_me', 'chains_list', 'networks_list', 'useCases_list', 'apps_list', 'apps_usage', 'apps_get', 'apps_metrics', 'apps_listAllowlist', 'apps_listJwtKeys', 'keys_list', 'keys_get', 'keys_metrics']);
+  const READS = new Set([
+    'account_me',
+    'chains_list',
+    'networks_list',
+    'useCases_list',
+    'apps_list',
+    'apps_usage',
+    'apps_get',
+    'apps_metrics',
+    'apps_listAllowlist',
+    'apps_listJwtKeys',
+    'keys_list',
+    'keys_get',
+    'keys_metrics',
+  ]);
 
   it('every changing method refuses a foreign Origin (-32041, HTTP 403) and changes nothing', async () => {
     const changing = contract.methods.filter((m: Json) => !READS.has(m.name));
@@ -261,7 +311,11 @@ describe('account API: sessions', () => {
   });
 
   it('takes only application/json bodies (415 otherwise) and answers with Cache-Control: no-store', async () => {
-    const res = await fetch(api, { method: 'POST', headers: { 'content-type': 'text/plain', cookie: A.cookie }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'account_me' }) });
+    const res = await fetch(api, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', cookie: A.cookie },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'account_me' }),
+    });
     expect(res.status).toBe(415);
     const r = await rpc(A, 'account_me');
     expect(r.headers.get('cache-control')).toBe('no-store');
@@ -345,7 +399,11 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
     ['apps_addJwtKey', [appA.id, { alg: 'HS256', publicKeyPem: P256 }], '/1/alg'],
     ['apps_addJwtKey', [appA.id, { alg: 'none', publicKeyPem: P256 }], '/1/alg'],
     ['apps_addJwtKey', [appA.id, { alg: 'ES256', publicKeyPem: 'hello' }], '/1/publicKeyPem'],
-    ['apps_addJwtKey', [appA.id, { alg: 'ES256', publicKeyPem: `-----BEGIN PUBLIC KEY-----\n${long(80)}\n-----END PUBLIC KEY-----\n` }], '/1/publicKeyPem'],
+    [
+      'apps_addJwtKey',
+      [appA.id, { alg: 'ES256', publicKeyPem: `-----BEGIN PUBLIC KEY-----\n${long(80)}\n-----END PUBLIC KEY-----\n` }],
+      '/1/publicKeyPem',
+    ],
     ['apps_addJwtKey', [appA.id, { alg: 'ES256', publicKeyPem: P384 }], '/1/publicKeyPem'],
     ['apps_addJwtKey', [appA.id, { alg: 'ES384', publicKeyPem: P256 }], '/1/publicKeyPem'],
     ['apps_addJwtKey', [appA.id, { alg: 'RS256', publicKeyPem: P256 }], '/1/publicKeyPem'],
@@ -365,21 +423,46 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
     ['keys_delete', [null], '/0'],
     ['keys_get', [{}], '/0'],
     // Metrics (reads, but their query is checked like any input; the full table is in test/account-metrics.test.ts).
-    ['apps_metrics', [appA.id, { from: '2025-03-01T09:00:00Z', to: '2025-03-01T08:00:00Z', granularity: 'hour' }], '/1/to'],
-    ['apps_metrics', [appA.id, { from: '2025-03-01T09:00:00Z', to: '2025-03-01T10:00:00Z', granularity: 'week' }], '/1/granularity'],
+    [
+      'apps_metrics',
+      [appA.id, { from: '2025-03-01T09:00:00Z', to: '2025-03-01T08:00:00Z', granularity: 'hour' }],
+      '/1/to',
+    ],
+    [
+      'apps_metrics',
+      [appA.id, { from: '2025-03-01T09:00:00Z', to: '2025-03-01T10:00:00Z', granularity: 'week' }],
+      '/1/granularity',
+    ],
     ['keys_metrics', [keyA.id, { from: 1740819600000, to: '2025-03-01T10:00:00Z', granularity: 'hour' }], '/1/from'],
     ['chains_list', [5], '/0'],
     ['chains_list', [long(65)], '/0'],
     ['networks_list', ['mainnet'], undefined],
     // A network name that is well-formed but not configured: refused at run time (the contract cannot list them).
     ['keys_create', [{ name: 'k', network: 'main net' }], '/0/network'],
-    ['keys_metrics', [keyA.id, { from: '2025-03-01T09:00:00Z', to: '2025-03-01T10:00:00Z', granularity: 'hour', network: 'holesky' }], '/1/network'],
+    [
+      'keys_metrics',
+      [keyA.id, { from: '2025-03-01T09:00:00Z', to: '2025-03-01T10:00:00Z', granularity: 'hour', network: 'holesky' }],
+      '/1/network',
+    ],
   ];
 
   it('covers every changing method', () => {
     const covered = new Set(rows().map((r) => r[0]));
     for (const m of Object.keys(methods)) {
-      if (['account_logOut', 'account_me', 'apps_list', 'apps_usage', 'keys_list', 'useCases_list', 'apps_get', 'apps_listAllowlist', 'apps_listJwtKeys'].includes(m)) continue;
+      if (
+        [
+          'account_logOut',
+          'account_me',
+          'apps_list',
+          'apps_usage',
+          'keys_list',
+          'useCases_list',
+          'apps_get',
+          'apps_listAllowlist',
+          'apps_listJwtKeys',
+        ].includes(m)
+      )
+        continue;
       expect(covered, m).toContain(m);
     }
   });
@@ -402,12 +485,22 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
   });
 
   it('stores HTML and SQL in names verbatim, never interpreting them', async () => {
-    const names = ["'); DROP TABLE users;--", '<script>alert(1)</script>', 'Robert"); DELETE FROM apps; --', '  <img src=x onerror=alert(1)>  ', 'ünïcødé 🚀 名前'];
+    const names = [
+      "'); DROP TABLE users;--",
+      '<script>alert(1)</script>',
+      'Robert"); DELETE FROM apps; --',
+      '  <img src=x onerror=alert(1)>  ',
+      'ünïcødé 🚀 名前',
+    ];
     const users = await count('users');
     for (const name of names) {
       const app = await ok(A, 'apps_create', [{ ...newApp, name, description: `<b>${name}</b>\n' OR 1=1 --` }]);
       expect(app.name).toBe(name.trim());
-      const row = await svc.store.db.selectFrom('apps').select(['name', 'description']).where('id', '=', app.id).executeTakeFirstOrThrow();
+      const row = await svc.store.db
+        .selectFrom('apps')
+        .select(['name', 'description'])
+        .where('id', '=', app.id)
+        .executeTakeFirstOrThrow();
       expect(row.name).toBe(name.trim());
       expect(row.description).toBe(`<b>${name}</b>\n' OR 1=1 --`);
       expect((await ok(A, 'apps_get', [app.id])).name).toBe(name.trim());
@@ -450,17 +543,22 @@ describe('account API: ownership', () => {
 
   it('the table covers every method that takes an id', () => {
     const covered = new Set(rows().map((r) => r[0]));
-    const withId = contract.methods.filter((m: Json) => m.params.some((p: Json) => /Id$/.test(p.name))).map((m: Json) => m.name);
+    const withId = contract.methods
+      .filter((m: Json) => m.params.some((p: Json) => /Id$/.test(p.name)))
+      .map((m: Json) => m.name);
     expect(withId.length).toBe(15);
     for (const m of withId) expect(covered, m).toContain(m);
   });
 
   it("user B gets 'not found' (as for an id that does not exist) on every one, and A's objects are unchanged", async () => {
     const before = await snapshot();
-    const ghost = (v: unknown) => (typeof v === 'string' && /^(app|alw|kid|key)_/.test(v) && v !== appB.id ? newId(v.slice(0, 3)) : v);
+    const ghost = (v: unknown) =>
+      typeof v === 'string' && /^(app|alw|kid|key)_/.test(v) && v !== appB.id ? newId(v.slice(0, 3)) : v;
     for (const [method, params] of rows()) {
       const r = await rpc(B, method, params);
-      expect(r.body.error?.code, `${method} ${JSON.stringify(params).slice(0, 100)} → ${JSON.stringify(r.body)}`).toBe(-32010);
+      expect(r.body.error?.code, `${method} ${JSON.stringify(params).slice(0, 100)} → ${JSON.stringify(r.body)}`).toBe(
+        -32010,
+      );
       expect(r.status).toBe(404);
       // Indistinguishable from a missing object: same message, data names only the id sent.
       const missing = await rpc(B, method, params.map(ghost));
@@ -492,7 +590,9 @@ describe('account API: apps, allowlists, JWT keys, network keys', () => {
     expect(a.urls).toEqual({ mainnet: `${svc.url}/mainnet/v2/${a.key}`, testnet: `${svc.url}/testnet/v2/${a.key}` });
     const listed = (await ok(A, 'apps_list')).find((x: Json) => x.id === appA.id);
     expect(listed.key).toBeUndefined();
-    const app = await ok(A, 'apps_create', [{ name: 'to rotate', useCase: 'Wallet', chain: 'Ethereum', services: ['node-api'] }]);
+    const app = await ok(A, 'apps_create', [
+      { name: 'to rotate', useCase: 'Wallet', chain: 'Ethereum', services: ['node-api'] },
+    ]);
     expect(app.chain).toBe('ethereum');
     const rotated = await ok(A, 'apps_rotateKey', [app.id]);
     expect(rotated.key).not.toBe(app.key);
@@ -504,7 +604,9 @@ describe('account API: apps, allowlists, JWT keys, network keys', () => {
   });
 
   it('allowlist entries of every kind; JWT keys of every algorithm; require JWT needs a key', async () => {
-    const app = await ok(A, 'apps_create', [{ name: 'guarded', useCase: 'Analytics', chain: 'ethereum', services: ['node-api'] }]);
+    const app = await ok(A, 'apps_create', [
+      { name: 'guarded', useCase: 'Analytics', chain: 'ethereum', services: ['node-api'] },
+    ]);
     const entries = [
       { kind: 'origin', value: 'https://app.example.com' },
       { kind: 'origin', value: '*.example.org' },
@@ -559,7 +661,9 @@ describe('account API: apps, allowlists, JWT keys, network keys', () => {
       expect(x.code).toContain(k.url);
       expect(x.code).not.toContain('{{RPC_URL}}');
     }
-    expect(k.examples.map((x: Json) => x.id)).toEqual(expect.arrayContaining(['curl', 'ethers', 'viem', 'web3js', 'fetch', 'rpcgate', 'web3py', 'rpcgatepy']));
+    expect(k.examples.map((x: Json) => x.id)).toEqual(
+      expect.arrayContaining(['curl', 'ethers', 'viem', 'web3js', 'fetch', 'rpcgate', 'web3py', 'rpcgatepy']),
+    );
     const list = await ok(A, 'keys_list');
     expect(list.maxKeys).toBe(4);
     expect(list.keys.map((x: Json) => x.id)).toEqual([keyA.id]);
@@ -587,7 +691,8 @@ describe('account API: apps, allowlists, JWT keys, network keys', () => {
   });
 
   it('the 5th network key is refused with a clear error and nothing is created', async () => {
-    for (let i = (await ok(A, 'keys_list')).keys.length; i < 4; i++) await ok(A, 'keys_create', [{ name: `k${i}`, network: i % 2 ? 'Mainnet' : 'testnet' }]);
+    for (let i = (await ok(A, 'keys_list')).keys.length; i < 4; i++)
+      await ok(A, 'keys_create', [{ name: `k${i}`, network: i % 2 ? 'Mainnet' : 'testnet' }]);
     const before = await snapshot();
     const r = await rpc(A, 'keys_create', [{ name: 'fifth', network: 'Mainnet' }]);
     expect(r.status).toBe(409);
@@ -603,10 +708,16 @@ describe('account API: apps, allowlists, JWT keys, network keys', () => {
     await signUp(D, `dora-${randomBytes(4).toString('hex')}@example.com`);
     const usage = await ok(D, 'apps_usage');
     expect(usage).toMatchObject({ apps: 0, maxApps: 10, perSecond: 100 });
-    expect(usage.quotas.map((q: Json) => [q.period, q.used, q.limit, q.remaining])).toEqual([['day', 0, 100_000, 100_000], ['month', 0, 3_000_000, 3_000_000]]);
-    for (let i = 0; i < 10; i++) await ok(D, 'apps_create', [{ name: `app ${i}`, useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]);
+    expect(usage.quotas.map((q: Json) => [q.period, q.used, q.limit, q.remaining])).toEqual([
+      ['day', 0, 100_000, 100_000],
+      ['month', 0, 3_000_000, 3_000_000],
+    ]);
+    for (let i = 0; i < 10; i++)
+      await ok(D, 'apps_create', [{ name: `app ${i}`, useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]);
     const before = await snapshot();
-    const r = await rpc(D, 'apps_create', [{ name: 'eleventh', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]);
+    const r = await rpc(D, 'apps_create', [
+      { name: 'eleventh', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] },
+    ]);
     expect([r.status, r.body.error.code, r.body.error.data]).toEqual([409, -32005, { limit: 10, what: 'apps' }]);
     expect(r.body.error.message).toMatch(/at most 10 apps per user/);
     expect(await snapshot()).toBe(before);
@@ -616,7 +727,9 @@ describe('account API: apps, allowlists, JWT keys, network keys', () => {
   it('ten concurrent creates leave exactly 4 keys', async () => {
     const C = new Jar();
     const c = await signUp(C, `carol-${randomBytes(4).toString('hex')}@example.com`);
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => rpc(C, 'keys_create', [{ name: `race ${i}`, network: 'Testnet' }])));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => rpc(C, 'keys_create', [{ name: `race ${i}`, network: 'Testnet' }])),
+    );
     const created = answers.filter((r) => r.body.result !== undefined);
     const refused = answers.filter((r) => r.body.error?.code === -32005);
     expect(created.length).toBe(4);

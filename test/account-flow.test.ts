@@ -14,10 +14,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RpcClientError } from '../generated/account/client.js';
 import { account, signUpAndLogIn } from './helpers/account.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
-import { deleteRedisKeys, pgReachable, PG_ADMIN_URL, redisReachable, REDIS_URL, scratchDatabase, scratchPrefix, skipUnless } from './helpers/services.js';
+import {
+  deleteRedisKeys,
+  pgReachable,
+  PG_ADMIN_URL,
+  redisReachable,
+  REDIS_URL,
+  scratchDatabase,
+  scratchPrefix,
+  skipUnless,
+} from './helpers/services.js';
 
 async function nodeStatus(url: string): Promise<number> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }),
+  });
   await res.arrayBuffer();
   return res.status;
 }
@@ -59,7 +72,9 @@ async function wholeFlow(svc: RunningService): Promise<void> {
   expect(await api.request('useCases_list')).toContain('Defi');
 
   // Access point A: an app on the chain, one URL per network.
-  const app = await api.request('apps_create', [{ name: 'flow app', description: 'ethers + viem', useCase: 'Defi', chain: chain.id, services: ['node-api'] }]);
+  const app = await api.request('apps_create', [
+    { name: 'flow app', description: 'ethers + viem', useCase: 'Defi', chain: chain.id, services: ['node-api'] },
+  ]);
   expect(Object.keys(app.urls).sort()).toEqual(['mainnet', 'testnet']);
   for (const network of ['mainnet', 'testnet']) {
     const url = app.urls[network]!;
@@ -125,7 +140,8 @@ describe('account flow on SQLite (embedded chains)', () => {
     beforeAll(async () => {
       up = (await pgReachable()) && (await redisReachable());
       if (!up) {
-        if (process.env.CI) throw new Error(`CI is set but PostgreSQL (${PG_ADMIN_URL}) or Redis (${REDIS_URL}) is unreachable`);
+        if (process.env.CI)
+          throw new Error(`CI is set but PostgreSQL (${PG_ADMIN_URL}) or Redis (${REDIS_URL}) is unreachable`);
         skipUnless(up, 'account-flow', 'PostgreSQL or Redis');
         return;
       }
@@ -165,10 +181,19 @@ describe('account flow on SQLite (embedded chains)', () => {
     it('the 5th key is refused and ten concurrent creates leave exactly 4', async (t) => {
       if (!up) return t.skip();
       const api = account(pgSvc!);
-      const me = await signUpAndLogIn(api, { email: `race-${randomBytes(4).toString('hex')}@example.com`, password: 'a long enough password' });
-      const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => api.request('keys_create', [{ name: `race ${i}`, network: i % 2 ? 'Mainnet' : 'Testnet' }])));
+      const me = await signUpAndLogIn(api, {
+        email: `race-${randomBytes(4).toString('hex')}@example.com`,
+        password: 'a long enough password',
+      });
+      const results = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) =>
+          api.request('keys_create', [{ name: `race ${i}`, network: i % 2 ? 'Mainnet' : 'Testnet' }]),
+        ),
+      );
       expect(results.filter((r) => r.status === 'fulfilled').length).toBe(4);
-      const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as RpcClientError);
+      const refused = results
+        .filter((r): r is PromiseRejectedResult => r.status === 'rejected')
+        .map((r) => r.reason as RpcClientError);
       expect(refused.length).toBe(6);
       for (const e of refused) {
         expect(e.code).toBe(-32005);

@@ -48,16 +48,70 @@ const n = (count: number, ms: number) => new Array<number>(count).fill(ms);
 // The known traffic. App A: minutes 0 and 1 (09:00, 09:01), minute 61 (10:01), and a day later; key A at 09:00;
 // user B's app at 09:00 too (never visible to A).
 const TRAFFIC: Calls[] = [
-  { who: 'appA', min: 0, network: 'mainnet', method: 'eth_blockNumber', outcome: 'ok', latencies: [3, 4, 5, 5, 6, 6, 7, 8, 9, 12] },
-  { who: 'appA', min: 0, network: 'mainnet', method: 'eth_call', outcome: 'node_error', code: 3, latencies: [40, 45, 50] },
+  {
+    who: 'appA',
+    min: 0,
+    network: 'mainnet',
+    method: 'eth_blockNumber',
+    outcome: 'ok',
+    latencies: [3, 4, 5, 5, 6, 6, 7, 8, 9, 12],
+  },
+  {
+    who: 'appA',
+    min: 0,
+    network: 'mainnet',
+    method: 'eth_call',
+    outcome: 'node_error',
+    code: 3,
+    latencies: [40, 45, 50],
+  },
   { who: 'appA', min: 1, network: 'testnet', method: 'eth_call', outcome: 'ok', latencies: [18, 20, 22, 25, 30, 35] },
-  { who: 'appA', min: 1, network: 'mainnet', method: 'eth_getBalance', outcome: 'limit', code: -32005, latencies: n(2, 0.5) },
-  { who: 'appA', min: 1, network: 'mainnet', method: 'eth_getLogs', outcome: 'validation', code: -32602, latencies: [1.2] },
-  { who: 'appA', min: 61, network: 'mainnet', method: 'eth_blockNumber', outcome: 'ok', latencies: [90, 100, 110, 400] },
-  { who: 'appA', min: 61, network: 'mainnet', method: 'eth_notInTheContract', outcome: 'auth', code: -32016, latencies: [0.3] },
+  {
+    who: 'appA',
+    min: 1,
+    network: 'mainnet',
+    method: 'eth_getBalance',
+    outcome: 'limit',
+    code: -32005,
+    latencies: n(2, 0.5),
+  },
+  {
+    who: 'appA',
+    min: 1,
+    network: 'mainnet',
+    method: 'eth_getLogs',
+    outcome: 'validation',
+    code: -32602,
+    latencies: [1.2],
+  },
+  {
+    who: 'appA',
+    min: 61,
+    network: 'mainnet',
+    method: 'eth_blockNumber',
+    outcome: 'ok',
+    latencies: [90, 100, 110, 400],
+  },
+  {
+    who: 'appA',
+    min: 61,
+    network: 'mainnet',
+    method: 'eth_notInTheContract',
+    outcome: 'auth',
+    code: -32016,
+    latencies: [0.3],
+  },
   { who: 'appA', min: 24 * 60, network: 'testnet', method: 'eth_chainId', outcome: 'ok', latencies: n(5, 2) },
   { who: 'keyA', min: 0, network: 'testnet', method: 'eth_blockNumber', outcome: 'ok', latencies: n(7, 15) },
-  { who: 'keyA', min: 0, network: 'testnet', method: 'eth_getBlockByNumber', outcome: 'upstream_error', code: -32603, latencies: [5000] },
+  {
+    who: 'keyA',
+    min: 0,
+    network: 'testnet',
+    method: 'eth_getBlockByNumber',
+    outcome: 'upstream_error',
+    code: -32603,
+    latencies: [5000],
+  },
   { who: 'appB', min: 0, network: 'mainnet', method: 'eth_blockNumber', outcome: 'ok', latencies: n(50, 1) },
 ];
 
@@ -68,12 +122,22 @@ function expected(calls: Calls[]) {
   const success = calls.filter((c) => c.outcome === 'ok').reduce((s, c) => s + c.latencies.length, 0);
   const errorsByCode: Record<string, number> = {};
   const methods: Record<string, number> = {};
-  const byOutcome: Record<string, number> = { ok: 0, node_error: 0, auth: 0, allowlist: 0, limit: 0, validation: 0, upstream_error: 0, backend_unavailable: 0 };
+  const byOutcome: Record<string, number> = {
+    ok: 0,
+    node_error: 0,
+    auth: 0,
+    allowlist: 0,
+    limit: 0,
+    validation: 0,
+    upstream_error: 0,
+    backend_unavailable: 0,
+  };
   for (const c of calls) {
     const m = Object.hasOwn(nodeMethods, c.method) ? c.method : 'other';
     methods[m] = (methods[m] ?? 0) + c.latencies.length;
     byOutcome[c.outcome] += c.latencies.length;
-    if (c.outcome !== 'ok') errorsByCode[String(c.code ?? 0)] = (errorsByCode[String(c.code ?? 0)] ?? 0) + c.latencies.length;
+    if (c.outcome !== 'ok')
+      errorsByCode[String(c.code ?? 0)] = (errorsByCode[String(c.code ?? 0)] ?? 0) + c.latencies.length;
   }
   const rank = (q: number) => lat[Math.max(1, Math.ceil(q * total)) - 1];
   return {
@@ -109,7 +173,10 @@ function expectPoint(p: Json, calls: Calls[], label: string): void {
     const truth = e[q]!;
     const got = p.latencyMs[q];
     if (truth <= 0.25) expect(got, `${label} ${q}`).toBe(0.125);
-    else expect(Math.abs(got - truth) / truth, `${label} ${q}: ${got} vs ${truth}`).toBeLessThanOrEqual(PERCENTILE_RELATIVE_ERROR + 1e-12);
+    else
+      expect(Math.abs(got - truth) / truth, `${label} ${q}: ${got} vs ${truth}`).toBeLessThanOrEqual(
+        PERCENTILE_RELATIVE_ERROR + 1e-12,
+      );
   }
 }
 
@@ -173,11 +240,20 @@ for (const target of targets) {
       const r = await rpc(jar, method, params);
       expect(r.body.error, `${method}: ${JSON.stringify(r.body.error)}`).toBeUndefined();
       // The answer fits the contract (the service also runs with strictResults).
-      expect(validators[method].result(r.body.result), `${method}: ${JSON.stringify(validators[method].result.errors)}`).toBe(true);
+      expect(
+        validators[method].result(r.body.result),
+        `${method}: ${JSON.stringify(validators[method].result.errors)}`,
+      ).toBe(true);
       return r.body.result;
     }
-    const q = (from: number, to: number, granularity: string, network?: string) => ({ from: isoOf(from), to: isoOf(to), granularity, ...(network ? { network } : {}) });
-    const sel = (who: Calls['who'], pred: (c: Calls) => boolean = () => true) => TRAFFIC.filter((c) => c.who === who && pred(c));
+    const q = (from: number, to: number, granularity: string, network?: string) => ({
+      from: isoOf(from),
+      to: isoOf(to),
+      granularity,
+      ...(network ? { network } : {}),
+    });
+    const sel = (who: Calls['who'], pred: (c: Calls) => boolean = () => true) =>
+      TRAFFIC.filter((c) => c.who === who && pred(c));
 
     beforeAll(async () => {
       const extra = await target.setup();
@@ -201,13 +277,22 @@ for (const target of targets) {
       await ok(B, 'account_signUp', [credB]);
       userA = (await ok(A, 'account_logIn', [credA])).user;
       userB = (await ok(B, 'account_logIn', [credB])).user;
-      appA = await ok(A, 'apps_create', [{ name: 'alice app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]);
-      appB = await ok(B, 'apps_create', [{ name: 'bob app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]);
+      appA = await ok(A, 'apps_create', [
+        { name: 'alice app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] },
+      ]);
+      appB = await ok(B, 'apps_create', [
+        { name: 'bob app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] },
+      ]);
       keyA = await ok(A, 'keys_create', [{ name: 'alice key', network: 'Testnet' }]);
 
       // Feed the known traffic through a real Meter bound to the service's store, then flush it all.
       let clock = T0;
-      const meter = new Meter({ db: svc.store.db, methods: Object.keys(nodeMethods), networks: ['mainnet', 'testnet'], now: () => clock });
+      const meter = new Meter({
+        db: svc.store.db,
+        methods: Object.keys(nodeMethods),
+        networks: ['mainnet', 'testnet'],
+        now: () => clock,
+      });
       const principal: Record<Calls['who'], MeterPrincipal> = {
         appA: { kind: 'app', appId: appA.id, userId: userA.id },
         keyA: { kind: 'key', keyId: keyA.id, userId: userA.id },
@@ -216,14 +301,37 @@ for (const target of targets) {
       // Today's usage on key A (for keys_list / keys_get): at 00:00:30 UTC today, never in the future.
       todayStart = Math.floor(Date.now() / DAY) * DAY;
       const today: Calls[] = [
-        { who: 'keyA', at: todayStart + 30_000, network: 'testnet', method: 'eth_blockNumber', outcome: 'ok', latencies: n(3, 10) },
-        { who: 'keyA', at: todayStart + 30_000, network: 'testnet', method: 'eth_blockNumber', outcome: 'limit', code: -32005, latencies: [0.2] },
+        {
+          who: 'keyA',
+          at: todayStart + 30_000,
+          network: 'testnet',
+          method: 'eth_blockNumber',
+          outcome: 'ok',
+          latencies: n(3, 10),
+        },
+        {
+          who: 'keyA',
+          at: todayStart + 30_000,
+          network: 'testnet',
+          method: 'eth_blockNumber',
+          outcome: 'limit',
+          code: -32005,
+          latencies: [0.2],
+        },
       ];
       // In time order: like a real clock (a meter never counts into a minute before its current one).
       const at = (c: Calls) => c.at ?? T0 + c.min! * MIN + 17_000; // inside the minute
       for (const c of [...TRAFFIC, ...today].sort((x, y) => at(x) - at(y))) {
         clock = at(c);
-        for (const ms of c.latencies) meter.record({ principal: principal[c.who], network: c.network, method: c.method, outcome: c.outcome, code: c.code, latencyMs: ms });
+        for (const ms of c.latencies)
+          meter.record({
+            principal: principal[c.who],
+            network: c.network,
+            method: c.method,
+            outcome: c.outcome,
+            code: c.code,
+            latencyMs: ms,
+          });
       }
       const flushed = await meter.stop();
       expect(flushed.rows).toBeGreaterThan(0);
@@ -244,34 +352,74 @@ for (const target of targets) {
       expect(s.points).toHaveLength(120);
       s.points.forEach((p: Json, i: number) => {
         expect(p.start).toBe(isoOf(T0 + i * MIN));
-        expectPoint(p, sel('appA', (c) => c.min === i), `minute ${i}`);
+        expectPoint(
+          p,
+          sel('appA', (c) => c.min === i),
+          `minute ${i}`,
+        );
       });
-      expectPoint(s.summary, sel('appA', (c) => c.min! < 120), 'summary');
+      expectPoint(
+        s.summary,
+        sel('appA', (c) => c.min! < 120),
+        'summary',
+      );
       expect(s.summary.start).toBe(isoOf(T0));
       // Spot checks in plain numbers (the expectation above is computed; these are by hand).
-      expect(s.points[0]).toMatchObject({ total: 13, success: 10, errorsByCode: { '3': 3 }, methods: { eth_blockNumber: 10, eth_call: 3 } });
+      expect(s.points[0]).toMatchObject({
+        total: 13,
+        success: 10,
+        errorsByCode: { '3': 3 },
+        methods: { eth_blockNumber: 10, eth_call: 3 },
+      });
       expect(s.points[0].successRate).toBeCloseTo(10 / 13, 12);
       expect(s.points[1]).toMatchObject({ total: 9, success: 6, errorsByCode: { '-32005': 2, '-32602': 1 } });
       expect(s.points[61].methods).toEqual({ eth_blockNumber: 4, other: 1 });
-      expect(s.points[2]).toMatchObject({ total: 0, success: 0, successRate: null, latencyMs: null, errorsByCode: {}, methods: {} });
+      expect(s.points[2]).toMatchObject({
+        total: 0,
+        success: 0,
+        successRate: null,
+        latencyMs: null,
+        errorsByCode: {},
+        methods: {},
+      });
       expect(s.summary).toMatchObject({ total: 27, success: 20 });
     });
 
     it('hour and day granularity add the minutes up exactly', async () => {
       const h = await ok(A, 'apps_metrics', [appA.id, q(T0, T0 + DAY, 'hour')]);
       expect(h.points).toHaveLength(24);
-      expectPoint(h.points[0], sel('appA', (c) => c.min! < 60), 'hour 0');
-      expectPoint(h.points[1], sel('appA', (c) => c.min! >= 60 && c.min! < 120), 'hour 1');
+      expectPoint(
+        h.points[0],
+        sel('appA', (c) => c.min! < 60),
+        'hour 0',
+      );
+      expectPoint(
+        h.points[1],
+        sel('appA', (c) => c.min! >= 60 && c.min! < 120),
+        'hour 1',
+      );
       for (let i = 2; i < 24; i++) expect(h.points[i].total).toBe(0);
-      expectPoint(h.summary, sel('appA', (c) => c.min! < 24 * 60), 'hours summary');
+      expectPoint(
+        h.summary,
+        sel('appA', (c) => c.min! < 24 * 60),
+        'hours summary',
+      );
 
       // Days are UTC days; `from` is aligned down to 00:00.
       const day0 = Math.floor(T0 / DAY) * DAY;
       const d = await ok(A, 'apps_metrics', [appA.id, q(T0, day0 + 3 * DAY, 'day')]);
       expect(d.from).toBe(isoOf(day0));
       expect(d.points.map((p: Json) => p.start)).toEqual([0, 1, 2].map((i) => isoOf(day0 + i * DAY)));
-      expectPoint(d.points[0], sel('appA', (c) => c.min! < 15 * 60), 'day 0');
-      expectPoint(d.points[1], sel('appA', (c) => c.min === 24 * 60), 'day 1');
+      expectPoint(
+        d.points[0],
+        sel('appA', (c) => c.min! < 15 * 60),
+        'day 0',
+      );
+      expectPoint(
+        d.points[1],
+        sel('appA', (c) => c.min === 24 * 60),
+        'day 1',
+      );
       expect(d.points[2].total).toBe(0);
       expectPoint(d.summary, sel('appA'), 'days summary');
       expect(d.summary.total).toBe(32);
@@ -279,10 +427,17 @@ for (const target of targets) {
 
     it('filters by network; takes ISO times with an offset and aligns `from` down', async () => {
       const t = await ok(A, 'apps_metrics', [appA.id, q(T0, T0 + 2 * DAY, 'day', 'testnet')]);
-      expectPoint(t.summary, sel('appA', (c) => c.network === 'testnet'), 'testnet');
+      expectPoint(
+        t.summary,
+        sel('appA', (c) => c.network === 'testnet'),
+        'testnet',
+      );
       expect(t.summary.total).toBe(11);
       // 10:00:30+01:00 is 09:00:30Z: aligned down to 09:00.
-      const s = await ok(A, 'apps_metrics', [appA.id, { from: '2025-03-01T10:00:30+01:00', to: '2025-03-01T09:02:00Z', granularity: 'minute' }]);
+      const s = await ok(A, 'apps_metrics', [
+        appA.id,
+        { from: '2025-03-01T10:00:30+01:00', to: '2025-03-01T09:02:00Z', granularity: 'minute' },
+      ]);
       expect(s.from).toBe(isoOf(T0));
       expect(s.points).toHaveLength(2);
       expect(s.points.map((p: Json) => p.total)).toEqual([13, 9]);
@@ -290,9 +445,22 @@ for (const target of targets) {
 
     it('keys_metrics: only the key, never the app or other users', async () => {
       const s = await ok(A, 'keys_metrics', [keyA.id, q(T0, T0 + HOUR, 'minute')]);
-      expectPoint(s.points[0], sel('keyA', (c) => c.min === 0), 'key minute 0');
-      expectPoint(s.summary, sel('keyA', (c) => c.min !== undefined), 'key summary');
-      expect(s.summary).toMatchObject({ total: 8, success: 7, errorsByCode: { '-32603': 1 }, byOutcome: { upstream_error: 1 } });
+      expectPoint(
+        s.points[0],
+        sel('keyA', (c) => c.min === 0),
+        'key minute 0',
+      );
+      expectPoint(
+        s.summary,
+        sel('keyA', (c) => c.min !== undefined),
+        'key summary',
+      );
+      expect(s.summary).toMatchObject({
+        total: 8,
+        success: 7,
+        errorsByCode: { '-32603': 1 },
+        byOutcome: { upstream_error: 1 },
+      });
       // The 5 s call: its percentile bucket holds it within the bound too.
       expect(s.summary.latencyMs.p99).toBeGreaterThan(5000 / (1 + PERCENTILE_RELATIVE_ERROR));
       // The app's series at the same minute does not include the key's calls, nor user B's app.
@@ -353,7 +521,10 @@ for (const target of targets) {
         [{ from: base.from, granularity: 'minute' }, '/1'],
       ];
       for (const [query, path] of rows) {
-        for (const [method, id] of [['apps_metrics', appA.id], ['keys_metrics', keyA.id]]) {
+        for (const [method, id] of [
+          ['apps_metrics', appA.id],
+          ['keys_metrics', keyA.id],
+        ]) {
           const r = await rpc(A, method, [id, query]);
           const what = `${method} ${JSON.stringify(query)}`;
           expect(r.body.error?.code, `${what} → ${JSON.stringify(r.body)}`).toBe(-32602);

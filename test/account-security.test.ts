@@ -35,12 +35,17 @@ interface Answer {
 }
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, body: text === '' ? undefined : JSON.parse(text), headers: res.headers };
 }
 
-const cookieOf = (r: Answer) => /^[^;]+/.exec(r.headers.getSetCookie().find((c) => c.startsWith('rpcgate_session=')) ?? '')?.[0];
+const cookieOf = (r: Answer) =>
+  /^[^;]+/.exec(r.headers.getSetCookie().find((c) => c.startsWith('rpcgate_session=')) ?? '')?.[0];
 
 const dirs: string[] = [];
 const services: RunningService[] = [];
@@ -61,7 +66,12 @@ async function start(cfg: Partial<ConfigInput> = {}): Promise<RunningService> {
   return svc;
 }
 
-async function signUp(svc: RunningService, email: string, password = PASSWORD, headers: Record<string, string> = {}): Promise<string> {
+async function signUp(
+  svc: RunningService,
+  email: string,
+  password = PASSWORD,
+  headers: Record<string, string> = {},
+): Promise<string> {
   const r = await post(`${svc.url}/api`, call('account_signUp', [{ email, password }]), headers);
   expect(r.body.result, JSON.stringify(r.body)).toEqual({ email, next: 'account_logIn' });
   const l = await post(`${svc.url}/api`, call('account_logIn', [{ email, password }]), headers);
@@ -70,7 +80,11 @@ async function signUp(svc: RunningService, email: string, password = PASSWORD, h
 }
 
 const logIn = (svc: RunningService, email: string, password: string, ip?: string) =>
-  post(`${svc.url}/api`, call('account_logIn', [{ email, password }]), ip === undefined ? {} : { 'x-forwarded-for': ip });
+  post(
+    `${svc.url}/api`,
+    call('account_logIn', [{ email, password }]),
+    ip === undefined ? {} : { 'x-forwarded-for': ip },
+  );
 
 // The flooding client (argv: API URL, parallel, duration ms): prints what it got as JSON.
 const FLOOD = `
@@ -118,19 +132,28 @@ describe('item 1: log-in throttle', () => {
     const gate = svc.account.throttle.gate;
     const before = gate.done;
     const t0 = performance.now();
-    const batch = Array.from({ length: 20 }, (_, i) => call('account_logIn', [{ email, password: `guess number ${i}` }], i));
+    const batch = Array.from({ length: 20 }, (_, i) =>
+      call('account_logIn', [{ email, password: `guess number ${i}` }], i),
+    );
     const batches = await Promise.all(Array.from({ length: 50 }, () => post(`${svc.url}/api`, batch)));
     const afterBatches = gate.done - before;
     const singles = await Promise.all(Array.from({ length: 200 }, (_, i) => logIn(svc, email, `single guess ${i}`)));
     const checked = gate.done - before;
     const ms = performance.now() - t0;
-    console.log(`[issue 14 item 1] 50 batches × 20 + 200 parallel single log-ins on one email: ${checked} passwords checked (limit 10; batches checked ${afterBatches}) in ${ms.toFixed(0)} ms; before the fix 50 × 20 checked 620`);
+    console.log(
+      `[issue 14 item 1] 50 batches × 20 + 200 parallel single log-ins on one email: ${checked} passwords checked (limit 10; batches checked ${afterBatches}) in ${ms.toFixed(0)} ms; before the fix 50 × 20 checked 620`,
+    );
 
     // Inside a batch, log-in is refused before any check: -32600 with reason "batch".
     for (const b of batches) {
       expect(b.status).toBe(200);
       expect(b.body).toHaveLength(20);
-      for (const item of b.body) expect([item.error.code, item.error.data.reason, item.error.data.method]).toEqual([-32600, 'batch', 'account_logIn']);
+      for (const item of b.body)
+        expect([item.error.code, item.error.data.reason, item.error.data.method]).toEqual([
+          -32600,
+          'batch',
+          'account_logIn',
+        ]);
     }
     expect(afterBatches).toBe(0);
     expect(checked).toBeLessThanOrEqual(10);
@@ -149,7 +172,10 @@ describe('item 1: log-in throttle', () => {
     expect(limited.body.error.data).toMatchObject({ source: 'rpcgate', reason: 'rate', scope: 'email+ip', limit: 10 });
     expect(Number(limited.headers.get('retry-after'))).toBe(limited.body.error.data.retryAfter);
     // A batch with one log-in and nothing else is one check: allowed. Sign-up is refused in batches too.
-    const mixed = await post(`${svc.url}/api`, [call('networks_list', [], 1), call('account_signUp', [{ email: `b-${rnd()}@example.com`, password: PASSWORD }], 2)]);
+    const mixed = await post(`${svc.url}/api`, [
+      call('networks_list', [], 1),
+      call('account_signUp', [{ email: `b-${rnd()}@example.com`, password: PASSWORD }], 2),
+    ]);
     expect(mixed.body[0].result).toBeDefined();
     expect(mixed.body[1].error).toMatchObject({ code: -32600, data: { reason: 'batch', method: 'account_signUp' } });
   }, 60_000);
@@ -160,7 +186,11 @@ describe('item 1 across replicas: counters in Redis (our own redis-server), in-p
   let port = 0;
   const startRedis = () =>
     new Promise<ChildProcess>((resolve, reject) => {
-      const p = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      const p = spawn(
+        'redis-server',
+        ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'],
+        { stdio: ['ignore', 'pipe', 'ignore'] },
+      );
       p.once('error', reject);
       p.stdout!.on('data', (d: Buffer) => {
         if (d.toString().includes('Ready to accept connections')) resolve(p);
@@ -187,7 +217,9 @@ describe('item 1 across replicas: counters in Redis (our own redis-server), in-p
       redis = await startRedis();
     } catch (e) {
       if (process.env.CI) throw e;
-      console.warn(`[account-security] redis-server not runnable (${(e as Error).message}): the replica case is skipped`);
+      console.warn(
+        `[account-security] redis-server not runnable (${(e as Error).message}): the replica case is skipped`,
+      );
     }
   });
   afterAll(stopRedis);
@@ -207,13 +239,17 @@ describe('item 1 across replicas: counters in Redis (our own redis-server), in-p
     const t0 = performance.now();
     const down = await logIn(r1, `other-${rnd()}@example.com`, 'wrong while redis is down');
     const downMs = performance.now() - t0;
-    console.log(`[issue 14 item 1] Redis killed: a log-in on replica 1 answered ${down.status} in ${downMs.toFixed(0)} ms (in-process counters)`);
+    console.log(
+      `[issue 14 item 1] Redis killed: a log-in on replica 1 answered ${down.status} in ${downMs.toFixed(0)} ms (in-process counters)`,
+    );
     expect(down.status).toBe(401);
 
     redis = await startRedis();
     const email2 = `shared2-${rnd()}@example.com`;
     // The clients reconnect by themselves; then the counters are shared again.
-    await expect.poll(() => r1.account.throttle.shared && r2.account.throttle.shared, { timeout: 15_000, interval: 100 }).toBe(true);
+    await expect
+      .poll(() => r1.account.throttle.shared && r2.account.throttle.shared, { timeout: 15_000, interval: 100 })
+      .toBe(true);
     expect(await svc2Shared(r1, r2, email2)).toBe(true); // once: repeated tries would fill r2's own counters too
   }, 60_000);
 
@@ -255,7 +291,9 @@ describe('item 2: password-hash flood', () => {
     const before = { done: gate.done, refused: gate.refused };
     // The attacker is a process of its own (its client work does not load this event loop): 16 log-ins in flight,
     // each from another X-Forwarded-For address, for 4 s.
-    const child = spawn(process.execPath, ['--input-type=module', '-e', FLOOD, `${svc.url}/api`, '16', '4000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', FLOOD, `${svc.url}/api`, '16', '4000'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -268,7 +306,14 @@ describe('item 2: password-hash flood', () => {
     }
     await exited;
     const secs = (performance.now() - t0) / 1000;
-    const f = JSON.parse(out) as { total: number; s401: number; s429: number; other: number[]; hashing: number; retryAfter: string[] };
+    const f = JSON.parse(out) as {
+      total: number;
+      s401: number;
+      s429: number;
+      other: number[];
+      hashing: number;
+      retryAfter: string[];
+    };
     const checked = gate.done - before.done;
     console.log(
       `[issue 14 item 2] flood: ${f.total} log-ins to unknown emails in ${secs.toFixed(1)} s from ${f.total} addresses, ${checked} passwords checked (${(checked / secs).toFixed(0)}/s, peak ${gate.peak} at once), ${f.s429} refused 429 (${f.hashing} password-hashing); ` +
@@ -297,7 +342,8 @@ describe('item 2: password-hash flood', () => {
     expect((await logIn(svc, email, 'not the password', ip)).status).toBe(401);
     expect(gate.done - d).toBe(1);
     d = gate.done;
-    for (let i = 0; i < 4; i++) expect((await logIn(svc, `unknown-${i}-${rnd()}@example.com`, 'whatever it is', ip)).status).toBe(401);
+    for (let i = 0; i < 4; i++)
+      expect((await logIn(svc, `unknown-${i}-${rnd()}@example.com`, 'whatever it is', ip)).status).toBe(401);
     expect(gate.done - d).toBe(4);
     const sixth = await logIn(svc, `unknown-${rnd()}@example.com`, 'whatever it is', ip);
     expect([sixth.status, sixth.body.error.data.scope, sixth.body.error.data.limit]).toEqual([429, 'ip', 5]);
@@ -309,36 +355,57 @@ describe('item 2: password-hash flood', () => {
 
 describe('item 3: lockout per (email, IP)', () => {
   it("an attacker's address exhausting its limit does not lock out the owner; the softer per-email limit still applies", async () => {
-    const svc = await start({ trustProxy: 1, accountSecurity: { failedLoginsPerEmailIp: 10, failedLoginsPerEmail: 25 } });
+    const svc = await start({
+      trustProxy: 1,
+      accountSecurity: { failedLoginsPerEmailIp: 10, failedLoginsPerEmail: 25 },
+    });
     const email = `owner-${rnd()}@example.com`;
     await signUp(svc, email, PASSWORD, { 'x-forwarded-for': '192.0.2.1' });
     const attacker = '203.0.113.66';
     for (let i = 0; i < 10; i++) expect((await logIn(svc, email, `guess number ${i}`, attacker)).status).toBe(401);
     const locked = await logIn(svc, email, PASSWORD, attacker); // even the right password: this address is locked
     expect(locked.status).toBe(429);
-    expect(locked.body.error.data).toMatchObject({ source: 'rpcgate', reason: 'rate', scope: 'email+ip', limit: 10, period: '15 minutes' });
+    expect(locked.body.error.data).toMatchObject({
+      source: 'rpcgate',
+      reason: 'rate',
+      scope: 'email+ip',
+      limit: 10,
+      period: '15 minutes',
+    });
     const retryAfter = locked.body.error.data.retryAfter;
     expect(retryAfter).toBeGreaterThan(800);
     expect(retryAfter).toBeLessThanOrEqual(900);
     expect(locked.headers.get('retry-after')).toBe(String(retryAfter));
     expect(locked.body.error.message).toMatch(/try again in \d+ s/);
-    console.log(`[issue 14 item 3] attacker locked after 10 failures (retry in ${retryAfter} s); owner from another address: ${(await logIn(svc, email, PASSWORD, '192.0.2.1')).status}`);
+    console.log(
+      `[issue 14 item 3] attacker locked after 10 failures (retry in ${retryAfter} s); owner from another address: ${(await logIn(svc, email, PASSWORD, '192.0.2.1')).status}`,
+    );
 
     // The owner, from their own address, logs in (and a success gives back its email points).
     expect((await logIn(svc, email, PASSWORD, '192.0.2.1')).status).toBe(200);
     // Many addresses together reach the per-email limit (25 failures per hour): then every address that never logged
     // in to this account waits (issue 26: the owner's known address does not — see the issue 26 tests below).
     let fails = 10;
-    for (let a = 1; fails < 25; a++) for (let i = 0; i < 10 && fails < 25; i++, fails++) expect((await logIn(svc, email, `guess number ${i}`, `203.0.113.${a}`)).status).toBe(401);
+    for (let a = 1; fails < 25; a++)
+      for (let i = 0; i < 10 && fails < 25; i++, fails++)
+        expect((await logIn(svc, email, `guess number ${i}`, `203.0.113.${a}`)).status).toBe(401);
     const all = await logIn(svc, email, PASSWORD, '192.0.2.99');
     expect([all.status, all.body.error.data.scope, all.body.error.data.period]).toEqual([429, 'email', 'hour']);
     // Attempts refused by the email limit check nothing and do not fill that address's own (email, IP) counter.
-    for (let i = 0; i < 12; i++) expect((await logIn(svc, email, `owner retry ${i}`, '192.0.2.2')).body.error.data.scope).toBe('email');
+    for (let i = 0; i < 12; i++)
+      expect((await logIn(svc, email, `owner retry ${i}`, '192.0.2.2')).body.error.data.scope).toBe('email');
     expect((await logIn(svc, email, PASSWORD, '192.0.2.1')).status).toBe(200);
     // Operators see the refusals by scope: the locked attacker's 1, the per-email 1 + 12.
     const metrics = await (await fetch(`${svc.url}/metrics`)).text();
-    const throttled = (scope: string) => Number(new RegExp(`^rpcgate_account_throttled_total\\{scope="${scope.replace('+', '\\+')}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
-    expect([throttled('email+ip'), throttled('email'), throttled('ip'), throttled('password-hashing')]).toEqual([1, 13, 0, 0]);
+    const throttled = (scope: string) =>
+      Number(
+        new RegExp(`^rpcgate_account_throttled_total\\{scope="${scope.replace('+', '\\+')}"\\} (\\d+)$`, 'm').exec(
+          metrics,
+        )?.[1],
+      );
+    expect([throttled('email+ip'), throttled('email'), throttled('ip'), throttled('password-hashing')]).toEqual([
+      1, 13, 0, 0,
+    ]);
   }, 60_000);
 });
 
@@ -357,13 +424,19 @@ describe('item 3: IPv6 clients are counted by /64', () => {
 
 describe('item 7: password strength', () => {
   it('zxcvbn-ts (@zxcvbn-ts/core + language-common) refuses what the plain rules let through', async () => {
-    expect(await weakPasswordReason('summer2023', 'x@example.com')).toMatch(/^is too easy to guess \(strength [0-2] of 4, at least 3 needed\)/);
+    expect(await weakPasswordReason('summer2023', 'x@example.com')).toMatch(
+      /^is too easy to guess \(strength [0-2] of 4, at least 3 needed\)/,
+    );
     const svc = await start();
-    const r = await post(`${svc.url}/api`, call('account_signUp', [{ email: `weak-${rnd()}@example.com`, password: 'summer2023' }]));
+    const r = await post(
+      `${svc.url}/api`,
+      call('account_signUp', [{ email: `weak-${rnd()}@example.com`, password: 'summer2023' }]),
+    );
     expect([r.status, r.body.error.code, r.body.error.data.path]).toEqual([200, -32602, '/0/password']);
     expect(r.body.error.message).toMatch(/: password is too easy to guess/);
     // The passphrases the tests and docs use pass.
-    for (const p of [PASSWORD, 'correct horse battery', 'a long enough password']) expect(await weakPasswordReason(p, 'someone@example.com'), p).toBeUndefined();
+    for (const p of [PASSWORD, 'correct horse battery', 'a long enough password'])
+      expect(await weakPasswordReason(p, 'someone@example.com'), p).toBeUndefined();
   }, 60_000);
 });
 
@@ -372,14 +445,37 @@ describe('item 7: sign-up limit per IP', () => {
     const svc = await start({ trustProxy: 1, accountSecurity: { signupsPerIp: 2 } });
     const ip = { 'x-forwarded-for': '198.51.100.20' };
     const email = `first-${rnd()}@example.com`;
-    expect((await post(`${svc.url}/api`, call('account_signUp', [{ email, password: PASSWORD }]), ip)).status).toBe(200);
-    expect((await post(`${svc.url}/api`, call('account_signUp', [{ email, password: PASSWORD }]), ip)).status).toBe(200);
-    const third = await post(`${svc.url}/api`, call('account_signUp', [{ email: `third-${rnd()}@example.com`, password: PASSWORD }]), ip);
-    expect([third.status, third.body.error.code, third.body.error.data.scope, third.body.error.data.period]).toEqual([429, -32005, 'signup-ip', 'hour']);
+    expect((await post(`${svc.url}/api`, call('account_signUp', [{ email, password: PASSWORD }]), ip)).status).toBe(
+      200,
+    );
+    expect((await post(`${svc.url}/api`, call('account_signUp', [{ email, password: PASSWORD }]), ip)).status).toBe(
+      200,
+    );
+    const third = await post(
+      `${svc.url}/api`,
+      call('account_signUp', [{ email: `third-${rnd()}@example.com`, password: PASSWORD }]),
+      ip,
+    );
+    expect([third.status, third.body.error.code, third.body.error.data.scope, third.body.error.data.period]).toEqual([
+      429,
+      -32005,
+      'signup-ip',
+      'hour',
+    ]);
     expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(3000);
     // A weak password is refused before the limit is touched.
-    expect((await post(`${svc.url}/api`, call('account_signUp', [{ email, password: '12345678' }]), ip)).body.error.code).toBe(-32602);
-    expect((await post(`${svc.url}/api`, call('account_signUp', [{ email: `other-${rnd()}@example.com`, password: PASSWORD }]), { 'x-forwarded-for': '198.51.100.21' })).status).toBe(200);
+    expect(
+      (await post(`${svc.url}/api`, call('account_signUp', [{ email, password: '12345678' }]), ip)).body.error.code,
+    ).toBe(-32602);
+    expect(
+      (
+        await post(
+          `${svc.url}/api`,
+          call('account_signUp', [{ email: `other-${rnd()}@example.com`, password: PASSWORD }]),
+          { 'x-forwarded-for': '198.51.100.21' },
+        )
+      ).status,
+    ).toBe(200);
   }, 60_000);
 });
 
@@ -388,15 +484,21 @@ describe('item 8: JWT maximum lifetime per app', () => {
     const svc = await start();
     const cookie = await signUp(svc, `jwt-${rnd()}@example.com`);
     const api = (method: string, params: unknown) => post(`${svc.url}/api`, call(method, params), { cookie });
-    const app = (await api('apps_create', [{ name: 'jwt app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }])).body.result;
+    const app = (
+      await api('apps_create', [{ name: 'jwt app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }])
+    ).body.result;
     expect(app.jwtMaxLifetimeSec).toBe(86_400);
     const { publicKey, privateKey } = await generateKeyPair('ES256');
-    const kid = (await api('apps_addJwtKey', [app.id, { alg: 'ES256', publicKeyPem: await exportSPKI(publicKey) }])).body.result.id;
+    const kid = (await api('apps_addJwtKey', [app.id, { alg: 'ES256', publicKeyPem: await exportSPKI(publicKey) }]))
+      .body.result.id;
     expect((await api('apps_setRequireJwt', [app.id, true])).status).toBe(200);
     const now = Math.floor(Date.now() / 1000);
-    const token = (claims: Record<string, number>) => new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid }).sign(privateKey);
+    const token = (claims: Record<string, number>) =>
+      new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid }).sign(privateKey);
     const nodeCall = async (claims: Record<string, number>) => {
-      const r = await post(app.urls.mainnet, call('eth_blockNumber', []), { authorization: `Bearer ${await token(claims)}` });
+      const r = await post(app.urls.mainnet, call('eth_blockNumber', []), {
+        authorization: `Bearer ${await token(claims)}`,
+      });
       return r.status === 200 ? 'ok' : `${r.status} ${r.body.error.data.detail}`;
     };
     const year3000 = Date.UTC(3000, 0, 1) / 1000;
@@ -405,8 +507,13 @@ describe('item 8: JWT maximum lifetime per app', () => {
     expect(await nodeCall({ iat: now, exp: year3000 })).toBe('401 lifetime too long');
     expect(await nodeCall({ iat: now, exp: now + 86_401 })).toBe('401 lifetime too long');
     expect(await nodeCall({ exp: now + 3600 })).toBe('401 missing iat');
-    const refused = await post(app.urls.mainnet, call('eth_blockNumber', []), { authorization: `Bearer ${await token({ iat: now, exp: year3000 })}` });
-    expect(refused.body.error).toMatchObject({ code: -32016, data: { reason: 'jwt', detail: 'lifetime too long', maxLifetimeSec: 86_400 } });
+    const refused = await post(app.urls.mainnet, call('eth_blockNumber', []), {
+      authorization: `Bearer ${await token({ iat: now, exp: year3000 })}`,
+    });
+    expect(refused.body.error).toMatchObject({
+      code: -32016,
+      data: { reason: 'jwt', detail: 'lifetime too long', maxLifetimeSec: 86_400 },
+    });
     expect(refused.body.error.message).toMatch(/longer than this app allows/);
 
     // Shorter: 10 minutes (applies on this replica before the answer).
@@ -430,7 +537,8 @@ describe('item 9: behind a TLS proxy (publicBaseUrl, allowedOrigins)', () => {
     const svc = await start({ publicBaseUrl: 'https://public.example', allowedOrigins: ['https://dash.example'] });
     const email = `proxy-${rnd()}@example.com`;
     expect((await post(`${svc.url}/api`, call('account_signUp', [{ email, password: PASSWORD }]))).status).toBe(200);
-    const withOrigin = (origin: string) => post(`${svc.url}/api`, call('account_logIn', [{ email, password: PASSWORD }]), { origin });
+    const withOrigin = (origin: string) =>
+      post(`${svc.url}/api`, call('account_logIn', [{ email, password: PASSWORD }]), { origin });
     const pub = await withOrigin('https://public.example');
     expect(pub.status).toBe(200);
     const cookie = pub.headers.getSetCookie().find((c) => c.startsWith('rpcgate_session='))!;
@@ -441,7 +549,13 @@ describe('item 9: behind a TLS proxy (publicBaseUrl, allowedOrigins)', () => {
       expect([r.status, r.body.error.code, r.body.error.data.reason], origin).toEqual([403, -32041, 'origin']);
     }
     // URLs shown use the public base.
-    const app = (await post(`${svc.url}/api`, call('apps_create', [{ name: 'p', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]), { cookie: cookieOf(pub)! })).body.result;
+    const app = (
+      await post(
+        `${svc.url}/api`,
+        call('apps_create', [{ name: 'p', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]),
+        { cookie: cookieOf(pub)! },
+      )
+    ).body.result;
     expect(app.urls.mainnet).toMatch(/^https:\/\/public\.example\/mainnet\/v2\//);
   }, 60_000);
 
@@ -449,7 +563,9 @@ describe('item 9: behind a TLS proxy (publicBaseUrl, allowedOrigins)', () => {
     const svc = await start({ publicBaseUrl: 'http://plain.example:8080' });
     const email = `plain-${rnd()}@example.com`;
     await post(`${svc.url}/api`, call('account_signUp', [{ email, password: PASSWORD }]));
-    const r = await post(`${svc.url}/api`, call('account_logIn', [{ email, password: PASSWORD }]), { origin: 'http://plain.example:8080' });
+    const r = await post(`${svc.url}/api`, call('account_logIn', [{ email, password: PASSWORD }]), {
+      origin: 'http://plain.example:8080',
+    });
     expect(r.status).toBe(200);
     expect(r.headers.getSetCookie().find((c) => c.startsWith('rpcgate_session='))).not.toMatch(/Secure/);
   }, 60_000);
@@ -457,9 +573,13 @@ describe('item 9: behind a TLS proxy (publicBaseUrl, allowedOrigins)', () => {
 
 // Issue 26 item 6: distributed attacks on one account. The device cookie (src/gateway/accounts/device.ts) and known
 // (email, client IP) pairs exempt the owner from the per-email limit and give them a password-hashing queue of their own.
-const deviceOf = (r: Answer) => /^[^;]+/.exec(r.headers.getSetCookie().find((c) => c.startsWith('rpcgate_device=')) ?? '')?.[0];
+const deviceOf = (r: Answer) =>
+  /^[^;]+/.exec(r.headers.getSetCookie().find((c) => c.startsWith('rpcgate_device=')) ?? '')?.[0];
 const logInWith = (svc: RunningService, email: string, password: string, ip: string, cookie?: string) =>
-  post(`${svc.url}/api`, call('account_logIn', [{ email, password }]), { 'x-forwarded-for': ip, ...(cookie === undefined ? {} : { cookie }) });
+  post(`${svc.url}/api`, call('account_logIn', [{ email, password }]), {
+    'x-forwarded-for': ip,
+    ...(cookie === undefined ? {} : { cookie }),
+  });
 
 // The flood (argv: API URL, parallel, min ms, min requests, max ms): log-ins to unknown emails from 10,000 addresses
 // in turn (X-Forwarded-For), until both the time and the count are reached (or the max time); prints counts as JSON.
@@ -494,12 +614,20 @@ describe('issue 26 item 6: log-in under distributed attack', () => {
     const svc = await start({ trustProxy: 1 });
     const email = `distributed-${rnd()}@example.com`;
     const home = '192.0.2.10';
-    expect((await post(`${svc.url}/api`, call('account_signUp', [{ email, password: PASSWORD }]), { 'x-forwarded-for': home })).status).toBe(200);
+    expect(
+      (
+        await post(`${svc.url}/api`, call('account_signUp', [{ email, password: PASSWORD }]), {
+          'x-forwarded-for': home,
+        })
+      ).status,
+    ).toBe(200);
     const first = await logInWith(svc, email, PASSWORD, home);
     expect(first.status).toBe(200);
     const device = deviceOf(first)!;
     const raw = first.headers.getSetCookie().find((c) => c.startsWith('rpcgate_device='))!;
-    expect(raw).toMatch(/^rpcgate_device=[A-Za-z0-9_-]{22}\.\d+\.[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=15552000$/);
+    expect(raw).toMatch(
+      /^rpcgate_device=[A-Za-z0-9_-]{22}\.\d+\.[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=15552000$/,
+    );
 
     // The attack: 15 addresses × 10 wrong passwords (the per-email limit, 100 per hour, is used up on the way).
     const statuses: Record<string, number> = {};
@@ -512,24 +640,34 @@ describe('issue 26 item 6: log-in under distributed attack', () => {
     expect(statuses).toEqual({ 401: 100, '429 email': 50 });
     // A stranger (new browser, new address) is held to the per-email limit, right password or not.
     const stranger = await logInWith(svc, email, PASSWORD, '198.51.100.200');
-    expect([stranger.status, stranger.body.error.data.scope, stranger.body.error.data.period]).toEqual([429, 'email', 'hour']);
+    expect([stranger.status, stranger.body.error.data.scope, stranger.body.error.data.period]).toEqual([
+      429,
+      'email',
+      'hour',
+    ]);
 
     // The owner: with the device cookie from any address, and from the usual address without it — at once.
     const t0 = performance.now();
     const withDevice = await logInWith(svc, email, PASSWORD, '198.51.100.77', device);
     const fromHome = await logInWith(svc, email, PASSWORD, home);
-    console.log(`[issue 26 item 6] after 15 × 10 failures (${JSON.stringify(statuses)}): stranger ${stranger.status}; owner with device cookie ${withDevice.status}, from the usual address ${fromHome.status} (${(performance.now() - t0).toFixed(0)} ms); before the fix both 429 for an hour`);
+    console.log(
+      `[issue 26 item 6] after 15 × 10 failures (${JSON.stringify(statuses)}): stranger ${stranger.status}; owner with device cookie ${withDevice.status}, from the usual address ${fromHome.status} (${(performance.now() - t0).toFixed(0)} ms); before the fix both 429 for an hour`,
+    );
     expect(withDevice.status, JSON.stringify(withDevice.body)).toBe(200);
     expect(fromHome.status, JSON.stringify(fromHome.body)).toBe(200);
     expect(deviceOf(withDevice)!.split('.')[0]).toBe(device.split('.')[0]); // the same device id, issued anew
 
     // A cookie is bound to its email: presented for another account (or forged) it counts for nothing.
     const other = `other-${rnd()}@example.com`;
-    await post(`${svc.url}/api`, call('account_signUp', [{ email: other, password: PASSWORD }]), { 'x-forwarded-for': home });
-    for (let i = 0; i < 10; i++) expect((await logInWith(svc, other, `x guess ${i}`, `203.0.114.${i}`)).status).toBe(401);
+    await post(`${svc.url}/api`, call('account_signUp', [{ email: other, password: PASSWORD }]), {
+      'x-forwarded-for': home,
+    });
+    for (let i = 0; i < 10; i++)
+      expect((await logInWith(svc, other, `x guess ${i}`, `203.0.114.${i}`)).status).toBe(401);
     for (let i = 0; i < 90; i++) await logInWith(svc, other, `y guess ${i}`, `203.0.115.${i % 200}`);
     const forged = device.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
-    for (const cookie of [device, forged]) expect((await logInWith(svc, other, PASSWORD, '198.51.100.78', cookie)).body.error?.data?.scope).toBe('email');
+    for (const cookie of [device, forged])
+      expect((await logInWith(svc, other, PASSWORD, '198.51.100.78', cookie)).body.error?.data?.scope).toBe('email');
 
     // A stolen cookie, from many addresses: 10 failures per 15 minutes per device, then 429 `device`.
     for (let i = 0; i < 10; i++) {
@@ -544,12 +682,22 @@ describe('issue 26 item 6: log-in under distributed attack', () => {
     const svc = await start({ trustProxy: 1 });
     const email = `flooded-${rnd()}@example.com`;
     const home = '192.0.2.20';
-    expect((await post(`${svc.url}/api`, call('account_signUp', [{ email, password: PASSWORD }]), { 'x-forwarded-for': home })).status).toBe(200);
+    expect(
+      (
+        await post(`${svc.url}/api`, call('account_signUp', [{ email, password: PASSWORD }]), {
+          'x-forwarded-for': home,
+        })
+      ).status,
+    ).toBe(200);
     let device = deviceOf(await logInWith(svc, email, PASSWORD, home))!;
     const gate = svc.account.throttle.gate;
     const refusedBefore = gate.refused;
 
-    const child = spawn(process.execPath, ['--input-type=module', '-e', UNKNOWN_FLOOD, `${svc.url}/api`, '48', '6000', '10000', '60000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      ['--input-type=module', '-e', UNKNOWN_FLOOD, `${svc.url}/api`, '48', '6000', '10000', '60000'],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -564,9 +712,17 @@ describe('issue 26 item 6: log-in under distributed attack', () => {
       }
       for (let i = 0; i < 10; i++) owner.home.push((await logInWith(svc, email, PASSWORD, home)).status);
       const stranger: number[] = [];
-      for (let i = 0; i < 10; i++) stranger.push((await logInWith(svc, email, PASSWORD, `198.51.100.${100 + i}`)).status);
+      for (let i = 0; i < 10; i++)
+        stranger.push((await logInWith(svc, email, PASSWORD, `198.51.100.${100 + i}`)).status);
       await exited;
-      const f = JSON.parse(out) as { total: number; s401: number; s429: number; hashing: number; other: number; addresses: number };
+      const f = JSON.parse(out) as {
+        total: number;
+        s401: number;
+        s429: number;
+        hashing: number;
+        other: number;
+        addresses: number;
+      };
       const ok = (xs: number[]) => xs.filter((s) => s === 200).length;
       console.log(
         `[issue 26 item 6] flood of ${f.total} unknown-email log-ins from ${f.addresses} addresses (${f.s401} checked, ${f.hashing} refused password-hashing): ` +

@@ -53,12 +53,21 @@ function stream(base: string, path: string, mode: 'length' | 'chunked', deadline
       finish();
     });
     s.on('connect', async () => {
-      const h = `POST ${path} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\n` + (mode === 'length' ? `Content-Length: ${TOTAL}\r\n\r\n` : 'Transfer-Encoding: chunked\r\n\r\n');
+      const h =
+        `POST ${path} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\n` +
+        (mode === 'length' ? `Content-Length: ${TOTAL}\r\n\r\n` : 'Transfer-Encoding: chunked\r\n\r\n');
       head = Buffer.byteLength(h);
       s.write(h);
       for (let sent = 0; sent < TOTAL && !closed && !s.destroyed; sent += CHUNK.length) {
-        const ok = mode === 'length' ? s.write(CHUNK) : s.write(`${CHUNK.length.toString(16)}\r\n`) && s.write(CHUNK) && s.write('\r\n');
-        if (!ok) await new Promise<void>((r) => { s.once('drain', r); s.once('close', r); });
+        const ok =
+          mode === 'length'
+            ? s.write(CHUNK)
+            : s.write(`${CHUNK.length.toString(16)}\r\n`) && s.write(CHUNK) && s.write('\r\n');
+        if (!ok)
+          await new Promise<void>((r) => {
+            s.once('drain', r);
+            s.once('close', r);
+          });
       }
       if (mode === 'chunked' && !closed && !s.destroyed) s.write('0\r\n\r\n');
     });
@@ -66,7 +75,10 @@ function stream(base: string, path: string, mode: 'length' | 'chunked', deadline
 }
 
 /** Requests written one after another on one raw connection; the answers (each complete), and whether it stayed open. */
-async function keepAlive(base: string, requests: Array<{ path: string; body: string }>): Promise<{ answers: string[]; open: boolean }> {
+async function keepAlive(
+  base: string,
+  requests: Array<{ path: string; body: string }>,
+): Promise<{ answers: string[]; open: boolean }> {
   const u = new URL(base);
   const s = connect(Number(u.port), u.hostname);
   await new Promise((r) => s.once('connect', r));
@@ -77,7 +89,9 @@ async function keepAlive(base: string, requests: Array<{ path: string; body: str
   const answers: string[] = [];
   for (const r of requests) {
     buf = '';
-    s.write(`POST ${r.path} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(r.body)}\r\n\r\n${r.body}`);
+    s.write(
+      `POST ${r.path} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(r.body)}\r\n\r\n${r.body}`,
+    );
     const t0 = Date.now();
     while (Date.now() - t0 < 5_000) {
       const m = /content-length: (\d+)\r\n[\s\S]*?\r\n\r\n/i.exec(buf);
@@ -102,7 +116,13 @@ describe('bodies after a refusal are not read to the end', () => {
   beforeAll(async () => {
     [main, test] = await Promise.all([startStubNode(), startStubNode()]);
     dataDir = mkdtempSync(join(tmpdir(), 'rpcgate-body-refusal-'));
-    svc = await startService({ port: 0, logLevel: 'silent', devKey: false, dataDir, networks: { mainnet: { upstreams: [main.url] }, testnet: { upstreams: [test.url] } } });
+    svc = await startService({
+      port: 0,
+      logLevel: 'silent',
+      devKey: false,
+      dataDir,
+      networks: { mainnet: { upstreams: [main.url] }, testnet: { upstreams: [test.url] } },
+    });
     testnetKey = (await newNetworkKey(svc.url, 'testnet')).key;
   });
   afterAll(async () => {
@@ -118,17 +138,25 @@ describe('bodies after a refusal are not read to the end', () => {
   ];
   for (const t of targets) {
     for (const mode of ['length', 'chunked'] as const) {
-      it(`${t.name}, 50 MB ${mode === 'length' ? 'with Content-Length' : 'chunked'}: answered ${t.status}, then closed; the bytes let in stay far below`, { timeout: 30_000 }, async () => {
+      it(`${t.name}, 50 MB ${mode === 'length' ? 'with Content-Length' : 'chunked'}: answered ${t.status}, then closed; the bytes let in stay far below`, {
+        timeout: 30_000,
+      }, async () => {
         const r = await stream(svc.url, t.path(), mode);
         const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(r.response)?.[1]);
-        console.log(`[body-refusal] ${t.name}, ${mode}: HTTP ${status}, closed ${r.closed}, accepted ${(r.accepted / 1048576).toFixed(2)} MB of ${TOTAL / 1048576} MB`);
+        console.log(
+          `[body-refusal] ${t.name}, ${mode}: HTTP ${status}, closed ${r.closed}, accepted ${(r.accepted / 1048576).toFixed(2)} MB of ${TOTAL / 1048576} MB`,
+        );
         expect(status).toBe(t.status);
         expect(r.response).toMatch(/\r\nconnection: close\r\n/i);
         expect(r.response).toMatch(/"jsonrpc":"2\.0"/);
         expect(r.closed).toBe(true);
         expect(r.accepted).toBeLessThan(TOTAL / 5); // client and server kernel buffers on loopback hold a few MB at most
         // The server is fine afterwards.
-        const ok = await fetch(`${svc.url}/testnet/${testnetKey}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' });
+        const ok = await fetch(`${svc.url}/testnet/${testnetKey}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}',
+        });
         expect(await ok.json()).toEqual({ jsonrpc: '2.0', id: 1, result: '0x10' });
       });
     }

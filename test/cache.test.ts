@@ -15,7 +15,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { methods } from '../generated/node/methods.js';
-import { NetworkCache, blockNumberOf, decide, isCacheHit, type NetworkCacheOptions } from '../src/gateway/cache/index.js';
+import {
+  NetworkCache,
+  blockNumberOf,
+  decide,
+  isCacheHit,
+  type NetworkCacheOptions,
+} from '../src/gateway/cache/index.js';
 import { defaults } from '../src/gateway/config/config.js';
 import { meaningTable } from '../src/gateway/method-meaning.js';
 import { Metrics } from '../src/gateway/metering/index.js';
@@ -50,8 +56,17 @@ interface Rpc {
   result?: unknown;
   error?: { code: number; message: string; data?: Record<string, unknown> };
 }
-async function post(url: string, method: string, params: unknown[] = []): Promise<{ status: number; body: Rpc; raw: string }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), signal: AbortSignal.timeout(10_000) });
+async function post(
+  url: string,
+  method: string,
+  params: unknown[] = [],
+): Promise<{ status: number; body: Rpc; raw: string }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    signal: AbortSignal.timeout(10_000),
+  });
   const raw = await res.text();
   return { status: res.status, body: JSON.parse(raw) as Rpc, raw };
 }
@@ -103,7 +118,17 @@ describe('NetworkCache over a real pool and a stand-in node', () => {
   function make(o: Partial<NetworkCacheOptions> = {}): NetworkCache {
     pool = new UpstreamPool({ network: 'mainnet', urls: [node.url], config: defaults.upstream, methods: meanings });
     // A poll interval of an hour: the test drives the tracker with tick().
-    cache = new NetworkCache({ network: 'mainnet', upstream: pool, meanings, maxBytes: 1 << 20, finalityDepth: 16, pollMs: 3_600_000, idleMs: 3_600_000, metrics, ...o });
+    cache = new NetworkCache({
+      network: 'mainnet',
+      upstream: pool,
+      meanings,
+      maxBytes: 1 << 20,
+      finalityDepth: 16,
+      pollMs: 3_600_000,
+      idleMs: 3_600_000,
+      metrics,
+      ...o,
+    });
     return cache;
   }
 
@@ -141,7 +166,10 @@ describe('NetworkCache over a real pool and a stand-in node', () => {
   it('finalized blocks stay across new heads; head answers and unfinalized ones follow the head', async () => {
     make();
     await cache.tracker.tick();
-    expect({ head: cache.tracker.head, finalized: cache.tracker.finalized }).toEqual({ head: node.head, finalized: node.head - 8 });
+    expect({ head: cache.tracker.head, finalized: cache.tracker.finalized }).toEqual({
+      head: node.head,
+      finalized: node.head - 8,
+    });
     const fin = hex(node.head - 10);
     const calls = () => node.count('eth_getBlockByNumber');
     const b0 = calls();
@@ -273,11 +301,15 @@ describe('NetworkCache over a real pool and a stand-in node', () => {
     await cache.tracker.tick();
     const c0 = node.count('eth_getBalance');
     const future = hex(node.head + 5);
-    await expect(cache.call('eth_getBalance', ['0x' + '33'.repeat(20), future]) as Promise<unknown>).rejects.toMatchObject({ code: -32000 });
+    await expect(
+      cache.call('eth_getBalance', ['0x' + '33'.repeat(20), future]) as Promise<unknown>,
+    ).rejects.toMatchObject({ code: -32000 });
     // The pool may retry a retryable node error ("header not found"): count node requests per call, not calls.
     const perCall = node.count('eth_getBalance') - c0;
     expect(perCall).toBeGreaterThanOrEqual(1);
-    await expect(cache.call('eth_getBalance', ['0x' + '33'.repeat(20), future]) as Promise<unknown>).rejects.toMatchObject({ code: -32000 });
+    await expect(
+      cache.call('eth_getBalance', ['0x' + '33'.repeat(20), future]) as Promise<unknown>,
+    ).rejects.toMatchObject({ code: -32000 });
     expect(node.count('eth_getBalance') - c0).toBe(2 * perCall);
   });
 
@@ -335,7 +367,10 @@ describe('rpcgate with the response cache', () => {
     const store = await openStore({ dataDir });
     try {
       const secret = loadOrCreateServerSecret(dataDir);
-      const user = await createUser(store.db, { email: `cache-${randomBytes(6).toString('hex')}@example.com`, passwordHash: await hashPassword('x'.repeat(16)) });
+      const user = await createUser(store.db, {
+        email: `cache-${randomBytes(6).toString('hex')}@example.com`,
+        passwordHash: await hashPassword('x'.repeat(16)),
+      });
       key = (await createNetworkKey(store.db, secret, user.id, { name: 'cache', network: 'mainnet' })).key;
     } finally {
       await store.close();
@@ -346,8 +381,14 @@ describe('rpcgate with the response cache', () => {
       logLevel: 'silent',
       keys: [KEY],
       limits: { b: { dailyPerUser: 5 } },
-      networks: { mainnet: { upstreams: [node.url], chainId: 31337, blockTime: 1 }, testnet: { upstreams: [node.url], chainId: 31338, blockTime: 1 } },
-      cache: { disabledMethods: ['eth_getBalance'], networks: { testnet: { enabled: false }, mainnet: { disabledMethods: ['eth_gasPrice'] } } },
+      networks: {
+        mainnet: { upstreams: [node.url], chainId: 31337, blockTime: 1 },
+        testnet: { upstreams: [node.url], chainId: 31338, blockTime: 1 },
+      },
+      cache: {
+        disabledMethods: ['eth_getBalance'],
+        networks: { testnet: { enabled: false }, mainnet: { disabledMethods: ['eth_gasPrice'] } },
+      },
     });
   }, 60_000);
   afterAll(async () => {
@@ -355,7 +396,7 @@ describe('rpcgate with the response cache', () => {
     await node?.close();
   });
 
-  it('a hit consumes quota and is metered like any call; it answers the node\'s bytes', async () => {
+  it("a hit consumes quota and is metered like any call; it answers the node's bytes", async () => {
     const url = `${svc.url}/mainnet/${key}`;
     const before = node.count('eth_chainId');
     const answers: string[] = [];
@@ -517,7 +558,11 @@ describe('the embedded anvil behind the cache', () => {
   let anvil: string;
   const KEY = `static_${randomBytes(8).toString('hex')}`;
   const direct = async (method: string, params: unknown[]) => {
-    const res = await fetch(anvil, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    const res = await fetch(anvil, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
     return resultText(await res.text());
   };
 
@@ -564,7 +609,7 @@ describe('the embedded anvil behind the cache', () => {
     expect(cache.stats.hits - h0).toBe(calls.length);
   });
 
-  it('anvil_reorg: answers cached for the replaced blocks are dropped; the new answers are anvil\'s', async () => {
+  it("anvil_reorg: answers cached for the replaced blocks are dropped; the new answers are anvil's", async () => {
     const cache = svc.caches.get('mainnet')!;
     await cache.tracker.tick();
     const head = cache.tracker.head!;
@@ -589,7 +634,8 @@ describe('the embedded anvil behind the cache', () => {
 
 // A Redis of the test's own (redis-server on a free port, no persistence), stopped and restarted by PID.
 const haveRedisServer = spawnSync('sh', ['-c', 'command -v redis-server'], { stdio: 'ignore' }).status === 0;
-if (!haveRedisServer && !process.env.CI) console.warn('[cache] redis-server not installed: the Redis fault case is SKIPPED (required when CI is set)');
+if (!haveRedisServer && !process.env.CI)
+  console.warn('[cache] redis-server not installed: the Redis fault case is SKIPPED (required when CI is set)');
 
 describe.skipIf(!haveRedisServer && !process.env.CI)('the cache when its Redis fails', () => {
   let node: ChainNode;
@@ -598,7 +644,9 @@ describe.skipIf(!haveRedisServer && !process.env.CI)('the cache when its Redis f
   let port: number;
   const KEY = `static_${randomBytes(8).toString('hex')}`;
   const startRedis = async () => {
-    redis = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], { stdio: 'ignore' });
+    redis = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], {
+      stdio: 'ignore',
+    });
     await untilAsync(() => redisReachable(`redis://127.0.0.1:${port}`));
   };
   const stopRedis = async () => {
@@ -620,7 +668,10 @@ describe.skipIf(!haveRedisServer && !process.env.CI)('the cache when its Redis f
       logLevel: 'silent',
       keys: [KEY],
       networks: { mainnet: { upstreams: [node.url], chainId: 31337, blockTime: 1 } },
-      cache: { redis: { enabled: true, url: `redis://127.0.0.1:${port}`, prefix: scratchPrefix() }, pollIntervalMs: 3_600_000 },
+      cache: {
+        redis: { enabled: true, url: `redis://127.0.0.1:${port}`, prefix: scratchPrefix() },
+        pollIntervalMs: 3_600_000,
+      },
     });
   }, 60_000);
   afterAll(async () => {

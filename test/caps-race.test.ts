@@ -10,7 +10,15 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRpcgateChild, type RpcgateChild } from './helpers/rpcgate-child.js';
-import { deleteRedisKeys, pgReachable, redisReachable, REDIS_URL, scratchDatabase, scratchPrefix, skipUnless } from './helpers/services.js';
+import {
+  deleteRedisKeys,
+  pgReachable,
+  redisReachable,
+  REDIS_URL,
+  scratchDatabase,
+  scratchPrefix,
+  skipUnless,
+} from './helpers/services.js';
 import { startStubNode, type StubNode } from './helpers/stub-node.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -64,7 +72,11 @@ describe.skipIf(skip)('caps under races: two replicas on PostgreSQL + Redis', ()
 
   /** POSTs to a replica's account API with the session cookie (no Origin header: not a browser, as the CLI). */
   async function api(replica: number, cookie: string, body: unknown): Promise<{ status: number; body: Json }> {
-    const res = await fetch(`${replicas[replica].url}/api`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify(body) });
+    const res = await fetch(`${replicas[replica].url}/api`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, body: await res.json() };
   }
 
@@ -72,10 +84,17 @@ describe.skipIf(skip)('caps under races: two replicas on PostgreSQL + Redis', ()
   async function newSession(): Promise<{ cookie: string; userId: string }> {
     const cred = { email: `race-${randomBytes(6).toString('hex')}@example.com`, password: PASSWORD };
     await api(0, '', { jsonrpc: '2.0', id: 1, method: 'account_signUp', params: [cred] });
-    const res = await fetch(`${replicas[1].url}/api`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'account_logIn', params: [cred] }) });
+    const res = await fetch(`${replicas[1].url}/api`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'account_logIn', params: [cred] }),
+    });
     const body = (await res.json()) as Json;
     expect(body.result?.user?.id, JSON.stringify(body)).toBeTruthy();
-    const cookie = res.headers.getSetCookie().map((c) => c.split(';')[0]).find((c) => c.startsWith('rpcgate_session='))!;
+    const cookie = res.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .find((c) => c.startsWith('rpcgate_session='))!;
     return { cookie, userId: body.result.user.id };
   }
 
@@ -83,7 +102,12 @@ describe.skipIf(skip)('caps under races: two replicas on PostgreSQL + Redis', ()
    * `total` creates at once, half through each replica: batches of 20 (the account API's batch cap) for the first
    * `inBatches`, single requests for the rest. Answers: created, refused with -32005, anything else.
    */
-  async function flood(cookie: string, total: number, inBatches: number, create: (i: number) => { method: string; params: unknown[] }) {
+  async function flood(
+    cookie: string,
+    total: number,
+    inBatches: number,
+    create: (i: number) => { method: string; params: unknown[] },
+  ) {
     const sends: Promise<Json[]>[] = [];
     let sent = 0;
     for (let b = 0; sent < inBatches; b++) {
@@ -92,7 +116,10 @@ describe.skipIf(skip)('caps under races: two replicas on PostgreSQL + Redis', ()
       sent += n;
       sends.push(api(b % 2, cookie, batch).then((r) => (Array.isArray(r.body) ? r.body : [r.body])));
     }
-    for (let i = sent; i < total; i++) sends.push(api(i % 2, cookie, { jsonrpc: '2.0', id: i, ...create(i) }).then((r) => [{ ...r.body, status: r.status }]));
+    for (let i = sent; i < total; i++)
+      sends.push(
+        api(i % 2, cookie, { jsonrpc: '2.0', id: i, ...create(i) }).then((r) => [{ ...r.body, status: r.status }]),
+      );
     const answers = (await Promise.all(sends)).flat();
     expect(answers).toHaveLength(total);
     const created = answers.filter((a) => a.result !== undefined);
@@ -113,21 +140,33 @@ describe.skipIf(skip)('caps under races: two replicas on PostgreSQL + Redis', ()
 
   it('300 keys_create at once (batches and single requests, both replicas): exactly 4 keys, the other 296 refused with -32005', async () => {
     const { cookie, userId } = await newSession();
-    const r = await flood(cookie, 300, 100, (i) => ({ method: 'keys_create', params: [{ name: `race ${i}`, network: 'mainnet' }] }));
-    console.log(`[caps-race] 300 keys_create: ${r.created.length} created, ${r.refused.length} refused, ${r.other.length} other`);
+    const r = await flood(cookie, 300, 100, (i) => ({
+      method: 'keys_create',
+      params: [{ name: `race ${i}`, network: 'mainnet' }],
+    }));
+    console.log(
+      `[caps-race] 300 keys_create: ${r.created.length} created, ${r.refused.length} refused, ${r.other.length} other`,
+    );
     expect(r.other.map((a) => JSON.stringify(a).slice(0, 200))).toEqual([]);
     expect(r.created).toHaveLength(4);
     expect(r.refused).toHaveLength(296);
     for (const a of r.refused) expect(a.error.data).toMatchObject({ limit: 4, what: 'network API keys' });
     expect(await countRows('network_keys', userId)).toBe(4);
     // Every created key serves on both replicas (they are real keys), and the list agrees.
-    expect((await api(1, cookie, { jsonrpc: '2.0', id: 1, method: 'keys_list', params: [] })).body.result.keys).toHaveLength(4);
+    expect(
+      (await api(1, cookie, { jsonrpc: '2.0', id: 1, method: 'keys_list', params: [] })).body.result.keys,
+    ).toHaveLength(4);
   }, 120_000);
 
   it(`60 apps_create at once (batches and single requests, both replicas): exactly ${MAX_APPS} apps (accounts.maxAppsPerUser), the rest refused with -32005 {limit, what: "apps"}`, async () => {
     const { cookie, userId } = await newSession();
-    const r = await flood(cookie, 60, 20, (i) => ({ method: 'apps_create', params: [{ name: `race ${i}`, useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }] }));
-    console.log(`[caps-race] 60 apps_create: ${r.created.length} created, ${r.refused.length} refused, ${r.other.length} other`);
+    const r = await flood(cookie, 60, 20, (i) => ({
+      method: 'apps_create',
+      params: [{ name: `race ${i}`, useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }],
+    }));
+    console.log(
+      `[caps-race] 60 apps_create: ${r.created.length} created, ${r.refused.length} refused, ${r.other.length} other`,
+    );
     expect(r.other.map((a) => JSON.stringify(a).slice(0, 200))).toEqual([]);
     expect(r.created).toHaveLength(MAX_APPS);
     expect(r.refused).toHaveLength(60 - MAX_APPS);
@@ -139,8 +178,14 @@ describe.skipIf(skip)('caps under races: two replicas on PostgreSQL + Redis', ()
     expect(r.refused.filter((a) => a.status !== undefined).every((a) => a.status === 409)).toBe(true);
     expect(await countRows('apps', userId)).toBe(MAX_APPS);
     // Deleting one frees exactly one slot.
-    expect((await api(0, cookie, { jsonrpc: '2.0', id: 1, method: 'apps_delete', params: [r.created[0].result.id] })).body.result.deleted).toBe(true);
-    const again = await flood(cookie, 10, 0, (i) => ({ method: 'apps_create', params: [{ name: `again ${i}`, useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }] }));
+    expect(
+      (await api(0, cookie, { jsonrpc: '2.0', id: 1, method: 'apps_delete', params: [r.created[0].result.id] })).body
+        .result.deleted,
+    ).toBe(true);
+    const again = await flood(cookie, 10, 0, (i) => ({
+      method: 'apps_create',
+      params: [{ name: `again ${i}`, useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }],
+    }));
     expect([again.created.length, again.refused.length, again.other.length]).toEqual([1, 9, 0]);
     expect(await countRows('apps', userId)).toBe(MAX_APPS);
   }, 120_000);

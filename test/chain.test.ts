@@ -4,7 +4,14 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaults, fromAssignments, fromEnv, merge, validate } from '../src/gateway/config/config.js';
-import { anvilBinary, compileToken, DEFAULT_ACTIVITY_INTERVAL_MS, rpc, startEmbeddedChain, type EmbeddedChain } from '../src/gateway/chain/index.js';
+import {
+  anvilBinary,
+  compileToken,
+  DEFAULT_ACTIVITY_INTERVAL_MS,
+  rpc,
+  startEmbeddedChain,
+  type EmbeddedChain,
+} from '../src/gateway/chain/index.js';
 
 const dataDir = resolve(import.meta.dirname, '../test-output/chain');
 const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
@@ -36,7 +43,12 @@ describe('embedded chain', () => {
 
   it('Transfer logs exist for the token', async () => {
     const logs = await rpc<{ topics: string[]; transactionHash: string }[]>(chain.url, 'eth_getLogs', [
-      { address: chain.seeded.token.address, fromBlock: chain.seeded.fromBlock, toBlock: chain.seeded.toBlock, topics: [TRANSFER_TOPIC] },
+      {
+        address: chain.seeded.token.address,
+        fromBlock: chain.seeded.fromBlock,
+        toBlock: chain.seeded.toBlock,
+        topics: [TRANSFER_TOPIC],
+      },
     ]);
     // mint + 4 transfers
     expect(logs.length).toBe(5);
@@ -48,7 +60,10 @@ describe('embedded chain', () => {
       const r = await rpc<{ status: string } | null>(chain.url, 'eth_getTransactionReceipt', [h]);
       expect(r?.status).toBe('0x1');
     }
-    const block = await rpc<{ hash: string; transactions: string[] }>(chain.url, 'eth_getBlockByNumber', [chain.seeded.blockWithLogs.number, false]);
+    const block = await rpc<{ hash: string; transactions: string[] }>(chain.url, 'eth_getBlockByNumber', [
+      chain.seeded.blockWithLogs.number,
+      false,
+    ]);
     expect(block.hash).toBe(chain.seeded.blockWithLogs.hash);
     expect(block.transactions).toContain(chain.seeded.txHash);
   });
@@ -56,7 +71,10 @@ describe('embedded chain', () => {
   it('balances moved: token balance of a receiver, ETH of a receiver', async () => {
     const [, a1, , , a4] = chain.seeded.accounts;
     const balanceOf = `0x70a08231${a1.slice(2).padStart(64, '0')}`;
-    const tokenBal = await rpc<string>(chain.url, 'eth_call', [{ to: chain.seeded.token.address, data: balanceOf }, 'latest']);
+    const tokenBal = await rpc<string>(chain.url, 'eth_call', [
+      { to: chain.seeded.token.address, data: balanceOf },
+      'latest',
+    ]);
     expect(BigInt(tokenBal)).toBe(750n * 10n ** 18n);
     expect(BigInt(await rpc<string>(chain.url, 'eth_getBalance', [a4, 'latest']))).toBe(10001n * 10n ** 18n);
   });
@@ -87,7 +105,14 @@ describe('a live embedded chain: ongoing activity', () => {
   const newTransfers = async (c: EmbeddedChain): Promise<Log[]> => {
     const from = BigInt(c.seeded.toBlock) + 1n;
     if (BigInt(await rpc<string>(c.url, 'eth_blockNumber')) < from) return [];
-    return rpc<Log[]>(c.url, 'eth_getLogs', [{ address: c.seeded.token.address, fromBlock: `0x${from.toString(16)}`, toBlock: 'latest', topics: [TRANSFER_TOPIC] }]);
+    return rpc<Log[]>(c.url, 'eth_getLogs', [
+      {
+        address: c.seeded.token.address,
+        fromBlock: `0x${from.toString(16)}`,
+        toBlock: 'latest',
+        topics: [TRANSFER_TOPIC],
+      },
+    ]);
   };
 
   it('1 s blocks and 300 ms activity: new blocks with Transfer logs within seconds, then a clean stop', async () => {
@@ -96,7 +121,14 @@ describe('a live embedded chain: ongoing activity', () => {
     const onRejection = (r: unknown) => rejections.push(r);
     process.on('unhandledRejection', onRejection);
     try {
-      const live = await startEmbeddedChain({ network: 'live', chainId: 31_401, blockTime: 1, dataDir, activityIntervalMs: 300, onActivityError: (e) => errors.push(e) });
+      const live = await startEmbeddedChain({
+        network: 'live',
+        chainId: 31_401,
+        blockTime: 1,
+        dataDir,
+        activityIntervalMs: 300,
+        onActivityError: (e) => errors.push(e),
+      });
       const seededHead = BigInt(live.seeded.toBlock);
       let logs: Log[] = [];
       for (let i = 0; i < 100 && logs.length < 3; i++) {
@@ -132,11 +164,19 @@ describe('a live embedded chain: ongoing activity', () => {
   }, 60_000);
 
   it('every fourth round also moves ETH between the ring accounts', async () => {
-    const live = await startEmbeddedChain({ network: 'live', chainId: 31_402, blockTime: 1, dataDir, activityIntervalMs: 50 });
+    const live = await startEmbeddedChain({
+      network: 'live',
+      chainId: 31_402,
+      blockTime: 1,
+      dataDir,
+      activityIntervalMs: 50,
+    });
     try {
       for (let i = 0; i < 150 && live.activity!().ethTransfers < 1; i++) await sleep(100);
       expect(live.activity!().ethTransfers).toBeGreaterThanOrEqual(1);
-      const ringBalances = await Promise.all(live.seeded.accounts.slice(6).map((a) => rpc<string>(live.url, 'eth_getBalance', [a, 'latest'])));
+      const ringBalances = await Promise.all(
+        live.seeded.accounts.slice(6).map((a) => rpc<string>(live.url, 'eth_getBalance', [a, 'latest'])),
+      );
       // Dev accounts start with 10000 ETH: one has paid 0.001 ETH plus gas, one has received it.
       expect(ringBalances.some((b) => BigInt(b) < 10_000n * 10n ** 18n)).toBe(true);
       expect(ringBalances.some((b) => BigInt(b) > 10_000n * 10n ** 18n)).toBe(true);
@@ -146,7 +186,13 @@ describe('a live embedded chain: ongoing activity', () => {
   }, 60_000);
 
   it('activityIntervalMs 0: no activity, the chain holds only the seed', async () => {
-    const still = await startEmbeddedChain({ network: 'still', chainId: 31_403, blockTime: 1, dataDir, activityIntervalMs: 0 });
+    const still = await startEmbeddedChain({
+      network: 'still',
+      chainId: 31_403,
+      blockTime: 1,
+      dataDir,
+      activityIntervalMs: 0,
+    });
     try {
       expect(still.activity).toBeUndefined();
       await sleep(2500);
@@ -166,6 +212,9 @@ describe('networks.<n>.activityIntervalMs (config)', () => {
     expect(validate(env).networks.mainnet.activityIntervalMs).toBe(1500);
     // Not set: absent, and the embedded chain applies the schema default (on).
     expect(validate(merge(defaults)).networks.mainnet.activityIntervalMs ?? DEFAULT_ACTIVITY_INTERVAL_MS).toBe(3000);
-    for (const bad of [-1, 2.5]) expect(() => validate(merge(defaults, { networks: { mainnet: { activityIntervalMs: bad } } }))).toThrow(/activityIntervalMs/);
+    for (const bad of [-1, 2.5])
+      expect(() => validate(merge(defaults, { networks: { mainnet: { activityIntervalMs: bad } } }))).toThrow(
+        /activityIntervalMs/,
+      );
   });
 });

@@ -25,13 +25,29 @@ let configDir: string;
 
 function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    const childEnv: NodeJS.ProcessEnv = { ...process.env, RPCGATE_CONFIG_DIR: configDir, RPCGATE_PASSWORD: undefined, RPCGATE_EMAIL: undefined, RPCGATE_SERVER: undefined, ...env };
+    const childEnv: NodeJS.ProcessEnv = {
+      ...process.env,
+      RPCGATE_CONFIG_DIR: configDir,
+      RPCGATE_PASSWORD: undefined,
+      RPCGATE_EMAIL: undefined,
+      RPCGATE_SERVER: undefined,
+      ...env,
+    };
     for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
     // stdin is not a TTY here: nothing may prompt.
-    execFile(process.execPath, [...cliArgs, ...args], { cwd: root, env: childEnv, timeout: 30_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [...cliArgs, ...args],
+      { cwd: root, env: childEnv, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        const code = err
+          ? typeof (err as { code?: unknown }).code === 'number'
+            ? (err as { code: number }).code
+            : -1
+          : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -50,14 +66,18 @@ function one(r: Run): Record<string, any> {
 /** A --json run that must succeed; returns its object. */
 async function ok(args: string[], env?: Record<string, string | undefined>): Promise<Record<string, any>> {
   const r = await cli([...args, '--json'], env);
-  if (r.code !== 0) throw new Error(`rpcgate ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  if (r.code !== 0)
+    throw new Error(`rpcgate ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
   const o = one(r);
   expect(o.error).toBeUndefined();
   return o;
 }
 
 /** A --json run that must fail with exit 1 and `{ error: { code, message } }` on stdout. */
-async function fails(args: string[], env?: Record<string, string | undefined>): Promise<{ code: number; message: string; data?: any }> {
+async function fails(
+  args: string[],
+  env?: Record<string, string | undefined>,
+): Promise<{ code: number; message: string; data?: any }> {
   const r = await cli([...args, '--json'], env);
   expect(r.code, `stdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(1);
   const o = one(r);
@@ -68,7 +88,11 @@ async function fails(args: string[], env?: Record<string, string | undefined>): 
 }
 
 async function blockNumber(url: string): Promise<{ status: number; result?: string }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }),
+  });
   const body = (await res.json()) as { result?: string };
   return { status: res.status, result: body.result };
 }
@@ -93,7 +117,13 @@ describe('rpcgate CLI against a running service', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'rpcgate-cli-data-'));
     configDir = mkdtempSync(join(tmpdir(), 'rpcgate-cli-config-'));
     // A third network beside the embedded defaults (on a closed port: listed and keyed, never called here).
-    svc = await startService({ port: 0, dataDir, logLevel: 'silent', devKey: false, networks: { mainnet: {}, testnet: {}, holesky: { upstreams: ['http://127.0.0.1:9'], chainId: 17000 } } });
+    svc = await startService({
+      port: 0,
+      dataDir,
+      logLevel: 'silent',
+      devKey: false,
+      networks: { mainnet: {}, testnet: {}, holesky: { upstreams: ['http://127.0.0.1:9'], chainId: 17000 } },
+    });
     server = ['--server', svc.url];
   }, 120_000);
 
@@ -127,8 +157,24 @@ describe('rpcgate CLI against a running service', () => {
     // Access point A. The chain and services default (one chain, one service); the use case matches in any case.
     const chains = await ok(['chains', ...server]);
     expect(chains.chains).toHaveLength(1);
-    const app = await ok(['apps', 'create', ...server, '--name', 'cli app', '--description', 'from the CLI', '--use-case', 'defi']);
-    expect(app).toMatchObject({ name: 'cli app', description: 'from the CLI', useCase: 'Defi', chain: chains.chains[0].id, services: ['node-api'] });
+    const app = await ok([
+      'apps',
+      'create',
+      ...server,
+      '--name',
+      'cli app',
+      '--description',
+      'from the CLI',
+      '--use-case',
+      'defi',
+    ]);
+    expect(app).toMatchObject({
+      name: 'cli app',
+      description: 'from the CLI',
+      useCase: 'Defi',
+      chain: chains.chains[0].id,
+      services: ['node-api'],
+    });
     expect(app.key).toMatch(/^[1-9A-HJ-NP-Za-km-z]{20,64}$/);
     const got = await ok(['apps', 'get', ...server, app.id]);
     expect(Object.keys(got.urls).sort()).toEqual(['holesky', 'mainnet', 'testnet']);
@@ -136,8 +182,18 @@ describe('rpcgate CLI against a running service', () => {
     expect(got.key).toBe(app.key);
     expect((await ok(['apps', 'list', ...server])).apps.map((a: { id: string }) => a.id)).toEqual([app.id]);
     // The account's quotas, shared by all its apps.
-    expect(await ok(['apps', 'usage', ...server])).toMatchObject({ apps: 1, maxApps: 10, perSecond: 100, quotas: [{ period: 'day', used: 0, limit: 100_000 }, { period: 'month', used: 0, limit: 3_000_000 }] });
-    expect((await cli(['apps', 'usage', ...server])).stdout).toMatch(/^apps: 1 of 10; 100 requests per second each\nrequests today, all apps: 0 of 100000 \(100000 left, resets /);
+    expect(await ok(['apps', 'usage', ...server])).toMatchObject({
+      apps: 1,
+      maxApps: 10,
+      perSecond: 100,
+      quotas: [
+        { period: 'day', used: 0, limit: 100_000 },
+        { period: 'month', used: 0, limit: 3_000_000 },
+      ],
+    });
+    expect((await cli(['apps', 'usage', ...server])).stdout).toMatch(
+      /^apps: 1 of 10; 100 requests per second each\nrequests today, all apps: 0 of 100000 \(100000 left, resets /,
+    );
     expect((await ok(['apps', 'update', ...server, app.id, '--name', 'renamed'])).name).toBe('renamed');
     const missingUseCase = await fails(['apps', 'create', ...server, '--name', 'x']);
     expect(missingUseCase.message).toMatch(/--use-case is required: one of .*Defi/);
@@ -151,9 +207,15 @@ describe('rpcgate CLI against a running service', () => {
 
     // Access point B: four keys (network in any case), the fifth refused with the server's clear message.
     const keys: Record<string, any>[] = [];
-    for (const network of ['testnet', 'Testnet', 'MAINNET', 'HOLESKY']) keys.push(await ok(['keys', 'create', ...server, '--name', `key ${keys.length + 1}`, '--network', network]));
+    for (const network of ['testnet', 'Testnet', 'MAINNET', 'HOLESKY'])
+      keys.push(await ok(['keys', 'create', ...server, '--name', `key ${keys.length + 1}`, '--network', network]));
     for (const k of keys) expect(k.url).toBe(`${svc.url}/${k.network}/${k.key}`);
-    expect(keys.map((k) => [k.network, k.networkLabel])).toEqual([['testnet', 'Testnet'], ['testnet', 'Testnet'], ['mainnet', 'Mainnet'], ['holesky', 'Holesky']]);
+    expect(keys.map((k) => [k.network, k.networkLabel])).toEqual([
+      ['testnet', 'Testnet'],
+      ['testnet', 'Testnet'],
+      ['mainnet', 'Mainnet'],
+      ['holesky', 'Holesky'],
+    ]);
     const fifth = await fails(['keys', 'create', ...server, '--name', 'key 5', '--network', 'testnet']);
     expect(fifth.code).toBe(-32005);
     expect(fifth.message).toMatch(/at most 4 network API keys/);
@@ -161,9 +223,13 @@ describe('rpcgate CLI against a running service', () => {
     const fifthHuman = await cli(['keys', 'create', ...server, '--name', 'key 5', '--network', 'testnet']);
     expect(fifthHuman.code).toBe(1);
     expect(fifthHuman.stdout).toBe('');
-    expect(fifthHuman.stderr).toMatch(/^error: limit reached: at most 4 network API keys per user; delete one first \(limit=4/);
+    expect(fifthHuman.stderr).toMatch(
+      /^error: limit reached: at most 4 network API keys per user; delete one first \(limit=4/,
+    );
     const badNetwork = await fails(['keys', 'create', ...server, '--name', 'k', '--network', 'devnet']);
-    expect(badNetwork.message).toBe(`--network: unknown network "devnet": this deployment's networks are mainnet, testnet, holesky`);
+    expect(badNetwork.message).toBe(
+      `--network: unknown network "devnet": this deployment's networks are mainnet, testnet, holesky`,
+    );
     expect(badNetwork.data).toMatchObject({ choices: ['mainnet', 'testnet', 'holesky'] });
     // The deployment's networks come from its config (networks_list, no login needed), any case on --network.
     const networks = await ok(['networks', '--server', svc.url]);
@@ -188,17 +254,37 @@ describe('rpcgate CLI against a running service', () => {
     }
 
     // Allowlist and JWT keys on the app.
-    const entry = await ok(['apps', 'allowlist', 'add', ...server, app.id, '--kind', 'method', '--value', 'eth_chainId']);
-    expect((await ok(['apps', 'allowlist', 'list', ...server, app.id])).entries.map((e: { id: string }) => e.id)).toEqual([entry.id]);
+    const entry = await ok([
+      'apps',
+      'allowlist',
+      'add',
+      ...server,
+      app.id,
+      '--kind',
+      'method',
+      '--value',
+      'eth_chainId',
+    ]);
+    expect(
+      (await ok(['apps', 'allowlist', 'list', ...server, app.id])).entries.map((e: { id: string }) => e.id),
+    ).toEqual([entry.id]);
     expect((await blockNumber(got.urls.mainnet)).status).toBe(403); // only eth_chainId allowed now
-    expect(await ok(['apps', 'allowlist', 'remove', ...server, app.id, entry.id])).toEqual({ id: entry.id, deleted: true });
+    expect(await ok(['apps', 'allowlist', 'remove', ...server, app.id, entry.id])).toEqual({
+      id: entry.id,
+      deleted: true,
+    });
     const noJwtKey = await fails(['apps', 'require-jwt', ...server, app.id, 'on']);
     expect(noJwtKey.code).toBe(-32011);
     const pemFile = join(configDir, 'jwt.pem');
-    writeFileSync(pemFile, generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ type: 'spki', format: 'pem' }));
+    writeFileSync(
+      pemFile,
+      generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ type: 'spki', format: 'pem' }),
+    );
     const jwk = await ok(['apps', 'jwt', 'add', ...server, app.id, '--alg', 'es256', '--public-key-pem', pemFile]);
     expect(jwk.id).toMatch(/^kid_/);
-    expect((await ok(['apps', 'jwt', 'list', ...server, app.id])).jwtKeys.map((k: { id: string }) => k.id)).toEqual([jwk.id]);
+    expect((await ok(['apps', 'jwt', 'list', ...server, app.id])).jwtKeys.map((k: { id: string }) => k.id)).toEqual([
+      jwk.id,
+    ]);
     expect((await ok(['apps', 'require-jwt', ...server, app.id, 'on'])).requireJwt).toBe(true);
     expect((await blockNumber(got.urls.mainnet)).status).toBe(401); // no token
     expect((await ok(['apps', 'require-jwt', ...server, app.id, 'off'])).requireJwt).toBe(false);

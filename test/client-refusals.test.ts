@@ -14,7 +14,15 @@ import { join, resolve } from 'node:path';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
-import { addJwtKey, createApp, createNetworkKey, createUser, deleteNetworkKey, setAllowlist, updateApp } from '../src/gateway/store/index.js';
+import {
+  addJwtKey,
+  createApp,
+  createNetworkKey,
+  createUser,
+  deleteNetworkKey,
+  setAllowlist,
+  updateApp,
+} from '../src/gateway/store/index.js';
 import { haveRedisServer, ownRedis, type OwnRedis } from './helpers/redis-server.js';
 
 const root = resolve(import.meta.dirname, '..');
@@ -23,10 +31,42 @@ const STATIC_KEY = 'clientmatrixstatickey';
 
 /** A stand-in node: chain id, a block, no logs, and an eth_getCode answer far over upstream.maxResponseBytes. */
 function startNode(chainId: number): Promise<{ url: string; server: Server }> {
-  const block = { number: '0x10', hash: '0x' + '11'.repeat(32), parentHash: '0x' + '10'.repeat(32), timestamp: '0x6553f100', transactions: [], gasLimit: '0x1c9c380', gasUsed: '0x0', baseFeePerGas: '0x1', miner: '0x' + '00'.repeat(20), difficulty: '0x0', nonce: '0x0000000000000000', extraData: '0x', logsBloom: '0x' + '00'.repeat(256), size: '0x200', stateRoot: '0x' + '22'.repeat(32), receiptsRoot: '0x' + '33'.repeat(32), transactionsRoot: '0x' + '44'.repeat(32), sha3Uncles: '0x' + '55'.repeat(32), uncles: [], mixHash: '0x' + '66'.repeat(32), totalDifficulty: '0x0' };
+  const block = {
+    number: '0x10',
+    hash: '0x' + '11'.repeat(32),
+    parentHash: '0x' + '10'.repeat(32),
+    timestamp: '0x6553f100',
+    transactions: [],
+    gasLimit: '0x1c9c380',
+    gasUsed: '0x0',
+    baseFeePerGas: '0x1',
+    miner: '0x' + '00'.repeat(20),
+    difficulty: '0x0',
+    nonce: '0x0000000000000000',
+    extraData: '0x',
+    logsBloom: '0x' + '00'.repeat(256),
+    size: '0x200',
+    stateRoot: '0x' + '22'.repeat(32),
+    receiptsRoot: '0x' + '33'.repeat(32),
+    transactionsRoot: '0x' + '44'.repeat(32),
+    sha3Uncles: '0x' + '55'.repeat(32),
+    uncles: [],
+    mixHash: '0x' + '66'.repeat(32),
+    totalDifficulty: '0x0',
+  };
   const big = '0x' + 'ab'.repeat(20_000);
   const result = (m: { method: string }) =>
-    m.method === 'eth_chainId' ? '0x' + chainId.toString(16) : m.method === 'eth_blockNumber' ? '0x10' : m.method === 'eth_getBlockByNumber' || m.method === 'eth_getBlockByHash' ? block : m.method === 'eth_getLogs' ? [] : m.method === 'eth_getCode' ? big : '0x1';
+    m.method === 'eth_chainId'
+      ? '0x' + chainId.toString(16)
+      : m.method === 'eth_blockNumber'
+        ? '0x10'
+        : m.method === 'eth_getBlockByNumber' || m.method === 'eth_getBlockByHash'
+          ? block
+          : m.method === 'eth_getLogs'
+            ? []
+            : m.method === 'eth_getCode'
+              ? big
+              : '0x1';
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -37,7 +77,11 @@ function startNode(chainId: number): Promise<{ url: string; server: Server }> {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
     });
   });
-  return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server })));
+  return new Promise((ok) =>
+    server.listen(0, '127.0.0.1', () =>
+      ok({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server }),
+    ),
+  );
 }
 
 interface Case {
@@ -72,7 +116,7 @@ let redis: OwnRedis;
 const nodes: Server[] = [];
 const results = new Map<string, Map<string, Line | string>>(); // case → "lib/transport" → line or n/a reason
 let cases: Case[] = [];
-let rateKeys: Record<string, string> = {};
+const rateKeys: Record<string, string> = {};
 
 beforeAll(async () => {
   // Under CI and here the Redis binary is there; never skipped silently.
@@ -91,7 +135,10 @@ beforeAll(async () => {
     redisUrl: redis.url,
     redisPrefix: 'client-refusals',
     limits: { a: { perSecond: 1, daily: null, monthly: null }, b: { dailyPerUser: 3 } },
-    networks: { mainnet: { upstreams: [main.url], chainId: CHAIN.mainnet }, testnet: { upstreams: [test.url], chainId: CHAIN.testnet } },
+    networks: {
+      mainnet: { upstreams: [main.url], chainId: CHAIN.mainnet },
+      testnet: { upstreams: [test.url], chainId: CHAIN.testnet },
+    },
     upstream: { getLogsMaxBlockRange: 100, maxResponseBytes: 4096 },
   });
   const db = svc.store.db;
@@ -111,7 +158,9 @@ beforeAll(async () => {
   const jwk = await addJwtKey(db, userId, jwtApp.id, { alg: 'ES256', publicKeyPem: await exportSPKI(publicKey) });
   await updateApp(db, svc.secret, userId, jwtApp.id, { requireJwt: true });
   const now = Math.floor(Date.now() / 1000);
-  const expired = await new SignJWT({ iat: now - 7200, exp: now - 3600 }).setProtectedHeader({ alg: 'ES256', kid: jwk!.id }).sign(privateKey);
+  const expired = await new SignJWT({ iat: now - 7200, exp: now - 3600 })
+    .setProtectedHeader({ alg: 'ES256', kid: jwk!.id })
+    .sign(privateKey);
   // Each library × transport has its own per-second app (1 call a second), so the six children do not share a second.
   for (const lib of LIBS) for (const t of TRANSPORTS) rateKeys[`${lib}/${t}`] = (await app()).key;
   const limitsDown = await app();
@@ -123,25 +172,80 @@ beforeAll(async () => {
   const quota = await createNetworkKey(db, svc.secret, quotaUser, { name: 'quota', network: 'mainnet' });
   await svc.access.sync();
   for (let i = 0; i < 3; i++) {
-    const r = await fetch(`${svc.url}/mainnet/${quota.key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_chainId', params: [] }) });
+    const r = await fetch(`${svc.url}/mainnet/${quota.key}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_chainId', params: [] }),
+    });
     expect(r.status).toBe(200);
   }
-  const viemWsHeaders = (lib: string, t: string) => (lib === 'viem' && t === 'ws' ? "viem's webSocket transport cannot send headers" : undefined);
+  const viemWsHeaders = (lib: string, t: string) =>
+    lib === 'viem' && t === 'ws' ? "viem's webSocket transport cannot send headers" : undefined;
   cases = [
     { name: 'wrong key', cause: /invalid API key/, path: '/mainnet/v2/nosuchkey1234567890', call: 'blockNumber' },
     { name: 'deleted key', cause: /invalid API key/, path: `/mainnet/${gone.key}`, call: 'blockNumber' },
-    { name: 'key on another network', cause: /valid only for network testnet/, path: `/mainnet/${testnetKey.key}`, call: 'blockNumber' },
-    { name: 'wrong URL shape', cause: /app key: use \/mainnet\/v2/, path: `/mainnet/${plain.key}`, call: 'blockNumber' },
+    {
+      name: 'key on another network',
+      cause: /valid only for network testnet/,
+      path: `/mainnet/${testnetKey.key}`,
+      call: 'blockNumber',
+    },
+    {
+      name: 'wrong URL shape',
+      cause: /app key: use \/mainnet\/v2/,
+      path: `/mainnet/${plain.key}`,
+      call: 'blockNumber',
+    },
     { name: 'origin not allowed', cause: /Origin/, path: `/mainnet/v2/${origin.key}`, call: 'blockNumber' },
-    { name: 'IP not allowed', cause: /IP address 127\.0\.0\.1 is not on this app's allowlist/, path: `/mainnet/v2/${ip.key}`, call: 'blockNumber' },
+    {
+      name: 'IP not allowed',
+      cause: /IP address 127\.0\.0\.1 is not on this app's allowlist/,
+      path: `/mainnet/v2/${ip.key}`,
+      call: 'blockNumber',
+    },
     { name: 'JWT missing', cause: /requires a JWT/, path: `/mainnet/v2/${jwtApp.key}`, call: 'blockNumber' },
-    { name: 'JWT expired', cause: /JWT has expired/, path: `/mainnet/v2/${jwtApp.key}`, call: 'blockNumber', headers: { authorization: `Bearer ${expired}` }, na: viemWsHeaders },
-    { name: 'method not allowed', cause: /method not allowed for this key: eth_blockNumber/, path: `/mainnet/v2/${method.key}`, call: 'blockNumber' },
-    { name: 'eth_getLogs range too large', cause: /block range too large/, path: `/mainnet/${STATIC_KEY}`, call: 'logs' },
+    {
+      name: 'JWT expired',
+      cause: /JWT has expired/,
+      path: `/mainnet/v2/${jwtApp.key}`,
+      call: 'blockNumber',
+      headers: { authorization: `Bearer ${expired}` },
+      na: viemWsHeaders,
+    },
+    {
+      name: 'method not allowed',
+      cause: /method not allowed for this key: eth_blockNumber/,
+      path: `/mainnet/v2/${method.key}`,
+      call: 'blockNumber',
+    },
+    {
+      name: 'eth_getLogs range too large',
+      cause: /block range too large/,
+      path: `/mainnet/${STATIC_KEY}`,
+      call: 'logs',
+    },
     { name: 'response too large', cause: /response too large/, path: `/mainnet/${STATIC_KEY}`, call: 'code' },
-    { name: 'per-second rate', cause: /limit exceeded: 1 requests per second/, path: '', call: 'balance', parallel: 3, okIfSucceeds: true },
-    { name: 'daily quota', cause: /daily quota of 3 requests used up/, path: `/mainnet/${quota.key}`, call: 'blockNumber' },
-    { name: 'limits backend down', cause: /limits backend unavailable/, path: `/mainnet/v2/${limitsDown.key}`, call: 'blockNumber', phase: 2 },
+    {
+      name: 'per-second rate',
+      cause: /limit exceeded: 1 requests per second/,
+      path: '',
+      call: 'balance',
+      parallel: 3,
+      okIfSucceeds: true,
+    },
+    {
+      name: 'daily quota',
+      cause: /daily quota of 3 requests used up/,
+      path: `/mainnet/${quota.key}`,
+      call: 'blockNumber',
+    },
+    {
+      name: 'limits backend down',
+      cause: /limits backend unavailable/,
+      path: `/mainnet/v2/${limitsDown.key}`,
+      call: 'blockNumber',
+      phase: 2,
+    },
   ];
 }, 60_000);
 
@@ -165,8 +269,22 @@ function startChild(lib: string, transport: string): Child {
   const base = svc.url.replace(/^http/, transport === 'ws' ? 'ws' : 'http');
   const list = cases
     .filter((c) => c.na?.(lib, transport) === undefined)
-    .map((c) => ({ name: c.name, url: base + (c.path === '' ? `/mainnet/v2/${rateKeys[`${lib}/${transport}`]}` : c.path), call: c.call, headers: c.headers, parallel: c.parallel, phase: c.phase ?? 1 }));
-  const proc = spawn(process.execPath, [join(root, 'test/helpers/client-refusals-child.mjs'), JSON.stringify({ lib, transport, chainId: CHAIN.mainnet, cases: list })], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+    .map((c) => ({
+      name: c.name,
+      url: base + (c.path === '' ? `/mainnet/v2/${rateKeys[`${lib}/${transport}`]}` : c.path),
+      call: c.call,
+      headers: c.headers,
+      parallel: c.parallel,
+      phase: c.phase ?? 1,
+    }));
+  const proc = spawn(
+    process.execPath,
+    [
+      join(root, 'test/helpers/client-refusals-child.mjs'),
+      JSON.stringify({ lib, transport, chainId: CHAIN.mainnet, cases: list }),
+    ],
+    { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   let out = '';
   let err = '';
   const lines: Line[] = [];
@@ -195,7 +313,11 @@ function startChild(lib: string, transport: string): Child {
   };
 }
 
-const parse = (out: string): Line[] => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line);
+const parse = (out: string): Line[] =>
+  out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Line);
 
 /** The first 80 characters of a message (whitespace collapsed); the cause's context after them if it comes later. */
 function cell(l: Line | string | undefined, cause: RegExp): string {
@@ -204,7 +326,10 @@ function cell(l: Line | string | undefined, cause: RegExp): string {
   const flat = l.message.replace(/\s+/g, ' ').replace(/\|/g, '\\|');
   const head = flat.slice(0, 80);
   const m = cause.exec(flat);
-  const tail = m !== null && m.index + m[0].length > 80 ? ` … ${flat.slice(Math.max(80, m.index - 20), m.index + m[0].length + 10)}` : '';
+  const tail =
+    m !== null && m.index + m[0].length > 80
+      ? ` … ${flat.slice(Math.max(80, m.index - 20), m.index + m[0].length + 10)}`
+      : '';
   return `${l.ok ? '✓ ' : ''}${head}${tail} (${l.ms} ms)`;
 }
 
@@ -222,7 +347,15 @@ describe('every refusal reaches ethers v6, viem and web3.js v4 over HTTP and Web
       // A crash after the last answer (an unhandled 'error' on a closed socket) would show within this second.
       await new Promise((r) => setTimeout(r, 1500));
       for (const [name, c] of children) {
-        if (c.proc.exitCode !== null || c.proc.signalCode !== null) problems.push(`${name} died (${c.proc.exitCode ?? c.proc.signalCode}): ${c.err().split('\n').find((l) => /Error/.test(l)) ?? c.err().slice(0, 300)}`);
+        if (c.proc.exitCode !== null || c.proc.signalCode !== null)
+          problems.push(
+            `${name} died (${c.proc.exitCode ?? c.proc.signalCode}): ${
+              c
+                .err()
+                .split('\n')
+                .find((l) => /Error/.test(l)) ?? c.err().slice(0, 300)
+            }`,
+          );
         c.lines.push(...parse(c.out()));
       }
     } finally {
@@ -246,7 +379,10 @@ describe('every refusal reaches ethers v6, viem and web3.js v4 over HTTP and Web
           }
           row.set(`${lib}/${t}`, l);
           if (l.ms > 10_000) problems.push(`${c.name} ${lib}/${t}: ${l.ms} ms`);
-          if (l.ok ? !c.okIfSucceeds : !c.cause.test(l.message)) problems.push(`${c.name} ${lib}/${t}: ${l.ok ? 'succeeded' : `does not name the cause ${c.cause}`}: ${l.message.slice(0, 400)}`);
+          if (l.ok ? !c.okIfSucceeds : !c.cause.test(l.message))
+            problems.push(
+              `${c.name} ${lib}/${t}: ${l.ok ? 'succeeded' : `does not name the cause ${c.cause}`}: ${l.message.slice(0, 400)}`,
+            );
         }
       }
     }

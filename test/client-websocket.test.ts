@@ -19,9 +19,13 @@ beforeAll(async () => {
       received++;
       const msg = JSON.parse(String(data));
       const answer = (m: { id: number; method: string; params: unknown[] }) =>
-        m.method === 'echo' ? { jsonrpc: '2.0', id: m.id, result: m.params[0] } : { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } };
-      if (Array.isArray(msg)) socket.send(JSON.stringify(msg.map(answer).reverse())); // out of order, as JSON-RPC allows
-      else if (msg.method === 'slow') setTimeout(() => socket.send(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: 'slow' })), 200);
+        m.method === 'echo'
+          ? { jsonrpc: '2.0', id: m.id, result: m.params[0] }
+          : { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } };
+      if (Array.isArray(msg))
+        socket.send(JSON.stringify(msg.map(answer).reverse())); // out of order, as JSON-RPC allows
+      else if (msg.method === 'slow')
+        setTimeout(() => socket.send(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: 'slow' })), 200);
       else if (msg.method === 'hangup') socket.close();
       else socket.send(JSON.stringify(answer(msg)));
     });
@@ -33,10 +37,22 @@ afterAll(async () => {
 });
 
 const methods = {
-  echo: { name: 'echo', summary: '', params: [{ name: 'value', required: true }], errors: [], paramStructure: 'either' } as MethodDescriptor<[value: string], string>,
+  echo: {
+    name: 'echo',
+    summary: '',
+    params: [{ name: 'value', required: true }],
+    errors: [],
+    paramStructure: 'either',
+  } as MethodDescriptor<[value: string], string>,
   slow: { name: 'slow', summary: '', params: [], errors: [], paramStructure: 'either' } as MethodDescriptor<[], string>,
-  hangup: { name: 'hangup', summary: '', params: [], errors: [], paramStructure: 'either' } as MethodDescriptor<[], string>,
-  missing: { name: 'missing', summary: '', params: [], errors: [], paramStructure: 'either' } as MethodDescriptor<[], string>,
+  hangup: { name: 'hangup', summary: '', params: [], errors: [], paramStructure: 'either' } as MethodDescriptor<
+    [],
+    string
+  >,
+  missing: { name: 'missing', summary: '', params: [], errors: [], paramStructure: 'either' } as MethodDescriptor<
+    [],
+    string
+  >,
 };
 
 describe('webSocketTransport', () => {

@@ -55,7 +55,9 @@ function checkReading(r: Reading, network: string) {
   expect(r.blockTxCount).toBeGreaterThan(0);
   expect(r.balance).toBeGreaterThan(0n);
   // Four token transfers (three `transfer`, one `transferFrom`) emit Transfer; the mint in the constructor too.
-  const transfers = r.logs.filter((l) => l.address.toLowerCase() === s.token.address.toLowerCase() && l.topic0 === TRANSFER);
+  const transfers = r.logs.filter(
+    (l) => l.address.toLowerCase() === s.token.address.toLowerCase() && l.topic0 === TRANSFER,
+  );
   expect(transfers.length).toBeGreaterThanOrEqual(4);
   expect(transfers.map((l) => l.txHash)).toContain(s.txHash);
   expect(r.tx.hash).toBe(s.txHash);
@@ -73,7 +75,8 @@ async function readWithEthers(url: string, network: string): Promise<{ reading: 
   // ethers emits what it sends and receives: a batch payload is an array, answered by an array.
   const batches: number[] = [];
   provider.on('debug', (e: { action: string; payload?: unknown; result?: unknown }) => {
-    if (e.action === 'receiveRpcResult' && Array.isArray(e.result) && e.result.length > 1) batches.push(e.result.length);
+    if (e.action === 'receiveRpcResult' && Array.isArray(e.result) && e.result.length > 1)
+      batches.push(e.result.length);
   });
   try {
     const [net, blockNumber, block, balance, logs, tx, receipt] = await Promise.all([
@@ -81,7 +84,12 @@ async function readWithEthers(url: string, network: string): Promise<{ reading: 
       provider.getBlockNumber(),
       provider.getBlock(BigInt(s.blockWithLogs.number)),
       provider.getBalance(s.accounts[1]),
-      provider.getLogs({ address: s.token.address, fromBlock: BigInt(s.fromBlock), toBlock: BigInt(s.toBlock), topics: [TRANSFER] }),
+      provider.getLogs({
+        address: s.token.address,
+        fromBlock: BigInt(s.fromBlock),
+        toBlock: BigInt(s.toBlock),
+        topics: [TRANSFER],
+      }),
       provider.getTransaction(s.txHash),
       provider.getTransactionReceipt(s.txHash),
     ]);
@@ -135,7 +143,11 @@ async function readWithViem(url: string, network: string): Promise<{ reading: Re
       balance,
       logs: logs.map((l) => ({ address: l.address, topic0: l.topics[0] as string, txHash: l.transactionHash! })),
       tx: { hash: tx.hash, from: tx.from, to: tx.to, blockNumber: tx.blockNumber! },
-      receipt: { status: receipt.status === 'success' ? 1 : 0, blockHash: receipt.blockHash, logCount: receipt.logs.length },
+      receipt: {
+        status: receipt.status === 'success' ? 1 : 0,
+        blockHash: receipt.blockHash,
+        logCount: receipt.logs.length,
+      },
     },
   };
 }
@@ -159,8 +171,17 @@ async function readWithWeb3(url: string, network: string): Promise<Reading> {
     blockHash: String(block.hash),
     blockTxCount: block.transactions.length,
     balance: BigInt(balance),
-    logs: logObjs.map((l) => ({ address: String(l.address), topic0: String(l.topics?.[0]), txHash: String(l.transactionHash) })),
-    tx: { hash: String(tx.hash), from: String(tx.from), to: tx.to ? String(tx.to) : null, blockNumber: BigInt(tx.blockNumber!) },
+    logs: logObjs.map((l) => ({
+      address: String(l.address),
+      topic0: String(l.topics?.[0]),
+      txHash: String(l.transactionHash),
+    })),
+    tx: {
+      hash: String(tx.hash),
+      from: String(tx.from),
+      to: tx.to ? String(tx.to) : null,
+      blockNumber: BigInt(tx.blockNumber!),
+    },
     receipt: { status: Number(receipt.status), blockHash: String(receipt.blockHash), logCount: receipt.logs.length },
   };
 }
@@ -202,7 +223,11 @@ async function readWithGenerated(url: string, network: string, useBatch: boolean
     blockHash: b.hash,
     blockTxCount: b.transactions.length,
     balance: BigInt(balance as unknown as string),
-    logs: (logs as unknown as { address: string; topics: string[]; transactionHash: string }[]).map((l) => ({ address: l.address, topic0: l.topics[0], txHash: l.transactionHash })),
+    logs: (logs as unknown as { address: string; topics: string[]; transactionHash: string }[]).map((l) => ({
+      address: l.address,
+      topic0: l.topics[0],
+      txHash: l.transactionHash,
+    })),
     tx: { hash: t.hash, from: t.from, to: t.to, blockNumber: BigInt(t.blockNumber) },
     receipt: { status: Number(rc.status), blockHash: rc.blockHash, logCount: rc.logs.length },
   };
@@ -259,4 +284,3 @@ describe('a wrong URL is refused by every client (the tests above can fail)', ()
     await expect(createPublicClient({ transport: http(bad, { retryCount: 0 }) }).getBlockNumber()).rejects.toThrow();
   });
 });
-

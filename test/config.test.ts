@@ -20,7 +20,12 @@ function configFile(body: unknown): string {
 
 /** A text for a leaf that its schema accepts (a JSON value where the leaf is an array or a map). */
 function sample(s: any): { text: string; value: unknown } {
-  const node = s.$ref ? s.$ref.split('/').slice(1).reduce((o: any, k: string) => o[k], configSchema) : s;
+  const node = s.$ref
+    ? s.$ref
+        .split('/')
+        .slice(1)
+        .reduce((o: any, k: string) => o[k], configSchema)
+    : s;
   const types = new Set([node.type ?? [], ...(node.anyOf ?? []).map((a: any) => a.type)].flat());
   if (node.enum) return { text: String(node.enum[1] ?? node.enum[0]), value: node.enum[1] ?? node.enum[0] };
   if (types.has('boolean')) return { text: 'true', value: true };
@@ -28,15 +33,24 @@ function sample(s: any): { text: string; value: unknown } {
     const n = Math.max(node.minimum ?? 0, Math.min(77, node.maximum ?? 77));
     return { text: String(n), value: n };
   }
-  if (node.pattern === '^postgres(ql)?://') return { text: 'postgres://db.example/x', value: 'postgres://db.example/x' };
+  if (node.pattern === '^postgres(ql)?://')
+    return { text: 'postgres://db.example/x', value: 'postgres://db.example/x' };
   if (node.pattern === '^rediss?://') return { text: 'redis://cache.example', value: 'redis://cache.example' };
-  if (node.pattern?.startsWith('^https?://')) return { text: 'https://rpc.example.com', value: 'https://rpc.example.com' };
+  if (node.pattern?.startsWith('^https?://'))
+    return { text: 'https://rpc.example.com', value: 'https://rpc.example.com' };
   if (types.has('string')) {
     const t = 'some-value-123'.padEnd(node.minLength ?? 0, 'x');
     return { text: t, value: t };
   }
   if (types.has('array')) {
-    const item = node.items?.type === 'integer' ? -32005 : node.items?.pattern?.startsWith('^https?://') ? 'https://a.example' : node.items?.anyOf ? 'key-abcdefgh' : 'mainnet';
+    const item =
+      node.items?.type === 'integer'
+        ? -32005
+        : node.items?.pattern?.startsWith('^https?://')
+          ? 'https://a.example'
+          : node.items?.anyOf
+            ? 'key-abcdefgh'
+            : 'mainnet';
     return { text: JSON.stringify([item]), value: [item] };
   }
   return { text: '{"mainnet":[]}', value: { mainnet: [] } };
@@ -61,7 +75,17 @@ describe('config schema', () => {
     const envs = all.map((s) => s.env);
     expect(new Set(envs).size).toBe(envs.length);
     expect(envs).toEqual(
-      expect.arrayContaining(['RPCGATE_PORT', 'RPCGATE_DATA_DIR', 'RPCGATE_UPSTREAM_REQUEST_TIMEOUT_MS', 'RPCGATE_LIMITS_A_PER_SECOND', 'RPCGATE_LIMITS_B_DAILY_PER_USER', 'RPCGATE_NETWORKS_{*}_CHAIN_ID', 'RPCGATE_PUBLIC_BASE_URL', 'RPCGATE_ALLOWED_ORIGINS', 'RPCGATE_USAGE_RETENTION_DAY_RETENTION_MS']),
+      expect.arrayContaining([
+        'RPCGATE_PORT',
+        'RPCGATE_DATA_DIR',
+        'RPCGATE_UPSTREAM_REQUEST_TIMEOUT_MS',
+        'RPCGATE_LIMITS_A_PER_SECOND',
+        'RPCGATE_LIMITS_B_DAILY_PER_USER',
+        'RPCGATE_NETWORKS_{*}_CHAIN_ID',
+        'RPCGATE_PUBLIC_BASE_URL',
+        'RPCGATE_ALLOWED_ORIGINS',
+        'RPCGATE_USAGE_RETENTION_DAY_RETENTION_MS',
+      ]),
     );
     let checked = 0;
     for (const st of all) {
@@ -80,19 +104,30 @@ describe('config schema', () => {
   });
 
   it('a list of numbers may be comma-separated (upstream.retry.nodeErrorCodes)', () => {
-    expect(loadConfig({ env: { RPCGATE_UPSTREAM_RETRY_NODE_ERROR_CODES: '-32005, -32000' } }).upstream.retry.nodeErrorCodes).toEqual([-32005, -32000]);
-    expect(() => loadConfig({ env: { RPCGATE_UPSTREAM_RETRY_NODE_ERROR_CODES: '-32005,x' } })).toThrow(/nodeErrorCodes\/1: must be integer/);
+    expect(
+      loadConfig({ env: { RPCGATE_UPSTREAM_RETRY_NODE_ERROR_CODES: '-32005, -32000' } }).upstream.retry.nodeErrorCodes,
+    ).toEqual([-32005, -32000]);
+    expect(() => loadConfig({ env: { RPCGATE_UPSTREAM_RETRY_NODE_ERROR_CODES: '-32005,x' } })).toThrow(
+      /nodeErrorCodes\/1: must be integer/,
+    );
   });
 
   it('maps and lists: JSON, comma lists, host=network pairs; a whole network map as JSON', () => {
     const c = loadConfig({
-      env: { RPCGATE_KEYS: 'key-aaaaaaaa, key-bbbbbbbb', RPCGATE_HOST_MAP: 'A.example=mainnet,b.example=testnet', RPCGATE_CHAINS: '{"eth":["mainnet"],"poly":[]}' },
+      env: {
+        RPCGATE_KEYS: 'key-aaaaaaaa, key-bbbbbbbb',
+        RPCGATE_HOST_MAP: 'A.example=mainnet,b.example=testnet',
+        RPCGATE_CHAINS: '{"eth":["mainnet"],"poly":[]}',
+      },
     });
     expect(c.keys).toEqual(['key-aaaaaaaa', 'key-bbbbbbbb']);
     expect(c.hostMap).toEqual({ 'a.example': 'mainnet', 'b.example': 'testnet' });
     // chains replace (x-merge): the default `ethereum` is gone.
     expect(c.chains).toEqual({ eth: ['mainnet'], poly: [] });
-    const n = loadConfig({ env: {}, assignments: ['networks={"holesky":{"upstreams":["http://h.example"],"chainId":17000,"blockTime":12}}'] });
+    const n = loadConfig({
+      env: {},
+      assignments: ['networks={"holesky":{"upstreams":["http://h.example"],"chainId":17000,"blockTime":12}}'],
+    });
     expect(Object.keys(n.networks)).toEqual(['mainnet', 'testnet', 'holesky']);
     expect(n.networks.holesky).toEqual({ upstreams: ['http://h.example'], chainId: 17000, blockTime: 12 });
   });
@@ -118,15 +153,30 @@ describe('config schema', () => {
   });
 
   it('a network can be added by the environment alone, and by --set', () => {
-    const c = loadConfig({ env: { RPCGATE_NETWORKS_HOLESKY_UPSTREAMS: 'http://h.example', RPCGATE_NETWORKS_HOLESKY_CHAIN_ID: '17000' } });
+    const c = loadConfig({
+      env: { RPCGATE_NETWORKS_HOLESKY_UPSTREAMS: 'http://h.example', RPCGATE_NETWORKS_HOLESKY_CHAIN_ID: '17000' },
+    });
     expect(c.networks.holesky).toEqual({ upstreams: ['http://h.example'], chainId: 17000, blockTime: 2 });
-    const f = loadConfig({ env: {}, assignments: ['networks.sepolia.chainId=11155111', 'networks.sepolia.label=Sepolia testnet', 'networks.testnet=null'] });
+    const f = loadConfig({
+      env: {},
+      assignments: [
+        'networks.sepolia.chainId=11155111',
+        'networks.sepolia.label=Sepolia testnet',
+        'networks.testnet=null',
+      ],
+    });
     expect(Object.keys(f.networks)).toEqual(['mainnet', 'sepolia']);
     expect(f.networks.sepolia).toEqual({ upstreams: [], chainId: 11155111, blockTime: 2, label: 'Sepolia testnet' });
   });
 
   it('precedence: defaults < file < env < overrides (flags) < --set', () => {
-    const file = configFile({ port: 9000, host: '0.0.0.0', slowRequestMs: 50, upstream: { maxBatch: 7 }, networks: { testnet: { upstreams: ['http://file.example'] } } });
+    const file = configFile({
+      port: 9000,
+      host: '0.0.0.0',
+      slowRequestMs: 50,
+      upstream: { maxBatch: 7 },
+      networks: { testnet: { upstreams: ['http://file.example'] } },
+    });
     const c = loadConfig({
       configFile: file,
       env: { RPCGATE_PORT: '9100', RPCGATE_HOST: '10.0.0.1', RPCGATE_UPSTREAM_CONNECTIONS: '3' },
@@ -142,19 +192,31 @@ describe('config schema', () => {
     const own = configFile({ networks: { holesky: { upstreams: ['http://h.example'], chainId: 17000 } } });
     expect(Object.keys(loadConfig({ configFile: own, env: {} }).networks)).toEqual(['holesky']);
     // A default network the file names keeps its defaults; env and --set still add to the file's set.
-    const named = configFile({ networks: { testnet: { upstreams: ['http://t.example'] }, holesky: { upstreams: ['http://h.example'] } } });
+    const named = configFile({
+      networks: { testnet: { upstreams: ['http://t.example'] }, holesky: { upstreams: ['http://h.example'] } },
+    });
     const c = loadConfig({ configFile: named, env: { RPCGATE_NETWORKS_SEPOLIA_UPSTREAMS: 'http://s.example' } });
     expect(Object.keys(c.networks)).toEqual(['testnet', 'holesky', 'sepolia']);
     expect(c.networks.testnet.chainId).toBe(31338);
     // A file without networks keeps the embedded defaults.
-    expect(Object.keys(loadConfig({ configFile: configFile({ port: 9000 }), env: {} }).networks)).toEqual(['mainnet', 'testnet']);
+    expect(Object.keys(loadConfig({ configFile: configFile({ port: 9000 }), env: {} }).networks)).toEqual([
+      'mainnet',
+      'testnet',
+    ]);
   });
 
   it('publicBaseUrl and allowedOrigins are settings (typed, validated)', () => {
-    const c = loadConfig({ env: { RPCGATE_PUBLIC_BASE_URL: 'https://rpc.example.com', RPCGATE_ALLOWED_ORIGINS: 'https://app.example.com,https://admin.example.com' } });
+    const c = loadConfig({
+      env: {
+        RPCGATE_PUBLIC_BASE_URL: 'https://rpc.example.com',
+        RPCGATE_ALLOWED_ORIGINS: 'https://app.example.com,https://admin.example.com',
+      },
+    });
     expect(c.publicBaseUrl).toBe('https://rpc.example.com');
     expect(c.allowedOrigins).toEqual(['https://app.example.com', 'https://admin.example.com']);
-    expect(() => loadConfig({ env: { RPCGATE_PUBLIC_BASE_URL: 'rpc.example.com' } })).toThrow(/\/publicBaseUrl: must match pattern .* \(from env RPCGATE_PUBLIC_BASE_URL\)/);
+    expect(() => loadConfig({ env: { RPCGATE_PUBLIC_BASE_URL: 'rpc.example.com' } })).toThrow(
+      /\/publicBaseUrl: must match pattern .* \(from env RPCGATE_PUBLIC_BASE_URL\)/,
+    );
   });
 
   it('errors name the path and where the value came from', () => {
@@ -167,31 +229,50 @@ describe('config schema', () => {
       message = (e as Error).message;
     }
     expect(message).toContain(`/maxBatchSize: must be >= 1 (from config file ${file})`);
-    expect(message).toContain(`/networks/mainnet/upstreams/0: must match pattern "^https?://" (from config file ${file})`);
+    expect(message).toContain(
+      `/networks/mainnet/upstreams/0: must match pattern "^https?://" (from config file ${file})`,
+    );
     expect(message).toContain(`(root): must NOT have additional properties: "bogus" (from config file ${file})`);
     expect(message).toContain('/upstream/maxBatch: must be >= 1 (from env RPCGATE_UPSTREAM_MAX_BATCH)');
     expect(message).toContain('/slowRequestMs: must be >= 1 (from --set slowRequestMs)');
-    expect(() => loadConfig({ env: { RPCGATE_PORT: 'eighty' } })).toThrow('env RPCGATE_PORT: expected an integer, got "eighty"');
-    expect(() => loadConfig({ env: { RPCGATE_STRICT_RESULTS: 'maybe' } })).toThrow('env RPCGATE_STRICT_RESULTS: expected boolean, got "maybe"');
+    expect(() => loadConfig({ env: { RPCGATE_PORT: 'eighty' } })).toThrow(
+      'env RPCGATE_PORT: expected an integer, got "eighty"',
+    );
+    expect(() => loadConfig({ env: { RPCGATE_STRICT_RESULTS: 'maybe' } })).toThrow(
+      'env RPCGATE_STRICT_RESULTS: expected boolean, got "maybe"',
+    );
     expect(() => loadConfig({ env: { RPCGATE_CHAINS: '{"eth":' } })).toThrow(/^env RPCGATE_CHAINS: not valid JSON/);
-    expect(() => loadConfig({ env: {}, assignments: ['upstream.nope=1'] })).toThrow('--set upstream.nope=1: unknown setting "upstream.nope"');
+    expect(() => loadConfig({ env: {}, assignments: ['upstream.nope=1'] })).toThrow(
+      '--set upstream.nope=1: unknown setting "upstream.nope"',
+    );
     expect(() => loadConfig({ env: {}, assignments: ['port'] })).toThrow('--set port: expected path=value');
-    expect(() => loadConfig({ env: {}, assignments: ['chains={"eth":["holesky"]}'] })).toThrow('/chains/eth: unknown network "holesky" (known: mainnet, testnet)');
+    expect(() => loadConfig({ env: {}, assignments: ['chains={"eth":["holesky"]}'] })).toThrow(
+      '/chains/eth: unknown network "holesky" (known: mainnet, testnet)',
+    );
   });
 
-    // The CLI's sources under tsx, as test/cli.test.ts runs them (bin/rpcgate.js runs dist/, which test/package.test.ts builds).
+  // The CLI's sources under tsx, as test/cli.test.ts runs them (bin/rpcgate.js runs dist/, which test/package.test.ts builds).
   it('the CLI: `rpcgate config --json` lists the settings; `rpcgate start --set` reports a bad one and exits 1', async () => {
     const run = (args: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
-        execFile(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), ...args], { cwd: root, env: { ...process.env, RPCGATE_CONFIG: '' }, timeout: 30_000 }, (err, stdout, stderr) =>
-          done({ code: err ? Number((err as { code?: number }).code ?? -1) : 0, stdout, stderr }),
+        execFile(
+          process.execPath,
+          ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), ...args],
+          { cwd: root, env: { ...process.env, RPCGATE_CONFIG: '' }, timeout: 30_000 },
+          (err, stdout, stderr) =>
+            done({ code: err ? Number((err as { code?: number }).code ?? -1) : 0, stdout, stderr }),
         ),
       );
     const listed = await run(['config', '--json']);
     expect(listed.code).toBe(0);
     const rows = JSON.parse(listed.stdout).settings as { path: string; env: string; type: string; default: string }[];
     expect(rows.map((r) => r.path)).toEqual(settings().map((st) => st.path.join('.')));
-    expect(rows.find((r) => r.path === 'upstream.coalesce')).toEqual({ path: 'upstream.coalesce', env: 'RPCGATE_UPSTREAM_COALESCE RPCGATE_COALESCE', type: 'boolean', default: 'true' });
+    expect(rows.find((r) => r.path === 'upstream.coalesce')).toEqual({
+      path: 'upstream.coalesce',
+      env: 'RPCGATE_UPSTREAM_COALESCE RPCGATE_COALESCE',
+      type: 'boolean',
+      default: 'true',
+    });
     expect(rows.find((r) => r.path === 'limits.b.dailyPerUser')?.default).toBe('25000');
     const bad = await run(['start', '--set', 'upstream.nope=1']);
     expect(bad.code).toBe(1);

@@ -18,7 +18,9 @@ import { exampleHandlers, type ExampleHandlerOptions } from './helpers/example-h
 
 const root = resolve(import.meta.dirname, '..');
 const examplesDir = resolve(root, 'node_modules/@open-rpc/examples/build/service-descriptions');
-const exampleDocs = readdirSync(examplesDir).filter((f) => f.endsWith('.json')).sort();
+const exampleDocs = readdirSync(examplesDir)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 const corpus = [
   ...exampleDocs.map((f) => resolve(examplesDir, f)),
   resolve(root, 'node_modules/@metamask/api-specs/dist/build/openrpc.json'),
@@ -31,7 +33,10 @@ const simpleMath = resolve(examplesDir, 'simple-math-openrpc.json');
 const run = promisify(execFile);
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run('npx', ['tsx', 'src/cli/main.ts', 'conformance', ...args], { cwd: root, timeout: 120_000 });
+    const { stdout, stderr } = await run('npx', ['tsx', 'src/cli/main.ts', 'conformance', ...args], {
+      cwd: root,
+      timeout: 120_000,
+    });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code?: number; stdout?: string; stderr?: string };
@@ -40,9 +45,19 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
 }
 
 const servers: RpcServer[] = [];
-async function serve(contract: CompiledContract, opts: ExampleHandlerOptions & { strictResults?: boolean; wrap?: (h: ReturnType<typeof exampleHandlers>) => ReturnType<typeof exampleHandlers> } = {}): Promise<string> {
+async function serve(
+  contract: CompiledContract,
+  opts: ExampleHandlerOptions & {
+    strictResults?: boolean;
+    wrap?: (h: ReturnType<typeof exampleHandlers>) => ReturnType<typeof exampleHandlers>;
+  } = {},
+): Promise<string> {
   const handlers = exampleHandlers(contract, opts);
-  const server = await createServer({ document: contract.model, handlers: opts.wrap ? opts.wrap(handlers) : handlers, strictResults: opts.strictResults });
+  const server = await createServer({
+    document: contract.model,
+    handlers: opts.wrap ? opts.wrap(handlers) : handlers,
+    strictResults: opts.strictResults,
+  });
   servers.push(server);
   return server.listen(0, '127.0.0.1');
 }
@@ -55,10 +70,18 @@ const failures = (r: ConformanceReport) => rows(r).filter((x) => x.status === 'F
 
 /** Example pairings per method, counted from the JSON itself (not from the model under test). */
 function pairingsPerMethod(file: string): Map<string, string[]> {
-  const doc = JSON.parse(readFileSync(file, 'utf8')) as { methods: { name: string; examples?: { name?: string; $ref?: string }[] }[]; components?: { examplePairingObjects?: Record<string, { name: string }>; examplePairings?: Record<string, { name: string }> } };
+  const doc = JSON.parse(readFileSync(file, 'utf8')) as {
+    methods: { name: string; examples?: { name?: string; $ref?: string }[] }[];
+    components?: {
+      examplePairingObjects?: Record<string, { name: string }>;
+      examplePairings?: Record<string, { name: string }>;
+    };
+  };
   const byRef = (ref: string) => {
     const [, kind, key] = /^#\/components\/([^/]+)\/(.+)$/.exec(ref) ?? [];
-    return ((doc.components as Record<string, Record<string, { name: string }>> | undefined)?.[kind]?.[key] ?? { name: ref }).name;
+    return (
+      (doc.components as Record<string, Record<string, { name: string }>> | undefined)?.[kind]?.[key] ?? { name: ref }
+    ).name;
   };
   return new Map(doc.methods.map((m) => [m.name, (m.examples ?? []).map((x) => (x.$ref ? byRef(x.$ref) : x.name!))]));
 }
@@ -87,7 +110,10 @@ describe('a server built from a document passes against that document', () => {
       for (const [method, names] of pairings) {
         const mine = report.methods.filter((m) => m.name === method);
         if (names.length) {
-          expect(mine.map((m) => m.example), method).toEqual(names);
+          expect(
+            mine.map((m) => m.example),
+            method,
+          ).toEqual(names);
           for (const m of mine) expect(m.detail).toContain(`params from example "${m.example}"`);
         } else {
           expect(mine, method).toHaveLength(1);
@@ -104,17 +130,23 @@ describe('a server built from a document passes against that document', () => {
         ['protocol:batch', 'PASS'],
         ['protocol:rpc.discover', 'PASS'],
       ]);
-      expect(report.protocol.find((p) => p.name === 'protocol:rpc.discover')?.detail).toContain(`(${pairings.size} of the spec's ${pairings.size})`);
+      expect(report.protocol.find((p) => p.name === 'protocol:rpc.discover')?.detail).toContain(
+        `(${pairings.size} of the spec's ${pairings.size})`,
+      );
     });
   }
 
-  it('MetaMask: the document\'s own invalid example params are answered -32602, which passes and says why', async () => {
+  it("MetaMask: the document's own invalid example params are answered -32602, which passes and says why", async () => {
     const file = resolve(root, 'node_modules/@metamask/api-specs/dist/build/openrpc.json');
     const contract = compileContract(await loadDocument(file));
-    const report = await specConformance(await serve(contract), contract, { only: ['eth_getFilterChanges', 'eth_blockNumber'] });
+    const report = await specConformance(await serve(contract), contract, {
+      only: ['eth_getFilterChanges', 'eth_blockNumber'],
+    });
     const filter = report.methods.find((m) => m.name === 'eth_getFilterChanges')!;
     expect(filter.status).toBe('PASS');
-    expect(filter.detail).toMatch(/^error -32602 .*standard answer to params that fail the method's params schema.*the document's own example params fail its params schema: \/0 must match pattern/);
+    expect(filter.detail).toMatch(
+      /^error -32602 .*standard answer to params that fail the method's params schema.*the document's own example params fail its params schema: \/0 must match pattern/,
+    );
     expect(report.methods.find((m) => m.name === 'eth_blockNumber')?.status).toBe('PASS');
     expect(report.protocol).toEqual([]);
   });
@@ -158,11 +190,16 @@ describe('failures', () => {
   });
 
   it('a wrong result shape fails that method only, with the instance and schema paths', async () => {
-    const url = await serve(petstoreContract, { strictResults: false, override: { get_pet: () => ({ id: 'seven', name: 'fluffy' }) } });
+    const url = await serve(petstoreContract, {
+      strictResults: false,
+      override: { get_pet: () => ({ id: 'seven', name: 'fluffy' }) },
+    });
     const report = await specConformance(url, petstoreContract);
     expect(failures(report).map((f) => f.name)).toEqual(['get_pet']);
     const detail = failures(report)[0].detail;
-    expect(detail).toMatch(/^result fails the contract: \/id must be integer \(schema #\/components\/schemas\/PetId\/type\)/);
+    expect(detail).toMatch(
+      /^result fails the contract: \/id must be integer \(schema #\/components\/schemas\/PetId\/type\)/,
+    );
     expect(detail).toContain('got {"id":"seven","name":"fluffy"}');
   });
 
@@ -183,9 +220,20 @@ describe('failures', () => {
     });
     const report = await specConformance(url, petstoreContract);
     const byName = (n: string) => report.methods.find((m) => m.name === n)!;
-    expect(byName('list_pets')).toMatchObject({ status: 'PASS', detail: expect.stringMatching(/^error 100 "pets busy": declared by the method \("pets busy"\)/) });
-    expect(byName('create_pet')).toMatchObject({ status: 'FAIL', detail: expect.stringMatching(/^error -32000 is not an answer the document allows here \(the method declares no errors\)/) });
-    expect(byName('get_pet')).toMatchObject({ status: 'FAIL', detail: expect.stringMatching(/^error -32603 is not an answer the document allows here/) });
+    expect(byName('list_pets')).toMatchObject({
+      status: 'PASS',
+      detail: expect.stringMatching(/^error 100 "pets busy": declared by the method \("pets busy"\)/),
+    });
+    expect(byName('create_pet')).toMatchObject({
+      status: 'FAIL',
+      detail: expect.stringMatching(
+        /^error -32000 is not an answer the document allows here \(the method declares no errors\)/,
+      ),
+    });
+    expect(byName('get_pet')).toMatchObject({
+      status: 'FAIL',
+      detail: expect.stringMatching(/^error -32603 is not an answer the document allows here/),
+    });
     expect(report.ok).toBe(false);
   });
 
@@ -203,8 +251,22 @@ describe('failures', () => {
           result: { name: 'quotient', schema: { type: 'integer' } },
           errors: [{ code: 4000, message: 'division by zero' }],
           examples: [
-            { name: 'six by three', params: [{ name: 'a', value: 6 }, { name: 'b', value: 3 }], result: { name: 'quotient', value: 2 } },
-            { name: 'by zero', params: [{ name: 'a', value: 6 }, { name: 'b', value: 0 }], error: { code: 4000, message: 'division by zero' } },
+            {
+              name: 'six by three',
+              params: [
+                { name: 'a', value: 6 },
+                { name: 'b', value: 3 },
+              ],
+              result: { name: 'quotient', value: 2 },
+            },
+            {
+              name: 'by zero',
+              params: [
+                { name: 'a', value: 6 },
+                { name: 'b', value: 0 },
+              ],
+              error: { code: 4000, message: 'division by zero' },
+            },
           ],
         },
       ],
@@ -217,7 +279,12 @@ describe('failures', () => {
     ]);
     expect(good.methods[1].detail).toMatch(/^error 4000 "division by zero" as the example shows/);
     // A server that divides by zero anyway (answers a valid integer) fails the error pairing.
-    const lenient = await serve(contract, { wrap: (h) => ({ ...h, divide: (p: unknown) => Math.trunc((p as number[])[0] / ((p as number[])[1] || 1)) as never }) });
+    const lenient = await serve(contract, {
+      wrap: (h) => ({
+        ...h,
+        divide: (p: unknown) => Math.trunc((p as number[])[0] / ((p as number[])[1] || 1)) as never,
+      }),
+    });
     const bad = await specConformance(lenient, contract);
     expect(bad.methods.map((m) => [m.example, m.status])).toEqual([
       ['six by three', 'PASS'],
@@ -229,7 +296,9 @@ describe('failures', () => {
   it('by-name methods are called with an object; --only limits the run; an unreachable endpoint fails every row', async () => {
     const byNameDoc = resolve(examplesDir, 'params-by-name-petstore-openrpc.json');
     const contract = compileContract(await loadDocument(byNameDoc));
-    const report = await specConformance(await serve(contract), contract, { only: ['list_pets', 'get_pet', 'protocol:batch', 'no_such'] });
+    const report = await specConformance(await serve(contract), contract, {
+      only: ['list_pets', 'get_pet', 'protocol:batch', 'no_such'],
+    });
     expect(report.methods.map((m) => [m.name, m.status, m.byName ?? false])).toEqual([
       ['list_pets', 'PASS', true], // paramStructure by-name: the engine refuses an array for it
       ['get_pet', 'PASS', false], // by-position
@@ -250,7 +319,11 @@ describe('failures', () => {
     beforeAll(async () => {
       broken = createHttpServer((req, res) => {
         req.resume();
-        req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"1.0","id":999,"result":4,"error":{"code":1,"message":"x"}}'));
+        req.on('end', () =>
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end('{"jsonrpc":"1.0","id":999,"result":4,"error":{"code":1,"message":"x"}}'),
+        );
       });
       await new Promise<void>((r) => broken.listen(0, '127.0.0.1', r));
       url = `http://127.0.0.1:${(broken.address() as { port: number }).port}/`;
@@ -265,8 +338,12 @@ describe('failures', () => {
       expect(first.detail).toContain('jsonrpc is "1.0", not "2.0"');
       expect(first.detail).toMatch(/id 999 does not echo/);
       expect(first.detail).toContain('exactly one of result and error');
-      expect(report.protocol.find((p) => p.name === 'protocol:batch')?.detail).toMatch(/expected an array of 2 replies/);
-      expect(report.protocol.find((p) => p.name === 'protocol:invalid-json')?.detail).toMatch(/envelope: .*id 999 does not echo null/);
+      expect(report.protocol.find((p) => p.name === 'protocol:batch')?.detail).toMatch(
+        /expected an array of 2 replies/,
+      );
+      expect(report.protocol.find((p) => p.name === 'protocol:invalid-json')?.detail).toMatch(
+        /envelope: .*id 999 does not echo null/,
+      );
     });
   });
 
@@ -278,7 +355,11 @@ describe('failures', () => {
           Object.entries(h).map(([method, fn]) => [
             method,
             (params: unknown, ctx: CallContext) => {
-              seen.push({ method, auth: ctx.headers?.authorization as string | undefined, trace: ctx.headers?.['x-trace'] as string | undefined });
+              seen.push({
+                method,
+                auth: ctx.headers?.authorization as string | undefined,
+                trace: ctx.headers?.['x-trace'] as string | undefined,
+              });
               return fn(params as never, ctx);
             },
           ]),

@@ -8,7 +8,11 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileToken, seedChain, startAnvil, type Anvil, type SeededChain } from '../src/gateway/chain/index.js';
 import { runNodeConformance as runConformance, type ChainFacts } from '../src/gateway/node-api/conformance/index.js';
-import { formatReport, summaryLine, type ConformanceReport as GenericReport } from '../packages/toolkit/src/conformance/index.js';
+import {
+  formatReport,
+  summaryLine,
+  type ConformanceReport as GenericReport,
+} from '../packages/toolkit/src/conformance/index.js';
 
 type ConformanceReport = GenericReport<ChainFacts>;
 import { methods } from '../generated/node/methods.js';
@@ -22,7 +26,10 @@ const dataDir = resolve(root, '.data');
 /** Runs the real CLI in a subprocess; returns exit code and output. */
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run('npx', ['tsx', 'src/cli/main.ts', 'conformance', ...args], { cwd: root, timeout: 120_000 });
+    const { stdout, stderr } = await run('npx', ['tsx', 'src/cli/main.ts', 'conformance', ...args], {
+      cwd: root,
+      timeout: 120_000,
+    });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code?: number; stdout?: string; stderr?: string };
@@ -59,7 +66,10 @@ describe('conformance against anvil directly', () => {
     expect(names.sort()).toEqual(Object.keys(methods).sort());
     expect(byName(report, 'rpc.discover')?.status).toBe('SKIP');
     expect(report.facts?.unsupported).toEqual(['net_peerCount']);
-    expect(byName(report, 'net_peerCount')).toMatchObject({ status: 'SKIP', detail: expect.stringMatching(/does not implement net_peerCount \(-32601/) });
+    expect(byName(report, 'net_peerCount')).toMatchObject({
+      status: 'SKIP',
+      detail: expect.stringMatching(/does not implement net_peerCount \(-32601/),
+    });
     expect(report.summary.skipped).toBe(2);
     expect(report.summary.passed).toBe(report.methods.length - 2 + report.protocol.length);
   });
@@ -78,15 +88,28 @@ describe('conformance against anvil directly', () => {
   });
 
   it('the remaining standard reads of issue 12 pass, adapted to the live chain', () => {
-    const reads = ['eth_accounts', 'eth_getProof', 'eth_createAccessList', 'net_listening', 'web3_sha3', 'eth_protocolVersion', 'eth_getUncleByBlockHashAndIndex',
-      'eth_getUncleByBlockNumberAndIndex', 'eth_getUncleCountByBlockHash', 'eth_getUncleCountByBlockNumber', 'eth_blobBaseFee'];
+    const reads = [
+      'eth_accounts',
+      'eth_getProof',
+      'eth_createAccessList',
+      'net_listening',
+      'web3_sha3',
+      'eth_protocolVersion',
+      'eth_getUncleByBlockHashAndIndex',
+      'eth_getUncleByBlockNumberAndIndex',
+      'eth_getUncleCountByBlockHash',
+      'eth_getUncleCountByBlockNumber',
+      'eth_blobBaseFee',
+    ];
     for (const m of reads) expect(byName(report, m)?.status, `${m}: ${byName(report, m)?.detail}`).toBe('PASS');
     const token = report.facts!.log!.address;
     // The proof is of the token (a real contract) at the head; the access list is of a real call to it.
     expect(byName(report, 'eth_getProof')?.params?.[0]).toBe(token);
     expect(byName(report, 'eth_createAccessList')?.params?.[0]).toMatchObject({ to: token, input: '0x18160ddd' });
     expect(byName(report, 'eth_getUncleCountByBlockHash')?.params).toEqual([report.facts?.tx?.blockHash]);
-    expect(byName(report, 'web3_sha3')?.detail).toContain('0x47173285a8d7341e5e972fc677286384f802f8ef42a5ec5f03bbfa254cb01fad');
+    expect(byName(report, 'web3_sha3')?.detail).toContain(
+      '0x47173285a8d7341e5e972fc677286384f802f8ef42a5ec5f03bbfa254cb01fad',
+    );
   });
 
   it('eth_sendRawTransaction: the invalid raw tx is refused by the node, which is the conformant answer', () => {
@@ -123,7 +146,14 @@ describe('conformance against anvil directly', () => {
     expect(out.stdout).toMatch(/^eth_getBlockByHash\s+PASS\s/m);
     expect(out.stdout).toMatch(/^rpc\.discover\s+SKIP\s/m);
     expect(out.stdout).toMatch(/^net_peerCount\s+SKIP\s/m);
-    for (const m of ['eth_getProof', 'eth_createAccessList', 'web3_sha3', 'eth_getUncleByBlockNumberAndIndex', 'eth_blobBaseFee']) expect(out.stdout).toMatch(new RegExp(`^${m}\\s+PASS\\s`, 'm'));
+    for (const m of [
+      'eth_getProof',
+      'eth_createAccessList',
+      'web3_sha3',
+      'eth_getUncleByBlockNumberAndIndex',
+      'eth_blobBaseFee',
+    ])
+      expect(out.stdout).toMatch(new RegExp(`^${m}\\s+PASS\\s`, 'm'));
     expect(out.stdout).toMatch(/\d+ passed, 0 failed, 2 skipped\s*$/);
   });
 
@@ -148,7 +178,11 @@ describe('conformance against a broken endpoint', () => {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', async () => {
         const body = Buffer.concat(chunks).toString();
-        const upstream = await fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        const upstream = await fetch(anvil.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        });
         const json = (await upstream.json()) as unknown;
         const calls = JSON.parse(body) as unknown;
         const corrupt = (reply: { result?: Record<string, unknown> | null }, call: { method?: string }) => {
@@ -171,7 +205,9 @@ describe('conformance against a broken endpoint', () => {
     const report = await runConformance(url);
     console.log(formatReport(report));
     expect(report.ok).toBe(false);
-    const failed = failures(report).map((f) => f.name).sort();
+    const failed = failures(report)
+      .map((f) => f.name)
+      .sort();
     expect(failed).toEqual(['eth_getBlockByHash', 'eth_getBlockByNumber'].filter((m) => m in methods));
     expect(byName(report, 'eth_getBlockByNumber')?.detail).toMatch(/result fails the contract/);
     expect(summaryLine(report)).toMatch(/, 2 failed, /);
@@ -209,7 +245,14 @@ describe('conformance against rpcgate (embedded defaults)', () => {
       console.log(formatReport(report));
       expect(failures(report), u).toEqual([]);
       expect(byName(report, 'rpc.discover')?.status).toBe('PASS');
-      for (const m of ['eth_getProof', 'eth_createAccessList', 'web3_sha3', 'eth_getUncleCountByBlockHash', 'eth_blobBaseFee']) expect(byName(report, m)?.status, m).toBe('PASS');
+      for (const m of [
+        'eth_getProof',
+        'eth_createAccessList',
+        'web3_sha3',
+        'eth_getUncleCountByBlockHash',
+        'eth_blobBaseFee',
+      ])
+        expect(byName(report, m)?.status, m).toBe('PASS');
       expect(byName(report, 'net_peerCount')?.status).toBe('SKIP');
       expect(report.summary.skipped).toBe(1);
       expect(report.facts?.log).toBeTruthy();

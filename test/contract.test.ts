@@ -16,42 +16,113 @@ const contractPath = join(root, 'openrpc.json');
 
 type Json = unknown;
 type Schema = Record<string, unknown>;
-interface ContentDescriptor { name: string; description?: string; required?: boolean; schema: Schema }
-interface Example { name: string; params: { name: string; value: Json }[]; result: { name: string; value: Json } }
+interface ContentDescriptor {
+  name: string;
+  description?: string;
+  required?: boolean;
+  schema: Schema;
+}
+interface Example {
+  name: string;
+  params: { name: string; value: Json }[];
+  result: { name: string; value: Json };
+}
 interface Method {
-  name: string; summary?: string; description?: string; paramStructure?: string;
-  params: ContentDescriptor[]; result: ContentDescriptor; errors?: { $ref?: string; code?: number }[]; examples?: Example[];
+  name: string;
+  summary?: string;
+  description?: string;
+  paramStructure?: string;
+  params: ContentDescriptor[];
+  result: ContentDescriptor;
+  errors?: { $ref?: string; code?: number }[];
+  examples?: Example[];
 }
 interface ErrorObject {
-  code: number; message: string;
-  data?: { description?: string; required?: string[]; properties?: Record<string, { const?: string; enum?: string[] }> };
+  code: number;
+  message: string;
+  data?: {
+    description?: string;
+    required?: string[];
+    properties?: Record<string, { const?: string; enum?: string[] }>;
+  };
 }
-interface ServerObject { name?: string; summary?: string; url: string; variables?: Record<string, { default: string; enum?: string[] }> }
+interface ServerObject {
+  name?: string;
+  summary?: string;
+  url: string;
+  variables?: Record<string, { default: string; enum?: string[] }>;
+}
 interface Doc {
-  openrpc: string; info: { title: string; version: string; description?: string; license?: unknown };
-  servers: ServerObject[]; methods: Method[];
+  openrpc: string;
+  info: { title: string; version: string; description?: string; license?: unknown };
+  servers: ServerObject[];
+  methods: Method[];
   components: { schemas: Record<string, Schema>; errors: Record<string, ErrorObject> };
 }
 
 const REQUIRED_METHODS = [
-  'eth_blockNumber', 'eth_getBlockByNumber', 'eth_getBlockByHash', 'eth_chainId', 'net_version', 'web3_clientVersion',
-  'eth_syncing', 'eth_gasPrice', 'eth_maxPriorityFeePerGas', 'eth_feeHistory', 'eth_getBalance', 'eth_getTransactionCount',
-  'eth_getCode', 'eth_getStorageAt', 'eth_call', 'eth_estimateGas', 'eth_getLogs', 'eth_getTransactionByHash',
-  'eth_getTransactionReceipt', 'eth_getTransactionByBlockHashAndIndex', 'eth_getTransactionByBlockNumberAndIndex',
-  'eth_getBlockTransactionCountByHash', 'eth_getBlockTransactionCountByNumber', 'eth_getBlockReceipts',
-  'eth_sendRawTransaction', 'rpc.discover',
+  'eth_blockNumber',
+  'eth_getBlockByNumber',
+  'eth_getBlockByHash',
+  'eth_chainId',
+  'net_version',
+  'web3_clientVersion',
+  'eth_syncing',
+  'eth_gasPrice',
+  'eth_maxPriorityFeePerGas',
+  'eth_feeHistory',
+  'eth_getBalance',
+  'eth_getTransactionCount',
+  'eth_getCode',
+  'eth_getStorageAt',
+  'eth_call',
+  'eth_estimateGas',
+  'eth_getLogs',
+  'eth_getTransactionByHash',
+  'eth_getTransactionReceipt',
+  'eth_getTransactionByBlockHashAndIndex',
+  'eth_getTransactionByBlockNumberAndIndex',
+  'eth_getBlockTransactionCountByHash',
+  'eth_getBlockTransactionCountByNumber',
+  'eth_getBlockReceipts',
+  'eth_sendRawTransaction',
+  'rpc.discover',
   // issue 12: the remaining standard reads
-  'eth_accounts', 'eth_getProof', 'eth_createAccessList', 'net_listening', 'net_peerCount', 'web3_sha3', 'eth_protocolVersion',
-  'eth_getUncleByBlockHashAndIndex', 'eth_getUncleByBlockNumberAndIndex', 'eth_getUncleCountByBlockHash',
-  'eth_getUncleCountByBlockNumber', 'eth_blobBaseFee',
+  'eth_accounts',
+  'eth_getProof',
+  'eth_createAccessList',
+  'net_listening',
+  'net_peerCount',
+  'web3_sha3',
+  'eth_protocolVersion',
+  'eth_getUncleByBlockHashAndIndex',
+  'eth_getUncleByBlockNumberAndIndex',
+  'eth_getUncleCountByBlockHash',
+  'eth_getUncleCountByBlockNumber',
+  'eth_blobBaseFee',
 ];
 // Code → HTTP status(es) the contract must document: the JSON-RPC envelope, then rpcgate's table (src/gateway/errors.ts).
 const DOCUMENTED_STATUS: Record<number, string[]> = {
-  [-32700]: ['400'], [-32600]: ['400', '413'], [-32601]: ['200'], [-32602]: ['200'], [-32603]: ['500'],
+  [-32700]: ['400'],
+  [-32600]: ['400', '413'],
+  [-32601]: ['200'],
+  [-32602]: ['200'],
+  [-32603]: ['500'],
 };
-for (const r of gw.GATEWAY_ERRORS as readonly gw.GatewayErrorRow[]) if (!r.accountOnly) DOCUMENTED_STATUS[r.code] = [...(DOCUMENTED_STATUS[r.code] ?? []), ...r.httpStatus.map(String)];
+for (const r of gw.GATEWAY_ERRORS as readonly gw.GatewayErrorRow[])
+  if (!r.accountOnly) DOCUMENTED_STATUS[r.code] = [...(DOCUMENTED_STATUS[r.code] ?? []), ...r.httpStatus.map(String)];
 const G = gw.GatewayErrorCode;
-const ENVELOPE_AUTH_LIMIT = [-32700, -32600, -32601, -32602, -32603, G.Unauthorized, G.Forbidden, G.LimitExceeded, G.LimitsBackendUnavailable];
+const ENVELOPE_AUTH_LIMIT = [
+  -32700,
+  -32600,
+  -32601,
+  -32602,
+  -32603,
+  G.Unauthorized,
+  G.Forbidden,
+  G.LimitExceeded,
+  G.LimitsBackendUnavailable,
+];
 const UPSTREAM = [G.UpstreamUnavailable, G.UpstreamTimeout];
 const IDENT = /^[a-z][A-Za-z0-9]*$/;
 
@@ -63,13 +134,19 @@ const ajvWarnings: unknown[] = [];
 const ajv = new Ajv({
   allErrors: false,
   strictTuples: false, // optional trailing params: minItems < items.length by design
-  logger: { log: () => {}, warn: (...a: unknown[]) => ajvWarnings.push(a), error: (...a: unknown[]) => ajvWarnings.push(a) },
+  logger: {
+    log: () => {},
+    warn: (...a: unknown[]) => ajvWarnings.push(a),
+    error: (...a: unknown[]) => ajvWarnings.push(a),
+  },
 });
 const validators = new Map<string, { params: ValidateFunction; result: ValidateFunction }>();
 
 function tupleSchema(params: ContentDescriptor[]): Schema {
   let required = 0;
-  params.forEach((p, i) => { if (p.required) required = i + 1; });
+  params.forEach((p, i) => {
+    if (p.required) required = i + 1;
+  });
   if (params.length === 0) return { type: 'array', maxItems: 0 };
   return { type: 'array', items: params.map((p) => p.schema), minItems: required, maxItems: params.length };
 }
@@ -117,7 +194,12 @@ describe('openrpc.json document', () => {
   it('dereferences with parseOpenRPCDocument, leaving no $ref in methods', async () => {
     expect(deref.methods.length).toBe(raw.methods.length);
     const left: string[] = [];
-    walk(deref.methods.map((m) => ({ params: m.params, result: m.result, errors: m.errors })), (n, p) => { if ('$ref' in n) left.push(p); });
+    walk(
+      deref.methods.map((m) => ({ params: m.params, result: m.result, errors: m.errors })),
+      (n, p) => {
+        if ('$ref' in n) left.push(p);
+      },
+    );
     expect(left).toEqual([]);
     await expect(parseOpenRPCDocument(structuredClone(raw) as never, { dereference: false })).resolves.toBeTruthy();
   });
@@ -155,10 +237,11 @@ describe('schemas', () => {
 
   it('only components carry titles, and a $ref stands alone (no siblings to merge or rename types)', () => {
     const bad: string[] = [];
-    const scan = (node: unknown, at: string) => walk(node, (n, p) => {
-      if ('$ref' in n && Object.keys(n).length !== 1) bad.push(`${at}${p}: $ref with siblings`);
-      if ('title' in n && typeof n.title === 'string' && p !== '') bad.push(`${at}${p}: inline title`);
-    });
+    const scan = (node: unknown, at: string) =>
+      walk(node, (n, p) => {
+        if ('$ref' in n && Object.keys(n).length !== 1) bad.push(`${at}${p}: $ref with siblings`);
+        if ('title' in n && typeof n.title === 'string' && p !== '') bad.push(`${at}${p}: inline title`);
+      });
     for (const [k, s] of Object.entries(raw.components.schemas)) scan(s, `#/components/schemas/${k}`);
     for (const m of raw.methods) for (const cd of [...m.params, m.result]) scan(cd.schema, `${m.name}/${cd.name}`);
     expect(bad).toEqual([]);
@@ -177,7 +260,10 @@ describe('schemas', () => {
 
   it('node result objects stay open (no additionalProperties: false); only the call object is closed', () => {
     const closed: string[] = [];
-    for (const [k, s] of Object.entries(raw.components.schemas)) walk(s, (n, p) => { if (n.additionalProperties === false) closed.push(k + p); });
+    for (const [k, s] of Object.entries(raw.components.schemas))
+      walk(s, (n, p) => {
+        if (n.additionalProperties === false) closed.push(k + p);
+      });
     expect(closed).toEqual(['GenericTransaction']);
   });
 
@@ -205,42 +291,48 @@ describe('methods', () => {
     for (const n of REQUIRED_METHODS) expect(names, n).toContain(n);
   });
 
-  it.each(REQUIRED_METHODS)('%s has summary, description, by-position identifier params, examples and errors', (name) => {
-    const m = raw.methods.find((x) => x.name === name)!;
-    expect(m.summary?.length).toBeGreaterThan(10);
-    expect(m.description?.length).toBeGreaterThan(80);
-    expect(m.paramStructure).toBe('by-position');
-    let optionalSeen = false;
-    for (const p of m.params) {
-      expect(p.name).toMatch(IDENT);
-      expect(p.description).toBeTruthy();
-      if (!p.required) optionalSeen = true;
-      else expect(optionalSeen, `${name}: required ${p.name} after an optional param`).toBe(false);
-    }
-    expect(new Set(m.params.map((p) => p.name)).size).toBe(m.params.length);
-    expect(m.result.name).toMatch(IDENT);
-    expect(m.examples?.length).toBeGreaterThan(0);
+  it.each(REQUIRED_METHODS)(
+    '%s has summary, description, by-position identifier params, examples and errors',
+    (name) => {
+      const m = raw.methods.find((x) => x.name === name)!;
+      expect(m.summary?.length).toBeGreaterThan(10);
+      expect(m.description?.length).toBeGreaterThan(80);
+      expect(m.paramStructure).toBe('by-position');
+      let optionalSeen = false;
+      for (const p of m.params) {
+        expect(p.name).toMatch(IDENT);
+        expect(p.description).toBeTruthy();
+        if (!p.required) optionalSeen = true;
+        else expect(optionalSeen, `${name}: required ${p.name} after an optional param`).toBe(false);
+      }
+      expect(new Set(m.params.map((p) => p.name)).size).toBe(m.params.length);
+      expect(m.result.name).toMatch(IDENT);
+      expect(m.examples?.length).toBeGreaterThan(0);
 
-    const codes = (m.errors ?? []).map((e) => {
-      expect(e.$ref).toMatch(/^#\/components\/errors\/\w+$/);
-      const target = raw.components.errors[e.$ref!.split('/').pop()!];
-      expect(target, e.$ref).toBeTruthy();
-      return target.code;
-    });
-    expect(new Set(codes).size).toBe(codes.length);
-    for (const c of ENVELOPE_AUTH_LIMIT) expect(codes, `${name} lists ${c}`).toContain(c);
-    if (name !== 'rpc.discover') for (const c of [...UPSTREAM, -32000]) expect(codes, `${name} lists ${c}`).toContain(c);
-  });
+      const codes = (m.errors ?? []).map((e) => {
+        expect(e.$ref).toMatch(/^#\/components\/errors\/\w+$/);
+        const target = raw.components.errors[e.$ref!.split('/').pop()!];
+        expect(target, e.$ref).toBeTruthy();
+        return target.code;
+      });
+      expect(new Set(codes).size).toBe(codes.length);
+      for (const c of ENVELOPE_AUTH_LIMIT) expect(codes, `${name} lists ${c}`).toContain(c);
+      if (name !== 'rpc.discover')
+        for (const c of [...UPSTREAM, -32000]) expect(codes, `${name} lists ${c}`).toContain(c);
+    },
+  );
 
   it('eth_call and eth_estimateGas list execution reverted (3); eth_sendRawTransaction lists the node rejections', () => {
-    const codes = (n: string) => raw.methods.find((m) => m.name === n)!.errors!.map((e) => raw.components.errors[e.$ref!.split('/').pop()!].code);
+    const codes = (n: string) =>
+      raw.methods.find((m) => m.name === n)!.errors!.map((e) => raw.components.errors[e.$ref!.split('/').pop()!].code);
     expect(codes('eth_call')).toContain(3);
     expect(codes('eth_estimateGas')).toContain(3);
     expect(codes('eth_sendRawTransaction')).toEqual(expect.arrayContaining([-32000, 1, 2, 802, 809, 1000]));
   });
 
   it('optional params follow the spec (block of state reads, eth_call and eth_estimateGas)', () => {
-    const req = (n: string) => raw.methods.find((m) => m.name === n)!.params.map((p) => `${p.name}${p.required ? '' : '?'}`);
+    const req = (n: string) =>
+      raw.methods.find((m) => m.name === n)!.params.map((p) => `${p.name}${p.required ? '' : '?'}`);
     expect(req('eth_getBalance')).toEqual(['address', 'block?']);
     expect(req('eth_getStorageAt')).toEqual(['address', 'slot', 'block?']);
     expect(req('eth_call')).toEqual(['transaction', 'block?']);
@@ -278,7 +370,7 @@ describe('errors', () => {
     }
   });
 
-  it("rpcgate's own errors in both contracts: data.source is the const \"rpcgate\", data.reason takes the table's words", () => {
+  it('rpcgate\'s own errors in both contracts: data.source is the const "rpcgate", data.reason takes the table\'s words', () => {
     const account = JSON.parse(readFileSync(join(root, 'contracts/account.openrpc.json'), 'utf8')) as Doc;
     const words = new Map<number, Set<string>>();
     for (const doc of [raw, account]) {
@@ -293,16 +385,21 @@ describe('errors', () => {
       }
     }
     // Every row is documented, with exactly its reason words across the two APIs.
-    for (const r of gw.GATEWAY_ERRORS) expect([...(words.get(r.code) ?? [])].sort(), `${r.code}`).toEqual([...r.reasons].sort());
+    for (const r of gw.GATEWAY_ERRORS)
+      expect([...(words.get(r.code) ?? [])].sort(), `${r.code}`).toEqual([...r.reasons].sort());
     // Unauthorized, forbidden and the upstream/limiter failures always come from rpcgate: source is required (not for
     // the codes nodes answer too: -32601, -32000, -32603).
     for (const e of Object.values(raw.components.errors)) {
-      if (gw.GATEWAY_ERRORS.some((r) => r.code === e.code) && ![-32601, -32000, -32603].includes(e.code)) expect(e.data?.required, `${e.code}`).toContain('source');
+      if (gw.GATEWAY_ERRORS.some((r) => r.code === e.code) && ![-32601, -32000, -32603].includes(e.code))
+        expect(e.data?.required, `${e.code}`).toContain('source');
     }
   });
 
   it("rpcgate's own codes stay clear of what nodes answer with: outside EIP-1474's -32000..-32006 (but -32005, same meaning, and -32000 for filters, as geth)", () => {
-    const eip1474 = readFileSync(join(root, 'test/fixtures/execution-apis/src/error-groups/rpc-non-standard-errors.yaml'), 'utf8');
+    const eip1474 = readFileSync(
+      join(root, 'test/fixtures/execution-apis/src/error-groups/rpc-non-standard-errors.yaml'),
+      'utf8',
+    );
     const nodeCodes = [...eip1474.matchAll(/code: (-?\d+)/g)].map((m) => Number(m[1]));
     expect(nodeCodes).toEqual([-32000, -32001, -32002, -32003, -32004, -32005, -32006]);
     for (const r of gw.GATEWAY_ERRORS) {
@@ -318,27 +415,80 @@ describe('errors', () => {
   it('the constructors of src/gateway/errors.ts follow the table and carry data.source', () => {
     const t = (e: RpcError) => [e.code, e.httpStatus, e.message, e.data, e.headers];
     const now = Date.parse('2030-01-01T00:00:00Z');
-    expect(t(gw.unauthorized('invalid API key', { reason: 'key' }))).toStrictEqual([-32016, 401, 'invalid API key', { source: 'rpcgate', reason: 'key' }, undefined]);
-    expect(t(gw.forbidden('origin x', { reason: 'origin', origin: 'x' }))).toStrictEqual([-32041, 403, 'origin x', { source: 'rpcgate', reason: 'origin', origin: 'x' }, undefined]);
-    expect(t(gw.methodNotAllowed('eth_call'))).toStrictEqual([-32601, 403, 'method not allowed for this key: eth_call', { source: 'rpcgate', reason: 'method', method: 'eth_call' }, undefined]);
-    expect(t(gw.limitExceeded({ limit: 25_000, period: 'day', resetAt: new Date('2030-01-02T00:00:00Z') }, undefined, now))).toStrictEqual([
-      -32005, 402, 'limit exceeded: 25000 requests per day',
-      { source: 'rpcgate', reason: 'quota', limit: 25_000, period: 'day', resetAt: '2030-01-02T00:00:00.000Z' }, undefined,
+    expect(t(gw.unauthorized('invalid API key', { reason: 'key' }))).toStrictEqual([
+      -32016,
+      401,
+      'invalid API key',
+      { source: 'rpcgate', reason: 'key' },
+      undefined,
+    ]);
+    expect(t(gw.forbidden('origin x', { reason: 'origin', origin: 'x' }))).toStrictEqual([
+      -32041,
+      403,
+      'origin x',
+      { source: 'rpcgate', reason: 'origin', origin: 'x' },
+      undefined,
+    ]);
+    expect(t(gw.methodNotAllowed('eth_call'))).toStrictEqual([
+      -32601,
+      403,
+      'method not allowed for this key: eth_call',
+      { source: 'rpcgate', reason: 'method', method: 'eth_call' },
+      undefined,
+    ]);
+    expect(
+      t(gw.limitExceeded({ limit: 25_000, period: 'day', resetAt: new Date('2030-01-02T00:00:00Z') }, undefined, now)),
+    ).toStrictEqual([
+      -32005,
+      402,
+      'limit exceeded: 25000 requests per day',
+      { source: 'rpcgate', reason: 'quota', limit: 25_000, period: 'day', resetAt: '2030-01-02T00:00:00.000Z' },
+      undefined,
     ]);
     // Retry-After is at least 1 second, also when the window already reset; a per-second limit is `rate`.
     const rate = gw.limitExceeded({ limit: 1, period: 'second', resetAt: now - 5 }, undefined, now);
     expect([rate.headers, (rate.data as { reason: string }).reason]).toStrictEqual([{ 'Retry-After': '1' }, 'rate']);
-    expect(t(gw.upstreamUnavailable('mainnet', 'connect refused'))).toStrictEqual([-32042, 503, 'upstream unavailable', { source: 'rpcgate', reason: 'upstream', network: 'mainnet', detail: 'connect refused' }, undefined]);
+    expect(t(gw.upstreamUnavailable('mainnet', 'connect refused'))).toStrictEqual([
+      -32042,
+      503,
+      'upstream unavailable',
+      { source: 'rpcgate', reason: 'upstream', network: 'mainnet', detail: 'connect refused' },
+      undefined,
+    ]);
     expect(gw.upstreamUnavailable('mainnet', 'x', 502).httpStatus).toBe(502);
-    expect(t(gw.upstreamTimeout('mainnet', 'slow', 10_000))).toStrictEqual([-32043, 504, 'upstream timeout', { source: 'rpcgate', reason: 'timeout', network: 'mainnet', detail: 'slow', timeoutMs: 10_000 }, undefined]);
-    expect(t(gw.limitsBackendUnavailable())).toStrictEqual([-32044, 503, 'limits backend unavailable', { source: 'rpcgate', reason: 'limits-backend' }, { 'Retry-After': '1' }]);
-    for (const e of [gw.unauthorized('x', { reason: 'jwt' }), gw.limitsBackendUnavailable()]) expect(gw.isGatewayError(e)).toBe(true);
+    expect(t(gw.upstreamTimeout('mainnet', 'slow', 10_000))).toStrictEqual([
+      -32043,
+      504,
+      'upstream timeout',
+      { source: 'rpcgate', reason: 'timeout', network: 'mainnet', detail: 'slow', timeoutMs: 10_000 },
+      undefined,
+    ]);
+    expect(t(gw.limitsBackendUnavailable())).toStrictEqual([
+      -32044,
+      503,
+      'limits backend unavailable',
+      { source: 'rpcgate', reason: 'limits-backend' },
+      { 'Retry-After': '1' },
+    ]);
+    for (const e of [gw.unauthorized('x', { reason: 'jwt' }), gw.limitsBackendUnavailable()])
+      expect(gw.isGatewayError(e)).toBe(true);
     expect(gw.isGatewayError(new RpcError(-32001, 'resource not found'))).toBe(false);
     // Each constructor's code and status are a row of the table.
     // The filters' cap answers -32000 with data (HTTP 200, as geth), a row too.
     expect(t(tooManyFilters(100)).slice(0, 2)).toStrictEqual([-32000, 200]);
-    for (const e of [gw.unauthorized('x', { reason: 'key' }), gw.forbidden('x', { reason: 'ip' }), gw.methodNotAllowed('m'), rate, gw.upstreamUnavailable('n', 'd', 502), gw.upstreamTimeout('n', 'd'), gw.limitsBackendUnavailable(), tooManyFilters(100)]) {
-      const row = gw.GATEWAY_ERRORS.find((r) => r.code === e.code && (r.httpStatus as readonly number[]).includes(e.httpStatus));
+    for (const e of [
+      gw.unauthorized('x', { reason: 'key' }),
+      gw.forbidden('x', { reason: 'ip' }),
+      gw.methodNotAllowed('m'),
+      rate,
+      gw.upstreamUnavailable('n', 'd', 502),
+      gw.upstreamTimeout('n', 'd'),
+      gw.limitsBackendUnavailable(),
+      tooManyFilters(100),
+    ]) {
+      const row = gw.GATEWAY_ERRORS.find(
+        (r) => r.code === e.code && (r.httpStatus as readonly number[]).includes(e.httpStatus),
+      );
       expect(row, `${e.code}/${e.httpStatus}`).toBeTruthy();
       expect(row!.reasons as readonly string[], `${e.code}`).toContain((e.data as { reason: string }).reason);
     }
@@ -404,7 +554,7 @@ describe('examples', () => {
     expect(v('eth_getTransactionByHash').result({ ...tx, yParity: '0x100' })).toBe(false);
   });
 
-  it('rpc.discover\'s result schema accepts the contract itself', () => {
+  it("rpc.discover's result schema accepts the contract itself", () => {
     expect(v('rpc.discover').result(raw), why(v('rpc.discover').result)).toBe(true);
     expect(v('rpc.discover').result({ methods: [] })).toBe(false);
   });
@@ -426,21 +576,26 @@ describe('execution-apis recorded fixtures', () => {
     expect([...new Set(exchanges.map((e) => e.request.method))].filter((n) => !names.has(n))).toEqual([]);
   });
 
-  it.each(exchanges.map((e, i) => [e.file, i, e] as const))('%s #%i: params and result agree with the contract', (file, _i, e) => {
-    const { params, result } = v(e.request.method);
-    const ok = params(e.request.params ?? []);
-    if (/error|invalid/.test(file)) {
-      // Error cases: refused by the contract, or refused by the node (recorded as an error).
-      expect(!ok || e.response.error !== undefined, `${file}: accepted and answered`).toBe(true);
-    } else {
-      expect(ok, `${file} params: ${why(params)}`).toBe(true);
-    }
-    if ('result' in e.response) expect(result(e.response.result), `${file} result: ${why(result)}`).toBe(true);
-    else expect(e.response.error, `${file}: neither result nor error`).toBeTruthy();
-  });
+  it.each(exchanges.map((e, i) => [e.file, i, e] as const))(
+    '%s #%i: params and result agree with the contract',
+    (file, _i, e) => {
+      const { params, result } = v(e.request.method);
+      const ok = params(e.request.params ?? []);
+      if (/error|invalid/.test(file)) {
+        // Error cases: refused by the contract, or refused by the node (recorded as an error).
+        expect(!ok || e.response.error !== undefined, `${file}: accepted and answered`).toBe(true);
+      } else {
+        expect(ok, `${file} params: ${why(params)}`).toBe(true);
+      }
+      if ('result' in e.response) expect(result(e.response.result), `${file} result: ${why(result)}`).toBe(true);
+      else expect(e.response.error, `${file}: neither result nor error`).toBeTruthy();
+    },
+  );
 
   it('the malformed-param fixtures are refused by the contract itself', () => {
-    const refused = exchanges.filter((e) => /invalid/.test(e.file)).map((e) => v(e.request.method).params(e.request.params ?? []));
+    const refused = exchanges
+      .filter((e) => /invalid/.test(e.file))
+      .map((e) => v(e.request.method).params(e.request.params ?? []));
     expect(refused.length).toBeGreaterThan(0);
     expect(refused.every((ok) => !ok)).toBe(true);
   });

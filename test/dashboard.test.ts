@@ -23,7 +23,10 @@ const CHROMIUM = '/usr/bin/chromium';
 // A fresh machine may lack Debian's chromium (`apt-get install chromium`; .ci/run installs it): the browser journey
 // then says so and skips — under CI it must run.
 const skipBrowser = !existsSync(CHROMIUM) && !process.env.CI;
-if (skipBrowser) console.warn(`[dashboard] ${CHROMIUM} not found: browser journey SKIPPED (apt-get install chromium; required when CI is set)`);
+if (skipBrowser)
+  console.warn(
+    `[dashboard] ${CHROMIUM} not found: browser journey SKIPPED (apt-get install chromium; required when CI is set)`,
+  );
 const SHOTS = resolve(import.meta.dirname, '..', 'test-output', 'screenshots');
 
 let svc: RunningService;
@@ -39,8 +42,20 @@ async function shot(name: string, p: Page = page): Promise<void> {
   await p.screenshot({ path: join(SHOTS, `${String(shotNo).padStart(2, '0')}-${name}.png`), fullPage: true });
 }
 
-async function rpc(url: string, method: string, params: unknown[] = [], headers: Record<string, string> = {}): Promise<{ status: number; body: { result?: unknown; error?: { code: number; message: string; data?: { source?: string; reason?: string } } } }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+async function rpc(
+  url: string,
+  method: string,
+  params: unknown[] = [],
+  headers: Record<string, string> = {},
+): Promise<{
+  status: number;
+  body: { result?: unknown; error?: { code: number; message: string; data?: { source?: string; reason?: string } } };
+}> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
   return { status: res.status, body: (await res.json()) as never };
 }
 
@@ -66,13 +81,18 @@ function wsCall(url: string, method: string): Promise<unknown> {
 }
 
 /** A raw GET (fetch would normalise `..` away before sending). */
-function rawGet(path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
+function rawGet(
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
   const u = new URL(svc.url);
   return new Promise((resolveGet, reject) => {
     const req = httpRequest({ host: u.hostname, port: u.port, path, method: 'GET', headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolveGet({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolveGet({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -96,7 +116,16 @@ beforeAll(async () => {
   if (skipBrowser) return;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
   });
   context = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: svc.url });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: svc.url });
@@ -123,7 +152,9 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     // Not signed in: the log-in screen, with the docs link in the header.
     await page.goto('/');
     await expect.poll(() => page.getByRole('heading', { name: 'Log in' }).isVisible()).toBe(true);
-    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Docs' }).getAttribute('href')).toBe('/docs/');
+    expect(
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Docs' }).getAttribute('href'),
+    ).toBe('/docs/');
 
     // Sign up: a too-short password is refused inline, then a good one signs in.
     await page.getByRole('link', { name: 'Sign up for free' }).click();
@@ -158,7 +189,9 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     // Set up: opens on the latest-block example in JavaScript with ethers, the app's URL filled in.
     await page.getByRole('heading', { name: 'Price dashboard' }).waitFor();
     expect(await page.getByRole('tab', { name: 'Set up' }).getAttribute('aria-selected')).toBe('true');
-    expect(await page.getByRole('button', { name: 'JavaScript', exact: true }).getAttribute('aria-pressed')).toBe('true');
+    expect(await page.getByRole('button', { name: 'JavaScript', exact: true }).getAttribute('aria-pressed')).toBe(
+      'true',
+    );
     expect(await page.getByRole('button', { name: 'ethers', exact: true }).getAttribute('aria-pressed')).toBe('true');
     const appKey = await page.getByTestId('app-key').inputValue();
     expect(appKey).toMatch(/^[1-9A-HJ-NP-Za-km-z]{20,}$/);
@@ -171,11 +204,17 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     expect(await page.getByTestId('example-code').textContent()).toContain('w3.eth.get_block("latest"');
     // Beside web3.py: the generated, typed Python client (generated/python/rpcgate_node).
     await page.getByRole('button', { name: 'rpcgate client', exact: true }).click();
-    expect(await page.getByTestId('example-code').textContent()).toContain(`client = Client("${svc.url}/mainnet/v2/${appKey}")`);
-    expect(await page.getByTestId('example-code').textContent()).toContain('client.eth_get_block_by_number("latest", False)');
+    expect(await page.getByTestId('example-code').textContent()).toContain(
+      `client = Client("${svc.url}/mainnet/v2/${appKey}")`,
+    );
+    expect(await page.getByTestId('example-code').textContent()).toContain(
+      'client.eth_get_block_by_number("latest", False)',
+    );
     await page.getByRole('button', { name: 'TypeScript', exact: true }).click();
     await page.getByRole('button', { name: 'rpcgate client', exact: true }).click();
-    expect(await page.getByTestId('example-code').textContent()).toContain("client.request('eth_getBlockByNumber', ['latest', false])");
+    expect(await page.getByTestId('example-code').textContent()).toContain(
+      "client.request('eth_getBlockByNumber', ['latest', false])",
+    );
     await page.getByLabel('Network', { exact: true }).selectOption('testnet');
     expect(await page.getByTestId('setup-url-testnet').inputValue()).toBe(`${svc.url}/testnet/v2/${appKey}`);
     expect(await page.getByTestId('example-code').textContent()).toContain(`${svc.url}/testnet/v2/${appKey}`);
@@ -189,7 +228,9 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     await page.getByRole('button', { name: 'WebSocket', exact: true }).click();
     expect(await page.getByRole('button', { name: 'CLI', exact: true }).count()).toBe(0);
     expect(await page.getByTestId('setup-ws-url-testnet').inputValue()).toBe(wsUrl);
-    expect(await page.getByRole('button', { name: 'ethers WebSocketProvider', exact: true }).getAttribute('aria-pressed')).toBe('true');
+    expect(
+      await page.getByRole('button', { name: 'ethers WebSocketProvider', exact: true }).getAttribute('aria-pressed'),
+    ).toBe('true');
     let wsCode = (await page.getByTestId('example-code').textContent()) ?? '';
     expect(wsCode).toContain(`new WebSocketProvider('${wsUrl}')`);
     expect(wsCode).toContain("provider.send('eth_getBalance'");
@@ -202,7 +243,9 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     wsCode = (await page.getByTestId('example-code').textContent()) ?? '';
     expect(wsCode).toContain("provider.on('block'");
     await shot('app-setup-websocket');
-    expect(await wsCall(await page.getByTestId('setup-ws-url-testnet').inputValue(), 'eth_chainId')).toMatch(/^0x[0-9a-f]+$/);
+    expect(await wsCall(await page.getByTestId('setup-ws-url-testnet').inputValue(), 'eth_chainId')).toMatch(
+      /^0x[0-9a-f]+$/,
+    );
     await page.getByRole('button', { name: 'HTTP', exact: true }).click();
     expect(await page.getByTestId('example-code').textContent()).toContain(`${svc.url}/testnet/v2/${appKey}`);
 
@@ -221,7 +264,9 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     expect(mainnetUrl).toBe(`${svc.url}/mainnet/v2/${appKey}`);
     expect(testnetUrl).toBe(`${svc.url}/testnet/v2/${appKey}`);
     await page.getByRole('button', { name: 'Copy Mainnet RPC URL' }).click();
-    await expect.poll(() => page.getByRole('button', { name: 'Copy Mainnet RPC URL' }).textContent()).toContain('Copied');
+    await expect
+      .poll(() => page.getByRole('button', { name: 'Copy Mainnet RPC URL' }).textContent())
+      .toContain('Copied');
     const copied = await page.evaluate(() => navigator.clipboard.readText());
     expect(copied).toBe(mainnetUrl);
     await shot('app-networks');
@@ -240,12 +285,19 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     await page.locator('[data-kind="method"]').getByRole('button', { name: 'Add' }).click();
     await page.getByRole('button', { name: 'Remove method eth_chainId' }).waitFor();
     const refused = await rpc(mainnetUrl, 'eth_blockNumber');
-    expect([refused.status, refused.body.error?.code, refused.body.error?.data?.source, refused.body.error?.data?.reason]).toEqual([403, -32601, 'rpcgate', 'method']);
+    expect([
+      refused.status,
+      refused.body.error?.code,
+      refused.body.error?.data?.source,
+      refused.body.error?.data?.reason,
+    ]).toEqual([403, -32601, 'rpcgate', 'method']);
     expect((await rpc(mainnetUrl, 'eth_chainId')).status).toBe(200);
     // A bad entry is refused inline.
     await page.getByLabel('Add IP address').fill('not-an-ip');
     await page.locator('[data-kind="ip"]').getByRole('button', { name: 'Add' }).click();
-    expect(await page.locator('[data-kind="ip"]').getByRole('alert').textContent()).toBe('“not-an-ip” is not a valid IP address or CIDR.');
+    expect(await page.locator('[data-kind="ip"]').getByRole('alert').textContent()).toBe(
+      '“not-an-ip” is not a valid IP address or CIDR.',
+    );
 
     // JWT keys: paste a PEM, see its key id; require JWT → calls without a token are refused; then undo both.
     const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -267,7 +319,11 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     await page.getByLabel('Longest token lifetime (hours)').fill('1');
     await page.getByRole('button', { name: 'Save lifetime' }).click();
     await page.locator('.jwt-lifetime').getByText('Saved.').waitFor();
-    expect((await svc.store.db.selectFrom('apps').select('jwt_max_lifetime_sec').execute()).map((r) => r.jwt_max_lifetime_sec)).toContain(3600);
+    expect(
+      (await svc.store.db.selectFrom('apps').select('jwt_max_lifetime_sec').execute()).map(
+        (r) => r.jwt_max_lifetime_sec,
+      ),
+    ).toContain(3600);
     await page.getByRole('switch', { name: 'Require JWT' }).uncheck();
     await expect.poll(async () => (await rpc(mainnetUrl, 'eth_chainId')).status).toBe(200);
     await page.getByRole('button', { name: `Remove JWT key ${kid}` }).click();
@@ -290,10 +346,16 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Apps' }).click();
     await page.getByRole('link', { name: 'Price dashboard' }).waitFor();
     // The account's quotas, shown once for all apps (they are the account's, issue 26): the calls above counted.
-    expect(await page.getByTestId('app-quota-day').textContent()).toMatch(/^\d+ of 100,000 requests today, all your apps together/);
+    expect(await page.getByTestId('app-quota-day').textContent()).toMatch(
+      /^\d+ of 100,000 requests today, all your apps together/,
+    );
     expect(Number(await page.getByTestId('app-quota-day-used').textContent())).toBeGreaterThan(0);
-    expect(await page.getByTestId('app-quota-month').textContent()).toMatch(/^\d+ of 3,000,000 requests this month, all your apps together/);
-    expect(await page.getByTestId('app-quotas').textContent()).toContain('more apps do not add quota. Each app has its own rate of 100 requests per second. 1 of 10 apps.');
+    expect(await page.getByTestId('app-quota-month').textContent()).toMatch(
+      /^\d+ of 3,000,000 requests this month, all your apps together/,
+    );
+    expect(await page.getByTestId('app-quotas').textContent()).toContain(
+      'more apps do not add quota. Each app has its own rate of 100 requests per second. 1 of 10 apps.',
+    );
     await shot('apps-list');
     await page.setViewportSize({ width: 375, height: 812 });
     await page.reload();
@@ -316,7 +378,11 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     await page.getByRole('heading', { name: 'New API key' }).waitFor();
     await page.getByLabel('Name').fill('indexer');
     await page.getByRole('radio', { name: 'Holesky' }).waitFor();
-    expect(await page.getByRole('radio').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value))).toEqual(['mainnet', 'testnet', 'holesky']);
+    expect(await page.getByRole('radio').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value))).toEqual([
+      'mainnet',
+      'testnet',
+      'holesky',
+    ]);
     expect(await page.getByRole('radio', { name: 'Testnet' }).isChecked()).toBe(true);
     await page.getByRole('radio', { name: 'Testnet' }).check();
     await page.getByLabel('Description').fill('backfills logs');
@@ -330,7 +396,9 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     // The key's WebSocket URL: the same path on ws://.
     await page.getByRole('button', { name: 'WebSocket', exact: true }).click();
     expect(await page.getByTestId('setup-ws-url-testnet').inputValue()).toBe(keyUrl.replace(/^http:/, 'ws:'));
-    expect(await page.getByTestId('example-code').textContent()).toContain(`new WebSocketProvider('${keyUrl.replace(/^http:/, 'ws:')}')`);
+    expect(await page.getByTestId('example-code').textContent()).toContain(
+      `new WebSocketProvider('${keyUrl.replace(/^http:/, 'ws:')}')`,
+    );
     await page.getByRole('button', { name: 'Copy RPC URL' }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(keyUrl);
     const viaKey = await rpc(keyUrl, 'eth_blockNumber');
@@ -340,7 +408,11 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     await expect.poll(() => page.getByTestId('usage-used').textContent()).toBe('1');
     await shot('key-detail');
 
-    for (const [name, network] of [['backend', 'Mainnet'], ['wallet', 'Testnet'], ['analytics', 'Mainnet']] as const) {
+    for (const [name, network] of [
+      ['backend', 'Mainnet'],
+      ['wallet', 'Testnet'],
+      ['analytics', 'Mainnet'],
+    ] as const) {
       await page.goto('/#/keys/new');
       await page.getByRole('heading', { name: 'New API key' }).waitFor();
       await page.getByLabel('Name').fill(name);
@@ -357,7 +429,9 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
     await page.getByRole('link', { name: 'New API key' }).click();
     await page.getByLabel('Name').fill('one too many');
     await page.getByRole('button', { name: 'Create API key' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toBe('Limit reached: at most 4 network API keys per user; delete one first');
+    await expect
+      .poll(() => page.getByRole('alert').textContent())
+      .toBe('Limit reached: at most 4 network API keys per user; delete one first');
     await shot('new-key-5th-refused');
 
     // Delete a key (confirmed): it stops working.
@@ -412,10 +486,18 @@ describe.skipIf(skipBrowser)('dashboard journey (Chromium)', () => {
 });
 
 /** The account API from the page (same origin: the session cookie goes along). */
-async function pageApi(method: string, params: unknown[] = []): Promise<{ result?: any; error?: { code: number; message: string } }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+async function pageApi(
+  method: string,
+  params: unknown[] = [],
+): Promise<{ result?: any; error?: { code: number; message: string } }> {
+  // eslint-disable-line @typescript-eslint/no-explicit-any
   return page.evaluate(
     async ([m, p]) => {
-      const r = await fetch('/api', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: m, params: p }) });
+      const r = await fetch('/api', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: m, params: p }),
+      });
       return r.json();
     },
     [method, params] as const,
@@ -435,7 +517,11 @@ const hourLabel = (ms: number) => {
  * (the request path is not involved: no real call is made with this app or key, so the numbers are exact).
  */
 async function metricsJourney(): Promise<void> {
-  const app = (await pageApi('apps_create', [{ name: 'Metrics demo', useCase: 'Analytics', chain: 'ethereum', services: ['node-api'] }])).result;
+  const app = (
+    await pageApi('apps_create', [
+      { name: 'Metrics demo', useCase: 'Analytics', chain: 'ethereum', services: ['node-api'] },
+    ])
+  ).result;
   const key = (await pageApi('keys_create', [{ name: 'metered', network: 'Mainnet' }])).result;
   const userId = (await pageApi('account_me')).result.id as string;
   expect(app?.id).toMatch(/^app_/);
@@ -449,16 +535,56 @@ async function metricsJourney(): Promise<void> {
   type Batch = { at: number; n: number; e: Omit<MeterEvent, 'latencyMs'>; ms: number };
   const batches: Batch[] = [
     // Three hours ago: 36 calls, all ok; 30 of them answered from the response cache.
-    { at: H - 3 * HOUR + 10 * 60_000, n: 30, ms: 4, e: { principal: appP, network: 'mainnet', method: 'eth_blockNumber', outcome: 'ok', cacheHit: true } },
-    { at: H - 3 * HOUR + 10 * 60_000, n: 6, ms: 20, e: { principal: appP, network: 'mainnet', method: 'eth_call', outcome: 'ok' } },
+    {
+      at: H - 3 * HOUR + 10 * 60_000,
+      n: 30,
+      ms: 4,
+      e: { principal: appP, network: 'mainnet', method: 'eth_blockNumber', outcome: 'ok', cacheHit: true },
+    },
+    {
+      at: H - 3 * HOUR + 10 * 60_000,
+      n: 6,
+      ms: 20,
+      e: { principal: appP, network: 'mainnet', method: 'eth_call', outcome: 'ok' },
+    },
     // Two hours ago: 14 calls, 10 ok, 3 refused by the limit, 1 node error.
-    { at: H - 2 * HOUR + 5 * 60_000, n: 10, ms: 6, e: { principal: appP, network: 'testnet', method: 'eth_blockNumber', outcome: 'ok' } },
-    { at: H - 2 * HOUR + 5 * 60_000, n: 3, ms: 0.5, e: { principal: appP, network: 'testnet', method: 'eth_getBalance', outcome: 'limit', code: -32005 } },
-    { at: H - 2 * HOUR + 5 * 60_000, n: 1, ms: 80, e: { principal: appP, network: 'mainnet', method: 'eth_call', outcome: 'node_error', code: 3 } },
+    {
+      at: H - 2 * HOUR + 5 * 60_000,
+      n: 10,
+      ms: 6,
+      e: { principal: appP, network: 'testnet', method: 'eth_blockNumber', outcome: 'ok' },
+    },
+    {
+      at: H - 2 * HOUR + 5 * 60_000,
+      n: 3,
+      ms: 0.5,
+      e: { principal: appP, network: 'testnet', method: 'eth_getBalance', outcome: 'limit', code: -32005 },
+    },
+    {
+      at: H - 2 * HOUR + 5 * 60_000,
+      n: 1,
+      ms: 80,
+      e: { principal: appP, network: 'mainnet', method: 'eth_call', outcome: 'node_error', code: 3 },
+    },
     // The key: 12 calls two hours ago, 6 in the last minute (always today, never in the future).
-    { at: H - 2 * HOUR + 5 * 60_000, n: 12, ms: 10, e: { principal: keyP, network: 'mainnet', method: 'eth_blockNumber', outcome: 'ok' } },
-    { at: Math.max(todayStart, now - 60_000), n: 5, ms: 8, e: { principal: keyP, network: 'mainnet', method: 'eth_blockNumber', outcome: 'ok' } },
-    { at: Math.max(todayStart, now - 60_000), n: 1, ms: 1, e: { principal: keyP, network: 'mainnet', method: 'eth_getLogs', outcome: 'validation', code: -32602 } },
+    {
+      at: H - 2 * HOUR + 5 * 60_000,
+      n: 12,
+      ms: 10,
+      e: { principal: keyP, network: 'mainnet', method: 'eth_blockNumber', outcome: 'ok' },
+    },
+    {
+      at: Math.max(todayStart, now - 60_000),
+      n: 5,
+      ms: 8,
+      e: { principal: keyP, network: 'mainnet', method: 'eth_blockNumber', outcome: 'ok' },
+    },
+    {
+      at: Math.max(todayStart, now - 60_000),
+      n: 1,
+      ms: 1,
+      e: { principal: keyP, network: 'mainnet', method: 'eth_getLogs', outcome: 'validation', code: -32602 },
+    },
   ];
   let clock = 0;
   const meter = new Meter({ db: svc.store.db, methods: Object.keys(nodeMethods), now: () => clock });
@@ -481,23 +607,46 @@ async function metricsJourney(): Promise<void> {
   expect(await page.getByTestId('metric-cache-hits').textContent()).toBe('30 (60.0%)');
   expect(await page.getByTestId('metric-latency').textContent()).toMatch(/^[\d.]+ ms \/ [\d.]+ ms \/ [\d.]+ ms$/);
   // The same numbers as the API's (nothing computed or invented by the page).
-  const api = (await pageApi('apps_metrics', [app.id, { from: new Date(H - 23 * HOUR).toISOString(), to: new Date(H + HOUR).toISOString(), granularity: 'hour' }])).result;
-  expect(api.summary).toMatchObject({ total: 50, success: 46, cacheHits: 30, methods: { eth_blockNumber: 40, eth_call: 7, eth_getBalance: 3 }, errorsByCode: { '-32005': 3, '3': 1 } });
-  expect(await page.getByTestId('metric-latency').textContent()).toContain(`${api.summary.latencyMs.p50.toFixed(2)} ms`);
+  const api = (
+    await pageApi('apps_metrics', [
+      app.id,
+      { from: new Date(H - 23 * HOUR).toISOString(), to: new Date(H + HOUR).toISOString(), granularity: 'hour' },
+    ])
+  ).result;
+  expect(api.summary).toMatchObject({
+    total: 50,
+    success: 46,
+    cacheHits: 30,
+    methods: { eth_blockNumber: 40, eth_call: 7, eth_getBalance: 3 },
+    errorsByCode: { '-32005': 3, '3': 1 },
+  });
+  expect(await page.getByTestId('metric-latency').textContent()).toContain(
+    `${api.summary.latencyMs.p50.toFixed(2)} ms`,
+  );
 
   // Four charts, each an accessible image with a title and a description of its values.
-  for (const [id, title] of [['chart-success-rate', 'Success rate'], ['chart-totals', 'Total requests'], ['chart-latency', 'Latency (p50, p95, p99)']] as const) {
+  for (const [id, title] of [
+    ['chart-success-rate', 'Success rate'],
+    ['chart-totals', 'Total requests'],
+    ['chart-latency', 'Latency (p50, p95, p99)'],
+  ] as const) {
     const svg = page.getByTestId(id);
     expect(await svg.getAttribute('role')).toBe('img');
     expect(await svg.locator('title').first().textContent()).toBe(title);
     expect(await page.getByRole('img', { name: title }).count()).toBe(1);
   }
-  expect(await page.getByTestId('chart-totals').locator('desc').textContent()).toMatch(/^50 requests in 24 hour buckets/);
+  expect(await page.getByTestId('chart-totals').locator('desc').textContent()).toMatch(
+    /^50 requests in 24 hour buckets/,
+  );
   expect(await page.getByTestId('chart-totals').locator('rect.chart-bar').count()).toBe(2);
   expect(await page.getByTestId('chart-latency').locator('circle').count()).toBe(6); // 3 percentiles × 2 hours with calls
   // Calls per method, most first, with exact counts.
   const methodRows = await page.getByTestId('chart-methods').locator('li').allTextContents();
-  expect(methodRows.map((r) => r.replace(/\s*\(.*\)$/, ''))).toEqual(['eth_blockNumber40', 'eth_call7', 'eth_getBalance3']);
+  expect(methodRows.map((r) => r.replace(/\s*\(.*\)$/, ''))).toEqual([
+    'eth_blockNumber40',
+    'eth_call7',
+    'eth_getBalance3',
+  ]);
   // The totals chart's data table: the two hours with calls, exactly.
   const totals = page.locator('figure', { has: page.getByTestId('chart-totals') });
   await totals.getByText('Show data table').click();
@@ -513,7 +662,9 @@ async function metricsJourney(): Promise<void> {
 
   // Last 30 days by day: the same 50; the last hour has none of them: the empty state.
   await page.getByRole('button', { name: 'Last 30 days' }).click();
-  await expect.poll(() => page.getByTestId('chart-totals').locator('desc').textContent()).toMatch(/^50 requests in 30 day buckets/);
+  await expect
+    .poll(() => page.getByTestId('chart-totals').locator('desc').textContent())
+    .toMatch(/^50 requests in 30 day buckets/);
   expect(await page.getByTestId('metric-total').textContent()).toBe('50');
 
   // The key detail view: today's calls on this key (from the store), the limiter's daily count, the last 24 hours.
@@ -521,9 +672,13 @@ async function metricsJourney(): Promise<void> {
   await page.getByRole('heading', { name: 'metered' }).waitFor();
   await page.getByTestId('key-usage-chart').waitFor();
   expect(await page.getByTestId('key-today-total').textContent()).toBe(String(keyTodayTotal));
-  expect(await page.getByTestId('key-today').textContent()).toMatch(new RegExp(`^Today: ${keyTodayTotal} calls on this key`));
+  expect(await page.getByTestId('key-today').textContent()).toMatch(
+    new RegExp(`^Today: ${keyTodayTotal} calls on this key`),
+  );
   expect(await page.getByTestId('usage').textContent()).toMatch(/^Your daily limit: used \d+ of 25,000 requests today/);
-  expect(await page.getByTestId('chart-key-totals').locator('desc').textContent()).toMatch(/^18 requests in 24 hour buckets/);
+  expect(await page.getByTestId('chart-key-totals').locator('desc').textContent()).toMatch(
+    /^18 requests in 24 hour buckets/,
+  );
   await shot('key-usage');
   await page.goto('/#/keys');
   await expect.poll(() => page.getByTestId(`key-today-${key.id}`).textContent()).toBe(String(keyTodayTotal));
@@ -573,7 +728,14 @@ describe('web route', () => {
   });
 
   it('never leaves the built folder', async () => {
-    for (const path of ['/assets/../package.json', '/assets/..%2f..%2fpackage.json', '/assets/%2e%2e/%2e%2e/package.json', '/assets/', '/assets/nope.js', '/assets/.build-stamp']) {
+    for (const path of [
+      '/assets/../package.json',
+      '/assets/..%2f..%2fpackage.json',
+      '/assets/%2e%2e/%2e%2e/package.json',
+      '/assets/',
+      '/assets/nope.js',
+      '/assets/.build-stamp',
+    ]) {
       const r = await rawGet(path);
       expect(r.status, path).toBe(404);
       expect(r.body.toString()).not.toContain('"name": "rpcgate"');

@@ -44,7 +44,10 @@ const CHROMIUM = '/usr/bin/chromium';
 // A fresh machine may lack Debian's chromium (`apt-get install chromium`; .ci/run installs it): the browser test then
 // says so and skips — under CI it must run.
 const skipBrowser = !existsSync(CHROMIUM) && !process.env.CI;
-if (skipBrowser) console.warn(`[docs] ${CHROMIUM} not found: Try it browser test SKIPPED (apt-get install chromium; required when CI is set)`);
+if (skipBrowser)
+  console.warn(
+    `[docs] ${CHROMIUM} not found: Try it browser test SKIPPED (apt-get install chromium; required when CI is set)`,
+  );
 const SHOTS = join(root, 'test-output', 'screenshots');
 
 const tmp: string[] = [];
@@ -62,7 +65,8 @@ function brokenLinks(dir: string): string[] {
   const pages = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.html'));
   const ids = new Map<string, Set<string>>();
   const idsOf = (file: string) => {
-    if (!ids.has(file)) ids.set(file, new Set([...readFileSync(file, 'utf8').matchAll(/\sid="([^"]+)"/g)].map((m) => m[1])));
+    if (!ids.has(file))
+      ids.set(file, new Set([...readFileSync(file, 'utf8').matchAll(/\sid="([^"]+)"/g)].map((m) => m[1])));
     return ids.get(file)!;
   };
   const broken: string[] = [];
@@ -76,14 +80,17 @@ function brokenLinks(dir: string): string[] {
       const [file, frag] = link.split('#');
       const target = file ? join(dir, dirname(page), decodeURIComponent(file)) : join(dir, page);
       if (!existsSync(target)) broken.push(`${page}: ${link} (no such file)`);
-      else if (frag && target.endsWith('.html') && !idsOf(target).has(decodeURIComponent(frag))) broken.push(`${page}: ${link} (no such anchor)`);
+      else if (frag && target.endsWith('.html') && !idsOf(target).has(decodeURIComponent(frag)))
+        broken.push(`${page}: ${link} (no such anchor)`);
     }
   }
   return broken;
 }
 
 /** Runs assets/validators.js as a page would and returns its table. */
-function browserValidatorTable(js: string): Record<string, ((data: unknown) => boolean) & { errors?: { instancePath: string; message: string }[] | null }> {
+function browserValidatorTable(
+  js: string,
+): Record<string, ((data: unknown) => boolean) & { errors?: { instancePath: string; message: string }[] | null }> {
   const window: Record<string, never> = {};
   vm.runInNewContext(js, { window });
   return window.RPCGATE_DOCS_VALIDATORS;
@@ -97,7 +104,15 @@ describe('docs for every corpus document', () => {
       expect(model.methods.length).toBeGreaterThan(0);
       const dir = tempDir('corpus');
       const written = await writeDocsTo(dir, model);
-      for (const f of ['index.html', 'schemas.html', 'servers.html', 'assets/style.css', 'assets/try-it.js', 'assets/validators.js']) expect(written).toContain(f);
+      for (const f of [
+        'index.html',
+        'schemas.html',
+        'servers.html',
+        'assets/style.css',
+        'assets/try-it.js',
+        'assets/validators.js',
+      ])
+        expect(written).toContain(f);
 
       // One page per method, named uniquely; each says which method it documents and carries a Try it panel for it.
       const files = methodFiles(model);
@@ -127,7 +142,12 @@ describe('docs for every corpus document', () => {
       expect(Object.keys(shipped).sort()).toEqual(model.methods.map((m) => m.name).sort());
       let compared = 0;
       for (const m of model.methods) {
-        const values: Json[] = [...m.examples.flatMap((x) => (x.result ? [x.result.value] : [])), { __not: ['the', 'result'] }, 'a string', 12345];
+        const values: Json[] = [
+          ...m.examples.flatMap((x) => (x.result ? [x.result.value] : [])),
+          { __not: ['the', 'result'] },
+          'a string',
+          12345,
+        ];
         const sampled = sampleResult(model, m.name, runtime[m.name].result);
         if (sampled) values.push(sampled.value);
         for (const v of values) {
@@ -148,9 +168,22 @@ describe('what documents contain', () => {
         openrpc: '1.2.6',
         info: { title: 'Tricky <b>title</b>', version: '1' },
         methods: [
-          { name: 'pet_get', summary: '<img src=x onerror=alert(1)>', params: [], result, examples: [{ name: 'x', params: [], result: { name: 'r', value: '</script><script>alert(1)</script>' } }] },
+          {
+            name: 'pet_get',
+            summary: '<img src=x onerror=alert(1)>',
+            params: [],
+            result,
+            examples: [{ name: 'x', params: [], result: { name: 'r', value: '</script><script>alert(1)</script>' } }],
+          },
           { name: 'pet:gEt', params: [], result },
-          { name: 'index', params: [{ name: 'class', required: true, schema: { type: 'string' } }], result, examples: [{ name: 'e', params: [{ name: 'class', value: '</textarea><b>x' }], result: { name: 'r', value: 'ok' } }] },
+          {
+            name: 'index',
+            params: [{ name: 'class', required: true, schema: { type: 'string' } }],
+            result,
+            examples: [
+              { name: 'e', params: [{ name: 'class', value: '</textarea><b>x' }], result: { name: 'r', value: 'ok' } },
+            ],
+          },
           { name: 'servers', deprecated: true, params: [], result },
         ],
       },
@@ -167,10 +200,19 @@ describe('what documents contain', () => {
     expect(petGet).not.toContain('<script>alert(1)');
     expect(readFileSync(join(dir, 'index.html'), 'utf8')).toContain('<h1>Tricky &lt;b&gt;title&lt;/b&gt;');
     const index2 = readFileSync(join(dir, 'index-2.html'), 'utf8');
-    expect(index2).toContain('<textarea id="try-p-0" rows="2" spellcheck="false">&quot;&lt;/textarea&gt;&lt;b&gt;x&quot;</textarea>');
+    expect(index2).toContain(
+      '<textarea id="try-p-0" rows="2" spellcheck="false">&quot;&lt;/textarea&gt;&lt;b&gt;x&quot;</textarea>',
+    );
     const data = JSON.parse(index2.match(/<script type="application\/json" id="try-it-data">([^<]*)<\/script>/)![1]);
-    expect(data).toMatchObject({ document: 'tricky', method: 'index', byName: false, params: [{ name: 'class', required: true }] });
-    expect(readFileSync(join(dir, 'servers-2.html'), 'utf8')).toContain('<span class="tag deprecated">deprecated</span>');
+    expect(data).toMatchObject({
+      document: 'tricky',
+      method: 'index',
+      byName: false,
+      params: [{ name: 'class', required: true }],
+    });
+    expect(readFileSync(join(dir, 'servers-2.html'), 'utf8')).toContain(
+      '<span class="tag deprecated">deprecated</span>',
+    );
     // The overview links each method to its own page.
     const overview = readFileSync(join(dir, 'index.html'), 'utf8');
     for (const [name, file] of files) expect(overview).toContain(`<a href="${file}"><code>${name}</code></a>`);
@@ -182,11 +224,23 @@ describe('rpcgate docs (CLI)', () => {
     const dir = tempDir('cli');
     const out: string[] = [];
     const err: string[] = [];
-    const code = await docsAction(join(EXAMPLES, 'simple-math-openrpc.json'), { out: dir }, (s) => out.push(s), (s) => err.push(s));
+    const code = await docsAction(
+      join(EXAMPLES, 'simple-math-openrpc.json'),
+      { out: dir },
+      (s) => out.push(s),
+      (s) => err.push(s),
+    );
     expect(code).toBe(0);
     expect(err).toEqual([]);
     expect(out[0]).toBe(`Simple Math 1.0.0: 2 method page(s), 5 pages and 3 assets written to ${dir}`);
-    expect(readdirSync(dir).sort()).toEqual(['addition.html', 'assets', 'index.html', 'schemas.html', 'servers.html', 'subtraction.html']);
+    expect(readdirSync(dir).sort()).toEqual([
+      'addition.html',
+      'assets',
+      'index.html',
+      'schemas.html',
+      'servers.html',
+      'subtraction.html',
+    ]);
   });
 
   it('reads the document from an http(s) URL', async () => {
@@ -200,11 +254,25 @@ describe('rpcgate docs (CLI)', () => {
     try {
       const dir = tempDir('cli-url');
       const out: string[] = [];
-      expect(await docsAction(`${base}/petstore.json`, { out: dir }, (s) => out.push(s), () => undefined)).toBe(0);
+      expect(
+        await docsAction(
+          `${base}/petstore.json`,
+          { out: dir },
+          (s) => out.push(s),
+          () => undefined,
+        ),
+      ).toBe(0);
       expect(out[0]).toMatch(/^Petstore 1\.0\.0: 3 method page\(s\)/);
       expect(readFileSync(join(dir, 'index.html'), 'utf8')).toContain(`<code>${base}/petstore.json</code>`);
       const err: string[] = [];
-      expect(await docsAction(`${base}/missing.json`, { out: dir }, () => undefined, (s) => err.push(s))).toBe(1);
+      expect(
+        await docsAction(
+          `${base}/missing.json`,
+          { out: dir },
+          () => undefined,
+          (s) => err.push(s),
+        ),
+      ).toBe(1);
       expect(err).toEqual([`rpcgate docs: ${base}/missing.json: HTTP 404`]);
     } finally {
       await new Promise((r) => server.close(r));
@@ -214,7 +282,10 @@ describe('rpcgate docs (CLI)', () => {
   it('a bad document: one line on stderr, exit 1 (real process)', async () => {
     const dir = tempDir('cli-bad');
     const run = (doc: string) =>
-      exec(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'docs', doc, '--out', dir], { cwd: root, timeout: 60_000 }).then(
+      exec(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'docs', doc, '--out', dir], {
+        cwd: root,
+        timeout: 60_000,
+      }).then(
         () => ({ code: 0, stderr: '' }),
         (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
       );
@@ -224,7 +295,10 @@ describe('rpcgate docs (CLI)', () => {
     expect(notOpenRpc.stderr).toContain('not an OpenRPC document');
     // JSON with an "openrpc" version but not a valid document: schema-utils-js's multi-line report, on one line.
     const bad = join(tempDir('bad-doc'), 'bad.json');
-    writeFileSync(bad, JSON.stringify({ openrpc: '1.2.6', info: { title: 'x' }, methods: [{ name: 1, params: 'none' }] }));
+    writeFileSync(
+      bad,
+      JSON.stringify({ openrpc: '1.2.6', info: { title: 'x' }, methods: [{ name: 1, params: 'none' }] }),
+    );
     const invalid = await run(bad);
     expect(invalid.code).toBe(1);
     expect(invalid.stderr.trim().split('\n')).toHaveLength(1);
@@ -263,7 +337,12 @@ describe.skipIf(skipBrowser)('Try it, in Chromium, from file://', () => {
       const wrong = await createServer({
         document: model,
         strictResults: false,
-        handlers: key === 'petstore' ? { get_pets: handler(() => [{ id: 'seven', name: 'Rex' }]) } : key === 'math' ? { addition: handler(() => 'four') } : {},
+        handlers:
+          key === 'petstore'
+            ? { get_pets: handler(() => [{ id: 'seven', name: 'Rex' }]) }
+            : key === 'math'
+              ? { addition: handler(() => 'four') }
+              : {},
       });
       servers.push(good, wrong);
       urls[key] = { good: await good.listen(0, '127.0.0.1'), wrong: await wrong.listen(0, '127.0.0.1') };
@@ -271,7 +350,16 @@ describe.skipIf(skipBrowser)('Try it, in Chromium, from file://', () => {
     mkdirSync(SHOTS, { recursive: true });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-quic',
+      ],
     });
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
     page = await context.newPage();
@@ -308,15 +396,26 @@ describe.skipIf(skipBrowser)('Try it, in Chromium, from file://', () => {
     await page.getByLabel('port').selectOption('8545');
     expect(await page.locator('#try-url').inputValue()).toBe('http://demo.simple-math.example.org:8545/jsonrpc/');
     // The code samples follow the URL.
-    expect(await page.locator('pre[data-rpc-url] code').first().textContent()).toContain("'http://demo.simple-math.example.org:8545/jsonrpc/'");
+    expect(await page.locator('pre[data-rpc-url] code').first().textContent()).toContain(
+      "'http://demo.simple-math.example.org:8545/jsonrpc/'",
+    );
     // Params prefilled from the first example (2 + 2).
     expect(await page.locator('#try-p-0').inputValue()).toBe('2');
     expect(await page.locator('#try-p-1').inputValue()).toBe('2');
 
     expect(await send(urls.math.good)).toBe('valid');
     expect(await page.locator('#try-server').inputValue()).toBe('custom');
-    expect(JSON.parse((await page.locator('#try-answer').textContent())!)).toEqual({ jsonrpc: '2.0', id: 1, result: 4 });
-    expect(JSON.parse((await page.locator('#try-request').textContent())!)).toEqual({ jsonrpc: '2.0', id: 1, method: 'addition', params: [2, 2] });
+    expect(JSON.parse((await page.locator('#try-answer').textContent())!)).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: 4,
+    });
+    expect(JSON.parse((await page.locator('#try-request').textContent())!)).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'addition',
+      params: [2, 2],
+    });
     // Edited params: the second example's pair answers its own result.
     await page.locator('#try-p-0').fill('4');
     await page.locator('#try-p-1').fill('4');
@@ -356,7 +455,9 @@ describe.skipIf(skipBrowser)('Try it, in Chromium, from file://', () => {
     // A method whose server has no handler for it: the JSON-RPC error is reported, not validated.
     await open('petstore', 'get_pet_by_id');
     await page.locator('#try-p-0').fill('1');
-    expect(await send(urls.petstore.wrong)).toBe('error -32601: method not supported: get_pet_by_id (a JSON-RPC error)');
+    expect(await send(urls.petstore.wrong)).toBe(
+      'error -32601: method not supported: get_pet_by_id (a JSON-RPC error)',
+    );
     expect(offline).toEqual([]);
   }, 60_000);
 
@@ -364,15 +465,22 @@ describe.skipIf(skipBrowser)('Try it, in Chromium, from file://', () => {
     await open('byName', 'list_pets');
     expect(await page.locator('#try-p-0').inputValue()).toBe('1');
     expect(await send(urls.byName.good)).toBe('valid');
-    expect(JSON.parse((await page.locator('#try-request').textContent())!)).toEqual({ jsonrpc: '2.0', id: 1, method: 'list_pets', params: { limit: 1 } });
-    expect(JSON.parse((await page.locator('#try-answer').textContent())!).result).toEqual([{ id: 7, name: 'fluffy', tag: 'poodle' }]);
+    expect(JSON.parse((await page.locator('#try-request').textContent())!)).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'list_pets',
+      params: { limit: 1 },
+    });
+    expect(JSON.parse((await page.locator('#try-answer').textContent())!).result).toEqual([
+      { id: 7, name: 'fluffy', tag: 'poodle' },
+    ]);
     // An empty optional param is left out of the object.
     await page.locator('#try-p-0').fill('');
     expect(await send(urls.byName.good)).toBe('valid');
     expect(JSON.parse((await page.locator('#try-request').textContent())!).params).toEqual({});
     expect(offline).toEqual([]);
   }, 60_000);
-  it('served by rpcgate at /docs/: the signed-in user\'s app and key URLs are offered; signed out, none (silently)', async () => {
+  it("served by rpcgate at /docs/: the signed-in user's app and key URLs are offered; signed out, none (silently)", async () => {
     const dataDir = tempDir('svc');
     // One stand-in network (nothing listens on its upstream: no node is called), the repository's docs/ as generated.
     const svc: RunningService = await startService({
@@ -404,7 +512,9 @@ describe.skipIf(skipBrowser)('Try it, in Chromium, from file://', () => {
 
       await call('account_signUp', [{ email: 'docs@example.com', password: 'correct horse battery' }]);
       await call('account_logIn', [{ email: 'docs@example.com', password: 'correct horse battery' }]);
-      const created = await call('apps_create', [{ name: 'Docs app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]);
+      const created = await call('apps_create', [
+        { name: 'Docs app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] },
+      ]);
       const app = await call('apps_get', [created.id ?? created.app?.id]);
       const key = await call('keys_create', [{ name: 'docs key', network: 'mainnet' }]);
       const appUrl = app.urls.mainnet as string;
@@ -412,7 +522,9 @@ describe.skipIf(skipBrowser)('Try it, in Chromium, from file://', () => {
       expect(appUrl).toContain(`${svc.url}/mainnet/v2/`);
 
       await p.reload();
-      await expect.poll(() => p.locator('#try-server optgroup').getAttribute('label'), { timeout: 10_000 }).toBe('Your keys (signed in)');
+      await expect
+        .poll(() => p.locator('#try-server optgroup').getAttribute('label'), { timeout: 10_000 })
+        .toBe('Your keys (signed in)');
       const offered = await p.locator('#try-server optgroup option').allTextContents();
       expect(offered).toEqual(['App Docs app — mainnet', 'Key docs key — mainnet']);
       // The first key is chosen (the user picked nothing yet); its URL goes into the panel and the code samples.

@@ -4,7 +4,13 @@
 // result validates the result.
 import { Ajv } from 'ajv';
 import type { MethodDescriptor, ValidatorTable } from '../packages/toolkit/src/rpc/descriptor.js';
-import { RawResult, createEngine, type CallContext, type EngineOptions, type Handlers } from '../packages/toolkit/src/rpc/engine.js';
+import {
+  RawResult,
+  createEngine,
+  type CallContext,
+  type EngineOptions,
+  type Handlers,
+} from '../packages/toolkit/src/rpc/engine.js';
 import { RpcError } from '../packages/toolkit/src/rpc/errors.js';
 
 const address = { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' };
@@ -22,7 +28,13 @@ type P = { name: string; required: boolean; schema: object };
 function tuple(params: P[]): object {
   const min = params.reduce((m, p, i) => (p.required ? i + 1 : m), 0);
   if (params.length === 0) return { type: 'array', maxItems: 0 };
-  return { type: 'array', items: params.map((p) => p.schema), minItems: min, maxItems: params.length, additionalItems: false };
+  return {
+    type: 'array',
+    items: params.map((p) => p.schema),
+    minItems: min,
+    maxItems: params.length,
+    additionalItems: false,
+  };
 }
 
 const contract = {
@@ -79,15 +91,31 @@ const contract = {
     paramStructure: 'by-position',
     definitions: { node: { type: 'array', items: { $ref: '#/definitions/node' } } },
   },
-  raw: { params: [{ name: 'json', required: true, schema: { type: 'string' } }], result: { type: 'object' }, paramStructure: 'by-position' },
+  raw: {
+    params: [{ name: 'json', required: true, schema: { type: 'string' } }],
+    result: { type: 'object' },
+    paramStructure: 'by-position',
+  },
   wrong_result: { params: [] as P[], result: uint, paramStructure: 'by-position' },
   bigint_result: { params: [] as P[], result: {}, paramStructure: 'by-position' },
-  throws_rpc: { params: [{ name: 'kind', required: true, schema: { type: 'string' } }], result: {}, paramStructure: 'by-position' },
+  throws_rpc: {
+    params: [{ name: 'kind', required: true, schema: { type: 'string' } }],
+    result: {},
+    paramStructure: 'by-position',
+  },
   throws_plain: { params: [] as P[], result: {}, paramStructure: 'by-position' },
   not_implemented: { params: [] as P[], result: {}, paramStructure: 'by-position' },
-  'rpc.discover': { params: [] as P[], result: { type: 'object', properties: { openrpc: { type: 'string' } }, required: ['openrpc'] }, paramStructure: 'by-position' },
+  'rpc.discover': {
+    params: [] as P[],
+    result: { type: 'object', properties: { openrpc: { type: 'string' } }, required: ['openrpc'] },
+    paramStructure: 'by-position',
+  },
   // concurrency probe: resolves after `turns` macrotask turns, reports the peak number in flight
-  wait: { params: [{ name: 'turns', required: true, schema: { type: 'integer', minimum: 0 } }], result: { type: 'integer' }, paramStructure: 'by-position' },
+  wait: {
+    params: [{ name: 'turns', required: true, schema: { type: 'integer', minimum: 0 } }],
+    result: { type: 'integer' },
+    paramStructure: 'by-position',
+  },
 } as const;
 
 type Name = keyof typeof contract;
@@ -124,11 +152,15 @@ export const methods = Object.fromEntries(
 
 /** validators.ts-shaped table, compiled once per test process. */
 export const validators: ValidatorTable = (() => {
-  const ajv = new Ajv({ allErrors: false, strict: true, strictTuples: false }) // optional trailing params make minItems < items.length;
-  const out: Record<string, { params: ValidatorTable[string]['params']; result: ValidatorTable[string]['result'] }> = {};
+  const ajv = new Ajv({ allErrors: false, strict: true, strictTuples: false }); // optional trailing params make minItems < items.length;
+  const out: Record<string, { params: ValidatorTable[string]['params']; result: ValidatorTable[string]['result'] }> =
+    {};
   for (const [name, c] of Object.entries(contract)) {
     const defs = 'definitions' in c ? { definitions: c.definitions } : {};
-    out[name] = { params: ajv.compile({ ...tuple(c.params as unknown as P[]), ...defs }), result: ajv.compile(c.result) };
+    out[name] = {
+      params: ajv.compile({ ...tuple(c.params as unknown as P[]), ...defs }),
+      result: ajv.compile(c.result),
+    };
   }
   return out;
 })();
@@ -157,7 +189,14 @@ export const handlers: Handlers<typeof methods> = {
   bigint_result: () => 10n,
   throws_rpc: ([kind]) => {
     // An application's own errors (status and headers are the engine's business; codes are not).
-    if (kind === 'limit') throw new RpcError(-32005, 'limit exceeded: 10 requests per second', { limit: 10, period: 'second', resetAt: '2030-01-01T00:00:02.000Z' }, 429, { 'Retry-After': '2' });
+    if (kind === 'limit')
+      throw new RpcError(
+        -32005,
+        'limit exceeded: 10 requests per second',
+        { limit: 10, period: 'second', resetAt: '2030-01-01T00:00:02.000Z' },
+        429,
+        { 'Retry-After': '2' },
+      );
     if (kind === 'node') throw new RpcError(3, 'execution reverted', '0x08c379a0');
     throw new RpcError(-32042, 'upstream unavailable', { network: 'mainnet' }, 503);
   },
@@ -174,7 +213,10 @@ export const handlers: Handlers<typeof methods> = {
   },
 };
 
-export function makeEngine(options: Partial<EngineOptions> = {}, onError?: (err: unknown, info: { method: string; ctx: CallContext }) => void) {
+export function makeEngine(
+  options: Partial<EngineOptions> = {},
+  onError?: (err: unknown, info: { method: string; ctx: CallContext }) => void,
+) {
   return createEngine({
     methods,
     validators,

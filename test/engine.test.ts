@@ -17,7 +17,8 @@ import {
 import { SECRET, calls, handlers, makeEngine, methods, peakInFlight, resetPeak, validators } from './engine-fixture.js';
 
 const A = '0x1111111111111111111111111111111111111111';
-const call = (method: string, params?: unknown, id: unknown = 1) => JSON.stringify({ jsonrpc: '2.0', method, params, id });
+const call = (method: string, params?: unknown, id: unknown = 1) =>
+  JSON.stringify({ jsonrpc: '2.0', method, params, id });
 const notify = (method: string, params: unknown) => JSON.stringify({ jsonrpc: '2.0', method, params });
 
 afterEach(() => {
@@ -84,9 +85,20 @@ describe('strict results', () => {
     const ajv = new Ajv();
     const v: ValidatorTable = {
       ...validators,
-      raw: { params: validators.raw.params, result: ajv.compile({ type: 'object', properties: { block: { type: 'object', properties: { n: { type: 'string' } } } } }) },
+      raw: {
+        params: validators.raw.params,
+        result: ajv.compile({
+          type: 'object',
+          properties: { block: { type: 'object', properties: { n: { type: 'string' } } } },
+        }),
+      },
     };
-    const engine = createEngine({ methods, validators: v, handlers, options: { maxBatchSize: 5, strictResults: true } });
+    const engine = createEngine({
+      methods,
+      validators: v,
+      handlers,
+      options: { maxBatchSize: 5, strictResults: true },
+    });
     const res = await engine.handle(call('raw', ['{"block":{"n":1}}']), {});
     expect(res.body).toBe(
       '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error: result violates the contract","data":{"reason":"must be string","path":"/block/n"}}}',
@@ -104,12 +116,24 @@ describe('strict results', () => {
         return [name, { params, result: wrapped }];
       }),
     );
-    const off = createEngine({ methods, validators: counted, handlers, options: { maxBatchSize: 5, strictResults: false } });
+    const off = createEngine({
+      methods,
+      validators: counted,
+      handlers,
+      options: { maxBatchSize: 5, strictResults: false },
+    });
     const res = await off.handle(`[${call('wrong_result', [])},${call('eth_getBalance', [A, 'latest'], 2)}]`, {});
-    expect(res.body).toBe('[{"jsonrpc":"2.0","id":1,"result":1234},{"jsonrpc":"2.0","id":2,"result":"0x234c8a3397aab58"}]');
+    expect(res.body).toBe(
+      '[{"jsonrpc":"2.0","id":1,"result":1234},{"jsonrpc":"2.0","id":2,"result":"0x234c8a3397aab58"}]',
+    );
     expect(resultCalls).toBe(0);
 
-    const on = createEngine({ methods, validators: counted, handlers, options: { maxBatchSize: 5, strictResults: true } });
+    const on = createEngine({
+      methods,
+      validators: counted,
+      handlers,
+      options: { maxBatchSize: 5, strictResults: true },
+    });
     await on.handle(call('eth_getBalance', [A, 'latest']), {});
     expect(resultCalls).toBe(1);
   });
@@ -127,7 +151,10 @@ describe('errors thrown by handlers', () => {
 
   it("the node's own error passes through at 200", async () => {
     const res = await makeEngine().handle(call('throws_rpc', ['node'], 'x'), {});
-    expect(res).toStrictEqual({ status: 200, body: '{"jsonrpc":"2.0","id":"x","error":{"code":3,"message":"execution reverted","data":"0x08c379a0"}}' });
+    expect(res).toStrictEqual({
+      status: 200,
+      body: '{"jsonrpc":"2.0","id":"x","error":{"code":3,"message":"execution reverted","data":"0x08c379a0"}}',
+    });
   });
 
   it('upstream errors keep their 5xx status for a single request', async () => {
@@ -139,7 +166,10 @@ describe('errors thrown by handlers', () => {
   });
 
   it('inside a batch the batch answers 200, per-item errors, no headers', async () => {
-    const res = await makeEngine().handle(`[${call('throws_rpc', ['limit'])},${call('throws_rpc', ['down'], 2)},${call('eth_blockNumber', [], 3)}]`, {});
+    const res = await makeEngine().handle(
+      `[${call('throws_rpc', ['limit'])},${call('throws_rpc', ['down'], 2)},${call('eth_blockNumber', [], 3)}]`,
+      {},
+    );
     expect(res).toStrictEqual({
       status: 200,
       body:
@@ -153,7 +183,10 @@ describe('errors thrown by handlers', () => {
     const onError = vi.fn();
     const ctx: CallContext = { network: 'mainnet', requestId: 'r1' };
     const res = await makeEngine({}, onError).handle(call('throws_plain', []), ctx);
-    expect(res).toStrictEqual({ status: 500, body: '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}' });
+    expect(res).toStrictEqual({
+      status: 500,
+      body: '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}',
+    });
     expect(res.body).not.toContain('hunter2');
     expect(res.body).not.toContain('secret');
     expect(onError).toHaveBeenCalledTimes(1);
@@ -172,7 +205,10 @@ describe('errors thrown by handlers', () => {
   it('a result that cannot be serialised (BigInt) is -32603, reported', async () => {
     const onError = vi.fn();
     const res = await makeEngine({}, onError).handle(call('bigint_result', []), {});
-    expect(res).toStrictEqual({ status: 500, body: '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}' });
+    expect(res).toStrictEqual({
+      status: 500,
+      body: '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}',
+    });
     expect(onError.mock.calls[0][0]).toBeInstanceOf(TypeError);
   });
 
@@ -187,11 +223,19 @@ describe('errors thrown by handlers', () => {
     const engine = createEngine({
       methods,
       validators,
-      handlers: { ...handlers, throws_plain: () => { throw new RpcError(-32000, 'odd', { n: 1n }); } },
+      handlers: {
+        ...handlers,
+        throws_plain: () => {
+          throw new RpcError(-32000, 'odd', { n: 1n });
+        },
+      },
       options: { maxBatchSize: 5, strictResults: true },
     });
     const res = await engine.handle(call('throws_plain', []), {});
-    expect(res).toStrictEqual({ status: 200, body: '{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"odd"}}' });
+    expect(res).toStrictEqual({
+      status: 200,
+      body: '{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"odd"}}',
+    });
   });
 });
 
@@ -218,7 +262,9 @@ describe('by-name params', () => {
 
   it('validator errors name the param', async () => {
     const r = await makeEngine().handle(call('named_only', { a: 'x' }), {});
-    expect(r.body).toBe('{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: a must be integer","data":{"param":"a","path":"/0","reason":"must be integer"}}}');
+    expect(r.body).toBe(
+      '{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: a must be integer","data":{"param":"a","path":"/0","reason":"must be integer"}}}',
+    );
   });
 
   it("'either' methods take both forms", async () => {
@@ -260,7 +306,13 @@ describe('validateParams (the params path alone, for benchmarks and tools)', () 
     expect(engine.validateParams('eth_getCode', { address: A })).toBeNull();
     const bad = engine.validateParams('eth_getBalance', [A, 'soon']);
     expect(bad).toBeInstanceOf(RpcError);
-    expect(bad).toMatchObject({ code: -32602, message: expect.stringMatching(/^invalid params: block must match pattern "\^0x\(0\|\[1-9a-f\]\[0-9a-f\]\*\)\$" or /), data: { param: 'block', path: '/1' } });
+    expect(bad).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(
+        /^invalid params: block must match pattern "\^0x\(0\|\[1-9a-f\]\[0-9a-f\]\*\)\$" or /,
+      ),
+      data: { param: 'block', path: '/1' },
+    });
     expect(engine.validateParams('eth_nope', [])).toMatchObject({ code: -32601 });
     expect(engine.validateParams('toString', [])).toMatchObject({ code: -32601 });
   });
@@ -269,32 +321,71 @@ describe('validateParams (the params path alone, for benchmarks and tools)', () 
 describe('createEngine wiring checks', () => {
   it('refuses a handler without validators, and a handler for a method not in the table', () => {
     const { eth_getBalance: _omit, ...rest } = validators;
-    expect(() => createEngine({ methods, validators: rest, handlers, options: { maxBatchSize: 1, strictResults: false } })).toThrow(/no validators for eth_getBalance/);
     expect(() =>
-      createEngine({ methods, validators, handlers: { ...handlers, nope: () => 1 } as typeof handlers, options: { maxBatchSize: 1, strictResults: false } }),
+      createEngine({ methods, validators: rest, handlers, options: { maxBatchSize: 1, strictResults: false } }),
+    ).toThrow(/no validators for eth_getBalance/);
+    expect(() =>
+      createEngine({
+        methods,
+        validators,
+        handlers: { ...handlers, nope: () => 1 } as typeof handlers,
+        options: { maxBatchSize: 1, strictResults: false },
+      }),
     ).toThrow(/nope/);
   });
 });
 
 describe('errors.ts', () => {
-  it('constructors of the JSON-RPC 2.0 standard errors (rpcgate\'s own: test/contract.test.ts)', () => {
+  it("constructors of the JSON-RPC 2.0 standard errors (rpcgate's own: test/contract.test.ts)", () => {
     const t = (e: RpcError) => [e.code, e.httpStatus, e.message, e.data, e.headers];
-    expect(t(parseError('x'))).toStrictEqual([-32700, 400, 'parse error: body is not valid JSON', { reason: 'x' }, undefined]);
-    expect(t(invalidRequest('empty batch'))).toStrictEqual([-32600, 400, 'invalid request: empty batch', undefined, undefined]);
+    expect(t(parseError('x'))).toStrictEqual([
+      -32700,
+      400,
+      'parse error: body is not valid JSON',
+      { reason: 'x' },
+      undefined,
+    ]);
+    expect(t(invalidRequest('empty batch'))).toStrictEqual([
+      -32600,
+      400,
+      'invalid request: empty batch',
+      undefined,
+      undefined,
+    ]);
     expect(t(methodNotFound('x'))).toStrictEqual([-32601, 200, 'method not found: x', undefined, undefined]);
-    expect(t(invalidParams('block bad', { param: 'block', reason: 'bad' }))).toStrictEqual([-32602, 200, 'invalid params: block bad', { param: 'block', reason: 'bad' }, undefined]);
+    expect(t(invalidParams('block bad', { param: 'block', reason: 'bad' }))).toStrictEqual([
+      -32602,
+      200,
+      'invalid params: block bad',
+      { param: 'block', reason: 'bad' },
+      undefined,
+    ]);
     expect(t(internalError())).toStrictEqual([-32603, 500, 'Internal error', undefined, undefined]);
-    expect(t(payloadTooLarge('body', 1024, 2048))).toStrictEqual([-32600, 413, 'invalid request: body of 2048 bytes exceeds the limit of 1024 bytes', { limit: 1024 }, undefined]);
+    expect(t(payloadTooLarge('body', 1024, 2048))).toStrictEqual([
+      -32600,
+      413,
+      'invalid request: body of 2048 bytes exceeds the limit of 1024 bytes',
+      { limit: 1024 },
+      undefined,
+    ]);
     // Only the standard codes: an application's own live beside the toolkit.
     expect(Object.values(ErrorCode).sort((a, b) => a - b)).toStrictEqual([-32700, -32603, -32602, -32601, -32600]);
   });
 
   it('errorResponse serialises a whole-request error for the server', () => {
-    expect(errorResponse(new RpcError(-32016, 'no key', undefined, 401))).toStrictEqual({ status: 401, body: '{"jsonrpc":"2.0","id":null,"error":{"code":-32016,"message":"no key"}}' });
-    expect(errorResponse(invalidRequest('x'), 'a')).toStrictEqual({ status: 400, body: '{"jsonrpc":"2.0","id":"a","error":{"code":-32600,"message":"invalid request: x"}}' });
+    expect(errorResponse(new RpcError(-32016, 'no key', undefined, 401))).toStrictEqual({
+      status: 401,
+      body: '{"jsonrpc":"2.0","id":null,"error":{"code":-32016,"message":"no key"}}',
+    });
+    expect(errorResponse(invalidRequest('x'), 'a')).toStrictEqual({
+      status: 400,
+      body: '{"jsonrpc":"2.0","id":"a","error":{"code":-32600,"message":"invalid request: x"}}',
+    });
     const limited = errorResponse(new RpcError(-32005, 'slow down', { limit: 1 }, 429, { 'Retry-After': '1' }), 7);
     expect(limited.status).toBe(429);
     expect(limited.headers).toStrictEqual({ 'Retry-After': '1' });
-    expect(limited.body).toBe('{"jsonrpc":"2.0","id":7,"error":{"code":-32005,"message":"slow down","data":{"limit":1}}}');
+    expect(limited.body).toBe(
+      '{"jsonrpc":"2.0","id":7,"error":{"code":-32005,"message":"slow down","data":{"limit":1}}}',
+    );
   });
 });

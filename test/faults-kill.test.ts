@@ -58,7 +58,9 @@ for (const target of targets) {
       if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     });
 
-    it('usage survives kill -9 within the documented window; a restart counts nothing twice', { timeout: 120_000 }, async () => {
+    it('usage survives kill -9 within the documented window; a restart counts nothing twice', {
+      timeout: 120_000,
+    }, async () => {
       await target.setup();
       node = await startStubNode();
       dataDir = mkdtempSync(join(tmpdir(), 'rpcgate-faults-kill-'));
@@ -81,7 +83,16 @@ for (const target of targets) {
       const t0 = Date.now();
       store = await target.open();
       const stored = async (userId: string, keyId: string) =>
-        (await usageSeries(store!.db, { userId, keyId, from: t0 - MIN, to: Date.now() + 2 * MIN, granularity: 'minute', fill: false })).summary.total;
+        (
+          await usageSeries(store!.db, {
+            userId,
+            keyId,
+            from: t0 - MIN,
+            to: Date.now() + 2 * MIN,
+            granularity: 'minute',
+            fill: false,
+          })
+        ).summary.total;
 
       // Run 1: N calls, a wait past one flush interval, kill -9 → all N stored.
       const first = await start();
@@ -154,7 +165,7 @@ function anvilsUnder(root: number): number[] {
   const below = new Set([root]);
   for (let grew = true; grew; ) {
     grew = false;
-    for (const [pid, [ppid]] of ps) if (below.has(ppid) && !below.has(pid)) (below.add(pid), (grew = true));
+    for (const [pid, [ppid]] of ps) if (below.has(ppid) && !below.has(pid)) below.add(pid), (grew = true);
   }
   return [...below].filter((p) => p !== root && ps.get(p)?.[1] === 'anvil');
 }
@@ -172,46 +183,62 @@ async function goneWithin(pids: number[], ms: number): Promise<number> {
   return left.length > 0 ? Infinity : Date.now() - t0;
 }
 
-describe.skipIf(process.platform !== 'linux' && !process.env.CI)('SIGKILL of rpcgate with embedded chains: no orphaned anvil', () => {
-  it('rpcgate (embedded mainnet and testnet) SIGKILLed: its anvil processes are gone within a few seconds', { timeout: 120_000 }, async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'rpcgate-faults-kill-anvil-'));
-    try {
-      const child = await startRpcgateChild({ port: 0, logLevel: 'warn', dataDir, devKey: true, networks: { mainnet: { blockTime: 1 }, testnet: { blockTime: 1 } } });
-      const anvils = anvilsUnder(child.proc.pid!);
-      expect(anvils).toHaveLength(2);
-      await child.kill9();
-      const ms = await goneWithin(anvils, 5_000);
-      console.log(`[faults-kill] rpcgate SIGKILLed: its ${anvils.length} anvil processes gone after ${ms} ms (before the fix: orphaned, still running)`);
-      expect(ms).toBeLessThan(5_000);
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+describe.skipIf(process.platform !== 'linux' && !process.env.CI)(
+  'SIGKILL of rpcgate with embedded chains: no orphaned anvil',
+  () => {
+    it('rpcgate (embedded mainnet and testnet) SIGKILLed: its anvil processes are gone within a few seconds', {
+      timeout: 120_000,
+    }, async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'rpcgate-faults-kill-anvil-'));
+      try {
+        const child = await startRpcgateChild({
+          port: 0,
+          logLevel: 'warn',
+          dataDir,
+          devKey: true,
+          networks: { mainnet: { blockTime: 1 }, testnet: { blockTime: 1 } },
+        });
+        const anvils = anvilsUnder(child.proc.pid!);
+        expect(anvils).toHaveLength(2);
+        await child.kill9();
+        const ms = await goneWithin(anvils, 5_000);
+        console.log(
+          `[faults-kill] rpcgate SIGKILLed: its ${anvils.length} anvil processes gone after ${ms} ms (before the fix: orphaned, still running)`,
+        );
+        expect(ms).toBeLessThan(5_000);
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
 
-  it('without setpriv (the sh wrapper watching its stdin pipe): the same', { timeout: 60_000 }, async () => {
-    const script = `const { startAnvil } = await import(${JSON.stringify(join(ROOT, 'src/gateway/chain/anvil.ts'))});
+    it('without setpriv (the sh wrapper watching its stdin pipe): the same', { timeout: 60_000 }, async () => {
+      const script = `const { startAnvil } = await import(${JSON.stringify(join(ROOT, 'src/gateway/chain/anvil.ts'))});
 const a = await startAnvil({ chainId: 31999, blockTime: 1, deathGuard: 'pipe' });
 process.stdout.write('READY ' + a.deathGuard + '\\n');
 setInterval(() => undefined, 1000);`;
-    const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    const exited = new Promise((r) => proc.once('exit', r));
-    let anvils: number[] = [];
-    let ms = 0;
-    try {
-      await new Promise<void>((ok, fail) => {
-        proc.stdout!.on('data', (d: Buffer) => (out += d.toString()).includes('READY') && ok());
-        proc.once('exit', (c) => fail(new Error(`child exited ${c}: ${out}`)));
+      const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'inherit'],
       });
-      anvils = anvilsUnder(proc.pid!);
-      expect(out).toContain('READY pipe');
-      expect(anvils).toHaveLength(1);
-    } finally {
-      if (proc.exitCode === null && proc.signalCode === null) process.kill(proc.pid!, 'SIGKILL');
-      await exited;
-      ms = await goneWithin(anvils, 5_000); // also cleans up after a failed expectation
-    }
-    console.log(`[faults-kill] sh-wrapper guard: anvil gone ${ms} ms after its parent was SIGKILLed`);
-    expect(ms).toBeLessThan(5_000);
-  });
-});
+      let out = '';
+      const exited = new Promise((r) => proc.once('exit', r));
+      let anvils: number[] = [];
+      let ms = 0;
+      try {
+        await new Promise<void>((ok, fail) => {
+          proc.stdout!.on('data', (d: Buffer) => (out += d.toString()).includes('READY') && ok());
+          proc.once('exit', (c) => fail(new Error(`child exited ${c}: ${out}`)));
+        });
+        anvils = anvilsUnder(proc.pid!);
+        expect(out).toContain('READY pipe');
+        expect(anvils).toHaveLength(1);
+      } finally {
+        if (proc.exitCode === null && proc.signalCode === null) process.kill(proc.pid!, 'SIGKILL');
+        await exited;
+        ms = await goneWithin(anvils, 5_000); // also cleans up after a failed expectation
+      }
+      console.log(`[faults-kill] sh-wrapper guard: anvil gone ${ms} ms after its parent was SIGKILLed`);
+      expect(ms).toBeLessThan(5_000);
+    });
+  },
+);

@@ -15,7 +15,10 @@ import { startStubNode, type StubNode } from './helpers/stub-node.js';
 
 const BIN = pgBinDir();
 const skip = BIN === undefined && !process.env.CI;
-if (skip) console.warn('[faults-postgres] PostgreSQL server binaries (/usr/lib/postgresql/*/bin/pg_ctl) not installed: SKIPPED (required when CI is set)');
+if (skip)
+  console.warn(
+    '[faults-postgres] PostgreSQL server binaries (/usr/lib/postgresql/*/bin/pg_ctl) not installed: SKIPPED (required when CI is set)',
+  );
 
 const FLUSH_MS = 1_000;
 const MIN = 60_000;
@@ -32,10 +35,17 @@ async function nodeCalls(url: string, n: number): Promise<number> {
 }
 
 describe.skipIf(skip)('PostgreSQL crashing under a transaction in progress', () => {
-  it('a connection held between two queries (as the usage flush holds one) fails its transaction; the process lives on', { timeout: 120_000 }, async () => {
+  it('a connection held between two queries (as the usage flush holds one) fails its transaction; the process lives on', {
+    timeout: 120_000,
+  }, async () => {
     const cluster = await startPgCluster(BIN!);
     const errors: unknown[] = [];
-    const s = await openStore({ dataDir: '/nonexistent-unused', databaseUrl: cluster.url, connectTimeoutMs: 1_000, onError: (e) => errors.push(e) });
+    const s = await openStore({
+      dataDir: '/nonexistent-unused',
+      databaseUrl: cluster.url,
+      connectTimeoutMs: 1_000,
+      onError: (e) => errors.push(e),
+    });
     try {
       let inside!: () => void;
       const held = new Promise<void>((r) => (inside = r));
@@ -54,7 +64,15 @@ describe.skipIf(skip)('PostgreSQL crashing under a transaction in progress', () 
       cluster.start();
       let back = false;
       for (const started = Date.now(); Date.now() - started < 30_000 && !back; await sleep(200)) {
-        back = await s.db.selectFrom('users').select('id').limit(1).execute().then(() => true, () => false);
+        back = await s.db
+          .selectFrom('users')
+          .select('id')
+          .limit(1)
+          .execute()
+          .then(
+            () => true,
+            () => false,
+          );
       }
       expect(back).toBe(true);
     } finally {
@@ -77,7 +95,9 @@ describe.skipIf(skip)('PostgreSQL stopped and restarted under a running rpcgate'
     pg?.destroy();
   });
 
-  it('node API serves on, account API answers -32045 fast, usage is buffered and written once after recovery', { timeout: 180_000 }, async () => {
+  it('node API serves on, account API answers -32045 fast, usage is buffered and written once after recovery', {
+    timeout: 180_000,
+  }, async () => {
     pg = await startPgCluster(BIN!);
     node = await startStubNode();
     child = await startRpcgateChild({
@@ -96,8 +116,19 @@ describe.skipIf(skip)('PostgreSQL stopped and restarted under a running rpcgate'
     const session = cookieFetch();
     const account = async (method: string, params: unknown[] = []) => {
       const started = performance.now();
-      const r = await session(`${child!.url}/api`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-      return { status: r.status, body: (await r.json()) as { result?: unknown; error?: { code: number; data?: { reason?: string; source?: string } } }, ms: performance.now() - started };
+      const r = await session(`${child!.url}/api`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
+      return {
+        status: r.status,
+        body: (await r.json()) as {
+          result?: unknown;
+          error?: { code: number; data?: { reason?: string; source?: string } };
+        },
+        ms: performance.now() - started,
+      };
     };
     const email = `pg-${Date.now()}@example.com`;
     expect((await account('account_signUp', [{ email, password: 'correct horse battery staple' }])).status).toBe(200);
@@ -113,7 +144,11 @@ describe.skipIf(skip)('PostgreSQL stopped and restarted under a running rpcgate'
     expect(during).toBe(300); // known keys are served from memory
 
     const outage: number[] = [];
-    for (const [method, params] of [['account_me', []], ['keys_list', []], ['account_signUp', [{ email: `x-${Date.now()}@example.com`, password: 'correct horse battery staple' }]]] as const) {
+    for (const [method, params] of [
+      ['account_me', []],
+      ['keys_list', []],
+      ['account_signUp', [{ email: `x-${Date.now()}@example.com`, password: 'correct horse battery staple' }]],
+    ] as const) {
       const r = await account(method, [...params]);
       expect(r.status, method).toBe(503);
       expect(r.body.error?.code, method).toBe(-32045);
@@ -140,7 +175,8 @@ describe.skipIf(skip)('PostgreSQL stopped and restarted under a running rpcgate'
     // The key index follows the store again: a key created now works on the node API.
     const fresh = await newNetworkKey(child.url, 'mainnet');
     let freshOk = false;
-    for (const started = Date.now(); Date.now() - started < 10_000 && !freshOk; await sleep(200)) freshOk = (await nodeCalls(`${child.url}/mainnet/${fresh.key}`, 1)) === 1;
+    for (const started = Date.now(); Date.now() - started < 10_000 && !freshOk; await sleep(200))
+      freshOk = (await nodeCalls(`${child.url}/mainnet/${fresh.key}`, 1)) === 1;
     expect(freshOk).toBe(true);
 
     // ---- a stalled database: every PostgreSQL process SIGSTOPped (connections open, nothing answers)
@@ -166,7 +202,8 @@ describe.skipIf(skip)('PostgreSQL stopped and restarted under a running rpcgate'
     }
     const thawedAt = Date.now();
     let thawedMs = -1;
-    for (; Date.now() - thawedAt < 30_000 && thawedMs < 0; await sleep(50)) if ((await account('account_me')).status === 200) thawedMs = Date.now() - thawedAt;
+    for (; Date.now() - thawedAt < 30_000 && thawedMs < 0; await sleep(50))
+      if ((await account('account_me')).status === 200) thawedMs = Date.now() - thawedAt;
     expect(thawedMs).toBeGreaterThanOrEqual(0);
     expect(thawedMs).toBeLessThan(3_000); // the watch probes every 500 ms
 
@@ -174,7 +211,14 @@ describe.skipIf(skip)('PostgreSQL stopped and restarted under a running rpcgate'
     expect(after).toBe(100);
     await sleep(FLUSH_MS * 2 + 1_000);
     store = await openStore({ dataDir: '/nonexistent-unused', databaseUrl: pg.url });
-    const s = await usageSeries(store.db, { userId, keyId, from: t0 - MIN, to: Date.now() + 2 * MIN, granularity: 'minute', fill: false });
+    const s = await usageSeries(store.db, {
+      userId,
+      keyId,
+      from: t0 - MIN,
+      to: Date.now() + 2 * MIN,
+      granularity: 'minute',
+      fill: false,
+    });
     console.log(
       `[faults-postgres] account API with PostgreSQL down: -32045 in ${outage.map((m) => m.toFixed(0)).join(' / ')} ms; ` +
         `account API back ${recoveredMs} ms after the restart; stalled (SIGSTOP) database: -32045 in ${stalled.map((m) => m.toFixed(0)).join(' / ')} ms, account API back ${thawedMs} ms after SIGCONT; ` +

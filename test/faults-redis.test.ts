@@ -45,9 +45,18 @@ const call = (id: number, method = 'eth_blockNumber') => ({ jsonrpc: '2.0', id, 
 
 async function post(url: string, body: unknown): Promise<{ status: number; body: Json; ms: number; headers: Headers }> {
   const t0 = performance.now();
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, ms: performance.now() - t0, headers: res.headers };
+  return {
+    status: res.status,
+    body: text ? JSON.parse(text) : undefined,
+    ms: performance.now() - t0,
+    headers: res.headers,
+  };
 }
 
 async function getJson(url: string): Promise<{ status: number; body: Json }> {
@@ -74,7 +83,11 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
 function expectBackendDown(r: { status: number; body: Json }): void {
   expect(r.status, JSON.stringify(r.body)).toBe(503);
   for (const item of Array.isArray(r.body) ? r.body : [r.body]) {
-    expect(item.error).toEqual({ code: -32044, message: 'limits backend unavailable', data: { source: 'rpcgate', reason: 'limits-backend' } });
+    expect(item.error).toEqual({
+      code: -32044,
+      message: 'limits backend unavailable',
+      data: { source: 'rpcgate', reason: 'limits-backend' },
+    });
   }
 }
 
@@ -123,7 +136,12 @@ describe.skipIf(!HAVE)('Redis stopped and restarted under a running rpcgate', ()
     }
     const ready = await getJson(`${gate.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(ready.body).toMatchObject({ status: 'ready', store: { backend: 'sqlite', ok: true }, limits: { backend: 'redis', ok: true }, filters: { backend: 'redis', ok: true } });
+    expect(ready.body).toMatchObject({
+      status: 'ready',
+      store: { backend: 'sqlite', ok: true },
+      limits: { backend: 'redis', ok: true },
+      filters: { backend: 'redis', ok: true },
+    });
   });
 
   it('Redis stalled (SIGSTOP): a limited call fails closed within the command timeout, and counts nothing', async () => {
@@ -138,7 +156,9 @@ describe.skipIf(!HAVE)('Redis stopped and restarted under a running rpcgate', ()
     } finally {
       redis.resume();
     }
-    console.log(`[faults-redis] Redis stalled: refusals took ${summary(ms)} (command timeout ${COMMAND_TIMEOUT_MS} ms)`);
+    console.log(
+      `[faults-redis] Redis stalled: refusals took ${summary(ms)} (command timeout ${COMMAND_TIMEOUT_MS} ms)`,
+    );
     for (const t of ms) expect(t).toBeLessThan(COMMAND_TIMEOUT_MS + FAST_MS);
     for (const t of ms) expect(t).toBeGreaterThanOrEqual(COMMAND_TIMEOUT_MS * 0.9);
     // Once Redis runs again the refused calls must not have been counted: 3 served before, this one is the 4th.
@@ -176,18 +196,40 @@ describe.skipIf(!HAVE)('Redis stopped and restarted under a running rpcgate', ()
     const listMs = performance.now() - t0;
     console.log(`[faults-redis] Redis down: keys_list answered in ${listMs.toFixed(1)} ms`);
     expect(err).toBeInstanceOf(RpcClientError);
-    expect([(err as RpcClientError).code, (err as RpcClientError).status, (err as RpcClientError).data]).toEqual([-32044, 503, { source: 'rpcgate', reason: 'limits-backend' }]);
+    expect([(err as RpcClientError).code, (err as RpcClientError).status, (err as RpcClientError).data]).toEqual([
+      -32044,
+      503,
+      { source: 'rpcgate', reason: 'limits-backend' },
+    ]);
     expect(listMs).toBeLessThan(FAST_MS);
 
     const ready = await getJson(`${gate.url}/readyz`);
     expect(ready.status).toBe(503);
-    expect(ready.body).toMatchObject({ status: 'not ready', store: { ok: true }, limits: { backend: 'redis', ok: false }, filters: { backend: 'redis', ok: false } });
+    expect(ready.body).toMatchObject({
+      status: 'not ready',
+      store: { ok: true },
+      limits: { backend: 'redis', ok: false },
+      filters: { backend: 'redis', ok: false },
+    });
     expect((await fetch(`${gate.url}/healthz`)).status).toBe(200);
 
     // Metered as their own outcome (Prometheus counts live; the store gets them on the next flush).
     const metrics = await (await fetch(`${gate.url}/metrics`)).text();
-    const line = metrics.split('\n').find((l) => l.startsWith('rpcgate_requests_total{') && l.includes('method="eth_blockNumber"') && l.includes('outcome="backend_unavailable"'));
-    expect(line, metrics.split('\n').filter((l) => l.startsWith('rpcgate_requests_total')).join('\n')).toBeDefined();
+    const line = metrics
+      .split('\n')
+      .find(
+        (l) =>
+          l.startsWith('rpcgate_requests_total{') &&
+          l.includes('method="eth_blockNumber"') &&
+          l.includes('outcome="backend_unavailable"'),
+      );
+    expect(
+      line,
+      metrics
+        .split('\n')
+        .filter((l) => l.startsWith('rpcgate_requests_total'))
+        .join('\n'),
+    ).toBeDefined();
     expect(Number(line!.split(' ').at(-1))).toBeGreaterThanOrEqual(ms.length);
     expect(metrics).not.toMatch(/rpcgate_requests_total\{[^}]*method="eth_blockNumber"[^}]*outcome="upstream_error"/);
   });
@@ -229,10 +271,21 @@ describe.skipIf(!HAVE)('Redis stopped and restarted under a running rpcgate', ()
   it('the logs: every line JSON, no "[ioredis] Unhandled error event", the outage and the recovery said once each per client', async () => {
     // The child's log reaches this process through a pipe: on a loaded machine the last lines may still be on their way.
     await vi.waitFor(
-      () => expect(gate.log().match(/Redis reachable again/g)?.length ?? 0, gate.log().split('\n').filter((l) => l.includes('"component":"redis"') || l.includes('limiter')).join('\n')).toBeGreaterThanOrEqual(2),
+      () =>
+        expect(
+          gate.log().match(/Redis reachable again/g)?.length ?? 0,
+          gate
+            .log()
+            .split('\n')
+            .filter((l) => l.includes('"component":"redis"') || l.includes('limiter'))
+            .join('\n'),
+        ).toBeGreaterThanOrEqual(2),
       { timeout: 5000, interval: 50 },
     );
-    const lines = gate.log().split('\n').filter((l) => l.trim() !== '');
+    const lines = gate
+      .log()
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     expect(gate.log()).not.toContain('[ioredis]');
     const parsed = lines.map((l) => {
       try {
@@ -262,15 +315,27 @@ describe('/readyz backends, each unreachable in its own way (the readiness check
     const silent = createServer((s) => void sockets.add(s));
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
     const pgPort = (silent.address() as AddressInfo).port;
-    const db = new Kysely<never>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: `postgres://x@127.0.0.1:${pgPort}/x`, max: 1 }) }) });
-    const deadRedis = createRedisClient({ url: `redis://127.0.0.1:${await freePort()}`, role: 'limits', connectTimeoutMs: 200 });
+    const db = new Kysely<never>({
+      dialect: new PostgresDialect({
+        pool: new pg.Pool({ connectionString: `postgres://x@127.0.0.1:${pgPort}/x`, max: 1 }),
+      }),
+    });
+    const deadRedis = createRedisClient({
+      url: `redis://127.0.0.1:${await freePort()}`,
+      role: 'limits',
+      connectTimeoutMs: 200,
+    });
     try {
       const t0 = performance.now();
       const r = await readiness({ db, dialect: 'postgres', redis: { limits: deadRedis, filters: undefined } })();
       const ms = performance.now() - t0;
       console.log(`[faults-redis] /readyz with a hung database answered in ${ms.toFixed(0)} ms`);
       expect(r.ok).toBe(false);
-      expect(r.detail).toMatchObject({ store: { backend: 'postgres', ok: false, error: 'no answer in 1000 ms' }, limits: { backend: 'redis', ok: false }, filters: { backend: 'memory', ok: true } });
+      expect(r.detail).toMatchObject({
+        store: { backend: 'postgres', ok: false, error: 'no answer in 1000 ms' },
+        limits: { backend: 'redis', ok: false },
+        filters: { backend: 'memory', ok: true },
+      });
       expect(ms).toBeLessThan(3000);
     } finally {
       deadRedis.disconnect();

@@ -88,13 +88,22 @@ async function firstRun(args: string[], signal: NodeJS.Signals, to: 'process' | 
     // curl / (no HTML wanted) says where the dashboard is.
     expect(await (await fetch(dashboard)).text()).toMatch(/Dashboard: open \/ in a browser/);
     const tree = descendants(proc.pid!);
-    expect(tree.filter((p) => /anvil/.test(p.cmd)), out).toHaveLength(2);
-    expect(tree.some((p) => /src\/cli\/main\.ts|bin\/rpcgate/.test(p.cmd)), JSON.stringify(tree)).toBe(true);
+    expect(
+      tree.filter((p) => /anvil/.test(p.cmd)),
+      out,
+    ).toHaveLength(2);
+    expect(
+      tree.some((p) => /src\/cli\/main\.ts|bin\/rpcgate/.test(p.cmd)),
+      JSON.stringify(tree),
+    ).toBe(true);
     process.kill(to === 'group' ? -proc.pid! : proc.pid!, signal);
     await exited;
     const deadline = Date.now() + 15_000;
     while (tree.some((p) => alive(p.pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-    expect(tree.filter((p) => alive(p.pid)).map((p) => p.cmd), out).toEqual([]);
+    expect(
+      tree.filter((p) => alive(p.pid)).map((p) => p.cmd),
+      out,
+    ).toEqual([]);
     // The service stopped itself (graceful: usage flushed), not only its parent.
     expect(out).toMatch(/stopping/);
     return out;
@@ -118,5 +127,9 @@ describe('first run in this checkout', () => {
   }, 120_000);
   // A SIGINT to the npx process alone is held by npm's shell until its child exits (POSIX shells wait and exit
   // cooperatively), so it never reaches rpcgate; Ctrl-C signals the whole foreground process group, as here.
-  it('npx rpcgate start: Ctrl-C (SIGINT to the process group) stops everything', () => firstRun(['npx', 'rpcgate', 'start', '--dev-key'], 'SIGINT', 'group'), 120_000);
+  it(
+    'npx rpcgate start: Ctrl-C (SIGINT to the process group) stops everything',
+    () => firstRun(['npx', 'rpcgate', 'start', '--dev-key'], 'SIGINT', 'group'),
+    120_000,
+  );
 });

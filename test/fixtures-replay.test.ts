@@ -51,7 +51,11 @@ beforeAll(async () => {
         const hit = recorded.get(key(call.method, call.params));
         if (!hit) {
           seen.unmatched.push(key(call.method, call.params).slice(0, 200));
-          return { jsonrpc: '2.0', id: call.id, error: { code: -32000, message: 'stand-in: no recording for this call' } };
+          return {
+            jsonrpc: '2.0',
+            id: call.id,
+            error: { code: -32000, message: 'stand-in: no recording for this call' },
+          };
         }
         return { jsonrpc: '2.0', id: call.id, ...strip(hit) };
       };
@@ -86,7 +90,11 @@ afterAll(async () => {
 });
 
 async function post(body: unknown): Promise<unknown> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return res.json();
 }
 
@@ -114,7 +122,9 @@ describe('execution-apis fixtures replayed through rpcgate', () => {
 
   it('all at once (concurrent single calls) come back JSON-equal', async () => {
     const forwarded = exchanges.filter(passesParams);
-    const replies = (await Promise.all(forwarded.map((ex, i) => post({ ...ex.request, id: i })))) as Exchange['response'][];
+    const replies = (await Promise.all(
+      forwarded.map((ex, i) => post({ ...ex.request, id: i })),
+    )) as Exchange['response'][];
     replies.forEach((r, i) => {
       expect(r.id, forwarded[i].file).toBe(i);
       expect(strip(r), forwarded[i].file).toEqual(strip(forwarded[i].response));
@@ -132,7 +142,9 @@ describe('execution-apis fixtures replayed through rpcgate', () => {
     }
     // The engine runs a batch's items in the same event-loop turn, so the upstream pool coalesces them into
     // upstream JSON-RPC batches (eth_sendRawTransaction is never deduplicated, but may share a batch).
-    console.log(`stand-in: ${seen.requests - before.requests} upstream requests for a client batch of ${forwarded.length}, ${seen.batches - before.batches} of them batches (largest ${seen.maxBatch})`);
+    console.log(
+      `stand-in: ${seen.requests - before.requests} upstream requests for a client batch of ${forwarded.length}, ${seen.batches - before.batches} of them batches (largest ${seen.maxBatch})`,
+    );
     expect(seen.batches).toBeGreaterThan(before.batches);
     expect(seen.requests - before.requests).toBeLessThan(forwarded.length);
   });

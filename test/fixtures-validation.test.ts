@@ -11,7 +11,7 @@ import { readRecordedExchanges, type RecordedExchange } from './helpers/executio
 type Exchange = RecordedExchange;
 
 const all: Exchange[] = readRecordedExchanges();
-const known = all.filter((x) => Object.prototype.hasOwnProperty.call(methods, x.request.method));
+const known = all.filter((x) => Object.hasOwn(methods, x.request.method));
 const refusedByName = (x: Exchange) => /error|invalid/i.test(x.file);
 const show = (f: { errors?: unknown }) => JSON.stringify(f.errors);
 
@@ -40,7 +40,9 @@ describe('execution-apis fixtures vs generated validators', () => {
         problems.push(`${x.file}: ${JSON.stringify(x.request.params)} → ${show(v)}`);
       }
     }
-    console.log(`params: ${accepted} accepted, ${refused} refused by the validator, ${nodeDecided} refused by the node only (schema-valid)`);
+    console.log(
+      `params: ${accepted} accepted, ${refused} refused by the validator, ${nodeDecided} refused by the node only (schema-valid)`,
+    );
     expect(problems).toEqual([]);
     expect(accepted).toBeGreaterThan(50);
   });
@@ -67,7 +69,9 @@ describe('execution-apis fixtures vs generated validators', () => {
   });
 
   it('the validators can fail: a recorded result with a broken field is refused', () => {
-    const x = known.find((e) => e.request.method === 'eth_getBlockByNumber' && e.response.result && typeof e.response.result === 'object')!;
+    const x = known.find(
+      (e) => e.request.method === 'eth_getBlockByNumber' && e.response.result && typeof e.response.result === 'object',
+    )!;
     const broken = { ...(x.response.result as Record<string, unknown>), number: '0x0123' }; // leading zero
     expect(validators.eth_getBlockByNumber.result(broken)).toBe(false);
   });

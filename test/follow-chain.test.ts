@@ -21,12 +21,23 @@ import { Raw, until } from './helpers/ws-client.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { compileToken, rpc, seedChain, startAnvil, type Anvil, type SeededChain } from '../src/gateway/chain/index.js';
 import { account, signUpAndLogIn } from './helpers/account.js';
-import { deleteRedisKeys, pgReachable, redisReachable, REDIS_URL, scratchDatabase, scratchPrefix, skipUnless } from './helpers/services.js';
+import {
+  deleteRedisKeys,
+  pgReachable,
+  redisReachable,
+  REDIS_URL,
+  scratchDatabase,
+  scratchPrefix,
+  skipUnless,
+} from './helpers/services.js';
 
 const skip = skipUnless((await pgReachable()) && (await redisReachable()), 'follow-chain', 'PostgreSQL or Redis');
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
-const TOKEN = new Interface(['event Transfer(address indexed from, address indexed to, uint256 value)', 'function transfer(address to, uint256 amount)']);
+const TOKEN = new Interface([
+  'event Transfer(address indexed from, address indexed to, uint256 value)',
+  'function transfer(address to, uint256 amount)',
+]);
 const TRANSFER_TOPIC = TOKEN.getEvent('Transfer')!.topicHash;
 const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 const MAX_SUBS = 4;
@@ -37,7 +48,12 @@ const SEE_MS = 6000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const toWs = (u: string) => u.replace(/^http/, 'ws');
 async function post(url: string, method: string, params: unknown[] = []): Promise<{ status: number; body: Json }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    signal: AbortSignal.timeout(10_000),
+  });
   return { status: res.status, body: await res.json() };
 }
 
@@ -57,7 +73,6 @@ function captureErrors(): { errors: unknown[]; stop(): void } {
     },
   };
 }
-
 
 describe.skipIf(skip)('following the chain with real clients: two replicas on PostgreSQL + Redis, one anvil', () => {
   const db = scratchDatabase();
@@ -87,19 +102,37 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
     redisPrefix: prefix,
     secret,
     networks: { mainnet: { upstreams: [anvil.url], chainId: 31337, blockTime: 1 } },
-    websocket: { maxPayloadBytes: 1_048_576, maxInFlight: 32, maxBufferedBytes: 4_194_304, pingIntervalMs: 30_000, maxConnectionsPerKey: 100, maxSubscriptionsPerConnection: MAX_SUBS, pollIntervalMs: 250 },
+    websocket: {
+      maxPayloadBytes: 1_048_576,
+      maxInFlight: 32,
+      maxBufferedBytes: 4_194_304,
+      pingIntervalMs: 30_000,
+      maxConnectionsPerKey: 100,
+      maxSubscriptionsPerConnection: MAX_SUBS,
+      pollIntervalMs: 250,
+    },
   });
   /** HTTP URL of key A (…/v2/<key>) or B (…/<key>) on a replica. */
-  const url = (r: RunningService, shape: 'A' | 'B') => (shape === 'A' ? `${r.url}/mainnet/v2/${keyA}` : `${r.url}/mainnet/${keyB}`);
+  const url = (r: RunningService, shape: 'A' | 'B') =>
+    shape === 'A' ? `${r.url}/mainnet/v2/${keyA}` : `${r.url}/mainnet/${keyB}`;
 
   /** Sends `n` token transfers from a seeded account (distinct amounts), each mined; resolves with their tx hashes. */
   async function transfers(n: number): Promise<string[]> {
     const hashes: string[] = [];
     for (let i = 0; i < n; i++) {
       const data = TOKEN.encodeFunctionData('transfer', [seeded.accounts[2], ++amount]);
-      hashes.push(await rpc<string>(anvil.url, 'eth_sendTransaction', [{ from: seeded.accounts[0], to: seeded.token.address, data }]));
+      hashes.push(
+        await rpc<string>(anvil.url, 'eth_sendTransaction', [
+          { from: seeded.accounts[0], to: seeded.token.address, data },
+        ]),
+      );
     }
-    for (const h of hashes) await until('receipt', () => rpc<Json>(anvil.url, 'eth_getTransactionReceipt', [h]).then((r) => r ?? undefined), 10_000);
+    for (const h of hashes)
+      await until(
+        'receipt',
+        () => rpc<Json>(anvil.url, 'eth_getTransactionReceipt', [h]).then((r) => r ?? undefined),
+        10_000,
+      );
     return hashes;
   }
 
@@ -109,10 +142,14 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
    * three counted transfers: each must be reported exactly once within SEE_MS, and no hash ever twice.
    */
   async function seesEveryTransfer(seen: string[], errors: unknown[]): Promise<void> {
-    await until('the client to be live (a warm-up transfer seen)', async () => {
-      const [h] = await transfers(1);
-      return until('warm-up', () => seen.includes(h), 3000).catch(() => false);
-    }, 20_000);
+    await until(
+      'the client to be live (a warm-up transfer seen)',
+      async () => {
+        const [h] = await transfers(1);
+        return until('warm-up', () => seen.includes(h), 3000).catch(() => false);
+      },
+      20_000,
+    );
     const sent = await transfers(3);
     const t0 = Date.now();
     await until('every transfer', () => sent.every((h) => seen.includes(h)), SEE_MS);
@@ -138,16 +175,26 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
     redis = new Redis(REDIS_URL);
     // A user of the account API (on replica 1): an app (key A) and a network key (key B).
     const api = account(r1);
-    await signUpAndLogIn(api, { email: `follow-${randomBytes(4).toString('hex')}@example.com`, password: 'a long enough password' });
+    await signUpAndLogIn(api, {
+      email: `follow-${randomBytes(4).toString('hex')}@example.com`,
+      password: 'a long enough password',
+    });
     const [chain] = await api.request('chains_list', ['31337']);
-    const app = await api.request('apps_create', [{ name: 'follow', useCase: 'Defi', chain: chain.id, services: ['node-api'] }]);
+    const app = await api.request('apps_create', [
+      { name: 'follow', useCase: 'Defi', chain: chain.id, services: ['node-api'] },
+    ]);
     const key = await api.request('keys_create', [{ name: 'follow', network: 'Mainnet' }]);
     keyA = app.key;
     keyB = key.key;
     expect(app.urls.mainnet).toBe(url(r1, 'A'));
     expect(key.url).toBe(url(r1, 'B'));
     // Replica 2 learns the keys from the shared store's change feed.
-    for (const shape of ['A', 'B'] as const) await until(`key ${shape} on replica 2`, async () => (await post(url(r2, shape), 'eth_chainId')).status === 200, 10_000);
+    for (const shape of ['A', 'B'] as const)
+      await until(
+        `key ${shape} on replica 2`,
+        async () => (await post(url(r2, shape), 'eth_chainId')).status === 200,
+        10_000,
+      );
   }, 120_000);
 
   afterAll(async () => {
@@ -169,9 +216,16 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
     try {
       const raw: string[] = [];
       const viaContract: string[] = [];
-      await p1.on({ address: seeded.token.address, topics: [TRANSFER_TOPIC] }, (l: Log) => void raw.push(l.transactionHash));
+      await p1.on(
+        { address: seeded.token.address, topics: [TRANSFER_TOPIC] },
+        (l: Log) => void raw.push(l.transactionHash),
+      );
       const token = new Contract(seeded.token.address, TOKEN, p2);
-      await token.on('Transfer', (_from: string, _to: string, _value: bigint, ev: ContractEventPayload) => void viaContract.push(ev.log.transactionHash));
+      await token.on(
+        'Transfer',
+        (_from: string, _to: string, _value: bigint, ev: ContractEventPayload) =>
+          void viaContract.push(ev.log.transactionHash),
+      );
       // Both are gateway filters (eth_newFilter) in the shared Redis, not an eth_getLogs fallback.
       await until('two filters in Redis', async () => (await redis.keys(`${prefix}:filter:f:*`)).length === 2, 5000);
       await seesEveryTransfer(raw, cap.errors);
@@ -199,7 +253,10 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
         const blocks: number[] = [];
         const logs: string[] = [];
         await p.on('block', (n: number) => void blocks.push(n));
-        await p.on({ address: seeded.token.address, topics: [TRANSFER_TOPIC] }, (l: Log) => void logs.push(l.transactionHash));
+        await p.on(
+          { address: seeded.token.address, topics: [TRANSFER_TOPIC] },
+          (l: Log) => void logs.push(l.transactionHash),
+        );
         await seesEveryTransfer(logs, cap.errors);
         await consecutiveBlocks(blocks);
       } finally {
@@ -213,8 +270,12 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
     const cap = captureErrors();
     const clients: PublicClient[] = [
       createPublicClient({ transport: http(url(r1, 'B'), { retryCount: 0 }), pollingInterval: 250 }) as PublicClient,
-      createPublicClient({ transport: webSocket(toWs(url(r2, 'A')), { reconnect: false, retryCount: 0 }) }) as PublicClient,
-      createPublicClient({ transport: webSocket(toWs(url(r1, 'A')), { reconnect: false, retryCount: 0 }) }) as PublicClient,
+      createPublicClient({
+        transport: webSocket(toWs(url(r2, 'A')), { reconnect: false, retryCount: 0 }),
+      }) as PublicClient,
+      createPublicClient({
+        transport: webSocket(toWs(url(r1, 'A')), { reconnect: false, retryCount: 0 }),
+      }) as PublicClient,
     ];
     const unwatch: Array<() => void> = [];
     try {
@@ -231,7 +292,13 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
         );
       }
       const blocks: number[] = [];
-      unwatch.push(clients[2].watchBlockNumber({ onBlockNumber: (n) => void blocks.push(Number(n)), onError: (e) => void cap.errors.push(e), emitMissed: true }));
+      unwatch.push(
+        clients[2].watchBlockNumber({
+          onBlockNumber: (n) => void blocks.push(Number(n)),
+          onError: (e) => void cap.errors.push(e),
+          emitMissed: true,
+        }),
+      );
       await seesEveryTransfer(seen[0], cap.errors);
       // The http watcher really polls a gateway filter (the one in Redis), not viem's eth_getLogs fallback.
       expect(await redis.keys(`${prefix}:filter:f:*`)).toHaveLength(1);
@@ -240,7 +307,8 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
     } finally {
       cap.stop();
       for (const u of unwatch) u();
-      for (const c of clients.slice(1)) (await (c.transport as unknown as { getRpcClient(): Promise<{ close(): void }> }).getRpcClient()).close();
+      for (const c of clients.slice(1))
+        (await (c.transport as unknown as { getRpcClient(): Promise<{ close(): void }> }).getRpcClient()).close();
     }
   }, 90_000);
 
@@ -269,23 +337,31 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
   }, 90_000);
 
   it('a filter created on replica 1 is polled through replica 2 with ethers (its own provider, the id)', async () => {
-    const id = (await post(url(r1, 'A'), 'eth_newFilter', [{ address: seeded.token.address, topics: [TRANSFER_TOPIC] }])).body.result as string;
+    const id = (
+      await post(url(r1, 'A'), 'eth_newFilter', [{ address: seeded.token.address, topics: [TRANSFER_TOPIC] }])
+    ).body.result as string;
     expect(id).toMatch(/^0x[0-9a-f]+$/);
     const p2 = new JsonRpcProvider(url(r2, 'A'), 31337, { staticNetwork: true });
     try {
       const sent = await transfers(3);
       const seen: string[] = [];
-      await until('the three logs through replica 2', async () => {
-        seen.push(...((await p2.send('eth_getFilterChanges', [id])) as Json[]).map((l) => l.transactionHash));
-        return sent.every((h) => seen.includes(h));
-      }, SEE_MS);
+      await until(
+        'the three logs through replica 2',
+        async () => {
+          seen.push(...((await p2.send('eth_getFilterChanges', [id])) as Json[]).map((l) => l.transactionHash));
+          return sent.every((h) => seen.includes(h));
+        },
+        SEE_MS,
+      );
       expect(seen.sort()).toEqual([...sent].sort());
       expect(await p2.send('eth_getFilterChanges', [id])).toEqual([]);
       // Another key's filter id: not found, on either replica (same answer as an id that never existed).
       for (const r of [r1, r2]) {
         const other = await post(url(r, 'B'), 'eth_getFilterChanges', [id]);
         expect(other.body.error).toEqual({ code: -32000, message: 'filter not found' });
-        const err = await new JsonRpcProvider(url(r, 'B'), 31337, { staticNetwork: true }).send('eth_getFilterLogs', [id]).catch((e: Json) => e);
+        const err = await new JsonRpcProvider(url(r, 'B'), 31337, { staticNetwork: true })
+          .send('eth_getFilterLogs', [id])
+          .catch((e: Json) => e);
         expect(err.error ?? err.info?.error).toMatchObject({ code: -32000, message: 'filter not found' });
       }
       expect(await p2.send('eth_uninstallFilter', [id])).toBe(true);
@@ -294,7 +370,7 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
     }
   }, 30_000);
 
-  it('refused at the upgrade: a bad key\'s socket opens, its call gets -32016 with its id, then close 4401 — on both replicas and both shapes', async () => {
+  it("refused at the upgrade: a bad key's socket opens, its call gets -32016 with its id, then close 4401 — on both replicas and both shapes", async () => {
     for (const r of [r1, r2]) {
       for (const path of [`/mainnet/v2/${'x'.repeat(32)}`, `/mainnet/${'y'.repeat(32)}`]) {
         const c = await Raw.open(`${toWs(r.url)}${path}`);
@@ -314,11 +390,26 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
     const c = await Raw.open(toWs(url(r1, 'A')));
     try {
       const ids: string[] = [];
-      for (let i = 0; i < MAX_SUBS; i++) ids.push((await c.call('eth_subscribe', [i % 2 ? 'newHeads' : 'logs', ...(i % 2 ? [] : [{ address: seeded.token.address }])])).result);
+      for (let i = 0; i < MAX_SUBS; i++)
+        ids.push(
+          (
+            await c.call('eth_subscribe', [
+              i % 2 ? 'newHeads' : 'logs',
+              ...(i % 2 ? [] : [{ address: seeded.token.address }]),
+            ])
+          ).result,
+        );
       const over = await c.call('eth_subscribe', ['newHeads']);
       expect([over.error.code, over.error.data.reason]).toEqual([-32005, 'subscriptions']);
       const [h] = await transfers(1);
-      await until('every subscription delivering', () => ids.every((id, i) => c.notifications(id).some((m) => (i % 2 ? m.params.result.number : m.params.result.transactionHash === h))), SEE_MS);
+      await until(
+        'every subscription delivering',
+        () =>
+          ids.every((id, i) =>
+            c.notifications(id).some((m) => (i % 2 ? m.params.result.number : m.params.result.transactionHash === h)),
+          ),
+        SEE_MS,
+      );
       expect(c.closed).toBeUndefined();
     } finally {
       c.socket.close();
@@ -331,7 +422,10 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
     const r3 = await startService({ ...common(), limits: { b: { dailyPerUser: QUOTA } } });
     try {
       const api = account(r1);
-      await signUpAndLogIn(api, { email: `quota-${randomBytes(4).toString('hex')}@example.com`, password: 'a long enough password' });
+      await signUpAndLogIn(api, {
+        email: `quota-${randomBytes(4).toString('hex')}@example.com`,
+        password: 'a long enough password',
+      });
       const key = (await api.request('keys_create', [{ name: 'tiny', network: 'Mainnet' }])).key;
       await r3.access.sync(); // no probing call: every call counts
       const c = await Raw.open(`${toWs(r3.url)}/mainnet/${key}`);

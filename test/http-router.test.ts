@@ -38,19 +38,26 @@ afterAll(() => new Promise<void>((r) => server.close(() => r())));
 /** node:http rather than fetch: fetch does not let a caller set the Host header. */
 function call(path: string, method = 'POST', headers: Record<string, string> = {}) {
   const u = new URL(base);
-  return new Promise<{ status: number; allow: string | undefined; rid: string | undefined; body: any }>((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, method, path, headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        const h = (n: string) => res.headers[n] as string | undefined;
-        resolve({ status: res.statusCode!, allow: h('allow'), rid: h('x-request-id'), body: text.startsWith('{') ? JSON.parse(text) : text });
+  return new Promise<{ status: number; allow: string | undefined; rid: string | undefined; body: any }>(
+    (resolve, reject) => {
+      const req = request({ host: u.hostname, port: u.port, method, path, headers }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          const h = (n: string) => res.headers[n] as string | undefined;
+          resolve({
+            status: res.statusCode!,
+            allow: h('allow'),
+            rid: h('x-request-id'),
+            body: text.startsWith('{') ? JSON.parse(text) : text,
+          });
+        });
       });
-    });
-    req.on('error', reject);
-    req.end();
-  });
+      req.on('error', reject);
+      req.end();
+    },
+  );
 }
 
 describe('Router', () => {
@@ -77,7 +84,10 @@ describe('Router', () => {
   });
 
   it('host routes answer only on their host (case-insensitive, port ignored)', async () => {
-    expect((await call('/v2/k', 'POST', { host: 'rpc.example.COM:8545' })).body).toEqual({ name: 'mapped A', capture: 'k' });
+    expect((await call('/v2/k', 'POST', { host: 'rpc.example.COM:8545' })).body).toEqual({
+      name: 'mapped A',
+      capture: 'k',
+    });
     expect((await call('/v2/k', 'POST')).status).toBe(404);
   });
 

@@ -23,7 +23,10 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
-const files = execFileSync('git', ['ls-files', 'src', 'codegen', 'generated', 'packages'], { cwd: root, encoding: 'utf8' })
+const files = execFileSync('git', ['ls-files', 'src', 'codegen', 'generated', 'packages'], {
+  cwd: root,
+  encoding: 'utf8',
+})
   .split('\n')
   .filter((f) => /\.(ts|tsx|js)$/.test(f) && !f.endsWith('.d.ts'));
 
@@ -33,7 +36,9 @@ interface Manifest {
   dependencies?: Record<string, string>;
 }
 const PACKAGES = ['client', 'toolkit'] as const;
-const manifests = Object.fromEntries(PACKAGES.map((p) => [p, JSON.parse(readFileSync(join(root, 'packages', p, 'package.json'), 'utf8')) as Manifest]));
+const manifests = Object.fromEntries(
+  PACKAGES.map((p) => [p, JSON.parse(readFileSync(join(root, 'packages', p, 'package.json'), 'utf8')) as Manifest]),
+);
 
 /** Bare specifier → the source file it resolves to: the root package's own exports (tsconfig "paths"), and each
  *  package's "exports" (./dist/<x>.js ↔ packages/<pkg>/src/<x>.ts). Anything else bare is a library. */
@@ -46,7 +51,8 @@ for (const p of PACKAGES) {
   for (const [sub, target] of Object.entries(manifests[p].exports)) {
     const js = typeof target === 'string' ? target : target.default;
     if (!js.endsWith('.js')) continue;
-    SELF[manifests[p].name + sub.slice(1)] = `packages/${p}/src/${js.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts')}`;
+    SELF[manifests[p].name + sub.slice(1)] =
+      `packages/${p}/src/${js.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts')}`;
   }
 }
 
@@ -56,7 +62,8 @@ function folderOf(file: string): string {
     // packages/<pkg>/src/<x>/… → packages/<pkg>/<x>; the package's index and bin → packages/<pkg>
     return parts[2] === 'src' && parts.length > 4 ? `packages/${parts[1]}/${parts[3]}` : `packages/${parts[1]}`;
   }
-  if (parts[0] === 'src' && parts[1] === 'gateway') return parts.length > 3 ? parts.slice(0, 3).join('/') : 'src/gateway';
+  if (parts[0] === 'src' && parts[1] === 'gateway')
+    return parts.length > 3 ? parts.slice(0, 3).join('/') : 'src/gateway';
   if (parts[0] === 'generated') return parts.length > 2 ? parts.slice(0, 2).join('/') : 'generated';
   if (parts[0] === 'src') return parts.length > 2 ? 'src/' + parts[1] : 'src';
   return parts[0];
@@ -87,7 +94,11 @@ const BY_PATH = new Set(['codegen']);
 const isPackage = (layer: string) => (PACKAGES as readonly string[]).includes(layer);
 const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 /** The library a bare specifier names (`@scope/name/sub` → `@scope/name`). */
-const libraryOf = (spec: string) => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+const libraryOf = (spec: string) =>
+  spec
+    .split('/')
+    .slice(0, spec.startsWith('@') ? 2 : 1)
+    .join('/');
 
 interface Edge {
   from: string;
@@ -115,8 +126,7 @@ function check(sources: Iterable<[file: string, text: string]>): { edges: Edge[]
         // A library or a builtin: the client takes none; a package takes only what its package.json declares.
         if (layer === 'client' && (builtins.has(spec) || !manifests.client.dependencies?.[libraryOf(spec)])) {
           wrong.push(`${file} imports ${spec}: @rpcgate/client depends on nothing but re2js`);
-        }
-        else if (layer === 'toolkit' && !builtins.has(spec) && !manifests.toolkit.dependencies?.[libraryOf(spec)]) {
+        } else if (layer === 'toolkit' && !builtins.has(spec) && !manifests.toolkit.dependencies?.[libraryOf(spec)]) {
           wrong.push(`${file} imports ${spec}: not a dependency in packages/toolkit/package.json`);
         }
         continue;
@@ -124,7 +134,8 @@ function check(sources: Iterable<[file: string, text: string]>): { edges: Edge[]
       if (!/^(src|codegen|generated|packages)\//.test(target)) continue;
       // The gateway runs (and its errors table is bundled into the dashboard) on the narrow entry points: the main one
       // loads codegen, docs and the mock (prettier, json-schema-to-typescript, json-schema-faker) too.
-      if ((layer === 'gateway' || layer === 'entry') && spec === '@rpcgate/toolkit') wrong.push(`${file} imports ${spec}: the whole toolkit, use a narrower entry point`);
+      if ((layer === 'gateway' || layer === 'entry') && spec === '@rpcgate/toolkit')
+        wrong.push(`${file} imports ${spec}: the whole toolkit, use a narrower entry point`);
       const to = folderOf(target);
       const toLayer = layerOf(to);
       edges.push({ from, to, file, spec });
@@ -192,7 +203,9 @@ describe('architecture', () => {
   it('reads a real import graph', () => {
     expect(files.length).toBeGreaterThan(100);
     expect(all.length).toBeGreaterThan(200);
-    expect(new Set(all.map((e) => layerOf(e.from)))).toEqual(new Set(['client', 'toolkit', 'gateway', 'generated', 'codegen', 'cli', 'entry']));
+    expect(new Set(all.map((e) => layerOf(e.from)))).toEqual(
+      new Set(['client', 'toolkit', 'gateway', 'generated', 'codegen', 'cli', 'entry']),
+    );
     // the package entry points the gateway uses resolve to real files
     for (const [spec, file] of Object.entries(SELF)) expect(() => readFileSync(join(root, file)), spec).not.toThrow();
   });
@@ -207,7 +220,19 @@ describe('architecture', () => {
 
   it('the toolkit declares no gateway dependency and the client only re2js (pure JS, no install script)', () => {
     expect(Object.keys(manifests.client.dependencies ?? {})).toEqual(['re2js']);
-    const gatewayOnly = ['@foundry-rs/anvil', 'solc', 'better-sqlite3', 'pg', 'ioredis', 'kysely', '@node-rs/argon2', 'react', 'react-dom', 'jose', 'rpcgate'];
+    const gatewayOnly = [
+      '@foundry-rs/anvil',
+      'solc',
+      'better-sqlite3',
+      'pg',
+      'ioredis',
+      'kysely',
+      '@node-rs/argon2',
+      'react',
+      'react-dom',
+      'jose',
+      'rpcgate',
+    ];
     expect(Object.keys(manifests.toolkit.dependencies ?? {}).filter((d) => gatewayOnly.includes(d))).toEqual([]);
   });
 
@@ -216,13 +241,29 @@ describe('architecture', () => {
     ['packages/client/src/x.ts', `import { RpcError } from '@rpcgate/toolkit';`, 'client → toolkit'],
     ['packages/client/src/x.ts', `import Ajv from 'ajv';`, '@rpcgate/client depends on nothing'],
     ['packages/client/src/x.ts', `import { request } from 'node:http';`, '@rpcgate/client depends on nothing'],
-    ['packages/toolkit/src/rpc/x.ts', `import { GatewayErrorCode } from '../../../../src/gateway/errors.js';`, 'toolkit → gateway'],
+    [
+      'packages/toolkit/src/rpc/x.ts',
+      `import { GatewayErrorCode } from '../../../../src/gateway/errors.js';`,
+      'toolkit → gateway',
+    ],
     ['packages/toolkit/src/rpc/x.ts', `import { startService } from 'rpcgate';`, 'toolkit → entry'],
     ['packages/toolkit/src/rpc/x.ts', `import { createClient } from 'rpcgate/node';`, 'toolkit → generated'],
-    ['packages/toolkit/src/rpc/x.ts', `import { RpcClientError } from '../../../client/src/runtime.js';`, 'into @rpcgate/client by path'],
+    [
+      'packages/toolkit/src/rpc/x.ts',
+      `import { RpcClientError } from '../../../client/src/runtime.js';`,
+      'into @rpcgate/client by path',
+    ],
     ['packages/toolkit/src/rpc/x.ts', `import pg from 'pg';`, 'not a dependency in packages/toolkit/package.json'],
-    ['packages/toolkit/src/rpc/x.ts', `import { x } from '@rpcgate/client/dist/runtime.js';`, 'not an exported entry point'],
-    ['src/gateway/access/x.ts', `import { Router } from '../../../packages/toolkit/src/http/router.js';`, 'into @rpcgate/toolkit by path'],
+    [
+      'packages/toolkit/src/rpc/x.ts',
+      `import { x } from '@rpcgate/client/dist/runtime.js';`,
+      'not an exported entry point',
+    ],
+    [
+      'src/gateway/access/x.ts',
+      `import { Router } from '../../../packages/toolkit/src/http/router.js';`,
+      'into @rpcgate/toolkit by path',
+    ],
     ['src/gateway/access/x.ts', `import { x } from '@rpcgate/toolkit/contract';`, 'not an exported entry point'],
     ['src/gateway/access/x.ts', `import { RpcError } from '@rpcgate/toolkit';`, 'the whole toolkit'],
     ['generated/node/x.ts', `import { RpcError } from '@rpcgate/toolkit';`, 'generated → toolkit'],
@@ -235,12 +276,25 @@ describe('architecture', () => {
   it('allows what the boundaries allow', () => {
     expect(
       check([
-        ['packages/toolkit/src/rpc/x.ts', `import { RpcClientError } from '@rpcgate/client';\nimport Ajv from 'ajv';\nimport { readFile } from 'node:fs/promises';`],
-        ['src/gateway/access/x.ts', `import { RpcError } from '@rpcgate/toolkit/errors';\nimport { Router } from '@rpcgate/toolkit/http';`],
+        [
+          'packages/toolkit/src/rpc/x.ts',
+          `import { RpcClientError } from '@rpcgate/client';\nimport Ajv from 'ajv';\nimport { readFile } from 'node:fs/promises';`,
+        ],
+        [
+          'src/gateway/access/x.ts',
+          `import { RpcError } from '@rpcgate/toolkit/errors';\nimport { Router } from '@rpcgate/toolkit/http';`,
+        ],
         ['src/cli/x.ts', `import { loadDocument } from '@rpcgate/toolkit';`],
         ['codegen/x.ts', `import { tsHeader } from '../packages/toolkit/src/codegen/schema.js';`],
       ]).wrong,
     ).toEqual([]);
-    expect(cycles(new Map([['a', new Set(['b'])], ['b', new Set(['a'])]]))).toEqual([['a', 'b']]);
+    expect(
+      cycles(
+        new Map([
+          ['a', new Set(['b'])],
+          ['b', new Set(['a'])],
+        ]),
+      ),
+    ).toEqual([['a', 'b']]);
   });
 });

@@ -23,8 +23,14 @@ import { NODE_NOT_FOUND, startStubNode, type StubNode } from './helpers/stub-nod
 import type { ConfigInput } from '../src/gateway/config/config.js';
 import { account, cookieFetch, signUpAndLogIn } from './helpers/account.js';
 import { createClient } from '../generated/account/client.js';
-import { createApp, createNetworkKey, createUser, openStore, setAllowlist, type Store } from '../src/gateway/store/index.js';
-
+import {
+  createApp,
+  createNetworkKey,
+  createUser,
+  openStore,
+  setAllowlist,
+  type Store,
+} from '../src/gateway/store/index.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -34,12 +40,22 @@ interface Reply {
   body: Json;
 }
 
-const call = (method: string, params: unknown[] = [], id: number | string = 1) => ({ jsonrpc: '2.0', id, method, params });
-const blockNumbers = (n: number, from = 0) => Array.from({ length: n }, (_, i) => call('eth_blockNumber', [], from + i));
+const call = (method: string, params: unknown[] = [], id: number | string = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  params,
+});
+const blockNumbers = (n: number, from = 0) =>
+  Array.from({ length: n }, (_, i) => call('eth_blockNumber', [], from + i));
 const ADDR = '0x' + '11'.repeat(20);
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text === '' ? undefined : JSON.parse(text) };
 }
@@ -81,7 +97,13 @@ function expectRefused(r: Reply, limit: number, period: string, resetMs: number,
   // A batch refused whole answers each item (with its id) with the same error (issue 21).
   for (const item of Array.isArray(r.body) ? r.body : [r.body]) {
     expect(item.error.code).toBe(-32005);
-    expect(item.error.data).toEqual({ source: 'rpcgate', reason: period === 'second' ? 'rate' : 'quota', limit, period, resetAt: new Date(resetMs).toISOString() });
+    expect(item.error.data).toEqual({
+      source: 'rpcgate',
+      reason: period === 'second' ? 'rate' : 'quota',
+      limit,
+      period,
+      resetAt: new Date(resetMs).toISOString(),
+    });
   }
   expect(rl(r)).toEqual({ limit, remaining, reset: Math.ceil(resetMs / 1000) });
   if (period !== 'second') {
@@ -107,7 +129,15 @@ const tmp = (tag: string) => {
 
 /** An rpcgate with a temp SQLite store, the stand-in upstream on `mainnet` only, no dev key, the given plans. */
 async function gate(limits: LimitsConfig, more: ConfigInput = {}): Promise<RunningService> {
-  const svc = await startService({ port: 0, logLevel: 'silent', dataDir: tmp('svc'), devKey: false, limits, networks: { mainnet: { upstreams: [upstream.url] } }, ...more });
+  const svc = await startService({
+    port: 0,
+    logLevel: 'silent',
+    dataDir: tmp('svc'),
+    devKey: false,
+    limits,
+    networks: { mainnet: { upstreams: [upstream.url] } },
+    ...more,
+  });
   services.push(svc);
   return svc;
 }
@@ -125,7 +155,12 @@ async function bKey(svc: RunningService, userId: string): Promise<string> {
 
 /** An A app's node API URL, optionally with a method allowlist. */
 async function aApp(svc: RunningService, userId: string, methodsAllowed: string[] = []): Promise<string> {
-  const a = await createApp(svc.store.db, svc.secret, userId, { name: 'app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
+  const a = await createApp(svc.store.db, svc.secret, userId, {
+    name: 'app',
+    useCase: 'Defi',
+    chain: 'ethereum',
+    services: ['node-api'],
+  });
   if (methodsAllowed.length) await setAllowlist(svc.store.db, userId, a.id, 'method', methodsAllowed);
   await svc.access.sync();
   return `${svc.url}/mainnet/v2/${a.key}`;
@@ -182,10 +217,19 @@ describe('in-process counters, small plans', () => {
     expect(rl(r).remaining).toBe(14);
 
     // A batch counts its admitted items only: 2 valid calls + 1 notification count; the invalid item does not.
-    const mixed = [call('eth_blockNumber', [], 'a'), call('eth_getBalance', ['0x12', 'latest'], 'bad'), { jsonrpc: '2.0', method: 'eth_blockNumber', params: [] }, call('eth_chainId', [], 'c')];
+    const mixed = [
+      call('eth_blockNumber', [], 'a'),
+      call('eth_getBalance', ['0x12', 'latest'], 'bad'),
+      { jsonrpc: '2.0', method: 'eth_blockNumber', params: [] },
+      call('eth_chainId', [], 'c'),
+    ];
     r = await post(k1, mixed);
     expectAllowed(r, 20, 11, day);
-    expect(r.body.map((x: Json) => [x.id, x.error?.code ?? x.result])).toEqual([['a', '0x10'], ['bad', -32602], ['c', '0x1']]);
+    expect(r.body.map((x: Json) => [x.id, x.error?.code ?? x.result])).toEqual([
+      ['a', '0x10'],
+      ['bad', -32602],
+      ['c', '0x1'],
+    ]);
     accepted += 3; // the notification was forwarded and counted, it just has no answer
 
     // A batch that would cross the limit is refused whole, is not forwarded, and consumes nothing.
@@ -202,13 +246,22 @@ describe('in-process counters, small plans', () => {
     expect(accepted).toBe(20);
 
     // The 21st, on either key, single or batch of one: refused, nothing counted.
-    for (const [url, body] of [[k1, call('eth_blockNumber')], [k2, call('eth_blockNumber')], [k2, [call('eth_chainId')]]] as const) {
+    for (const [url, body] of [
+      [k1, call('eth_blockNumber')],
+      [k2, call('eth_blockNumber')],
+      [k2, [call('eth_chainId')]],
+    ] as const) {
       r = await post(url, body);
       expectRefused(r, 20, 'day', day, 0);
     }
     // A request that fails validation still answers with the (exhausted) state and no Retry-After.
     r = await post(k1, call('eth_getBalance', ['0xzz', 'latest']));
-    expect([r.status, r.body.error.code, rl(r).remaining, r.headers.get('retry-after')]).toEqual([200, -32602, 0, null]);
+    expect([r.status, r.body.error.code, rl(r).remaining, r.headers.get('retry-after')]).toEqual([
+      200,
+      -32602,
+      0,
+      null,
+    ]);
 
     // Another user's key is untouched.
     const other = await bKey(svc, await newUser(svc));
@@ -224,11 +277,20 @@ describe('in-process counters, small plans', () => {
     expectAllowed(await post(app, call('eth_blockNumber')), 10, 9, day);
 
     r = await post(app, call('eth_getBalance', [ADDR, 'latest']));
-    expect([r.status, r.body.error.code, r.body.error.data.source, r.body.error.data.reason]).toEqual([403, -32601, 'rpcgate', 'method']);
+    expect([r.status, r.body.error.code, r.body.error.data.source, r.body.error.data.reason]).toEqual([
+      403,
+      -32601,
+      'rpcgate',
+      'method',
+    ]);
     expect(rl(r)).toEqual({ limit: 10, remaining: 9, reset: Math.ceil(day / 1000) });
 
     // In a batch the refused item answers 403-style inside, the other two count.
-    r = await post(app, [call('eth_blockNumber', [], 1), call('eth_getBalance', [ADDR, 'latest'], 2), call('eth_chainId', [], 3)]);
+    r = await post(app, [
+      call('eth_blockNumber', [], 1),
+      call('eth_getBalance', [ADDR, 'latest'], 2),
+      call('eth_chainId', [], 3),
+    ]);
     expectAllowed(r, 10, 7, day);
     expect(r.body.map((x: Json) => x.error?.code ?? x.result)).toEqual(['0x10', -32601, '0x1']);
 
@@ -252,11 +314,18 @@ describe('in-process counters, small plans', () => {
 
 /** Sends `perApp` single calls on every app URL, all at once: the answers by app. */
 async function flood(apps: string[], perApp: number): Promise<Reply[][]> {
-  return Promise.all(apps.map((url) => Promise.all(Array.from({ length: perApp }, (_, i) => post(url, call('eth_blockNumber', [], i))))));
+  return Promise.all(
+    apps.map((url) => Promise.all(Array.from({ length: perApp }, (_, i) => post(url, call('eth_blockNumber', [], i))))),
+  );
 }
 
 /** OK answers, and the refusals by `period:limit` (anything else is listed as a problem). */
-function tally(replies: Reply[][]): { ok: number; okByApp: number[]; refused: Record<string, number>; problems: string[] } {
+function tally(replies: Reply[][]): {
+  ok: number;
+  okByApp: number[];
+  refused: Record<string, number>;
+  problems: string[];
+} {
   const refused: Record<string, number> = {};
   const problems: string[] = [];
   const okByApp = replies.map((rs) => rs.filter((r) => r.status === 200 && 'result' in r.body).length);
@@ -264,7 +333,8 @@ function tally(replies: Reply[][]): { ok: number; okByApp: number[]; refused: Re
     if (r.status === 200 && 'result' in r.body) continue;
     const d = r.body?.error?.data;
     // A per-second rate is 429, a used-up quota 402 (issue 21).
-    if (r.status !== (d?.period === 'second' ? 429 : 402) || r.body.error.code !== -32005 || d?.source !== 'rpcgate') problems.push(`${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+    if (r.status !== (d?.period === 'second' ? 429 : 402) || r.body.error.code !== -32005 || d?.source !== 'rpcgate')
+      problems.push(`${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
     else refused[`${d.period}:${d.limit}`] = (refused[`${d.period}:${d.limit}`] ?? 0) + 1;
   }
   return { ok: okByApp.reduce((a, b) => a + b, 0), okByApp, refused, problems };
@@ -276,11 +346,18 @@ describe('issue 26 item 7: apps do not multiply the quota (in-process counters)'
     // The owner's way: sign up, create the apps through the account API.
     const api = account(svc);
     await signUpAndLogIn(api, { email: `apps-${randomUUID()}@example.com`, password: 'a long enough password' });
-    const newApp = async (i: number) => (await api.request('apps_create', [{ name: `app ${i}`, useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }])).urls.mainnet!;
+    const newApp = async (i: number) =>
+      (
+        await api.request('apps_create', [
+          { name: `app ${i}`, useCase: 'Defi', chain: 'ethereum', services: ['node-api'] },
+        ])
+      ).urls.mainnet!;
     const apps: string[] = [];
     for (let i = 0; i < 5; i++) apps.push(await newApp(i));
     const t = tally(await flood(apps, 150));
-    console.log(`[limits-e2e] 5 apps × 150 calls, daily 300: ${t.ok} served (${t.okByApp.join(' + ')}), refused ${JSON.stringify(t.refused)}`);
+    console.log(
+      `[limits-e2e] 5 apps × 150 calls, daily 300: ${t.ok} served (${t.okByApp.join(' + ')}), refused ${JSON.stringify(t.refused)}`,
+    );
     expect(t.problems).toEqual([]);
     expect(t.ok).toBe(300);
     expect(Object.keys(t.refused).every((k) => k === 'day:300' || k === 'second:100')).toBe(true);
@@ -291,7 +368,12 @@ describe('issue 26 item 7: apps do not multiply the quota (in-process counters)'
     const sixth = await newApp(5);
     expectRefused(await post(sixth, call('eth_blockNumber')), 300, 'day', day, 0);
     // The account API shows the quota once, for the account, as the limiter counts it.
-    expect(await api.request('apps_usage')).toEqual({ apps: 6, maxApps: 10, perSecond: 100, quotas: [{ period: 'day', used: 300, limit: 300, remaining: 0, resetAt: new Date(day).toISOString() }] });
+    expect(await api.request('apps_usage')).toEqual({
+      apps: 6,
+      maxApps: 10,
+      perSecond: 100,
+      quotas: [{ period: 'day', used: 300, limit: 300, remaining: 0, resetAt: new Date(day).toISOString() }],
+    });
   });
 
   it('the per-second rate stays per app: 5 apps × a batch of 50 at once are all served; a batch of 51 is refused by the second', async () => {
@@ -304,7 +386,14 @@ describe('issue 26 item 7: apps do not multiply the quota (in-process counters)'
     // A batch refused whole answers each item with the same error (issue 21).
     const r = await post(apps[0], blockNumbers(51));
     const e = r.body[50].error;
-    expect([r.status, r.body.length, e.code, e.data.period, e.data.limit, e.data.reason]).toEqual([429, 51, -32005, 'second', 50, 'rate']);
+    expect([r.status, r.body.length, e.code, e.data.period, e.data.limit, e.data.reason]).toEqual([
+      429,
+      51,
+      -32005,
+      'second',
+      50,
+      'rate',
+    ]);
   });
 });
 
@@ -314,7 +403,13 @@ describe('in-process counters, A per-second and monthly plans', () => {
     const app = await aApp(svc, await newUser(svc));
     // More than the rate in one batch is refused whatever the window.
     let r = await post(app, blockNumbers(6));
-    expect([r.status, r.body.length, r.body[5].error.code, r.body[5].error.data.period, r.body[5].error.data.limit]).toEqual([429, 6, -32005, 'second', 5]);
+    expect([
+      r.status,
+      r.body.length,
+      r.body[5].error.code,
+      r.body[5].error.data.period,
+      r.body[5].error.data.limit,
+    ]).toEqual([429, 6, -32005, 'second', 5]);
     expect(r.headers.get('retry-after')).toBe('1');
 
     // The rate exactly, then one more in the same second. The window is read from the headers: if the extra call
@@ -365,7 +460,8 @@ describe('the default B plan, for real', () => {
         while (next < 250) {
           const i = next++;
           const r = await post(url, blockNumbers(100, i * 100));
-          if (r.status !== 200 || !Array.isArray(r.body) || r.body.length !== 100) failures.push(`batch ${i}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+          if (r.status !== 200 || !Array.isArray(r.body) || r.body.length !== 100)
+            failures.push(`batch ${i}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
           accepted += served(r);
           lowest = Math.min(lowest, rl(r).remaining);
           expect(rl(r).limit).toBe(25_000);
@@ -388,16 +484,31 @@ describe("rpcgate's own failures and a node's errors, told apart by data.source"
     const r = await post(url, call('eth_getTransactionByHash', ['0x' + 'ab'.repeat(32)], 7));
     expect([r.status, r.body]).toEqual([200, { jsonrpc: '2.0', id: 7, error: NODE_NOT_FOUND }]);
     // Inside a batch too, beside rpcgate's own refusal of an invalid call (which is not a gateway error either).
-    const b = await post(url, [call('eth_getTransactionByHash', ['0x' + 'cd'.repeat(32)], 1), call('eth_blockNumber', [], 2)]);
-    expect(b.body).toEqual([{ jsonrpc: '2.0', id: 1, error: NODE_NOT_FOUND }, { jsonrpc: '2.0', id: 2, result: '0x10' }]);
+    const b = await post(url, [
+      call('eth_getTransactionByHash', ['0x' + 'cd'.repeat(32)], 1),
+      call('eth_blockNumber', [], 2),
+    ]);
+    expect(b.body).toEqual([
+      { jsonrpc: '2.0', id: 1, error: NODE_NOT_FOUND },
+      { jsonrpc: '2.0', id: 2, result: '0x10' },
+    ]);
   });
 
   it('a node slower than upstream.requestTimeoutMs: 504 -32043 {source: rpcgate, reason: timeout}', async () => {
     const slow = await startStubNode({ delayMs: 1500 });
     try {
-      const svc = await gate({ b: { dailyPerUser: 100 } }, { networks: { mainnet: { upstreams: [slow.url] } }, upstream: { requestTimeoutMs: 200 } });
+      const svc = await gate(
+        { b: { dailyPerUser: 100 } },
+        { networks: { mainnet: { upstreams: [slow.url] } }, upstream: { requestTimeoutMs: 200 } },
+      );
       const r = await post(await bKey(svc, await newUser(svc)), call('eth_blockNumber'));
-      expect([r.status, r.body.error.code, r.body.error.data.source, r.body.error.data.reason, r.body.error.data.network]).toEqual([504, -32043, 'rpcgate', 'timeout', 'mainnet']);
+      expect([
+        r.status,
+        r.body.error.code,
+        r.body.error.data.source,
+        r.body.error.data.reason,
+        r.body.error.data.network,
+      ]).toEqual([504, -32043, 'rpcgate', 'timeout', 'mainnet']);
     } finally {
       await slow.close();
     }
@@ -405,10 +516,17 @@ describe("rpcgate's own failures and a node's errors, told apart by data.source"
 
   it('the limits backend (Redis) unreachable: 503 -32044 {source: rpcgate, reason: limits-backend}, nothing forwarded', async () => {
     // Port 1 on loopback: nothing listens there, so every limiter call fails (fail closed).
-    const svc = await gate({ b: { dailyPerUser: 100 } }, { redisUrl: 'redis://127.0.0.1:1', redisPrefix: `e2e-dead-${randomUUID()}` });
+    const svc = await gate(
+      { b: { dailyPerUser: 100 } },
+      { redisUrl: 'redis://127.0.0.1:1', redisPrefix: `e2e-dead-${randomUUID()}` },
+    );
     const before = upstream.items();
     const r = await post(await bKey(svc, await newUser(svc)), call('eth_blockNumber'));
-    expect([r.status, r.body.error.code, r.body.error.data]).toEqual([503, -32044, { source: 'rpcgate', reason: 'limits-backend' }]);
+    expect([r.status, r.body.error.code, r.body.error.data]).toEqual([
+      503,
+      -32044,
+      { source: 'rpcgate', reason: 'limits-backend' },
+    ]);
     expect(r.headers.get('retry-after')).toBe('1'); // short: viem retries a 503 after it, briefly (issue 21)
     expect(upstream.items()).toBe(before);
   });
@@ -459,7 +577,17 @@ describe.skipIf(skipRedis)('Redis counters shared by two rpcgate processes', () 
 
     // A command timeout far above the 250 ms default: this case is about exactness under contention on a loaded
     // machine, not about a slow Redis (test/faults-redis.test.ts is).
-    const config = { port: 0, logLevel: 'silent', dataDir, devKey: false, redisUrl: REDIS_URL, redisPrefix: prefix, redis: { commandTimeoutMs: 5000 }, limits: { b: { dailyPerUser: LIMIT } }, networks: { mainnet: { upstreams: [upstream.url] } } };
+    const config = {
+      port: 0,
+      logLevel: 'silent',
+      dataDir,
+      devKey: false,
+      redisUrl: REDIS_URL,
+      redisPrefix: prefix,
+      redis: { commandTimeoutMs: 5000 },
+      limits: { b: { dailyPerUser: LIMIT } },
+      networks: { mainnet: { upstreams: [upstream.url] } },
+    };
     const started = await Promise.allSettled([startChild(config), startChild(config)]);
     for (const s of started) if (s.status === 'fulfilled') children.push(s.value);
     for (const s of started) if (s.status === 'rejected') throw s.reason;
@@ -490,7 +618,8 @@ describe.skipIf(skipRedis)('Redis counters shared by two rpcgate processes', () 
           requests++;
           if (r.status === 200) {
             const n = served(r);
-            if (n !== size) problems.push(`client ${c}: ${size} sent, ${n} served: ${JSON.stringify(r.body).slice(0, 200)}`);
+            if (n !== size)
+              problems.push(`client ${c}: ${size} sent, ${n} served: ${JSON.stringify(r.body).slice(0, 200)}`);
             accepted += n;
             perProcess[(c % urls.length) >> 1] += n;
             continue;
@@ -525,54 +654,102 @@ describe.skipIf(skipRedis)('Redis counters shared by two rpcgate processes', () 
   });
 });
 
-describe.skipIf(skipRedis)('issue 26 item 7 across two rpcgate processes sharing Redis: the account quota holds', () => {
-  const prefix = `rpcgate-test-e2e-apps-${randomUUID()}`;
-  const children: Child[] = [];
-  let redis: Redis | undefined;
+describe.skipIf(skipRedis)(
+  'issue 26 item 7 across two rpcgate processes sharing Redis: the account quota holds',
+  () => {
+    const prefix = `rpcgate-test-e2e-apps-${randomUUID()}`;
+    const children: Child[] = [];
+    let redis: Redis | undefined;
 
-  afterAll(async () => {
-    await Promise.all(children.map((c) => c.stop()));
-    if (!redis) return;
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-  });
+    afterAll(async () => {
+      await Promise.all(children.map((c) => c.stop()));
+      if (!redis) return;
+      const keys = await redis.keys(`${prefix}:*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    });
 
-  it('5 apps of one account × 150 calls, half through each process, daily 300: exactly 300 served, the account counter at 300', async () => {
-    redis = new Redis(REDIS_URL);
-    const dataDir = tmp('apps-shared');
-    const store = await openStore({ dataDir });
-    const secret = loadOrCreateServerSecret(dataDir);
-    const user = await createUser(store.db, { email: 'apps-e2e@example.com', passwordHash: await hashPassword('a long enough password') });
-    const keys: string[] = [];
-    for (let i = 0; i < 5; i++) keys.push((await createApp(store.db, secret, user.id, { name: `app${i}`, useCase: 'Defi', chain: 'ethereum', services: ['node-api'] })).key);
-    await store.close();
+    it('5 apps of one account × 150 calls, half through each process, daily 300: exactly 300 served, the account counter at 300', async () => {
+      redis = new Redis(REDIS_URL);
+      const dataDir = tmp('apps-shared');
+      const store = await openStore({ dataDir });
+      const secret = loadOrCreateServerSecret(dataDir);
+      const user = await createUser(store.db, {
+        email: 'apps-e2e@example.com',
+        passwordHash: await hashPassword('a long enough password'),
+      });
+      const keys: string[] = [];
+      for (let i = 0; i < 5; i++)
+        keys.push(
+          (
+            await createApp(store.db, secret, user.id, {
+              name: `app${i}`,
+              useCase: 'Defi',
+              chain: 'ethereum',
+              services: ['node-api'],
+            })
+          ).key,
+        );
+      await store.close();
 
-    const config = { port: 0, logLevel: 'silent', dataDir, devKey: false, redisUrl: REDIS_URL, redisPrefix: prefix, redis: { commandTimeoutMs: 5000 }, limits: { a: { perSecond: 100, daily: 300, monthly: null } }, networks: { mainnet: { upstreams: [upstream.url] } } };
-    const started = await Promise.allSettled([startChild(config), startChild(config)]);
-    for (const s of started) if (s.status === 'fulfilled') children.push(s.value);
-    for (const s of started) if (s.status === 'rejected') throw s.reason;
-    // Warm up (params fail the contract: nothing counted), then each app's calls alternate between the processes.
-    for (const c of children) for (const k of keys) expect((await post(`${c.url}/mainnet/v2/${k}`, call('eth_getBalance', ['0xzz', 'latest']))).body.error.code).toBe(-32602);
-    const replies = await Promise.all(
-      keys.map((k) => Promise.all(Array.from({ length: 150 }, (_, i) => post(`${children[i % 2].url}/mainnet/v2/${k}`, call('eth_blockNumber', [], i))))),
-    );
-    const t = tally(replies);
-    const byProcess = [0, 1].map((p) => replies.flatMap((rs) => rs.filter((r, i) => i % 2 === p && r.status === 200 && 'result' in r.body)).length);
-    console.log(`[limits-e2e] Redis, 2 processes, 5 apps × 150 calls, daily 300: ${t.ok} served (${t.okByApp.join(' + ')} by app, ${byProcess.join(' + ')} by process), refused ${JSON.stringify(t.refused)}`);
-    expect(t.problems).toEqual([]);
-    expect(t.ok).toBe(300);
-    expect(byProcess.every((n) => n > 0)).toBe(true);
-    const day = nextUtcMidnight();
-    for (const c of children) for (const k of keys) expectRefused(await post(`${c.url}/mainnet/v2/${k}`, call('eth_blockNumber')), 300, 'day', day, 0);
-    const counters = await redis.keys(`${prefix}:au:${user.id}:d:*`);
-    expect(counters).toHaveLength(1);
-    expect(await redis.get(counters[0])).toBe('300');
-    // The owner's dashboard, on either replica, shows the account's quota used up.
-    for (const c of children) {
-      const api = createClient({ url: `${c.url}/api`, fetch: cookieFetch() });
-      await api.request('account_logIn', [{ email: 'apps-e2e@example.com', password: 'a long enough password' }]);
-      expect(await api.request('apps_usage')).toEqual({ apps: 5, maxApps: 10, perSecond: 100, quotas: [{ period: 'day', used: 300, limit: 300, remaining: 0, resetAt: new Date(day).toISOString() }] });
-    }
-  });
-});
+      const config = {
+        port: 0,
+        logLevel: 'silent',
+        dataDir,
+        devKey: false,
+        redisUrl: REDIS_URL,
+        redisPrefix: prefix,
+        redis: { commandTimeoutMs: 5000 },
+        limits: { a: { perSecond: 100, daily: 300, monthly: null } },
+        networks: { mainnet: { upstreams: [upstream.url] } },
+      };
+      const started = await Promise.allSettled([startChild(config), startChild(config)]);
+      for (const s of started) if (s.status === 'fulfilled') children.push(s.value);
+      for (const s of started) if (s.status === 'rejected') throw s.reason;
+      // Warm up (params fail the contract: nothing counted), then each app's calls alternate between the processes.
+      for (const c of children)
+        for (const k of keys)
+          expect(
+            (await post(`${c.url}/mainnet/v2/${k}`, call('eth_getBalance', ['0xzz', 'latest']))).body.error.code,
+          ).toBe(-32602);
+      const replies = await Promise.all(
+        keys.map((k) =>
+          Promise.all(
+            Array.from({ length: 150 }, (_, i) =>
+              post(`${children[i % 2].url}/mainnet/v2/${k}`, call('eth_blockNumber', [], i)),
+            ),
+          ),
+        ),
+      );
+      const t = tally(replies);
+      const byProcess = [0, 1].map(
+        (p) =>
+          replies.flatMap((rs) => rs.filter((r, i) => i % 2 === p && r.status === 200 && 'result' in r.body)).length,
+      );
+      console.log(
+        `[limits-e2e] Redis, 2 processes, 5 apps × 150 calls, daily 300: ${t.ok} served (${t.okByApp.join(' + ')} by app, ${byProcess.join(' + ')} by process), refused ${JSON.stringify(t.refused)}`,
+      );
+      expect(t.problems).toEqual([]);
+      expect(t.ok).toBe(300);
+      expect(byProcess.every((n) => n > 0)).toBe(true);
+      const day = nextUtcMidnight();
+      for (const c of children)
+        for (const k of keys)
+          expectRefused(await post(`${c.url}/mainnet/v2/${k}`, call('eth_blockNumber')), 300, 'day', day, 0);
+      const counters = await redis.keys(`${prefix}:au:${user.id}:d:*`);
+      expect(counters).toHaveLength(1);
+      expect(await redis.get(counters[0])).toBe('300');
+      // The owner's dashboard, on either replica, shows the account's quota used up.
+      for (const c of children) {
+        const api = createClient({ url: `${c.url}/api`, fetch: cookieFetch() });
+        await api.request('account_logIn', [{ email: 'apps-e2e@example.com', password: 'a long enough password' }]);
+        expect(await api.request('apps_usage')).toEqual({
+          apps: 5,
+          maxApps: 10,
+          perSecond: 100,
+          quotas: [{ period: 'day', used: 300, limit: 300, remaining: 0, resetAt: new Date(day).toISOString() }],
+        });
+      }
+    });
+  },
+);

@@ -19,7 +19,13 @@ const T = Date.UTC(Y, 5, 10, 8, 30, 15, 100);
 
 const B = (userId: string): LimitSubject => ({ kind: 'B', userId });
 const A = (appId: string): LimitSubject => ({ kind: 'A', appId, userId: 'u' });
-const shape = (d: LimitDecision) => ({ allowed: d.allowed, limit: d.limit, remaining: d.remaining, period: d.period, resetAt: d.resetAt });
+const shape = (d: LimitDecision) => ({
+  allowed: d.allowed,
+  limit: d.limit,
+  remaining: d.remaining,
+  period: d.period,
+  resetAt: d.resetAt,
+});
 
 describe.skipIf(skip)('Redis limiter: same-turn consumes batched into one script call', () => {
   let redis: Redis;
@@ -82,7 +88,20 @@ describe.skipIf(skip)('Redis limiter: same-turn consumes batched into one script
     expect(concurrent.map(shape)).toEqual(sequential.map(shape));
     expect(await calls.done()).toBe(1);
     // 3+5+1+7+2 = 18, 4 and 6 refused, 1+1 = 20, then everything refused.
-    expect(concurrent.map((d) => d.allowed)).toEqual([true, true, true, true, true, false, false, true, true, false, false, false]);
+    expect(concurrent.map((d) => d.allowed)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
     for (const l of [seq, con]) {
       const keys = await redis.keys(`${l.prefix}:*`);
       expect(keys).toHaveLength(1);
@@ -94,7 +113,10 @@ describe.skipIf(skip)('Redis limiter: same-turn consumes batched into one script
     const cfg: LimitsConfig = { a: { perSecond: 12, daily: 15, monthly: 100 }, b: { dailyPerUser: 9 } };
     const seq = make(cfg, 'ab-seq');
     const con = make(cfg, 'ab-con');
-    const plan = SIZES.flatMap((n, i) => [{ s: A('app1'), n }, { s: B(`user${i % 1}`), n: (n % 3) + 1 }]);
+    const plan = SIZES.flatMap((n, i) => [
+      { s: A('app1'), n },
+      { s: B(`user${i % 1}`), n: (n % 3) + 1 },
+    ]);
     // Load the scripts on the server first (the sequential limiter's calls do), so each call is one EVALSHA.
     const sequential: LimitDecision[] = [];
     for (const { s, n } of plan) sequential.push(await seq.consume(s, n, T));
@@ -124,7 +146,14 @@ describe.skipIf(skip)('Redis limiter: same-turn consumes batched into one script
     const calls = await scriptCalls(l);
     expect((await l.consume(B('u2'), 4, T)).remaining).toBe(6);
     const [a, b, c] = await Promise.all([l.consume(B('u2'), 5, T), l.consume(B('u2'), 2, T), l.consume(B('u2'), 1, T)]);
-    expect([a.allowed, a.remaining, b.allowed, b.remaining, c.allowed, c.remaining]).toEqual([true, 1, false, 1, true, 0]);
+    expect([a.allowed, a.remaining, b.allowed, b.remaining, c.allowed, c.remaining]).toEqual([
+      true,
+      1,
+      false,
+      1,
+      true,
+      0,
+    ]);
     expect(await calls.done()).toBe(2);
     expect(await redis.get((await redis.keys(`${l.prefix}:*`))[0])).toBe('10');
   });
@@ -145,7 +174,12 @@ describe.skipIf(skip)('Redis limiter: same-turn consumes batched into one script
       later.push(l.consume(B('u3'), n, T));
     }
     const [a, b, c, d] = await Promise.all([first, ...later]);
-    expect([a, b, c, d].map((x) => [x.allowed, x.remaining])).toEqual([[true, 7], [true, 3], [false, 3], [true, 1]]);
+    expect([a, b, c, d].map((x) => [x.allowed, x.remaining])).toEqual([
+      [true, 7],
+      [true, 3],
+      [false, 3],
+      [true, 1],
+    ]);
     expect(await calls.done()).toBe(2);
     expect(await redis.get((await redis.keys(`${l.prefix}:*`))[0])).toBe('9');
     await l.close();

@@ -6,7 +6,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisReachable, REDIS_URL, skipUnless } from './helpers/services.js';
-import { EXPIRY_GRACE_MS, RedisLimiter, createLimiter, limitError, type LimitSubject, type LimitsConfig } from '../src/gateway/limits/index.js';
+import {
+  EXPIRY_GRACE_MS,
+  RedisLimiter,
+  createLimiter,
+  limitError,
+  type LimitSubject,
+  type LimitsConfig,
+} from '../src/gateway/limits/index.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LIMITS_MODULE = pathToFileURL(fileURLToPath(new URL('../src/gateway/limits/index.ts', import.meta.url))).href;
@@ -59,10 +66,23 @@ describe.skipIf(skip)('Redis limiter', () => {
   it('limit 20: 20 accepted, the 21st refused; remaining/limit/resetAt right; key format and expiry', async () => {
     const l = make({ b: { dailyPerUser: 20 } });
     for (let i = 1; i <= 20; i++) {
-      expect(await l.consume(user('alice'), 1, T)).toEqual({ allowed: true, limit: 20, remaining: 20 - i, resetAt: DAY_END, period: 'day' });
+      expect(await l.consume(user('alice'), 1, T)).toEqual({
+        allowed: true,
+        limit: 20,
+        remaining: 20 - i,
+        resetAt: DAY_END,
+        period: 'day',
+      });
     }
     const r = await l.consume(user('alice'), 1, T);
-    expect(r).toEqual({ allowed: false, limit: 20, remaining: 0, resetAt: DAY_END, period: 'day', retryAfterSec: Math.ceil((DAY_END - T) / 1000) });
+    expect(r).toEqual({
+      allowed: false,
+      limit: 20,
+      remaining: 0,
+      resetAt: DAY_END,
+      period: 'day',
+      retryAfterSec: Math.ceil((DAY_END - T) / 1000),
+    });
     const key = `${PREFIX}:b:alice:d:${ymd(T)}`;
     expect(await redis.get(key)).toBe('20');
     const t0 = Date.now();
@@ -71,7 +91,13 @@ describe.skipIf(skip)('Redis limiter', () => {
     expect(pttl).toBeGreaterThan(0);
     expect(pttl).toBeLessThanOrEqual(DAY_END + EXPIRY_GRACE_MS - t0);
     expect(pttl).toBeGreaterThan(DAY_END - t1);
-    expect(limitError(r, T).data).toEqual({ source: 'rpcgate', reason: 'quota', limit: 20, period: 'day', resetAt: new Date(DAY_END).toISOString() });
+    expect(limitError(r, T).data).toEqual({
+      source: 'rpcgate',
+      reason: 'quota',
+      limit: 20,
+      period: 'day',
+      resetAt: new Date(DAY_END).toISOString(),
+    });
   });
 
   it('a batch that does not fit is refused whole and consumes nothing; a refused call creates no key', async () => {
@@ -88,13 +114,23 @@ describe.skipIf(skip)('Redis limiter', () => {
     expect(await redis.get(key)).toBe('20');
   });
 
-  it('all-or-nothing across an app\'s second/day/month counters; tightest described; keys and expiries', async () => {
+  it("all-or-nothing across an app's second/day/month counters; tightest described; keys and expiries", async () => {
     const l = make({ a: { perSecond: 50, daily: 10, monthly: 1000 } });
-    expect(await l.consume(app('app1'), 4, T)).toMatchObject({ allowed: true, period: 'day', limit: 10, remaining: 6, resetAt: DAY_END });
+    expect(await l.consume(app('app1'), 4, T)).toMatchObject({
+      allowed: true,
+      period: 'day',
+      limit: 10,
+      remaining: 6,
+      resetAt: DAY_END,
+    });
     expect(await l.consume(app('app1'), 7, T)).toMatchObject({ allowed: false, period: 'day', remaining: 6 });
     const sec = Math.floor(T / 1000);
     // The rate under the app, the quotas under its account (the user: shared by all its apps).
-    const keys = [`${PREFIX}:a:app1:s:${sec}`, `${PREFIX}:au:u1:d:${ymd(T)}`, `${PREFIX}:au:u1:m:${ymd(T).slice(0, 6)}`];
+    const keys = [
+      `${PREFIX}:a:app1:s:${sec}`,
+      `${PREFIX}:au:u1:d:${ymd(T)}`,
+      `${PREFIX}:au:u1:m:${ymd(T).slice(0, 6)}`,
+    ];
     expect(await redis.mget(...keys)).toEqual(['4', '4', '4']);
     const ends = [(sec + 1) * 1000, DAY_END, MONTH_END];
     for (let i = 0; i < 3; i++) {
@@ -103,14 +139,30 @@ describe.skipIf(skip)('Redis limiter', () => {
       expect(pttl).toBeGreaterThan(0);
       expect(pttl).toBeLessThanOrEqual(ends[i] + EXPIRY_GRACE_MS - t0);
     }
-    expect((await l.peekAll(app('app1'), T)).map((d) => [d.period, d.remaining])).toEqual([['second', 46], ['day', 6], ['month', 996]]);
+    expect((await l.peekAll(app('app1'), T)).map((d) => [d.period, d.remaining])).toEqual([
+      ['second', 46],
+      ['day', 6],
+      ['month', 996],
+    ]);
   });
 
   it('per-second window resets at the next second', async () => {
     const l = make({ a: { perSecond: 3, daily: 100, monthly: null } });
     const sec = T - (T % 1000);
-    expect(await l.consume(app('ps'), 3, sec)).toMatchObject({ allowed: true, period: 'second', remaining: 0, resetAt: sec + 1000 });
-    expect(await l.consume(app('ps'), 1, sec + 999)).toEqual({ allowed: false, limit: 3, remaining: 0, resetAt: sec + 1000, period: 'second', retryAfterSec: 1 });
+    expect(await l.consume(app('ps'), 3, sec)).toMatchObject({
+      allowed: true,
+      period: 'second',
+      remaining: 0,
+      resetAt: sec + 1000,
+    });
+    expect(await l.consume(app('ps'), 1, sec + 999)).toEqual({
+      allowed: false,
+      limit: 3,
+      remaining: 0,
+      resetAt: sec + 1000,
+      period: 'second',
+      retryAfterSec: 1,
+    });
     expect(await l.consume(app('ps'), 1, sec + 1000)).toMatchObject({ allowed: true, period: 'second', remaining: 2 });
   });
 
@@ -118,11 +170,28 @@ describe.skipIf(skip)('Redis limiter', () => {
     const l = make({ b: { dailyPerUser: 5 }, a: { perSecond: null, daily: null, monthly: 7 } });
     expect(await l.consume(user('roll'), 5, DAY_END - 1)).toMatchObject({ allowed: true, remaining: 0 });
     expect((await l.consume(user('roll'), 1, DAY_END - 1)).allowed).toBe(false);
-    expect(await l.consume(user('roll'), 1, DAY_END)).toEqual({ allowed: true, limit: 5, remaining: 4, resetAt: DAY_END + 86_400_000, period: 'day' });
+    expect(await l.consume(user('roll'), 1, DAY_END)).toEqual({
+      allowed: true,
+      limit: 5,
+      remaining: 4,
+      resetAt: DAY_END + 86_400_000,
+      period: 'day',
+    });
 
-    expect(await l.consume(app('mo', 'u-mo'), 7, MONTH_END - 1)).toMatchObject({ allowed: true, remaining: 0, resetAt: MONTH_END, period: 'month' });
+    expect(await l.consume(app('mo', 'u-mo'), 7, MONTH_END - 1)).toMatchObject({
+      allowed: true,
+      remaining: 0,
+      resetAt: MONTH_END,
+      period: 'month',
+    });
     expect(await l.consume(app('mo', 'u-mo'), 1, MONTH_END - 1)).toMatchObject({ allowed: false, retryAfterSec: 1 });
-    expect(await l.consume(app('mo', 'u-mo'), 1, MONTH_END)).toEqual({ allowed: true, limit: 7, remaining: 6, resetAt: Date.UTC(Y, 4, 1), period: 'month' });
+    expect(await l.consume(app('mo', 'u-mo'), 1, MONTH_END)).toEqual({
+      allowed: true,
+      limit: 7,
+      remaining: 6,
+      resetAt: Date.UTC(Y, 4, 1),
+      period: 'month',
+    });
   });
 
   it('with the real clock (no `now`): expiry is set within today', async () => {
@@ -258,7 +327,14 @@ describe.skipIf(skip)('Redis limiter', () => {
         child.stdout.on('data', () => out.includes('ready\n') && resolve());
         child.on('exit', (code) => reject(new Error(`child exited ${code} before ready: ${err}`)));
       });
-      const done = new Promise<{ units: number; calls: number; refused: number; warm: number; scripts: number; leased: number }>((resolve, reject) => {
+      const done = new Promise<{
+        units: number;
+        calls: number;
+        refused: number;
+        warm: number;
+        scripts: number;
+        leased: number;
+      }>((resolve, reject) => {
         child.on('exit', (code) => {
           if (code !== 0) return reject(new Error(`child exited ${code}: ${err}`));
           resolve(JSON.parse(out.split('\n').filter(Boolean).at(-1)!));
@@ -301,7 +377,10 @@ describe.skipIf(skip)('Redis limiter', () => {
     }, 60_000);
 
     it('B with leases (limit 20,000; up to 50 units while 1,000 are left): total accepted == 20,000 exactly, counter == 20,000, most calls never sent to Redis', async () => {
-      const results = await race({ b: { dailyPerUser: 20_000 }, lease: { maxUnits: 50, minRemaining: 1_000, idleReturnMs: 1_000 } }, user('race-lease'));
+      const results = await race(
+        { b: { dailyPerUser: 20_000 }, lease: { maxUnits: 50, minRemaining: 1_000, idleReturnMs: 1_000 } },
+        user('race-lease'),
+      );
       expect(results.reduce((s, r) => s + r.units, 0)).toBe(20_000);
       expect(await redis.get(`${PREFIX}:b:race-lease:d:${ymd(T)}`)).toBe('20000');
       const calls = results.reduce((s, r) => s + r.calls + r.refused, 0);
@@ -313,7 +392,11 @@ describe.skipIf(skip)('Redis limiter', () => {
     }, 60_000);
 
     it("two apps of one account, one per process (daily 500, each app 100,000/s): exactly 500 across both apps — the quota is the account's", async () => {
-      const results = await race({ a: { perSecond: 100_000, daily: 500, monthly: 10_000 }, lease: { maxUnits: 0 } }, app('acct-app1', 'acct-user'), app('acct-app2', 'acct-user'));
+      const results = await race(
+        { a: { perSecond: 100_000, daily: 500, monthly: 10_000 }, lease: { maxUnits: 0 } },
+        app('acct-app1', 'acct-user'),
+        app('acct-app2', 'acct-user'),
+      );
       expect(results.reduce((s, r) => s + r.units, 0)).toBe(500);
       expect(results.every((r) => r.units > 0)).toBe(true);
       expect(await redis.get(`${PREFIX}:au:acct-user:d:${ymd(T)}`)).toBe('500');
@@ -321,7 +404,14 @@ describe.skipIf(skip)('Redis limiter', () => {
     }, 60_000);
 
     it('two apps of one account with leases (daily 20,000; each app its own lease on the shared counters): exactly 20,000 across both', async () => {
-      const results = await race({ a: { perSecond: 1_000_000, daily: 20_000, monthly: null }, lease: { maxUnits: 50, minRemaining: 1_000, idleReturnMs: 1_000 } }, app('lease-app1', 'lease-user'), app('lease-app2', 'lease-user'));
+      const results = await race(
+        {
+          a: { perSecond: 1_000_000, daily: 20_000, monthly: null },
+          lease: { maxUnits: 50, minRemaining: 1_000, idleReturnMs: 1_000 },
+        },
+        app('lease-app1', 'lease-user'),
+        app('lease-app2', 'lease-user'),
+      );
       expect(results.reduce((s, r) => s + r.units, 0)).toBe(20_000);
       expect(await redis.get(`${PREFIX}:au:lease-user:d:${ymd(T)}`)).toBe('20000');
       expect(results.reduce((s, r) => s + r.leased, 0)).toBeGreaterThan(0);
@@ -331,7 +421,9 @@ describe.skipIf(skip)('Redis limiter', () => {
       const results = await race({ a: { perSecond: 300, daily: 500, monthly: 10_000 } }, app('race-app', 'race-user'));
       expect(results.reduce((s, r) => s + r.units, 0)).toBe(300);
       const sec = `${PREFIX}:a:race-app:s:${Math.floor(T / 1000)}`;
-      expect(await redis.mget(sec, `${PREFIX}:au:race-user:d:${ymd(T)}`, `${PREFIX}:au:race-user:m:${ymd(T).slice(0, 6)}`)).toEqual(['300', '300', '300']);
+      expect(
+        await redis.mget(sec, `${PREFIX}:au:race-user:d:${ymd(T)}`, `${PREFIX}:au:race-user:m:${ymd(T).slice(0, 6)}`),
+      ).toEqual(['300', '300', '300']);
       expect(await redis.pttl(sec)).toBeGreaterThan(0);
     }, 60_000);
   });

@@ -69,16 +69,26 @@ describe('B: daily per user (limit 20)', () => {
     expect(await l.peek(user('u'), T)).toMatchObject({ allowed: true, remaining: 3 });
     // exactly the rest fits
     expect(await l.consume(user('u'), 3, T)).toMatchObject({ allowed: true, remaining: 0 });
-    expect(await l.peek(user('u'), T)).toMatchObject({ allowed: false, remaining: 0, retryAfterSec: Math.ceil((DAY_END - T) / 1000) });
+    expect(await l.peek(user('u'), T)).toMatchObject({
+      allowed: false,
+      remaining: 0,
+      retryAfterSec: Math.ceil((DAY_END - T) / 1000),
+    });
     // refused calls never count: many refusals leave the counter at the limit, not above
     for (let i = 0; i < 10; i++) expect((await l.consume(user('u'), 1, T)).allowed).toBe(false);
     expect((await l.peekAll(user('u'), T))[0]).toMatchObject({ remaining: 0, limit: 20 });
   });
 
-  it('counts per user: the subject is the user, so all of a user\'s B keys share one quota', async () => {
+  it("counts per user: the subject is the user, so all of a user's B keys share one quota", async () => {
     // The access layer maps each of a user's B keys to the same subject { kind: 'B', userId }.
     const l = new MemoryLimiter({ b: { dailyPerUser: 20 } });
-    const ownerOfKey: Record<string, string> = { key1: 'carol', key2: 'carol', key3: 'carol', key4: 'carol', key5: 'dave' };
+    const ownerOfKey: Record<string, string> = {
+      key1: 'carol',
+      key2: 'carol',
+      key3: 'carol',
+      key4: 'carol',
+      key5: 'dave',
+    };
     const keys = ['key1', 'key2', 'key3', 'key4'];
     let accepted = 0;
     for (let i = 0; i < 40; i++) if ((await l.consume(user(ownerOfKey[keys[i % 4]]), 1, T)).allowed) accepted++;
@@ -115,24 +125,46 @@ describe('A: operator plan per app', () => {
       expect(d).toMatchObject({ allowed: true, period: 'second', limit: 5, remaining: 4 - i, resetAt: sec + 1000 });
     }
     const r = await l.consume(app('app1'), 1, sec + 999);
-    expect(r).toEqual({ allowed: false, limit: 5, remaining: 0, resetAt: sec + 1000, period: 'second', retryAfterSec: 1 });
+    expect(r).toEqual({
+      allowed: false,
+      limit: 5,
+      remaining: 0,
+      resetAt: sec + 1000,
+      period: 'second',
+      retryAfterSec: 1,
+    });
     // next second: allowed again; the day counter kept the 5
     const d = await l.consume(app('app1'), 1, sec + 1000);
     expect(d).toMatchObject({ allowed: true, period: 'second', remaining: 4 });
     const all = await l.peekAll(app('app1'), sec + 1000);
-    expect(all.map((x) => [x.period, x.remaining])).toEqual([['second', 4], ['day', 994], ['month', 9994]]);
+    expect(all.map((x) => [x.period, x.remaining])).toEqual([
+      ['second', 4],
+      ['day', 994],
+      ['month', 9994],
+    ]);
   });
 
   it('the tightest limit is described on success; a refusal names the limit that refused', async () => {
     const l = new MemoryLimiter({ a: { perSecond: 50, daily: 10, monthly: 1000 } });
-    expect(await l.consume(app('a'), 4, T)).toMatchObject({ allowed: true, period: 'day', limit: 10, remaining: 6, resetAt: DAY_END });
+    expect(await l.consume(app('a'), 4, T)).toMatchObject({
+      allowed: true,
+      period: 'day',
+      limit: 10,
+      remaining: 6,
+      resetAt: DAY_END,
+    });
     const r = await l.consume(app('a'), 7, T);
     expect(r).toMatchObject({ allowed: false, period: 'day', limit: 10, remaining: 6 });
     // refused consumed nothing in ANY counter (all-or-nothing across second/day/month)
     expect((await l.peekAll(app('a'), T)).map((x) => x.remaining)).toEqual([46, 6, 996]);
     // a batch bigger than the per-second limit is refused by the per-second limit
     const l2 = new MemoryLimiter({ a: { perSecond: 3, daily: 100, monthly: null } });
-    expect(await l2.consume(app('b'), 4, T)).toMatchObject({ allowed: false, period: 'second', limit: 3, remaining: 3 });
+    expect(await l2.consume(app('b'), 4, T)).toMatchObject({
+      allowed: false,
+      period: 'second',
+      limit: 3,
+      remaining: 3,
+    });
     expect((await l2.peekAll(app('b'), T)).map((x) => x.period)).toEqual(['second', 'day']);
   });
 
@@ -150,30 +182,68 @@ describe('A: operator plan per app', () => {
     expect(await l.consume(app('x', 'u1'), 1, T)).toMatchObject({ allowed: false, period: 'second', limit: 2 });
     expect(await l.consume(app('y', 'u1'), 2, T)).toMatchObject({ allowed: true, period: 'second', remaining: 0 });
     // The day is the account's: 4 used by x and y together, 1 left for any of its apps, a third app included.
-    expect(await l.consume(app('z', 'u1'), 2, T + 1000)).toMatchObject({ allowed: false, period: 'day', limit: 5, remaining: 1, resetAt: DAY_END });
+    expect(await l.consume(app('z', 'u1'), 2, T + 1000)).toMatchObject({
+      allowed: false,
+      period: 'day',
+      limit: 5,
+      remaining: 1,
+      resetAt: DAY_END,
+    });
     expect(await l.consume(app('z', 'u1'), 1, T + 1000)).toMatchObject({ allowed: true, period: 'day', remaining: 0 });
     expect(await l.consume(app('x', 'u1'), 1, T + 2000)).toMatchObject({ allowed: false, period: 'day', remaining: 0 });
-    expect((await l.peekAll(app('w', 'u1'), T + 2000)).map((d) => [d.period, d.remaining])).toEqual([['second', 2], ['day', 0], ['month', 3]]);
+    expect((await l.peekAll(app('w', 'u1'), T + 2000)).map((d) => [d.period, d.remaining])).toEqual([
+      ['second', 2],
+      ['day', 0],
+      ['month', 3],
+    ]);
     // Another account is untouched; the user's B quota is separate from their apps.
-    expect(await l.consume(app('x', 'u2'), 2, T + 2000)).toMatchObject({ allowed: true, period: 'second', remaining: 0 });
+    expect(await l.consume(app('x', 'u2'), 2, T + 2000)).toMatchObject({
+      allowed: true,
+      period: 'second',
+      remaining: 0,
+    });
     expect((await l.consume(user('u1'), 1, T + 2000)).allowed).toBe(true);
     // The month too: the next day, 3 more across the account, then refused by the month.
     expect(await l.consume(app('x', 'u1'), 2, DAY_END)).toMatchObject({ allowed: true });
-    expect(await l.consume(app('y', 'u1'), 2, DAY_END)).toMatchObject({ allowed: false, period: 'month', limit: 8, remaining: 1 });
+    expect(await l.consume(app('y', 'u1'), 2, DAY_END)).toMatchObject({
+      allowed: false,
+      period: 'month',
+      limit: 8,
+      remaining: 1,
+    });
   });
 
   it('the month rolls over at the first of the month 00:00 UTC', async () => {
     const l = new MemoryLimiter({ a: { perSecond: null, daily: null, monthly: 30 } });
     const start = Date.UTC(2025, 2, 1);
-    expect(await l.consume(app('m'), 10, start)).toMatchObject({ allowed: true, remaining: 20, resetAt: MONTH_END, period: 'month' });
+    expect(await l.consume(app('m'), 10, start)).toMatchObject({
+      allowed: true,
+      remaining: 20,
+      resetAt: MONTH_END,
+      period: 'month',
+    });
     expect(await l.consume(app('m'), 20, MONTH_END - 1)).toMatchObject({ allowed: true, remaining: 0 });
-    expect(await l.consume(app('m'), 1, MONTH_END - 1)).toMatchObject({ allowed: false, resetAt: MONTH_END, retryAfterSec: 1 });
-    expect(await l.consume(app('m'), 1, MONTH_END)).toEqual({ allowed: true, limit: 30, remaining: 29, resetAt: Date.UTC(2025, 4, 1), period: 'month' });
+    expect(await l.consume(app('m'), 1, MONTH_END - 1)).toMatchObject({
+      allowed: false,
+      resetAt: MONTH_END,
+      retryAfterSec: 1,
+    });
+    expect(await l.consume(app('m'), 1, MONTH_END)).toEqual({
+      allowed: true,
+      limit: 30,
+      remaining: 29,
+      resetAt: Date.UTC(2025, 4, 1),
+      period: 'month',
+    });
     // December → January
     const dec = Date.UTC(2025, 11, 31, 23, 59, 59, 999);
     expect((await l.consume(app('m'), 30, dec)).resetAt).toBe(Date.UTC(2026, 0, 1));
     expect((await l.consume(app('m'), 1, dec)).allowed).toBe(false);
-    expect(await l.consume(app('m'), 1, Date.UTC(2026, 0, 1))).toMatchObject({ allowed: true, remaining: 29, resetAt: Date.UTC(2026, 1, 1) });
+    expect(await l.consume(app('m'), 1, Date.UTC(2026, 0, 1))).toMatchObject({
+      allowed: true,
+      remaining: 29,
+      resetAt: Date.UTC(2026, 1, 1),
+    });
   });
 
   it('a plan with every limit off allows and emits no headers', async () => {
@@ -188,7 +258,11 @@ describe('headers and the -32005 error', () => {
   it('limitHeaders: limit, remaining, reset (epoch s); retry-after only when a per-second rate refused (not a used-up quota)', async () => {
     const l = new MemoryLimiter({ b: { dailyPerUser: 2 } });
     const ok = await l.consume(user('h'), 1, T);
-    expect(limitHeaders(ok)).toEqual({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': String(DAY_END / 1000) });
+    expect(limitHeaders(ok)).toEqual({
+      'x-ratelimit-limit': '2',
+      'x-ratelimit-remaining': '1',
+      'x-ratelimit-reset': String(DAY_END / 1000),
+    });
     await l.consume(user('h'), 1, T);
     const no = await l.consume(user('h'), 1, T);
     expect(limitHeaders(no)).toEqual({
@@ -212,7 +286,13 @@ describe('headers and the -32005 error', () => {
     expect(err.code).toBe(-32005);
     expect(err.httpStatus).toBe(429);
     const resetAt = T - (T % 1000) + 1000;
-    expect(err.data).toEqual({ source: 'rpcgate', reason: 'rate', limit: 1, period: 'second', resetAt: new Date(resetAt).toISOString() });
+    expect(err.data).toEqual({
+      source: 'rpcgate',
+      reason: 'rate',
+      limit: 1,
+      period: 'second',
+      resetAt: new Date(resetAt).toISOString(),
+    });
     expect(err.headers?.['Retry-After']).toBe('1');
     expect(err.headers?.['x-ratelimit-remaining']).toBe('0');
     expect(err.message).toMatch(/1 requests per second/);
@@ -221,7 +301,13 @@ describe('headers and the -32005 error', () => {
     await lb.consume(user('e'), 1, T);
     const nb = await lb.consume(user('e'), 1, T);
     const eb = limitError(nb, T);
-    expect(eb.data).toEqual({ source: 'rpcgate', reason: 'quota', limit: 1, period: 'day', resetAt: '2025-03-15T00:00:00.000Z' });
+    expect(eb.data).toEqual({
+      source: 'rpcgate',
+      reason: 'quota',
+      limit: 1,
+      period: 'day',
+      resetAt: '2025-03-15T00:00:00.000Z',
+    });
     // A used-up quota is 402 (no client library retries it) and invites no retry: no Retry-After (issue 21).
     expect(eb.httpStatus).toBe(402);
     expect(eb.headers?.['Retry-After']).toBeUndefined();

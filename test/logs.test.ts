@@ -21,7 +21,14 @@ async function gate(logLevel: 'debug' | 'info'): Promise<{ svc: RunningService; 
   dirs.push(dataDir);
   const lines: string[] = [];
   const svc = await startService(
-    { port: 0, logLevel, dataDir, devKey: false, limits: LIMITS, networks: { mainnet: { upstreams: [stub.url] }, testnet: { upstreams: [dead] } } },
+    {
+      port: 0,
+      logLevel,
+      dataDir,
+      devKey: false,
+      limits: LIMITS,
+      networks: { mainnet: { upstreams: [stub.url] }, testnet: { upstreams: [dead] } },
+    },
     { logDestination: { write: (s: string) => void lines.push(...s.split('\n').filter(Boolean)) } },
   );
   services.push(svc);
@@ -47,8 +54,22 @@ describe('log lines', () => {
 
     // The account API too: its session token must not be logged either.
     const email = `logs-${Date.now()}@example.com`;
-    expect((await post(`${svc.url}/api`, { jsonrpc: '2.0', id: 1, method: 'account_signUp', params: [{ email, password: 'correct horse battery staple' }] })).status).toBe(200);
-    const signUp = await post(`${svc.url}/api`, { jsonrpc: '2.0', id: 1, method: 'account_logIn', params: [{ email, password: 'correct horse battery staple' }] });
+    expect(
+      (
+        await post(`${svc.url}/api`, {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'account_signUp',
+          params: [{ email, password: 'correct horse battery staple' }],
+        })
+      ).status,
+    ).toBe(200);
+    const signUp = await post(`${svc.url}/api`, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'account_logIn',
+      params: [{ email, password: 'correct horse battery staple' }],
+    });
     expect(signUp.status, signUp.text).toBe(200);
     const cookie = signUp.headers.get('set-cookie');
     if (cookie) secrets.push(/=([^;]+)/.exec(cookie)![1]);
@@ -61,18 +82,26 @@ describe('log lines', () => {
     const given = await post(bad, call('eth_blockNumber'), { 'x-request-id': 'logs-test-rid-1' });
     expect(given.headers.get('x-request-id')).toBe('logs-test-rid-1');
     const rids = ['logs-test-rid-1'];
-    for (const url of [bad, `${svc.url}/testnet/v2/${'q8'.repeat(16)}`]) rids.push((await post(url, call('eth_chainId'))).headers.get('x-request-id')!);
+    for (const url of [bad, `${svc.url}/testnet/v2/${'q8'.repeat(16)}`])
+      rids.push((await post(url, call('eth_chainId'))).headers.get('x-request-id')!);
     await svc.stop(); // flushes the logger too
 
-    if (process.env.DUMP_LOGS) console.log(lines.join("\n"));
+    if (process.env.DUMP_LOGS) console.log(lines.join('\n'));
     expect(lines.length).toBeGreaterThan(25);
     const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     for (const l of lines) for (const s of secrets) expect(l.includes(s), `secret in log line: ${l}`).toBe(false);
     for (const l of lines) expect(l).not.toMatch(/eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\./);
 
-    const requestLines = parsed.filter((p) => p.msg === 'node API request' || p.msg === 'node API request failed' || p.msg === 'slow node API request');
-    for (const p of requestLines) expect(typeof p.rid === 'string' && (p.rid as string).length > 0, JSON.stringify(p)).toBe(true);
-    for (const rid of rids) expect(requestLines.some((p) => p.rid === rid), rid).toBe(true);
+    const requestLines = parsed.filter(
+      (p) => p.msg === 'node API request' || p.msg === 'node API request failed' || p.msg === 'slow node API request',
+    );
+    for (const p of requestLines)
+      expect(typeof p.rid === 'string' && (p.rid as string).length > 0, JSON.stringify(p)).toBe(true);
+    for (const rid of rids)
+      expect(
+        requestLines.some((p) => p.rid === rid),
+        rid,
+      ).toBe(true);
     // One line per node API request of the traffic (23 requests) plus the three above.
     expect(requestLines.length).toBe(23 + 3);
     // URLs are logged with the key segment redacted.

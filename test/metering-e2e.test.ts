@@ -14,7 +14,14 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOrCreateServerSecret } from '../src/gateway/secrets/index.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
-import { createNetworkKey, createUser, openStore, usageSeries, usageToday, type Store } from '../src/gateway/store/index.js';
+import {
+  createNetworkKey,
+  createUser,
+  openStore,
+  usageSeries,
+  usageToday,
+  type Store,
+} from '../src/gateway/store/index.js';
 import { methods as accountMethods } from '../generated/account/methods.js';
 import { LIMITS, call, post, runTraffic, type ExpectedUsage, type Json } from './helpers/metering-traffic.js';
 import { pgReachable, scratchDatabase, skipUnless } from './helpers/services.js';
@@ -42,7 +49,18 @@ afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function expectUsage(got: { total: number; success: number; successRate: number | null; byOutcome: Record<string, number>; errorsByCode: Record<string, number>; methods: Record<string, number> }, want: ExpectedUsage, what: string) {
+function expectUsage(
+  got: {
+    total: number;
+    success: number;
+    successRate: number | null;
+    byOutcome: Record<string, number>;
+    errorsByCode: Record<string, number>;
+    methods: Record<string, number>;
+  },
+  want: ExpectedUsage,
+  what: string,
+) {
   expect(got.total, what).toBe(want.total);
   expect(got.byOutcome, what).toEqual(want.byOutcome);
   expect(got.success, what).toBe(want.byOutcome.ok);
@@ -85,77 +103,97 @@ describe.each([
     await pg?.drop();
   });
 
-  it.skipIf(skip)('app key, JWT app and network key: totals, success rates, outcomes, codes, methods and networks', async () => {
-    const from = Date.now() - 60_000;
-    // The user signs up through the account API (so the metrics can be read through it below, with its session).
-    const cred = { email: `${randomUUID()}@example.com`, password: 'metering e2e password' };
-    expect((await post(`${svc.url}/api`, { jsonrpc: '2.0', id: 1, method: 'account_signUp', params: [cred] })).status).toBe(200);
-    const signUp = await post(`${svc.url}/api`, { jsonrpc: '2.0', id: 1, method: 'account_logIn', params: [cred] });
-    expect(signUp.status, signUp.text).toBe(200);
-    const cookie = /^[^;]+/.exec(signUp.headers.get('set-cookie') ?? '')![0];
-    const account = async (method: string, params: unknown[]) => {
-      const r = await post(`${svc.url}/api`, { jsonrpc: '2.0', id: 1, method, params }, { cookie });
-      expect(r.status, r.text).toBe(200);
-      expect(r.body.error, r.text).toBeUndefined();
-      return r.body.result;
-    };
-    const me = await account('account_me', []);
-    const t = await runTraffic(svc, (c, w) => expect(c, w).toBe(true), me.id ?? me.user?.id);
-    const db = svc.store.db;
+  it.skipIf(skip)(
+    'app key, JWT app and network key: totals, success rates, outcomes, codes, methods and networks',
+    async () => {
+      const from = Date.now() - 60_000;
+      // The user signs up through the account API (so the metrics can be read through it below, with its session).
+      const cred = { email: `${randomUUID()}@example.com`, password: 'metering e2e password' };
+      expect(
+        (await post(`${svc.url}/api`, { jsonrpc: '2.0', id: 1, method: 'account_signUp', params: [cred] })).status,
+      ).toBe(200);
+      const signUp = await post(`${svc.url}/api`, { jsonrpc: '2.0', id: 1, method: 'account_logIn', params: [cred] });
+      expect(signUp.status, signUp.text).toBe(200);
+      const cookie = /^[^;]+/.exec(signUp.headers.get('set-cookie') ?? '')![0];
+      const account = async (method: string, params: unknown[]) => {
+        const r = await post(`${svc.url}/api`, { jsonrpc: '2.0', id: 1, method, params }, { cookie });
+        expect(r.status, r.text).toBe(200);
+        expect(r.body.error, r.text).toBeUndefined();
+        return r.body.result;
+      };
+      const me = await account('account_me', []);
+      const t = await runTraffic(svc, (c, w) => expect(c, w).toBe(true), me.id ?? me.user?.id);
+      const db = svc.store.db;
 
-    // Counted in memory only: nothing is in the store before a flush.
-    expect((await usageToday(db, t.userId, { keyId: t.keyId })).total).toBe(0);
-    const pending = svc.meter!.stats().pendingCells;
-    expect(pending).toBeGreaterThan(0);
+      // Counted in memory only: nothing is in the store before a flush.
+      expect((await usageToday(db, t.userId, { keyId: t.keyId })).total).toBe(0);
+      const pending = svc.meter!.stats().pendingCells;
+      expect(pending).toBeGreaterThan(0);
 
-    // The minute(s) of the traffic are complete once the clock moves on: flush() writes them.
-    offset = 120_000;
-    const flushed = await svc.meter!.flush();
-    expect(flushed.rows).toBe(pending);
-    expect(svc.meter!.stats()).toEqual({ pendingCells: 0, dropped: 0, flushFailures: 0 });
+      // The minute(s) of the traffic are complete once the clock moves on: flush() writes them.
+      offset = 120_000;
+      const flushed = await svc.meter!.flush();
+      expect(flushed.rows).toBe(pending);
+      expect(svc.meter!.stats()).toEqual({ pendingCells: 0, dropped: 0, flushFailures: 0 });
 
-    const to = Date.now() + 60_000;
-    const series = (f: { appId?: string; keyId?: string; network?: string }) => usageSeries(db, { userId: t.userId, ...f, from, to, granularity: 'minute' });
-    for (const [what, target, want] of [
-      ['network key', { keyId: t.keyId }, t.expected.key],
-      ['app', { appId: t.appId }, t.expected.app],
-      ['JWT app', { appId: t.jwtAppId }, t.expected.jwtApp],
-    ] as const) {
-      const s = await series(target);
-      expectUsage(s.summary, want, what);
-      // The points add up to the summary (the traffic spans one or two minutes).
-      expect(s.points.reduce((n, p) => n + p.total, 0)).toBe(want.total);
-      expect(s.summary.latencyMs!.mean).toBeGreaterThan(0);
-      expect(s.summary.latencyMs!.p99).toBeGreaterThanOrEqual(s.summary.latencyMs!.p50);
-      for (const [network, n] of Object.entries(want.byNetwork)) expect((await series({ ...target, network })).summary.total, `${what} ${network}`).toBe(n);
-      const today = await usageToday(db, t.userId, target);
-      expect([today.total, today.success, today.byOutcome], what).toEqual([want.total, want.byOutcome.ok, want.byOutcome]);
-    }
-    // Hour and day granularity read the same minute rows.
-    expect((await usageSeries(db, { userId: t.userId, keyId: t.keyId, from, to, granularity: 'hour' })).summary.total).toBe(18);
-    // All of the user's usage: the three principals together; another user sees none of it.
-    expect((await series({})).summary.total).toBe(18 + 9 + 2);
-    expect((await usageSeries(db, { userId: 'usr_nobody', keyId: t.keyId, from, to, granularity: 'minute' })).summary.total).toBe(0);
-    // What the clients were served equals the ok outcomes, less the notification (ok, forwarded, never answered).
-    expect(t.served).toBe(9 + 4 + 1 - 1);
-
-    // Through the account API (apps_metrics / keys_metrics), when this tree has them: the same exact figures.
-    if ('apps_metrics' in accountMethods && 'keys_metrics' in accountMethods) {
-      const query = { from: new Date(from).toISOString(), to: new Date(to).toISOString(), granularity: 'minute' };
-      for (const [what, method, id, want] of [
-        ['network key', 'keys_metrics', t.keyId, t.expected.key],
-        ['app', 'apps_metrics', t.appId, t.expected.app],
-        ['JWT app', 'apps_metrics', t.jwtAppId, t.expected.jwtApp],
+      const to = Date.now() + 60_000;
+      const series = (f: { appId?: string; keyId?: string; network?: string }) =>
+        usageSeries(db, { userId: t.userId, ...f, from, to, granularity: 'minute' });
+      for (const [what, target, want] of [
+        ['network key', { keyId: t.keyId }, t.expected.key],
+        ['app', { appId: t.appId }, t.expected.app],
+        ['JWT app', { appId: t.jwtAppId }, t.expected.jwtApp],
       ] as const) {
-        const res = await account(method, [id, query]);
-        expectUsage(res.summary, want, `${what} (account API)`);
-        for (const [network, n] of Object.entries(want.byNetwork)) expect((await account(method, [id, { ...query, network }])).summary.total, `${what} ${network} (account API)`).toBe(n);
+        const s = await series(target);
+        expectUsage(s.summary, want, what);
+        // The points add up to the summary (the traffic spans one or two minutes).
+        expect(s.points.reduce((n, p) => n + p.total, 0)).toBe(want.total);
+        expect(s.summary.latencyMs!.mean).toBeGreaterThan(0);
+        expect(s.summary.latencyMs!.p99).toBeGreaterThanOrEqual(s.summary.latencyMs!.p50);
+        for (const [network, n] of Object.entries(want.byNetwork))
+          expect((await series({ ...target, network })).summary.total, `${what} ${network}`).toBe(n);
+        const today = await usageToday(db, t.userId, target);
+        expect([today.total, today.success, today.byOutcome], what).toEqual([
+          want.total,
+          want.byOutcome.ok,
+          want.byOutcome,
+        ]);
       }
-    }
+      // Hour and day granularity read the same minute rows.
+      expect(
+        (await usageSeries(db, { userId: t.userId, keyId: t.keyId, from, to, granularity: 'hour' })).summary.total,
+      ).toBe(18);
+      // All of the user's usage: the three principals together; another user sees none of it.
+      expect((await series({})).summary.total).toBe(18 + 9 + 2);
+      expect(
+        (await usageSeries(db, { userId: 'usr_nobody', keyId: t.keyId, from, to, granularity: 'minute' })).summary
+          .total,
+      ).toBe(0);
+      // What the clients were served equals the ok outcomes, less the notification (ok, forwarded, never answered).
+      expect(t.served).toBe(9 + 4 + 1 - 1);
 
-    // A second flush writes nothing more; the final flush on stop adds nothing either (no double counting).
-    expect((await svc.meter!.flush()).rows).toBe(0);
-  });
+      // Through the account API (apps_metrics / keys_metrics), when this tree has them: the same exact figures.
+      if ('apps_metrics' in accountMethods && 'keys_metrics' in accountMethods) {
+        const query = { from: new Date(from).toISOString(), to: new Date(to).toISOString(), granularity: 'minute' };
+        for (const [what, method, id, want] of [
+          ['network key', 'keys_metrics', t.keyId, t.expected.key],
+          ['app', 'apps_metrics', t.appId, t.expected.app],
+          ['JWT app', 'apps_metrics', t.jwtAppId, t.expected.jwtApp],
+        ] as const) {
+          const res = await account(method, [id, query]);
+          expectUsage(res.summary, want, `${what} (account API)`);
+          for (const [network, n] of Object.entries(want.byNetwork))
+            expect(
+              (await account(method, [id, { ...query, network }])).summary.total,
+              `${what} ${network} (account API)`,
+            ).toBe(n);
+        }
+      }
+
+      // A second flush writes nothing more; the final flush on stop adds nothing either (no double counting).
+      expect((await svc.meter!.flush()).rows).toBe(0);
+    },
+  );
 });
 
 describe('SIGTERM in the middle of load', () => {
@@ -171,9 +209,25 @@ describe('SIGTERM in the middle of load', () => {
     const cfg = join(dataDir, 'config.json');
     writeFileSync(
       cfg,
-      JSON.stringify({ port: 0, host: '127.0.0.1', dataDir, devKey: false, logLevel: 'warn', limits: { b: { dailyPerUser: 1_000_000_000 } }, networks: { mainnet: { upstreams: [slow.url] }, testnet: null } }),
+      JSON.stringify({
+        port: 0,
+        host: '127.0.0.1',
+        dataDir,
+        devKey: false,
+        logLevel: 'warn',
+        limits: { b: { dailyPerUser: 1_000_000_000 } },
+        networks: { mainnet: { upstreams: [slow.url] }, testnet: null },
+      }),
     );
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'start', '--config', cfg], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RPCGATE_CONFIG: '', DATABASE_URL: '', REDIS_URL: '' } }); // the CLI reads these (CI exports them); the key lives in this SQLite store
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'start', '--config', cfg],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, RPCGATE_CONFIG: '', DATABASE_URL: '', REDIS_URL: '' },
+      },
+    ); // the CLI reads these (CI exports them); the key lives in this SQLite store
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -197,11 +251,17 @@ describe('SIGTERM in the middle of load', () => {
       const client = async (n: number) => {
         for (let i = 0; ; i++) {
           const batch = (i + n) % 3 === 0;
-          const body = batch ? [call('eth_blockNumber', [], 1), call('eth_chainId', [], 2), call('eth_blockNumber', [], 3)] : call('eth_blockNumber', [], i);
+          const body = batch
+            ? [call('eth_blockNumber', [], 1), call('eth_chainId', [], 2), call('eth_blockNumber', [], 3)]
+            : call('eth_blockNumber', [], i);
           let status: number;
           let json: Json;
           try {
-            const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+            const res = await fetch(url, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            });
             status = res.status;
             json = await res.json();
           } catch {
@@ -235,4 +295,3 @@ describe('SIGTERM in the middle of load', () => {
     }
   }, 60_000);
 });
-

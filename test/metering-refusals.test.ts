@@ -44,7 +44,10 @@ afterAll(async () => {
 describe("rpcgate's own refusals in the metering", () => {
   it('block-range and subscription-cap refusals: outcome limit with their reason in /metrics, outcome limit in the usage rows', async () => {
     const api = account(svc);
-    await signUpAndLogIn(api, { email: `refusals-${Date.now()}@example.com`, password: 'correct horse battery staple' });
+    await signUpAndLogIn(api, {
+      email: `refusals-${Date.now()}@example.com`,
+      password: 'correct horse battery staple',
+    });
     const me = await api.request('account_me', []);
     const key = await api.request('keys_create', [{ name: 'refusals', network: 'mainnet' }]);
     const from = Date.now() - 60_000;
@@ -52,16 +55,30 @@ describe("rpcgate's own refusals in the metering", () => {
     const r = await fetch(key.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params: [{ fromBlock: '0x0', toBlock: '0x100' }] }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'eth_getLogs',
+        params: [{ fromBlock: '0x0', toBlock: '0x100' }],
+      }),
     });
     const body = (await r.json()) as { error: { code: number; data: { source: string; reason: string } } };
-    expect([r.status, body.error.code, body.error.data.source, body.error.data.reason]).toEqual([200, -32005, 'rpcgate', 'block-range']);
+    expect([r.status, body.error.code, body.error.data.source, body.error.data.reason]).toEqual([
+      200,
+      -32005,
+      'rpcgate',
+      'block-range',
+    ]);
 
     const c = await Raw.open(key.url.replace(/^http/, 'ws'));
     try {
       expect((await c.call('eth_subscribe', ['newHeads'])).result).toMatch(/^0x/);
       const second = await c.call('eth_subscribe', ['newHeads']);
-      expect([second.error.code, second.error.data.source, second.error.data.reason]).toEqual([-32005, 'rpcgate', 'subscriptions']);
+      expect([second.error.code, second.error.data.source, second.error.data.reason]).toEqual([
+        -32005,
+        'rpcgate',
+        'subscriptions',
+      ]);
     } finally {
       c.socket.close();
     }
@@ -69,15 +86,28 @@ describe("rpcgate's own refusals in the metering", () => {
     const { samples } = strictParse(await (await fetch(`${svc.url}/metrics`)).text());
     const requests = byLabels(samples, 'rpcgate_requests_total');
     const refusals = byLabels(samples, 'rpcgate_refusals_total');
-    console.log(`[issue 26 item 9d] rpcgate_requests_total: ${JSON.stringify(requests)}; rpcgate_refusals_total: ${JSON.stringify(refusals)}`);
+    console.log(
+      `[issue 26 item 9d] rpcgate_requests_total: ${JSON.stringify(requests)}; rpcgate_refusals_total: ${JSON.stringify(refusals)}`,
+    );
     expect(requests['method=eth_getLogs,network=mainnet,outcome=limit']).toBe(1);
     expect(requests['method=eth_subscribe,network=mainnet,outcome=limit']).toBe(1);
     for (const k of Object.keys(requests)) expect(k).not.toMatch(/outcome=(node_error|upstream_error)/);
-    expect(refusals).toEqual({ 'network=mainnet,outcome=limit,reason=block-range': 1, 'network=mainnet,outcome=limit,reason=subscriptions': 1 });
+    expect(refusals).toEqual({
+      'network=mainnet,outcome=limit,reason=block-range': 1,
+      'network=mainnet,outcome=limit,reason=subscriptions': 1,
+    });
 
     await svc.meter!.flush();
-    const s = await usageSeries(svc.store.db, { userId: me.id, keyId: key.id, from, to: Date.now() + 60_000, granularity: 'minute' });
-    expect([s.summary.byOutcome.limit, s.summary.byOutcome.node_error, s.summary.byOutcome.upstream_error]).toEqual([2, 0, 0]);
+    const s = await usageSeries(svc.store.db, {
+      userId: me.id,
+      keyId: key.id,
+      from,
+      to: Date.now() + 60_000,
+      granularity: 'minute',
+    });
+    expect([s.summary.byOutcome.limit, s.summary.byOutcome.node_error, s.summary.byOutcome.upstream_error]).toEqual([
+      2, 0, 0,
+    ]);
     expect(s.summary.errorsByCode).toEqual({ '-32005': 2 });
   }, 60_000);
 });

@@ -16,11 +16,17 @@ import { histograms, parsePrometheusTextFormat, strictParse } from './helpers/pr
 import { upsertUsage, usageSeries, type UsageRow } from '../src/gateway/store/usage.js';
 import { Meter, meterPrincipal, type MeterEvent, type MeterLogger } from '../src/gateway/metering/meter.js';
 import { Metrics, upstreamLabel } from '../src/gateway/metering/prometheus.js';
-import { PERCENTILE_RELATIVE_ERROR, PROM_BOUNDS_SECONDS, bucketIndex, bucketLowerMs, bucketUpperMs, percentileMs } from '../src/gateway/usage/histogram.js';
+import {
+  PERCENTILE_RELATIVE_ERROR,
+  PROM_BOUNDS_SECONDS,
+  bucketIndex,
+  bucketLowerMs,
+  bucketUpperMs,
+  percentileMs,
+} from '../src/gateway/usage/histogram.js';
 import { logRedaction, redactString, redactUrl } from '../src/gateway/metering/redact.js';
 import { OUTCOMES, type MeterPrincipal } from '../src/gateway/usage/types.js';
 import type { Principal } from '../src/gateway/access/keys.js';
-
 
 const MIN = 60_000;
 const METHODS = ['eth_blockNumber', 'eth_call', 'eth_getBalance', 'eth_chainId', 'eth_getLogs'];
@@ -41,7 +47,6 @@ function memoryLogger() {
   };
   return { lines, logger };
 }
-
 
 // ---- known traffic -------------------------------------------------------------------------------------------------
 
@@ -69,7 +74,13 @@ describe('histogram', () => {
 
   it('meterPrincipal: apps and network keys are attributed, static keys are not', () => {
     const app = { kind: 'app', id: 'x', appId: 'app_1', userId: 'usr_1' } as unknown as Principal;
-    const key = { kind: 'network-key', id: 'y', keyId: 'key_1', userId: 'usr_2', network: 'mainnet' } as unknown as Principal;
+    const key = {
+      kind: 'network-key',
+      id: 'y',
+      keyId: 'key_1',
+      userId: 'usr_2',
+      network: 'mainnet',
+    } as unknown as Principal;
     const st = { kind: 'static', id: 'dev', name: 'dev', key: 'k' } as Principal;
     expect(meterPrincipal(app)).toEqual({ kind: 'app', appId: 'app_1', userId: 'usr_1' });
     expect(meterPrincipal(app)).toBe(meterPrincipal(app)); // cached per principal object
@@ -98,9 +109,22 @@ for (const target of await storeTargets('metering')) {
       const T0 = Date.UTC(2033, 0, 1, 0, 0);
       const c = clock(T0 + 1_000);
       const metrics = new Metrics({ activeKeys: () => ({ app: 3, 'network-key': 2 }) });
-      const meter = new Meter({ db: store.db, methods: METHODS, networks: ['mainnet', 'testnet'], metrics, now: c.now });
+      const meter = new Meter({
+        db: store.db,
+        methods: METHODS,
+        networks: ['mainnet', 'testnet'],
+        metrics,
+        now: c.now,
+      });
 
-      const ev = (principal: MeterPrincipal | undefined, method: string, outcome: MeterEvent['outcome'], latencyMs: number, code?: number, network = 'mainnet'): MeterEvent => ({ principal, network, method, outcome, latencyMs, code });
+      const ev = (
+        principal: MeterPrincipal | undefined,
+        method: string,
+        outcome: MeterEvent['outcome'],
+        latencyMs: number,
+        code?: number,
+        network = 'mainnet',
+      ): MeterEvent => ({ principal, network, method, outcome, latencyMs, code });
       const minute0: MeterEvent[] = [
         ...Array.from({ length: 10 }, () => ev(app, 'eth_blockNumber', 'ok', 5)),
         ...Array.from({ length: 3 }, () => ev(app, 'eth_call', 'node_error', 20, 3)),
@@ -127,23 +151,65 @@ for (const target of await storeTargets('metering')) {
       expect(await meter.flush()).toEqual({ rows: 0, minutes: 0 });
       expect(meter.stats()).toEqual({ pendingCells: 0, dropped: 0, flushFailures: 0 });
 
-      const s = await usageSeries(store.db, { userId, appId: app.appId, from: T0, to: T0 + 2 * MIN, granularity: 'minute' });
+      const s = await usageSeries(store.db, {
+        userId,
+        appId: app.appId,
+        from: T0,
+        to: T0 + 2 * MIN,
+        granularity: 'minute',
+      });
       expect(s.points).toHaveLength(2);
       expect(s.points[0]).toMatchObject({
         start: T0,
         total: 18,
         success: 11,
         successRate: 11 / 18,
-        byOutcome: { ok: 11, node_error: 3, validation: 3, limit: 1, auth: 0, allowlist: 0, upstream_error: 0, backend_unavailable: 0 },
+        byOutcome: {
+          ok: 11,
+          node_error: 3,
+          validation: 3,
+          limit: 1,
+          auth: 0,
+          allowlist: 0,
+          upstream_error: 0,
+          backend_unavailable: 0,
+        },
         errorsByCode: { '3': 3, '-32602': 2, '-32005': 1, '-32601': 1 },
         methods: { eth_blockNumber: 10, eth_call: 4, eth_getBalance: 2, eth_getLogs: 1, other: 1 },
       });
-      expect(s.points[1]).toMatchObject({ start: T0 + MIN, total: 7, success: 6, successRate: 6 / 7, errorsByCode: { '-32603': 1 }, methods: { eth_blockNumber: 6, eth_call: 1 } });
+      expect(s.points[1]).toMatchObject({
+        start: T0 + MIN,
+        total: 7,
+        success: 6,
+        successRate: 6 / 7,
+        errorsByCode: { '-32603': 1 },
+        methods: { eth_blockNumber: 6, eth_call: 1 },
+      });
       expect(s.points[1].latencyMs).toMatchObject({ mean: (6 * 50 + 30_000) / 7 });
       expect(s.summary).toMatchObject({ total: 25, success: 17 });
-      const k = await usageSeries(store.db, { userId, keyId: key.keyId, from: T0, to: T0 + 2 * MIN, granularity: 'minute' });
-      expect(k.points.map((p) => [p.total, p.success])).toEqual([[4, 4], [1, 1]]);
-      expect((await usageSeries(store.db, { userId, appId: app.appId, network: 'testnet', from: T0, to: T0 + 2 * MIN, granularity: 'hour' })).summary.total).toBe(1);
+      const k = await usageSeries(store.db, {
+        userId,
+        keyId: key.keyId,
+        from: T0,
+        to: T0 + 2 * MIN,
+        granularity: 'minute',
+      });
+      expect(k.points.map((p) => [p.total, p.success])).toEqual([
+        [4, 4],
+        [1, 1],
+      ]);
+      expect(
+        (
+          await usageSeries(store.db, {
+            userId,
+            appId: app.appId,
+            network: 'testnet',
+            from: T0,
+            to: T0 + 2 * MIN,
+            granularity: 'hour',
+          })
+        ).summary.total,
+      ).toBe(1);
 
       // Prometheus: everything recorded, static/unauthenticated calls included
       metrics.observeUpstream('mainnet', 'https://user:s3cretpw@node.example:8545/v3/UPSTREAMKEY0123456789', 0.05);
@@ -177,17 +243,34 @@ for (const target of await storeTargets('metering')) {
       const families = new Map(parsePrometheusTextFormat(text).map((f) => [f.name, f]));
       const req = families.get('rpcgate_requests_total')!;
       expect(req.type).toBe('COUNTER');
-      const got = new Map(req.metrics.map((m) => [`${m.labels!.network}|${m.labels!.method}|${m.labels!.outcome}`, Number(m.value)]));
+      const got = new Map(
+        req.metrics.map((m) => [`${m.labels!.network}|${m.labels!.method}|${m.labels!.outcome}`, Number(m.value)]),
+      );
       expect(got).toEqual(expectCount);
       expect(OUTCOMES).toContain(req.metrics[0].labels!.outcome);
       expect(families.get('rpcgate_request_duration_seconds')!.type).toBe('HISTOGRAM');
       const limits = families.get('rpcgate_limit_refusals_total')!;
-      expect(new Map(limits.metrics.map((m) => [`${m.labels!.network}|${m.labels!.period}`, Number(m.value)]))).toEqual(new Map([['mainnet|day', 2], ['testnet|second', 1]]));
+      expect(new Map(limits.metrics.map((m) => [`${m.labels!.network}|${m.labels!.period}`, Number(m.value)]))).toEqual(
+        new Map([
+          ['mainnet|day', 2],
+          ['testnet|second', 1],
+        ]),
+      );
       const active = families.get('rpcgate_active_keys')!;
       expect(active.type).toBe('GAUGE');
-      expect(new Map(active.metrics.map((m) => [m.labels!.kind, Number(m.value)]))).toEqual(new Map([['app', 3], ['network-key', 2]]));
+      expect(new Map(active.metrics.map((m) => [m.labels!.kind, Number(m.value)]))).toEqual(
+        new Map([
+          ['app', 3],
+          ['network-key', 2],
+        ]),
+      );
       const up = families.get('rpcgate_upstream_up')!;
-      expect(new Map(up.metrics.map((m) => [`${m.labels!.network}|${m.labels!.upstream}`, Number(m.value)]))).toEqual(new Map([['mainnet|node.example:8545', 1], ['testnet|0', 0]]));
+      expect(new Map(up.metrics.map((m) => [`${m.labels!.network}|${m.labels!.upstream}`, Number(m.value)]))).toEqual(
+        new Map([
+          ['mainnet|node.example:8545', 1],
+          ['testnet|0', 0],
+        ]),
+      );
 
       // 2) the strict parser: labelled histograms (the package flattens those) against the traffic
       const { types, samples } = strictParse(text);
@@ -201,8 +284,13 @@ for (const target of await storeTargets('metering')) {
         for (const [le, cum] of h.buckets) expect(cum, `le=${le}`).toBe(want.le.filter((v) => v <= le).length);
       }
       const ups = histograms(samples, 'rpcgate_upstream_duration_seconds');
-      expect(new Map([...ups.values()].map((h) => [`${h.labels.network}|${h.labels.upstream}`, [h.count, h.sum]]))).toEqual(
-        new Map([['mainnet|node.example:8545', [2, 0.25]], ['testnet|0', [1, 1.5]]]),
+      expect(
+        new Map([...ups.values()].map((h) => [`${h.labels.network}|${h.labels.upstream}`, [h.count, h.sum]])),
+      ).toEqual(
+        new Map([
+          ['mainnet|node.example:8545', [2, 0.25]],
+          ['testnet|0', [1, 1.5]],
+        ]),
       );
       expect(upstreamLabel('http://127.0.0.1/path?key=x')).toBe('127.0.0.1:80');
       expect(upstreamLabel('node-1.internal:8545')).toBe('node-1.internal:8545');
@@ -224,14 +312,26 @@ for (const target of await storeTargets('metering')) {
         meter.record({ principal: app, network: 'mainnet', method: 'eth_call', outcome: 'ok', latencyMs: ms });
       }
       await meter.stop();
-      const s = await usageSeries(store.db, { userId, appId: app.appId, from: T0, to: T0 + 3 * MIN, granularity: 'hour' });
+      const s = await usageSeries(store.db, {
+        userId,
+        appId: app.appId,
+        from: T0,
+        to: T0 + 3 * MIN,
+        granularity: 'hour',
+      });
       expect(s.summary.total).toBe(1000);
       lat.sort((a, b) => a - b);
       const exact = (q: number) => lat[Math.ceil(q * lat.length) - 1];
       const l = s.summary.latencyMs!;
       expect(l.mean).toBeCloseTo(500.5, 9);
-      for (const [q, est] of [[0.5, l.p50], [0.95, l.p95], [0.99, l.p99]] as const) {
-        expect(Math.abs(est - exact(q)) / exact(q), `p${q * 100}: ${est} vs ${exact(q)}`).toBeLessThanOrEqual(PERCENTILE_RELATIVE_ERROR);
+      for (const [q, est] of [
+        [0.5, l.p50],
+        [0.95, l.p95],
+        [0.99, l.p99],
+      ] as const) {
+        expect(Math.abs(est - exact(q)) / exact(q), `p${q * 100}: ${est} vs ${exact(q)}`).toBeLessThanOrEqual(
+          PERCENTILE_RELATIVE_ERROR,
+        );
       }
     });
 
@@ -244,17 +344,34 @@ for (const target of await storeTargets('metering')) {
       try {
         const a = new Meter({ db: store.db, methods: METHODS, now: c.now });
         const b = new Meter({ db: other.db, methods: METHODS, now: c.now });
-        for (let i = 0; i < 3; i++) a.record({ principal: app, network: 'mainnet', method: 'eth_call', outcome: 'ok', latencyMs: 10 });
-        for (let i = 0; i < 4; i++) b.record({ principal: app, network: 'mainnet', method: 'eth_call', outcome: 'ok', latencyMs: 100 });
-        b.record({ principal: app, network: 'mainnet', method: 'eth_call', outcome: 'limit', code: -32005, latencyMs: 1 });
+        for (let i = 0; i < 3; i++)
+          a.record({ principal: app, network: 'mainnet', method: 'eth_call', outcome: 'ok', latencyMs: 10 });
+        for (let i = 0; i < 4; i++)
+          b.record({ principal: app, network: 'mainnet', method: 'eth_call', outcome: 'ok', latencyMs: 100 });
+        b.record({
+          principal: app,
+          network: 'mainnet',
+          method: 'eth_call',
+          outcome: 'limit',
+          code: -32005,
+          latencyMs: 1,
+        });
         c.t = T0 + MIN;
         await a.flush();
         await b.flush();
         await a.stop(); // nothing left: a no-op
-        const s = await usageSeries(store.db, { userId, appId: app.appId, from: T0, to: T0 + MIN, granularity: 'minute' });
+        const s = await usageSeries(store.db, {
+          userId,
+          appId: app.appId,
+          from: T0,
+          to: T0 + MIN,
+          granularity: 'minute',
+        });
         expect(s.points[0]).toMatchObject({ total: 8, success: 7, errorsByCode: { '-32005': 1 } });
         expect(s.points[0].latencyMs!.mean).toBeCloseTo((3 * 10 + 4 * 100 + 1) / 8, 9);
-        const rows = await sql<{ n: unknown }>`select count(*) as n from usage_minute where principal_id = ${app.appId}`.execute(store.db);
+        const rows = await sql<{
+          n: unknown;
+        }>`select count(*) as n from usage_minute where principal_id = ${app.appId}`.execute(store.db);
         expect(Number(rows.rows[0].n)).toBe(2); // one row per (outcome, code): upserted, not duplicated
       } finally {
         await other.close();
@@ -265,7 +382,19 @@ for (const target of await storeTargets('metering')) {
       const userId = `usr_${rnd()}`;
       const appId = `app_${rnd()}`;
       const T0 = Date.UTC(2033, 2, 1, 0, 0);
-      const row = (count: number): UsageRow => ({ ts: T0, principalKind: 'app', principalId: appId, userId, network: 'mainnet', method: 'eth_call', outcome: 'ok', code: 0, count, latencySumMs: count, buckets: new Array(70).fill(0).map((_, i) => (i === 10 ? count : 0)) });
+      const row = (count: number): UsageRow => ({
+        ts: T0,
+        principalKind: 'app',
+        principalId: appId,
+        userId,
+        network: 'mainnet',
+        method: 'eth_call',
+        outcome: 'ok',
+        code: 0,
+        count,
+        latencySumMs: count,
+        buckets: new Array(70).fill(0).map((_, i) => (i === 10 ? count : 0)),
+      });
       const writer = `w_${rnd()}`;
       expect(await upsertUsage(store.db, [row(5)], { batch: { writer, seq: 1, at: T0 } })).toBe(1);
       expect(await upsertUsage(store.db, [row(5)], { batch: { writer, seq: 1, at: T0 } })).toBe(0); // the retry: skipped
@@ -285,7 +414,8 @@ for (const target of await storeTargets('metering')) {
       const { lines, logger } = memoryLogger();
       const metrics = new Metrics();
       const meter = new Meter({ db: store.db, methods: METHODS, metrics, logger, now: c.now });
-      for (let i = 0; i < 5; i++) meter.record({ principal: app, network: 'mainnet', method: 'eth_call', outcome: 'ok', latencyMs: 4 });
+      for (let i = 0; i < 5; i++)
+        meter.record({ principal: app, network: 'mainnet', method: 'eth_call', outcome: 'ok', latencyMs: 4 });
       c.t = T0 + MIN;
       // the store really fails: the table is gone
       await sql`alter table usage_minute rename to usage_minute_away`.execute(store.db);
@@ -306,7 +436,13 @@ for (const target of await storeTargets('metering')) {
       c.t = T0 + 3 * MIN;
       expect(await meter.flush()).toMatchObject({ rows: 3, minutes: 3 });
       expect(meter.stats().pendingCells).toBe(0);
-      const s = await usageSeries(store.db, { userId, appId: app.appId, from: T0, to: T0 + 3 * MIN, granularity: 'minute' });
+      const s = await usageSeries(store.db, {
+        userId,
+        appId: app.appId,
+        from: T0,
+        to: T0 + 3 * MIN,
+        granularity: 'minute',
+      });
       expect(s.points.map((p) => p.total)).toEqual([5, 1, 1]);
       expect(s.points[1].methods).toEqual({ eth_getBalance: 1 });
     });
@@ -319,7 +455,8 @@ for (const target of await storeTargets('metering')) {
       const { lines, logger } = memoryLogger();
       const metrics = new Metrics();
       const meter = new Meter({ db: store.db, methods: METHODS, metrics, logger, maxCells: 2, now: c.now });
-      const rec = (method: string, count = 1) => meter.record({ principal: app, network: 'mainnet', method, outcome: 'ok', latencyMs: 1, count });
+      const rec = (method: string, count = 1) =>
+        meter.record({ principal: app, network: 'mainnet', method, outcome: 'ok', latencyMs: 1, count });
       rec('eth_call', 2);
       rec('eth_getBalance');
       rec('eth_chainId', 3); // a third cell: dropped
@@ -330,7 +467,13 @@ for (const target of await storeTargets('metering')) {
       const text = await metrics.metricsText();
       expect(text).toMatch(/^rpcgate_usage_dropped_total 3$/m);
       expect(text).toMatch(/^rpcgate_requests_total\{network="mainnet",method="eth_chainId",outcome="ok"\} 3$/m); // Prometheus still counts
-      const s = await usageSeries(store.db, { userId, appId: app.appId, from: T0, to: T0 + MIN, granularity: 'minute' });
+      const s = await usageSeries(store.db, {
+        userId,
+        appId: app.appId,
+        from: T0,
+        to: T0 + MIN,
+        granularity: 'minute',
+      });
       expect(s.summary.methods).toEqual({ eth_call: 3, eth_getBalance: 1 });
     });
 
@@ -340,7 +483,10 @@ for (const target of await storeTargets('metering')) {
       const T0 = Date.UTC(2033, 5, 1, 0, 0);
       const c = clock(T0 + 10);
       vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
-      const series = async () => (await usageSeries(store.db, { userId, appId: app.appId, from: T0, to: T0 + 2 * MIN, granularity: 'minute' })).points.map((p) => p.total);
+      const series = async () =>
+        (
+          await usageSeries(store.db, { userId, appId: app.appId, from: T0, to: T0 + 2 * MIN, granularity: 'minute' })
+        ).points.map((p) => p.total);
       try {
         const meter = new Meter({ db: store.db, methods: METHODS, now: c.now, flushIntervalMs: 5_000 }).start();
         meter.record({ principal: app, network: 'mainnet', method: 'eth_call', outcome: 'ok', latencyMs: 3 });
@@ -393,8 +539,14 @@ describe('log redaction', () => {
     expect(redactUrl('/docs/api/index.html')).toBe('/docs/api/index.html');
     expect(redactUrl('/metrics')).toBe('/metrics');
     expect(redactUrl('/api/apps/app_3vQB7dLWmhMpV8X1dHhY6s')).toBe('/api/apps/app_3vQB7dLWmhMpV8X1dHhY6s');
-    expect(redactUrl(`https://u:pw@eth.example:8443/v3/${k}?x=1&apiKey=abc`)).toBe('https://[redacted]@eth.example:8443/v3/[redacted]?x=1&apiKey=[redacted]');
-    expect(redactString(`upstream https://eth.example/rpc/${k} said 0x${'ab'.repeat(32)} for eth_getTransactionByBlockHashAndIndex`)).toBe(
+    expect(redactUrl(`https://u:pw@eth.example:8443/v3/${k}?x=1&apiKey=abc`)).toBe(
+      'https://[redacted]@eth.example:8443/v3/[redacted]?x=1&apiKey=[redacted]',
+    );
+    expect(
+      redactString(
+        `upstream https://eth.example/rpc/${k} said 0x${'ab'.repeat(32)} for eth_getTransactionByBlockHashAndIndex`,
+      ),
+    ).toBe(
       `upstream https://eth.example/rpc/[redacted] said 0x${'ab'.repeat(32)} for eth_getTransactionByBlockHashAndIndex`,
     );
   });
@@ -429,28 +581,55 @@ describe('log redaction', () => {
     const { port } = server.address() as { port: number };
     try {
       const base = `http://127.0.0.1:${port}`;
-      await (await fetch(`${base}/mainnet/v2/${appKey}`, { method: 'POST', headers: { authorization: `Bearer ${jwt}`, cookie: `rpcgate_session=${session}` }, body: '{}' })).text();
+      await (
+        await fetch(`${base}/mainnet/v2/${appKey}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${jwt}`, cookie: `rpcgate_session=${session}` },
+          body: '{}',
+        })
+      ).text();
       await (await fetch(`${base}/testnet/${devKey}`, { method: 'POST', body: '{}' })).text();
-      await (await fetch(`${base}/mainnet/${staticKey}?token=${session}`, { method: 'POST', body: '{}', headers: { referer: `${base}/v2/${appKey}` } })).text();
+      await (
+        await fetch(`${base}/mainnet/${staticKey}?token=${session}`, {
+          method: 'POST',
+          body: '{}',
+          headers: { referer: `${base}/v2/${appKey}` },
+        })
+      ).text();
     } finally {
       await new Promise<void>((r) => server.close(() => r()));
     }
     const err = new Error(`request to ${upstream} failed, reason: connect ECONNREFUSED`);
     log.error({ err, upstream }, 'upstream failed');
     log.warn(`JWT ${jwt} rejected for key ${appKey} via /mainnet/v2/${appKey}; cookie rpcgate_session=${session}`);
-    log.info({ nested: { headers: { authorization: `Bearer ${jwt}`, cookie: `rpcgate_session=${session}` } } }, 'nested');
+    log.info(
+      { nested: { headers: { authorization: `Bearer ${jwt}`, cookie: `rpcgate_session=${session}` } } },
+      'nested',
+    );
     await new Promise((r) => setImmediate(r));
 
-    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, any>);
     expect(lines.length).toBe(3 * 2 + 3);
     for (const s of secrets) expect(out, `secret leaked: ${s.slice(0, 6)}…`).not.toContain(s);
     // what is left is still useful
     const first = lines[0];
-    expect(first.req).toMatchObject({ method: 'POST', url: '/mainnet/v2/[redacted]', headers: { authorization: '[redacted]', cookie: '[redacted]' } });
+    expect(first.req).toMatchObject({
+      method: 'POST',
+      url: '/mainnet/v2/[redacted]',
+      headers: { authorization: '[redacted]', cookie: '[redacted]' },
+    });
     expect(first.res).toMatchObject({ statusCode: 200, headers: { 'set-cookie': '[redacted]' } });
     expect(first.msg).toBe('request POST /mainnet/v2/[redacted]');
-    expect(lines.find((l) => l.msg === 'upstream failed')).toMatchObject({ upstream: 'https://[redacted]@eth-node.example/v3/[redacted]' });
+    expect(lines.find((l) => l.msg === 'upstream failed')).toMatchObject({
+      upstream: 'https://[redacted]@eth-node.example/v3/[redacted]',
+    });
     expect(lines.find((l) => l.msg === 'upstream failed')!.err.message).toContain('ECONNREFUSED');
-    expect(lines.find((l) => l.msg === 'nested')!.nested.headers).toEqual({ authorization: '[redacted]', cookie: '[redacted]' });
+    expect(lines.find((l) => l.msg === 'nested')!.nested.headers).toEqual({
+      authorization: '[redacted]',
+      cookie: '[redacted]',
+    });
   });
 });

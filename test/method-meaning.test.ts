@@ -12,7 +12,14 @@ import { loadContract } from '../packages/toolkit/src/contract/model.js';
 import { writeMethods } from '../packages/toolkit/src/codegen/methods.js';
 import { methods as nodeMethods } from '../generated/node/methods.js';
 import { methods as accountMethods } from '../generated/account/methods.js';
-import { FAIL_CLOSED, addressParamsTable, meaningOf, meaningTable, methodsWhere, type GatewayMeaning } from '../src/gateway/method-meaning.js';
+import {
+  FAIL_CLOSED,
+  addressParamsTable,
+  meaningOf,
+  meaningTable,
+  methodsWhere,
+  type GatewayMeaning,
+} from '../src/gateway/method-meaning.js';
 import { createNodeHandlers, forwarder, routeHandlers } from '../src/gateway/node-api/handlers.js';
 import { FILTER_METHODS, MemoryFilterStore } from '../src/gateway/filters/index.js';
 import { RawResult, type CallContext, type Handler } from '../packages/toolkit/src/rpc/engine.js';
@@ -39,13 +46,35 @@ describe('the x-gateway schema', () => {
   it('is draft-07, closed, requires every field, and describes every field', () => {
     expect(schema.$schema).toBe('http://json-schema.org/draft-07/schema#');
     expect(schema.additionalProperties).toBe(false);
-    expect(Object.keys(schema.properties).sort()).toEqual(['addressParams', 'blockFromResult', 'blockParam', 'cache', 'cost', 'idempotent', 'open', 'readOnly', 'retryable', 'route']);
-    for (const [k, p] of Object.entries<Json>(schema.properties)) expect(typeof p.description === 'string' && p.description.length > 20, k).toBe(true);
+    expect(Object.keys(schema.properties).sort()).toEqual([
+      'addressParams',
+      'blockFromResult',
+      'blockParam',
+      'cache',
+      'cost',
+      'idempotent',
+      'open',
+      'readOnly',
+      'retryable',
+      'route',
+    ]);
+    for (const [k, p] of Object.entries<Json>(schema.properties))
+      expect(typeof p.description === 'string' && p.description.length > 20, k).toBe(true);
     expect(schema.required.sort()).toEqual(['cache', 'idempotent', 'open', 'readOnly', 'retryable', 'route']);
   });
 
   it('refuses what is not a meaning (the check can fail)', () => {
-    const ok: GatewayMeaning = { route: 'forward', idempotent: true, retryable: true, cache: 'by-block', blockParam: 1, open: false, readOnly: true, cost: 'heavy', addressParams: [{ param: 0, path: 'to' }] };
+    const ok: GatewayMeaning = {
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 1,
+      open: false,
+      readOnly: true,
+      cost: 'heavy',
+      addressParams: [{ param: 0, path: 'to' }],
+    };
     expect(validate(ok)).toBe(true);
     const bad: [string, Json][] = [
       ['unknown field', { ...ok, hedge: true }],
@@ -89,7 +118,7 @@ describe.each(Object.keys(CONTRACTS) as (keyof typeof CONTRACTS)[])('%s contract
     expect(doc.info.description).toContain('contracts/x-gateway.schema.json');
   });
 
-  it('codegen carried every method\'s x-gateway into generated/' + api + '/methods.ts, literally', () => {
+  it("codegen carried every method's x-gateway into generated/" + api + '/methods.ts, literally', () => {
     const table = GENERATED[api];
     expect(Object.keys(table)).toEqual(doc.methods.map((m: Json) => m.name));
     for (const m of doc.methods) {
@@ -102,12 +131,22 @@ describe.each(Object.keys(CONTRACTS) as (keyof typeof CONTRACTS)[])('%s contract
 /** The node API's local methods besides rpc.discover: the filters (src/gateway/filters) and eth_subscribe /
  *  eth_unsubscribe (src/gateway/subscriptions), as routeHandlers requires a handler for each. */
 const SUBSCRIBE = ['eth_subscribe', 'eth_unsubscribe'];
-const LOCAL_STUBS: Record<string, Handler<unknown>> = Object.fromEntries([...FILTER_METHODS, ...SUBSCRIBE].map((n) => [n, () => new RawResult('null')]));
+const LOCAL_STUBS: Record<string, Handler<unknown>> = Object.fromEntries(
+  [...FILTER_METHODS, ...SUBSCRIBE].map((n) => [n, () => new RawResult('null')]),
+);
 
 describe('what the contracts say', () => {
   const node = meaningTable(nodeMethods);
   it('node API: sends are forwarded, not idempotent, not retryable, never cached; subscriptions are local; every other method is a read', () => {
-    expect(node.get('eth_sendRawTransaction')).toEqual({ route: 'forward', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false, cost: 'light' });
+    expect(node.get('eth_sendRawTransaction')).toEqual({
+      route: 'forward',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      open: false,
+      readOnly: false,
+      cost: 'light',
+    });
     // Where calls name the contracts they read (the contract-address allowlist applies there; no method names in code).
     expect(Object.fromEntries(addressParamsTable(nodeMethods))).toEqual({
       eth_call: [{ param: 0, path: 'to' }],
@@ -123,7 +162,19 @@ describe('what the contracts say', () => {
     // Cost classes (the upstream pool batches only calls of one class): every forwarded method has one; the calls
     // whose work depends on their params are heavy, lookups light.
     for (const [n, x] of node) expect(x.cost === undefined, n).toBe(x.route === 'local');
-    expect([...node].filter(([, x]) => x.cost === 'heavy').map(([n]) => n).sort()).toEqual(['eth_call', 'eth_createAccessList', 'eth_estimateGas', 'eth_getBlockReceipts', 'eth_getLogs', 'eth_getProof']);
+    expect(
+      [...node]
+        .filter(([, x]) => x.cost === 'heavy')
+        .map(([n]) => n)
+        .sort(),
+    ).toEqual([
+      'eth_call',
+      'eth_createAccessList',
+      'eth_estimateGas',
+      'eth_getBlockReceipts',
+      'eth_getLogs',
+      'eth_getProof',
+    ]);
     expect(node.get('eth_getBlockByHash')).toMatchObject({ route: 'forward', cache: 'immutable' });
     expect(node.get('eth_getBlockByNumber')).toMatchObject({ cache: 'by-block', blockParam: 0 });
     expect(node.get('eth_getBalance')).toMatchObject({ cache: 'by-block', blockParam: 1 });
@@ -133,48 +184,115 @@ describe('what the contracts say', () => {
     for (const m of ['eth_chainId', 'net_version']) expect(node.get(m)?.cache, m).toBe('immutable');
     for (const m of ['eth_blockNumber', 'eth_gasPrice', 'eth_blobBaseFee']) expect(node.get(m)?.cache, m).toBe('head');
     // issue 12's reads: proofs and access lists by their block param, per-node answers never cached, a hash is a hash.
-    expect(node.get('eth_getProof')).toMatchObject({ route: 'forward', idempotent: true, retryable: true, cache: 'by-block', blockParam: 2 });
+    expect(node.get('eth_getProof')).toMatchObject({
+      route: 'forward',
+      idempotent: true,
+      retryable: true,
+      cache: 'by-block',
+      blockParam: 2,
+    });
     expect(node.get('eth_createAccessList')).toMatchObject({ cache: 'by-block', blockParam: 1 });
     expect(node.get('eth_getUncleCountByBlockNumber')).toMatchObject({ cache: 'by-block', blockParam: 0 });
-    for (const m of ['web3_sha3', 'eth_getUncleByBlockHashAndIndex', 'eth_getUncleCountByBlockHash']) expect(node.get(m)?.cache, m).toBe('immutable');
-    for (const m of ['eth_accounts', 'net_listening', 'net_peerCount', 'eth_protocolVersion']) expect(node.get(m)?.cache, m).toBe('never');
+    for (const m of ['web3_sha3', 'eth_getUncleByBlockHashAndIndex', 'eth_getUncleCountByBlockHash'])
+      expect(node.get(m)?.cache, m).toBe('immutable');
+    for (const m of ['eth_accounts', 'net_listening', 'net_peerCount', 'eth_protocolVersion'])
+      expect(node.get(m)?.cache, m).toBe('never');
     expect(node.get('rpc.discover')).toMatchObject({ route: 'local', cache: 'immutable', readOnly: true });
     // eth_subscribe / eth_unsubscribe: answered on the WebSocket connection (src/gateway/subscriptions), they change its state.
-    for (const m of SUBSCRIBE) expect(node.get(m), m).toMatchObject({ route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false });
+    for (const m of SUBSCRIBE)
+      expect(node.get(m), m).toMatchObject({
+        route: 'local',
+        idempotent: false,
+        retryable: false,
+        cache: 'never',
+        open: false,
+        readOnly: false,
+      });
     const reads = [...node].filter(([, x]) => x.readOnly).map(([n]) => n);
     // Not reads: the send, the filter methods that create, move or remove a filter (eth_getFilterLogs is a read), and
     // eth_subscribe / eth_unsubscribe.
     expect(node.size - reads.length).toBe(6 + SUBSCRIBE.length);
-    for (const m of ['eth_newFilter', 'eth_newBlockFilter', 'eth_newPendingTransactionFilter', 'eth_getFilterChanges', 'eth_uninstallFilter']) {
-      expect(node.get(m), m).toMatchObject({ route: 'local', idempotent: false, retryable: false, cache: 'never', readOnly: false });
+    for (const m of [
+      'eth_newFilter',
+      'eth_newBlockFilter',
+      'eth_newPendingTransactionFilter',
+      'eth_getFilterChanges',
+      'eth_uninstallFilter',
+    ]) {
+      expect(node.get(m), m).toMatchObject({
+        route: 'local',
+        idempotent: false,
+        retryable: false,
+        cache: 'never',
+        readOnly: false,
+      });
     }
     for (const n of reads) expect(node.get(n), n).toMatchObject({ idempotent: true, retryable: true });
     // Behaviour unchanged: nothing on the node API is callable without a key (rpc.discover included).
     expect([...node.values()].some((x) => x.open)).toBe(false);
-    expect([...methodsWhere(nodeMethods, (x) => x.route === 'local')].sort()).toEqual(['rpc.discover', ...FILTER_METHODS, ...SUBSCRIBE].sort());
+    expect([...methodsWhere(nodeMethods, (x) => x.route === 'local')].sort()).toEqual(
+      ['rpc.discover', ...FILTER_METHODS, ...SUBSCRIBE].sort(),
+    );
   });
 
   it('account API: all local and never cached; open and read-only are the sets the handlers used to spell out', () => {
-    expect([...methodsWhere(accountMethods, (x) => x.route !== 'local' || x.cache !== 'never' || x.addressParams !== undefined)]).toEqual([]);
-    expect([...methodsWhere(accountMethods, (x) => x.open)].sort()).toEqual(['account_logIn', 'account_logOut', 'account_signUp', 'networks_list']);
+    expect([
+      ...methodsWhere(
+        accountMethods,
+        (x) => x.route !== 'local' || x.cache !== 'never' || x.addressParams !== undefined,
+      ),
+    ]).toEqual([]);
+    expect([...methodsWhere(accountMethods, (x) => x.open)].sort()).toEqual([
+      'account_logIn',
+      'account_logOut',
+      'account_signUp',
+      'networks_list',
+    ]);
     expect([...methodsWhere(accountMethods, (x) => x.readOnly)].sort()).toEqual(
-      ['account_me', 'apps_get', 'apps_listAllowlist', 'apps_listJwtKeys', 'apps_list', 'apps_metrics', 'apps_usage', 'chains_list', 'keys_get', 'keys_list', 'keys_metrics', 'networks_list', 'useCases_list'].sort(),
+      [
+        'account_me',
+        'apps_get',
+        'apps_listAllowlist',
+        'apps_listJwtKeys',
+        'apps_list',
+        'apps_metrics',
+        'apps_usage',
+        'chains_list',
+        'keys_get',
+        'keys_list',
+        'keys_metrics',
+        'networks_list',
+        'useCases_list',
+      ].sort(),
     );
   });
 
   it('a method without the extension is read fail-closed', () => {
     expect(meaningOf({})).toEqual(FAIL_CLOSED);
     expect(meaningOf({ ext: { 'x-other': 1 } })).toEqual(FAIL_CLOSED);
-    expect(FAIL_CLOSED).toEqual({ route: 'forward', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false });
+    expect(FAIL_CLOSED).toEqual({
+      route: 'forward',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      open: false,
+      readOnly: false,
+    });
     expect(meaningOf({ ext: { 'x-gateway': { readOnly: true } } })).toEqual({ ...FAIL_CLOSED, readOnly: true });
-    expect(meaningTable({ x_bare: { name: 'x_bare', summary: '', params: [], errors: [], paramStructure: 'either' } }).get('x_bare')).toEqual(FAIL_CLOSED);
+    expect(
+      meaningTable({ x_bare: { name: 'x_bare', summary: '', params: [], errors: [], paramStructure: 'either' } }).get(
+        'x_bare',
+      ),
+    ).toEqual(FAIL_CLOSED);
   });
 });
 
 /** A stand-in pool that records what it was asked to forward. */
 function recordingPools(): { pools: Map<string, UpstreamPool>; calls: [string, unknown][] } {
   const calls: [string, unknown][] = [];
-  const pool = { call: (method: string, params: unknown) => (calls.push([method, params]), Promise.resolve(`fwd:${method}`)) };
+  const pool = {
+    call: (method: string, params: unknown) => (calls.push([method, params]), Promise.resolve(`fwd:${method}`)),
+  };
   return { pools: new Map([['mainnet', pool as unknown as UpstreamPool]]), calls };
 }
 const ctx = { network: 'mainnet' } as CallContext;
@@ -201,10 +319,14 @@ const newMethod = (name: string, x?: Json) => ({
 const FORWARD = { route: 'forward', idempotent: true, retryable: true, cache: 'head', open: false, readOnly: true };
 
 describe('node API routing by meaning', () => {
-  it('the service\'s handlers: every forwarded method goes to the pool by its own name; rpc.discover answers the contract', async () => {
+  it("the service's handlers: every forwarded method goes to the pool by its own name; rpc.discover answers the contract", async () => {
     const { pools, calls } = recordingPools();
     const store = new MemoryFilterStore(60_000);
-    const handlers = createNodeHandlers({ pools, contractJson: '{"openrpc":"1.3.2"}', filters: { store, maxPerKey: 1 } });
+    const handlers = createNodeHandlers({
+      pools,
+      contractJson: '{"openrpc":"1.3.2"}',
+      filters: { store, maxPerKey: 1 },
+    });
     await store.close();
     expect(Object.keys(handlers).sort()).toEqual(Object.keys(nodeMethods).sort());
     for (const name of methodsWhere(nodeMethods, (x) => x.route === 'forward')) {
@@ -212,12 +334,17 @@ describe('node API routing by meaning', () => {
     }
     // Every method but the local ones (rpc.discover, the six filter methods kept by the gateway, the two subscription methods).
     expect(calls.length).toBe(Object.keys(nodeMethods).length - 7 - SUBSCRIBE.length);
-    expect([...methodsWhere(nodeMethods, (x) => x.route === 'local')].sort()).toEqual(['rpc.discover', ...FILTER_METHODS, ...SUBSCRIBE].sort());
+    expect([...methodsWhere(nodeMethods, (x) => x.route === 'local')].sort()).toEqual(
+      ['rpc.discover', ...FILTER_METHODS, ...SUBSCRIBE].sort(),
+    );
     const discovered = (handlers as Record<string, Handler<unknown>>)['rpc.discover']!([] as never, ctx);
     expect(discovered).toBeInstanceOf(RawResult);
     expect((discovered as RawResult).json).toBe('{"openrpc":"1.3.2"}');
     // Without a WebSocket connection in the context (HTTP), the subscription methods answer -32601 as geth does.
-    for (const m of SUBSCRIBE) expect(() => (handlers as Record<string, Handler<unknown>>)[m]!(['newHeads'] as never, ctx)).toThrow(/notifications not supported over HTTP/);
+    for (const m of SUBSCRIBE)
+      expect(() => (handlers as Record<string, Handler<unknown>>)[m]!(['newHeads'] as never, ctx)).toThrow(
+        /notifications not supported over HTTP/,
+      );
   });
 
   it('a forwarded method added to a copy of the contract is served with no handler code', async () => {
@@ -225,7 +352,10 @@ describe('node API routing by meaning', () => {
     expect(table.eth_madeUpRead.ext).toEqual({ 'x-gateway': FORWARD });
     const { pools, calls } = recordingPools();
     const discover: Handler<unknown> = () => new RawResult('{}');
-    const handlers = routeHandlers(table, { 'rpc.discover': discover, ...LOCAL_STUBS }, forwarder(pools)) as Record<string, Handler<unknown>>;
+    const handlers = routeHandlers(table, { 'rpc.discover': discover, ...LOCAL_STUBS }, forwarder(pools)) as Record<
+      string,
+      Handler<unknown>
+    >;
     expect(await handlers.eth_madeUpRead!([] as never, ctx)).toBe('fwd:eth_madeUpRead');
     expect(calls).toEqual([['eth_madeUpRead', []]]);
     expect(meaningTable(table).get('eth_madeUpRead')).toMatchObject({ idempotent: true, retryable: true });
@@ -236,24 +366,41 @@ describe('node API routing by meaning', () => {
     expect('ext' in table.eth_madeUpBare).toBe(false);
     expect(meaningOf(table.eth_madeUpBare)).toEqual(FAIL_CLOSED);
     const { pools } = recordingPools();
-    const handlers = routeHandlers(table, { 'rpc.discover': () => new RawResult('{}'), ...LOCAL_STUBS }, forwarder(pools)) as Record<string, Handler<unknown>>;
+    const handlers = routeHandlers(
+      table,
+      { 'rpc.discover': () => new RawResult('{}'), ...LOCAL_STUBS },
+      forwarder(pools),
+    ) as Record<string, Handler<unknown>>;
     expect(await handlers.eth_madeUpBare!([] as never, ctx)).toBe('fwd:eth_madeUpBare');
   });
 
   it('a local method without a handler stops the start, naming the method', async () => {
-    const table = await descriptorFor((doc) => doc.methods.push(newMethod('rpcgate_madeUpLocal', { ...FORWARD, route: 'local' })));
+    const table = await descriptorFor((doc) =>
+      doc.methods.push(newMethod('rpcgate_madeUpLocal', { ...FORWARD, route: 'local' })),
+    );
     const { pools } = recordingPools();
-    expect(() => routeHandlers(table, { 'rpc.discover': () => new RawResult('{}'), ...LOCAL_STUBS }, forwarder(pools))).toThrow(/rpcgate_madeUpLocal: x-gateway route "local".*no local handler/);
+    expect(() =>
+      routeHandlers(table, { 'rpc.discover': () => new RawResult('{}'), ...LOCAL_STUBS }, forwarder(pools)),
+    ).toThrow(/rpcgate_madeUpLocal: x-gateway route "local".*no local handler/);
     // And the service's own builder refuses the same way when the contract names a local method it has no code for.
     const local = { ...FORWARD, route: 'local' };
-    const hand: MethodTable = { ...nodeMethods, eth_blockNumber: { ...nodeMethods.eth_blockNumber, ext: { 'x-gateway': local } } };
-    expect(() => routeHandlers(hand, { 'rpc.discover': () => new RawResult('{}'), ...LOCAL_STUBS }, forwarder(pools))).toThrow(/method eth_blockNumber: x-gateway route "local"/);
+    const hand: MethodTable = {
+      ...nodeMethods,
+      eth_blockNumber: { ...nodeMethods.eth_blockNumber, ext: { 'x-gateway': local } },
+    };
+    expect(() =>
+      routeHandlers(hand, { 'rpc.discover': () => new RawResult('{}'), ...LOCAL_STUBS }, forwarder(pools)),
+    ).toThrow(/method eth_blockNumber: x-gateway route "local"/);
   });
 
   it('a local handler for a method the contract does not route local is refused too', () => {
     const { pools } = recordingPools();
     const h: Handler<unknown> = () => new RawResult('"x"');
-    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, ...LOCAL_STUBS, eth_call: h }, forwarder(pools))).toThrow(/local handler for eth_call/);
-    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, ...LOCAL_STUBS, nope: h }, forwarder(pools))).toThrow(/local handler for nope/);
+    expect(() =>
+      routeHandlers(nodeMethods, { 'rpc.discover': h, ...LOCAL_STUBS, eth_call: h }, forwarder(pools)),
+    ).toThrow(/local handler for eth_call/);
+    expect(() => routeHandlers(nodeMethods, { 'rpc.discover': h, ...LOCAL_STUBS, nope: h }, forwarder(pools))).toThrow(
+      /local handler for nope/,
+    );
   });
 });

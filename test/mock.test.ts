@@ -18,7 +18,9 @@ import { Ajv } from 'ajv';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const examplesDir = join(root, 'node_modules/@open-rpc/examples/build/service-descriptions');
-const exampleDocs = readdirSync(examplesDir).filter((f) => f.endsWith('.json')).sort();
+const exampleDocs = readdirSync(examplesDir)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 const corpus = [
   ...exampleDocs.map((f) => join(examplesDir, f)),
   join(root, 'node_modules/@metamask/api-specs/dist/build/openrpc.json'),
@@ -31,7 +33,12 @@ const short = (file: string) => file.slice(root.length + 1);
 type Json = any;
 
 async function post(url: string, body: unknown): Promise<{ status: number; text: string; json: Json }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
   const text = await res.text();
   return { status: res.status, text, json: text ? JSON.parse(text) : undefined };
 }
@@ -79,14 +86,20 @@ describe.each(corpus.map((f) => [short(f), f]))('mock of %s', (_name, file) => {
         // The document's own example breaks its params schema (MetaMask's "0x01" filter ids): refused like any call,
         // and said at start.
         expect(r.json.error?.code, `${m.name}: ${r.text}`).toBe(-32602);
-        expect(mock.warnings.some((w) => w.startsWith(`${m.name}: `) && w.includes('params do not match')), m.name).toBe(true);
+        expect(
+          mock.warnings.some((w) => w.startsWith(`${m.name}: `) && w.includes('params do not match')),
+          m.name,
+        ).toBe(true);
       } else if (x.result && c.validators[m.name].result(x.result.value)) {
         expect(r.json.result, `${m.name}: ${r.text}`).toEqual(x.result.value);
       } else if (x.result) {
         // An example result that breaks the result schema is never served: the generated (valid) value is.
         expect(r.json.error, `${m.name}: ${r.text}`).toBeUndefined();
         expect(c.validators[m.name].result(r.json.result), m.name).toBe(true);
-        expect(mock.warnings.some((w) => w.startsWith(`${m.name}: `) && w.includes('result does not match')), m.name).toBe(true);
+        expect(
+          mock.warnings.some((w) => w.startsWith(`${m.name}: `) && w.includes('result does not match')),
+          m.name,
+        ).toBe(true);
       }
       checked++;
     }
@@ -100,7 +113,10 @@ describe.each(corpus.map((f) => [short(f), f]))('mock of %s', (_name, file) => {
       const r = await post(url, call(m.name, asCall(m, p!.value)));
       expect(r.status, `${m.name}: ${r.text}`).toBe(200);
       expect(r.json.error, `${m.name}: ${r.text}`).toBeUndefined();
-      expect(c.validators[m.name].result(r.json.result), `${m.name}: ${r.text} ${JSON.stringify(c.validators[m.name].result.errors)}`).toBe(true);
+      expect(
+        c.validators[m.name].result(r.json.result),
+        `${m.name}: ${r.text} ${JSON.stringify(c.validators[m.name].result.errors)}`,
+      ).toBe(true);
     }
     // no warning says a result could not be generated
     expect(mock.warnings.filter((w) => w.includes('could be generated'))).toEqual([]);
@@ -151,14 +167,28 @@ describe.each(corpus.map((f) => [short(f), f]))('mock of %s', (_name, file) => {
 describe('determinism and seeds', () => {
   it('two mocks with the same seed answer every call byte for byte alike; another seed answers differently', async () => {
     const doc = join(root, 'contracts/account.openrpc.json');
-    const [a, b, other] = await Promise.all([createMock({ document: doc, seed: 7 }), createMock({ document: doc, seed: 7 }), createMock({ document: doc, seed: 8 })]);
+    const [a, b, other] = await Promise.all([
+      createMock({ document: doc, seed: 7 }),
+      createMock({ document: doc, seed: 7 }),
+      createMock({ document: doc, seed: 8 }),
+    ]);
     try {
       const [ua, ub, uo] = await Promise.all([a.listen(0), b.listen(0), other.listen(0)]);
       const c = compileContract(a.model);
       let differs = 0;
       for (const m of a.model.methods) {
-        const body = { jsonrpc: '2.0', id: 1, method: m.name, params: asCall(m, sampleParams(a.model, m.name, c.validators[m.name].params, { seed: 3 })!.value) };
-        const [ra, ra2, rb, ro] = [await post(ua, body), await post(ua, body), await post(ub, body), await post(uo, body)];
+        const body = {
+          jsonrpc: '2.0',
+          id: 1,
+          method: m.name,
+          params: asCall(m, sampleParams(a.model, m.name, c.validators[m.name].params, { seed: 3 })!.value),
+        };
+        const [ra, ra2, rb, ro] = [
+          await post(ua, body),
+          await post(ua, body),
+          await post(ub, body),
+          await post(uo, body),
+        ];
         expect(ra.text).toBe(ra2.text); // the same call, the same answer
         expect(rb.text, m.name).toBe(ra.text);
         if (ro.text !== ra.text) differs++;
@@ -176,11 +206,17 @@ describe('params refused inside a param', () => {
     try {
       const url = await mock.listen(0);
       const c = compileContract(mock.model);
-      const [app] = sampleParams(mock.model, 'apps_create', c.validators.apps_create.params)!.value as [Record<string, unknown>];
+      const [app] = sampleParams(mock.model, 'apps_create', c.validators.apps_create.params)!.value as [
+        Record<string, unknown>,
+      ];
       const ok = await post(url, call('apps_create', [app]));
       expect(c.validators.apps_create.result(ok.json.result), ok.text).toBe(true);
       const r = await post(url, call('apps_create', [{ ...app, name: 5 }]));
-      expect(r.json.error).toMatchObject({ code: -32602, message: 'invalid params: app/name must be string', data: { param: 'app', path: '/0/name' } });
+      expect(r.json.error).toMatchObject({
+        code: -32602,
+        message: 'invalid params: app/name must be string',
+        data: { param: 'app', path: '/0/name' },
+      });
     } finally {
       await mock.close();
     }
@@ -222,9 +258,17 @@ describe('example errors and results that cannot be generated', () => {
         result: { name: 'thing', schema: { $ref: '#/components/schemas/Thing' } },
         errors: [{ $ref: '#/components/errors/NotFound' }],
         examples: [
-          { name: 'found', params: [{ name: 'id', value: 1 }], result: { name: 'thing', value: { id: 1, label: 'one' } } },
+          {
+            name: 'found',
+            params: [{ name: 'id', value: 1 }],
+            result: { name: 'thing', value: { id: 1, label: 'one' } },
+          },
           { name: 'missing', params: [{ name: 'id', value: 404 }], error: { $ref: '#/components/errors/NotFound' } },
-          { name: 'as example object', params: [{ name: 'id', value: 500 }], error: { name: 'boom', value: { code: -32000, message: 'boom', data: { why: 'test' } } } },
+          {
+            name: 'as example object',
+            params: [{ name: 'id', value: 500 }],
+            error: { name: 'boom', value: { code: -32000, message: 'boom', data: { why: 'test' } } },
+          },
         ],
       },
       {
@@ -236,7 +280,13 @@ describe('example errors and results that cannot be generated', () => {
     ],
     components: {
       schemas: {
-        Thing: { type: 'object', required: ['id', 'label'], additionalProperties: false, properties: { id: { type: 'integer' }, label: { type: 'string' }, note: { type: ['string', 'null'] } } } },
+        Thing: {
+          type: 'object',
+          required: ['id', 'label'],
+          additionalProperties: false,
+          properties: { id: { type: 'integer' }, label: { type: 'string' }, note: { type: ['string', 'null'] } },
+        },
+      },
       errors: { NotFound: { code: 4004, message: 'thing not found', data: { id: 404 } } },
     },
   };
@@ -250,8 +300,16 @@ describe('example errors and results that cannot be generated', () => {
 
   it("a call matching an example pairing's error answers that error", async () => {
     expect((await post(url, call('ns:get_thing', [1]))).json.result).toEqual({ id: 1, label: 'one' });
-    expect((await post(url, call('ns:get_thing', [404]))).json.error).toEqual({ code: 4004, message: 'thing not found', data: { id: 404 } });
-    expect((await post(url, call('ns:get_thing', [500]))).json.error).toEqual({ code: -32000, message: 'boom', data: { why: 'test' } });
+    expect((await post(url, call('ns:get_thing', [404]))).json.error).toEqual({
+      code: 4004,
+      message: 'thing not found',
+      data: { id: 404 },
+    });
+    expect((await post(url, call('ns:get_thing', [500]))).json.error).toEqual({
+      code: -32000,
+      message: 'boom',
+      data: { why: 'test' },
+    });
     // other ids: a generated Thing, with its optional fields filled and `note` a string rather than null
     const g = (await post(url, call('ns:get_thing', [2]))).json.result;
     expect(Object.keys(g).sort()).toEqual(['id', 'label', 'note']);
@@ -259,7 +317,9 @@ describe('example errors and results that cannot be generated', () => {
   });
 
   it('a result that cannot be generated is a warning at start and -32603 with a clear message at call time', async () => {
-    expect(mock.warnings).toEqual([expect.stringMatching(/^impossible: no value of its result schema could be generated/)]);
+    expect(mock.warnings).toEqual([
+      expect.stringMatching(/^impossible: no value of its result schema could be generated/),
+    ]);
     const r = await post(url, call('impossible', []));
     expect(r.json.error.code).toBe(-32603);
     expect(r.json.error.message).toContain('impossible');
@@ -278,8 +338,21 @@ describe('generated values for recursive schemas', () => {
   const components = {
     schemas: {
       // optional children; a required link that only null can end
-      Tree: { type: 'object', required: ['value'], additionalProperties: false, properties: { value: { type: 'integer' }, children: { type: 'array', items: { $ref: '#/components/schemas/Tree' } } } },
-      Chain: { type: 'object', required: ['next'], additionalProperties: false, properties: { next: { oneOf: [{ $ref: '#/components/schemas/Chain' }, { type: 'null' }] } } },
+      Tree: {
+        type: 'object',
+        required: ['value'],
+        additionalProperties: false,
+        properties: {
+          value: { type: 'integer' },
+          children: { type: 'array', items: { $ref: '#/components/schemas/Tree' } },
+        },
+      },
+      Chain: {
+        type: 'object',
+        required: ['next'],
+        additionalProperties: false,
+        properties: { next: { oneOf: [{ $ref: '#/components/schemas/Chain' }, { type: 'null' }] } },
+      },
     },
   };
   const model = { raw: { components } } as unknown as Parameters<typeof sampleValid>[0];
@@ -322,40 +395,54 @@ describe('rpcgate mock (child process)', () => {
   it.each([
     ['a URL', 'SIGTERM'],
     ['a path', 'SIGINT'],
-  ] as const)('serves a document given by %s: prints its URL, answers, and exits 0 on %s within 5 s', async (given, signal) => {
-    const doc = join(examplesDir, 'petstore-openrpc.json');
-    const source = given === 'a URL' ? `${docBase}/petstore.json` : doc;
-    const child = spawn(process.execPath, [...cliArgs, source, '--port', '0', '--host', '127.0.0.1', '--seed', '3'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
-    let stdout = '';
-    let stderr = '';
-    child.stderr!.on('data', (d) => (stderr += d));
-    const line = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no URL line in 30 s; stderr: ${stderr}`)), 30_000);
-      child.stdout!.on('data', (d) => {
-        stdout += d;
-        if (stdout.includes('\n')) {
-          clearTimeout(timer);
-          resolve(stdout.split('\n')[0]);
-        }
+  ] as const)(
+    'serves a document given by %s: prints its URL, answers, and exits 0 on %s within 5 s',
+    async (given, signal) => {
+      const doc = join(examplesDir, 'petstore-openrpc.json');
+      const source = given === 'a URL' ? `${docBase}/petstore.json` : doc;
+      const child = spawn(process.execPath, [...cliArgs, source, '--port', '0', '--host', '127.0.0.1', '--seed', '3'], {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      child.once('exit', (code) => reject(new Error(`exited ${code} before printing its URL; stderr: ${stderr}`)));
-    });
-    const { title, version } = JSON.parse(readFileSync(doc, 'utf8')).info;
-    expect(line).toMatch(new RegExp(`^mock of "${title}" ${version.replace(/\./g, '\\.')}: 3 methods at http://127\\.0\\.0\\.1:\\d+/$`));
-    const url = line.slice(line.indexOf('http://'));
-    const r = await post(url, call('list_pets', [1]));
-    expect(r.json.result).toEqual(JSON.parse(readFileSync(doc, 'utf8')).methods.find((m: Json) => m.name === 'list_pets').examples[0].result.value);
-    expect(stderr).toBe(''); // petstore's examples are consistent: nothing to warn about
+      children.push(child);
+      let stdout = '';
+      let stderr = '';
+      child.stderr!.on('data', (d) => (stderr += d));
+      const line = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no URL line in 30 s; stderr: ${stderr}`)), 30_000);
+        child.stdout!.on('data', (d) => {
+          stdout += d;
+          if (stdout.includes('\n')) {
+            clearTimeout(timer);
+            resolve(stdout.split('\n')[0]);
+          }
+        });
+        child.once('exit', (code) => reject(new Error(`exited ${code} before printing its URL; stderr: ${stderr}`)));
+      });
+      const { title, version } = JSON.parse(readFileSync(doc, 'utf8')).info;
+      expect(line).toMatch(
+        new RegExp(`^mock of "${title}" ${version.replace(/\./g, '\\.')}: 3 methods at http://127\\.0\\.0\\.1:\\d+/$`),
+      );
+      const url = line.slice(line.indexOf('http://'));
+      const r = await post(url, call('list_pets', [1]));
+      expect(r.json.result).toEqual(
+        JSON.parse(readFileSync(doc, 'utf8')).methods.find((m: Json) => m.name === 'list_pets').examples[0].result
+          .value,
+      );
+      expect(stderr).toBe(''); // petstore's examples are consistent: nothing to warn about
 
-    const t0 = Date.now();
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    child.kill(signal);
-    const code = await Promise.race([exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 5000))]);
-    expect(code).toBe(0);
-    expect(Date.now() - t0).toBeLessThan(5000);
-    await expect(fetch(url, { method: 'POST', body: '{}', signal: AbortSignal.timeout(2000) })).rejects.toThrow();
-  });
+      const t0 = Date.now();
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill(signal);
+      const code = await Promise.race([
+        exited,
+        new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 5000)),
+      ]);
+      expect(code).toBe(0);
+      expect(Date.now() - t0).toBeLessThan(5000);
+      await expect(fetch(url, { method: 'POST', body: '{}', signal: AbortSignal.timeout(2000) })).rejects.toThrow();
+    },
+  );
 
   const fails = (args: string[]) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {

@@ -16,7 +16,11 @@ let svc: RunningService;
 let dataDir: string;
 
 async function chainId(url: string): Promise<{ status: number; result?: string }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+  });
   const body = (await res.json()) as { result?: string };
   return { status: res.status, result: body.result };
 }
@@ -24,7 +28,11 @@ async function chainId(url: string): Promise<{ status: number; result?: string }
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'rpcgate-networks-'));
   const closed = ['http://127.0.0.1:9'];
-  const networks = { mainnet: { upstreams: closed }, testnet: { upstreams: closed, chainId: 31338 }, holesky: { upstreams: [], chainId: 17000, blockTime: 1, label: 'Holesky testnet' } };
+  const networks = {
+    mainnet: { upstreams: closed },
+    testnet: { upstreams: closed, chainId: 31338 },
+    holesky: { upstreams: [], chainId: 17000, blockTime: 1, label: 'Holesky testnet' },
+  };
   svc = await startService({ port: 0, dataDir, logLevel: 'silent', devKey: false, networks });
 }, 60_000);
 
@@ -44,14 +52,23 @@ describe('a third configured network', () => {
 
   it('keys and app URLs on it, its name in any case; requests on it are served by its chain', async () => {
     const api = account(svc);
-    await signUpAndLogIn(api, { email: `net-${randomBytes(4).toString('hex')}@example.com`, password: 'a long enough password' });
+    await signUpAndLogIn(api, {
+      email: `net-${randomBytes(4).toString('hex')}@example.com`,
+      password: 'a long enough password',
+    });
 
     const key = await api.request('keys_create', [{ name: 'holesky key', network: 'HOLESKY' }]);
-    expect([key.network, key.networkLabel, key.url]).toEqual(['holesky', 'Holesky testnet', `${svc.url}/holesky/${key.key}`]);
+    expect([key.network, key.networkLabel, key.url]).toEqual([
+      'holesky',
+      'Holesky testnet',
+      `${svc.url}/holesky/${key.key}`,
+    ]);
     expect((await api.request('keys_list')).keys.map((k) => k.network)).toEqual(['holesky']);
     expect(await chainId(key.url)).toEqual({ status: 200, result: '0x4268' });
 
-    const app = await api.request('apps_create', [{ name: 'three networks', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] }]);
+    const app = await api.request('apps_create', [
+      { name: 'three networks', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] },
+    ]);
     expect(app.networks).toEqual(['mainnet', 'testnet', 'holesky']);
     expect(app.urls.holesky).toBe(`${svc.url}/holesky/v2/${app.key}`);
     expect(await chainId(app.urls.holesky!)).toEqual({ status: 200, result: '0x4268' });

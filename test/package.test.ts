@@ -20,7 +20,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, copyCheckout, pack, root, run, writeAppManifest } from './helpers/pack.js';
 
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name: string; version: string; dependencies: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  dependencies: Record<string, string>;
+};
 
 let work: string;
 let app: string;
@@ -32,7 +36,11 @@ let nodeUrl: string;
 async function localPrebuilds(dir: string): Promise<Record<string, string>> {
   const mod = join(root, 'node_modules', 'better-sqlite3');
   const binary = join(mod, 'build', 'Release', 'better_sqlite3.node');
-  const locked = (JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> }).packages['node_modules/better-sqlite3']?.version;
+  const locked = (
+    JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version?: string }>;
+    }
+  ).packages['node_modules/better-sqlite3']?.version;
   const installed = (JSON.parse(readFileSync(join(mod, 'package.json'), 'utf8')) as { version: string }).version;
   if (!existsSync(binary) || installed !== locked) return {};
   mkdirSync(dir, { recursive: true });
@@ -42,8 +50,13 @@ async function localPrebuilds(dir: string): Promise<Record<string, string>> {
   return { npm_config_better_sqlite3_local_prebuilds: dir };
 }
 
-async function post(url: string, body: unknown): Promise<{ status: number; json: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+async function post(url: string, body: unknown): Promise<{ status: number; json: any }> {
+  // eslint-disable-line @typescript-eslint/no-explicit-any
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, json: await res.json() };
 }
 
@@ -61,19 +74,40 @@ beforeAll(async () => {
   const gateway = await pack(src, out);
   const shipped = gateway.files;
   // What runs and what is served comes from the tarball: compiled code with types, the built dashboard, the docs.
-  for (const f of ['bin/rpcgate.js', 'dist/src/cli/main.js', 'dist/src/index.d.ts', 'dist/generated/node/client.d.ts', 'dist/web/index.html', 'docs/index.html', 'openrpc.json', 'contracts/account.openrpc.json', 'src/gateway/chain/contracts/Token.sol', 'LICENSE']) {
+  for (const f of [
+    'bin/rpcgate.js',
+    'dist/src/cli/main.js',
+    'dist/src/index.d.ts',
+    'dist/generated/node/client.d.ts',
+    'dist/web/index.html',
+    'docs/index.html',
+    'openrpc.json',
+    'contracts/account.openrpc.json',
+    'src/gateway/chain/contracts/Token.sol',
+    'LICENSE',
+  ]) {
     expect(shipped, f).toContain(f);
   }
   // …and no TypeScript source, tests, build config or the workspaces (they are packages of their own).
   expect(shipped.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
-  expect(shipped.filter((f) => /^(test|bench|codegen|generated|packages)\//.test(f) || /^tsconfig/.test(f))).toEqual([]);
+  expect(shipped.filter((f) => /^(test|bench|codegen|generated|packages)\//.test(f) || /^tsconfig/.test(f))).toEqual(
+    [],
+  );
   expect(pkg.dependencies).toMatchObject({ '@rpcgate/client': client.version, '@rpcgate/toolkit': toolkit.version });
 
   writeAppManifest(app, [gateway], [client, toolkit], 'module');
   const t0 = Date.now();
-  await run('npm', ['install', '--offline', '--no-audit', '--no-fund'], app, await localPrebuilds(join(work, 'prebuilds')), 600_000);
+  await run(
+    'npm',
+    ['install', '--offline', '--no-audit', '--no-fund'],
+    app,
+    await localPrebuilds(join(work, 'prebuilds')),
+    600_000,
+  );
   const kb = Number((await run('du', ['-sk', 'node_modules'], app)).split('\t')[0]);
-  console.log(`installed size: rpcgate (with @rpcgate/toolkit and @rpcgate/client): ${(kb / 1024).toFixed(1)} MB on disk, installed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `installed size: rpcgate (with @rpcgate/toolkit and @rpcgate/client): ${(kb / 1024).toFixed(1)} MB on disk, installed in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  );
 }, 900_000);
 
 afterAll(async () => {
@@ -88,7 +122,8 @@ afterAll(async () => {
 describe('the installed package', () => {
   it('rpcgate --help runs the compiled CLI with plain node and lists the commands', async () => {
     const help = await run('npx', ['--offline', '--no-install', 'rpcgate', '--help'], app, {}, 60_000);
-    for (const cmd of ['start', 'conformance', 'generate', 'signup', 'login', 'keys', 'apps']) expect(help).toMatch(new RegExp(`^\\s+${cmd}\\b`, 'm'));
+    for (const cmd of ['start', 'conformance', 'generate', 'signup', 'login', 'keys', 'apps'])
+      expect(help).toMatch(new RegExp(`^\\s+${cmd}\\b`, 'm'));
     // No tsx in what runs: the installed package carries the compiled CLI, which the bin takes first (its tsx fallback is
     // for a checkout without a build), and tsx is not even installed (a devDependency) — yet --help ran above.
     expect(existsSync(join(app, 'node_modules', pkg.name, 'dist', 'src', 'cli', 'main.js'))).toBe(true);
@@ -97,11 +132,15 @@ describe('the installed package', () => {
 
   it('rpcgate start serves the dashboard at /, the docs and the node API on embedded anvils', async () => {
     const bin = join(app, 'node_modules', '.bin', 'rpcgate');
-    const child = spawn(process.execPath, [bin, 'start', '--port', '0', '--host', '127.0.0.1', '--dev-key', '--data-dir', join(app, 'data')], {
-      cwd: app,
-      env: cleanEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [bin, 'start', '--port', '0', '--host', '127.0.0.1', '--dev-key', '--data-dir', join(app, 'data')],
+      {
+        cwd: app,
+        env: cleanEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     service = child;
     let output = '';
     child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
@@ -184,15 +223,45 @@ export const wrong: Promise<number> = client.request('eth_chainId');
 `,
     );
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-    await run(process.execPath, [tsc, '--strict', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--target', 'ES2022', '--noEmit', '--types', 'node', '--typeRoots', join(root, 'node_modules', '@types'), 'typed.ts'], app, {}, 120_000);
+    await run(
+      process.execPath,
+      [
+        tsc,
+        '--strict',
+        '--module',
+        'NodeNext',
+        '--moduleResolution',
+        'NodeNext',
+        '--target',
+        'ES2022',
+        '--noEmit',
+        '--types',
+        'node',
+        '--typeRoots',
+        join(root, 'node_modules', '@types'),
+        'typed.ts',
+      ],
+      app,
+      {},
+      120_000,
+    );
   }, 130_000);
 
   // Issue 11, item 1: the output of `rpcgate generate` imports only itself and the package's exports, so it type-checks
   // (strict, NodeNext, no skipLibCheck) against the installed .d.ts and runs on the installed JavaScript.
   it('rpcgate generate writes a client that type-checks against the installed package and talks to its createServer', async () => {
-    copyFileSync(join(root, 'node_modules/@open-rpc/examples/build/service-descriptions/petstore-openrpc.json'), join(app, 'petstore.json'));
+    copyFileSync(
+      join(root, 'node_modules/@open-rpc/examples/build/service-descriptions/petstore-openrpc.json'),
+      join(app, 'petstore.json'),
+    );
     const bin = join(app, 'node_modules', '.bin', 'rpcgate');
-    const written = await run(process.execPath, [bin, 'generate', 'petstore.json', '--out', 'petstore'], app, {}, 60_000);
+    const written = await run(
+      process.execPath,
+      [bin, 'generate', 'petstore.json', '--out', 'petstore'],
+      app,
+      {},
+      60_000,
+    );
     expect(written).toContain('petstore: types.ts, methods.ts, validators.ts, client.ts, index.ts');
     await run(process.execPath, [bin, 'generate', 'petstore.json', '--out', 'petstore', '--check'], app, {}, 60_000);
     writeFileSync(
@@ -221,9 +290,38 @@ try {
 `,
     );
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-    await run(process.execPath, [tsc, '--strict', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--target', 'ES2022', '--outDir', 'build', '--types', 'node', '--typeRoots', join(root, 'node_modules', '@types'), 'pets.ts'], app, {}, 120_000);
+    await run(
+      process.execPath,
+      [
+        tsc,
+        '--strict',
+        '--module',
+        'NodeNext',
+        '--moduleResolution',
+        'NodeNext',
+        '--target',
+        'ES2022',
+        '--outDir',
+        'build',
+        '--types',
+        'node',
+        '--typeRoots',
+        join(root, 'node_modules', '@types'),
+        'pets.ts',
+      ],
+      app,
+      {},
+      120_000,
+    );
     const out = JSON.parse(await run(process.execPath, [join('build', 'pets.js')], app, {}, 30_000));
-    expect(out).toEqual({ pets: [{ id: 0, name: 'pet0' }, { id: 1, name: 'pet1' }], pet: { id: 7, name: 'rex', tag: 'dog' }, refused: -32602 });
+    expect(out).toEqual({
+      pets: [
+        { id: 0, name: 'pet0' },
+        { id: 1, name: 'pet1' },
+      ],
+      pet: { id: 7, name: 'rex', tag: 'dog' },
+      refused: -32602,
+    });
   }, 200_000);
 
   // Issue 11, items 2–4 from the installed package: docs (with the browser validators), a mock, and conformance --spec
@@ -237,7 +335,10 @@ try {
     for (const f of ['index.html', 'assets/validators.js']) expect(existsSync(join(app, 'site', f)), f).toBe(true);
     expect(readFileSync(join(app, 'site', 'index.html'), 'utf8')).toContain('get_pets');
 
-    const mock = spawn(process.execPath, [bin, 'mock', 'petstore-expanded.json', '--port', '0'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+    const mock = spawn(process.execPath, [bin, 'mock', 'petstore-expanded.json', '--port', '0'], {
+      cwd: app,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       const url = await new Promise<string>((resolveUrl, reject) => {
         let out = '';
@@ -245,14 +346,28 @@ try {
         mock.stdout!.on('data', (b: Buffer) => {
           out += b.toString();
           const m = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
-          if (m) (clearTimeout(timer), resolveUrl(m[1]));
+          if (m) clearTimeout(timer), resolveUrl(m[1]);
         });
         mock.on('exit', (code) => reject(new Error(`rpcgate mock exited ${code}: ${out}`)));
       });
-      const report = JSON.parse(await run(process.execPath, [bin, 'conformance', url, '--spec', 'petstore-expanded.json', '--json'], app, {}, 60_000));
+      const report = JSON.parse(
+        await run(
+          process.execPath,
+          [bin, 'conformance', url, '--spec', 'petstore-expanded.json', '--json'],
+          app,
+          {},
+          60_000,
+        ),
+      );
       expect(report.ok).toBe(true);
       expect(report.summary.passed).toBeGreaterThanOrEqual(4);
-      const other = await run(process.execPath, [bin, 'conformance', url, '--spec', 'simple-math.json', '--json'], app, {}, 60_000).then(
+      const other = await run(
+        process.execPath,
+        [bin, 'conformance', url, '--spec', 'simple-math.json', '--json'],
+        app,
+        {},
+        60_000,
+      ).then(
         () => 0,
         () => 1,
       );

@@ -4,7 +4,18 @@
 // serves its mock, and that client runs with @rpcgate/client alone from an ES module project and from a CommonJS one
 // (`npm init -y`; Node ≥ 20.19 loads the ES module package through require(esm)).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +29,8 @@ let work: string;
 let client: Packed;
 let toolkit: Packed;
 const apps = { esm: '', cjs: '', toolkit: '' };
-const installed: Record<keyof typeof apps, { bytes: number; diskBytes: number; ms: number; packages: number }> = {} as never;
+const installed: Record<keyof typeof apps, { bytes: number; diskBytes: number; ms: number; packages: number }> =
+  {} as never;
 let mock: ChildProcess | undefined;
 let mockUrl = '';
 
@@ -55,7 +67,8 @@ function installScripts(modules: string): { packages: number; scripts: string[] 
     const file = join(d, 'package.json');
     if (!existsSync(file)) continue;
     const m = JSON.parse(readFileSync(file, 'utf8')) as { name: string; scripts?: Record<string, string> };
-    for (const s of ['preinstall', 'install', 'postinstall']) if (m.scripts?.[s]) scripts.push(`${m.name}: ${s}: ${m.scripts[s]}`);
+    for (const s of ['preinstall', 'install', 'postinstall'])
+      if (m.scripts?.[s]) scripts.push(`${m.name}: ${s}: ${m.scripts[s]}`);
     // npm runs `node-gyp rebuild` for a binding.gyp without an install script
     if (existsSync(join(d, 'binding.gyp'))) scripts.push(`${m.name}: binding.gyp`);
   }
@@ -64,7 +77,13 @@ function installScripts(modules: string): { packages: number; scripts: string[] 
 
 async function install(name: keyof typeof apps): Promise<void> {
   const t0 = Date.now();
-  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts=false'], apps[name], {}, 600_000);
+  await run(
+    'npm',
+    ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts=false'],
+    apps[name],
+    {},
+    600_000,
+  );
   const ms = Date.now() - t0;
   const { packages } = installScripts(join(apps[name], 'node_modules'));
   installed[name] = { ...(await sizeOf(join(apps[name], 'node_modules'))), ms, packages };
@@ -92,7 +111,10 @@ beforeAll(async () => {
   console.log(
     'installed sizes:\n' +
       (Object.entries(installed) as [string, (typeof installed)['esm']][])
-        .map(([k, v]) => `  ${k === 'toolkit' ? '@rpcgate/toolkit (with @rpcgate/client)' : `@rpcgate/client alone (${k})`}: ${(v.diskBytes / MB).toFixed(2)} MB on disk (${(v.bytes / MB).toFixed(2)} MB in files), ${v.packages} package(s), installed in ${(v.ms / 1000).toFixed(1)} s`)
+        .map(
+          ([k, v]) =>
+            `  ${k === 'toolkit' ? '@rpcgate/toolkit (with @rpcgate/client)' : `@rpcgate/client alone (${k})`}: ${(v.diskBytes / MB).toFixed(2)} MB on disk (${(v.bytes / MB).toFixed(2)} MB in files), ${v.packages} package(s), installed in ${(v.ms / 1000).toFixed(1)} s`,
+        )
         .join('\n'),
   );
 }, 900_000);
@@ -109,8 +131,12 @@ afterAll(async () => {
 describe('the packed packages', () => {
   it('ship compiled code with types, a LICENSE and a CHANGELOG, and no sources or build config', () => {
     for (const p of [client, toolkit]) {
-      for (const f of ['package.json', 'LICENSE', 'CHANGELOG.md', 'README.md', 'dist/index.js', 'dist/index.d.ts']) expect(p.files, `${p.name}: ${f}`).toContain(f);
-      expect(p.files.filter((f) => (/\.ts$/.test(f) && !f.endsWith('.d.ts')) || /^(src|test)\/|tsconfig/.test(f)), p.name).toEqual([]);
+      for (const f of ['package.json', 'LICENSE', 'CHANGELOG.md', 'README.md', 'dist/index.js', 'dist/index.d.ts'])
+        expect(p.files, `${p.name}: ${f}`).toContain(f);
+      expect(
+        p.files.filter((f) => (/\.ts$/.test(f) && !f.endsWith('.d.ts')) || /^(src|test)\/|tsconfig/.test(f)),
+        p.name,
+      ).toEqual([]);
     }
     expect(toolkit.files).toContain('bin/rpcgate-toolkit.js');
     expect(readFileSync(join(root, 'packages/client/LICENSE'), 'utf8')).toMatch(/^MIT License/);
@@ -119,7 +145,10 @@ describe('the packed packages', () => {
   it(`@rpcgate/client installs alone in ≤ ${CLIENT_MAX / MB} MB with no install scripts`, () => {
     for (const app of ['esm', 'cjs'] as const) {
       // The client and its one dependency, re2js (pure JS: the linear-time pattern engine of generated validators).
-      expect(readdirSync(join(apps[app], 'node_modules')).filter((e) => !e.startsWith('.'))).toEqual(['@rpcgate', 're2js']);
+      expect(readdirSync(join(apps[app], 'node_modules')).filter((e) => !e.startsWith('.'))).toEqual([
+        '@rpcgate',
+        're2js',
+      ]);
       expect(readdirSync(join(apps[app], 'node_modules', '@rpcgate'))).toEqual(['client']);
       expect(installed[app].diskBytes).toBeLessThanOrEqual(CLIENT_MAX);
       expect(installScripts(join(apps[app], 'node_modules')).scripts).toEqual([]);
@@ -130,33 +159,71 @@ describe('the packed packages', () => {
     const modules = join(apps.toolkit, 'node_modules');
     expect(installed.toolkit.diskBytes).toBeLessThanOrEqual(TOOLKIT_MAX);
     expect(installScripts(modules).scripts).toEqual([]);
-    for (const heavy of ['@foundry-rs', 'solc', 'better-sqlite3', 'pg', 'ioredis', 'kysely', '@node-rs', 'react', 'rpcgate']) expect(existsSync(join(modules, heavy)), heavy).toBe(false);
+    for (const heavy of [
+      '@foundry-rs',
+      'solc',
+      'better-sqlite3',
+      'pg',
+      'ioredis',
+      'kysely',
+      '@node-rs',
+      'react',
+      'rpcgate',
+    ])
+      expect(existsSync(join(modules, heavy)), heavy).toBe(false);
     expect(existsSync(join(modules, '@rpcgate', 'client', 'dist', 'index.js'))).toBe(true);
   });
 
   it('the toolkit bin writes a client that imports only itself and @rpcgate/client, and serves the mock', async () => {
-    copyFileSync(join(root, 'node_modules/@open-rpc/examples/build/service-descriptions/petstore-openrpc.json'), join(apps.toolkit, 'petstore.json'));
+    copyFileSync(
+      join(root, 'node_modules/@open-rpc/examples/build/service-descriptions/petstore-openrpc.json'),
+      join(apps.toolkit, 'petstore.json'),
+    );
     const bin = join(apps.toolkit, 'node_modules', '.bin', 'rpcgate-toolkit');
-    expect(await run(process.execPath, [bin, '--help'], apps.toolkit)).toMatch(/generate[\s\S]*docs[\s\S]*mock[\s\S]*conformance/);
-    const written = await run(process.execPath, [bin, 'generate', 'petstore.json', '--out', 'gen'], apps.toolkit, {}, 60_000);
+    expect(await run(process.execPath, [bin, '--help'], apps.toolkit)).toMatch(
+      /generate[\s\S]*docs[\s\S]*mock[\s\S]*conformance/,
+    );
+    const written = await run(
+      process.execPath,
+      [bin, 'generate', 'petstore.json', '--out', 'gen'],
+      apps.toolkit,
+      {},
+      60_000,
+    );
     expect(written).toContain('gen: types.ts, methods.ts, validators.ts, client.ts, index.ts');
     for (const f of readdirSync(join(apps.toolkit, 'gen'))) {
-      const specs = [...readFileSync(join(apps.toolkit, 'gen', f), 'utf8').matchAll(/from '([^']+)'/g)].map((m) => m[1]);
-      expect(specs.filter((s) => s !== '@rpcgate/client' && !s!.startsWith('./')), f).toEqual([]);
+      const specs = [...readFileSync(join(apps.toolkit, 'gen', f), 'utf8').matchAll(/from '([^']+)'/g)].map(
+        (m) => m[1],
+      );
+      expect(
+        specs.filter((s) => s !== '@rpcgate/client' && !s!.startsWith('./')),
+        f,
+      ).toEqual([]);
     }
 
-    mock = spawn(process.execPath, [bin, 'mock', 'petstore.json', '--port', '0'], { cwd: apps.toolkit, stdio: ['ignore', 'pipe', 'pipe'] });
+    mock = spawn(process.execPath, [bin, 'mock', 'petstore.json', '--port', '0'], {
+      cwd: apps.toolkit,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     mockUrl = await new Promise<string>((resolveUrl, reject) => {
       let out = '';
       const timer = setTimeout(() => reject(new Error(`no URL from rpcgate-toolkit mock: ${out}`)), 30_000);
       mock!.stdout!.on('data', (b: Buffer) => {
         out += b.toString();
         const m = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
-        if (m) (clearTimeout(timer), resolveUrl(m[1]!));
+        if (m) clearTimeout(timer), resolveUrl(m[1]!);
       });
       mock!.on('exit', (code) => reject(new Error(`rpcgate-toolkit mock exited ${code}: ${out}`)));
     });
-    const report = JSON.parse(await run(process.execPath, [bin, 'conformance', mockUrl, '--spec', 'petstore.json', '--json'], apps.toolkit, {}, 60_000));
+    const report = JSON.parse(
+      await run(
+        process.execPath,
+        [bin, 'conformance', mockUrl, '--spec', 'petstore.json', '--json'],
+        apps.toolkit,
+        {},
+        60_000,
+      ),
+    );
     expect(report.ok).toBe(true);
   }, 120_000);
 
@@ -181,17 +248,48 @@ main().catch((e) => {
   process.exit(1);
 });
 `;
-  it.each(['esm', 'cjs'] as const)('a generated client runs with @rpcgate/client alone from a %s project', async (kind) => {
-    expect(mockUrl, 'needs the mock of the previous test').toBeTruthy();
-    const app = apps[kind];
-    cpSync(join(apps.toolkit, 'gen'), join(app, 'gen'), { recursive: true });
-    writeFileSync(join(app, 'usage.ts'), usage);
-    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-    await run(process.execPath, [tsc, '--strict', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--target', 'ES2022', '--outDir', 'build', '--types', 'node', '--typeRoots', join(root, 'node_modules', '@types'), 'usage.ts'], app, {}, 120_000);
-    const compiled = readFileSync(join(app, 'build', 'gen', 'client.js'), 'utf8');
-    if (kind === 'cjs') expect(compiled).toMatch(/require\("@rpcgate\/client"\)/);
-    else expect(compiled).toMatch(/from '@rpcgate\/client'/);
-    const out = JSON.parse(await run(process.execPath, [join('build', 'usage.js'), mockUrl], app, {}, 30_000));
-    expect(out).toEqual({ pets: true, batch: ['object', 'object'], refused: -32602, moduleSystem: kind === 'cjs' ? 'commonjs' : 'esm' });
-  }, 150_000);
+  it.each(['esm', 'cjs'] as const)(
+    'a generated client runs with @rpcgate/client alone from a %s project',
+    async (kind) => {
+      expect(mockUrl, 'needs the mock of the previous test').toBeTruthy();
+      const app = apps[kind];
+      cpSync(join(apps.toolkit, 'gen'), join(app, 'gen'), { recursive: true });
+      writeFileSync(join(app, 'usage.ts'), usage);
+      const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+      await run(
+        process.execPath,
+        [
+          tsc,
+          '--strict',
+          '--module',
+          'NodeNext',
+          '--moduleResolution',
+          'NodeNext',
+          '--target',
+          'ES2022',
+          '--outDir',
+          'build',
+          '--types',
+          'node',
+          '--typeRoots',
+          join(root, 'node_modules', '@types'),
+          'usage.ts',
+        ],
+        app,
+        {},
+        120_000,
+      );
+      const compiled = readFileSync(join(app, 'build', 'gen', 'client.js'), 'utf8');
+      if (kind === 'cjs') expect(compiled).toMatch(/require\("@rpcgate\/client"\)/);
+      else expect(compiled).toMatch(/from '@rpcgate\/client'/);
+      const out = JSON.parse(await run(process.execPath, [join('build', 'usage.js'), mockUrl], app, {}, 30_000));
+      expect(out).toEqual({
+        pets: true,
+        batch: ['object', 'object'],
+        refused: -32602,
+        moduleSystem: kind === 'cjs' ? 'commonjs' : 'esm',
+      });
+    },
+    150_000,
+  );
 });

@@ -93,7 +93,9 @@ describe('/metrics after known traffic', () => {
     });
     // One observation per upstream HTTP request that got an answer (coalesced batches are one request).
     const up = [...histograms(samples, 'rpcgate_upstream_duration_seconds').values()];
-    expect(up.map((h) => [h.labels, h.count])).toEqual([[{ network: 'mainnet', upstream: hostPort(stub.url) }, svc.pools.get('mainnet')!.stats.requests]]);
+    expect(up.map((h) => [h.labels, h.count])).toEqual([
+      [{ network: 'mainnet', upstream: hostPort(stub.url) }, svc.pools.get('mainnet')!.stats.requests],
+    ]);
     expect(byLabels(samples, 'rpcgate_active_keys')).toEqual({ 'kind=account': 3, 'kind=static': 0 });
     expect(byLabels(samples, 'rpcgate_usage_dropped_total')).toEqual({ '': 0 });
     // Process metrics are there too (prefixed).
@@ -106,9 +108,14 @@ describe('/metrics after known traffic', () => {
   });
 
   it('counts live: another call shows up in the next scrape', async () => {
-    const before = byLabels(strictParse(text).samples, 'rpcgate_requests_total')['method=other,network=mainnet,outcome=auth'];
+    const before = byLabels(strictParse(text).samples, 'rpcgate_requests_total')[
+      'method=other,network=mainnet,outcome=auth'
+    ];
     await fetch(`${svc.url}/mainnet/${'y2'.repeat(16)}`, { method: 'POST', body: '{}' });
-    const after = byLabels(strictParse(await (await fetch(`${svc.url}/metrics`)).text()).samples, 'rpcgate_requests_total')['method=other,network=mainnet,outcome=auth'];
+    const after = byLabels(
+      strictParse(await (await fetch(`${svc.url}/metrics`)).text()).samples,
+      'rpcgate_requests_total',
+    )['method=other,network=mainnet,outcome=auth'];
     expect(after).toBe(before + 1);
   });
 });
@@ -117,7 +124,11 @@ describe('/metrics access', () => {
   it('default: loopback clients only, never through a proxy header; not a node API call', async () => {
     const svc = await gate();
     expect((await fetch(`${svc.url}/metrics`)).status).toBe(200);
-    for (const h of [{ 'x-forwarded-for': '203.0.113.9' }, { forwarded: 'for=203.0.113.9' }, { 'x-real-ip': '203.0.113.9' }] as Record<string, string>[]) {
+    for (const h of [
+      { 'x-forwarded-for': '203.0.113.9' },
+      { forwarded: 'for=203.0.113.9' },
+      { 'x-real-ip': '203.0.113.9' },
+    ] as Record<string, string>[]) {
       expect((await fetch(`${svc.url}/metrics`, { headers: h })).status).toBe(403);
     }
     expect((await fetch(`${svc.url}/metrics`, { method: 'POST' })).status).toBe(405);
@@ -131,7 +142,9 @@ describe('/metrics access', () => {
     const no = await fetch(`${svc.url}/metrics`);
     expect([no.status, no.headers.get('www-authenticate')]).toEqual([401, 'Bearer realm="metrics"']);
     expect((await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${token}x` } })).status).toBe(401);
-    const ok = await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': '203.0.113.9' } });
+    const ok = await fetch(`${svc.url}/metrics`, {
+      headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': '203.0.113.9' },
+    });
     expect(ok.status).toBe(200);
     expect(await ok.text()).toMatch(/^# HELP rpcgate_requests_total /m);
   });

@@ -15,7 +15,14 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMock, generatePythonClient, loadDocument, type ContractModel, type MockServer } from '@rpcgate/toolkit';
-import { callArguments, exampleArguments, isGeneratedPython, namePython, pyValue, type PythonMethod } from '../packages/toolkit/src/codegen/python.js';
+import {
+  callArguments,
+  exampleArguments,
+  isGeneratedPython,
+  namePython,
+  pyValue,
+  type PythonMethod,
+} from '../packages/toolkit/src/codegen/python.js';
 import { sampleParams } from '../packages/toolkit/src/contract/sample.js';
 import { refName } from '../packages/toolkit/src/contract/model.js';
 import { generateAction } from '../packages/toolkit/src/cli/generate.js';
@@ -62,7 +69,12 @@ let mypyMs = 0;
 /** What the client sends: by name an object without the optional params left None; by position the list without the
  *  trailing optional ones left None. */
 function wireOf(pm: PythonMethod, values: Json[]): Json {
-  if (pm.byName) return Object.fromEntries(pm.params.flatMap((p, i) => (i < values.length && (p.required || values[i] !== null) ? [[p.name, values[i]]] : [])));
+  if (pm.byName)
+    return Object.fromEntries(
+      pm.params.flatMap((p, i) =>
+        i < values.length && (p.required || values[i] !== null) ? [[p.name, values[i]]] : [],
+      ),
+    );
   const out = [...values];
   const required = pm.params.filter((p) => p.required).length;
   while (out.length > required && out[out.length - 1] === null) out.pop();
@@ -76,25 +88,41 @@ function undeclaredKeys(model: ContractModel, schema: Json, value: Json, depth =
   if (depth > 32 || !s || typeof s !== 'object' || value === null || typeof value !== 'object') return false;
   const r = refName(s);
   if (r !== undefined) return undeclaredKeys(model, model.raw.components.schemas[r], value, depth + 1);
-  for (const k of ['oneOf', 'anyOf'] as const) if (Array.isArray(s[k]) && (s[k] as Json[]).some((m) => undeclaredKeys(model, m, value, depth + 1))) return true;
+  for (const k of ['oneOf', 'anyOf'] as const)
+    if (Array.isArray(s[k]) && (s[k] as Json[]).some((m) => undeclaredKeys(model, m, value, depth + 1))) return true;
   if (Array.isArray(s.allOf)) {
-    const merged = { type: 'object', properties: Object.assign({}, ...(s.allOf as Json[]).map((m) => (refName(m) ? model.raw.components.schemas[refName(m)!] : m)?.properties ?? {}), s.properties ?? {}) };
+    const merged = {
+      type: 'object',
+      properties: Object.assign(
+        {},
+        ...(s.allOf as Json[]).map(
+          (m) => (refName(m) ? model.raw.components.schemas[refName(m)!] : m)?.properties ?? {},
+        ),
+        s.properties ?? {},
+      ),
+    };
     return undeclaredKeys(model, merged, value, depth + 1);
   }
   if (Array.isArray(value)) return value.some((v) => undeclaredKeys(model, s.items, v, depth + 1));
   const props = (s.properties ?? {}) as Record<string, Json>;
   const v = value as Record<string, Json>;
-  if (s.properties && s.additionalProperties === undefined && s.patternProperties === undefined && Object.keys(v).some((k) => !(k in props))) return true;
+  if (
+    s.properties &&
+    s.additionalProperties === undefined &&
+    s.patternProperties === undefined &&
+    Object.keys(v).some((k) => !(k in props))
+  )
+    return true;
   return Object.entries(props).some(([k, ps]) => k in v && undeclaredKeys(model, ps, v[k], depth + 1));
 }
 
 let casts = 0;
 function argsOf(model: ContractModel, pm: PythonMethod, values: Json[]): string {
   const literals = values.map((v, i) => {
-      const undeclared = undeclaredKeys(model, pm.model.params[i].schema, v);
-      if (undeclared) casts++;
-      return undeclared ? `cast(Any, ${pyValue(v)})` : pyValue(v);
-    });
+    const undeclared = undeclaredKeys(model, pm.model.params[i].schema, v);
+    if (undeclared) casts++;
+    return undeclared ? `cast(Any, ${pyValue(v)})` : pyValue(v);
+  });
   return callArguments(pm, literals);
 }
 
@@ -177,9 +205,15 @@ function misuse(d: Doc): { code: string; expect: string } | undefined {
 }
 
 async function direct(url: string, method: string, params: Json): Promise<{ result?: Json; error?: Json }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
   const body = (await res.json()) as { result?: Json; error?: { code: number; message: string; data?: Json } };
-  return body.error ? { error: { code: body.error.code, message: body.error.message, data: body.error.data ?? null } } : { result: body.result ?? null };
+  return body.error
+    ? { error: { code: body.error.code, message: body.error.message, data: body.error.data ?? null } }
+    : { result: body.result ?? null };
 }
 
 const misuses = new Map<string, string>();
@@ -194,13 +228,19 @@ beforeAll(async () => {
     const model = { ...loaded, spec: { name, file: file.split('/').pop()! } };
     const pkg = `pkg_${i}_${name.replace(/\W/g, '_')}`;
     mkdirSync(join(work, pkg));
-    for (const [rel, text] of generatePythonClient(model, { command: 'rpcgate generate --lang python', packageName: pkg })) writeFileSync(join(work, pkg, rel), text);
+    for (const [rel, text] of generatePythonClient(model, {
+      command: 'rpcgate generate --lang python',
+      packageName: pkg,
+    }))
+      writeFileSync(join(work, pkg, rel), text);
     const mock = await createMock({ document: model, seed: 1 });
     const url = await mock.listen(0, '127.0.0.1');
     const base = { name, pkg, model, mock, url };
     const planned = plan(base);
     const withRequired = namePython(model).methods.find((pm) => pm.params.some((p) => p.required));
-    const refused = withRequired ? { method: withRequired.name, params: withRequired.byName ? {} : [] } : { method: NO_SUCH_METHOD, params: [] };
+    const refused = withRequired
+      ? { method: withRequired.name, params: withRequired.byName ? {} : [] }
+      : { method: NO_SUCH_METHOD, params: [] };
     const d: Doc = { ...base, planned, refused };
     docs.push(d);
     writeFileSync(join(work, `use_${pkg}.py`), usageScript(d));
@@ -215,14 +255,20 @@ beforeAll(async () => {
   const t1 = Date.now();
   const files = docs.flatMap((d) => [d.pkg, `use_${d.pkg}.py`, ...(d.misuse ? [`misuse_${d.pkg}.py`] : [])]);
   try {
-    const r = await exec(py.python, ['-m', 'mypy', '--strict', '--no-error-summary', '--cache-dir', join(work, '.mypy_cache'), ...files], { cwd: work, timeout: 300_000, maxBuffer: 64 << 20 });
+    const r = await exec(
+      py.python,
+      ['-m', 'mypy', '--strict', '--no-error-summary', '--cache-dir', join(work, '.mypy_cache'), ...files],
+      { cwd: work, timeout: 300_000, maxBuffer: 64 << 20 },
+    );
     mypyOut = r.stdout + r.stderr;
   } catch (e) {
     const err = e as { stdout?: string; stderr?: string };
     mypyOut = `${err.stdout ?? ''}${err.stderr ?? String(e)}`;
   }
   mypyMs = Date.now() - t1;
-  console.log(`[python-client] ${py.mypy} on ${py.version}: ${docs.length} documents generated and type-checked, ${docs.reduce((n, d) => n + d.planned.length, 0)} typed calls (${casts} args with undeclared keys cast), mypy ${mypyMs} ms, set-up ${Date.now() - t0} ms`);
+  console.log(
+    `[python-client] ${py.mypy} on ${py.version}: ${docs.length} documents generated and type-checked, ${docs.reduce((n, d) => n + d.planned.length, 0)} typed calls (${casts} args with undeclared keys cast), mypy ${mypyMs} ms, set-up ${Date.now() - t0} ms`,
+  );
 }, 600_000);
 
 afterAll(async () => {
@@ -231,7 +277,8 @@ afterAll(async () => {
 });
 
 /** mypy's error lines about files whose name starts with `prefix` (a package folder or a script). */
-const mypyErrors = (prefix: string): string[] => mypyOut.split('\n').filter((l) => l.startsWith(prefix) && / error: /.test(l));
+const mypyErrors = (prefix: string): string[] =>
+  mypyOut.split('\n').filter((l) => l.startsWith(prefix) && / error: /.test(l));
 
 describe.skipIf(!py)('typed Python clients over the corpus', () => {
   it('every document of the corpus and the three hand-written ones are generated', () => {
@@ -288,9 +335,9 @@ describe.skipIf(!py)('typed Python clients over the corpus', () => {
     expect(refused.error, 'the refused call is an error').toBeDefined();
     expect(out.refused).toEqual(refused.error);
     // A call lacking its required param: -32602 whose data names the param (the exception's data, decoded).
-    if (d.refused.method !== NO_SUCH_METHOD) expect(out.refused).toMatchObject({ code: -32602, data: { reason: expect.any(String) } });
+    if (d.refused.method !== NO_SUCH_METHOD)
+      expect(out.refused).toMatchObject({ code: -32602, data: { reason: expect.any(String) } });
   });
-
 });
 
 describe('rpcgate generate --lang python', () => {
@@ -298,7 +345,12 @@ describe('rpcgate generate --lang python', () => {
   const run = async (cli: { out: string; lang?: string; check?: boolean }) => {
     const out: string[] = [];
     const err: string[] = [];
-    const code = await generateAction(EDGE, cli, (s) => out.push(s), (s) => err.push(s));
+    const code = await generateAction(
+      EDGE,
+      cli,
+      (s) => out.push(s),
+      (s) => err.push(s),
+    );
     return { code, out, err };
   };
 
@@ -309,7 +361,9 @@ describe('rpcgate generate --lang python', () => {
       expect(await run({ out, lang: 'python' })).toMatchObject({ code: 0 });
       expect(readdirSync(out).sort()).toEqual(['__init__.py', '_runtime.py', 'client.py', 'py.typed', 'types.py']);
       const client = readFileSync(join(out, 'client.py'), 'utf8');
-      expect(client.split('\n')[0]).toBe('# generated by codegen — do not edit (source: edge-cases.openrpc.json, run `rpcgate generate --lang python`)');
+      expect(client.split('\n')[0]).toBe(
+        '# generated by codegen — do not edit (source: edge-cases.openrpc.json, run `rpcgate generate --lang python`)',
+      );
       expect(client).toContain('    from edge_client import Client');
       // A TypeScript client in the same folder is left alone, and the other way round.
       expect(await run({ out })).toMatchObject({ code: 0 });

@@ -12,7 +12,12 @@ let service: Service;
 
 type Reply = { result?: unknown; error?: { code: number; message: string; data?: { source?: string } } };
 async function call(url: string, method: string, params: unknown[]): Promise<Reply> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    signal: AbortSignal.timeout(10_000),
+  });
   expect(res.status, `${method} HTTP status`).toBe(200);
   return (await res.json()) as Reply;
 }
@@ -29,7 +34,9 @@ afterAll(async () => {
   await service?.stop();
 });
 
-const CASES = ['mainnet', 'testnet'].flatMap((network) => (['A', 'B'] as const).map((shape) => [network, shape] as const));
+const CASES = ['mainnet', 'testnet'].flatMap((network) =>
+  (['A', 'B'] as const).map((shape) => [network, shape] as const),
+);
 
 describe.each(CASES)('%s, URL shape %s', (network, shape) => {
   const url = () => service.urls[network][shape];
@@ -38,7 +45,9 @@ describe.each(CASES)('%s, URL shape %s', (network, shape) => {
 
   /** The call through rpcgate: a result the contract accepts. */
   async function ok(method: string, params: unknown[]): Promise<unknown> {
-    expect(new URL(url()).pathname).toBe(shape === 'A' ? `/${network}/v2/${service.key}` : `/${network}/${service.key}`);
+    expect(new URL(url()).pathname).toBe(
+      shape === 'A' ? `/${network}/v2/${service.key}` : `/${network}/${service.key}`,
+    );
     const reply = await call(url(), method, params);
     expect(reply.error, `${method}: ${JSON.stringify(reply.error)}`).toBeUndefined();
     const v = validators[method as keyof typeof validators];
@@ -47,15 +56,20 @@ describe.each(CASES)('%s, URL shape %s', (network, shape) => {
     return reply.result;
   }
 
-  it('eth_accounts: the node\'s dev accounts, as the node answers them', async () => {
+  it("eth_accounts: the node's dev accounts, as the node answers them", async () => {
     const accounts = (await ok('eth_accounts', [])) as string[];
     expect(accounts.map((a) => a.toLowerCase())).toEqual(s().accounts.map((a) => a.toLowerCase()));
     expect((await call(node(), 'eth_accounts', [])).result).toEqual(accounts);
   });
 
-  it('eth_getProof: the token\'s account proof and its totalSupply slot', async () => {
+  it("eth_getProof: the token's account proof and its totalSupply slot", async () => {
     const token = s().token.address;
-    const p = (await ok('eth_getProof', [token, [TOTAL_SUPPLY_SLOT], 'latest'])) as { address: string; accountProof: string[]; codeHash: string; storageProof: { key: string; value: string; proof: string[] }[] };
+    const p = (await ok('eth_getProof', [token, [TOTAL_SUPPLY_SLOT], 'latest'])) as {
+      address: string;
+      accountProof: string[];
+      codeHash: string;
+      storageProof: { key: string; value: string; proof: string[] }[];
+    };
     expect(p.address.toLowerCase()).toBe(token.toLowerCase());
     expect(p.accountProof.length).toBeGreaterThan(0);
     expect(p.codeHash).not.toBe('0xc5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470'); // it has code
@@ -65,19 +79,24 @@ describe.each(CASES)('%s, URL shape %s', (network, shape) => {
     expect(p.storageProof[0].proof.length).toBeGreaterThan(0);
     // By a pinned block, the same answer as the node's own.
     const at = s().toBlock;
-    expect(await ok('eth_getProof', [token, [TOTAL_SUPPLY_SLOT], at])).toEqual((await call(node(), 'eth_getProof', [token, [TOTAL_SUPPLY_SLOT], at])).result);
+    expect(await ok('eth_getProof', [token, [TOTAL_SUPPLY_SLOT], at])).toEqual(
+      (await call(node(), 'eth_getProof', [token, [TOTAL_SUPPLY_SLOT], at])).result,
+    );
   });
 
-  it('eth_createAccessList: totalSupply() reads the token\'s slot 2', async () => {
+  it("eth_createAccessList: totalSupply() reads the token's slot 2", async () => {
     const token = s().token.address.toLowerCase();
-    const r = (await ok('eth_createAccessList', [{ from: s().accounts[0], to: token, input: '0x18160ddd' }, 'latest'])) as { accessList: { address: string; storageKeys: string[] }[]; gasUsed: string; error?: string };
+    const r = (await ok('eth_createAccessList', [
+      { from: s().accounts[0], to: token, input: '0x18160ddd' },
+      'latest',
+    ])) as { accessList: { address: string; storageKeys: string[] }[]; gasUsed: string; error?: string };
     expect(r.error).toBeUndefined();
     expect(BigInt(r.gasUsed)).toBeGreaterThan(21_000n);
     const entry = r.accessList.find((e) => e.address.toLowerCase() === token);
     expect(entry?.storageKeys).toEqual([TOTAL_SUPPLY_SLOT]);
   });
 
-  it('net_listening, eth_protocolVersion, eth_blobBaseFee: the node\'s answers', async () => {
+  it("net_listening, eth_protocolVersion, eth_blobBaseFee: the node's answers", async () => {
     expect(await ok('net_listening', [])).toBe(true);
     const version = await ok('eth_protocolVersion', []);
     expect(version).toEqual((await call(node(), 'eth_protocolVersion', [])).result);
@@ -109,7 +128,11 @@ describe.each(CASES)('%s, URL shape %s', (network, shape) => {
   });
 
   it('bad params are refused by the contract before they reach the node (-32602)', async () => {
-    for (const [m, p] of [['web3_sha3', ['hello']], ['eth_getProof', [s().token.address, 'not-a-list']], ['eth_getUncleCountByBlockHash', ['0x12']]] as const) {
+    for (const [m, p] of [
+      ['web3_sha3', ['hello']],
+      ['eth_getProof', [s().token.address, 'not-a-list']],
+      ['eth_getUncleCountByBlockHash', ['0x12']],
+    ] as const) {
       const r = await call(url(), m, [...p]);
       expect(r.error?.code, m).toBe(-32602);
     }
@@ -127,7 +150,14 @@ describe('out of the box the embedded chains keep moving (issue 12, item 4)', ()
     for (let i = 0; i < 60 && logs.length < 2; i++) {
       const head = BigInt((await call(url, 'eth_blockNumber', [])).result as string);
       if (head >= from) {
-        const r = await call(url, 'eth_getLogs', [{ address: s.token.address, fromBlock: `0x${from.toString(16)}`, toBlock: `0x${head.toString(16)}`, topics: [TRANSFER] }]);
+        const r = await call(url, 'eth_getLogs', [
+          {
+            address: s.token.address,
+            fromBlock: `0x${from.toString(16)}`,
+            toBlock: `0x${head.toString(16)}`,
+            topics: [TRANSFER],
+          },
+        ]);
         expect(r.error).toBeUndefined();
         logs = r.result as unknown[];
       }

@@ -53,7 +53,11 @@ afterAll(async () => {
 describe('README.md shell commands', () => {
   it('finds the blocks, and every exemption names one of them', () => {
     expect(blocks.length).toBeGreaterThanOrEqual(5);
-    for (const line of [...Object.keys(NOT_RUN), ...Object.keys(EXPECT)]) expect(blocks.filter((b) => b.includes(line)), line).toHaveLength(1);
+    for (const line of [...Object.keys(NOT_RUN), ...Object.keys(EXPECT)])
+      expect(
+        blocks.filter((b) => b.includes(line)),
+        line,
+      ).toHaveLength(1);
   });
 
   it('runs every block as written (in order: later blocks use the account the earlier ones made)', async () => {
@@ -76,11 +80,16 @@ describe('README.md shell commands', () => {
       ran.push(first);
     }
     console.log(`[readme] ran ${ran.length} blocks:\n  ${ran.join('\n  ')}`);
-    expect(ran.length).toBe(blocks.length - Object.keys(NOT_RUN).length - blocks.filter((b) => b.includes('npm install && npm test')).length);
+    expect(ran.length).toBe(
+      blocks.length - Object.keys(NOT_RUN).length - blocks.filter((b) => b.includes('npm install && npm test')).length,
+    );
   }, 300_000);
 });
 
-function bash(script: string, env: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function bash(
+  script: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
     const p = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

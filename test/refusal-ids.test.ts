@@ -11,7 +11,15 @@ import { join } from 'node:path';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
-import { addJwtKey, createApp, createNetworkKey, createUser, deleteNetworkKey, setAllowlist, updateApp } from '../src/gateway/store/index.js';
+import {
+  addJwtKey,
+  createApp,
+  createNetworkKey,
+  createUser,
+  deleteNetworkKey,
+  setAllowlist,
+  updateApp,
+} from '../src/gateway/store/index.js';
 import { startStubNode, type StubNode } from './helpers/stub-node.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -37,7 +45,8 @@ beforeAll(async () => {
   });
   const db = svc.store.db;
   const userId = (await createUser(db, { email: 'ids@example.com', passwordHash: 'x' })).id;
-  const app = () => createApp(db, svc.secret, userId, { name: 'ids', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
+  const app = () =>
+    createApp(db, svc.secret, userId, { name: 'ids', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
   const plain = await app();
   const origin = await app();
   await setAllowlist(db, userId, origin.id, 'origin', ['https://dapp.example.com']);
@@ -79,7 +88,8 @@ async function post(to: string, body: string, headers: Record<string, string> = 
   return { status: res.status, body: JSON.parse(text) as Json, connection: res.headers.get('connection') };
 }
 
-const call = (id: unknown, pad = '') => JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_chainId', params: [], ...(pad ? { pad } : {}) });
+const call = (id: unknown, pad = '') =>
+  JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_chainId', params: [], ...(pad ? { pad } : {}) });
 
 describe('refusals before the engine echo the request id', () => {
   const kinds: [name: string, status: number, code: number, headers?: () => Record<string, string>][] = [
@@ -103,7 +113,11 @@ describe('refusals before the engine echo the request id', () => {
       const b = await post(url[name], batch, headers?.());
       expect(b.status).toBe(status);
       // The notification gets no answer; an item that is no request object gets id null.
-      expect(b.body.map((x: Json) => [x.id, x.error.code])).toEqual([[1, code], ['two', code], [null, code]]);
+      expect(b.body.map((x: Json) => [x.id, x.error.code])).toEqual([
+        [1, code],
+        ['two', code],
+        [null, code],
+      ]);
     });
   }
 
@@ -118,9 +132,15 @@ describe('refusals before the engine echo the request id', () => {
     const u = (await createUser(svc.store.db, { email: 'q@example.com', passwordHash: 'x' })).id;
     const k = await createNetworkKey(svc.store.db, svc.secret, u, { name: 'q', network: 'mainnet' });
     await svc.access.sync();
-    const r = await post(`${svc.url}/mainnet/${k.key}`, `[${call(1)},${call('b')},{"jsonrpc":"2.0","method":"eth_chainId"}]`);
+    const r = await post(
+      `${svc.url}/mainnet/${k.key}`,
+      `[${call(1)},${call('b')},{"jsonrpc":"2.0","method":"eth_chainId"}]`,
+    );
     expect(r.status).toBe(402);
-    expect(r.body.map((x: Json) => [x.id, x.error.code, x.error.data.reason])).toEqual([[1, -32005, 'quota'], ['b', -32005, 'quota']]);
+    expect(r.body.map((x: Json) => [x.id, x.error.code, x.error.data.reason])).toEqual([
+      [1, -32005, 'quota'],
+      ['b', -32005, 'quota'],
+    ]);
   });
 
   it('a notification alone, a body that is not JSON, or no body: id null', async () => {
@@ -132,7 +152,11 @@ describe('refusals before the engine echo the request id', () => {
 });
 
 /** A raw request: the head with `Content-Length: declared`, then `first`, then nothing more until the server answers. */
-function raw(path: string, declared: number, first: string): Promise<{ response: string; closed: boolean; ms: number }> {
+function raw(
+  path: string,
+  declared: number,
+  first: string,
+): Promise<{ response: string; closed: boolean; ms: number }> {
   const u = new URL(svc.url);
   return new Promise((resolve) => {
     const t0 = performance.now();
@@ -148,7 +172,11 @@ function raw(path: string, declared: number, first: string): Promise<{ response:
     s.on('data', (d: string) => (response += d));
     s.on('error', () => {});
     s.on('end', () => done(true));
-    s.on('connect', () => s.write(`POST ${path} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n${first}`));
+    s.on('connect', () =>
+      s.write(
+        `POST ${path} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n${first}`,
+      ),
+    );
   });
 }
 

@@ -25,14 +25,24 @@ interface Raw {
 }
 
 /** A request with full control over path, Host header and body chunks (fetch normalises paths and hosts). */
-function raw(opts: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer[] }): Promise<Raw> {
+function raw(opts: {
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer[];
+}): Promise<Raw> {
   const u = new URL(svc.url);
   return new Promise((resolveRes, reject) => {
-    const req = request({ host: u.hostname, port: u.port, method: opts.method ?? 'POST', path: opts.path, headers: opts.headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => (text += d));
-      res.on('end', () => resolveRes({ status: res.statusCode!, headers: res.headers, text, json: () => JSON.parse(text) }));
-    });
+    const req = request(
+      { host: u.hostname, port: u.port, method: opts.method ?? 'POST', path: opts.path, headers: opts.headers },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d: string) => (text += d));
+        res.on('end', () =>
+          resolveRes({ status: res.statusCode!, headers: res.headers, text, json: () => JSON.parse(text) }),
+        );
+      },
+    );
     req.on('error', reject);
     if (Array.isArray(opts.body)) {
       for (const c of opts.body) req.write(c);
@@ -41,9 +51,14 @@ function raw(opts: { method?: string; path: string; headers?: Record<string, str
   });
 }
 
-const call = (method: string, params: unknown[] = [], id: unknown = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+const call = (method: string, params: unknown[] = [], id: unknown = 1) =>
+  JSON.stringify({ jsonrpc: '2.0', id, method, params });
 
-async function post(url: string, body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) {
+async function post(
+  url: string,
+  body: string,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+) {
   const res = await fetch(url, { method: 'POST', headers, body });
   return { status: res.status, headers: res.headers, body: (await res.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
@@ -76,7 +91,10 @@ afterAll(async () => {
 
 describe('routing and networks', () => {
   it('both URL shapes answer on both networks, each with its own chain id', async () => {
-    for (const [network, chainId] of [['mainnet', '0x7a69'], ['testnet', '0x7a6a']] as const) {
+    for (const [network, chainId] of [
+      ['mainnet', '0x7a69'],
+      ['testnet', '0x7a6a'],
+    ] as const) {
       for (const url of [svc.urls[network].A, svc.urls[network].B]) {
         const r = await post(url, call('eth_chainId'));
         expect(r.status).toBe(200);
@@ -89,11 +107,19 @@ describe('routing and networks', () => {
 
   it('forwards reads of the seeded chain (receipt with Transfer logs) and batches', async () => {
     const s = svc.seeded.mainnet;
-    const r = await post(svc.urls.mainnet.A, JSON.stringify([
-      { jsonrpc: '2.0', id: 'a', method: 'eth_getTransactionReceipt', params: [s.txHash] },
-      { jsonrpc: '2.0', id: 'b', method: 'eth_getBalance', params: [s.accounts[4], 'latest'] },
-      { jsonrpc: '2.0', id: 'c', method: 'eth_getLogs', params: [{ address: s.token.address, fromBlock: s.fromBlock, toBlock: s.toBlock }] },
-    ]));
+    const r = await post(
+      svc.urls.mainnet.A,
+      JSON.stringify([
+        { jsonrpc: '2.0', id: 'a', method: 'eth_getTransactionReceipt', params: [s.txHash] },
+        { jsonrpc: '2.0', id: 'b', method: 'eth_getBalance', params: [s.accounts[4], 'latest'] },
+        {
+          jsonrpc: '2.0',
+          id: 'c',
+          method: 'eth_getLogs',
+          params: [{ address: s.token.address, fromBlock: s.fromBlock, toBlock: s.toBlock }],
+        },
+      ]),
+    );
     expect(r.status).toBe(200);
     expect(r.body.map((x: { id: string }) => x.id)).toEqual(['a', 'b', 'c']);
     expect(r.body[0].result.logs.length).toBeGreaterThan(0);
@@ -102,9 +128,17 @@ describe('routing and networks', () => {
   });
 
   it('host names mapped to networks drop the network segment', async () => {
-    const a = await raw({ path: `/v2/${svc.key}`, headers: { host: 'rpc-main.example:8080', 'content-type': 'application/json' }, body: call('eth_chainId') });
+    const a = await raw({
+      path: `/v2/${svc.key}`,
+      headers: { host: 'rpc-main.example:8080', 'content-type': 'application/json' },
+      body: call('eth_chainId'),
+    });
     expect(a.json().result).toBe('0x7a69');
-    const b = await raw({ path: `/${svc.key}`, headers: { host: 'RPC-TEST.example', 'content-type': 'application/json' }, body: call('eth_chainId') });
+    const b = await raw({
+      path: `/${svc.key}`,
+      headers: { host: 'RPC-TEST.example', 'content-type': 'application/json' },
+      body: call('eth_chainId'),
+    });
     expect(b.json().result).toBe('0x7a6a');
   });
 
@@ -124,7 +158,10 @@ describe('routing and networks', () => {
   it('every response carries an x-request-id; a sane incoming one is echoed', async () => {
     const r = await post(svc.urls.mainnet.A, call('eth_blockNumber'));
     expect(r.headers.get('x-request-id')).toMatch(/\S+/);
-    const r2 = await post(svc.urls.mainnet.A, call('eth_blockNumber'), { 'content-type': 'application/json', 'x-request-id': 'trace-42' });
+    const r2 = await post(svc.urls.mainnet.A, call('eth_blockNumber'), {
+      'content-type': 'application/json',
+      'x-request-id': 'trace-42',
+    });
     expect(r2.headers.get('x-request-id')).toBe('trace-42');
   });
 });
@@ -151,23 +188,36 @@ describe('keys', () => {
 describe('body and content type', () => {
   it('Content-Length over the limit → 413 -32600 before reading', async () => {
     const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: ['x'.repeat(70 * 1024)] });
-    const r = await raw({ path: `/mainnet/v2/${svc.key}`, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(big)) }, body: big });
+    const r = await raw({
+      path: `/mainnet/v2/${svc.key}`,
+      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(big)) },
+      body: big,
+    });
     expect(r.status).toBe(413);
     expect(r.json().error.code).toBe(-32600);
   });
 
   it('a chunked body crossing the limit → 413 -32600', async () => {
     const chunk = Buffer.alloc(16 * 1024, 0x20);
-    const r = await raw({ path: `/mainnet/${svc.key}`, headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, body: Array(8).fill(chunk) });
+    const r = await raw({
+      path: `/mainnet/${svc.key}`,
+      headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      body: Array(8).fill(chunk),
+    });
     expect(r.status).toBe(413);
     expect(r.json().error.code).toBe(-32600);
   });
 
   it('accepts application/json with charset and a missing content type; refuses clearly wrong types with 415', async () => {
-    expect((await post(svc.urls.mainnet.A, call('eth_chainId'), { 'content-type': 'application/json; charset=utf-8' })).status).toBe(200);
+    expect(
+      (await post(svc.urls.mainnet.A, call('eth_chainId'), { 'content-type': 'application/json; charset=utf-8' }))
+        .status,
+    ).toBe(200);
     const none = await raw({ path: `/mainnet/v2/${svc.key}`, body: call('eth_chainId') });
     expect(none.status).toBe(200);
-    const wrong = await post(svc.urls.mainnet.A, call('eth_chainId'), { 'content-type': 'application/x-www-form-urlencoded' });
+    const wrong = await post(svc.urls.mainnet.A, call('eth_chainId'), {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
     expect(wrong.status).toBe(415);
     expect(wrong.body.error.code).toBe(-32600);
   });
@@ -181,12 +231,23 @@ describe('body and content type', () => {
 
 describe('CORS', () => {
   it('answers the preflight and allows any origin on node API responses', async () => {
-    const pre = await raw({ method: 'OPTIONS', path: `/mainnet/v2/${svc.key}`, headers: { origin: 'https://dapp.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+    const pre = await raw({
+      method: 'OPTIONS',
+      path: `/mainnet/v2/${svc.key}`,
+      headers: {
+        origin: 'https://dapp.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
+    });
     expect(pre.status).toBe(204);
     expect(pre.headers['access-control-allow-origin']).toBe('*');
     expect(String(pre.headers['access-control-allow-methods'])).toContain('POST');
     expect(String(pre.headers['access-control-allow-headers'])).toContain('content-type');
-    const r = await post(svc.urls.mainnet.A, call('eth_chainId'), { 'content-type': 'application/json', origin: 'https://dapp.example' });
+    const r = await post(svc.urls.mainnet.A, call('eth_chainId'), {
+      'content-type': 'application/json',
+      origin: 'https://dapp.example',
+    });
     expect(r.headers.get('access-control-allow-origin')).toBe('*');
   });
 });
@@ -208,7 +269,11 @@ describe('upstream failures through the server', () => {
   it('/readyz is readiness: per network and per upstream (URL without credentials), the store; ready while a network can be served', async () => {
     const r = await fetch(`${svc.url}/readyz`);
     type Up = { url: string; healthy: boolean; circuit: string };
-    const body = (await r.json()) as { status: string; store: { ok: boolean }; networks: Record<string, { healthy: number; embedded: boolean; upstreams: Up[] }> };
+    const body = (await r.json()) as {
+      status: string;
+      store: { ok: boolean };
+      networks: Record<string, { healthy: number; embedded: boolean; upstreams: Up[] }>;
+    };
     expect(body.networks.mainnet).toMatchObject({ healthy: 1, embedded: true });
     expect(body.networks.mainnet.upstreams).toEqual([expect.objectContaining({ healthy: true, circuit: 'closed' })]);
     expect(body.networks.broken).toMatchObject({ healthy: 0, embedded: false });
@@ -232,7 +297,13 @@ describe('pages', () => {
     expect(index.headers.get('content-type')).toContain('text/html');
     expect(await index.text()).toContain('rpcgate docs');
     expect(await (await fetch(`${svc.url}/docs/api/eth_chainId.html`)).text()).toContain('eth_chainId');
-    for (const path of ['/docs/../package.json', '/docs/..%2fpackage.json', '/docs/%2e%2e/%2e%2e/etc/passwd', '/docs/api/..%2f..%2fpackage.json', '/docs/%00']) {
+    for (const path of [
+      '/docs/../package.json',
+      '/docs/..%2fpackage.json',
+      '/docs/%2e%2e/%2e%2e/etc/passwd',
+      '/docs/api/..%2f..%2fpackage.json',
+      '/docs/%00',
+    ]) {
       const r = await raw({ method: 'GET', path });
       expect([400, 404], path).toContain(r.status);
       expect(r.text).not.toContain('"name"');
@@ -247,12 +318,16 @@ describe('pages', () => {
 
 describe('rpcgate start (CLI)', () => {
   it('prints the key and four URLs; SIGINT stops the server and its anvils, exit 0', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'start', '--port', '0', '--dev-key', '--data-dir', dataDir], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // The CLI reads DATABASE_URL/REDIS_URL (CI exports them): this run is about the embedded defaults.
-      env: { ...process.env, RPCGATE_LOG_LEVEL: 'silent', DATABASE_URL: '', REDIS_URL: '' },
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'start', '--port', '0', '--dev-key', '--data-dir', dataDir],
+      {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        // The CLI reads DATABASE_URL/REDIS_URL (CI exports them): this run is about the embedded defaults.
+        env: { ...process.env, RPCGATE_LOG_LEVEL: 'silent', DATABASE_URL: '', REDIS_URL: '' },
+      },
+    );
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     let err = '';
@@ -290,7 +365,13 @@ describe('rpcgate start (CLI)', () => {
 describe('config', () => {
   it('embedded defaults: 127.0.0.1:8080, mainnet 31337 and testnet 31338 on embedded anvil', () => {
     const c = loadConfig({ env: {} });
-    expect([c.host, c.port, c.maxBodyBytes, c.maxBatchSize, c.upstream.coalesce]).toEqual(['127.0.0.1', 8080, 1048576, 100, true]);
+    expect([c.host, c.port, c.maxBodyBytes, c.maxBatchSize, c.upstream.coalesce]).toEqual([
+      '127.0.0.1',
+      8080,
+      1048576,
+      100,
+      true,
+    ]);
     expect(c.networks.mainnet).toEqual({ upstreams: [], chainId: 31337, blockTime: 2 });
     expect(c.networks.testnet.chainId).toBe(31338);
   });
@@ -298,10 +379,22 @@ describe('config', () => {
   it('layers: file ← env ← flags', () => {
     const dir = mkdtempSync(join(tmpdir(), 'rpcgate-cfg-'));
     const file = join(dir, 'c.json');
-    writeFileSync(file, JSON.stringify({ port: 9000, host: '0.0.0.0', networks: { testnet: { upstreams: ['http://node.example:8545'] } }, upstream: { requestTimeoutMs: 5000 } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        port: 9000,
+        host: '0.0.0.0',
+        networks: { testnet: { upstreams: ['http://node.example:8545'] } },
+        upstream: { requestTimeoutMs: 5000 },
+      }),
+    );
     const c = loadConfig({
       configFile: file,
-      env: { RPCGATE_PORT: '9100', RPCGATE_MAINNET_UPSTREAMS: 'http://a.example, http://b.example', RPCGATE_HOST_MAP: 'Main.Example=mainnet' },
+      env: {
+        RPCGATE_PORT: '9100',
+        RPCGATE_MAINNET_UPSTREAMS: 'http://a.example, http://b.example',
+        RPCGATE_HOST_MAP: 'Main.Example=mainnet',
+      },
       overrides: { port: 9200 },
     });
     expect(c.port).toBe(9200);
@@ -313,9 +406,17 @@ describe('config', () => {
   });
 
   it('fails with a message naming the bad fields', () => {
-    expect(() => loadConfig({ env: {}, overrides: { port: -1, maxBodyBytes: 1.5, networks: { mainnet: { upstreams: ['ftp://x'] } } } })).toThrow(ConfigError);
+    expect(() =>
+      loadConfig({
+        env: {},
+        overrides: { port: -1, maxBodyBytes: 1.5, networks: { mainnet: { upstreams: ['ftp://x'] } } },
+      }),
+    ).toThrow(ConfigError);
     try {
-      loadConfig({ env: {}, overrides: { port: -1, networks: { mainnet: { upstreams: ['ftp://x'] } }, hostMap: { h: 'nope' } } });
+      loadConfig({
+        env: {},
+        overrides: { port: -1, networks: { mainnet: { upstreams: ['ftp://x'] } }, hostMap: { h: 'nope' } },
+      });
     } catch (e) {
       expect((e as Error).message).toMatch(/\/port/);
       expect((e as Error).message).toMatch(/\/networks\/mainnet\/upstreams\/0/);

@@ -19,9 +19,14 @@ for (const target of await storeTargets('store-networks')) {
         const migrator = new Migrator({ db: store.db, provider: migrationProvider(store.dialect) });
         expect((await migrator.migrateTo(NO_MIGRATIONS)).error).toBeUndefined();
         expect((await migrator.migrateTo('0002_usage')).error).toBeUndefined();
-        const user = await createUser(store.db, { email: `n-${randomBytes(4).toString('hex')}@example.com`, passwordHash: '$argon2id$test' });
+        const user = await createUser(store.db, {
+          email: `n-${randomBytes(4).toString('hex')}@example.com`,
+          passwordHash: '$argon2id$test',
+        });
         const old = await createNetworkKey(store.db, secret, user.id, { name: 'old', network: 'testnet' });
-        await expect(createNetworkKey(store.db, secret, user.id, { name: 'new', network: 'holesky' })).rejects.toThrow(/check/i);
+        await expect(createNetworkKey(store.db, secret, user.id, { name: 'new', network: 'holesky' })).rejects.toThrow(
+          /check/i,
+        );
 
         expect(await migrateToLatest(store.db, store.dialect)).toContain('0003_any_network'); // and the later ones
         const added = await createNetworkKey(store.db, secret, user.id, { name: 'new', network: 'holesky' });
@@ -35,7 +40,9 @@ for (const target of await storeTargets('store-networks')) {
         expect(await migrateToLatest(store.db, store.dialect)).toEqual([]);
         // The rebuilt table (SQLite) still belongs to its user: deleting the user deletes the keys.
         await store.db.deleteFrom('users').where('id', '=', user.id).execute();
-        expect(await store.db.selectFrom('network_keys').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
+        expect(await store.db.selectFrom('network_keys').select('id').where('user_id', '=', user.id).execute()).toEqual(
+          [],
+        );
       } finally {
         await store.close();
         await target.teardown();

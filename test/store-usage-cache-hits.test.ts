@@ -5,7 +5,14 @@ import { randomBytes } from 'node:crypto';
 import { Migrator, NO_MIGRATIONS, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { Meter, type MeterPrincipal } from '../src/gateway/metering/meter.js';
-import { downsample, migrateToLatest, upsertUsage, usageSeries, type Store, type UsageRow } from '../src/gateway/store/index.js';
+import {
+  downsample,
+  migrateToLatest,
+  upsertUsage,
+  usageSeries,
+  type Store,
+  type UsageRow,
+} from '../src/gateway/store/index.js';
 import { migrationProvider } from '../src/gateway/store/migrations/index.js';
 import { HISTOGRAM_BUCKETS } from '../src/gateway/usage/histogram.js';
 import { storeTargets } from './helpers/store-targets.js';
@@ -15,7 +22,8 @@ const DAY = 86_400_000;
 /** A fixed past minute: 2025-03-01 09:00 UTC. */
 const T0 = Date.UTC(2025, 2, 1, 9, 0);
 
-const columns = async (store: Store, table: string) => (await store.db.introspection.getTables()).find((t) => t.name === table)?.columns.map((c) => c.name) ?? [];
+const columns = async (store: Store, table: string) =>
+  (await store.db.introspection.getTables()).find((t) => t.name === table)?.columns.map((c) => c.name) ?? [];
 
 for (const target of await storeTargets('store-usage-cache-hits')) {
   describe.skipIf(target.skip)(`0006_usage_cache_hits on ${target.dialect}`, () => {
@@ -35,14 +43,29 @@ for (const target of await storeTargets('store-usage-cache-hits')) {
           values (${T0}, 'app', ${appId}, ${userId}, 'mainnet', 'eth_chainId', 'ok', 0, 7, 7, 7)`.execute(db);
 
         expect(await migrateToLatest(db, store.dialect)).toEqual(['0006_usage_cache_hits']);
-        for (const t of ['usage_minute', 'usage_hour', 'usage_day']) expect(await columns(store, t), t).toContain('cache_hits');
-        const summary = async (from = T0, to = T0 + 2 * DAY) => (await usageSeries(db, { userId, appId, from, to, granularity: 'day', fill: false })).summary;
+        for (const t of ['usage_minute', 'usage_hour', 'usage_day'])
+          expect(await columns(store, t), t).toContain('cache_hits');
+        const summary = async (from = T0, to = T0 + 2 * DAY) =>
+          (await usageSeries(db, { userId, appId, from, to, granularity: 'day', fill: false })).summary;
         expect(await summary()).toMatchObject({ total: 7, success: 7, cacheHits: 0 });
 
         // The flush upsert adds hits to the same row; a retried batch (same writer, same seq) is skipped.
         const buckets = new Array<number>(HISTOGRAM_BUCKETS).fill(0);
         buckets[8] = 4;
-        const row: UsageRow = { ts: T0, principalKind: 'app', principalId: appId, userId, network: 'mainnet', method: 'eth_chainId', outcome: 'ok', code: 0, count: 4, cacheHits: 3, latencySumMs: 4, buckets };
+        const row: UsageRow = {
+          ts: T0,
+          principalKind: 'app',
+          principalId: appId,
+          userId,
+          network: 'mainnet',
+          method: 'eth_chainId',
+          outcome: 'ok',
+          code: 0,
+          count: 4,
+          cacheHits: 3,
+          latencySumMs: 4,
+          buckets,
+        };
         const writer = `w-${randomBytes(4).toString('hex')}`;
         expect(await upsertUsage(db, [row], { batch: { writer, seq: 1, at: T0 } })).toBe(1);
         expect(await upsertUsage(db, [row], { batch: { writer, seq: 1, at: T0 } })).toBe(0);
@@ -52,9 +75,15 @@ for (const target of await storeTargets('store-usage-cache-hits')) {
 
         // The Meter: two partial flushes of one minute, hits and misses of one cell, add up.
         let clock = T0 + MIN + 1_000;
-        const meter = new Meter({ db, methods: ['eth_chainId', 'eth_getBlockByNumber'], now: () => clock, flushIntervalMs: 3_600_000 });
+        const meter = new Meter({
+          db,
+          methods: ['eth_chainId', 'eth_getBlockByNumber'],
+          now: () => clock,
+          flushIntervalMs: 3_600_000,
+        });
         const p: MeterPrincipal = { kind: 'app', appId, userId };
-        const call = (cacheHit: boolean, method = 'eth_getBlockByNumber') => meter.record({ principal: p, network: 'mainnet', method, outcome: 'ok', latencyMs: 1, cacheHit });
+        const call = (cacheHit: boolean, method = 'eth_getBlockByNumber') =>
+          meter.record({ principal: p, network: 'mainnet', method, outcome: 'ok', latencyMs: 1, cacheHit });
         call(false);
         call(true);
         call(true);
@@ -62,10 +91,20 @@ for (const target of await storeTargets('store-usage-cache-hits')) {
         clock += 10_000;
         call(true);
         call(false, 'eth_chainId');
-        meter.record({ principal: p, network: 'mainnet', method: 'eth_chainId', outcome: 'ok', latencyMs: 1, count: 5, cacheHit: true });
+        meter.record({
+          principal: p,
+          network: 'mainnet',
+          method: 'eth_chainId',
+          outcome: 'ok',
+          latencyMs: 1,
+          count: 5,
+          cacheHit: true,
+        });
         expect((await meter.flush()).rows).toBe(2);
         await meter.stop();
-        const minute = (await usageSeries(db, { userId, appId, from: T0 + MIN, to: T0 + 2 * MIN, granularity: 'minute' })).summary;
+        const minute = (
+          await usageSeries(db, { userId, appId, from: T0 + MIN, to: T0 + 2 * MIN, granularity: 'minute' })
+        ).summary;
         expect(minute).toMatchObject({ total: 10, cacheHits: 8, methods: { eth_getBlockByNumber: 4, eth_chainId: 6 } });
         expect(await summary()).toMatchObject({ total: 25, cacheHits: 13 });
 
@@ -73,14 +112,19 @@ for (const target of await storeTargets('store-usage-cache-hits')) {
         const r = await downsample(db, { now: T0 + 400 * DAY });
         expect(r.minuteRowsRolledUp).toBeGreaterThan(0);
         expect(r.hourRowsRolledUp).toBeGreaterThan(0);
-        const left = await sql<{ n: unknown }>`select count(*) as n from usage_minute where user_id = ${userId}`.execute(db);
+        const left = await sql<{
+          n: unknown;
+        }>`select count(*) as n from usage_minute where user_id = ${userId}`.execute(db);
         expect(Number(left.rows[0].n)).toBe(0);
         expect(await summary()).toMatchObject({ total: 25, cacheHits: 13 });
 
         // Down: the column goes, the rows stay.
         expect((await migrator.migrateTo('0005_jwt_lifetime')).error).toBeUndefined();
-        for (const t of ['usage_minute', 'usage_hour', 'usage_day']) expect(await columns(store, t), t).not.toContain('cache_hits');
-        const days = await sql<{ n: unknown }>`select sum("count") as n from usage_day where user_id = ${userId}`.execute(db);
+        for (const t of ['usage_minute', 'usage_hour', 'usage_day'])
+          expect(await columns(store, t), t).not.toContain('cache_hits');
+        const days = await sql<{
+          n: unknown;
+        }>`select sum("count") as n from usage_day where user_id = ${userId}`.execute(db);
         expect(Number(days.rows[0].n)).toBe(25);
       } finally {
         await store.close();

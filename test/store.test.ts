@@ -56,7 +56,6 @@ const secret = randomBytes(32);
 
 // ---- targets ------------------------------------------------------------------------------------------------------
 
-
 // ---- helpers ------------------------------------------------------------------------------------------------------
 
 const rnd = () => randomBytes(4).toString('hex');
@@ -108,7 +107,9 @@ for (const target of await storeTargets('store')) {
       const u = await createUser(store.db, { email: `  ${email} `, passwordHash: 'h1' });
       expect(u.id).toMatch(/^usr_/);
       expect(u.email).toBe(email.toLowerCase());
-      await expect(createUser(store.db, { email: email.toUpperCase(), passwordHash: 'h2' })).rejects.toBeInstanceOf(ConflictError);
+      await expect(createUser(store.db, { email: email.toUpperCase(), passwordHash: 'h2' })).rejects.toBeInstanceOf(
+        ConflictError,
+      );
       const found = await findUserByEmail(store.db, email.toLowerCase());
       expect(found).toMatchObject({ id: u.id, passwordHash: 'h1' });
       expect(await getUser(store.db, u.id)).toEqual({ id: u.id, email: u.email, createdAt: u.createdAt });
@@ -165,14 +166,26 @@ for (const target of await storeTargets('store')) {
       // another user: every operation misses
       expect(await getApp(store.db, secret, mallory.id, app.id)).toBeUndefined();
       expect(await listApps(store.db, secret, mallory.id)).toEqual([]);
-      expect(await updateApp(store.db, secret, mallory.id, app.id, { name: 'pwned', requireJwt: true })).toBeUndefined();
+      expect(
+        await updateApp(store.db, secret, mallory.id, app.id, { name: 'pwned', requireJwt: true }),
+      ).toBeUndefined();
       expect(await rotateAppKey(store.db, secret, mallory.id, app.id)).toBeUndefined();
       expect(await deleteApp(store.db, mallory.id, app.id)).toBe(false);
       expect(await getApp(store.db, secret, alice.id, app.id)).toEqual(app); // untouched
 
       // update
-      const upd = await updateApp(store.db, secret, alice.id, app.id, { name: 'Renamed', services: ['node-api', 'x'], requireJwt: true });
-      expect(upd).toMatchObject({ name: 'Renamed', services: ['node-api', 'x'], requireJwt: true, description: 'd', key: app.key });
+      const upd = await updateApp(store.db, secret, alice.id, app.id, {
+        name: 'Renamed',
+        services: ['node-api', 'x'],
+        requireJwt: true,
+      });
+      expect(upd).toMatchObject({
+        name: 'Renamed',
+        services: ['node-api', 'x'],
+        requireJwt: true,
+        description: 'd',
+        key: app.key,
+      });
 
       // rotate: new key works, old key is gone
       const rot = (await rotateAppKey(store.db, secret, alice.id, app.id))!;
@@ -202,7 +215,9 @@ for (const target of await storeTargets('store')) {
       expect(o).toMatchObject({ appId: app.id, kind: 'origin', value: 'https://*.example.com' });
       expect(await addAllowlistEntry(store.db, alice.id, app.id, 'origin', 'https://*.example.com')).toEqual(o); // idempotent
       await addAllowlistEntry(store.db, alice.id, app.id, 'method', 'eth_call');
-      expect(await setAllowlist(store.db, alice.id, app.id, 'ip', ['10.0.0.0/8', '127.0.0.1', '127.0.0.1'])).toHaveLength(2);
+      expect(
+        await setAllowlist(store.db, alice.id, app.id, 'ip', ['10.0.0.0/8', '127.0.0.1', '127.0.0.1']),
+      ).toHaveLength(2);
       expect((await listAllowlist(store.db, alice.id, app.id))!.map((e) => `${e.kind}:${e.value}`).sort()).toEqual(
         ['ip:10.0.0.0/8', 'ip:127.0.0.1', 'method:eth_call', 'origin:https://*.example.com'].sort(),
       );
@@ -246,7 +261,9 @@ for (const target of await storeTargets('store')) {
       // cascade: deleting the app removes its rows
       await addJwtKey(store.db, alice.id, app.id, { alg: 'RS256', publicKeyPem: pem });
       expect(await deleteApp(store.db, alice.id, app.id)).toBe(true);
-      expect(await store.db.selectFrom('app_allowlists').select('id').where('app_id', '=', app.id).execute()).toEqual([]);
+      expect(await store.db.selectFrom('app_allowlists').select('id').where('app_id', '=', app.id).execute()).toEqual(
+        [],
+      );
       expect(await store.db.selectFrom('app_jwt_keys').select('id').where('app_id', '=', app.id).execute()).toEqual([]);
     });
 
@@ -279,9 +296,9 @@ for (const target of await storeTargets('store')) {
       const all = await loadAllActiveKeys(store.db);
       expect(all.find((e) => e.keyHash === hashKey(secret, k.key))).toMatchObject({ accessPoint: 'B', keyId: k.id });
 
-      await expect(createNetworkKey(store.db, secret, 'usr_nobody', { name: 'x', network: 'testnet' })).rejects.toBeInstanceOf(
-        NotFoundError,
-      );
+      await expect(
+        createNetworkKey(store.db, secret, 'usr_nobody', { name: 'x', network: 'testnet' }),
+      ).rejects.toBeInstanceOf(NotFoundError);
       expect(await deleteNetworkKey(store.db, alice.id, k.id)).toBe(true);
       expect(await loadAccessEntry(store.db, hashKey(secret, k.key))).toBeUndefined();
     });
@@ -294,7 +311,10 @@ for (const target of await storeTargets('store')) {
       try {
         const results = await Promise.allSettled(
           Array.from({ length: 10 }, (_, i) =>
-            createNetworkKey((i % 2 ? second : store).db, secret, u.id, { name: `k${i}`, network: i % 3 ? 'testnet' : 'mainnet' }),
+            createNetworkKey((i % 2 ? second : store).db, secret, u.id, {
+              name: `k${i}`,
+              network: i % 3 ? 'testnet' : 'mainnet',
+            }),
           ),
         );
         const ok = results.filter((r) => r.status === 'fulfilled');
@@ -309,11 +329,15 @@ for (const target of await storeTargets('store')) {
         expect(await countNetworkKeys(store.db, u.id)).toBe(4);
         expect(await listNetworkKeys(store.db, secret, u.id)).toHaveLength(4);
         // other users are not affected; deleting one frees a slot
-        expect((await createNetworkKey(store.db, secret, other.id, { name: 'o', network: 'testnet' })).userId).toBe(other.id);
+        expect((await createNetworkKey(store.db, secret, other.id, { name: 'o', network: 'testnet' })).userId).toBe(
+          other.id,
+        );
         const [first] = await listNetworkKeys(store.db, secret, u.id);
         expect(await deleteNetworkKey(store.db, u.id, first.id)).toBe(true);
         await createNetworkKey(store.db, secret, u.id, { name: 'again', network: 'testnet' });
-        await expect(createNetworkKey(store.db, secret, u.id, { name: 'fifth', network: 'testnet' })).rejects.toBeInstanceOf(LimitError);
+        await expect(
+          createNetworkKey(store.db, secret, u.id, { name: 'fifth', network: 'testnet' }),
+        ).rejects.toBeInstanceOf(LimitError);
       } finally {
         if (second !== store) await second.close();
       }
@@ -325,7 +349,11 @@ for (const target of await storeTargets('store')) {
       const second = target.dialect === 'postgres' ? await target.open() : store;
       try {
         const app = (i: number) => ({ name: `a${i}`, useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
-        const results = await Promise.allSettled(Array.from({ length: 60 }, (_, i) => createApp((i % 2 ? second : store).db, secret, u.id, app(i), { maxPerUser: 10 })));
+        const results = await Promise.allSettled(
+          Array.from({ length: 60 }, (_, i) =>
+            createApp((i % 2 ? second : store).db, secret, u.id, app(i), { maxPerUser: 10 }),
+          ),
+        );
         expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
         const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
         expect(refused).toHaveLength(50);
@@ -353,9 +381,13 @@ console.log(JSON.stringify(rs.map((r) => (r.status === 'fulfilled' ? 'ok' : r.re
 `,
         );
         const run = () =>
-          promisify(execFile)(process.execPath, ['--import', 'tsx', script, target.dataDir!, u.id, secret.toString('hex')], {
-            cwd: repoRoot,
-          });
+          promisify(execFile)(
+            process.execPath,
+            ['--import', 'tsx', script, target.dataDir!, u.id, secret.toString('hex')],
+            {
+              cwd: repoRoot,
+            },
+          );
         const outs = await Promise.all([run(), run()]);
         const results = outs.flatMap((o) => JSON.parse(o.stdout.trim().split('\n').pop()!) as string[]);
         expect(results).toHaveLength(10);
@@ -441,14 +473,22 @@ console.log(JSON.stringify(rs.map((r) => (r.status === 'fulfilled' ? 'ok' : r.re
         .execute();
       await store.db.insertInto('key_events').values({ key_hash: 'new', kind: 'revoke', at: now }).execute();
       expect(await pruneKeyEvents(store.db, 86_400_000, now)).toBeGreaterThanOrEqual(1);
-      const left = await store.db.selectFrom('key_events').select('key_hash').where('key_hash', 'in', ['old', 'new']).execute();
+      const left = await store.db
+        .selectFrom('key_events')
+        .select('key_hash')
+        .where('key_hash', 'in', ['old', 'new'])
+        .execute();
       expect(left.map((r) => r.key_hash)).toEqual(['new']);
     });
 
     if (target.dialect === 'postgres')
       it('PostgreSQL: the server ending idle pooled connections is reported, not a crash; the next query reconnects', async () => {
         const errors: Error[] = [];
-        const own = await openStore({ dataDir: '/nonexistent-unused', databaseUrl: target.url!, onError: (e) => errors.push(e) });
+        const own = await openStore({
+          dataDir: '/nonexistent-unused',
+          databaseUrl: target.url!,
+          onError: (e) => errors.push(e),
+        });
         try {
           const pid = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(own.db)).rows[0].pid;
           // Ended from another session, as a restart or an operator would: the idle client gets an error.

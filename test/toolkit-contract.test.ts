@@ -22,7 +22,13 @@ const innerRefs = {
   methods: [
     {
       name: 'engine_timestamp',
-      params: [{ name: 'ts', required: true, schema: { $ref: '#/components/schemas/PayloadAttributesV1/properties/timestamp' } }],
+      params: [
+        {
+          name: 'ts',
+          required: true,
+          schema: { $ref: '#/components/schemas/PayloadAttributesV1/properties/timestamp' },
+        },
+      ],
       result: { name: 'item', schema: { $ref: '#/components/schemas/List/items' } },
     },
     {
@@ -36,7 +42,14 @@ const innerRefs = {
       PayloadAttributesV1: { type: 'object', properties: { timestamp: { type: 'string', pattern: '^0x[0-9a-f]+$' } } },
       List: { type: 'array', items: { type: 'integer', minimum: 0 } },
       Choice: { oneOf: [{ type: 'boolean' }, { type: 'string', enum: ['a', 'b'] }] },
-      Tree: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/components/schemas/Tree' } } } },
+      Tree: {
+        type: 'object',
+        required: ['name'],
+        properties: {
+          name: { type: 'string' },
+          children: { type: 'array', items: { $ref: '#/components/schemas/Tree' } },
+        },
+      },
     },
   },
 };
@@ -48,7 +61,9 @@ describe('toolkit document layer', () => {
     server = createHttpServer((req, res) => {
       if (req.url === '/petstore.json') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(readFileSync(join(root, 'node_modules/@open-rpc/examples/build/service-descriptions/petstore-openrpc.json')));
+        res.end(
+          readFileSync(join(root, 'node_modules/@open-rpc/examples/build/service-descriptions/petstore-openrpc.json')),
+        );
       } else res.writeHead(404).end('no');
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -83,9 +98,9 @@ describe('toolkit document layer', () => {
     expect(m.methods.map((x) => x.name)).toEqual(['list_pets', 'create_pet', 'get_pet']);
     await expect(loadDocument(`${base}/missing.json`)).rejects.toThrow(/HTTP 404/);
     await expect(modelDocument({ info: {} }, { name: 'x', file: 'x.json' })).rejects.toThrow(/not an OpenRPC document/);
-    await expect(modelDocument({ openrpc: '1.3.2', info: { title: 't' }, methods: [{ name: 1 }] }, { name: 'x', file: 'x.json' })).rejects.toThrow(
-      /x\.json: invalid OpenRPC 1\.3\.2 document/,
-    );
+    await expect(
+      modelDocument({ openrpc: '1.3.2', info: { title: 't' }, methods: [{ name: 1 }] }, { name: 'x', file: 'x.json' }),
+    ).rejects.toThrow(/x\.json: invalid OpenRPC 1\.3\.2 document/);
   });
 
   it('inlines refs into properties, items and oneOf members; keeps recursive component refs', async () => {
@@ -95,12 +110,16 @@ describe('toolkit document layer', () => {
     expect(m.methods[0].result!.schema).toEqual({ type: 'integer', minimum: 0 });
     expect(m.methods[1].params[0].schema).toEqual({ type: 'string', enum: ['a', 'b'] });
     expect(m.methods[1].result!.schema).toEqual({ $ref: '#/components/schemas/Tree' });
-    expect(m.document.methods[0].params[0].schema.$ref).toBe('#/components/schemas/PayloadAttributesV1/properties/timestamp');
+    expect(m.document.methods[0].params[0].schema.$ref).toBe(
+      '#/components/schemas/PayloadAttributesV1/properties/timestamp',
+    );
     expect(c.validators.engine_timestamp.params(['0x1f'])).toBe(true);
     expect(c.validators.engine_timestamp.params(['0xZZ'])).toBe(false);
     expect(c.validators.engine_timestamp.result(-1)).toBe(false);
     expect(c.validators.tree_get.params(['c'])).toBe(false);
-    expect(c.validators.tree_get.result({ name: 'a', children: [{ name: 'b', children: [{ name: 'c' }] }] })).toBe(true);
+    expect(c.validators.tree_get.result({ name: 'a', children: [{ name: 'b', children: [{ name: 'c' }] }] })).toBe(
+      true,
+    );
     expect(c.validators.tree_get.result({ name: 'a', children: [{ children: [] }] })).toBe(false);
   });
 
@@ -131,7 +150,9 @@ describe('the library API on a document it did not write', () => {
   it('load → createServer({ document, handlers }) → createClient(transport, methods): HTTP and an in-process transport', async () => {
     const { createServer, compileContract: compile, loadDocument: load } = await import('@rpcgate/toolkit');
     const { createClient, httpTransport, RpcClientError } = await import('@rpcgate/client');
-    const model = await load(join(root, 'node_modules/@open-rpc/examples/build/service-descriptions/petstore-openrpc.json'));
+    const model = await load(
+      join(root, 'node_modules/@open-rpc/examples/build/service-descriptions/petstore-openrpc.json'),
+    );
     const pets = [{ id: 1, name: 'rex', tag: 'dog' }];
     const server = await createServer({
       document: model,
@@ -151,9 +172,19 @@ describe('the library API on a document it did not write', () => {
       // a method without a handler: -32601
       await expect(http.request('create_pet', ['cat', 'x'])).rejects.toBeInstanceOf(RpcClientError);
       // the same client shape over the engine in process: no HTTP, no status
-      const local = createClient({ send: async (m) => ({ payload: JSON.parse((await server.engine.handle(JSON.stringify(m), {})).body ?? 'null') }) }, methods);
+      const local = createClient(
+        {
+          send: async (m) => ({
+            payload: JSON.parse((await server.engine.handle(JSON.stringify(m), {})).body ?? 'null'),
+          }),
+        },
+        methods,
+      );
       expect(await local.request('get_pet', [1])).toEqual(pets[0]);
-      const [a, b] = await local.batch([{ method: 'list_pets', params: [] }, { method: 'get_pet', params: ['x'] }] as const);
+      const [a, b] = await local.batch([
+        { method: 'list_pets', params: [] },
+        { method: 'get_pet', params: ['x'] },
+      ] as const);
       expect(a).toEqual(pets);
       expect(b).toBeInstanceOf(RpcClientError);
     } finally {

@@ -51,15 +51,31 @@ function laughs(n: number, k: number): Json {
   const schemas: Json = {};
   for (let i = 0; i < n; i++) {
     schemas[`L${i}`] =
-      i === n - 1 ? { type: 'string' } : { type: 'object', properties: Object.fromEntries(Array.from({ length: k }, (_, j) => [`p${j}`, { $ref: `#/components/schemas/L${i + 1}` }])) };
+      i === n - 1
+        ? { type: 'string' }
+        : {
+            type: 'object',
+            properties: Object.fromEntries(
+              Array.from({ length: k }, (_, j) => [`p${j}`, { $ref: `#/components/schemas/L${i + 1}` }]),
+            ),
+          };
   }
   const ref = { $ref: '#/components/schemas/L0' };
-  return { openrpc: '1.2.6', info: { title: 'laughs', version: '1' }, methods: [{ name: 'boom', params: [{ name: 'a', schema: ref }], result: { name: 'r', schema: ref } }], components: { schemas } };
+  return {
+    openrpc: '1.2.6',
+    info: { title: 'laughs', version: '1' },
+    methods: [{ name: 'boom', params: [{ name: 'a', schema: ref }], result: { name: 'r', schema: ref } }],
+    components: { schemas },
+  };
 }
 
 /** Runs `body` (an ES module's code, with `doc` = argv[2]) in a child node process; it prints a JSON line with its CPU
  *  and wall time and peak RSS (process.resourceUsage: the whole process, measured by the kernel). */
-async function measured(name: string, body: string, doc: string): Promise<{ cpuMs: number; wallMs: number; maxRssMB: number; out: Json }> {
+async function measured(
+  name: string,
+  body: string,
+  doc: string,
+): Promise<{ cpuMs: number; wallMs: number; maxRssMB: number; out: Json }> {
   const script = join(work, `${name}.mts`);
   writeFileSync(
     script,
@@ -76,14 +92,22 @@ const cpu = process.cpuUsage(cpu0);
 process.stdout.write(JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - t0, maxRssMB: process.resourceUsage().maxRSS / 1024, out }) + '\\n');
 `,
   );
-  const { stdout } = await exec(process.execPath, ['--import', 'tsx', script, doc], { cwd: root, timeout: 240_000, maxBuffer: 16 << 20 });
+  const { stdout } = await exec(process.execPath, ['--import', 'tsx', script, doc], {
+    cwd: root,
+    timeout: 240_000,
+    maxBuffer: 16 << 20,
+  });
   return JSON.parse(stdout.trim().split('\n').pop()!);
 }
 
 describe('billion laughs: loading is bounded', () => {
   it('a 2.3 KB document of 11 components × 4 refs stops within 2 s of CPU and 200 MB, naming the limit and how to raise it', async () => {
     const file = writeDoc('laughs-11x4.json', laughs(11, 4));
-    const r = await measured('load-laughs', `const { loadDocument } = await import(${src('toolkit/src/contract/model.ts')});\nawait loadDocument(doc);\nout = { loaded: true };`, file);
+    const r = await measured(
+      'load-laughs',
+      `const { loadDocument } = await import(${src('toolkit/src/contract/model.ts')});\nawait loadDocument(doc);\nout = { loaded: true };`,
+      file,
+    );
     console.log(`billion laughs (11 × 4 refs, 2.3 KB): ${JSON.stringify(r)}`);
     expect(r.out.error).toMatch(/more than 100000 references inlined/);
     expect(r.out.error).toMatch(/maxRefExpansions = 100000/);
@@ -94,13 +118,31 @@ describe('billion laughs: loading is bounded', () => {
   }, 240_000);
 
   it('a wide document (one 2,000-property component referenced 1,200 times) stops at maxDerefNodes within 2 s of CPU and 200 MB', async () => {
-    const big = { type: 'object', properties: Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`f${i}`, { type: 'string' }])) };
+    const big = {
+      type: 'object',
+      properties: Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`f${i}`, { type: 'string' }])),
+    };
     const ref = { $ref: '#/components/schemas/Big' };
-    const methods = Array.from({ length: 600 }, (_, i) => ({ name: `m${i}`, params: [{ name: 'a', schema: ref }], result: { name: 'r', schema: ref } }));
-    const file = writeDoc('wide.json', { openrpc: '1.2.6', info: { title: 'wide', version: '1' }, methods, components: { schemas: { Big: big } } });
-    const r = await measured('load-wide', `const { loadDocument } = await import(${src('toolkit/src/contract/model.ts')});\nawait loadDocument(doc);\nout = { loaded: true };`, file);
+    const methods = Array.from({ length: 600 }, (_, i) => ({
+      name: `m${i}`,
+      params: [{ name: 'a', schema: ref }],
+      result: { name: 'r', schema: ref },
+    }));
+    const file = writeDoc('wide.json', {
+      openrpc: '1.2.6',
+      info: { title: 'wide', version: '1' },
+      methods,
+      components: { schemas: { Big: big } },
+    });
+    const r = await measured(
+      'load-wide',
+      `const { loadDocument } = await import(${src('toolkit/src/contract/model.ts')});\nawait loadDocument(doc);\nout = { loaded: true };`,
+      file,
+    );
     console.log(`wide document (1,200 refs to a 2,000-property schema): ${JSON.stringify(r)}`);
-    expect(r.out.error).toMatch(/maxDerefNodes = 500000 — raise it with the option limits\.maxDerefNodes or the CLI flag --max-deref-nodes <n>/);
+    expect(r.out.error).toMatch(
+      /maxDerefNodes = 500000 — raise it with the option limits\.maxDerefNodes or the CLI flag --max-deref-nodes <n>/,
+    );
     expect(r.cpuMs).toBeLessThan(2000);
     expect(r.maxRssMB).toBeLessThan(200);
   }, 240_000);
@@ -116,23 +158,48 @@ describe('billion laughs: loading is bounded', () => {
   it('the limits are raised and lowered by the option and by the CLI flags of generate', async () => {
     const file = writeDoc('laughs-6x4.json', laughs(6, 4)); // 4^5 + … = 1,365 expansions per use
     await expect(loadDocument(file)).resolves.toBeDefined();
-    await expect(loadDocument(file, undefined, { maxRefExpansions: 1000 })).rejects.toThrow(/laughs-6x4\.json: .*maxRefExpansions = 1000/);
-    await expect(loadDocument(file, undefined, { maxRefDepth: 3 })).rejects.toThrow(/maxRefDepth = 3 .*--max-ref-depth/);
+    await expect(loadDocument(file, undefined, { maxRefExpansions: 1000 })).rejects.toThrow(
+      /laughs-6x4\.json: .*maxRefExpansions = 1000/,
+    );
+    await expect(loadDocument(file, undefined, { maxRefDepth: 3 })).rejects.toThrow(
+      /maxRefDepth = 3 .*--max-ref-depth/,
+    );
 
     const err: string[] = [];
-    const refused = await generateAction(file, { out: join(work, 'gen-6x4'), maxRefExpansions: 1000 }, () => {}, (s) => err.push(s));
+    const refused = await generateAction(
+      file,
+      { out: join(work, 'gen-6x4'), maxRefExpansions: 1000 },
+      () => {},
+      (s) => err.push(s),
+    );
     expect(refused).toBe(1);
     expect(err.join('\n')).toMatch(/^rpcgate generate: .*more than 1000 references inlined.*--max-ref-expansions/);
 
     // the CLI flag reaches loadDocument
-    const cli = await exec(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'generate', file, '--out', join(work, 'gen-cli'), '--max-ref-expansions', '10'], { cwd: root, timeout: 60_000 }).catch((e) => e);
+    const cli = await exec(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(root, 'src/cli/main.ts'),
+        'generate',
+        file,
+        '--out',
+        join(work, 'gen-cli'),
+        '--max-ref-expansions',
+        '10',
+      ],
+      { cwd: root, timeout: 60_000 },
+    ).catch((e) => e);
     expect(cli.code).toBe(1);
     expect(cli.stderr).toMatch(/more than 10 references inlined.*--max-ref-expansions/);
 
     // 9 × 4: about 290,000 expansions in all — refused by default, loaded once the limits are raised
     const big = writeDoc('laughs-9x4.json', laughs(9, 4));
     await expect(loadDocument(big)).rejects.toThrow(/maxRefExpansions = 100000/);
-    await expect(loadDocument(big, undefined, { maxRefExpansions: 1_000_000, maxDerefNodes: 5_000_000 })).resolves.toBeDefined();
+    await expect(
+      loadDocument(big, undefined, { maxRefExpansions: 1_000_000, maxDerefNodes: 5_000_000 }),
+    ).resolves.toBeDefined();
   }, 120_000);
 });
 
@@ -141,18 +208,42 @@ describe('the mock against hostile schemas and patterns', () => {
     openrpc: '1.2.6',
     info: { title: 'hostile', version: '1' },
     methods: [
-      { name: 'big_items', params: [], result: { name: 'r', schema: { type: 'array', minItems: 100_000_000, items: { type: 'integer' } } } },
+      {
+        name: 'big_items',
+        params: [],
+        result: { name: 'r', schema: { type: 'array', minItems: 100_000_000, items: { type: 'integer' } } },
+      },
       { name: 'big_string', params: [], result: { name: 'r', schema: { $ref: '#/components/schemas/Huge' } } },
       // each demand within the bounds, their product (a million integers) far beyond the per-value budget
-      { name: 'nested', params: [], result: { name: 'r', schema: { type: 'array', minItems: 1000, items: { type: 'array', minItems: 1000, items: { type: 'integer' } } } } },
-      { name: 'match', params: [{ name: 's', required: true, schema: { type: 'string', pattern: '^(a+)+$' } }], result: { name: 'r', schema: { type: 'boolean' } } },
+      {
+        name: 'nested',
+        params: [],
+        result: {
+          name: 'r',
+          schema: {
+            type: 'array',
+            minItems: 1000,
+            items: { type: 'array', minItems: 1000, items: { type: 'integer' } },
+          },
+        },
+      },
+      {
+        name: 'match',
+        params: [{ name: 's', required: true, schema: { type: 'string', pattern: '^(a+)+$' } }],
+        result: { name: 'r', schema: { type: 'boolean' } },
+      },
       { name: 'fine', params: [], result: { name: 'r', schema: { type: 'integer', minimum: 1, maximum: 1 } } },
     ],
     components: { schemas: { Huge: { type: 'string', minLength: 100_000_000 } } },
   };
 
   const post = async (url: string, body: unknown, ms = 10_000) => {
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(ms) });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(ms),
+    });
     return res.json() as Promise<Json>;
   };
 
@@ -162,12 +253,20 @@ describe('the mock against hostile schemas and patterns', () => {
     const startMs = performance.now() - t0;
     try {
       const url = await mock.listen(0, '127.0.0.1');
-      console.log(`mock start on hostile schemas: ${Math.round(startMs)} ms; warnings: ${JSON.stringify(mock.warnings)}`);
+      console.log(
+        `mock start on hostile schemas: ${Math.round(startMs)} ms; warnings: ${JSON.stringify(mock.warnings)}`,
+      );
       expect(mock.warnings).toEqual(
         expect.arrayContaining([
-          expect.stringMatching(/^big_items: its result schema cannot be generated within bounds: minItems 100000000 at \/minItems is above the generator's bound of 1000/),
-          expect.stringMatching(/^big_string: .*minLength 100000000 at #\/components\/schemas\/Huge\/minLength is above the generator's bound of 65536/),
-          expect.stringMatching(/^nested: .*cannot be generated within bounds: generating a value took more than (200000 nodes|2000 ms)/),
+          expect.stringMatching(
+            /^big_items: its result schema cannot be generated within bounds: minItems 100000000 at \/minItems is above the generator's bound of 1000/,
+          ),
+          expect.stringMatching(
+            /^big_string: .*minLength 100000000 at #\/components\/schemas\/Huge\/minLength is above the generator's bound of 65536/,
+          ),
+          expect.stringMatching(
+            /^nested: .*cannot be generated within bounds: generating a value took more than (200000 nodes|2000 ms)/,
+          ),
         ]),
       );
       const items = await post(url, { jsonrpc: '2.0', id: 1, method: 'big_items', params: [] });
@@ -186,7 +285,11 @@ describe('the mock against hostile schemas and patterns', () => {
 
   it('rpcgate mock: starts, answers ^(a+)+$ on 41 characters at once, and SIGTERM stops it within 2 s with hostile requests in flight', async () => {
     const file = writeDoc('hostile.json', doc);
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'mock', file, '--port', '0', '--host', '127.0.0.1'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'mock', file, '--port', '0', '--host', '127.0.0.1'],
+      { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     children.push(child);
     let stdout = '';
     let stderr = '';
@@ -203,7 +306,9 @@ describe('the mock against hostile schemas and patterns', () => {
       child.once('exit', (code) => rej(new Error(`exited ${code}; stderr: ${stderr}`)));
     });
     const url = line.slice(line.indexOf('http://'));
-    expect(stderr).toMatch(/warning: big_items: its result schema cannot be generated within bounds: minItems 100000000 at \/minItems/);
+    expect(stderr).toMatch(
+      /warning: big_items: its result schema cannot be generated within bounds: minItems 100000000 at \/minItems/,
+    );
 
     const t0 = performance.now();
     const evil = await post(url, { jsonrpc: '2.0', id: 1, method: 'match', params: ['a'.repeat(41) + '!'] }, 5000);
@@ -211,11 +316,17 @@ describe('the mock against hostile schemas and patterns', () => {
     console.log(`^(a+)+$ on 41 characters: ${Math.round(evilMs)} ms`);
     expect(evil.error.code).toBe(-32602);
     expect(evilMs).toBeLessThan(2000);
-    expect((await post(url, { jsonrpc: '2.0', id: 2, method: 'match', params: ['a'.repeat(41)] })).result).toEqual(expect.any(Boolean));
+    expect((await post(url, { jsonrpc: '2.0', id: 2, method: 'match', params: ['a'.repeat(41)] })).result).toEqual(
+      expect.any(Boolean),
+    );
 
     // hostile requests in flight, then SIGTERM: the process is gone within 2 s
     const inFlight = Array.from({ length: 5 }, (_, i) =>
-      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'match', params: ['a'.repeat(5000) + '!'] }) }).catch(() => undefined),
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'match', params: ['a'.repeat(5000) + '!'] }),
+      }).catch(() => undefined),
     );
     const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
     const t1 = performance.now();
@@ -279,7 +390,11 @@ function manyMethods(n: number): Json {
       schemas: {
         Address: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' },
         Quantity: { type: 'string', pattern: '^0x(0|[1-9a-f][0-9a-f]*)$' },
-        Item: { type: 'object', properties: { id: { type: 'integer' }, owner: { $ref: '#/components/schemas/Address' } }, required: ['id'] },
+        Item: {
+          type: 'object',
+          properties: { id: { type: 'integer' }, owner: { $ref: '#/components/schemas/Address' } },
+          required: ['id'],
+        },
       },
     },
   };
@@ -332,11 +447,28 @@ describe('method and schema names that are Object.prototype members', () => {
 
     const out = join(work, 'proto');
     const err: string[] = [];
-    expect(await generateAction(file, { out, name: 'proto' }, () => {}, (s) => err.push(s)), err.join('\n')).toBe(0);
+    expect(
+      await generateAction(
+        file,
+        { out, name: 'proto' },
+        () => {},
+        (s) => err.push(s),
+      ),
+      err.join('\n'),
+    ).toBe(0);
     writeFileSync(
       join(work, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2023', 'DOM'], types: [], noEmit: true, paths: { '@rpcgate/client': [join(root, 'packages/client/src/index.ts')] } },
+        compilerOptions: {
+          strict: true,
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          target: 'ES2022',
+          lib: ['ES2023', 'DOM'],
+          types: [],
+          noEmit: true,
+          paths: { '@rpcgate/client': [join(root, 'packages/client/src/index.ts')] },
+        },
         include: ['proto/*.ts', 'usage.ts'],
       }),
     );
@@ -400,9 +532,11 @@ export const d: string = methods['__proto__'].name;
 export type R = ProtoMethods['constructor']['result'];
 `,
     );
-    await exec(process.execPath, [TSC, '-p', join(work, 'tsconfig.json')], { cwd: work, timeout: 120_000 }).catch((e) => {
-      throw new Error(`tsc: ${e.stdout}${e.stderr}`);
-    });
+    await exec(process.execPath, [TSC, '-p', join(work, 'tsconfig.json')], { cwd: work, timeout: 120_000 }).catch(
+      (e) => {
+        throw new Error(`tsc: ${e.stdout}${e.stderr}`);
+      },
+    );
     const { stdout } = await exec(TSX, [join(work, 'run.ts')], { cwd: work, timeout: 60_000 });
     const r = JSON.parse(stdout.trim().split('\n').pop()!);
     expect(r.methods).toEqual(NAMES);

@@ -28,12 +28,25 @@ let dataDir: string;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
-async function rpc(network: string, key: string, body: object | object[]): Promise<{ status: number; body: Json; ms: number }> {
+async function rpc(
+  network: string,
+  key: string,
+  body: object | object[],
+): Promise<{ status: number; body: Json; ms: number }> {
   const t0 = performance.now();
-  const res = await fetch(`${svc.url}/${network}/v2/${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${svc.url}/${network}/v2/${key}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: await res.json(), ms: performance.now() - t0 };
 }
-const call = (method: string, params: unknown[] = [], id: number | string = 1) => ({ jsonrpc: '2.0', id, method, params });
+const call = (method: string, params: unknown[] = [], id: number | string = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  params,
+});
 
 /** A clear gateway error for `network`, answered within the deadline. */
 function expectClearError(r: { status: number; body: Json; ms: number }, codes: number[]): void {
@@ -54,7 +67,10 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
 }
 
 /** The faulty network answers eth_blockNumber again (the service recovered by itself). */
-const recovered = () => until('faulty network recovers', async () => ((await rpc('faulty', KEY_A, call('eth_blockNumber'))).body.result === '0x100' ? true : undefined));
+const recovered = () =>
+  until('faulty network recovers', async () =>
+    (await rpc('faulty', KEY_A, call('eth_blockNumber'))).body.result === '0x100' ? true : undefined,
+  );
 
 /** Calls the healthy network with both keys (and the faulty one's key) all along; counts failures. */
 function healthyTraffic() {
@@ -91,9 +107,22 @@ beforeAll(async () => {
     logLevel: 'silent',
     dataDir,
     devKey: false,
-    keys: [{ key: KEY_A, name: 'a' }, { key: KEY_B, name: 'b' }],
-    networks: { faulty: { upstreams: [node.url] }, healthy: { upstreams: [healthy.url] }, late: { upstreams: [lateUrl] } },
-    upstream: { requestTimeoutMs: DEADLINE_MS, probeIntervalMs: 200, circuitBreaker: { failureThreshold: 3 }, maxResponseBytes: 256 * 1024, getLogsMaxBlockRange: 200 },
+    keys: [
+      { key: KEY_A, name: 'a' },
+      { key: KEY_B, name: 'b' },
+    ],
+    networks: {
+      faulty: { upstreams: [node.url] },
+      healthy: { upstreams: [healthy.url] },
+      late: { upstreams: [lateUrl] },
+    },
+    upstream: {
+      requestTimeoutMs: DEADLINE_MS,
+      probeIntervalMs: 200,
+      circuitBreaker: { failureThreshold: 3 },
+      maxResponseBytes: 256 * 1024,
+      getLogsMaxBlockRange: 200,
+    },
   });
 }, 60_000);
 
@@ -130,7 +159,9 @@ describe('node down', () => {
       expect([502, 503]).toContain(r.status);
       expect(r.ms).toBeLessThan(DEADLINE_MS + SLACK_MS);
       late = await startFaultNode(Number(new URL(lateUrl).port));
-      await until('late network recovers', async () => ((await rpc('late', KEY_A, call('eth_blockNumber'))).body.result === '0x100' ? true : undefined));
+      await until('late network recovers', async () =>
+        (await rpc('late', KEY_A, call('eth_blockNumber'))).body.result === '0x100' ? true : undefined,
+      );
     });
   });
 
@@ -156,12 +187,16 @@ describe('node down', () => {
       // Once the breaker opened, calls are refused at once with 503 and /metrics says so.
       expect(errors.some((e) => /every circuit is open/.test(e.data.detail))).toBe(true);
       const metrics = await (await fetch(`${svc.url}/metrics`)).text();
-      expect(metrics).toMatch(new RegExp(`rpcgate_upstream_circuit_state\\{network="faulty",upstream="127.0.0.1:${node.port}"\\} [12]`));
+      expect(metrics).toMatch(
+        new RegExp(`rpcgate_upstream_circuit_state\\{network="faulty",upstream="127.0.0.1:${node.port}"\\} [12]`),
+      );
       await node.restart();
       await recovered();
       on = false;
       await faultyLoop;
-      expect(await (await fetch(`${svc.url}/metrics`)).text()).toMatch(new RegExp(`rpcgate_upstream_circuit_state\\{network="faulty",upstream="127.0.0.1:${node.port}"\\} 0`));
+      expect(await (await fetch(`${svc.url}/metrics`)).text()).toMatch(
+        new RegExp(`rpcgate_upstream_circuit_state\\{network="faulty",upstream="127.0.0.1:${node.port}"\\} 0`),
+      );
     });
   });
 });
@@ -170,7 +205,9 @@ describe('node misbehaves', () => {
   it('slow (30 s): -32043 within the deadline, every call on its own; recovers once the node is fast', async () => {
     await underFault(async () => {
       await node.mode('slow', 30_000);
-      const rs = await Promise.all([1, 2, 3].map((i) => rpc('faulty', KEY_A, call('eth_getBalance', [`0x${'0'.repeat(39)}${i}`, 'latest']))));
+      const rs = await Promise.all(
+        [1, 2, 3].map((i) => rpc('faulty', KEY_A, call('eth_getBalance', [`0x${'0'.repeat(39)}${i}`, 'latest']))),
+      );
       for (const r of rs) {
         expectClearError(r, [-32043]);
         expect(r.status).toBe(504);
@@ -209,7 +246,11 @@ describe('node misbehaves', () => {
       const errors: Json[] = [];
       let sawOpen = false;
       for (let i = 0; i < 200 && !sawOpen; i++) {
-        const r = await rpc('faulty', KEY_A, call('eth_getBalance', [`0x${i.toString(16).padStart(40, '0')}`, 'latest']));
+        const r = await rpc(
+          'faulty',
+          KEY_A,
+          call('eth_getBalance', [`0x${i.toString(16).padStart(40, '0')}`, 'latest']),
+        );
         if (r.body.error) {
           expectClearError(r, [-32042]);
           errors.push(r.body.error);
@@ -218,7 +259,9 @@ describe('node misbehaves', () => {
       }
       expect(sawOpen).toBe(true);
       const metrics = await (await fetch(`${svc.url}/metrics`)).text();
-      expect(metrics).toMatch(new RegExp(`rpcgate_upstream_circuit_state\\{network="faulty",upstream="127.0.0.1:${node.port}"\\} [12]`));
+      expect(metrics).toMatch(
+        new RegExp(`rpcgate_upstream_circuit_state\\{network="faulty",upstream="127.0.0.1:${node.port}"\\} [12]`),
+      );
       await node.mode('ok');
       await recovered();
     });
@@ -245,7 +288,9 @@ describe('node misbehaves', () => {
         const batch = Array.from({ length: 6 }, (_, i) => call(i % 2 ? 'eth_chainId' : 'eth_blockNumber', [], i));
         const r = await rpc('faulty', KEY_A, batch);
         expect(r.status).toBe(200);
-        expect(r.body.map((x: Json) => [x.id, x.result])).toEqual(batch.map((c) => [c.id, c.method === 'eth_chainId' ? '0x1' : '0x100']));
+        expect(r.body.map((x: Json) => [x.id, x.result])).toEqual(
+          batch.map((c) => [c.id, c.method === 'eth_chainId' ? '0x1' : '0x100']),
+        );
       });
     });
   }
@@ -256,7 +301,10 @@ describe('isolation caps', () => {
     const before = (await node.seen()).eth_getLogs ?? 0;
     const r = await rpc('faulty', KEY_A, call('eth_getLogs', [{ fromBlock: '0x0', toBlock: '0xffffffffffff' }]));
     expect(r.status).toBe(200);
-    expect(r.body.error).toMatchObject({ code: -32005, data: { source: 'rpcgate', reason: 'block-range', limit: 200, range: 0xffffffffffff + 1 } });
+    expect(r.body.error).toMatchObject({
+      code: -32005,
+      data: { source: 'rpcgate', reason: 'block-range', limit: 200, range: 0xffffffffffff + 1 },
+    });
     // The node's head is 0x100: earliest..latest spans 0x101 blocks.
     const tagged = await rpc('faulty', KEY_A, call('eth_getLogs', [{ fromBlock: 'earliest' }]));
     expect(tagged.body.error).toMatchObject({ code: -32005, data: { reason: 'block-range', range: 0x101 } });
@@ -267,9 +315,15 @@ describe('isolation caps', () => {
 
   it('an answer over maxResponseBytes: -32005 response-size for that call; the others in the same client batch are answered', async () => {
     await node.mode('huge');
-    const r = await rpc('faulty', KEY_A, [call('eth_getLogs', [{ blockHash: `0x${'ab'.repeat(32)}` }], 'logs'), call('eth_blockNumber', [], 'head')]);
+    const r = await rpc('faulty', KEY_A, [
+      call('eth_getLogs', [{ blockHash: `0x${'ab'.repeat(32)}` }], 'logs'),
+      call('eth_blockNumber', [], 'head'),
+    ]);
     const byId = Object.fromEntries(r.body.map((x: Json) => [x.id, x]));
-    expect(byId.logs.error).toMatchObject({ code: -32005, data: { source: 'rpcgate', reason: 'response-size', limit: 256 * 1024 } });
+    expect(byId.logs.error).toMatchObject({
+      code: -32005,
+      data: { source: 'rpcgate', reason: 'response-size', limit: 256 * 1024 },
+    });
     expect(byId.head.result).toBe('0x100');
   });
 });

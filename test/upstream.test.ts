@@ -36,7 +36,13 @@ interface StandIn {
 
 /** A node stand-in: by default echoes `params[0]` as the result of every call (batch or single). */
 async function standIn(answer?: Answer): Promise<StandIn> {
-  const s: StandIn = { url: '', requests: [], aborted: 0, answer: answer ?? (() => undefined), close: async () => undefined };
+  const s: StandIn = {
+    url: '',
+    requests: [],
+    aborted: 0,
+    answer: answer ?? (() => undefined),
+    close: async () => undefined,
+  };
   const echo = (r: Req) => ({ jsonrpc: '2.0', id: r.id, result: r.params[0] ?? r.method });
   const server: Server = createServer((req, res) => {
     let raw = '';
@@ -76,8 +82,15 @@ async function deadUrl(): Promise<string> {
   return url;
 }
 
-const cfg = (over: Partial<UpstreamConfig> = {}): UpstreamConfig => ({ ...defaults.upstream, probeIntervalMs: 50, ...over });
-const breaker = (over: Partial<UpstreamConfig['circuitBreaker']>): UpstreamConfig['circuitBreaker'] => ({ ...defaults.upstream.circuitBreaker, ...over });
+const cfg = (over: Partial<UpstreamConfig> = {}): UpstreamConfig => ({
+  ...defaults.upstream,
+  probeIntervalMs: 50,
+  ...over,
+});
+const breaker = (over: Partial<UpstreamConfig['circuitBreaker']>): UpstreamConfig['circuitBreaker'] => ({
+  ...defaults.upstream.circuitBreaker,
+  ...over,
+});
 const callCount = (reqs: (Req | Req[])[]) => reqs.reduce((n, r) => n + (Array.isArray(r) ? r.length : 1), 0);
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -87,7 +100,12 @@ afterEach(async () => {
 /** The node contract's meaning of every method, as the service passes it. */
 const NODE_MEANING = meaningTable(nodeMethods);
 /** Parsed results unless `raw` (the service's default: RawResult, the node's bytes). */
-function pool(urls: string[], over?: Partial<UpstreamConfig>, raw = false, methods: ReadonlyMap<string, UpstreamMethodPolicy> | undefined = NODE_MEANING): UpstreamPool {
+function pool(
+  urls: string[],
+  over?: Partial<UpstreamConfig>,
+  raw = false,
+  methods: ReadonlyMap<string, UpstreamMethodPolicy> | undefined = NODE_MEANING,
+): UpstreamPool {
   const p = new UpstreamPool({ network: 'mainnet', urls, config: cfg(over), raw, methods });
   cleanup.push(() => p.close());
   return p;
@@ -123,7 +141,13 @@ describe('coalescing', () => {
 
   it('maps answers by id when the node reorders a batch', async () => {
     const n = await node((body) =>
-      Array.isArray(body) ? { body: [...body].reverse().map((r) => ({ jsonrpc: '2.0', id: r.id, result: `${r.method}:${String(r.params[0])}` })) } : undefined,
+      Array.isArray(body)
+        ? {
+            body: [...body]
+              .reverse()
+              .map((r) => ({ jsonrpc: '2.0', id: r.id, result: `${r.method}:${String(r.params[0])}` })),
+          }
+        : undefined,
     );
     const p = pool([n.url]);
     const out = await Promise.all([1, 2, 3, 4, 5].map((i) => p.call('eth_getBlockByNumber', [`0x${i}`, false])));
@@ -149,9 +173,20 @@ describe('coalescing', () => {
   });
 
   it('a call that gets no answer in the batch fails alone', async () => {
-    const n = await node((body) => (Array.isArray(body) ? { body: body.filter((r) => r.params[0] !== 'lost').map((r) => ({ jsonrpc: '2.0', id: r.id, result: r.params[0] })) } : undefined));
+    const n = await node((body) =>
+      Array.isArray(body)
+        ? {
+            body: body
+              .filter((r) => r.params[0] !== 'lost')
+              .map((r) => ({ jsonrpc: '2.0', id: r.id, result: r.params[0] })),
+          }
+        : undefined,
+    );
     const p = pool([n.url]);
-    const [a, b] = await Promise.allSettled([p.call('eth_getCode', ['kept', 'latest']), p.call('eth_getCode', ['lost', 'latest'])]);
+    const [a, b] = await Promise.allSettled([
+      p.call('eth_getCode', ['kept', 'latest']),
+      p.call('eth_getCode', ['lost', 'latest']),
+    ]);
     expect(a).toEqual({ status: 'fulfilled', value: 'kept' });
     expect(b.status).toBe('rejected');
     const err = (b as PromiseRejectedResult).reason as RpcError;
@@ -160,7 +195,7 @@ describe('coalescing', () => {
   });
 });
 
-describe('raw results (the node\'s bytes, not re-serialised)', () => {
+describe("raw results (the node's bytes, not re-serialised)", () => {
   it('splits a reordered batch with tricky strings and hands each result back verbatim', async () => {
     const results: Record<string, string> = {
       a: '{"hash":"0x1","note":"brace } bracket ] quote \\" comma , colon :","nested":[{"x":[1,2,{"y":null}]}]}',
@@ -172,7 +207,15 @@ describe('raw results (the node\'s bytes, not re-serialised)', () => {
     };
     const n = await node((body) =>
       Array.isArray(body)
-        ? { body: '[\n ' + [...body].reverse().map((r) => `{ "id" : ${r.id}, "jsonrpc":"2.0", "result" : ${results[r.params[0] as string]} }`).join(' ,\n ') + ' ]' }
+        ? {
+            body:
+              '[\n ' +
+              [...body]
+                .reverse()
+                .map((r) => `{ "id" : ${r.id}, "jsonrpc":"2.0", "result" : ${results[r.params[0] as string]} }`)
+                .join(' ,\n ') +
+              ' ]',
+          }
         : undefined,
     );
     const p = pool([n.url], {}, true);
@@ -186,11 +229,23 @@ describe('raw results (the node\'s bytes, not re-serialised)', () => {
   it('node errors and missing answers in the raw path', async () => {
     const n = await node((body) =>
       Array.isArray(body)
-        ? { body: JSON.stringify(body.filter((r) => r.params[0] !== 'lost').map((r) => (r.params[0] === 'bad' ? { jsonrpc: '2.0', id: r.id, error: { code: -32000, message: 'missing trie node' } } : { jsonrpc: '2.0', id: r.id, result: r.params[0] }))) }
+        ? {
+            body: JSON.stringify(
+              body
+                .filter((r) => r.params[0] !== 'lost')
+                .map((r) =>
+                  r.params[0] === 'bad'
+                    ? { jsonrpc: '2.0', id: r.id, error: { code: -32000, message: 'missing trie node' } }
+                    : { jsonrpc: '2.0', id: r.id, result: r.params[0] },
+                ),
+            ),
+          }
         : undefined,
     );
     const p = pool([n.url], {}, true);
-    const [ok, bad, lost] = await Promise.allSettled(['ok', 'bad', 'lost'].map((x) => p.call('eth_getBlockByNumber', [x, false])));
+    const [ok, bad, lost] = await Promise.allSettled(
+      ['ok', 'bad', 'lost'].map((x) => p.call('eth_getBlockByNumber', [x, false])),
+    );
     expect((ok as PromiseFulfilledResult<RawResult>).value.json).toBe('"ok"');
     expect(((bad as PromiseRejectedResult).reason as RpcError).code).toBe(-32000);
     expect(((bad as PromiseRejectedResult).reason as RpcError).message).toBe('missing trie node');
@@ -198,7 +253,11 @@ describe('raw results (the node\'s bytes, not re-serialised)', () => {
   });
 
   it('falls back to parsing for non-numeric ids or odd shapes, and still answers', async () => {
-    const n = await node((body) => (Array.isArray(body) ? undefined : { body: { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'nope' } } }));
+    const n = await node((body) =>
+      Array.isArray(body)
+        ? undefined
+        : { body: { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'nope' } } },
+    );
     const p = pool([n.url], { coalesce: false }, true);
     const err = await rejection(p.call('eth_blockNumber', []));
     expect([err.code, err.message]).toEqual([-32600, 'nope']);
@@ -229,10 +288,15 @@ describe('dedupe', () => {
 
   it('follows the meaning it is given, not the method name: a made-up idempotent method is deduped, a read marked not idempotent is not', async () => {
     const n = await node();
-    const p = pool([n.url], undefined, false, new Map([
-      ['x_made_up', { idempotent: true, retryable: true }],
-      ['eth_getBalance', { idempotent: false, retryable: true }],
-    ]));
+    const p = pool(
+      [n.url],
+      undefined,
+      false,
+      new Map([
+        ['x_made_up', { idempotent: true, retryable: true }],
+        ['eth_getBalance', { idempotent: false, retryable: true }],
+      ]),
+    );
     await Promise.all([p.call('x_made_up', ['0x1']), p.call('x_made_up', ['0x1'])]);
     expect([callCount(n.requests), p.stats.deduped]).toEqual([1, 1]);
     await Promise.all([p.call('eth_getBalance', ['0xaa', 'latest']), p.call('eth_getBalance', ['0xaa', 'latest'])]);
@@ -246,7 +310,10 @@ describe('dedupe', () => {
     expect(callCount(n.requests)).toBe(2);
     const bare = new UpstreamPool({ network: 'mainnet', urls: [n.url], config: cfg(), raw: false });
     cleanup.push(() => bare.close());
-    await Promise.all([bare.call('eth_getBalance', ['0xaa', 'latest']), bare.call('eth_getBalance', ['0xaa', 'latest'])]);
+    await Promise.all([
+      bare.call('eth_getBalance', ['0xaa', 'latest']),
+      bare.call('eth_getBalance', ['0xaa', 'latest']),
+    ]);
     expect(callCount(n.requests)).toBe(4);
     expect(known.stats.deduped + bare.stats.deduped).toBe(0);
   });
@@ -254,18 +321,33 @@ describe('dedupe', () => {
 
 describe('node errors', () => {
   it('pass through unchanged with HTTP 200, per call', async () => {
-    const one = (r: Req) => (r.method === 'eth_call' ? { jsonrpc: '2.0', id: r.id, error: { code: 3, message: 'execution reverted', data: '0x08c379a0' } } : { jsonrpc: '2.0', id: r.id, result: '0x1' });
+    const one = (r: Req) =>
+      r.method === 'eth_call'
+        ? { jsonrpc: '2.0', id: r.id, error: { code: 3, message: 'execution reverted', data: '0x08c379a0' } }
+        : { jsonrpc: '2.0', id: r.id, result: '0x1' };
     const n = await node((body) => ({ body: Array.isArray(body) ? body.map(one) : one(body) }));
     const p = pool([n.url]);
-    const [ok, bad] = await Promise.allSettled([p.call('eth_blockNumber', []), p.call('eth_call', [{ to: '0x00' }, 'latest'])]);
+    const [ok, bad] = await Promise.allSettled([
+      p.call('eth_blockNumber', []),
+      p.call('eth_call', [{ to: '0x00' }, 'latest']),
+    ]);
     expect(ok).toEqual({ status: 'fulfilled', value: '0x1' });
     const err = (bad as PromiseRejectedResult).reason as RpcError;
     expect(err).toBeInstanceOf(RpcError);
-    expect({ code: err.code, message: err.message, data: err.data, http: err.httpStatus }).toEqual({ code: 3, message: 'execution reverted', data: '0x08c379a0', http: 200 });
+    expect({ code: err.code, message: err.message, data: err.data, http: err.httpStatus }).toEqual({
+      code: 3,
+      message: 'execution reverted',
+      data: '0x08c379a0',
+      http: 200,
+    });
   });
 
   it('a single error object answering a whole batch: the batch is split and each call answered on its own; later batches are smaller', async () => {
-    const n = await node((body) => (Array.isArray(body) && body.length > 2 ? { body: { jsonrpc: '2.0', id: null, error: { code: -32005, message: 'batch too large' } } } : undefined));
+    const n = await node((body) =>
+      Array.isArray(body) && body.length > 2
+        ? { body: { jsonrpc: '2.0', id: null, error: { code: -32005, message: 'batch too large' } } }
+        : undefined,
+    );
     const p = pool([n.url]);
     const four = ['0x1', '0x2', '0x3', '0x4'];
     expect(await Promise.all(four.map((a) => p.call('eth_getBalance', [a, 'latest'])))).toEqual(four);
@@ -344,7 +426,11 @@ describe('health and failover', () => {
     ]);
     const broken = await node(() => ({ status: 500, body: 'oops' }));
     const good = await node();
-    for (const [method, resent] of [['x_retry', true], ['eth_getBalance', false], ['x_unknown', false]] as const) {
+    for (const [method, resent] of [
+      ['x_retry', true],
+      ['eth_getBalance', false],
+      ['x_unknown', false],
+    ] as const) {
       const p = pool([broken.url, good.url], { coalesce: false }, false, table);
       const before = [broken.requests.length, good.requests.length];
       const out = p.call(method, ['0x7', 'latest']);
@@ -359,7 +445,10 @@ describe('health and failover', () => {
 const echo1 = (r: Req) => ({ jsonrpc: '2.0', id: r.id, result: r.params[0] ?? r.method });
 const echoBody = (body: Req | Req[]) => (Array.isArray(body) ? body.map(echo1) : echo1(body));
 const has = (body: Req | Req[], test: (r: Req) => boolean) => (Array.isArray(body) ? body.some(test) : test(body));
-const classes = (over: { light?: Partial<UpstreamConfig['classes']['light']>; heavy?: Partial<UpstreamConfig['classes']['heavy']> }): UpstreamConfig['classes'] => ({
+const classes = (over: {
+  light?: Partial<UpstreamConfig['classes']['light']>;
+  heavy?: Partial<UpstreamConfig['classes']['heavy']>;
+}): UpstreamConfig['classes'] => ({
   light: { ...defaults.upstream.classes.light, ...over.light },
   heavy: { ...defaults.upstream.classes.heavy, ...over.heavy },
 });
@@ -370,13 +459,15 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function blockNumberLatencies(p: UpstreamPool, n: number, conc: number): Promise<number[]> {
   const out: number[] = [];
   let left = n;
-  await Promise.all(Array.from({ length: conc }, async () => {
-    while (left-- > 0) {
-      const t0 = performance.now();
-      await p.call('eth_blockNumber', []);
-      out.push(performance.now() - t0);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: conc }, async () => {
+      while (left-- > 0) {
+        const t0 = performance.now();
+        await p.call('eth_blockNumber', []);
+        out.push(performance.now() - t0);
+      }
+    }),
+  );
   return out;
 }
 
@@ -384,8 +475,19 @@ async function blockNumberLatencies(p: UpstreamPool, n: number, conc: number): P
 function logsLoad(p: UpstreamPool): { stop(): Promise<void> } {
   let i = 0;
   const pending: Promise<unknown>[] = [];
-  const t = setInterval(() => pending.push(p.call('eth_getLogs', [{ fromBlock: `0x${(i++).toString(16)}`, toBlock: 'latest' }]).catch(() => undefined)), 25);
-  return { stop: async () => { clearInterval(t); await Promise.all(pending); } };
+  const t = setInterval(
+    () =>
+      pending.push(
+        p.call('eth_getLogs', [{ fromBlock: `0x${(i++).toString(16)}`, toBlock: 'latest' }]).catch(() => undefined),
+      ),
+    25,
+  );
+  return {
+    stop: async () => {
+      clearInterval(t);
+      await Promise.all(pending);
+    },
+  };
 }
 
 describe('isolation: cost classes, own deadlines, split batches', () => {
@@ -412,13 +514,18 @@ describe('isolation: cost classes, own deadlines, split batches', () => {
     await sleep(100);
     // Nine rounds of 500 calls per pool; the median of the rounds' differences decides.
     for (let round = 0; round < 9; round++) {
-      const [a, l] = await Promise.all([blockNumberLatencies(alonePool, 500, 4), blockNumberLatencies(loadedPool, 500, 4)]);
+      const [a, l] = await Promise.all([
+        blockNumberLatencies(alonePool, 500, 4),
+        blockNumberLatencies(loadedPool, 500, 4),
+      ]);
       alone.push(p99(a));
       loaded.push(p99(l));
     }
     await load.stop();
     const diffs = loaded.map((x, i) => x - alone[i]);
-    console.log(`[head-of-line] eth_blockNumber p99 alone ${alone.map((x) => x.toFixed(2)).join('/')} ms, with eth_getLogs in flight ${loaded.map((x) => x.toFixed(2)).join('/')} ms`);
+    console.log(
+      `[head-of-line] eth_blockNumber p99 alone ${alone.map((x) => x.toFixed(2)).join('/')} ms, with eth_getLogs in flight ${loaded.map((x) => x.toFixed(2)).join('/')} ms`,
+    );
     expect(median(diffs)).toBeLessThanOrEqual(2);
     expect((await n.seen()).eth_getLogs).toBeGreaterThan(40);
     expect(loadedPool.stats.calls - alonePool.stats.calls).toBeGreaterThan(40);
@@ -439,11 +546,21 @@ describe('isolation: cost classes, own deadlines, split batches', () => {
   }, 60_000);
 
   it('every call has its own deadline: a slow heavy call times out alone, light calls meanwhile are answered, the node stays in service (issue 14.10)', async () => {
-    const n = await node((body) => ({ body: echoBody(body), delayMs: has(body, (r) => r.method === 'eth_getLogs') ? 3000 : 0 }));
-    const p = pool([n.url], { classes: classes({ heavy: { timeoutMs: 200 } }), circuitBreaker: breaker({ failureThreshold: 1 }) });
+    const n = await node((body) => ({
+      body: echoBody(body),
+      delayMs: has(body, (r) => r.method === 'eth_getLogs') ? 3000 : 0,
+    }));
+    const p = pool([n.url], {
+      classes: classes({ heavy: { timeoutMs: 200 } }),
+      circuitBreaker: breaker({ failureThreshold: 1 }),
+    });
     const order: string[] = [];
     const slow = rejection(p.call('eth_getLogs', [{ fromBlock: '0x1' }]).finally(() => order.push('logs')));
-    const fast = await Promise.all(Array.from({ length: 20 }, (_, i) => p.call('eth_getBalance', [`0x${i}`, 'latest']).finally(() => order.push('balance'))));
+    const fast = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        p.call('eth_getBalance', [`0x${i}`, 'latest']).finally(() => order.push('balance')),
+      ),
+    );
     expect(fast).toEqual(Array.from({ length: 20 }, (_, i) => `0x${i}`));
     const err = await slow;
     expect([err.code, err.httpStatus]).toEqual([-32043, 504]);
@@ -458,12 +575,17 @@ describe('isolation: cost classes, own deadlines, split batches', () => {
 
   it('a light batch held up by one slow call is split after splitAfterMs: the others are answered then, the slow one when its own answer is in', async () => {
     // The whole batch waits for its slow member (as nodes answer a batch at once); the slow call alone takes 300 ms.
-    const n = await node((body) => ({ body: echoBody(body), delayMs: has(body, (r) => r.params[0] === 'slow') ? (Array.isArray(body) ? 5000 : 300) : 0 }));
+    const n = await node((body) => ({
+      body: echoBody(body),
+      delayMs: has(body, (r) => r.params[0] === 'slow') ? (Array.isArray(body) ? 5000 : 300) : 0,
+    }));
     const p = pool([n.url], { classes: classes({ light: { splitAfterMs: 100 } }) });
     const t0 = performance.now();
     const times: Record<string, number> = {};
     const names = ['a', 'b', 'slow', 'c', 'd'];
-    const out = await Promise.all(names.map((x) => p.call('eth_getCode', [x, 'latest']).then((r) => ((times[x] = performance.now() - t0), r))));
+    const out = await Promise.all(
+      names.map((x) => p.call('eth_getCode', [x, 'latest']).then((r) => ((times[x] = performance.now() - t0), r))),
+    );
     expect(out).toEqual(names);
     expect(n.requests.map((r) => (Array.isArray(r) ? r.length : 1))).toEqual([5, 1, 1, 1, 1, 1]);
     expect(p.stats.splits).toBe(5);
@@ -474,14 +596,18 @@ describe('isolation: cost classes, own deadlines, split batches', () => {
 
   it('an answer over maxResponseBytes fails that call only (-32005 response-size); in a batch the others are answered', async () => {
     const big = JSON.stringify('x'.repeat(200_000));
-    const one = (r: Req) => (r.params[0] === 'big' ? `{"jsonrpc":"2.0","id":${r.id},"result":${big}}` : JSON.stringify(echo1(r)));
+    const one = (r: Req) =>
+      r.params[0] === 'big' ? `{"jsonrpc":"2.0","id":${r.id},"result":${big}}` : JSON.stringify(echo1(r));
     const n = await node((body) => ({ body: Array.isArray(body) ? `[${body.map(one).join(',')}]` : one(body) }));
     const p = pool([n.url], { maxResponseBytes: 100_000 }, true);
     const single = await rejection(p.call('eth_getCode', ['big', 'latest']));
     expect([single.code, single.httpStatus]).toEqual([-32005, 200]);
     expect(single.data).toEqual({ source: 'rpcgate', reason: 'response-size', limit: 100_000, network: 'mainnet' });
     const [a, b, c] = await Promise.allSettled(['a', 'big', 'c'].map((x) => p.call('eth_getCode', [x, 'latest'])));
-    expect([(a as PromiseFulfilledResult<RawResult>).value.json, (c as PromiseFulfilledResult<RawResult>).value.json]).toEqual(['"a"', '"c"']);
+    expect([
+      (a as PromiseFulfilledResult<RawResult>).value.json,
+      (c as PromiseFulfilledResult<RawResult>).value.json,
+    ]).toEqual(['"a"', '"c"']);
     expect(((b as PromiseRejectedResult).reason as RpcError).data).toMatchObject({ reason: 'response-size' });
     expect(p.status()[0].circuit).toBe('closed');
   });
@@ -497,7 +623,10 @@ describe('isolation: cost classes, own deadlines, split batches', () => {
 });
 
 describe('hedging', () => {
-  const hedge = (over: Partial<UpstreamConfig['hedge']> = {}): UpstreamConfig['hedge'] => ({ ...defaults.upstream.hedge, ...over });
+  const hedge = (over: Partial<UpstreamConfig['hedge']> = {}): UpstreamConfig['hedge'] => ({
+    ...defaults.upstream.hedge,
+    ...over,
+  });
 
   it('an idempotent call slower than its method quantile is hedged to the other upstream: the first answer wins, the loser is aborted', async () => {
     // Whichever node gets the call first is slow with it; a second request for the same call is answered at once.
@@ -546,7 +675,10 @@ describe('hedging', () => {
     };
     const a = await node(answer);
     const b = await node(answer);
-    const p = pool([a.url, b.url], { coalesce: false, hedge: hedge({ minDelayMs: 1, maxDelayMs: 2500, minSamples: 20 }) });
+    const p = pool([a.url, b.url], {
+      coalesce: false,
+      hedge: hedge({ minDelayMs: 1, maxDelayMs: 2500, minSamples: 20 }),
+    });
     for (let i = 0; i < 40; i++) await p.call('eth_getBalance', [`0x${i}`, 'latest']);
     const hedges = p.stats.hedges; // a few of the fast ones were over their own p90 too: that is what the quantile means
     const t0 = performance.now();
@@ -566,11 +698,17 @@ describe('hedging', () => {
 
   it('eth_sendRawTransaction is never sent twice: not hedged, not retried after a timeout, a 5xx or a reset; counted on the nodes', async () => {
     let mode: 'slow' | 'http500' | 'reset' = 'slow';
-    const answer: Answer = () => (mode === 'slow' ? { body: { jsonrpc: '2.0', id: 0, result: '0xhash' }, delayMs: 1000 } : mode === 'http500' ? { status: 500, body: 'oops' } : { body: '', delayMs: 99_999 });
+    const answer: Answer = () =>
+      mode === 'slow'
+        ? { body: { jsonrpc: '2.0', id: 0, result: '0xhash' }, delayMs: 1000 }
+        : mode === 'http500'
+          ? { status: 500, body: 'oops' }
+          : { body: '', delayMs: 99_999 };
     const a = await node(answer);
     const b = await node(answer);
     const p = pool([a.url, b.url], { hedge: hedge({ minDelayMs: 5, maxDelayMs: 5 }), requestTimeoutMs: 300 });
-    const sends = () => callCount([...a.requests, ...b.requests].filter((r) => has(r, (x) => x.method === 'eth_sendRawTransaction')));
+    const sends = () =>
+      callCount([...a.requests, ...b.requests].filter((r) => has(r, (x) => x.method === 'eth_sendRawTransaction')));
     expect((await rejection(p.call('eth_sendRawTransaction', ['0x01']))).code).toBe(-32043);
     expect(sends()).toBe(1);
     mode = 'http500';
@@ -588,9 +726,18 @@ describe('retries', () => {
   it('a retryable call is retried after a listed node error ("header not found"), not after others; a send never', async () => {
     let lag = 0;
     const one = (r: Req) =>
-      r.params[0] === 'lag' && lag++ === 0 ? { jsonrpc: '2.0', id: r.id, error: { code: -32000, message: 'header not found' } }
-      : r.params[0] === 'rev' || r.method === 'eth_sendRawTransaction' ? { jsonrpc: '2.0', id: r.id, error: { code: -32000, message: r.method === 'eth_sendRawTransaction' ? 'header not found' : 'execution reverted' } }
-      : echo1(r);
+      r.params[0] === 'lag' && lag++ === 0
+        ? { jsonrpc: '2.0', id: r.id, error: { code: -32000, message: 'header not found' } }
+        : r.params[0] === 'rev' || r.method === 'eth_sendRawTransaction'
+          ? {
+              jsonrpc: '2.0',
+              id: r.id,
+              error: {
+                code: -32000,
+                message: r.method === 'eth_sendRawTransaction' ? 'header not found' : 'execution reverted',
+              },
+            }
+          : echo1(r);
     const n = await node((body) => ({ body: Array.isArray(body) ? body.map(one) : one(body) }));
     const p = pool([n.url], { coalesce: false });
     expect(await p.call('eth_getBalance', ['lag', 'latest'])).toBe('lag');
@@ -605,11 +752,16 @@ describe('retries', () => {
     let limited = true;
     const answer: Answer = (body) => {
       const r = body as Req;
-      return limited ? { body: { jsonrpc: '2.0', id: r.id, error: { code: -32005, message: 'rate limited' } } } : undefined;
+      return limited
+        ? { body: { jsonrpc: '2.0', id: r.id, error: { code: -32005, message: 'rate limited' } } }
+        : undefined;
     };
     const a = await node(answer);
     const b = await node(answer);
-    const p = pool([a.url, b.url], { coalesce: false, retry: { ...defaults.upstream.retry, maxAttempts: 3, delayMs: 1 } });
+    const p = pool([a.url, b.url], {
+      coalesce: false,
+      retry: { ...defaults.upstream.retry, maxAttempts: 3, delayMs: 1 },
+    });
     const err = await rejection(p.call('eth_getBalance', ['0x9', 'latest']));
     expect([err.code, err.message]).toEqual([-32005, 'rate limited']);
     expect(a.requests.length + b.requests.length).toBe(3);
@@ -625,9 +777,24 @@ describe('circuit breaker', () => {
     const n = await node(() => (down ? { status: 502, body: 'bad gateway' } : undefined));
     const states: number[] = [];
     const health: [boolean, string | undefined][] = [];
-    const metrics = { observeUpstream: () => undefined, setUpstreamHealth: () => undefined, setUpstreamCircuit: (_n: string, _u: string | number, s: number) => void states.push(s) };
-    const p = new UpstreamPool({ network: 'mainnet', urls: [n.url], raw: false, methods: NODE_MEANING, metrics, onHealth: (_u, h, r) => void health.push([h, r]),
-      config: cfg({ probeIntervalMs: 100, circuitBreaker: breaker({ failureThreshold: 3 }), retry: { ...defaults.upstream.retry, maxAttempts: 1 } }) });
+    const metrics = {
+      observeUpstream: () => undefined,
+      setUpstreamHealth: () => undefined,
+      setUpstreamCircuit: (_n: string, _u: string | number, s: number) => void states.push(s),
+    };
+    const p = new UpstreamPool({
+      network: 'mainnet',
+      urls: [n.url],
+      raw: false,
+      methods: NODE_MEANING,
+      metrics,
+      onHealth: (_u, h, r) => void health.push([h, r]),
+      config: cfg({
+        probeIntervalMs: 100,
+        circuitBreaker: breaker({ failureThreshold: 3 }),
+        retry: { ...defaults.upstream.retry, maxAttempts: 1 },
+      }),
+    });
     cleanup.push(() => p.close());
     expect(await p.call('eth_blockNumber', [])).toBe('eth_blockNumber');
     down = true;
@@ -659,21 +826,47 @@ describe('circuit breaker: error rate over the last requests', () => {
   /** A pool with one upstream that reports its health events; calls one after another, no retries. */
   const watched = (url: string, over: Partial<UpstreamConfig> = {}) => {
     const health: [boolean, string | undefined, string | undefined][] = [];
-    const p = new UpstreamPool({ network: 'mainnet', urls: [url], raw: false, methods: NODE_MEANING, onHealth: (_u, h, r, rule) => void health.push([h, r, rule]),
-      config: cfg({ coalesce: false, probeIntervalMs: 60_000, retry: { ...defaults.upstream.retry, maxAttempts: 1 }, ...over }) });
+    const p = new UpstreamPool({
+      network: 'mainnet',
+      urls: [url],
+      raw: false,
+      methods: NODE_MEANING,
+      onHealth: (_u, h, r, rule) => void health.push([h, r, rule]),
+      config: cfg({
+        coalesce: false,
+        probeIntervalMs: 60_000,
+        retry: { ...defaults.upstream.retry, maxAttempts: 1 },
+        ...over,
+      }),
+    });
     cleanup.push(() => p.close());
     return { p, health };
   };
   /** `n` calls one after another: each one's outcome, 'ok' or the HTTP status of its error. */
   const sequential = async (p: UpstreamPool, n: number, method = 'eth_getBalance') => {
     const out: (number | 'ok')[] = [];
-    for (let i = 0; i < n; i++) out.push(await p.call(method, [`0x${i.toString(16)}`, 'latest']).then(() => 'ok' as const, (e: RpcError) => e.httpStatus));
+    for (let i = 0; i < n; i++)
+      out.push(
+        await p.call(method, [`0x${i.toString(16)}`, 'latest']).then(
+          () => 'ok' as const,
+          (e: RpcError) => e.httpStatus,
+        ),
+      );
     return out;
   };
-  const longestRun = (xs: unknown[], v: unknown) => xs.reduce<[number, number]>(([best, run], x) => (x === v ? [Math.max(best, run + 1), run + 1] : [best, 0]), [0, 0])[0];
+  const longestRun = (xs: unknown[], v: unknown) =>
+    xs.reduce<[number, number]>(
+      ([best, run], x) => (x === v ? [Math.max(best, run + 1), run + 1] : [best, 0]),
+      [0, 0],
+    )[0];
 
   it('a node failing 60% of requests, never 5 in a row, opens by rate (not by the in-a-row rule); with the rate rule off it stays in service', async () => {
-    expect(defaults.upstream.circuitBreaker).toEqual({ failureThreshold: 5, errorRate: 0.5, windowSize: 20, minCalls: 10 });
+    expect(defaults.upstream.circuitBreaker).toEqual({
+      failureThreshold: 5,
+      errorRate: 0.5,
+      windowSize: 20,
+      minCalls: 10,
+    });
     const pattern = [1, 0, 1, 0, 1]; // 60% failed; at most 2 in a row (the 1 that ends a round and the 1 that starts the next)
     const n = await patterned(pattern);
     const { p, health } = watched(n.url);
@@ -685,7 +878,9 @@ describe('circuit breaker: error rate over the last requests', () => {
     expect(longestRun(out.slice(0, 10), 502)).toBeLessThan(defaults.upstream.circuitBreaker.failureThreshold);
     expect(health).toHaveLength(1);
     expect(health[0][0]).toBe(false);
-    expect(health[0][1]).toMatch(/^circuit open: upstream answered HTTP 502 \(6 of the last 10 requests failed, errorRate 0.5\)$/);
+    expect(health[0][1]).toMatch(
+      /^circuit open: upstream answered HTTP 502 \(6 of the last 10 requests failed, errorRate 0.5\)$/,
+    );
     expect(health[0][2]).toBe('rate');
     expect(p.status()[0]).toMatchObject({ healthy: false, circuit: 'open' });
 
@@ -708,7 +903,9 @@ describe('circuit breaker: error rate over the last requests', () => {
     expect(n.requests.length).toBe(66);
     expect(out.slice(0, 50)).toEqual(Array(50).fill('ok'));
     expect(out.slice(66)).toEqual(Array(14).fill(503));
-    expect(health).toEqual([[false, 'circuit open: upstream answered HTTP 502 (10 of the last 20 requests failed, errorRate 0.5)', 'rate']]);
+    expect(health).toEqual([
+      [false, 'circuit open: upstream answered HTTP 502 (10 of the last 20 requests failed, errorRate 0.5)', 'rate'],
+    ]);
   });
 
   it('the in-a-row rule still opens it alone, and says so', async () => {
@@ -717,11 +914,16 @@ describe('circuit breaker: error rate over the last requests', () => {
     await sequential(p, 20);
     // 5 of 20 failed (25%: under the rate), but 5 in a row.
     expect(n.requests.length).toBe(20);
-    expect(health).toEqual([[false, 'circuit open: upstream answered HTTP 502 (5 failed requests in a row)', 'consecutive']]);
+    expect(health).toEqual([
+      [false, 'circuit open: upstream answered HTTP 502 (5 failed requests in a row)', 'consecutive'],
+    ]);
   });
 
   it('rare failures (10%, and 40% below a 50% rate) keep the circuit closed', async () => {
-    for (const pattern of [[1, 0, 0, 0, 0, 0, 0, 0, 0, 0], [1, 0, 1, 0, 0]]) {
+    for (const pattern of [
+      [1, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+      [1, 0, 1, 0, 0],
+    ]) {
       const n = await patterned(pattern);
       const { p, health } = watched(n.url);
       const out = await sequential(p, 100);
@@ -743,11 +945,16 @@ describe('circuit breaker: error rate over the last requests', () => {
     const out = await sequential(p, 12);
     expect(out.slice(0, 10)).toEqual([504, 'ok', 504, 'ok', 504, 504, 'ok', 504, 'ok', 504]);
     expect(out.slice(10)).toEqual([503, 503]);
-    expect(health).toEqual([[false, 'circuit open: timeout (6 of the last 10 requests failed, errorRate 0.5)', 'rate']]);
+    expect(health).toEqual([
+      [false, 'circuit open: timeout (6 of the last 10 requests failed, errorRate 0.5)', 'rate'],
+    ]);
 
     // minCalls 2, errorRate 0.5: one success and one timeout is 50% — but a single timeout is not evidence enough.
     const m = await slowAt([0, 1, 0, 0, 0, 0]);
-    const one = watched(m.url, { requestTimeoutMs: 250, circuitBreaker: breaker({ minCalls: 2, failureThreshold: 1 }) });
+    const one = watched(m.url, {
+      requestTimeoutMs: 250,
+      circuitBreaker: breaker({ minCalls: 2, failureThreshold: 1 }),
+    });
     expect(await sequential(one.p, 6)).toEqual(['ok', 504, 'ok', 'ok', 'ok', 'ok']);
     expect(one.health).toEqual([]);
   });
@@ -757,7 +964,14 @@ describe('learned batch size', () => {
   const size = (r: Req | Req[]) => (Array.isArray(r) ? r.length : 1);
   /** A node that refuses (one error object) any batch larger than `limit`. */
   const limited = async (): Promise<StandIn & { limit: number }> => {
-    const s: StandIn & { limit: number } = Object.assign(await node((body) => (Array.isArray(body) && body.length > s.limit ? { body: { jsonrpc: '2.0', id: null, error: { code: -32005, message: 'batch too large' } } } : undefined)), { limit: 2 });
+    const s: StandIn & { limit: number } = Object.assign(
+      await node((body) =>
+        Array.isArray(body) && body.length > s.limit
+          ? { body: { jsonrpc: '2.0', id: null, error: { code: -32005, message: 'batch too large' } } }
+          : undefined,
+      ),
+      { limit: 2 },
+    );
     return s;
   };
   /** 8 concurrent calls (one flush); every one must be answered; the sizes of the requests the node got meanwhile. */
@@ -766,7 +980,10 @@ describe('learned batch size', () => {
     const before = n.requests.length;
     const addrs = Array.from({ length: 8 }, () => `0x${(k++).toString(16)}`);
     expect(await Promise.all(addrs.map((a) => p.call('eth_getBalance', [a, 'latest'])))).toEqual(addrs);
-    return n.requests.slice(before).map(size).sort((a, b) => b - a);
+    return n.requests
+      .slice(before)
+      .map(size)
+      .sort((a, b) => b - a);
   };
 
   it('shrinks on refusal and grows back (doubling) once the node takes larger batches', async () => {
@@ -817,7 +1034,10 @@ describe('dedupe and the circuit', () => {
   it('a call refused at once while every circuit is open does not stay as the answer of later identical calls', async () => {
     let down = true;
     const n = await node(() => (down ? { status: 502, body: 'bad gateway' } : undefined));
-    const p = pool([n.url], { circuitBreaker: breaker({ failureThreshold: 1 }), retry: { ...defaults.upstream.retry, maxAttempts: 1 } });
+    const p = pool([n.url], {
+      circuitBreaker: breaker({ failureThreshold: 1 }),
+      retry: { ...defaults.upstream.retry, maxAttempts: 1 },
+    });
     const params = [{ to: '0x00' }, 'latest'];
     expect((await rejection(p.call('eth_call', params))).httpStatus).toBe(502);
     expect((await rejection(p.call('eth_call', params))).httpStatus).toBe(503); // settled before it was sent
@@ -829,20 +1049,38 @@ describe('dedupe and the circuit', () => {
 
 describe('eth_getLogs block-range cap', () => {
   it('refuses ranges over the cap before the node sees them (numbers and tags, head from eth_blockNumber); blockHash is exempt', async () => {
-    const n = await node((body) => ({ body: Array.isArray(body) ? body.map((r) => ({ jsonrpc: '2.0', id: r.id, result: r.method === 'eth_blockNumber' ? '0x100000' : [] })) : { jsonrpc: '2.0', id: (body as Req).id, result: (body as Req).method === 'eth_blockNumber' ? '0x100000' : [] } }));
+    const n = await node((body) => ({
+      body: Array.isArray(body)
+        ? body.map((r) => ({ jsonrpc: '2.0', id: r.id, result: r.method === 'eth_blockNumber' ? '0x100000' : [] }))
+        : {
+            jsonrpc: '2.0',
+            id: (body as Req).id,
+            result: (body as Req).method === 'eth_blockNumber' ? '0x100000' : [],
+          },
+    }));
     const p = pool([n.url]);
     const g = guardLogsRange(new Map([['mainnet', p]]), 10_000).get('mainnet')!;
     const logsSent = () => callCount(n.requests.filter((r) => has(r, (x) => x.method === 'eth_getLogs')));
     const refused = async (f: object, range: number) => {
       const e = await rejection(g.call('eth_getLogs', [f]));
-      expect([e.code, e.httpStatus, e.data]).toEqual([-32005, 200, { source: 'rpcgate', reason: 'block-range', limit: 10_000, range }]);
+      expect([e.code, e.httpStatus, e.data]).toEqual([
+        -32005,
+        200,
+        { source: 'rpcgate', reason: 'block-range', limit: 10_000, range },
+      ]);
     };
     await refused({ fromBlock: '0x0', toBlock: '0xffffffffffff' }, 0xffffffffffff + 1);
     await refused({ fromBlock: '0x0' }, 0x100000 + 1);
     await refused({ fromBlock: 'earliest', toBlock: 'latest' }, 0x100000 + 1);
     await refused({ fromBlock: '0x10', toBlock: '0x2720' }, 10_001);
     expect(logsSent()).toBe(0);
-    for (const f of [{ fromBlock: '0x10', toBlock: '0x271f' }, { fromBlock: `0x${(0x100000 - 9_999).toString(16)}`, toBlock: 'latest' }, {}, { fromBlock: 'latest' }, { blockHash: `0x${'ab'.repeat(32)}` }]) {
+    for (const f of [
+      { fromBlock: '0x10', toBlock: '0x271f' },
+      { fromBlock: `0x${(0x100000 - 9_999).toString(16)}`, toBlock: 'latest' },
+      {},
+      { fromBlock: 'latest' },
+      { blockHash: `0x${'ab'.repeat(32)}` },
+    ]) {
       expect(await g.call('eth_getLogs', [f]), JSON.stringify(f)).toEqual([]);
     }
     expect(logsSent()).toBe(5);
@@ -858,7 +1096,10 @@ describe('eth_getLogs block-range cap', () => {
     await checkLogsRange({ fromBlock: '0xfd8f1' }, 10_000, caller, () => 0x100000); // 0x100000 - 0xfd8f1 + 1 = 10,000
     expect(asked).toBe(0);
     const e = await rejection(checkLogsRange({ fromBlock: '0xfd8f0' }, 10_000, caller, () => 0x100000));
-    expect([e.code, e.data]).toEqual([-32005, { source: 'rpcgate', reason: 'block-range', limit: 10_000, range: 10_001 }]);
+    expect([e.code, e.data]).toEqual([
+      -32005,
+      { source: 'rpcgate', reason: 'block-range', limit: 10_000, range: 10_001 },
+    ]);
     expect(asked).toBe(0);
     // No known head: the node is asked.
     await checkLogsRange({ fromBlock: '0xfd8f1' }, 10_000, caller);
@@ -867,7 +1108,11 @@ describe('eth_getLogs block-range cap', () => {
   it('with the cache off, the network still tracks its head: fromBlock..latest queries ask the node for it once, not each time', async () => {
     const head = 0x100000;
     const asked: string[] = [];
-    const block = (n: number) => ({ number: `0x${n.toString(16)}`, hash: `0x${n.toString(16).padStart(64, '0')}`, parentHash: `0x${(n - 1).toString(16).padStart(64, '0')}` });
+    const block = (n: number) => ({
+      number: `0x${n.toString(16)}`,
+      hash: `0x${n.toString(16).padStart(64, '0')}`,
+      parentHash: `0x${(n - 1).toString(16).padStart(64, '0')}`,
+    });
     const upstream = {
       call: async (method: string, params?: readonly unknown[]) => {
         asked.push(method);
@@ -877,21 +1122,29 @@ describe('eth_getLogs block-range cap', () => {
       },
     };
     const caches = createResponseCaches({
-      config: { cache: { enabled: false, pollIntervalMs: 60_000 }, networks: { mainnet: { blockTime: 12 } } } as unknown as Parameters<typeof createResponseCaches>[0]['config'],
+      config: {
+        cache: { enabled: false, pollIntervalMs: 60_000 },
+        networks: { mainnet: { blockTime: 12 } },
+      } as unknown as Parameters<typeof createResponseCaches>[0]['config'],
       upstreams: new Map([['mainnet', upstream]]),
       meanings: meaningTable(nodeMethods),
     });
     try {
       expect(caches.networks.size).toBe(0);
       const tracker = caches.heads.get('mainnet')!;
-      const g = guardLogsRange(new Map([['mainnet', upstream]]), 10_000, (n) => caches.heads.get(n)?.knownHead()).get('mainnet')!;
+      const g = guardLogsRange(new Map([['mainnet', upstream]]), 10_000, (n) => caches.heads.get(n)?.knownHead()).get(
+        'mainnet',
+      )!;
       // The first query finds no head yet (the node is asked) and starts the tracker's poll.
       expect(await g.call('eth_getLogs', [{ fromBlock: '0xfd8f1' }])).toEqual([]);
       expect(asked.filter((m) => m === 'eth_blockNumber')).toHaveLength(1);
       await vi.waitFor(() => expect(tracker.recentHead).toBe(head));
       for (let i = 0; i < 20; i++) expect(await g.call('eth_getLogs', [{ fromBlock: '0xfd8f1' }])).toEqual([]);
       const e = await rejection(g.call('eth_getLogs', [{ fromBlock: '0xfd8f0', toBlock: 'latest' }]));
-      expect([e.code, e.data]).toEqual([-32005, { source: 'rpcgate', reason: 'block-range', limit: 10_000, range: 10_001 }]);
+      expect([e.code, e.data]).toEqual([
+        -32005,
+        { source: 'rpcgate', reason: 'block-range', limit: 10_000, range: 10_001 },
+      ]);
       expect(asked.filter((m) => m === 'eth_blockNumber')).toHaveLength(1);
       expect(asked.filter((m) => m === 'eth_getLogs')).toHaveLength(21);
     } finally {
@@ -907,18 +1160,30 @@ describe('splitResponse', () => {
   const chars = ['a', '"', '\\', '{', '}', '[', ']', ',', ':', ' ', 'é', '\n', '\u2028', '😀'];
   function value(depth: number): unknown {
     switch (rnd(depth > 3 ? 4 : 6)) {
-      case 0: return Array.from({ length: rnd(6) }, () => chars[rnd(chars.length)]).join('');
-      case 1: return rnd(2) ? rnd(100000) - 50000 : rnd(1000) / 7;
-      case 2: return [true, false, null][rnd(3)];
-      case 3: return `0x${rnd(1e9).toString(16)}`;
-      case 4: return Array.from({ length: rnd(4) }, () => value(depth + 1));
-      default: return Object.fromEntries(Array.from({ length: rnd(4) }, (_, i) => [`k${i}${chars[rnd(chars.length)]}`, value(depth + 1)]));
+      case 0:
+        return Array.from({ length: rnd(6) }, () => chars[rnd(chars.length)]).join('');
+      case 1:
+        return rnd(2) ? rnd(100000) - 50000 : rnd(1000) / 7;
+      case 2:
+        return [true, false, null][rnd(3)];
+      case 3:
+        return `0x${rnd(1e9).toString(16)}`;
+      case 4:
+        return Array.from({ length: rnd(4) }, () => value(depth + 1));
+      default:
+        return Object.fromEntries(
+          Array.from({ length: rnd(4) }, (_, i) => [`k${i}${chars[rnd(chars.length)]}`, value(depth + 1)]),
+        );
     }
   }
 
   it('agrees with JSON.parse on random batches, compact and indented', () => {
     for (let round = 0; round < 300; round++) {
-      const items = Array.from({ length: 1 + rnd(5) }, (_, i) => (rnd(5) === 0 ? { jsonrpc: '2.0', id: i, error: { code: -32000, message: String(value(3)), data: value(2) } } : { jsonrpc: '2.0', result: value(0), id: i }));
+      const items = Array.from({ length: 1 + rnd(5) }, (_, i) =>
+        rnd(5) === 0
+          ? { jsonrpc: '2.0', id: i, error: { code: -32000, message: String(value(3)), data: value(2) } }
+          : { jsonrpc: '2.0', result: value(0), id: i },
+      );
       const text = JSON.stringify(items, null, rnd(2) ? 2 : undefined);
       const split = splitResponse(text);
       expect(split, text).toBeDefined();
@@ -942,6 +1207,7 @@ describe('splitResponse', () => {
       '{"jsonrpc":"2.0","id":0,"result":1} x',
       'not json',
       '',
-    ]) expect(splitResponse(bad), bad).toBeUndefined();
+    ])
+      expect(splitResponse(bad), bad).toBeUndefined();
   });
 });

@@ -46,11 +46,19 @@ it('the service rolls minutes older than minuteRetentionMs into hours at start; 
   const db = svc.store.db;
   let minutes = -1;
   for (let i = 0; i < 100 && minutes !== 0; i++) {
-    minutes = (await db.selectFrom('usage_minute' as never).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+    minutes = (
+      await db
+        .selectFrom('usage_minute' as never)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n;
     if (minutes !== 0) await new Promise((r) => setTimeout(r, 50));
   }
   expect(minutes).toBe(0);
-  const hours = await db.selectFrom('usage_hour' as never).selectAll().execute();
+  const hours = await db
+    .selectFrom('usage_hour' as never)
+    .selectAll()
+    .execute();
   expect(hours).toHaveLength(1);
   expect(Number((hours[0] as { count: number }).count)).toBe(13);
   expect(Number((hours[0] as { ts: number }).ts)).toBe(threeHoursAgo);

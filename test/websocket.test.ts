@@ -23,7 +23,10 @@ import { NetworkFeed, type FeedSubscriber } from '../src/gateway/subscriptions/i
 import { pino } from 'pino';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const TRANSFER = new Interface(['event Transfer(address indexed from, address indexed to, uint256 value)', 'function transfer(address to, uint256 amount)']);
+const TRANSFER = new Interface([
+  'event Transfer(address indexed from, address indexed to, uint256 value)',
+  'function transfer(address to, uint256 amount)',
+]);
 const TRANSFER_TOPIC = TRANSFER.getEvent('Transfer')!.topicHash;
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -35,8 +38,6 @@ const QUOTA = 6;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const toWs = (u: string) => u.replace(/^http/, 'ws');
-
-
 
 /** An upgrade that must be refused with HTTP (unknown path): its HTTP status and JSON body (via ws' 'unexpected-response'). */
 function refusedUpgrade(url: string): Promise<{ status: number; body: Json; contentType: string | undefined }> {
@@ -56,7 +57,10 @@ function refusedUpgrade(url: string): Promise<{ status: number; body: Json; cont
  * A refused key's socket (issue 21): the upgrade is accepted, a call (string id) and a batch (numeric ids and a
  * notification) get the refusal with their ids, then the socket closes with 4000 + the HTTP status.
  */
-async function refusedSocket(url: string, headers: Record<string, string> = {}): Promise<{ single: Json; batch: Json; closed: { code: number; reason: string } }> {
+async function refusedSocket(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ single: Json; batch: Json; closed: { code: number; reason: string } }> {
   const c = await new Promise<Raw>((res, rej) => {
     const s = new WebSocket(url, { headers });
     s.once('open', () => res(new Raw(s)));
@@ -64,7 +68,13 @@ async function refusedSocket(url: string, headers: Record<string, string> = {}):
     s.once('unexpected-response', (_req, r) => rej(new Error(`upgrade refused with HTTP ${r.statusCode}`)));
   });
   c.socket.send(JSON.stringify({ jsonrpc: '2.0', id: 'first', method: 'eth_chainId', params: [] }));
-  c.socket.send(JSON.stringify([{ jsonrpc: '2.0', id: 7, method: 'eth_chainId' }, { jsonrpc: '2.0', method: 'eth_chainId' }, { jsonrpc: '2.0', id: 8, method: 'eth_blockNumber' }]));
+  c.socket.send(
+    JSON.stringify([
+      { jsonrpc: '2.0', id: 7, method: 'eth_chainId' },
+      { jsonrpc: '2.0', method: 'eth_chainId' },
+      { jsonrpc: '2.0', id: 8, method: 'eth_blockNumber' },
+    ]),
+  );
   const closed = await c.waitClosed(5000);
   return { single: c.messages.find((m) => !Array.isArray(m)), batch: c.messages.find((m) => Array.isArray(m)), closed };
 }
@@ -94,7 +104,15 @@ beforeAll(async () => {
     // testnet's upstream is never reached: it exists so a mainnet key can be refused on another network.
     networks: { mainnet: { blockTime: 1 }, testnet: { upstreams: ['http://127.0.0.1:9'] } },
     limits: { b: { dailyPerUser: QUOTA } },
-    websocket: { maxPayloadBytes: 16_384, maxInFlight: 32, maxBufferedBytes: 65_536, pingIntervalMs: 1000, maxConnectionsPerKey: 4, maxSubscriptionsPerConnection: 3, pollIntervalMs: 0 },
+    websocket: {
+      maxPayloadBytes: 16_384,
+      maxInFlight: 32,
+      maxBufferedBytes: 65_536,
+      pingIntervalMs: 1000,
+      maxConnectionsPerKey: 4,
+      maxSubscriptionsPerConnection: 3,
+      pollIntervalMs: 0,
+    },
   });
   anvilUrl = svc.networks.mainnet.upstreams[0];
   ws = { A: toWs(svc.urls.mainnet.A), B: toWs(svc.urls.mainnet.B) };
@@ -116,7 +134,10 @@ describe.each(['A', 'B'] as const)('ethers v6 WebSocketProvider, URL shape %s', 
       const blocks: number[] = [];
       const logs: Log[] = [];
       await p.on('block', (n: number) => void blocks.push(n));
-      await p.on({ address: svc.seeded.mainnet.token.address, topics: [TRANSFER_TOPIC] }, (log: Log) => void logs.push(log));
+      await p.on(
+        { address: svc.seeded.mainnet.token.address, topics: [TRANSFER_TOPIC] },
+        (log: Log) => void logs.push(log),
+      );
       await until('3 blocks', () => blocks.length >= 3);
       for (let i = 1; i < blocks.length; i++) expect(blocks[i]).toBe(blocks[i - 1] + 1);
       expect(blocks[0]).toBeGreaterThanOrEqual(n0);
@@ -139,7 +160,11 @@ describe('other clients', () => {
     const client = createPublicClient({ transport: webSocket(ws.A, { reconnect: false }) });
     const seen: bigint[] = [];
     const errors: unknown[] = [];
-    const unwatch = client.watchBlockNumber({ onBlockNumber: (n) => void seen.push(n), onError: (e) => void errors.push(e), emitMissed: true });
+    const unwatch = client.watchBlockNumber({
+      onBlockNumber: (n) => void seen.push(n),
+      onError: (e) => void errors.push(e),
+      emitMissed: true,
+    });
     try {
       await until('3 block numbers', () => seen.length >= 3);
       for (let i = 1; i < seen.length; i++) expect(seen[i]).toBe(seen[i - 1] + 1n);
@@ -183,7 +208,9 @@ describe('other clients', () => {
     try {
       const sub = (await c.call('eth_subscribe', ['newHeads'])).result as string;
       expect(sub).toMatch(/^0x[0-9a-f]{32}$/);
-      const [first] = await until('a notification', () => (c.notifications(sub).length > 0 ? c.notifications(sub) : undefined));
+      const [first] = await until('a notification', () =>
+        c.notifications(sub).length > 0 ? c.notifications(sub) : undefined,
+      );
       expect(Object.keys(first).sort()).toEqual(['jsonrpc', 'method', 'params']);
       expect(first.params.result.number).toMatch(/^0x/);
       expect(first.params.result.transactions).toBeUndefined();
@@ -193,7 +220,12 @@ describe('other clients', () => {
       await sleep(2500);
       expect(c.notifications(sub).length).toBe(after);
       // A batch over the socket works as over HTTP.
-      c.socket.send(JSON.stringify([{ jsonrpc: '2.0', id: 'a', method: 'eth_chainId' }, { jsonrpc: '2.0', method: 'eth_blockNumber' }]));
+      c.socket.send(
+        JSON.stringify([
+          { jsonrpc: '2.0', id: 'a', method: 'eth_chainId' },
+          { jsonrpc: '2.0', method: 'eth_blockNumber' },
+        ]),
+      );
       const batch = await until('batch answer', () => c.messages.find((m) => Array.isArray(m)));
       expect(batch).toEqual([{ jsonrpc: '2.0', id: 'a', result: '0x' + svc.networks.mainnet.chainId!.toString(16) }]);
       // Bad params are the contract's -32602.
@@ -201,7 +233,11 @@ describe('other clients', () => {
     } finally {
       c.socket.close();
     }
-    const r = await fetch(svc.urls.mainnet.A, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }) });
+    const r = await fetch(svc.urls.mainnet.A, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }),
+    });
     const body = (await r.json()) as Json;
     expect([r.status, body.error.code]).toEqual([200, -32601]);
     expect(body.error.message).toMatch(/notifications not supported/);
@@ -211,12 +247,25 @@ describe('other clients', () => {
 describe('refusals and bounds', () => {
   it('a refused key: the socket opens, each call gets the error with its id (a batch per item), then close 4401 / 4403 / 4429; unknown path 404', async () => {
     const bad = await refusedSocket(`${toWs(svc.url)}/mainnet/${'x'.repeat(32)}`);
-    expect([bad.single.id, bad.single.error.code, bad.single.error.message, bad.single.error.data.reason]).toEqual(['first', -32016, 'invalid API key', 'key']);
-    expect(bad.batch.map((m: Json) => [m.id, m.error.code])).toEqual([[7, -32016], [8, -32016]]);
+    expect([bad.single.id, bad.single.error.code, bad.single.error.message, bad.single.error.data.reason]).toEqual([
+      'first',
+      -32016,
+      'invalid API key',
+      'key',
+    ]);
+    expect(bad.batch.map((m: Json) => [m.id, m.error.code])).toEqual([
+      [7, -32016],
+      [8, -32016],
+    ]);
     expect(bad.closed).toEqual({ code: 4401, reason: 'invalid API key' });
     const key = await newBKey();
     const other = await refusedSocket(`${toWs(svc.url)}/testnet/${key}`);
-    expect([other.single.id, other.single.error.code, other.single.error.data.reason, other.closed.code]).toEqual(['first', -32041, 'network', 4403]);
+    expect([other.single.id, other.single.error.code, other.single.error.data.reason, other.closed.code]).toEqual([
+      'first',
+      -32041,
+      'network',
+      4403,
+    ]);
     // A socket that sends nothing is closed after a few seconds all the same.
     const idle = await Raw.open(`${toWs(svc.url)}/mainnet/${'y'.repeat(32)}`);
     expect((await idle.waitClosed(6000)).code).toBe(4401);
@@ -226,7 +275,12 @@ describe('refusals and bounds', () => {
     const before = svc.websockets.connections();
     const open = await Promise.all([1, 2, 3, 4].map(() => Raw.open(`${toWs(svc.url)}/mainnet/${key}`)));
     const fifth = await refusedSocket(`${toWs(svc.url)}/mainnet/${key}`);
-    expect([fifth.single.id, fifth.single.error.code, fifth.single.error.data.reason, fifth.closed.code]).toEqual(['first', -32005, 'connections', 4429]);
+    expect([fifth.single.id, fifth.single.error.code, fifth.single.error.data.reason, fifth.closed.code]).toEqual([
+      'first',
+      -32005,
+      'connections',
+      4429,
+    ]);
     for (const c of open) c.socket.close();
     await Promise.all(open.map((c) => c.waitClosed()));
     // Closed sockets free their places.
@@ -235,15 +289,25 @@ describe('refusals and bounds', () => {
     again.socket.close();
   }, 30_000);
 
-  it('an app\'s origin allowlist at the upgrade (403 reason origin: answered on the socket, close 4403); its method allowlist per call over the socket', async () => {
+  it("an app's origin allowlist at the upgrade (403 reason origin: answered on the socket, close 4403); its method allowlist per call over the socket", async () => {
     const user = await createUser(svc.store.db, { email: `${randomUUID()}@example.com`, passwordHash: 'x' });
-    const app = await createApp(svc.store.db, svc.secret, user.id, { name: 'app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
+    const app = await createApp(svc.store.db, svc.secret, user.id, {
+      name: 'app',
+      useCase: 'Defi',
+      chain: 'ethereum',
+      services: ['node-api'],
+    });
     await setAllowlist(svc.store.db, user.id, app.id, 'origin', ['https://dapp.example']);
     await setAllowlist(svc.store.db, user.id, app.id, 'method', ['eth_chainId', 'eth_subscribe']);
     await svc.access.sync();
     const url = `${toWs(svc.url)}/mainnet/v2/${app.key}`;
     const wrong = await refusedSocket(url, { origin: 'https://evil.example' });
-    expect([wrong.single.id, wrong.single.error.code, wrong.single.error.data.reason, wrong.closed.code]).toEqual(['first', -32041, 'origin', 4403]);
+    expect([wrong.single.id, wrong.single.error.code, wrong.single.error.data.reason, wrong.closed.code]).toEqual([
+      'first',
+      -32041,
+      'origin',
+      4403,
+    ]);
     const c = await new Promise<Raw>((res, rej) => {
       const s = new WebSocket(url, { headers: { origin: 'https://dapp.example' } });
       s.once('open', () => res(new Raw(s)));
@@ -263,14 +327,29 @@ describe('refusals and bounds', () => {
     const token = svc.seeded.mainnet.token.address;
     const other = svc.seeded.mainnet.accounts[2];
     const user = await createUser(svc.store.db, { email: `${randomUUID()}@example.com`, passwordHash: 'x' });
-    const app = await createApp(svc.store.db, svc.secret, user.id, { name: 'app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
+    const app = await createApp(svc.store.db, svc.secret, user.id, {
+      name: 'app',
+      useCase: 'Defi',
+      chain: 'ethereum',
+      services: ['node-api'],
+    });
     await setAllowlist(svc.store.db, user.id, app.id, 'address', [token]);
     await svc.access.sync();
     const c = await Raw.open(`${toWs(svc.url)}/mainnet/v2/${app.key}`);
     try {
-      for (const filter of [{}, { topics: [TRANSFER_TOPIC] }, { address: other }, { address: [token, other] }, { address: [] }]) {
+      for (const filter of [
+        {},
+        { topics: [TRANSFER_TOPIC] },
+        { address: other },
+        { address: [token, other] },
+        { address: [] },
+      ]) {
         const r = await c.call('eth_subscribe', ['logs', filter]);
-        expect([r.error?.code, r.error?.data?.reason, r.error?.data?.source], JSON.stringify(filter)).toEqual([-32041, 'address', 'rpcgate']);
+        expect([r.error?.code, r.error?.data?.reason, r.error?.data?.source], JSON.stringify(filter)).toEqual([
+          -32041,
+          'address',
+          'rpcgate',
+        ]);
       }
       const r = await c.call('eth_subscribe', ['logs']);
       expect(r.error?.code).toBe(-32041);
@@ -279,37 +358,60 @@ describe('refusals and bounds', () => {
       await sendTransfer(7n);
       await until('a log of the listed token', () => c.notifications(sub).length > 0, 20_000);
       const got = c.messages.filter((m) => m.method === 'eth_subscription');
-      expect(got.every((m) => m.params.subscription === sub && m.params.result.address.toLowerCase() === token.toLowerCase())).toBe(true);
+      expect(
+        got.every(
+          (m) => m.params.subscription === sub && m.params.result.address.toLowerCase() === token.toLowerCase(),
+        ),
+      ).toBe(true);
       expect(c.closed).toBeUndefined();
     } finally {
       c.socket.close();
     }
   }, 40_000);
 
-  it('a log filter\'s polls never hand out a log of an address its app no longer lists', async () => {
+  it("a log filter's polls never hand out a log of an address its app no longer lists", async () => {
     const token = svc.seeded.mainnet.token.address;
     const other = svc.seeded.mainnet.accounts[2];
     const user = await createUser(svc.store.db, { email: `${randomUUID()}@example.com`, passwordHash: 'x' });
-    const app = await createApp(svc.store.db, svc.secret, user.id, { name: 'app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
+    const app = await createApp(svc.store.db, svc.secret, user.id, {
+      name: 'app',
+      useCase: 'Defi',
+      chain: 'ethereum',
+      services: ['node-api'],
+    });
     await setAllowlist(svc.store.db, user.id, app.id, 'address', [token]);
     await svc.access.sync();
     const url = `${svc.url}/mainnet/v2/${app.key}`;
     const call = async (method: string, params: unknown[]): Promise<Json> =>
-      (await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json());
+      await (
+        await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+        })
+      ).json();
     const id = (await call('eth_newFilter', [{ address: token }])).result as string;
     expect(id).toMatch(/^0x/);
     await sendTransfer(3n);
-    await until('the listed token\'s log in a poll', async () => ((await call('eth_getFilterChanges', [id])).result as Json[]).length > 0, 20_000);
+    await until(
+      "the listed token's log in a poll",
+      async () => ((await call('eth_getFilterChanges', [id])).result as Json[]).length > 0,
+      20_000,
+    );
     // The app's allowlist changes: the token is no longer listed. Polls go on, but hand out none of its logs.
     await setAllowlist(svc.store.db, user.id, app.id, 'address', [other]);
     await svc.access.sync();
     await sendTransfer(4n);
     const seen: Json[] = [];
     const head0 = Number(await rpc<string>(anvilUrl, 'eth_blockNumber', []));
-    await until('3 more blocks', async () => {
-      seen.push(...((await call('eth_getFilterChanges', [id])).result as Json[]));
-      return Number(await rpc<string>(anvilUrl, 'eth_blockNumber', [])) >= head0 + 3;
-    }, 20_000);
+    await until(
+      '3 more blocks',
+      async () => {
+        seen.push(...((await call('eth_getFilterChanges', [id])).result as Json[]));
+        return Number(await rpc<string>(anvilUrl, 'eth_blockNumber', [])) >= head0 + 3;
+      },
+      20_000,
+    );
     seen.push(...((await call('eth_getFilterChanges', [id])).result as Json[]));
     seen.push(...((await call('eth_getFilterLogs', [id])).result as Json[]));
     expect(seen).toEqual([]);
@@ -333,13 +435,27 @@ describe('refusals and bounds', () => {
   // sent at once on one connection: exactly maxSubscriptionsPerConnection (3) are created.
   it('100 eth_subscribe at once (a batch of 50 and 50 singles) on one connection: exactly 3 subscriptions, on a development key, an app and a network key', async () => {
     const user = await createUser(svc.store.db, { email: `${randomUUID()}@example.com`, passwordHash: 'x' });
-    const app = await createApp(svc.store.db, svc.secret, user.id, { name: 'ws', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
+    const app = await createApp(svc.store.db, svc.secret, user.id, {
+      name: 'ws',
+      useCase: 'Defi',
+      chain: 'ethereum',
+      services: ['node-api'],
+    });
     await svc.access.sync();
-    const urls = { 'development key': ws.A, app: `${toWs(svc.url)}/mainnet/v2/${app.key}`, 'network key': `${toWs(svc.url)}/mainnet/${await newBKey()}` };
+    const urls = {
+      'development key': ws.A,
+      app: `${toWs(svc.url)}/mainnet/v2/${app.key}`,
+      'network key': `${toWs(svc.url)}/mainnet/${await newBKey()}`,
+    };
     for (const [kind, url] of Object.entries(urls)) {
       const c = await Raw.open(url);
       try {
-        const sub = (id: number) => ({ jsonrpc: '2.0', id, method: 'eth_subscribe', params: [id % 2 ? 'newHeads' : 'newPendingTransactions'] });
+        const sub = (id: number) => ({
+          jsonrpc: '2.0',
+          id,
+          method: 'eth_subscribe',
+          params: [id % 2 ? 'newHeads' : 'newPendingTransactions'],
+        });
         c.socket.send(JSON.stringify(Array.from({ length: 50 }, (_, i) => sub(i))));
         for (let i = 50; i < 100; i++) c.socket.send(JSON.stringify(sub(i)));
         const answers = await until(`${kind}: 100 answers`, () => {
@@ -348,10 +464,17 @@ describe('refusals and bounds', () => {
           return flat.length >= 51 && (flat.length === 100 || flat.some((m) => m.id === null)) && flat;
         });
         const created = answers.filter((m) => typeof m.result === 'string');
-        const other = answers.filter((m) => !(typeof m.result === 'string') && !(m.error?.code === -32005 && ['subscriptions', 'quota', 'rate'].includes(m.error.data?.reason)));
+        const other = answers.filter(
+          (m) =>
+            !(typeof m.result === 'string') &&
+            !(m.error?.code === -32005 && ['subscriptions', 'quota', 'rate'].includes(m.error.data?.reason)),
+        );
         expect(other, kind).toEqual([]);
         expect([kind, created.length]).toEqual([kind, 3]);
-        expect(answers.some((m) => m.error?.data?.reason === 'subscriptions'), kind).toBe(true);
+        expect(
+          answers.some((m) => m.error?.data?.reason === 'subscriptions'),
+          kind,
+        ).toBe(true);
       } finally {
         c.socket.close();
       }
@@ -366,13 +489,17 @@ describe('refusals and bounds', () => {
     expect(svc.websockets.connections()).toBe(before + 1);
     // pingIntervalMs 1000: pinged at the first tick, terminated at the next one.
     await until('the server to drop it', () => svc.websockets.connections() === before, 5000);
-    const code = await new Promise<number>((r) => (s.readyState === WebSocket.CLOSED ? r(1006) : s.once('close', (c) => r(c))));
+    const code = await new Promise<number>((r) =>
+      s.readyState === WebSocket.CLOSED ? r(1006) : s.once('close', (c) => r(c)),
+    );
     expect(code).toBe(1006);
   }, 10_000);
 
   it('a message over maxPayloadBytes closes the connection with 1009', async () => {
     const c = await Raw.open(ws.A);
-    c.socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [], pad: 'x'.repeat(20_000) }));
+    c.socket.send(
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [], pad: 'x'.repeat(20_000) }),
+    );
     expect((await c.waitClosed()).code).toBe(1009);
   });
 
@@ -391,7 +518,10 @@ describe('refusals and bounds', () => {
     const metrics = await (await fetch(`${svc.url}/metrics`)).text();
     expect(metrics).toMatch(/rpcgate_[a-z_]+\{[^}]*method="eth_subscription"[^}]*\} [1-9]/);
     // And the key is out over HTTP too (the same counter).
-    const r = await fetch(`${svc.url}/mainnet/${key}`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId' }) });
+    const r = await fetch(`${svc.url}/mainnet/${key}`, {
+      method: 'POST',
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId' }),
+    });
     expect([r.status, r.headers.get('retry-after')]).toEqual([402, null]);
   }, 30_000);
 
@@ -401,7 +531,9 @@ describe('refusals and bounds', () => {
     expect(svc.websockets.connections()).toBe(before + 1);
     // Stop reading, then ask for ~5 × 60 copies of the contract (rpc.discover, ~150 KB each).
     (c.socket as unknown as { _socket: { pause(): void } })._socket.pause();
-    const batch = JSON.stringify(Array.from({ length: 60 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'rpc.discover' })));
+    const batch = JSON.stringify(
+      Array.from({ length: 60 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'rpc.discover' })),
+    );
     for (let i = 0; i < 5; i++) c.socket.send(batch);
     const rss0 = process.memoryUsage().rss;
     await until('the server to drop the connection', () => svc.websockets.connections() === before, 20_000);
@@ -416,8 +548,19 @@ describe('refusals and bounds', () => {
     const d = mkdtempSync(join(tmpdir(), 'rpcgate-ws-child-'));
     dirs.push(d);
     const key = 'ws-sigterm-key-1';
-    const config = { port: 0, logLevel: 'silent', dataDir: d, devKey: false, keys: [key], networks: { mainnet: { upstreams: [anvilUrl], blockTime: 1 } } };
-    const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/helpers/limits-child.ts'), JSON.stringify(config)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const config = {
+      port: 0,
+      logLevel: 'silent',
+      dataDir: d,
+      devKey: false,
+      keys: [key],
+      networks: { mainnet: { upstreams: [anvilUrl], blockTime: 1 } },
+    };
+    const proc = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'test/helpers/limits-child.ts'), JSON.stringify(config)],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     const killer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
     try {
       const url = await new Promise<string>((res, rej) => {
@@ -451,8 +594,26 @@ function scriptedChain() {
   const hash = (n: number, fork: string) => '0x' + (fork + n.toString(16)).padStart(64, '0');
   const add = (n: number, fork: string, withLog: boolean) => {
     const h = hash(n, fork);
-    blocks[n] = { number: '0x' + n.toString(16), hash: h, parentHash: n === 0 ? hash(0, 'f') : blocks[n - 1].hash, transactions: [] };
-    logs.set(h, withLog ? [{ address: '0x' + 'aa'.repeat(20), topics: ['0x' + '11'.repeat(32)], blockHash: h, blockNumber: blocks[n].number, removed: false }] : []);
+    blocks[n] = {
+      number: '0x' + n.toString(16),
+      hash: h,
+      parentHash: n === 0 ? hash(0, 'f') : blocks[n - 1].hash,
+      transactions: [],
+    };
+    logs.set(
+      h,
+      withLog
+        ? [
+            {
+              address: '0x' + 'aa'.repeat(20),
+              topics: ['0x' + '11'.repeat(32)],
+              blockHash: h,
+              blockNumber: blocks[n].number,
+              removed: false,
+            },
+          ]
+        : [],
+    );
   };
   const upstream = {
     calls: [] as string[],
@@ -500,7 +661,7 @@ describe('the shared feed (scripted upstream)', () => {
     feed.stop();
   });
 
-  it('a reorg: removed: true for the dropped blocks\' logs, then the new branch; the last subscriber stops the polling', async () => {
+  it("a reorg: removed: true for the dropped blocks' logs, then the new branch; the last subscriber stops the polling", async () => {
     const chain = scriptedChain();
     for (let n = 0; n <= 3; n++) chain.add(n, 'a', false);
     const feed = new NetworkFeed('x', chain.upstream, 1_000_000, logger);
@@ -514,7 +675,10 @@ describe('the shared feed (scripted upstream)', () => {
     chain.add(4, 'a', true);
     chain.add(5, 'a', true);
     await feed.tick();
-    expect(logs.got.map((l) => [Number(l.blockNumber), l.removed])).toEqual([[4, false], [5, false]]);
+    expect(logs.got.map((l) => [Number(l.blockNumber), l.removed])).toEqual([
+      [4, false],
+      [5, false],
+    ]);
     // Blocks 4 and 5 are replaced by 4', 5', 6' (only 5' has a log).
     chain.add(4, 'b', false);
     chain.add(5, 'b', true);
@@ -528,7 +692,14 @@ describe('the shared feed (scripted upstream)', () => {
       [5, false, 'b5'],
     ]);
     expect(other.got).toEqual([]);
-    expect(heads.got.map((h) => `${Number(h.number)}${h.hash.slice(-2, -1)}`)).toEqual(['3a', '4a', '5a', '4b', '5b', '6b']);
+    expect(heads.got.map((h) => `${Number(h.number)}${h.hash.slice(-2, -1)}`)).toEqual([
+      '3a',
+      '4a',
+      '5a',
+      '4b',
+      '5b',
+      '6b',
+    ]);
     feed.remove(logs);
     feed.remove(other);
     feed.remove(heads);

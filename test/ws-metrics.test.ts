@@ -27,7 +27,11 @@ let svc: RunningService;
 let offset = 0;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 15_000): Promise<T> {
+async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  ms = 15_000,
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();
@@ -115,7 +119,12 @@ describe('WebSocket layer in /metrics and usage', () => {
     expect(await call('eth_chainId')).toMatch(/^0x/);
     const heads = await call('eth_subscribe', ['newHeads']);
     const logs = await call('eth_subscribe', ['logs', {}]);
-    expect((await scrape()).subscriptions).toEqual({ ...idleSubs('mainnet'), ...idleSubs('testnet'), 'kind=newHeads,network=mainnet': 1, 'kind=logs,network=mainnet': 1 });
+    expect((await scrape()).subscriptions).toEqual({
+      ...idleSubs('mainnet'),
+      ...idleSubs('testnet'),
+      'kind=newHeads,network=mainnet': 1,
+      'kind=logs,network=mainnet': 1,
+    });
 
     // The embedded chain moves: wait for a few new heads.
     const notes = () => messages.filter((m) => m.method === 'eth_subscription');
@@ -137,8 +146,16 @@ describe('WebSocket layer in /metrics and usage', () => {
     // Usage: the socket's calls by method, the delivered notifications as eth_subscription.
     offset = 120_000;
     expect((await svc.meter!.flush()).rows).toBeGreaterThan(0);
-    const m = await api.request('keys_metrics', [key.id, { from: new Date(from).toISOString(), to: new Date(Date.now() + 180_000).toISOString(), granularity: 'minute' }]);
-    expect(m.summary.methods).toEqual({ eth_subscription: delivered, eth_subscribe: 2, eth_unsubscribe: 2, eth_chainId: 1 });
+    const m = await api.request('keys_metrics', [
+      key.id,
+      { from: new Date(from).toISOString(), to: new Date(Date.now() + 180_000).toISOString(), granularity: 'minute' },
+    ]);
+    expect(m.summary.methods).toEqual({
+      eth_subscription: delivered,
+      eth_subscribe: 2,
+      eth_unsubscribe: 2,
+      eth_chainId: 1,
+    });
     expect(m.summary.total).toBe(delivered + 5);
   }, 60_000);
 
@@ -160,7 +177,12 @@ describe('WebSocket layer in /metrics and usage', () => {
       const args = set.language === 'typescript' ? ['--import', 'tsx', file] : [file];
       return (await promisify(execFile)(process.execPath, args, { cwd: dir, timeout: 30_000 })).stdout;
     };
-    const [ethersChain, viemChain, ethersHeads, viemHeads] = await Promise.all([run('eth_chainId', 'ethers'), run('eth_chainId', 'viem'), run('eth_subscribe', 'ethers'), run('eth_subscribe', 'viem')]);
+    const [ethersChain, viemChain, ethersHeads, viemHeads] = await Promise.all([
+      run('eth_chainId', 'ethers'),
+      run('eth_chainId', 'viem'),
+      run('eth_subscribe', 'ethers'),
+      run('eth_subscribe', 'viem'),
+    ]);
     const chainId = `"0x${svc.networks.mainnet.chainId!.toString(16)}"`;
     expect([ethersChain.trim(), viemChain.trim()]).toEqual([chainId, chainId]);
     for (const out of [ethersHeads, viemHeads]) {

@@ -30,7 +30,8 @@ let anvil: Anvil;
 let child: RpcgateChild;
 let dir: string;
 
-const rssOf = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+const rssOf = (pid: number): number =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
@@ -57,17 +58,34 @@ afterAll(async () => {
 /** Opens a socket and subscribes `n` times to newHeads in one batch; the subscription ids. */
 async function subscribed(url: string, n: number): Promise<{ c: Raw; ids: string[] }> {
   const c = await Raw.open(url);
-  c.socket.send(JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'eth_subscribe', params: ['newHeads'] }))));
-  const answer = await until('the batch of subscriptions', () => c.messages.find((m) => Array.isArray(m)) as Json[] | undefined);
+  c.socket.send(
+    JSON.stringify(
+      Array.from({ length: n }, (_, i) => ({
+        jsonrpc: '2.0',
+        id: i + 1,
+        method: 'eth_subscribe',
+        params: ['newHeads'],
+      })),
+    ),
+  );
+  const answer = await until(
+    'the batch of subscriptions',
+    () => c.messages.find((m) => Array.isArray(m)) as Json[] | undefined,
+  );
   const ids = answer.map((a: Json) => a.result as string);
-  expect(ids.every((id) => typeof id === 'string'), JSON.stringify(answer.find((a: Json) => a.error))).toBe(true);
+  expect(
+    ids.every((id) => typeof id === 'string'),
+    JSON.stringify(answer.find((a: Json) => a.error)),
+  ).toBe(true);
   return { c, ids };
 }
 
 it('200 newHeads subscriptions, 300 blocks under a per-second limit: RSS stays flat, each socket ends with the error and 4008', async () => {
   const api = createClient({ url: `${child.url}/api`, fetch: cookieFetch() });
   await signUpAndLogIn(api, { email: `wsq-${Date.now()}@example.com`, password: 'correct horse battery staple' });
-  const app = await api.request('apps_create', [{ name: 'flood', useCase: 'Analytics', chain: 'ethereum', services: ['node-api'] }]);
+  const app = await api.request('apps_create', [
+    { name: 'flood', useCase: 'Analytics', chain: 'ethereum', services: ['node-api'] },
+  ]);
   const url = `${child.url.replace(/^http/, 'ws')}/mainnet/v2/${app.key}`;
   const sockets = [await subscribed(url, SUBS_PER_SOCKET)];
   await sleep(1100); // the next second: 100 more subscriptions fit the 250/s limit
@@ -88,7 +106,9 @@ it('200 newHeads subscriptions, 300 blocks under a per-second limit: RSS stays f
     await sleep(100);
   }
   const growth = peak - baseline;
-  console.log(`child RSS baseline ${(baseline / MB).toFixed(1)} MB, peak ${(peak / MB).toFixed(1)} MB (+${(growth / MB).toFixed(1)} MB)`);
+  console.log(
+    `child RSS baseline ${(baseline / MB).toFixed(1)} MB, peak ${(peak / MB).toFixed(1)} MB (+${(growth / MB).toFixed(1)} MB)`,
+  );
   expect(growth).toBeLessThan(40 * MB);
 
   for (const { c, ids } of sockets) {
@@ -99,15 +119,23 @@ it('200 newHeads subscriptions, 300 blocks under a per-second limit: RSS stays f
       expect(last?.params.error, `subscription ${id}`).toBeDefined();
       expect(last.params.error.code).toBe(-32005);
       expect(last.params.error.data).toMatchObject({ source: 'rpcgate', reason: 'notification-queue' });
-      expect(['websocket.maxQueuedNotifications', 'websocket.maxQueuedBytes']).toContain(last.params.error.data.setting);
-      expect(last.params.error.data.limit).toBe(last.params.error.data.setting === 'websocket.maxQueuedBytes' ? 8_388_608 : 10_000);
+      expect(['websocket.maxQueuedNotifications', 'websocket.maxQueuedBytes']).toContain(
+        last.params.error.data.setting,
+      );
+      expect(last.params.error.data.limit).toBe(
+        last.params.error.data.setting === 'websocket.maxQueuedBytes' ? 8_388_608 : 10_000,
+      );
       expect(last.params.error.message).toContain(last.params.error.data.setting);
       // Only what the limit let through came before it: far fewer than the 300 blocks.
       expect(notes.length).toBeLessThan(BLOCKS);
     }
   }
   // The process is unharmed: it still answers, and a new socket subscribes.
-  const r = await fetch(`${child.url}/mainnet/v2/${app.key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }) });
+  const r = await fetch(`${child.url}/mainnet/v2/${app.key}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }),
+  });
   expect((await r.json()).result).toMatch(/^0x/);
   const again = await subscribed(url, 1);
   again.c.socket.close();
@@ -132,14 +160,25 @@ describe('the queue bounds, each on its own (in process)', () => {
       },
       onClose: (f: () => void) => void closers.push(f),
     } as unknown as WsConnection<AccessContext>;
-    const limiter = { consume: async () => ({ allowed: false, limit: 1, remaining: 0, resetAt: Date.now() + 1000, period: 'second' }) } as unknown as Limiter;
+    const limiter = {
+      consume: async () => ({ allowed: false, limit: 1, remaining: 0, resetAt: Date.now() + 1000, period: 'second' }),
+    } as unknown as Limiter;
     // The feed's upstream never answers: notifications are delivered by hand below.
     const upstream = { call: () => new Promise<never>(() => undefined) };
-    const subs = new Subscriptions({ upstreams: new Map([['mainnet', upstream]]), intervalMs: () => 60_000, maxPerConnection: 10, maxQueued, maxQueuedBytes, limiter, logger: pino({ level: 'silent' }) });
+    const subs = new Subscriptions({
+      upstreams: new Map([['mainnet', upstream]]),
+      intervalMs: () => 60_000,
+      maxPerConnection: 10,
+      maxQueued,
+      maxQueuedBytes,
+      limiter,
+      logger: pino({ level: 'silent' }),
+    });
     const ctx = { ...conn.ctx, requestId: 'r', startedAt: 0, socket: conn } as SocketCallContext;
     const ids = [subs.subscribe(['newHeads'], ctx), subs.subscribe(['newHeads'], ctx)];
     const deliver = (result: unknown) => {
-      for (const s of (conn.state as { subs: Map<string, { deliver(r: unknown): void }> }).subs.values()) s.deliver(result);
+      for (const s of (conn.state as { subs: Map<string, { deliver(r: unknown): void }> }).subs.values())
+        s.deliver(result);
     };
     return { subs, ids, deliver, frames, closed: () => closed };
   }
@@ -151,7 +190,10 @@ describe('the queue bounds, each on its own (in process)', () => {
     h.deliver({ number: '0x2' }); // the 5th fits, the 6th does not
     expect(h.closed()).toEqual([4008, 'slow consumer: notification queue full']);
     expect(h.frames.map((f) => [f.params.subscription, f.params.error?.data])).toEqual(
-      h.ids.map((id) => [id, { source: 'rpcgate', reason: 'notification-queue', limit: 5, setting: 'websocket.maxQueuedNotifications' }]),
+      h.ids.map((id) => [
+        id,
+        { source: 'rpcgate', reason: 'notification-queue', limit: 5, setting: 'websocket.maxQueuedNotifications' },
+      ]),
     );
     expect(h.subs.size).toBe(0);
     h.deliver({ number: '0x3' }); // after the end: nothing more is queued or sent
@@ -165,7 +207,11 @@ describe('the queue bounds, each on its own (in process)', () => {
     expect(h.closed()).toBeUndefined();
     h.deliver({ extraData: '0x' + 'ab'.repeat(400) });
     expect(h.closed()?.[0]).toBe(4008);
-    expect(h.frames.every((f) => f.params.error.data.setting === 'websocket.maxQueuedBytes' && f.params.error.data.limit === 2048)).toBe(true);
+    expect(
+      h.frames.every(
+        (f) => f.params.error.data.setting === 'websocket.maxQueuedBytes' && f.params.error.data.limit === 2048,
+      ),
+    ).toBe(true);
     expect(h.frames).toHaveLength(2);
     h.subs.stop();
   });

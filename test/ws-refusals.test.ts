@@ -30,12 +30,17 @@ beforeAll(async () => {
     maxBufferedBytes: 1 << 20,
     pingIntervalMs: 30_000,
     maxRefusedOpen: 2,
-    admit: (_req, rid, t0, _route, capture) => (capture === 'good' ? { requestId: rid, startedAt: t0 } : new Refusal<CallContext>(new RpcError(-32099, `no entry for ${capture}`, { why: 'test' }, 403), undefined)),
+    admit: (_req, rid, t0, _route, capture) =>
+      capture === 'good'
+        ? { requestId: rid, startedAt: t0 }
+        : new Refusal<CallContext>(new RpcError(-32099, `no entry for ${capture}`, { why: 'test' }, 403), undefined),
     refused: () => void refusedCount++,
     messageContext: (_conn, rid, t0) => ({ requestId: rid, startedAt: t0 }),
     onError: () => undefined,
   });
-  const router = new UpgradeRouter().add('/:who', (req, socket, head, rid, t0, who) => ws.upgrade(req, socket, head, rid, t0, 'r', who));
+  const router = new UpgradeRouter().add('/:who', (req, socket, head, rid, t0, who) =>
+    ws.upgrade(req, socket, head, rid, t0, 'r', who),
+  );
   router.attach(server, () => undefined);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -80,9 +85,19 @@ function visit(path: string, send: string[] = []): { seen: Seen; done: Promise<S
 describe('a refused upgrade over the toolkit WebSocket transport', () => {
   it('answers each call with the refusal and its id (a batch per item), then closes 4000 + status shortly after', async () => {
     const before = refusedCount;
-    const s = await visit('/nobody', ['{"jsonrpc":"2.0","id":"a","method":"eth_blockNumber","params":[]}', '[{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]},{"jsonrpc":"2.0","method":"eth_blockNumber","params":[]},{"jsonrpc":"2.0","id":2,"method":"eth_blockNumber","params":[]}]']).done;
-    expect(s.messages[0]).toEqual({ jsonrpc: '2.0', id: 'a', error: { code: -32099, message: 'no entry for nobody', data: { why: 'test' } } });
-    expect(s.messages[1].map((m: Json) => [m.id, m.error.code])).toEqual([[1, -32099], [2, -32099]]);
+    const s = await visit('/nobody', [
+      '{"jsonrpc":"2.0","id":"a","method":"eth_blockNumber","params":[]}',
+      '[{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]},{"jsonrpc":"2.0","method":"eth_blockNumber","params":[]},{"jsonrpc":"2.0","id":2,"method":"eth_blockNumber","params":[]}]',
+    ]).done;
+    expect(s.messages[0]).toEqual({
+      jsonrpc: '2.0',
+      id: 'a',
+      error: { code: -32099, message: 'no entry for nobody', data: { why: 'test' } },
+    });
+    expect(s.messages[1].map((m: Json) => [m.id, m.error.code])).toEqual([
+      [1, -32099],
+      [2, -32099],
+    ]);
     expect([s.closed?.code, s.closed?.reason]).toEqual([4403, 'no entry for nobody']);
     expect(s.closed!.ms).toBeLessThan(2500);
     expect(refusedCount - before).toBe(1);
@@ -109,6 +124,8 @@ describe('a refused upgrade over the toolkit WebSocket transport', () => {
     const [x, y] = await Promise.all([a.done, b.done]);
     expect([x.closed?.code, y.closed?.code]).toEqual([4403, 4403]);
     // Once they are closed, refused upgrades open again.
-    expect((await visit('/four', ['{"jsonrpc":"2.0","id":9,"method":"eth_blockNumber","params":[]}']).done).messages[0].id).toBe(9);
+    expect(
+      (await visit('/four', ['{"jsonrpc":"2.0","id":9,"method":"eth_blockNumber","params":[]}']).done).messages[0].id,
+    ).toBe(9);
   }, 15_000);
 });

@@ -28,7 +28,15 @@ import {
 } from '../src/gateway/store/index.js';
 import type { Kysely } from 'kysely';
 import { startRpcgateChild, type RpcgateChild } from './helpers/rpcgate-child.js';
-import { deleteRedisKeys, pgReachable, redisReachable, REDIS_URL, scratchDatabase, scratchPrefix, skipUnless } from './helpers/services.js';
+import {
+  deleteRedisKeys,
+  pgReachable,
+  redisReachable,
+  REDIS_URL,
+  scratchDatabase,
+  scratchPrefix,
+  skipUnless,
+} from './helpers/services.js';
 import { Raw, until } from './helpers/ws-client.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -54,7 +62,10 @@ async function openSubscribed(url: string, headers: Record<string, string> = {})
 }
 
 /** What a socket ended with: ms from `t0` to its close, the close code, the final error notification and response. */
-async function ending(s: { raw: Raw; sub: string }, t0: number): Promise<{ ms: number; code: number; notified: Json; response: Json }> {
+async function ending(
+  s: { raw: Raw; sub: string },
+  t0: number,
+): Promise<{ ms: number; code: number; notified: Json; response: Json }> {
   await s.raw.waitClosed(6000);
   const ms = performance.now() - t0;
   const notified = s.raw.notifications(s.sub).find((m) => m.params.error !== undefined)?.params.error;
@@ -75,17 +86,31 @@ function liveCredentialCases(r: Replicas) {
   let signer: { privateKey: CryptoKey; pem: string };
 
   beforeAll(async () => {
-    userId = (await createUser(r.db(), { email: `ws-${randomBytes(4).toString('hex')}@example.com`, passwordHash: 'x' })).id;
+    userId = (
+      await createUser(r.db(), { email: `ws-${randomBytes(4).toString('hex')}@example.com`, passwordHash: 'x' })
+    ).id;
     const { privateKey, publicKey } = await generateKeyPair('ES256');
     signer = { privateKey, pem: await exportSPKI(publicKey) };
   });
 
-  const jwt = (kid: string, claims: Record<string, unknown>) => new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid }).sign(signer.privateKey);
+  const jwt = (kid: string, claims: Record<string, unknown>) =>
+    new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid }).sign(signer.privateKey);
 
   /** Opens one subscribed socket per replica on `path(base)`; after `revoke`, each must end with `code` and `reason`. */
-  async function attack(path: (base: string) => string, revoke: () => Promise<void>, want: { code: number; rpc: number; reason: string; detail?: string }, headers: Record<string, string> = {}) {
+  async function attack(
+    path: (base: string) => string,
+    revoke: () => Promise<void>,
+    want: { code: number; rpc: number; reason: string; detail?: string },
+    headers: Record<string, string> = {},
+  ) {
     // A new key reaches the other replica's index within a poll (no sync here: the timers do it).
-    const sockets = await Promise.all(r.urls().map((u) => until('the key on every replica', () => openSubscribed(toWs(path(u)), headers).catch(() => undefined), 5000)));
+    const sockets = await Promise.all(
+      r
+        .urls()
+        .map((u) =>
+          until('the key on every replica', () => openSubscribed(toWs(path(u)), headers).catch(() => undefined), 5000),
+        ),
+    );
     const t0 = performance.now();
     await revoke();
     const ends = await Promise.all(sockets.map((s) => ending(s, t0)));
@@ -102,31 +127,55 @@ function liveCredentialCases(r: Replicas) {
 
   it('keys_delete: every socket of the key ends (4401) on every replica within 2 s', async () => {
     const k = await createNetworkKey(r.db(), r.secret(), userId, { name: 'ws', network: 'mainnet' });
-    await attack((u) => `${u}/mainnet/${k.key}`, async () => void (await deleteNetworkKey(r.db(), userId, k.id)), { code: 4401, rpc: -32016, reason: 'key' });
+    await attack(
+      (u) => `${u}/mainnet/${k.key}`,
+      async () => void (await deleteNetworkKey(r.db(), userId, k.id)),
+      { code: 4401, rpc: -32016, reason: 'key' },
+    );
   });
 
-  it('apps_rotateKey and apps_delete end the app\'s sockets (4401)', async () => {
+  it("apps_rotateKey and apps_delete end the app's sockets (4401)", async () => {
     const a = await createApp(r.db(), r.secret(), userId, appInput);
-    await attack((u) => `${u}/mainnet/v2/${a.key}`, async () => void (await rotateAppKey(r.db(), r.secret(), userId, a.id)), { code: 4401, rpc: -32016, reason: 'key' });
+    await attack(
+      (u) => `${u}/mainnet/v2/${a.key}`,
+      async () => void (await rotateAppKey(r.db(), r.secret(), userId, a.id)),
+      { code: 4401, rpc: -32016, reason: 'key' },
+    );
     const b = await createApp(r.db(), r.secret(), userId, appInput);
-    await attack((u) => `${u}/mainnet/v2/${b.key}`, async () => void (await deleteApp(r.db(), userId, b.id)), { code: 4401, rpc: -32016, reason: 'key' });
+    await attack(
+      (u) => `${u}/mainnet/v2/${b.key}`,
+      async () => void (await deleteApp(r.db(), userId, b.id)),
+      { code: 4401, rpc: -32016, reason: 'key' },
+    );
   });
 
   it('an IP allowlist that excludes the client ends its sockets (4403); one that still admits it keeps them open and applies to the next call', async () => {
     const a = await createApp(r.db(), r.secret(), userId, appInput);
     const path = (u: string) => `${u}/mainnet/v2/${a.key}`;
     // Still admitted (the client is 127.0.0.1): the socket stays, and a method allowlist set now binds its next call.
-    const kept = await until('the key on every replica', () => openSubscribed(toWs(path(r.urls()[0]))).catch(() => undefined), 5000);
+    const kept = await until(
+      'the key on every replica',
+      () => openSubscribed(toWs(path(r.urls()[0]))).catch(() => undefined),
+      5000,
+    );
     await setAllowlist(r.db(), userId, a.id, 'ip', ['127.0.0.1']);
     await setAllowlist(r.db(), userId, a.id, 'method', ['eth_blockNumber', 'eth_subscribe']);
-    const refused = await until('the method allowlist on the open socket', async () => {
-      const x = await kept.raw.call('eth_chainId');
-      return x.error?.data?.reason === 'method' ? x : undefined;
-    }, 5000);
+    const refused = await until(
+      'the method allowlist on the open socket',
+      async () => {
+        const x = await kept.raw.call('eth_chainId');
+        return x.error?.data?.reason === 'method' ? x : undefined;
+      },
+      5000,
+    );
     expect(refused.error.code).toBe(-32601);
     expect((await kept.raw.call('eth_blockNumber')).result).toMatch(/^0x/);
     expect(kept.raw.closed).toBeUndefined();
-    await attack(path, async () => void (await setAllowlist(r.db(), userId, a.id, 'ip', ['203.0.113.7'])), { code: 4403, rpc: -32041, reason: 'ip' });
+    await attack(path, async () => void (await setAllowlist(r.db(), userId, a.id, 'ip', ['203.0.113.7'])), {
+      code: 4403,
+      rpc: -32041,
+      reason: 'ip',
+    });
     expect((await ending(kept, performance.now())).code).toBe(4403);
   });
 
@@ -137,7 +186,12 @@ function liveCredentialCases(r: Replicas) {
     const other = await generateKeyPair('ES256');
     await addJwtKey(r.db(), userId, a.id, { alg: 'ES256', publicKeyPem: await exportSPKI(other.publicKey) });
     const token = await jwt(key!.id, { iat: now(), exp: now() + 600 });
-    await attack((u) => `${u}/mainnet/v2/${a.key}`, async () => void (await removeJwtKey(r.db(), userId, a.id, key!.id)), { code: 4401, rpc: -32016, reason: 'jwt', detail: 'unknown kid' }, { authorization: `Bearer ${token}` });
+    await attack(
+      (u) => `${u}/mainnet/v2/${a.key}`,
+      async () => void (await removeJwtKey(r.db(), userId, a.id, key!.id)),
+      { code: 4401, rpc: -32016, reason: 'jwt', detail: 'unknown kid' },
+      { authorization: `Bearer ${token}` },
+    );
   });
 
   it('a JWT that expires ends its sockets when HTTP starts refusing it (exp + the 30 s tolerance), not later', async () => {
@@ -146,7 +200,20 @@ function liveCredentialCases(r: Replicas) {
     // exp 28 s ago: still accepted (30 s clock tolerance) for about 2 s more.
     const expSec = now() - 28;
     const token = await jwt(key!.id, { iat: expSec - 60, exp: expSec });
-    const sockets = await Promise.all(r.urls().map((u) => until('the key on every replica', () => openSubscribed(toWs(`${u}/mainnet/v2/${a.key}`), { authorization: `Bearer ${token}` }).catch(() => undefined), 5000)));
+    const sockets = await Promise.all(
+      r
+        .urls()
+        .map((u) =>
+          until(
+            'the key on every replica',
+            () =>
+              openSubscribed(toWs(`${u}/mainnet/v2/${a.key}`), { authorization: `Bearer ${token}` }).catch(
+                () => undefined,
+              ),
+            5000,
+          ),
+        ),
+    );
     const ends = await Promise.all(sockets.map((s) => ending(s, performance.now())));
     for (const e of ends) {
       expect(e.code).toBe(4401);
@@ -191,11 +258,18 @@ describe('two replicas on one SQLite store', () => {
   liveCredentialCases({ urls: () => [svc.url, child.url], db: () => svc.store.db, secret: () => svc.secret });
 
   it('the per-key socket cap holds for a JWT app under 300 parallel upgrades (exactly the cap open)', async () => {
-    const userId = (await createUser(svc.store.db, { email: `cap-${randomBytes(4).toString('hex')}@example.com`, passwordHash: 'x' })).id;
+    const userId = (
+      await createUser(svc.store.db, { email: `cap-${randomBytes(4).toString('hex')}@example.com`, passwordHash: 'x' })
+    ).id;
     const a = await createApp(svc.store.db, svc.secret, userId, appInput);
     const { privateKey, publicKey } = await generateKeyPair('ES256');
-    const key = await addJwtKey(svc.store.db, userId, a.id, { alg: 'ES256', publicKeyPem: await exportSPKI(publicKey) });
-    const token = await new SignJWT({ iat: now(), exp: now() + 600 }).setProtectedHeader({ alg: 'ES256', kid: key!.id }).sign(privateKey);
+    const key = await addJwtKey(svc.store.db, userId, a.id, {
+      alg: 'ES256',
+      publicKeyPem: await exportSPKI(publicKey),
+    });
+    const token = await new SignJWT({ iat: now(), exp: now() + 600 })
+      .setProtectedHeader({ alg: 'ES256', kid: key!.id })
+      .sign(privateKey);
     const headers = { authorization: `Bearer ${token}` };
     // Against the second process: its upgrades arrive in bursts while JWT checks are in flight, as an attacker's do.
     const url = toWs(`${child.url}/mainnet/v2/${a.key}`);
@@ -252,7 +326,13 @@ describe.skipIf(skipPg)('two replicas on PostgreSQL + Redis', () => {
       return d;
     };
     // The chain: an embedded anvil mining every second, served by a third instance the replicas point at.
-    chain = await startService({ port: 0, logLevel: 'silent', dataDir: dir(), devKey: false, networks: { mainnet: { blockTime: 1 } } });
+    chain = await startService({
+      port: 0,
+      logLevel: 'silent',
+      dataDir: dir(),
+      devKey: false,
+      networks: { mainnet: { blockTime: 1 } },
+    });
     const common = {
       port: 0,
       logLevel: 'silent' as const,
@@ -281,7 +361,9 @@ describe.skipIf(skipPg)('two replicas on PostgreSQL + Redis', () => {
   liveCredentialCases({ urls: () => [one.url, two.url], db: () => one.store.db, secret: () => one.secret });
 
   it('the per-key socket cap counts every replica: 120 parallel upgrades over two replicas open exactly the cap', async () => {
-    const userId = (await createUser(one.store.db, { email: `cap-${randomBytes(4).toString('hex')}@example.com`, passwordHash: 'x' })).id;
+    const userId = (
+      await createUser(one.store.db, { email: `cap-${randomBytes(4).toString('hex')}@example.com`, passwordHash: 'x' })
+    ).id;
     const k = await createNetworkKey(one.store.db, one.secret, userId, { name: 'cap', network: 'mainnet' });
     const urls = [one.url, two.url].map((u) => toWs(`${u}/mainnet/${k.key}`));
     const probe = (url: string) => async () => {
@@ -290,14 +372,22 @@ describe.skipIf(skipPg)('two replicas on PostgreSQL + Redis', () => {
       return x.status === 101;
     };
     for (const u of urls) await until('the key on both replicas', probe(u), 5000);
-    await until('the probes closed on both replicas', () => one.websockets.connections() + two.websockets.connections() === 0, 5000);
+    await until(
+      'the probes closed on both replicas',
+      () => one.websockets.connections() + two.websockets.connections() === 0,
+      5000,
+    );
     await new Promise((r) => setTimeout(r, 300));
     const results = await Promise.all(Array.from({ length: 120 }, (_, i) => upgrade(urls[i % 2], {})));
     const open = results.filter((x) => x.status === 101);
     for (const x of open) x.socket!.close();
     expect(open).toHaveLength(6);
     expect(results.filter((x) => x.status === 429)).toHaveLength(114);
-    await until('slots given back on both replicas', async () => (await Promise.all(urls.map((u) => probe(u)()))).every(Boolean), 5000);
+    await until(
+      'slots given back on both replicas',
+      async () => (await Promise.all(urls.map((u) => probe(u)()))).every(Boolean),
+      5000,
+    );
   });
 });
 
@@ -327,7 +417,7 @@ describe.skipIf(skipPg)('connection slots in Redis', () => {
       // A dies (its connection to Redis gone, nothing released): its last slot lapses.
       ca.disconnect();
       expect(await b.take('k1', 2)).toBeUndefined();
-      await until('the dead replica\'s slot lapsed', async () => (await b.take('k1', 2)) !== undefined, 3000);
+      await until("the dead replica's slot lapsed", async () => (await b.take('k1', 2)) !== undefined, 3000);
     } finally {
       await b.close();
       cb.disconnect();

@@ -13,19 +13,26 @@ export const fmt = (ms: number) => ms.toFixed(2);
 export async function latencies(n: number, conc: number, make: (i: number) => Promise<unknown>): Promise<number[]> {
   const out: number[] = [];
   let next = 0;
-  await Promise.all(Array.from({ length: conc }, async () => {
-    while (next < n) {
-      const i = next++;
-      const t0 = performance.now();
-      await make(i);
-      out.push(performance.now() - t0);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: conc }, async () => {
+      while (next < n) {
+        const i = next++;
+        const t0 = performance.now();
+        await make(i);
+        out.push(performance.now() - t0);
+      }
+    }),
+  );
   return out;
 }
 
 /** `n` eth_blockNumber calls through `pool` from `conc` sequential callers (a failed call counts with its time to
  *  the error, and in `errors`). */
-export function blockNumberLatencies(pool: { call(method: string, params?: unknown[]): Promise<unknown> }, n: number, conc: number, errors = { n: 0 }): Promise<number[]> {
+export function blockNumberLatencies(
+  pool: { call(method: string, params?: unknown[]): Promise<unknown> },
+  n: number,
+  conc: number,
+  errors = { n: 0 },
+): Promise<number[]> {
   return latencies(n, conc, () => pool.call('eth_blockNumber', []).catch(() => void errors.n++));
 }

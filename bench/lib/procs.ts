@@ -60,7 +60,7 @@ export function descendants(root: number): number[] {
   }
   const out: number[] = [];
   const walk = (p: number) => {
-    for (const [c, pp] of parent) if (pp === p) (out.push(c), walk(c));
+    for (const [c, pp] of parent) if (pp === p) out.push(c), walk(c);
   };
   walk(root);
   return out;
@@ -90,7 +90,9 @@ export function cpuMicros(pid: number): number {
 
 /** Busy time (everything but idle and iowait) of one CPU so far, in µs, from /proc/stat. */
 export function cpuBusyMicros(cpu: number): number {
-  const line = readFileSync('/proc/stat', 'utf8').split('\n').find((l) => l.startsWith(`cpu${cpu} `));
+  const line = readFileSync('/proc/stat', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`cpu${cpu} `));
   if (!line) return 0;
   const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
   return ((user + nice + system + irq + softirq + steal) * 1e6) / CLK_TCK;

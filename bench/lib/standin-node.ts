@@ -33,9 +33,27 @@ function block(n: number, full: boolean): Json {
   if (n > head()) return null;
   const txs = Array.from({ length: 8 }, (_, i) => h32(`tx:${n}:${i}`));
   return {
-    number: hex(n), hash: h32(`b:${n}`), parentHash: h32(`b:${n - 1}`), timestamp: hex(1_700_000_000 + n * 12), miner: '0x' + '11'.repeat(20),
-    gasLimit: '0x1c9c380', gasUsed: '0x9a7e2c', baseFeePerGas: '0x3b9aca00', logsBloom: '0x' + '00'.repeat(256), extraData: '0x',
-    transactions: full ? txs.map((h, i) => ({ hash: h, blockNumber: hex(n), transactionIndex: hex(i), from: '0x' + '22'.repeat(20), to: '0x' + '33'.repeat(20), value: '0x0', input: '0x' })) : txs,
+    number: hex(n),
+    hash: h32(`b:${n}`),
+    parentHash: h32(`b:${n - 1}`),
+    timestamp: hex(1_700_000_000 + n * 12),
+    miner: '0x' + '11'.repeat(20),
+    gasLimit: '0x1c9c380',
+    gasUsed: '0x9a7e2c',
+    baseFeePerGas: '0x3b9aca00',
+    logsBloom: '0x' + '00'.repeat(256),
+    extraData: '0x',
+    transactions: full
+      ? txs.map((h, i) => ({
+          hash: h,
+          blockNumber: hex(n),
+          transactionIndex: hex(i),
+          from: '0x' + '22'.repeat(20),
+          to: '0x' + '33'.repeat(20),
+          value: '0x0',
+          input: '0x',
+        }))
+      : txs,
     uncles: [],
   };
 }
@@ -58,12 +76,28 @@ function answer(m: Json): Json {
       // tx hashes of the trace are `0x<block in hex, padded>`: included in that block
       const n = parseInt(String(p[0]).slice(2, 18), 16);
       if (!(n <= head())) return ok(null);
-      return ok({ transactionHash: p[0], blockNumber: hex(n), blockHash: h32(`b:${n}`), transactionIndex: '0x0', status: '0x1', gasUsed: '0x5208', logs: [{ address: '0x' + '44'.repeat(20), topics: [h32('t')], data: '0x', blockNumber: hex(n) }] });
+      return ok({
+        transactionHash: p[0],
+        blockNumber: hex(n),
+        blockHash: h32(`b:${n}`),
+        transactionIndex: '0x0',
+        status: '0x1',
+        gasUsed: '0x5208',
+        logs: [{ address: '0x' + '44'.repeat(20), topics: [h32('t')], data: '0x', blockNumber: hex(n) }],
+      });
     }
     case 'eth_getLogs': {
       const f = p[0] ?? {};
       const to = blockNo(f.toBlock);
-      return ok(Array.from({ length: 3 }, (_, i) => ({ address: '0x' + '44'.repeat(20), topics: [h32('t'), h32(`x${i}`)], data: '0x' + '00'.repeat(32), blockNumber: hex(to), logIndex: hex(i) })));
+      return ok(
+        Array.from({ length: 3 }, (_, i) => ({
+          address: '0x' + '44'.repeat(20),
+          topics: [h32('t'), h32(`x${i}`)],
+          data: '0x' + '00'.repeat(32),
+          blockNumber: hex(to),
+          logIndex: hex(i),
+        })),
+      );
     }
     case 'eth_call':
       return ok(h32(`call:${JSON.stringify(p[0])}:${blockNo(p[1])}`));

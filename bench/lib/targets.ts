@@ -48,7 +48,11 @@ export async function startAnvil(cpus: string, blocks: number): Promise<{ proc: 
 }
 
 /** nginx (Debian package) as its own master, in the foreground under our PID, config and logs in `dir`. */
-export async function startNginx(dir: string, upstreamPort: number, cpus: string): Promise<{ proc: Managed; url: string }> {
+export async function startNginx(
+  dir: string,
+  upstreamPort: number,
+  cpus: string,
+): Promise<{ proc: Managed; url: string }> {
   const port = await freePort();
   const conf = join(dir, 'nginx.conf');
   writeFileSync(
@@ -102,7 +106,12 @@ export interface System {
 }
 
 /** (a) the anvil itself, pinned to `sutCpu` for its runs and back to `loadCpu` after. */
-export function anvilSystem(anvil: { proc: Managed; url: string }, sutCpu: string, loadCpu: string, label = 'anvil'): System {
+export function anvilSystem(
+  anvil: { proc: Managed; url: string },
+  sutCpu: string,
+  loadCpu: string,
+  label = 'anvil',
+): System {
   return {
     id: 'a',
     label,

@@ -83,9 +83,14 @@ export interface WrkOptions {
 }
 
 export async function runWrk(o: WrkOptions): Promise<WrkResult> {
-  const m = start('wrk', 'wrk', ['-t1', `-c${o.connections}`, `-d${o.seconds}s`, '--timeout', '5s', '--latency', '-s', o.script, o.url], {
-    cpus: o.cpus,
-  });
+  const m = start(
+    'wrk',
+    'wrk',
+    ['-t1', `-c${o.connections}`, `-d${o.seconds}s`, '--timeout', '5s', '--latency', '-s', o.script, o.url],
+    {
+      cpus: o.cpus,
+    },
+  );
   // Bounded: wrk stops by itself after -d; the guard catches a hung run.
   const guard = setTimeout(() => m.child.kill('SIGKILL'), (o.seconds + 30) * 1000);
   const code = await m.exited;
@@ -93,7 +98,13 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
   const out = m.output();
   const line = /BENCH_RESULT (.*)/.exec(out);
   if (code !== 0 || !line) throw new Error(`wrk failed (exit ${code}):\n${out}`);
-  const kv = Object.fromEntries(line[1].trim().split(' ').map((p) => p.split('=')).map(([k, v]) => [k, Number(v)]));
+  const kv = Object.fromEntries(
+    line[1]
+      .trim()
+      .split(' ')
+      .map((p) => p.split('='))
+      .map(([k, v]) => [k, Number(v)]),
+  );
   const seconds = kv.duration_us / 1e6;
   return {
     requests: kv.requests,

@@ -7,7 +7,13 @@
 // `error: <message> (<data summary>)` on stderr. Any error exits 1.
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { createClient, RpcClientError, type AccountClient, type ChainNetwork, type Service } from '../../generated/account/client.js';
+import {
+  createClient,
+  RpcClientError,
+  type AccountClient,
+  type ChainNetwork,
+  type Service,
+} from '../../generated/account/client.js';
 import { GatewayErrorCode } from '../gateway/errors.js';
 import { summarizeData } from './output.js';
 import { SESSION_COOKIE, SessionStore, type StoredSession } from './session.js';
@@ -63,7 +69,8 @@ export function resolveServer(flag: string | undefined, env: NodeJS.ProcessEnv =
   } catch {
     throw usage(`--server: not a URL: ${raw}`, { flag: '--server', value: raw });
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw usage(`--server: must be http(s): ${raw}`, { flag: '--server', value: raw });
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw usage(`--server: must be http(s): ${raw}`, { flag: '--server', value: raw });
   // Accept both the deployment's base URL and the endpoint itself.
   const path = u.pathname.replace(/\/+$/, '');
   u.pathname = path.endsWith('/api') ? path : `${path}/api`;
@@ -101,7 +108,11 @@ export interface RunOptions {
 }
 
 /** Runs one account command: builds the client, calls `body`, prints, keeps the session, sets the exit code. */
-export async function runApi(flags: ApiFlags, body: (ctx: ApiContext) => Promise<Output>, opts: RunOptions = {}): Promise<void> {
+export async function runApi(
+  flags: ApiFlags,
+  body: (ctx: ApiContext) => Promise<Output>,
+  opts: RunOptions = {},
+): Promise<void> {
   const json = flags.json === true;
   let ctx: ApiContext | undefined;
   let change: CookieChange | undefined;
@@ -130,7 +141,8 @@ export async function runApi(flags: ApiFlags, body: (ctx: ApiContext) => Promise
     };
     ctx = { api: createClient({ url: server.apiUrl, fetch: fetchWithSession }), server, json, sessions, session };
     const out = await body(ctx);
-    if (opts.newSession && !change?.pair) throw new CliError(-32603, `${server.origin} answered without a session cookie (${SESSION_COOKIE})`);
+    if (opts.newSession && !change?.pair)
+      throw new CliError(-32603, `${server.origin} answered without a session cookie (${SESSION_COOKIE})`);
     keepSession(ctx, change);
     write(json ? `${JSON.stringify(out.json, null, 2)}\n` : `${out.text}\n`);
   } catch (e) {
@@ -154,7 +166,11 @@ function keepSession(ctx: ApiContext, change: CookieChange | undefined): void {
     ctx.sessions.delete(ctx.server.origin);
     return;
   }
-  const expiresAt = ctx.user?.expiresAt ?? (change.maxAgeS !== undefined && Number.isFinite(change.maxAgeS) ? new Date(Date.now() + change.maxAgeS * 1000).toISOString() : undefined);
+  const expiresAt =
+    ctx.user?.expiresAt ??
+    (change.maxAgeS !== undefined && Number.isFinite(change.maxAgeS)
+      ? new Date(Date.now() + change.maxAgeS * 1000).toISOString()
+      : undefined);
   ctx.sessions.set(ctx.server.origin, {
     cookie: change.pair,
     expiresAt,
@@ -164,19 +180,29 @@ function keepSession(ctx: ApiContext, change: CookieChange | undefined): void {
   });
 }
 
-const isNoSession = (e: unknown) => e instanceof RpcClientError && e.code === GatewayErrorCode.Unauthorized && (e.data as { reason?: unknown } | undefined)?.reason === 'session';
+const isNoSession = (e: unknown) =>
+  e instanceof RpcClientError &&
+  e.code === GatewayErrorCode.Unauthorized &&
+  (e.data as { reason?: unknown } | undefined)?.reason === 'session';
 
 function transportError(server: ServerRef, e: unknown): CliError {
   const err = e as Error & { cause?: { code?: string; message?: string } };
   if (err?.name === 'TimeoutError') {
-    return new CliError(-32603, `no answer from rpcgate at ${server.apiUrl} within ${TIMEOUT_MS / 1000} s`, { reason: 'timeout', server: server.apiUrl });
+    return new CliError(-32603, `no answer from rpcgate at ${server.apiUrl} within ${TIMEOUT_MS / 1000} s`, {
+      reason: 'timeout',
+      server: server.apiUrl,
+    });
   }
   const cause = err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
-  return new CliError(-32603, `cannot reach rpcgate at ${server.apiUrl} (${cause}); is it running? (--server, RPCGATE_SERVER)`, {
-    reason: 'unreachable',
-    server: server.apiUrl,
-    cause,
-  });
+  return new CliError(
+    -32603,
+    `cannot reach rpcgate at ${server.apiUrl} (${cause}); is it running? (--server, RPCGATE_SERVER)`,
+    {
+      reason: 'unreachable',
+      server: server.apiUrl,
+      cause,
+    },
+  );
 }
 
 function write(s: string): void {
@@ -256,7 +282,8 @@ export async function readEmail(flag: string | undefined): Promise<string> {
 export async function readPassword(flag: string | undefined, confirm = false): Promise<string> {
   const v = flag ?? process.env.RPCGATE_PASSWORD;
   if (v) return v;
-  if (!interactive()) throw usage('--password is required (or RPCGATE_PASSWORD; a prompt needs a terminal)', { flag: '--password' });
+  if (!interactive())
+    throw usage('--password is required (or RPCGATE_PASSWORD; a prompt needs a terminal)', { flag: '--password' });
   const p = await prompt('password: ', true);
   if (confirm && (await prompt('password (again): ', true)) !== p) throw usage('the passwords differ');
   return p;
@@ -276,13 +303,27 @@ export function parseNetwork(v: string, networks: readonly ChainNetwork[]): stri
   const n = networks.find((x) => x.network.toLowerCase() === want || x.label.toLowerCase() === want);
   if (n !== undefined) return n.network;
   const choices = networks.map((x) => x.network);
-  throw usage(`--network: unknown network ${JSON.stringify(v)}: this deployment's networks are ${choices.join(', ')}`, { flag: '--network', choices });
+  throw usage(`--network: unknown network ${JSON.stringify(v)}: this deployment's networks are ${choices.join(', ')}`, {
+    flag: '--network',
+    choices,
+  });
 }
 
 /** `--services a,b`: a comma list, trimmed, without duplicates (the server checks the names). */
 export function parseServices(v: string): Service[] {
-  const list = [...new Set(v.split(',').map((s) => s.trim()).filter(Boolean))];
-  if (list.length === 0) throw usage('--services: a comma list of at least one service, e.g. node-api', { flag: '--services', choices: ALL_SERVICES });
+  const list = [
+    ...new Set(
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
+  if (list.length === 0)
+    throw usage('--services: a comma list of at least one service, e.g. node-api', {
+      flag: '--services',
+      choices: ALL_SERVICES,
+    });
   return list as Service[];
 }
 

@@ -18,20 +18,31 @@ const TOOLKIT_COMMANDS = ['generate', 'docs', 'mock'] as const;
  * whole server (~1 s), which the account commands should not pay for. Help and unknown names load them all.
  */
 export async function buildProgram(only?: string): Promise<Command> {
-  const program = new Command('rpcgate').description('contract-first JSON-RPC access service for EVM nodes').showHelpAfterError();
+  const program = new Command('rpcgate')
+    .description('contract-first JSON-RPC access service for EVM nodes')
+    .showHelpAfterError();
   const dir = join(here, 'commands');
   const files = readdirSync(dir)
     .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !f.endsWith('.test.ts'))
     .sort();
   const named = only === undefined ? undefined : files.find((f) => f.replace(/\.(ts|js)$/, '') === only);
-  const toolkit = only !== undefined && !named && (TOOLKIT_COMMANDS as readonly string[]).includes(only) ? [only] : named ? [] : TOOLKIT_COMMANDS;
+  const toolkit =
+    only !== undefined && !named && (TOOLKIT_COMMANDS as readonly string[]).includes(only)
+      ? [only]
+      : named
+        ? []
+        : TOOLKIT_COMMANDS;
   for (const f of named ? [named] : toolkit.length === 1 ? [] : files) {
     const mod = (await import(pathToFileURL(join(dir, f)).href)) as Partial<CommandModule>;
     if (typeof mod.register === 'function') mod.register(program);
   }
   if (toolkit.length) {
     const cli = await import('@rpcgate/toolkit/cli');
-    const commands: Record<string, () => Command> = { generate: cli.generateCommand, docs: cli.docsCommand, mock: cli.mockCommand };
+    const commands: Record<string, () => Command> = {
+      generate: cli.generateCommand,
+      docs: cli.docsCommand,
+      mock: cli.mockCommand,
+    };
     for (const name of toolkit) program.addCommand(commands[name]!());
   }
   return program;
@@ -44,4 +55,5 @@ export async function run(argv: string[]): Promise<void> {
 }
 
 // Run directly (`tsx src/cli/main.ts`, `node dist/src/cli/main.js`); bin/rpcgate.js imports it and calls run() itself.
-if (process.argv[1] !== undefined && /[\\/]src[\\/]cli[\\/]main\.(ts|js)$/.test(process.argv[1])) await run(process.argv);
+if (process.argv[1] !== undefined && /[\\/]src[\\/]cli[\\/]main\.(ts|js)$/.test(process.argv[1]))
+  await run(process.argv);

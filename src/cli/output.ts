@@ -17,13 +17,19 @@ export function keyValues(pairs: [label: string, value: unknown][]): string {
 }
 
 /** A table with a header row; `columns` maps a header to a field (or a function of the row). */
-export function table<R extends object>(rows: readonly R[], columns: Record<string, keyof R | ((r: R) => unknown)>, empty = '(none)'): string {
+export function table<R extends object>(
+  rows: readonly R[],
+  columns: Record<string, keyof R | ((r: R) => unknown)>,
+  empty = '(none)',
+): string {
   if (rows.length === 0) return empty;
   const heads = Object.keys(columns);
-  const cells = rows.map((r) => heads.map((h) => {
-    const c = columns[h];
-    return show(typeof c === 'function' ? c(r) : (r as Row)[c as string]);
-  }));
+  const cells = rows.map((r) =>
+    heads.map((h) => {
+      const c = columns[h];
+      return show(typeof c === 'function' ? c(r) : (r as Row)[c as string]);
+    }),
+  );
   const widths = heads.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)));
   const line = (vals: string[]) => vals.map((v, i) => (i === vals.length - 1 ? v : v.padEnd(widths[i]))).join('  ');
   return [line(heads), ...cells.map(line)].join('\n');

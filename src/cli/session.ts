@@ -53,7 +53,8 @@ export class SessionStore {
     }
     try {
       const parsed = JSON.parse(text) as Partial<SessionFile>;
-      if (parsed && typeof parsed.sessions === 'object' && parsed.sessions !== null) return { version: 1, sessions: parsed.sessions };
+      if (parsed && typeof parsed.sessions === 'object' && parsed.sessions !== null)
+        return { version: 1, sessions: parsed.sessions };
     } catch {
       // A damaged file holds nothing usable: start over rather than refuse every command.
     }

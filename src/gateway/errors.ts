@@ -52,30 +52,124 @@ export interface GatewayErrorRow {
 
 /** The table: one row per code rpcgate answers with on its own. */
 export const GATEWAY_ERRORS = [
-  { name: 'Unauthorized', outcome: 'auth', code: -32016, message: 'Unauthorized', httpStatus: [401], reasons: ['key', 'jwt', 'session', 'credentials'], meaning: 'API key missing, unknown or revoked; JWT required but missing, invalid or expired (account API: no session, wrong credentials)' },
-  { name: 'Forbidden', outcome: 'allowlist', code: -32041, message: 'Forbidden', httpStatus: [403], reasons: ['network', 'url', 'origin', 'ip', 'address'], meaning: 'key valid but not here: other network, wrong URL shape, origin / IP / contract address not on the allowlist' },
-  { name: 'MethodNotAllowed', outcome: 'allowlist', code: -32601, message: 'Method not allowed', httpStatus: [403], reasons: ['method'], meaning: "method not on the key's method allowlist (a method that does not exist is -32601 with HTTP 200, without data.source)" },
-  { name: 'LimitExceeded', outcome: 'limit', code: -32005, message: 'Limit exceeded', httpStatus: [429, 402, 200], reasons: ['rate', 'quota', 'connections', 'subscriptions', 'notification-queue', 'block-range', 'response-size'], meaning: 'HTTP 429 with `Retry-After` of at most 1 s: the per-second request rate (`rate`; clients retry, rightly); HTTP 402 without `Retry-After`: the daily/monthly quota is used up (`quota`; `data.period`, `data.resetAt` say which and until when; no client library retries a 402, as with Infura); too many open WebSocket connections for the key (429; WebSocket close 4429) or subscriptions on one connection (`data.limit`); a connection\'s notifications waiting to be sent passed `websocket.maxQueuedNotifications` or `websocket.maxQueuedBytes` (`data.setting` names it, `data.limit` its value; the last notification of each subscription, then close 4008); HTTP 200: an eth_getLogs over `upstream.getLogsMaxBlockRange` blocks, or a node answer over `upstream.maxResponseBytes` (`data.limit`)' },
-  { name: 'UpstreamUnavailable', outcome: 'upstream_error', code: -32042, message: 'Upstream unavailable', httpStatus: [502, 503], reasons: ['upstream'], meaning: 'node unreachable or answered something that is not JSON-RPC (502), or no healthy node (503)' },
-  { name: 'UpstreamTimeout', outcome: 'upstream_error', code: -32043, message: 'Upstream timeout', httpStatus: [504], reasons: ['timeout'], meaning: 'the node did not answer in time' },
-  { name: 'LimitsBackendUnavailable', outcome: 'backend_unavailable', code: -32044, message: 'Limits backend unavailable', httpStatus: [503], reasons: ['limits-backend'], meaning: 'the shared limiter (Redis) is down: refused rather than served unmetered (`Retry-After: 1`)' },
-  { name: 'StoreUnavailable', outcome: 'backend_unavailable', code: -32045, message: 'Store unavailable', httpStatus: [503], reasons: ['store'], meaning: 'the account database is down or too slow (account API only; the node API keeps serving known keys): retry shortly', accountOnly: true },
-  { name: 'TooManyFilters', outcome: 'limit', code: -32000, message: 'too many filters', httpStatus: [200], reasons: ['filters'], meaning: "the key's filters are at their cap (`data.limit`): uninstall one or let an idle one expire (\"filter not found\" is -32000 too, without data, as geth answers)" },
-  { name: 'FilterStoreUnavailable', outcome: 'backend_unavailable', code: -32603, message: 'Internal error', httpStatus: [503], reasons: ['filter-store'], meaning: 'the shared filter store (Redis) is down: filter calls fail until it is back' },
+  {
+    name: 'Unauthorized',
+    outcome: 'auth',
+    code: -32016,
+    message: 'Unauthorized',
+    httpStatus: [401],
+    reasons: ['key', 'jwt', 'session', 'credentials'],
+    meaning:
+      'API key missing, unknown or revoked; JWT required but missing, invalid or expired (account API: no session, wrong credentials)',
+  },
+  {
+    name: 'Forbidden',
+    outcome: 'allowlist',
+    code: -32041,
+    message: 'Forbidden',
+    httpStatus: [403],
+    reasons: ['network', 'url', 'origin', 'ip', 'address'],
+    meaning:
+      'key valid but not here: other network, wrong URL shape, origin / IP / contract address not on the allowlist',
+  },
+  {
+    name: 'MethodNotAllowed',
+    outcome: 'allowlist',
+    code: -32601,
+    message: 'Method not allowed',
+    httpStatus: [403],
+    reasons: ['method'],
+    meaning:
+      "method not on the key's method allowlist (a method that does not exist is -32601 with HTTP 200, without data.source)",
+  },
+  {
+    name: 'LimitExceeded',
+    outcome: 'limit',
+    code: -32005,
+    message: 'Limit exceeded',
+    httpStatus: [429, 402, 200],
+    reasons: ['rate', 'quota', 'connections', 'subscriptions', 'notification-queue', 'block-range', 'response-size'],
+    meaning:
+      "HTTP 429 with `Retry-After` of at most 1 s: the per-second request rate (`rate`; clients retry, rightly); HTTP 402 without `Retry-After`: the daily/monthly quota is used up (`quota`; `data.period`, `data.resetAt` say which and until when; no client library retries a 402, as with Infura); too many open WebSocket connections for the key (429; WebSocket close 4429) or subscriptions on one connection (`data.limit`); a connection's notifications waiting to be sent passed `websocket.maxQueuedNotifications` or `websocket.maxQueuedBytes` (`data.setting` names it, `data.limit` its value; the last notification of each subscription, then close 4008); HTTP 200: an eth_getLogs over `upstream.getLogsMaxBlockRange` blocks, or a node answer over `upstream.maxResponseBytes` (`data.limit`)",
+  },
+  {
+    name: 'UpstreamUnavailable',
+    outcome: 'upstream_error',
+    code: -32042,
+    message: 'Upstream unavailable',
+    httpStatus: [502, 503],
+    reasons: ['upstream'],
+    meaning: 'node unreachable or answered something that is not JSON-RPC (502), or no healthy node (503)',
+  },
+  {
+    name: 'UpstreamTimeout',
+    outcome: 'upstream_error',
+    code: -32043,
+    message: 'Upstream timeout',
+    httpStatus: [504],
+    reasons: ['timeout'],
+    meaning: 'the node did not answer in time',
+  },
+  {
+    name: 'LimitsBackendUnavailable',
+    outcome: 'backend_unavailable',
+    code: -32044,
+    message: 'Limits backend unavailable',
+    httpStatus: [503],
+    reasons: ['limits-backend'],
+    meaning: 'the shared limiter (Redis) is down: refused rather than served unmetered (`Retry-After: 1`)',
+  },
+  {
+    name: 'StoreUnavailable',
+    outcome: 'backend_unavailable',
+    code: -32045,
+    message: 'Store unavailable',
+    httpStatus: [503],
+    reasons: ['store'],
+    meaning:
+      'the account database is down or too slow (account API only; the node API keeps serving known keys): retry shortly',
+    accountOnly: true,
+  },
+  {
+    name: 'TooManyFilters',
+    outcome: 'limit',
+    code: -32000,
+    message: 'too many filters',
+    httpStatus: [200],
+    reasons: ['filters'],
+    meaning:
+      'the key\'s filters are at their cap (`data.limit`): uninstall one or let an idle one expire ("filter not found" is -32000 too, without data, as geth answers)',
+  },
+  {
+    name: 'FilterStoreUnavailable',
+    outcome: 'backend_unavailable',
+    code: -32603,
+    message: 'Internal error',
+    httpStatus: [503],
+    reasons: ['filter-store'],
+    meaning: 'the shared filter store (Redis) is down: filter calls fail until it is back',
+  },
 ] as const satisfies readonly GatewayErrorRow[];
 
 export type Reason = (typeof GATEWAY_ERRORS)[number]['reasons'][number];
 
 /** The table as Markdown (README.md carries exactly this; test/contract.test.ts compares). */
 export function errorTableMarkdown(): string {
-  const rows = GATEWAY_ERRORS.map((r) => `| ${r.code} | ${r.httpStatus.join(', ')} | ${r.reasons.map((w) => `\`${w}\``).join(', ')} | ${r.meaning} |`);
+  const rows = GATEWAY_ERRORS.map(
+    (r) => `| ${r.code} | ${r.httpStatus.join(', ')} | ${r.reasons.map((w) => `\`${w}\``).join(', ')} | ${r.meaning} |`,
+  );
   return ['| code | HTTP | `data.reason` | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
 type Data<R extends Reason> = { reason: R; [k: string]: unknown };
 
-const make = (code: number, message: string, data: Data<Reason>, httpStatus: number, headers?: Record<string, string>) =>
-  new RpcError(code, message, { source: SOURCE, ...data }, httpStatus, headers);
+const make = (
+  code: number,
+  message: string,
+  data: Data<Reason>,
+  httpStatus: number,
+  headers?: Record<string, string>,
+) => new RpcError(code, message, { source: SOURCE, ...data }, httpStatus, headers);
 
 /** True when rpcgate produced this error itself (not a node's error passed through). */
 export function isGatewayError(e: RpcError): boolean {
@@ -107,7 +201,12 @@ export function forbidden(message: string, data: Data<'network' | 'url' | 'origi
 
 /** The key's method allowlist does not list this method (it exists: an unknown one is the toolkit's methodNotFound). */
 export function methodNotAllowed(method: string): RpcError {
-  return make(GatewayErrorCode.MethodNotAllowed, `method not allowed for this key: ${method}`, { reason: 'method', method }, 403);
+  return make(
+    GatewayErrorCode.MethodNotAllowed,
+    `method not allowed for this key: ${method}`,
+    { reason: 'method', method },
+    403,
+  );
 }
 
 export interface LimitInfo {
@@ -124,7 +223,12 @@ export interface LimitInfo {
  * quota is HTTP 402 without Retry-After, as Infura answers it: every client library retries 429 (ethers until its
  * timeout, viem waiting out Retry-After — hours until UTC midnight), none retries 402; `data.resetAt` says when.
  */
-export function limitExceeded(info: LimitInfo, message?: string, now = Date.now(), reason?: 'rate' | 'quota'): RpcError {
+export function limitExceeded(
+  info: LimitInfo,
+  message?: string,
+  now = Date.now(),
+  reason?: 'rate' | 'quota',
+): RpcError {
   const resetMs = typeof info.resetAt === 'number' ? info.resetAt : info.resetAt.getTime();
   const why = reason ?? (info.period === 'second' ? 'rate' : 'quota');
   const data = { reason: why, limit: info.limit, period: info.period, resetAt: new Date(resetMs).toISOString() };
@@ -136,48 +240,93 @@ export function limitExceeded(info: LimitInfo, message?: string, now = Date.now(
 
 /** No healthy upstream (503), or the upstream failed / answered with something that is not JSON-RPC (502). */
 export function upstreamUnavailable(network: string, detail: string, httpStatus: 502 | 503 = 503): RpcError {
-  return make(GatewayErrorCode.UpstreamUnavailable, 'upstream unavailable', { reason: 'upstream', network, detail }, httpStatus);
+  return make(
+    GatewayErrorCode.UpstreamUnavailable,
+    'upstream unavailable',
+    { reason: 'upstream', network, detail },
+    httpStatus,
+  );
 }
 
 /** The node did not answer within `upstream.requestTimeoutMs` (or the connect timeout). */
 export function upstreamTimeout(network: string, detail: string, timeoutMs?: number): RpcError {
-  return make(GatewayErrorCode.UpstreamTimeout, 'upstream timeout', { reason: 'timeout', network, detail, ...(timeoutMs === undefined ? {} : { timeoutMs }) }, 504);
+  return make(
+    GatewayErrorCode.UpstreamTimeout,
+    'upstream timeout',
+    { reason: 'timeout', network, detail, ...(timeoutMs === undefined ? {} : { timeoutMs }) },
+    504,
+  );
 }
 
 /** The shared limiter cannot be reached: fail closed (nothing is served unmetered). */
 export function limitsBackendUnavailable(): RpcError {
   // A short Retry-After: viem retries a 503 after it (three times), ethers does not retry; neither waits long.
-  return make(GatewayErrorCode.LimitsBackendUnavailable, 'limits backend unavailable', { reason: 'limits-backend' }, 503, { 'Retry-After': '1' });
+  return make(
+    GatewayErrorCode.LimitsBackendUnavailable,
+    'limits backend unavailable',
+    { reason: 'limits-backend' },
+    503,
+    { 'Retry-After': '1' },
+  );
 }
 
 /** The account store cannot be reached or is too slow: a fast 503 the client may retry (never a hanging request). */
 export function storeUnavailable(): RpcError {
-  return make(GatewayErrorCode.StoreUnavailable, 'store unavailable: the account database is down or not answering; retry shortly', { reason: 'store' }, 503, { 'retry-after': '5' });
+  return make(
+    GatewayErrorCode.StoreUnavailable,
+    'store unavailable: the account database is down or not answering; retry shortly',
+    { reason: 'store' },
+    503,
+    { 'retry-after': '5' },
+  );
 }
 
 /** An eth_getLogs spanning more blocks than the cap: refused before it reaches the node (HTTP 200: per call). */
 export function blockRangeTooLarge(limit: number, range: number): RpcError {
-  return make(GatewayErrorCode.LimitExceeded, `eth_getLogs block range too large: ${range} blocks, at most ${limit} (narrow fromBlock..toBlock or query by blockHash)`, { reason: 'block-range', limit, range }, 200);
+  return make(
+    GatewayErrorCode.LimitExceeded,
+    `eth_getLogs block range too large: ${range} blocks, at most ${limit} (narrow fromBlock..toBlock or query by blockHash)`,
+    { reason: 'block-range', limit, range },
+    200,
+  );
 }
 
 /** The node's answer to this call is larger than the response size cap (reading stopped there). */
 export function responseTooLarge(network: string, limit: number): RpcError {
-  return make(GatewayErrorCode.LimitExceeded, `upstream response too large: over ${limit} bytes`, { reason: 'response-size', limit, network }, 200);
+  return make(
+    GatewayErrorCode.LimitExceeded,
+    `upstream response too large: over ${limit} bytes`,
+    { reason: 'response-size', limit, network },
+    200,
+  );
 }
 
 /** The key already holds its cap of open WebSockets (on this replica, or across replicas when they share Redis). */
 export function tooManyConnections(limit: number, scope: 'replica' | 'all replicas'): RpcError {
-  return make(GatewayErrorCode.LimitExceeded, `too many open WebSocket connections for this key (at most ${limit}, ${scope === 'replica' ? 'on this replica' : 'across replicas'})`, { reason: 'connections', limit }, 429);
+  return make(
+    GatewayErrorCode.LimitExceeded,
+    `too many open WebSocket connections for this key (at most ${limit}, ${scope === 'replica' ? 'on this replica' : 'across replicas'})`,
+    { reason: 'connections', limit },
+    429,
+  );
 }
 
 /** The connection already holds its cap of subscriptions. */
 export function tooManySubscriptions(limit: number): RpcError {
-  return make(GatewayErrorCode.LimitExceeded, `too many subscriptions on this connection (at most ${limit})`, { reason: 'subscriptions', limit }, 429);
+  return make(
+    GatewayErrorCode.LimitExceeded,
+    `too many subscriptions on this connection (at most ${limit})`,
+    { reason: 'subscriptions', limit },
+    429,
+  );
 }
 
 /** A connection's notifications waiting to be sent (for its rate limit, or a slow reader) passed a bound: the last
  *  notification of each subscription carries this, then the socket closes with 4008. */
-export function notificationQueueFull(limit: 'websocket.maxQueuedNotifications' | 'websocket.maxQueuedBytes', max: number): RpcError {
+export function notificationQueueFull(
+  limit: 'websocket.maxQueuedNotifications' | 'websocket.maxQueuedBytes',
+  max: number,
+): RpcError {
   const what = limit === 'websocket.maxQueuedNotifications' ? `${max} notifications` : `${max} bytes`;
   return make(
     GatewayErrorCode.LimitExceeded,

@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 function findPackageRoot(from: string): string {
   for (let dir = from; ; dir = dirname(dir)) {
     const manifest = join(dir, 'package.json');
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'rpcgate') return dir;
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'rpcgate')
+      return dir;
     if (dirname(dir) === dir) throw new Error(`rpcgate: no package.json named "rpcgate" above ${from}`);
   }
 }

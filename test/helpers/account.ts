@@ -17,7 +17,8 @@ export function cookieFetch(): typeof fetch {
   };
 }
 
-export const account = (svc: RunningService): AccountClient => createClient({ url: `${svc.url}/api`, fetch: cookieFetch() });
+export const account = (svc: RunningService): AccountClient =>
+  createClient({ url: `${svc.url}/api`, fetch: cookieFetch() });
 
 /** Signs up (no session: the answer is the same for a registered email) and logs in, as the dashboard does. */
 export async function signUpAndLogIn(api: AccountClient, cred: { email: string; password: string }) {

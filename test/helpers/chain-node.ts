@@ -30,7 +30,9 @@ export interface ChainNode {
   close(): Promise<void>;
 }
 
-export function startChainNode(opts: { head?: number; finalityDepth?: number | null; delayMs?: number } = {}): Promise<ChainNode> {
+export function startChainNode(
+  opts: { head?: number; finalityDepth?: number | null; delayMs?: number } = {},
+): Promise<ChainNode> {
   const salts = new Map<number, number>(); // height → fork salt (absent = 0)
   const txs = new Map<string, number>();
   const calls = new Map<string, number>();
@@ -42,16 +44,26 @@ export function startChainNode(opts: { head?: number; finalityDepth?: number | n
   const block = (n: number) =>
     n < 0 || n > node.head
       ? null
-      : { number: hex(n), hash: hashAt(n), parentHash: n === 0 ? '0x' + '00'.repeat(32) : hashAt(n - 1), timestamp: hex(1_700_000_000 + n), transactions: [] };
+      : {
+          number: hex(n),
+          hash: hashAt(n),
+          parentHash: n === 0 ? '0x' + '00'.repeat(32) : hashAt(n - 1),
+          timestamp: hex(1_700_000_000 + n),
+          transactions: [],
+        };
   const byTag = (t: string): number | undefined => {
     if (t === 'latest' || t === 'pending') return node.head;
     if (t === 'earliest') return 0;
-    if (t === 'finalized' || t === 'safe') return node.finalityDepth === null ? undefined : Math.max(0, node.head - node.finalityDepth);
+    if (t === 'finalized' || t === 'safe')
+      return node.finalityDepth === null ? undefined : Math.max(0, node.head - node.finalityDepth);
     return Number(t);
   };
   const answer = (m: Json): Json => {
     // Reads by tag (the cache's head poll) are counted apart: `eth_getBlockByNumber:latest`.
-    const tag = m.method === 'eth_getBlockByNumber' && typeof m.params?.[0] === 'string' && !m.params[0].startsWith('0x') ? `:${m.params[0]}` : '';
+    const tag =
+      m.method === 'eth_getBlockByNumber' && typeof m.params?.[0] === 'string' && !m.params[0].startsWith('0x')
+        ? `:${m.params[0]}`
+        : '';
     calls.set(m.method + tag, (calls.get(m.method + tag) ?? 0) + 1);
     const ok = (result: unknown) => ({ jsonrpc: '2.0', id: m.id, result });
     const err = (code: number, message: string) => ({ jsonrpc: '2.0', id: m.id, error: { code, message } });

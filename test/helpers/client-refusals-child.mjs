@@ -30,10 +30,20 @@ function client(c) {
       for (const [k, v] of Object.entries(headers)) req.setHeader(k, v);
       p = new JsonRpcProvider(req, network, { staticNetwork: network });
     } else {
-      p = Object.keys(headers).length === 0 ? new WebSocketProvider(c.url, network, { staticNetwork: network }) : new WebSocketProvider(() => new WebSocket(c.url, { headers }), network, { staticNetwork: network });
+      p =
+        Object.keys(headers).length === 0
+          ? new WebSocketProvider(c.url, network, { staticNetwork: network })
+          : new WebSocketProvider(() => new WebSocket(c.url, { headers }), network, { staticNetwork: network });
     }
     return {
-      call: (kind, i) => (kind === 'blockNumber' ? p.getBlockNumber() : kind === 'balance' ? p.getBalance(addr(i)) : kind === 'logs' ? p.getLogs({ fromBlock: 0, toBlock: 1000 }) : p.getCode(ADDRESS)),
+      call: (kind, i) =>
+        kind === 'blockNumber'
+          ? p.getBlockNumber()
+          : kind === 'balance'
+            ? p.getBalance(addr(i))
+            : kind === 'logs'
+              ? p.getLogs({ fromBlock: 0, toBlock: 1000 })
+              : p.getCode(ADDRESS),
       close: () => p.destroy(),
     };
   }
@@ -42,16 +52,36 @@ function client(c) {
     const v = createPublicClient({ transport: t });
     return {
       call: (kind, i) =>
-        kind === 'blockNumber' ? v.getBlockNumber({ cacheTime: 0 }) : kind === 'balance' ? v.getBalance({ address: addr(i) }) : kind === 'logs' ? v.getLogs({ fromBlock: 0n, toBlock: 1000n }) : v.getCode({ address: ADDRESS }),
+        kind === 'blockNumber'
+          ? v.getBlockNumber({ cacheTime: 0 })
+          : kind === 'balance'
+            ? v.getBalance({ address: addr(i) })
+            : kind === 'logs'
+              ? v.getLogs({ fromBlock: 0n, toBlock: 1000n })
+              : v.getCode({ address: ADDRESS }),
       close: async () => {
         if (transport === 'ws') (await v.transport.getRpcClient()).close();
       },
     };
   }
-  const provider = transport === 'http' ? (Object.keys(headers).length === 0 ? c.url : new HttpProvider(c.url, { providerOptions: { headers } })) : Object.keys(headers).length === 0 ? c.url : new Web3WsProvider(c.url, { headers });
+  const provider =
+    transport === 'http'
+      ? Object.keys(headers).length === 0
+        ? c.url
+        : new HttpProvider(c.url, { providerOptions: { headers } })
+      : Object.keys(headers).length === 0
+        ? c.url
+        : new Web3WsProvider(c.url, { headers });
   const w = new Web3(provider);
   return {
-    call: (kind, i) => (kind === 'blockNumber' ? w.eth.getBlockNumber() : kind === 'balance' ? w.eth.getBalance(addr(i)) : kind === 'logs' ? w.eth.getPastLogs({ fromBlock: 0, toBlock: 1000 }) : w.eth.getCode(ADDRESS)),
+    call: (kind, i) =>
+      kind === 'blockNumber'
+        ? w.eth.getBlockNumber()
+        : kind === 'balance'
+          ? w.eth.getBalance(addr(i))
+          : kind === 'logs'
+            ? w.eth.getPastLogs({ fromBlock: 0, toBlock: 1000 })
+            : w.eth.getCode(ADDRESS),
     close: () => {
       if (transport === 'ws') w.provider?.disconnect?.(1000, 'done');
     },
@@ -67,7 +97,13 @@ async function run(c) {
   const t0 = performance.now();
   let cl;
   let timer;
-  const timeout = new Promise((_, fail) => (timer = setTimeout(() => fail(new Error(`TIMEOUT: nothing within ${CASE_TIMEOUT_MS / 1000} s`)), CASE_TIMEOUT_MS)));
+  const timeout = new Promise(
+    (_, fail) =>
+      (timer = setTimeout(
+        () => fail(new Error(`TIMEOUT: nothing within ${CASE_TIMEOUT_MS / 1000} s`)),
+        CASE_TIMEOUT_MS,
+      )),
+  );
   let out;
   try {
     cl = client(c);

@@ -22,7 +22,8 @@ function pairingParams(m: MethodModel, x: MethodModel['examples'][number]): unkn
 }
 
 /** JSON equality (the engine's params went through JSON: trailing omitted optionals are simply absent). */
-const sameJson = (a: unknown, b: unknown) => isDeepStrictEqual(JSON.parse(JSON.stringify(a)), JSON.parse(JSON.stringify(b)));
+const sameJson = (a: unknown, b: unknown) =>
+  isDeepStrictEqual(JSON.parse(JSON.stringify(a)), JSON.parse(JSON.stringify(b)));
 
 export interface ExampleHandlerOptions {
   /** Replace a method's answer (e.g. a deliberately wrong shape); gets what the handler would have answered. */
@@ -30,7 +31,10 @@ export interface ExampleHandlerOptions {
 }
 
 /** A handler for every method of the document except rpc.discover (createServer answers that with the document). */
-export function exampleHandlers(c: CompiledContract, opts: ExampleHandlerOptions = {}): Record<string, Handler<unknown>> {
+export function exampleHandlers(
+  c: CompiledContract,
+  opts: ExampleHandlerOptions = {},
+): Record<string, Handler<unknown>> {
   const handlers: Record<string, Handler<unknown>> = {};
   c.model.methods.forEach((m, i) => {
     if (m.name === 'rpc.discover') return;
@@ -40,7 +44,11 @@ export function exampleHandlers(c: CompiledContract, opts: ExampleHandlerOptions
       const rawExample = resolve(c.model.raw, rawMethod.examples[j]);
       const err = rawExample.error === undefined ? undefined : resolve(c.model.raw, rawExample.error);
       const error = err === undefined ? undefined : (resolve(c.model.raw, err.value) ?? err);
-      return { params: pairingParams(m, x), result: x.result?.value, error: error as { code: number; message: string; data?: unknown } | undefined };
+      return {
+        params: pairingParams(m, x),
+        result: x.result?.value,
+        error: error as { code: number; message: string; data?: unknown } | undefined,
+      };
     });
     let generated: { value: unknown } | undefined;
     const fallback = () => {

@@ -13,7 +13,12 @@ export interface RecordedExchange {
   /** `<method>/<case>.io` */
   file: string;
   request: { jsonrpc: string; id: unknown; method: string; params?: unknown[] };
-  response: { jsonrpc: string; id: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+  response: {
+    jsonrpc: string;
+    id: unknown;
+    result?: unknown;
+    error?: { code: number; message: string; data?: unknown };
+  };
 }
 
 /** `//` comments, `>> {json}` a request, `<< {json}` the response that follows it. */
@@ -37,7 +42,9 @@ export function parseIo(file: string, text: string): RecordedExchange[] {
  */
 export function readRecordedExchanges(only?: (method: string) => boolean): RecordedExchange[] {
   if (!existsSync(EXECUTION_APIS_FIXTURES)) {
-    throw new Error(`the vendored execution-apis fixtures are missing: expected ${EXECUTION_APIS_FIXTURES} (see test/fixtures/execution-apis/README.md)`);
+    throw new Error(
+      `the vendored execution-apis fixtures are missing: expected ${EXECUTION_APIS_FIXTURES} (see test/fixtures/execution-apis/README.md)`,
+    );
   }
   const out: RecordedExchange[] = [];
   for (const dir of readdirSync(EXECUTION_APIS_FIXTURES).sort()) {

@@ -13,7 +13,17 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
-export type FaultMode = 'ok' | 'slow' | 'garbage' | 'http500' | 'html' | 'truncated' | 'batch-error' | 'batch-413' | 'huge' | 'flaky';
+export type FaultMode =
+  | 'ok'
+  | 'slow'
+  | 'garbage'
+  | 'http500'
+  | 'html'
+  | 'truncated'
+  | 'batch-error'
+  | 'batch-413'
+  | 'huge'
+  | 'flaky';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -29,11 +39,17 @@ function serve(port: number): void {
   const answer = (m: Json) => {
     seen[m.method] = (seen[m.method] ?? 0) + 1;
     const result =
-      m.method === 'eth_blockNumber' ? '0x100'
-      : m.method === 'eth_chainId' ? '0x1'
-      : m.method === 'eth_getLogs' ? (mode === 'huge' ? [{ data: '0x' + 'ab'.repeat(512 * 1024) }] : [])
-      : m.method === 'eth_sendRawTransaction' ? '0x' + '11'.repeat(32)
-      : '0x0';
+      m.method === 'eth_blockNumber'
+        ? '0x100'
+        : m.method === 'eth_chainId'
+          ? '0x1'
+          : m.method === 'eth_getLogs'
+            ? mode === 'huge'
+              ? [{ data: '0x' + 'ab'.repeat(512 * 1024) }]
+              : []
+            : m.method === 'eth_sendRawTransaction'
+              ? '0x' + '11'.repeat(32)
+              : '0x0';
     return { jsonrpc: '2.0', id: m.id, result };
   };
   const server = createServer((req, res) => {
@@ -43,8 +59,18 @@ function serve(port: number): void {
       const text = Buffer.concat(chunks).toString('utf8');
       if (req.url === '/__control') {
         if (req.method === 'POST') {
-          ({ mode, delayMs = delayMs, delays = delays, slowShare = slowShare, slowMs = slowMs } = JSON.parse(text) as {
-            mode: FaultMode; delayMs?: number; delays?: Record<string, number>; slowShare?: number; slowMs?: number;
+          ({
+            mode,
+            delayMs = delayMs,
+            delays = delays,
+            slowShare = slowShare,
+            slowMs = slowMs,
+          } = JSON.parse(text) as {
+            mode: FaultMode;
+            delayMs?: number;
+            delays?: Record<string, number>;
+            slowShare?: number;
+            slowMs?: number;
           });
           requests = 0;
         }
@@ -60,10 +86,13 @@ function serve(port: number): void {
       }
       const batch = Array.isArray(msg);
       const send = (status: number, body: string, type = 'application/json') => {
-        if (!res.destroyed) res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) }).end(body);
+        if (!res.destroyed)
+          res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) }).end(body);
       };
       const rpc = () => JSON.stringify(batch ? msg.map(answer) : answer(msg));
-      const hold = Math.max(0, ...(batch ? msg : [msg]).map((m: Json) => delays[m?.method] ?? 0)) + (Math.random() < slowShare ? slowMs : 0);
+      const hold =
+        Math.max(0, ...(batch ? msg : [msg]).map((m: Json) => delays[m?.method] ?? 0)) +
+        (Math.random() < slowShare ? slowMs : 0);
       if (mode === 'ok' && hold > 0) {
         setTimeout(() => send(200, rpc()), hold).unref();
         return;
@@ -77,7 +106,7 @@ function serve(port: number): void {
         case 'http500':
           return send(500, 'Internal Server Error', 'text/plain');
         case 'flaky':
-          return requests++ % 5 % 2 === 0 ? send(500, 'Internal Server Error', 'text/plain') : send(200, rpc());
+          return (requests++ % 5) % 2 === 0 ? send(500, 'Internal Server Error', 'text/plain') : send(200, rpc());
         case 'html':
           return send(200, '<html><body><h1>502 Bad Gateway</h1></body></html>', 'text/html');
         case 'truncated': {
@@ -88,7 +117,16 @@ function serve(port: number): void {
           return;
         }
         case 'batch-error':
-          return batch ? send(200, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch requests are not supported' } })) : send(200, rpc());
+          return batch
+            ? send(
+                200,
+                JSON.stringify({
+                  jsonrpc: '2.0',
+                  id: null,
+                  error: { code: -32600, message: 'batch requests are not supported' },
+                }),
+              )
+            : send(200, rpc());
         case 'batch-413':
           return batch ? send(413, 'Payload Too Large', 'text/plain') : send(200, rpc());
         default:
@@ -104,7 +142,12 @@ export interface FaultNode {
   readonly url: string;
   readonly port: number;
   pid(): number;
-  mode(mode: FaultMode, delayMs?: number, delays?: Record<string, number>, tail?: { slowShare: number; slowMs: number }): Promise<void>;
+  mode(
+    mode: FaultMode,
+    delayMs?: number,
+    delays?: Record<string, number>,
+    tail?: { slowShare: number; slowMs: number },
+  ): Promise<void>;
   /** Calls seen by method since this process started. */
   seen(): Promise<Record<string, number>>;
   /** SIGKILL by PID; resolves when it is gone. */
@@ -116,7 +159,9 @@ export interface FaultNode {
 const SCRIPT = fileURLToPath(import.meta.url);
 
 async function spawnNode(port: number): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, String(port)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const got = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (d: string) => {

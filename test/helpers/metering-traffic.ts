@@ -4,7 +4,14 @@
 import { randomUUID } from 'node:crypto';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import type { RunningService } from '../../src/gateway/server/index.js';
-import { addJwtKey, createApp, createNetworkKey, createUser, setAllowlist, updateApp } from '../../src/gateway/store/index.js';
+import {
+  addJwtKey,
+  createApp,
+  createNetworkKey,
+  createUser,
+  setAllowlist,
+  updateApp,
+} from '../../src/gateway/store/index.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
@@ -15,11 +22,20 @@ export interface Reply {
   text: string;
 }
 
-export const call = (method: string, params: unknown[] = [], id: number | string = 1) => ({ jsonrpc: '2.0', id, method, params });
+export const call = (method: string, params: unknown[] = [], id: number | string = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  params,
+});
 export const ADDR = '0x' + '11'.repeat(20);
 
 export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await res.text();
   let parsed: Json;
   try {
@@ -55,29 +71,59 @@ export interface Traffic {
   served: number;
 }
 
-const outcomes = (o: Partial<Record<string, number>>) => ({ ok: 0, node_error: 0, auth: 0, allowlist: 0, limit: 0, validation: 0, upstream_error: 0, backend_unavailable: 0, ...o });
+const outcomes = (o: Partial<Record<string, number>>) => ({
+  ok: 0,
+  node_error: 0,
+  auth: 0,
+  allowlist: 0,
+  limit: 0,
+  validation: 0,
+  upstream_error: 0,
+  backend_unavailable: 0,
+  ...o,
+});
 
 /** `userId`: an existing user (e.g. one signed up through the account API); default a new one made in the store. */
-export async function runTraffic(svc: RunningService, expect: (cond: boolean, what: string) => void, userId?: string): Promise<Traffic> {
+export async function runTraffic(
+  svc: RunningService,
+  expect: (cond: boolean, what: string) => void,
+  userId?: string,
+): Promise<Traffic> {
   const db = svc.store.db;
   userId ??= (await createUser(db, { email: `${randomUUID()}@example.com`, passwordHash: 'x' })).id;
   const key = await createNetworkKey(db, svc.secret, userId, { name: 'k', network: 'mainnet' });
-  const app = await createApp(db, svc.secret, userId, { name: 'app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
+  const app = await createApp(db, svc.secret, userId, {
+    name: 'app',
+    useCase: 'Defi',
+    chain: 'ethereum',
+    services: ['node-api'],
+  });
   await setAllowlist(db, userId, app.id, 'method', ['eth_blockNumber', 'eth_chainId', 'eth_getBalance']);
-  const jwtApp = await createApp(db, svc.secret, userId, { name: 'jwt app', useCase: 'Defi', chain: 'ethereum', services: ['node-api'] });
+  const jwtApp = await createApp(db, svc.secret, userId, {
+    name: 'jwt app',
+    useCase: 'Defi',
+    chain: 'ethereum',
+    services: ['node-api'],
+  });
   const { publicKey, privateKey } = await generateKeyPair('ES256');
   const jwk = await addJwtKey(db, userId, jwtApp.id, { alg: 'ES256', publicKeyPem: await exportSPKI(publicKey) });
   await updateApp(db, svc.secret, userId, jwtApp.id, { requireJwt: true });
   await svc.access.sync();
-  const jwt = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: jwk!.id }).setIssuedAt().setExpirationTime('5m').sign(privateKey);
+  const jwt = await new SignJWT({})
+    .setProtectedHeader({ alg: 'ES256', kid: jwk!.id })
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(privateKey);
 
   let served = 0;
   const count = (r: Reply) => {
     if (r.status !== 200) return r;
-    for (const x of Array.isArray(r.body) ? r.body : [r.body]) if (x && typeof x === 'object' && 'result' in x) served++;
+    for (const x of Array.isArray(r.body) ? r.body : [r.body])
+      if (x && typeof x === 'object' && 'result' in x) served++;
     return r;
   };
-  const is = (r: Reply, status: number, what: string) => expect(r.status === status, `${what}: HTTP ${r.status} ${r.text}`);
+  const is = (r: Reply, status: number, what: string) =>
+    expect(r.status === status, `${what}: HTTP ${r.status} ${r.text}`);
 
   const KB = `${svc.url}/mainnet/${key.key}`;
   const A1m = `${svc.url}/mainnet/v2/${app.key}`;
@@ -96,10 +142,20 @@ export async function runTraffic(svc: RunningService, expect: (cond: boolean, wh
     ]),
   );
   is(r, 200, 'b2');
-  expect(JSON.stringify(r.body.map((x: Json) => x.error?.code ?? x.result)) === JSON.stringify(['0x10', '0x1', -32602, -32000]), `b2 items ${r.text}`);
+  expect(
+    JSON.stringify(r.body.map((x: Json) => x.error?.code ?? x.result)) ===
+      JSON.stringify(['0x10', '0x1', -32602, -32000]),
+    `b2 items ${r.text}`,
+  );
   is(await post(KB, 'not json'), 400, 'b3 parse error');
   is(await post(KB, call('eth_foo')), 200, 'b4 unknown method');
-  is(count(await post(KB, [call('eth_blockNumber', [], 1), call('eth_blockNumber', [], 2), call('eth_blockNumber', [], 3)])), 200, 'b5');
+  is(
+    count(
+      await post(KB, [call('eth_blockNumber', [], 1), call('eth_blockNumber', [], 2), call('eth_blockNumber', [], 3)]),
+    ),
+    200,
+    'b5',
+  );
   is(await post(KB, call('eth_blockNumber')), 402, 'b6 quota');
   is(await post(KB, [call('eth_blockNumber', [], 1), call('eth_chainId', [], 2)]), 402, 'b7 quota batch');
   is(await post(`${svc.url}/mainnet/v2/${key.key}`, call('eth_blockNumber')), 403, 'b8 wrong access point');
@@ -108,11 +164,26 @@ export async function runTraffic(svc: RunningService, expect: (cond: boolean, wh
   // ---- A: the app (method allowlist), on mainnet and on testnet (dead upstream)
   for (let i = 0; i < 2; i++) is(count(await post(A1m, call('eth_blockNumber'))), 200, 'a1');
   is(await post(A1m, call('eth_call', [{ to: ADDR, data: '0x' }, 'latest'])), 403, 'a2 allowlist');
-  r = count(await post(A1m, [call('eth_chainId', [], 1), call('eth_call', [{ to: ADDR, data: '0x' }, 'latest'], 2), call('eth_getBalance', [ADDR, 'latest'], 3)]));
-  expect(JSON.stringify(r.body.map((x: Json) => x.error?.code ?? x.result)) === JSON.stringify(['0x1', -32601, '0x0']), `a3 items ${r.text}`);
+  r = count(
+    await post(A1m, [
+      call('eth_chainId', [], 1),
+      call('eth_call', [{ to: ADDR, data: '0x' }, 'latest'], 2),
+      call('eth_getBalance', [ADDR, 'latest'], 3),
+    ]),
+  );
+  expect(
+    JSON.stringify(r.body.map((x: Json) => x.error?.code ?? x.result)) === JSON.stringify(['0x1', -32601, '0x0']),
+    `a3 items ${r.text}`,
+  );
   for (let i = 0; i < 2; i++) {
     const t = await post(A1t, call('eth_blockNumber'));
-    expect((t.status === 502 || t.status === 503) && t.body.error.code === -32042 && t.body.error.data.source === 'rpcgate' && t.body.error.data.reason === 'upstream', `a4 dead upstream: ${t.status} ${t.text}`);
+    expect(
+      (t.status === 502 || t.status === 503) &&
+        t.body.error.code === -32042 &&
+        t.body.error.data.source === 'rpcgate' &&
+        t.body.error.data.reason === 'upstream',
+      `a4 dead upstream: ${t.status} ${t.text}`,
+    );
   }
   is(await post(A1m, call('eth_getBalance', ['0xzz', 'latest'])), 200, 'a5 invalid params');
 

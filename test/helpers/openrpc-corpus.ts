@@ -22,7 +22,8 @@ export interface CorpusDocument {
 }
 
 function must(file: string, what: string): string {
-  if (!existsSync(file)) throw new Error(`corpus document missing: ${what} (${file}) — run npm install / restore the vendored fixture`);
+  if (!existsSync(file))
+    throw new Error(`corpus document missing: ${what} (${file}) — run npm install / restore the vendored fixture`);
   return file;
 }
 
@@ -53,7 +54,11 @@ export function executionApisDocument(): string {
     );
   const doc = {
     openrpc: '1.2.4',
-    info: { title: 'Ethereum JSON-RPC Specification (execution-apis, eth namespace)', version: '0.0.0', license: { name: 'CC0-1.0' } },
+    info: {
+      title: 'Ethereum JSON-RPC Specification (execution-apis, eth namespace)',
+      version: '0.0.0',
+      license: { name: 'CC0-1.0' },
+    },
     methods,
     components: { schemas: Object.assign({}, ...yamlFiles('schemas')) },
   };
@@ -65,29 +70,51 @@ export function executionApisDocument(): string {
 
 /** Every corpus document. */
 export function corpus(): CorpusDocument[] {
-  const examples = must(join(ROOT, 'node_modules/@open-rpc/examples/build/service-descriptions'), 'npm package @open-rpc/examples');
+  const examples = must(
+    join(ROOT, 'node_modules/@open-rpc/examples/build/service-descriptions'),
+    'npm package @open-rpc/examples',
+  );
   const metamask = must(join(ROOT, 'node_modules/@metamask/api-specs/dist/build'), 'npm package @metamask/api-specs');
   const docs: CorpusDocument[] = readdirSync(examples)
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map((f) => ({ name: `examples-${f.replace(/-openrpc\.json$|\.json$/, '')}`, file: join(examples, f), origin: '@open-rpc/examples' }));
+    .map((f) => ({
+      name: `examples-${f.replace(/-openrpc\.json$|\.json$/, '')}`,
+      file: join(examples, f),
+      origin: '@open-rpc/examples',
+    }));
   docs.push(
-    { name: 'metamask', file: must(join(metamask, 'openrpc.json'), '@metamask/api-specs openrpc.json'), origin: '@metamask/api-specs' },
-    { name: 'metamask-multichain', file: must(join(metamask, 'multichain-openrpc.json'), '@metamask/api-specs multichain-openrpc.json'), origin: '@metamask/api-specs' },
+    {
+      name: 'metamask',
+      file: must(join(metamask, 'openrpc.json'), '@metamask/api-specs openrpc.json'),
+      origin: '@metamask/api-specs',
+    },
+    {
+      name: 'metamask-multichain',
+      file: must(join(metamask, 'multichain-openrpc.json'), '@metamask/api-specs multichain-openrpc.json'),
+      origin: '@metamask/api-specs',
+    },
     {
       name: 'open-rpc-mock-server',
-      file: must(join(ROOT, 'test/fixtures/openrpc-corpus/open-rpc-mock-server/service-mode-openrpc.json'), 'vendored @open-rpc/mock-server document'),
+      file: must(
+        join(ROOT, 'test/fixtures/openrpc-corpus/open-rpc-mock-server/service-mode-openrpc.json'),
+        'vendored @open-rpc/mock-server document',
+      ),
       origin: '@open-rpc/mock-server 1.7.8',
     },
     {
       name: 'jade-service-runner',
-      file: must(join(ROOT, 'test/fixtures/openrpc-corpus/jade-service-runner/openrpc.json'), 'vendored @etclabscore/jade-service-runner document'),
+      file: must(
+        join(ROOT, 'test/fixtures/openrpc-corpus/jade-service-runner/openrpc.json'),
+        'vendored @etclabscore/jade-service-runner document',
+      ),
       origin: '@etclabscore/jade-service-runner 1.10.5',
     },
     { name: 'execution-apis', file: executionApisDocument(), origin: 'ethereum/execution-apis (vendored)' },
     { name: 'rpcgate-node', file: join(ROOT, 'openrpc.json'), origin: 'this repository' },
     { name: 'rpcgate-account', file: join(ROOT, 'contracts/account.openrpc.json'), origin: 'this repository' },
   );
-  if (docs.filter((d) => d.origin === '@open-rpc/examples').length < 6) throw new Error('corpus: @open-rpc/examples lists fewer than its 6 documents');
+  if (docs.filter((d) => d.origin === '@open-rpc/examples').length < 6)
+    throw new Error('corpus: @open-rpc/examples lists fewer than its 6 documents');
   return docs;
 }

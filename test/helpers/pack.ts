@@ -17,18 +17,27 @@ export const root = resolve(import.meta.dirname, '..', '..');
 /** The environment of every command run here: none of this process's npm, rpcgate or store settings leak in. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(npm_|RPCGATE_|DATABASE_URL$|REDIS_URL$)/i.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!/^(npm_|RPCGATE_|DATABASE_URL$|REDIS_URL$)/i.test(k)) env[k] = v;
   return { ...env, ...extra };
 }
 
 /** Runs a command; a failure throws with its output (so a broken pack or install fails the test loudly). */
-export async function run(cmd: string, args: string[], cwd: string, extraEnv?: Record<string, string>, timeout = 300_000): Promise<string> {
+export async function run(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  extraEnv?: Record<string, string>,
+  timeout = 300_000,
+): Promise<string> {
   try {
     const { stdout } = await exec(cmd, args, { cwd, env: cleanEnv(extraEnv), timeout, maxBuffer: 64 * 1024 * 1024 });
     return stdout;
   } catch (e) {
     const err = e as { message: string; stdout?: string; stderr?: string };
-    throw new Error(`${cmd} ${args.join(' ')} failed in ${cwd}: ${err.message}\nstdout:\n${err.stdout ?? ''}\nstderr:\n${err.stderr ?? ''}`);
+    throw new Error(
+      `${cmd} ${args.join(' ')} failed in ${cwd}: ${err.message}\nstdout:\n${err.stdout ?? ''}\nstderr:\n${err.stderr ?? ''}`,
+    );
   }
 }
 
@@ -65,15 +74,33 @@ export interface Packed {
 
 /** `npm pack` of the package in `dir` (its prepack builds it) into `out`. */
 export async function pack(dir: string, out: string): Promise<Packed> {
-  const [info] = JSON.parse(await run('npm', ['pack', '--json', '--pack-destination', out], dir, {}, 600_000)) as { name: string; version: string; filename: string; files: { path: string }[] }[];
+  const [info] = JSON.parse(await run('npm', ['pack', '--json', '--pack-destination', out], dir, {}, 600_000)) as {
+    name: string;
+    version: string;
+    filename: string;
+    files: { path: string }[];
+  }[];
   const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Packed['manifest'];
-  return { name: info!.name, version: info!.version, file: join(out, info!.filename), files: info!.files.map((f) => f.path), manifest };
+  return {
+    name: info!.name,
+    version: info!.version,
+    file: join(out, info!.filename),
+    files: info!.files.map((f) => f.path),
+    manifest,
+  };
 }
 
 /** package.json (`type` as given: none or "commonjs" = CommonJS, as `npm init -y` writes) and package-lock.json of an app depending on
  *  `direct` (installed from their tarballs) with `others` tarballs available for their dependencies. */
-export function writeAppManifest(dir: string, direct: Packed[], others: Packed[] = [], type?: 'module' | 'commonjs'): void {
-  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; link?: boolean }> };
+export function writeAppManifest(
+  dir: string,
+  direct: Packed[],
+  others: Packed[] = [],
+  type?: 'module' | 'commonjs',
+): void {
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean; link?: boolean }>;
+  };
   const dependencies = Object.fromEntries(direct.map((p) => [p.name, `file:${p.file}`]));
   const packages: Record<string, unknown> = { '': { name: 'app', version: '1.0.0', dependencies } };
   for (const [path, entry] of Object.entries(lock.packages)) {
@@ -90,5 +117,8 @@ export function writeAppManifest(dir: string, direct: Packed[], others: Packed[]
   }
   const manifest = { name: 'app', version: '1.0.0', ...(type ? { type } : {}), dependencies };
   writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
-  writeFileSync(join(dir, 'package-lock.json'), JSON.stringify({ name: 'app', version: '1.0.0', lockfileVersion: 3, requires: true, packages }, null, 2));
+  writeFileSync(
+    join(dir, 'package-lock.json'),
+    JSON.stringify({ name: 'app', version: '1.0.0', lockfileVersion: 3, requires: true, packages }, null, 2),
+  );
 }

@@ -12,7 +12,9 @@ import { join } from 'node:path';
 export function pgBinDir(): string | undefined {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl'))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl')))
+    .sort((a, b) => Number(b) - Number(a));
   return versions.length ? join(root, versions[0], 'bin') : undefined;
 }
 
@@ -51,7 +53,11 @@ export async function startPgCluster(bin: string): Promise<PgCluster> {
     chownSync(dir, uid, gid);
   }
   const run = (cmd: string, args: string[]) =>
-    execFileSync(asRoot ? 'runuser' : join(bin, cmd), asRoot ? ['-u', 'postgres', '--', join(bin, cmd), ...args] : args, { stdio: 'pipe', timeout: 60_000 });
+    execFileSync(
+      asRoot ? 'runuser' : join(bin, cmd),
+      asRoot ? ['-u', 'postgres', '--', join(bin, cmd), ...args] : args,
+      { stdio: 'pipe', timeout: 60_000 },
+    );
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
   const port = await freePort();
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
@@ -59,7 +65,10 @@ export async function startPgCluster(bin: string): Promise<PgCluster> {
   start();
   const signalAll = (sig: NodeJS.Signals) => {
     const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').map(Number).filter((n) => n > 0);
+    const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .map(Number)
+      .filter((n) => n > 0);
     for (const p of sig === 'SIGSTOP' ? [pid, ...children] : [...children, pid]) process.kill(p, sig);
   };
   return {

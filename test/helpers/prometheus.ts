@@ -5,8 +5,21 @@ import { createRequire } from 'node:module';
 import { expect } from 'vitest';
 
 // parse-prometheus-text-format ships CommonJS without types.
-export type PromFamily = { name: string; help: string; type: string; metrics: { value?: string; labels?: Record<string, string>; buckets?: Record<string, string>; count?: string; sum?: string }[] };
-export const parsePrometheusTextFormat = createRequire(import.meta.url)('parse-prometheus-text-format') as (text: string) => PromFamily[];
+export type PromFamily = {
+  name: string;
+  help: string;
+  type: string;
+  metrics: {
+    value?: string;
+    labels?: Record<string, string>;
+    buckets?: Record<string, string>;
+    count?: string;
+    sum?: string;
+  }[];
+};
+export const parsePrometheusTextFormat = createRequire(import.meta.url)('parse-prometheus-text-format') as (
+  text: string,
+) => PromFamily[];
 
 export interface Sample {
   name: string;
@@ -55,13 +68,30 @@ export function strictParse(text: string): { types: Map<string, string>; samples
 
 /** Histogram series of a family by label key (without le), with the format's invariants checked. */
 export function histograms(samples: Sample[], family: string) {
-  const out = new Map<string, { labels: Record<string, string>; buckets: [number, number][]; sum: number; count: number }>();
-  const keyOf = (l: Record<string, string>) => JSON.stringify(Object.entries(l).filter(([k]) => k !== 'le').sort());
+  const out = new Map<
+    string,
+    { labels: Record<string, string>; buckets: [number, number][]; sum: number; count: number }
+  >();
+  const keyOf = (l: Record<string, string>) =>
+    JSON.stringify(
+      Object.entries(l)
+        .filter(([k]) => k !== 'le')
+        .sort(),
+    );
   for (const s of samples) {
     if (![`${family}_bucket`, `${family}_sum`, `${family}_count`].includes(s.name)) continue;
     const k = keyOf(s.labels);
     let h = out.get(k);
-    if (!h) out.set(k, (h = { labels: Object.fromEntries(Object.entries(s.labels).filter(([x]) => x !== 'le')), buckets: [], sum: NaN, count: NaN }));
+    if (!h)
+      out.set(
+        k,
+        (h = {
+          labels: Object.fromEntries(Object.entries(s.labels).filter(([x]) => x !== 'le')),
+          buckets: [],
+          sum: NaN,
+          count: NaN,
+        }),
+      );
     if (s.name.endsWith('_bucket')) h.buckets.push([s.labels.le === '+Inf' ? Infinity : Number(s.labels.le), s.value]);
     else if (s.name.endsWith('_sum')) h.sum = s.value;
     else h.count = s.value;

@@ -22,7 +22,11 @@ export function mypyPython(): MypyPython | undefined {
   found = null;
   for (const python of CANDIDATES) {
     try {
-      const mypy = execFileSync(python, ['-m', 'mypy', '--version'], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      const mypy = execFileSync(python, ['-m', 'mypy', '--version'], {
+        encoding: 'utf8',
+        timeout: 60_000,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
       const version = execFileSync(python, ['--version'], { encoding: 'utf8', timeout: 10_000 }).trim();
       found = { python, mypy, version };
       break;
@@ -33,7 +37,8 @@ export function mypyPython(): MypyPython | undefined {
   return found ?? undefined;
 }
 
-export const MYPY_MISSING = 'mypy is not installed for /usr/bin/python3 or python3 (Debian: apt-get install -y python3-mypy)';
+export const MYPY_MISSING =
+  'mypy is not installed for /usr/bin/python3 or python3 (Debian: apt-get install -y python3-mypy)';
 
 /** Under CI: the interpreter or an error. Elsewhere: the interpreter, or undefined after a warning naming `what` skips. */
 export function requireMypy(what: string): MypyPython | undefined {

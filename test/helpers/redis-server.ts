@@ -37,12 +37,21 @@ export async function ownRedis(): Promise<OwnRedis> {
   const url = `redis://127.0.0.1:${port}`;
   let proc: ChildProcess | undefined;
   const start = async () => {
-    const p = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const p = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
     proc = p;
     const deadline = Date.now() + 10_000;
     for (;;) {
       if (p.exitCode !== null) throw new Error(`redis-server on ${port} exited (${p.exitCode})`);
-      const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 500, retryStrategy: () => null });
+      const r = new Redis(url, {
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        connectTimeout: 500,
+        retryStrategy: () => null,
+      });
       r.on('error', () => {});
       try {
         await r.connect();

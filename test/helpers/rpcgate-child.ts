@@ -19,10 +19,14 @@ export interface RpcgateChild {
 }
 
 export async function startRpcgateChild(config: object): Promise<RpcgateChild> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/helpers/limits-child.ts'), JSON.stringify(config)], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'test/helpers/limits-child.ts'), JSON.stringify(config)],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   let err = '';
   proc.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -59,7 +63,10 @@ export async function startRpcgateChild(config: object): Promise<RpcgateChild> {
 }
 
 /** Signs a new user up on `url` and creates a network key for `network`: the key, its id and the user's id. */
-export async function newNetworkKey(url: string, network: string): Promise<{ key: string; keyId: string; userId: string }> {
+export async function newNetworkKey(
+  url: string,
+  network: string,
+): Promise<{ key: string; keyId: string; userId: string }> {
   const client = createClient({ url: `${url}/api`, fetch: cookieFetch() });
   const email = `dur-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
   await signUpAndLogIn(client, { email, password: 'correct horse battery staple' });

@@ -21,7 +21,12 @@ export async function pgReachable(url = PG_ADMIN_URL): Promise<boolean> {
 }
 
 export async function redisReachable(url = REDIS_URL): Promise<boolean> {
-  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1000, retryStrategy: () => null });
+  const r = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 1000,
+    retryStrategy: () => null,
+  });
   r.on('error', () => {});
   try {
     await r.connect();
@@ -36,7 +41,10 @@ export async function redisReachable(url = REDIS_URL): Promise<boolean> {
 /** True when the tests needing `what` should skip (unreachable and CI unset); says so once. */
 export function skipUnless(up: boolean, label: string, what: string): boolean {
   const skip = !up && !process.env.CI;
-  if (skip) console.warn(`[${label}] ${what} unreachable (${shown(PG_ADMIN_URL)}, ${REDIS_URL}): those cases SKIPPED (required when CI is set)`);
+  if (skip)
+    console.warn(
+      `[${label}] ${what} unreachable (${shown(PG_ADMIN_URL)}, ${REDIS_URL}): those cases SKIPPED (required when CI is set)`,
+    );
   return skip;
 }
 

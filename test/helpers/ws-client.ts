@@ -8,7 +8,11 @@ type Json = any;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `fn` until it gives a value (not undefined/false), or throws naming `what` after `ms`. */
-export async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, ms = 15_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => T | undefined | false | Promise<T | undefined | false>,
+  ms = 15_000,
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();

@@ -19,8 +19,9 @@ export function ajvEqual(a: unknown, b: unknown): boolean {
     if (a.toString !== Object.prototype.toString) return a.toString() === b.toString();
     const keys = Object.keys(a);
     if (keys.length !== Object.keys(b).length) return false;
-    for (const k of keys) if (!Object.prototype.hasOwnProperty.call(b, k)) return false;
-    for (const k of keys) if (!ajvEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+    for (const k of keys) if (!Object.hasOwn(b, k)) return false;
+    for (const k of keys)
+      if (!ajvEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
     return true;
   }
   // true if both are NaN
@@ -42,7 +43,14 @@ export const ajvUri: { parse(uri: string): unknown; resolve(base: string, ref: s
   parse(uri) {
     try {
       const u = new URL(uri);
-      return { scheme: u.protocol.slice(0, -1), host: u.hostname, port: u.port || undefined, path: u.pathname, query: u.search.slice(1) || undefined, fragment: u.hash.slice(1) || undefined };
+      return {
+        scheme: u.protocol.slice(0, -1),
+        host: u.hostname,
+        port: u.port || undefined,
+        path: u.pathname,
+        query: u.search.slice(1) || undefined,
+        fragment: u.hash.slice(1) || undefined,
+      };
     } catch {
       const hash = uri.indexOf('#');
       return { path: hash < 0 ? uri : uri.slice(0, hash), fragment: hash < 0 ? undefined : uri.slice(hash + 1) };

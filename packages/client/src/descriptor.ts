@@ -7,7 +7,11 @@ export type Extensions = { readonly [key: `x-${string}`]: unknown };
 
 /** One method of a contract, as data. `P`/`R` are phantom types: only the type checker sees them; `X` is the literal
  *  type of the method's extensions. */
-export interface MethodDescriptor<P extends readonly unknown[] = readonly unknown[], R = unknown, X extends Extensions = Extensions> {
+export interface MethodDescriptor<
+  P extends readonly unknown[] = readonly unknown[],
+  R = unknown,
+  X extends Extensions = Extensions,
+> {
   readonly name: string;
   readonly summary: string;
   /** Positional params in contract order; by-name calls are mapped onto these names. */
@@ -41,4 +45,6 @@ export interface ValidateFn {
 }
 
 /** Generated per contract: validators for each method's params (the positional array) and result. */
-export type ValidatorTable = { readonly [method: string]: { readonly params: ValidateFn; readonly result: ValidateFn } };
+export type ValidatorTable = {
+  readonly [method: string]: { readonly params: ValidateFn; readonly result: ValidateFn };
+};

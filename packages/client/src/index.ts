@@ -15,8 +15,21 @@ export {
   type ParamsByNameOf,
   type Transport,
 } from './runtime.js';
-export { webSocketTransport, type WebSocketLike, type WebSocketTransport, type WebSocketTransportOptions } from './websocket.js';
-export type { Extensions, MethodDescriptor, MethodTable, ParamsOf, ResultOf, ValidateFn, ValidatorTable } from './descriptor.js';
+export {
+  webSocketTransport,
+  type WebSocketLike,
+  type WebSocketTransport,
+  type WebSocketTransportOptions,
+} from './websocket.js';
+export type {
+  Extensions,
+  MethodDescriptor,
+  MethodTable,
+  ParamsOf,
+  ResultOf,
+  ValidateFn,
+  ValidatorTable,
+} from './descriptor.js';
 // The ajv runtime helpers generated (standalone) validators call.
 export { ajvEqual, ajvUcs2length, ajvUri, AjvValidationError, AJV_RUNTIME_EXPORTS } from './ajv-runtime.js';
 // The pattern engine generated validators test strings with (linear time on any input: issue 26).

@@ -40,7 +40,11 @@ export interface ByName<N> {
 }
 
 /** The by-name params object type of a descriptor branded with {@link ByName}; `never` for other methods. */
-export type ParamsByNameOf<D> = D extends { readonly __paramsByName?: infer N } ? ('__paramsByName' extends keyof D ? Exclude<N, undefined> : never) : never;
+export type ParamsByNameOf<D> = D extends { readonly __paramsByName?: infer N }
+  ? '__paramsByName' extends keyof D
+    ? Exclude<N, undefined>
+    : never
+  : never;
 
 /**
  * Params argument of a call: required when the method's params tuple has a required element, optional
@@ -56,7 +60,9 @@ export type BatchCall<M extends MethodTable> = {
 }[keyof M & string];
 
 /** Result of one batch item: the method's result, or the {@link RpcClientError} the server answered for it. */
-export type BatchResult<M extends MethodTable, C> = C extends { method: infer K extends keyof M } ? ResultOf<M[K]> | RpcClientError : never;
+export type BatchResult<M extends MethodTable, C> = C extends { method: infer K extends keyof M }
+  ? ResultOf<M[K]> | RpcClientError
+  : never;
 
 /** A typed client for the methods of `M` (a generated `methods` table). */
 export interface Client<M extends MethodTable> {
@@ -71,7 +77,10 @@ export interface Client<M extends MethodTable> {
    * const balance = await client.request('eth_getBalance', ['0x7dcd17433742f4c0ca53122ab541d0ba67fc27df', 'latest']);
    * ```
    */
-  request<K extends keyof M & string>(method: K, ...params: ParamsArg<ParamsOf<M[K]>, ParamsByNameOf<M[K]>>): Promise<ResultOf<M[K]>>;
+  request<K extends keyof M & string>(
+    method: K,
+    ...params: ParamsArg<ParamsOf<M[K]>, ParamsByNameOf<M[K]>>
+  ): Promise<ResultOf<M[K]>>;
 
   /**
    * Sends several calls as one JSON-RPC batch and resolves with their results in call order.
@@ -126,7 +135,12 @@ export function httpTransport(options: ClientOptions): Transport {
       try {
         return { status: res.status, payload: text ? JSON.parse(text) : undefined };
       } catch {
-        throw new RpcClientError(-32603, `HTTP ${res.status}: answer is not JSON: ${text.slice(0, 200)}`, undefined, res.status);
+        throw new RpcClientError(
+          -32603,
+          `HTTP ${res.status}: answer is not JSON: ${text.slice(0, 200)}`,
+          undefined,
+          res.status,
+        );
       }
     },
   };
@@ -148,7 +162,8 @@ export function createClient<M extends MethodTable>(transport: Transport, method
   const httpLabel = (status: number | undefined) => (status === undefined ? 'answer' : `HTTP ${status}`);
 
   const check = (method: string) => {
-    if (!Object.prototype.hasOwnProperty.call(methods, method)) throw new RpcClientError(-32601, `method not in the contract: ${method}`);
+    if (!Object.hasOwn(methods, method))
+      throw new RpcClientError(-32601, `method not in the contract: ${method}`);
   };
 
   /** The params as sent: positional params of a "by-name" method become the object its contract expects. */
@@ -158,7 +173,8 @@ export function createClient<M extends MethodTable>(transport: Transport, method
     // defined, not assigned: a param named __proto__ stays a property (JSON.stringify sends it)
     const out: Record<string, unknown> = {};
     d.params.forEach((p, i) => {
-      if (i < params.length && params[i] !== undefined) Object.defineProperty(out, p.name, { value: params[i], enumerable: true, writable: true, configurable: true });
+      if (i < params.length && params[i] !== undefined)
+        Object.defineProperty(out, p.name, { value: params[i], enumerable: true, writable: true, configurable: true });
     });
     return out;
   };
@@ -170,10 +186,17 @@ export function createClient<M extends MethodTable>(transport: Transport, method
       const id = nextId++;
       const { status, payload } = await post({ jsonrpc: '2.0', id, method, params: wire(method, rest[0]) });
       const env = payload as Envelope | undefined;
-      if (!env || typeof env !== 'object' || Array.isArray(env)) throw new RpcClientError(-32603, `${httpLabel(status)}: not a JSON-RPC response`, payload, status);
+      if (!env || typeof env !== 'object' || Array.isArray(env))
+        throw new RpcClientError(-32603, `${httpLabel(status)}: not a JSON-RPC response`, payload, status);
       if (env.error !== undefined) throw toError(env.error, status);
       if (failed(status)) throw new RpcClientError(-32603, httpLabel(status), payload, status);
-      if (env.id !== id) throw new RpcClientError(-32603, `response id ${JSON.stringify(env.id)} does not match request id ${id}`, payload, status);
+      if (env.id !== id)
+        throw new RpcClientError(
+          -32603,
+          `response id ${JSON.stringify(env.id)} does not match request id ${id}`,
+          payload,
+          status,
+        );
       return env.result as never;
     },
     async batch(calls) {
@@ -182,7 +205,12 @@ export function createClient<M extends MethodTable>(transport: Transport, method
         check(c.method);
         return nextId++;
       });
-      const body = calls.map((c, i) => ({ jsonrpc: '2.0', id: ids[i], method: c.method, params: wire(c.method, (c as { params?: unknown }).params) }));
+      const body = calls.map((c, i) => ({
+        jsonrpc: '2.0',
+        id: ids[i],
+        method: c.method,
+        params: wire(c.method, (c as { params?: unknown }).params),
+      }));
       const { status, payload } = await post(body);
       if (!Array.isArray(payload)) {
         const env = payload as Envelope | undefined;

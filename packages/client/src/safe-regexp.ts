@@ -17,7 +17,11 @@ export interface RegExpLike {
 }
 
 /** JS escapes RE2 spells differently: `\uXXXX` and `\u{X…}` become `\x{…}`. */
-const toRe2 = (p: string): string => p.replace(/(?<!\\)((?:\\\\)*)\\u(?:\{([0-9a-fA-F]+)\}|([0-9a-fA-F]{4}))/g, (_, pre: string, a?: string, b?: string) => `${pre}\\x{${a ?? b}}`);
+const toRe2 = (p: string): string =>
+  p.replace(
+    /(?<!\\)((?:\\\\)*)\\u(?:\{([0-9a-fA-F]+)\}|([0-9a-fA-F]{4}))/g,
+    (_, pre: string, a?: string, b?: string) => `${pre}\\x{${a ?? b}}`,
+  );
 
 /** Whether V8's backtracking engine runs `pattern` in time linear in the input (see the header: conservative). */
 export function isLinearForBacktracking(pattern: string): boolean {
@@ -95,6 +99,8 @@ function build(pattern: string, flags: string): RegExpLike {
       const negative = m[1] === '!';
       return { test: (s) => rest.test(s) && ahead.test(s) !== negative, toString: () => `re2:/${pattern}/${flags}` };
     }
-    throw new Error(`pattern ${JSON.stringify(pattern)} is not supported: it may backtrack without bound in JavaScript's engine and the linear-time engine (RE2) cannot compile it (${(e as Error).message})`);
+    throw new Error(
+      `pattern ${JSON.stringify(pattern)} is not supported: it may backtrack without bound in JavaScript's engine and the linear-time engine (RE2) cannot compile it (${(e as Error).message})`,
+    );
   }
 }

@@ -13,7 +13,9 @@ export interface WebSocketLike {
 
 export interface WebSocketTransportOptions {
   /** WebSocket constructor; defaults to the global `WebSocket`. */
-  WebSocket?: new (url: string) => WebSocketLike;
+  WebSocket?: new (
+    url: string,
+  ) => WebSocketLike;
 }
 
 /** A {@link Transport} that also closes its socket. */
@@ -24,7 +26,8 @@ export interface WebSocketTransport extends Transport {
 /** JSON-RPC over a WebSocket to `url` (`ws://` or `wss://`), opened on first use. */
 export function webSocketTransport(url: string, options: WebSocketTransportOptions = {}): WebSocketTransport {
   const Ctor = options.WebSocket ?? (globalThis as { WebSocket?: new (url: string) => WebSocketLike }).WebSocket;
-  if (typeof Ctor !== 'function') throw new TypeError('no WebSocket implementation: pass options.WebSocket (e.g. the ws package)');
+  if (typeof Ctor !== 'function')
+    throw new TypeError('no WebSocket implementation: pass options.WebSocket (e.g. the ws package)');
   let socket: Promise<WebSocketLike> | undefined;
   // Waiting callers by the request id (a batch: by its first id).
   const waiting = new Map<unknown, { ok: (payload: unknown) => void; fail: (e: Error) => void }>();
@@ -46,9 +49,11 @@ export function webSocketTransport(url: string, options: WebSocketTransportOptio
         } catch {
           return; // not JSON-RPC: nothing to match it with
         }
-        const key = Array.isArray(payload) ? (payload.find((e) => e && typeof e === 'object' && 'id' in e) as { id?: unknown } | undefined)?.id : (payload as { id?: unknown } | null)?.id;
+        const key = Array.isArray(payload)
+          ? (payload.find((e) => e && typeof e === 'object' && 'id' in e) as { id?: unknown } | undefined)?.id
+          : (payload as { id?: unknown } | null)?.id;
         const w = waiting.get(key);
-        if (w) (waiting.delete(key), w.ok(payload));
+        if (w) waiting.delete(key), w.ok(payload);
       });
     }));
   return {
@@ -69,7 +74,10 @@ export function webSocketTransport(url: string, options: WebSocketTransportOptio
       });
     },
     close() {
-      void socket?.then((ws) => ws.close(1000), () => undefined);
+      void socket?.then(
+        (ws) => ws.close(1000),
+        () => undefined,
+      );
       failAll(new RpcClientError(-32603, `WebSocket ${url}: closed`));
     },
   };

@@ -4,14 +4,28 @@
 // Narrower entry points load less (a service built on the toolkit imports only what it runs): `/engine` (the
 // validating engine), `/errors` (JSON-RPC errors; browser-safe), `/conformance`, `/log-throttle`, `/http` and `/ws` (the
 // transports a service is built from), `/cli` (the commands).
-export { loadDocument, modelDocument, readDocument, type ContractModel, type ContractSpec, type MethodModel, type ParamModel } from './contract/model.js';
+export {
+  loadDocument,
+  modelDocument,
+  readDocument,
+  type ContractModel,
+  type ContractSpec,
+  type MethodModel,
+  type ParamModel,
+} from './contract/model.js';
 export { DEFAULT_DOCUMENT_LIMITS, DocumentLimitError, type DocumentLimits } from './contract/bounds.js';
 export { compileContract, compileValidators, methodTable, type CompiledContract } from './contract/compile.js';
 export { generateClient, isGenerated, type GenerateClientOptions } from './codegen/index.js';
 export { generatePythonClient, type GeneratePythonOptions } from './codegen/python.js';
 export { writeDocs, writeDocsTo, methodFiles, type DocsOptions } from './docs/index.js';
 export { createMock, type MockOptions, type MockServer } from './mock/index.js';
-export { createServer, resolveDocument, type DocumentSource, type RpcServer, type ServerOptions } from './server/index.js';
+export {
+  createServer,
+  resolveDocument,
+  type DocumentSource,
+  type RpcServer,
+  type ServerOptions,
+} from './server/index.js';
 export { LogThrottle } from './server/log-throttle.js';
 export {
   createEngine,
@@ -27,8 +41,24 @@ export {
   type Handler,
   type Handlers,
 } from './rpc/engine.js';
-export { ErrorCode, RpcError, invalidParams, invalidRequest, internalError, methodNotFound, type InvalidParamsData } from './rpc/errors.js';
-export type { Extensions, MethodDescriptor, MethodTable, ParamsOf, ResultOf, ValidateFn, ValidatorTable } from './rpc/descriptor.js';
+export {
+  ErrorCode,
+  RpcError,
+  invalidParams,
+  invalidRequest,
+  internalError,
+  methodNotFound,
+  type InvalidParamsData,
+} from './rpc/errors.js';
+export type {
+  Extensions,
+  MethodDescriptor,
+  MethodTable,
+  ParamsOf,
+  ResultOf,
+  ValidateFn,
+  ValidatorTable,
+} from './rpc/descriptor.js';
 export {
   specConformance,
   specProfile,

@@ -6,7 +6,13 @@ import { configSchema } from '../../../generated/config/types.js';
 import { defaults, settings } from '../../gateway/config/config.js';
 import { table } from '../output.js';
 
-const deref = (s: any): any => (s.$ref ? s.$ref.split('/').slice(1).reduce((o: any, k: string) => o[k], configSchema) : s);
+const deref = (s: any): any =>
+  s.$ref
+    ? s.$ref
+        .split('/')
+        .slice(1)
+        .reduce((o: any, k: string) => o[k], configSchema)
+    : s;
 
 function typeOf(s: any): string {
   const node = deref(s);
@@ -30,8 +36,15 @@ export function register(program: Command): void {
       if (flags.schema) return void console.log(JSON.stringify(configSchema, null, 2));
       const rows = settings().map((s) => {
         // The effective default, else the schema's (plan limits are applied by src/gateway/limits/plans.ts).
-        const value = (s.path.includes('*') ? undefined : s.path.reduce<any>((o, k) => o?.[k], defaults)) ?? deref(s.schema).default;
-        return { path: s.path.join('.'), env: [s.env, ...s.aliases].join(' '), type: typeOf(s.schema), default: value === undefined ? '' : JSON.stringify(value) };
+        const value =
+          (s.path.includes('*') ? undefined : s.path.reduce<any>((o, k) => o?.[k], defaults)) ??
+          deref(s.schema).default;
+        return {
+          path: s.path.join('.'),
+          env: [s.env, ...s.aliases].join(' '),
+          type: typeOf(s.schema),
+          default: value === undefined ? '' : JSON.stringify(value),
+        };
       });
       if (flags.json) return void console.log(JSON.stringify({ settings: rows }));
       console.log(

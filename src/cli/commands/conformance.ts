@@ -10,7 +10,12 @@ import { runNodeConformance } from '../../gateway/node-api/conformance/index.js'
 export const nodeProfile: DefaultProfile = {
   description: 'without --spec, against the node contract (openrpc.json), adapted to the live chain',
   options: (command) =>
-    command.option('--scan-blocks <n>', 'without --spec: blocks to scan back from the head for a real log (eth_getLogs windows)', positiveIntOption, 100_000),
+    command.option(
+      '--scan-blocks <n>',
+      'without --spec: blocks to scan back from the head for a real log (eth_getLogs windows)',
+      positiveIntOption,
+      100_000,
+    ),
   run: (url, common, cli) => runNodeConformance(url, { ...common, scanBlocks: cli.scanBlocks as number | undefined }),
 };
 

@@ -30,47 +30,66 @@ async function networkFlag(ctx: ApiContext, flag: string | undefined): Promise<s
   const networks = await ctx.api.request('networks_list');
   if (flag !== undefined) return parseNetwork(flag, networks);
   if (networks.length === 1) return networks[0].network;
-  throw usage(`--network is required: one of ${networks.map((n) => n.network).join(', ')}`, { flag: '--network', choices: networks.map((n) => n.network) });
+  throw usage(`--network is required: one of ${networks.map((n) => n.network).join(', ')}`, {
+    flag: '--network',
+    choices: networks.map((n) => n.network),
+  });
 }
 
 export function register(program: Command): void {
-  const keys = program.command('keys').description('network API keys (access point B): one network each, at most 4 per user');
+  const keys = program
+    .command('keys')
+    .description('network API keys (access point B): one network each, at most 4 per user');
 
   addApiOptions(
     keys
       .command('create')
       .description('create a network key; prints the key and its URL')
       .option('--name <name>', 'key name (required)')
-      .option('--network <network>', "one of the deployment's networks (rpcgate networks), any case (default: the only network)")
+      .option(
+        '--network <network>',
+        "one of the deployment's networks (rpcgate networks), any case (default: the only network)",
+      )
       .option('--description <text>', 'description'),
   ).action((flags: CreateFlags) =>
     runApi(flags, async (ctx) => {
       const name = need(flags.name, '--name');
       const network = await networkFlag(ctx, flags.network);
-      const k = await ctx.api.request('keys_create', [{ name, network, ...(flags.description !== undefined && { description: flags.description }) }]);
+      const k = await ctx.api.request('keys_create', [
+        { name, network, ...(flags.description !== undefined && { description: flags.description }) },
+      ]);
       return { json: k, text: keyText(k) };
     }),
   );
 
-  addApiOptions(keys.command('list').description("list your network keys (without the keys) and today's usage")).action((flags: ApiFlags) =>
-    runApi(flags, async (ctx) => {
-      const r = await ctx.api.request('keys_list');
-      const u = r.usage;
-      return {
-        json: r,
-        text: [
-          table<NetworkKeySummary>(r.keys, { ID: 'id', NAME: 'name', NETWORK: 'networkLabel', DESCRIPTION: 'description', CREATED: 'createdAt' }, '(no keys)'),
-          '',
-          `keys: ${r.keys.length} of ${r.maxKeys}; requests today: ${u.used} of ${u.limit} (${u.remaining} left, resets ${u.resetAt})`,
-        ].join('\n'),
-      };
-    }),
+  addApiOptions(keys.command('list').description("list your network keys (without the keys) and today's usage")).action(
+    (flags: ApiFlags) =>
+      runApi(flags, async (ctx) => {
+        const r = await ctx.api.request('keys_list');
+        const u = r.usage;
+        return {
+          json: r,
+          text: [
+            table<NetworkKeySummary>(
+              r.keys,
+              { ID: 'id', NAME: 'name', NETWORK: 'networkLabel', DESCRIPTION: 'description', CREATED: 'createdAt' },
+              '(no keys)',
+            ),
+            '',
+            `keys: ${r.keys.length} of ${r.maxKeys}; requests today: ${u.used} of ${u.limit} (${u.remaining} left, resets ${u.resetAt})`,
+          ].join('\n'),
+        };
+      }),
   );
 
-  addApiOptions(keys.command('get').description('show a network key with its URL (and a curl example)').argument('<keyId>')).action((keyId: string, flags: ApiFlags) =>
+  addApiOptions(
+    keys.command('get').description('show a network key with its URL (and a curl example)').argument('<keyId>'),
+  ).action((keyId: string, flags: ApiFlags) =>
     runApi(flags, async (ctx) => {
       const k: NetworkKeyDetail = await ctx.api.request('keys_get', [keyId]);
-      const curl = k.examples.find((x) => x.id === 'curl' && x.method === 'eth_blockNumber') ?? k.examples.find((x) => x.id === 'curl');
+      const curl =
+        k.examples.find((x) => x.id === 'curl' && x.method === 'eth_blockNumber') ??
+        k.examples.find((x) => x.id === 'curl');
       return {
         json: k,
         text: `${keyText(k)}${curl ? `\n\nexample (${curl.label}, ${curl.method}):\n${curl.code.trimEnd()}` : ''}\n\n(${k.examples.length} examples with --json)`,
@@ -78,7 +97,9 @@ export function register(program: Command): void {
     }),
   );
 
-  addApiOptions(keys.command('delete').description('delete a network key (it stops working)').argument('<keyId>')).action((keyId: string, flags: ApiFlags) =>
+  addApiOptions(
+    keys.command('delete').description('delete a network key (it stops working)').argument('<keyId>'),
+  ).action((keyId: string, flags: ApiFlags) =>
     runApi(flags, async (ctx) => {
       const r = await ctx.api.request('keys_delete', [keyId]);
       return { json: r, text: `deleted ${r.id}` };

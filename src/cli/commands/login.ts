@@ -1,7 +1,15 @@
 // `rpcgate login --email <e> [--password <p>]`: logs in and keeps the session for the following commands.
 import type { Command } from 'commander';
 import type { Session } from '../../../generated/account/client.js';
-import { addApiOptions, readEmail, readPassword, runApi, type ApiContext, type ApiFlags, type Output } from '../account.js';
+import {
+  addApiOptions,
+  readEmail,
+  readPassword,
+  runApi,
+  type ApiContext,
+  type ApiFlags,
+  type Output,
+} from '../account.js';
 import { keyValues } from '../output.js';
 
 interface Flags extends ApiFlags {

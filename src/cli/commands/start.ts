@@ -58,32 +58,47 @@ async function runStart(flags: StartFlags): Promise<void> {
     if (flags.devKey) overrides.devKey = true;
     if (flags.coalesce === false) overrides.upstream = { coalesce: false };
     const config = loadConfig({ configFile: flags.config, overrides, overridesLabel: 'flags', assignments: flags.set });
-    const embedded = Object.entries(config.networks).filter(([, n]) => n.upstreams.length === 0).map(([n]) => n);
+    const embedded = Object.entries(config.networks)
+      .filter(([, n]) => n.upstreams.length === 0)
+      .map(([n]) => n);
     if (embedded.length) console.log(`starting embedded anvil for ${embedded.join(', ')} …`);
     service = await startService(config);
   } catch (e) {
-    console.error(`rpcgate: ${e instanceof ConfigError ? e.message : (e as Error).stack ?? String(e)}`);
+    console.error(`rpcgate: ${e instanceof ConfigError ? e.message : ((e as Error).stack ?? String(e))}`);
     process.exit(1);
   }
 
   const lines: string[] = ['', `rpcgate listening on ${service.url}`, ''];
   for (const [name, n] of Object.entries(service.networks)) {
     lines.push(
-      n.embedded ? `${name}: embedded anvil (chain id ${n.chainId}, pid ${n.pid})` : `${name}: ${n.upstreams.length} upstream node(s)`,
+      n.embedded
+        ? `${name}: embedded anvil (chain id ${n.chainId}, pid ${n.pid})`
+        : `${name}: ${n.upstreams.length} upstream node(s)`,
     );
   }
   // Without a dev or static key, keys come from accounts: show the URL shapes and how to get one.
   const key = service.key || '<API_KEY>';
-  if (service.key) lines.push('', `${service.devKey ? 'development key (generated at start)' : 'API key'}: ${service.key}`, '');
-  else lines.push('', `API keys come from accounts: rpcgate signup --server ${service.url} …, then rpcgate keys create / apps create`, '');
+  if (service.key)
+    lines.push('', `${service.devKey ? 'development key (generated at start)' : 'API key'}: ${service.key}`, '');
+  else
+    lines.push(
+      '',
+      `API keys come from accounts: rpcgate signup --server ${service.url} …, then rpcgate keys create / apps create`,
+      '',
+    );
   for (const [name, u] of Object.entries(service.urls)) {
-    lines.push(`  ${name.padEnd(8)} A  ${u.A.replace(/[^/]*$/, key)}`, `  ${name.padEnd(8)} B  ${u.B.replace(/[^/]*$/, key)}`);
+    lines.push(
+      `  ${name.padEnd(8)} A  ${u.A.replace(/[^/]*$/, key)}`,
+      `  ${name.padEnd(8)} B  ${u.B.replace(/[^/]*$/, key)}`,
+    );
   }
   for (const [host, net] of Object.entries(service.config.hostMap)) {
     lines.push(`  ${host} → ${net}: http://${host}:${new URL(service.url).port}/v2/${key}`);
   }
   const m = service.config.metrics;
-  const metricsLine = !m.enabled ? 'metrics: off' : `metrics: ${service.url}/metrics (${m.token ? 'Bearer token' : 'loopback clients only'})`;
+  const metricsLine = !m.enabled
+    ? 'metrics: off'
+    : `metrics: ${service.url}/metrics (${m.token ? 'Bearer token' : 'loopback clients only'})`;
   lines.push(
     '',
     `dashboard: ${service.url}/  (sign up, then create an app or an API key)`,
@@ -113,4 +128,3 @@ async function runStart(flags: StartFlags): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   stopWhenNpmParentExits(shutdown);
 }
-

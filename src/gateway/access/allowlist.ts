@@ -85,7 +85,6 @@ export function compileOrigins(entries: readonly string[]): OriginMatcher {
       if (suffix.length < 2 || suffix.includes('*')) continue;
       rules.push({ scheme: p.scheme, host: suffix, wildcard: true, port: p.port });
     } else if (p.host.includes('*')) {
-      continue;
     } else if (p.scheme !== undefined) {
       exact.add(p.scheme + '://' + p.host + (p.port === '' ? '' : ':' + p.port));
     } else {
@@ -151,14 +150,27 @@ export function compileAllowlists(a: Allowlists): CompiledAllowlists | undefined
 const shown = (s: string) => (s.length > 200 ? s.slice(0, 200) + '…' : s);
 
 /** Request-level kinds (origin, IP): the refusal, or undefined when allowed. */
-export function checkRequestAllowlists(c: CompiledAllowlists, origin: string | undefined, ip: string | undefined): RpcError | undefined {
+export function checkRequestAllowlists(
+  c: CompiledAllowlists,
+  origin: string | undefined,
+  ip: string | undefined,
+): RpcError | undefined {
   if (c.origin !== undefined && !originAllowed(c.origin, origin)) {
     return origin === undefined
-      ? forbidden('this app accepts requests only from allowlisted origins: the request has no Origin header', { reason: 'origin', origin: null })
-      : forbidden(`origin ${shown(origin)} is not on this app's allowlist`, { reason: 'origin', origin: shown(origin) });
+      ? forbidden('this app accepts requests only from allowlisted origins: the request has no Origin header', {
+          reason: 'origin',
+          origin: null,
+        })
+      : forbidden(`origin ${shown(origin)} is not on this app's allowlist`, {
+          reason: 'origin',
+          origin: shown(origin),
+        });
   }
   if (c.ip !== undefined && !ipAllowed(c.ip, ip)) {
-    return forbidden(`IP address ${ip ?? '(unknown)'} is not on this app's allowlist`, { reason: 'ip', ip: ip ?? null });
+    return forbidden(`IP address ${ip ?? '(unknown)'} is not on this app's allowlist`, {
+      reason: 'ip',
+      ip: ip ?? null,
+    });
   }
   return undefined;
 }
@@ -175,7 +187,10 @@ function at(v: unknown, path: string | undefined): unknown {
 
 /** The contract addresses a call names, by its method's addressParams: undefined = none applies (not restricted),
  *  null = an applicable place names no address (refused). */
-export function addressesOf(spec: readonly AddressParam[] | undefined, params: readonly unknown[]): readonly unknown[] | null | undefined {
+export function addressesOf(
+  spec: readonly AddressParam[] | undefined,
+  params: readonly unknown[],
+): readonly unknown[] | null | undefined {
   if (spec === undefined) return undefined;
   let out: unknown[] | undefined;
   for (const e of spec) {
@@ -193,7 +208,12 @@ export function addressListed(c: CompiledAllowlists | undefined, address: unknow
 }
 
 /** Per-call kinds (method, address): the refusal for this call, or undefined when allowed. */
-export function checkCallAllowlists(c: CompiledAllowlists, method: string, params: readonly unknown[], addressParams: readonly AddressParam[] | undefined): RpcError | undefined {
+export function checkCallAllowlists(
+  c: CompiledAllowlists,
+  method: string,
+  params: readonly unknown[],
+  addressParams: readonly AddressParam[] | undefined,
+): RpcError | undefined {
   if (c.method !== undefined && !c.method.has(method)) {
     return methodNotAllowed(shown(method));
   }
@@ -201,11 +221,19 @@ export function checkCallAllowlists(c: CompiledAllowlists, method: string, param
     const addrs = addressesOf(addressParams, params);
     if (addrs === undefined) return undefined;
     if (addrs === null) {
-      return forbidden(`${method} must name a contract address on this app's allowlist`, { reason: 'address', method, address: null });
+      return forbidden(`${method} must name a contract address on this app's allowlist`, {
+        reason: 'address',
+        method,
+        address: null,
+      });
     }
     for (const a of addrs) {
       if (typeof a !== 'string' || !c.address.has(a.toLowerCase())) {
-        return forbidden(`address ${shown(String(a))} is not on this app's allowlist`, { reason: 'address', method, address: shown(String(a)) });
+        return forbidden(`address ${shown(String(a))} is not on this app's allowlist`, {
+          reason: 'address',
+          method,
+          address: shown(String(a)),
+        });
       }
     }
   }

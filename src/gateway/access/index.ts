@@ -19,14 +19,31 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { appSubject, userSubject } from '../limits/types.js';
 import { hashKey } from '../secrets/keys.js';
-import { KeyEventFeed, loadAccessEntry, loadAllActiveKeys, pruneKeyEvents, type AccessEntry, type Database } from '../store/index.js';
+import {
+  KeyEventFeed,
+  loadAccessEntry,
+  loadAllActiveKeys,
+  pruneKeyEvents,
+  type AccessEntry,
+  type Database,
+} from '../store/index.js';
 import { compileAllowlists } from './allowlist.js';
 import { JwtKeySet, pruneJwtKeyCache } from './jwt.js';
 import type { AppPrincipal, KeyStore, NetworkKeyPrincipal, Principal } from './keys.js';
 
 export * from './keys.js';
 export { routeRefusal } from './route.js';
-export { Denied, identify, checkKey, checkRequest, checkCall, hasCallChecks, clientIp, type AccessContext, type RequestInfo } from './pipeline.js';
+export {
+  Denied,
+  identify,
+  checkKey,
+  checkRequest,
+  checkCall,
+  hasCallChecks,
+  clientIp,
+  type AccessContext,
+  type RequestInfo,
+} from './pipeline.js';
 export { compileAllowlists, type CompiledAllowlists } from './allowlist.js';
 export { JwtKeySet, bearerToken, type JwtKeySpec } from './jwt.js';
 

@@ -81,8 +81,8 @@ export function jwtError(problem: JwtProblem, kid?: string, extra?: Record<strin
   const what: Record<JwtProblem, string> = {
     missing: 'this app requires a JWT: send Authorization: Bearer <jwt>',
     malformed: 'JWT is malformed',
-    'missing kid': 'JWT header has no kid: it must name one of the app\'s JWT keys',
-    'unknown kid': 'JWT kid is not one of this app\'s JWT keys',
+    'missing kid': "JWT header has no kid: it must name one of the app's JWT keys",
+    'unknown kid': "JWT kid is not one of this app's JWT keys",
     'algorithm not allowed': 'JWT algorithm does not match the algorithm of the key its kid names',
     'bad signature': 'JWT signature verification failed',
     expired: 'JWT has expired',
@@ -90,10 +90,10 @@ export function jwtError(problem: JwtProblem, kid?: string, extra?: Record<strin
     'missing exp': 'JWT must have an exp claim',
     'missing iat': 'JWT must have an iat claim (this app limits how long a token may live)',
     'lifetime too long': 'JWT lifetime (exp - iat, or exp - now) is longer than this app allows',
-    'issued in the future': 'JWT iat is in the future: check the issuer\'s clock',
+    'issued in the future': "JWT iat is in the future: check the issuer's clock",
     'timestamp in milliseconds': 'JWT iat/nbf/exp must be NumericDate seconds since the epoch, not milliseconds',
     'invalid claims': 'JWT claims are invalid',
-    'key unusable': 'the app\'s JWT key for this kid cannot be used',
+    'key unusable': "the app's JWT key for this kid cannot be used",
     'no keys': 'this app requires a JWT but has no JWT public keys',
   };
   const data: { reason: 'jwt'; [k: string]: unknown } = { reason: 'jwt', detail: problem };
@@ -145,14 +145,16 @@ export class JwtKeySet {
       });
       if (inMilliseconds(payload)) return jwtError('timestamp in milliseconds', kid);
       const nowSec = Math.floor((now?.getTime() ?? Date.now()) / 1000);
-      if (payload.iat !== undefined && payload.iat > nowSec + CLOCK_TOLERANCE_SEC) return jwtError('issued in the future', kid);
+      if (payload.iat !== undefined && payload.iat > nowSec + CLOCK_TOLERANCE_SEC)
+        return jwtError('issued in the future', kid);
       if (max !== null) {
         const lifetimeSec = Math.max(payload.exp! - payload.iat!, payload.exp! - nowSec - CLOCK_TOLERANCE_SEC);
         if (lifetimeSec > max) return jwtError('lifetime too long', kid, { maxLifetimeSec: max, lifetimeSec });
       }
       return undefined;
     } catch (e) {
-      if (e instanceof errors.JOSEError && 'payload' in e && inMilliseconds(e.payload as JWTPayload)) return jwtError('timestamp in milliseconds', kid);
+      if (e instanceof errors.JOSEError && 'payload' in e && inMilliseconds(e.payload as JWTPayload))
+        return jwtError('timestamp in milliseconds', kid);
       return jwtError(problemOf(e), kid);
     }
   }

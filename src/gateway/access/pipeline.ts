@@ -37,7 +37,12 @@ const NO_KEY = new Denied(unauthorized('missing API key: put it in the URL path'
 const BAD_KEY = new Denied(unauthorized('invalid API key', { reason: 'key' }), undefined);
 
 /** Stages 1 and 2: the principal behind a key, if it may use this network through this access point. */
-export function identify(keys: KeyStore, key: string | undefined, network: string, accessPoint: AccessPoint): Principal | Denied {
+export function identify(
+  keys: KeyStore,
+  key: string | undefined,
+  network: string,
+  accessPoint: AccessPoint,
+): Principal | Denied {
   if (!key) return NO_KEY;
   const p = keys.lookup(key);
   if (p === undefined) return BAD_KEY;
@@ -46,7 +51,12 @@ export function identify(keys: KeyStore, key: string | undefined, network: strin
 }
 
 /** Stages 1 and 2 as one answer: the principal, or the RpcError to answer (401 unknown/missing, 403 not valid here). */
-export function checkKey(keys: KeyStore, key: string | undefined, network: string, accessPoint: AccessPoint): Principal | RpcError {
+export function checkKey(
+  keys: KeyStore,
+  key: string | undefined,
+  network: string,
+  accessPoint: AccessPoint,
+): Principal | RpcError {
   const r = identify(keys, key, network, accessPoint);
   return r instanceof Denied ? r.error : r;
 }
@@ -82,7 +92,12 @@ export function hasCallChecks(p: Principal): boolean {
 }
 
 /** Stage 5: method and address allowlists for one call (`addressParams`: the method's, from the contract); undefined = allowed. */
-export function checkCall(p: Principal, method: string, params: readonly unknown[], addressParams: readonly AddressParam[] | undefined): RpcError | undefined {
+export function checkCall(
+  p: Principal,
+  method: string,
+  params: readonly unknown[],
+  addressParams: readonly AddressParam[] | undefined,
+): RpcError | undefined {
   if (p.kind !== 'app' || p.allowlists === undefined || !p.allowlists.perCall) return undefined;
   return checkCallAllowlists(p.allowlists, method, params, addressParams);
 }

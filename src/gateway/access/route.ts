@@ -15,7 +15,12 @@ export function routeRefusal(p: Principal, network: string, accessPoint: AccessP
       return undefined;
     case 'app':
       if (accessPoint !== 'A')
-        return forbidden(`this is an app key: use /${network}/v2/<key> (access point A)`, { reason: 'url', network, accessPoint, expected: 'A' });
+        return forbidden(`this is an app key: use /${network}/v2/<key> (access point A)`, {
+          reason: 'url',
+          network,
+          accessPoint,
+          expected: 'A',
+        });
       if (!p.networks.has(network))
         return forbidden(
           p.networks.size === 0
@@ -26,9 +31,19 @@ export function routeRefusal(p: Principal, network: string, accessPoint: AccessP
       return undefined;
     case 'network-key':
       if (accessPoint !== 'B')
-        return forbidden(`this is a network API key: use /${p.network}/<key> (access point B), without /v2`, { reason: 'url', network, accessPoint, expected: 'B' });
+        return forbidden(`this is a network API key: use /${p.network}/<key> (access point B), without /v2`, {
+          reason: 'url',
+          network,
+          accessPoint,
+          expected: 'B',
+        });
       if (network !== p.network)
-        return forbidden(`API key is valid only for network ${p.network}`, { reason: 'network', network, accessPoint, keyNetwork: p.network });
+        return forbidden(`API key is valid only for network ${p.network}`, {
+          reason: 'network',
+          network,
+          accessPoint,
+          keyNetwork: p.network,
+        });
       return undefined;
   }
 }

@@ -17,7 +17,10 @@ const COOKIE_RE = /^([A-Za-z0-9_-]{22})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/;
 export class DeviceCookies {
   private readonly key: Buffer;
 
-  constructor(secret: Uint8Array, private readonly ttlSec = DEVICE_TTL_SEC) {
+  constructor(
+    secret: Uint8Array,
+    private readonly ttlSec = DEVICE_TTL_SEC,
+  ) {
     // A key of its own (the server secret also keys API key hashes): a MAC here can never be replayed there.
     this.key = createHmac('sha256', secret).update('rpcgate device cookie v1').digest();
   }

@@ -22,7 +22,12 @@ export function conflict(message: string, data: { field?: string; reason: string
 
 /** A per-user count limit (the 5th network key): nothing was created. */
 export function countLimit(what: string, limit: number): RpcError {
-  return new RpcError(AccountErrorCode.LimitReached, `limit reached: at most ${limit} ${what} per user; delete one first`, { limit, what }, 409);
+  return new RpcError(
+    AccountErrorCode.LimitReached,
+    `limit reached: at most ${limit} ${what} per user; delete one first`,
+    { limit, what },
+    409,
+  );
 }
 
 /** A value the schema accepts but this deployment or this check does not (unknown chain, bad CIDR, wrong PEM). */
@@ -35,5 +40,8 @@ export const BAD_CREDENTIALS = unauthorized('invalid email or password', { reaso
 
 export function originRefused(origin: string): RpcError {
   const shown = origin.length > 200 ? `${origin.slice(0, 200)}…` : origin;
-  return forbidden(`origin ${shown} may not change anything here (Origin check: only this server's own origin)`, { reason: 'origin', origin: shown });
+  return forbidden(`origin ${shown} may not change anything here (Origin check: only this server's own origin)`, {
+    reason: 'origin',
+    origin: shown,
+  });
 }

@@ -26,7 +26,13 @@ import type { JwtAlg } from '../store/schema.js';
 import { BAD_CREDENTIALS, NO_SESSION, badValue, conflict, countLimit, notFound, originRefused } from './errors.js';
 import { DeviceCookies } from './device.js';
 import { AccountThrottle } from './throttle.js';
-import { accountRequest, clearedSessionCookie, sessionCookie, type AccountContext, type AccountRequest } from './session.js';
+import {
+  accountRequest,
+  clearedSessionCookie,
+  sessionCookie,
+  type AccountContext,
+  type AccountRequest,
+} from './session.js';
 
 /** What the handlers need of the deployment. */
 export interface AccountDeps {
@@ -82,13 +88,23 @@ function parseMetricsTime(s: string, path: string): number {
     const t = new Date(local);
     const offH = m[10] === undefined ? 0 : +m[10];
     const offM = m[11] === undefined ? 0 : +m[11];
-    const fieldsOk = t.getUTCFullYear() === +y && t.getUTCMonth() === +mo - 1 && t.getUTCDate() === +d && t.getUTCHours() === +h && t.getUTCMinutes() === +mi && t.getUTCSeconds() === +sec;
+    const fieldsOk =
+      t.getUTCFullYear() === +y &&
+      t.getUTCMonth() === +mo - 1 &&
+      t.getUTCDate() === +d &&
+      t.getUTCHours() === +h &&
+      t.getUTCMinutes() === +mi &&
+      t.getUTCSeconds() === +sec;
     if (fieldsOk && offH <= 23 && offM <= 59) return local - (m[9] === '-' ? -1 : 1) * (offH * 60 + offM) * 60_000;
   }
   return badTime(path, s);
 }
 function badTime(path: string, s: string): never {
-  throw badValue('query', path, `not a valid date-time: ${JSON.stringify(s.slice(0, 40))} (ISO 8601 with a zone, e.g. 2025-03-01T09:00:00Z)`);
+  throw badValue(
+    'query',
+    path,
+    `not a valid date-time: ${JSON.stringify(s.slice(0, 40))} (ISO 8601 with a zone, e.g. 2025-03-01T09:00:00Z)`,
+  );
 }
 const cap = (s: string) => (s === '' ? s : s[0].toUpperCase() + s.slice(1));
 /** Names are trimmed; the rest of the text is kept verbatim (the schema already refused control characters). */
@@ -119,9 +135,15 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
   const dummy = () => (dummyHash ??= hashPassword(randomBytes(16).toString('hex')));
 
   // ---- shapes ---------------------------------------------------------------------------------------------------
-  const networksOf = (chain: string): T.Network[] => [...(deps.chains[chainIds.get(chain.toLowerCase()) ?? ''] ?? [])].filter((n) => deps.networks[n] !== undefined);
+  const networksOf = (chain: string): T.Network[] =>
+    [...(deps.chains[chainIds.get(chain.toLowerCase()) ?? ''] ?? [])].filter((n) => deps.networks[n] !== undefined);
   const labelOf = (n: string) => deps.networks[n]?.label ?? cap(n);
-  const chainNetwork = (n: string): T.ChainNetwork => ({ network: n, label: labelOf(n), chainId: deps.networks[n].chainId, local: deps.networks[n].local });
+  const chainNetwork = (n: string): T.ChainNetwork => ({
+    network: n,
+    label: labelOf(n),
+    chainId: deps.networks[n].chainId,
+    local: deps.networks[n].local,
+  });
 
   const appSummary = (a: store.App): T.AppSummary => ({
     id: a.id,
@@ -150,7 +172,11 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
     description: k.description,
     createdAt: iso(k.createdAt),
   });
-  const keyFull = (k: store.NetworkKey, base: string): T.NetworkKey => ({ ...keyBase(k), key: k.key, url: `${base}/${k.network}/${k.key}` });
+  const keyFull = (k: store.NetworkKey, base: string): T.NetworkKey => ({
+    ...keyBase(k),
+    key: k.key,
+    url: `${base}/${k.network}/${k.key}`,
+  });
   /** Today's (UTC) metered calls on one key, from the usage store (the limiter stays the source for the daily limit). */
   const keyToday = async (userId: string, keyId: string): Promise<T.KeyUsageToday> => {
     const u = await store.usageToday(db, userId, { keyId });
@@ -158,7 +184,11 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
   };
 
   /** Validated range → the store's series, times as ISO strings. Ownership is checked by the caller first. */
-  async function metrics(userId: string, target: { appId: string } | { keyId: string }, q: T.MetricsQuery): Promise<T.UsageSeries> {
+  async function metrics(
+    userId: string,
+    target: { appId: string } | { keyId: string },
+    q: T.MetricsQuery,
+  ): Promise<T.UsageSeries> {
     const from = parseMetricsTime(q.from, '/1/from');
     const to = parseMetricsTime(q.to, '/1/to');
     if (!(to > from)) throw badValue('query', '/1/to', '`to` must be after `from`');
@@ -172,25 +202,55 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
         maxPoints: MAX_METRICS_POINTS,
         points,
       });
-    const s = await store.usageSeries(db, { userId, ...target, network: q.network === undefined ? undefined : networkOf(q.network, 'query', '/1/network'), from, to, granularity: q.granularity, maxPoints: MAX_METRICS_POINTS });
+    const s = await store.usageSeries(db, {
+      userId,
+      ...target,
+      network: q.network === undefined ? undefined : networkOf(q.network, 'query', '/1/network'),
+      from,
+      to,
+      granularity: q.granularity,
+      maxPoints: MAX_METRICS_POINTS,
+    });
     const point = (p: store.UsagePoint): T.UsagePoint => ({ ...p, start: iso(p.start) });
-    return { granularity: s.granularity, from: iso(s.from), to: iso(s.to), points: s.points.map(point), summary: point(s.summary) };
+    return {
+      granularity: s.granularity,
+      from: iso(s.from),
+      to: iso(s.to),
+      points: s.points.map(point),
+      summary: point(s.summary),
+    };
   }
-  const entry = (e: store.AllowlistEntry): T.AllowlistEntry => ({ id: e.id, kind: e.kind, value: e.value, createdAt: iso(e.createdAt) });
-  const jwtKey = (k: store.JwtKey): T.JwtKey => ({ id: k.id, alg: k.alg, publicKeyPem: k.publicKeyPem, createdAt: iso(k.createdAt) });
+  const entry = (e: store.AllowlistEntry): T.AllowlistEntry => ({
+    id: e.id,
+    kind: e.kind,
+    value: e.value,
+    createdAt: iso(e.createdAt),
+  });
+  const jwtKey = (k: store.JwtKey): T.JwtKey => ({
+    id: k.id,
+    alg: k.alg,
+    publicKeyPem: k.publicKeyPem,
+    createdAt: iso(k.createdAt),
+  });
   const user = (u: store.User): T.User => ({ id: u.id, email: u.email, createdAt: iso(u.createdAt) });
 
   /** The configured chain id for a chain name (case-insensitive), or -32602 at `path`. */
   function chainOf(name: string, param: string, path: string): string {
     const id = chainIds.get(name.trim().toLowerCase());
-    if (id === undefined) throw badValue(param, path, `unknown chain "${name}" (this deployment: ${[...chainIds.values()].join(', ')})`);
+    if (id === undefined)
+      throw badValue(param, path, `unknown chain "${name}" (this deployment: ${[...chainIds.values()].join(', ')})`);
     return id;
   }
 
   /** A network param → its configured name (compared case-insensitively), or -32602 at `path` naming the valid ones. */
   function networkOf(name: string, param: string, path: string): string {
     const n = networkNames.get(name.toLowerCase());
-    if (n === undefined) throw badValue(param, path, `unknown network "${name}": this deployment's networks are ${[...networkNames.values()].join(', ')}`);
+    if (n === undefined)
+      throw badValue(
+        param,
+        path,
+        `unknown network "${name}": this deployment's networks are ${[...networkNames.values()].join(', ')}`,
+      );
     return n;
   }
 
@@ -211,11 +271,13 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
       const d = k.asymmetricKeyDetails ?? {};
       if (alg.startsWith('RS')) {
         if (k.asymmetricKeyType !== 'rsa') reason = `${alg} needs an RSA public key, got ${k.asymmetricKeyType}`;
-        else if ((d.modulusLength ?? 0) < 2048) reason = `${alg} needs an RSA key of at least 2048 bits, got ${d.modulusLength}`;
+        else if ((d.modulusLength ?? 0) < 2048)
+          reason = `${alg} needs an RSA key of at least 2048 bits, got ${d.modulusLength}`;
       } else {
         const curve = alg === 'ES256' ? 'prime256v1' : 'secp384r1';
         if (k.asymmetricKeyType !== 'ec') reason = `${alg} needs an EC public key, got ${k.asymmetricKeyType}`;
-        else if (d.namedCurve !== curve) reason = `${alg} needs a ${alg === 'ES256' ? 'P-256' : 'P-384'} key, got ${d.namedCurve}`;
+        else if (d.namedCurve !== curve)
+          reason = `${alg} needs a ${alg === 'ES256' ? 'P-256' : 'P-384'} key, got ${d.namedCurve}`;
       }
       if (reason === undefined) await importSPKI(pem, alg); // what the access check will do with it
     } catch (e) {
@@ -228,7 +290,8 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
     // ---- account -------------------------------------------------------------------------------------------------
     async account_signUp([cred], c) {
       const email = store.normalizeEmail(cred.email);
-      const weakPassword = (reason: string) => invalidParams(`password ${reason}`, { param: 'credentials', path: '/0/password', reason });
+      const weakPassword = (reason: string) =>
+        invalidParams(`password ${reason}`, { param: 'credentials', path: '/0/password', reason });
       const rule = passwordRuleReason(cred.password, email);
       if (rule !== undefined) throw weakPassword(rule);
       await throttle.beforeSignUp(c.ip); // before zxcvbn, which costs CPU on this thread
@@ -285,7 +348,13 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
       for (const [id, nets] of Object.entries(deps.chains)) {
         const networks = nets.filter((n) => deps.networks[n] !== undefined).map(chainNetwork);
         const chain = { id, name: cap(id), networks };
-        if (q === '' || id.toLowerCase().includes(q) || chain.name.toLowerCase().includes(q) || networks.some((n) => n.network.includes(q) || String(n.chainId) === q)) out.push(chain);
+        if (
+          q === '' ||
+          id.toLowerCase().includes(q) ||
+          chain.name.toLowerCase().includes(q) ||
+          networks.some((n) => n.network.includes(q) || String(n.chainId) === q)
+        )
+          out.push(chain);
       }
       return out;
     },
@@ -299,7 +368,13 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
     // ---- apps ----------------------------------------------------------------------------------------------------
     async apps_create([input], c) {
       const chain = chainOf(input.chain, 'app', '/0/chain');
-      const app = { name: trim(input.name), description: input.description ?? '', useCase: trim(input.useCase), chain, services: [...input.services] };
+      const app = {
+        name: trim(input.name),
+        description: input.description ?? '',
+        useCase: trim(input.useCase),
+        chain,
+        services: [...input.services],
+      };
       try {
         return appFull(await store.createApp(db, secret, c.userId, app, { maxPerUser: maxApps }), c.req.baseUrl);
       } catch (e) {
@@ -315,14 +390,22 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
       const plan = deps.appPlan ?? DEFAULT_APP_PLAN;
       let quotas: T.AccountQuota[];
       if (deps.peekAppQuotas !== undefined) {
-        quotas = (await deps.peekAppQuotas(c.userId)).map((d) => ({ period: d.period as T.AccountQuota['period'], used: Math.max(0, d.limit - d.remaining), limit: d.limit, remaining: d.remaining, resetAt: iso(d.resetAt) }));
+        quotas = (await deps.peekAppQuotas(c.userId)).map((d) => ({
+          period: d.period as T.AccountQuota['period'],
+          used: Math.max(0, d.limit - d.remaining),
+          limit: d.limit,
+          remaining: d.remaining,
+          resetAt: iso(d.resetAt),
+        }));
       } else {
         const now = new Date();
         const day = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
         const month = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
         quotas = [];
-        if (plan.daily !== null) quotas.push({ period: 'day', used: 0, limit: plan.daily, remaining: plan.daily, resetAt: iso(day) });
-        if (plan.monthly !== null) quotas.push({ period: 'month', used: 0, limit: plan.monthly, remaining: plan.monthly, resetAt: iso(month) });
+        if (plan.daily !== null)
+          quotas.push({ period: 'day', used: 0, limit: plan.daily, remaining: plan.daily, resetAt: iso(day) });
+        if (plan.monthly !== null)
+          quotas.push({ period: 'month', used: 0, limit: plan.monthly, remaining: plan.monthly, resetAt: iso(month) });
       }
       return { apps: await store.countApps(db, c.userId), maxApps, perSecond: plan.perSecond, quotas };
     },
@@ -367,10 +450,12 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
         if (v === 0) throw badValue('entry', '/1/value', `not an IPv4 or IPv6 address: ${addr}`);
         if (slash !== -1) {
           const bits = Number(value.slice(slash + 1));
-          if (!Number.isInteger(bits) || bits > (v === 4 ? 32 : 128)) throw badValue('entry', '/1/value', `CIDR prefix must be 0..${v === 4 ? 32 : 128}`);
+          if (!Number.isInteger(bits) || bits > (v === 4 ? 32 : 128))
+            throw badValue('entry', '/1/value', `CIDR prefix must be 0..${v === 4 ? 32 : 128}`);
         }
       } else if (e.kind === 'method') {
-        if (!Object.hasOwn(nodeMethods, value)) throw badValue('entry', '/1/value', `not a method of the node API: ${value}`);
+        if (!Object.hasOwn(nodeMethods, value))
+          throw badValue('entry', '/1/value', `not a method of the node API: ${value}`);
       } else if (e.kind === 'origin') {
         const port = /:(\d+)\/?$/.exec(value);
         if (port !== null && Number(port[1]) > 65535) throw badValue('entry', '/1/value', 'port must be 0..65535');
@@ -411,7 +496,8 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
       if (requireJwt) {
         const keys = await store.listJwtKeys(db, c.userId, appId);
         if (keys === undefined) throw notFound('app', appId);
-        if (keys.length === 0) throw conflict('add a JWT public key before requiring JWT', { field: 'requireJwt', reason: 'no JWT key' });
+        if (keys.length === 0)
+          throw conflict('add a JWT public key before requiring JWT', { field: 'requireJwt', reason: 'no JWT key' });
       }
       const a = await store.updateApp(db, secret, c.userId, appId, { requireJwt });
       if (a === undefined) throw notFound('app', appId);
@@ -437,11 +523,22 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
       }
     },
     async keys_list(_p, c) {
-      const keys = await Promise.all((await store.listNetworkKeys(db, secret, c.userId)).map(async (k) => ({ ...keyBase(k), today: await keyToday(c.userId, k.id) })));
+      const keys = await Promise.all(
+        (await store.listNetworkKeys(db, secret, c.userId)).map(async (k) => ({
+          ...keyBase(k),
+          today: await keyToday(c.userId, k.id),
+        })),
+      );
       let usage: T.DailyUsage;
       if (deps.peekDaily !== undefined) {
         const d = await deps.peekDaily(c.userId);
-        usage = { used: Math.max(0, d.limit - d.remaining), limit: d.limit, remaining: d.remaining, period: 'day', resetAt: iso(d.resetAt) };
+        usage = {
+          used: Math.max(0, d.limit - d.remaining),
+          limit: d.limit,
+          remaining: d.remaining,
+          period: 'day',
+          resetAt: iso(d.resetAt),
+        };
       } else {
         const limit = deps.dailyLimit ?? DEFAULT_B_DAILY_PER_USER;
         const next = new Date();
@@ -457,7 +554,14 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
       const today = await keyToday(c.userId, k.id);
       const examples: T.CodeExample[] = [];
       for (const method of ['eth_blockNumber', 'eth_getBlockByNumber'] as const) {
-        for (const x of nodeExamples[method]) examples.push({ method, id: x.id, language: x.language, label: x.label, code: x.code.split('{{RPC_URL}}').join(full.url) });
+        for (const x of nodeExamples[method])
+          examples.push({
+            method,
+            id: x.id,
+            language: x.language,
+            label: x.label,
+            code: x.code.split('{{RPC_URL}}').join(full.url),
+          });
       }
       return { ...full, today, examples };
     },
@@ -477,7 +581,8 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
     if (!READS.has(method) && !req.originOk) throw originRefused(req.origin ?? '');
     if (OPEN.has(method)) return { req, userId: '', ip: ctx.ip };
     const token = req.token;
-    req.userId ??= token === undefined ? Promise.resolve(undefined) : store.getSession(db, token).then((s) => s?.userId);
+    req.userId ??=
+      token === undefined ? Promise.resolve(undefined) : store.getSession(db, token).then((s) => s?.userId);
     const userId = await req.userId;
     if (userId === undefined) throw NO_SESSION;
     return { req, userId, ip: ctx.ip };

@@ -57,7 +57,8 @@ export function createAccountApi(opts: AccountApiOptions): AccountApi {
     handlers: createAccountHandlers({ ...opts, throttle }),
     admit: oneCredentialCallPerRequest,
     options: { maxBatchSize: opts.maxBatchSize ?? 20, strictResults: opts.strictResults ?? false },
-    onError: (err, info) => logger?.error({ err, method: info.method, rid: info.ctx.requestId }, 'account API: unexpected error'),
+    onError: (err, info) =>
+      logger?.error({ err, method: info.method, rid: info.ctx.requestId }, 'account API: unexpected error'),
     // The database down or too slow: a fast, documented 503 (-32045) instead of -32603; logged once per call.
     mapError(err) {
       if (!isStoreUnavailable(err)) return undefined;
@@ -70,9 +71,18 @@ export function createAccountApi(opts: AccountApiOptions): AccountApi {
     maxBodyBytes: opts.maxBodyBytes ?? 64 * 1024,
     acceptContentType: (ct) => ct !== undefined && JSON_CT.test(ct),
     // Only configured allowed origins get CORS (with credentials); the dashboard on this origin needs none.
-    cors: allowedOrigins(opts.allowedOrigins ?? [], { methods: 'POST, OPTIONS', allowHeaders: 'content-type', maxAgeSec: 600 }),
+    cors: allowedOrigins(opts.allowedOrigins ?? [], {
+      methods: 'POST, OPTIONS',
+      allowHeaders: 'content-type',
+      maxAgeSec: 600,
+    }),
     headers: ['cache-control', 'no-store'],
-    admit: (req, rid) => ({ principal: stateOf(req), requestId: rid, ip: clientIp(req, trustProxy), headers: req.headers }),
+    admit: (req, rid) => ({
+      principal: stateOf(req),
+      requestId: rid,
+      ip: clientIp(req, trustProxy),
+      headers: req.headers,
+    }),
     after(ctx) {
       const cookies = ctx.principal?.setCookie;
       if (cookies === undefined || cookies.length === 0) return undefined;
@@ -90,10 +100,18 @@ export function createAccountApi(opts: AccountApiOptions): AccountApi {
       router
         .add('POST', prefix, (req, res, rid, t0) => rpc.serve(req, res, rid, t0, undefined, undefined), slash)
         .add('OPTIONS', prefix, (req, res, rid) => rpc.preflight(req, res, rid), slash)
-        .add('*', prefix, (req, res, rid) => {
-          skipBody(req, res);
-          plainText(res, rid, 405, `the account API takes JSON-RPC 2.0 over POST ${prefix}\n`, ['allow', 'POST, OPTIONS']);
-        }, slash)
+        .add(
+          '*',
+          prefix,
+          (req, res, rid) => {
+            skipBody(req, res);
+            plainText(res, rid, 405, `the account API takes JSON-RPC 2.0 over POST ${prefix}\n`, [
+              'allow',
+              'POST, OPTIONS',
+            ]);
+          },
+          slash,
+        )
         .add('*', `${prefix}/*`, (req, res, rid) => rpc.sendError(req, res, rid, notFound));
     },
   };

@@ -1,5 +1,13 @@
 // The account API (contracts/account.openrpc.json): handlers, sessions and the HTTP route at POST /api.
 export { createAccountApi, type AccountApi, type AccountApiOptions } from './http.js';
 export { createAccountHandlers, USE_CASES, type AccountDeps } from './handlers.js';
-export { SESSION_COOKIE, createRequestStateFactory, readCookie, sessionCookie, clearedSessionCookie, type AccountRequest, type RequestStateOptions } from './session.js';
+export {
+  SESSION_COOKIE,
+  createRequestStateFactory,
+  readCookie,
+  sessionCookie,
+  clearedSessionCookie,
+  type AccountRequest,
+  type RequestStateOptions,
+} from './session.js';
 export { AccountErrorCode, notFound, conflict, countLimit } from './errors.js';

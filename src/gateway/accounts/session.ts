@@ -86,7 +86,8 @@ function normalizeOrigin(o: string): string | undefined {
 export function createRequestStateFactory(opts: RequestStateOptions = {}): (req: IncomingMessage) => AccountRequest {
   const publicBase = opts.publicBaseUrl?.replace(/\/+$/, '');
   const publicOrigin = publicBase === undefined ? undefined : normalizeOrigin(publicBase);
-  if (publicBase !== undefined && publicOrigin === undefined) throw new Error(`publicBaseUrl is not a URL: ${publicBase}`);
+  if (publicBase !== undefined && publicOrigin === undefined)
+    throw new Error(`publicBaseUrl is not a URL: ${publicBase}`);
   const allowed = new Set((opts.allowedOrigins ?? []).map((o) => normalizeOrigin(o) ?? o));
   const trust = (opts.trustProxy ?? 0) > 0;
 
@@ -97,9 +98,14 @@ export function createRequestStateFactory(opts: RequestStateOptions = {}): (req:
       baseUrl = publicBase;
       secure = publicBase.startsWith('https:');
     } else {
-      const proto = (trust ? firstForwarded(req.headers['x-forwarded-proto'])?.toLowerCase() : undefined) ?? ((req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http');
+      const proto =
+        (trust ? firstForwarded(req.headers['x-forwarded-proto'])?.toLowerCase() : undefined) ??
+        ((req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http');
       secure = proto === 'https';
-      const host = (trust ? firstForwarded(req.headers['x-forwarded-host']) : undefined) ?? req.headers.host ?? `${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? 80}`;
+      const host =
+        (trust ? firstForwarded(req.headers['x-forwarded-host']) : undefined) ??
+        req.headers.host ??
+        `${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? 80}`;
       baseUrl = `${secure ? 'https' : 'http'}://${host}`;
     }
     const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
@@ -111,7 +117,15 @@ export function createRequestStateFactory(opts: RequestStateOptions = {}): (req:
     }
     const raw = readCookie(req.headers.cookie, SESSION_COOKIE);
     const device = readCookie(req.headers.cookie, DEVICE_COOKIE);
-    return { token: raw !== undefined && TOKEN_RE.test(raw) ? raw : undefined, device, origin, originOk, baseUrl, secure, setCookie: [] };
+    return {
+      token: raw !== undefined && TOKEN_RE.test(raw) ? raw : undefined,
+      device,
+      origin,
+      originOk,
+      baseUrl,
+      secure,
+      setCookie: [],
+    };
   };
 }
 

@@ -73,7 +73,15 @@ export function throttled(scope: ThrottleScope, limit: number, retryAfterSec: nu
   return new RpcError(
     GatewayErrorCode.LimitExceeded,
     `${MESSAGES[scope]}: try again in ${retryAfter} s`,
-    { source: SOURCE, reason: 'rate', scope, limit, period, retryAfter, resetAt: new Date(now + retryAfter * 1000).toISOString() },
+    {
+      source: SOURCE,
+      reason: 'rate',
+      scope,
+      limit,
+      period,
+      retryAfter,
+      resetAt: new Date(now + retryAfter * 1000).toISOString(),
+    },
     429,
     { 'Retry-After': String(retryAfter) },
   );
@@ -88,7 +96,12 @@ export const oneCredentialCallPerRequest: AdmitFn = (calls) => {
   if (calls.length < 2 || !calls.some((c) => CREDENTIAL_METHODS.has(c.method))) return undefined;
   return {
     refused: calls.map((c) =>
-      CREDENTIAL_METHODS.has(c.method) ? invalidRequest(`${c.method} cannot be sent in a batch: send it as a single JSON-RPC request`, { reason: 'batch', method: c.method }) : undefined,
+      CREDENTIAL_METHODS.has(c.method)
+        ? invalidRequest(`${c.method} cannot be sent in a batch: send it as a single JSON-RPC request`, {
+            reason: 'batch',
+            method: c.method,
+          })
+        : undefined,
     ),
   };
 };
@@ -103,7 +116,10 @@ export function clientKey(ip: string): string {
   const h = head === '' ? [] : head.split(':');
   const t = tail === undefined || tail === '' ? [] : tail.split(':');
   const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 /** Bounded concurrency for password hashing: `run` answers undefined (refuse) when every slot and queue place is taken. */
@@ -149,7 +165,8 @@ export class HashGate {
 
   private leave(): void {
     const next = this.priority.shift() ?? this.waiting.shift();
-    if (next !== undefined) next(); // the slot passes on: `active` stays
+    if (next !== undefined)
+      next(); // the slot passes on: `active` stays
     else this.active--;
   }
 }
@@ -195,7 +212,13 @@ export class AccountThrottle {
 
   readonly gate: HashGate;
   /** Calls refused per counter (the hash gate's are `gate.refused`): read by rpcgate_account_throttled_total. */
-  private readonly refusedBy: Record<Counter['scope'], number> = { 'email+ip': 0, email: 0, device: 0, ip: 0, 'signup-ip': 0 };
+  private readonly refusedBy: Record<Counter['scope'], number> = {
+    'email+ip': 0,
+    email: 0,
+    device: 0,
+    ip: 0,
+    'signup-ip': 0,
+  };
   private readonly emailIp: Counter;
   private readonly email: Counter;
   private readonly device: Counter;
@@ -214,9 +237,15 @@ export class AccountThrottle {
     const limiter = (base: { points: number; duration: number; keyPrefix: string }): RateLimiterAbstract => {
       const memory = new RateLimiterMemory(base);
       // Redis down → this replica's own counters (RateLimiterRedis fails over to its insurance limiter).
-      return redis === undefined ? memory : new RateLimiterRedis({ ...base, storeClient: redis, insuranceLimiter: memory, rejectIfRedisNotReady: true });
+      return redis === undefined
+        ? memory
+        : new RateLimiterRedis({ ...base, storeClient: redis, insuranceLimiter: memory, rejectIfRedisNotReady: true });
     };
-    const make = (scope: Counter['scope'], limit: number): Counter => ({ scope, limit, rl: limiter({ points: limit, duration: WINDOWS[scope].sec, keyPrefix: `${prefix}:${scope}` }) });
+    const make = (scope: Counter['scope'], limit: number): Counter => ({
+      scope,
+      limit,
+      rl: limiter({ points: limit, duration: WINDOWS[scope].sec, keyPrefix: `${prefix}:${scope}` }),
+    });
     this.emailIp = make('email+ip', o.failedLoginsPerEmailIp ?? d.failedLoginsPerEmailIp);
     this.email = make('email', o.failedLoginsPerEmail ?? d.failedLoginsPerEmail);
     this.device = make('device', o.failedLoginsPerEmailIp ?? d.failedLoginsPerEmailIp);
@@ -237,7 +266,12 @@ export class AccountThrottle {
       } catch (e) {
         if (!(e instanceof RateLimiterRes)) throw e;
         this.refusedBy[c.scope]++;
-        await Promise.all(list.slice(0, i).filter(([p]) => p !== this.ip).map(([p, k]) => p.rl.reward(k, 1)));
+        await Promise.all(
+          list
+            .slice(0, i)
+            .filter(([p]) => p !== this.ip)
+            .map(([p, k]) => p.rl.reward(k, 1)),
+        );
         throw throttled(c.scope, c.limit, e.msBeforeNext / 1000);
       }
     }

@@ -85,7 +85,8 @@ export class NetworkCache {
     this.upstream = o.upstream;
     this.redis = o.redis;
     this.metrics = o.metrics;
-    for (const [name, m] of o.meanings) if (m.route === 'forward' && m.cache !== 'never' && !o.disabled?.has(name)) this.rules.set(name, m);
+    for (const [name, m] of o.meanings)
+      if (m.route === 'forward' && m.cache !== 'never' && !o.disabled?.has(name)) this.rules.set(name, m);
     this.lru = new ByteLru<CachedResult>(o.maxBytes, (key) => this.unindex(key));
     this.headMaxBytes = Math.floor(o.maxBytes / 4);
     this.tracker = new HeadTracker({
@@ -158,8 +159,11 @@ export class NetworkCache {
     // memory only, after the node's answer taught it).
     const blockHash = d.kind === 'block' ? t.hashAt(d.height) : undefined;
     if (redis !== undefined) {
-      if (d.kind === 'block') rkey = blockHash === undefined ? undefined : redis.blockKey(this.network, d.height, blockHash, key);
-      else rkey = d.kind === 'head' ? redis.headKey(this.network, head!, headHash!, key) : redis.finalKey(this.network, key);
+      if (d.kind === 'block')
+        rkey = blockHash === undefined ? undefined : redis.blockKey(this.network, d.height, blockHash, key);
+      else
+        rkey =
+          d.kind === 'head' ? redis.headKey(this.network, head!, headHash!, key) : redis.finalKey(this.network, key);
       const s = rkey === undefined ? null : await redis.get(rkey);
       if (s !== null) {
         const r = new CachedResult(s);
@@ -192,7 +196,8 @@ export class NetworkCache {
           this.putBlock(key, new CachedResult(json), e.height);
           // Shared only when looked up by height (a receipt's height is known only from its answer).
           const h = d.kind === 'block' ? t.hashAt(e.height) : undefined;
-          if (redis !== undefined && h !== undefined) redis.setFinal(redis.blockKey(this.network, e.height, h, key), json);
+          if (redis !== undefined && h !== undefined)
+            redis.setFinal(redis.blockKey(this.network, e.height, h, key), json);
         }
         break;
       case 'head':

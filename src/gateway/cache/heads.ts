@@ -189,7 +189,11 @@ export class HeadTracker {
         fork = head;
         cur = b;
       }
-    } else if (fork === undefined && this.hashes.get(l.number - 1) !== undefined && this.hashes.get(l.number - 1) !== l.parentHash) {
+    } else if (
+      fork === undefined &&
+      this.hashes.get(l.number - 1) !== undefined &&
+      this.hashes.get(l.number - 1) !== l.parentHash
+    ) {
       fork = l.number - 1;
       const b = await this.block(l.number - 1);
       if (b === null) return;
@@ -234,7 +238,8 @@ export class HeadTracker {
   learn(n: number, hash: string): boolean {
     const seen = this.hashes.get(n);
     if (seen !== undefined) return seen === hash;
-    if (this.head === undefined || n > this.head || n <= (this.finalized ?? -1) || n <= this.head - HISTORY) return false;
+    if (this.head === undefined || n > this.head || n <= (this.finalized ?? -1) || n <= this.head - HISTORY)
+      return false;
     this.hashes.set(n, hash);
     return true;
   }

@@ -9,7 +9,14 @@ import { RedisTier } from './redis.js';
 import { LogThrottle } from '@rpcgate/toolkit/log-throttle';
 import { HeadTracker } from './heads.js';
 
-export { NetworkCache, CachedResult, isCacheHit, type CacheMetrics, type CacheUpstream, type NetworkCacheOptions } from './cache.js';
+export {
+  NetworkCache,
+  CachedResult,
+  isCacheHit,
+  type CacheMetrics,
+  type CacheUpstream,
+  type NetworkCacheOptions,
+} from './cache.js';
 export { HeadTracker, type HeadEvents, type HeadUpstream } from './heads.js';
 export { ByteLru } from './lru.js';
 export { RedisTier } from './redis.js';
@@ -78,10 +85,24 @@ export function createResponseCaches(o: CreateCachesOptions): ResponseCaches {
     if (upstream === undefined) continue;
     const pollMs = s.pollIntervalMs || Math.max(250, n.blockTime * 500);
     const finalityDepth = over.finalityDepth ?? s.finalityDepth;
-    const onPollError = (err: unknown) => warn(`poll:${name}`, { err, network: name }, 'cache: head poll failed; head-dependent answers are not cached until it succeeds');
+    const onPollError = (err: unknown) =>
+      warn(
+        `poll:${name}`,
+        { err, network: name },
+        'cache: head poll failed; head-dependent answers are not cached until it succeeds',
+      );
     if (!(over.enabled ?? s.enabled)) {
       const nothing = () => undefined;
-      heads.set(name, new HeadTracker({ upstream, pollMs, idleMs: s.idleMs, finalityDepth, events: { onHead: nothing, onReorg: nothing, onFinalized: nothing, onReset: nothing, onError: onPollError } }));
+      heads.set(
+        name,
+        new HeadTracker({
+          upstream,
+          pollMs,
+          idleMs: s.idleMs,
+          finalityDepth,
+          events: { onHead: nothing, onReorg: nothing, onFinalized: nothing, onReset: nothing, onError: onPollError },
+        }),
+      );
       continue;
     }
     if (s.redis.enabled && redis === undefined) {
@@ -92,7 +113,8 @@ export function createResponseCaches(o: CreateCachesOptions): ResponseCaches {
         finalTtlSeconds: s.redis.finalTtlSeconds,
         // One TTL for every network: the slowest block time when not set.
         headTtlMs: s.redis.headTtlMs || Math.max(...Object.values(o.config.networks).map((x) => x.blockTime * 1000)),
-        onError: (err) => warn('redis', { err }, 'cache: Redis failing; cache lookups there count as misses until it is back'),
+        onError: (err) =>
+          warn('redis', { err }, 'cache: Redis failing; cache lookups there count as misses until it is back'),
       });
     }
     networks.set(

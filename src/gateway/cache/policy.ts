@@ -58,8 +58,19 @@ function ref(v: unknown): BlockRef {
   }
   if (typeof v === 'object' && !Array.isArray(v)) {
     // EIP-1898 objects, and eth_getLogs' filter (its toBlock / blockHash decide).
-    const o = v as { blockHash?: unknown; blockNumber?: unknown; requireCanonical?: unknown; fromBlock?: unknown; toBlock?: unknown };
-    if (o.blockHash !== undefined) return o.requireCanonical === true ? 'none' : typeof o.blockHash === 'string' && HASH.test(o.blockHash) ? 'hash' : 'none';
+    const o = v as {
+      blockHash?: unknown;
+      blockNumber?: unknown;
+      requireCanonical?: unknown;
+      fromBlock?: unknown;
+      toBlock?: unknown;
+    };
+    if (o.blockHash !== undefined)
+      return o.requireCanonical === true
+        ? 'none'
+        : typeof o.blockHash === 'string' && HASH.test(o.blockHash)
+          ? 'hash'
+          : 'none';
     if (o.blockNumber !== undefined) return ref(o.blockNumber);
     const from = ref(o.fromBlock);
     const to = ref(o.toBlock);

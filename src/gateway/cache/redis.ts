@@ -59,7 +59,10 @@ export class RedisTier {
 
   setFinal(key: string, json: string): void {
     if (this.client.status !== 'ready') return;
-    const p = this.o.finalTtlSeconds > 0 ? this.client.set(key, json, 'EX', this.o.finalTtlSeconds) : this.client.set(key, json);
+    const p =
+      this.o.finalTtlSeconds > 0
+        ? this.client.set(key, json, 'EX', this.o.finalTtlSeconds)
+        : this.client.set(key, json);
     p.catch((e: unknown) => this.onError(e));
   }
 

@@ -86,7 +86,10 @@ export function startActivity(opts: ActivityOptions): Activity {
   async function round(n: number): Promise<void> {
     const txs: { tx: Record<string, unknown>; kind: 'token' | 'eth' }[] = [];
     if (n === 0) {
-      txs.push({ kind: 'token', tx: { from: seeded.accounts[0], to: seeded.token.address, data: transfer(ring[0], 1000n * E18) } });
+      txs.push({
+        kind: 'token',
+        tx: { from: seeded.accounts[0], to: seeded.token.address, data: transfer(ring[0], 1000n * E18) },
+      });
     } else {
       const k = (n - 1) % ring.length;
       const from = ring[k];

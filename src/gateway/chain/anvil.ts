@@ -20,7 +20,9 @@ export function anvilBinary(): string {
   try {
     return require.resolve(`${pkg}/bin/${exe}`);
   } catch {
-    throw new Error(`anvil binary not found: npm package ${pkg} is not installed (it is an optional dependency of @foundry-rs/anvil)`);
+    throw new Error(
+      `anvil binary not found: npm package ${pkg} is not installed (it is an optional dependency of @foundry-rs/anvil)`,
+    );
   }
 }
 
@@ -62,7 +64,10 @@ let setprivWorks: boolean | undefined;
 /** `setpriv --pdeathsig` runs here (Linux with util-linux): checked once. */
 function hasSetpriv(): boolean {
   if (setprivWorks === undefined) {
-    const r = process.platform === 'linux' ? spawnSync('setpriv', ['--pdeathsig', 'KILL', '--', 'true'], { stdio: 'ignore', timeout: 5000 }) : undefined;
+    const r =
+      process.platform === 'linux'
+        ? spawnSync('setpriv', ['--pdeathsig', 'KILL', '--', 'true'], { stdio: 'ignore', timeout: 5000 })
+        : undefined;
     setprivWorks = r !== undefined && r.status === 0;
   }
   return setprivWorks;
@@ -70,7 +75,8 @@ function hasSetpriv(): boolean {
 
 /** The command that starts anvil under `guard`. */
 function launch(guard: DeathGuard, bin: string, args: string[]): ChildProcess {
-  if (guard === 'setpriv') return spawn('setpriv', ['--pdeathsig', 'KILL', '--', bin, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  if (guard === 'setpriv')
+    return spawn('setpriv', ['--pdeathsig', 'KILL', '--', bin, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   return spawn('sh', ['-c', WRAPPER, bin, ...args], { stdio: ['pipe', 'ignore', 'pipe'] });
 }
 
@@ -121,7 +127,17 @@ export async function startAnvil(opts: AnvilOptions): Promise<Anvil> {
   let lastError = '';
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
-    const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(opts.chainId), '--block-time', String(opts.blockTime), '--quiet'];
+    const args = [
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--chain-id',
+      String(opts.chainId),
+      '--block-time',
+      String(opts.blockTime),
+      '--quiet',
+    ];
     const guard = opts.deathGuard ?? (hasSetpriv() ? 'setpriv' : 'pipe');
     const child = launch(guard, bin, args);
     child.stdin?.on('error', () => undefined); // the pipe is never written to; its end is the signal
@@ -131,11 +147,13 @@ export async function startAnvil(opts: AnvilOptions): Promise<Anvil> {
       if (stderr.length < 4096) stderr += d;
     });
     let exited = false;
-    const exitedP = new Promise<void>((r) => child.once('exit', () => {
-      exited = true;
-      running.delete(child);
-      r();
-    }));
+    const exitedP = new Promise<void>((r) =>
+      child.once('exit', () => {
+        exited = true;
+        running.delete(child);
+        r();
+      }),
+    );
     child.once('error', (e) => {
       lastError = e.message;
     });

@@ -31,7 +31,12 @@ const SETTINGS = {
 export function compileToken(dataDir: string): Artifact {
   const source = readFileSync(TOKEN_SOURCE_PATH, 'utf8');
   const solcVersion = (require('solc/package.json') as { version: string }).version;
-  const hash = createHash('sha256').update(source).update(solcVersion).update(JSON.stringify(SETTINGS)).digest('hex').slice(0, 16);
+  const hash = createHash('sha256')
+    .update(source)
+    .update(solcVersion)
+    .update(JSON.stringify(SETTINGS))
+    .digest('hex')
+    .slice(0, 16);
   const cachePath = join(dataDir, 'artifacts', `Token-${hash}.json`);
   try {
     const cached = JSON.parse(readFileSync(cachePath, 'utf8')) as Artifact;
@@ -43,10 +48,17 @@ export function compileToken(dataDir: string): Artifact {
   const input = { language: 'Solidity', sources: { 'Token.sol': { content: source } }, settings: SETTINGS };
   const output = JSON.parse(solc.compile(JSON.stringify(input))) as {
     errors?: { severity: string; formattedMessage: string }[];
-    contracts?: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string }; methodIdentifiers: Record<string, string> } }>>;
+    contracts?: Record<
+      string,
+      Record<
+        string,
+        { abi: unknown[]; evm: { bytecode: { object: string }; methodIdentifiers: Record<string, string> } }
+      >
+    >;
   };
   const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
-  if (errors.length) throw new Error(`Token.sol does not compile:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
+  if (errors.length)
+    throw new Error(`Token.sol does not compile:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
   const c = output.contracts?.['Token.sol']?.Token;
   if (!c) throw new Error('solc produced no Token contract');
   const artifact: Artifact = {

@@ -11,7 +11,8 @@ export { seedChain, rpc, type SeededChain } from './seed.js';
 export { startActivity, type Activity, type ActivityOptions, type ActivityStats } from './activity.js';
 
 /** The schema's default of `networks.<n>.activityIntervalMs` (one source of truth for the default). */
-export const DEFAULT_ACTIVITY_INTERVAL_MS: number = configSchema.definitions.NetworkConfig.properties.activityIntervalMs.default;
+export const DEFAULT_ACTIVITY_INTERVAL_MS: number =
+  configSchema.definitions.NetworkConfig.properties.activityIntervalMs.default;
 
 export interface EmbeddedChain {
   network: string;
@@ -46,13 +47,28 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
     const intervalMs = opts.activityIntervalMs ?? DEFAULT_ACTIVITY_INTERVAL_MS;
     const activity: Activity | undefined =
       intervalMs > 0
-        ? startActivity({ url: anvil.url, seeded, artifact, intervalMs, receiptTimeoutMs: Math.max(10_000, opts.blockTime * 3000), onError: opts.onActivityError })
+        ? startActivity({
+            url: anvil.url,
+            seeded,
+            artifact,
+            intervalMs,
+            receiptTimeoutMs: Math.max(10_000, opts.blockTime * 3000),
+            onError: opts.onActivityError,
+          })
         : undefined;
     const stop = async () => {
       await activity?.stop();
       await anvil.stop();
     };
-    return { network: opts.network, url: anvil.url, pid: anvil.pid, chainId: anvil.chainId, seeded, activity: activity?.stats, stop };
+    return {
+      network: opts.network,
+      url: anvil.url,
+      pid: anvil.pid,
+      chainId: anvil.chainId,
+      seeded,
+      activity: activity?.stats,
+      stop,
+    };
   } catch (e) {
     await anvil.stop();
     throw e;

@@ -31,7 +31,12 @@ interface Receipt {
 
 let nextId = 1;
 /** One JSON-RPC call to the embedded node (15 s at most; `signal` aborts it sooner). */
-export async function rpc<T = unknown>(url: string, method: string, params: unknown[] = [], signal?: AbortSignal): Promise<T> {
+export async function rpc<T = unknown>(
+  url: string,
+  method: string,
+  params: unknown[] = [],
+  signal?: AbortSignal,
+): Promise<T> {
   // One controller per call, unhooked from `signal` afterwards (AbortSignal.any on a long-lived signal can pile up).
   const ac = new AbortController();
   const onAbort = () => ac.abort(signal?.reason);
@@ -98,14 +103,16 @@ export async function seedChain(url: string, artifact: Artifact, label: string):
   };
   const transfer = (to: Hex, amount: bigint) => `0x${sel('transfer(address,uint256)')}${word(to)}${uint(amount)}`;
   const approve = (sp: Hex, amount: bigint) => `0x${sel('approve(address,uint256)')}${word(sp)}${uint(amount)}`;
-  const transferFrom = (from: Hex, to: Hex, amount: bigint) => `0x${sel('transferFrom(address,address,uint256)')}${word(from)}${word(to)}${uint(amount)}`;
+  const transferFrom = (from: Hex, to: Hex, amount: bigint) =>
+    `0x${sel('transferFrom(address,address,uint256)')}${word(from)}${word(to)}${uint(amount)}`;
 
   const name = `rpcgate ${label} token`;
   // RG + the network's initial: RGM on mainnet, RGT on testnet, RGH on holesky.
   const symbol = `RG${label.charAt(0).toUpperCase()}`;
   // constructor(string,string,uint256): three head words (two offsets and the supply), then the strings.
   const nameEnc = encodeString(name);
-  const ctorArgs = uint(96n) + uint(BigInt(96 + nameEnc.length / 2)) + uint(1_000_000n * E18) + nameEnc + encodeString(symbol);
+  const ctorArgs =
+    uint(96n) + uint(BigInt(96 + nameEnc.length / 2)) + uint(1_000_000n * E18) + nameEnc + encodeString(symbol);
 
   const deploy = await round(url, [{ from: a0, data: artifact.bytecode + ctorArgs }]);
   const token = deploy.receipts[0].contractAddress;

@@ -9,14 +9,26 @@ import { Ajv } from 'ajv';
 import { configSchema, type Config, type NetworkConfig } from '../../../generated/config/types.js';
 import { PATHS } from '../paths.js';
 
-export type { AccessPoint, AppPlan, Config, KeyConfig, LimitsConfig, MetricsConfig, NetworkConfig, NetworkKeyPlan, UpstreamConfig } from '../../../generated/config/types.js';
+export type {
+  AccessPoint,
+  AppPlan,
+  Config,
+  KeyConfig,
+  LimitsConfig,
+  MetricsConfig,
+  NetworkConfig,
+  NetworkKeyPlan,
+  UpstreamConfig,
+} from '../../../generated/config/types.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- schema nodes are untyped JSON
 type Json = any;
 type DeepPartial<T> = T extends (infer U)[] ? U[] : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
 
 /** A partial config as read from a file, env or flags (objects merge field by field; `networks.<name>: null` removes one). */
-export type ConfigInput = DeepPartial<Omit<Config, 'networks'>> & { networks?: Record<string, Partial<NetworkConfig> | null> };
+export type ConfigInput = DeepPartial<Omit<Config, 'networks'>> & {
+  networks?: Record<string, Partial<NetworkConfig> | null>;
+};
 
 export class ConfigError extends Error {}
 
@@ -25,7 +37,11 @@ const SCHEMA: Json = configSchema;
 /** A `$ref` (`#/definitions/X`) resolved against the config schema; other nodes as they are. */
 function deref(s: Json): Json {
   let node = s;
-  for (let i = 0; node?.$ref !== undefined && i < 8; i++) node = node.$ref.split('/').slice(1).reduce((o: Json, k: string) => o[k], SCHEMA);
+  for (let i = 0; node?.$ref !== undefined && i < 8; i++)
+    node = node.$ref
+      .split('/')
+      .slice(1)
+      .reduce((o: Json, k: string) => o[k], SCHEMA);
   return node;
 }
 
@@ -68,7 +84,11 @@ export interface Setting {
   aliases: string[];
 }
 
-const snake = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/-/g, '_').toUpperCase();
+const snake = (s: string) =>
+  s
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/-/g, '_')
+    .toUpperCase();
 
 /**
  * Every leaf of the schema: scalars, arrays, maps (also set whole, as JSON or `k=v,…`) and, inside a map whose values
@@ -82,7 +102,12 @@ export function settings(): Setting[] {
       for (const [k, v] of Object.entries(node.properties)) walk(v, [...path, k]);
       return;
     }
-    out.push({ path, schema: s, env: `RPCGATE_${path.map((p) => (p === '*' ? '{*}' : snake(p))).join('_')}`, aliases: [...(s['x-env'] ?? node['x-env'] ?? [])] });
+    out.push({
+      path,
+      schema: s,
+      env: `RPCGATE_${path.map((p) => (p === '*' ? '{*}' : snake(p))).join('_')}`,
+      aliases: [...(s['x-env'] ?? node['x-env'] ?? [])],
+    });
     const values = isObject(node?.additionalProperties) ? deref(node.additionalProperties) : undefined;
     if (isObject(values?.properties)) walk(node.additionalProperties, [...path, '*']);
   };
@@ -103,7 +128,11 @@ function typesOf(s: Json): Set<string> {
   return out;
 }
 
-const list = (s: string) => s.split(',').map((x) => x.trim()).filter(Boolean);
+const list = (s: string) =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
 
 /**
  * A setting's text as the schema's type: integers/numbers, booleans (true/false, 1/0, yes/no, on/off), `null`, JSON for
@@ -139,7 +168,9 @@ export function parseValue(s: Json, raw: string, where: string): unknown {
     }
     return out;
   }
-  const expected = [...t].map((x) => (x === 'integer' ? 'an integer' : x === 'array' || x === 'object' ? `a JSON ${x}` : x)).join(' or ');
+  const expected = [...t]
+    .map((x) => (x === 'integer' ? 'an integer' : x === 'array' || x === 'object' ? `a JSON ${x}` : x))
+    .join(' or ');
   throw new ConfigError(`${where}: expected ${expected || 'a value'}, got "${raw}"`);
 }
 
@@ -193,13 +224,17 @@ function envLayer(env: NodeJS.ProcessEnv, networkNames: string[]): Layer {
     // Map entries: the known names, then any other name the canonical variable spells (lower-cased, `_` kept).
     const names = new Set(networkNames);
     const [pre, post] = st.env.split('{*}');
-    for (const k of Object.keys(env)) if (k.startsWith(pre) && k.endsWith(post) && k.length > pre.length + post.length && get(k) !== undefined) {
-      const spelled = k.slice(pre.length, k.length - post.length);
-      if (![...names].some((n) => snake(n) === spelled)) names.add(spelled.toLowerCase());
-    }
+    for (const k of Object.keys(env))
+      if (k.startsWith(pre) && k.endsWith(post) && k.length > pre.length + post.length && get(k) !== undefined) {
+        const spelled = k.slice(pre.length, k.length - post.length);
+        if (![...names].some((n) => snake(n) === spelled)) names.add(spelled.toLowerCase());
+      }
     for (const n of names) {
       const path = st.path.map((p) => (p === '*' ? n : p));
-      apply(path, st.schema, [st.env.replace('{*}', snake(n)), ...st.aliases.map((a) => a.replace('{NETWORK}', snake(n)))]);
+      apply(path, st.schema, [
+        st.env.replace('{*}', snake(n)),
+        ...st.aliases.map((a) => a.replace('{NETWORK}', snake(n))),
+      ]);
     }
   }
   return { input: input as ConfigInput, label: 'environment', origins };
@@ -220,7 +255,10 @@ export function fromAssignments(assignments: readonly string[], origins?: Map<st
     for (const p of path) {
       mapEntry = p !== '' && deref(s)?.properties?.[p] === undefined;
       s = p === '' ? undefined : child(s, p);
-      if (s === undefined) throw new ConfigError(`--set ${a}: unknown setting "${a.slice(0, i)}" (the settings are the paths of contracts/config.schema.json)`);
+      if (s === undefined)
+        throw new ConfigError(
+          `--set ${a}: unknown setting "${a.slice(0, i)}" (the settings are the paths of contracts/config.schema.json)`,
+        );
     }
     const raw = a.slice(i + 1);
     // `--set networks.testnet=null` removes a map entry (a default network), as `null` does in a config file.
@@ -240,7 +278,8 @@ function mergeValue(base: unknown, layer: unknown, s: Json, path: string): unkno
   const node = deref(s);
   const objectLike = node && (isObject(node.properties) || isObject(node.additionalProperties));
   // `x-merge: replace` (chains): a layer naming its chains means exactly those, not those plus the defaults.
-  if (!objectLike || node['x-merge'] === 'replace' || !isObject(layer) || !isObject(base)) return structuredClone(layer);
+  if (!objectLike || node['x-merge'] === 'replace' || !isObject(layer) || !isObject(base))
+    return structuredClone(layer);
   const out: Record<string, unknown> = { ...base };
   for (const [k, v] of Object.entries(layer)) {
     if (v === undefined) continue;
@@ -271,7 +310,8 @@ function sourceOf(ptr: string, layers: Layer[]): string | undefined {
   const segs = ptr.split('/').slice(1);
   for (const l of [...layers].reverse()) {
     if (l.origins) {
-      for (const [p, label] of l.origins) if (ptr === p || ptr.startsWith(`${p}/`) || p.startsWith(`${ptr}/`) || ptr === '') return label;
+      for (const [p, label] of l.origins)
+        if (ptr === p || ptr.startsWith(`${p}/`) || p.startsWith(`${ptr}/`) || ptr === '') return label;
       continue;
     }
     let o: unknown = l.input;
@@ -294,7 +334,12 @@ export function validate(config: Config, layers: Layer[] = []): Config {
   if (!validateConfig(config)) {
     const lines = (validateConfig.errors ?? []).map((e) => {
       const p = e.params as Record<string, unknown>;
-      const extra = 'allowedValues' in p ? ` (${(p.allowedValues as unknown[]).join(', ')})` : 'additionalProperty' in p ? `: "${String(p.additionalProperty)}"` : '';
+      const extra =
+        'allowedValues' in p
+          ? ` (${(p.allowedValues as unknown[]).join(', ')})`
+          : 'additionalProperty' in p
+            ? `: "${String(p.additionalProperty)}"`
+            : '';
       const ptr = 'additionalProperty' in p ? `${e.instancePath}/${String(p.additionalProperty)}` : e.instancePath;
       const from = sourceOf(ptr, layers);
       return `  ${e.instancePath || '(root)'}: ${e.message ?? e.keyword}${extra}${from ? ` (from ${from})` : ''}`;
@@ -303,11 +348,15 @@ export function validate(config: Config, layers: Layer[] = []): Config {
   }
   const known = Object.keys(config.networks).join(', ');
   for (const [host, network] of Object.entries(config.hostMap)) {
-    if (!config.networks[network]) throw new ConfigError(`invalid configuration:\n  /hostMap/${host}: unknown network "${network}" (known: ${known})`);
+    if (!config.networks[network])
+      throw new ConfigError(
+        `invalid configuration:\n  /hostMap/${host}: unknown network "${network}" (known: ${known})`,
+      );
   }
   for (const [chain, nets] of Object.entries(config.chains)) {
     for (const n of nets) {
-      if (!config.networks[n]) throw new ConfigError(`invalid configuration:\n  /chains/${chain}: unknown network "${n}" (known: ${known})`);
+      if (!config.networks[n])
+        throw new ConfigError(`invalid configuration:\n  /chains/${chain}: unknown network "${n}" (known: ${known})`);
     }
   }
   return config;
@@ -317,7 +366,8 @@ export function validate(config: Config, layers: Layer[] = []): Config {
 export function chainNetworks(config: Pick<Config, 'chains' | 'networks'>): Record<string, string[]> {
   const all = Object.keys(config.networks);
   const out: Record<string, string[]> = {};
-  for (const [chain, nets] of Object.entries(config.chains)) out[chain.toLowerCase()] = nets.length === 0 ? all : [...nets];
+  for (const [chain, nets] of Object.entries(config.chains))
+    out[chain.toLowerCase()] = nets.length === 0 ? all : [...nets];
   return out;
 }
 
@@ -370,14 +420,20 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   if (file) layers.push({ input: readConfigFile(file), label: `config file ${file}` });
   const flagOrigins = new Map<string, string>();
   const flagged = fromAssignments(opts.assignments ?? [], flagOrigins);
-  const names = new Set([...Object.keys(defaults.networks), ...[layers[0]?.input, opts.overrides, flagged].flatMap((l) => Object.keys(l?.networks ?? {}))]);
+  const names = new Set([
+    ...Object.keys(defaults.networks),
+    ...[layers[0]?.input, opts.overrides, flagged].flatMap((l) => Object.keys(l?.networks ?? {})),
+  ]);
   layers.push(envLayer(env, [...names]));
   if (opts.overrides) layers.push({ input: opts.overrides, label: opts.overridesLabel ?? 'overrides' });
   if (opts.assignments?.length) layers.push({ input: flagged, label: '--set', origins: flagOrigins });
   // A config file that lists its networks lists all of them: the default embedded `mainnet` and `testnet` start only
   // if it names them (env and --set still add to or change the file's set).
   const fileNets = layers[0]?.input.networks;
-  const base = file && fileNets !== undefined ? { ...defaults, networks: Object.fromEntries(Object.entries(defaults.networks).filter(([n]) => n in fileNets)) } : defaults;
+  const base =
+    file && fileNets !== undefined
+      ? { ...defaults, networks: Object.fromEntries(Object.entries(defaults.networks).filter(([n]) => n in fileNets)) }
+      : defaults;
   const config = merge(base, ...layers.map((l) => l.input));
   // Host names compare case-insensitively (the Host header is lower-cased before lookup).
   config.hostMap = Object.fromEntries(Object.entries(config.hostMap).map(([h, n]) => [h.toLowerCase(), n]));

@@ -67,7 +67,11 @@ export function filterNotFound(): RpcError {
 }
 
 export function tooManyFilters(limit: number): RpcError {
-  return new RpcError(-32000, `too many filters: at most ${limit} per key (uninstall one with eth_uninstallFilter, or let an idle one expire)`, { source: SOURCE, reason: 'filters', limit });
+  return new RpcError(
+    -32000,
+    `too many filters: at most ${limit} per key (uninstall one with eth_uninstallFilter, or let an idle one expire)`,
+    { source: SOURCE, reason: 'filters', limit },
+  );
 }
 
 /** A new filter id: 128 random bits as a QUANTITY (no leading zeros: the contract's uint). */
@@ -88,7 +92,8 @@ function numeric(tag: string | undefined): number | undefined {
 }
 
 /** A handler the engine calls with validated by-position params (the contract's types are checked before it). */
-const handler = (fn: (params: unknown[], ctx: CallContext) => Promise<unknown>): Handler<unknown> => fn as unknown as Handler<unknown>;
+const handler = (fn: (params: unknown[], ctx: CallContext) => Promise<unknown>): Handler<unknown> =>
+  fn as unknown as Handler<unknown>;
 
 const logKey = (l: LogObject) => `${l.blockHash}:${l.logIndex}`;
 
@@ -97,7 +102,10 @@ async function stored<T>(op: Promise<T>): Promise<T> {
   try {
     return await op;
   } catch {
-    throw internalError({ source: SOURCE, reason: 'filter-store', detail: 'the filter store (Redis) is unreachable; retry later' }, 503);
+    throw internalError(
+      { source: SOURCE, reason: 'filter-store', detail: 'the filter store (Redis) is unreachable; retry later' },
+      503,
+    );
   }
 }
 
@@ -129,7 +137,10 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
     return r instanceof RawResult ? JSON.parse(r.json) : r;
   };
   const block = async (ctx: CallContext, tag: number | 'latest'): Promise<BlockHead | undefined> => {
-    const b = (await call(ctx, 'eth_getBlockByNumber', [typeof tag === 'number' ? hex(tag) : tag, false])) as { number?: string; hash?: string } | null;
+    const b = (await call(ctx, 'eth_getBlockByNumber', [typeof tag === 'number' ? hex(tag) : tag, false])) as {
+      number?: string;
+      hash?: string;
+    } | null;
     if (b?.number === undefined || typeof b.hash !== 'string') return undefined;
     return { number: Number.parseInt(b.number, 16), hash: b.hash };
   };
@@ -150,7 +161,16 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
     const owner = ownerOf(ctx);
     const h = await head(ctx);
     const t = now();
-    const state: FilterState = { id: newFilterId(), kind, network: String(ctx.network), owner, cursor: h, start: h.number + 1, createdAt: t, polledAt: t };
+    const state: FilterState = {
+      id: newFilterId(),
+      kind,
+      network: String(ctx.network),
+      owner,
+      cursor: h,
+      start: h.number + 1,
+      createdAt: t,
+      polledAt: t,
+    };
     if (criteria) state.criteria = criteria;
     if (kind === 'logs') state.delivered = [];
     if (kind === 'blocks') state.recent = [h];
@@ -183,7 +203,14 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
     // A node that does not have block `to` yet: nothing moves, the next poll asks again.
     const [fresh, cursorBlock] = await Promise.all([
       lo <= hi
-        ? (call(ctx, 'eth_getLogs', [{ fromBlock: hex(lo), toBlock: hex(hi), ...(c.address != null ? { address: c.address } : {}), ...(c.topics != null ? { topics: c.topics } : {}) }]) as Promise<LogObject[]>)
+        ? (call(ctx, 'eth_getLogs', [
+            {
+              fromBlock: hex(lo),
+              toBlock: hex(hi),
+              ...(c.address != null ? { address: c.address } : {}),
+              ...(c.topics != null ? { topics: c.topics } : {}),
+            },
+          ]) as Promise<LogObject[]>)
         : Promise.resolve([] as LogObject[]),
       block(ctx, to),
     ]);
@@ -198,7 +225,10 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
       const current = new Set(fresh.map(logKey));
       const before = delivered.filter((l) => Number.parseInt(l.blockNumber, 16) >= from);
       const had = new Set(before.map(logKey));
-      out = [...before.filter((l) => !current.has(logKey(l))).map((l) => ({ ...l, removed: true })), ...fresh.filter((l) => !had.has(logKey(l)))];
+      out = [
+        ...before.filter((l) => !current.has(logKey(l))).map((l) => ({ ...l, removed: true })),
+        ...fresh.filter((l) => !had.has(logKey(l))),
+      ];
       kept = delivered.filter((l) => Number.parseInt(l.blockNumber, 16) < from);
     }
     const oldest = cursorBlock.number - window + 1;
@@ -258,17 +288,27 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
       const from = numeric(c.fromBlock);
       const to = numeric(c.toBlock);
       if (from !== undefined && to !== undefined && from > to) {
-        throw invalidParams(`fromBlock ${c.fromBlock} is after toBlock ${c.toBlock}`, { param: 'filter', path: '/0', reason: 'range' });
+        throw invalidParams(`fromBlock ${c.fromBlock} is after toBlock ${c.toBlock}`, {
+          param: 'filter',
+          path: '/0',
+          reason: 'range',
+        });
       }
       const criteria: LogCriteria = {};
-      for (const k of ['fromBlock', 'toBlock', 'blockHash', 'address', 'topics'] as const) if (c[k] !== undefined) (criteria as Record<string, unknown>)[k] = c[k];
+      for (const k of ['fromBlock', 'toBlock', 'blockHash', 'address', 'topics'] as const)
+        if (c[k] !== undefined) (criteria as Record<string, unknown>)[k] = c[k];
       return install('logs', ctx, criteria);
     }),
     eth_newBlockFilter: handler((_p, ctx) => install('blocks', ctx)),
     eth_newPendingTransactionFilter: handler((_p, ctx) => install('pending', ctx)),
     eth_getFilterChanges: handler(async (params: unknown[], ctx: CallContext) => {
       const { state, version } = await own(params[0], ctx);
-      const changes = state.kind === 'logs' ? visible(ctx, await logChanges(ctx, state)) : state.kind === 'blocks' ? await blockChanges(ctx, state) : [];
+      const changes =
+        state.kind === 'logs'
+          ? visible(ctx, await logChanges(ctx, state))
+          : state.kind === 'blocks'
+            ? await blockChanges(ctx, state)
+            : [];
       state.polledAt = now();
       // Another poll of the same filter moved the cursor first: it returned these changes.
       if (!(await store.update(state, version))) return [];
@@ -279,6 +319,8 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
       if (state.kind !== 'logs') throw filterNotFound();
       return visible(ctx, (await call(ctx, 'eth_getLogs', [state.criteria ?? {}])) as LogObject[]);
     }),
-    eth_uninstallFilter: handler(async (params: unknown[], ctx: CallContext) => store.delete(String(params[0]).toLowerCase(), ownerOf(ctx))),
+    eth_uninstallFilter: handler(async (params: unknown[], ctx: CallContext) =>
+      store.delete(String(params[0]).toLowerCase(), ownerOf(ctx)),
+    ),
   };
 }

@@ -3,7 +3,15 @@ import { MemoryFilterStore } from './memory.js';
 import { RedisFilterStore, type RedisFilterStoreOptions } from './redis.js';
 import type { FilterStore } from './store.js';
 
-export { createFilterHandlers, filterNotFound, tooManyFilters, newFilterId, FILTER_METHODS, type FilterMethod, type FilterOptions } from './filters.js';
+export {
+  createFilterHandlers,
+  filterNotFound,
+  tooManyFilters,
+  newFilterId,
+  FILTER_METHODS,
+  type FilterMethod,
+  type FilterOptions,
+} from './filters.js';
 export { MemoryFilterStore } from './memory.js';
 export { RedisFilterStore } from './redis.js';
 export type { FilterStore, FilterState, FilterKind, LogCriteria, LogObject, Versioned, CreateResult } from './store.js';
@@ -19,6 +27,12 @@ export interface CreateFilterStoreOptions {
 }
 
 export function createFilterStore(opts: CreateFilterStoreOptions): FilterStore {
-  if (opts.redisUrl || opts.redisClient) return new RedisFilterStore({ url: opts.redisUrl, client: opts.redisClient, prefix: opts.redisPrefix, idleMs: opts.idleMs });
+  if (opts.redisUrl || opts.redisClient)
+    return new RedisFilterStore({
+      url: opts.redisUrl,
+      client: opts.redisClient,
+      prefix: opts.redisPrefix,
+      idleMs: opts.idleMs,
+    });
   return new MemoryFilterStore(opts.idleMs);
 }

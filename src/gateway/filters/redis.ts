@@ -84,7 +84,14 @@ export class RedisFilterStore implements FilterStore {
 
   async create(state: FilterState, cap: number): Promise<CreateResult> {
     await untilFirstConnect(this.redis);
-    const [ok, n] = await this.redis.filterCreate(...this.keys(state.id, state.owner), state.id, state.owner, JSON.stringify(state), this.idleMs, cap);
+    const [ok, n] = await this.redis.filterCreate(
+      ...this.keys(state.id, state.owner),
+      state.id,
+      state.owner,
+      JSON.stringify(state),
+      this.idleMs,
+      cap,
+    );
     return ok === 1 ? { ok: true } : { ok: false, count: n };
   }
 
@@ -97,7 +104,16 @@ export class RedisFilterStore implements FilterStore {
 
   async update(state: FilterState, version: number): Promise<boolean> {
     await untilFirstConnect(this.redis);
-    return (await this.redis.filterUpdate(...this.keys(state.id, state.owner), state.id, state.owner, JSON.stringify(state), this.idleMs, version)) === 1;
+    return (
+      (await this.redis.filterUpdate(
+        ...this.keys(state.id, state.owner),
+        state.id,
+        state.owner,
+        JSON.stringify(state),
+        this.idleMs,
+        version,
+      )) === 1
+    );
   }
 
   async delete(id: string, owner: string): Promise<boolean> {

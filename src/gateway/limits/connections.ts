@@ -72,7 +72,9 @@ export interface RedisConnectionSlotsOptions {
   ttlMs?: number;
 }
 
-type SlotsRedis = Redis & { rpcgateSlotTake(key: string, now: number, lapse: number, cap: number, member: string): Promise<number> };
+type SlotsRedis = Redis & {
+  rpcgateSlotTake(key: string, now: number, lapse: number, cap: number, member: string): Promise<number>;
+};
 
 /** Slots shared by every replica through Redis. */
 export class RedisConnectionSlots implements ConnectionSlots {
@@ -107,7 +109,11 @@ export class RedisConnectionSlots implements ConnectionSlots {
     try {
       ok = await this.client.rpcgateSlotTake(key, now, now + this.ttlMs, cap, member);
     } catch (e) {
-      if (this.outage.take() !== undefined) this.opts.logger.error({ err: { message: (e as Error).message } }, 'Redis unreachable: WebSocket connection caps count per replica until it is back');
+      if (this.outage.take() !== undefined)
+        this.opts.logger.error(
+          { err: { message: (e as Error).message } },
+          'Redis unreachable: WebSocket connection caps count per replica until it is back',
+        );
       return this.local.take(id, cap);
     }
     if (ok !== 1) return undefined;

@@ -53,7 +53,13 @@ export function allowedDecision(slots: readonly Slot[], k: number, n: number, un
 }
 
 /** Decision for `n` more given counts before the call; `n` 0 is a peek that asks "would one more pass?". */
-export function decide(slots: readonly Slot[], k: number, n: number, now: number, unlimitedResetAt: number): LimitDecision {
+export function decide(
+  slots: readonly Slot[],
+  k: number,
+  n: number,
+  now: number,
+  unlimitedResetAt: number,
+): LimitDecision {
   const r = refusingSlot(slots, k, n === 0 ? 1 : n);
   return r >= 0 ? refusedDecision(slots[r], now) : allowedDecision(slots, k, n, unlimitedResetAt);
 }
@@ -63,7 +69,11 @@ export function slotDecisions(slots: readonly Slot[], k: number, now: number): L
   const out: LimitDecision[] = [];
   for (let i = 0; i < k; i++) {
     const s = slots[i];
-    out.push(s.count + 1 > s.limit ? refusedDecision(s, now) : { allowed: true, limit: s.limit, remaining: s.limit - s.count, resetAt: s.resetAt, period: s.period });
+    out.push(
+      s.count + 1 > s.limit
+        ? refusedDecision(s, now)
+        : { allowed: true, limit: s.limit, remaining: s.limit - s.count, resetAt: s.resetAt, period: s.period },
+    );
   }
   return out;
 }

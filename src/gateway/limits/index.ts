@@ -5,8 +5,23 @@ import { RedisLimiter, type RedisLimiterOptions } from './redis.js';
 import type { LimitsConfig } from './plans.js';
 import type { Limiter } from './types.js';
 
-export { appSubject, userSubject, type LimitSubject, type LimitDecision, type LimitPeriod, type Limiter } from './types.js';
-export { DEFAULT_APP_PLAN, DEFAULT_B_DAILY_PER_USER, resolvePlans, type AppPlan, type NetworkKeyPlan, type LimitsConfig, type ResolvedPlans } from './plans.js';
+export {
+  appSubject,
+  userSubject,
+  type LimitSubject,
+  type LimitDecision,
+  type LimitPeriod,
+  type Limiter,
+} from './types.js';
+export {
+  DEFAULT_APP_PLAN,
+  DEFAULT_B_DAILY_PER_USER,
+  resolvePlans,
+  type AppPlan,
+  type NetworkKeyPlan,
+  type LimitsConfig,
+  type ResolvedPlans,
+} from './plans.js';
 export { MemoryLimiter } from './memory.js';
 export { RedisLimiter, CONSUME_LUA, CONSUME_BATCH_LUA, EXPIRY_GRACE_MS, type RedisLimiterOptions } from './redis.js';
 export { limitHeaders, limitError } from './headers.js';
@@ -23,6 +38,7 @@ export interface CreateLimiterOptions extends LimitsConfig {
 
 export function createLimiter(opts: CreateLimiterOptions = {}): Limiter {
   const { redisUrl, redisPrefix, redisClient, ...plans } = opts;
-  if (redisUrl || redisClient) return new RedisLimiter({ ...plans, url: redisUrl, client: redisClient, prefix: redisPrefix });
+  if (redisUrl || redisClient)
+    return new RedisLimiter({ ...plans, url: redisUrl, client: redisClient, prefix: redisPrefix });
   return new MemoryLimiter(plans);
 }

@@ -26,7 +26,14 @@ interface MemSlot extends Slot {
 }
 
 function scratchSlot(): MemSlot {
-  return { period: 'day' as LimitPeriod, limit: 0, resetAt: 0, count: 0, store: undefined as unknown as WindowCounts, id: '' };
+  return {
+    period: 'day' as LimitPeriod,
+    limit: 0,
+    resetAt: 0,
+    count: 0,
+    store: undefined as unknown as WindowCounts,
+    id: '',
+  };
 }
 
 export class MemoryLimiter implements Limiter {
@@ -59,11 +66,21 @@ export class MemoryLimiter implements Limiter {
     }
     const user = subject.userId;
     if (p.daily !== null) k = this.set(slots[k], k, this.aDay, cal.dayStart, user, 'day', p.daily, cal.dayEnd);
-    if (p.monthly !== null) k = this.set(slots[k], k, this.aMonth, cal.monthStart, user, 'month', p.monthly, cal.monthEnd);
+    if (p.monthly !== null)
+      k = this.set(slots[k], k, this.aMonth, cal.monthStart, user, 'month', p.monthly, cal.monthEnd);
     return k;
   }
 
-  private set(s: MemSlot, k: number, store: WindowCounts, start: number, id: string, period: LimitPeriod, limit: number, resetAt: number): number {
+  private set(
+    s: MemSlot,
+    k: number,
+    store: WindowCounts,
+    start: number,
+    id: string,
+    period: LimitPeriod,
+    limit: number,
+    resetAt: number,
+  ): number {
     store.roll(start);
     s.store = store;
     s.id = id;

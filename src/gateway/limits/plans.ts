@@ -23,7 +23,8 @@ export interface ResolvedPlans {
 function limitValue(name: string, v: number | null | undefined, dflt: number | null): number | null {
   if (v === undefined) return dflt;
   if (v === null) return null;
-  if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`limits: ${name} must be a non-negative integer or null, got ${v}`);
+  if (!Number.isSafeInteger(v) || v < 0)
+    throw new RangeError(`limits: ${name} must be a non-negative integer or null, got ${v}`);
   return v;
 }
 

@@ -211,7 +211,9 @@ export class RedisLimiter implements Limiter {
     this.plans = resolvePlans(opts);
     this.prefix = opts.prefix ?? 'rpcgate:limits';
     this.ownsClient = !opts.client;
-    const client = opts.client ?? createRedisClient({ url: opts.url ?? 'redis://127.0.0.1:6379', role: 'limits', ...opts.clientConfig });
+    const client =
+      opts.client ??
+      createRedisClient({ url: opts.url ?? 'redis://127.0.0.1:6379', role: 'limits', ...opts.clientConfig });
     client.defineCommand('rpcgateLimitConsume', { lua: CONSUME_LUA });
     client.defineCommand('rpcgateLimitConsumeBatch', { lua: CONSUME_BATCH_LUA });
     client.defineCommand('rpcgateLimitReturn', { lua: RETURN_LEASE_LUA });
@@ -253,7 +255,8 @@ export class RedisLimiter implements Limiter {
         const t0 = Date.now();
         const [sec, usec] = await this.redis.time();
         const t1 = Date.now();
-        if (best === undefined || t1 - t0 < best.rtt) best = { rtt: t1 - t0, offset: Number(sec) * 1000 + Math.floor(Number(usec) / 1000) - (t0 + t1) / 2 };
+        if (best === undefined || t1 - t0 < best.rtt)
+          best = { rtt: t1 - t0, offset: Number(sec) * 1000 + Math.floor(Number(usec) / 1000) - (t0 + t1) / 2 };
       }
       const budget = this.timeoutMs * DEADLINE_SHARE - best!.rtt / 2;
       if (budget < this.timeoutMs * 0.4) {
@@ -327,7 +330,15 @@ export class RedisLimiter implements Limiter {
   slots(subject: LimitSubject, now: number): RedisSlot[] {
     const cal = this.cal.at(now);
     if (subject.kind === 'B') {
-      return [{ key: `${this.prefix}:b:${subject.userId}:d:${cal.dayKey}`, period: 'day', limit: this.plans.b.daily, resetAt: cal.dayEnd, count: 0 }];
+      return [
+        {
+          key: `${this.prefix}:b:${subject.userId}:d:${cal.dayKey}`,
+          period: 'day',
+          limit: this.plans.b.daily,
+          resetAt: cal.dayEnd,
+          count: 0,
+        },
+      ];
     }
     // The rate per app, the quotas per account (all its apps together): one script call still decides all three.
     const p = this.plans.a;
@@ -335,10 +346,24 @@ export class RedisLimiter implements Limiter {
     const out: RedisSlot[] = [];
     if (p.perSecond !== null) {
       const sec = Math.floor(now / 1000);
-      out.push({ key: `${this.prefix}:a:${subject.appId}:s:${sec}`, period: 'second', limit: p.perSecond, resetAt: (sec + 1) * 1000, count: 0 });
+      out.push({
+        key: `${this.prefix}:a:${subject.appId}:s:${sec}`,
+        period: 'second',
+        limit: p.perSecond,
+        resetAt: (sec + 1) * 1000,
+        count: 0,
+      });
     }
-    if (p.daily !== null) out.push({ key: `${user}:d:${cal.dayKey}`, period: 'day', limit: p.daily, resetAt: cal.dayEnd, count: 0 });
-    if (p.monthly !== null) out.push({ key: `${user}:m:${cal.monthKey}`, period: 'month', limit: p.monthly, resetAt: cal.monthEnd, count: 0 });
+    if (p.daily !== null)
+      out.push({ key: `${user}:d:${cal.dayKey}`, period: 'day', limit: p.daily, resetAt: cal.dayEnd, count: 0 });
+    if (p.monthly !== null)
+      out.push({
+        key: `${user}:m:${cal.monthKey}`,
+        period: 'month',
+        limit: p.monthly,
+        resetAt: cal.monthEnd,
+        count: 0,
+      });
     return out;
   }
 
@@ -477,7 +502,8 @@ export class RedisLimiter implements Limiter {
     const vals = await this.redis.mget(...slots.map((s) => s.key));
     // Units this replica holds (a lease) are counted in Redis but not spent yet.
     const held = this.leases.get(groupKey(slots))?.units ?? 0;
-    for (let i = 0; i < slots.length; i++) slots[i].count = Math.max(0, (vals[i] === null ? 0 : Number(vals[i])) - held);
+    for (let i = 0; i < slots.length; i++)
+      slots[i].count = Math.max(0, (vals[i] === null ? 0 : Number(vals[i])) - held);
     return slots;
   }
 

@@ -123,7 +123,10 @@ export function meterPrincipal(p: Principal | undefined): MeterPrincipal | undef
   if (p === undefined || p.kind === 'static') return undefined;
   let m = principalCache.get(p);
   if (m === undefined) {
-    m = p.kind === 'app' ? { kind: 'app', appId: p.appId, userId: p.userId } : { kind: 'key', keyId: p.keyId, userId: p.userId };
+    m =
+      p.kind === 'app'
+        ? { kind: 'app', appId: p.appId, userId: p.userId }
+        : { kind: 'key', keyId: p.keyId, userId: p.userId };
     principalCache.set(p, m);
   }
   return m;

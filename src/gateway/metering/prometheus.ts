@@ -106,7 +106,13 @@ export function upstreamLabel(upstream: string | number): string {
   if (!upstream.includes('://')) return /^[A-Za-z0-9.-]+(?::\d+)?$/.test(upstream) ? upstream : 'invalid';
   try {
     const u = new URL(upstream);
-    const port = u.port || (u.protocol === 'https:' || u.protocol === 'wss:' ? '443' : u.protocol === 'http:' || u.protocol === 'ws:' ? '80' : '');
+    const port =
+      u.port ||
+      (u.protocol === 'https:' || u.protocol === 'wss:'
+        ? '443'
+        : u.protocol === 'http:' || u.protocol === 'ws:'
+          ? '80'
+          : '');
     return port ? `${u.hostname}:${port}` : u.hostname;
   } catch {
     return 'invalid';
@@ -146,7 +152,8 @@ export class Metrics {
         for (const byMethod of requestsByNet.values())
           for (const s of byMethod.values())
             for (let i = 0; i < OUTCOMES.length; i++)
-              if (s.outcomes[i] > 0) this.inc({ network: s.network, method: s.method, outcome: OUTCOMES[i] }, s.outcomes[i]);
+              if (s.outcomes[i] > 0)
+                this.inc({ network: s.network, method: s.method, outcome: OUTCOMES[i] }, s.outcomes[i]);
       },
     });
     this.requestDuration = new PrebucketedHistogram(
@@ -240,7 +247,8 @@ export class Metrics {
         const active = subscriptionsActive?.() ?? {};
         for (const network of new Set([...networks, ...Object.keys(active)])) {
           const byKind = active[network] ?? {};
-          for (const kind of new Set([...SUBSCRIPTION_KINDS, ...Object.keys(byKind)])) this.set({ network, kind }, byKind[kind] ?? 0);
+          for (const kind of new Set([...SUBSCRIPTION_KINDS, ...Object.keys(byKind)]))
+            this.set({ network, kind }, byKind[kind] ?? 0);
         }
       },
     });
@@ -301,7 +309,8 @@ export class Metrics {
     let byMethod = this.requestsByNet.get(network);
     if (byMethod === undefined) this.requestsByNet.set(network, (byMethod = new Map()));
     let s = byMethod.get(method);
-    if (s === undefined) byMethod.set(method, (s = new RequestSeries(network, method, this.requestDuration.child({ network, method }))));
+    if (s === undefined)
+      byMethod.set(method, (s = new RequestSeries(network, method, this.requestDuration.child({ network, method }))));
     return s;
   }
 

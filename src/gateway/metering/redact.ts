@@ -20,12 +20,20 @@ export interface RedactOptions {
 }
 
 const DEFAULT_NETWORKS: readonly string[] = Object.keys(defaults.networks);
-const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'x-auth-token']);
+const SECRET_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-api-key',
+  'x-auth-token',
+]);
 const URL_HEADERS = new Set(['referer', 'referrer', 'location', 'origin']);
 const SECRET_QUERY = /key|token|jwt|secret|pass|auth|sig|session|cred/i;
 
 // Key-shaped: long, mixes letters and digits; excludes 0x-hex chain data and prefixed public ids (usr_…, app_…).
-const TOKEN_WORD = /(?<![A-Za-z0-9_-])(?!0x)(?!(?:usr|app|key|alw|kid)_)(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{24,}(?![A-Za-z0-9_-])/g;
+const TOKEN_WORD =
+  /(?<![A-Za-z0-9_-])(?!0x)(?!(?:usr|app|key|alw|kid)_)(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{24,}(?![A-Za-z0-9_-])/g;
 const JWT = /\beyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*/g;
 const BEARER = /\b(Bearer|Basic)\s+[^\s,;"']+/gi;
 const ABSOLUTE_URL = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi;
@@ -74,10 +82,12 @@ export function redactUrl(url: string, opts: RedactOptions = {}): string {
     const s = segs[i];
     if (s === '') continue;
     const prev = segs[i - 1];
-    if (/^v\d+$/.test(prev) || (i === 2 && networks.includes(segs[1]) && !/^v\d+$/.test(s)) || isTokenLike(s)) segs[i] = REDACTED;
+    if (/^v\d+$/.test(prev) || (i === 2 && networks.includes(segs[1]) && !/^v\d+$/.test(s)) || isTokenLike(s))
+      segs[i] = REDACTED;
   }
   // Host-mapped access point B: the whole path is `/<key>`; a lone segment that is not a known route is treated as one.
-  if (!abs && segs.length === 2 && segs[1] !== '' && !KNOWN_ROOT.test(segs[1]) && !networks.includes(segs[1])) segs[1] = REDACTED;
+  if (!abs && segs.length === 2 && segs[1] !== '' && !KNOWN_ROOT.test(segs[1]) && !networks.includes(segs[1]))
+    segs[1] = REDACTED;
 
   let redactedTail = tail;
   if (tail.startsWith('?')) {
@@ -101,7 +111,8 @@ export function redactUrl(url: string, opts: RedactOptions = {}): string {
 }
 
 // Root paths of rpcgate's own routes (never keys); anything else alone in the path may be a host-mapped key.
-const KNOWN_ROOT = /^(?:docs|api|metrics|health|healthz|ready|readyz|favicon\.ico|robots\.txt|assets|static|app|dashboard|login|signup|v\d+)$/;
+const KNOWN_ROOT =
+  /^(?:docs|api|metrics|health|healthz|ready|readyz|favicon\.ico|robots\.txt|assets|static|app|dashboard|login|signup|v\d+)$/;
 
 function decodeURIComponentSafe(s: string): string {
   try {
@@ -162,7 +173,8 @@ export function logRedaction(opts: RedactOptions = {}): Pick<LoggerOptions, 'red
     for (const [k, v] of Object.entries(e)) {
       if (k === 'message' || k === 'stack') continue;
       // undici/pg errors carry fields such as `url`, `hostname`, `headers`; keep them scrubbed.
-      out[k] = typeof v === 'string' ? text(v) : k === 'headers' ? redactHeaders(v, opts) : v instanceof Error ? err(v) : v;
+      out[k] =
+        typeof v === 'string' ? text(v) : k === 'headers' ? redactHeaders(v, opts) : v instanceof Error ? err(v) : v;
     }
     if (e.cause !== undefined) out.cause = err(e.cause);
     return out;
@@ -202,7 +214,8 @@ export function logRedaction(opts: RedactOptions = {}): Pick<LoggerOptions, 'red
     },
     hooks: {
       logMethod(args, method) {
-        for (let i = 0; i < args.length; i++) if (typeof args[i] === 'string') (args as unknown[])[i] = redactString(args[i] as string, opts);
+        for (let i = 0; i < args.length; i++)
+          if (typeof args[i] === 'string') (args as unknown[])[i] = redactString(args[i] as string, opts);
         return method.apply(this, args);
       },
     },

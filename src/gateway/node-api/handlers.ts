@@ -44,17 +44,26 @@ export function createNodeHandlers(opts: NodeHandlerOptions): Handlers<NodeMetho
   const pools = guardLogsRange(opts.pools, opts.getLogsMaxBlockRange ?? 0, knownHeadOf);
   const local: Record<LocalMethodName<NodeMethods>, Handler<unknown>> = {
     'rpc.discover': (() => discover) as Handler<unknown>,
-    ...createFilterHandlers({ store: opts.filters.store, maxPerKey: opts.filters.maxPerKey, pools, logVisible: (ctx, log) => addressVisible((ctx as AccessContext).principal, log.address) }),
+    ...createFilterHandlers({
+      store: opts.filters.store,
+      maxPerKey: opts.filters.maxPerKey,
+      pools,
+      logVisible: (ctx, log) => addressVisible((ctx as AccessContext).principal, log.address),
+    }),
     ...subscriptionHandlers(opts.subscriptions),
   };
   // The range cap comes before the cache: a refused query is refused whether or not an answer is cached.
   const forward = forwarder(opts.pools, opts.caches);
   const max = opts.getLogsMaxBlockRange ?? 0;
-  return routeHandlers(methods, local, (name) => (name === 'eth_getLogs' && max > 0 ? rangeChecked(forward(name), max, opts.pools, knownHeadOf) : forward(name)));
+  return routeHandlers(methods, local, (name) =>
+    name === 'eth_getLogs' && max > 0 ? rangeChecked(forward(name), max, opts.pools, knownHeadOf) : forward(name),
+  );
 }
 
 /** eth_subscribe / eth_unsubscribe: served on a WebSocket connection (ctx.socket), -32601 over HTTP as geth does. */
-function subscriptionHandlers(subs: Subscriptions | undefined): Record<'eth_subscribe' | 'eth_unsubscribe', Handler<unknown>> {
+function subscriptionHandlers(
+  subs: Subscriptions | undefined,
+): Record<'eth_subscribe' | 'eth_unsubscribe', Handler<unknown>> {
   return {
     eth_subscribe: ((params: readonly unknown[], ctx: SocketCallContext) => {
       if (subs === undefined) throw notificationsNotSupported('eth_subscribe');
@@ -104,11 +113,17 @@ export function routeHandlers<T extends MethodTable>(
     } else handlers[name] = forward(name);
   }
   if (missing.length > 0) {
-    throw new Error(`method${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: x-gateway route "local" in the contract, but no local handler in rpcgate (add one in src/gateway/node-api/handlers.ts or route the method "forward")`);
+    throw new Error(
+      `method${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: x-gateway route "local" in the contract, but no local handler in rpcgate (add one in src/gateway/node-api/handlers.ts or route the method "forward")`,
+    );
   }
-  const stray = Object.keys(local).filter((name) => !Object.hasOwn(table, name) || meaningOf(table[name]).route !== 'local');
+  const stray = Object.keys(local).filter(
+    (name) => !Object.hasOwn(table, name) || meaningOf(table[name]).route !== 'local',
+  );
   if (stray.length > 0) {
-    throw new Error(`local handler${stray.length > 1 ? 's' : ''} for ${stray.join(', ')}, which the contract does not route "local" (x-gateway)`);
+    throw new Error(
+      `local handler${stray.length > 1 ? 's' : ''} for ${stray.join(', ')}, which the contract does not route "local" (x-gateway)`,
+    );
   }
   return handlers as Handlers<T>;
 }

@@ -12,7 +12,8 @@ type Caller = { call(method: string, params?: readonly unknown[]): Promise<unkno
 
 /** A block bound: a number, or 'head' for the tags that mean the chain head. */
 function bound(v: unknown): number | 'head' {
-  if (v === undefined || v === null || v === 'latest' || v === 'pending' || v === 'safe' || v === 'finalized') return 'head';
+  if (v === undefined || v === null || v === 'latest' || v === 'pending' || v === 'safe' || v === 'finalized')
+    return 'head';
   if (v === 'earliest') return 0;
   if (typeof v === 'string' && /^0x[0-9a-fA-F]+$/.test(v)) return Number(v);
   return 'head'; // anything else fails the contract's param validation before this runs
@@ -28,7 +29,12 @@ async function headOf(pool: Caller): Promise<number> {
  *  seen within the last poll intervals (the response cache's tracker), used instead of asking the node — a node round
  *  trip before every `fromBlock..latest` query would double its latency; being a block or two behind only widens the
  *  cap by as much. */
-export async function checkLogsRange(filter: unknown, max: number, pool: Caller, knownHead?: () => number | undefined): Promise<void> {
+export async function checkLogsRange(
+  filter: unknown,
+  max: number,
+  pool: Caller,
+  knownHead?: () => number | undefined,
+): Promise<void> {
   if (max <= 0 || filter === null || typeof filter !== 'object') return;
   const f = filter as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown };
   if (f.blockHash !== undefined) return;
@@ -47,14 +53,20 @@ export async function checkLogsRange(filter: unknown, max: number, pool: Caller,
 
 /** The pools with eth_getLogs range-checked (for the forwarder and the filter methods, which query logs too);
  *  `knownHeadOf` as in rangeChecked. */
-export function guardLogsRange<P extends Caller>(pools: ReadonlyMap<string, P>, max: number, knownHeadOf?: (network: string) => number | undefined): ReadonlyMap<string, Caller> {
+export function guardLogsRange<P extends Caller>(
+  pools: ReadonlyMap<string, P>,
+  max: number,
+  knownHeadOf?: (network: string) => number | undefined,
+): ReadonlyMap<string, Caller> {
   if (max <= 0) return pools;
   const out = new Map<string, Caller>();
   for (const [network, pool] of pools) {
     out.set(network, {
       call(method, params) {
         if (method !== 'eth_getLogs') return pool.call(method, params);
-        return checkLogsRange(params?.[0], max, pool, knownHeadOf && (() => knownHeadOf(network))).then(() => pool.call(method, params));
+        return checkLogsRange(params?.[0], max, pool, knownHeadOf && (() => knownHeadOf(network))).then(() =>
+          pool.call(method, params),
+        );
       },
     });
   }
@@ -63,11 +75,21 @@ export function guardLogsRange<P extends Caller>(pools: ReadonlyMap<string, P>, 
 
 /** An eth_getLogs handler (forwarded, perhaps through the cache) behind the range check; the head is a recent one of
  *  the call's network (`knownHeadOf`, src/gateway/cache/heads.ts) or else asked of its pool. */
-export function rangeChecked(handler: Handler<unknown>, max: number, pools: ReadonlyMap<string, Caller>, knownHeadOf?: (network: string) => number | undefined): Handler<unknown> {
+export function rangeChecked(
+  handler: Handler<unknown>,
+  max: number,
+  pools: ReadonlyMap<string, Caller>,
+  knownHeadOf?: (network: string) => number | undefined,
+): Handler<unknown> {
   return (params, ctx) => {
     const network = ctx.network;
     const pool = network === undefined ? undefined : pools.get(network);
     if (pool === undefined || network === undefined) return handler(params, ctx);
-    return checkLogsRange((params as readonly unknown[] | undefined)?.[0], max, pool, knownHeadOf && (() => knownHeadOf(network))).then(() => handler(params, ctx));
+    return checkLogsRange(
+      (params as readonly unknown[] | undefined)?.[0],
+      max,
+      pool,
+      knownHeadOf && (() => knownHeadOf(network)),
+    ).then(() => handler(params, ctx));
   };
 }

@@ -20,7 +20,11 @@ export interface RedisClientConfig {
   maxReconnectDelayMs?: number;
 }
 
-export const REDIS_CLIENT_DEFAULTS: Required<RedisClientConfig> = { commandTimeoutMs: 250, connectTimeoutMs: 1000, maxReconnectDelayMs: 1000 };
+export const REDIS_CLIENT_DEFAULTS: Required<RedisClientConfig> = {
+  commandTimeoutMs: 250,
+  connectTimeoutMs: 1000,
+  maxReconnectDelayMs: 1000,
+};
 
 /** While an outage lasts, one "still unreachable" line per this long at most. */
 export const LOG_EVERY_MS = 30_000;
@@ -75,8 +79,15 @@ export function createRedisClient(opts: CreateRedisClientOptions): ServiceRedis 
     if (skipped === undefined) return;
     if (downSince === 0) {
       downSince = now;
-      log?.error({ err: { message, code } }, `Redis unreachable${opts.whileDown ? `; ${opts.whileDown}` : ''}; reconnecting`);
-    } else log?.warn({ err: { message }, downMs: now - downSince, errorsSinceLastLine: skipped + 1 }, 'Redis still unreachable');
+      log?.error(
+        { err: { message, code } },
+        `Redis unreachable${opts.whileDown ? `; ${opts.whileDown}` : ''}; reconnecting`,
+      );
+    } else
+      log?.warn(
+        { err: { message }, downMs: now - downSince, errorsSinceLastLine: skipped + 1 },
+        'Redis still unreachable',
+      );
   };
   client.on('error', (err: Error) => down(err.message, (err as { code?: string }).code));
   // A lost connection is an outage from that moment, not from the first failed reconnect (which may come later, or

@@ -22,10 +22,19 @@ const COMMON = new Set(
   mustang liverpool chelsea arsenal killer freedom hunter2 baseball1 sunshine1 princess1 12qwaszx asdfghjkl asdfasdf
   zxcvbnm zxcvbnm1 secret123 mypassword yourpassword letmein123 blink182 pokemon naruto samsung starwars1
   whatever1 computer1 cookie123 butterfly flower123 hello123 helloworld loveyou lovely1 passpass testtest test1234
-  default guest123 rpcgate ethereum bitcoin crypto123 metamask`.split(/\s+/).filter((w) => w !== ''),
+  default guest123 rpcgate ethereum bitcoin crypto123 metamask`
+    .split(/\s+/)
+    .filter((w) => w !== ''),
 );
 
-const RUNS = ['abcdefghijklmnopqrstuvwxyz', '01234567890', 'qwertyuiopasdfghjklzxcvbnm', 'qwertzuiop', 'azertyuiop', '1qaz2wsx3edc4rfv5tgb'];
+const RUNS = [
+  'abcdefghijklmnopqrstuvwxyz',
+  '01234567890',
+  'qwertyuiopasdfghjklzxcvbnm',
+  'qwertzuiop',
+  'azertyuiop',
+  '1qaz2wsx3edc4rfv5tgb',
+];
 
 // zxcvbn-ts with its common dictionaries (passwords, names, words) and keyboard graphs: loaded and built once, on
 // first use (~0.5 s; the service warms it at start), so importing this module — e.g. every CLI command — costs nothing.
@@ -33,7 +42,8 @@ type Estimator = { check(password: string, userInputs: string[]): { score: numbe
 let estimator: Promise<Estimator> | undefined;
 export function loadStrengthEstimator(): Promise<Estimator> {
   return (estimator ??= Promise.all([import('@zxcvbn-ts/core'), import('@zxcvbn-ts/language-common')]).then(
-    ([{ ZxcvbnFactory }, { adjacencyGraphs, dictionary }]) => new ZxcvbnFactory({ graphs: adjacencyGraphs, dictionary: { ...dictionary }, maxLength: ESTIMATE_CHARS }),
+    ([{ ZxcvbnFactory }, { adjacencyGraphs, dictionary }]) =>
+      new ZxcvbnFactory({ graphs: adjacencyGraphs, dictionary: { ...dictionary }, maxLength: ESTIMATE_CHARS }),
   ));
 }
 
@@ -49,7 +59,8 @@ export function passwordRuleReason(password: string, email = ''): string | undef
   const lower = password.toLowerCase();
   if (new Set(lower).size < 5) return 'has too few different characters';
   const core = lower.replace(/[\d\W_]+$/u, '').replace(/^[\d\W_]+/u, '');
-  if (COMMON.has(lower) || COMMON.has(core) || COMMON.has(lower.replace(/\s+/g, ''))) return 'is one of the most common passwords';
+  if (COMMON.has(lower) || COMMON.has(core) || COMMON.has(lower.replace(/\s+/g, '')))
+    return 'is one of the most common passwords';
   if (isRun(lower.replace(/\s+/g, ''))) return 'is a run of keys or letters (easy to guess)';
   const local = email.split('@')[0].toLowerCase();
   if (local.length >= 4 && lower.includes(local)) return 'must not contain your email address';
@@ -58,7 +69,11 @@ export function passwordRuleReason(password: string, email = ''): string | undef
 
 /** zxcvbn-ts: the reason a new password is too easy to guess, or undefined. */
 export async function passwordStrengthReason(password: string, email = ''): Promise<string | undefined> {
-  const r = (await loadStrengthEstimator()).check(password.slice(0, ESTIMATE_CHARS), [email, email.split('@')[0], 'rpcgate']);
+  const r = (await loadStrengthEstimator()).check(password.slice(0, ESTIMATE_CHARS), [
+    email,
+    email.split('@')[0],
+    'rpcgate',
+  ]);
   if (r.score < MIN_SCORE) return `is too easy to guess (strength ${r.score} of 4, at least ${MIN_SCORE} needed)`;
   return undefined;
 }

@@ -26,7 +26,12 @@ export interface AccountRouteDeps {
 export function accountRoute(d: AccountRouteDeps): AccountApi {
   const { config, limiter } = d;
   const networks: Record<string, { chainId: number; local: boolean; label: string }> = {};
-  for (const [name, n] of Object.entries(config.networks)) networks[name] = { chainId: n.chainId, local: d.embedded[name] ?? n.upstreams.length === 0, label: networkLabel(name, n) };
+  for (const [name, n] of Object.entries(config.networks))
+    networks[name] = {
+      chainId: n.chainId,
+      local: d.embedded[name] ?? n.upstreams.length === 0,
+      label: networkLabel(name, n),
+    };
   return createAccountApi({
     store: d.store,
     secret: d.secret,
@@ -37,7 +42,10 @@ export function accountRoute(d: AccountRouteDeps): AccountApi {
       limiter &&
       ((userId) =>
         limiter.peek(userSubject(userId)).catch((e: unknown) => {
-          d.logger?.warn({ err: { message: (e as Error).message } }, 'account API: limits backend unreachable; usage not available');
+          d.logger?.warn(
+            { err: { message: (e as Error).message } },
+            'account API: limits backend unreachable; usage not available',
+          );
           throw limitsBackendUnavailable();
         })),
     // An app's day and month windows are its user's (the account's quota): read through any app id of that user.
@@ -47,7 +55,10 @@ export function accountRoute(d: AccountRouteDeps): AccountApi {
         limiter.peekAll(appSubject('', userId)).then(
           (ds) => ds.filter((d) => d.period !== 'second'),
           (e: unknown) => {
-            d.logger?.warn({ err: { message: (e as Error).message } }, 'account API: limits backend unreachable; app quotas not available');
+            d.logger?.warn(
+              { err: { message: (e as Error).message } },
+              'account API: limits backend unreachable; app quotas not available',
+            );
             throw limitsBackendUnavailable();
           },
         )),

@@ -3,7 +3,14 @@
 // admitted item, notifications included — they are forwarded too). Over a limit the whole request is refused (429
 // for a per-second rate, 402 for a used-up quota; a batch gets the error once per item with an id) and nothing counts. Every answer of a principal with limits carries x-ratelimit-* headers.
 import { checkCall, hasCallChecks, type AccessContext, type Principal } from '../access/index.js';
-import { limitError, limitHeaders, MemoryLimiter, type LimitDecision, type Limiter, type LimitSubject } from '../limits/index.js';
+import {
+  limitError,
+  limitHeaders,
+  MemoryLimiter,
+  type LimitDecision,
+  type Limiter,
+  type LimitSubject,
+} from '../limits/index.js';
 import type { AdmitCall, AdmitFn, AdmitResult } from '@rpcgate/toolkit/engine';
 import { RpcError } from '@rpcgate/toolkit/errors';
 import { limitsBackendUnavailable } from '../errors.js';
@@ -21,7 +28,11 @@ function limiterDown(err: unknown, onError?: (err: unknown) => void): RpcError {
 }
 
 /** Rate-limit headers of a principal's current state (refusals before the engine: route, origin, IP, JWT). */
-export async function peekLimitHeaders(limiter: Limiter | undefined, p: Principal, onError?: (err: unknown) => void): Promise<Record<string, string> | undefined> {
+export async function peekLimitHeaders(
+  limiter: Limiter | undefined,
+  p: Principal,
+  onError?: (err: unknown) => void,
+): Promise<Record<string, string> | undefined> {
   if (limiter === undefined || p.limitSubject === undefined) return undefined;
   try {
     return stateHeaders(await limiter.peek(p.limitSubject));
@@ -33,10 +44,17 @@ export async function peekLimitHeaders(limiter: Limiter | undefined, p: Principa
 
 /** `addressParams`: where each method names contract addresses (method-meaning.ts `addressParamsTable` of the node
  *  contract), for the address allowlist. */
-export function createAdmission(limiter: Limiter | undefined, addressParams: ReadonlyMap<string, readonly AddressParam[]>, onError?: (err: unknown) => void): AdmitFn<AccessContext> {
+export function createAdmission(
+  limiter: Limiter | undefined,
+  addressParams: ReadonlyMap<string, readonly AddressParam[]>,
+  onError?: (err: unknown) => void,
+): AdmitFn<AccessContext> {
   // In-process counters answer synchronously: the hook then returns its result without a Promise.
   const memory = limiter instanceof MemoryLimiter ? limiter : undefined;
-  return (calls: readonly AdmitCall[], ctx: AccessContext): AdmitResult | undefined | Promise<AdmitResult | undefined> => {
+  return (
+    calls: readonly AdmitCall[],
+    ctx: AccessContext,
+  ): AdmitResult | undefined | Promise<AdmitResult | undefined> => {
     const p = ctx.principal;
     if (p === undefined) return undefined;
     let refused: (RpcError | undefined)[] | undefined;

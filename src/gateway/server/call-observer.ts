@@ -45,7 +45,7 @@ function outcomeOf(stage: CallStage, err: RpcError | undefined): Outcome {
       return 'validation';
     case 'refused':
       return refusalOutcome(err!);
-    default:
+    default: {
       if (err === undefined) return 'upstream_error';
       // rpcgate's own error (the block-range cap, the subscription cap, too many filters, a response over the size cap,
       // the filter store down, no healthy upstream…): its row in the error table says what it is, whatever its HTTP
@@ -53,6 +53,7 @@ function outcomeOf(stage: CallStage, err: RpcError | undefined): Outcome {
       const own = gatewayErrorMeaning(err);
       if (own !== undefined) return own.outcome;
       return err.httpStatus === 200 ? 'node_error' : 'upstream_error';
+    }
   }
 }
 
@@ -64,10 +65,17 @@ export class CallMeter {
     private readonly meter: Meter,
     private readonly metrics: Metrics,
   ) {
-    this.onCall = (method, stage, err, ctx, result) => this.record(method ?? OTHER, outcomeOf(stage, err), err, ctx, isCacheHit(result));
+    this.onCall = (method, stage, err, ctx, result) =>
+      this.record(method ?? OTHER, outcomeOf(stage, err), err, ctx, isCacheHit(result));
   }
 
-  private record(method: string, outcome: Outcome, err: RpcError | undefined, ctx: AccessContext, cacheHit: boolean): void {
+  private record(
+    method: string,
+    outcome: Outcome,
+    err: RpcError | undefined,
+    ctx: AccessContext,
+    cacheHit: boolean,
+  ): void {
     const network = ctx.network;
     const t0 = ctx.startedAt;
     this.meter.record({
@@ -85,7 +93,14 @@ export class CallMeter {
   /** A request refused before the engine: one call, method `other`. */
   refused(network: string, principal: Principal | undefined, err: RpcError, startedAt: number): void {
     const outcome = refusalOutcome(err);
-    this.meter.record({ principal: meterPrincipal(principal), network, method: OTHER, outcome, code: err.code, latencyMs: performance.now() - startedAt });
+    this.meter.record({
+      principal: meterPrincipal(principal),
+      network,
+      method: OTHER,
+      outcome,
+      code: err.code,
+      latencyMs: performance.now() - startedAt,
+    });
     this.ownError(network, outcome, err);
   }
 

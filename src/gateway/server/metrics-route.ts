@@ -40,11 +40,26 @@ export function metricsRoute(opts: { config: MetricsConfig; metrics: Metrics; lo
     if (!opts.config.enabled) return plain(res, rid, 404, 'not found\n');
     if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, rid, 405, 'use GET\n', ['allow', 'GET, HEAD']);
     const refused = refusal(req, token);
-    if (refused === 401) return plain(res, rid, 401, 'unauthorized: Authorization: Bearer <metrics token>\n', ['www-authenticate', 'Bearer realm="metrics"']);
-    if (refused === 403) return plain(res, rid, 403, 'forbidden: /metrics is served to loopback clients only (configure metrics.token for remote scrapes)\n');
+    if (refused === 401)
+      return plain(res, rid, 401, 'unauthorized: Authorization: Bearer <metrics token>\n', [
+        'www-authenticate',
+        'Bearer realm="metrics"',
+      ]);
+    if (refused === 403)
+      return plain(
+        res,
+        rid,
+        403,
+        'forbidden: /metrics is served to loopback clients only (configure metrics.token for remote scrapes)\n',
+      );
     metrics.metricsText().then(
       (text) => {
-        res.writeHead(200, { 'content-type': metrics.contentType, 'content-length': Buffer.byteLength(text), 'x-request-id': rid, 'cache-control': 'no-store' });
+        res.writeHead(200, {
+          'content-type': metrics.contentType,
+          'content-length': Buffer.byteLength(text),
+          'x-request-id': rid,
+          'cache-control': 'no-store',
+        });
         res.end(req.method === 'HEAD' ? undefined : text);
       },
       (err: unknown) => {

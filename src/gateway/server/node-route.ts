@@ -24,7 +24,16 @@
 // the URL goes through the logger's redacting serializer (src/gateway/metering/redact.ts), so keys never reach a log line.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { Denied, checkRequest, clientIp, identify, type AccessContext, type AccessPoint, type KeyStore, type Principal } from '../access/index.js';
+import {
+  Denied,
+  checkRequest,
+  clientIp,
+  identify,
+  type AccessContext,
+  type AccessPoint,
+  type KeyStore,
+  type Principal,
+} from '../access/index.js';
 import { Refusal, anyOrigin, createJsonRpcHttp } from '@rpcgate/toolkit/http';
 import { plainText, skipBody, type Router } from '@rpcgate/toolkit/http';
 import type { Engine } from '@rpcgate/toolkit/engine';
@@ -86,11 +95,24 @@ export function addNodeRoutes(router: Router, opts: NodeRouteOptions): void {
    * request at debug (one line: rid, network, HTTP status, ms). The key never appears: the URL goes through the
    * logger's redacting `url` serializer, and the principal is logged by its public id.
    */
-  function logRequest(res: ServerResponse, status: number, ctx: AccessContext | undefined, rid: string, t0: number): void {
+  function logRequest(
+    res: ServerResponse,
+    status: number,
+    ctx: AccessContext | undefined,
+    rid: string,
+    t0: number,
+  ): void {
     const ms = performance.now() - t0;
     const bad = status >= 500;
     if (!bad && ms < slowMs && logger.levelVal > 20 /* debug */) return;
-    const line = { rid, network: ctx?.network ?? OTHER_NETWORK, principal: ctx?.principal?.id, status, ms: Math.round(ms * 1000) / 1000, url: res.req?.url };
+    const line = {
+      rid,
+      network: ctx?.network ?? OTHER_NETWORK,
+      principal: ctx?.principal?.id,
+      status,
+      ms: Math.round(ms * 1000) / 1000,
+      url: res.req?.url,
+    };
     if (bad) logger.warn(line, 'node API request failed');
     else if (ms >= slowMs) logger.warn(line, 'slow node API request');
     else logger.debug(line, 'node API request');
@@ -103,12 +125,22 @@ export function addNodeRoutes(router: Router, opts: NodeRouteOptions): void {
     cors: anyOrigin({ expose: EXPOSED, methods: 'POST, GET, OPTIONS', maxAgeSec: 86400 }),
     admit(req, rid, t0, route, key) {
       const p = identify(keys, key, route.network, route.ap);
-      if (p instanceof Denied) return new Refusal(p.error, { network: route.network, principal: p.principal, requestId: rid, startedAt: t0 });
-      return { network: route.network, principal: p, requestId: rid, ip: clientIp(req, trustProxy), headers: req.headers, startedAt: t0 };
+      if (p instanceof Denied)
+        return new Refusal(p.error, { network: route.network, principal: p.principal, requestId: rid, startedAt: t0 });
+      return {
+        network: route.network,
+        principal: p,
+        requestId: rid,
+        ip: clientIp(req, trustProxy),
+        headers: req.headers,
+        startedAt: t0,
+      };
     },
     check(req, ctx) {
       const p = ctx.principal;
-      return p === undefined ? undefined : checkRequest(p, { origin: req.headers.origin, ip: ctx.ip, authorization: req.headers.authorization });
+      return p === undefined
+        ? undefined
+        : checkRequest(p, { origin: req.headers.origin, ip: ctx.ip, authorization: req.headers.authorization });
     },
     refused(ctx, err, t0) {
       meter?.refused(ctx?.network ?? OTHER_NETWORK, ctx?.principal, err, t0);
@@ -120,7 +152,13 @@ export function addNodeRoutes(router: Router, opts: NodeRouteOptions): void {
   });
 
   /** A node API path that names no route: one refused call on network `other`; the bare root is not metered. */
-  function notFound(req: IncomingMessage, res: ServerResponse, rid: string, t0: number, err: RpcError | undefined): void {
+  function notFound(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rid: string,
+    t0: number,
+    err: RpcError | undefined,
+  ): void {
     if (err === undefined) return rpc.sendError(req, res, rid, NOT_A_ROUTE);
     meter?.refused(OTHER_NETWORK, undefined, err, t0);
     rpc.sendError(req, res, rid, err);
@@ -129,7 +167,11 @@ export function addNodeRoutes(router: Router, opts: NodeRouteOptions): void {
 
   const wrongMethod = (req: IncomingMessage, res: ServerResponse, rid: string) => {
     skipBody(req, res);
-    plainText(res, rid, 405, 'use POST with a JSON-RPC 2.0 body\n', ['allow', 'POST, OPTIONS', ...(rpc.corsHeaders(req) ?? [])]);
+    plainText(res, rid, 405, 'use POST with a JSON-RPC 2.0 body\n', [
+      'allow',
+      'POST, OPTIONS',
+      ...(rpc.corsHeaders(req) ?? []),
+    ]);
   };
   const GET = ['GET', 'HEAD'];
   const slash = { trailingSlash: true };
@@ -160,7 +202,15 @@ export function addNodeRoutes(router: Router, opts: NodeRouteOptions): void {
       const slashAt = p.indexOf('/');
       const first = slashAt === -1 ? p : p.slice(0, slashAt);
       if (first === '') return notFound(req, res, rid, t0, undefined);
-      notFound(req, res, rid, t0, networks.has(first) ? NOT_FOUND : new RpcError(-32600, `unknown network "${first.slice(0, 64)}" (known: ${known})`, undefined, 404));
+      notFound(
+        req,
+        res,
+        rid,
+        t0,
+        networks.has(first)
+          ? NOT_FOUND
+          : new RpcError(-32600, `unknown network "${first.slice(0, 64)}" (known: ${known})`, undefined, 404),
+      );
     })
     .add(GET, '/*', (req, res, rid) => {
       skipBody(req, res);

@@ -16,7 +16,10 @@ export interface ReadinessDeps {
 
 export function readiness(d: ReadinessDeps): () => Promise<{ ok: boolean; detail: Record<string, unknown> }> {
   return async () => {
-    const [store, ...redis] = await Promise.all([storeReady(d.db), ...Object.values(d.redis).map((c) => (c ? redisReady(c) : undefined))]);
+    const [store, ...redis] = await Promise.all([
+      storeReady(d.db),
+      ...Object.values(d.redis).map((c) => (c ? redisReady(c) : undefined)),
+    ]);
     const roles = Object.keys(d.redis);
     const backends: Record<string, unknown> = {};
     let ok = store.ok;
@@ -37,7 +40,10 @@ async function storeReady(db: Kysely<never>): Promise<{ ok: boolean; error?: str
   try {
     await Promise.race([
       sql`select 1`.execute(db),
-      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${STORE_TIMEOUT_MS} ms`)), STORE_TIMEOUT_MS))),
+      new Promise(
+        (_, reject) =>
+          (timer = setTimeout(() => reject(new Error(`no answer in ${STORE_TIMEOUT_MS} ms`)), STORE_TIMEOUT_MS)),
+      ),
     ]);
     return { ok: true };
   } catch (e) {

@@ -42,7 +42,10 @@ export function buildRoutes(opts: RoutesOptions): Router {
     'Dashboard: open / in a browser (sign up, then create an app or an API key); account API: POST /api',
     '',
     'Node API (POST, JSON-RPC 2.0, Content-Type: application/json):',
-    ...opts.networks.flatMap((n) => [`  /${n}/v2/<API_KEY>   (access point A)`, `  /${n}/<API_KEY>      (access point B)`]),
+    ...opts.networks.flatMap((n) => [
+      `  /${n}/v2/<API_KEY>   (access point A)`,
+      `  /${n}/<API_KEY>      (access point B)`,
+    ]),
     ...Object.entries(opts.hostMap).map(([h, n]) => `  http://${h}/v2/<API_KEY> and http://${h}/<API_KEY> → ${n}`),
     '',
     'API reference: /docs/',
@@ -73,7 +76,14 @@ export function buildRoutes(opts: RoutesOptions): Router {
       // are all down is reported, not fatal: the other networks, the account API and the dashboard still serve).
       const h = opts.health();
       const answer = (ok: boolean, detail: Record<string, unknown>) =>
-        plainText(res, rid, ok ? 200 : 503, JSON.stringify({ status: ok ? 'ready' : 'not ready', ...detail, ...h.detail }) + '\n', [], 'application/json');
+        plainText(
+          res,
+          rid,
+          ok ? 200 : 503,
+          JSON.stringify({ status: ok ? 'ready' : 'not ready', ...detail, ...h.detail }) + '\n',
+          [],
+          'application/json',
+        );
       if (opts.ready === undefined) return answer(h.ok, {});
       opts.ready().then(
         (r) => answer(r.ok && h.ok, r.detail),

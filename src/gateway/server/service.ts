@@ -22,13 +22,34 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 import { methods } from '../../../generated/node/methods.js';
 import { validators } from '../../../generated/node/validators.js';
-import { AccessIndex, ConfigKeyStore, KeyStores, generateDevKey, type AccessContext, type KeyStore } from '../access/index.js';
+import {
+  AccessIndex,
+  ConfigKeyStore,
+  KeyStores,
+  generateDevKey,
+  type AccessContext,
+  type KeyStore,
+} from '../access/index.js';
 import { startEmbeddedChain, compileToken, type EmbeddedChain, type SeededChain } from '../chain/index.js';
-import { chainNetworks, devKeyEnabled, loadConfig, trustProxyHops, type Config, type ConfigInput } from '../config/config.js';
+import {
+  chainNetworks,
+  devKeyEnabled,
+  loadConfig,
+  trustProxyHops,
+  type Config,
+  type ConfigInput,
+} from '../config/config.js';
 import { createLimiter, type Limiter } from '../limits/index.js';
 import { createFilterStore, type FilterStore } from '../filters/index.js';
 import { LogThrottle } from '@rpcgate/toolkit/log-throttle';
-import { closeRedisClient, createRedisClient, LOG_EVERY_MS, REDIS_CLIENT_DEFAULTS, waitReady, type ServiceRedis } from '../redis/index.js';
+import {
+  closeRedisClient,
+  createRedisClient,
+  LOG_EVERY_MS,
+  REDIS_CLIENT_DEFAULTS,
+  waitReady,
+  type ServiceRedis,
+} from '../redis/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
 import { createResponseCaches, type ResponseCaches } from '../cache/index.js';
 import { addressParamsTable, meaningTable } from '../method-meaning.js';
@@ -120,17 +141,29 @@ function readContract(path: string, logger: Logger): string {
  */
 export interface ServiceExtensions {
   /** Extra HTTP routes, built once the store and the key index are up; added before the account API (same path: they win). */
-  routes?: (svc: { config: Config; store: Store; secret: Buffer; access: AccessIndex; limiter: Limiter; logger: Logger }) => Mount[];
+  routes?: (svc: {
+    config: Config;
+    store: Store;
+    secret: Buffer;
+    access: AccessIndex;
+    limiter: Limiter;
+    logger: Logger;
+  }) => Mount[];
   /** Where log lines go (default: stderr, asynchronously). Tests pass a stream to read every line. */
   logDestination?: DestinationStream;
   /** Meter options for tests (a clock they move, the flush interval). */
   meter?: Pick<MeterOptions, 'now' | 'flushIntervalMs' | 'maxCells'>;
 }
 
-export async function startService(input: Config | ConfigInput = {}, ext: ServiceExtensions = {}): Promise<RunningService> {
+export async function startService(
+  input: Config | ConfigInput = {},
+  ext: ServiceExtensions = {},
+): Promise<RunningService> {
   const config = loadConfig({ overrides: input as ConfigInput, env: {} });
   // Networks given here are the complete set (a test with one stand-in network starts no anvil for the other).
-  if (input.networks) for (const name of Object.keys(config.networks)) if (!(name in input.networks) || input.networks[name] === null) delete config.networks[name];
+  if (input.networks)
+    for (const name of Object.keys(config.networks))
+      if (!(name in input.networks) || input.networks[name] === null) delete config.networks[name];
   const logger = pino(
     { level: config.logLevel, base: undefined, ...logRedaction({ networks: Object.keys(config.networks) }) },
     ext.logDestination ?? logDestination(config.logFormat),
@@ -144,7 +177,8 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
   let access: AccessIndex | undefined;
   let limiter: Limiter | undefined;
   let filterStore: FilterStore | undefined;
-  const redisClients: { limits?: ServiceRedis; filters?: ServiceRedis; accounts?: ServiceRedis; cache?: ServiceRedis } = {};
+  const redisClients: { limits?: ServiceRedis; filters?: ServiceRedis; accounts?: ServiceRedis; cache?: ServiceRedis } =
+    {};
   let meter: Meter | undefined;
   let retention: NodeJS.Timeout | undefined;
   let stopped: Promise<void> | undefined;
@@ -182,7 +216,10 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
           s.closeIdleConnections();
           const idle = setInterval(() => s.closeIdleConnections(), 20);
           const cut = setTimeout(() => {
-            logger.warn({ drainMs: DRAIN_MS }, 'stop: requests still in flight after the drain time; closing their connections');
+            logger.warn(
+              { drainMs: DRAIN_MS },
+              'stop: requests still in flight after the drain time; closing their connections',
+            );
             s.closeAllConnections();
           }, DRAIN_MS);
         });
@@ -195,7 +232,11 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
         const m = meter;
         await m.stop().then(
           (r) => logger.info({ rows: r.rows }, 'usage flushed'),
-          (e: unknown) => logger.error({ err: e, pending: m.stats().pendingCells }, 'final usage flush failed; unflushed usage is lost'),
+          (e: unknown) =>
+            logger.error(
+              { err: e, pending: m.stats().pendingCells },
+              'final usage flush failed; unflushed usage is lost',
+            ),
         );
       }
       clearInterval(retention);
@@ -214,7 +255,8 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       databaseUrl: config.databaseUrl,
       connectTimeoutMs: config.durability?.storeConnectTimeoutMs,
       statementTimeoutMs: config.durability?.storeStatementTimeoutMs,
-      onError: (err) => logger.warn({ err }, 'store: an idle database connection failed; the pool reconnects on next use'),
+      onError: (err) =>
+        logger.warn({ err }, 'store: an idle database connection failed; the pool reconnects on next use'),
     });
     const secret = loadOrCreateServerSecret(config.dataDir, config.secret);
     access = new AccessIndex({ db: store.db, secret, chains: chainNetworks(config), logger });
@@ -222,24 +264,50 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     // Redis (when configured): one client per use, all from src/gateway/redis (fast failure, JSON logs, reconnects).
     if (config.redisUrl) {
       const base = { url: config.redisUrl, logger, ...config.redis };
-      redisClients.limits = createRedisClient({ ...base, role: 'limits', whileDown: 'limited calls fail closed (503, -32044) until it is back' });
-      redisClients.filters = createRedisClient({ ...base, role: 'filters', whileDown: 'filter calls fail (503, -32603) until it is back' });
-      redisClients.accounts = createRedisClient({ ...base, role: 'accounts', whileDown: 'log-in and sign-up throttles count per replica until it is back' });
+      redisClients.limits = createRedisClient({
+        ...base,
+        role: 'limits',
+        whileDown: 'limited calls fail closed (503, -32044) until it is back',
+      });
+      redisClients.filters = createRedisClient({
+        ...base,
+        role: 'filters',
+        whileDown: 'filter calls fail (503, -32603) until it is back',
+      });
+      redisClients.accounts = createRedisClient({
+        ...base,
+        role: 'accounts',
+        whileDown: 'log-in and sign-up throttles count per replica until it is back',
+      });
     }
     // The response cache's shared tier may have a Redis of its own (cache.redis.url).
     const cacheRedisUrl = config.cache?.redis?.enabled ? (config.cache.redis.url ?? config.redisUrl) : undefined;
     if (cacheRedisUrl !== undefined) {
-      redisClients.cache = createRedisClient({ url: cacheRedisUrl, logger, ...config.redis, role: 'cache', whileDown: 'shared cache lookups count as misses until it is back' });
+      redisClients.cache = createRedisClient({
+        url: cacheRedisUrl,
+        logger,
+        ...config.redis,
+        role: 'cache',
+        whileDown: 'shared cache lookups count as misses until it is back',
+      });
     }
     if (Object.keys(redisClients).length > 0) {
       // Bounded: a Redis that is down at start does not stop the service (calls fail closed, /readyz says 503).
       const wait = 2 * (config.redis?.connectTimeoutMs ?? REDIS_CLIENT_DEFAULTS.connectTimeoutMs);
       const up = await Promise.all(Object.values(redisClients).map((c) => waitReady(c, wait)));
-      if (up.includes(false)) logger.warn({ waitedMs: wait }, 'Redis not reachable at start; serving anyway (limited calls fail closed until it is)');
+      if (up.includes(false))
+        logger.warn(
+          { waitedMs: wait },
+          'Redis not reachable at start; serving anyway (limited calls fail closed until it is)',
+        );
     }
     limiter = createLimiter({ ...config.limits, redisClient: redisClients.limits, redisPrefix: config.redisPrefix });
     // Filters (eth_newFilter & co.) live in the gateway: in Redis when configured, so every replica serves every filter.
-    filterStore = createFilterStore({ redisClient: redisClients.filters, redisPrefix: config.redisPrefix, idleMs: config.filters?.idleTimeoutMs ?? 300_000 });
+    filterStore = createFilterStore({
+      redisClient: redisClients.filters,
+      redisPrefix: config.redisPrefix,
+      idleMs: config.filters?.idleTimeoutMs ?? 300_000,
+    });
     if (config.metering) {
       meter = new Meter({
         db: store.db,
@@ -254,7 +322,9 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       // Retention: older minutes roll up into hours, hours into days (safe to run on every replica at once).
       const db = store.db;
       const retain = () =>
-        void downsample(db, config.usageRetention).catch((e: unknown) => logger.warn({ err: e }, 'usage downsampling failed; retried later'));
+        void downsample(db, config.usageRetention).catch((e: unknown) =>
+          logger.warn({ err: e }, 'usage downsampling failed; retried later'),
+        );
       retain();
       retention = setInterval(retain, 15 * 60_000);
       retention.unref();
@@ -273,7 +343,8 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
             dataDir: config.dataDir,
             artifact,
             activityIntervalMs: n.activityIntervalMs,
-            onActivityError: (err) => logger.warn({ network: name, err: err.message }, 'embedded chain activity round failed'),
+            onActivityError: (err) =>
+              logger.warn({ network: name, err: err.message }, 'embedded chain activity round failed'),
           }),
         ),
       );
@@ -291,12 +362,31 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
         ? { name, embedded: true, upstreams, chainId: chain.chainId, pid: chain.pid }
         : { name, embedded: false, upstreams };
     }
-    for (const [name, pool] of createUpstreams(urlsByNetwork, config.upstream, (network, url, healthy, reason, rule) => {
-      if (healthy) logger.info({ network, upstream: redact(url), circuit: 'closed' }, 'upstream healthy again (circuit closed)');
-      else logger.warn({ network, upstream: redact(url), circuit: 'open', rule, reason }, 'upstream marked down (circuit open)');
-    }, metrics, meaningTable(methods))) pools.set(name, pool);
+    for (const [name, pool] of createUpstreams(
+      urlsByNetwork,
+      config.upstream,
+      (network, url, healthy, reason, rule) => {
+        if (healthy)
+          logger.info({ network, upstream: redact(url), circuit: 'closed' }, 'upstream healthy again (circuit closed)');
+        else
+          logger.warn(
+            { network, upstream: redact(url), circuit: 'open', rule, reason },
+            'upstream marked down (circuit open)',
+          );
+      },
+      metrics,
+      meaningTable(methods),
+    ))
+      pools.set(name, pool);
     // The response cache in front of each network's pool (config `cache`).
-    caches = createResponseCaches({ config, upstreams: pools, meanings: meaningTable(methods), metrics, logger, redisClient: redisClients.cache });
+    caches = createResponseCaches({
+      config,
+      upstreams: pools,
+      meanings: meaningTable(methods),
+      metrics,
+      logger,
+      redisClient: redisClients.cache,
+    });
 
     const staticKeys = new ConfigKeyStore(config.keys);
     let key = '';
@@ -316,7 +406,11 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     const limiterLog = new LogThrottle(LOG_EVERY_MS);
     const onLimiterError = (err: unknown) => {
       const skipped = limiterLog.take();
-      if (skipped !== undefined) logger.error({ err: { message: (err as Error)?.message }, calls: skipped + 1 }, 'limiter failed; limited calls refused (503, -32044)');
+      if (skipped !== undefined)
+        logger.error(
+          { err: { message: (err as Error)?.message }, calls: skipped + 1 },
+          'limiter failed; limited calls refused (503, -32044)',
+        );
     };
 
     const ws = config.websocket;
@@ -338,13 +432,31 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     const engine = createEngine<typeof methods, AccessContext>({
       methods,
       validators,
-      handlers: createNodeHandlers({ pools, contractJson, filters: { store: filterStore, maxPerKey: config.filters?.maxPerKey ?? 100 }, subscriptions: subs, getLogsMaxBlockRange: config.upstream.getLogsMaxBlockRange, caches: caches.networks, heads: caches.heads }),
+      handlers: createNodeHandlers({
+        pools,
+        contractJson,
+        filters: { store: filterStore, maxPerKey: config.filters?.maxPerKey ?? 100 },
+        subscriptions: subs,
+        getLogsMaxBlockRange: config.upstream.getLogsMaxBlockRange,
+        caches: caches.networks,
+        heads: caches.heads,
+      }),
       options: { maxBatchSize: config.maxBatchSize, strictResults: config.strictResults },
-      onError: (err, info) => logger.error({ err, method: info.method, rid: info.ctx.requestId }, 'unexpected error in a call'),
+      onError: (err, info) =>
+        logger.error({ err, method: info.method, rid: info.ctx.requestId }, 'unexpected error in a call'),
       admit: createAdmission(lim, addressParamsTable(methods), onLimiterError),
       onCall: callMeter?.onCall,
     });
-    const acct = accountRoute({ config, store, secret, access, limiter: lim, logger, redisClient: redisClients.accounts, embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])) });
+    const acct = accountRoute({
+      config,
+      store,
+      secret,
+      access,
+      limiter: lim,
+      logger,
+      redisClient: redisClients.accounts,
+      embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])),
+    });
     accountThrottle = acct.throttle;
     const router = buildRoutes({
       engine,
@@ -375,7 +487,12 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
             healthy,
             total: st.length,
             embedded: networks[name].embedded,
-            upstreams: st.map((u) => ({ url: redact(u.url), healthy: u.healthy, circuit: u.circuit, ...(u.lastError === undefined ? {} : { lastError: u.lastError }) })),
+            upstreams: st.map((u) => ({
+              url: redact(u.url),
+              healthy: u.healthy,
+              circuit: u.circuit,
+              ...(u.lastError === undefined ? {} : { lastError: u.lastError }),
+            })),
           };
         }
         return { ok: served > 0 || pools.size === 0, detail: { networks: detail } };
@@ -396,7 +513,10 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
       pingIntervalMs: ws.pingIntervalMs,
       maxConnectionsPerKey: ws.maxConnectionsPerKey,
       endSubscriptions: (conn, err) => subs.end(conn, err),
-      slots: redisClients.limits === undefined ? undefined : new RedisConnectionSlots({ client: redisClients.limits, prefix: config.redisPrefix ?? 'rpcgate', logger }),
+      slots:
+        redisClients.limits === undefined
+          ? undefined
+          : new RedisConnectionSlots({ client: redisClients.limits, prefix: config.redisPrefix ?? 'rpcgate', logger }),
     });
     const srv = server;
     await new Promise<void>((resolveListen, reject) => {
@@ -411,11 +531,37 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
     const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host}:${addr.port}`;
     const urls: RunningService['urls'] = {};
-    for (const name of Object.keys(config.networks)) urls[name] = { A: `${url}/${name}/v2/${key}`, B: `${url}/${name}/${key}` };
+    for (const name of Object.keys(config.networks))
+      urls[name] = { A: `${url}/${name}/v2/${key}`, B: `${url}/${name}/${key}` };
     const seeded: Record<string, SeededChain> = {};
     for (const c of chains) seeded[c.network] = c.seeded;
-    return { url, urls, docsUrl: `${url}/docs/`, key, devKey, networks, seeded, pools, keys, access, store, secret, limiter: lim, meter, metrics, caches: caches.networks, config, logger, stop,
-      account: acct, websockets: { connections: () => sockets?.size ?? 0, perNetwork: () => sockets?.perNetwork() ?? {}, subscriptions: () => subscriptions?.size ?? 0 } };
+    return {
+      url,
+      urls,
+      docsUrl: `${url}/docs/`,
+      key,
+      devKey,
+      networks,
+      seeded,
+      pools,
+      keys,
+      access,
+      store,
+      secret,
+      limiter: lim,
+      meter,
+      metrics,
+      caches: caches.networks,
+      config,
+      logger,
+      stop,
+      account: acct,
+      websockets: {
+        connections: () => sockets?.size ?? 0,
+        perNetwork: () => sockets?.perNetwork() ?? {},
+        subscriptions: () => subscriptions?.size ?? 0,
+      },
+    };
   } catch (e) {
     await stop().catch(() => undefined);
     throw e;
@@ -426,7 +572,13 @@ export async function startService(input: Config | ConfigInput = {}, ext: Servic
 function logDestination(format: Config['logFormat']): DestinationStream {
   const tty = process.stderr.isTTY === true;
   if (format === 'json' || (format === 'auto' && !tty)) return pino.destination({ fd: 2, sync: false });
-  return pretty({ destination: 2, colorize: tty, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true });
+  return pretty({
+    destination: 2,
+    colorize: tty,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname',
+    singleLine: true,
+  });
 }
 
 /** An upstream URL for logs: no credentials, no path (provider keys often live there). */

@@ -23,7 +23,8 @@ const PAGE_HEADERS = {
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'same-origin',
-  'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'content-security-policy':
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
 };
 
 export interface WebRoute {
@@ -36,23 +37,40 @@ export interface WebRoute {
 export function createWebRoute(opts: { dir?: string; logger?: Logger } = {}): WebRoute {
   const dir = resolve(opts.dir ?? DEFAULT_WEB_DIR);
   const built = existsSync(join(dir, 'index.html'));
-  const assets = built ? preloadFolder(dir, (url) => (url.startsWith('/assets/') ? IMMUTABLE : 'no-cache')) : new Map<string, Asset>();
-  if (!built) opts.logger?.warn({ dir }, 'the dashboard is not built: run `npm run build:web` (npm start and npm test build it)');
+  const assets = built
+    ? preloadFolder(dir, (url) => (url.startsWith('/assets/') ? IMMUTABLE : 'no-cache'))
+    : new Map<string, Asset>();
+  if (!built)
+    opts.logger?.warn({ dir }, 'the dashboard is not built: run `npm run build:web` (npm start and npm test build it)');
 
   return {
     available: built,
     serve(req, res, rid, path) {
       skipBody(req, res);
       if (!built) {
-        return plainText(res, rid, 503, 'The rpcgate dashboard is not built.\nRun `npm run build:web` (npm start and npm test build it), then restart.\nAPI reference: /docs/\n', ['cache-control', 'no-store']);
+        return plainText(
+          res,
+          rid,
+          503,
+          'The rpcgate dashboard is not built.\nRun `npm run build:web` (npm start and npm test build it), then restart.\nAPI reference: /docs/\n',
+          ['cache-control', 'no-store'],
+        );
       }
       const isIndex = path === '/' || path === '/index.html';
       const a = assets.get(isIndex ? '/index.html' : path);
       if (a === undefined) return plainText(res, rid, 404, 'not found\n', ['cache-control', 'no-cache']);
-      sendAsset(req, res, a, isIndex ? { ...PAGE_HEADERS, 'x-request-id': rid } : { 'x-content-type-options': 'nosniff', 'x-request-id': rid });
+      sendAsset(
+        req,
+        res,
+        a,
+        isIndex
+          ? { ...PAGE_HEADERS, 'x-request-id': rid }
+          : { 'x-content-type-options': 'nosniff', 'x-request-id': rid },
+      );
     },
   };
 }
 
 /** Whether a request for `/` should get the dashboard (a browser) rather than the plain-text landing. */
-export const wantsHtml = (req: IncomingMessage): boolean => (req.headers.accept ?? '').toLowerCase().includes('text/html');
+export const wantsHtml = (req: IncomingMessage): boolean =>
+  (req.headers.accept ?? '').toLowerCase().includes('text/html');

@@ -28,12 +28,28 @@ import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { decodeJwt } from 'jose';
-import { Denied, bearerToken, checkRequest, clientIp, identify, type AccessContext, type AccessPoint, type KeyStore, type Principal } from '../access/index.js';
+import {
+  Denied,
+  bearerToken,
+  checkRequest,
+  clientIp,
+  identify,
+  type AccessContext,
+  type AccessPoint,
+  type KeyStore,
+  type Principal,
+} from '../access/index.js';
 import { CLOCK_TOLERANCE_SEC, jwtError } from '../access/jwt.js';
 import { Refusal } from '@rpcgate/toolkit/http';
 import { errorResponse, type Engine } from '@rpcgate/toolkit/engine';
 import type { RpcError } from '@rpcgate/toolkit/errors';
-import { UpgradeRouter, createJsonRpcWs, refusalCloseCode, type JsonRpcWs, type WsConnection } from '@rpcgate/toolkit/ws';
+import {
+  UpgradeRouter,
+  createJsonRpcWs,
+  refusalCloseCode,
+  type JsonRpcWs,
+  type WsConnection,
+} from '@rpcgate/toolkit/ws';
 import { MemoryConnectionSlots, type ConnectionSlot, type ConnectionSlots } from '../limits/connections.js';
 import type { SocketCallContext } from '../subscriptions/index.js';
 import type { CallMeter } from './call-observer.js';
@@ -94,7 +110,10 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
   const admitted = new WeakMap<AccessContext, Credential>();
 
   /** Takes one of the principal's connection slots until the TCP socket closes; a Refusal when none is left. */
-  function reserve(ctx: AccessContext, socket: Duplex): AccessContext | Refusal<AccessContext> | Promise<AccessContext | Refusal<AccessContext>> {
+  function reserve(
+    ctx: AccessContext,
+    socket: Duplex,
+  ): AccessContext | Refusal<AccessContext> | Promise<AccessContext | Refusal<AccessContext>> {
     let gone = false;
     let slot: ConnectionSlot | undefined;
     socket.once('close', () => {
@@ -128,7 +147,8 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
     const h = conn.ctx.headers ?? {};
     const checked = checkRequest(p, { origin: h.origin, ip: conn.ctx.ip, authorization: h.authorization });
     const apply = (err: RpcError | undefined) => (err === undefined ? swap(conn, p) : end(conn, err));
-    if (checked instanceof Promise) checked.then(apply, (e: unknown) => logger.error({ err: e }, 'websocket credential re-check failed'));
+    if (checked instanceof Promise)
+      checked.then(apply, (e: unknown) => logger.error({ err: e }, 'websocket credential re-check failed'));
     else apply(checked);
   }
 
@@ -141,7 +161,10 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
   function armExpiry(conn: WsConnection<AccessContext>, cred: Credential): void {
     if (cred.jwtExpiresAt === undefined || conn.closed) return;
     const ms = cred.jwtExpiresAt - Date.now();
-    cred.timer = setTimeout(() => (ms > MAX_TIMER_MS ? armExpiry(conn, cred) : end(conn, jwtError('expired'))), Math.min(Math.max(0, ms), MAX_TIMER_MS));
+    cred.timer = setTimeout(
+      () => (ms > MAX_TIMER_MS ? armExpiry(conn, cred) : end(conn, jwtError('expired'))),
+      Math.min(Math.max(0, ms), MAX_TIMER_MS),
+    );
     cred.timer.unref();
   }
 
@@ -168,7 +191,11 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
         admitted.set(ctx, { key: key!, route, jwtExpiresAt: token === undefined ? undefined : expiresAt(token) });
         return reserve(ctx, req.socket);
       };
-      const checked = checkRequest(p, { origin: req.headers.origin, ip: ctx.ip, authorization: req.headers.authorization });
+      const checked = checkRequest(p, {
+        origin: req.headers.origin,
+        ip: ctx.ip,
+        authorization: req.headers.authorization,
+      });
       return checked instanceof Promise ? checked.then(pass) : pass(checked);
     },
     refused(ctx, err, t0) {
@@ -176,7 +203,15 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
     },
     messageContext(conn, rid, t0): SocketCallContext {
       const c = conn.ctx;
-      return { network: c.network, principal: c.principal, ip: c.ip, headers: c.headers, requestId: rid, startedAt: t0, socket: conn };
+      return {
+        network: c.network,
+        principal: c.principal,
+        ip: c.ip,
+        headers: c.headers,
+        requestId: rid,
+        startedAt: t0,
+        socket: conn,
+      };
     },
     opened(conn) {
       perNetwork.set(conn.ctx.network, (perNetwork.get(conn.ctx.network) ?? 0) + 1);
@@ -200,15 +235,35 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
 
   const router = new UpgradeRouter();
   const slash = { trailingSlash: true };
-  const serve = (route: WsRoute) => (req: Parameters<JsonRpcWs<WsRoute>['upgrade']>[0], socket: Parameters<JsonRpcWs<WsRoute>['upgrade']>[1], head: Buffer, rid: string, t0: number, key: string | undefined) =>
-    transport.upgrade(req, socket, head, rid, t0, route, key);
+  const serve =
+    (route: WsRoute) =>
+    (
+      req: Parameters<JsonRpcWs<WsRoute>['upgrade']>[0],
+      socket: Parameters<JsonRpcWs<WsRoute>['upgrade']>[1],
+      head: Buffer,
+      rid: string,
+      t0: number,
+      key: string | undefined,
+    ) =>
+      transport.upgrade(req, socket, head, rid, t0, route, key);
   for (const [host, network] of Object.entries(opts.hostMap)) {
-    router.add('/v2/:key?', serve({ network, ap: 'A' }), { host, ...slash }).add('/:key?', serve({ network, ap: 'B' }), { host, ...slash });
+    router
+      .add('/v2/:key?', serve({ network, ap: 'A' }), { host, ...slash })
+      .add('/:key?', serve({ network, ap: 'B' }), { host, ...slash });
   }
   for (const network of opts.networks) {
-    router.add(`/${network}/v2/:key?`, serve({ network, ap: 'A' }), slash).add(`/${network}/:key?`, serve({ network, ap: 'B' }), slash);
+    router
+      .add(`/${network}/v2/:key?`, serve({ network, ap: 'A' }), slash)
+      .add(`/${network}/:key?`, serve({ network, ap: 'B' }), slash);
   }
-  router.notFoundBody = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `not found: open a WebSocket on /{network}/v2/{key} or /{network}/{key} (networks: ${opts.networks.join(', ')})` } });
+  router.notFoundBody = JSON.stringify({
+    jsonrpc: '2.0',
+    id: null,
+    error: {
+      code: -32600,
+      message: `not found: open a WebSocket on /{network}/v2/{key} or /{network}/{key} (networks: ${opts.networks.join(', ')})`,
+    },
+  });
   router.attach(server, (err, rid) => logger.error({ err, rid }, 'websocket upgrade failed'));
 
   return {

@@ -39,12 +39,40 @@ export type AccessEntry = AppAccess | NetworkKeyAccess;
 const emptyAllowlists = (): Allowlists => ({ origin: [], ip: [], address: [], method: [] });
 
 // The columns each principal is built from, and the one place rows become principals (bulk load and single reload).
-const APP_COLUMNS = ['id', 'user_id', 'name', 'chain', 'services', 'require_jwt', 'jwt_max_lifetime_sec', 'key_hash'] as const;
+const APP_COLUMNS = [
+  'id',
+  'user_id',
+  'name',
+  'chain',
+  'services',
+  'require_jwt',
+  'jwt_max_lifetime_sec',
+  'key_hash',
+] as const;
 const KEY_COLUMNS = ['id', 'user_id', 'name', 'network', 'key_hash'] as const;
 
-interface AppRow { id: string; user_id: string; name: string; chain: string; services: string; require_jwt: number | boolean; jwt_max_lifetime_sec: number | string | null; key_hash: string }
-interface KeyRow { id: string; user_id: string; name: string; network: NetworkName; key_hash: string }
-interface JwtRow { id: string; alg: JwtAlg; public_key_pem: string }
+interface AppRow {
+  id: string;
+  user_id: string;
+  name: string;
+  chain: string;
+  services: string;
+  require_jwt: number | boolean;
+  jwt_max_lifetime_sec: number | string | null;
+  key_hash: string;
+}
+interface KeyRow {
+  id: string;
+  user_id: string;
+  name: string;
+  network: NetworkName;
+  key_hash: string;
+}
+interface JwtRow {
+  id: string;
+  alg: JwtAlg;
+  public_key_pem: string;
+}
 
 function appAccess(a: AppRow): AppAccess {
   return {
@@ -64,13 +92,25 @@ function appAccess(a: AppRow): AppAccess {
 
 const jwtKey = (j: JwtRow) => ({ kid: j.id, alg: j.alg, publicKeyPem: j.public_key_pem });
 
-const keyAccess = (k: KeyRow): NetworkKeyAccess => ({ accessPoint: 'B', keyHash: k.key_hash, keyId: k.id, userId: k.user_id, name: k.name, network: k.network });
+const keyAccess = (k: KeyRow): NetworkKeyAccess => ({
+  accessPoint: 'B',
+  keyHash: k.key_hash,
+  keyId: k.id,
+  userId: k.user_id,
+  name: k.name,
+  network: k.network,
+});
 
 /** Every active key (apps and network keys) with its principal; four queries regardless of size. */
 export async function loadAllActiveKeys(db: Kysely<Database>): Promise<AccessEntry[]> {
   const [apps, lists, jwt, keys] = await Promise.all([
     db.selectFrom('apps').select(APP_COLUMNS).execute(),
-    db.selectFrom('app_allowlists').select(['app_id', 'kind', 'value']).orderBy('created_at').orderBy('value').execute(),
+    db
+      .selectFrom('app_allowlists')
+      .select(['app_id', 'kind', 'value'])
+      .orderBy('created_at')
+      .orderBy('value')
+      .execute(),
     db.selectFrom('app_jwt_keys').select(['id', 'app_id', 'alg', 'public_key_pem']).orderBy('created_at').execute(),
     db.selectFrom('network_keys').select(KEY_COLUMNS).execute(),
   ]);
@@ -89,11 +129,7 @@ export async function loadAllActiveKeys(db: Kysely<Database>): Promise<AccessEnt
 
 /** The current principal of one key hash (after a key event), or undefined when the key no longer exists. */
 export async function loadAccessEntry(db: Kysely<Database>, keyHash: string): Promise<AccessEntry | undefined> {
-  const app = await db
-    .selectFrom('apps')
-    .select(APP_COLUMNS)
-    .where('key_hash', '=', keyHash)
-    .executeTakeFirst();
+  const app = await db.selectFrom('apps').select(APP_COLUMNS).where('key_hash', '=', keyHash).executeTakeFirst();
   if (app !== undefined) {
     const [lists, jwt] = await Promise.all([
       db
@@ -103,17 +139,18 @@ export async function loadAccessEntry(db: Kysely<Database>, keyHash: string): Pr
         .orderBy('created_at')
         .orderBy('value')
         .execute(),
-      db.selectFrom('app_jwt_keys').select(['id', 'alg', 'public_key_pem']).where('app_id', '=', app.id).orderBy('created_at').execute(),
+      db
+        .selectFrom('app_jwt_keys')
+        .select(['id', 'alg', 'public_key_pem'])
+        .where('app_id', '=', app.id)
+        .orderBy('created_at')
+        .execute(),
     ]);
     const e = appAccess(app);
     for (const l of lists) e.allowlists[l.kind].push(l.value);
     e.jwtKeys = jwt.map(jwtKey);
     return e;
   }
-  const k = await db
-    .selectFrom('network_keys')
-    .select(KEY_COLUMNS)
-    .where('key_hash', '=', keyHash)
-    .executeTakeFirst();
+  const k = await db.selectFrom('network_keys').select(KEY_COLUMNS).where('key_hash', '=', keyHash).executeTakeFirst();
   return k && keyAccess(k);
 }

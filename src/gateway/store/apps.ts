@@ -107,14 +107,16 @@ export async function createApp(
     key_hash: hashKey(secret, key),
     key_enc: encryptKey(secret, key),
     require_jwt: input.requireJwt ? 1 : 0,
-    jwt_max_lifetime_sec: input.jwtMaxLifetimeSec === undefined ? DEFAULT_JWT_MAX_LIFETIME_SEC : input.jwtMaxLifetimeSec,
+    jwt_max_lifetime_sec:
+      input.jwtMaxLifetimeSec === undefined ? DEFAULT_JWT_MAX_LIFETIME_SEC : input.jwtMaxLifetimeSec,
     created_at: now,
     updated_at: now,
     key_rotated_at: null,
   };
   await db.transaction().execute(async (trx) => {
     const owner = trx.selectFrom('users').select('id').where('id', '=', userId);
-    if ((await (isPostgres(trx) ? owner.forUpdate() : owner).executeTakeFirst()) === undefined) throw new NotFoundError('user');
+    if ((await (isPostgres(trx) ? owner.forUpdate() : owner).executeTakeFirst()) === undefined)
+      throw new NotFoundError('user');
     const { n } = await trx
       .selectFrom('apps')
       .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -139,12 +141,28 @@ export async function countApps(db: Kysely<Database>, userId: string): Promise<n
 
 /** The user's apps, oldest first. */
 export async function listApps(db: Kysely<Database>, secret: Uint8Array, userId: string): Promise<App[]> {
-  const rows = await db.selectFrom('apps').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+  const rows = await db
+    .selectFrom('apps')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   return rows.map((r) => toApp(secret, r));
 }
 
-export async function getApp(db: Kysely<Database>, secret: Uint8Array, userId: string, appId: string): Promise<App | undefined> {
-  const r = await db.selectFrom('apps').selectAll().where('id', '=', appId).where('user_id', '=', userId).executeTakeFirst();
+export async function getApp(
+  db: Kysely<Database>,
+  secret: Uint8Array,
+  userId: string,
+  appId: string,
+): Promise<App | undefined> {
+  const r = await db
+    .selectFrom('apps')
+    .selectAll()
+    .where('id', '=', appId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   return r && toApp(secret, r);
 }
 
@@ -180,7 +198,12 @@ export async function updateApp(
 }
 
 /** Replaces the app's key: the old one is revoked (feed: revoke old hash, upsert new). */
-export async function rotateAppKey(db: Kysely<Database>, secret: Uint8Array, userId: string, appId: string): Promise<App | undefined> {
+export async function rotateAppKey(
+  db: Kysely<Database>,
+  secret: Uint8Array,
+  userId: string,
+  appId: string,
+): Promise<App | undefined> {
   const key = newApiKey();
   const keyHash = hashKey(secret, key);
   const now = Date.now();
@@ -204,7 +227,12 @@ export async function rotateAppKey(db: Kysely<Database>, secret: Uint8Array, use
 /** Deletes the app (its allowlists and JWT keys by cascade) and revokes its key. */
 export async function deleteApp(db: Kysely<Database>, userId: string, appId: string): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const row = await trx.deleteFrom('apps').where('id', '=', appId).where('user_id', '=', userId).returning('key_hash').executeTakeFirst();
+    const row = await trx
+      .deleteFrom('apps')
+      .where('id', '=', appId)
+      .where('user_id', '=', userId)
+      .returning('key_hash')
+      .executeTakeFirst();
     if (row === undefined) return false;
     await recordKeyEvent(trx, row.key_hash, 'revoke');
     return true;
@@ -213,14 +241,24 @@ export async function deleteApp(db: Kysely<Database>, userId: string, appId: str
 
 // The app row, if the user owns it, locked against concurrent delete/rotate on PostgreSQL for the rest of the
 // transaction (SQLite transactions already hold the database write lock: BEGIN IMMEDIATE, see db.ts).
-async function lockOwnedApp(trx: Transaction<Database>, userId: string, appId: string): Promise<{ key_hash: string } | undefined> {
+async function lockOwnedApp(
+  trx: Transaction<Database>,
+  userId: string,
+  appId: string,
+): Promise<{ key_hash: string } | undefined> {
   const q = trx.selectFrom('apps').select('key_hash').where('id', '=', appId).where('user_id', '=', userId);
   return (isPostgres(trx) ? q.forUpdate() : q).executeTakeFirst();
 }
 
 // ---- allowlists -------------------------------------------------------------------------------------------------
 
-function toEntry(r: { id: string; app_id: string; kind: AllowlistKind; value: string; created_at: number }): AllowlistEntry {
+function toEntry(r: {
+  id: string;
+  app_id: string;
+  kind: AllowlistKind;
+  value: string;
+  created_at: number;
+}): AllowlistEntry {
   return { id: r.id, appId: r.app_id, kind: r.kind, value: r.value, createdAt: Number(r.created_at) };
 }
 
@@ -287,7 +325,11 @@ export async function setAllowlist(
 }
 
 /** All entries of the app (every kind); undefined when the user has no such app. */
-export async function listAllowlist(db: Kysely<Database>, userId: string, appId: string): Promise<AllowlistEntry[] | undefined> {
+export async function listAllowlist(
+  db: Kysely<Database>,
+  userId: string,
+  appId: string,
+): Promise<AllowlistEntry[] | undefined> {
   const rows = await db
     .selectFrom('apps')
     .leftJoin('app_allowlists', 'app_allowlists.app_id', 'apps.id')
@@ -310,11 +352,20 @@ export async function listAllowlist(db: Kysely<Database>, userId: string, appId:
 }
 
 /** Removes one entry; false when it does not exist or is not the user's. */
-export async function removeAllowlistEntry(db: Kysely<Database>, userId: string, appId: string, entryId: string): Promise<boolean> {
+export async function removeAllowlistEntry(
+  db: Kysely<Database>,
+  userId: string,
+  appId: string,
+  entryId: string,
+): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const app = await lockOwnedApp(trx, userId, appId);
     if (app === undefined) return false;
-    const r = await trx.deleteFrom('app_allowlists').where('id', '=', entryId).where('app_id', '=', appId).executeTakeFirst();
+    const r = await trx
+      .deleteFrom('app_allowlists')
+      .where('id', '=', entryId)
+      .where('app_id', '=', appId)
+      .executeTakeFirst();
     if (r.numDeletedRows === 0n) return false;
     await recordKeyEvent(trx, app.key_hash, 'upsert');
     return true;
@@ -337,7 +388,13 @@ export async function addJwtKey(
   return db.transaction().execute(async (trx) => {
     const app = await lockOwnedApp(trx, userId, appId);
     if (app === undefined) return undefined;
-    const row = { id: newId('kid'), app_id: appId, alg: input.alg, public_key_pem: input.publicKeyPem, created_at: Date.now() };
+    const row = {
+      id: newId('kid'),
+      app_id: appId,
+      alg: input.alg,
+      public_key_pem: input.publicKeyPem,
+      created_at: Date.now(),
+    };
     await trx.insertInto('app_jwt_keys').values(row).execute();
     await recordKeyEvent(trx, app.key_hash, 'upsert', row.created_at);
     return toJwtKey(row);

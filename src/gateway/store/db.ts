@@ -156,7 +156,10 @@ export async function migrateToLatest(db: Kysely<Database>, dialect: Dialect): P
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
-    throw new Error(`store migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(
+      `store migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

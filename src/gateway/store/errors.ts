@@ -45,8 +45,19 @@ export class NotFoundError extends Error {
 }
 
 // Connection-level failures: the database is down, restarting, unreachable, or too slow (connect / statement timeout).
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN', 'SQLITE_BUSY']);
-const UNAVAILABLE_MESSAGES = /connection terminated|timeout exceeded when trying to connect|query read timeout|connection timeout|client has encountered a connection error|cannot use a pool after calling end/i;
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+  'EAI_AGAIN',
+  'SQLITE_BUSY',
+]);
+const UNAVAILABLE_MESSAGES =
+  /connection terminated|timeout exceeded when trying to connect|query read timeout|connection timeout|client has encountered a connection error|cannot use a pool after calling end/i;
 
 /**
  * True when a store call failed because the database is unavailable (PostgreSQL down, restarting, unreachable or
@@ -60,7 +71,8 @@ export function isStoreUnavailable(e: unknown): boolean {
     if (typeof code === 'string') {
       if (UNAVAILABLE_CODES.has(code)) return true;
       // PostgreSQL SQLSTATE: 08 connection exception, 57P01-03 shutdown / cannot connect now, 57014 statement timeout.
-      if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '57014') return true;
+      if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '57014')
+        return true;
     }
     if (UNAVAILABLE_MESSAGES.test(x.message)) return true;
     if (x instanceof AggregateError && x.errors.some((y) => isStoreUnavailable(y))) return true;

@@ -25,13 +25,24 @@ export interface KeyEvent {
 }
 
 /** Appends an event; call it with the transaction that makes the change. */
-export async function recordKeyEvent(db: Kysely<Database>, keyHash: string, kind: KeyEventKind, at = Date.now()): Promise<void> {
+export async function recordKeyEvent(
+  db: Kysely<Database>,
+  keyHash: string,
+  kind: KeyEventKind,
+  at = Date.now(),
+): Promise<void> {
   await db.insertInto('key_events').values({ key_hash: keyHash, kind, at }).execute();
 }
 
 /** Events with id > afterId, oldest first (raw; KeyEventFeed adds gap handling). */
 export async function listKeyEventsSince(db: Kysely<Database>, afterId: number, limit = 1000): Promise<KeyEvent[]> {
-  const rows = await db.selectFrom('key_events').selectAll().where('id', '>', afterId).orderBy('id').limit(limit).execute();
+  const rows = await db
+    .selectFrom('key_events')
+    .selectAll()
+    .where('id', '>', afterId)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
   return rows.map(toEvent);
 }
 
@@ -95,12 +106,18 @@ export class KeyEventFeed {
 
   /** Positions the feed at the current end. Call BEFORE loading the snapshot, so nothing falls between the two. */
   async start(): Promise<void> {
-    const rows = await this.db.selectFrom('key_events').select('id').orderBy('id', 'desc').limit(this.startWindow).execute();
+    const rows = await this.db
+      .selectFrom('key_events')
+      .select('id')
+      .orderBy('id', 'desc')
+      .limit(this.startWindow)
+      .execute();
     this.gaps.clear();
     this.cursor = rows.length > 0 ? Number(rows[0].id) : 0;
     const present = new Set(rows.map((r) => Number(r.id)));
     const t = this.now();
-    for (let id = Math.max(1, this.cursor - this.startWindow + 1); id < this.cursor; id++) if (!present.has(id)) this.gaps.set(id, t);
+    for (let id = Math.max(1, this.cursor - this.startWindow + 1); id < this.cursor; id++)
+      if (!present.has(id)) this.gaps.set(id, t);
   }
 
   /** Events committed since the last poll (including late commits of earlier ids), oldest id first. */
@@ -113,7 +130,9 @@ export class KeyEventFeed {
       const rows = await this.db
         .selectFrom('key_events')
         .selectAll()
-        .where((eb) => (gapIds.length > 0 ? eb.or([eb('id', '>', this.cursor), eb('id', 'in', gapIds)]) : eb('id', '>', this.cursor)))
+        .where((eb) =>
+          gapIds.length > 0 ? eb.or([eb('id', '>', this.cursor), eb('id', 'in', gapIds)]) : eb('id', '>', this.cursor),
+        )
         .orderBy('id')
         .limit(this.batch)
         .execute();

@@ -84,7 +84,13 @@ export async function createNetworkKey(
 
 /** The user's keys, oldest first. */
 export async function listNetworkKeys(db: Kysely<Database>, secret: Uint8Array, userId: string): Promise<NetworkKey[]> {
-  const rows = await db.selectFrom('network_keys').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+  const rows = await db
+    .selectFrom('network_keys')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   return rows.map((r) => toNetworkKey(secret, r));
 }
 
@@ -103,7 +109,12 @@ export async function getNetworkKey(
   userId: string,
   keyId: string,
 ): Promise<NetworkKey | undefined> {
-  const r = await db.selectFrom('network_keys').selectAll().where('id', '=', keyId).where('user_id', '=', userId).executeTakeFirst();
+  const r = await db
+    .selectFrom('network_keys')
+    .selectAll()
+    .where('id', '=', keyId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   return r && toNetworkKey(secret, r);
 }
 

@@ -23,7 +23,11 @@ const MINUTE = 60_000;
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
 
-export const GRANULARITY_MS: Readonly<Record<Granularity, number>> = Object.freeze({ minute: MINUTE, hour: HOUR, day: DAY });
+export const GRANULARITY_MS: Readonly<Record<Granularity, number>> = Object.freeze({
+  minute: MINUTE,
+  hour: HOUR,
+  day: DAY,
+});
 export const USAGE_TABLES: Readonly<Record<Granularity, string>> = Object.freeze({
   minute: 'usage_minute',
   hour: 'usage_hour',
@@ -130,7 +134,8 @@ export async function upsertUsage(
 }
 
 function toValues(r: UsageRow): Record<string, string | number> {
-  if (r.buckets.length !== HISTOGRAM_BUCKETS) throw new RangeError(`usage row needs ${HISTOGRAM_BUCKETS} buckets, got ${r.buckets.length}`);
+  if (r.buckets.length !== HISTOGRAM_BUCKETS)
+    throw new RangeError(`usage row needs ${HISTOGRAM_BUCKETS} buckets, got ${r.buckets.length}`);
   const v: Record<string, string | number> = {
     ts: r.ts,
     principal_kind: r.principalKind,
@@ -216,7 +221,15 @@ class Acc {
   latencySum = 0;
   readonly buckets = new Float64Array(HISTOGRAM_BUCKETS);
 
-  add(method: string, outcome: Outcome, code: number, count: number, cacheHits: number, latencySum: number, buckets: ArrayLike<number>): void {
+  add(
+    method: string,
+    outcome: Outcome,
+    code: number,
+    count: number,
+    cacheHits: number,
+    latencySum: number,
+    buckets: ArrayLike<number>,
+  ): void {
     this.total += count;
     this.cacheHits += cacheHits;
     this.byOutcome[OUTCOME_INDEX[outcome] ?? OUTCOME_INDEX.node_error] += count;
@@ -262,7 +275,8 @@ class Acc {
 }
 
 function ownerWhere(f: UsageFilter, from: number, to: number): RawBuilder<unknown> {
-  if (f.appId !== undefined && f.keyId !== undefined) throw new TypeError('usage filter: give appId or keyId, not both');
+  if (f.appId !== undefined && f.keyId !== undefined)
+    throw new TypeError('usage filter: give appId or keyId, not both');
   const parts: RawBuilder<unknown>[] = [sql`user_id = ${f.userId}`];
   if (f.appId !== undefined) parts.push(sql`principal_kind = 'app' and principal_id = ${f.appId}`);
   if (f.keyId !== undefined) parts.push(sql`principal_kind = 'key' and principal_id = ${f.keyId}`);
@@ -293,7 +307,8 @@ export async function usageSeries(db: Kysely<any>, query: UsageSeriesQuery): Pro
   const fill = query.fill ?? true;
   const maxPoints = query.maxPoints ?? 10_000;
   if (!(to > from)) throw new RangeError('usage range: `to` must be after `from`');
-  if (fill && Math.ceil((to - from) / G) > maxPoints) throw new RangeError(`usage range: more than ${maxPoints} buckets`);
+  if (fill && Math.ceil((to - from) / G) > maxPoints)
+    throw new RangeError(`usage range: more than ${maxPoints} buckets`);
 
   const bucket = sql.raw(`(ts - (ts % ${G}))`);
   const { rows } = await sql<Record<string, unknown>>`
@@ -308,7 +323,15 @@ export async function usageSeries(db: Kysely<any>, query: UsageSeriesQuery): Pro
     let acc = byBucket.get(start);
     if (acc === undefined) byBucket.set(start, (acc = new Acc()));
     for (let i = 0; i < HISTOGRAM_BUCKETS; i++) hist[i] = Number(r[BUCKET_COLUMNS[i]]);
-    acc.add(String(r.method), r.outcome as Outcome, Number(r.code), Number(r.count), Number(r.cache_hits), Number(r.latency_sum_ms), hist);
+    acc.add(
+      String(r.method),
+      r.outcome as Outcome,
+      Number(r.code),
+      Number(r.count),
+      Number(r.cache_hits),
+      Number(r.latency_sum_ms),
+      hist,
+    );
   }
 
   const summary = new Acc();
@@ -396,7 +419,14 @@ function onConflictAdd(dest: string): RawBuilder<unknown> {
   return sql.raw(`on conflict (${KEY_COLUMNS.map(q).join(', ')}) do update set ${set}`);
 }
 
-async function rollUp(db: Kysely<any>, pg: boolean, src: string, dest: string, G: number, cutoff: number): Promise<number> {
+async function rollUp(
+  db: Kysely<any>,
+  pg: boolean,
+  src: string,
+  dest: string,
+  G: number,
+  cutoff: number,
+): Promise<number> {
   if (pg) {
     // One statement: exactly the rows this statement deleted are added to dest, even with concurrent flushes
     // committing new minute rows (READ COMMITTED would let a separate DELETE see rows the INSERT … SELECT did not).
@@ -409,7 +439,9 @@ async function rollUp(db: Kysely<any>, pg: boolean, src: string, dest: string, G
   // SQLite: the transaction is BEGIN IMMEDIATE (the write lock is held from the start), so nothing slips in between.
   // (The SELECT of an INSERT … ON CONFLICT needs its WHERE clause in SQLite, else `ON` parses as a join constraint.)
   const source = sql`${sql.table(src)} where ts < ${cutoff}`;
-  await sql`insert into ${sql.table(dest)} (${INSERT_COLUMNS}) ${rollUpSelect(G, source)} ${onConflictAdd(dest)}`.execute(db);
+  await sql`insert into ${sql.table(dest)} (${INSERT_COLUMNS}) ${rollUpSelect(G, source)} ${onConflictAdd(dest)}`.execute(
+    db,
+  );
   const del = await sql`delete from ${sql.table(src)} where ts < ${cutoff}`.execute(db);
   return Number(del.numAffectedRows ?? 0n);
 }

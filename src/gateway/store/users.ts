@@ -21,7 +21,12 @@ export function normalizeEmail(email: string): string {
 
 /** Creates a user; `ConflictError('email')` when the email (any case) is taken. */
 export async function createUser(db: Kysely<Database>, input: { email: string; passwordHash: string }): Promise<User> {
-  const row = { id: newId('usr'), email: normalizeEmail(input.email), password_hash: input.passwordHash, created_at: Date.now() };
+  const row = {
+    id: newId('usr'),
+    email: normalizeEmail(input.email),
+    password_hash: input.passwordHash,
+    created_at: Date.now(),
+  };
   try {
     await db.insertInto('users').values(row).execute();
   } catch (e) {
@@ -38,12 +43,20 @@ export async function findUserByEmail(db: Kysely<Database>, email: string): Prom
 }
 
 export async function getUser(db: Kysely<Database>, userId: string): Promise<User | undefined> {
-  const r = await db.selectFrom('users').select(['id', 'email', 'created_at']).where('id', '=', userId).executeTakeFirst();
+  const r = await db
+    .selectFrom('users')
+    .select(['id', 'email', 'created_at'])
+    .where('id', '=', userId)
+    .executeTakeFirst();
   return r && { id: r.id, email: r.email, createdAt: Number(r.created_at) };
 }
 
 export async function updatePasswordHash(db: Kysely<Database>, userId: string, passwordHash: string): Promise<boolean> {
-  const r = await db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).executeTakeFirst();
+  const r = await db
+    .updateTable('users')
+    .set({ password_hash: passwordHash })
+    .where('id', '=', userId)
+    .executeTakeFirst();
   return r.numUpdatedRows > 0n;
 }
 

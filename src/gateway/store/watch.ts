@@ -55,9 +55,13 @@ export class PgWatch implements StoreWatch {
       fail = () => reject(new StoreDownError());
       const check = () => {
         if (settled) return;
-        timer = setTimeout(() => void this.alive().then((ok) => {
-          if (ok) check();
-        }), PING_AFTER_MS);
+        timer = setTimeout(
+          () =>
+            void this.alive().then((ok) => {
+              if (ok) check();
+            }),
+          PING_AFTER_MS,
+        );
       };
       check();
     });
@@ -92,7 +96,11 @@ export class PgWatch implements StoreWatch {
     const timeout = new Promise<false>((r) => (timer = setTimeout(() => r(false), this.timeoutMs)));
     const attempt = (async () => {
       if (this.client === undefined) {
-        const c = new pg.Client({ connectionString: this.connectionString, connectionTimeoutMillis: this.timeoutMs, query_timeout: this.timeoutMs });
+        const c = new pg.Client({
+          connectionString: this.connectionString,
+          connectionTimeoutMillis: this.timeoutMs,
+          query_timeout: this.timeoutMs,
+        });
         c.on('error', noop); // a dead connection: the next ping drops it
         this.client = c;
         await c.connect();

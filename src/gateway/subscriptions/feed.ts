@@ -156,7 +156,10 @@ export class NetworkFeed {
       if (this.has('newHeads') || this.has('logs')) await this.pollBlocks();
       if (this.has('newPendingTransactions')) await this.pollPending();
     } catch (e) {
-      this.logger.warn({ err: e, network: this.network }, 'subscription feed: upstream poll failed; resuming from the last delivered block');
+      this.logger.warn(
+        { err: e, network: this.network },
+        'subscription feed: upstream poll failed; resuming from the last delivered block',
+      );
     } finally {
       this.running = false;
       if (this.subs.size > 0 && !this.stopped) this.schedule(this.intervalMs);
@@ -183,7 +186,10 @@ export class NetworkFeed {
         this.removeLogs(last);
         last = this.history[this.history.length - 1];
         if (last === undefined) {
-          this.logger.warn({ network: this.network, block: n }, 'subscription feed: reorg deeper than the history; continuing from the new chain');
+          this.logger.warn(
+            { network: this.network, block: n },
+            'subscription feed: reorg deeper than the history; continuing from the new chain',
+          );
           break;
         }
         n = last.number + 1;
@@ -224,7 +230,8 @@ export class NetworkFeed {
     let h: Record<string, unknown> | undefined;
     for (const s of this.subs) {
       if (s.kind === 'newHeads') s.deliver((h ??= header(b)));
-      else if (s.kind === 'logs' && d.logs !== undefined) for (const log of d.logs) if (matchLog(log, s.filter)) s.deliver(log);
+      else if (s.kind === 'logs' && d.logs !== undefined)
+        for (const log of d.logs) if (matchLog(log, s.filter)) s.deliver(log);
     }
   }
 

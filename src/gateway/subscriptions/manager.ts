@@ -55,7 +55,10 @@ export interface SubscriptionsOptions {
 
 /** -32601 over HTTP, as geth answers (there is no connection to notify). */
 export const notificationsNotSupported = (method: string) =>
-  new RpcError(-32601, `notifications not supported over HTTP: ${method} needs a WebSocket connection (ws://…/{network}/v2/{key} or ws://…/{network}/{key})`);
+  new RpcError(
+    -32601,
+    `notifications not supported over HTTP: ${method} needs a WebSocket connection (ws://…/{network}/v2/{key} or ws://…/{network}/{key})`,
+  );
 
 class Sub implements FeedSubscriber {
   constructor(
@@ -67,7 +70,11 @@ class Sub implements FeedSubscriber {
 
   deliver(result: unknown): void {
     // eth_subscribe("logs") was admitted only with listed addresses; this holds even if the feed's match did not.
-    if (this.kind === 'logs' && !addressVisible(this.owner.conn.ctx.principal, (result as { address?: unknown }).address)) return;
+    if (
+      this.kind === 'logs' &&
+      !addressVisible(this.owner.conn.ctx.principal, (result as { address?: unknown }).address)
+    )
+      return;
     this.owner.enqueue(this.id, result);
   }
 }
@@ -93,8 +100,10 @@ class ConnectionSubs {
     if (this.ended) return;
     const m = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":${JSON.stringify(result)}}}`;
     const { maxQueued, maxQueuedBytes } = this.mgr.bounds;
-    if (this.queue.length >= maxQueued) return this.overflow(notificationQueueFull('websocket.maxQueuedNotifications', maxQueued));
-    if (this.queuedBytes + m.length > maxQueuedBytes) return this.overflow(notificationQueueFull('websocket.maxQueuedBytes', maxQueuedBytes));
+    if (this.queue.length >= maxQueued)
+      return this.overflow(notificationQueueFull('websocket.maxQueuedNotifications', maxQueued));
+    if (this.queuedBytes + m.length > maxQueuedBytes)
+      return this.overflow(notificationQueueFull('websocket.maxQueuedBytes', maxQueuedBytes));
     this.queue.push(m);
     this.queuedBytes += m.length;
     if (!this.scheduled && !this.flushing) {
@@ -152,7 +161,8 @@ class ConnectionSubs {
     const e = JSON.stringify({ code: err.code, message: err.message, data: err.data });
     this.queue = [];
     this.queuedBytes = 0;
-    for (const id of this.subs.keys()) this.conn.send(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","error":${e}}}`);
+    for (const id of this.subs.keys())
+      this.conn.send(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","error":${e}}}`);
     this.mgr.dropAll(this);
   }
 }
@@ -195,7 +205,8 @@ export class Subscriptions {
     let f = this.feeds.get(network);
     if (f === undefined) {
       const up = this.opts.upstreams.get(network);
-      if (up === undefined) throw new RpcError(-32603, 'Internal error', { reason: `no upstream pool for network ${network}` });
+      if (up === undefined)
+        throw new RpcError(-32603, 'Internal error', { reason: `no upstream pool for network ${network}` });
       f = new NetworkFeed(network, up, this.opts.intervalMs(network), this.opts.logger);
       this.feeds.set(network, f);
     }
@@ -285,7 +296,10 @@ export class Subscriptions {
 
   /** @internal a connection's queue overflowed (logged once per connection). */
   overflowed(ctx: AccessContext): void {
-    this.opts.logger.warn({ network: ctx.network, key: ctx.principal?.id }, 'websocket notification queue full: connection closed (4008)');
+    this.opts.logger.warn(
+      { network: ctx.network, key: ctx.principal?.id },
+      'websocket notification queue full: connection closed (4008)',
+    );
   }
 
   /** @internal */

@@ -2,7 +2,16 @@
 import type { UpstreamConfig } from '../config/config.js';
 import { UpstreamPool, type BreakerRule, type UpstreamMethodPolicy, type UpstreamMetrics } from './pool.js';
 
-export { UpstreamPool, CIRCUIT, type BreakerRule, type CircuitState, type UpstreamMethodPolicy, type UpstreamPoolOptions, type UpstreamStatus, type UpstreamMetrics } from './pool.js';
+export {
+  UpstreamPool,
+  CIRCUIT,
+  type BreakerRule,
+  type CircuitState,
+  type UpstreamMethodPolicy,
+  type UpstreamPoolOptions,
+  type UpstreamStatus,
+  type UpstreamMetrics,
+} from './pool.js';
 export { upstreamUnavailable, upstreamTimeout, upstreamBadResponse, nodeError, responseTooLarge } from './errors.js';
 
 /** One pool per network over the given node URLs; `methods` says which methods may be deduped / hedged / retried and
@@ -16,7 +25,17 @@ export function createUpstreams(
 ): Map<string, UpstreamPool> {
   const pools = new Map<string, UpstreamPool>();
   for (const [network, urls] of Object.entries(urlsByNetwork)) {
-    pools.set(network, new UpstreamPool({ network, urls, config, metrics, methods, onHealth: onHealth && ((u, h, r, rule) => onHealth(network, u, h, r, rule)) }));
+    pools.set(
+      network,
+      new UpstreamPool({
+        network,
+        urls,
+        config,
+        metrics,
+        methods,
+        onHealth: onHealth && ((u, h, r, rule) => onHealth(network, u, h, r, rule)),
+      }),
+    );
   }
   return pools;
 }

@@ -20,7 +20,7 @@ import { Pool } from 'undici';
 import type { UpstreamConfig } from '../config/config.js';
 import type { CostClass } from '../method-meaning.js';
 import { RawResult } from '@rpcgate/toolkit/engine';
-import { RpcError } from '@rpcgate/toolkit/errors';
+import type { RpcError } from '@rpcgate/toolkit/errors';
 import { splitResponse } from './split.js';
 import { LatencyQuantile } from './latency.js';
 import { upstreamTimeout, upstreamUnavailable, upstreamBadResponse, nodeError, responseTooLarge } from './errors.js';
@@ -124,12 +124,18 @@ class Upstream {
   readonly path: string;
   readonly headers: Record<string, string>;
 
-  constructor(readonly url: string, cfg: UpstreamConfig, safetyTimeoutMs: number) {
+  constructor(
+    readonly url: string,
+    cfg: UpstreamConfig,
+    safetyTimeoutMs: number,
+  ) {
     const u = new URL(url);
     this.path = (u.pathname || '/') + u.search;
     this.headers = { 'content-type': 'application/json', accept: 'application/json' };
     if (u.username || u.password) {
-      this.headers.authorization = 'Basic ' + Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64');
+      this.headers.authorization =
+        'Basic ' +
+        Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64');
     }
     const pool = () =>
       new Pool(u.origin, {
@@ -295,9 +301,21 @@ export class UpstreamPool {
     // Registered before sending: the call may settle synchronously (every circuit open), which must unregister it.
     if (key !== undefined) this.inflight.set(key, promise);
     const c: Call = {
-      method, m: quote(method), p: paramsJson, resolve, reject, key,
-      idempotent: policy.idempotent, retryable: policy.retryable, cls,
-      deadline: performance.now() + cls.timeoutMs, attempts: 0, tried: [], live: [], done: false, lastErr: undefined,
+      method,
+      m: quote(method),
+      p: paramsJson,
+      resolve,
+      reject,
+      key,
+      idempotent: policy.idempotent,
+      retryable: policy.retryable,
+      cls,
+      deadline: performance.now() + cls.timeoutMs,
+      attempts: 0,
+      tried: [],
+      live: [],
+      done: false,
+      lastErr: undefined,
     };
     // Only calls that may be resent share a batch (a batch may be split and resent).
     if (!this.cfg.coalesce || !c.retryable || cls.maxBatch === 1) this.dispatch([c]);
@@ -325,7 +343,12 @@ export class UpstreamPool {
   private dispatch(calls: Call[], allowTried = true): void {
     const up = this.pick(calls.length === 1 ? calls[0].tried : undefined, allowTried);
     if (up === undefined) {
-      for (const c of calls) this.settle(c, undefined, c.lastErr ?? upstreamUnavailable(this.network, 'no healthy upstream (every circuit is open)', 503));
+      for (const c of calls)
+        this.settle(
+          c,
+          undefined,
+          c.lastErr ?? upstreamUnavailable(this.network, 'no healthy upstream (every circuit is open)', 503),
+        );
       return;
     }
     const cap = Math.min(up.batchCap, calls.length);
@@ -394,7 +417,11 @@ export class UpstreamPool {
       if (c.done) continue;
       if (c.deadline <= now + 1) {
         expired++;
-        this.settle(c, undefined, upstreamTimeout(this.network, `no answer within ${c.cls.timeoutMs} ms`, c.cls.timeoutMs));
+        this.settle(
+          c,
+          undefined,
+          upstreamTimeout(this.network, `no answer within ${c.cls.timeoutMs} ms`, c.cls.timeoutMs),
+        );
       } else if (c.deadline < next) next = c.deadline;
     }
     if (expired > 0) this.failure(a.up, 'timeout', true);
@@ -421,7 +448,12 @@ export class UpstreamPool {
       this.metrics?.upstreamResend?.(this.network, 'split');
       // A split goes back to the same node when it is the only one: it is the batch, not the node, that is slow.
       const up = this.pick(c.tried, true);
-      if (up === undefined) this.settle(c, undefined, c.lastErr ?? upstreamUnavailable(this.network, 'no healthy upstream (every circuit is open)', 503));
+      if (up === undefined)
+        this.settle(
+          c,
+          undefined,
+          c.lastErr ?? upstreamUnavailable(this.network, 'no healthy upstream (every circuit is open)', 503),
+        );
       else this.start(up, [c]);
     }
   }
@@ -536,7 +568,10 @@ export class UpstreamPool {
     if (e.kind === 'connect' && e.notSent) this.open(a.up, e.message, 'refused');
     else this.failure(a.up, e.message);
     this.stats.failovers++;
-    const err = e.kind === 'timeout' ? upstreamTimeout(this.network, e.message) : upstreamUnavailable(this.network, e.message, 502);
+    const err =
+      e.kind === 'timeout'
+        ? upstreamTimeout(this.network, e.message)
+        : upstreamUnavailable(this.network, e.message, 502);
     for (const c of a.calls) this.retryOrFail(c, err, e.notSent);
   }
 
@@ -615,7 +650,11 @@ export class UpstreamPool {
   /** A node's error for one call: resent when the method may be and the error is listed as retryable. */
   private nodeFailed(c: Call, err: RpcError): void {
     if (c.done) return;
-    if (c.retryable && (this.retryCodes.has(err.code) || this.retryMessages.some((m) => err.message.toLowerCase().includes(m)))) this.retryOrFail(c, err, false);
+    if (
+      c.retryable &&
+      (this.retryCodes.has(err.code) || this.retryMessages.some((m) => err.message.toLowerCase().includes(m)))
+    )
+      this.retryOrFail(c, err, false);
     else this.settle(c, undefined, err);
   }
 
@@ -657,7 +696,12 @@ export class UpstreamPool {
         }
       }
       for (let i = 0; i < calls.length; i++) {
-        if (done[i] === 0) this.settle(calls[i], undefined, upstreamBadResponse(this.network, 'upstream returned no response for this call'));
+        if (done[i] === 0)
+          this.settle(
+            calls[i],
+            undefined,
+            upstreamBadResponse(this.network, 'upstream returned no response for this call'),
+          );
       }
       return;
     }
@@ -700,7 +744,12 @@ export class UpstreamPool {
       }
     }
     for (let i = 0; i < n; i++) {
-      if (done[i] === 0) this.settle(calls[i], undefined, upstreamBadResponse(this.network, 'upstream returned no response for this call'));
+      if (done[i] === 0)
+        this.settle(
+          calls[i],
+          undefined,
+          upstreamBadResponse(this.network, 'upstream returned no response for this call'),
+        );
     }
     return true;
   }
@@ -772,7 +821,11 @@ export class UpstreamPool {
     this.record(up, 1);
     const n = up.windowCount;
     if (n >= this.minCalls && up.windowFailed >= 2 && up.windowFailed >= cb.errorRate * n) {
-      this.open(up, `${reason} (${up.windowFailed} of the last ${n} requests failed, errorRate ${cb.errorRate})`, 'rate');
+      this.open(
+        up,
+        `${reason} (${up.windowFailed} of the last ${n} requests failed, errorRate ${cb.errorRate})`,
+        'rate',
+      );
     }
   }
 
@@ -832,7 +885,13 @@ export class UpstreamPool {
   }
 
   status(): UpstreamStatus[] {
-    return this.upstreams.map((u) => ({ url: u.url, healthy: u.circuit === 'closed', circuit: u.circuit, lastError: u.lastError, downSince: u.downSince }));
+    return this.upstreams.map((u) => ({
+      url: u.url,
+      healthy: u.circuit === 'closed',
+      circuit: u.circuit,
+      lastError: u.lastError,
+      downSince: u.downSince,
+    }));
   }
 
   async close(): Promise<void> {
@@ -846,7 +905,9 @@ export class UpstreamPool {
       for (const c of q) this.settle(c, undefined, err);
     }
     for (const a of [...this.attempts]) for (const c of a.calls) this.settle(c, undefined, err);
-    await Promise.all(this.upstreams.flatMap((u) => Object.values(u.pools).map((p) => p.destroy().catch(() => undefined))));
+    await Promise.all(
+      this.upstreams.flatMap((u) => Object.values(u.pools).map((p) => p.destroy().catch(() => undefined))),
+    );
   }
 }
 
@@ -859,7 +920,14 @@ function buildBody(calls: Call[]): string {
   let s = '[';
   for (let i = 0; i < calls.length; i++) {
     const c = calls[i];
-    s += (i === 0 ? '{"jsonrpc":"2.0","id":' : ',{"jsonrpc":"2.0","id":') + i + ',"method":' + c.m + ',"params":' + c.p + '}';
+    s +=
+      (i === 0 ? '{"jsonrpc":"2.0","id":' : ',{"jsonrpc":"2.0","id":') +
+      i +
+      ',"method":' +
+      c.m +
+      ',"params":' +
+      c.p +
+      '}';
   }
   return s + ']';
 }
@@ -900,7 +968,11 @@ function classify(e: unknown): AttemptError {
 function toNodeError(error: unknown): RpcError {
   if (error !== null && typeof error === 'object') {
     const e = error as { code?: unknown; message?: unknown; data?: unknown };
-    return nodeError(typeof e.code === 'number' ? e.code : -32603, typeof e.message === 'string' ? e.message : 'node error', e.data);
+    return nodeError(
+      typeof e.code === 'number' ? e.code : -32603,
+      typeof e.message === 'string' ? e.message : 'node error',
+      e.data,
+    );
   }
   return nodeError(-32603, typeof error === 'string' ? error : 'node error', undefined);
 }

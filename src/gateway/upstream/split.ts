@@ -17,7 +17,14 @@ export interface SplitItem {
   errorEnd: number;
 }
 
-const QUOTE = 34, BACKSLASH = 92, LBRACE = 123, RBRACE = 125, LBRACKET = 91, RBRACKET = 93, COMMA = 44, COLON = 58;
+const QUOTE = 34,
+  BACKSLASH = 92,
+  LBRACE = 123,
+  RBRACE = 125,
+  LBRACKET = 91,
+  RBRACKET = 93,
+  COMMA = 44,
+  COLON = 58;
 
 function ws(c: number): boolean {
   return c === 32 || c === 10 || c === 13 || c === 9;

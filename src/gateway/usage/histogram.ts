@@ -21,7 +21,9 @@ export const OVERFLOW_BUCKET = HISTOGRAM_BUCKETS - 1; // 69
 export const PERCENTILE_RELATIVE_ERROR = 2 ** (1 / 8) - 1;
 
 /** Column names of the bucket counts in the usage tables. */
-export const BUCKET_COLUMNS: readonly string[] = Object.freeze(Array.from({ length: HISTOGRAM_BUCKETS }, (_, i) => `b${i}`));
+export const BUCKET_COLUMNS: readonly string[] = Object.freeze(
+  Array.from({ length: HISTOGRAM_BUCKETS }, (_, i) => `b${i}`),
+);
 
 /** Bucket of a latency in ms: O(1), no allocation. Non-numbers and negatives land in b0. */
 export function bucketIndex(ms: number): number {
@@ -70,6 +72,7 @@ export const PROM_BOUNDS_SECONDS: readonly number[] = Object.freeze(
 /** Fine bucket → index into PROM_BOUNDS_SECONDS (PROM_BOUNDS_SECONDS.length = the +Inf slot). */
 export const FINE_TO_PROM: Readonly<Uint8Array> = (() => {
   const t = new Uint8Array(HISTOGRAM_BUCKETS);
-  for (let k = 0; k < HISTOGRAM_BUCKETS; k++) t[k] = k === OVERFLOW_BUCKET ? PROM_BOUNDS_SECONDS.length : Math.ceil(k / 4);
+  for (let k = 0; k < HISTOGRAM_BUCKETS; k++)
+    t[k] = k === OVERFLOW_BUCKET ? PROM_BOUNDS_SECONDS.length : Math.ceil(k / 4);
   return t;
 })();

@@ -7,7 +7,16 @@
  * upstream timeout (-32603 …); `backend_unavailable` is rpcgate's own shared backend (Redis: the limits backend,
  * -32044, or the filter store) unreachable — the call was refused, the node was not asked.
  */
-export const OUTCOMES = ['ok', 'node_error', 'auth', 'allowlist', 'limit', 'validation', 'upstream_error', 'backend_unavailable'] as const;
+export const OUTCOMES = [
+  'ok',
+  'node_error',
+  'auth',
+  'allowlist',
+  'limit',
+  'validation',
+  'upstream_error',
+  'backend_unavailable',
+] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
 /** Outcome → index into per-outcome arrays (hot path: an own-property lookup, no allocation). */

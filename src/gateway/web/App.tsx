@@ -51,33 +51,56 @@ export function App() {
   const section = route[0] ?? '';
   let page: ReactNode;
   if (session.state === 'loading') page = <p className="muted">Loading…</p>;
-  else if (session.state === 'out') page = <AuthPage mode={section === 'signup' ? 'signup' : 'login'} onSignedIn={signedIn} />;
+  else if (session.state === 'out')
+    page = <AuthPage mode={section === 'signup' ? 'signup' : 'login'} onSignedIn={signedIn} />;
   else if (section === 'keys') {
-    page = route[1] === 'new' ? <NewKeyPage onUnauthorized={onUnauthorized} /> : route[1] ? <KeyDetailPage keyId={route[1]} onUnauthorized={onUnauthorized} /> : <KeysPage onUnauthorized={onUnauthorized} />;
+    page =
+      route[1] === 'new' ? (
+        <NewKeyPage onUnauthorized={onUnauthorized} />
+      ) : route[1] ? (
+        <KeyDetailPage keyId={route[1]} onUnauthorized={onUnauthorized} />
+      ) : (
+        <KeysPage onUnauthorized={onUnauthorized} />
+      );
   } else if (section === 'apps' && route[1] === 'new') page = <CreateAppPage onUnauthorized={onUnauthorized} />;
-  else if (section === 'apps' && route[1]) page = <AppDetailPage appId={route[1]} tab={route[2] ?? 'setup'} onUnauthorized={onUnauthorized} />;
+  else if (section === 'apps' && route[1])
+    page = <AppDetailPage appId={route[1]} tab={route[2] ?? 'setup'} onUnauthorized={onUnauthorized} />;
   else page = <AppsPage onUnauthorized={onUnauthorized} />;
 
   const current = (s: string) => (section === s || (s === 'apps' && section === '') ? 'page' : undefined);
   return (
     <>
-      <a className="skip-link" href="#main" onClick={(e) => { e.preventDefault(); main.current?.querySelector<HTMLElement>('h1')?.focus(); }}>
+      <a
+        className="skip-link"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          main.current?.querySelector<HTMLElement>('h1')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header className="site-header">
         <div className="header-inner">
           <a className="brand" href={session.state === 'in' ? href('apps') : href('login')}>
-            <span className="brand-mark" aria-hidden="true">◆</span> rpcgate
+            <span className="brand-mark" aria-hidden="true">
+              ◆
+            </span>{' '}
+            rpcgate
           </a>
           <nav aria-label="Main">
             <ul className="nav">
               {session.state === 'in' && (
                 <>
                   <li>
-                    <a href={href('apps')} aria-current={current('apps')}>Apps</a>
+                    <a href={href('apps')} aria-current={current('apps')}>
+                      Apps
+                    </a>
                   </li>
                   <li>
-                    <a href={href('keys')} aria-current={current('keys')}>API keys</a>
+                    <a href={href('keys')} aria-current={current('keys')}>
+                      API keys
+                    </a>
                   </li>
                 </>
               )}
@@ -86,7 +109,9 @@ export function App() {
               </li>
               {session.state === 'in' ? (
                 <li className="nav-user">
-                  <span className="muted user-email" title={session.user.email}>{session.user.email}</span>
+                  <span className="muted user-email" title={session.user.email}>
+                    {session.user.email}
+                  </span>
                   <button type="button" className="btn btn-small" onClick={logOut}>
                     Log out
                   </button>
@@ -94,10 +119,14 @@ export function App() {
               ) : session.state === 'out' ? (
                 <>
                   <li>
-                    <a href={href('login')} aria-current={section !== 'signup' ? 'page' : undefined}>Log in</a>
+                    <a href={href('login')} aria-current={section !== 'signup' ? 'page' : undefined}>
+                      Log in
+                    </a>
                   </li>
                   <li>
-                    <a href={href('signup')} aria-current={section === 'signup' ? 'page' : undefined}>Sign up</a>
+                    <a href={href('signup')} aria-current={section === 'signup' ? 'page' : undefined}>
+                      Sign up
+                    </a>
                   </li>
                 </>
               ) : null}

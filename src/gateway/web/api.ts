@@ -23,7 +23,8 @@ export function describeError(e: unknown): ShownError {
     const data = (e.data ?? {}) as { reason?: unknown; path?: unknown; field?: unknown };
     const reason = typeof data.reason === 'string' ? data.reason : undefined;
     const path = typeof data.path === 'string' ? data.path : typeof data.field === 'string' ? data.field : undefined;
-    if (e.code === -32602 && reason) return { message: sentence(fieldName(path), humane(reason)), field: path, code: e.code };
+    if (e.code === -32602 && reason)
+      return { message: sentence(fieldName(path), humane(reason)), field: path, code: e.code };
     return { message: e.message.charAt(0).toUpperCase() + e.message.slice(1), field: path, code: e.code };
   }
   if (e instanceof TypeError) return { message: 'Cannot reach rpcgate. Check your connection and try again.' };
@@ -51,4 +52,5 @@ function sentence(field: string, reason: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? '' : '.');
 }
 
-export const isUnauthorized = (e: unknown): boolean => e instanceof RpcClientError && e.code === GatewayErrorCode.Unauthorized;
+export const isUnauthorized = (e: unknown): boolean =>
+  e instanceof RpcClientError && e.code === GatewayErrorCode.Unauthorized;

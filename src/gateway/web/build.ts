@@ -56,7 +56,9 @@ function compressTree(dir: string): number {
       writeFileSync(p + '.gz', gzipSync(body, { level: 9 }));
       writeFileSync(
         p + '.br',
-        brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+        brotliCompressSync(body, {
+          params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length },
+        }),
       );
       n++;
     }
@@ -91,7 +93,11 @@ export async function ensureWebBuilt(log: (m: string) => void = () => undefined)
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const ifStale = process.argv.includes('--if-stale');
-  const run = ifStale ? ensureWebBuilt((m) => console.error(m)).then((built) => built || console.error('dashboard is up to date (dist/web)')) : buildWeb();
+  const run = ifStale
+    ? ensureWebBuilt((m) => console.error(m)).then(
+        (built) => built || console.error('dashboard is up to date (dist/web)'),
+      )
+    : buildWeb();
   run.then(
     () => undefined,
     (e: unknown) => {

@@ -20,7 +20,9 @@ const pad = (n: number) => String(n).padStart(2, '0');
 /** Bucket start as shown on an axis (UTC, like the buckets). */
 export function timeLabel(ms: number, g: Granularity): string {
   const d = new Date(ms);
-  return g === 'day' ? `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}` : `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}`;
+  return g === 'day'
+    ? `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}`
+    : `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}`;
 }
 
 /** Bucket start in full (for tables and tooltips). */
@@ -44,7 +46,17 @@ export interface Column {
 }
 
 /** The exact values behind a chart, in a disclosure. Rows are given by the caller (typically buckets with calls). */
-function DataTable({ caption, head, rows, note }: { caption: string; head: string[]; rows: ReactNode[][]; note?: string }) {
+function DataTable({
+  caption,
+  head,
+  rows,
+  note,
+}: {
+  caption: string;
+  head: string[];
+  rows: ReactNode[][];
+  note?: string;
+}) {
   return (
     <details className="chart-data">
       <summary>Show data table</summary>
@@ -82,7 +94,16 @@ function DataTable({ caption, head, rows, note }: { caption: string; head: strin
   );
 }
 
-function Frame({ title, desc, yMax, yFormat, starts, granularity, children, testId }: {
+function Frame({
+  title,
+  desc,
+  yMax,
+  yFormat,
+  starts,
+  granularity,
+  children,
+  testId,
+}: {
   title: string;
   desc: string;
   yMax: number;
@@ -99,7 +120,14 @@ function Frame({ title, desc, yMax, yFormat, starts, granularity, children, test
   const every = Math.max(1, Math.ceil(n / 6));
   const band = PW / Math.max(1, n);
   return (
-    <svg viewBox={`0 0 ${W} ${H}`} className="chart-svg" role="img" aria-labelledby={`${id}-t`} aria-describedby={`${id}-d`} data-testid={testId}>
+    <svg
+      viewBox={`0 0 ${W} ${H}`}
+      className="chart-svg"
+      role="img"
+      aria-labelledby={`${id}-t`}
+      aria-describedby={`${id}-d`}
+      data-testid={testId}
+    >
       <title id={`${id}-t`}>{title}</title>
       <desc id={`${id}-d`}>{desc}</desc>
       {ticks.map((t) => {
@@ -115,7 +143,14 @@ function Frame({ title, desc, yMax, yFormat, starts, granularity, children, test
       })}
       {starts.map((s, i) =>
         i % every === 0 ? (
-          <text key={s} x={M.l + i * band + band / 2} y={H - 8} textAnchor="middle" className="chart-tick" aria-hidden="true">
+          <text
+            key={s}
+            x={M.l + i * band + band / 2}
+            y={H - 8}
+            textAnchor="middle"
+            className="chart-tick"
+            aria-hidden="true"
+          >
             {timeLabel(s, granularity)}
           </text>
         ) : null,
@@ -126,7 +161,14 @@ function Frame({ title, desc, yMax, yFormat, starts, granularity, children, test
 }
 
 /** Bars over time (e.g. total requests per bucket). */
-export function TimeBars({ title, starts, values, granularity, unit, testId }: {
+export function TimeBars({
+  title,
+  starts,
+  values,
+  granularity,
+  unit,
+  testId,
+}: {
   title: string;
   starts: number[];
   values: number[];
@@ -149,16 +191,36 @@ export function TimeBars({ title, starts, values, granularity, unit, testId }: {
   return (
     <figure className="chart">
       <figcaption>{title}</figcaption>
-      <Frame title={title} desc={desc} yMax={yMax} yFormat={(v) => fmt(Math.round(v * 10) / 10)} starts={starts} granularity={granularity} testId={testId}>
+      <Frame
+        title={title}
+        desc={desc}
+        yMax={yMax}
+        yFormat={(v) => fmt(Math.round(v * 10) / 10)}
+        starts={starts}
+        granularity={granularity}
+        testId={testId}
+      >
         {values.map((v, i) =>
           v > 0 ? (
-            <rect key={starts[i]} x={M.l + i * band + (band - w) / 2} y={M.t + PH - (v / yMax) * PH} width={w} height={(v / yMax) * PH} className="chart-bar">
+            <rect
+              key={starts[i]}
+              x={M.l + i * band + (band - w) / 2}
+              y={M.t + PH - (v / yMax) * PH}
+              width={w}
+              height={(v / yMax) * PH}
+              className="chart-bar"
+            >
               <title>{`${timeLong(starts[i], granularity)}: ${fmt(v)} ${unit}`}</title>
             </rect>
           ) : null,
         )}
       </Frame>
-      <DataTable caption={title} head={['Period', capitalise(unit)]} rows={rows} note="Periods without calls are left out." />
+      <DataTable
+        caption={title}
+        head={['Period', capitalise(unit)]}
+        rows={rows}
+        note="Periods without calls are left out."
+      />
     </figure>
   );
 }
@@ -171,7 +233,16 @@ export interface LineSeries {
 }
 
 /** Lines over time (success rate; latency percentiles). Gaps where a bucket had no calls; a dot on every value. */
-export function TimeLines({ title, starts, series, granularity, yMax: fixedMax, format, describe, testId }: {
+export function TimeLines({
+  title,
+  starts,
+  series,
+  granularity,
+  yMax: fixedMax,
+  format,
+  describe,
+  testId,
+}: {
   title: string;
   starts: number[];
   series: LineSeries[];
@@ -188,31 +259,46 @@ export function TimeLines({ title, starts, series, granularity, yMax: fixedMax, 
   const band = PW / Math.max(1, starts.length);
   const x = (i: number) => M.l + i * band + band / 2;
   const y = (v: number) => M.t + PH - (Math.min(v, yMax) / yMax) * PH;
-  const rows = starts.flatMap((s, i) => (series.some((sr) => sr.values[i] !== null) ? [[timeLong(s, granularity), ...series.map((sr) => (sr.values[i] === null ? '—' : format(sr.values[i]!)))]] : []));
+  const rows = starts.flatMap((s, i) =>
+    series.some((sr) => sr.values[i] !== null)
+      ? [[timeLong(s, granularity), ...series.map((sr) => (sr.values[i] === null ? '—' : format(sr.values[i]!)))]]
+      : [],
+  );
   return (
     <figure className="chart">
       <figcaption>{title}</figcaption>
-      <Frame title={title} desc={describe} yMax={yMax} yFormat={format} starts={starts} granularity={granularity} testId={testId}>
+      <Frame
+        title={title}
+        desc={describe}
+        yMax={yMax}
+        yFormat={format}
+        starts={starts}
+        granularity={granularity}
+        testId={testId}
+      >
         {/* Later series first, with bigger dots, so equal values (p95 = p99) stay visible instead of hidden. */}
-        {series.map((s, idx) => ({ s, r: 2.5 + 1.5 * idx })).reverse().map(({ s, r }) => {
-          let d = '';
-          s.values.forEach((v, i) => {
-            if (v === null) return;
-            d += `${i > 0 && s.values[i - 1] !== null ? 'L' : 'M'}${x(i).toFixed(1)},${y(v).toFixed(1)}`;
-          });
-          return (
-            <g key={s.name} className={s.className}>
-              <path d={d} className="chart-line" />
-              {s.values.map((v, i) =>
-                v === null ? null : (
-                  <circle key={i} cx={x(i)} cy={y(v)} r={r} className="chart-dot">
-                    <title>{`${s.name} ${timeLong(starts[i], granularity)}: ${format(v)}`}</title>
-                  </circle>
-                ),
-              )}
-            </g>
-          );
-        })}
+        {series
+          .map((s, idx) => ({ s, r: 2.5 + 1.5 * idx }))
+          .reverse()
+          .map(({ s, r }) => {
+            let d = '';
+            s.values.forEach((v, i) => {
+              if (v === null) return;
+              d += `${i > 0 && s.values[i - 1] !== null ? 'L' : 'M'}${x(i).toFixed(1)},${y(v).toFixed(1)}`;
+            });
+            return (
+              <g key={s.name} className={s.className}>
+                <path d={d} className="chart-line" />
+                {s.values.map((v, i) =>
+                  v === null ? null : (
+                    <circle key={i} cx={x(i)} cy={y(v)} r={r} className="chart-dot">
+                      <title>{`${s.name} ${timeLong(starts[i], granularity)}: ${format(v)}`}</title>
+                    </circle>
+                  ),
+                )}
+              </g>
+            );
+          })}
       </Frame>
       {series.length > 1 && (
         <ul className="chart-legend" aria-hidden="true">
@@ -223,13 +309,26 @@ export function TimeLines({ title, starts, series, granularity, yMax: fixedMax, 
           ))}
         </ul>
       )}
-      <DataTable caption={title} head={['Period', ...series.map((s) => s.name)]} rows={rows} note="Periods without calls are left out." />
+      <DataTable
+        caption={title}
+        head={['Period', ...series.map((s) => s.name)]}
+        rows={rows}
+        note="Periods without calls are left out."
+      />
     </figure>
   );
 }
 
 /** Horizontal bars with the exact count beside each (HTML, so it reads as a list without extra work). */
-export function BarList({ title, items, testId }: { title: string; items: { label: string; value: number }[]; testId?: string }) {
+export function BarList({
+  title,
+  items,
+  testId,
+}: {
+  title: string;
+  items: { label: string; value: number }[];
+  testId?: string;
+}) {
   const max = Math.max(1, ...items.map((i) => i.value));
   const total = items.reduce((s, i) => s + i.value, 0);
   return (

@@ -51,7 +51,14 @@ export function CopyField({ label, value, testId }: { label: string; value: stri
     <div className="field">
       <label htmlFor={id}>{label}</label>
       <div className="copy-row">
-        <input id={id} className="mono" readOnly value={value} data-testid={testId} onFocus={(e) => e.currentTarget.select()} />
+        <input
+          id={id}
+          className="mono"
+          readOnly
+          value={value}
+          data-testid={testId}
+          onFocus={(e) => e.currentTarget.select()}
+        />
         <CopyButton text={value} what={label} />
       </div>
     </div>
@@ -95,7 +102,19 @@ export interface TabDef {
 }
 
 /** Tabs per WAI-ARIA: one tab stop, arrow keys / Home / End move between tabs and select them. */
-export function Tabs({ tabs, selected, onSelect, label, idPrefix }: { tabs: TabDef[]; selected: string; onSelect: (id: string) => void; label: string; idPrefix: string }) {
+export function Tabs({
+  tabs,
+  selected,
+  onSelect,
+  label,
+  idPrefix,
+}: {
+  tabs: TabDef[];
+  selected: string;
+  onSelect: (id: string) => void;
+  label: string;
+  idPrefix: string;
+}) {
   const refs = useRef<(HTMLButtonElement | null)[]>([]);
   const onKey = (e: KeyboardEvent, i: number) => {
     let next = -1;

@@ -1,7 +1,14 @@
 // The Set up tab's examples: the generated per-method, per-SDK code (generated/node/examples.ts) grouped the way the
 // spec's table groups them (CLI; JavaScript: two libraries and Fetch; TypeScript; Python), URL filled in; and the same
 // methods over a WebSocket (wscat, ethers WebSocketProvider, viem webSocket) on the ws(s):// form of that URL.
-import { examples, wsExamples, RPC_URL_PLACEHOLDER, WS_URL_PLACEHOLDER, type ExampleSet, type WsExampleSet } from '../../../generated/node/examples.js';
+import {
+  examples,
+  wsExamples,
+  RPC_URL_PLACEHOLDER,
+  WS_URL_PLACEHOLDER,
+  type ExampleSet,
+  type WsExampleSet,
+} from '../../../generated/node/examples.js';
 
 export type ExampleId = ExampleSet['id'];
 
@@ -14,9 +21,31 @@ export interface Language {
 
 export const LANGUAGES: Language[] = [
   { id: 'cli', label: 'CLI', sdks: [{ id: 'curl', label: 'curl' }] },
-  { id: 'javascript', label: 'JavaScript', sdks: [{ id: 'ethers', label: 'ethers' }, { id: 'web3js', label: 'web3.js' }, { id: 'fetch', label: 'Fetch' }] },
-  { id: 'typescript', label: 'TypeScript', sdks: [{ id: 'viem', label: 'viem' }, { id: 'rpcgate', label: 'rpcgate client' }] },
-  { id: 'python', label: 'Python', sdks: [{ id: 'web3py', label: 'web3.py' }, { id: 'rpcgatepy', label: 'rpcgate client' }] },
+  {
+    id: 'javascript',
+    label: 'JavaScript',
+    sdks: [
+      { id: 'ethers', label: 'ethers' },
+      { id: 'web3js', label: 'web3.js' },
+      { id: 'fetch', label: 'Fetch' },
+    ],
+  },
+  {
+    id: 'typescript',
+    label: 'TypeScript',
+    sdks: [
+      { id: 'viem', label: 'viem' },
+      { id: 'rpcgate', label: 'rpcgate client' },
+    ],
+  },
+  {
+    id: 'python',
+    label: 'Python',
+    sdks: [
+      { id: 'web3py', label: 'web3.py' },
+      { id: 'rpcgatepy', label: 'rpcgate client' },
+    ],
+  },
 ];
 
 /** The method the tab opens on: a latest-block read (spec 4.1: "defaults to a latest-block example"). */

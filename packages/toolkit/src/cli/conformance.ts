@@ -29,7 +29,11 @@ export interface DefaultProfile {
   description: string;
   /** Adds the profile's own options to the command. */
   options?: (command: Command) => Command;
-  run(url: string, common: { only?: string[]; timeoutMs?: number; headers: Record<string, string> }, cli: ConformanceCliOptions): Promise<ConformanceReport>;
+  run(
+    url: string,
+    common: { only?: string[]; timeoutMs?: number; headers: Record<string, string> },
+    cli: ConformanceCliOptions,
+  ): Promise<ConformanceReport>;
 }
 
 export const positiveIntOption = positiveInt;
@@ -53,7 +57,10 @@ export async function conformanceAction(
     const i = h.indexOf(':');
     if (i > 0) headers[h.slice(0, i).trim()] = h.slice(i + 1).trim();
   }
-  const only = cli.only?.split(',').map((s) => s.trim()).filter(Boolean);
+  const only = cli.only
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   let report: ConformanceReport;
   if (cli.spec !== undefined) {
     let model;

@@ -24,7 +24,9 @@ export async function docsAction(
     const model = await loadDocument(document, undefined, documentLimits(cli));
     const files = await writeDocsTo(dir, model);
     const pages = files.filter((f) => f.endsWith('.html'));
-    out(`${model.title} ${model.version}: ${model.methods.length} method page(s), ${pages.length} pages and ${files.length - pages.length} assets written to ${dir}`);
+    out(
+      `${model.title} ${model.version}: ${model.methods.length} method page(s), ${pages.length} pages and ${files.length - pages.length} assets written to ${dir}`,
+    );
     out(`open ${path.join(dir, 'index.html')}`);
     return 0;
   } catch (e) {
@@ -34,13 +36,17 @@ export async function docsAction(
 }
 
 export function docsCommand(): Command {
-  return withDocumentLimits(new Command('docs')
-    .description('write the static HTML API reference of any OpenRPC document (methods, schemas, servers, a Try it panel per method)')
-    .argument('<document>', 'OpenRPC document: a file path or an http(s) URL')
-    .requiredOption('-o, --out <dir>', 'folder to write into (created)')
-    .action(async (document: string, cli: DocsCliOptions) => {
-      process.exitCode = await docsAction(document, cli);
-    }));
+  return withDocumentLimits(
+    new Command('docs')
+      .description(
+        'write the static HTML API reference of any OpenRPC document (methods, schemas, servers, a Try it panel per method)',
+      )
+      .argument('<document>', 'OpenRPC document: a file path or an http(s) URL')
+      .requiredOption('-o, --out <dir>', 'folder to write into (created)')
+      .action(async (document: string, cli: DocsCliOptions) => {
+        process.exitCode = await docsAction(document, cli);
+      }),
+  );
 }
 
 export function register(program: Command): Command {

@@ -1,6 +1,6 @@
 // The flags that raise the limits on loading a document (../contract/bounds.ts), shared by every command that
 // reads an OpenRPC document (generate, docs, mock, conformance --spec).
-import { Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { DEFAULT_DOCUMENT_LIMITS, DOCUMENT_LIMIT_FLAGS, parseLimit, type DocumentLimits } from '../contract/bounds.js';
 
 export interface DocumentLimitFlags {
@@ -21,9 +21,21 @@ const positive = (flag: string) => (v: string) => {
 export function withDocumentLimits(cmd: Command): Command {
   const d = DEFAULT_DOCUMENT_LIMITS;
   return cmd
-    .option(`${DOCUMENT_LIMIT_FLAGS.maxRefExpansions} <n>`, `references the document may inline once dereferenced (default ${d.maxRefExpansions})`, positive(DOCUMENT_LIMIT_FLAGS.maxRefExpansions))
-    .option(`${DOCUMENT_LIMIT_FLAGS.maxRefDepth} <n>`, `references nested in one another (default ${d.maxRefDepth})`, positive(DOCUMENT_LIMIT_FLAGS.maxRefDepth))
-    .option(`${DOCUMENT_LIMIT_FLAGS.maxDerefNodes} <n>`, `objects and arrays in the dereferenced document (default ${d.maxDerefNodes})`, positive(DOCUMENT_LIMIT_FLAGS.maxDerefNodes));
+    .option(
+      `${DOCUMENT_LIMIT_FLAGS.maxRefExpansions} <n>`,
+      `references the document may inline once dereferenced (default ${d.maxRefExpansions})`,
+      positive(DOCUMENT_LIMIT_FLAGS.maxRefExpansions),
+    )
+    .option(
+      `${DOCUMENT_LIMIT_FLAGS.maxRefDepth} <n>`,
+      `references nested in one another (default ${d.maxRefDepth})`,
+      positive(DOCUMENT_LIMIT_FLAGS.maxRefDepth),
+    )
+    .option(
+      `${DOCUMENT_LIMIT_FLAGS.maxDerefNodes} <n>`,
+      `objects and arrays in the dereferenced document (default ${d.maxDerefNodes})`,
+      positive(DOCUMENT_LIMIT_FLAGS.maxDerefNodes),
+    );
 }
 
 /** The limits a command's flags set (unset ones keep their defaults). */

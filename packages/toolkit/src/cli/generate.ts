@@ -29,10 +29,20 @@ type Lang = (typeof LANGS)[number];
 const displaySource = (source: string): string => (/^https?:\/\//i.test(source) ? source : path.basename(source));
 
 /** The files for `source`, keyed by path relative to the output folder. */
-export async function generateFiles(source: string, name?: string, lang: Lang = 'typescript', out?: string, limits?: DocumentLimits): Promise<Map<string, string>> {
+export async function generateFiles(
+  source: string,
+  name?: string,
+  lang: Lang = 'typescript',
+  out?: string,
+  limits?: DocumentLimits,
+): Promise<Map<string, string>> {
   const loaded = await loadDocument(source, name, limits);
   const model: ContractModel = { ...loaded, spec: { name: loaded.spec.name, file: displaySource(source) } };
-  if (lang === 'python') return generatePythonClient(model, { command: 'rpcgate generate --lang python', packageName: out && path.basename(path.resolve(out)) });
+  if (lang === 'python')
+    return generatePythonClient(model, {
+      command: 'rpcgate generate --lang python',
+      packageName: out && path.basename(path.resolve(out)),
+    });
   return generateClient(model, { command: 'rpcgate generate', importPath: './index.js' });
 }
 
@@ -55,7 +65,11 @@ async function generatedIn(dir: string, lang: Lang = 'typescript'): Promise<Map<
 }
 
 /** Compares what would be written with the folder: differing, missing, and extra (generated files no longer produced). */
-export async function checkFolder(files: Map<string, string>, dir: string, lang: Lang = 'typescript'): Promise<string[]> {
+export async function checkFolder(
+  files: Map<string, string>,
+  dir: string,
+  lang: Lang = 'typescript',
+): Promise<string[]> {
   const present = await generatedIn(dir, lang);
   const problems: string[] = [];
   for (const [rel, text] of files) {
@@ -63,7 +77,8 @@ export async function checkFolder(files: Map<string, string>, dir: string, lang:
     if (actual === undefined) problems.push(`missing: ${rel}`);
     else if (!actual.equals(Buffer.from(text))) problems.push(`changed: ${rel}`);
   }
-  for (const rel of present.keys()) if (!files.has(rel)) problems.push(`extra (not generated from this document): ${rel}`);
+  for (const rel of present.keys())
+    if (!files.has(rel)) problems.push(`extra (not generated from this document): ${rel}`);
   return problems;
 }
 
@@ -82,7 +97,9 @@ export async function generateAction(
   // The folder is the Python package: its name is what `import` takes.
   const pkg = path.basename(path.resolve(cli.out));
   if (lang === 'python' && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(pkg)) {
-    err(`rpcgate generate: with --lang python the --out folder is the package, so its name must be a Python identifier (got ${JSON.stringify(pkg)}; e.g. ${pkg.replace(/\W/g, '_').replace(/^(\d)/, '_$1')})`);
+    err(
+      `rpcgate generate: with --lang python the --out folder is the package, so its name must be a Python identifier (got ${JSON.stringify(pkg)}; e.g. ${pkg.replace(/\W/g, '_').replace(/^(\d)/, '_$1')})`,
+    );
     return 1;
   }
   let files: Map<string, string>;
@@ -96,7 +113,9 @@ export async function generateAction(
   if (cli.check) {
     const problems = await checkFolder(files, dir, lang as Lang);
     if (problems.length) {
-      err(`${cli.out} is not up to date with ${source} (${problems.length} file(s)) — run \`rpcgate generate ${source}${lang === 'python' ? ' --lang python' : ''} --out ${cli.out}\`:`);
+      err(
+        `${cli.out} is not up to date with ${source} (${problems.length} file(s)) — run \`rpcgate generate ${source}${lang === 'python' ? ' --lang python' : ''} --out ${cli.out}\`:`,
+      );
       for (const p of problems) err(`  ${p}`);
       return 1;
     }
@@ -112,16 +131,23 @@ export async function generateAction(
 }
 
 export function generateCommand(): Command {
-  return withDocumentLimits(new Command('generate')
-    .description('write a typed client for any OpenRPC document: TypeScript (types, method descriptor, validators, client) or, with --lang python, a typed Python package')
-    .argument('<document>', 'OpenRPC document: a file path or an http(s) URL')
-    .requiredOption('--out <dir>', 'folder to write into (created if missing)')
-    .option('--lang <lang>', 'typescript (default) or python (a package for Python 3.11+, standard library only; the --out folder is the package)')
-    .option('--check', 'write nothing; exit 1 when the folder differs from what would be generated')
-    .option('--name <name>', 'API name (types <Name>Methods, <Name>Client); default: the document file name')
-    .action(async (source: string, cli: GenerateCliOptions) => {
-      process.exitCode = await generateAction(source, cli);
-    }));
+  return withDocumentLimits(
+    new Command('generate')
+      .description(
+        'write a typed client for any OpenRPC document: TypeScript (types, method descriptor, validators, client) or, with --lang python, a typed Python package',
+      )
+      .argument('<document>', 'OpenRPC document: a file path or an http(s) URL')
+      .requiredOption('--out <dir>', 'folder to write into (created if missing)')
+      .option(
+        '--lang <lang>',
+        'typescript (default) or python (a package for Python 3.11+, standard library only; the --out folder is the package)',
+      )
+      .option('--check', 'write nothing; exit 1 when the folder differs from what would be generated')
+      .option('--name <name>', 'API name (types <Name>Methods, <Name>Client); default: the document file name')
+      .action(async (source: string, cli: GenerateCliOptions) => {
+        process.exitCode = await generateAction(source, cli);
+      }),
+  );
 }
 
 export function register(program: Command): Command {

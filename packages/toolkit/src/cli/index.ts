@@ -7,7 +7,13 @@ import { docsCommand } from './docs.js';
 import { generateCommand } from './generate.js';
 import { mockCommand } from './mock.js';
 
-export { conformanceAction, conformanceCommand, positiveIntOption, type ConformanceCliOptions, type DefaultProfile } from './conformance.js';
+export {
+  conformanceAction,
+  conformanceCommand,
+  positiveIntOption,
+  type ConformanceCliOptions,
+  type DefaultProfile,
+} from './conformance.js';
 export { docsAction, docsCommand, type DocsCliOptions } from './docs.js';
 export { checkFolder, generateAction, generateCommand, generateFiles, type GenerateCliOptions } from './generate.js';
 export { mockCommand } from './mock.js';
@@ -16,7 +22,9 @@ export { stopWhenNpmParentExits } from './lifecycle.js';
 /** The toolkit's program: its four commands under `name`. */
 export function toolkitProgram(name = 'rpcgate-toolkit'): Command {
   return new Command(name)
-    .description('contract-first OpenRPC toolkit: typed clients, HTML docs, a mock and conformance checks for any OpenRPC document')
+    .description(
+      'contract-first OpenRPC toolkit: typed clients, HTML docs, a mock and conformance checks for any OpenRPC document',
+    )
     .showHelpAfterError()
     .addCommand(generateCommand())
     .addCommand(docsCommand())

@@ -27,34 +27,45 @@ interface MockFlags extends DocumentLimitFlags {
 }
 
 export function mockCommand(): Command {
-  return withDocumentLimits(new Command('mock')
-    .description('serve a mock of any OpenRPC document: params validated, answers from its examples or generated from its result schemas')
-    .argument('<document>', 'OpenRPC document: a file path or an http(s) URL')
-    .option('-p, --port <n>', 'listen port (0 = any free port; 3333 as @open-rpc/mock-server)', port, 3333)
-    .option('--host <h>', 'listen address', '127.0.0.1')
-    .option('--seed <n>', 'seed of the generated values (same seed, same answers)', integer, 1)
-    .action(async (document: string, flags: MockFlags) => {
-      let mock: MockServer;
-      let url: string;
-      try {
-        mock = await createMock({ document, seed: flags.seed, limits: documentLimits(flags), onError: (err, method) => process.stderr.write(`rpcgate mock: ${method}: ${errorLine(err)}\n`) });
-        url = await mock.listen(flags.port, flags.host);
-      } catch (e) {
-        process.stderr.write(`rpcgate mock: ${errorLine(e)}\n`);
-        process.exit(1);
-      }
-      for (const w of mock.warnings) process.stderr.write(`warning: ${w}\n`);
-      const n = mock.model.methods.length;
-      process.stdout.write(`mock of ${JSON.stringify(mock.model.title)} ${mock.model.version}: ${n} method${n === 1 ? '' : 's'} at ${url}\n`);
-      const stop = () => {
-        // a second signal while closing, or a close that hangs, still ends the process
-        setTimeout(() => process.exit(0), 3000).unref();
-        void mock.close().then(() => process.exit(0));
-      };
-      process.once('SIGTERM', stop);
-      process.once('SIGINT', stop);
-      stopWhenNpmParentExits(stop);
-    }));
+  return withDocumentLimits(
+    new Command('mock')
+      .description(
+        'serve a mock of any OpenRPC document: params validated, answers from its examples or generated from its result schemas',
+      )
+      .argument('<document>', 'OpenRPC document: a file path or an http(s) URL')
+      .option('-p, --port <n>', 'listen port (0 = any free port; 3333 as @open-rpc/mock-server)', port, 3333)
+      .option('--host <h>', 'listen address', '127.0.0.1')
+      .option('--seed <n>', 'seed of the generated values (same seed, same answers)', integer, 1)
+      .action(async (document: string, flags: MockFlags) => {
+        let mock: MockServer;
+        let url: string;
+        try {
+          mock = await createMock({
+            document,
+            seed: flags.seed,
+            limits: documentLimits(flags),
+            onError: (err, method) => process.stderr.write(`rpcgate mock: ${method}: ${errorLine(err)}\n`),
+          });
+          url = await mock.listen(flags.port, flags.host);
+        } catch (e) {
+          process.stderr.write(`rpcgate mock: ${errorLine(e)}\n`);
+          process.exit(1);
+        }
+        for (const w of mock.warnings) process.stderr.write(`warning: ${w}\n`);
+        const n = mock.model.methods.length;
+        process.stdout.write(
+          `mock of ${JSON.stringify(mock.model.title)} ${mock.model.version}: ${n} method${n === 1 ? '' : 's'} at ${url}\n`,
+        );
+        const stop = () => {
+          // a second signal while closing, or a close that hangs, still ends the process
+          setTimeout(() => process.exit(0), 3000).unref();
+          void mock.close().then(() => process.exit(0));
+        };
+        process.once('SIGTERM', stop);
+        process.once('SIGINT', stop);
+        stopWhenNpmParentExits(stop);
+      }),
+  );
 }
 
 export function register(program: Command): Command {

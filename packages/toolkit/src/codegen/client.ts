@@ -22,7 +22,9 @@ export async function writeClient(c: ContractModel, opts: ClientWriterOptions = 
       return undefined;
     }
   };
-  const sample = c.methods.find((m) => m.params.length > 0 && m.examples.length > 0 && complete(m)) ?? c.methods.find((m) => !m.params.some((p) => p.required));
+  const sample =
+    c.methods.find((m) => m.params.length > 0 && m.examples.length > 0 && complete(m)) ??
+    c.methods.find((m) => !m.params.some((p) => p.required));
   const sampleParams = sample ? js(complete(sample) ?? []) : '[]';
   const noParams = c.methods.find((m) => m.params.length === 0 && !m.name.startsWith('rpc.'));
   const url = c.servers[0]?.url ?? 'http://127.0.0.1:8545/';
@@ -33,7 +35,9 @@ export async function writeClient(c: ContractModel, opts: ClientWriterOptions = 
     `export { RpcClientError, type BatchCall, type BatchResult, type Client, type ClientOptions, type ParamsArg } from '${RUNTIME_IMPORT}';\n`,
     `export { contract, methods, type Methods, type MethodName } from './methods.js';\n`,
     `export type * from './types.js';\n\n`,
-    jsdoc([`A typed client of the ${c.spec.name} API (${c.title} ${c.version}): \`request\` and \`batch\` are typed by method name.`]),
+    jsdoc([
+      `A typed client of the ${c.spec.name} API (${c.title} ${c.version}): \`request\` and \`batch\` are typed by method name.`,
+    ]),
     `export type ${api}Client = Client<Methods>;\n\n`,
     jsdoc([
       `Creates a client of the ${c.spec.name} API.`,

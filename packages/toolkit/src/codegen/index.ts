@@ -27,7 +27,10 @@ export interface GenerateClientOptions {
 }
 
 /** The generated files for one document: relative path → text. Deterministic: the same model gives the same bytes. */
-export async function generateClient(model: ContractModel, opts: GenerateClientOptions = {}): Promise<Map<string, string>> {
+export async function generateClient(
+  model: ContractModel,
+  opts: GenerateClientOptions = {},
+): Promise<Map<string, string>> {
   const naming = nameDocument(model);
   const shared = { command: opts.command, naming };
   // One file at a time: each writer holds a large working set (ajv's compiled schemas, prettier's syntax trees) that
@@ -46,7 +49,9 @@ export async function generateClient(model: ContractModel, opts: GenerateClientO
     files.set(
       'index.ts',
       tsHeader(model.spec.file, opts) +
-        jsdoc([`The ${model.spec.name} API (${model.title} ${model.version}): typed client, types, method descriptor and validators.`]) +
+        jsdoc([
+          `The ${model.spec.name} API (${model.title} ${model.version}): typed client, types, method descriptor and validators.`,
+        ]) +
         `export * from './client.js';\nexport { validators, fastChecks } from './validators.js';\n`,
     );
   }

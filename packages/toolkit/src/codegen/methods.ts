@@ -11,7 +11,11 @@ export async function writeMethods(c: ContractModel, opts: HeaderOptions & { nam
   const naming = opts.naming ?? nameDocument(c);
   const base = (m: { name: string }) => naming.methods.get(m.name)!;
   const byName = c.methods.filter((m) => m.paramStructure === 'by-name');
-  const typeImports = c.methods.flatMap((m) => [`${base(m)}Params`, ...(m.paramStructure === 'by-name' ? [`${base(m)}ParamsByName`] : []), `${base(m)}Result`]);
+  const typeImports = c.methods.flatMap((m) => [
+    `${base(m)}Params`,
+    ...(m.paramStructure === 'by-name' ? [`${base(m)}ParamsByName`] : []),
+    `${base(m)}Result`,
+  ]);
   const out: string[] = [tsHeader(c.spec.file, opts)];
   out.push(`import type { ${byName.length ? 'ByName, ' : ''}MethodDescriptor } from '${RUNTIME_IMPORT}';\n`);
   if (typeImports.length) out.push(`import type { ${typeImports.join(', ')} } from './types.js';\n`);
@@ -20,14 +24,20 @@ export async function writeMethods(c: ContractModel, opts: HeaderOptions & { nam
   out.push(
     `export const contract = { name: ${str(c.spec.name)}, file: ${str(c.spec.file)}, title: ${str(c.title)}, version: ${str(c.version)}, openrpc: ${str(c.raw.openrpc)} } as const;\n\n`,
   );
-  out.push(jsdoc([`Specification extensions (\`x-…\` keys) of the methods that have any, verbatim from the contract.`]));
+  out.push(
+    jsdoc([`Specification extensions (\`x-…\` keys) of the methods that have any, verbatim from the contract.`]),
+  );
   out.push('export const extensions = {\n');
   for (const m of c.methods) {
     if (m.ext.length === 0) continue;
     out.push(`  ${objKey(m.name)}: { ${m.ext.map(([k, v]) => `${str(k)}: ${JSON.stringify(v)}`).join(', ')} },\n`);
   }
   out.push('} as const;\n\n');
-  out.push(jsdoc([`Every method of the ${c.spec.name} API, as data. Params/result types are phantom (\`MethodDescriptor<P, R>\`).`]));
+  out.push(
+    jsdoc([
+      `Every method of the ${c.spec.name} API, as data. Params/result types are phantom (\`MethodDescriptor<P, R>\`).`,
+    ]),
+  );
   out.push('export const methods = {\n');
   for (const m of c.methods) {
     out.push(jsdoc([m.summary, m.deprecated ? '@deprecated' : undefined], '  '));

@@ -11,13 +11,56 @@ import { pascalCase, type ContractModel } from '../contract/model.js';
  * `interface Record` would break `Record<string, unknown>`), and what client.ts / methods.ts import and re-export.
  */
 const RESERVED = new Set([
-  'Array', 'ReadonlyArray', 'Record', 'Promise', 'PromiseLike', 'Partial', 'Required', 'Readonly', 'Pick', 'Omit',
-  'Exclude', 'Extract', 'NonNullable', 'ReturnType', 'Parameters', 'Awaited', 'Object', 'Function', 'String', 'Number',
-  'Boolean', 'Symbol', 'BigInt', 'Date', 'Error', 'RegExp', 'Map', 'Set', 'WeakMap', 'WeakSet', 'JSON', 'Math',
-  'Uint8Array', 'ArrayBuffer', 'Iterable', 'Iterator',
+  'Array',
+  'ReadonlyArray',
+  'Record',
+  'Promise',
+  'PromiseLike',
+  'Partial',
+  'Required',
+  'Readonly',
+  'Pick',
+  'Omit',
+  'Exclude',
+  'Extract',
+  'NonNullable',
+  'ReturnType',
+  'Parameters',
+  'Awaited',
+  'Object',
+  'Function',
+  'String',
+  'Number',
+  'Boolean',
+  'Symbol',
+  'BigInt',
+  'Date',
+  'Error',
+  'RegExp',
+  'Map',
+  'Set',
+  'WeakMap',
+  'WeakSet',
+  'JSON',
+  'Math',
+  'Uint8Array',
+  'ArrayBuffer',
+  'Iterable',
+  'Iterator',
   // @rpcgate/client names the generated files import or re-export
-  'MethodDescriptor', 'ValidatorTable', 'ValidateFn', 'Client', 'ClientOptions', 'RpcClientError', 'BatchCall',
-  'BatchResult', 'ParamsArg', 'ByName', 'Methods', 'MethodName', 'RpcgateCodegenRoot',
+  'MethodDescriptor',
+  'ValidatorTable',
+  'ValidateFn',
+  'Client',
+  'ClientOptions',
+  'RpcClientError',
+  'BatchCall',
+  'BatchResult',
+  'ParamsArg',
+  'ByName',
+  'Methods',
+  'MethodName',
+  'RpcgateCodegenRoot',
 ]);
 
 /** A PascalCase identifier that json-schema-to-typescript keeps as is (it would rename `Sha3hash` to `Sha3Hash`). */
@@ -84,9 +127,11 @@ export function claim(taken: Set<string>, name: string): string {
 
 /** JavaScript's reserved words (and TypeScript's strict-mode ones): not usable as tuple labels or binding names. */
 const RESERVED_WORDS = new Set(
-  ('break case catch class const continue debugger default delete do else enum export extends false finally for function if ' +
+  (
+    'break case catch class const continue debugger default delete do else enum export extends false finally for function if ' +
     'import in instanceof new null return super switch this throw true try typeof var void while with implements interface let ' +
-    'package private protected public static yield await').split(' '),
+    'package private protected public static yield await'
+  ).split(' '),
 );
 
 /** Tuple labels for params: the model's camelCase labels, a reserved word suffixed with `_`, unique within the method. */

@@ -21,15 +21,44 @@ export interface GeneratePythonOptions {
 }
 
 const KEYWORDS = new Set(
-  'False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield'.split(' '),
+  'False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield'.split(
+    ' ',
+  ),
 );
 /** Names types.py and client.py use themselves: a schema of that name gets a suffix. */
-const RESERVED_TYPES = ['None', 'True', 'False', 'Any', 'Literal', 'NotRequired', 'TypeAlias', 'TypedDict', 'Client', 'Calls', 'Request', 'RpcError', 'BaseClient'];
+const RESERVED_TYPES = [
+  'None',
+  'True',
+  'False',
+  'Any',
+  'Literal',
+  'NotRequired',
+  'TypeAlias',
+  'TypedDict',
+  'Client',
+  'Calls',
+  'Request',
+  'RpcError',
+  'BaseClient',
+];
 /** Members of the runtime's BaseClient: a method of that name gets a suffix. */
 const RESERVED_METHODS = ['call', 'request', 'batch'];
 /** Builtins and typing names annotations in types.py refer to: a TypedDict key of that name is written in the
  *  functional syntax, where keys are strings and cannot shadow a name inside the class body. */
-const ANNOTATION_NAMES = ['str', 'int', 'float', 'bool', 'list', 'dict', 'None', 'Any', 'Literal', 'NotRequired', 'TypeAlias', 'TypedDict'];
+const ANNOTATION_NAMES = [
+  'str',
+  'int',
+  'float',
+  'bool',
+  'list',
+  'dict',
+  'None',
+  'Any',
+  'Literal',
+  'NotRequired',
+  'TypeAlias',
+  'TypedDict',
+];
 
 /** snake_case identifier of any name (`eth_getBalance` → `eth_get_balance`); `prefix` goes before a leading digit. */
 export function snakeIdentifier(name: string, prefix: string): string {
@@ -118,7 +147,21 @@ interface Definition {
   type?: string;
 }
 
-const DESCRIPTIVE = new Set(['title', 'description', 'summary', 'examples', 'example', 'default', '$comment', 'deprecated', 'readOnly', 'writeOnly', 'format', '$id', '$schema']);
+const DESCRIPTIVE = new Set([
+  'title',
+  'description',
+  'summary',
+  'examples',
+  'example',
+  'default',
+  '$comment',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  'format',
+  '$id',
+  '$schema',
+]);
 const COMBINATORS = ['oneOf', 'anyOf', 'allOf'];
 
 /** A Python type expression per schema; object shapes become named TypedDicts. */
@@ -162,8 +205,11 @@ class TypeWriter {
     if (!s || typeof s !== 'object' || refName(s) !== undefined || typeof s.$ref === 'string') return false;
     if (COMBINATORS.some((k) => s[k]) || s.enum !== undefined || 'const' in s || s.nullable === true) return false;
     const objectType = s.type === 'object' || (s.type === undefined && s.properties !== undefined);
-    const open = s.patternProperties !== undefined || (s.additionalProperties !== undefined && s.additionalProperties !== false);
-    return objectType && !open && s.properties && typeof s.properties === 'object' && Object.keys(s.properties).length > 0;
+    const open =
+      s.patternProperties !== undefined || (s.additionalProperties !== undefined && s.additionalProperties !== false);
+    return (
+      objectType && !open && s.properties && typeof s.properties === 'object' && Object.keys(s.properties).length > 0
+    );
   }
 
   /** A TypedDict named `name` (claimed by the caller) for an object shape; returns the name. */
@@ -173,7 +219,12 @@ class TypeWriter {
     const required = new Set<string>(Array.isArray(s.required) ? s.required : []);
     for (const [key, ps] of Object.entries(s.properties as Record<string, Json>)) {
       const doc = ps && typeof ps === 'object' ? ps.description : undefined;
-      def.fields!.push({ key, type: this.expr(ps, `${name}${typeIdentifier(key, 'Field')}`, 1), required: required.has(key), doc: typeof doc === 'string' ? doc : undefined });
+      def.fields!.push({
+        key,
+        type: this.expr(ps, `${name}${typeIdentifier(key, 'Field')}`, 1),
+        required: required.has(key),
+        doc: typeof doc === 'string' ? doc : undefined,
+      });
     }
     return name;
   }
@@ -201,16 +252,34 @@ class TypeWriter {
     if (s.oneOf || s.anyOf) {
       if (s.oneOf && s.anyOf) return 'Any';
       // Members inherit the keywords beside the combinator (`type: string, oneOf: [{pattern}, …]`).
-      const rest = Object.fromEntries(Object.entries(s).filter(([k]) => !COMBINATORS.includes(k) && !DESCRIPTIVE.has(k) && k !== 'nullable'));
+      const rest = Object.fromEntries(
+        Object.entries(s).filter(([k]) => !COMBINATORS.includes(k) && !DESCRIPTIVE.has(k) && k !== 'nullable'),
+      );
       const members: Json[] = s.oneOf ?? s.anyOf;
-      return union(members.map((m, i) => this.expr(m && typeof m === 'object' && m.$ref === undefined ? { ...rest, ...m } : m, `${hint}Variant${i + 1}`, depth + 1)));
+      return union(
+        members.map((m, i) =>
+          this.expr(
+            m && typeof m === 'object' && m.$ref === undefined ? { ...rest, ...m } : m,
+            `${hint}Variant${i + 1}`,
+            depth + 1,
+          ),
+        ),
+      );
     }
     if (Array.isArray(s.allOf)) return this.allOf(s, hint, depth);
     return this.byType(s, hint, depth);
   }
 
   private byType(s: Json, hint: string, depth: number): string {
-    const types: string[] = Array.isArray(s.type) ? s.type : typeof s.type === 'string' ? [s.type] : s.properties || s.additionalProperties ? ['object'] : s.items ? ['array'] : [];
+    const types: string[] = Array.isArray(s.type)
+      ? s.type
+      : typeof s.type === 'string'
+        ? [s.type]
+        : s.properties || s.additionalProperties
+          ? ['object']
+          : s.items
+            ? ['array']
+            : [];
     if (!types.length) return 'Any';
     return union(
       types.map((t) => {
@@ -226,17 +295,31 @@ class TypeWriter {
           case 'string':
             return 'str';
           case 'array': {
-            const items: Json[] | undefined = Array.isArray(s.prefixItems) ? s.prefixItems : Array.isArray(s.items) ? s.items : undefined;
-            if (items) return items.length ? `list[${union(items.map((x, i) => this.expr(x, `${hint}Item${i + 1}`, depth + 1)))}]` : 'list[Any]';
+            const items: Json[] | undefined = Array.isArray(s.prefixItems)
+              ? s.prefixItems
+              : Array.isArray(s.items)
+                ? s.items
+                : undefined;
+            if (items)
+              return items.length
+                ? `list[${union(items.map((x, i) => this.expr(x, `${hint}Item${i + 1}`, depth + 1)))}]`
+                : 'list[Any]';
             return `list[${s.items === undefined ? 'Any' : this.expr(s.items, `${hint}Item`, depth + 1)}]`;
           }
           case 'object': {
             const named = s.properties && typeof s.properties === 'object' ? Object.values(s.properties) : [];
             // Declared members only (as the TypeScript client types them): a TypedDict. A schema that also admits other
             // keys explicitly (additionalProperties, patternProperties) is a map a TypedDict cannot hold: a dict.
-            const open = s.patternProperties !== undefined || (s.additionalProperties !== undefined && s.additionalProperties !== false);
+            const open =
+              s.patternProperties !== undefined ||
+              (s.additionalProperties !== undefined && s.additionalProperties !== false);
             if (named.length && !open) return this.nestedDict(s, hint);
-            const extra = s.additionalProperties === true || s.additionalProperties === undefined ? [true] : s.additionalProperties === false ? [] : [s.additionalProperties];
+            const extra =
+              s.additionalProperties === true || s.additionalProperties === undefined
+                ? [true]
+                : s.additionalProperties === false
+                  ? []
+                  : [s.additionalProperties];
             const values: Json[] = [...named, ...Object.values(s.patternProperties ?? {}), ...extra];
             return `dict[str, ${values.length ? union(values.map((v) => this.expr(v, `${hint}Value`, depth + 1))) : 'Any'}]`;
           }
@@ -250,7 +333,10 @@ class TypeWriter {
   /** allOf of object shapes (inline or components): one TypedDict with every member's properties; of one
    *  constraining member and descriptive ones: that member; anything else: Any (an intersection Python cannot write). */
   private allOf(s: Json, hint: string, depth: number): string {
-    const members: Json[] = [...s.allOf, ...(s.properties ? [{ type: 'object', properties: s.properties, required: s.required }] : [])];
+    const members: Json[] = [
+      ...s.allOf,
+      ...(s.properties ? [{ type: 'object', properties: s.properties, required: s.required }] : []),
+    ];
     const properties: Record<string, Json> = {};
     const required = new Set<string>();
     const flat = (m: Json, d: number): boolean => {
@@ -259,22 +345,36 @@ class TypeWriter {
       if (r !== undefined) return flat(this.component(r), d + 1);
       if (Array.isArray(m.allOf) && !m.allOf.every((x: Json) => flat(x, d + 1))) return false;
       const keys = Object.keys(m).filter((k) => !DESCRIPTIVE.has(k) && k !== 'allOf');
-      if (!keys.every((k) => ['type', 'properties', 'required', 'additionalProperties'].includes(k)) || (m.type !== undefined && m.type !== 'object')) return false;
+      if (
+        !keys.every((k) => ['type', 'properties', 'required', 'additionalProperties'].includes(k)) ||
+        (m.type !== undefined && m.type !== 'object')
+      )
+        return false;
       Object.assign(properties, m.properties ?? {});
       for (const k of Array.isArray(m.required) ? m.required : []) required.add(k);
       return true;
     };
     if (members.every((m) => flat(m, 0)) && Object.keys(properties).length) {
-      return this.nestedDict({ title: s.title, description: s.description, type: 'object', properties, required: [...required] }, hint);
+      return this.nestedDict(
+        { title: s.title, description: s.description, type: 'object', properties, required: [...required] },
+        hint,
+      );
     }
-    const constraining = members.filter((m) => !(m && typeof m === 'object' && Object.keys(m).every((k) => DESCRIPTIVE.has(k))));
+    const constraining = members.filter(
+      (m) => !(m && typeof m === 'object' && Object.keys(m).every((k) => DESCRIPTIVE.has(k))),
+    );
     return constraining.length === 1 ? this.expr(constraining[0], hint, depth + 1) : 'Any';
   }
 
   /** types.py. */
   render(header: string, title: string): string {
     const typeNames = new Set([...ANNOTATION_NAMES, ...this.defs.map((d) => d.name)]);
-    const out = [header, docstring([title], ''), '\nfrom __future__ import annotations\n\n', 'from typing import Any, Literal, NotRequired, TypeAlias, TypedDict\n\n'];
+    const out = [
+      header,
+      docstring([title], ''),
+      '\nfrom __future__ import annotations\n\n',
+      'from typing import Any, Literal, NotRequired, TypeAlias, TypedDict\n\n',
+    ];
     out.push(`__all__: list[str] = [\n${this.defs.map((d) => `    ${JSON.stringify(d.name)},\n`).join('')}]\n`);
     for (const d of this.defs) {
       out.push('\n\n');
@@ -284,7 +384,9 @@ class TypeWriter {
         continue;
       }
       const fields = d.fields!;
-      const classSyntax = fields.every((f) => /^[A-Za-z][A-Za-z0-9_]*$/.test(f.key) && !KEYWORDS.has(f.key) && !typeNames.has(f.key));
+      const classSyntax = fields.every(
+        (f) => /^[A-Za-z][A-Za-z0-9_]*$/.test(f.key) && !KEYWORDS.has(f.key) && !typeNames.has(f.key),
+      );
       const wrap = (f: Field) => (f.required ? f.type : `NotRequired[${f.type}]`);
       if (classSyntax) {
         out.push(`class ${d.name}(TypedDict):\n`);
@@ -299,7 +401,9 @@ class TypeWriter {
         out.push(`${d.name} = TypedDict(\n    ${JSON.stringify(d.name)},\n    {\n`);
         for (const f of fields) {
           if (f.doc) out.push(comment([f.doc], '        '));
-          out.push(`        ${JSON.stringify(f.key)}: ${f.required ? JSON.stringify(f.type) : `NotRequired[${JSON.stringify(f.type)}]`},\n`);
+          out.push(
+            `        ${JSON.stringify(f.key)}: ${f.required ? JSON.stringify(f.type) : `NotRequired[${JSON.stringify(f.type)}]`},\n`,
+          );
         }
         out.push('    },\n)\n');
       }
@@ -396,7 +500,14 @@ export function namePython(c: ContractModel): PythonNaming {
       type: types.expr(p.schema, `${base}${typeIdentifier(p.label, '')}Param`, 0),
     }));
     const result = m.result ? types.expr(m.result.schema, `${base}Result`, 0) : 'None';
-    return { name: m.name, py: claimSnake(taken, snakeIdentifier(m.name, 'm_')), byName: m.paramStructure === 'by-name', params, result, model: m };
+    return {
+      name: m.name,
+      py: claimSnake(taken, snakeIdentifier(m.name, 'm_')),
+      byName: m.paramStructure === 'by-name',
+      params,
+      result,
+      model: m,
+    };
   });
   return { methods, types };
 }
@@ -418,13 +529,18 @@ function methodDocstring(pm: PythonMethod, indent: string): string {
     lines.push('', 'Args:');
     for (const [i, p] of m.params.entries()) {
       const text = p.description ?? p.summary;
-      lines.push(`    ${pm.params[i].py}${p.required ? '' : ' (optional, omitted when None)'}${text ? `: ${text.replace(/\s+/g, ' ')}` : ''}`);
+      lines.push(
+        `    ${pm.params[i].py}${p.required ? '' : ' (optional, omitted when None)'}${text ? `: ${text.replace(/\s+/g, ' ')}` : ''}`,
+      );
     }
   }
-  if (m.errors.length) lines.push('', `Raises RpcError, e.g.: ${m.errors.map((e) => `${e.code} ${e.message}`).join('; ')}.`);
+  if (m.errors.length)
+    lines.push('', `Raises RpcError, e.g.: ${m.errors.map((e) => `${e.code} ${e.message}`).join('; ')}.`);
   const x = m.examples[0];
   if (x) {
-    const params = pm.byName ? Object.fromEntries(x.params.map((p) => [p.name, p.value])) : x.params.map((p) => p.value);
+    const params = pm.byName
+      ? Object.fromEntries(x.params.map((p) => [p.name, p.value]))
+      : x.params.map((p) => p.value);
     lines.push('', `Example params (JSON): ${shortJson(params)}`);
     if (x.result) lines.push(`Example result (JSON): ${shortJson(x.result.value)}`);
   }
@@ -451,7 +567,9 @@ function requestExpr(pm: PythonMethod): string {
 }
 
 function writeClientPy(c: ContractModel, naming: PythonNaming, header: string, pkg: string): string {
-  const sample = naming.methods.find((m) => !m.model.name.startsWith('rpc.') && m.params.every((p) => !p.required)) ?? naming.methods[0];
+  const sample =
+    naming.methods.find((m) => !m.model.name.startsWith('rpc.') && m.params.every((p) => !p.required)) ??
+    naming.methods[0];
   const out = [
     header,
     docstring([`Typed client of the ${c.spec.name} API (${c.title} ${c.version}): one method per OpenRPC method.`], ''),
@@ -470,7 +588,12 @@ function writeClientPy(c: ContractModel, naming: PythonNaming, header: string, p
     ),
   ];
   for (const pm of naming.methods) {
-    out.push('\n    @staticmethod\n', `    def ${pm.py}(${signature(pm, false)}) -> Request[${pm.result}]:\n`, methodDocstring(pm, '        '), `        return ${requestExpr(pm)}\n`);
+    out.push(
+      '\n    @staticmethod\n',
+      `    def ${pm.py}(${signature(pm, false)}) -> Request[${pm.result}]:\n`,
+      methodDocstring(pm, '        '),
+      `        return ${requestExpr(pm)}\n`,
+    );
   }
   const url = c.servers[0]?.url ?? 'http://127.0.0.1:8545/';
   out.push(
@@ -486,7 +609,14 @@ function writeClientPy(c: ContractModel, naming: PythonNaming, header: string, p
         `    from ${pkg} import Client`,
         '',
         '    client = Client("http://127.0.0.1:8545/")',
-        ...(sample ? [`    result = client.${sample.py}(${sample.params.filter((p) => p.required).map((p) => `${p.py}=...`).join(', ')})`] : []),
+        ...(sample
+          ? [
+              `    result = client.${sample.py}(${sample.params
+                .filter((p) => p.required)
+                .map((p) => `${p.py}=...`)
+                .join(', ')})`,
+            ]
+          : []),
       ],
       '    ',
     ),
@@ -494,7 +624,12 @@ function writeClientPy(c: ContractModel, naming: PythonNaming, header: string, p
   for (const pm of naming.methods) {
     const args = pm.params.map((p) => (pm.byName ? `${p.py}=${p.py}` : p.py)).join(', ');
     const call = `self.call(Calls.${pm.py}(${args}))`;
-    out.push('\n', `    def ${pm.py}(${signature(pm, true)}) -> ${pm.result}:\n`, methodDocstring(pm, '        '), pm.result === 'None' ? `        ${call}\n` : `        return ${call}\n`);
+    out.push(
+      '\n',
+      `    def ${pm.py}(${signature(pm, true)}) -> ${pm.result}:\n`,
+      methodDocstring(pm, '        '),
+      pm.result === 'None' ? `        ${call}\n` : `        return ${call}\n`,
+    );
   }
   return out.join('').replace(/\n+$/, '\n');
 }
@@ -677,7 +812,15 @@ export function generatePythonClient(model: ContractModel, opts: GeneratePythonO
   ].join('');
   return new Map([
     ['__init__.py', init],
-    ['_runtime.py', header + docstring(['JSON-RPC 2.0 over HTTP for the generated client: standard library only (urllib.request, json).'], '') + RUNTIME],
+    [
+      '_runtime.py',
+      header +
+        docstring(
+          ['JSON-RPC 2.0 over HTTP for the generated client: standard library only (urllib.request, json).'],
+          '',
+        ) +
+        RUNTIME,
+    ],
     ['client.py', writeClientPy(model, naming, header, pkg)],
     ['py.typed', ''],
     ['types.py', naming.types.render(header, title)],
@@ -710,10 +853,13 @@ export function pyValue(v: Json, indent = ''): string {
   const inner = `${indent}    `;
   if (Array.isArray(v)) {
     const one = `[${v.map((x) => pyValue(x, inner)).join(', ')}]`;
-    return one.length <= 72 || !v.length ? one : `[\n${v.map((x) => inner + pyValue(x, inner)).join(',\n')},\n${indent}]`;
+    return one.length <= 72 || !v.length
+      ? one
+      : `[\n${v.map((x) => inner + pyValue(x, inner)).join(',\n')},\n${indent}]`;
   }
   const entries = Object.entries(v);
   const one = `{${entries.map(([k, x]) => `${JSON.stringify(k)}: ${pyValue(x, inner)}`).join(', ')}}`;
-  return one.length <= 72 || !entries.length ? one : `{\n${entries.map(([k, x]) => `${inner}${JSON.stringify(k)}: ${pyValue(x, inner)}`).join(',\n')},\n${indent}}`;
+  return one.length <= 72 || !entries.length
+    ? one
+    : `{\n${entries.map(([k, x]) => `${inner}${JSON.stringify(k)}: ${pyValue(x, inner)}`).join(',\n')},\n${indent}}`;
 }
-

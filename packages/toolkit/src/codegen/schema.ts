@@ -16,14 +16,16 @@ export const isHexString = (s: Json): boolean =>
   s?.type === 'string' && typeof s.pattern === 'string' && /^\^0x/.test(s.pattern);
 
 /** Stable, readable JSON for embedding into TS/HTML. */
-export const json = (v: unknown, replacer?: (key: string, value: unknown) => unknown): string => JSON.stringify(v, replacer ?? undefined, 2);
+export const json = (v: unknown, replacer?: (key: string, value: unknown) => unknown): string =>
+  JSON.stringify(v, replacer ?? undefined, 2);
 
 /** A TS string literal. */
 /** An object literal's key for `s`: quoted, or computed for `__proto__` (a literal `'__proto__': v` sets the object's
  *  prototype instead of defining a key; `['__proto__']: v` defines it). */
 export const objKey = (s: string): string => (s === '__proto__' ? `[${str(s)}]` : str(s));
 
-export const str = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\r/g, '\\r').replace(/\n/g, '\\n')}'`;
+export const str = (s: string): string =>
+  `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\r/g, '\\r').replace(/\n/g, '\\n')}'`;
 
 /** Text safe inside a JSDoc block. */
 export const jsdocText = (s: string): string => s.replace(/\*\//g, '*\\/');
@@ -57,10 +59,14 @@ export function js(v: Json, indent = ''): string {
   if (Array.isArray(v)) {
     if (!v.length) return '[]';
     const one = `[${v.map((x) => js(x, inner)).join(', ')}]`;
-    return one.length <= 72 && !one.includes('\n') ? one : `[\n${v.map((x) => inner + js(x, inner)).join(',\n')},\n${indent}]`;
+    return one.length <= 72 && !one.includes('\n')
+      ? one
+      : `[\n${v.map((x) => inner + js(x, inner)).join(',\n')},\n${indent}]`;
   }
   const entries = Object.entries(v);
   if (!entries.length) return '{}';
   const one = `{ ${entries.map(([k, x]) => `${key(k)}: ${js(x, inner)}`).join(', ')} }`;
-  return one.length <= 72 && !one.includes('\n') ? one : `{\n${entries.map(([k, x]) => `${inner}${key(k)}: ${js(x, inner)}`).join(',\n')},\n${indent}}`;
+  return one.length <= 72 && !one.includes('\n')
+    ? one
+    : `{\n${entries.map(([k, x]) => `${inner}${key(k)}: ${js(x, inner)}`).join(',\n')},\n${indent}}`;
 }

@@ -11,12 +11,18 @@ import codeModule from 'ajv/dist/compile/codegen/code.js';
 const { UsedValueState, varKinds } = scopeModule as unknown as typeof import('ajv/dist/compile/codegen/scope.js');
 const { _, _Code, nil, getEsmExportName } = codeModule as unknown as typeof import('ajv/dist/compile/codegen/code.js');
 
-type Source = { validateName: { prefix: string; str: string }; scopeValues: unknown; validateCode: string; evaluated?: unknown };
+type Source = {
+  validateName: { prefix: string; str: string };
+  scopeValues: unknown;
+  validateCode: string;
+  evaluated?: unknown;
+};
 type NameLike = { prefix: string; value?: { ref?: unknown } };
 
 /** `export const <name> = <validator>;` for each entry of `refs` (export name → schema id), ESM, one module. */
 export function standaloneExports(ajv: Ajv, refs: Record<string, string>): string {
-  if (!ajv.opts.code.source || !ajv.opts.code.esm) throw new Error('standaloneExports: ajv needs code.source and code.esm');
+  if (!ajv.opts.code.source || !ajv.opts.code.esm)
+    throw new Error('standaloneExports: ajv needs code.source and code.esm');
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const scope = (ajv as any).scope;
   const _n = `${scope.opts._n}`;
@@ -32,8 +38,11 @@ export function standaloneExports(ajv: Ajv, refs: Record<string, string>): strin
     if (usedState(s.validateName) === UsedValueState.Completed) return nil;
     setUsedState(s.validateName, UsedValueState.Started);
     const refValidateCode = (n: NameLike) => {
-      const vRef = n.value?.ref as { source?: Source; validate?: { source?: Source }; validateName?: unknown } | undefined;
-      if (n.prefix === 'validate' && typeof vRef == 'function') return validateCode((vRef as { source?: Source }).source);
+      const vRef = n.value?.ref as
+        | { source?: Source; validate?: { source?: Source }; validateName?: unknown }
+        | undefined;
+      if (n.prefix === 'validate' && typeof vRef == 'function')
+        return validateCode((vRef as { source?: Source }).source);
       if ((n.prefix === 'root' || n.prefix === 'wrapper') && typeof vRef == 'object') {
         const { validate, validateName } = vRef;
         if (!validateName) throw new Error('ajv internal error');
@@ -47,7 +56,9 @@ export function standaloneExports(ajv: Ajv, refs: Record<string, string>): strin
     };
     const scopeCode = scope.scopeCode(s.scopeValues, usedValues, refValidateCode);
     const code = new _Code(`${scopeCode}${_n}${s.validateCode}`);
-    return s.evaluated ? _`${code}${s.validateName as never}.evaluated = ${s.evaluated as never};${scope.opts._n}` : code;
+    return s.evaluated
+      ? _`${code}${s.validateName as never}.evaluated = ${s.evaluated as never};${scope.opts._n}`
+      : code;
   };
   const parts: string[] = ['"use strict";'];
   for (const name in refs) {

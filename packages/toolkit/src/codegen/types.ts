@@ -58,7 +58,8 @@ function forTs(schema: Json, t: TypeNames, topTitle: string | undefined, inlineN
     delete s.$schema;
     if (isHexString(s)) s.tsType = HEX;
     // An object schema that declares no members is open: a record, not `{}`.
-    if (s.type === 'object' && !s.properties && !s.patternProperties && s.additionalProperties === undefined) s.additionalProperties = true;
+    if (s.type === 'object' && !s.properties && !s.patternProperties && s.additionalProperties === undefined)
+      s.additionalProperties = true;
     if (depth === 0 && topTitle !== undefined) {
       s.title = topTitle;
       // A named type's JSDoc carries the schema's examples after its description.
@@ -98,9 +99,12 @@ function simpleExpr(s: Json, t: TypeNames): string | undefined {
       return only('type') ? 'boolean' : undefined;
     case 'number':
     case 'integer':
-      return only('type', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf') ? 'number' : undefined;
+      return only('type', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf')
+        ? 'number'
+        : undefined;
     case 'string':
-      if (Array.isArray(s.enum) && only('type', 'enum')) return s.enum.map((v: string) => JSON.stringify(v)).join(' | ');
+      if (Array.isArray(s.enum) && only('type', 'enum'))
+        return s.enum.map((v: string) => JSON.stringify(v)).join(' | ');
       if (!only('type', 'pattern', 'minLength', 'maxLength', 'format')) return undefined;
       return isHexString(s) ? HEX : 'string';
     case 'array': {
@@ -109,7 +113,9 @@ function simpleExpr(s: Json, t: TypeNames): string | undefined {
       return item === undefined ? undefined : item.includes(' ') ? `Array<${item}>` : `${item}[]`;
     }
     case 'object':
-      return only('type') || (only('type', 'additionalProperties') && s.additionalProperties === true) ? 'Record<string, unknown>' : undefined;
+      return only('type') || (only('type', 'additionalProperties') && s.additionalProperties === true)
+        ? 'Record<string, unknown>'
+        : undefined;
     default:
       return undefined;
   }
@@ -145,8 +151,15 @@ export async function writeTypes(c: ContractModel, opts: TypesOptions = {}): Pro
     const labels = paramLabels(m.params.map((p) => p.label));
     const params = m.params.map((p, i) => {
       let expr = simpleExpr(p.schema, t);
-      if (expr === undefined) pending.push([(expr = claim(taken, `${base}${typeIdentifier(p.label, '')}Param`)), p.schema]);
-      return { label: labels[i], name: p.name, required: p.required, expr, doc: [p.summary, p.description !== p.summary ? p.description : undefined] };
+      if (expr === undefined)
+        pending.push([(expr = claim(taken, `${base}${typeIdentifier(p.label, '')}Param`)), p.schema]);
+      return {
+        label: labels[i],
+        name: p.name,
+        required: p.required,
+        expr,
+        doc: [p.summary, p.description !== p.summary ? p.description : undefined],
+      };
     });
     const simple = m.result ? simpleExpr(m.result.schema, t) : 'unknown';
     if (simple === undefined) pending.push([`${base}Result`, m.result!.schema]);
@@ -177,10 +190,19 @@ export async function writeTypes(c: ContractModel, opts: TypesOptions = {}): Pro
     out.push(jsdoc([`Params of \`${m.name}\`: ${m.summary}`]) + `export type ${base}Params = [${tuple}];\n`);
     if (m.paramStructure === 'by-name') {
       // paramStructure "by-name": the server expects the params as one object keyed by the params' names.
-      const members = mt.params.map((p) => jsdoc(p.doc, '  ') + `  ${propKey(p.name)}${p.required ? '' : '?'}: ${p.expr};\n`).join('');
-      out.push(jsdoc([`Params of \`${m.name}\` by name (its paramStructure is "by-name").`]) + `export interface ${base}ParamsByName {\n${members}}\n`);
+      const members = mt.params
+        .map((p) => jsdoc(p.doc, '  ') + `  ${propKey(p.name)}${p.required ? '' : '?'}: ${p.expr};\n`)
+        .join('');
+      out.push(
+        jsdoc([`Params of \`${m.name}\` by name (its paramStructure is "by-name").`]) +
+          `export interface ${base}ParamsByName {\n${members}}\n`,
+      );
     }
-    if (!mt.named) out.push(jsdoc([`Result of \`${m.name}\`${m.result?.name ? ` (${m.result.name})` : ''}.`]) + `export type ${base}Result = ${mt.result};\n`);
+    if (!mt.named)
+      out.push(
+        jsdoc([`Result of \`${m.name}\`${m.result?.name ? ` (${m.result.name})` : ''}.`]) +
+          `export type ${base}Result = ${mt.result};\n`,
+      );
   }
   out.push(jsdoc([`Every method of the ${c.spec.name} API (${c.title} ${c.version}): params tuple and result.`]));
   out.push(`export interface ${naming.api}Methods {\n`);
@@ -200,12 +222,18 @@ export function methodDoc(m: MethodModel, indent: string): string {
   if (m.description && m.description !== m.summary) lines.push('', m.description);
   if (m.params.length) {
     lines.push('', 'Params:');
-    for (const p of m.params) lines.push(`- \`${m.paramStructure === 'by-name' ? p.name : p.label}\`${p.required ? '' : ' (optional)'}${p.description ? `: ${p.description}` : p.summary ? `: ${p.summary}` : ''}`);
+    for (const p of m.params)
+      lines.push(
+        `- \`${m.paramStructure === 'by-name' ? p.name : p.label}\`${p.required ? '' : ' (optional)'}${p.description ? `: ${p.description}` : p.summary ? `: ${p.summary}` : ''}`,
+      );
   }
   if (m.errors.length) lines.push('', `Errors: ${m.errors.map((e) => `${e.code} ${e.message}`).join('; ')}.`);
   if (x) {
     // A by-name method's example is shown as the object it is sent as.
-    const params = m.paramStructure === 'by-name' ? Object.fromEntries(x.params.map((p) => [p.name, p.value])) : x.params.map((p) => p.value);
+    const params =
+      m.paramStructure === 'by-name'
+        ? Object.fromEntries(x.params.map((p) => [p.name, p.value]))
+        : x.params.map((p) => p.value);
     lines.push('', '@example', '```json', `// request params`, truncateJson(params));
     if (x.result) lines.push(`// result`, truncateJson(x.result.value));
     lines.push('```');

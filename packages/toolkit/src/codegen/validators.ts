@@ -18,7 +18,8 @@ import { standaloneExports } from './standalone.js';
 export function writeValidators(c: ContractModel, opts: HeaderOptions & { naming?: Naming } = {}): string {
   const naming = opts.naming ?? nameDocument(c);
   // Method names map to identifiers one-to-one (eth_getFoo and eth.getFoo get distinct ones).
-  const exportName = (method: string, kind: 'params' | 'result'): string => `${naming.validators.get(method)!}__${kind}`;
+  const exportName = (method: string, kind: 'params' | 'result'): string =>
+    `${naming.validators.get(method)!}__${kind}`;
   const ajv = createAjv(c, { source: true });
   const ajvName = (method: string, kind: 'params' | 'result') => `${exportName(method, kind)}_ajv`;
   const refs: Record<string, string> = {};
@@ -32,11 +33,16 @@ export function writeValidators(c: ContractModel, opts: HeaderOptions & { naming
   const runtime = new Set<string>();
   const runtimeName = (mod: string): string => {
     const name = AJV_RUNTIME_EXPORTS[mod];
-    if (!name) throw new Error(`ajv standalone code uses the runtime helper ajv/dist/runtime/${mod}, which ${RUNTIME_IMPORT} does not export`);
+    if (!name)
+      throw new Error(
+        `ajv standalone code uses the runtime helper ajv/dist/runtime/${mod}, which ${RUNTIME_IMPORT} does not export`,
+      );
     runtime.add(name);
     return name;
   };
-  code = code.replace(/require\("ajv\/dist\/runtime\/([a-z0-9_]+)"\)\.default/gi, (_: string, mod: string) => runtimeName(mod));
+  code = code.replace(/require\("ajv\/dist\/runtime\/([a-z0-9_]+)"\)\.default/gi, (_: string, mod: string) =>
+    runtimeName(mod),
+  );
   // the pattern engine (ajv's code.regExp, see createAjv) comes from @rpcgate/client as well
   code = code.replace(/require\("@rpcgate\/client"\)\.safeRegExp/g, () => {
     runtime.add('safeRegExp');
@@ -46,7 +52,9 @@ export function writeValidators(c: ContractModel, opts: HeaderOptions & { naming
 
   // Fast boolean checks in front of ajv (packages/toolkit/src/contract/fast-checks.ts): a true answer is final, a false one goes
   // to the ajv validator, which decides and reports the errors exactly as before.
-  const components = new Map<string, Json>(c.schemas.map(([k, s]) => [schemaId(c, k), rewriteRefs(s, (n) => schemaId(c, n))]));
+  const components = new Map<string, Json>(
+    c.schemas.map(([k, s]) => [schemaId(c, k), rewriteRefs(s, (n) => schemaId(c, n))]),
+  );
   const fast = new FastCompiler({ components, compile: (s) => ajv.compile(s) });
   const wrappers: string[] = [];
   const fastTable: string[] = [];
@@ -73,7 +81,10 @@ export function writeValidators(c: ContractModel, opts: HeaderOptions & { naming
   if (fast.needsRegExp) runtime.add('safeRegExp');
 
   const table = c.methods
-    .map((m) => `  ${objKey(m.name)}: { params: ${exportName(m.name, 'params')}, result: ${exportName(m.name, 'result')} },\n`)
+    .map(
+      (m) =>
+        `  ${objKey(m.name)}: { params: ${exportName(m.name, 'params')}, result: ${exportName(m.name, 'result')} },\n`,
+    )
     .join('');
   return [
     tsHeader(c.spec.file, opts),

@@ -16,10 +16,17 @@ export class ResultExplainer {
   ) {}
 
   private deref(v: unknown): unknown {
-    for (let i = 0; i < 16 && typeof v === 'object' && v !== null && typeof (v as { $ref?: unknown }).$ref === 'string'; i++) {
+    for (
+      let i = 0;
+      i < 16 && typeof v === 'object' && v !== null && typeof (v as { $ref?: unknown }).$ref === 'string';
+      i++
+    ) {
       const ref = (v as { $ref: string }).$ref;
       if (!ref.startsWith('#/')) return v;
-      v = ref.slice(2).split('/').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], this.document);
+      v = ref
+        .slice(2)
+        .split('/')
+        .reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], this.document);
     }
     return v;
   }
@@ -64,7 +71,10 @@ function deepest(errors: ErrorObject[]): string {
   const seen = new Set<string>();
   const lines: string[] = [];
   for (const e of top) {
-    const extra = e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty?: string }).additionalProperty)})` : '';
+    const extra =
+      e.keyword === 'additionalProperties'
+        ? ` (${String((e.params as { additionalProperty?: string }).additionalProperty)})`
+        : '';
     // The schema path says which part of the contract refused it (refs shown as the document names them).
     const line = `${e.instancePath || '(root)'} ${e.message ?? e.keyword}${extra} (schema ${e.schemaPath.replace(`${DOC_ID}#`, '#')})`;
     if (!seen.has(line)) lines.push(line), seen.add(line);

@@ -4,7 +4,12 @@ import type { CheckResult, ConformanceReport } from './run.js';
 function table(rows: CheckResult[], title: string): string {
   const head = [title, 'status', 'ms', 'detail'];
   // One row per example pairing when a profile plans several calls: the example's name goes beside the method's.
-  const cells = rows.map((r) => [r.example === undefined ? r.name : `${r.name} [${r.example}]`, r.status, r.ms.toFixed(1), r.detail]);
+  const cells = rows.map((r) => [
+    r.example === undefined ? r.name : `${r.name} [${r.example}]`,
+    r.status,
+    r.ms.toFixed(1),
+    r.detail,
+  ]);
   const width = [0, 1, 2].map((i) => Math.max(head[i].length, ...cells.map((c) => c[i].length)));
   const line = (c: string[]) =>
     `${c[0].padEnd(width[0])}  ${c[1].padEnd(width[1])}  ${c[2].padStart(width[2])}  ${c[3]}`.trimEnd();

@@ -86,7 +86,9 @@ export class RpcTransport {
   }
 
   /** A batch; returns the parsed array (or a problem). */
-  async batch(calls: { method: string; params: RpcParams }[]): Promise<{ ids: RpcId[]; replies?: unknown; problem?: string }> {
+  async batch(
+    calls: { method: string; params: RpcParams }[],
+  ): Promise<{ ids: RpcId[]; replies?: unknown; problem?: string }> {
     const ids = calls.map(() => this.id());
     try {
       const reply = await this.post(JSON.stringify(calls.map((c, i) => ({ jsonrpc: '2.0', id: ids[i], ...c }))));

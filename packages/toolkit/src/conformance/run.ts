@@ -112,7 +112,11 @@ export interface ConformanceOptions<F = unknown> {
 
 /** Resolves a local `$ref` (`#/components/...`) in the contract; examples may be referenced. */
 function deref(doc: unknown, v: unknown): unknown {
-  for (let i = 0; i < 16 && typeof v === 'object' && v !== null && typeof (v as { $ref?: unknown }).$ref === 'string'; i++) {
+  for (
+    let i = 0;
+    i < 16 && typeof v === 'object' && v !== null && typeof (v as { $ref?: unknown }).$ref === 'string';
+    i++
+  ) {
     const ref = (v as { $ref: string }).$ref;
     if (!ref.startsWith('#/')) return v;
     v = ref
@@ -148,15 +152,26 @@ function envelopeProblem(out: CallOutcome): string | undefined {
   return undefined;
 }
 
-export async function runConformance<F = unknown>(url: string, opts: ConformanceOptions<F>): Promise<ConformanceReport<F>> {
+export async function runConformance<F = unknown>(
+  url: string,
+  opts: ConformanceOptions<F>,
+): Promise<ConformanceReport<F>> {
   const { contract, profile } = opts;
   const rpc = new RpcTransport(url, { timeoutMs: opts.timeoutMs ?? 15_000, headers: opts.headers });
   const explainer = new ResultExplainer(
     contract.document,
-    contract.validatorsFrom === 'runtime' ? 'the explaining schema accepts this result although the validator compiled from the document refused it' : undefined,
+    contract.validatorsFrom === 'runtime'
+      ? 'the explaining schema accepts this result although the validator compiled from the document refused it'
+      : undefined,
   );
   const wanted = (name: string) => !opts.only?.length || opts.only.includes(name);
-  const report: ConformanceReport<F> = { url, ok: false, methods: [], protocol: [], summary: { passed: 0, failed: 0, skipped: 0 } };
+  const report: ConformanceReport<F> = {
+    url,
+    ok: false,
+    methods: [],
+    protocol: [],
+    summary: { passed: 0, failed: 0, skipped: 0 },
+  };
   const protocolChecks = [...GENERIC_PROTOCOL_CHECKS(contract), ...(profile?.protocolChecks ?? [])];
 
   let discovered = profile?.discover === undefined;
@@ -172,11 +187,14 @@ export async function runConformance<F = unknown>(url: string, opts: Conformance
 
   for (const [name, descriptor] of Object.entries(contract.methods)) {
     if (!wanted(name)) continue;
-    report.methods.push(...(await checkMethod(rpc, contract, profile, explainer, name, descriptor, report, discovered)));
+    report.methods.push(
+      ...(await checkMethod(rpc, contract, profile, explainer, name, descriptor, report, discovered)),
+    );
   }
   if (opts.only?.length) {
     const known = new Set([...Object.keys(contract.methods), ...protocolChecks.map((c) => c.name)]);
-    for (const n of opts.only.filter((x) => !known.has(x))) report.methods.push({ name: n, status: 'FAIL', ms: 0, detail: 'not a method of the contract' });
+    for (const n of opts.only.filter((x) => !known.has(x)))
+      report.methods.push({ name: n, status: 'FAIL', ms: 0, detail: 'not a method of the contract' });
   }
   for (const check of protocolChecks) if (wanted(check.name)) report.protocol.push(await check.run(rpc));
 
@@ -206,22 +224,43 @@ async function checkMethod<F>(
   if (profile?.plans !== undefined) {
     if (!discovered) return [{ name, status: 'FAIL', ms: 0, detail: `discovery failed: ${report.discoveryError}` }];
     const rows: CheckResult[] = [];
-    for (const plan of profile.plans(name, descriptor, report.facts as F)) rows.push(await callPlanned(rpc, validator, explainer, name, paramNames, plan));
+    for (const plan of profile.plans(name, descriptor, report.facts as F))
+      rows.push(await callPlanned(rpc, validator, explainer, name, paramNames, plan));
     return rows;
   }
   return [await checkFirstExample(rpc, contract, profile, explainer, name, paramNames, report, discovered)];
 }
 
 /** One planned call and its verdict. */
-async function callPlanned(rpc: RpcTransport, validator: { params: ValidateFn; result: ValidateFn }, explainer: ResultExplainer, name: string, paramNames: string[], plan: ParamPlan): Promise<CheckResult> {
+async function callPlanned(
+  rpc: RpcTransport,
+  validator: { params: ValidateFn; result: ValidateFn },
+  explainer: ResultExplainer,
+  name: string,
+  paramNames: string[],
+  plan: ParamPlan,
+): Promise<CheckResult> {
   const example = 'example' in plan && plan.example !== undefined ? { example: plan.example } : {};
   if ('skip' in plan) return { name, ...example, status: 'SKIP', ms: 0, detail: plan.skip };
   if (!plan.invalidParams && !validator.params(plan.params)) {
-    return { name, ...example, status: 'FAIL', ms: 0, params: plan.params, detail: `planned params fail the contract: ${ajvProblem(validator.params)}` };
+    return {
+      name,
+      ...example,
+      status: 'FAIL',
+      ms: 0,
+      params: plan.params,
+      detail: `planned params fail the contract: ${ajvProblem(validator.params)}`,
+    };
   }
   const sent: RpcParams = plan.byName ? Object.fromEntries(plan.params.map((v, i) => [paramNames[i], v])) : plan.params;
   const out = await rpc.call(name, sent);
-  return judge({ name, ...example, ms: round(out.ms), params: plan.params, ...(plan.byName ? { byName: true } : {}) }, out, validator.result, plan, explainer);
+  return judge(
+    { name, ...example, ms: round(out.ms), params: plan.params, ...(plan.byName ? { byName: true } : {}) },
+    out,
+    validator.result,
+    plan,
+    explainer,
+  );
 }
 
 async function checkFirstExample<F>(
@@ -238,35 +277,62 @@ async function checkFirstExample<F>(
   if (name === 'rpc.discover') {
     const out = await rpc.call(name, []);
     const base = { name, ms: round(out.ms), params: [] };
-    if (out.error?.code === -32601) return { ...base, status: 'SKIP', detail: 'endpoint has no rpc.discover (OpenRPC service discovery is optional)' };
+    if (out.error?.code === -32601)
+      return {
+        ...base,
+        status: 'SKIP',
+        detail: 'endpoint has no rpc.discover (OpenRPC service discovery is optional)',
+      };
     return judge(base, out, validator.result, { params: [] }, explainer);
   }
 
   if (!discovered) return { name, status: 'FAIL', ms: 0, detail: `discovery failed: ${report.discoveryError}` };
   const example = firstExampleParams(contract.document, name);
   if (!example) return { name, status: 'FAIL', ms: 0, detail: 'the contract has no example params for this method' };
-  const plan: ParamPlan = profile?.plan === undefined ? { params: example } : profile.plan(name, paramNames, example, report.facts as F);
+  const plan: ParamPlan =
+    profile?.plan === undefined ? { params: example } : profile.plan(name, paramNames, example, report.facts as F);
   if ('skip' in plan) return { name, status: 'SKIP', ms: 0, detail: plan.skip };
   // The planned params must still honour the contract, or we would be testing our own mistake.
   if (!validator.params(plan.params)) {
-    return { name, status: 'FAIL', ms: 0, params: plan.params, detail: `planned params fail the contract: ${ajvProblem(validator.params)}` };
+    return {
+      name,
+      status: 'FAIL',
+      ms: 0,
+      params: plan.params,
+      detail: `planned params fail the contract: ${ajvProblem(validator.params)}`,
+    };
   }
   const out = await rpc.call(name, plan.params);
   return judge({ name, ms: round(out.ms), params: plan.params }, out, validator.result, plan, explainer);
 }
 
-function judge(base: Omit<CheckResult, 'status' | 'detail'>, out: CallOutcome, result: ValidateFn, plan: PlannedCall, explainer: ResultExplainer): CheckResult {
-  const note = [plan.note, plan.invalidParams].filter(Boolean).map((n) => ` (${n})`).join('');
+function judge(
+  base: Omit<CheckResult, 'status' | 'detail'>,
+  out: CallOutcome,
+  result: ValidateFn,
+  plan: PlannedCall,
+  explainer: ResultExplainer,
+): CheckResult {
+  const note = [plan.note, plan.invalidParams]
+    .filter(Boolean)
+    .map((n) => ` (${n})`)
+    .join('');
   const problem = envelopeProblem(out);
   if (problem) return { ...base, status: 'FAIL', detail: `${problem}${note}` };
   if (plan.expectErrorCode !== undefined) {
     const want = plan.expectErrorCode;
-    if (out.error?.code === want) return { ...base, status: 'PASS', detail: `error ${want} "${out.error.message}" as the example shows${note}` };
-    return { ...base, status: 'FAIL', detail: `expected error ${want} (the example shows it), got ${out.error ? `error ${out.error.code} ${out.error.message}` : `result ${brief(out.result)}`}${note}` };
+    if (out.error?.code === want)
+      return { ...base, status: 'PASS', detail: `error ${want} "${out.error.message}" as the example shows${note}` };
+    return {
+      ...base,
+      status: 'FAIL',
+      detail: `expected error ${want} (the example shows it), got ${out.error ? `error ${out.error.code} ${out.error.message}` : `result ${brief(out.result)}`}${note}`,
+    };
   }
   if (plan.allowedErrors && out.error) {
     const why = out.error.code === -32601 ? undefined : plan.allowedErrors.get(out.error.code);
-    if (why) return { ...base, status: 'PASS', detail: `error ${out.error.code} "${out.error.message}": ${why}${note}` };
+    if (why)
+      return { ...base, status: 'PASS', detail: `error ${out.error.code} "${out.error.message}": ${why}${note}` };
     const declared = [...plan.allowedErrors.keys()];
     const refusal =
       out.error.code === -32601
@@ -276,7 +342,8 @@ function judge(base: Omit<CheckResult, 'status' | 'detail'>, out: CallOutcome, r
   }
   if (plan.expectError) {
     // Any refusal is conformant except "method not found": the method must exist.
-    if (out.error?.code === -32601) return { ...base, status: 'FAIL', detail: `method not supported: ${out.error.message}` };
+    if (out.error?.code === -32601)
+      return { ...base, status: 'FAIL', detail: `method not supported: ${out.error.message}` };
     return out.error
       ? { ...base, status: 'PASS', detail: `error ${out.error.code} "${out.error.message}" as expected${note}` }
       : { ...base, status: 'FAIL', detail: `expected an error, got result ${brief(out.result)}` };
@@ -302,15 +369,23 @@ export function expectCode(name: string, method: string, params: unknown[], code
       const base = { name, ms: round(out.ms), params };
       const problem = envelopeProblem(out);
       if (problem) return { ...base, status: 'FAIL', detail: problem };
-      if (out.error?.code === code) return { ...base, status: 'PASS', detail: `${what}: ${code} "${out.error.message}"` };
-      return { ...base, status: 'FAIL', detail: `${what}: expected ${code}, got ${out.error ? `${out.error.code} ${out.error.message}` : `result ${brief(out.result)}`}` };
+      if (out.error?.code === code)
+        return { ...base, status: 'PASS', detail: `${what}: ${code} "${out.error.message}"` };
+      return {
+        ...base,
+        status: 'FAIL',
+        detail: `${what}: expected ${code}, got ${out.error ? `${out.error.code} ${out.error.message}` : `result ${brief(out.result)}`}`,
+      };
     },
   };
 }
 
 /** A protocol check: a batch of two calls is answered with two replies matched by id. Each reply must be a result,
  *  unless `allowErrors` (then a well-formed error reply counts: the batch mechanics are what is checked). */
-export function batchCheck(calls: readonly { method: string; params: RpcParams }[], opts: { allowErrors?: boolean } = {}): ProtocolCheck {
+export function batchCheck(
+  calls: readonly { method: string; params: RpcParams }[],
+  opts: { allowErrors?: boolean } = {},
+): ProtocolCheck {
   return {
     name: 'protocol:batch',
     async run(rpc) {
@@ -318,13 +393,23 @@ export function batchCheck(calls: readonly { method: string; params: RpcParams }
       const { ids, replies, problem } = await rpc.batch(calls.map((c) => ({ method: c.method, params: c.params })));
       const base = { name: 'protocol:batch', ms: round(performance.now() - started) };
       if (problem) return { ...base, status: 'FAIL', detail: problem };
-      if (!Array.isArray(replies) || replies.length !== calls.length) return { ...base, status: 'FAIL', detail: `expected an array of ${calls.length} replies, got ${brief(replies)}` };
+      if (!Array.isArray(replies) || replies.length !== calls.length)
+        return {
+          ...base,
+          status: 'FAIL',
+          detail: `expected an array of ${calls.length} replies, got ${brief(replies)}`,
+        };
       // Replies may come in any order: match by id.
       for (const id of ids) {
         const reply = replies.find((r) => typeof r === 'object' && r !== null && (r as { id?: unknown }).id === id);
         if (!reply) return { ...base, status: 'FAIL', detail: `no reply with id ${JSON.stringify(id)}` };
         const env = checkEnvelope(reply, id);
-        if (env.envelope.length || (!env.hasResult && !opts.allowErrors)) return { ...base, status: 'FAIL', detail: `reply ${JSON.stringify(id)}: ${env.envelope.join('; ') || `error ${brief(env.error)}`}` };
+        if (env.envelope.length || (!env.hasResult && !opts.allowErrors))
+          return {
+            ...base,
+            status: 'FAIL',
+            detail: `reply ${JSON.stringify(id)}: ${env.envelope.join('; ') || `error ${brief(env.error)}`}`,
+          };
       }
       const what = [...new Set(calls.map((c) => c.method))].join(', ');
       return { ...base, status: 'PASS', detail: `batch of ${calls.length} ${what} answered, ids matched` };

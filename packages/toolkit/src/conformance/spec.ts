@@ -14,7 +14,17 @@ import { loadDocument, resolve, type ContractModel, type Json, type MethodModel 
 import { sampleParams } from '../contract/sample.js';
 import { ErrorCode } from '../rpc/errors.js';
 import { ResultExplainer } from './explain.js';
-import { ajvProblem, batchCheck, brief, runConformance, type CheckResult, type ConformanceProfile, type ConformanceReport, type ParamPlan, type ProtocolCheck } from './run.js';
+import {
+  ajvProblem,
+  batchCheck,
+  brief,
+  runConformance,
+  type CheckResult,
+  type ConformanceProfile,
+  type ConformanceReport,
+  type ParamPlan,
+  type ProtocolCheck,
+} from './run.js';
 import { checkEnvelope, type RpcTransport } from './rpc.js';
 
 export interface SpecFacts {
@@ -42,10 +52,21 @@ const round = (ms: number) => Math.round(ms * 10) / 10;
 const isCompiled = (s: SpecSource): s is CompiledContract => typeof s === 'object' && 'validators' in s && 'model' in s;
 
 /** Checks `url` against any OpenRPC document. */
-export async function specConformance(url: string, source: SpecSource, opts: SpecConformanceOptions = {}): Promise<ConformanceReport<SpecFacts>> {
-  const compiled = isCompiled(source) ? source : compileContract(typeof source === 'string' ? await loadDocument(source) : source);
+export async function specConformance(
+  url: string,
+  source: SpecSource,
+  opts: SpecConformanceOptions = {},
+): Promise<ConformanceReport<SpecFacts>> {
+  const compiled = isCompiled(source)
+    ? source
+    : compileContract(typeof source === 'string' ? await loadDocument(source) : source);
   return runConformance(url, {
-    contract: { document: compiled.model.raw, methods: compiled.methods, validators: compiled.validators, validatorsFrom: 'runtime' },
+    contract: {
+      document: compiled.model.raw,
+      methods: compiled.methods,
+      validators: compiled.validators,
+      validatorsFrom: 'runtime',
+    },
     profile: specProfile(compiled, opts),
     only: opts.only,
     timeoutMs: opts.timeoutMs,
@@ -82,9 +103,16 @@ function allowedErrors(m: MethodModel, paramsInvalid: boolean): Map<number, stri
   const allowed = new Map<number, string>();
   // JSON-RPC's own codes mean what the spec says, whether or not the method lists them: the request is well formed
   // (-32700, -32600), the method is in the document (-32601), a failure of the endpoint is not an answer (-32603).
-  const standard = new Set<number>([ErrorCode.ParseError, ErrorCode.InvalidRequest, ErrorCode.MethodNotFound, ErrorCode.InvalidParams, ErrorCode.InternalError]);
+  const standard = new Set<number>([
+    ErrorCode.ParseError,
+    ErrorCode.InvalidRequest,
+    ErrorCode.MethodNotFound,
+    ErrorCode.InvalidParams,
+    ErrorCode.InternalError,
+  ]);
   for (const e of m.errors) if (!standard.has(e.code)) allowed.set(e.code, `declared by the method ("${e.message}")`);
-  if (paramsInvalid) allowed.set(ErrorCode.InvalidParams, "JSON-RPC's standard answer to params that fail the method's params schema");
+  if (paramsInvalid)
+    allowed.set(ErrorCode.InvalidParams, "JSON-RPC's standard answer to params that fail the method's params schema");
   return allowed;
 }
 
@@ -94,16 +122,28 @@ function plansFor(c: CompiledContract, explainer: ResultExplainer, methodIndex: 
   const byName = m.paramStructure === 'by-name';
   if (m.examples.length === 0) {
     const generated = sampleParams(c.model, m.name, v.params, { seed });
-    if (!generated) return [{ skip: 'no example, and no params generated from the schemas passed the params validator' }];
-    return [{ params: generated.value, byName, allowedErrors: allowedErrors(m, false), note: 'no example: params generated from the schemas' }];
+    if (!generated)
+      return [{ skip: 'no example, and no params generated from the schemas passed the params validator' }];
+    return [
+      {
+        params: generated.value,
+        byName,
+        allowedErrors: allowedErrors(m, false),
+        note: 'no example: params generated from the schemas',
+      },
+    ];
   }
   return m.examples.map((x, j): ParamPlan => {
     const params = pairingParams(m, x);
     const valid = v.params(params);
-    const invalidParams = valid ? undefined : `the document's own example params fail its params schema: ${ajvProblem(v.params)}`;
+    const invalidParams = valid
+      ? undefined
+      : `the document's own example params fail its params schema: ${ajvProblem(v.params)}`;
     const notes = [`params from example "${x.name}"`];
     if (x.result && !v.result(x.result.value)) {
-      notes.push(`the example's own result fails the result schema: ${explainer.explain(m.name, x.result.value) ?? ajvProblem(v.result)}`);
+      notes.push(
+        `the example's own result fails the result schema: ${explainer.explain(m.name, x.result.value) ?? ajvProblem(v.result)}`,
+      );
     }
     const code = exampleErrorCode(c.model, methodIndex, j);
     return {
@@ -126,8 +166,13 @@ const invalidJsonCheck: ProtocolCheck = {
     if (out.problem) return { ...base, status: 'FAIL', detail: out.problem };
     const env = checkEnvelope(out.reply, null);
     if (env.envelope.length) return { ...base, status: 'FAIL', detail: `envelope: ${env.envelope.join('; ')}` };
-    if (env.error?.code === ErrorCode.ParseError) return { ...base, status: 'PASS', detail: `invalid JSON: -32700 "${env.error.message}" (HTTP ${out.status})` };
-    return { ...base, status: 'FAIL', detail: `invalid JSON: expected -32700, got ${env.error ? `${env.error.code} ${env.error.message}` : `result ${brief(env.result)}`}` };
+    if (env.error?.code === ErrorCode.ParseError)
+      return { ...base, status: 'PASS', detail: `invalid JSON: -32700 "${env.error.message}" (HTTP ${out.status})` };
+    return {
+      ...base,
+      status: 'FAIL',
+      detail: `invalid JSON: expected -32700, got ${env.error ? `${env.error.code} ${env.error.message}` : `result ${brief(env.result)}`}`,
+    };
   },
 };
 
@@ -141,8 +186,18 @@ function discoverCheck(model: ContractModel): ProtocolCheck {
       const base = { name, ms: round(out.ms), params: [] };
       if (out.transport) return { ...base, status: 'FAIL', detail: out.transport };
       if (out.envelope.length) return { ...base, status: 'FAIL', detail: `envelope: ${out.envelope.join('; ')}` };
-      if (out.error?.code === ErrorCode.MethodNotFound) return { ...base, status: 'SKIP', detail: 'endpoint has no rpc.discover (OpenRPC service discovery is optional)' };
-      if (out.error) return { ...base, status: 'FAIL', detail: `rpc.discover answered error ${out.error.code} ${out.error.message}` };
+      if (out.error?.code === ErrorCode.MethodNotFound)
+        return {
+          ...base,
+          status: 'SKIP',
+          detail: 'endpoint has no rpc.discover (OpenRPC service discovery is optional)',
+        };
+      if (out.error)
+        return {
+          ...base,
+          status: 'FAIL',
+          detail: `rpc.discover answered error ${out.error.code} ${out.error.message}`,
+        };
       const doc = out.result as Json;
       if (!doc || typeof doc !== 'object' || typeof doc.openrpc !== 'string' || !Array.isArray(doc.methods)) {
         return { ...base, status: 'FAIL', detail: `rpc.discover did not answer an OpenRPC document: ${brief(doc)}` };
@@ -150,11 +205,19 @@ function discoverCheck(model: ContractModel): ProtocolCheck {
       try {
         await parseOpenRPCDocument(structuredClone(doc), { dereference: false, validate: true });
       } catch (e) {
-        return { ...base, status: 'FAIL', detail: `rpc.discover answered an invalid OpenRPC ${doc.openrpc} document: ${(e as Error).message.split('\n')[0]}` };
+        return {
+          ...base,
+          status: 'FAIL',
+          detail: `rpc.discover answered an invalid OpenRPC ${doc.openrpc} document: ${(e as Error).message.split('\n')[0]}`,
+        };
       }
       const listed = new Set((doc.methods as Json[]).map((x) => x?.name));
       const inSpec = model.methods.filter((x) => listed.has(x.name)).length;
-      return { ...base, status: 'PASS', detail: `valid OpenRPC ${doc.openrpc} document "${doc.info?.title}", ${listed.size} methods (${inSpec} of the spec's ${model.methods.length})` };
+      return {
+        ...base,
+        status: 'PASS',
+        detail: `valid OpenRPC ${doc.openrpc} document "${doc.info?.title}", ${listed.size} methods (${inSpec} of the spec's ${model.methods.length})`,
+      };
     },
   };
 }

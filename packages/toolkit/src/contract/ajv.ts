@@ -14,7 +14,14 @@ export function paramsSchema(c: ContractModel, methodName: string, id?: string):
   const items = m.params.map((p) => rewriteRefs(p.schema, (n) => schemaId(c, n)));
   const required = m.params.filter((p) => p.required).length;
   return items.length
-    ? { ...(id ? { $id: id } : {}), type: 'array', items, additionalItems: false, minItems: required, maxItems: items.length }
+    ? {
+        ...(id ? { $id: id } : {}),
+        type: 'array',
+        items,
+        additionalItems: false,
+        minItems: required,
+        maxItems: items.length,
+      }
     : { ...(id ? { $id: id } : {}), type: 'array', maxItems: 0 };
 }
 
@@ -26,14 +33,18 @@ export function paramsSchema(c: ContractModel, methodName: string, id?: string):
 export const methodSchemaId = (c: ContractModel, method: string, kind: 'params' | 'result'): string =>
   `urn:rpcgate:${encodeURIComponent(c.spec.name)}:${encodeURIComponent(method)}:${kind}`;
 
-export const schemaId = (c: ContractModel, name: string) => `urn:rpcgate:${encodeURIComponent(c.spec.name)}:schema:${encodeURIComponent(name)}`;
+export const schemaId = (c: ContractModel, name: string) =>
+  `urn:rpcgate:${encodeURIComponent(c.spec.name)}:schema:${encodeURIComponent(name)}`;
 
 /** `nativeRegExp`: V8's RegExp for patterns (the docs' browser validators, which run in the reader's own tab and ship
  *  no RE2); everything that tests a server's input uses safeRegExp. */
 export function createAjv(c: ContractModel, opts: { source?: boolean; nativeRegExp?: boolean } = {}): Ajv {
   const ajv = new Ajv({
     // patterns test untrusted input: a linear-time engine where V8's could backtrack without bound (safe-regexp.ts)
-    code: { ...(opts.nativeRegExp ? {} : { regExp: safeRegExp }), ...(opts.source ? { source: true, esm: true, lines: true, optimize: false } : {}) },
+    code: {
+      ...(opts.nativeRegExp ? {} : { regExp: safeRegExp }),
+      ...(opts.source ? { source: true, esm: true, lines: true, optimize: false } : {}),
+    },
     allErrors: false, // the hot path stops at the first error (allErrors is a DoS risk)
     strict: false, // contract schemas carry OpenRPC/annotation keywords ajv does not know
     inlineRefs: false, // shared schemas stay one function each: keeps validators.ts small
@@ -57,4 +68,3 @@ export function resultSchema(c: ContractModel, methodName: string): Json {
   const m = c.methods.find((x) => x.name === methodName)!;
   return m.result ? rewriteRefs(m.result.schema, (n) => schemaId(c, n)) : {};
 }
-

@@ -44,7 +44,10 @@ export class DocumentLimitError extends Error {
 }
 
 /** The CLI flag of each limit (for the commands' help). */
-export const DOCUMENT_LIMIT_FLAGS = Object.fromEntries(Object.entries(HOW).map(([k, v]) => [k, v.flag])) as Record<keyof DocumentLimits, string>;
+export const DOCUMENT_LIMIT_FLAGS = Object.fromEntries(Object.entries(HOW).map(([k, v]) => [k, v.flag])) as Record<
+  keyof DocumentLimits,
+  string
+>;
 
 /** A running count against the limits, shared by every pass over one document. */
 export class DerefBudget {
@@ -53,7 +56,10 @@ export class DerefBudget {
   private nodes = 0;
 
   constructor(limits: DocumentLimits = {}) {
-    this.limits = { ...DEFAULT_DOCUMENT_LIMITS, ...Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)) };
+    this.limits = {
+      ...DEFAULT_DOCUMENT_LIMITS,
+      ...Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)),
+    };
     for (const [k, v] of Object.entries(this.limits)) {
       if (!Number.isInteger(v) || v < 1) throw new Error(`limits.${k} must be a positive integer, got ${v}`);
     }
@@ -61,13 +67,15 @@ export class DerefBudget {
 
   /** One reference inlined, `depth` references deep. */
   expand(ref: string, depth: number): void {
-    if (++this.expansions > this.limits.maxRefExpansions) throw new DocumentLimitError('maxRefExpansions', this.limits.maxRefExpansions, ref);
+    if (++this.expansions > this.limits.maxRefExpansions)
+      throw new DocumentLimitError('maxRefExpansions', this.limits.maxRefExpansions, ref);
     if (depth > this.limits.maxRefDepth) throw new DocumentLimitError('maxRefDepth', this.limits.maxRefDepth, ref);
   }
 
   /** One object or array copied. */
   node(where: string): void {
-    if (++this.nodes > this.limits.maxDerefNodes) throw new DocumentLimitError('maxDerefNodes', this.limits.maxDerefNodes, where);
+    if (++this.nodes > this.limits.maxDerefNodes)
+      throw new DocumentLimitError('maxDerefNodes', this.limits.maxDerefNodes, where);
   }
 
   /** What was used so far (for tests and diagnostics). */

@@ -53,7 +53,9 @@ export function compileValidators(model: ContractModel, opts: { fast?: boolean }
   }
   if (opts.fast === false) return table;
 
-  const components = new Map<string, Json>(model.schemas.map(([k, s]) => [schemaId(model, k), rewriteRefs(s, (n) => schemaId(model, n))]));
+  const components = new Map<string, Json>(
+    model.schemas.map(([k, s]) => [schemaId(model, k), rewriteRefs(s, (n) => schemaId(model, n))]),
+  );
   const fast = new FastCompiler({ components, compile: (s) => ajv.compile(s) });
   const names: [string, 'params' | 'result', string][] = [];
   for (const m of model.methods) {
@@ -65,7 +67,9 @@ export function compileValidators(model: ContractModel, opts: { fast?: boolean }
   if (names.length === 0) return table;
   // The emitted code is ours (generated from the schemas' keywords, literals JSON-encoded), not the document's text.
   const body = `${fast.code()}\nreturn [${names.map(([, , fn]) => fn).join(', ')}];`;
-  const checks = new Function('fastUcs2length', 'safeRegExp', body)(ucs2length, safeRegExp) as ((data: unknown) => boolean)[];
+  const checks = new Function('fastUcs2length', 'safeRegExp', body)(ucs2length, safeRegExp) as ((
+    data: unknown,
+  ) => boolean)[];
   names.forEach(([method, kind], i) => {
     const check = checks[i];
     const slow = table[method][kind];

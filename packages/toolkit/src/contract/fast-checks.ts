@@ -18,20 +18,56 @@ type JsonType = 'null' | 'boolean' | 'number' | 'string' | 'array' | 'object';
 /** `v[p]` as code, own properties only where it matters: `__proto__`, `constructor`, `toString`, … would otherwise read
  *  Object.prototype's members on an object that lacks them (a missing required `constructor` would pass). */
 const member = (v: string, p: string): string =>
-  p in Object.prototype ? `(Object.prototype.hasOwnProperty.call(${v}, ${lit(p)}) ? ${v}[${lit(p)}] : undefined)` : `${v}[${lit(p)}]`;
+  p in Object.prototype
+    ? `(Object.prototype.hasOwnProperty.call(${v}, ${lit(p)}) ? ${v}[${lit(p)}] : undefined)`
+    : `${v}[${lit(p)}]`;
 
 const ALL_TYPES: readonly JsonType[] = ['null', 'boolean', 'number', 'string', 'array', 'object'];
 
 /** Keywords compiled here (with ajv's semantics). */
 const SUPPORTED = new Set([
-  '$ref', 'type', 'enum', 'const', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'exclusiveMinimum',
-  'exclusiveMaximum', 'required', 'properties', 'additionalProperties', 'minProperties', 'maxProperties', 'items',
-  'additionalItems', 'minItems', 'maxItems', 'allOf', 'anyOf', 'oneOf', 'not',
+  '$ref',
+  'type',
+  'enum',
+  'const',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'required',
+  'properties',
+  'additionalProperties',
+  'minProperties',
+  'maxProperties',
+  'items',
+  'additionalItems',
+  'minItems',
+  'maxItems',
+  'allOf',
+  'anyOf',
+  'oneOf',
+  'not',
 ]);
 /** Keywords ajv (as configured: strict off, validateFormats off, no useDefaults) does not validate with. */
 const IGNORED = new Set([
-  'title', 'description', '$id', '$schema', '$comment', 'examples', 'example', 'default', 'format', 'tsType',
-  'readOnly', 'writeOnly', 'deprecated', 'definitions', '$defs',
+  'title',
+  'description',
+  '$id',
+  '$schema',
+  '$comment',
+  'examples',
+  'example',
+  'default',
+  'format',
+  'tsType',
+  'readOnly',
+  'writeOnly',
+  'deprecated',
+  'definitions',
+  '$defs',
 ]);
 const STRING_KW = ['pattern', 'minLength', 'maxLength'];
 const NUMBER_KW = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'];
@@ -68,11 +104,11 @@ export class FastCompiler {
     const ok = new Set<string>();
     for (const [ref, s] of opts.components) {
       const refs: string[] = [];
-      if (this.localOk(s, refs)) (ok.add(ref), refsOf.set(ref, refs));
+      if (this.localOk(s, refs)) ok.add(ref), refsOf.set(ref, refs);
     }
     for (let changed = true; changed; ) {
       changed = false;
-      for (const ref of ok) if (!refsOf.get(ref)!.every((r) => ok.has(r))) (ok.delete(ref), (changed = true));
+      for (const ref of ok) if (!refsOf.get(ref)!.every((r) => ok.has(r))) ok.delete(ref), (changed = true);
     }
     this.supported = ok;
   }
@@ -99,7 +135,11 @@ export class FastCompiler {
           refs.push(v);
           break;
         case 'type':
-          if (!(typeof v === 'string' || Array.isArray(v)) || ![v].flat().every((t) => ['integer', ...ALL_TYPES].includes(t))) return false;
+          if (
+            !(typeof v === 'string' || Array.isArray(v)) ||
+            ![v].flat().every((t) => ['integer', ...ALL_TYPES].includes(t))
+          )
+            return false;
           break;
         case 'enum':
           if (!Array.isArray(v) || !v.every(isPrimitive)) return false;
@@ -148,7 +188,9 @@ export class FastCompiler {
       return `const ${name} = safeRegExp(${lit(source)}, ${lit(flags)});\n`;
     });
     if (this.tables.size) {
-      head.push('function fastTable(chars) {\n  const t = new Uint8Array(128);\n  for (let i = 0; i < chars.length; i++) t[chars.charCodeAt(i)] = 1;\n  return t;\n}\n');
+      head.push(
+        'function fastTable(chars) {\n  const t = new Uint8Array(128);\n  for (let i = 0; i < chars.length; i++) t[chars.charCodeAt(i)] = 1;\n  return t;\n}\n',
+      );
       for (const [chars, name] of this.tables) head.push(`const ${name} = fastTable(${lit(chars)});\n`);
     }
     if (this.usesNumber) head.push(FAST_PREFIXED_NUMBER);
@@ -208,10 +250,12 @@ export class FastCompiler {
     if (!isObj(s)) return new Set(ALL_TYPES);
     let t = new Set<JsonType>(ALL_TYPES);
     const meet = (u: Set<JsonType>) => (t = new Set([...t].filter((x) => u.has(x))));
-    if (s.type !== undefined) meet(new Set([s.type].flat().map((x: string) => (x === 'integer' ? 'number' : x) as JsonType)));
+    if (s.type !== undefined)
+      meet(new Set([s.type].flat().map((x: string) => (x === 'integer' ? 'number' : x) as JsonType)));
     if (Array.isArray(s.enum)) meet(new Set(s.enum.map(jsonTypeOf)));
     if ('const' in s) meet(new Set([jsonTypeOf(s.const)]));
-    if (typeof s.$ref === 'string' && !seen.has(s.$ref)) meet(this.typesOf(this.opts.components.get(s.$ref), new Set([...seen, s.$ref])));
+    if (typeof s.$ref === 'string' && !seen.has(s.$ref))
+      meet(this.typesOf(this.opts.components.get(s.$ref), new Set([...seen, s.$ref])));
     for (const x of s.allOf ?? []) meet(this.typesOf(x, seen));
     for (const k of ['anyOf', 'oneOf']) {
       if (Array.isArray(s[k])) meet(new Set(s[k].flatMap((x: Json) => [...this.typesOf(x, seen)])));
@@ -232,7 +276,8 @@ export class FastCompiler {
 
   /** A schema itself, or the component a bare `$ref` names (annotations aside). */
   private target(s: Json): Json {
-    if (isObj(s) && typeof s.$ref === 'string' && Object.keys(s).every((k) => k === '$ref' || IGNORED.has(k))) return this.opts.components.get(s.$ref);
+    if (isObj(s) && typeof s.$ref === 'string' && Object.keys(s).every((k) => k === '$ref' || IGNORED.has(k)))
+      return this.opts.components.get(s.$ref);
     return s;
   }
 
@@ -276,12 +321,18 @@ export class FastCompiler {
     const common = [...ta].filter((x) => tb.has(x));
     if (common.length === 0) return true;
     if (common.length === 1 && common[0] === 'object') {
-      for (const [x, y] of [[a, b], [b, a]]) {
+      for (const [x, y] of [
+        [a, b],
+        [b, a],
+      ]) {
         const forbidden = this.forbiddenKeys(y);
         if ([...this.requiredKeys(x)].some((k) => forbidden.has(k))) return true;
       }
     }
-    for (const [fin, other] of [[a, b], [b, a]]) {
+    for (const [fin, other] of [
+      [a, b],
+      [b, a],
+    ]) {
       const values = this.finiteValues(fin);
       if (values && values.length <= 64) {
         const check = this.opts.compile(other);
@@ -299,7 +350,8 @@ export class FastCompiler {
     const parts: string[] = [];
     const types: string[] | undefined = s.type === undefined ? undefined : [s.type].flat();
     if (types) parts.push(typeCheck(types, v));
-    if (Array.isArray(s.enum)) parts.push(s.enum.length ? `(${s.enum.map((x: Json) => `${v} === ${lit(x)}`).join(' || ')})` : 'false');
+    if (Array.isArray(s.enum))
+      parts.push(s.enum.length ? `(${s.enum.map((x: Json) => `${v} === ${lit(x)}`).join(' || ')})` : 'false');
     if ('const' in s) parts.push(`${v} === ${lit(s.const)}`);
     const onlyString = types?.length === 1 && types[0] === 'string';
     const str = this.stringConds(s, v);
@@ -309,7 +361,12 @@ export class FastCompiler {
     if (num.length) parts.push(onlyNumber ? num.join(' && ') : `(typeof ${v} !== "number" || ${num.join(' && ')})`);
     if (typeof s.$ref === 'string') parts.push(this.refExpr(s.$ref, v));
     for (const x of s.allOf ?? []) parts.push(this.expr(x, v));
-    if (Array.isArray(s.anyOf)) parts.push(`(${this.byCost(s.anyOf).map((x: Json) => this.expr(x, v)).join(' || ')})`);
+    if (Array.isArray(s.anyOf))
+      parts.push(
+        `(${this.byCost(s.anyOf)
+          .map((x: Json) => this.expr(x, v))
+          .join(' || ')})`,
+      );
     if (Array.isArray(s.oneOf)) parts.push(this.oneOf(s.oneOf, v));
     if ('not' in s) parts.push(`!(${this.expr(s.not, v)})`);
     return parts.length === 0 ? 'true' : parts.length === 1 ? parts[0] : `(${parts.join(' && ')})`;
@@ -318,7 +375,10 @@ export class FastCompiler {
   private oneOf(branches: Json[], v: string): string {
     const pairwise = branches.every((a, i) => branches.every((b, j) => j <= i || this.disjoint(a, b)));
     // Disjoint branches: "exactly one" is "any", in any order (cheapest first).
-    if (pairwise || branches.length === 1) return `(${this.byCost(branches).map((x) => this.expr(x, v)).join(' || ')})`;
+    if (pairwise || branches.length === 1)
+      return `(${this.byCost(branches)
+        .map((x) => this.expr(x, v))
+        .join(' || ')})`;
     return `((${branches.map((x) => `(${this.expr(x, v)} ? 1 : 0)`).join(' + ')}) === 1)`;
   }
 
@@ -332,7 +392,10 @@ export class FastCompiler {
   private stringConds(s: Json, v: string): string[] {
     const c: string[] = [];
     if (typeof s.pattern === 'string') c.push(this.patternTest(s.pattern, v));
-    for (const [k, op] of [['minLength', '>='], ['maxLength', '<=']] as const) {
+    for (const [k, op] of [
+      ['minLength', '>='],
+      ['maxLength', '<='],
+    ] as const) {
       if (typeof s[k] === 'number') {
         this.usesUcs2 = true;
         c.push(`fastUcs2length(${v}) ${op} ${s[k]}`);
@@ -361,11 +424,15 @@ export class FastCompiler {
       const len = min === max ? `${v}.length === ${min}` : `${v}.length >= ${min} && ${v}.length <= ${max}`;
       return `(${len} && ${this.regex(`^${fixed[1]}[${fixed[2]}]*$`)}.test(${v}))`;
     }
-    const num = new RegExp(`^\\^(${LIT}*)\\((${LIT}+)\\|\\[(${CLS})\\]\\[(${CLS})\\](?:\\*|\\{0,(\\d+)\\})\\)\\$$`).exec(pattern);
+    const num = new RegExp(
+      `^\\^(${LIT}*)\\((${LIT}+)\\|\\[(${CLS})\\]\\[(${CLS})\\](?:\\*|\\{0,(\\d+)\\})\\)\\$$`,
+    ).exec(pattern);
     if (num) {
       this.usesNumber = true;
       const [, prefix, zero, c1, c2, k] = num;
-      const args = [v, lit(prefix), lit(zero), this.table(c1), this.table(c2), k === undefined ? 'Infinity' : k].join(', ');
+      const args = [v, lit(prefix), lit(zero), this.table(c1), this.table(c2), k === undefined ? 'Infinity' : k].join(
+        ', ',
+      );
       return `(${v}.length <= ${prefix.length + 8} ? fastPrefixedNumber(${args}) : ${this.regex(pattern)}.test(${v}))`;
     }
     return `${this.regex(pattern)}.test(${v})`;
@@ -400,7 +467,10 @@ export class FastCompiler {
   }
 
   private byCost(branches: Json[]): Json[] {
-    return branches.map((b, i) => ({ b, i, c: this.cost(b) })).sort((x, y) => x.c - y.c || x.i - y.i).map((x) => x.b);
+    return branches
+      .map((b, i) => ({ b, i, c: this.cost(b) }))
+      .sort((x, y) => x.c - y.c || x.i - y.i)
+      .map((x) => x.b);
   }
 
   /** Statements that `return false` when `v` fails `s` (inside a function that ends with `return true`). */
@@ -428,8 +498,10 @@ export class FastCompiler {
       const only = types?.length === 1 && types[0] === 'object';
       const inner: string[] = [];
       for (const r of s.required ?? []) inner.push(`if (${member(v, r)} === undefined) return false;`);
-      if (typeof s.minProperties === 'number') inner.push(`if (Object.keys(${v}).length < ${s.minProperties}) return false;`);
-      if (typeof s.maxProperties === 'number') inner.push(`if (Object.keys(${v}).length > ${s.maxProperties}) return false;`);
+      if (typeof s.minProperties === 'number')
+        inner.push(`if (Object.keys(${v}).length < ${s.minProperties}) return false;`);
+      if (typeof s.maxProperties === 'number')
+        inner.push(`if (Object.keys(${v}).length > ${s.maxProperties}) return false;`);
       for (const [p, ps] of Object.entries(s.properties ?? {})) {
         if (ps === true) continue;
         const x = local();
@@ -462,19 +534,34 @@ export class FastCompiler {
         s.items.forEach((is: Json, i: number) => {
           if (is === true) return;
           const x = local();
-          inner.push(`if (${len} > ${i}) {`, `  const ${x} = ${v}[${i}];`, `  if (!${wrap(this.expr(is, x))}) return false;`, '}');
+          inner.push(
+            `if (${len} > ${i}) {`,
+            `  const ${x} = ${v}[${i}];`,
+            `  if (!${wrap(this.expr(is, x))}) return false;`,
+            '}',
+          );
         });
         const ai = s.additionalItems;
         if (ai === false) inner.push(`if (${len} > ${s.items.length}) return false;`);
         else if (ai !== undefined && ai !== true) {
           const i = local();
           const x = local();
-          inner.push(`for (let ${i} = ${s.items.length}; ${i} < ${len}; ${i}++) {`, `  const ${x} = ${v}[${i}];`, `  if (!${wrap(this.expr(ai, x))}) return false;`, '}');
+          inner.push(
+            `for (let ${i} = ${s.items.length}; ${i} < ${len}; ${i}++) {`,
+            `  const ${x} = ${v}[${i}];`,
+            `  if (!${wrap(this.expr(ai, x))}) return false;`,
+            '}',
+          );
         }
       } else if (s.items !== undefined && s.items !== true) {
         const i = local();
         const x = local();
-        inner.push(`for (let ${i} = 0; ${i} < ${len}; ${i}++) {`, `  const ${x} = ${v}[${i}];`, `  if (!${wrap(this.expr(s.items, x))}) return false;`, '}');
+        inner.push(
+          `for (let ${i} = 0; ${i} < ${len}; ${i}++) {`,
+          `  const ${x} = ${v}[${i}];`,
+          `  if (!${wrap(this.expr(s.items, x))}) return false;`,
+          '}',
+        );
       }
       block(out, only ? undefined : `Array.isArray(${v})`, inner);
     }
@@ -510,7 +597,9 @@ function block(out: string[], cond: string | undefined, inner: string[]): void {
 
 /** A schema compiled to a plain expression with no calls: no refs, object or array keywords, composites. */
 function isLeaf(s: Json): boolean {
-  return Object.keys(s).every((k) => IGNORED.has(k) || ['type', 'enum', 'const', ...STRING_KW, ...NUMBER_KW].includes(k));
+  return Object.keys(s).every(
+    (k) => IGNORED.has(k) || ['type', 'enum', 'const', ...STRING_KW, ...NUMBER_KW].includes(k),
+  );
 }
 
 /** ajv's checkDataType(s) (strictNumbers off, as with `strict: false`). */

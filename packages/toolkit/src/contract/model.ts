@@ -136,7 +136,8 @@ export const resolve = (doc: Json, obj: Json): Json => {
 };
 
 /** A `$ref` that names a whole schema component (kept as a named type). */
-const isComponentRef = (ref: string): boolean => ref.startsWith(SCHEMA_REF) && !ref.slice(SCHEMA_REF.length).includes('/');
+const isComponentRef = (ref: string): boolean =>
+  ref.startsWith(SCHEMA_REF) && !ref.slice(SCHEMA_REF.length).includes('/');
 
 /**
  * A copy of the document in which every schema `$ref` that does not name a whole component (a JSON pointer into one,
@@ -150,7 +151,12 @@ export function inlineInnerRefs(doc: Json, budget = new DerefBudget()): Json {
     if (!node || typeof node !== 'object') return node;
     budget.node('inlining references into schemas');
     if (Array.isArray(node)) return node.map((n) => walk(n, depth));
-    if (typeof node.$ref === 'string' && node.$ref.startsWith('#/') && !isComponentRef(node.$ref) && !isOpenRpcRef(node.$ref)) {
+    if (
+      typeof node.$ref === 'string' &&
+      node.$ref.startsWith('#/') &&
+      !isComponentRef(node.$ref) &&
+      !isOpenRpcRef(node.$ref)
+    ) {
       if (depth > 64) throw new Error(`reference ${node.$ref} does not resolve to a schema (loop)`);
       budget.expand(node.$ref, depth + 1);
       // walk copies what it returns: the target needs no clone of its own.
@@ -198,19 +204,34 @@ export function dereference(doc: Json, budget = new DerefBudget()): Json {
       params: (m.params ?? []).map(descriptor),
       ...(m.result ? { result: descriptor(m.result) } : {}),
       ...(m.errors ? { errors: m.errors.map((e: Json) => resolve(doc, e)) } : {}),
-      ...(m.examples ? { examples: m.examples.map((x: Json) => { const e = resolve(doc, x); return { ...e, params: (e.params ?? []).map((p: Json) => resolve(doc, p)), ...(e.result ? { result: resolve(doc, e.result) } : {}) }; }) } : {}),
+      ...(m.examples
+        ? {
+            examples: m.examples.map((x: Json) => {
+              const e = resolve(doc, x);
+              return {
+                ...e,
+                params: (e.params ?? []).map((p: Json) => resolve(doc, p)),
+                ...(e.result ? { result: resolve(doc, e.result) } : {}),
+              };
+            }),
+          }
+        : {}),
       ...(m.tags ? { tags: m.tags.map((t: Json) => resolve(doc, t)) } : {}),
     };
   });
   if (doc.components?.schemas) {
-    out.components.schemas = Object.fromEntries(Object.entries(doc.components.schemas).map(([k, v]) => [k, schemaOf(v, [k])]));
+    out.components.schemas = Object.fromEntries(
+      Object.entries(doc.components.schemas).map(([k, v]) => [k, schemaOf(v, [k])]),
+    );
   }
   return out;
 }
 
 /** Refs to OpenRPC objects (content descriptors, errors, examples, …): resolved by the model, not inlined. */
 const isOpenRpcRef = (ref: string): boolean =>
-  /^#\/components\/(contentDescriptors|errors|examples|examplePairingObjects|examplePairings|links|tags)\/[^/]+$/.test(ref) || /^#\/methods\/\d+$/.test(ref);
+  /^#\/components\/(contentDescriptors|errors|examples|examplePairingObjects|examplePairings|links|tags)\/[^/]+$/.test(
+    ref,
+  ) || /^#\/methods\/\d+$/.test(ref);
 
 /**
  * HTTP statuses an error is answered with. The contract says so explicitly (`x-http-status` on the error
@@ -221,7 +242,9 @@ export function errorHttpStatus(e: Json): number[] {
   const explicit = e['x-http-status'] ?? (e.data && typeof e.data === 'object' ? e.data.httpStatus : undefined);
   if (typeof explicit === 'number') return [explicit];
   if (Array.isArray(explicit)) return explicit.filter((x) => typeof x === 'number');
-  const text = [e.data && typeof e.data === 'object' ? e.data.description : undefined, e.description].filter((x) => typeof x === 'string').join(' ');
+  const text = [e.data && typeof e.data === 'object' ? e.data.description : undefined, e.description]
+    .filter((x) => typeof x === 'string')
+    .join(' ');
   const found = [...text.matchAll(/\bHTTP (\d{3})\b/g)].map((m) => Number(m[1]));
   if (found.length) return [...new Set(found)];
   switch (e.code) {
@@ -258,13 +281,15 @@ export async function loadContract(root: string, spec: ContractSpec, limits?: Do
 /** Loads any OpenRPC document (a path or an http(s) URL) and models it; `name` defaults to the file's base name.
  *  `limits` bound the work of dereferencing it (bounds.ts: DEFAULT_DOCUMENT_LIMITS). */
 export async function loadDocument(source: string, name?: string, limits?: DocumentLimits): Promise<ContractModel> {
-  const base = name ?? (path.basename(source.replace(/[?#].*$/, '')).replace(/\.(open)?rpc\.json$|\.json$/i, '') || 'api');
+  const base =
+    name ?? (path.basename(source.replace(/[?#].*$/, '')).replace(/\.(open)?rpc\.json$|\.json$/i, '') || 'api');
   return modelDocument(await readDocument(source), { name: base, file: source }, limits);
 }
 
 /** Validates (against the meta-schema of the document's `openrpc` version), dereferences and models a document. */
 export async function modelDocument(input: Json, spec: ContractSpec, limits?: DocumentLimits): Promise<ContractModel> {
-  if (!input || typeof input !== 'object' || typeof input.openrpc !== 'string') throw new Error(`${spec.file}: not an OpenRPC document (no "openrpc" version string)`);
+  if (!input || typeof input !== 'object' || typeof input.openrpc !== 'string')
+    throw new Error(`${spec.file}: not an OpenRPC document (no "openrpc" version string)`);
   if (!Array.isArray(input.methods)) throw new Error(`${spec.file}: not an OpenRPC document (no "methods" array)`);
   // Validate against the OpenRPC meta-schema (refs kept), then dereference a separate copy for the docs.
   try {
@@ -373,7 +398,10 @@ export async function modelDocument(input: Json, spec: ContractSpec, limits?: Do
 
 /** A server URL with its variables set to their defaults, except those given. */
 export function expandServerUrl(s: ServerModel, values: Record<string, string> = {}): string {
-  return s.url.replace(/\{([^}]+)\}/g, (_, v: string) => values[v] ?? s.variables.find((x) => x.name === v)?.default ?? `{${v}}`);
+  return s.url.replace(
+    /\{([^}]+)\}/g,
+    (_, v: string) => values[v] ?? s.variables.find((x) => x.name === v)?.default ?? `{${v}}`,
+  );
 }
 
 /** The first example's positional params (by name where the example names them). */

@@ -53,12 +53,23 @@ export function findBoundsViolation(model: ContractModel, schema: Json): BoundsV
     }
     for (const [kw, bound] of LIMITS) {
       const v = s[kw];
-      if (typeof v === 'number' && v > SAMPLE_BOUNDS[bound]) return { keyword: kw, value: v, bound: SAMPLE_BOUNDS[bound], pointer: `${at}/${kw}` || '/' };
+      if (typeof v === 'number' && v > SAMPLE_BOUNDS[bound])
+        return { keyword: kw, value: v, bound: SAMPLE_BOUNDS[bound], pointer: `${at}/${kw}` || '/' };
     }
     if (Array.isArray(s.required) && s.required.length > SAMPLE_BOUNDS.properties)
-      return { keyword: 'required', value: s.required.length, bound: SAMPLE_BOUNDS.properties, pointer: `${at}/required` };
+      return {
+        keyword: 'required',
+        value: s.required.length,
+        bound: SAMPLE_BOUNDS.properties,
+        pointer: `${at}/required`,
+      };
     if (Array.isArray(s.prefixItems) && s.prefixItems.length > SAMPLE_BOUNDS.items)
-      return { keyword: 'prefixItems', value: s.prefixItems.length, bound: SAMPLE_BOUNDS.items, pointer: `${at}/prefixItems` };
+      return {
+        keyword: 'prefixItems',
+        value: s.prefixItems.length,
+        bound: SAMPLE_BOUNDS.items,
+        pointer: `${at}/prefixItems`,
+      };
     if (typeof s.$ref === 'string' && s.$ref.startsWith(SCHEMA_REF)) {
       const name = decodeURIComponent(s.$ref.slice(SCHEMA_REF.length));
       if (!seen.has(name) && components[name] !== undefined) {
@@ -69,7 +80,8 @@ export function findBoundsViolation(model: ContractModel, schema: Json): BoundsV
     // every keyword's value may hold subschemas (properties, items, allOf, …); annotations (enum, const, examples,
     // default) are data, not schemas, and are skipped
     for (const [k, v] of Object.entries(s)) {
-      if (v && typeof v === 'object' && !['enum', 'const', 'examples', 'default', 'required'].includes(k)) stack.push([v, `${at}/${esc(k)}`]);
+      if (v && typeof v === 'object' && !['enum', 'const', 'examples', 'default', 'required'].includes(k))
+        stack.push([v, `${at}/${esc(k)}`]);
     }
   }
   return undefined;
@@ -81,7 +93,11 @@ export const describeViolation = (v: BoundsViolation): string =>
 /** Thrown from inside the generator when a value's budget is spent. */
 export class SampleBudgetError extends Error {
   constructor(readonly what: 'nodes' | 'time') {
-    super(what === 'nodes' ? `generating a value took more than ${SAMPLE_BOUNDS.nodes} nodes` : `generating a value took more than ${SAMPLE_BOUNDS.ms} ms`);
+    super(
+      what === 'nodes'
+        ? `generating a value took more than ${SAMPLE_BOUNDS.nodes} nodes`
+        : `generating a value took more than ${SAMPLE_BOUNDS.ms} ms`,
+    );
     this.name = 'SampleBudgetError';
   }
 }

@@ -39,10 +39,16 @@ const SCHEMA_REF = '#/components/schemas/';
 function isNullSchema(s: Json, components: Record<string, Json>, hops = 0): boolean {
   if (s === null || typeof s !== 'object' || Array.isArray(s) || hops > 16) return false;
   if (typeof s.$ref === 'string') {
-    const target = s.$ref.startsWith(SCHEMA_REF) ? components[decodeURIComponent(s.$ref.slice(SCHEMA_REF.length))] : undefined;
+    const target = s.$ref.startsWith(SCHEMA_REF)
+      ? components[decodeURIComponent(s.$ref.slice(SCHEMA_REF.length))]
+      : undefined;
     return target !== undefined && isNullSchema(target, components, hops + 1);
   }
-  return s.type === 'null' || s.const === null || (Array.isArray(s.enum) && s.enum.length > 0 && s.enum.every((v: unknown) => v === null));
+  return (
+    s.type === 'null' ||
+    s.const === null ||
+    (Array.isArray(s.enum) && s.enum.length > 0 && s.enum.every((v: unknown) => v === null))
+  );
 }
 
 /**
@@ -55,12 +61,24 @@ function isNullSchema(s: Json, components: Record<string, Json>, hops = 0): bool
 export function generatorSchema(schema: Json, components: Record<string, Json>, stripNull: boolean): Json {
   return mapSchema(schema, (s) => {
     const cap = Math.max(typeof s.minItems === 'number' ? s.minItems : 0, 3);
-    if ((s.type === 'array' || s.items !== undefined || s.prefixItems !== undefined) && !(typeof s.maxItems === 'number' && s.maxItems <= cap)) s.maxItems = cap;
+    if (
+      (s.type === 'array' || s.items !== undefined || s.prefixItems !== undefined) &&
+      !(typeof s.maxItems === 'number' && s.maxItems <= cap)
+    )
+      s.maxItems = cap;
     const len = Math.max(typeof s.minLength === 'number' ? s.minLength : 0, 40);
-    if (s.type === 'string' && s.pattern === undefined && s.format === undefined && !(typeof s.maxLength === 'number' && s.maxLength <= len)) s.maxLength = len;
+    if (
+      s.type === 'string' &&
+      s.pattern === undefined &&
+      s.format === undefined &&
+      !(typeof s.maxLength === 'number' && s.maxLength <= len)
+    )
+      s.maxLength = len;
     if (!stripNull) return s;
-    if (Array.isArray(s.type) && s.type.includes('null') && s.type.length > 1) s.type = s.type.filter((t: string) => t !== 'null');
-    if (Array.isArray(s.enum) && s.enum.includes(null) && s.enum.length > 1) s.enum = s.enum.filter((v: unknown) => v !== null);
+    if (Array.isArray(s.type) && s.type.includes('null') && s.type.length > 1)
+      s.type = s.type.filter((t: string) => t !== 'null');
+    if (Array.isArray(s.enum) && s.enum.includes(null) && s.enum.length > 1)
+      s.enum = s.enum.filter((v: unknown) => v !== null);
     for (const k of ['anyOf', 'oneOf']) {
       if (!Array.isArray(s[k])) continue;
       const kept = s[k].filter((b: Json) => !isNullSchema(b, components));
@@ -78,7 +96,10 @@ function preparedComponents(model: ContractModel, stripNull: boolean): Json {
   if (!p) {
     const components = model.raw.components ?? {};
     const schemas: Record<string, Json> = components.schemas ?? {};
-    const each = (strip: boolean) => ({ ...components, schemas: Object.fromEntries(Object.entries(schemas).map(([k, v]) => [k, generatorSchema(v, schemas, strip)])) });
+    const each = (strip: boolean) => ({
+      ...components,
+      schemas: Object.fromEntries(Object.entries(schemas).map(([k, v]) => [k, generatorSchema(v, schemas, strip)])),
+    });
     p = { strip: each(true), given: each(false) };
     prepared.set(model, p);
   }
@@ -86,7 +107,12 @@ function preparedComponents(model: ContractModel, stripNull: boolean): Json {
 }
 
 /** A value of `schema` that `validate` accepts, or undefined when none was found. */
-export function sampleValid(model: ContractModel, schema: Json, validate: ValidateFn, opts: SampleOptions = {}): { value: unknown } | undefined {
+export function sampleValid(
+  model: ContractModel,
+  schema: Json,
+  validate: ValidateFn,
+  opts: SampleOptions = {},
+): { value: unknown } | undefined {
   if (schema === true || (schema && typeof schema === 'object' && Object.keys(schema).length === 0)) {
     // An empty schema (a method without a result, or `{}`) accepts anything: null says "nothing in particular".
     if (validate(null)) return { value: null };
@@ -104,7 +130,9 @@ export function sampleValid(model: ContractModel, schema: Json, validate: Valida
   };
   const schemas: Record<string, Json> = model.raw.components?.schemas ?? {};
   const root = (stripNull: boolean): Json =>
-    schema && typeof schema === 'object' ? { ...generatorSchema(schema, schemas, stripNull), components: preparedComponents(model, stripNull) } : schema;
+    schema && typeof schema === 'object'
+      ? { ...generatorSchema(schema, schemas, stripNull), components: preparedComponents(model, stripNull) }
+      : schema;
   const stripped = root(true);
   const asGiven = root(false);
   const variants: { schema: Json; alwaysFakeOptionals: boolean }[] = [
@@ -120,7 +148,13 @@ export function sampleValid(model: ContractModel, schema: Json, validate: Valida
       for (let seed = first; seed < first + tries; seed++) {
         let value: unknown;
         try {
-          value = generateSync(v.schema, { seed, maxDepth, alwaysFakeOptionals: v.alwaysFakeOptionals, maxDefaultItems: 2, outputTransform } as Parameters<typeof generateSync>[1]);
+          value = generateSync(v.schema, {
+            seed,
+            maxDepth,
+            alwaysFakeOptionals: v.alwaysFakeOptionals,
+            maxDefaultItems: 2,
+            outputTransform,
+          } as Parameters<typeof generateSync>[1]);
         } catch (e) {
           if (e instanceof SampleBudgetError) {
             opts.onBounds?.(`cannot be generated within bounds: ${e.message}`);
@@ -138,7 +172,12 @@ export function sampleValid(model: ContractModel, schema: Json, validate: Valida
 }
 
 /** A method's result: a generated value its result validator accepts. */
-export function sampleResult(model: ContractModel, method: string, validate: ValidateFn, opts?: SampleOptions): { value: unknown } | undefined {
+export function sampleResult(
+  model: ContractModel,
+  method: string,
+  validate: ValidateFn,
+  opts?: SampleOptions,
+): { value: unknown } | undefined {
   const m = model.methods.find((x) => x.name === method);
   if (!m) throw new Error(`no method ${method}`);
   return sampleValid(model, m.result?.schema ?? {}, validate, opts);
@@ -146,12 +185,23 @@ export function sampleResult(model: ContractModel, method: string, validate: Val
 
 /** A method's positional params: generated values its params validator accepts (every optional param filled in when
  *  that validates, else only the required ones). */
-export function sampleParams(model: ContractModel, method: string, validate: ValidateFn, opts?: SampleOptions): { value: unknown[] } | undefined {
+export function sampleParams(
+  model: ContractModel,
+  method: string,
+  validate: ValidateFn,
+  opts?: SampleOptions,
+): { value: unknown[] } | undefined {
   const m = model.methods.find((x) => x.name === method);
   if (!m) throw new Error(`no method ${method}`);
   if (m.params.length === 0) return validate([]) ? { value: [] } : undefined;
   const required = m.params.filter((p) => p.required).length;
-  const tuple = (n: number) => ({ type: 'array', prefixItems: m.params.slice(0, n).map((p) => p.schema), items: false, minItems: n, maxItems: n });
+  const tuple = (n: number) => ({
+    type: 'array',
+    prefixItems: m.params.slice(0, n).map((p) => p.schema),
+    items: false,
+    minItems: n,
+    maxItems: n,
+  });
   const full = sampleValid(model, tuple(m.params.length), validate, opts);
   if (full || required === m.params.length) return full as { value: unknown[] } | undefined;
   return sampleValid(model, tuple(required), validate, opts) as { value: unknown[] } | undefined;

@@ -3,7 +3,18 @@ import type { Json } from './model.js';
 
 const SCHEMA_MAPS = ['properties', 'patternProperties', 'definitions', '$defs', 'dependentSchemas'];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
-const SCHEMA_ONE = ['additionalProperties', 'additionalItems', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems'];
+const SCHEMA_ONE = [
+  'additionalProperties',
+  'additionalItems',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+];
 
 /**
  * Copies a schema, applying `fn` to every (sub)schema after its children were mapped. `depth` is 0 for the
@@ -15,7 +26,12 @@ export function mapSchema(schema: Json, fn: (s: Json, depth: number) => Json, de
   for (const [k, v] of Object.entries(schema)) {
     if (k === '__proto__') {
       // not a keyword: copied as data, defined (an assignment would set the copy's prototype)
-      Object.defineProperty(out, k, { value: structuredClone(v), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, k, {
+        value: structuredClone(v),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     } else if (SCHEMA_MAPS.includes(k) && v && typeof v === 'object') {
       out[k] = Object.fromEntries(Object.entries(v).map(([n, s]) => [n, mapSchema(s, fn, depth + 1)]));
     } else if (SCHEMA_LISTS.includes(k) && Array.isArray(v)) {
@@ -23,7 +39,9 @@ export function mapSchema(schema: Json, fn: (s: Json, depth: number) => Json, de
     } else if (k === 'items') {
       out[k] = Array.isArray(v) ? v.map((s) => mapSchema(s, fn, depth + 1)) : mapSchema(v, fn, depth + 1);
     } else if (k === 'dependencies' && v && typeof v === 'object') {
-      out[k] = Object.fromEntries(Object.entries(v).map(([n, s]) => [n, Array.isArray(s) ? s : mapSchema(s, fn, depth + 1)]));
+      out[k] = Object.fromEntries(
+        Object.entries(v).map(([n, s]) => [n, Array.isArray(s) ? s : mapSchema(s, fn, depth + 1)]),
+      );
     } else if (SCHEMA_ONE.includes(k)) {
       out[k] = mapSchema(v, fn, depth + 1);
     } else {

@@ -20,13 +20,18 @@ export const prose = (s: string | undefined): string =>
     : '';
 
 /** JSON for a `<script type="application/json">` block: nothing in it can close the element or open a comment. */
-export const scriptJson = (v: unknown): string => JSON.stringify(v).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+export const scriptJson = (v: unknown): string =>
+  JSON.stringify(v)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 
 export const pre = (code: string, lang: string, attrs = ''): string =>
   `<pre class="code lang-${esc(lang)}"${attrs}><code>${esc(code.replace(/\n$/, ''))}</code></pre>`;
 
 /** Anchor of a schema component on schemas.html. */
-export const schemaAnchor = (name: string): string => `schema-${name.replace(/[^A-Za-z0-9_.-]/g, (c) => `_${c.charCodeAt(0).toString(16)}`)}`;
+export const schemaAnchor = (name: string): string =>
+  `schema-${name.replace(/[^A-Za-z0-9_.-]/g, (c) => `_${c.charCodeAt(0).toString(16)}`)}`;
 
 /** One-line HTML summary of a schema, with component refs linked to schemas.html. */
 export function schemaSummary(s: Json, depth = 0): string {
@@ -44,7 +49,9 @@ export function schemaSummary(s: Json, depth = 0): string {
   if (s.const !== undefined) return `<code>${esc(JSON.stringify(s.const))}</code>`;
   const type = Array.isArray(s.type) ? s.type.join(' | ') : s.type;
   if (type === 'array') {
-    const items = Array.isArray(s.items) ? `[${s.items.map((x: Json) => schemaSummary(x, depth + 1)).join(', ')}]` : schemaSummary(s.items, depth + 1);
+    const items = Array.isArray(s.items)
+      ? `[${s.items.map((x: Json) => schemaSummary(x, depth + 1)).join(', ')}]`
+      : schemaSummary(s.items, depth + 1);
     return `array of ${items}`;
   }
   if (type === 'object' && s.properties && typeof s.properties === 'object') {
@@ -62,7 +69,14 @@ export function schemaSummary(s: Json, depth = 0): string {
 export const schemaDetails = (s: Json, label = 'JSON Schema'): string =>
   `<details class="schema">\n<summary>${esc(label)}</summary>\n${pre(JSON.stringify(s ?? {}, null, 2), 'json')}\n</details>`;
 
-export function page(o: { title: string; assets: string; nav: string; body: string; scripts?: string[]; header?: string }): string {
+export function page(o: {
+  title: string;
+  assets: string;
+  nav: string;
+  body: string;
+  scripts?: string[];
+  header?: string;
+}): string {
   const scripts = (o.scripts ?? []).map((s) => `\n${s}`).join('');
   return `<!DOCTYPE html>
 <!-- ${o.header ?? HEADER} -->

@@ -63,7 +63,10 @@ interface Ctx {
 
 function nav(x: Ctx, current?: string): string {
   const items = x.c.methods
-    .map((m) => `<li${m.name === current ? ' class="current"' : ''}><a href="${esc(x.files.get(m.name))}">${esc(m.name)}</a>${m.deprecated ? ' <span class="muted">(deprecated)</span>' : ''}</li>`)
+    .map(
+      (m) =>
+        `<li${m.name === current ? ' class="current"' : ''}><a href="${esc(x.files.get(m.name))}">${esc(m.name)}</a>${m.deprecated ? ' <span class="muted">(deprecated)</span>' : ''}</li>`,
+    )
     .join('\n');
   return `${x.opts.home ? `<p class="brand"><a href="${esc(x.opts.home.href)}">${esc(x.opts.home.label)}</a></p>\n` : ''}<p><a href="index.html"><strong>${esc(x.c.title)}</strong></a> <span class="muted">${esc(x.c.version)}</span></p>
 <ul>
@@ -114,19 +117,29 @@ ${x.c.servers.map((s, i) => `<li><a href="servers.html#server-${i}">${esc(s.name
 
 /** The values the Try it panel and the code tabs start from: the first example's params, else values generated from the
  *  params' schemas (deterministic), else nothing. */
-function startParams(x: Ctx, m: MethodModel, validators: () => ValidatorTable): { values: (Json | undefined)[]; from: 'example' | 'generated' | 'none' } {
+function startParams(
+  x: Ctx,
+  m: MethodModel,
+  validators: () => ValidatorTable,
+): { values: (Json | undefined)[]; from: 'example' | 'generated' | 'none' } {
   if (!m.params.length) return { values: [], from: 'none' };
   const ex = m.examples[0];
   if (ex) {
     const byName = new Map(ex.params.map((p) => [p.name, p.value]));
-    return { values: m.params.map((p, i) => (byName.has(p.name) ? byName.get(p.name) : ex.params[i]?.value)), from: 'example' };
+    return {
+      values: m.params.map((p, i) => (byName.has(p.name) ? byName.get(p.name) : ex.params[i]?.value)),
+      from: 'example',
+    };
   }
   const sampled = sampleParams(x.c, m.name, validators()[m.name].params);
-  return sampled ? { values: m.params.map((_, i) => sampled.value[i]), from: 'generated' } : { values: m.params.map(() => undefined), from: 'none' };
+  return sampled
+    ? { values: m.params.map((_, i) => sampled.value[i]), from: 'generated' }
+    : { values: m.params.map(() => undefined), from: 'none' };
 }
 
 function callParams(m: MethodModel, values: (Json | undefined)[]): CallParams {
-  if (m.paramStructure === 'by-name') return Object.fromEntries(m.params.flatMap((p, i) => (values[i] === undefined ? [] : [[p.name, values[i]]])));
+  if (m.paramStructure === 'by-name')
+    return Object.fromEntries(m.params.flatMap((p, i) => (values[i] === undefined ? [] : [[p.name, values[i]]])));
   const out: Json[] = [];
   for (const v of values) {
     if (v === undefined) break; // optional trailing params may be omitted
@@ -136,10 +149,15 @@ function callParams(m: MethodModel, values: (Json | undefined)[]): CallParams {
 }
 
 function tryItPanel(x: Ctx, m: MethodModel, start: ReturnType<typeof startParams>): string {
-  const options = x.c.servers.map((s, i) => `<option value="s${i}">${esc(s.name === s.url ? s.url : `${s.name} — ${s.url}`)}</option>`).join('\n');
+  const options = x.c.servers
+    .map((s, i) => `<option value="s${i}">${esc(s.name === s.url ? s.url : `${s.name} — ${s.url}`)}</option>`)
+    .join('\n');
   const params = m.params
     .map(
-      (p, i) => `<label for="try-p-${i}">${esc(p.name)} <span class="muted">${p.required ? 'required' : 'optional'} · ${schemaSummary(p.schema).replace(/<[^>]+>/g, '')}</span></label>
+      (
+        p,
+        i,
+      ) => `<label for="try-p-${i}">${esc(p.name)} <span class="muted">${p.required ? 'required' : 'optional'} · ${schemaSummary(p.schema).replace(/<[^>]+>/g, '')}</span></label>
 <textarea id="try-p-${i}" rows="${Math.min(12, Math.max(2, JSON.stringify(start.values[i] ?? '', null, 2).split('\n').length))}" spellcheck="false">${start.values[i] === undefined ? '' : esc(JSON.stringify(start.values[i], null, 2))}</textarea>`,
     )
     .join('\n');
@@ -151,7 +169,10 @@ function tryItPanel(x: Ctx, m: MethodModel, start: ReturnType<typeof startParams
         : m.params.length
           ? 'Params: none prefilled'
           : 'This method takes no params';
-  const shape = m.paramStructure === 'by-name' ? 'sent by name (an object)' : 'sent by position (an array; empty optional params at the end are left out)';
+  const shape =
+    m.paramStructure === 'by-name'
+      ? 'sent by name (an object)'
+      : 'sent by position (an array; empty optional params at the end are left out)';
   return `<section class="try-it" id="try-it">
 <h2>Try it</h2>
 <label for="try-server">Server</label>
@@ -180,7 +201,16 @@ ${params}
     byName: m.paramStructure === 'by-name',
     params: m.params.map((p) => ({ name: p.name, required: p.required })),
     errors: m.errors.map((e) => e.code),
-    servers: x.c.servers.map((s) => ({ name: s.name, url: s.url, variables: s.variables.map((v) => ({ name: v.name, default: v.default, ...(v.enum ? { enum: v.enum.map(String) } : {}), ...(v.description ? { description: v.description } : {}) })) })),
+    servers: x.c.servers.map((s) => ({
+      name: s.name,
+      url: s.url,
+      variables: s.variables.map((v) => ({
+        name: v.name,
+        default: v.default,
+        ...(v.enum ? { enum: v.enum.map(String) } : {}),
+        ...(v.description ? { description: v.description } : {}),
+      })),
+    })),
   })}</script>`;
 }
 
@@ -212,7 +242,12 @@ ${schemaDetails(m.result.schema)}`
 <tbody>
 ${m.errors
   .map((e) => {
-    const d = e.data && typeof e.data === 'object' && typeof e.data.description === 'string' ? inline(e.data.description) : e.data !== undefined ? `<code>${esc(JSON.stringify(e.data))}</code>` : '';
+    const d =
+      e.data && typeof e.data === 'object' && typeof e.data.description === 'string'
+        ? inline(e.data.description)
+        : e.data !== undefined
+          ? `<code>${esc(JSON.stringify(e.data))}</code>`
+          : '';
     return `<tr><td><code>${e.code}</code></td><td>${esc(e.message)}</td><td>${e.httpStatus.join(', ')}</td><td>${d}</td></tr>`;
   })
   .join('\n')}
@@ -221,7 +256,9 @@ ${m.errors
     : '<p>None declared besides JSON-RPC’s own (invalid request, invalid params, internal error).</p>';
   const exampleBlocks = m.examples
     .map((ex, i) => {
-      const values = m.params.length ? m.params.map((p, j) => (ex.params.find((q) => q.name === p.name) ?? ex.params[j])?.value) : ex.params.map((q) => q.value);
+      const values = m.params.length
+        ? m.params.map((p, j) => (ex.params.find((q) => q.name === p.name) ?? ex.params[j])?.value)
+        : ex.params.map((q) => q.value);
       const request = { jsonrpc: '2.0', id: 1, method: m.name, params: m.params.length ? callParams(m, values) : [] };
       const response = ex.result ? { jsonrpc: '2.0', id: 1, result: ex.result.value } : undefined;
       return `<h3 id="example-${i}">${esc(ex.name ?? `Example ${i + 1}`)}</h3>
@@ -234,7 +271,10 @@ ${response ? `<p class="muted">Response</p>\n${pre(JSON.stringify(response, null
   const tabs = new Map<string, ExampleTab>(defaultExamples(x.c, m, call).map((t) => [t.id, t]));
   for (const t of x.opts.examples?.(m, call) ?? []) tabs.set(t.id, t);
   const code = [...tabs.values()]
-    .map((e, i) => `<details${i === 0 ? ' open' : ''}>\n<summary>${esc(e.label)}</summary>\n${pre(e.code, e.language, ' data-rpc-url')}\n</details>`)
+    .map(
+      (e, i) =>
+        `<details${i === 0 ? ' open' : ''}>\n<summary>${esc(e.label)}</summary>\n${pre(e.code, e.language, ' data-rpc-url')}\n</details>`,
+    )
     .join('\n');
   const body = `<h1><code>${esc(m.name)}</code>${m.deprecated ? ' <span class="tag deprecated">deprecated</span>' : ''}</h1>
 ${m.summary ? `<p class="lead">${inline(m.summary)}</p>` : ''}
@@ -255,7 +295,11 @@ ${exampleBlocks || '<p>The document has no example for this method.</p>'}
 ${code}
 <h2 id="servers">Access points <span class="muted">(servers)</span></h2>
 ${serversList(x)}`;
-  const scripts = ['<script src="assets/validators.js"></script>', ...(x.opts.serversScript ? ['<script src="assets/servers.js"></script>'] : []), '<script src="assets/try-it.js"></script>'];
+  const scripts = [
+    '<script src="assets/validators.js"></script>',
+    ...(x.opts.serversScript ? ['<script src="assets/servers.js"></script>'] : []),
+    '<script src="assets/try-it.js"></script>',
+  ];
   return page({ title: `${m.name} — ${x.c.title}`, assets: 'assets/', nav: nav(x, m.name), body, scripts });
 }
 
@@ -284,8 +328,12 @@ function indexPage(x: Ctx): string {
     .join('\n');
   const info = c.document?.info ?? {};
   const meta = [
-    info.license?.name ? `License: ${info.license.url && /^https?:/i.test(info.license.url) ? `${esc(info.license.name)} (<code>${esc(info.license.url)}</code>)` : esc(info.license.name)}` : '',
-    info.contact?.name || info.contact?.email ? `Contact: ${esc([info.contact.name, info.contact.email].filter(Boolean).join(' '))}` : '',
+    info.license?.name
+      ? `License: ${info.license.url && /^https?:/i.test(info.license.url) ? `${esc(info.license.name)} (<code>${esc(info.license.url)}</code>)` : esc(info.license.name)}`
+      : '',
+    info.contact?.name || info.contact?.email
+      ? `Contact: ${esc([info.contact.name, info.contact.email].filter(Boolean).join(' '))}`
+      : '',
   ].filter(Boolean);
   const body = `<h1>${esc(c.title)} <span class="muted">${esc(c.version)}</span></h1>
 ${prose(c.description)}
@@ -332,7 +380,8 @@ ${blocks || '<p>The document has no named schema.</p>'}`;
 }
 
 /** Where the document came from, as the overview shows it: a URL or a relative path as given, else the file name. */
-const shownSource = (file: string): string => (/^https?:\/\//i.test(file) || !path.isAbsolute(file) ? file : path.basename(file));
+const shownSource = (file: string): string =>
+  /^https?:\/\//i.test(file) || !path.isAbsolute(file) ? file : path.basename(file);
 
 /** The reference of one document: relative path → file content. */
 export function writeDocs(c: ContractModel, opts: DocsOptions = {}): Map<string, string> {

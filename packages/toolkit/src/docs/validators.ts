@@ -30,12 +30,17 @@ function moduleId(file: string): string {
 }
 
 /** The modules `code` requires, transitively: id → [source, { specifier → id }]. */
-function collectModules(code: string, from: string, out: Map<string, { source: string; deps: Record<string, string> }>): Record<string, string> {
+function collectModules(
+  code: string,
+  from: string,
+  out: Map<string, { source: string; deps: Record<string, string> }>,
+): Record<string, string> {
   const req = createRequire(from);
   const deps: Record<string, string> = {};
   for (const [, spec] of code.matchAll(REQUIRE)) {
     if (spec in deps) continue;
-    if (req.resolve.paths(spec) === null) throw new Error(`docs validators: cannot ship the Node built-in ${spec} to a browser`);
+    if (req.resolve.paths(spec) === null)
+      throw new Error(`docs validators: cannot ship the Node built-in ${spec} to a browser`);
     const file = req.resolve(spec);
     const id = moduleId(file);
     deps[spec] = id;
@@ -62,7 +67,10 @@ export function browserValidators(c: ContractModel): string {
   const table = c.methods.map((m, i) => `${JSON.stringify(m.name)}: exports.v${i}`).join(',\n  ');
   const defs = [...modules]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([id, m]) => `${JSON.stringify(id)}: [function (module, exports, require) {\n${m.source}\n}, ${JSON.stringify(m.deps)}]`)
+    .map(
+      ([id, m]) =>
+        `${JSON.stringify(id)}: [function (module, exports, require) {\n${m.source}\n}, ${JSON.stringify(m.deps)}]`,
+    )
     .join(',\n');
   return `/* ${HEADER} — result validators of ${c.title.replace(/\*\//g, '* /')} (ajv standalone, compiled at generate time) */
 (function () {

@@ -50,11 +50,16 @@ export function anyOrigin(opts: { expose: string; methods: string; maxAgeSec: nu
       const h = req.headers['access-control-request-headers'];
       res.writeHead(204, [
         ...headers,
-        'access-control-allow-methods', opts.methods,
-        'access-control-allow-headers', typeof h === 'string' ? h : 'content-type',
-        'access-control-max-age', age,
-        'vary', 'Access-Control-Request-Headers',
-        'x-request-id', rid,
+        'access-control-allow-methods',
+        opts.methods,
+        'access-control-allow-headers',
+        typeof h === 'string' ? h : 'content-type',
+        'access-control-max-age',
+        age,
+        'vary',
+        'Access-Control-Request-Headers',
+        'x-request-id',
+        rid,
       ]);
       res.end();
     },
@@ -62,18 +67,31 @@ export function anyOrigin(opts: { expose: string; methods: string; maxAgeSec: nu
 }
 
 /** Only the listed origins get CORS, with credentials (cookies); every other origin gets no CORS header at all. */
-export function allowedOrigins(origins: Iterable<string>, opts: { methods: string; allowHeaders: string; maxAgeSec: number }): CorsPolicy {
+export function allowedOrigins(
+  origins: Iterable<string>,
+  opts: { methods: string; allowHeaders: string; maxAgeSec: number },
+): CorsPolicy {
   const allowed = new Set(origins);
   const age = String(opts.maxAgeSec);
   const headers = (req: IncomingMessage): string[] | undefined => {
     const o = req.headers.origin;
-    return o !== undefined && allowed.has(o) ? ['access-control-allow-origin', o, 'access-control-allow-credentials', 'true', 'vary', 'Origin'] : undefined;
+    return o !== undefined && allowed.has(o)
+      ? ['access-control-allow-origin', o, 'access-control-allow-credentials', 'true', 'vary', 'Origin']
+      : undefined;
   };
   return {
     headers,
     preflight(req, res, rid) {
       const h = headers(req);
-      if (h !== undefined) h.push('access-control-allow-methods', opts.methods, 'access-control-allow-headers', opts.allowHeaders, 'access-control-max-age', age);
+      if (h !== undefined)
+        h.push(
+          'access-control-allow-methods',
+          opts.methods,
+          'access-control-allow-headers',
+          opts.allowHeaders,
+          'access-control-max-age',
+          age,
+        );
       res.writeHead(204, [...(h ?? []), 'x-request-id', rid]);
       res.end();
     },
@@ -93,7 +111,11 @@ export interface JsonRpcHttpOptions<C extends CallContext, R> {
   /** After Content-Type, before the body: a refusal, or a Promise the engine waits for (settled while the body is read). */
   check?(req: IncomingMessage, ctx: C): RpcError | undefined | Promise<RpcError | undefined>;
   /** Each refusal before the engine, once: extra headers for its answer (a Promise is waited for; its failure ignored). */
-  refused?(ctx: C | undefined, err: RpcError, t0: number): Record<string, string> | undefined | Promise<Record<string, string> | undefined>;
+  refused?(
+    ctx: C | undefined,
+    err: RpcError,
+    t0: number,
+  ): Record<string, string> | undefined | Promise<Record<string, string> | undefined>;
   /** Headers (flat) from the context once the engine answered (e.g. Set-Cookie). */
   after?(ctx: C): readonly string[] | undefined;
   /** Every final answer's status (request logs). */
@@ -104,7 +126,14 @@ export interface JsonRpcHttpOptions<C extends CallContext, R> {
 
 export interface JsonRpcHttp<R> {
   /** Serves a POST (the route has matched): admission, body, engine, answer. */
-  serve(req: IncomingMessage, res: ServerResponse, rid: string, t0: number, route: R, capture: string | undefined): void;
+  serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rid: string,
+    t0: number,
+    route: R,
+    capture: string | undefined,
+  ): void;
   /** Answers an error envelope with this API's headers (e.g. a route-level 404), draining the body. */
   sendError(req: IncomingMessage, res: ServerResponse, rid: string, err: RpcError): void;
   /** Answers a preflight with this API's CORS policy. */
@@ -139,7 +168,14 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
   const { engine, maxBodyBytes, cors, admit, check, refused, after, answered, onError } = opts;
   const own = opts.headers ?? NO_HEADERS;
 
-  function send(req: IncomingMessage, res: ServerResponse, rid: string, r: EngineResponse, extra: Record<string, string> | undefined, tail: readonly string[] | undefined): void {
+  function send(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rid: string,
+    r: EngineResponse,
+    extra: Record<string, string> | undefined,
+    tail: readonly string[] | undefined,
+  ): void {
     if (res.headersSent || res.destroyed) return;
     // Flat [name, value, …] header list: no per-response object building on the hot path.
     const h: string[] = ['x-request-id', rid];
@@ -166,7 +202,15 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
 
   /** Refuses before the engine: peeks at or bounds the body (./body.ts), lets the `refused` hook add headers, and
    *  answers once both are done, with the request's ids when the body parsed. */
-  function refuse(req: IncomingMessage, res: ServerResponse, rid: string, t0: number, ctx: C | undefined, err: RpcError, body: BodyAt): void {
+  function refuse(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rid: string,
+    t0: number,
+    ctx: C | undefined,
+    err: RpcError,
+    body: BodyAt,
+  ): void {
     let pending = 2;
     let extra: Record<string, string> | undefined;
     let read: Buffer | undefined;
@@ -191,21 +235,38 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
       extra = h;
       return step();
     }
-    h.then(
-      (x) => {
-        extra = x;
-        step();
-      },
-      step,
-    );
+    h.then((x) => {
+      extra = x;
+      step();
+    }, step);
   }
 
-  function serve(req: IncomingMessage, res: ServerResponse, rid: string, t0: number, route: R, capture: string | undefined): void {
+  function serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rid: string,
+    t0: number,
+    route: R,
+    capture: string | undefined,
+  ): void {
     const ctx = admit(req, rid, t0, route, capture);
     if (ctx instanceof Refusal) return refuse(req, res, rid, t0, ctx.ctx, ctx.error, 'unread');
     const ct = req.headers['content-type'];
     if (!opts.acceptContentType(ct)) {
-      return refuse(req, res, rid, t0, ctx, new RpcError(-32600, 'invalid request: Content-Type must be application/json', { contentType: ct ?? null }, 415), 'unread');
+      return refuse(
+        req,
+        res,
+        rid,
+        t0,
+        ctx,
+        new RpcError(
+          -32600,
+          'invalid request: Content-Type must be application/json',
+          { contentType: ct ?? null },
+          415,
+        ),
+        'unread',
+      );
     }
     const checked = check?.(req, ctx);
     if (checked instanceof RpcError) return refuse(req, res, rid, t0, ctx, checked, 'unread');
@@ -243,7 +304,8 @@ export function createJsonRpcHttp<C extends CallContext, R>(opts: JsonRpcHttpOpt
       return;
     }
     checked.then(
-      (err) => (err === undefined ? void runEngine(this, st) : refuse(this, st.res, st.rid, st.t0, st.ctx, err, bodyOf(st))),
+      (err) =>
+        err === undefined ? void runEngine(this, st) : refuse(this, st.res, st.rid, st.t0, st.ctx, err, bodyOf(st)),
       (e: unknown) => {
         onError(e, st.rid, 'request check');
         refuse(this, st.res, st.rid, st.t0, st.ctx, internalError(), bodyOf(st));

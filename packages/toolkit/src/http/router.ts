@@ -14,14 +14,20 @@ import { skipBody } from './body.js';
 export { skipBody, closeAfterAnswer } from './body.js';
 
 /** A route's handler: the request id and arrival time (performance.now()) come from the server. */
-export type RouteHandler = (req: IncomingMessage, res: ServerResponse, rid: string, t0: number, capture: string | undefined) => void;
+export type RouteHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  rid: string,
+  t0: number,
+  capture: string | undefined,
+) => void;
 
 export interface RouteOptions {
   host?: string;
   trailingSlash?: boolean;
 }
 
-const enum Capture {
+enum Capture {
   None,
   Segment,
   OptionalSegment,
@@ -59,9 +65,24 @@ function match(r: Route, path: string): string | undefined | null {
 export function pathMatcher(pattern: string, trailingSlash = false): (path: string) => string | undefined | null {
   const last = pattern.lastIndexOf('/');
   const tail = pattern.slice(last + 1);
-  const capture = tail === '*' ? Capture.Rest : tail.startsWith(':') ? (tail.endsWith('?') ? Capture.OptionalSegment : Capture.Segment) : Capture.None;
+  const capture =
+    tail === '*'
+      ? Capture.Rest
+      : tail.startsWith(':')
+        ? tail.endsWith('?')
+          ? Capture.OptionalSegment
+          : Capture.Segment
+        : Capture.None;
   const lit = capture === Capture.None ? pattern : pattern.slice(0, last);
-  const r: Route = { methods: '*', host: undefined, lit, litSlash: trailingSlash && capture === Capture.None ? lit + '/' : undefined, capture, slash: trailingSlash, handler: () => undefined };
+  const r: Route = {
+    methods: '*',
+    host: undefined,
+    lit,
+    litSlash: trailingSlash && capture === Capture.None ? lit + '/' : undefined,
+    capture,
+    slash: trailingSlash,
+    handler: () => undefined,
+  };
   return (path) => match(r, path);
 }
 
@@ -86,7 +107,14 @@ export class Router {
   add(methods: string | readonly string[], pattern: string, handler: RouteHandler, opts: RouteOptions = {}): this {
     const last = pattern.lastIndexOf('/');
     const tail = pattern.slice(last + 1);
-    const capture = tail === '*' ? Capture.Rest : tail.startsWith(':') ? (tail.endsWith('?') ? Capture.OptionalSegment : Capture.Segment) : Capture.None;
+    const capture =
+      tail === '*'
+        ? Capture.Rest
+        : tail.startsWith(':')
+          ? tail.endsWith('?')
+            ? Capture.OptionalSegment
+            : Capture.Segment
+          : Capture.None;
     const lit = capture === Capture.None ? pattern : pattern.slice(0, last);
     this.routes.push({
       methods: methods === '*' ? '*' : typeof methods === 'string' ? [methods] : methods,
@@ -136,9 +164,24 @@ export class Router {
 }
 
 /** A small plain-text answer with the request id (a no-op once headers went out). */
-export function plainText(res: ServerResponse, rid: string, status: number, body: string, extra: readonly string[] = [], type = 'text/plain; charset=utf-8'): void {
+export function plainText(
+  res: ServerResponse,
+  rid: string,
+  status: number,
+  body: string,
+  extra: readonly string[] = [],
+  type = 'text/plain; charset=utf-8',
+): void {
   if (res.headersSent) return;
-  res.writeHead(status, ['content-type', type, 'content-length', String(Buffer.byteLength(body)), 'x-request-id', rid, ...extra]);
+  res.writeHead(status, [
+    'content-type',
+    type,
+    'content-length',
+    String(Buffer.byteLength(body)),
+    'x-request-id',
+    rid,
+    ...extra,
+  ]);
   res.end(res.req?.method === 'HEAD' ? undefined : body);
 }
 

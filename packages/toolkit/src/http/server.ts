@@ -32,7 +32,11 @@ export function createHttpServer(router: Router, onError: (err: unknown, rid: st
         if (res.headersSent) res.destroy();
         else {
           const r = errorResponse(internalError());
-          res.writeHead(r.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(r.body!), 'x-request-id': rid });
+          res.writeHead(r.status, {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(r.body!),
+            'x-request-id': rid,
+          });
           res.end(r.body);
         }
       } catch {

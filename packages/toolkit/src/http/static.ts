@@ -40,7 +40,10 @@ export interface FolderOptions {
 }
 
 /** Serves `root`: the returned function answers a GET/HEAD for `rel`, the URL path below `mount + '/'`. */
-export function serveFolder(root: string, opts: FolderOptions): (res: ServerResponse, rid: string, rel: string) => void {
+export function serveFolder(
+  root: string,
+  opts: FolderOptions,
+): (res: ServerResponse, rid: string, rel: string) => void {
   const base = resolve(root);
   const notFound = (res: ServerResponse, rid: string) => plainText(res, rid, 404, 'not found\n');
 
@@ -141,8 +144,19 @@ function accepts(header: string, coding: string): boolean {
 }
 
 /** Answers a GET/HEAD with a preloaded asset: 304 when the client's ETag matches, else the best encoding. */
-export function sendAsset(req: IncomingMessage, res: ServerResponse, a: Asset, extra: Readonly<Record<string, string>>): void {
-  const headers: Record<string, string> = { 'content-type': a.type, 'cache-control': a.cache, etag: a.etag, vary: 'Accept-Encoding', ...extra };
+export function sendAsset(
+  req: IncomingMessage,
+  res: ServerResponse,
+  a: Asset,
+  extra: Readonly<Record<string, string>>,
+): void {
+  const headers: Record<string, string> = {
+    'content-type': a.type,
+    'cache-control': a.cache,
+    etag: a.etag,
+    vary: 'Accept-Encoding',
+    ...extra,
+  };
   const inm = req.headers['if-none-match'];
   if (inm !== undefined && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === a.etag)) {
     res.writeHead(304, headers);

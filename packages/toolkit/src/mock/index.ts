@@ -22,7 +22,13 @@ import type { DocumentLimits } from '../contract/bounds.js';
 import { ErrorCode, RpcError } from '../rpc/errors.js';
 import type { Handler } from '../rpc/engine.js';
 import type { ValidateFn } from '../rpc/descriptor.js';
-import { createServer, resolveDocument, type DocumentSource, type RpcServer, type ServerOptions } from '../server/index.js';
+import {
+  createServer,
+  resolveDocument,
+  type DocumentSource,
+  type RpcServer,
+  type ServerOptions,
+} from '../server/index.js';
 
 export interface MockOptions extends Pick<ServerOptions, 'maxBatchSize' | 'maxBodyBytes' | 'path' | 'onError'> {
   /** A path or http(s) URL, the parsed document, or a model already loaded. */
@@ -61,7 +67,9 @@ function examplePositions(m: MethodModel, x: ExampleModel): unknown[] | undefine
 
 /** The call a client makes with the example: an object for a by-name method, else the positional array. */
 function exampleCall(m: MethodModel, positional: unknown[]): unknown {
-  return m.paramStructure === 'by-name' ? Object.fromEntries(positional.map((v, i) => [m.params[i].name, v])) : positional;
+  return m.paramStructure === 'by-name'
+    ? Object.fromEntries(positional.map((v, i) => [m.params[i].name, v]))
+    : positional;
 }
 
 /** An example pairing's `error` (not in the OpenRPC meta-schema, which leaves pairings open; some documents use it):
@@ -70,7 +78,8 @@ function exampleError(raw: Json, pairing: Json): RpcError | undefined | string {
   if (pairing?.error === undefined) return undefined;
   let e = resolve(raw, pairing.error);
   if (e && typeof e === 'object' && !('code' in e) && e.value && typeof e.value === 'object') e = e.value;
-  if (!e || !Number.isInteger(e.code) || typeof e.message !== 'string') return 'its error is not an error object (integer code, string message)';
+  if (!e || !Number.isInteger(e.code) || typeof e.message !== 'string')
+    return 'its error is not an error object (integer code, string message)';
   return new RpcError(e.code, e.message, e.data);
 }
 
@@ -106,8 +115,20 @@ export async function createMock(opts: MockOptions): Promise<MockServer> {
       }
       const g = generated.get(name);
       const bounds = outOfBounds.get(name);
-      if (g === undefined && bounds !== undefined) throw new RpcError(ErrorCode.InternalError, `mock: the result schema of ${name} ${bounds}`, { method: name }, 500);
-      if (g === undefined) throw new RpcError(ErrorCode.InternalError, `mock: no value of the result schema of ${name} could be generated`, { method: name }, 500);
+      if (g === undefined && bounds !== undefined)
+        throw new RpcError(
+          ErrorCode.InternalError,
+          `mock: the result schema of ${name} ${bounds}`,
+          { method: name },
+          500,
+        );
+      if (g === undefined)
+        throw new RpcError(
+          ErrorCode.InternalError,
+          `mock: no value of the result schema of ${name} could be generated`,
+          { method: name },
+          500,
+        );
       return g.value as never;
     };
   }
@@ -120,12 +141,18 @@ export async function createMock(opts: MockOptions): Promise<MockServer> {
     if (handlers[m.name] === undefined) continue;
     const v = validators[m.name];
     let bounds: string | undefined;
-    const g = m.result === undefined ? { value: null } : sampleResult(model, m.name, v.result, { seed, onBounds: (why) => (bounds = why) });
+    const g =
+      m.result === undefined
+        ? { value: null }
+        : sampleResult(model, m.name, v.result, { seed, onBounds: (why) => (bounds = why) });
     generated.set(m.name, g);
     if (g === undefined && bounds !== undefined) {
       outOfBounds.set(m.name, bounds);
       warnings.push(`${m.name}: its result schema ${bounds}; calls that match no example answer -32603`);
-    } else if (g === undefined) warnings.push(`${m.name}: no value of its result schema could be generated; calls that match no example answer -32603`);
+    } else if (g === undefined)
+      warnings.push(
+        `${m.name}: no value of its result schema could be generated; calls that match no example answer -32603`,
+      );
 
     const rawPairings: Json[] = resolve(model.raw, rawMethods[mi])?.examples ?? [];
     const list: Pairing[] = [];
@@ -133,11 +160,16 @@ export async function createMock(opts: MockOptions): Promise<MockServer> {
       const what = `${m.name}: example ${label(x, xi)}`;
       const params = examplePositions(m, x);
       if (params === undefined) {
-        warnings.push(`${what}: its params name a later param but leave out an earlier optional one, which a by-name call cannot do here (names map onto positions); not served`);
+        warnings.push(
+          `${what}: its params name a later param but leave out an earlier optional one, which a by-name call cannot do here (names map onto positions); not served`,
+        );
         continue;
       }
       const refused = server.engine.validateParams(m.name, exampleCall(m, params));
-      if (refused) warnings.push(`${what}: its params do not match the document's schemas (${refused.message}); such calls are refused with -32602`);
+      if (refused)
+        warnings.push(
+          `${what}: its params do not match the document's schemas (${refused.message}); such calls are refused with -32602`,
+        );
       const error = exampleError(model.raw, resolve(model.raw, rawPairings[xi]));
       if (typeof error === 'string') {
         warnings.push(`${what}: ${error}; not served`);
@@ -149,7 +181,9 @@ export async function createMock(opts: MockOptions): Promise<MockServer> {
       }
       if (x.result === undefined) continue; // a notification's example: nothing to answer
       if (!v.result(x.result.value)) {
-        warnings.push(`${what}: its result does not match the result schema (${failure(v.result.errors)}); a generated value is answered instead`);
+        warnings.push(
+          `${what}: its result does not match the result schema (${failure(v.result.errors)}); a generated value is answered instead`,
+        );
         continue;
       }
       list.push({ params, answer: { result: x.result.value } });

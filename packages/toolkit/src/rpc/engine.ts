@@ -31,7 +31,16 @@
 
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MethodDescriptor, MethodTable, ParamsOf, ResultOf, ValidateFn, ValidatorTable } from './descriptor.js';
-import { RpcError, internalError, invalidParams, invalidRequest, methodNotFound, parseError, payloadTooLarge, resultViolation } from './errors.js';
+import {
+  RpcError,
+  internalError,
+  invalidParams,
+  invalidRequest,
+  methodNotFound,
+  parseError,
+  payloadTooLarge,
+  resultViolation,
+} from './errors.js';
 
 /** What a call runs for. `P` is who it acts for, typed by the server that builds the context (the engine never looks). */
 export interface CallContext<P = unknown> {
@@ -65,7 +74,9 @@ export type Handler<D, C extends CallContext = CallContext> = (
   params: ParamsOf<D>,
   ctx: C,
 ) => Promise<ResultOf<D> | RawResult> | ResultOf<D> | RawResult;
-export type Handlers<M extends MethodTable, C extends CallContext = CallContext> = { [K in keyof M]?: Handler<M[K], C> };
+export type Handlers<M extends MethodTable, C extends CallContext = CallContext> = {
+  [K in keyof M]?: Handler<M[K], C>;
+};
 
 /** A call as the admission hook sees it: valid envelope, known method, params validated (positional). */
 export interface AdmitCall {
@@ -91,7 +102,10 @@ export interface AdmitResult {
  * invalid items still get the hook's headers). Items that failed before it (envelope, unknown method, params) are
  * not in `calls`. A thrown RpcError refuses the whole request; anything else thrown is reported and answered 500.
  */
-export type AdmitFn<C extends CallContext = CallContext> = (calls: readonly AdmitCall[], ctx: C) => AdmitResult | undefined | Promise<AdmitResult | undefined>;
+export type AdmitFn<C extends CallContext = CallContext> = (
+  calls: readonly AdmitCall[],
+  ctx: C,
+) => AdmitResult | undefined | Promise<AdmitResult | undefined>;
 
 /**
  * Where a call ended, for the call observer (metering):
@@ -111,7 +125,13 @@ export type CallStage = 'ok' | 'invalid' | 'refused' | 'failed';
  * tell answers apart by their kind (e.g. a cached RawResult subclass) without per-call state. Must be cheap and must
  * not throw (it runs on the hot path).
  */
-export type CallObserver<C extends CallContext = CallContext> = (method: string | undefined, stage: CallStage, err: RpcError | undefined, ctx: C, result?: unknown) => void;
+export type CallObserver<C extends CallContext = CallContext> = (
+  method: string | undefined,
+  stage: CallStage,
+  err: RpcError | undefined,
+  ctx: C,
+  result?: unknown,
+) => void;
 
 export interface EngineConfig<M extends MethodTable, C extends CallContext = CallContext> {
   methods: M;
@@ -209,7 +229,8 @@ export function errorResponse(err: RpcError, id: string | number | null = null):
 export function refusalResponse(err: RpcError, body: string | Buffer | undefined): EngineResponse {
   const msg = parseQuietly(body);
   if (msg === undefined) return errorResponse(err);
-  if (!Array.isArray(msg)) return msg !== null && typeof msg === 'object' && 'id' in msg ? errorResponse(err, idOf(msg)) : errorResponse(err);
+  if (!Array.isArray(msg))
+    return msg !== null && typeof msg === 'object' && 'id' in msg ? errorResponse(err, idOf(msg)) : errorResponse(err);
   return batchRefusal(err, msg);
 }
 
@@ -237,7 +258,11 @@ function parseQuietly(body: string | Buffer | undefined): unknown {
 }
 
 function idJsonOf(id: string | number | null): string {
-  return typeof id === 'string' ? JSON.stringify(id) : typeof id === 'number' && Number.isFinite(id) ? String(id) : NULL_ID;
+  return typeof id === 'string'
+    ? JSON.stringify(id)
+    : typeof id === 'number' && Number.isFinite(id)
+      ? String(id)
+      : NULL_ID;
 }
 
 /** "expected 2 params" / "expected 1..3 params". */
@@ -274,7 +299,8 @@ const COMPOSITE = new Set(['anyOf', 'oneOf']);
 function describeFailure(errors: ValidateFn['errors']): { path: string; reason: string } {
   if (errors == null || errors.length === 0) return { path: '', reason: 'is invalid' };
   const last = errors[errors.length - 1];
-  if (!COMPOSITE.has(last.keyword) || errors.length === 1) return { path: errors[0].instancePath, reason: reasonOf(errors[0]) };
+  if (!COMPOSITE.has(last.keyword) || errors.length === 1)
+    return { path: errors[0].instancePath, reason: reasonOf(errors[0]) };
   const at = last.instancePath;
   let deepest: AjvError | undefined;
   for (const e of errors) {
@@ -295,7 +321,9 @@ function isStackOverflow(e: unknown): boolean {
   return e instanceof RangeError;
 }
 
-export function createEngine<M extends MethodTable, C extends CallContext = CallContext>(cfg: EngineConfig<M, C>): Engine<C> {
+export function createEngine<M extends MethodTable, C extends CallContext = CallContext>(
+  cfg: EngineConfig<M, C>,
+): Engine<C> {
   const { maxBatchSize, strictResults } = cfg.options;
   const onError = cfg.onError;
   const mapError = cfg.mapError;
@@ -308,7 +336,8 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
     const d = cfg.methods[name] as MethodDescriptor;
     const handler = Object.hasOwn(handlers, name) ? handlers[name] : undefined;
     const v = Object.hasOwn(cfg.validators, name) ? cfg.validators[name] : undefined;
-    if (handler !== undefined && typeof handler !== 'function') throw new TypeError(`handler for ${name} is not a function`);
+    if (handler !== undefined && typeof handler !== 'function')
+      throw new TypeError(`handler for ${name} is not a function`);
     if (handler !== undefined && v === undefined) throw new Error(`no validators for ${name}: regenerate generated/`);
     let min = 0;
     const positions = new Map<string, number>();
@@ -330,7 +359,8 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
     });
   }
   for (const name of Object.keys(handlers)) {
-    if (!table.has(name) && handlers[name] !== undefined) throw new Error(`handler for ${name}, which is not in the method table`);
+    if (!table.has(name) && handlers[name] !== undefined)
+      throw new Error(`handler for ${name}, which is not in the method table`);
   }
 
   function report(err: unknown, method: string, ctx: C): void {
@@ -342,7 +372,13 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
     }
   }
 
-  function observe(method: string | undefined, stage: CallStage, err: RpcError | undefined, ctx: C, result?: unknown): void {
+  function observe(
+    method: string | undefined,
+    stage: CallStage,
+    err: RpcError | undefined,
+    ctx: C,
+    result?: unknown,
+  ): void {
     try {
       observer!(method, stage, err, ctx, result);
     } catch (e) {
@@ -351,7 +387,13 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
   }
 
   /** An item the engine refuses itself (observed as `invalid`); undefined for a notification (never answered). */
-  function invalid(method: string | undefined, idJson: string, err: RpcError, notification: boolean, ctx: C): Failure | undefined {
+  function invalid(
+    method: string | undefined,
+    idJson: string,
+    err: RpcError,
+    notification: boolean,
+    ctx: C,
+  ): Failure | undefined {
     if (observer !== undefined) observe(method, 'invalid', err, ctx);
     return notification ? undefined : new Failure(errorBody(idJson, err), err);
   }
@@ -387,10 +429,12 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
     if (raw === undefined) {
       arr = [];
     } else if (Array.isArray(raw)) {
-      if (!e.byPosition) return invalidParams(`${e.name} takes params by name (an object)`, { reason: 'params must be an object' });
+      if (!e.byPosition)
+        return invalidParams(`${e.name} takes params by name (an object)`, { reason: 'params must be an object' });
       arr = raw;
     } else {
-      if (!e.byName) return invalidParams(`${e.name} takes params by position (an array)`, { reason: 'params must be an array' });
+      if (!e.byName)
+        return invalidParams(`${e.name} takes params by position (an array)`, { reason: 'params must be an array' });
       const mapped = byName(e, raw as Record<string, unknown>);
       if (mapped instanceof RpcError) return mapped;
       arr = mapped;
@@ -398,7 +442,12 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
     const n = arr.length;
     if (n < e.min || n > e.max) {
       const reason = `${expected(e.min, e.max)}, got ${n}`;
-      return invalidParams(reason, n < e.min ? { param: e.descriptor.params[n].name, reason, min: e.min, max: e.max, got: n } : { reason, min: e.min, max: e.max, got: n });
+      return invalidParams(
+        reason,
+        n < e.min
+          ? { param: e.descriptor.params[n].name, reason, min: e.min, max: e.max, got: n }
+          : { reason, min: e.min, max: e.max, got: n },
+      );
     }
     const validate = e.validateParams;
     if (validate === undefined) return arr;
@@ -453,7 +502,8 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
   /** One request object → a call ready to run, or its final outcome (error answer / undefined for a notification).
    *  Every outcome other than a Prepared call has been observed here. */
   function prepareItem(item: unknown, ctx: C): Prepared | ItemOutcome {
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) return invalid(undefined, NULL_ID, NOT_AN_OBJECT, false, ctx);
+    if (typeof item !== 'object' || item === null || Array.isArray(item))
+      return invalid(undefined, NULL_ID, NOT_AN_OBJECT, false, ctx);
     const req = item as Record<string, unknown>;
     const id = req.id;
     const method = req.method;
@@ -468,15 +518,18 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
     else return invalid(named, NULL_ID, BAD_ID, false, ctx);
 
     if (req.jsonrpc !== '2.0') return invalid(named, idJson, BAD_VERSION, false, ctx);
-    if (named === undefined) return invalid(undefined, idJson, method === undefined ? NO_METHOD : BAD_METHOD, false, ctx);
+    if (named === undefined)
+      return invalid(undefined, idJson, method === undefined ? NO_METHOD : BAD_METHOD, false, ctx);
     const raw = req.params;
-    if (raw !== undefined && (typeof raw !== 'object' || raw === null)) return invalid(named, idJson, BAD_PARAMS, false, ctx);
+    if (raw !== undefined && (typeof raw !== 'object' || raw === null))
+      return invalid(named, idJson, BAD_PARAMS, false, ctx);
 
     // A valid request from here on: without an id it is a notification and gets no answer whatever happens.
     const notification = id === undefined;
     try {
       const e = table.get(named);
-      if (e === undefined || e.handler === undefined) return invalid(named, idJson, methodNotFound(named, e === undefined), notification, ctx);
+      if (e === undefined || e.handler === undefined)
+        return invalid(named, idJson, methodNotFound(named, e === undefined), notification, ctx);
       const params = prepare(e, raw);
       if (params instanceof RpcError) return invalid(named, idJson, params, notification, ctx);
       return new Prepared(e, named, params, idJson, notification);

@@ -39,7 +39,12 @@ export function isRpcError(e: unknown): e is RpcError {
 
 /** Body is not JSON. */
 export function parseError(reason?: string): RpcError {
-  return new RpcError(ErrorCode.ParseError, 'parse error: body is not valid JSON', reason === undefined ? undefined : { reason }, 400);
+  return new RpcError(
+    ErrorCode.ParseError,
+    'parse error: body is not valid JSON',
+    reason === undefined ? undefined : { reason },
+    400,
+  );
 }
 
 /** Not a valid request object (wrong jsonrpc, method, params or id), or an empty batch. */

@@ -47,9 +47,14 @@ export interface RpcServer {
 }
 
 /** The model of a document given in any of the accepted forms. */
-export async function resolveDocument(source: DocumentSource, name?: string, limits?: DocumentLimits): Promise<ContractModel> {
+export async function resolveDocument(
+  source: DocumentSource,
+  name?: string,
+  limits?: DocumentLimits,
+): Promise<ContractModel> {
   if (typeof source === 'string') return loadDocument(source, name, limits);
-  if (source && typeof source === 'object' && 'spec' in source && 'methods' in source && 'raw' in source) return source as ContractModel;
+  if (source && typeof source === 'object' && 'spec' in source && 'methods' in source && 'raw' in source)
+    return source as ContractModel;
   return modelDocument(source, { name: name ?? 'api', file: '<document>' }, limits);
 }
 
@@ -57,18 +62,32 @@ export async function resolveDocument(source: DocumentSource, name?: string, lim
 function addDiscover(contract: CompiledContract): void {
   const noParams: ValidateFn = (data) => Array.isArray(data) && data.length === 0;
   const any: ValidateFn = () => true;
-  (contract.methods as Record<string, MethodDescriptor>)['rpc.discover'] = { name: 'rpc.discover', summary: 'Returns the OpenRPC document of this service.', params: [], errors: [], paramStructure: 'either' };
-  (contract.validators as Record<string, { params: ValidateFn; result: ValidateFn }>)['rpc.discover'] = { params: noParams, result: any };
+  (contract.methods as Record<string, MethodDescriptor>)['rpc.discover'] = {
+    name: 'rpc.discover',
+    summary: 'Returns the OpenRPC document of this service.',
+    params: [],
+    errors: [],
+    paramStructure: 'either',
+  };
+  (contract.validators as Record<string, { params: ValidateFn; result: ValidateFn }>)['rpc.discover'] = {
+    params: noParams,
+    result: any,
+  };
 }
 
 export async function createServer<M extends MethodTable = MethodTable>(opts: ServerOptions<M>): Promise<RpcServer> {
   const contract = compileContract(await resolveDocument(opts.document, undefined, opts.limits));
   // null prototype: a method named __proto__ or constructor is a key like any other (Object.assign copies own keys)
-  const handlers: Record<string, Handler<MethodDescriptor> | undefined> = Object.assign(Object.create(null), opts.handlers);
+  const handlers: Record<string, Handler<MethodDescriptor> | undefined> = Object.assign(
+    Object.create(null),
+    opts.handlers,
+  );
   // OpenRPC's service discovery: answered with the document whether or not the document lists the method.
   if (!contract.methods['rpc.discover']) addDiscover(contract);
   if (handlers['rpc.discover'] === undefined) handlers['rpc.discover'] = () => contract.model.document;
-  for (const name of Object.keys(handlers)) if (!Object.hasOwn(contract.methods, name)) throw new Error(`handler for ${name}, which the document does not have`);
+  for (const name of Object.keys(handlers))
+    if (!Object.hasOwn(contract.methods, name))
+      throw new Error(`handler for ${name}, which the document does not have`);
 
   const engine = createEngine<typeof contract.methods, CallContext>({
     methods: contract.methods,

@@ -40,7 +40,15 @@ export const CLOSE = {
   slowConsumer: 4008,
 } as const;
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
 /** After a close frame to a peer that does not read, how long before the TCP connection is cut. */
 const CLOSE_GRACE_MS = 1000;
 /** A refused socket: how long it waits for a first message, and how long it stays after its first answer (further
@@ -125,7 +133,13 @@ export interface JsonRpcWsOptions<C extends CallContext, R> {
   /** Refused sockets open at once (answered per call, then closed); beyond it refused upgrades get HTTP. Default 1024. */
   maxRefusedOpen?: number;
   /** At the upgrade: the connection's context, or why it is refused (answered as HTTP with the error's status). */
-  admit(req: IncomingMessage, rid: string, t0: number, route: R, capture: string | undefined): C | Refusal<C> | Promise<C | Refusal<C>>;
+  admit(
+    req: IncomingMessage,
+    rid: string,
+    t0: number,
+    route: R,
+    capture: string | undefined,
+  ): C | Refusal<C> | Promise<C | Refusal<C>>;
   /** Each refusal at the upgrade, once (e.g. metering). */
   refused?(ctx: C | undefined, err: RpcError, t0: number): void;
   /** The context of one message (a fresh request id and start time; the connection for handlers that need it). */
@@ -139,7 +153,15 @@ export interface JsonRpcWsOptions<C extends CallContext, R> {
 
 export interface JsonRpcWs<R> {
   /** Serves an upgrade request whose route matched. */
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, rid: string, t0: number, route: R, capture: string | undefined): void;
+  upgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    rid: string,
+    t0: number,
+    route: R,
+    capture: string | undefined,
+  ): void;
   /** Open connections. */
   readonly size: number;
   /** Closes every connection (1001 by default) and stops the keep-alive timer; resolves once all are gone (bounded). */
@@ -147,7 +169,13 @@ export interface JsonRpcWs<R> {
 }
 
 /** Answers an upgrade request with a plain HTTP response and destroys the socket once it is written. */
-export function refuseUpgrade(socket: Duplex, status: number, body: string, headers: Record<string, string> = {}, rid?: string): void {
+export function refuseUpgrade(
+  socket: Duplex,
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+  rid?: string,
+): void {
   if (socket.destroyed) return;
   let h = `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
   if (rid !== undefined) h += `x-request-id: ${rid}\r\n`;
@@ -161,7 +189,12 @@ let connectionIds = 0;
 
 export function createJsonRpcWs<C extends CallContext, R>(opts: JsonRpcWsOptions<C, R>): JsonRpcWs<R> {
   const { engine, admit, refused, messageContext, onError } = opts;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxPayload, clientTracking: false, perMessageDeflate: false });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: opts.maxPayload,
+    clientTracking: false,
+    perMessageDeflate: false,
+  });
   const open = new Set<WsConnection<C>>();
   let msgCounter = 0;
   let closing = false;
@@ -183,7 +216,15 @@ export function createJsonRpcWs<C extends CallContext, R>(opts: JsonRpcWsOptions
 
   const maxRefusedOpen = opts.maxRefusedOpen ?? 1024;
 
-  function refuse(req: IncomingMessage, socket: Duplex, head: Buffer, rid: string, t0: number, ctx: C | undefined, err: RpcError): void {
+  function refuse(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    rid: string,
+    t0: number,
+    ctx: C | undefined,
+    err: RpcError,
+  ): void {
     try {
       refused?.(ctx, err, t0);
     } catch (e) {
@@ -258,7 +299,9 @@ export function createJsonRpcWs<C extends CallContext, R>(opts: JsonRpcWsOptions
 
   function onMessage(conn: WsConnection<C>, data: RawData, _isBinary: boolean): void {
     if (conn.closed) return;
-    const body = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
+    const body = Array.isArray(data)
+      ? Buffer.concat(data).toString('utf8')
+      : Buffer.from(data as ArrayBuffer).toString('utf8');
     const t0 = performance.now();
     const ctx = messageContext(conn, `ws${conn.id}-${(++msgCounter).toString(36)}`, t0);
     conn.inFlight++;
@@ -267,21 +310,24 @@ export function createJsonRpcWs<C extends CallContext, R>(opts: JsonRpcWsOptions
       conn.paused = true;
       conn.socket.pause();
     }
-    engine.handle(body, ctx).then(
-      (r) => {
-        if (r.body !== undefined) conn.send(r.body);
-      },
-      (e: unknown) => {
-        onError(e, 'engine');
-        conn.send('{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}');
-      },
-    ).finally(() => {
-      conn.inFlight--;
-      if (conn.paused && conn.inFlight < opts.maxInFlight && !conn.closed) {
-        conn.paused = false;
-        conn.socket.resume();
-      }
-    });
+    engine
+      .handle(body, ctx)
+      .then(
+        (r) => {
+          if (r.body !== undefined) conn.send(r.body);
+        },
+        (e: unknown) => {
+          onError(e, 'engine');
+          conn.send('{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}');
+        },
+      )
+      .finally(() => {
+        conn.inFlight--;
+        if (conn.paused && conn.inFlight < opts.maxInFlight && !conn.closed) {
+          conn.paused = false;
+          conn.socket.resume();
+        }
+      });
   }
 
   return {
@@ -292,13 +338,26 @@ export function createJsonRpcWs<C extends CallContext, R>(opts: JsonRpcWsOptions
         a = admit(req, rid, t0, route, capture);
       } catch (e) {
         onError(e, 'admit');
-        return refuseUpgrade(socket, 500, '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}', {}, rid);
+        return refuseUpgrade(
+          socket,
+          500,
+          '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}',
+          {},
+          rid,
+        );
       }
-      const done = (x: C | Refusal<C>) => (x instanceof Refusal ? refuse(req, socket, head, rid, t0, x.ctx, x.error) : accept(req, socket, head, x));
+      const done = (x: C | Refusal<C>) =>
+        x instanceof Refusal ? refuse(req, socket, head, rid, t0, x.ctx, x.error) : accept(req, socket, head, x);
       if (!(a instanceof Promise)) return done(a);
       a.then(done, (e: unknown) => {
         onError(e, 'admit');
-        refuseUpgrade(socket, 500, '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}', {}, rid);
+        refuseUpgrade(
+          socket,
+          500,
+          '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}',
+          {},
+          rid,
+        );
       });
     },
     get size() {

@@ -7,7 +7,14 @@ import { hostName, pathMatcher } from '../http/router.js';
 import { requestId } from '../http/server.js';
 import { refuseUpgrade } from './jsonrpc.js';
 
-export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer, rid: string, t0: number, capture: string | undefined) => void;
+export type UpgradeHandler = (
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  rid: string,
+  t0: number,
+  capture: string | undefined,
+) => void;
 
 interface UpgradeRoute {
   host: string | undefined;
@@ -21,7 +28,11 @@ export class UpgradeRouter {
   notFoundBody = '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"not found"}}';
 
   add(pattern: string, handler: UpgradeHandler, opts: { host?: string; trailingSlash?: boolean } = {}): this {
-    this.routes.push({ host: opts.host?.toLowerCase(), match: pathMatcher(pattern, opts.trailingSlash ?? false), handler });
+    this.routes.push({
+      host: opts.host?.toLowerCase(),
+      match: pathMatcher(pattern, opts.trailingSlash ?? false),
+      handler,
+    });
     return this;
   }
 
@@ -34,7 +45,13 @@ export class UpgradeRouter {
     const host = hostName(req) ?? '';
     try {
       if (req.method !== 'GET' || (req.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
-        return refuseUpgrade(socket, 400, '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"only WebSocket upgrades (GET, Upgrade: websocket)"}}', {}, rid);
+        return refuseUpgrade(
+          socket,
+          400,
+          '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"only WebSocket upgrades (GET, Upgrade: websocket)"}}',
+          {},
+          rid,
+        );
       }
       for (const r of this.routes) {
         if (r.host !== undefined && r.host !== host) continue;
@@ -44,12 +61,20 @@ export class UpgradeRouter {
       refuseUpgrade(socket, 404, this.notFoundBody, {}, rid);
     } catch (e) {
       onError(e, rid);
-      refuseUpgrade(socket, 500, '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}', {}, rid);
+      refuseUpgrade(
+        socket,
+        500,
+        '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}',
+        {},
+        rid,
+      );
     }
   }
 
   /** Serves `server`'s upgrade requests through this table. */
   attach(server: Server, onError: (err: unknown, rid: string) => void): void {
-    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.handle(req, socket, head, onError));
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.handle(req, socket, head, onError),
+    );
   }
 }

@@ -2,7 +2,7 @@
 // role (what kind of real value it stands for); the example's value decides the form (a tag stays a tag,
 // a number becomes a real number, a hash a real hash), so the call keeps the shape the contract shows.
 import { brief, type ParamPlan, type PlannedCall } from '@rpcgate/toolkit/conformance';
-import { type ChainFacts } from './discover.js';
+import type { ChainFacts } from './discover.js';
 
 export type Role =
   | 'keep' // use the example value as it is (flags, counts, slots, percentiles)
@@ -103,7 +103,10 @@ export function adaptParams(
   example: readonly unknown[],
   facts: ChainFacts,
 ): Adaptation {
-  if (facts.unsupported?.includes(method)) return { skip: `the node does not implement ${method} (-32601 at discovery; an optional method some nodes leave out)` };
+  if (facts.unsupported?.includes(method))
+    return {
+      skip: `the node does not implement ${method} (-32601 at discovery; an optional method some nodes leave out)`,
+    };
   const roles = ROLES[method] ?? paramNames.map((n, i) => roleByName(method, n, example[i]));
   const notes: string[] = [];
   const params: unknown[] = [];
@@ -123,7 +126,7 @@ export function adaptParams(
   if (method === 'eth_getFilterChanges' || method === 'eth_getFilterLogs') {
     // The example's filter id exists on no live endpoint: geth's, anvil's and rpcgate's answer is -32000 "filter not found".
     out.expectErrorCode = -32000;
-    out.note = "the contract example's filter id is unknown here: -32000 \"filter not found\" is the conformant answer";
+    out.note = 'the contract example\'s filter id is unknown here: -32000 "filter not found" is the conformant answer';
   }
   if (SOCKET_ONLY.has(method)) {
     out.expectErrorCode = -32601;
@@ -133,7 +136,10 @@ export function adaptParams(
 }
 
 function needTx(facts: ChainFacts): NonNullable<ChainFacts['tx']> {
-  if (!facts.tx) throw new NeedsFact(`no transaction on the chain near the head (looked for logs in ${facts.scanned.logs} blocks, for transactions in ${facts.scanned.blocks})`);
+  if (!facts.tx)
+    throw new NeedsFact(
+      `no transaction on the chain near the head (looked for logs in ${facts.scanned.logs} blocks, for transactions in ${facts.scanned.blocks})`,
+    );
   return facts.tx;
 }
 
@@ -181,7 +187,12 @@ function adaptOne(role: Role, example: unknown, facts: ChainFacts, notes: string
         const topics = l.topics.length ? [l.topics[0]] : undefined;
         if ('blockHash' in o) return { blockHash: l.blockHash, address: l.address, ...(topics && { topics }) };
         const n = dec(l.blockNumber);
-        return { fromBlock: hex(n > 0n ? n - 1n : 0n), toBlock: l.blockNumber, address: l.address, ...(topics && { topics }) };
+        return {
+          fromBlock: hex(n > 0n ? n - 1n : 0n),
+          toBlock: l.blockNumber,
+          address: l.address,
+          ...(topics && { topics }),
+        };
       }
       notes.push('no log found in the scanned range: filter over the head block only');
       return { fromBlock: facts.latest.number, toBlock: facts.latest.number };
@@ -215,46 +226,66 @@ function expectation(method: string, params: unknown[], facts: ChainFacts): Adap
   const tx = facts.tx;
   switch (method) {
     case 'eth_getBlockByHash':
-      return (r) => (lower(obj(r)?.hash) === lower(params[0]) ? undefined : `expected block ${params[0]}, got ${brief(r)}`);
+      return (r) =>
+        lower(obj(r)?.hash) === lower(params[0]) ? undefined : `expected block ${params[0]}, got ${brief(r)}`;
     case 'eth_getBlockByNumber':
       return isQuantity(params[0])
-        ? (r) => (lower(obj(r)?.number) === lower(params[0]) ? undefined : `expected block ${params[0]}, got ${brief(r)}`)
+        ? (r) =>
+            lower(obj(r)?.number) === lower(params[0]) ? undefined : `expected block ${params[0]}, got ${brief(r)}`
         : (r) => (obj(r) ? undefined : `expected a block, got ${brief(r)}`);
     case 'eth_getTransactionByHash':
     case 'eth_getTransactionByBlockHashAndIndex':
     case 'eth_getTransactionByBlockNumberAndIndex':
-      return (r) => (tx && lower(obj(r)?.hash) === lower(tx.hash) ? undefined : `expected tx ${tx?.hash}, got ${brief(r)}`);
+      return (r) =>
+        tx && lower(obj(r)?.hash) === lower(tx.hash) ? undefined : `expected tx ${tx?.hash}, got ${brief(r)}`;
     case 'eth_getTransactionReceipt':
-      return (r) => (tx && lower(obj(r)?.transactionHash) === lower(tx.hash) ? undefined : `expected receipt of ${tx?.hash}, got ${brief(r)}`);
+      return (r) =>
+        tx && lower(obj(r)?.transactionHash) === lower(tx.hash)
+          ? undefined
+          : `expected receipt of ${tx?.hash}, got ${brief(r)}`;
     case 'eth_getBlockTransactionCountByHash':
     case 'eth_getBlockTransactionCountByNumber':
       if (isHash(params[0]) || (isQuantity(params[0]) && tx && lower(params[0]) === lower(tx.blockNumber)))
-        return (r) => (typeof r === 'string' && tx && BigInt(r) > BigInt(tx.index) ? undefined : `expected more than ${tx?.index} txs, got ${brief(r)}`);
+        return (r) =>
+          typeof r === 'string' && tx && BigInt(r) > BigInt(tx.index)
+            ? undefined
+            : `expected more than ${tx?.index} txs, got ${brief(r)}`;
       return undefined;
     case 'eth_getBlockReceipts':
       if (tx && (lower(params[0]) === lower(tx.blockNumber) || lower(params[0]) === lower(tx.blockHash)))
-        return (r) => (Array.isArray(r) && r.some((x) => lower(obj(x)?.transactionHash) === lower(tx.hash)) ? undefined : `expected the receipt of ${tx.hash} among ${brief(r)}`);
+        return (r) =>
+          Array.isArray(r) && r.some((x) => lower(obj(x)?.transactionHash) === lower(tx.hash))
+            ? undefined
+            : `expected the receipt of ${tx.hash} among ${brief(r)}`;
       return (r) => (Array.isArray(r) ? undefined : `expected receipts, got ${brief(r)}`);
     case 'eth_getLogs':
       if (facts.log) {
         const want = facts.log;
         return (r) =>
-          Array.isArray(r) && r.some((x) => lower(obj(x)?.transactionHash) === lower(want.transactionHash) && obj(x)?.logIndex === want.logIndex)
+          Array.isArray(r) &&
+          r.some(
+            (x) => lower(obj(x)?.transactionHash) === lower(want.transactionHash) && obj(x)?.logIndex === want.logIndex,
+          )
             ? undefined
             : `expected the log ${want.transactionHash}#${want.logIndex} among ${brief(r)}`;
       }
       return undefined;
     case 'eth_getCode':
-      return facts.log ? (r) => (typeof r === 'string' && r.length > 2 ? undefined : `expected code at ${params[0]}, got ${brief(r)}`) : undefined;
+      return facts.log
+        ? (r) => (typeof r === 'string' && r.length > 2 ? undefined : `expected code at ${params[0]}, got ${brief(r)}`)
+        : undefined;
     case 'eth_getProof': {
       const keys = (params[1] as string[]).map((k) => BigInt(k));
       return (r) => {
         const p = obj(r);
         if (lower(p?.address) !== lower(params[0])) return `expected the proof of ${params[0]}, got ${brief(r)}`;
-        if (!Array.isArray(p?.accountProof) || p.accountProof.length === 0) return `expected a non-empty account proof, got ${brief(r)}`;
+        if (!Array.isArray(p?.accountProof) || p.accountProof.length === 0)
+          return `expected a non-empty account proof, got ${brief(r)}`;
         const got = Array.isArray(p?.storageProof) ? p.storageProof.map((s) => String(obj(s)?.key)) : [];
-        if (got.length !== keys.length || got.some((k, i) => BigInt(k) !== keys[i])) return `expected storage proofs of ${brief(params[1])}, got keys ${brief(got)}`;
-        if (facts.log && lower(params[0]) === lower(facts.log.address) && p?.codeHash === EMPTY_CODE_HASH) return `expected the code hash of a contract at ${params[0]}, got the empty-code hash`;
+        if (got.length !== keys.length || got.some((k, i) => BigInt(k) !== keys[i]))
+          return `expected storage proofs of ${brief(params[1])}, got keys ${brief(got)}`;
+        if (facts.log && lower(params[0]) === lower(facts.log.address) && p?.codeHash === EMPTY_CODE_HASH)
+          return `expected the code hash of a contract at ${params[0]}, got the empty-code hash`;
         return undefined;
       };
     }
@@ -266,7 +297,9 @@ function expectation(method: string, params: unknown[], facts: ChainFacts): Adap
         // A call that reads the contract's storage lists the contract; a failing call says why in \`error\` instead.
         if (typeof a.error === 'string') return undefined;
         const list = Array.isArray(a.accessList) ? a.accessList : [];
-        return facts.log && !list.some((e) => lower(obj(e)?.address) === to) ? `expected ${to} in the access list, got ${brief(r)}` : undefined;
+        return facts.log && !list.some((e) => lower(obj(e)?.address) === to)
+          ? `expected ${to} in the access list, got ${brief(r)}`
+          : undefined;
       };
     }
     case 'web3_sha3': {
@@ -274,7 +307,9 @@ function expectation(method: string, params: unknown[], facts: ChainFacts): Adap
       return want ? (r) => (r === want ? undefined : `expected keccak256 ${want}, got ${brief(r)}`) : undefined;
     }
     case 'eth_chainId':
-      return facts.chainId ? (r) => (r === facts.chainId ? undefined : `chain id changed: ${facts.chainId} then ${brief(r)}`) : undefined;
+      return facts.chainId
+        ? (r) => (r === facts.chainId ? undefined : `chain id changed: ${facts.chainId} then ${brief(r)}`)
+        : undefined;
     default:
       return undefined;
   }

@@ -9,7 +9,14 @@ export interface ChainFacts {
   /** A real transaction — the one that emitted `log` when a log was found. */
   tx?: { hash: string; blockHash: string; blockNumber: string; index: string; from: string; to: string | null };
   /** A real log, preferably one with topics (e.g. an ERC-20 Transfer). */
-  log?: { address: string; topics: string[]; blockNumber: string; blockHash: string; transactionHash: string; logIndex: string };
+  log?: {
+    address: string;
+    topics: string[];
+    blockNumber: string;
+    blockHash: string;
+    transactionHash: string;
+    logIndex: string;
+  };
   /** Blocks looked at (for the report). */
   scanned: { logs: number; blocks: number };
   /** Methods of OPTIONAL_METHODS the node answered "method not found" (-32601) at discovery. */
@@ -48,7 +55,8 @@ function asRecord(v: unknown, what: string): Record<string, unknown> {
 
 export async function discoverChain(rpc: RpcTransport, opts: DiscoverOptions): Promise<ChainFacts> {
   const headHex = await must(rpc, 'eth_blockNumber', []);
-  if (typeof headHex !== 'string' || !/^0x[0-9a-f]+$/i.test(headHex)) throw new DiscoveryError(`eth_blockNumber returned ${JSON.stringify(headHex)}`);
+  if (typeof headHex !== 'string' || !/^0x[0-9a-f]+$/i.test(headHex))
+    throw new DiscoveryError(`eth_blockNumber returned ${JSON.stringify(headHex)}`);
   const head = BigInt(headHex);
   // Pin the head by number (not "latest") so number and hash belong together.
   const headBlock = asRecord(await must(rpc, 'eth_getBlockByNumber', [hex(head), false]), `block ${hex(head)}`);

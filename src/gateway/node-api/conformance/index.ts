@@ -2,7 +2,15 @@
 // (packages/toolkit/src/conformance) over openrpc.json with the EVM profile — the chain's real data discovered first
 // (./discover.ts) and every example adapted to it (./adapt.ts), plus protocol checks that name EVM methods.
 import { readFileSync } from 'node:fs';
-import { batchCheck, expectCode, runConformance, type ConformanceContract, type ConformanceProfile, type ConformanceReport, type OpenRpcDoc } from '@rpcgate/toolkit/conformance';
+import {
+  batchCheck,
+  expectCode,
+  runConformance,
+  type ConformanceContract,
+  type ConformanceProfile,
+  type ConformanceReport,
+  type OpenRpcDoc,
+} from '@rpcgate/toolkit/conformance';
 import type { MethodTable, ValidatorTable } from '@rpcgate/client';
 import { PATHS } from '../../paths.js';
 import { adaptParams } from './adapt.js';
@@ -32,7 +40,12 @@ export const EVM_PROTOCOL_CHECKS = [
 
 export function evmProfile(opts: EvmProfileOptions = {}): ConformanceProfile<ChainFacts> {
   return {
-    discover: (rpc) => discoverChain(rpc, { scanBlocks: opts.scanBlocks ?? 100_000, logWindow: opts.logWindow ?? 16, txScanBlocks: opts.txScanBlocks ?? 256 }),
+    discover: (rpc) =>
+      discoverChain(rpc, {
+        scanBlocks: opts.scanBlocks ?? 100_000,
+        logWindow: opts.logWindow ?? 16,
+        txScanBlocks: opts.txScanBlocks ?? 256,
+      }),
     summarize: (c) => [
       `chain ${c.chainId ?? '?'}, head ${BigInt(c.latest.number)} ${c.latest.hash}`,
       `real tx: ${c.tx ? `${c.tx.hash} (block ${BigInt(c.tx.blockNumber)}, index ${BigInt(c.tx.index)})` : 'none found'}`,
@@ -48,7 +61,10 @@ const NODE_CONTRACT = PATHS.openrpc;
 
 /** openrpc.json with its generated descriptor and validators (loaded on first use). */
 export async function loadNodeContract(): Promise<ConformanceContract> {
-  const [{ methods }, { validators }] = await Promise.all([import('../../../../generated/node/methods.js'), import('../../../../generated/node/validators.js')]);
+  const [{ methods }, { validators }] = await Promise.all([
+    import('../../../../generated/node/methods.js'),
+    import('../../../../generated/node/validators.js'),
+  ]);
   const document = JSON.parse(readFileSync(NODE_CONTRACT, 'utf8')) as OpenRpcDoc;
   return { document, methods: methods as unknown as MethodTable, validators: validators as unknown as ValidatorTable };
 }
@@ -62,7 +78,10 @@ export interface NodeConformanceOptions extends EvmProfileOptions {
 }
 
 /** Checks an EVM JSON-RPC endpoint (a node, another provider, rpcgate) against the node contract. */
-export async function runNodeConformance(url: string, opts: NodeConformanceOptions = {}): Promise<ConformanceReport<ChainFacts>> {
+export async function runNodeConformance(
+  url: string,
+  opts: NodeConformanceOptions = {},
+): Promise<ConformanceReport<ChainFacts>> {
   return runConformance(url, {
     contract: opts.contract ?? (await loadNodeContract()),
     profile: evmProfile(opts),

@@ -32,7 +32,15 @@ export function usage(dialect: Dialect): Migration {
         for (let i = 0; i < BUCKETS; i++) b = b.addColumn(`b${i}`, big, (c) => c.notNull().defaultTo(0));
         // The upsert key: two flushes / replicas writing the same bucket add up (ON CONFLICT … DO UPDATE).
         await b
-          .addPrimaryKeyConstraint(`${t}_pk`, ['ts', 'principal_kind', 'principal_id', 'network', 'method', 'outcome', 'code'])
+          .addPrimaryKeyConstraint(`${t}_pk`, [
+            'ts',
+            'principal_kind',
+            'principal_id',
+            'network',
+            'method',
+            'outcome',
+            'code',
+          ])
           .execute();
         await db.schema.createIndex(`${t}_user_ts`).on(t).columns(['user_id', 'ts']).execute();
       }

@@ -5,7 +5,10 @@ import type { Kysely, Migration } from 'kysely';
 export function jwtLifetime(): Migration {
   return {
     async up(db: Kysely<any>): Promise<void> {
-      await db.schema.alterTable('apps').addColumn('jwt_max_lifetime_sec', 'integer', (c) => c.defaultTo(86_400)).execute();
+      await db.schema
+        .alterTable('apps')
+        .addColumn('jwt_max_lifetime_sec', 'integer', (c) => c.defaultTo(86_400))
+        .execute();
     },
     async down(db: Kysely<any>): Promise<void> {
       await db.schema.alterTable('apps').dropColumn('jwt_max_lifetime_sec').execute();

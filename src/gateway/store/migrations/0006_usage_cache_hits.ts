@@ -11,7 +11,11 @@ export function usageCacheHits(dialect: Dialect): Migration {
   const big = dialect === 'postgres' ? 'bigint' : 'integer';
   return {
     async up(db: Kysely<any>): Promise<void> {
-      for (const t of TABLES) await db.schema.alterTable(t).addColumn('cache_hits', big, (c) => c.notNull().defaultTo(0)).execute();
+      for (const t of TABLES)
+        await db.schema
+          .alterTable(t)
+          .addColumn('cache_hits', big, (c) => c.notNull().defaultTo(0))
+          .execute();
     },
     async down(db: Kysely<any>): Promise<void> {
       for (const t of TABLES) await db.schema.alterTable(t).dropColumn('cache_hits').execute();

@@ -1,7 +1,27 @@
 // One app: Set up (examples), Metrics, Networks (RPC URLs), Settings (name, allowlists, JWT keys, rotate, delete).
 import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
-import { api, describeError, type AllowlistEntry, type AllowlistKind, type App, type Chain, type JwtAlg, type JwtKey, type ShownError } from '../api.js';
-import { CodeBlock, ConfirmAction, CopyField, ErrorText, Notice, TabPanel, Tabs, formatDate, type TabDef } from '../components.js';
+import {
+  api,
+  describeError,
+  type AllowlistEntry,
+  type AllowlistKind,
+  type App,
+  type Chain,
+  type JwtAlg,
+  type JwtKey,
+  type ShownError,
+} from '../api.js';
+import {
+  CodeBlock,
+  ConfirmAction,
+  CopyField,
+  ErrorText,
+  Notice,
+  TabPanel,
+  Tabs,
+  formatDate,
+  type TabDef,
+} from '../components.js';
 import {
   DEFAULT_LANGUAGE,
   LANGUAGES,
@@ -36,7 +56,10 @@ export function AppDetailPage({ appId, tab, onUnauthorized }: PageProps & { appI
   useEffect(() => {
     api.request('apps_get', [appId]).then((a) => {
       setApp(a);
-      api.request('chains_list', [a.chain]).then((cs) => setChain(cs.find((c) => c.id === a.chain)), () => undefined);
+      api.request('chains_list', [a.chain]).then(
+        (cs) => setChain(cs.find((c) => c.id === a.chain)),
+        () => undefined,
+      );
     }, fail);
   }, [appId, fail]);
 
@@ -59,14 +82,22 @@ export function AppDetailPage({ appId, tab, onUnauthorized }: PageProps & { appI
       </p>
       <div className="page-head">
         <div>
-          <h1 id="app-title" tabIndex={-1}>{app.name}</h1>
+          <h1 id="app-title" tabIndex={-1}>
+            {app.name}
+          </h1>
           <p className="muted">
             {app.useCase} · {chain?.name ?? app.chain} · {app.networks.join(', ')}
             {app.requireJwt ? ' · JWT required' : ''}
           </p>
         </div>
       </div>
-      <Tabs tabs={TABS} selected={selected} onSelect={(t) => navigate('apps', app.id, t)} label="App sections" idPrefix={prefix} />
+      <Tabs
+        tabs={TABS}
+        selected={selected}
+        onSelect={(t) => navigate('apps', app.id, t)}
+        label="App sections"
+        idPrefix={prefix}
+      />
       <TabPanel idPrefix={prefix} id={selected}>
         {selected === 'setup' && <SetUpTab app={app} />}
         {selected === 'metrics' && <MetricsTab app={app} fail={onUnauthorized} />}
@@ -84,7 +115,15 @@ const TRANSPORTS: { id: Transport; label: string }[] = [
 
 /** Examples by method, language and SDK with the app's URL filled in; opens on the latest block in JavaScript/ethers.
  *  "WebSocket" shows the same method on the ws(s):// URL (wscat, ethers WebSocketProvider, viem webSocket). */
-export function Examples({ urls, defaultNetwork, showUrl = false }: { urls: Record<string, string | undefined>; defaultNetwork?: string; showUrl?: boolean }) {
+export function Examples({
+  urls,
+  defaultNetwork,
+  showUrl = false,
+}: {
+  urls: Record<string, string | undefined>;
+  defaultNetwork?: string;
+  showUrl?: boolean;
+}) {
   const networks = Object.keys(urls).filter((n) => urls[n]);
   const [network, setNetwork] = useState(defaultNetwork && urls[defaultNetwork] ? defaultNetwork : networks[0]);
   const [method, setMethod] = useState(LATEST_BLOCK);
@@ -98,7 +137,9 @@ export function Examples({ urls, defaultNetwork, showUrl = false }: { urls: Reco
   const wsUrl = toWsUrl(url);
   const ws = transport === 'websocket';
   const code = ws ? wsExampleCode(method, wsSdk, wsUrl) : exampleCode(method, sdk, url);
-  const sdkLabel = ws ? (WS_SDKS.find((s) => s.id === wsSdk)?.label ?? wsSdk) : (lang.sdks.find((s) => s.id === sdk)?.label ?? sdk);
+  const sdkLabel = ws
+    ? (WS_SDKS.find((s) => s.id === wsSdk)?.label ?? wsSdk)
+    : (lang.sdks.find((s) => s.id === sdk)?.label ?? sdk);
 
   return (
     <div className="examples">
@@ -141,8 +182,8 @@ export function Examples({ urls, defaultNetwork, showUrl = false }: { urls: Reco
         <>
           <CopyField label={`WebSocket URL (${network})`} value={wsUrl} testId={`setup-ws-url-${network}`} />
           <p className="muted">
-            Every method works over the socket, plus eth_subscribe (newHeads, logs, newPendingTransactions); each delivered notification counts as
-            one request.
+            Every method works over the socket, plus eth_subscribe (newHeads, logs, newPendingTransactions); each
+            delivered notification counts as one request.
           </p>
           <fieldset className="segmented-group">
             <legend>Client</legend>
@@ -188,7 +229,11 @@ export function Examples({ urls, defaultNetwork, showUrl = false }: { urls: Reco
           </div>
         </fieldset>
       )}
-      {code ? <CodeBlock code={code} label={`${ws ? 'WebSocket' : lang.label} · ${sdkLabel}`} /> : <p className="muted">No example for this method in {sdkLabel}.</p>}
+      {code ? (
+        <CodeBlock code={code} label={`${ws ? 'WebSocket' : lang.label} · ${sdkLabel}`} />
+      ) : (
+        <p className="muted">No example for this method in {sdkLabel}.</p>
+      )}
     </div>
   );
 }
@@ -198,7 +243,10 @@ function SetUpTab({ app }: { app: App }) {
   return (
     <div className="stack">
       <h2>Set up</h2>
-      <p className="muted">Your API key goes in the URL path; no header is needed{app.requireJwt ? ' (besides the JWT this app requires)' : ''}.</p>
+      <p className="muted">
+        Your API key goes in the URL path; no header is needed
+        {app.requireJwt ? ' (besides the JWT this app requires)' : ''}.
+      </p>
       <CopyField label="API key" value={app.key} testId="app-key" />
       <Examples urls={app.urls} defaultNetwork={first} showUrl />
     </div>
@@ -209,7 +257,9 @@ function MetricsTab({ app, fail }: { app: App; fail: (e: unknown) => unknown }) 
   return (
     <div className="stack">
       <h2>Metrics</h2>
-      <p className="muted">Calls through this app's URLs: totals, success rate, calls per method and latency, in UTC periods.</p>
+      <p className="muted">
+        Calls through this app's URLs: totals, success rate, calls per method and latency, in UTC periods.
+      </p>
       <MetricsPanel target={{ kind: 'app', id: app.id }} networks={app.networks} fail={fail} />
     </div>
   );
@@ -239,9 +289,27 @@ function NetworksTab({ app, chain }: { app: App; chain?: Chain }) {
 }
 
 const KINDS: { kind: AllowlistKind; label: string; noun: string; placeholder: string; hint: string }[] = [
-  { kind: 'origin', label: 'Origins', noun: 'origin', placeholder: 'https://app.example.com', hint: 'Browser origins; https://*.example.com for subdomains.' },
-  { kind: 'ip', label: 'IP addresses', noun: 'IP address or CIDR', placeholder: '203.0.113.7 or 10.0.0.0/8', hint: 'IPv4/IPv6 addresses or CIDRs.' },
-  { kind: 'address', label: 'Contract addresses', noun: 'contract address (0x and 40 hex digits)', placeholder: '0x…', hint: 'Applied to eth_call, eth_getLogs, eth_getCode, eth_getStorageAt.' },
+  {
+    kind: 'origin',
+    label: 'Origins',
+    noun: 'origin',
+    placeholder: 'https://app.example.com',
+    hint: 'Browser origins; https://*.example.com for subdomains.',
+  },
+  {
+    kind: 'ip',
+    label: 'IP addresses',
+    noun: 'IP address or CIDR',
+    placeholder: '203.0.113.7 or 10.0.0.0/8',
+    hint: 'IPv4/IPv6 addresses or CIDRs.',
+  },
+  {
+    kind: 'address',
+    label: 'Contract addresses',
+    noun: 'contract address (0x and 40 hex digits)',
+    placeholder: '0x…',
+    hint: 'Applied to eth_call, eth_getLogs, eth_getCode, eth_getStorageAt.',
+  },
   { kind: 'method', label: 'Methods', noun: 'node API method', placeholder: 'eth_call', hint: 'Node API methods.' },
 ];
 
@@ -255,7 +323,8 @@ function SettingsTab({ app, onChange, fail }: { app: App; onChange: (a: App) => 
       <section className="card" aria-labelledby="rotate-title">
         <h3 id="rotate-title">API key</h3>
         <p className="muted">
-          Rotating issues a new key; the current one stops working within seconds. {app.keyRotatedAt ? `Last rotated ${formatDate(app.keyRotatedAt)}.` : 'Never rotated.'}
+          Rotating issues a new key; the current one stops working within seconds.{' '}
+          {app.keyRotatedAt ? `Last rotated ${formatDate(app.keyRotatedAt)}.` : 'Never rotated.'}
         </p>
         <RotateKey app={app} onChange={onChange} />
       </section>
@@ -295,7 +364,13 @@ function DetailsForm({ app, onChange }: { app: App; onChange: (a: App) => void }
         </div>
         <div className="field">
           <label htmlFor={ids.description}>Description</label>
-          <textarea id={ids.description} rows={2} maxLength={500} value={description} onChange={(e) => setDescription(e.target.value)} />
+          <textarea
+            id={ids.description}
+            rows={2}
+            maxLength={500}
+            value={description}
+            onChange={(e) => setDescription(e.target.value)}
+          />
         </div>
         <ErrorText error={error} />
         <div className="row">
@@ -317,7 +392,10 @@ function Allowlists({ app, fail }: { app: App; fail: (e: unknown) => unknown }) 
   return (
     <section className="card" aria-labelledby="allow-title">
       <h3 id="allow-title">Allowlists</h3>
-      <p className="muted">An empty list allows everything. Once a list has an entry, requests must match one of its entries; lists combine with AND.</p>
+      <p className="muted">
+        An empty list allows everything. Once a list has an entry, requests must match one of its entries; lists combine
+        with AND.
+      </p>
       <div className="allow-grid">
         {KINDS.map((k) => (
           <AllowlistKindEditor
@@ -381,7 +459,12 @@ function AllowlistKindEditor({
           {entries.map((e) => (
             <li key={e.id}>
               <span className="mono">{e.value}</span>
-              <button type="button" className="btn btn-small" aria-label={`Remove ${def.kind} ${e.value}`} onClick={() => remove(e)}>
+              <button
+                type="button"
+                className="btn btn-small"
+                aria-label={`Remove ${def.kind} ${e.value}`}
+                onClick={() => remove(e)}
+              >
                 Remove
               </button>
             </li>
@@ -392,12 +475,20 @@ function AllowlistKindEditor({
         <label htmlFor={id} className="visually-hidden">
           Add {def.kind === 'ip' ? 'IP address' : def.kind === 'address' ? 'contract address' : def.kind}
         </label>
-        <input id={id} value={value} placeholder={def.placeholder} onChange={(e) => setValue(e.target.value)} aria-describedby={`${id}-hint`} />
+        <input
+          id={id}
+          value={value}
+          placeholder={def.placeholder}
+          onChange={(e) => setValue(e.target.value)}
+          aria-describedby={`${id}-hint`}
+        />
         <button type="submit" className="btn btn-small" disabled={!value.trim()}>
           Add
         </button>
       </form>
-      <p className="hint" id={`${id}-hint`}>{def.hint}</p>
+      <p className="hint" id={`${id}-hint`}>
+        {def.hint}
+      </p>
       <ErrorText error={error} />
     </div>
   );
@@ -457,10 +548,19 @@ function JwtKeys({ app, onChange, fail }: { app: App; onChange: (a: App) => void
     <section className="card" aria-labelledby="jwt-title">
       <h3 id="jwt-title">JWT keys</h3>
       <p className="muted">
-        With “Require JWT” on, every request must carry <span className="mono">Authorization: Bearer &lt;token&gt;</span> signed by one of these keys, with the key id as <span className="mono">kid</span>.
+        With “Require JWT” on, every request must carry{' '}
+        <span className="mono">Authorization: Bearer &lt;token&gt;</span> signed by one of these keys, with the key id
+        as <span className="mono">kid</span>.
       </p>
       <label className="switch" htmlFor={ids.require}>
-        <input id={ids.require} type="checkbox" role="switch" checked={pending ?? app.requireJwt} disabled={pending !== null} onChange={(e) => toggle(e.target.checked)} />
+        <input
+          id={ids.require}
+          type="checkbox"
+          role="switch"
+          checked={pending ?? app.requireJwt}
+          disabled={pending !== null}
+          onChange={(e) => toggle(e.target.checked)}
+        />
         <span>Require JWT</span>
       </label>
       {keys && keys.length > 0 && (
@@ -468,9 +568,15 @@ function JwtKeys({ app, onChange, fail }: { app: App; onChange: (a: App) => void
           {keys.map((k) => (
             <li key={k.id}>
               <span>
-                <span className="mono">{k.id}</span> <span className="pill">{k.alg}</span> <span className="muted small">added {formatDate(k.createdAt)}</span>
+                <span className="mono">{k.id}</span> <span className="pill">{k.alg}</span>{' '}
+                <span className="muted small">added {formatDate(k.createdAt)}</span>
               </span>
-              <button type="button" className="btn btn-small" aria-label={`Remove JWT key ${k.id}`} onClick={() => remove(k)}>
+              <button
+                type="button"
+                className="btn btn-small"
+                aria-label={`Remove JWT key ${k.id}`}
+                onClick={() => remove(k)}
+              >
                 Remove
               </button>
             </li>
@@ -489,13 +595,24 @@ function JwtKeys({ app, onChange, fail }: { app: App; onChange: (a: App) => void
         </div>
         <div className="field">
           <label htmlFor={ids.pem}>Public key (PEM)</label>
-          <textarea id={ids.pem} className="mono" rows={4} value={pem} onChange={(e) => setPem(e.target.value)} placeholder={'-----BEGIN PUBLIC KEY-----\n…\n-----END PUBLIC KEY-----'} />
+          <textarea
+            id={ids.pem}
+            className="mono"
+            rows={4}
+            value={pem}
+            onChange={(e) => setPem(e.target.value)}
+            placeholder={'-----BEGIN PUBLIC KEY-----\n…\n-----END PUBLIC KEY-----'}
+          />
         </div>
         <button type="submit" className="btn" disabled={!pem.trim()}>
           Add JWT key
         </button>
       </form>
-      {added && <Notice>Added. Its key id (use it as the token's kid): <span className="mono">{added.id}</span></Notice>}
+      {added && (
+        <Notice>
+          Added. Its key id (use it as the token's kid): <span className="mono">{added.id}</span>
+        </Notice>
+      )}
       <ErrorText error={error} />
       <JwtLifetime app={app} onChange={onChange} />
     </section>
@@ -515,7 +632,8 @@ function JwtLifetime({ app, onChange }: { app: App; onChange: (a: App) => void }
     setSaved(false);
     const h = hours.trim();
     const sec = h === '' ? null : Math.round(Number(h) * 3600);
-    if (sec !== null && !Number.isFinite(sec)) return setError({ message: 'Enter a number of hours, or leave it empty for no maximum.' });
+    if (sec !== null && !Number.isFinite(sec))
+      return setError({ message: 'Enter a number of hours, or leave it empty for no maximum.' });
     try {
       const a = await api.request('apps_update', [app.id, { jwtMaxLifetimeSec: sec }]);
       onChange(a);
@@ -529,9 +647,16 @@ function JwtLifetime({ app, onChange }: { app: App; onChange: (a: App) => void }
     <form onSubmit={save} noValidate className="jwt-lifetime">
       <div className="field">
         <label htmlFor={id}>Longest token lifetime (hours)</label>
-        <input id={id} inputMode="decimal" value={hours} onChange={(e) => setHours(e.target.value)} aria-describedby={`${id}-hint`} />
+        <input
+          id={id}
+          inputMode="decimal"
+          value={hours}
+          onChange={(e) => setHours(e.target.value)}
+          aria-describedby={`${id}-hint`}
+        />
         <p className="hint" id={`${id}-hint`}>
-          Tokens whose <span className="mono">exp − iat</span> is longer are refused, and tokens must then carry <span className="mono">iat</span>. 1 minute to 1 year; empty = no maximum. Default 24.
+          Tokens whose <span className="mono">exp − iat</span> is longer are refused, and tokens must then carry{' '}
+          <span className="mono">iat</span>. 1 minute to 1 year; empty = no maximum. Default 24.
         </p>
       </div>
       <button type="submit" className="btn btn-small">

@@ -9,7 +9,9 @@ export interface PageProps {
   onUnauthorized: (e: unknown) => boolean;
 }
 
-const SERVICES: { id: 'node-api'; label: string; hint: string }[] = [{ id: 'node-api', label: 'Node API', hint: 'JSON-RPC reads of blocks, transactions, logs and balances' }];
+const SERVICES: { id: 'node-api'; label: string; hint: string }[] = [
+  { id: 'node-api', label: 'Node API', hint: 'JSON-RPC reads of blocks, transactions, logs and balances' },
+];
 
 /** The account's quotas (apps_usage): shared by all apps, so shown once for the account, never per app. */
 function AccountQuotas({ usage }: { usage: AppsUsage }) {
@@ -19,16 +21,29 @@ function AccountQuotas({ usage }: { usage: AppsUsage }) {
       {usage.quotas.map((q) => (
         <div className="usage" key={q.period} data-testid={`app-quota-${q.period}`}>
           <div className="usage-text">
-            <strong data-testid={`app-quota-${q.period}-used`}>{fmt(q.used)}</strong> of {fmt(q.limit)} requests {label(q.period)}, all your apps together
+            <strong data-testid={`app-quota-${q.period}-used`}>{fmt(q.used)}</strong> of {fmt(q.limit)} requests{' '}
+            {label(q.period)}, all your apps together
             <span className="muted small"> · resets {formatDate(q.resetAt)}</span>
           </div>
-          <div className="meter" role="meter" aria-label={`Requests ${label(q.period)}`} aria-valuemin={0} aria-valuemax={q.limit} aria-valuenow={q.used} aria-valuetext={`${fmt(q.used)} of ${fmt(q.limit)}`}>
-            <div className="meter-fill" style={{ width: `${q.limit > 0 ? Math.min(100, (q.used / q.limit) * 100) : 0}%` }} />
+          <div
+            className="meter"
+            role="meter"
+            aria-label={`Requests ${label(q.period)}`}
+            aria-valuemin={0}
+            aria-valuemax={q.limit}
+            aria-valuenow={q.used}
+            aria-valuetext={`${fmt(q.used)} of ${fmt(q.limit)}`}
+          >
+            <div
+              className="meter-fill"
+              style={{ width: `${q.limit > 0 ? Math.min(100, (q.used / q.limit) * 100) : 0}%` }}
+            />
           </div>
         </div>
       ))}
       <p className="muted small">
-        The daily and monthly quotas belong to your account: more apps do not add quota. {usage.perSecond !== null && <>Each app has its own rate of {fmt(usage.perSecond)} requests per second. </>}
+        The daily and monthly quotas belong to your account: more apps do not add quota.{' '}
+        {usage.perSecond !== null && <>Each app has its own rate of {fmt(usage.perSecond)} requests per second. </>}
         {usage.apps} of {usage.maxApps} apps.
       </p>
     </div>
@@ -48,8 +63,13 @@ export function AppsPage({ onUnauthorized }: PageProps) {
     <section aria-labelledby="apps-title">
       <div className="page-head">
         <div>
-          <h1 id="apps-title" tabIndex={-1}>Apps</h1>
-          <p className="muted">Each app has one API key that works on its chain's networks: <span className="mono">/&#123;network&#125;/v2/&lt;key&gt;</span>.</p>
+          <h1 id="apps-title" tabIndex={-1}>
+            Apps
+          </h1>
+          <p className="muted">
+            Each app has one API key that works on its chain's networks:{' '}
+            <span className="mono">/&#123;network&#125;/v2/&lt;key&gt;</span>.
+          </p>
         </div>
         <a className="btn btn-primary" href={href('apps', 'new')}>
           Create app
@@ -112,7 +132,14 @@ export function CreateAppPage({ onUnauthorized }: PageProps) {
   const [services, setServices] = useState<string[]>(['node-api']);
   const [error, setError] = useState<ShownError | null>(null);
   const [busy, setBusy] = useState(false);
-  const ids = { name: useId(), description: useId(), useCase: useId(), useCases: useId(), search: useId(), error: useId() };
+  const ids = {
+    name: useId(),
+    description: useId(),
+    useCase: useId(),
+    useCases: useId(),
+    search: useId(),
+    error: useId(),
+  };
 
   useEffect(() => {
     api.request('useCases_list').then(setUseCases, (e) => onUnauthorized(e));
@@ -157,18 +184,39 @@ export function CreateAppPage({ onUnauthorized }: PageProps) {
       <p className="crumbs">
         <a href={href('apps')}>Apps</a> <span aria-hidden="true">/</span> New
       </p>
-      <h1 id="create-title" tabIndex={-1}>Create app</h1>
+      <h1 id="create-title" tabIndex={-1}>
+        Create app
+      </h1>
       <form onSubmit={submit} className="card" noValidate aria-describedby={error ? ids.error : undefined}>
         <div className="field">
-          <label htmlFor={ids.name}>Name <span className="req">(required)</span></label>
-          <input id={ids.name} required maxLength={64} value={name} onChange={(e) => setName(e.target.value)} aria-invalid={bad('name')} placeholder="e.g. Price dashboard" />
+          <label htmlFor={ids.name}>
+            Name <span className="req">(required)</span>
+          </label>
+          <input
+            id={ids.name}
+            required
+            maxLength={64}
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            aria-invalid={bad('name')}
+            placeholder="e.g. Price dashboard"
+          />
         </div>
         <div className="field">
           <label htmlFor={ids.description}>Description</label>
-          <textarea id={ids.description} maxLength={500} rows={3} value={description} onChange={(e) => setDescription(e.target.value)} aria-invalid={bad('description')} />
+          <textarea
+            id={ids.description}
+            maxLength={500}
+            rows={3}
+            value={description}
+            onChange={(e) => setDescription(e.target.value)}
+            aria-invalid={bad('description')}
+          />
         </div>
         <div className="field">
-          <label htmlFor={ids.useCase}>Use case <span className="req">(required)</span></label>
+          <label htmlFor={ids.useCase}>
+            Use case <span className="req">(required)</span>
+          </label>
           <input
             id={ids.useCase}
             list={ids.useCases}
@@ -189,9 +237,20 @@ export function CreateAppPage({ onUnauthorized }: PageProps) {
           </p>
         </div>
         <fieldset className="field" aria-invalid={bad('chain')}>
-          <legend>Chain <span className="req">(required)</span></legend>
-          <label htmlFor={ids.search} className="sub-label">Search chains</label>
-          <input id={ids.search} type="search" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="Chain or network name, e.g. eth" autoComplete="off" />
+          <legend>
+            Chain <span className="req">(required)</span>
+          </legend>
+          <label htmlFor={ids.search} className="sub-label">
+            Search chains
+          </label>
+          <input
+            id={ids.search}
+            type="search"
+            value={query}
+            onChange={(e) => setQuery(e.target.value)}
+            placeholder="Chain or network name, e.g. eth"
+            autoComplete="off"
+          />
           <div className="chain-results" aria-live="polite">
             {chains === null ? (
               <p className="muted">Searching…</p>
@@ -200,7 +259,13 @@ export function CreateAppPage({ onUnauthorized }: PageProps) {
             ) : (
               chains.map((c) => (
                 <label key={c.id} className={`choice${chain === c.id ? ' choice-selected' : ''}`}>
-                  <input type="radio" name="chain" value={c.id} checked={chain === c.id} onChange={() => setChain(c.id)} />
+                  <input
+                    type="radio"
+                    name="chain"
+                    value={c.id}
+                    checked={chain === c.id}
+                    onChange={() => setChain(c.id)}
+                  />
                   <span>
                     <strong>{c.name}</strong> <span className="mono muted">{c.id}</span>
                     <span className="chain-nets">
@@ -218,13 +283,17 @@ export function CreateAppPage({ onUnauthorized }: PageProps) {
           </div>
         </fieldset>
         <fieldset className="field">
-          <legend>Services <span className="req">(at least one)</span></legend>
+          <legend>
+            Services <span className="req">(at least one)</span>
+          </legend>
           {SERVICES.map((s) => (
             <label key={s.id} className="choice">
               <input
                 type="checkbox"
                 checked={services.includes(s.id)}
-                onChange={(e) => setServices((cur) => (e.target.checked ? [...cur, s.id] : cur.filter((x) => x !== s.id)))}
+                onChange={(e) =>
+                  setServices((cur) => (e.target.checked ? [...cur, s.id] : cur.filter((x) => x !== s.id)))
+                }
               />
               <span>
                 <strong>{s.label}</strong> <span className="muted">— {s.hint}</span>

@@ -34,9 +34,13 @@ export function AuthPage({ mode, onSignedIn }: { mode: 'signup' | 'login'; onSig
 
   return (
     <section className="auth-card card" aria-labelledby="auth-title">
-      <h1 id="auth-title" tabIndex={-1}>{signup ? 'Create your free account' : 'Log in'}</h1>
+      <h1 id="auth-title" tabIndex={-1}>
+        {signup ? 'Create your free account' : 'Log in'}
+      </h1>
       <p className="muted">
-        {signup ? 'Sign up is free. You get apps and API keys for every network of this service.' : 'Welcome back. Log in to manage your apps and API keys.'}
+        {signup
+          ? 'Sign up is free. You get apps and API keys for every network of this service.'
+          : 'Welcome back. Log in to manage your apps and API keys.'}
       </p>
       <form onSubmit={submit} noValidate>
         <div className="field">
@@ -65,7 +69,11 @@ export function AuthPage({ mode, onSignedIn }: { mode: 'signup' | 'login'; onSig
             aria-invalid={passwordBad || undefined}
             aria-describedby={[signup ? `${passwordId}-hint` : '', error ? errorId : ''].join(' ').trim() || undefined}
           />
-          {signup && <p className="hint" id={`${passwordId}-hint`}>8 to 128 characters, not a common or easily guessed password (a few unrelated words work well).</p>}
+          {signup && (
+            <p className="hint" id={`${passwordId}-hint`}>
+              8 to 128 characters, not a common or easily guessed password (a few unrelated words work well).
+            </p>
+          )}
         </div>
         <ErrorText error={error} id={errorId} />
         <button type="submit" className="btn btn-primary btn-block" disabled={busy}>

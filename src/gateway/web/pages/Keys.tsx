@@ -1,6 +1,14 @@
 // API keys (access point B): the list with today's usage against the daily limit, New API key, the key detail view.
 import { useEffect, useId, useState, type FormEvent } from 'react';
-import { api, describeError, type ChainNetwork, type DailyUsage, type NetworkKeyDetail, type NetworkKeyList, type ShownError } from '../api.js';
+import {
+  api,
+  describeError,
+  type ChainNetwork,
+  type DailyUsage,
+  type NetworkKeyDetail,
+  type NetworkKeyList,
+  type ShownError,
+} from '../api.js';
 import { ConfirmAction, CopyField, ErrorText, fmt, formatDate } from '../components.js';
 import { href, navigate } from '../router.js';
 import type { PageProps } from './Apps.js';
@@ -17,7 +25,15 @@ function Usage({ usage, lead = '' }: { usage: DailyUsage; lead?: string }) {
         <strong data-testid="usage-used">{fmt(usage.used)}</strong> of {fmt(usage.limit)} requests today
         <span className="muted small"> · resets {formatDate(usage.resetAt)}</span>
       </div>
-      <div className="meter" role="meter" aria-label="Requests today" aria-valuemin={0} aria-valuemax={usage.limit} aria-valuenow={usage.used} aria-valuetext={`${fmt(usage.used)} of ${fmt(usage.limit)}`}>
+      <div
+        className="meter"
+        role="meter"
+        aria-label="Requests today"
+        aria-valuemin={0}
+        aria-valuemax={usage.limit}
+        aria-valuenow={usage.used}
+        aria-valuetext={`${fmt(usage.used)} of ${fmt(usage.limit)}`}
+      >
         <div className="meter-fill" style={{ width: `${pct}%` }} />
       </div>
     </div>
@@ -35,9 +51,12 @@ export function KeysPage({ onUnauthorized }: PageProps) {
     <section aria-labelledby="keys-title">
       <div className="page-head">
         <div>
-          <h1 id="keys-title" tabIndex={-1}>API keys</h1>
+          <h1 id="keys-title" tabIndex={-1}>
+            API keys
+          </h1>
           <p className="muted">
-            Each key works on one network: <span className="mono">/&#123;network&#125;/&lt;key&gt;</span>. Up to {list?.maxKeys ?? 4} keys; the daily limit is shared by all your keys.
+            Each key works on one network: <span className="mono">/&#123;network&#125;/&lt;key&gt;</span>. Up to{' '}
+            {list?.maxKeys ?? 4} keys; the daily limit is shared by all your keys.
           </p>
         </div>
         <a className="btn btn-primary" href={href('keys', 'new')}>
@@ -65,7 +84,9 @@ export function KeysPage({ onUnauthorized }: PageProps) {
                     <th scope="col">Network</th>
                     <th scope="col">Description</th>
                     <th scope="col">Created</th>
-                    <th scope="col" className="num">Calls today</th>
+                    <th scope="col" className="num">
+                      Calls today
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
@@ -79,7 +100,9 @@ export function KeysPage({ onUnauthorized }: PageProps) {
                       </td>
                       <td className="muted">{k.description || '—'}</td>
                       <td className="muted nowrap">{formatDate(k.createdAt)}</td>
-                      <td className="num" data-testid={`key-today-${k.id}`}>{fmt(k.today.total)}</td>
+                      <td className="num" data-testid={`key-today-${k.id}`}>
+                        {fmt(k.today.total)}
+                      </td>
                     </tr>
                   ))}
                 </tbody>
@@ -131,19 +154,41 @@ export function NewKeyPage({ onUnauthorized }: PageProps) {
       <p className="crumbs">
         <a href={href('keys')}>API keys</a> <span aria-hidden="true">/</span> New
       </p>
-      <h1 id="newkey-title" tabIndex={-1}>New API key</h1>
+      <h1 id="newkey-title" tabIndex={-1}>
+        New API key
+      </h1>
       <form onSubmit={submit} className="card" noValidate>
         <div className="field">
-          <label htmlFor={ids.name}>Name <span className="req">(required)</span></label>
-          <input id={ids.name} required maxLength={64} value={name} onChange={(e) => setName(e.target.value)} aria-invalid={error?.field?.endsWith('/name') || undefined} />
+          <label htmlFor={ids.name}>
+            Name <span className="req">(required)</span>
+          </label>
+          <input
+            id={ids.name}
+            required
+            maxLength={64}
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            aria-invalid={error?.field?.endsWith('/name') || undefined}
+          />
         </div>
         <fieldset className="field">
-          <legend>Network <span className="req">(required)</span></legend>
+          <legend>
+            Network <span className="req">(required)</span>
+          </legend>
           <div className="row">
             {networks === null && <span className="muted">Loading networks…</span>}
             {networks?.map((n) => (
-              <label key={n.network} className={`choice choice-inline${network === n.network ? ' choice-selected' : ''}`}>
-                <input type="radio" name="network" value={n.network} checked={network === n.network} onChange={() => setNetwork(n.network)} />
+              <label
+                key={n.network}
+                className={`choice choice-inline${network === n.network ? ' choice-selected' : ''}`}
+              >
+                <input
+                  type="radio"
+                  name="network"
+                  value={n.network}
+                  checked={network === n.network}
+                  onChange={() => setNetwork(n.network)}
+                />
                 <span>{n.label}</span>
               </label>
             ))}
@@ -151,7 +196,13 @@ export function NewKeyPage({ onUnauthorized }: PageProps) {
         </fieldset>
         <div className="field">
           <label htmlFor={ids.description}>Description</label>
-          <textarea id={ids.description} rows={2} maxLength={500} value={description} onChange={(e) => setDescription(e.target.value)} />
+          <textarea
+            id={ids.description}
+            rows={2}
+            maxLength={500}
+            value={description}
+            onChange={(e) => setDescription(e.target.value)}
+          />
         </div>
         <ErrorText error={error} id={ids.error} />
         <div className="row">
@@ -173,7 +224,10 @@ export function KeyDetailPage({ keyId, onUnauthorized }: PageProps & { keyId: st
   const [error, setError] = useState<ShownError | null>(null);
   useEffect(() => {
     api.request('keys_get', [keyId]).then(setKey, (e) => onUnauthorized(e) || setError(describeError(e)));
-    api.request('keys_list').then((l) => setUsage(l.usage), () => undefined);
+    api.request('keys_list').then(
+      (l) => setUsage(l.usage),
+      () => undefined,
+    );
   }, [keyId, onUnauthorized]);
 
   if (error && !key)
@@ -192,7 +246,9 @@ export function KeyDetailPage({ keyId, onUnauthorized }: PageProps & { keyId: st
       </p>
       <div className="page-head">
         <div>
-          <h1 id="key-title" tabIndex={-1}>{key.name}</h1>
+          <h1 id="key-title" tabIndex={-1}>
+            {key.name}
+          </h1>
           <p className="muted">
             <span className={`pill pill-${key.network}`}>{key.networkLabel}</span> created {formatDate(key.createdAt)}
             {key.description ? ` · ${key.description}` : ''}
@@ -206,7 +262,8 @@ export function KeyDetailPage({ keyId, onUnauthorized }: PageProps & { keyId: st
       <section className="card stack" aria-labelledby="usage-title">
         <h2 id="usage-title">Usage</h2>
         <p className="usage-text" data-testid="key-today">
-          Today: <strong data-testid="key-today-total">{fmt(key.today.total)}</strong> {key.today.total === 1 ? 'call' : 'calls'} on this key
+          Today: <strong data-testid="key-today-total">{fmt(key.today.total)}</strong>{' '}
+          {key.today.total === 1 ? 'call' : 'calls'} on this key
           {key.today.total > 0 && <span className="muted"> ({fmt(key.today.success)} successful)</span>}
           <span className="muted small"> · UTC day, counted up to a few seconds ago</span>
         </p>

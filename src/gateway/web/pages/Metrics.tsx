@@ -26,7 +26,11 @@ const STEP: Record<Granularity, number> = { minute: 60_000, hour: 3_600_000, day
 export function rangeQuery(r: RangeDef, now = Date.now()): { from: string; to: string; granularity: Granularity } {
   const G = STEP[r.granularity];
   const to = (Math.floor(now / G) + 1) * G;
-  return { from: new Date(to - r.buckets * G).toISOString(), to: new Date(to).toISOString(), granularity: r.granularity };
+  return {
+    from: new Date(to - r.buckets * G).toISOString(),
+    to: new Date(to).toISOString(),
+    granularity: r.granularity,
+  };
 }
 
 /** JSON-RPC codes rpcgate itself answers with (the standard ones and src/gateway/errors.ts); others are the node's. */
@@ -36,7 +40,9 @@ const CODE_NAMES: Record<string, string> = {
   '-32601': 'method not found / not allowed',
   '-32602': 'invalid params',
   '-32603': 'internal error',
-  ...Object.fromEntries(GATEWAY_ERRORS.filter((r) => r.code !== -32601).map((r) => [String(r.code), r.message.toLowerCase()])),
+  ...Object.fromEntries(
+    GATEWAY_ERRORS.filter((r) => r.code !== -32601).map((r) => [String(r.code), r.message.toLowerCase()]),
+  ),
   '0': 'no code',
 };
 
@@ -54,12 +60,25 @@ const OUTCOME_LABELS: [keyof UsagePoint['byOutcome'], string][] = [
 
 type Target = { kind: 'app'; id: string } | { kind: 'key'; id: string };
 
-function fetchSeries(target: Target, query: { from: string; to: string; granularity: Granularity; network?: string }): Promise<UsageSeries> {
-  return target.kind === 'app' ? api.request('apps_metrics', [target.id, query]) : api.request('keys_metrics', [target.id, query]);
+function fetchSeries(
+  target: Target,
+  query: { from: string; to: string; granularity: Granularity; network?: string },
+): Promise<UsageSeries> {
+  return target.kind === 'app'
+    ? api.request('apps_metrics', [target.id, query])
+    : api.request('keys_metrics', [target.id, query]);
 }
 
 /** The app's Metrics tab: range picker (and network when the app has several), totals, four charts, errors. */
-export function MetricsPanel({ target, networks, fail }: { target: Target; networks: string[]; fail: (e: unknown) => unknown }) {
+export function MetricsPanel({
+  target,
+  networks,
+  fail,
+}: {
+  target: Target;
+  networks: string[];
+  fail: (e: unknown) => unknown;
+}) {
   const [rangeId, setRangeId] = useState('24h');
   const [network, setNetwork] = useState('');
   const [series, setSeries] = useState<UsageSeries | null>(null);
@@ -136,15 +155,18 @@ function SeriesView({ series, range }: { series: UsageSeries; range: RangeDef })
       .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   const errors = byCount(s.errorsByCode);
   // Methods outside the API are metered as one label (bounded cardinality): say what it holds.
-  const methodItems = byCount(s.methods).map(([label, value]) => ({ label: label === 'other' ? 'other (not in the API: see -32601 below)' : label, value }));
+  const methodItems = byCount(s.methods).map(([label, value]) => ({
+    label: label === 'other' ? 'other (not in the API: see -32601 below)' : label,
+    value,
+  }));
   const rates = series.points.map((p) => p.successRate);
   const withCalls = rates.filter((r): r is number => r !== null);
   const lat = s.latencyMs;
   return (
     <>
       <p className="muted small" data-testid="metrics-period">
-        {range.label}, by {g}: {period}. Counts are exact, up to a few seconds ago. Latency percentiles are within
-        ±9 % (bucketed histogram); the mean is exact.
+        {range.label}, by {g}: {period}. Counts are exact, up to a few seconds ago. Latency percentiles are within ±9 %
+        (bucketed histogram); the mean is exact.
       </p>
       <dl className="stats" data-testid="metrics-summary">
         <div>
@@ -181,7 +203,14 @@ function SeriesView({ series, range }: { series: UsageSeries; range: RangeDef })
           describe={`Success rate per ${g}: ${withCalls.length} of ${rates.length} periods had calls; lowest ${pct(Math.min(...withCalls))}, highest ${pct(Math.max(...withCalls))}; ${pct(s.successRate ?? 0)} over the whole range.`}
           testId="chart-success-rate"
         />
-        <TimeBars title="Total requests" starts={starts} values={series.points.map((p) => p.total)} granularity={g} unit="requests" testId="chart-totals" />
+        <TimeBars
+          title="Total requests"
+          starts={starts}
+          values={series.points.map((p) => p.total)}
+          granularity={g}
+          unit="requests"
+          testId="chart-totals"
+        />
         <BarList title="Calls per method" items={methodItems} testId="chart-methods" />
         <TimeLines
           title="Latency (p50, p95, p99)"
@@ -193,7 +222,11 @@ function SeriesView({ series, range }: { series: UsageSeries; range: RangeDef })
             { name: 'p95', values: series.points.map((p) => p.latencyMs?.p95 ?? null), className: 'series-2' },
             { name: 'p99', values: series.points.map((p) => p.latencyMs?.p99 ?? null), className: 'series-3' },
           ]}
-          describe={lat ? `Latency per ${g}. Over the whole range: p50 ${ms(lat.p50)}, p95 ${ms(lat.p95)}, p99 ${ms(lat.p99)}, mean ${ms(lat.mean)}.` : 'No latency: no calls.'}
+          describe={
+            lat
+              ? `Latency per ${g}. Over the whole range: p50 ${ms(lat.p50)}, p95 ${ms(lat.p95)}, p99 ${ms(lat.p99)}, mean ${ms(lat.mean)}.`
+              : 'No latency: no calls.'
+          }
           testId="chart-latency"
         />
       </div>
@@ -221,13 +254,17 @@ function SeriesView({ series, range }: { series: UsageSeries; range: RangeDef })
                 <tr>
                   <th scope="col">Code</th>
                   <th scope="col">Meaning</th>
-                  <th scope="col" className="num">Calls</th>
+                  <th scope="col" className="num">
+                    Calls
+                  </th>
                 </tr>
               </thead>
               <tbody>
                 {errors.map(([code, count]) => (
                   <tr key={code}>
-                    <th scope="row" className="mono">{code}</th>
+                    <th scope="row" className="mono">
+                      {code}
+                    </th>
                     <td className="muted">{CODE_NAMES[code] ?? 'from the node'}</td>
                     <td className="num">{fmt(count)}</td>
                   </tr>
@@ -247,7 +284,10 @@ export function KeyUsageChart({ keyId, fail }: { keyId: string; fail: (e: unknow
   const [error, setError] = useState<ShownError | null>(null);
   const range = RANGES[1];
   useEffect(() => {
-    fetchSeries({ kind: 'key', id: keyId }, rangeQuery(range)).then(setSeries, (e) => fail(e) || setError(describeError(e)));
+    fetchSeries({ kind: 'key', id: keyId }, rangeQuery(range)).then(
+      setSeries,
+      (e) => fail(e) || setError(describeError(e)),
+    );
   }, [keyId, fail, range]);
   if (error) return <ErrorText error={error} />;
   if (!series) return <p className="muted">Loading usage…</p>;
