@@ -64,7 +64,7 @@ function rng(seed: number): () => number {
 }
 const rand = rng(13);
 const zipf = (n: number) => Math.min(n - 1, Math.floor(n * rand() ** 2.5)); // skewed to the low indexes
-const addr = (i: number, tag: string) => '0x' + (tag + i.toString(16)).padStart(40, '0');
+const addr = (i: number, tag: string) => `0x${(tag + i.toString(16)).padStart(40, '0')}`;
 const CONTRACTS = 40;
 const WALLETS = 400;
 
@@ -72,7 +72,7 @@ const WALLETS = 400;
 type Item = { method: string; params: (head: number) => unknown[] };
 const rel = (head: number, back: number) => `0x${(head - back).toString(16)}`;
 const txHash = (block: number, i: number) =>
-  '0x' + block.toString(16).padStart(16, '0') + i.toString(16).padStart(48, '0');
+  `0x${block.toString(16).padStart(16, '0')}${i.toString(16).padStart(48, '0')}`;
 
 function item(method: string): Item {
   const old = 1000 + Math.floor(rand() * 100_000); // blocks back: finalized history
@@ -80,7 +80,7 @@ function item(method: string): Item {
   switch (method) {
     case 'eth_call': {
       const to = addr(zipf(CONTRACTS), 'c');
-      const data = '0x70a08231' + addr(zipf(WALLETS), 'a').slice(2).padStart(64, '0');
+      const data = `0x70a08231${addr(zipf(WALLETS), 'a').slice(2).padStart(64, '0')}`;
       const where =
         r < 0.8
           ? () => 'latest'

@@ -416,7 +416,7 @@ async function main(): Promise<void> {
   const file = join(outDir, `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(
     file,
-    JSON.stringify(
+    `${JSON.stringify(
       {
         date: new Date().toISOString(),
         node: process.version,
@@ -433,7 +433,7 @@ async function main(): Promise<void> {
       },
       null,
       2,
-    ) + '\n',
+    )}\n`,
   );
   console.log(`\nwritten ${file}`);
   const bad = runs.filter((r) => r.bad + r.socketErrors > 0.001 * r.requests);

@@ -141,7 +141,7 @@ export function printValidation(r: ValidationReport): void {
   );
   for (const x of r.rows) {
     console.log(
-      `${x.method.padEnd(w)}  ${x.generatedNs.toFixed(0).padStart(12)}  ${x.runtimeNs.toFixed(0).padStart(11)}  ${x.methodCallValidatorNs.toFixed(0).padStart(22)}  ${(x.ratio.toFixed(1) + '×').padStart(9)}  ${(x.runtimeRatio.toFixed(1) + '×').padStart(8)}`,
+      `${x.method.padEnd(w)}  ${x.generatedNs.toFixed(0).padStart(12)}  ${x.runtimeNs.toFixed(0).padStart(11)}  ${x.methodCallValidatorNs.toFixed(0).padStart(22)}  ${(`${x.ratio.toFixed(1)}×`).padStart(9)}  ${(`${x.runtimeRatio.toFixed(1)}×`).padStart(8)}`,
     );
   }
   const c = r.costs;

@@ -75,7 +75,7 @@ function py(v: Json, addr = false, indent = ''): string {
   if (typeof v === 'string')
     return addr && isAddress(v) ? `Web3.to_checksum_address(${JSON.stringify(v)})` : JSON.stringify(v);
   if (typeof v === 'number') return String(v);
-  const inner = indent + '    ';
+  const inner = `${indent}    `;
   if (Array.isArray(v)) {
     if (!v.length) return '[]';
     const one = `[${v.map((x) => py(x, addr, inner)).join(', ')}]`;

@@ -137,9 +137,9 @@ const check = (c: CompiledAllowlists, method: string, params: unknown[]) =>
   checkCallAllowlists(c, method, params, ADDRESS_PARAMS.get(method));
 
 describe('per-call allowlists', () => {
-  const A = '0x' + 'ab'.repeat(20);
-  const B = '0x' + 'cd'.repeat(20);
-  const C = '0x' + '12'.repeat(20);
+  const A = `0x${'ab'.repeat(20)}`;
+  const B = `0x${'cd'.repeat(20)}`;
+  const C = `0x${'12'.repeat(20)}`;
   const addr = compileAllowlists(lists({ address: [A, B.toUpperCase().replace('0X', '0x')] }))!;
   const cases: [method: string, params: unknown[], result: string][] = [
     ['eth_call', [{ to: A, data: '0x' }, 'latest'], 'ok'],
@@ -501,7 +501,7 @@ describe('key index over the store', () => {
       network: 'testnet',
       limitSubject: { kind: 'B', userId },
     });
-    expect(index.lookup(app.key + 'x')).toBeUndefined();
+    expect(index.lookup(`${app.key}x`)).toBeUndefined();
     expect(index.lookup('x'.repeat(500))).toBeUndefined();
   });
 

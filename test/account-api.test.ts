@@ -263,7 +263,7 @@ describe('account API: sessions', () => {
     for (const m of contract.methods.filter((x: Json) => !OPEN.has(x.name))) {
       for (const cookie of [
         undefined,
-        'rpcgate_session=' + randomBytes(32).toString('base64url'),
+        `rpcgate_session=${randomBytes(32).toString('base64url')}`,
         'rpcgate_session=garbage',
       ]) {
         const r = await rpc(undefined, m.name, exampleParams(m), cookie ? { cookie } : {});
@@ -614,7 +614,7 @@ describe('account API: apps, allowlists, JWT keys, network keys', () => {
       { kind: 'ip', value: '203.0.113.7' },
       { kind: 'ip', value: '10.0.0.0/8' },
       { kind: 'ip', value: '2001:db8::/32' },
-      { kind: 'address', value: '0x' + 'aB'.repeat(20) },
+      { kind: 'address', value: `0x${'aB'.repeat(20)}` },
       { kind: 'method', value: 'eth_call' },
     ];
     for (const e of entries) expect(await ok(A, 'apps_addAllowlistEntry', [app.id, e])).toMatchObject(e);

@@ -35,7 +35,7 @@ import { deleteRedisKeys, redisReachable, REDIS_URL, scratchPrefix, skipUnless }
 
 const meanings = meaningTable(methods);
 const hex = (n: number) => `0x${n.toString(16)}`;
-const TX = '0x' + 'ab'.repeat(32);
+const TX = `0x${'ab'.repeat(32)}`;
 const dirs: string[] = [];
 const tmp = () => {
   const d = mkdtempSync(join(tmpdir(), 'rpcgate-cache-'));
@@ -76,7 +76,7 @@ const resultText = (raw: string) => raw.slice(raw.indexOf('"result":') + 9, raw.
 describe('what an answer may be cached as (policy)', () => {
   const pos = { head: 100, finalized: 90 };
   const m = (name: string) => meanings.get(name)!;
-  const H = '0x' + 'aa'.repeat(32);
+  const H = `0x${'aa'.repeat(32)}`;
   it.each([
     ['eth_chainId', [], pos, 'final'],
     ['eth_blockNumber', [], pos, 'head'],
@@ -88,12 +88,12 @@ describe('what an answer may be cached as (policy)', () => {
     ['eth_getBlockByNumber', ['0x65', false], pos, 'none'], // above the head: does not exist yet
     ['eth_getBlockByNumber', ['earliest', false], pos, 'final'],
     ['eth_getBlockByNumber', ['safe', false], pos, 'head'],
-    ['eth_getBalance', ['0x' + '11'.repeat(20)], pos, 'head'], // absent block = latest
-    ['eth_getBalance', ['0x' + '11'.repeat(20), 'pending'], pos, 'none'],
-    ['eth_getBalance', ['0x' + '11'.repeat(20), H], pos, 'final'],
-    ['eth_getBalance', ['0x' + '11'.repeat(20), { blockHash: H }], pos, 'final'],
-    ['eth_getBalance', ['0x' + '11'.repeat(20), { blockHash: H, requireCanonical: true }], pos, 'none'],
-    ['eth_getBalance', ['0x' + '11'.repeat(20), { blockNumber: '0x10' }], pos, 'final'],
+    ['eth_getBalance', [`0x${'11'.repeat(20)}`], pos, 'head'], // absent block = latest
+    ['eth_getBalance', [`0x${'11'.repeat(20)}`, 'pending'], pos, 'none'],
+    ['eth_getBalance', [`0x${'11'.repeat(20)}`, H], pos, 'final'],
+    ['eth_getBalance', [`0x${'11'.repeat(20)}`, { blockHash: H }], pos, 'final'],
+    ['eth_getBalance', [`0x${'11'.repeat(20)}`, { blockHash: H, requireCanonical: true }], pos, 'none'],
+    ['eth_getBalance', [`0x${'11'.repeat(20)}`, { blockNumber: '0x10' }], pos, 'final'],
     ['eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x50' }], pos, 'final'],
     ['eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x60' }], pos, 'block'],
     ['eth_getLogs', [{ fromBlock: '0x1' }], pos, 'head'], // toBlock absent = latest
@@ -183,9 +183,9 @@ describe('NetworkCache over a real pool and a stand-in node', () => {
     expect(await text(cache.call('eth_blockNumber', []))).toBe(`"${hex(node.head)}"`);
     expect(node.count('eth_blockNumber') - n0).toBe(1);
     const bal0 = node.count('eth_getBalance');
-    await text(cache.call('eth_getBalance', ['0x' + '11'.repeat(20), 'latest']));
-    await text(cache.call('eth_getBalance', ['0x' + '11'.repeat(20)])); // absent block = latest: its own key, a head answer
-    await text(cache.call('eth_getBalance', ['0x' + '11'.repeat(20), 'latest']));
+    await text(cache.call('eth_getBalance', [`0x${'11'.repeat(20)}`, 'latest']));
+    await text(cache.call('eth_getBalance', [`0x${'11'.repeat(20)}`])); // absent block = latest: its own key, a head answer
+    await text(cache.call('eth_getBalance', [`0x${'11'.repeat(20)}`, 'latest']));
     expect(node.count('eth_getBalance') - bal0).toBe(2);
     node.mine();
     await cache.tracker.tick();
@@ -196,8 +196,8 @@ describe('NetworkCache over a real pool and a stand-in node', () => {
     expect(calls() - b0).toBe(1);
     // pending is never cached (a wallet's next nonce)
     const p0 = node.count('eth_getBalance');
-    await text(cache.call('eth_getBalance', ['0x' + '11'.repeat(20), 'pending']));
-    await text(cache.call('eth_getBalance', ['0x' + '11'.repeat(20), 'pending']));
+    await text(cache.call('eth_getBalance', [`0x${'11'.repeat(20)}`, 'pending']));
+    await text(cache.call('eth_getBalance', [`0x${'11'.repeat(20)}`, 'pending']));
     expect(node.count('eth_getBalance') - p0).toBe(2);
   });
 
@@ -206,8 +206,8 @@ describe('NetworkCache over a real pool and a stand-in node', () => {
     await cache.tracker.tick();
     const next = hex(node.head + 1);
     expect(await text(cache.call('eth_getBlockByNumber', [next, false]))).toBe('null');
-    expect(await text(cache.call('eth_getBlockByHash', ['0x' + 'ee'.repeat(32), false]))).toBe('null');
-    expect(await text(cache.call('eth_getBlockByHash', ['0x' + 'ee'.repeat(32), false]))).toBe('null');
+    expect(await text(cache.call('eth_getBlockByHash', [`0x${'ee'.repeat(32)}`, false]))).toBe('null');
+    expect(await text(cache.call('eth_getBlockByHash', [`0x${'ee'.repeat(32)}`, false]))).toBe('null');
     expect(await text(cache.call('eth_getTransactionReceipt', [TX]))).toBe('null');
     expect(await text(cache.call('eth_getTransactionReceipt', [TX]))).toBe('null');
     expect(cache.stats.hits).toBe(0);
@@ -231,7 +231,7 @@ describe('NetworkCache over a real pool and a stand-in node', () => {
     const heights = [h - 4, h - 2, h - 1, h]; // all above the finalized block (head - 8)
     const before = new Map<number, string>();
     for (const n of heights) before.set(n, await text(cache.call('eth_getBlockByNumber', [hex(n), false])));
-    const bal = await text(cache.call('eth_getBalance', ['0x' + '22'.repeat(20), hex(h - 1)]));
+    const bal = await text(cache.call('eth_getBalance', [`0x${'22'.repeat(20)}`, hex(h - 1)]));
     const c0 = node.count('eth_getBlockByNumber');
     for (const n of heights) await text(cache.call('eth_getBlockByNumber', [hex(n), false]));
     expect(node.count('eth_getBlockByNumber')).toBe(c0); // all hits
@@ -245,7 +245,7 @@ describe('NetworkCache over a real pool and a stand-in node', () => {
       if (n >= h - 2) expect(now).not.toBe(before.get(n));
       else expect(now).toBe(before.get(n));
     }
-    const bal2 = await text(cache.call('eth_getBalance', ['0x' + '22'.repeat(20), hex(h - 1)]));
+    const bal2 = await text(cache.call('eth_getBalance', [`0x${'22'.repeat(20)}`, hex(h - 1)]));
     expect(bal2).not.toBe(bal);
     // same-height reorg (the head replaced, no new block)
     const tip = await text(cache.call('eth_getBlockByNumber', [hex(node.head), false]));
@@ -267,7 +267,7 @@ describe('NetworkCache over a real pool and a stand-in node', () => {
 
   it('a receipt of a transaction in a finalized block stays through a reorg above it', async () => {
     make();
-    const tx = '0x' + 'cd'.repeat(32);
+    const tx = `0x${'cd'.repeat(32)}`;
     node.addTx(tx, node.head - 12);
     await cache.tracker.tick();
     const r = await text(cache.call('eth_getTransactionReceipt', [tx]));
@@ -302,13 +302,13 @@ describe('NetworkCache over a real pool and a stand-in node', () => {
     const c0 = node.count('eth_getBalance');
     const future = hex(node.head + 5);
     await expect(
-      cache.call('eth_getBalance', ['0x' + '33'.repeat(20), future]) as Promise<unknown>,
+      cache.call('eth_getBalance', [`0x${'33'.repeat(20)}`, future]) as Promise<unknown>,
     ).rejects.toMatchObject({ code: -32000 });
     // The pool may retry a retryable node error ("header not found"): count node requests per call, not calls.
     const perCall = node.count('eth_getBalance') - c0;
     expect(perCall).toBeGreaterThanOrEqual(1);
     await expect(
-      cache.call('eth_getBalance', ['0x' + '33'.repeat(20), future]) as Promise<unknown>,
+      cache.call('eth_getBalance', [`0x${'33'.repeat(20)}`, future]) as Promise<unknown>,
     ).rejects.toMatchObject({ code: -32000 });
     expect(node.count('eth_getBalance') - c0).toBe(2 * perCall);
   });
@@ -426,7 +426,7 @@ describe('rpcgate with the response cache', () => {
       return node.count(method) - c0;
     };
     const fin = hex(150);
-    expect(await count(main, 'eth_getBalance', ['0x' + '44'.repeat(20), fin])).toBe(3); // global disabledMethods
+    expect(await count(main, 'eth_getBalance', [`0x${'44'.repeat(20)}`, fin])).toBe(3); // global disabledMethods
     expect(await count(main, 'eth_getBlockByNumber', [fin, false])).toBe(1); // cached on mainnet
     expect(await count(test, 'eth_getBlockByNumber', [fin, false])).toBe(3); // cache off on testnet
     expect(await count(test, 'eth_chainId', [])).toBe(3);

@@ -33,31 +33,31 @@ const STATIC_KEY = 'clientmatrixstatickey';
 function startNode(chainId: number): Promise<{ url: string; server: Server }> {
   const block = {
     number: '0x10',
-    hash: '0x' + '11'.repeat(32),
-    parentHash: '0x' + '10'.repeat(32),
+    hash: `0x${'11'.repeat(32)}`,
+    parentHash: `0x${'10'.repeat(32)}`,
     timestamp: '0x6553f100',
     transactions: [],
     gasLimit: '0x1c9c380',
     gasUsed: '0x0',
     baseFeePerGas: '0x1',
-    miner: '0x' + '00'.repeat(20),
+    miner: `0x${'00'.repeat(20)}`,
     difficulty: '0x0',
     nonce: '0x0000000000000000',
     extraData: '0x',
-    logsBloom: '0x' + '00'.repeat(256),
+    logsBloom: `0x${'00'.repeat(256)}`,
     size: '0x200',
-    stateRoot: '0x' + '22'.repeat(32),
-    receiptsRoot: '0x' + '33'.repeat(32),
-    transactionsRoot: '0x' + '44'.repeat(32),
-    sha3Uncles: '0x' + '55'.repeat(32),
+    stateRoot: `0x${'22'.repeat(32)}`,
+    receiptsRoot: `0x${'33'.repeat(32)}`,
+    transactionsRoot: `0x${'44'.repeat(32)}`,
+    sha3Uncles: `0x${'55'.repeat(32)}`,
     uncles: [],
-    mixHash: '0x' + '66'.repeat(32),
+    mixHash: `0x${'66'.repeat(32)}`,
     totalDifficulty: '0x0',
   };
-  const big = '0x' + 'ab'.repeat(20_000);
+  const big = `0x${'ab'.repeat(20_000)}`;
   const result = (m: { method: string }) =>
     m.method === 'eth_chainId'
-      ? '0x' + chainId.toString(16)
+      ? `0x${chainId.toString(16)}`
       : m.method === 'eth_blockNumber'
         ? '0x10'
         : m.method === 'eth_getBlockByNumber' || m.method === 'eth_getBlockByHash'

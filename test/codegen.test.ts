@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import path, { dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -134,7 +134,7 @@ describe('generated descriptor and validators', () => {
     expect(bal([addr, '0xAB'])).toBe(false); // uppercase hex where the pattern is lowercase
     expect(bal.errors?.[0]?.instancePath).toMatch(/^\/1/);
     expect(validators.eth_getBlockByNumber.params(['0x1', 'false'])).toBe(false); // wrong type
-    expect(validators.eth_getBlockByHash.params(['0x' + 'AB'.repeat(32), false])).toBe(false); // uppercase hash
+    expect(validators.eth_getBlockByHash.params([`0x${'AB'.repeat(32)}`, false])).toBe(false); // uppercase hash
     expect(validators.eth_blockNumber.params([])).toBe(true);
     expect(validators.eth_blockNumber.params([1])).toBe(false);
     expect(validators.eth_blockNumber.result('0x10')).toBe(true);
@@ -366,24 +366,24 @@ describe('generated validators agree with a reference ajv (differential)', () =>
       return s.slice(0, i) + (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase()) + s.slice(i + 1);
     },
     (s) => s.toUpperCase(),
-    (s) => (s.startsWith('0x') ? '0x0' + s.slice(2) : '0' + s),
+    (s) => (s.startsWith('0x') ? `0x0${s.slice(2)}` : `0${s}`),
     (s) => s.slice(0, -1),
-    (s) => s + '0',
-    (s) => s + 'g',
+    (s) => `${s}0`,
+    (s) => `${s}g`,
     (s) => s.slice(0, 2),
     (s) => s.replace(/^0x/, ''),
     (s) => s.replace(/^0x/, '0X'),
     (_, r) => TAGS[Math.floor(r() * TAGS.length)],
     () => ADDR,
     () => ADDR.toUpperCase().replace('0X', '0x'),
-    () => '0x' + 'ab'.repeat(32),
-    () => '0x' + 'AB'.repeat(32),
+    () => `0x${'ab'.repeat(32)}`,
+    () => `0x${'AB'.repeat(32)}`,
     () => '0x0',
     () => '0x00',
     () => '0x1',
     (s) => Number.parseInt(s, 16) || 0,
-    (s) => s + '\u00e9',
-    (s) => s + '\ud83d\ude00',
+    (s) => `${s}\u00e9`,
+    (s) => `${s}\ud83d\ude00`,
   ];
   /** Ways to change any value (null/array swaps, wrong types). */
   const valueMutations: ((v: unknown, r: () => number) => unknown)[] = [
@@ -407,12 +407,12 @@ describe('generated validators agree with a reference ajv (differential)', () =>
       const drop = keys[Math.floor(r() * keys.length)];
       return Object.fromEntries(Object.entries(v).filter(([k]) => k !== drop));
     },
-    (v) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...v, blockHash: '0x' + 'ab'.repeat(32) } : v),
+    (v) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...v, blockHash: `0x${'ab'.repeat(32)}` } : v),
     (v) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...v, fromBlock: 'latest' } : v),
     (v) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...v, address: [ADDR, ADDR] } : v),
     (v) =>
       v && typeof v === 'object' && !Array.isArray(v)
-        ? { ...v, topics: [null, ['0x' + 'ab'.repeat(32)], '0x' + 'ab'.repeat(32)] }
+        ? { ...v, topics: [null, [`0x${'ab'.repeat(32)}`], `0x${'ab'.repeat(32)}`] }
         : v,
   ];
   /** Paths (arrays of keys) to every node of a JSON value. */

@@ -176,7 +176,7 @@ beforeAll(async () => {
 
 describe('openrpc.json document', () => {
   it('is pretty-printed, deterministic JSON (2 spaces, trailing newline)', () => {
-    expect(text).toBe(JSON.stringify(raw, null, 2) + '\n');
+    expect(text).toBe(`${JSON.stringify(raw, null, 2)}\n`);
   });
 
   it('passes validateOpenRPCDocument (OpenRPC 1.3.2 meta-schema)', () => {

@@ -3,7 +3,7 @@
 import { Ajv } from 'ajv';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ValidateFn, ValidatorTable } from '../packages/toolkit/src/rpc/descriptor.js';
-import { RawResult, createEngine, errorResponse, type CallContext } from '../packages/toolkit/src/rpc/engine.js';
+import { createEngine, errorResponse, type CallContext } from '../packages/toolkit/src/rpc/engine.js';
 import {
   ErrorCode,
   RpcError,

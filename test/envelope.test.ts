@@ -43,12 +43,12 @@ const cases: Case[] = [
   ],
   [
     'invalid JSON: trailing garbage',
-    BN('1') + ' x',
+    `${BN('1')} x`,
     400,
     parse('Unexpected non-whitespace character after JSON at position 64'),
   ],
   ['invalid JSON: unclosed deep nesting', '['.repeat(DEEP), 400, parse('Unexpected end of JSON input')],
-  ['byte order mark is ignored', '\ufeff' + BN('1'), 200, BN_OK('1')],
+  ['byte order mark is ignored', `\ufeff${BN('1')}`, 200, BN_OK('1')],
   ['surrounding whitespace', ` \n\t${BN('1')}\r\n`, 200, BN_OK('1')],
 
   // ---- not a request object: 400, id null
@@ -195,7 +195,7 @@ const cases: Case[] = [
     'long method name is truncated in the message',
     req('m'.repeat(300), '[]', '1'),
     200,
-    notFound('1', 'm'.repeat(128) + '…'),
+    notFound('1', `${'m'.repeat(128)}…`),
   ],
   ['unicode method name', req('eth_blöck', '[]', '1'), 200, notFound('1', 'eth_blöck')],
   ['lone surrogate in method name', '{"jsonrpc":"2.0","method":"\\ud800","id":1}', 200, notFound('1', '\\ud800')],

@@ -10,7 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openStore, usageSeries, type Store } from '../src/gateway/store/index.js';
+import { usageSeries, type Store } from '../src/gateway/store/index.js';
 import { newNetworkKey, startRpcgateChild, type RpcgateChild } from './helpers/rpcgate-child.js';
 import { storeTargets } from './helpers/store-targets.js';
 import { startStubNode, type StubNode } from './helpers/stub-node.js';

@@ -65,7 +65,7 @@ function folderOf(file: string): string {
   if (parts[0] === 'src' && parts[1] === 'gateway')
     return parts.length > 3 ? parts.slice(0, 3).join('/') : 'src/gateway';
   if (parts[0] === 'generated') return parts.length > 2 ? parts.slice(0, 2).join('/') : 'generated';
-  if (parts[0] === 'src') return parts.length > 2 ? 'src/' + parts[1] : 'src';
+  if (parts[0] === 'src') return parts.length > 2 ? `src/${parts[1]}` : 'src';
   return parts[0];
 }
 

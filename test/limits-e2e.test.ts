@@ -48,7 +48,7 @@ const call = (method: string, params: unknown[] = [], id: number | string = 1) =
 });
 const blockNumbers = (n: number, from = 0) =>
   Array.from({ length: n }, (_, i) => call('eth_blockNumber', [], from + i));
-const ADDR = '0x' + '11'.repeat(20);
+const ADDR = `0x${'11'.repeat(20)}`;
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
   const res = await fetch(url, {
@@ -481,11 +481,11 @@ describe("rpcgate's own failures and a node's errors, told apart by data.source"
   it("a node's -32001 (EIP-1474 resource not found) reaches the client unchanged, without data.source", async () => {
     const svc = await gate({ b: { dailyPerUser: 100 } });
     const url = await bKey(svc, await newUser(svc));
-    const r = await post(url, call('eth_getTransactionByHash', ['0x' + 'ab'.repeat(32)], 7));
+    const r = await post(url, call('eth_getTransactionByHash', [`0x${'ab'.repeat(32)}`], 7));
     expect([r.status, r.body]).toEqual([200, { jsonrpc: '2.0', id: 7, error: NODE_NOT_FOUND }]);
     // Inside a batch too, beside rpcgate's own refusal of an invalid call (which is not a gateway error either).
     const b = await post(url, [
-      call('eth_getTransactionByHash', ['0x' + 'cd'.repeat(32)], 1),
+      call('eth_getTransactionByHash', [`0x${'cd'.repeat(32)}`], 1),
       call('eth_blockNumber', [], 2),
     ]);
     expect(b.body).toEqual([

@@ -118,7 +118,7 @@ describe.each(Object.keys(CONTRACTS) as (keyof typeof CONTRACTS)[])('%s contract
     expect(doc.info.description).toContain('contracts/x-gateway.schema.json');
   });
 
-  it("codegen carried every method's x-gateway into generated/" + api + '/methods.ts, literally', () => {
+  it(`codegen carried every method's x-gateway into generated/${api}/methods.ts, literally`, () => {
     const table = GENERATED[api];
     expect(Object.keys(table)).toEqual(doc.methods.map((m: Json) => m.name));
     for (const m of doc.methods) {

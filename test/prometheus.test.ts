@@ -104,7 +104,7 @@ describe('/metrics after known traffic', () => {
 
   it('carries no key, JWT or upstream path', () => {
     for (const secret of t.secrets) expect(text.includes(secret)).toBe(false);
-    expect(text.includes(stub.url + '/')).toBe(false);
+    expect(text.includes(`${stub.url}/`)).toBe(false);
   });
 
   it('counts live: another call shows up in the next scrape', async () => {

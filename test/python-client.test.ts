@@ -159,7 +159,7 @@ function usageScript(d: Doc): string {
     `from ${d.pkg} import Calls, Client, Request, RpcError`,
     '',
     'client = Client(sys.argv[1], timeout=30)',
-    'err: Callable[[RpcError], dict[str, Any]] = ' + errorOf,
+    `err: Callable[[RpcError], dict[str, Any]] = ${errorOf}`,
     '',
     '',
     'def single(f: Callable[[], object]) -> dict[str, Any]:',

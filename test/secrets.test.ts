@@ -139,7 +139,7 @@ describe('key encryption (AES-256-GCM)', () => {
   const flip = (enc: string, at: (len: number) => number) => {
     const raw = Buffer.from(enc.slice(3), 'base64url');
     raw[at(raw.length)] ^= 0x01;
-    return 'v1.' + raw.toString('base64url');
+    return `v1.${raw.toString('base64url')}`;
   };
 
   it.each([
@@ -147,7 +147,7 @@ describe('key encryption (AES-256-GCM)', () => {
     ['ciphertext byte', (e: string) => flip(e, () => 14)],
     ['tag byte', (e: string) => flip(e, (n) => n - 1)],
     ['truncated', (e: string) => e.slice(0, 20)],
-    ['unknown version', (e: string) => 'v2' + e.slice(2)],
+    ['unknown version', (e: string) => `v2${e.slice(2)}`],
     ['no version', (e: string) => e.slice(3)],
   ])('detects tampering: %s', (_label, tamper) => {
     const enc = encryptKey(secret, newApiKey());

@@ -227,7 +227,7 @@ describe('other clients', () => {
         ]),
       );
       const batch = await until('batch answer', () => c.messages.find((m) => Array.isArray(m)));
-      expect(batch).toEqual([{ jsonrpc: '2.0', id: 'a', result: '0x' + svc.networks.mainnet.chainId!.toString(16) }]);
+      expect(batch).toEqual([{ jsonrpc: '2.0', id: 'a', result: `0x${svc.networks.mainnet.chainId!.toString(16)}` }]);
       // Bad params are the contract's -32602.
       expect((await c.call('eth_subscribe', ['syncingX'])).error.code).toBe(-32602);
     } finally {
@@ -314,7 +314,7 @@ describe('refusals and bounds', () => {
       s.once('error', rej);
     });
     try {
-      expect((await c.call('eth_chainId')).result).toBe('0x' + svc.networks.mainnet.chainId!.toString(16));
+      expect((await c.call('eth_chainId')).result).toBe(`0x${svc.networks.mainnet.chainId!.toString(16)}`);
       const refused = await c.call('eth_blockNumber');
       expect([refused.error.code, refused.error.data.reason]).toEqual([-32601, 'method']);
       expect((await c.call('eth_subscribe', ['newHeads'])).result).toMatch(/^0x/);
@@ -591,11 +591,11 @@ function scriptedChain() {
   const blocks: Json[] = [];
   const logs = new Map<string, Json[]>();
   let fail = 0;
-  const hash = (n: number, fork: string) => '0x' + (fork + n.toString(16)).padStart(64, '0');
+  const hash = (n: number, fork: string) => `0x${(fork + n.toString(16)).padStart(64, '0')}`;
   const add = (n: number, fork: string, withLog: boolean) => {
     const h = hash(n, fork);
     blocks[n] = {
-      number: '0x' + n.toString(16),
+      number: `0x${n.toString(16)}`,
       hash: h,
       parentHash: n === 0 ? hash(0, 'f') : blocks[n - 1].hash,
       transactions: [],
@@ -605,8 +605,8 @@ function scriptedChain() {
       withLog
         ? [
             {
-              address: '0x' + 'aa'.repeat(20),
-              topics: ['0x' + '11'.repeat(32)],
+              address: `0x${'aa'.repeat(20)}`,
+              topics: [`0x${'11'.repeat(32)}`],
               blockHash: h,
               blockNumber: blocks[n].number,
               removed: false,
@@ -623,7 +623,7 @@ function scriptedChain() {
         fail--;
         throw new Error('upstream down');
       }
-      if (method === 'eth_blockNumber') return '0x' + (blocks.length - 1).toString(16);
+      if (method === 'eth_blockNumber') return `0x${(blocks.length - 1).toString(16)}`;
       if (method === 'eth_getBlockByNumber') return blocks[Number(params[0])] ?? null;
       if (method === 'eth_getLogs') return logs.get((params[0] as Json).blockHash) ?? [];
       throw new Error(`unexpected ${method}`);
@@ -665,8 +665,8 @@ describe('the shared feed (scripted upstream)', () => {
     const chain = scriptedChain();
     for (let n = 0; n <= 3; n++) chain.add(n, 'a', false);
     const feed = new NetworkFeed('x', chain.upstream, 1_000_000, logger);
-    const logs = collector('logs', { address: ['0x' + 'aa'.repeat(20)] });
-    const other = collector('logs', { address: ['0x' + 'bb'.repeat(20)] });
+    const logs = collector('logs', { address: [`0x${'aa'.repeat(20)}`] });
+    const other = collector('logs', { address: [`0x${'bb'.repeat(20)}`] });
     const heads = collector('newHeads');
     feed.add(logs);
     feed.add(other);

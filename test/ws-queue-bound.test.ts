@@ -203,9 +203,9 @@ describe('the queue bounds, each on its own (in process)', () => {
 
   it('bytes: a notification that would pass websocket.maxQueuedBytes ends the connection the same way', () => {
     const h = harness(1_000_000, 2048);
-    h.deliver({ extraData: '0x' + 'ab'.repeat(400) }); // 2 × ~900 characters
+    h.deliver({ extraData: `0x${'ab'.repeat(400)}` }); // 2 × ~900 characters
     expect(h.closed()).toBeUndefined();
-    h.deliver({ extraData: '0x' + 'ab'.repeat(400) });
+    h.deliver({ extraData: `0x${'ab'.repeat(400)}` });
     expect(h.closed()?.[0]).toBe(4008);
     expect(
       h.frames.every(

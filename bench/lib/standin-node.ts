@@ -14,7 +14,7 @@ const HEAD0 = 20_000_000;
 const t0 = Date.now();
 const head = () => HEAD0 + Math.floor((Date.now() - t0) / BLOCK_MS);
 const hex = (n: number) => `0x${n.toString(16)}`;
-const h32 = (s: string) => '0x' + createHash('sha1').update(s).digest('hex').padEnd(64, '0');
+const h32 = (s: string) => `0x${createHash('sha1').update(s).digest('hex').padEnd(64, '0')}`;
 let calls = 0;
 let requests = 0;
 
@@ -37,19 +37,19 @@ function block(n: number, full: boolean): Json {
     hash: h32(`b:${n}`),
     parentHash: h32(`b:${n - 1}`),
     timestamp: hex(1_700_000_000 + n * 12),
-    miner: '0x' + '11'.repeat(20),
+    miner: `0x${'11'.repeat(20)}`,
     gasLimit: '0x1c9c380',
     gasUsed: '0x9a7e2c',
     baseFeePerGas: '0x3b9aca00',
-    logsBloom: '0x' + '00'.repeat(256),
+    logsBloom: `0x${'00'.repeat(256)}`,
     extraData: '0x',
     transactions: full
       ? txs.map((h, i) => ({
           hash: h,
           blockNumber: hex(n),
           transactionIndex: hex(i),
-          from: '0x' + '22'.repeat(20),
-          to: '0x' + '33'.repeat(20),
+          from: `0x${'22'.repeat(20)}`,
+          to: `0x${'33'.repeat(20)}`,
           value: '0x0',
           input: '0x',
         }))
@@ -83,7 +83,7 @@ function answer(m: Json): Json {
         transactionIndex: '0x0',
         status: '0x1',
         gasUsed: '0x5208',
-        logs: [{ address: '0x' + '44'.repeat(20), topics: [h32('t')], data: '0x', blockNumber: hex(n) }],
+        logs: [{ address: `0x${'44'.repeat(20)}`, topics: [h32('t')], data: '0x', blockNumber: hex(n) }],
       });
     }
     case 'eth_getLogs': {
@@ -91,9 +91,9 @@ function answer(m: Json): Json {
       const to = blockNo(f.toBlock);
       return ok(
         Array.from({ length: 3 }, (_, i) => ({
-          address: '0x' + '44'.repeat(20),
+          address: `0x${'44'.repeat(20)}`,
           topics: [h32('t'), h32(`x${i}`)],
-          data: '0x' + '00'.repeat(32),
+          data: `0x${'00'.repeat(32)}`,
           blockNumber: hex(to),
           logIndex: hex(i),
         })),

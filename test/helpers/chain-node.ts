@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 type Json = any;
 
 const hex = (n: number) => `0x${n.toString(16)}`;
-const h32 = (s: string) => '0x' + createHash('sha256').update(s).digest('hex');
+const h32 = (s: string) => `0x${createHash('sha256').update(s).digest('hex')}`;
 
 export interface ChainNode {
   url: string;
@@ -47,7 +47,7 @@ export function startChainNode(
       : {
           number: hex(n),
           hash: hashAt(n),
-          parentHash: n === 0 ? '0x' + '00'.repeat(32) : hashAt(n - 1),
+          parentHash: n === 0 ? `0x${'00'.repeat(32)}` : hashAt(n - 1),
           timestamp: hex(1_700_000_000 + n),
           transactions: [],
         };
@@ -87,7 +87,7 @@ export function startChainNode(
       case 'eth_getBalance': {
         const n = byTag(p[1] ?? 'latest');
         if (n === undefined || n > node.head) return err(-32000, 'header not found');
-        return ok('0x' + hashAt(n).slice(2, 12).replace(/^0+/, ''));
+        return ok(`0x${hashAt(n).slice(2, 12).replace(/^0+/, '')}`);
       }
       case 'eth_getTransactionReceipt':
       case 'eth_getTransactionByHash': {

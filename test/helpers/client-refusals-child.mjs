@@ -17,7 +17,7 @@ const input = JSON.parse(process.argv[2]);
 const { lib, transport, chainId } = input;
 const CASE_TIMEOUT_MS = 10_000;
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
-const addr = (i) => '0x' + (0xa0 + i).toString(16).padStart(40, '0');
+const addr = (i) => `0x${(0xa0 + i).toString(16).padStart(40, '0')}`;
 
 /** A client of this library over this transport: { call(kind, i), close() }. */
 function client(c) {
@@ -120,7 +120,7 @@ async function run(c) {
   } catch {
     /* closing a provider whose socket the server closed */
   }
-  process.stdout.write(JSON.stringify(out) + '\n');
+  process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
 for (const c of input.cases.filter((c) => c.phase === 1)) await run(c);

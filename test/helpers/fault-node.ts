@@ -45,10 +45,10 @@ function serve(port: number): void {
           ? '0x1'
           : m.method === 'eth_getLogs'
             ? mode === 'huge'
-              ? [{ data: '0x' + 'ab'.repeat(512 * 1024) }]
+              ? [{ data: `0x${'ab'.repeat(512 * 1024)}` }]
               : []
             : m.method === 'eth_sendRawTransaction'
-              ? '0x' + '11'.repeat(32)
+              ? `0x${'11'.repeat(32)}`
               : '0x0';
     return { jsonrpc: '2.0', id: m.id, result };
   };

@@ -28,7 +28,7 @@ export const call = (method: string, params: unknown[] = [], id: number | string
   method,
   params,
 });
-export const ADDR = '0x' + '11'.repeat(20);
+export const ADDR = `0x${'11'.repeat(20)}`;
 
 export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
   const res = await fetch(url, {

@@ -162,8 +162,7 @@ export function createClient<M extends MethodTable>(transport: Transport, method
   const httpLabel = (status: number | undefined) => (status === undefined ? 'answer' : `HTTP ${status}`);
 
   const check = (method: string) => {
-    if (!Object.hasOwn(methods, method))
-      throw new RpcClientError(-32601, `method not in the contract: ${method}`);
+    if (!Object.hasOwn(methods, method)) throw new RpcClientError(-32601, `method not in the contract: ${method}`);
   };
 
   /** The params as sent: positional params of a "by-name" method become the object its contract expects. */

@@ -86,7 +86,7 @@ export function compileOrigins(entries: readonly string[]): OriginMatcher {
       rules.push({ scheme: p.scheme, host: suffix, wildcard: true, port: p.port });
     } else if (p.host.includes('*')) {
     } else if (p.scheme !== undefined) {
-      exact.add(p.scheme + '://' + p.host + (p.port === '' ? '' : ':' + p.port));
+      exact.add(`${p.scheme}://${p.host}${p.port === '' ? '' : `:${p.port}`}`);
     } else {
       rules.push({ scheme: undefined, host: p.host, wildcard: false, port: p.port });
     }
@@ -99,7 +99,7 @@ export function originAllowed(m: OriginMatcher, origin: string | undefined): boo
   if (m.exact.has(origin)) return true; // browsers send origins already normalised
   const o = splitOrigin(origin);
   if (o === undefined || o.scheme === undefined) return false;
-  if (m.exact.size > 0 && m.exact.has(o.scheme + '://' + o.host + (o.port === '' ? '' : ':' + o.port))) return true;
+  if (m.exact.size > 0 && m.exact.has(`${o.scheme}://${o.host}${o.port === '' ? '' : `:${o.port}`}`)) return true;
   for (const r of m.rules) {
     if (r.scheme !== undefined && r.scheme !== o.scheme) continue;
     if (r.port !== o.port) continue;
@@ -147,7 +147,7 @@ export function compileAllowlists(a: Allowlists): CompiledAllowlists | undefined
   return { origin, ip, address, method, perCall: address !== undefined || method !== undefined };
 }
 
-const shown = (s: string) => (s.length > 200 ? s.slice(0, 200) + '…' : s);
+const shown = (s: string) => (s.length > 200 ? `${s.slice(0, 200)}…` : s);
 
 /** Request-level kinds (origin, IP): the refusal, or undefined when allowed. */
 export function checkRequestAllowlists(

@@ -97,7 +97,7 @@ export function jwtError(problem: JwtProblem, kid?: string, extra?: Record<strin
     'no keys': 'this app requires a JWT but has no JWT public keys',
   };
   const data: { reason: 'jwt'; [k: string]: unknown } = { reason: 'jwt', detail: problem };
-  if (kid !== undefined) data.kid = kid.length > 128 ? kid.slice(0, 128) + '…' : kid;
+  if (kid !== undefined) data.kid = kid.length > 128 ? `${kid.slice(0, 128)}…` : kid;
   if (extra !== undefined) Object.assign(data, extra);
   return unauthorized(what[problem], data);
 }

@@ -11,7 +11,7 @@ import { isIP } from 'node:net';
 import { importSPKI } from 'jose';
 import type { Handlers } from '@rpcgate/toolkit/engine';
 import type { ParamsOf, ResultOf } from '@rpcgate/client';
-import { RpcError, invalidParams } from '@rpcgate/toolkit/errors';
+import { invalidParams } from '@rpcgate/toolkit/errors';
 import { methods as accountMethods, type Methods } from '../../../generated/account/methods.js';
 import type * as T from '../../../generated/account/types.js';
 import { methods as nodeMethods } from '../../../generated/node/methods.js';
@@ -479,7 +479,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
       // Ownership first: a stranger's app id answers "not found" whatever the PEM.
       if ((await store.getApp(db, secret, c.userId, appId)) === undefined) throw notFound('app', appId);
       await checkJwtKey(k.alg, k.publicKeyPem);
-      const r = await store.addJwtKey(db, c.userId, appId, { alg: k.alg, publicKeyPem: k.publicKeyPem.trim() + '\n' });
+      const r = await store.addJwtKey(db, c.userId, appId, { alg: k.alg, publicKeyPem: `${k.publicKeyPem.trim()}\n` });
       if (r === undefined) throw notFound('app', appId);
       return jwtKey(r);
     },

@@ -193,7 +193,7 @@ function setAt(target: Record<string, unknown>, path: string[], value: unknown):
   for (const p of path.slice(0, -1)) o = (o[p] ??= {}) as Record<string, unknown>;
   o[path[path.length - 1]] = value;
 }
-const pointer = (path: string[]) => '/' + path.join('/');
+const pointer = (path: string[]) => `/${path.join('/')}`;
 
 /**
  * Environment layer: RPCGATE_<LEAF> for every leaf (e.g. RPCGATE_PORT, RPCGATE_UPSTREAM_REQUEST_TIMEOUT_MS,

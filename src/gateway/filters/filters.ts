@@ -88,7 +88,7 @@ const hex = (n: number) => `0x${n.toString(16)}`;
 
 /** A block tag or number of the criteria as a number, undefined for tags (latest, safe, …). */
 function numeric(tag: string | undefined): number | undefined {
-  return tag !== undefined && tag.startsWith('0x') ? Number.parseInt(tag, 16) : undefined;
+  return tag?.startsWith('0x') ? Number.parseInt(tag, 16) : undefined;
 }
 
 /** A handler the engine calls with validated by-position params (the contract's types are checked before it). */

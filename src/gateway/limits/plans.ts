@@ -2,7 +2,7 @@
 // fields in contracts/config.schema.json (the one place they are defined): perSecond 100, daily 100,000, monthly
 // 3,000,000 per account (A: the rate per app, the quotas shared by all apps of a user); 25,000 per user per UTC day (B).
 import { configSchema } from '../../../generated/config/types.js';
-import type { AppPlan, LimitsConfig } from '../config/config.js';
+import type { LimitsConfig } from '../config/config.js';
 
 export type { AppPlan, LimitsConfig, NetworkKeyPlan } from '../config/config.js';
 

@@ -186,7 +186,7 @@ export class Meter {
     if (!(n > 0) || oi === undefined) return;
     const method = this.methods.has(e.method) ? e.method : OTHER;
     const network = this.networks === undefined || this.networks.has(e.network) ? e.network : OTHER;
-    const latency = e.latencyMs > 0 ? e.latencyMs : 0;
+    const latency = Math.max(e.latencyMs, 0);
     const k = bucketIndex(latency);
 
     const metrics = this.metrics;

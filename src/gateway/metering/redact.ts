@@ -105,8 +105,8 @@ export function redactUrl(url: string, opts: RedactOptions = {}): string {
           return SECRET_QUERY.test(k) || isTokenLike(decodeURIComponentSafe(v)) ? `${k}=${REDACTED}` : kv;
         })
         .join('&') +
-      (hash === -1 ? '' : '#' + REDACTED);
-  } else if (tail.startsWith('#')) redactedTail = '#' + REDACTED;
+      (hash === -1 ? '' : `#${REDACTED}`);
+  } else if (tail.startsWith('#')) redactedTail = `#${REDACTED}`;
   return prefix + segs.join('/') + redactedTail;
 }
 

@@ -13,7 +13,7 @@ export function base58(bytes: Uint8Array): string {
   // Leading zero bytes keep their place as '1's (standard base58), so equal-length inputs stay unambiguous.
   for (const b of bytes) {
     if (b !== 0) break;
-    out = '1' + out;
+    out = `1${out}`;
   }
   return out;
 }

@@ -42,7 +42,7 @@ export function loadOrCreateServerSecret(dataDir: string, given?: string | Uint8
 
   mkdirSync(dataDir, { recursive: true });
   const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  writeFileSync(tmp, randomBytes(SECRET_BYTES).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+  writeFileSync(tmp, `${randomBytes(SECRET_BYTES).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
   try {
     linkSync(tmp, file); // fails with EEXIST if another process won the race: then use theirs
   } catch (e) {

@@ -31,7 +31,7 @@ export interface RoutesOptions extends NodeRouteOptions {
   mounts?: readonly Mount[];
 }
 
-const LIVE = JSON.stringify({ status: 'ok' }) + '\n';
+const LIVE = `${JSON.stringify({ status: 'ok' })}\n`;
 
 export function buildRoutes(opts: RoutesOptions): Router {
   const router = new Router();
@@ -56,7 +56,7 @@ export function buildRoutes(opts: RoutesOptions): Router {
 
   router
     .add(GET, '/index.html', (req, res, rid) => opts.web.serve(req, res, rid, '/index.html'))
-    .add(GET, '/assets/*', (req, res, rid, _t0, rest) => opts.web.serve(req, res, rid, '/assets/' + rest))
+    .add(GET, '/assets/*', (req, res, rid, _t0, rest) => opts.web.serve(req, res, rid, `/assets/${rest}`))
     .add(GET, '/', (req, res, rid) => {
       if (wantsHtml(req)) return opts.web.serve(req, res, rid, '/');
       skipBody(req, res);
@@ -80,7 +80,7 @@ export function buildRoutes(opts: RoutesOptions): Router {
           res,
           rid,
           ok ? 200 : 503,
-          JSON.stringify({ status: ok ? 'ready' : 'not ready', ...detail, ...h.detail }) + '\n',
+          `${JSON.stringify({ status: ok ? 'ready' : 'not ready', ...detail, ...h.detail })}\n`,
           [],
           'application/json',
         );

@@ -233,7 +233,7 @@ export class Subscriptions {
       throw tooManySubscriptions(this.opts.maxPerConnection);
     }
     const kind = params[0] as FeedSubscriber['kind'];
-    const id = '0x' + randomBytes(16).toString('hex');
+    const id = `0x${randomBytes(16).toString('hex')}`;
     const sub = new Sub(id, kind, kind === 'logs' ? logFilter(params[1]) : undefined, st);
     st.subs.set(id, sub);
     this.active++;

@@ -782,7 +782,7 @@ export class UpstreamPool {
     for (let i = 0; i < n; i++) {
       const u = this.upstreams[(this.rr + i) % n];
       if (u.circuit !== 'closed') continue;
-      if (tried !== undefined && tried.includes(u)) {
+      if (tried?.includes(u)) {
         fallback ??= u;
         continue;
       }
@@ -915,7 +915,7 @@ export class UpstreamPool {
 function buildBody(calls: Call[]): string {
   if (calls.length === 1) {
     const c = calls[0];
-    return '{"jsonrpc":"2.0","id":0,"method":' + c.m + ',"params":' + c.p + '}';
+    return `{"jsonrpc":"2.0","id":0,"method":${c.m},"params":${c.p}}`;
   }
   let s = '[';
   for (let i = 0; i < calls.length; i++) {
@@ -929,7 +929,7 @@ function buildBody(calls: Call[]): string {
       c.p +
       '}';
   }
-  return s + ']';
+  return `${s}]`;
 }
 
 /** A 4xx body that is one JSON-RPC error object (e.g. a batch refused with HTTP 400 and an error). */

@@ -53,9 +53,9 @@ function compressTree(dir: string): number {
     if (e.isDirectory()) n += compressTree(p);
     else if (COMPRESSIBLE.test(e.name)) {
       const body = readFileSync(p);
-      writeFileSync(p + '.gz', gzipSync(body, { level: 9 }));
+      writeFileSync(`${p}.gz`, gzipSync(body, { level: 9 }));
       writeFileSync(
-        p + '.br',
+        `${p}.br`,
         brotliCompressSync(body, {
           params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length },
         }),
@@ -79,7 +79,7 @@ export async function buildWeb(): Promise<void> {
     else process.env.NODE_ENV = env;
   }
   compressTree(WEB_DIST);
-  writeFileSync(STAMP, new Date().toISOString() + '\n');
+  writeFileSync(STAMP, `${new Date().toISOString()}\n`);
 }
 
 /** Builds when stale; returns whether it built. */

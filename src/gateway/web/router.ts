@@ -16,7 +16,7 @@ export function useRoute(): string[] {
   return route;
 }
 
-export const href = (...parts: string[]): string => '#/' + parts.map(encodeURIComponent).join('/');
+export const href = (...parts: string[]): string => `#/${parts.map(encodeURIComponent).join('/')}`;
 
 export function navigate(...parts: string[]): void {
   window.location.hash = href(...parts).slice(1);

@@ -54,7 +54,7 @@ export function js(v: Json, indent = ''): string {
   if (v === undefined) return 'undefined';
   if (typeof v === 'string') return jsStr(v);
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  const inner = indent + '  ';
+  const inner = `${indent}  `;
   const key = (k: string) => (/^[A-Za-z_$][\w$]*$/.test(k) ? k : jsStr(k));
   if (Array.isArray(v)) {
     if (!v.length) return '[]';

@@ -41,9 +41,9 @@ export function standaloneExports(ajv: Ajv, refs: Record<string, string>): strin
       const vRef = n.value?.ref as
         | { source?: Source; validate?: { source?: Source }; validateName?: unknown }
         | undefined;
-      if (n.prefix === 'validate' && typeof vRef == 'function')
+      if (n.prefix === 'validate' && typeof vRef === 'function')
         return validateCode((vRef as { source?: Source }).source);
-      if ((n.prefix === 'root' || n.prefix === 'wrapper') && typeof vRef == 'object') {
+      if ((n.prefix === 'root' || n.prefix === 'wrapper') && typeof vRef === 'object') {
         const { validate, validateName } = vRef;
         if (!validateName) throw new Error('ajv internal error');
         const def = ajv.opts.code.es5 ? varKinds.var : varKinds.const;

@@ -187,11 +187,11 @@ export async function writeTypes(c: ContractModel, opts: TypesOptions = {}): Pro
     const base = naming.methods.get(m.name)!;
     const mt = perMethod.get(m.name)!;
     const tuple = mt.params.map((p) => `${p.label}${p.required ? '' : '?'}: ${p.expr}`).join(', ');
-    out.push(jsdoc([`Params of \`${m.name}\`: ${m.summary}`]) + `export type ${base}Params = [${tuple}];\n`);
+    out.push(`${jsdoc([`Params of \`${m.name}\`: ${m.summary}`])}export type ${base}Params = [${tuple}];\n`);
     if (m.paramStructure === 'by-name') {
       // paramStructure "by-name": the server expects the params as one object keyed by the params' names.
       const members = mt.params
-        .map((p) => jsdoc(p.doc, '  ') + `  ${propKey(p.name)}${p.required ? '' : '?'}: ${p.expr};\n`)
+        .map((p) => `${jsdoc(p.doc, '  ')}  ${propKey(p.name)}${p.required ? '' : '?'}: ${p.expr};\n`)
         .join('');
       out.push(
         jsdoc([`Params of \`${m.name}\` by name (its paramStructure is "by-name").`]) +

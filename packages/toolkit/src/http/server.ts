@@ -16,7 +16,7 @@ const RID_OK = /^[\w.:@-]{1,128}$/;
 export function requestId(req: IncomingMessage): string {
   const given = req.headers['x-request-id'];
   if (typeof given === 'string' && RID_OK.test(given)) return given;
-  return ridPrefix + '-' + (++ridCounter).toString(36);
+  return `${ridPrefix}-${(++ridCounter).toString(36)}`;
 }
 
 /** A server answering every request through `router`; `onError` hears of handlers that threw (answered 500). */

@@ -55,7 +55,7 @@ export function serveFolder(
       return plainText(res, rid, 400, 'bad path\n');
     }
     if (decoded.includes('\0')) return plainText(res, rid, 400, 'bad path\n');
-    let file = resolve(base, '.' + sep + decoded);
+    let file = resolve(base, `.${sep}${decoded}`);
     if (file !== base && !file.startsWith(base + sep)) return notFound(res, rid);
     try {
       let st = await stat(file);
@@ -115,15 +115,15 @@ export function preloadFolder(dir: string, cacheControl: (urlPath: string) => st
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
       else if (e.isFile() && !e.name.startsWith('.') && !e.name.endsWith('.br') && !e.name.endsWith('.gz')) {
-        const url = '/' + relative(dir, p).split(sep).join('/');
+        const url = `/${relative(dir, p).split(sep).join('/')}`;
         const identity = readFileSync(p);
         out.set(url, {
           type: mimeType(e.name),
           cache: cacheControl(url),
-          etag: '"' + createHash('sha256').update(identity).digest('base64url').slice(0, 27) + '"',
+          etag: `"${createHash('sha256').update(identity).digest('base64url').slice(0, 27)}"`,
           identity,
-          br: existsSync(p + '.br') ? readFileSync(p + '.br') : undefined,
-          gzip: existsSync(p + '.gz') ? readFileSync(p + '.gz') : undefined,
+          br: existsSync(`${p}.br`) ? readFileSync(`${p}.br`) : undefined,
+          gzip: existsSync(`${p}.gz`) ? readFileSync(`${p}.gz`) : undefined,
         });
       }
     }
@@ -158,7 +158,7 @@ export function sendAsset(
     ...extra,
   };
   const inm = req.headers['if-none-match'];
-  if (inm !== undefined && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === a.etag)) {
+  if (inm?.split(',').some((t) => t.trim().replace(/^W\//, '') === a.etag)) {
     res.writeHead(304, headers);
     res.end();
     return;

@@ -207,7 +207,7 @@ function errorBody(idJson: string, err: RpcError): string {
     // data that cannot be serialised (BigInt, cycles, depth) is dropped rather than failing the response
     obj = JSON.stringify({ code: err.code, message: err.message });
   }
-  return '{"jsonrpc":"2.0","id":' + idJson + ',"error":' + obj + '}';
+  return `{"jsonrpc":"2.0","id":${idJson},"error":${obj}}`;
 }
 
 /** A whole-request error response (parse error, empty or oversized batch, or a server-level rejection such as
@@ -242,7 +242,7 @@ function batchRefusal(err: RpcError, items: readonly unknown[]): EngineResponse 
     else if ('id' in it) out.push(errorBody(idJsonOf(idOf(it)), err));
   }
   if (out.length === 0) return errorResponse(err);
-  const res: EngineResponse = { status: err.httpStatus, body: '[' + out.join(',') + ']' };
+  const res: EngineResponse = { status: err.httpStatus, body: `[${out.join(',')}]` };
   if (err.headers !== undefined) res.headers = err.headers;
   return res;
 }
@@ -411,7 +411,7 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
       out[i] = obj[key];
       if (i >= len) len = i + 1;
     }
-    const upto = len > e.min ? len : e.min;
+    const upto = Math.max(len, e.min);
     for (let i = 0; i < upto; i++) {
       // JSON has no undefined: undefined here means the name was not given.
       if (out[i] === undefined) {
@@ -570,7 +570,7 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
       // RawResult: the node's bytes go out as they came; anything else is serialised exactly once.
       const json = value instanceof RawResult ? value.json : JSON.stringify(value);
       if (observer !== undefined) observe(method, 'ok', undefined, ctx, value);
-      return '{"jsonrpc":"2.0","id":' + idJson + ',"result":' + json + '}';
+      return `{"jsonrpc":"2.0","id":${idJson},"result":${json}}`;
     } catch (thrown) {
       // serialisation (BigInt, cycles, depth)
       const err = unexpected(thrown, method, ctx);
@@ -623,10 +623,10 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
       const o = outs[i];
       if (o === undefined) continue;
       const s = typeof o === 'string' ? o : o.body;
-      joined = joined === '' ? s : joined + ',' + s;
+      joined = joined === '' ? s : `${joined},${s}`;
     }
     if (joined === '') return { status: 204 };
-    return { status: 200, body: '[' + joined + ']' };
+    return { status: 200, body: `[${joined}]` };
   }
 
   /** Adds the hook's headers to a response (the response's own, e.g. Retry-After, win on a clash). */

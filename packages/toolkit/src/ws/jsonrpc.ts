@@ -69,7 +69,7 @@ export function closeReason(text: string): string {
     if (Buffer.byteLength(out + ch) > 120) break;
     out += ch;
   }
-  return out + '…';
+  return `${out}…`;
 }
 
 /** One open connection, as the server's hooks and handlers see it. */
@@ -180,7 +180,7 @@ export function refuseUpgrade(
   let h = `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
   if (rid !== undefined) h += `x-request-id: ${rid}\r\n`;
   for (const k in headers) h += `${k}: ${headers[k]}\r\n`;
-  socket.end(h + '\r\n' + body, () => socket.destroy());
+  socket.end(`${h}\r\n${body}`, () => socket.destroy());
   // A peer that never reads must not keep the socket open.
   setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
 }

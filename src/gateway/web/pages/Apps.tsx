@@ -177,7 +177,7 @@ export function CreateAppPage({ onUnauthorized }: PageProps) {
       setBusy(false);
     }
   };
-  const bad = (f: string) => (error?.field?.endsWith('/' + f) ? true : undefined);
+  const bad = (f: string) => (error?.field?.endsWith(`/${f}`) ? true : undefined);
 
   return (
     <section aria-labelledby="create-title" className="narrow">
