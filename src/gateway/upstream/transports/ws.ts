@@ -141,10 +141,14 @@ export class WsTransport implements UpstreamTransport {
       return; // closing: the close handler follows
     }
     this.pongTimer = setTimeout(() => {
-      this.pongTimer = undefined;
-      if (this.socket !== socket || this.lastRx >= sentAt) return;
-      this.lastError = `no pong within ${this.ws.pongTimeoutMs} ms (half-open socket)`;
-      socket.terminate();
+      // Judged after the event loop's next poll: when this process itself was busy past the deadline, a pong already
+      // in the socket's buffer is read first (timers run before I/O), so a stall here never tears a live socket down.
+      setImmediate(() => {
+        this.pongTimer = undefined;
+        if (this.socket !== socket || this.lastRx >= sentAt) return;
+        this.lastError = `no pong within ${this.ws.pongTimeoutMs} ms (half-open socket)`;
+        socket.terminate();
+      });
     }, this.ws.pongTimeoutMs);
     this.pongTimer.unref();
   }
