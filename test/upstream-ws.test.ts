@@ -245,6 +245,7 @@ describe('WebSocket upstreams', () => {
     expect(p.stats.failovers).toBeGreaterThan(0);
     await a.kill();
     await until(() => states.includes(false), 2000, 'socket down');
+    expect(p.status()[0]).toMatchObject({ healthy: false, circuit: expect.stringMatching(/open|halfOpen/) });
     // While A is down, calls go to B at once (A's circuit opens on the refused reconnect).
     expect(value(await p.call('eth_chainId'))).toBe('0x7a69');
     // Back on the same port: the socket comes back by itself, the subscription is made again, the gap reported.

@@ -155,8 +155,16 @@ export class UpstreamPool {
           },
         }),
       };
-      // A socket that comes back need not wait for the probe interval.
-      if (transport.push) this.unlisten.push(transport.push.onState((isUp) => isUp && up.breaker.probeSoon()));
+      // A socket that carries the calls and drops takes its upstream out at once (nothing to send them on; /readyz and
+      // the log say so); one that comes back need not wait for the probe interval.
+      const push = transport.push;
+      if (push)
+        this.unlisten.push(
+          push.onState((isUp) => {
+            if (isUp) up.breaker.probeSoon();
+            else if (transport.kind === 'ws') up.breaker.open('upstream socket closed', 'refused');
+          }),
+        );
       this.metrics?.setUpstreamHealth(this.network, label, true);
       this.metrics?.setUpstreamCircuit?.(this.network, label, CIRCUIT.closed);
       return up;
