@@ -41,8 +41,9 @@ export async function generateClient(model: ContractModel, opts: GenerateClientO
   const shared = { command: opts.command, naming };
   // One file at a time: each writer holds a large working set (ajv's compiled schemas, prettier's syntax trees) that
   // is garbage once its text is out; run together they add up (4,000 methods: about 1 GB, issue 26).
-  const validators = writeValidators(model, shared);
+  // types first: a schema it cannot type is a GenerateError naming its pointer, before ajv fails on it less clearly.
   const types = await writeTypes(model, shared);
+  const validators = writeValidators(model, shared);
   const methods = await writeMethods(model, shared);
   const client = await writeClient(model, { ...shared, importPath: opts.importPath });
   const files: GeneratedFiles = new Map<string, string>([
