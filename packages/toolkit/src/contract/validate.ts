@@ -36,17 +36,25 @@ function metaValidator(doc: Json, family: '1.3' | '1.4'): ValidateFunction {
     if (typeof n.$ref === 'string' && n.$ref.startsWith('https://meta.json-schema.tools'))
       return n.$ref.includes('/properties/$ref') ? { type: 'string' } : { $ref: DRAFT7 };
     const out = Object.fromEntries(Object.entries(n).map(([k, v]) => [k, swap(v)]));
-    const alt = Array.isArray(out.oneOf) && out.oneOf.length === 2 ? out.oneOf.findIndex((x: Json) => x?.$ref === REF) : -1;
+    const alt =
+      Array.isArray(out.oneOf) && out.oneOf.length === 2 ? out.oneOf.findIndex((x: Json) => x?.$ref === REF) : -1;
     if (alt >= 0) {
       const other = out.oneOf[1 - alt];
       delete out.oneOf;
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else keyword, not a thenable.
       Object.assign(out, { if: { type: 'object', required: ['$ref'] }, then: { $ref: REF }, else: other });
     }
     return out;
   };
   Object.assign(meta, swap(meta));
   // inlineRefs off: an error's schemaPath then names the definition (referenceObject, methodObject, …) it comes from.
-  const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false, validateSchema: false, inlineRefs: false });
+  const ajv = new Ajv({
+    strict: false,
+    allErrors: true,
+    validateFormats: false,
+    validateSchema: false,
+    inlineRefs: false,
+  });
   const v = ajv.compile(meta);
   if (!extended) compiled.set(family, v);
   return v;
@@ -69,7 +77,7 @@ export function checkDocument(doc: Json): { errors: Finding[]; warnings: Finding
   const warnings: Finding[] = [];
   const version = doc.openrpc;
   const m = typeof version === 'string' ? /^(\d+)\.(\d+)(?:\.(\d+))?/.exec(version) : null;
-  if (!m || m[1] !== '1') {
+  if (m?.[1] !== '1') {
     errors.push({
       pointer: '#/openrpc',
       message: `unsupported OpenRPC version ${JSON.stringify(version)} (this toolkit reads 1.0.0-rc0 … 1.4.x)`,
@@ -145,7 +153,8 @@ function classify(doc: Json, errs: ErrorObject[]): { hard: Finding[]; unknown: F
     if (e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'if') continue;
     const segs = fromPointer(e.instancePath);
     const node = at(doc, segs);
-    const refObject = OBJECT_KINDS.has(kindAt(segs)) && node && typeof node === 'object' && typeof node.$ref === 'string';
+    const refObject =
+      OBJECT_KINDS.has(kindAt(segs)) && node && typeof node === 'object' && typeof node.$ref === 'string';
     const pointer = toPointer(segs);
     if (e.keyword === 'additionalProperties') {
       const prop = (e.params as { additionalProperty: string }).additionalProperty;
@@ -154,10 +163,9 @@ function classify(doc: Json, errs: ErrorObject[]): { hard: Finding[]; unknown: F
       seen.add(p);
       unknown.push({
         pointer: p,
-        message:
-          refObject
-            ? `"${prop}" beside "$ref" is not part of a reference object; ignored`
-            : `unknown property "${prop}" (not in the OpenRPC specification; ignored)`,
+        message: refObject
+          ? `"${prop}" beside "$ref" is not part of a reference object; ignored`
+          : `unknown property "${prop}" (not in the OpenRPC specification; ignored)`,
       });
       continue;
     }
