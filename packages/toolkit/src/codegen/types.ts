@@ -7,6 +7,7 @@ import { refName, type ContractModel, type Json, type MethodModel } from '../con
 import { isHexString, jsdoc, json, tsHeader, type HeaderOptions } from './schema.js';
 import { claim, nameDocument, paramLabels, typeIdentifier, type Naming } from './naming.js';
 
+// biome-ignore lint/suspicious/noTemplateCurlyInString: TypeScript source text (a template literal type), not a template
 const HEX = '`0x${string}`';
 const ROOT = 'RpcgateCodegenRoot';
 
