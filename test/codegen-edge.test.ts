@@ -209,10 +209,10 @@ describe('createServer: by-name handlers and result violations', () => {
       handlers: {
         keywords: (params) => {
           seen.push(params);
-          return { '*/': String((params as Record<string, unknown>).class) };
+          return { '*/': String((params as unknown as Record<string, unknown>).class) };
         },
         chain_head: () => ({ Height: 'not a number', Cids: [] }),
-        tree_walk: ([node]: unknown[]) => ({ head: (node as { value: string }).value, tail: { head: 7 } }),
+        tree_walk: ([node]: readonly unknown[]) => ({ head: (node as { value: string }).value, tail: { head: 7 } }),
       },
       onError: (err, method) => reported.push({ err, method }),
     });
