@@ -209,7 +209,7 @@ describe('createServer: by-name handlers and result violations', () => {
       handlers: {
         keywords: (params) => {
           seen.push(params);
-          return { '*/': String((params as Record<string, unknown>).class) };
+          return { '*/': String((params as unknown as Record<string, unknown>).class) };
         },
         chain_head: () => ({ Height: 'not a number', Cids: [] }),
         tree_walk: (params) => ({
