@@ -26,6 +26,7 @@ import type { JwtAlg } from '../store/schema.js';
 import { BAD_CREDENTIALS, NO_SESSION, badValue, conflict, countLimit, notFound, originRefused } from './errors.js';
 import { DeviceCookies } from './device.js';
 import { AccountThrottle } from './throttle.js';
+import { createLogHandlers } from './logs.js';
 import {
   accountRequest,
   clearedSessionCookie,
@@ -80,7 +81,7 @@ export const MAX_METRICS_POINTS = 1500;
 // over silently, so each field is checked against what it became.
 const METRICS_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(Z|([+-])(\d{2}):(\d{2}))$/;
 
-function parseMetricsTime(s: string, path: string): number {
+export function parseMetricsTime(s: string, path: string): number {
   const m = METRICS_TIME.exec(s);
   const [y, mo, d, h, mi, sec = '0', ms = '0'] = m?.slice(1, 8) ?? [];
   if (m !== null) {
@@ -154,6 +155,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
     services: a.services as T.Services,
     requireJwt: a.requireJwt,
     jwtMaxLifetimeSec: a.jwtMaxLifetimeSec,
+    logBodies: a.logBodies,
     networks: networksOf(a.chain),
     createdAt: iso(a.createdAt),
     updatedAt: iso(a.updatedAt),
@@ -287,6 +289,8 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
   }
 
   const inner: Inner = {
+    // Request log (./logs.ts).
+    ...createLogHandlers({ db, secret, networks: Object.keys(deps.networks), parseTime: parseMetricsTime }),
     // ---- account -------------------------------------------------------------------------------------------------
     async account_signUp([cred], c) {
       const email = store.normalizeEmail(cred.email);
@@ -426,6 +430,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
       if (patch.chain !== undefined) p.chain = chainOf(patch.chain, 'patch', '/1/chain');
       if (patch.services !== undefined) p.services = [...patch.services];
       if (patch.jwtMaxLifetimeSec !== undefined) p.jwtMaxLifetimeSec = patch.jwtMaxLifetimeSec;
+      if (patch.logBodies !== undefined) p.logBodies = patch.logBodies;
       const a = await store.updateApp(db, secret, c.userId, appId, p);
       if (a === undefined) throw notFound('app', appId);
       return appFull(a, c.req.baseUrl);

@@ -54,6 +54,7 @@ import { createNodeHandlers } from '../node-api/handlers.js';
 import { createResponseCaches, type ResponseCaches } from '../cache/index.js';
 import { addressParamsTable, meaningTable } from '../method-meaning.js';
 import { Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
+import { RequestLog, requestLogRetentionMs } from '../metering/request-log.js';
 import { createHttpServer } from '@rpcgate/toolkit/http';
 import { createEngine } from '@rpcgate/toolkit/engine';
 import { createUpstreams, type UpstreamPool } from '../upstream/index.js';
@@ -110,6 +111,8 @@ export interface RunningService {
   limiter: Limiter;
   /** Usage metering (undefined with `metering: false`). `flush()` writes what was recorded (the current minute as a partial row); `stop()` runs on stop. */
   meter: Meter | undefined;
+  /** The request log's writer (undefined with `metering: false` or `requestLog.enabled: false`). */
+  requestLog: RequestLog | undefined;
   /** The /metrics registry. */
   metrics: Metrics;
   /** The response cache per network (src/gateway/cache; a network with the cache off has none). */
@@ -180,6 +183,7 @@ export async function startService(
   const redisClients: { limits?: ServiceRedis; filters?: ServiceRedis; accounts?: ServiceRedis; cache?: ServiceRedis } =
     {};
   let meter: Meter | undefined;
+  let requestLog: RequestLog | undefined;
   let retention: NodeJS.Timeout | undefined;
   let stopped: Promise<void> | undefined;
   let sockets: NodeWebSockets | undefined;
@@ -240,6 +244,7 @@ export async function startService(
         );
       }
       clearInterval(retention);
+      await requestLog?.stop();
       await access?.stop();
       await limiter?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the limiter failed'));
       await filterStore?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the filter store failed'));
@@ -328,6 +333,21 @@ export async function startService(
       retain();
       retention = setInterval(retain, 15 * 60_000);
       retention.unref();
+      // The request log (apps_logs / keys_logs): queued per call, written in batches, bounded by count and age.
+      const rl = config.requestLog;
+      if (rl?.enabled !== false)
+        requestLog = new RequestLog({
+          db: store.db,
+          secret,
+          metrics,
+          logger,
+          flushIntervalMs: rl?.flushIntervalMs,
+          maxQueued: rl?.maxQueued,
+          maxRows: rl?.maxRows,
+          retentionMs: requestLogRetentionMs(rl?.retentionDays, store.dialect === 'postgres'),
+          maxBodyBytes: rl?.maxBodyBytes,
+          redact: { networks: Object.keys(config.networks) },
+        }).start();
     }
 
     // Embedded chains: one compile shared by all, anvils started and seeded in parallel.
@@ -400,7 +420,7 @@ export async function startService(
     }
     const keys = new KeyStores([staticKeys, access]);
     staticKeyCount = staticKeys.size;
-    const callMeter = meter === undefined ? undefined : new CallMeter(meter, metrics);
+    const callMeter = meter === undefined ? undefined : new CallMeter(meter, metrics, requestLog);
     const lim = limiter;
     // Every refused call would otherwise log a line while Redis is down: one line, then one per LOG_EVERY_MS with a count.
     const limiterLog = new LogThrottle(LOG_EVERY_MS);
@@ -550,6 +570,7 @@ export async function startService(
       secret,
       limiter: lim,
       meter,
+      requestLog,
       metrics,
       caches: caches.networks,
       config,

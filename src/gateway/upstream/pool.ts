@@ -16,6 +16,7 @@
 // rate over its last requests (timeouts count, but one call's timeout only fails that call), half-opens after
 // probeIntervalMs and one probe closes it. A node that refuses a batch as too large gets smaller batches, and larger
 // ones again now and then (batchRecovery).
+import { markAnswered } from './answered.js';
 import { Pool } from 'undici';
 import type { UpstreamConfig } from '../config/config.js';
 import type { CostClass } from '../method-meaning.js';
@@ -661,6 +662,7 @@ export class UpstreamPool {
   private succeeded(a: Attempt, c: Call, result: unknown): void {
     if (c.done) return;
     this.observe(c.method, performance.now() - a.t0);
+    markAnswered(result, a.up.label); // for the request log (./answered.ts)
     this.settle(c, result, undefined);
   }
 
@@ -760,8 +762,11 @@ export class UpstreamPool {
       return;
     }
     const o = item as { result?: unknown; error?: unknown };
-    if (o.error !== undefined) this.nodeFailed(c, toNodeError(o.error));
-    else if ('result' in o) this.succeeded(a, c, o.result);
+    if (o.error !== undefined) {
+      const err = toNodeError(o.error);
+      markAnswered(err, a.up.label); // for the request log (./answered.ts)
+      this.nodeFailed(c, err);
+    } else if ('result' in o) this.succeeded(a, c, o.result);
     else this.settle(c, undefined, upstreamBadResponse(this.network, 'upstream response has neither result nor error'));
   }
 
