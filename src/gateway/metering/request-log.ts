@@ -196,7 +196,8 @@ export class RequestLog {
       principalId: p.kind === 'app' ? p.appId : p.keyId,
       userId: p.userId,
       network: e.network,
-      method: e.method,
+      // As sent (the usage metrics fold methods outside the contract into `other`; the log shows what the client asked).
+      method: e.method.length > 128 ? e.method.slice(0, 128) : e.method,
       httpStatus: e.httpStatus,
       code: e.code,
       latencyMs: Math.round(Math.max(e.latencyMs, 0) * 1000) / 1000,

@@ -742,7 +742,9 @@ export class UpstreamPool {
         } catch {
           error = 'node error';
         }
-        this.nodeFailed(c, toNodeError(error));
+        const err = toNodeError(error);
+        markAnswered(err, a.up.label); // for the request log (./answered.ts)
+        this.nodeFailed(c, err);
       }
     }
     for (let i = 0; i < n; i++) {
