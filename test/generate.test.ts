@@ -343,6 +343,7 @@ try {
       depth: 3,
       byName: true,
       byNamePositional: true,
+      // biome-ignore lint/suspicious/noThenProperty: the contract's method `Promise` answers an object with `then`; the client must not await it
       promise: { then: 'b3' },
       batch: ['0xab', { entries: [{ entries: [] }] }, false],
       invalid: -32602,

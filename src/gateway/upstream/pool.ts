@@ -17,7 +17,7 @@
 // probeIntervalMs and one probe closes it. A node that refuses a batch as too large gets smaller batches, and larger
 // ones again now and then (batchRecovery).
 import { markAnswered } from './answered.js';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamConfig } from '../config/config.js';
 import type { CostClass } from '../method-meaning.js';
 import { RawResult } from '@rpcgate/toolkit/engine';
@@ -605,7 +605,7 @@ export class UpstreamPool {
   /** One POST to one upstream; resolves with the body text of a usable (2xx or JSON-RPC error) answer. */
   private async post(up: Upstream, body: string, cls: CostClass, signal?: AbortSignal, probe = false): Promise<string> {
     const t0 = performance.now();
-    let res;
+    let res: Dispatcher.ResponseData;
     try {
       res = await up.pools[cls].request({ path: up.path, method: 'POST', headers: up.headers, body, signal });
     } catch (e) {

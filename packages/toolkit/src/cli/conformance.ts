@@ -3,7 +3,7 @@
 // (`rpcgate conformance <url>` checks an EVM node against its node contract) and options of its own.
 // Exit code: 0 all passed (skips allowed), 1 any failure, 2 bad usage (or a --spec document that cannot be loaded).
 import { Command, InvalidArgumentError } from 'commander';
-import { loadDocument } from '../contract/model.js';
+import { loadDocument, type ContractModel } from '../contract/model.js';
 import { documentLimits, withDocumentLimits, type DocumentLimitFlags } from './document-limits.js';
 import { formatReport, specConformance, type ConformanceReport } from '../conformance/index.js';
 
@@ -63,7 +63,7 @@ export async function conformanceAction(
     .filter(Boolean);
   let report: ConformanceReport;
   if (cli.spec !== undefined) {
-    let model;
+    let model: ContractModel;
     try {
       model = await loadDocument(cli.spec, undefined, documentLimits(cli));
     } catch (e) {

@@ -8,6 +8,7 @@ import { isHexString, jsdoc, json, tsHeader, type HeaderOptions } from './schema
 import { mapSchema } from '../contract/schema-walk.js';
 import { claim, nameDocument, paramLabels, typeIdentifier, type Naming } from './naming.js';
 
+// biome-ignore lint/suspicious/noTemplateCurlyInString: TypeScript source text (a template literal type), not a template
 const HEX = '`0x${string}`';
 const ROOT = 'RpcgateCodegenRoot';
 
