@@ -5,7 +5,7 @@
 // Validated once at start with ajv; a bad value fails start with a message naming the field and where it came from.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Ajv } from 'ajv';
+import { Ajv, type ErrorObject } from 'ajv';
 import { configSchema, type Config, type NetworkConfig } from '../../../generated/config/types.js';
 import { PATHS } from '../paths.js';
 
@@ -343,11 +343,24 @@ function sourceOf(ptr: string, layers: Layer[]): string | undefined {
   return undefined;
 }
 
+/** ajv's errors for an `anyOf` (an upstream: a URL or an {http, ws} pair) name every branch; keep the ones that fit
+ *  the value given (a string's pattern, not "must be object") and drop the summary when they say it all. */
+function plainErrors(errors: readonly ErrorObject[]): ErrorObject[] {
+  const alternatives = errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath);
+  if (alternatives.length === 0) return [...errors];
+  const kept = errors.filter((e) => !(e.keyword === 'type' && alternatives.includes(e.instancePath)));
+  return kept.filter(
+    (e) =>
+      e.keyword !== 'anyOf' ||
+      !kept.some((o) => o !== e && o.keyword !== 'anyOf' && o.instancePath.startsWith(e.instancePath)),
+  );
+}
+
 /** Validates a complete config; throws ConfigError naming every bad field (and, given the layers, its source). */
 export function validate(config: Config, layers: Layer[] = []): Config {
   validateConfig ??= new Ajv({ allErrors: true, strict: false }).compile(SCHEMA);
   if (!validateConfig(config)) {
-    const lines = (validateConfig.errors ?? []).map((e) => {
+    const lines = plainErrors(validateConfig.errors ?? []).map((e) => {
       const p = e.params as Record<string, unknown>;
       const extra =
         'allowedValues' in p

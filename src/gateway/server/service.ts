@@ -50,7 +50,7 @@ import { type Meter, Metrics, logRedaction, type MeterOptions } from '../meterin
 import { RequestLog, requestLogRetentionMs } from '../metering/request-log.js';
 import { createHttpServer } from '@rpcgate/toolkit/http';
 import { createEngine } from '@rpcgate/toolkit/engine';
-import { createUpstreams, type UpstreamPool } from '../upstream/index.js';
+import { createUpstreams, redactUrl, type UpstreamPool, type UpstreamSpec } from '../upstream/index.js';
 import {
   chainsSubsystem,
   drainServer,
@@ -77,7 +77,7 @@ export interface NetworkInfo {
   name: string;
   /** true when served by an embedded anvil. */
   embedded: boolean;
-  /** Upstream node URLs (the embedded anvil's URL when embedded). */
+  /** Upstream node URLs (the embedded anvil's URL when embedded; of an {http, ws} pair, its HTTP URL). */
   upstreams: string[];
   /** Chain id of the embedded chain (undefined for external upstreams: ask the node). */
   chainId?: number;
@@ -235,11 +235,11 @@ export async function startService(
     const chains = built.add('embedded chains', await chainsSubsystem(config, logger));
 
     const networks: Record<string, NetworkInfo> = {};
-    const urlsByNetwork: Record<string, string[]> = {};
+    const urlsByNetwork: Record<string, UpstreamSpec[]> = {};
     for (const [name, n] of Object.entries(config.networks)) {
       const chain = chains.find((c) => c.network === name);
-      const upstreams = chain ? [chain.url] : n.upstreams;
-      urlsByNetwork[name] = upstreams;
+      urlsByNetwork[name] = chain ? [chain.url] : n.upstreams;
+      const upstreams = urlsByNetwork[name].map((u) => (typeof u === 'string' ? u : u.http));
       networks[name] = chain
         ? { name, embedded: true, upstreams, chainId: chain.chainId, pid: chain.pid }
         : { name, embedded: false, upstreams };
@@ -470,11 +470,7 @@ function logDestination(format: Config['logFormat']): DestinationStream {
   });
 }
 
-/** An upstream URL for logs: no credentials, no path (provider keys often live there). */
+/** An upstream URL for logs: no credentials, no path (provider keys often live there); a pair's two URLs each. */
 function redact(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return '(invalid url)';
-  }
+  return url.split(' + ').map(redactUrl).join(' + ');
 }

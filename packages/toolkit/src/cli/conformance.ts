@@ -4,7 +4,14 @@
 // Exit code: 0 all passed (skips allowed), 1 any failure, 2 bad usage (or a --spec document that cannot be loaded).
 import { Command, InvalidArgumentError } from 'commander';
 import { loadDocument, type ContractModel } from '../contract/model.js';
-import { documentLimits, withDocumentLimits, type DocumentLimitFlags } from './document-limits.js';
+import {
+  documentLimits,
+  loadOptions,
+  printWarnings,
+  withDocumentLimits,
+  type DocumentLimitFlags,
+} from './document-limits.js';
+import { errorLine } from './output.js';
 import { formatReport, specConformance, type ConformanceReport } from '../conformance/index.js';
 
 const positiveInt = (v: string) => {
@@ -65,11 +72,12 @@ export async function conformanceAction(
   if (cli.spec !== undefined) {
     let model: ContractModel;
     try {
-      model = await loadDocument(cli.spec, undefined, documentLimits(cli));
+      model = await loadDocument(cli.spec, undefined, documentLimits(cli), loadOptions(cli));
     } catch (e) {
-      err(`rpcgate conformance: cannot use --spec ${cli.spec}: ${(e as Error).message}`);
+      err(`rpcgate conformance: cannot use --spec ${cli.spec}: ${errorLine(e)}`);
       return 2;
     }
+    printWarnings(model.warnings, err);
     report = await specConformance(url, model, { only, timeoutMs: cli.timeout, headers });
   } else if (profile) {
     report = await profile.run(url, { only, timeoutMs: cli.timeout, headers }, cli);
