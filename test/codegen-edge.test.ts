@@ -212,7 +212,10 @@ describe('createServer: by-name handlers and result violations', () => {
           return { '*/': String((params as Record<string, unknown>).class) };
         },
         chain_head: () => ({ Height: 'not a number', Cids: [] }),
-        tree_walk: ([node]: unknown[]) => ({ head: (node as { value: string }).value, tail: { head: 7 } }),
+        tree_walk: (params) => ({
+          head: ((params as readonly unknown[])[0] as { value: string }).value,
+          tail: { head: 7 },
+        }),
       },
       onError: (err, method) => reported.push({ err, method }),
     });

@@ -15,6 +15,10 @@ import { anvilBinary } from '../src/gateway/chain/anvil.js';
 import { RawResult } from '../packages/toolkit/src/rpc/engine.js';
 import { UpstreamPool, type UpstreamMethodPolicy } from '../src/gateway/upstream/index.js';
 import { WsTransport } from '../src/gateway/upstream/transports/ws.js';
+import { startService } from '../src/gateway/server/index.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { redactIn, redactUrl } from '../src/gateway/upstream/redact.js';
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
@@ -365,6 +369,40 @@ describe('WebSocket upstreams', () => {
       ]),
     ).toBe('failed: https://eth-mainnet.g.alchemy.com:443 down');
   });
+
+  it('the running service: /readyz, /metrics and the log show upstreams with credentials as scheme://host:port only', async () => {
+    const dead = await freePort();
+    const deadHttp = await freePort();
+    const secrets = ['alice', 's3cr3tpass', '0123456789abcdef0123', 'TOPSECRETKEY', 'bob', 'an0therpass', 'fedcba98'];
+    const wsUrl = `ws://alice:s3cr3tpass@127.0.0.1:${dead}/v3/0123456789abcdef0123?apikey=TOPSECRETKEY`;
+    const httpUrl = `http://bob:an0therpass@127.0.0.1:${deadHttp}/v2/fedcba9876543210fedc`;
+    const lines: string[] = [];
+    const svc = await startService(
+      {
+        port: 0,
+        logLevel: 'info',
+        devKey: true,
+        dataDir: mkdtempSync(join(tmpdir(), 'rpcgate-ws-redact-')),
+        networks: { secretnet: { upstreams: [wsUrl, { http: httpUrl, ws: wsUrl }], chainId: 5, blockTime: 2 } },
+      },
+      { logDestination: { write: (s: string) => void lines.push(s) } },
+    );
+    cleanups.push(() => svc.stop());
+    // A call fails (both upstreams down): the error, the health log, the metrics and /readyz are all looked at.
+    const res = await fetch(svc.urls.secretnet.B, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+    });
+    const answer = await res.text();
+    await sleep(300);
+    const readyz = await (await fetch(`${svc.url}/readyz`)).text();
+    const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+    expect(readyz).toContain(`ws://127.0.0.1:${dead}`);
+    expect(lines.join('\n')).toContain('upstream marked down');
+    for (const text of [answer, readyz, metrics, lines.join('\n')])
+      for (const secret of secrets) expect(text).not.toContain(secret);
+  }, 30_000);
 
   it('config: ws(s):// URLs and {http, ws} pairs are accepted; anything else is refused with one clear line', () => {
     const ok = loadConfig({

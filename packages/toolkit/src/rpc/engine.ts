@@ -98,8 +98,17 @@ export type NamedHandler<D, C extends CallContext = CallContext> = (
   params: HandlerParams<D>,
   ctx: C,
 ) => Promise<ResultOf<D> | RawResult> | ResultOf<D> | RawResult;
+/** What a handler of an untyped document (no generated descriptor) gets: the positional array, or a by-name method's
+ *  object of named params. */
+export type UntypedParams = readonly unknown[] | { readonly [name: string]: unknown };
+/** Method syntax makes the parameter bivariant, so a handler written for either form (or an engine `Handler`) fits. */
+type UntypedHandler<C> = { handle(params: UntypedParams, ctx: C): unknown }['handle'];
 export type NamedHandlers<M extends MethodTable, C extends CallContext = CallContext> = {
-  [K in keyof M]?: '__paramsByName' extends keyof M[K] ? NamedHandler<M[K], C> : Handler<M[K], C>;
+  [K in keyof M]?: readonly unknown[] extends ParamsOf<M[K]>
+    ? UntypedHandler<C>
+    : '__paramsByName' extends keyof M[K]
+      ? NamedHandler<M[K], C>
+      : Handler<M[K], C>;
 };
 
 /** A call as the admission hook sees it: valid envelope, known method, params validated (positional). */
