@@ -283,11 +283,13 @@ describe('account API: sessions', () => {
     'apps_usage',
     'apps_get',
     'apps_metrics',
+    'apps_logs',
     'apps_listAllowlist',
     'apps_listJwtKeys',
     'keys_list',
     'keys_get',
     'keys_metrics',
+    'keys_logs',
   ]);
 
   it('every changing method refuses a foreign Origin (-32041, HTTP 403) and changes nothing', async () => {
@@ -444,6 +446,18 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
       [keyA.id, { from: '2025-03-01T09:00:00Z', to: '2025-03-01T10:00:00Z', granularity: 'hour', network: 'holesky' }],
       '/1/network',
     ],
+    // Request log queries: the schema's bounds, then what only the handler knows (network, cursor, time order).
+    ['apps_logs', [appA.id, { limit: 0 }], '/1/limit'],
+    ['apps_logs', [appA.id, { limit: 501 }], '/1/limit'],
+    ['apps_logs', [appA.id, { minLatencyMs: -1 }], '/1/minLatencyMs'],
+    ['apps_logs', [appA.id, { status: 'failed' }], '/1/status'],
+    ['apps_logs', [appA.id, { since: '2025-02-30T00:00:00Z' }], '/1/since'],
+    ['apps_logs', [appA.id, { since: '2025-03-01T10:00:00Z', until: '2025-03-01T09:00:00Z' }], '/1/until'],
+    ['apps_logs', [appA.id, { cursor: 'AAAA' }], '/1/cursor'],
+    ['apps_logs', [appA.id, { network: 'holesky' }], '/1/network'],
+    ['keys_logs', [keyA.id, { httpStatus: 99 }], '/1/httpStatus'],
+    ['keys_logs', [keyA.id, { requestId: '' }], '/1/requestId'],
+    ['keys_logs', [keyA.id, { surprise: 1 }], '/1'],
   ];
 
   it('covers every changing method', () => {
@@ -538,6 +552,11 @@ describe('account API: ownership', () => {
     ['keys_metrics', [keyA.id, { from: '2025-03-01T09:00:00Z', to: '2025-03-01T10:00:00Z', granularity: 'minute' }]],
     ['apps_metrics', [appA.id, { from: '2025-03-01T09:00:00Z', to: '2025-03-01T10:00:00Z', granularity: 'minute' }]],
     ['apps_metrics', [appA.id, { from: '2025-03-01T09:00:00Z', to: '2025-03-01T08:00:00Z', granularity: 'minute' }]], // a bad query: still "not found" first
+    ['apps_logs', [appA.id]],
+    ['apps_logs', [appA.id, { method: 'eth_call', status: 'error', limit: 5 }]],
+    ['apps_logs', [appA.id, { cursor: 'AAAA' }]], // a bad query: still "not found" first
+    ['keys_logs', [keyA.id]],
+    ['keys_logs', [keyA.id, { since: '2025-03-01T09:00:00Z', minLatencyMs: 1 }]],
     ['keys_delete', [keyA.id]],
   ];
 
@@ -546,7 +565,7 @@ describe('account API: ownership', () => {
     const withId = contract.methods
       .filter((m: Json) => m.params.some((p: Json) => /Id$/.test(p.name)))
       .map((m: Json) => m.name);
-    expect(withId.length).toBe(15);
+    expect(withId.length).toBe(17);
     for (const m of withId) expect(covered, m).toContain(m);
   });
 

@@ -34,6 +34,8 @@ interface Manifest {
   name: string;
   exports: Record<string, string | { types?: string; default: string }>;
   dependencies?: Record<string, string>;
+  /** Optional peers (typescript: generate's type check runs when the user has it). */
+  peerDependencies?: Record<string, string>;
 }
 const PACKAGES = ['client', 'toolkit'] as const;
 const manifests = Object.fromEntries(
@@ -126,7 +128,12 @@ function check(sources: Iterable<[file: string, text: string]>): { edges: Edge[]
         // A library or a builtin: the client takes none; a package takes only what its package.json declares.
         if (layer === 'client' && (builtins.has(spec) || !manifests.client.dependencies?.[libraryOf(spec)])) {
           wrong.push(`${file} imports ${spec}: @rpcgate/client depends on nothing but re2js`);
-        } else if (layer === 'toolkit' && !builtins.has(spec) && !manifests.toolkit.dependencies?.[libraryOf(spec)]) {
+        } else if (
+          layer === 'toolkit' &&
+          !builtins.has(spec) &&
+          !manifests.toolkit.dependencies?.[libraryOf(spec)] &&
+          !manifests.toolkit.peerDependencies?.[libraryOf(spec)]
+        ) {
           wrong.push(`${file} imports ${spec}: not a dependency in packages/toolkit/package.json`);
         }
         continue;

@@ -545,6 +545,50 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("apps_metrics", [\n    "app_7QmKf3xR9vTzLp2NwYb5Hc",\n    {\n        "from": "2025-03-01T09:00:00Z",\n        "to": "2025-03-01T11:00:00Z",\n        "granularity": "hour",\n    },\n])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
   ],
+  apps_logs: [
+    {
+      id: 'curl',
+      language: 'shell',
+      label: 'curl',
+      code: 'curl -s -X POST \'{{RPC_URL}}\' \\\n  -H \'Content-Type: application/json\' \\\n  --data \'{"jsonrpc":"2.0","id":1,"method":"apps_logs","params":["app_7QmKf3xR9vTzLp2NwYb5Hc",{"method":"eth_call","status":"error","since":"2025-03-01T09:00:00Z","limit":1}]}\'\n',
+    },
+    {
+      id: 'fetch',
+      language: 'javascript',
+      label: 'JavaScript (fetch)',
+      code: "// Node.js 18+ or a browser: the global fetch\nconst params = [\n  'app_7QmKf3xR9vTzLp2NwYb5Hc',\n  {\n    method: 'eth_call',\n    status: 'error',\n    since: '2025-03-01T09:00:00Z',\n    limit: 1,\n  },\n];\nconst response = await fetch('{{RPC_URL}}', {\n  method: 'POST',\n  headers: { 'Content-Type': 'application/json' },\n  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'apps_logs', params }),\n});\nconst { result, error } = await response.json();\nif (error) {\n  console.error(`error ${error.code}: ${error.message}`);\n  process.exit(1);\n}\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6)',
+      code: "import { JsonRpcProvider } from 'ethers';\n\nconst provider = new JsonRpcProvider('{{RPC_URL}}');\nconst params = [\n  'app_7QmKf3xR9vTzLp2NwYb5Hc',\n  {\n    method: 'eth_call',\n    status: 'error',\n    since: '2025-03-01T09:00:00Z',\n    limit: 1,\n  },\n];\nconst result = await provider.send('apps_logs', params);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nprovider.destroy();\n",
+    },
+    {
+      id: 'web3js',
+      language: 'javascript',
+      label: 'JavaScript (web3.js v4)',
+      code: "import { Web3 } from 'web3';\n\nconst web3 = new Web3('{{RPC_URL}}');\nconst params = [\n  'app_7QmKf3xR9vTzLp2NwYb5Hc',\n  {\n    method: 'eth_call',\n    status: 'error',\n    since: '2025-03-01T09:00:00Z',\n    limit: 1,\n  },\n];\nconst result = await web3.requestManager.send({ method: 'apps_logs', params });\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem)',
+      code: "import { createPublicClient, http, rpcSchema } from 'viem';\n\nconst client = createPublicClient({\n  transport: http('{{RPC_URL}}'),\n  // declares the raw method for viem's typed request() (not every method has a viem action)\n  rpcSchema: rpcSchema<[{ Method: 'apps_logs'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'apps_logs', params: [\n  'app_7QmKf3xR9vTzLp2NwYb5Hc',\n  {\n    method: 'eth_call',\n    status: 'error',\n    since: '2025-03-01T09:00:00Z',\n    limit: 1,\n  },\n] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n",
+    },
+    {
+      id: 'rpcgate',
+      language: 'typescript',
+      label: 'TypeScript (rpcgate client)',
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('apps_logs', [\n  'app_7QmKf3xR9vTzLp2NwYb5Hc',\n  {\n    method: 'eth_call',\n    status: 'error',\n    since: '2025-03-01T09:00:00Z',\n    limit: 1,\n  },\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'web3py',
+      language: 'python',
+      label: 'Python (web3.py)',
+      code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("apps_logs", [\n    "app_7QmKf3xR9vTzLp2NwYb5Hc",\n    {\n        "method": "eth_call",\n        "status": "error",\n        "since": "2025-03-01T09:00:00Z",\n        "limit": 1,\n    },\n])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+  ],
   apps_update: [
     {
       id: 'curl',
@@ -1159,6 +1203,50 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       language: 'python',
       label: 'Python (web3.py)',
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("keys_metrics", [\n    "key_5Ws8KqTn2PzYc7RmLb3VxF",\n    {\n        "from": "2025-03-01T09:00:00Z",\n        "to": "2025-03-01T11:00:00Z",\n        "granularity": "hour",\n    },\n])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+  ],
+  keys_logs: [
+    {
+      id: 'curl',
+      language: 'shell',
+      label: 'curl',
+      code: 'curl -s -X POST \'{{RPC_URL}}\' \\\n  -H \'Content-Type: application/json\' \\\n  --data \'{"jsonrpc":"2.0","id":1,"method":"keys_logs","params":["key_2VnR8sKpQ4wXyZ7mLc3Jd9",{"method":"eth_call","status":"error","since":"2025-03-01T09:00:00Z","limit":1}]}\'\n',
+    },
+    {
+      id: 'fetch',
+      language: 'javascript',
+      label: 'JavaScript (fetch)',
+      code: "// Node.js 18+ or a browser: the global fetch\nconst params = [\n  'key_2VnR8sKpQ4wXyZ7mLc3Jd9',\n  {\n    method: 'eth_call',\n    status: 'error',\n    since: '2025-03-01T09:00:00Z',\n    limit: 1,\n  },\n];\nconst response = await fetch('{{RPC_URL}}', {\n  method: 'POST',\n  headers: { 'Content-Type': 'application/json' },\n  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'keys_logs', params }),\n});\nconst { result, error } = await response.json();\nif (error) {\n  console.error(`error ${error.code}: ${error.message}`);\n  process.exit(1);\n}\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6)',
+      code: "import { JsonRpcProvider } from 'ethers';\n\nconst provider = new JsonRpcProvider('{{RPC_URL}}');\nconst params = [\n  'key_2VnR8sKpQ4wXyZ7mLc3Jd9',\n  {\n    method: 'eth_call',\n    status: 'error',\n    since: '2025-03-01T09:00:00Z',\n    limit: 1,\n  },\n];\nconst result = await provider.send('keys_logs', params);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nprovider.destroy();\n",
+    },
+    {
+      id: 'web3js',
+      language: 'javascript',
+      label: 'JavaScript (web3.js v4)',
+      code: "import { Web3 } from 'web3';\n\nconst web3 = new Web3('{{RPC_URL}}');\nconst params = [\n  'key_2VnR8sKpQ4wXyZ7mLc3Jd9',\n  {\n    method: 'eth_call',\n    status: 'error',\n    since: '2025-03-01T09:00:00Z',\n    limit: 1,\n  },\n];\nconst result = await web3.requestManager.send({ method: 'keys_logs', params });\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem)',
+      code: "import { createPublicClient, http, rpcSchema } from 'viem';\n\nconst client = createPublicClient({\n  transport: http('{{RPC_URL}}'),\n  // declares the raw method for viem's typed request() (not every method has a viem action)\n  rpcSchema: rpcSchema<[{ Method: 'keys_logs'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'keys_logs', params: [\n  'key_2VnR8sKpQ4wXyZ7mLc3Jd9',\n  {\n    method: 'eth_call',\n    status: 'error',\n    since: '2025-03-01T09:00:00Z',\n    limit: 1,\n  },\n] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n",
+    },
+    {
+      id: 'rpcgate',
+      language: 'typescript',
+      label: 'TypeScript (rpcgate client)',
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('keys_logs', [\n  'key_2VnR8sKpQ4wXyZ7mLc3Jd9',\n  {\n    method: 'eth_call',\n    status: 'error',\n    since: '2025-03-01T09:00:00Z',\n    limit: 1,\n  },\n]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'web3py',
+      language: 'python',
+      label: 'Python (web3.py)',
+      code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("keys_logs", [\n    "key_2VnR8sKpQ4wXyZ7mLc3Jd9",\n    {\n        "method": "eth_call",\n        "status": "error",\n        "since": "2025-03-01T09:00:00Z",\n        "limit": 1,\n    },\n])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
   ],
   keys_delete: [

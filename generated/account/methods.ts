@@ -25,6 +25,8 @@ import type {
   AppsGetResult,
   AppsMetricsParams,
   AppsMetricsResult,
+  AppsLogsParams,
+  AppsLogsResult,
   AppsUpdateParams,
   AppsUpdateResult,
   AppsRotateKeyParams,
@@ -53,6 +55,8 @@ import type {
   KeysGetResult,
   KeysMetricsParams,
   KeysMetricsResult,
+  KeysLogsParams,
+  KeysLogsResult,
   KeysDeleteParams,
   KeysDeleteResult,
 } from './types.js';
@@ -108,6 +112,9 @@ export const extensions = {
   apps_metrics: {
     'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
   },
+  apps_logs: {
+    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
+  },
   apps_update: {
     'x-gateway': { route: 'local', idempotent: true, retryable: false, cache: 'never', open: false, readOnly: false },
   },
@@ -148,6 +155,9 @@ export const extensions = {
     'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
   },
   keys_metrics: {
+    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
+  },
+  keys_logs: {
     'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
   },
   keys_delete: {
@@ -294,6 +304,20 @@ export const methods = {
     paramStructure: 'either',
     ext: extensions['apps_metrics'],
   } as MethodDescriptor<AppsMetricsParams, AppsMetricsResult, (typeof extensions)['apps_metrics']>,
+  /**
+   * Returns an app's request log, newest first.
+   */
+  apps_logs: {
+    name: 'apps_logs',
+    summary: "Returns an app's request log, newest first.",
+    params: [
+      { name: 'appId', required: true },
+      { name: 'query', required: false },
+    ],
+    errors: [-32602, -32016, -32010, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['apps_logs'],
+  } as MethodDescriptor<AppsLogsParams, AppsLogsResult, (typeof extensions)['apps_logs']>,
   /**
    * Changes an app's fields.
    */
@@ -477,6 +501,20 @@ export const methods = {
     paramStructure: 'either',
     ext: extensions['keys_metrics'],
   } as MethodDescriptor<KeysMetricsParams, KeysMetricsResult, (typeof extensions)['keys_metrics']>,
+  /**
+   * Returns a network key's request log, newest first.
+   */
+  keys_logs: {
+    name: 'keys_logs',
+    summary: "Returns a network key's request log, newest first.",
+    params: [
+      { name: 'keyId', required: true },
+      { name: 'query', required: false },
+    ],
+    errors: [-32602, -32016, -32010, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['keys_logs'],
+  } as MethodDescriptor<KeysLogsParams, KeysLogsResult, (typeof extensions)['keys_logs']>,
   /**
    * Deletes (revokes) a network key.
    */

@@ -85,6 +85,10 @@ export type Granularity = 'minute' | 'hour' | 'day';
  * Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` or `exp - now` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`); an `iat` in the future (beyond 30 s) or timestamps in milliseconds are refused for every app (`issued in the future`, `timestamp in milliseconds`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).
  */
 export type JwtMaxLifetime = number | null;
+/**
+ * Opaque position in a request log (the `next` of the previous page).
+ */
+export type LogCursor = string;
 
 /**
  * Email and password.
@@ -134,6 +138,10 @@ export interface AppPatch {
   chain?: ChainName;
   services?: Services;
   jwtMaxLifetimeSec?: JwtMaxLifetime;
+  /**
+   * Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default.
+   */
+  logBodies?: boolean;
 }
 /**
  * An app as listed (without its key).
@@ -156,6 +164,10 @@ export interface AppSummary {
   createdAt: Timestamp;
   updatedAt: Timestamp;
   jwtMaxLifetimeSec: JwtMaxLifetime;
+  /**
+   * Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default.
+   */
+  logBodies?: boolean;
 }
 /**
  * An app with its API key and its node API URL per network.
@@ -189,6 +201,10 @@ export interface App {
     [k: string]: string | undefined;
   };
   jwtMaxLifetimeSec: JwtMaxLifetime;
+  /**
+   * Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default.
+   */
+  logBodies?: boolean;
 }
 export interface OriginEntry {
   kind: 'origin';
@@ -508,6 +524,114 @@ export interface AccountQuota {
   remaining: number;
   resetAt: Timestamp;
 }
+/**
+ * Filters of a request log query (all optional; given ones must all match) and paging. Entries come newest first; pass the answer's `next` as `cursor` for the following page. Entries are kept `requestLog.retentionDays` (default 10 days on PostgreSQL, 2 on SQLite) and at most `requestLog.maxRows` in all; a call shows up within about `requestLog.flushIntervalMs` (1 s).
+ */
+export interface LogQuery {
+  /**
+   * Only calls on this network.
+   */
+  network?: Network;
+  /**
+   * Only calls of this JSON-RPC method (`other` for requests refused before their method was read).
+   */
+  method?: string;
+  /**
+   * Only calls that failed with this JSON-RPC error code.
+   */
+  code?: number;
+  /**
+   * Only successful calls (`ok`) or only failed ones (`error`).
+   */
+  status?: 'ok' | 'error';
+  /**
+   * Only calls answered with this HTTP status (200 for results and node errors; a refusal's own status, e.g. 429, 403).
+   */
+  httpStatus?: number;
+  /**
+   * Only calls that took at least this long (ms).
+   */
+  minLatencyMs?: number;
+  /**
+   * Only calls answered at or after this time.
+   */
+  since?: MetricsTime;
+  /**
+   * Only calls answered before this time.
+   */
+  until?: MetricsTime;
+  /**
+   * Only the calls of this HTTP request or WebSocket message (the `x-request-id` rpcgate answered with).
+   */
+  requestId?: string;
+  /**
+   * Entries per page (default 50).
+   */
+  limit?: number;
+  cursor?: LogCursor;
+}
+/**
+ * One node API call.
+ */
+export interface LogEntry {
+  /**
+   * Entry id (unique in this deployment).
+   */
+  id: string;
+  /**
+   * When the call was answered.
+   */
+  time: Timestamp;
+  network: Network;
+  method: string;
+  /**
+   * 200 for a result or the node's own error; a refusal's status otherwise (the whole request's status for a batch refused as one).
+   */
+  httpStatus: number;
+  /**
+   * JSON-RPC error code; null = success.
+   */
+  code: number | null;
+  /**
+   * From the request's arrival to the call's answer (ms).
+   */
+  latencyMs: number;
+  /**
+   * Answered from rpcgate's response cache.
+   */
+  cacheHit: boolean;
+  /**
+   * The node that answered (host:port, or its index when several share one), null when none did (cache hit, refusal).
+   */
+  upstream: string | null;
+  /**
+   * The request's `x-request-id`.
+   */
+  requestId: string | null;
+  transport: 'http' | 'ws';
+  /**
+   * Keyed hash of the client IP (HMAC-SHA256 with the server secret, 32 hex digits): tells clients apart without storing their address.
+   */
+  ipHash: string | null;
+  /**
+   * Apps with `logBodies` only: the params as JSON, redacted, possibly cut (ends with `…[truncated]`).
+   */
+  params?: string;
+  /**
+   * Apps with `logBodies` only: the result (or `{"error":…}`) as JSON, redacted, possibly cut.
+   */
+  result?: string;
+}
+/**
+ * A page of a request log, newest first.
+ */
+export interface LogPage {
+  entries: LogEntry[];
+  /**
+   * Cursor of the next (older) page; null = no more entries.
+   */
+  next: LogCursor | null;
+}
 
 // ---- methods ----
 /**
@@ -606,6 +730,14 @@ export type AppsMetricsParams = [appId: AppId, query: MetricsQuery];
  * Result of `apps_metrics` (series).
  */
 export type AppsMetricsResult = UsageSeries;
+/**
+ * Params of `apps_logs`: Returns an app's request log, newest first.
+ */
+export type AppsLogsParams = [appId: AppId, query?: LogQuery];
+/**
+ * Result of `apps_logs` (page).
+ */
+export type AppsLogsResult = LogPage;
 /**
  * Params of `apps_update`: Changes an app's fields.
  */
@@ -718,6 +850,14 @@ export type KeysMetricsParams = [keyId: NetworkKeyId, query: MetricsQuery];
  * Result of `keys_metrics` (series).
  */
 export type KeysMetricsResult = UsageSeries;
+/**
+ * Params of `keys_logs`: Returns a network key's request log, newest first.
+ */
+export type KeysLogsParams = [keyId: NetworkKeyId, query?: LogQuery];
+/**
+ * Result of `keys_logs` (page).
+ */
+export type KeysLogsResult = LogPage;
 /**
  * Params of `keys_delete`: Deletes (revokes) a network key.
  */
@@ -1141,6 +1281,52 @@ export interface AccountMethods {
    * ```
    */
   apps_metrics: { params: AppsMetricsParams; result: AppsMetricsResult };
+  /**
+   * Returns an app's request log, newest first.
+   *
+   * Every node API call of an app (HTTP calls, each batch item, WebSocket calls and refusals once the key was known), newest first, filtered by `query` and paged by cursor. Another user's app is not found (-32010): no account ever reads another's entries. A bad cursor or time is -32602.
+   *
+   * Params:
+   * - `appId`: The app.
+   * - `query` (optional): Filters and paging; absent = the newest 50 entries.
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "app_7QmKf3xR9vTzLp2NwYb5Hc",
+   *   {
+   *     "method": "eth_call",
+   *     "status": "error",
+   *     "since": "2025-03-01T09:00:00Z",
+   *     "limit": 1
+   *   }
+   * ]
+   * // result
+   * {
+   *   "entries": [
+   *     {
+   *       "id": "184467",
+   *       "time": "2025-03-01T09:12:03.512Z",
+   *       "network": "mainnet",
+   *       "method": "eth_call",
+   *       "httpStatus": 200,
+   *       "code": 3,
+   *       "latencyMs": 41.2,
+   *       "cacheHit": false,
+   *       "upstream": "node-1.internal:8545",
+   *       "requestId": "9f1c2e7a-55d4-4c1e-9a8e-1b2f3c4d5e6f",
+   *       "transport": "http",
+   *       "ipHash": "5d41402abc4b2a76b9719d911017c592"
+   *     }
+   *   ],
+   *   "next": "MTc0MDgyMDMyMzUxMi4xODQ0Njc"
+   * }
+   * ```
+   */
+  apps_logs: { params: AppsLogsParams; result: AppsLogsResult };
   /**
    * Changes an app's fields.
    *
@@ -1638,6 +1824,52 @@ export interface AccountMethods {
    * ```
    */
   keys_metrics: { params: KeysMetricsParams; result: KeysMetricsResult };
+  /**
+   * Returns a network key's request log, newest first.
+   *
+   * Every node API call of a network key (HTTP calls, each batch item, WebSocket calls and refusals once the key was known), newest first, filtered by `query` and paged by cursor. Another user's key is not found (-32010): no account ever reads another's entries. A bad cursor or time is -32602.
+   *
+   * Params:
+   * - `keyId`: The key.
+   * - `query` (optional): Filters and paging; absent = the newest 50 entries.
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "key_2VnR8sKpQ4wXyZ7mLc3Jd9",
+   *   {
+   *     "method": "eth_call",
+   *     "status": "error",
+   *     "since": "2025-03-01T09:00:00Z",
+   *     "limit": 1
+   *   }
+   * ]
+   * // result
+   * {
+   *   "entries": [
+   *     {
+   *       "id": "184467",
+   *       "time": "2025-03-01T09:12:03.512Z",
+   *       "network": "mainnet",
+   *       "method": "eth_call",
+   *       "httpStatus": 200,
+   *       "code": 3,
+   *       "latencyMs": 41.2,
+   *       "cacheHit": false,
+   *       "upstream": "node-1.internal:8545",
+   *       "requestId": "9f1c2e7a-55d4-4c1e-9a8e-1b2f3c4d5e6f",
+   *       "transport": "http",
+   *       "ipHash": "5d41402abc4b2a76b9719d911017c592"
+   *     }
+   *   ],
+   *   "next": "MTc0MDgyMDMyMzUxMi4xODQ0Njc"
+   * }
+   * ```
+   */
+  keys_logs: { params: KeysLogsParams; result: KeysLogsResult };
   /**
    * Deletes (revokes) a network key.
    *

@@ -1615,7 +1615,7 @@ return errors === 0;
 
 export const apps_create__result_ajv = validate79;
 const schema39 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_create:result"};
-const schema40 = {"type":"object","description":"An app with its API key and its node API URL per network.","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt","keyRotatedAt","key","urls"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"keyRotatedAt":{"description":"When the key was last rotated; null if never.","oneOf":[{"$ref":"urn:rpcgate:account:schema:Timestamp"},{"type":"null"}]},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"urls":{"type":"object","description":"Node API URL (access point A, `…/{network}/v2/{key}`) per network.","additionalProperties":{"type":"string"}},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"}},"$id":"urn:rpcgate:account:schema:App"};
+const schema40 = {"type":"object","description":"An app with its API key and its node API URL per network.","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt","keyRotatedAt","key","urls"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"keyRotatedAt":{"description":"When the key was last rotated; null if never.","oneOf":[{"$ref":"urn:rpcgate:account:schema:Timestamp"},{"type":"null"}]},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"urls":{"type":"object","description":"Node API URL (access point A, `…/{network}/v2/{key}`) per network.","additionalProperties":{"type":"string"}},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:App"};
 const schema41 = {"type":"string","description":"An app id: `app_` and 128 random bits in base58.","pattern":"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AppId"};
 const pattern6 = func50("^app_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
@@ -2127,6 +2127,23 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.logBodies !== undefined && func0.call(data, "logBodies")){
+let data16 = data.logBodies;
+const _errs27 = errors;
+if(typeof data16 !== "boolean"){
+validate80.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs28 = errors;
+if(errors === _errs27){
+}
+var valid0 = _errs27 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
 }
 }
 }
@@ -2200,7 +2217,7 @@ return errors === 0;
 
 export const apps_list__result_ajv = validate98;
 const schema45 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AppSummary"},"$id":"urn:rpcgate:account:apps_list:result"};
-const schema46 = {"type":"object","description":"An app as listed (without its key).","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"}},"$id":"urn:rpcgate:account:schema:AppSummary"};
+const schema46 = {"type":"object","description":"An app as listed (without its key).","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppSummary"};
 
 function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppSummary" */;
@@ -2413,6 +2430,23 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.logBodies !== undefined && func0.call(data, "logBodies")){
+let data12 = data.logBodies;
+const _errs16 = errors;
+if(typeof data12 !== "boolean"){
+validate99.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs17 = errors;
+if(errors === _errs16){
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
 }
 }
 }
@@ -4086,11 +4120,868 @@ validate132.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_update__params_ajv = validate146;
-const schema62 = {"$id":"urn:rpcgate:account:apps_update:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AppPatch"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema63 = {"type":"object","description":"Fields to change; those left out keep their value.","additionalProperties":false,"minProperties":1,"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"}},"$id":"urn:rpcgate:account:schema:AppPatch"};
+export const apps_logs__params_ajv = validate146;
+const schema62 = {"$id":"urn:rpcgate:account:apps_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
+const schema63 = {"type":"object","additionalProperties":false,"description":"Filters of a request log query (all optional; given ones must all match) and paging. Entries come newest first; pass the answer's `next` as `cursor` for the following page. Entries are kept `requestLog.retentionDays` (default 10 days on PostgreSQL, 2 on SQLite) and at most `requestLog.maxRows` in all; a call shows up within about `requestLog.flushIntervalMs` (1 s).","properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network."},"method":{"type":"string","minLength":1,"maxLength":128,"description":"Only calls of this JSON-RPC method (`other` for requests refused before their method was read)."},"code":{"type":"integer","minimum":-2147483648,"maximum":2147483647,"description":"Only calls that failed with this JSON-RPC error code."},"status":{"type":"string","enum":["ok","error"],"description":"Only successful calls (`ok`) or only failed ones (`error`)."},"httpStatus":{"type":"integer","minimum":100,"maximum":599,"description":"Only calls answered with this HTTP status (200 for results and node errors; a refusal's own status, e.g. 429, 403)."},"minLatencyMs":{"type":"number","minimum":0,"description":"Only calls that took at least this long (ms)."},"since":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered at or after this time."},"until":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered before this time."},"requestId":{"type":"string","minLength":1,"maxLength":128,"description":"Only the calls of this HTTP request or WebSocket message (the `x-request-id` rpcgate answered with)."},"limit":{"type":"integer","minimum":1,"maximum":500,"default":50,"description":"Entries per page (default 50)."},"cursor":{"$ref":"urn:rpcgate:account:schema:LogCursor"}},"$id":"urn:rpcgate:account:schema:LogQuery"};
+const schema64 = {"type":"string","description":"Opaque position in a request log (the `next` of the previous page).","pattern":"^[A-Za-z0-9_-]{1,64}$","$id":"urn:rpcgate:account:schema:LogCursor"};
+const pattern10 = func50("^[A-Za-z0-9_-]{1,64}$", "u");
+
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:LogCursor" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(!pattern10.test(data)){
+validate152.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""}];
+return false;
+}
+else {
+}
+}
+else {
+validate152.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate152.errors = vErrors;
+return errors === 0;
+}
+
 
 function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:LogQuery" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(func0.call(schema63.properties, key0))){
+validate148.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.network !== undefined && func0.call(data, "network")){
+let data0 = data.network;
+const _errs2 = errors;
+if(!(validate53(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.method !== undefined && func0.call(data, "method")){
+let data1 = data.method;
+const _errs3 = errors;
+const _errs4 = errors;
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func48(data1) > 128){
+validate148.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func48(data1) < 1){
+validate148.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+}
+}
+}
+else {
+validate148.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === _errs3){
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.code !== undefined && func0.call(data, "code")){
+let data2 = data.code;
+const _errs5 = errors;
+if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+validate148.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
+if(typeof data2 == "number"){
+if(data2 > 2147483647 || isNaN(data2)){
+validate148.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data2 < -2147483648 || isNaN(data2)){
+validate148.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2147483648},message:"must be >= -2147483648"}];
+return false;
+}
+else {
+}
+}
+}
+if(errors === _errs5){
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.status !== undefined && func0.call(data, "status")){
+let data3 = data.status;
+const _errs7 = errors;
+if(typeof data3 !== "string"){
+validate148.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs8 = errors;
+const vSchema0 = schema63.properties.status.enum;
+if(!((data3 === "ok") || (data3 === "error"))){
+validate148.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema63.properties.status.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs7){
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.httpStatus !== undefined && func0.call(data, "httpStatus")){
+let data4 = data.httpStatus;
+const _errs9 = errors;
+if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
+validate148.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs10 = errors;
+if(errors === _errs9){
+if(typeof data4 == "number"){
+if(data4 > 599 || isNaN(data4)){
+validate148.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599"}];
+return false;
+}
+else {
+if(data4 < 100 || isNaN(data4)){
+validate148.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
+return false;
+}
+else {
+}
+}
+}
+if(errors === _errs9){
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.minLatencyMs !== undefined && func0.call(data, "minLatencyMs")){
+let data5 = data.minLatencyMs;
+const _errs11 = errors;
+const _errs12 = errors;
+if(errors === _errs11){
+if(typeof data5 == "number"){
+if(data5 < 0 || isNaN(data5)){
+validate148.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+else {
+validate148.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+if(errors === _errs11){
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.since !== undefined && func0.call(data, "since")){
+let data6 = data.since;
+const _errs13 = errors;
+if(!(validate125(data6, {instancePath:instancePath+"/since",parentData:data,parentDataProperty:"since",rootData}))){
+vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.until !== undefined && func0.call(data, "until")){
+let data7 = data.until;
+const _errs14 = errors;
+if(!(validate125(data7, {instancePath:instancePath+"/until",parentData:data,parentDataProperty:"until",rootData}))){
+vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.requestId !== undefined && func0.call(data, "requestId")){
+let data8 = data.requestId;
+const _errs15 = errors;
+const _errs16 = errors;
+if(errors === _errs15){
+if(typeof data8 === "string"){
+if(func48(data8) > 128){
+validate148.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func48(data8) < 1){
+validate148.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+}
+}
+}
+else {
+validate148.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === _errs15){
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined && func0.call(data, "limit")){
+let data9 = data.limit;
+const _errs17 = errors;
+if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
+validate148.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs18 = errors;
+if(errors === _errs17){
+if(typeof data9 == "number"){
+if(data9 > 500 || isNaN(data9)){
+validate148.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500},message:"must be <= 500"}];
+return false;
+}
+else {
+if(data9 < 1 || isNaN(data9)){
+validate148.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+else {
+}
+}
+}
+if(errors === _errs17){
+}
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined && func0.call(data, "cursor")){
+let data10 = data.cursor;
+const _errs19 = errors;
+if(!(validate152(data10, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs19 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate148.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_logs:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 2){
+validate146.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate146.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 2)){
+validate146.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+let data1 = data[1];
+const _errs2 = errors;
+if(!(validate148(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+else {
+validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate146.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_logs__result_ajv = validate155;
+const schema65 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:apps_logs:result"};
+const schema66 = {"type":"object","additionalProperties":false,"required":["entries","next"],"description":"A page of a request log, newest first.","properties":{"entries":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:LogEntry"}},"next":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:LogCursor"},{"type":"null"}],"description":"Cursor of the next (older) page; null = no more entries."}},"$id":"urn:rpcgate:account:schema:LogPage"};
+const schema67 = {"type":"object","additionalProperties":false,"description":"One node API call.","required":["id","time","network","method","httpStatus","code","latencyMs","cacheHit","upstream","requestId","transport","ipHash"],"properties":{"id":{"type":"string","description":"Entry id (unique in this deployment)."},"time":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"When the call was answered."},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"method":{"type":"string"},"httpStatus":{"type":"integer","description":"200 for a result or the node's own error; a refusal's status otherwise (the whole request's status for a batch refused as one)."},"code":{"type":["integer","null"],"description":"JSON-RPC error code; null = success."},"latencyMs":{"type":"number","description":"From the request's arrival to the call's answer (ms)."},"cacheHit":{"type":"boolean","description":"Answered from rpcgate's response cache."},"upstream":{"type":["string","null"],"description":"The node that answered (host:port, or its index when several share one), null when none did (cache hit, refusal)."},"requestId":{"type":["string","null"],"description":"The request's `x-request-id`."},"transport":{"type":"string","enum":["http","ws"]},"ipHash":{"type":["string","null"],"description":"Keyed hash of the client IP (HMAC-SHA256 with the server secret, 32 hex digits): tells clients apart without storing their address."},"params":{"type":"string","description":"Apps with `logBodies` only: the params as JSON, redacted, possibly cut (ends with `…[truncated]`)."},"result":{"type":"string","description":"Apps with `logBodies` only: the result (or `{\"error\":…}`) as JSON, redacted, possibly cut."}},"$id":"urn:rpcgate:account:schema:LogEntry"};
+
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:LogEntry" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.time === undefined) || (!(func0.call(data, "time")))) && (missing0 = "time"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.method === undefined) || (!(func0.call(data, "method")))) && (missing0 = "method"))) || (((data.httpStatus === undefined) || (!(func0.call(data, "httpStatus")))) && (missing0 = "httpStatus"))) || (((data.code === undefined) || (!(func0.call(data, "code")))) && (missing0 = "code"))) || (((data.latencyMs === undefined) || (!(func0.call(data, "latencyMs")))) && (missing0 = "latencyMs"))) || (((data.cacheHit === undefined) || (!(func0.call(data, "cacheHit")))) && (missing0 = "cacheHit"))) || (((data.upstream === undefined) || (!(func0.call(data, "upstream")))) && (missing0 = "upstream"))) || (((data.requestId === undefined) || (!(func0.call(data, "requestId")))) && (missing0 = "requestId"))) || (((data.transport === undefined) || (!(func0.call(data, "transport")))) && (missing0 = "transport"))) || (((data.ipHash === undefined) || (!(func0.call(data, "ipHash")))) && (missing0 = "ipHash"))){
+validate157.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(func0.call(schema67.properties, key0))){
+validate157.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate157.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs3 = errors;
+if(errors === _errs2){
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.time !== undefined && func0.call(data, "time")){
+let data1 = data.time;
+const _errs4 = errors;
+if(!(validate38(data1, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.network !== undefined && func0.call(data, "network")){
+let data2 = data.network;
+const _errs5 = errors;
+if(!(validate53(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.method !== undefined && func0.call(data, "method")){
+let data3 = data.method;
+const _errs6 = errors;
+if(typeof data3 !== "string"){
+validate157.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs7 = errors;
+if(errors === _errs6){
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.httpStatus !== undefined && func0.call(data, "httpStatus")){
+let data4 = data.httpStatus;
+const _errs8 = errors;
+if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
+validate157.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.code !== undefined && func0.call(data, "code")){
+let data5 = data.code;
+const _errs10 = errors;
+if((!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))) && (data5 !== null)){
+validate157.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: schema67.properties.code.type},message:"must be integer,null"}];
+return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.latencyMs !== undefined && func0.call(data, "latencyMs")){
+let data6 = data.latencyMs;
+const _errs12 = errors;
+if(!(typeof data6 == "number")){
+validate157.errors = [{instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+const _errs13 = errors;
+if(errors === _errs12){
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cacheHit !== undefined && func0.call(data, "cacheHit")){
+let data7 = data.cacheHit;
+const _errs14 = errors;
+if(typeof data7 !== "boolean"){
+validate157.errors = [{instancePath:instancePath+"/cacheHit",schemaPath:"#/properties/cacheHit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs15 = errors;
+if(errors === _errs14){
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.upstream !== undefined && func0.call(data, "upstream")){
+let data8 = data.upstream;
+const _errs16 = errors;
+if((typeof data8 !== "string") && (data8 !== null)){
+validate157.errors = [{instancePath:instancePath+"/upstream",schemaPath:"#/properties/upstream/type",keyword:"type",params:{type: schema67.properties.upstream.type},message:"must be string,null"}];
+return false;
+}
+const _errs17 = errors;
+if(errors === _errs16){
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.requestId !== undefined && func0.call(data, "requestId")){
+let data9 = data.requestId;
+const _errs18 = errors;
+if((typeof data9 !== "string") && (data9 !== null)){
+validate157.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: schema67.properties.requestId.type},message:"must be string,null"}];
+return false;
+}
+const _errs19 = errors;
+if(errors === _errs18){
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.transport !== undefined && func0.call(data, "transport")){
+let data10 = data.transport;
+const _errs20 = errors;
+if(typeof data10 !== "string"){
+validate157.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs21 = errors;
+const vSchema0 = schema67.properties.transport.enum;
+if(!((data10 === "http") || (data10 === "ws"))){
+validate157.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema67.properties.transport.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs20){
+}
+var valid0 = _errs20 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.ipHash !== undefined && func0.call(data, "ipHash")){
+let data11 = data.ipHash;
+const _errs22 = errors;
+if((typeof data11 !== "string") && (data11 !== null)){
+validate157.errors = [{instancePath:instancePath+"/ipHash",schemaPath:"#/properties/ipHash/type",keyword:"type",params:{type: schema67.properties.ipHash.type},message:"must be string,null"}];
+return false;
+}
+const _errs23 = errors;
+if(errors === _errs22){
+}
+var valid0 = _errs22 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.params !== undefined && func0.call(data, "params")){
+let data12 = data.params;
+const _errs24 = errors;
+if(typeof data12 !== "string"){
+validate157.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs25 = errors;
+if(errors === _errs24){
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.result !== undefined && func0.call(data, "result")){
+let data13 = data.result;
+const _errs26 = errors;
+if(typeof data13 !== "string"){
+validate157.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properties/result/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs27 = errors;
+if(errors === _errs26){
+}
+var valid0 = _errs26 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate157.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate157.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:LogPage" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.entries === undefined) || (!(func0.call(data, "entries")))) && (missing0 = "entries")) || (((data.next === undefined) || (!(func0.call(data, "next")))) && (missing0 = "next"))){
+validate156.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((key0 === "entries") || (key0 === "next"))){
+validate156.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.entries !== undefined && func0.call(data, "entries")){
+let data0 = data.entries;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs2){
+if(Array.isArray(data0)){
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+const _errs4 = errors;
+if(!(validate157(data1, {instancePath:instancePath+"/entries/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+if(valid1){
+}
+}
+else {
+validate156.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === _errs2){
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.next !== undefined && func0.call(data, "next")){
+let data2 = data.next;
+const _errs5 = errors;
+const _errs6 = errors;
+let valid2 = false;
+let passing0 = null;
+const _errs7 = errors;
+if(!(validate152(data2, {instancePath:instancePath+"/next",parentData:data,parentDataProperty:"next",rootData}))){
+vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+errors = vErrors.length;
+}
+else {
+}
+var _valid0 = _errs7 === errors;
+if(_valid0){
+valid2 = true;
+passing0 = 0;
+}
+const _errs8 = errors;
+if(data2 !== null){
+const err0 = {instancePath:instancePath+"/next",schemaPath:"#/properties/next/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+const _errs9 = errors;
+if(errors === _errs8){
+}
+var _valid0 = _errs8 === errors;
+if(_valid0 && valid2){
+valid2 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid2 = true;
+passing0 = 1;
+}
+}
+if(!valid2){
+const err1 = {instancePath:instancePath+"/next",schemaPath:"#/properties/next/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+validate156.errors = vErrors;
+return false;
+}
+else {
+errors = _errs6;
+if(vErrors !== null){
+if(_errs6){
+vErrors.length = _errs6;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs5){
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate156.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate156.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_logs:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate156(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate155.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_update__params_ajv = validate163;
+const schema68 = {"$id":"urn:rpcgate:account:apps_update:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AppPatch"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema69 = {"type":"object","description":"Fields to change; those left out keep their value.","additionalProperties":false,"minProperties":1,"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppPatch"};
+
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppPatch" */;
 let vErrors = null;
 let errors = 0;
@@ -4098,14 +4989,14 @@ const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-validate148.errors = [{instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
+validate165.errors = [{instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!((((((key0 === "name") || (key0 === "description")) || (key0 === "useCase")) || (key0 === "chain")) || (key0 === "services")) || (key0 === "jwtMaxLifetimeSec"))){
-validate148.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(((((((key0 === "name") || (key0 === "description")) || (key0 === "useCase")) || (key0 === "chain")) || (key0 === "services")) || (key0 === "jwtMaxLifetimeSec")) || (key0 === "logBodies"))){
+validate165.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4201,6 +5092,23 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.logBodies !== undefined && func0.call(data, "logBodies")){
+let data6 = data.logBodies;
+const _errs8 = errors;
+if(typeof data6 !== "boolean"){
+validate165.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
 }
 }
 }
@@ -4211,18 +5119,18 @@ if(valid0){
 }
 }
 else {
-validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate148.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_update:params" */;
 let vErrors = null;
 let errors = 0;
@@ -4230,18 +5138,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate146.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate163.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate146.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate163.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate146.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate163.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -4261,8 +5169,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate148(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+if(!(validate165(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
 errors = vErrors.length;
 }
 else {
@@ -4277,20 +5185,20 @@ if(valid0){
 }
 }
 else {
-validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate146.errors = vErrors;
+validate163.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_update__result_ajv = validate156;
-const schema64 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_update:result"};
+export const apps_update__result_ajv = validate173;
+const schema70 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_update:result"};
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_update:result" */;
 let vErrors = null;
 let errors = 0;
@@ -4300,14 +5208,14 @@ errors = vErrors.length;
 }
 else {
 }
-validate156.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_rotateKey__params_ajv = validate158;
-const schema65 = {"$id":"urn:rpcgate:account:apps_rotateKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_rotateKey__params_ajv = validate175;
+const schema71 = {"$id":"urn:rpcgate:account:apps_rotateKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_rotateKey:params" */;
 let vErrors = null;
 let errors = 0;
@@ -4315,18 +5223,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate158.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate175.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate158.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate175.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate158.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate175.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -4349,20 +5257,20 @@ if(valid0){
 }
 }
 else {
-validate158.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate158.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_rotateKey__result_ajv = validate160;
-const schema66 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_rotateKey:result"};
+export const apps_rotateKey__result_ajv = validate177;
+const schema72 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_rotateKey:result"};
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_rotateKey:result" */;
 let vErrors = null;
 let errors = 0;
@@ -4372,14 +5280,14 @@ errors = vErrors.length;
 }
 else {
 }
-validate160.errors = vErrors;
+validate177.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_delete__params_ajv = validate162;
-const schema67 = {"$id":"urn:rpcgate:account:apps_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_delete__params_ajv = validate179;
+const schema73 = {"$id":"urn:rpcgate:account:apps_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_delete:params" */;
 let vErrors = null;
 let errors = 0;
@@ -4387,18 +5295,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate162.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate179.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate162.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate179.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate162.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate179.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -4421,21 +5329,21 @@ if(valid0){
 }
 }
 else {
-validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate179.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate162.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_delete__result_ajv = validate164;
-const schema68 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_delete:result"};
-const schema69 = {"type":"object","additionalProperties":false,"required":["id","deleted"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:Deleted"};
+export const apps_delete__result_ajv = validate181;
+const schema74 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_delete:result"};
+const schema75 = {"type":"object","additionalProperties":false,"required":["id","deleted"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:Deleted"};
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Deleted" */;
 let vErrors = null;
 let errors = 0;
@@ -4444,14 +5352,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.deleted === undefined) || (!(func0.call(data, "deleted")))) && (missing0 = "deleted"))){
-validate165.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate182.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "id") || (key0 === "deleted"))){
-validate165.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate182.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4461,7 +5369,7 @@ if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate165.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate182.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
@@ -4477,12 +5385,12 @@ if(data.deleted !== undefined && func0.call(data, "deleted")){
 let data1 = data.deleted;
 const _errs4 = errors;
 if(typeof data1 !== "boolean"){
-validate165.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate182.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs5 = errors;
 if(true !== data1){
-validate165.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate182.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 else {
@@ -4501,40 +5409,40 @@ if(valid0){
 }
 }
 else {
-validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate182.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate165.errors = vErrors;
+validate182.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_delete:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate165(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate164.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addAllowlistEntry__params_ajv = validate167;
-const schema70 = {"$id":"urn:rpcgate:account:apps_addAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewAllowlistEntry"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema71 = {"description":"An allowlist entry; `value` is checked per kind.","anyOf":[{"type":"object","title":"OriginEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"origin"},"value":{"type":"string","description":"An origin, optionally with a `*.` subdomain wildcard: `https://app.example.com`, `https://*.example.com`, `*.example.com`, `http://localhost:3000`.","maxLength":253,"pattern":"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"}}},{"type":"object","title":"IpEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"ip"},"value":{"type":"string","description":"An IPv4 or IPv6 address, or a CIDR (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`).","maxLength":49,"pattern":"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"}}},{"type":"object","title":"AddressEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"address"},"value":{"type":"string","description":"A contract address (20 bytes hex, any case).","pattern":"^0x[0-9a-fA-F]{40}$"}}},{"type":"object","title":"MethodEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"method"},"value":{"type":"string","description":"A method of the node API (e.g. `eth_call`).","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9_.]*$"}}}],"$id":"urn:rpcgate:account:schema:NewAllowlistEntry"};
-const pattern10 = func50("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
-const pattern11 = func50("^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$", "u");
-const pattern12 = func50("^0x[0-9a-fA-F]{40}$", "u");
-const pattern13 = func50("^[A-Za-z][A-Za-z0-9_.]*$", "u");
+export const apps_addAllowlistEntry__params_ajv = validate184;
+const schema76 = {"$id":"urn:rpcgate:account:apps_addAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewAllowlistEntry"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema77 = {"description":"An allowlist entry; `value` is checked per kind.","anyOf":[{"type":"object","title":"OriginEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"origin"},"value":{"type":"string","description":"An origin, optionally with a `*.` subdomain wildcard: `https://app.example.com`, `https://*.example.com`, `*.example.com`, `http://localhost:3000`.","maxLength":253,"pattern":"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"}}},{"type":"object","title":"IpEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"ip"},"value":{"type":"string","description":"An IPv4 or IPv6 address, or a CIDR (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`).","maxLength":49,"pattern":"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"}}},{"type":"object","title":"AddressEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"address"},"value":{"type":"string","description":"A contract address (20 bytes hex, any case).","pattern":"^0x[0-9a-fA-F]{40}$"}}},{"type":"object","title":"MethodEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"method"},"value":{"type":"string","description":"A method of the node API (e.g. `eth_call`).","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9_.]*$"}}}],"$id":"urn:rpcgate:account:schema:NewAllowlistEntry"};
+const pattern11 = func50("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
+const pattern12 = func50("^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$", "u");
+const pattern13 = func50("^0x[0-9a-fA-F]{40}$", "u");
+const pattern14 = func50("^[A-Za-z][A-Za-z0-9_.]*$", "u");
 
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewAllowlistEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -4622,7 +5530,7 @@ vErrors.push(err4);
 errors++;
 }
 else {
-if(!pattern10.test(data1)){
+if(!pattern11.test(data1)){
 const err5 = {instancePath:instancePath+"/value",schemaPath:"#/anyOf/0/properties/value/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"},message:"must match pattern \""+"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -4758,7 +5666,7 @@ vErrors.push(err12);
 errors++;
 }
 else {
-if(!pattern11.test(data3)){
+if(!pattern12.test(data3)){
 const err13 = {instancePath:instancePath+"/value",schemaPath:"#/anyOf/1/properties/value/pattern",keyword:"pattern",params:{pattern: "^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"},message:"must match pattern \""+"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -4883,7 +5791,7 @@ const _errs20 = errors;
 const _errs21 = errors;
 if(errors === _errs20){
 if(typeof data5 === "string"){
-if(!pattern12.test(data5)){
+if(!pattern13.test(data5)){
 const err20 = {instancePath:instancePath+"/value",schemaPath:"#/anyOf/2/properties/value/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-fA-F]{40}$"},message:"must match pattern \""+"^0x[0-9a-fA-F]{40}$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -5018,7 +5926,7 @@ vErrors.push(err27);
 errors++;
 }
 else {
-if(!pattern13.test(data7)){
+if(!pattern14.test(data7)){
 const err28 = {instancePath:instancePath+"/value",schemaPath:"#/anyOf/3/properties/value/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9_.]*$"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9_.]*$"+"\""};
 if(vErrors === null){
 vErrors = [err28];
@@ -5085,7 +5993,7 @@ else {
 vErrors.push(err31);
 }
 errors++;
-validate169.errors = vErrors;
+validate186.errors = vErrors;
 return false;
 }
 else {
@@ -5101,12 +6009,12 @@ vErrors = null;
 }
 if(errors === 0){
 }
-validate169.errors = vErrors;
+validate186.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addAllowlistEntry:params" */;
 let vErrors = null;
 let errors = 0;
@@ -5114,18 +6022,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate167.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate184.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate167.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate184.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate167.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate184.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -5145,8 +6053,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate169(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
+if(!(validate186(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
 else {
@@ -5161,23 +6069,23 @@ if(valid0){
 }
 }
 else {
-validate167.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate184.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate167.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addAllowlistEntry__result_ajv = validate171;
-const schema72 = {"$ref":"urn:rpcgate:account:schema:AllowlistEntry","$id":"urn:rpcgate:account:apps_addAllowlistEntry:result"};
-const schema73 = {"type":"object","additionalProperties":false,"required":["id","kind","value","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"},"kind":{"$ref":"urn:rpcgate:account:schema:AllowlistKind"},"value":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AllowlistEntry"};
-const schema74 = {"type":"string","description":"An allowlist entry id: `alw_` and 128 random bits in base58.","pattern":"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AllowlistEntryId"};
-const pattern14 = func50("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+export const apps_addAllowlistEntry__result_ajv = validate188;
+const schema78 = {"$ref":"urn:rpcgate:account:schema:AllowlistEntry","$id":"urn:rpcgate:account:apps_addAllowlistEntry:result"};
+const schema79 = {"type":"object","additionalProperties":false,"required":["id","kind","value","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"},"kind":{"$ref":"urn:rpcgate:account:schema:AllowlistKind"},"value":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AllowlistEntry"};
+const schema80 = {"type":"string","description":"An allowlist entry id: `alw_` and 128 random bits in base58.","pattern":"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AllowlistEntryId"};
+const pattern15 = func50("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistEntryId" */;
 let vErrors = null;
 let errors = 0;
@@ -5185,12 +6093,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate173.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate190.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
-if(!pattern14.test(data)){
-validate173.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+if(!pattern15.test(data)){
+validate190.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
@@ -5198,42 +6106,42 @@ else {
 }
 }
 else {
-validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate173.errors = vErrors;
+validate190.errors = vErrors;
 return errors === 0;
 }
 
-const schema75 = {"type":"string","description":"origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied wherever a node API call names the contracts it reads — `x-gateway.addressParams` of openrpc.json: eth_call, eth_estimateGas, eth_createAccessList, eth_getCode, eth_getStorageAt, eth_getProof, eth_getLogs, eth_newFilter, eth_subscribe(\"logs\"); a call naming none there is refused, and filter polls and log subscriptions never return a log of an unlisted address); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.","enum":["origin","ip","address","method"],"$id":"urn:rpcgate:account:schema:AllowlistKind"};
+const schema81 = {"type":"string","description":"origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied wherever a node API call names the contracts it reads — `x-gateway.addressParams` of openrpc.json: eth_call, eth_estimateGas, eth_createAccessList, eth_getCode, eth_getStorageAt, eth_getProof, eth_getLogs, eth_newFilter, eth_subscribe(\"logs\"); a call naming none there is refused, and filter polls and log subscriptions never return a log of an unlisted address); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.","enum":["origin","ip","address","method"],"$id":"urn:rpcgate:account:schema:AllowlistKind"};
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistKind" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs0 = errors;
-const vSchema0 = schema75.enum;
+const vSchema0 = schema81.enum;
 if(!((((data === "origin") || (data === "ip")) || (data === "address")) || (data === "method"))){
-validate175.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema75.enum},message:"must be equal to one of the allowed values"}];
+validate192.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
 }
 if(errors === 0){
 }
-validate175.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -5242,14 +6150,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.kind === undefined) || (!(func0.call(data, "kind")))) && (missing0 = "kind"))) || (((data.value === undefined) || (!(func0.call(data, "value")))) && (missing0 = "value"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
-validate172.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate189.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "id") || (key0 === "kind")) || (key0 === "value")) || (key0 === "createdAt"))){
-validate172.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate189.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5258,8 +6166,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate173(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
+if(!(validate190(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
 errors = vErrors.length;
 }
 else {
@@ -5273,8 +6181,8 @@ if(valid0){
 if(data.kind !== undefined && func0.call(data, "kind")){
 let data1 = data.kind;
 const _errs3 = errors;
-if(!(validate175(data1, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
-vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
+if(!(validate192(data1, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
+vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
 errors = vErrors.length;
 }
 else {
@@ -5289,7 +6197,7 @@ if(data.value !== undefined && func0.call(data, "value")){
 let data2 = data.value;
 const _errs4 = errors;
 if(typeof data2 !== "string"){
-validate172.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate189.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
@@ -5324,35 +6232,35 @@ if(valid0){
 }
 }
 else {
-validate172.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate189.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate172.errors = vErrors;
+validate189.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addAllowlistEntry:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate172(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
+if(!(validate189(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate171.errors = vErrors;
+validate188.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listAllowlist__params_ajv = validate179;
-const schema76 = {"$id":"urn:rpcgate:account:apps_listAllowlist:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_listAllowlist__params_ajv = validate196;
+const schema82 = {"$id":"urn:rpcgate:account:apps_listAllowlist:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listAllowlist:params" */;
 let vErrors = null;
 let errors = 0;
@@ -5360,18 +6268,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate179.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate196.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate179.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate196.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate179.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate196.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -5394,20 +6302,20 @@ if(valid0){
 }
 }
 else {
-validate179.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate179.errors = vErrors;
+validate196.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listAllowlist__result_ajv = validate181;
-const schema77 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AllowlistEntry"},"$id":"urn:rpcgate:account:apps_listAllowlist:result"};
+export const apps_listAllowlist__result_ajv = validate198;
+const schema83 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AllowlistEntry"},"$id":"urn:rpcgate:account:apps_listAllowlist:result"};
 
-function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listAllowlist:result" */;
 let vErrors = null;
 let errors = 0;
@@ -5419,8 +6327,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate172(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
+if(!(validate189(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
 errors = vErrors.length;
 }
 else {
@@ -5434,20 +6342,20 @@ if(valid0){
 }
 }
 else {
-validate181.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate198.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate181.errors = vErrors;
+validate198.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeAllowlistEntry__params_ajv = validate183;
-const schema78 = {"$id":"urn:rpcgate:account:apps_removeAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const apps_removeAllowlistEntry__params_ajv = validate200;
+const schema84 = {"$id":"urn:rpcgate:account:apps_removeAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_removeAllowlistEntry:params" */;
 let vErrors = null;
 let errors = 0;
@@ -5455,221 +6363,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate183.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate200.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate183.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate200.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate183.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
-return false;
-}
-else {
-const len1 = data.length;
-if(len1 > 0){
-let data0 = data[0];
-const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs1 === errors;
-}
-if(valid0){
-if(len1 > 1){
-let data1 = data[1];
-const _errs2 = errors;
-if(!(validate173(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs2 === errors;
-}
-if(valid0){
-}
-}
-}
-}
-}
-}
-else {
-validate183.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate183.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_removeAllowlistEntry__result_ajv = validate186;
-const schema79 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeAllowlistEntry:result"};
-
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_removeAllowlistEntry:result" */;
-let vErrors = null;
-let errors = 0;
-if(!(validate165(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
-errors = vErrors.length;
-}
-else {
-}
-validate186.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_addJwtKey__params_ajv = validate188;
-const schema80 = {"$id":"urn:rpcgate:account:apps_addJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewJwtKey"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema81 = {"type":"object","description":"A public key in SPKI PEM (`-----BEGIN PUBLIC KEY-----`): RSA (2048 bits or more) for RS256/384/512, P-256 for ES256, P-384 for ES384.","additionalProperties":false,"required":["alg","publicKeyPem"],"properties":{"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string","minLength":64,"maxLength":8192,"pattern":"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"}},"$id":"urn:rpcgate:account:schema:NewJwtKey"};
-const schema82 = {"type":"string","description":"The JWS algorithm the key verifies; tokens must use it (`none` and others are refused).","enum":["RS256","RS384","RS512","ES256","ES384"],"$id":"urn:rpcgate:account:schema:JwtAlg"};
-
-function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:JwtAlg" */;
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-validate191.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs0 = errors;
-const vSchema0 = schema82.enum;
-if(!(((((data === "RS256") || (data === "RS384")) || (data === "RS512")) || (data === "ES256")) || (data === "ES384"))){
-validate191.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-else {
-}
-if(errors === 0){
-}
-validate191.errors = vErrors;
-return errors === 0;
-}
-
-const pattern15 = func50("^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$", "u");
-
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:NewJwtKey" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.alg === undefined) || (!(func0.call(data, "alg")))) && (missing0 = "alg")) || (((data.publicKeyPem === undefined) || (!(func0.call(data, "publicKeyPem")))) && (missing0 = "publicKeyPem"))){
-validate190.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 of Object.keys(data)){
-if(!((key0 === "alg") || (key0 === "publicKeyPem"))){
-validate190.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.alg !== undefined && func0.call(data, "alg")){
-let data0 = data.alg;
-const _errs2 = errors;
-if(!(validate191(data0, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
-vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.publicKeyPem !== undefined && func0.call(data, "publicKeyPem")){
-let data1 = data.publicKeyPem;
-const _errs3 = errors;
-const _errs4 = errors;
-if(errors === _errs3){
-if(typeof data1 === "string"){
-if(func48(data1) > 8192){
-validate190.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/maxLength",keyword:"maxLength",params:{limit: 8192},message:"must NOT have more than 8192 characters"}];
-return false;
-}
-else {
-if(func48(data1) < 64){
-validate190.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters"}];
-return false;
-}
-else {
-if(!pattern15.test(data1)){
-validate190.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/pattern",keyword:"pattern",params:{pattern: "^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"},message:"must match pattern \""+"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"+"\""}];
-return false;
-}
-else {
-}
-}
-}
-}
-else {
-validate190.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === _errs3){
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-}
-}
-}
-}
-}
-else {
-validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate190.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_addJwtKey:params" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 2){
-validate188.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
-return false;
-}
-else {
-if(data.length < 2){
-validate188.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
-return false;
-}
-else {
-const len0 = data.length;
-if(!(len0 <= 2)){
-validate188.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate200.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -5705,81 +6410,89 @@ if(valid0){
 }
 }
 else {
-validate188.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate188.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addJwtKey__result_ajv = validate194;
-const schema83 = {"$ref":"urn:rpcgate:account:schema:JwtKey","$id":"urn:rpcgate:account:apps_addJwtKey:result"};
-const schema84 = {"type":"object","additionalProperties":false,"required":["id","alg","publicKeyPem","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:JwtKeyId"},"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:JwtKey"};
-const schema85 = {"type":"string","description":"A JWT public key (its `kid`) id: `kid_` and 128 random bits in base58.","pattern":"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:JwtKeyId"};
-const pattern16 = func50("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+export const apps_removeAllowlistEntry__result_ajv = validate203;
+const schema85 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeAllowlistEntry:result"};
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:JwtKeyId" */;
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_removeAllowlistEntry:result" */;
 let vErrors = null;
 let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(typeof data === "string"){
-if(func48(data) > 40){
-validate196.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
-return false;
-}
-else {
-if(!pattern16.test(data)){
-validate196.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
-return false;
+if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
+errors = vErrors.length;
 }
 else {
 }
-}
-}
-else {
-validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate196.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
 
+export const apps_addJwtKey__params_ajv = validate205;
+const schema86 = {"$id":"urn:rpcgate:account:apps_addJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewJwtKey"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema87 = {"type":"object","description":"A public key in SPKI PEM (`-----BEGIN PUBLIC KEY-----`): RSA (2048 bits or more) for RS256/384/512, P-256 for ES256, P-384 for ES384.","additionalProperties":false,"required":["alg","publicKeyPem"],"properties":{"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string","minLength":64,"maxLength":8192,"pattern":"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"}},"$id":"urn:rpcgate:account:schema:NewJwtKey"};
+const schema88 = {"type":"string","description":"The JWS algorithm the key verifies; tokens must use it (`none` and others are refused).","enum":["RS256","RS384","RS512","ES256","ES384"],"$id":"urn:rpcgate:account:schema:JwtAlg"};
 
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:JwtKey" */;
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:JwtAlg" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "string"){
+validate208.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs0 = errors;
+const vSchema0 = schema88.enum;
+if(!(((((data === "RS256") || (data === "RS384")) || (data === "RS512")) || (data === "ES256")) || (data === "ES384"))){
+validate208.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema88.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === 0){
+}
+validate208.errors = vErrors;
+return errors === 0;
+}
+
+const pattern16 = func50("^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$", "u");
+
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:NewJwtKey" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.alg === undefined) || (!(func0.call(data, "alg")))) && (missing0 = "alg"))) || (((data.publicKeyPem === undefined) || (!(func0.call(data, "publicKeyPem")))) && (missing0 = "publicKeyPem"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
-validate195.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((((data.alg === undefined) || (!(func0.call(data, "alg")))) && (missing0 = "alg")) || (((data.publicKeyPem === undefined) || (!(func0.call(data, "publicKeyPem")))) && (missing0 = "publicKeyPem"))){
+validate207.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!((((key0 === "id") || (key0 === "alg")) || (key0 === "publicKeyPem")) || (key0 === "createdAt"))){
-validate195.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!((key0 === "alg") || (key0 === "publicKeyPem"))){
+validate207.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.id !== undefined && func0.call(data, "id")){
-let data0 = data.id;
+if(data.alg !== undefined && func0.call(data, "alg")){
+let data0 = data.alg;
 const _errs2 = errors;
-if(!(validate196(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate196.errors : vErrors.concat(validate196.errors);
+if(!(validate208(data0, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
+vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
 errors = vErrors.length;
 }
 else {
@@ -5790,14 +6503,37 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.alg !== undefined && func0.call(data, "alg")){
-let data1 = data.alg;
+if(data.publicKeyPem !== undefined && func0.call(data, "publicKeyPem")){
+let data1 = data.publicKeyPem;
 const _errs3 = errors;
-if(!(validate191(data1, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
-vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
-errors = vErrors.length;
+const _errs4 = errors;
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func48(data1) > 8192){
+validate207.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/maxLength",keyword:"maxLength",params:{limit: 8192},message:"must NOT have more than 8192 characters"}];
+return false;
 }
 else {
+if(func48(data1) < 64){
+validate207.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters"}];
+return false;
+}
+else {
+if(!pattern16.test(data1)){
+validate207.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/pattern",keyword:"pattern",params:{pattern: "^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"},message:"must match pattern \""+"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+}
+else {
+validate207.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === _errs3){
+}
 }
 var valid0 = _errs3 === errors;
 }
@@ -5805,170 +6541,25 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.publicKeyPem !== undefined && func0.call(data, "publicKeyPem")){
-let data2 = data.publicKeyPem;
-const _errs4 = errors;
-if(typeof data2 !== "string"){
-validate195.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs5 = errors;
-if(errors === _errs4){
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.createdAt !== undefined && func0.call(data, "createdAt")){
-let data3 = data.createdAt;
-const _errs6 = errors;
-if(!(validate38(data3, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-}
-}
 }
 }
 }
 }
 }
 else {
-validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate207.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate195.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
 
-
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_addJwtKey:result" */;
-let vErrors = null;
-let errors = 0;
-if(!(validate195(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
-errors = vErrors.length;
-}
-else {
-}
-validate194.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_listJwtKeys__params_ajv = validate201;
-const schema86 = {"$id":"urn:rpcgate:account:apps_listJwtKeys:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
-
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:params" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 1){
-validate201.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-if(data.length < 1){
-validate201.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
-return false;
-}
-else {
-const len0 = data.length;
-if(!(len0 <= 1)){
-validate201.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-const len1 = data.length;
-if(len1 > 0){
-let data0 = data[0];
-const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs1 === errors;
-}
-if(valid0){
-}
-}
-}
-}
-}
-else {
-validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate201.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_listJwtKeys__result_ajv = validate203;
-const schema87 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:JwtKey"},"$id":"urn:rpcgate:account:apps_listJwtKeys:result"};
-
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:result" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-var valid0 = true;
-const len0 = data.length;
-for(let i0=0; i0<len0; i0++){
-let data0 = data[i0];
-const _errs1 = errors;
-if(!(validate195(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs1 === errors;
-if(!valid0){
-break;
-}
-}
-if(valid0){
-}
-}
-else {
-validate203.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate203.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_removeJwtKey__params_ajv = validate205;
-const schema88 = {"$id":"urn:rpcgate:account:apps_removeJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:JwtKeyId"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
 function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:params" */;
+/*# sourceURL="urn:rpcgate:account:apps_addJwtKey:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -6006,8 +6597,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate196(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate196.errors : vErrors.concat(validate196.errors);
+if(!(validate207(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
 errors = vErrors.length;
 }
 else {
@@ -6032,27 +6623,344 @@ validate205.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeJwtKey__result_ajv = validate208;
-const schema89 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeJwtKey:result"};
+export const apps_addJwtKey__result_ajv = validate211;
+const schema89 = {"$ref":"urn:rpcgate:account:schema:JwtKey","$id":"urn:rpcgate:account:apps_addJwtKey:result"};
+const schema90 = {"type":"object","additionalProperties":false,"required":["id","alg","publicKeyPem","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:JwtKeyId"},"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:JwtKey"};
+const schema91 = {"type":"string","description":"A JWT public key (its `kid`) id: `kid_` and 128 random bits in base58.","pattern":"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:JwtKeyId"};
+const pattern17 = func50("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:result" */;
+function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:JwtKeyId" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate165(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(func48(data) > 40){
+validate213.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+return false;
+}
+else {
+if(!pattern17.test(data)){
+validate213.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+else {
+validate213.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate213.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:JwtKey" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.alg === undefined) || (!(func0.call(data, "alg")))) && (missing0 = "alg"))) || (((data.publicKeyPem === undefined) || (!(func0.call(data, "publicKeyPem")))) && (missing0 = "publicKeyPem"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
+validate212.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((((key0 === "id") || (key0 === "alg")) || (key0 === "publicKeyPem")) || (key0 === "createdAt"))){
+validate212.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
+const _errs2 = errors;
+if(!(validate213(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate213.errors : vErrors.concat(validate213.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate208.errors = vErrors;
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.alg !== undefined && func0.call(data, "alg")){
+let data1 = data.alg;
+const _errs3 = errors;
+if(!(validate208(data1, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
+vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.publicKeyPem !== undefined && func0.call(data, "publicKeyPem")){
+let data2 = data.publicKeyPem;
+const _errs4 = errors;
+if(typeof data2 !== "string"){
+validate212.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs5 = errors;
+if(errors === _errs4){
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.createdAt !== undefined && func0.call(data, "createdAt")){
+let data3 = data.createdAt;
+const _errs6 = errors;
+if(!(validate38(data3, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+else {
+validate212.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate212.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_setRequireJwt__params_ajv = validate210;
-const schema90 = {"$id":"urn:rpcgate:account:apps_setRequireJwt:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"type":"boolean"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_addJwtKey:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate212(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate211.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_listJwtKeys__params_ajv = validate218;
+const schema92 = {"$id":"urn:rpcgate:account:apps_listJwtKeys:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate218.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate218.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate218.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate218.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate218.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_listJwtKeys__result_ajv = validate220;
+const schema93 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:JwtKey"},"$id":"urn:rpcgate:account:apps_listJwtKeys:result"};
+
+function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:result" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+var valid0 = true;
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
+const _errs1 = errors;
+if(!(validate212(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+if(!valid0){
+break;
+}
+}
+if(valid0){
+}
+}
+else {
+validate220.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate220.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_removeJwtKey__params_ajv = validate222;
+const schema94 = {"$id":"urn:rpcgate:account:apps_removeJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:JwtKeyId"}],"additionalItems":false,"minItems":2,"maxItems":2};
+
+function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 2){
+validate222.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+if(data.length < 2){
+validate222.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 2)){
+validate222.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+let data1 = data[1];
+const _errs2 = errors;
+if(!(validate213(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate213.errors : vErrors.concat(validate213.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+else {
+validate222.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate222.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_removeJwtKey__result_ajv = validate225;
+const schema95 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeJwtKey:result"};
+
+function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate225.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_setRequireJwt__params_ajv = validate227;
+const schema96 = {"$id":"urn:rpcgate:account:apps_setRequireJwt:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"type":"boolean"}],"additionalItems":false,"minItems":2,"maxItems":2};
+
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_setRequireJwt:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6060,18 +6968,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate210.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate227.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate210.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate227.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate210.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate227.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -6092,7 +7000,7 @@ if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
 if(typeof data1 !== "boolean"){
-validate210.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate227.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs3 = errors;
@@ -6108,20 +7016,20 @@ if(valid0){
 }
 }
 else {
-validate210.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate227.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate210.errors = vErrors;
+validate227.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_setRequireJwt__result_ajv = validate212;
-const schema91 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_setRequireJwt:result"};
+export const apps_setRequireJwt__result_ajv = validate229;
+const schema97 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_setRequireJwt:result"};
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_setRequireJwt:result" */;
 let vErrors = null;
 let errors = 0;
@@ -6131,15 +7039,15 @@ errors = vErrors.length;
 }
 else {
 }
-validate212.errors = vErrors;
+validate229.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_create__params_ajv = validate214;
-const schema92 = {"$id":"urn:rpcgate:account:keys_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewNetworkKey"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema93 = {"type":"object","description":"A new network API key (access point B).","additionalProperties":false,"required":["name","network"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"description":{"$ref":"urn:rpcgate:account:schema:Description"}},"$id":"urn:rpcgate:account:schema:NewNetworkKey"};
+export const keys_create__params_ajv = validate231;
+const schema98 = {"$id":"urn:rpcgate:account:keys_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewNetworkKey"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema99 = {"type":"object","description":"A new network API key (access point B).","additionalProperties":false,"required":["name","network"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"description":{"$ref":"urn:rpcgate:account:schema:Description"}},"$id":"urn:rpcgate:account:schema:NewNetworkKey"};
 
-function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewNetworkKey" */;
 let vErrors = null;
 let errors = 0;
@@ -6148,14 +7056,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name")) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))){
-validate215.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate232.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "name") || (key0 === "network")) || (key0 === "description"))){
-validate215.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate232.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6213,18 +7121,18 @@ if(valid0){
 }
 }
 else {
-validate215.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate232.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate215.errors = vErrors;
+validate232.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_create:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6232,18 +7140,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate214.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate231.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate214.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate231.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate214.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate231.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -6251,8 +7159,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate215(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
+if(!(validate232(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
 errors = vErrors.length;
 }
 else {
@@ -6266,23 +7174,23 @@ if(valid0){
 }
 }
 else {
-validate214.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate231.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate214.errors = vErrors;
+validate231.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_create__result_ajv = validate220;
-const schema94 = {"$ref":"urn:rpcgate:account:schema:NetworkKey","$id":"urn:rpcgate:account:keys_create:result"};
-const schema95 = {"type":"object","description":"A network key with the key and its node API URL (access point B, `…/{network}/{key}`).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"}},"$id":"urn:rpcgate:account:schema:NetworkKey"};
-const schema96 = {"type":"string","description":"A network API key id: `key_` and 128 random bits in base58.","pattern":"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:NetworkKeyId"};
-const pattern17 = func50("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+export const keys_create__result_ajv = validate237;
+const schema100 = {"$ref":"urn:rpcgate:account:schema:NetworkKey","$id":"urn:rpcgate:account:keys_create:result"};
+const schema101 = {"type":"object","description":"A network key with the key and its node API URL (access point B, `…/{network}/{key}`).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"}},"$id":"urn:rpcgate:account:schema:NetworkKey"};
+const schema102 = {"type":"string","description":"A network API key id: `key_` and 128 random bits in base58.","pattern":"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:NetworkKeyId"};
+const pattern18 = func50("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyId" */;
 let vErrors = null;
 let errors = 0;
@@ -6290,12 +7198,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate222.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate239.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
-if(!pattern17.test(data)){
-validate222.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+if(!pattern18.test(data)){
+validate239.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
@@ -6303,18 +7211,18 @@ else {
 }
 }
 else {
-validate222.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate239.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate222.errors = vErrors;
+validate239.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKey" */;
 let vErrors = null;
 let errors = 0;
@@ -6323,14 +7231,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url"))){
-validate221.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate238.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "key")) || (key0 === "url"))){
-validate221.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate238.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6339,8 +7247,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate222(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
+if(!(validate239(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
 errors = vErrors.length;
 }
 else {
@@ -6385,7 +7293,7 @@ if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
 let data3 = data.networkLabel;
 const _errs5 = errors;
 if(typeof data3 !== "string"){
-validate221.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate238.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs6 = errors;
@@ -6446,7 +7354,7 @@ if(data.url !== undefined && func0.call(data, "url")){
 let data7 = data.url;
 const _errs10 = errors;
 if(typeof data7 !== "string"){
-validate221.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate238.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs11 = errors;
@@ -6470,35 +7378,35 @@ if(valid0){
 }
 }
 else {
-validate221.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate238.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate221.errors = vErrors;
+validate238.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_create:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate221(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate221.errors : vErrors.concat(validate221.errors);
+if(!(validate238(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate238.errors : vErrors.concat(validate238.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate220.errors = vErrors;
+validate237.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_list__params_ajv = validate230;
-const schema97 = {"$id":"urn:rpcgate:account:keys_list:params","type":"array","maxItems":0};
+export const keys_list__params_ajv = validate247;
+const schema103 = {"$id":"urn:rpcgate:account:keys_list:params","type":"array","maxItems":0};
 
-function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_list:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6506,30 +7414,30 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate230.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate247.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate230.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate247.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate230.errors = vErrors;
+validate247.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_list__result_ajv = validate231;
-const schema98 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyList","$id":"urn:rpcgate:account:keys_list:result"};
-const schema99 = {"type":"object","additionalProperties":false,"required":["keys","maxKeys","usage"],"properties":{"keys":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:NetworkKeySummary"}},"maxKeys":{"type":"integer","description":"Most network keys a user may have (4)."},"usage":{"$ref":"urn:rpcgate:account:schema:DailyUsage"}},"$id":"urn:rpcgate:account:schema:NetworkKeyList"};
-const schema100 = {"type":"object","description":"A network key as listed (without the key).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeySummary"};
-const schema101 = {"type":"object","description":"Today's (UTC) metered calls on this one key, from the usage store (up to the last flushed minute). The daily limit is per user, across all keys: see `DailyUsage`.","additionalProperties":false,"required":["day","total","success"],"properties":{"day":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the UTC day counted."},"total":{"type":"integer","minimum":0,"description":"Every metered call on this key today, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."}},"$id":"urn:rpcgate:account:schema:KeyUsageToday"};
+export const keys_list__result_ajv = validate248;
+const schema104 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyList","$id":"urn:rpcgate:account:keys_list:result"};
+const schema105 = {"type":"object","additionalProperties":false,"required":["keys","maxKeys","usage"],"properties":{"keys":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:NetworkKeySummary"}},"maxKeys":{"type":"integer","description":"Most network keys a user may have (4)."},"usage":{"$ref":"urn:rpcgate:account:schema:DailyUsage"}},"$id":"urn:rpcgate:account:schema:NetworkKeyList"};
+const schema106 = {"type":"object","description":"A network key as listed (without the key).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeySummary"};
+const schema107 = {"type":"object","description":"Today's (UTC) metered calls on this one key, from the usage store (up to the last flushed minute). The daily limit is per user, across all keys: see `DailyUsage`.","additionalProperties":false,"required":["day","total","success"],"properties":{"day":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the UTC day counted."},"total":{"type":"integer","minimum":0,"description":"Every metered call on this key today, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."}},"$id":"urn:rpcgate:account:schema:KeyUsageToday"};
 
-function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:KeyUsageToday" */;
 let vErrors = null;
 let errors = 0;
@@ -6538,14 +7446,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.day === undefined) || (!(func0.call(data, "day")))) && (missing0 = "day")) || (((data.total === undefined) || (!(func0.call(data, "total")))) && (missing0 = "total"))) || (((data.success === undefined) || (!(func0.call(data, "success")))) && (missing0 = "success"))){
-validate239.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate256.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "day") || (key0 === "total")) || (key0 === "success"))){
-validate239.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate256.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6570,14 +7478,14 @@ if(data.total !== undefined && func0.call(data, "total")){
 let data1 = data.total;
 const _errs3 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate239.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate256.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate239.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate256.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -6596,14 +7504,14 @@ if(data.success !== undefined && func0.call(data, "success")){
 let data2 = data.success;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate239.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate256.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate239.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate256.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -6625,18 +7533,18 @@ if(valid0){
 }
 }
 else {
-validate239.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate256.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate239.errors = vErrors;
+validate256.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeySummary" */;
 let vErrors = null;
 let errors = 0;
@@ -6645,640 +7553,13 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.today === undefined) || (!(func0.call(data, "today")))) && (missing0 = "today"))){
-validate233.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 of Object.keys(data)){
-if(!(((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "today"))){
-validate233.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.id !== undefined && func0.call(data, "id")){
-let data0 = data.id;
-const _errs2 = errors;
-if(!(validate222(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.name !== undefined && func0.call(data, "name")){
-let data1 = data.name;
-const _errs3 = errors;
-if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.network !== undefined && func0.call(data, "network")){
-let data2 = data.network;
-const _errs4 = errors;
-if(!(validate53(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
-let data3 = data.networkLabel;
-const _errs5 = errors;
-if(typeof data3 !== "string"){
-validate233.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs6 = errors;
-if(errors === _errs5){
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.description !== undefined && func0.call(data, "description")){
-let data4 = data.description;
-const _errs7 = errors;
-if(!(validate69(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.createdAt !== undefined && func0.call(data, "createdAt")){
-let data5 = data.createdAt;
-const _errs8 = errors;
-if(!(validate38(data5, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.today !== undefined && func0.call(data, "today")){
-let data6 = data.today;
-const _errs9 = errors;
-if(!(validate239(data6, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate233.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate233.errors = vErrors;
-return errors === 0;
-}
-
-const schema102 = {"type":"object","description":"Today's (UTC) requests across all the user's network keys against the per-user daily limit, as the rate limiter counts them (refusals are not counted against the limit).","additionalProperties":false,"required":["used","limit","remaining","period","resetAt"],"properties":{"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"period":{"type":"string","const":"day"},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:DailyUsage"};
-
-function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:DailyUsage" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((data.used === undefined) || (!(func0.call(data, "used")))) && (missing0 = "used")) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.remaining === undefined) || (!(func0.call(data, "remaining")))) && (missing0 = "remaining"))) || (((data.period === undefined) || (!(func0.call(data, "period")))) && (missing0 = "period"))) || (((data.resetAt === undefined) || (!(func0.call(data, "resetAt")))) && (missing0 = "resetAt"))){
-validate243.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 of Object.keys(data)){
-if(!(((((key0 === "used") || (key0 === "limit")) || (key0 === "remaining")) || (key0 === "period")) || (key0 === "resetAt"))){
-validate243.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.used !== undefined && func0.call(data, "used")){
-let data0 = data.used;
-const _errs2 = errors;
-if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate243.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-const _errs3 = errors;
-if(errors === _errs2){
-if(typeof data0 == "number"){
-if(data0 < 0 || isNaN(data0)){
-validate243.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-else {
-}
-}
-if(errors === _errs2){
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.limit !== undefined && func0.call(data, "limit")){
-let data1 = data.limit;
-const _errs4 = errors;
-if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate243.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-const _errs5 = errors;
-if(errors === _errs4){
-if(typeof data1 == "number"){
-if(data1 < 0 || isNaN(data1)){
-validate243.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-else {
-}
-}
-if(errors === _errs4){
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.remaining !== undefined && func0.call(data, "remaining")){
-let data2 = data.remaining;
-const _errs6 = errors;
-if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate243.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-const _errs7 = errors;
-if(errors === _errs6){
-if(typeof data2 == "number"){
-if(data2 < 0 || isNaN(data2)){
-validate243.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-else {
-}
-}
-if(errors === _errs6){
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.period !== undefined && func0.call(data, "period")){
-let data3 = data.period;
-const _errs8 = errors;
-if(typeof data3 !== "string"){
-validate243.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs9 = errors;
-if("day" !== data3){
-validate243.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"}];
-return false;
-}
-else {
-}
-if(errors === _errs8){
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resetAt !== undefined && func0.call(data, "resetAt")){
-let data4 = data.resetAt;
-const _errs10 = errors;
-if(!(validate38(data4, {instancePath:instancePath+"/resetAt",parentData:data,parentDataProperty:"resetAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate243.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate243.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:NetworkKeyList" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((data.keys === undefined) || (!(func0.call(data, "keys")))) && (missing0 = "keys")) || (((data.maxKeys === undefined) || (!(func0.call(data, "maxKeys")))) && (missing0 = "maxKeys"))) || (((data.usage === undefined) || (!(func0.call(data, "usage")))) && (missing0 = "usage"))){
-validate232.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 of Object.keys(data)){
-if(!(((key0 === "keys") || (key0 === "maxKeys")) || (key0 === "usage"))){
-validate232.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.keys !== undefined && func0.call(data, "keys")){
-let data0 = data.keys;
-const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs2){
-if(Array.isArray(data0)){
-var valid1 = true;
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-let data1 = data0[i0];
-const _errs4 = errors;
-if(!(validate233(data1, {instancePath:instancePath+"/keys/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid1 = _errs4 === errors;
-if(!valid1){
-break;
-}
-}
-if(valid1){
-}
-}
-else {
-validate232.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === _errs2){
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.maxKeys !== undefined && func0.call(data, "maxKeys")){
-let data2 = data.maxKeys;
-const _errs5 = errors;
-if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate232.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-const _errs6 = errors;
-if(errors === _errs5){
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.usage !== undefined && func0.call(data, "usage")){
-let data3 = data.usage;
-const _errs7 = errors;
-if(!(validate243(data3, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData}))){
-vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-}
-}
-}
-}
-}
-}
-else {
-validate232.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate232.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_list:result" */;
-let vErrors = null;
-let errors = 0;
-if(!(validate232(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
-errors = vErrors.length;
-}
-else {
-}
-validate231.errors = vErrors;
-return errors === 0;
-}
-
-export const keys_get__params_ajv = validate247;
-const schema103 = {"$id":"urn:rpcgate:account:keys_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
-
-function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_get:params" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 1){
-validate247.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-if(data.length < 1){
-validate247.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
-return false;
-}
-else {
-const len0 = data.length;
-if(!(len0 <= 1)){
-validate247.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-const len1 = data.length;
-if(len1 > 0){
-let data0 = data[0];
-const _errs1 = errors;
-if(!(validate222(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs1 === errors;
-}
-if(valid0){
-}
-}
-}
-}
-}
-else {
-validate247.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate247.errors = vErrors;
-return errors === 0;
-}
-
-export const keys_get__result_ajv = validate249;
-const schema104 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyDetail","$id":"urn:rpcgate:account:keys_get:result"};
-const schema105 = {"type":"object","description":"A network key with its URL and ready examples.","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url","examples","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"},"examples":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:CodeExample"}},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeyDetail"};
-const schema106 = {"type":"object","description":"A ready-to-run example with the URL (key included) filled in.","additionalProperties":false,"required":["method","id","language","label","code"],"properties":{"method":{"type":"string"},"id":{"type":"string","enum":["curl","fetch","ethers","web3js","viem","rpcgate","web3py","rpcgatepy"]},"language":{"type":"string","enum":["shell","javascript","typescript","python"]},"label":{"type":"string"},"code":{"type":"string"}},"$id":"urn:rpcgate:account:schema:CodeExample"};
-
-function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:CodeExample" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((data.method === undefined) || (!(func0.call(data, "method")))) && (missing0 = "method")) || (((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id"))) || (((data.language === undefined) || (!(func0.call(data, "language")))) && (missing0 = "language"))) || (((data.label === undefined) || (!(func0.call(data, "label")))) && (missing0 = "label"))) || (((data.code === undefined) || (!(func0.call(data, "code")))) && (missing0 = "code"))){
-validate257.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 of Object.keys(data)){
-if(!(((((key0 === "method") || (key0 === "id")) || (key0 === "language")) || (key0 === "label")) || (key0 === "code"))){
-validate257.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.method !== undefined && func0.call(data, "method")){
-let data0 = data.method;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate257.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs3 = errors;
-if(errors === _errs2){
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.id !== undefined && func0.call(data, "id")){
-let data1 = data.id;
-const _errs4 = errors;
-if(typeof data1 !== "string"){
-validate257.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs5 = errors;
-const vSchema0 = schema106.properties.id.enum;
-if(!((((((((data1 === "curl") || (data1 === "fetch")) || (data1 === "ethers")) || (data1 === "web3js")) || (data1 === "viem")) || (data1 === "rpcgate")) || (data1 === "web3py")) || (data1 === "rpcgatepy"))){
-validate257.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/enum",keyword:"enum",params:{allowedValues: schema106.properties.id.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-else {
-}
-if(errors === _errs4){
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.language !== undefined && func0.call(data, "language")){
-let data2 = data.language;
-const _errs6 = errors;
-if(typeof data2 !== "string"){
-validate257.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs7 = errors;
-const vSchema1 = schema106.properties.language.enum;
-if(!((((data2 === "shell") || (data2 === "javascript")) || (data2 === "typescript")) || (data2 === "python"))){
-validate257.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema106.properties.language.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-else {
-}
-if(errors === _errs6){
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.label !== undefined && func0.call(data, "label")){
-let data3 = data.label;
-const _errs8 = errors;
-if(typeof data3 !== "string"){
-validate257.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs9 = errors;
-if(errors === _errs8){
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.code !== undefined && func0.call(data, "code")){
-let data4 = data.code;
-const _errs10 = errors;
-if(typeof data4 !== "string"){
-validate257.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs11 = errors;
-if(errors === _errs10){
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate257.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate257.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:NetworkKeyDetail" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url"))) || (((data.examples === undefined) || (!(func0.call(data, "examples")))) && (missing0 = "examples"))) || (((data.today === undefined) || (!(func0.call(data, "today")))) && (missing0 = "today"))){
 validate250.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema105.properties, key0))){
+if(!(((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "today"))){
 validate250.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -7288,8 +7569,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate222(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
+if(!(validate239(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
 errors = vErrors.length;
 }
 else {
@@ -7376,6 +7657,633 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.today !== undefined && func0.call(data, "today")){
+let data6 = data.today;
+const _errs9 = errors;
+if(!(validate256(data6, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
+vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate250.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate250.errors = vErrors;
+return errors === 0;
+}
+
+const schema108 = {"type":"object","description":"Today's (UTC) requests across all the user's network keys against the per-user daily limit, as the rate limiter counts them (refusals are not counted against the limit).","additionalProperties":false,"required":["used","limit","remaining","period","resetAt"],"properties":{"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"period":{"type":"string","const":"day"},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:DailyUsage"};
+
+function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:DailyUsage" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.used === undefined) || (!(func0.call(data, "used")))) && (missing0 = "used")) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.remaining === undefined) || (!(func0.call(data, "remaining")))) && (missing0 = "remaining"))) || (((data.period === undefined) || (!(func0.call(data, "period")))) && (missing0 = "period"))) || (((data.resetAt === undefined) || (!(func0.call(data, "resetAt")))) && (missing0 = "resetAt"))){
+validate260.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(((((key0 === "used") || (key0 === "limit")) || (key0 === "remaining")) || (key0 === "period")) || (key0 === "resetAt"))){
+validate260.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.used !== undefined && func0.call(data, "used")){
+let data0 = data.used;
+const _errs2 = errors;
+if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+validate260.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs3 = errors;
+if(errors === _errs2){
+if(typeof data0 == "number"){
+if(data0 < 0 || isNaN(data0)){
+validate260.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs2){
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined && func0.call(data, "limit")){
+let data1 = data.limit;
+const _errs4 = errors;
+if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
+validate260.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs5 = errors;
+if(errors === _errs4){
+if(typeof data1 == "number"){
+if(data1 < 0 || isNaN(data1)){
+validate260.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs4){
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.remaining !== undefined && func0.call(data, "remaining")){
+let data2 = data.remaining;
+const _errs6 = errors;
+if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+validate260.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs7 = errors;
+if(errors === _errs6){
+if(typeof data2 == "number"){
+if(data2 < 0 || isNaN(data2)){
+validate260.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs6){
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.period !== undefined && func0.call(data, "period")){
+let data3 = data.period;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
+validate260.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs9 = errors;
+if("day" !== data3){
+validate260.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"}];
+return false;
+}
+else {
+}
+if(errors === _errs8){
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resetAt !== undefined && func0.call(data, "resetAt")){
+let data4 = data.resetAt;
+const _errs10 = errors;
+if(!(validate38(data4, {instancePath:instancePath+"/resetAt",parentData:data,parentDataProperty:"resetAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate260.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate260.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:NetworkKeyList" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.keys === undefined) || (!(func0.call(data, "keys")))) && (missing0 = "keys")) || (((data.maxKeys === undefined) || (!(func0.call(data, "maxKeys")))) && (missing0 = "maxKeys"))) || (((data.usage === undefined) || (!(func0.call(data, "usage")))) && (missing0 = "usage"))){
+validate249.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(((key0 === "keys") || (key0 === "maxKeys")) || (key0 === "usage"))){
+validate249.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.keys !== undefined && func0.call(data, "keys")){
+let data0 = data.keys;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs2){
+if(Array.isArray(data0)){
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+const _errs4 = errors;
+if(!(validate250(data1, {instancePath:instancePath+"/keys/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+if(valid1){
+}
+}
+else {
+validate249.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === _errs2){
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.maxKeys !== undefined && func0.call(data, "maxKeys")){
+let data2 = data.maxKeys;
+const _errs5 = errors;
+if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+validate249.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.usage !== undefined && func0.call(data, "usage")){
+let data3 = data.usage;
+const _errs7 = errors;
+if(!(validate260(data3, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData}))){
+vErrors = vErrors === null ? validate260.errors : vErrors.concat(validate260.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+else {
+validate249.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate249.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_list:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate249(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate248.errors = vErrors;
+return errors === 0;
+}
+
+export const keys_get__params_ajv = validate264;
+const schema109 = {"$id":"urn:rpcgate:account:keys_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_get:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate264.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate264.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate264.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate239(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate264.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate264.errors = vErrors;
+return errors === 0;
+}
+
+export const keys_get__result_ajv = validate266;
+const schema110 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyDetail","$id":"urn:rpcgate:account:keys_get:result"};
+const schema111 = {"type":"object","description":"A network key with its URL and ready examples.","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url","examples","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"},"examples":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:CodeExample"}},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeyDetail"};
+const schema112 = {"type":"object","description":"A ready-to-run example with the URL (key included) filled in.","additionalProperties":false,"required":["method","id","language","label","code"],"properties":{"method":{"type":"string"},"id":{"type":"string","enum":["curl","fetch","ethers","web3js","viem","rpcgate","web3py","rpcgatepy"]},"language":{"type":"string","enum":["shell","javascript","typescript","python"]},"label":{"type":"string"},"code":{"type":"string"}},"$id":"urn:rpcgate:account:schema:CodeExample"};
+
+function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:CodeExample" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.method === undefined) || (!(func0.call(data, "method")))) && (missing0 = "method")) || (((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id"))) || (((data.language === undefined) || (!(func0.call(data, "language")))) && (missing0 = "language"))) || (((data.label === undefined) || (!(func0.call(data, "label")))) && (missing0 = "label"))) || (((data.code === undefined) || (!(func0.call(data, "code")))) && (missing0 = "code"))){
+validate274.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(((((key0 === "method") || (key0 === "id")) || (key0 === "language")) || (key0 === "label")) || (key0 === "code"))){
+validate274.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.method !== undefined && func0.call(data, "method")){
+let data0 = data.method;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate274.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs3 = errors;
+if(errors === _errs2){
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.id !== undefined && func0.call(data, "id")){
+let data1 = data.id;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
+validate274.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs5 = errors;
+const vSchema0 = schema112.properties.id.enum;
+if(!((((((((data1 === "curl") || (data1 === "fetch")) || (data1 === "ethers")) || (data1 === "web3js")) || (data1 === "viem")) || (data1 === "rpcgate")) || (data1 === "web3py")) || (data1 === "rpcgatepy"))){
+validate274.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/enum",keyword:"enum",params:{allowedValues: schema112.properties.id.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs4){
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.language !== undefined && func0.call(data, "language")){
+let data2 = data.language;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
+validate274.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs7 = errors;
+const vSchema1 = schema112.properties.language.enum;
+if(!((((data2 === "shell") || (data2 === "javascript")) || (data2 === "typescript")) || (data2 === "python"))){
+validate274.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema112.properties.language.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs6){
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.label !== undefined && func0.call(data, "label")){
+let data3 = data.label;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
+validate274.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.code !== undefined && func0.call(data, "code")){
+let data4 = data.code;
+const _errs10 = errors;
+if(typeof data4 !== "string"){
+validate274.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate274.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate274.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:NetworkKeyDetail" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url"))) || (((data.examples === undefined) || (!(func0.call(data, "examples")))) && (missing0 = "examples"))) || (((data.today === undefined) || (!(func0.call(data, "today")))) && (missing0 = "today"))){
+validate267.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(func0.call(schema111.properties, key0))){
+validate267.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
+const _errs2 = errors;
+if(!(validate239(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.name !== undefined && func0.call(data, "name")){
+let data1 = data.name;
+const _errs3 = errors;
+if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.network !== undefined && func0.call(data, "network")){
+let data2 = data.network;
+const _errs4 = errors;
+if(!(validate53(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
+let data3 = data.networkLabel;
+const _errs5 = errors;
+if(typeof data3 !== "string"){
+validate267.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.description !== undefined && func0.call(data, "description")){
+let data4 = data.description;
+const _errs7 = errors;
+if(!(validate69(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.createdAt !== undefined && func0.call(data, "createdAt")){
+let data5 = data.createdAt;
+const _errs8 = errors;
+if(!(validate38(data5, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.key !== undefined && func0.call(data, "key")){
 let data6 = data.key;
 const _errs9 = errors;
@@ -7395,7 +8303,7 @@ if(data.url !== undefined && func0.call(data, "url")){
 let data7 = data.url;
 const _errs10 = errors;
 if(typeof data7 !== "string"){
-validate250.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate267.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs11 = errors;
@@ -7418,8 +8326,8 @@ const len0 = data8.length;
 for(let i0=0; i0<len0; i0++){
 let data9 = data8[i0];
 const _errs14 = errors;
-if(!(validate257(data9, {instancePath:instancePath+"/examples/" + i0,parentData:data8,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate257.errors : vErrors.concat(validate257.errors);
+if(!(validate274(data9, {instancePath:instancePath+"/examples/" + i0,parentData:data8,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
 errors = vErrors.length;
 }
 else {
@@ -7433,7 +8341,7 @@ if(valid1){
 }
 }
 else {
-validate250.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate267.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs12){
@@ -7448,8 +8356,8 @@ if(valid0){
 if(data.today !== undefined && func0.call(data, "today")){
 let data10 = data.today;
 const _errs15 = errors;
-if(!(validate239(data10, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+if(!(validate256(data10, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
+vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
 errors = vErrors.length;
 }
 else {
@@ -7474,35 +8382,35 @@ if(valid0){
 }
 }
 else {
-validate250.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate267.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate250.errors = vErrors;
+validate267.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_get:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate250(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
+if(!(validate267(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate267.errors : vErrors.concat(validate267.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate249.errors = vErrors;
+validate266.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_metrics__params_ajv = validate261;
-const schema107 = {"$id":"urn:rpcgate:account:keys_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const keys_metrics__params_ajv = validate278;
+const schema113 = {"$id":"urn:rpcgate:account:keys_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_metrics:params" */;
 let vErrors = null;
 let errors = 0;
@@ -7510,18 +8418,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate261.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate278.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate261.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate278.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate261.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate278.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -7529,8 +8437,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate222(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
+if(!(validate239(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
 errors = vErrors.length;
 }
 else {
@@ -7557,20 +8465,20 @@ if(valid0){
 }
 }
 else {
-validate261.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate278.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate261.errors = vErrors;
+validate278.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_metrics__result_ajv = validate264;
-const schema108 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:keys_metrics:result"};
+export const keys_metrics__result_ajv = validate281;
+const schema114 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:keys_metrics:result"};
 
-function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_metrics:result" */;
 let vErrors = null;
 let errors = 0;
@@ -7580,33 +8488,33 @@ errors = vErrors.length;
 }
 else {
 }
-validate264.errors = vErrors;
+validate281.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_delete__params_ajv = validate266;
-const schema109 = {"$id":"urn:rpcgate:account:keys_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const keys_logs__params_ajv = validate283;
+const schema115 = {"$id":"urn:rpcgate:account:keys_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
 
-function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_delete:params" */;
+function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_logs:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
-if(data.length > 1){
-validate266.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+if(data.length > 2){
+validate283.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate266.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate283.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
-if(!(len0 <= 1)){
-validate266.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+if(!(len0 <= 2)){
+validate283.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -7614,8 +8522,93 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate222(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
+if(!(validate239(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+let data1 = data[1];
+const _errs2 = errors;
+if(!(validate148(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+else {
+validate283.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate283.errors = vErrors;
+return errors === 0;
+}
+
+export const keys_logs__result_ajv = validate286;
+const schema116 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:keys_logs:result"};
+
+function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_logs:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate156(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate286.errors = vErrors;
+return errors === 0;
+}
+
+export const keys_delete__params_ajv = validate288;
+const schema117 = {"$id":"urn:rpcgate:account:keys_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_delete:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate288.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate288.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate288.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate239(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
 errors = vErrors.length;
 }
 else {
@@ -7629,30 +8622,30 @@ if(valid0){
 }
 }
 else {
-validate266.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate288.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate266.errors = vErrors;
+validate288.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_delete__result_ajv = validate268;
-const schema110 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:keys_delete:result"};
+export const keys_delete__result_ajv = validate290;
+const schema118 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:keys_delete:result"};
 
-function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_delete:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate165(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate268.errors = vErrors;
+validate290.errors = vErrors;
 return errors === 0;
 }
 
@@ -7664,17 +8657,18 @@ const fastRe1 = safeRegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "u");
 const fastRe2 = safeRegExp("^[A-Za-z0-9][A-Za-z0-9 _.-]*$", "u");
 const fastRe3 = safeRegExp("^app_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 const fastRe4 = safeRegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
-const fastRe5 = safeRegExp("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
-const fastRe6 = safeRegExp("^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$", "u");
-const fastRe7 = safeRegExp("^0x[0-9a-fA-F]*$", "");
-const fastRe8 = safeRegExp("^[A-Za-z][A-Za-z0-9_.]*$", "u");
-const fastRe9 = safeRegExp("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
-const fastRe10 = safeRegExp("^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$", "u");
-const fastRe11 = safeRegExp("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
-const fastRe12 = safeRegExp("^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$", "u");
-const fastRe13 = safeRegExp("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
-const fastRe14 = safeRegExp("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
-const fastRe15 = safeRegExp("^[1-9A-HJ-NP-Za-km-z]*$", "");
+const fastRe5 = safeRegExp("^[A-Za-z0-9_-]{1,64}$", "u");
+const fastRe6 = safeRegExp("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
+const fastRe7 = safeRegExp("^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$", "u");
+const fastRe8 = safeRegExp("^0x[0-9a-fA-F]*$", "");
+const fastRe9 = safeRegExp("^[A-Za-z][A-Za-z0-9_.]*$", "u");
+const fastRe10 = safeRegExp("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe11 = safeRegExp("^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$", "u");
+const fastRe12 = safeRegExp("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe13 = safeRegExp("^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$", "u");
+const fastRe14 = safeRegExp("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
+const fastRe15 = safeRegExp("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe16 = safeRegExp("^[1-9A-HJ-NP-Za-km-z]*$", "");
 function fastC1(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["email"] === undefined) return false;
@@ -8009,19 +9003,128 @@ function fast29(d) {
   if (v0 > 2) return false;
   return true;
 }
+function fastC32(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  const v0 = d["network"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe1.test(v0)))) return false;
+  const v1 = d["method"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 128))) return false;
+  const v2 = d["code"];
+  if (v2 !== undefined && !(((typeof v2 == "number" && !(v2 % 1) && !isNaN(v2)) && v2 >= -2147483648 && v2 <= 2147483647))) return false;
+  const v3 = d["status"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3 === "ok" || v3 === "error")))) return false;
+  const v4 = d["httpStatus"];
+  if (v4 !== undefined && !(((typeof v4 == "number" && !(v4 % 1) && !isNaN(v4)) && v4 >= 100 && v4 <= 599))) return false;
+  const v5 = d["minLatencyMs"];
+  if (v5 !== undefined && !((typeof v5 == "number" && v5 >= 0))) return false;
+  const v6 = d["since"];
+  if (v6 !== undefined && !((typeof v6 == "string" && fastRe4.test(v6) && fastUcs2length(v6) <= 35))) return false;
+  const v7 = d["until"];
+  if (v7 !== undefined && !((typeof v7 == "string" && fastRe4.test(v7) && fastUcs2length(v7) <= 35))) return false;
+  const v8 = d["requestId"];
+  if (v8 !== undefined && !((typeof v8 == "string" && fastUcs2length(v8) >= 1 && fastUcs2length(v8) <= 128))) return false;
+  const v9 = d["limit"];
+  if (v9 !== undefined && !(((typeof v9 == "number" && !(v9 % 1) && !isNaN(v9)) && v9 >= 1 && v9 <= 500))) return false;
+  const v10 = d["cursor"];
+  if (v10 !== undefined && !((typeof v10 == "string" && fastRe5.test(v10)))) return false;
+  for (const v11 in d) {
+    if (v11 === "network" || v11 === "method" || v11 === "code" || v11 === "status" || v11 === "httpStatus" || v11 === "minLatencyMs" || v11 === "since" || v11 === "until" || v11 === "requestId" || v11 === "limit" || v11 === "cursor") continue;
+    return false;
+  }
+  return true;
+}
 function fast31(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
-  if (v0 > 1) return false;
+  if (v0 > 2) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
     if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
-  if (v0 > 1) return false;
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fastC32(v2))) return false;
+  }
+  if (v0 > 2) return false;
   return true;
 }
-function fast32(d) {
+function fastC36(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["time"] === undefined) return false;
+  if (d["network"] === undefined) return false;
+  if (d["method"] === undefined) return false;
+  if (d["httpStatus"] === undefined) return false;
+  if (d["code"] === undefined) return false;
+  if (d["latencyMs"] === undefined) return false;
+  if (d["cacheHit"] === undefined) return false;
+  if (d["upstream"] === undefined) return false;
+  if (d["requestId"] === undefined) return false;
+  if (d["transport"] === undefined) return false;
+  if (d["ipHash"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !(typeof v0 == "string")) return false;
+  const v1 = d["time"];
+  if (v1 !== undefined && !(typeof v1 == "string")) return false;
+  const v2 = d["network"];
+  if (v2 !== undefined && !((typeof v2 == "string" && fastRe1.test(v2)))) return false;
+  const v3 = d["method"];
+  if (v3 !== undefined && !(typeof v3 == "string")) return false;
+  const v4 = d["httpStatus"];
+  if (v4 !== undefined && !((typeof v4 == "number" && !(v4 % 1) && !isNaN(v4)))) return false;
+  const v5 = d["code"];
+  if (v5 !== undefined && !(((typeof v5 == "number" && !(v5 % 1) && !isNaN(v5)) || v5 === null))) return false;
+  const v6 = d["latencyMs"];
+  if (v6 !== undefined && !(typeof v6 == "number")) return false;
+  const v7 = d["cacheHit"];
+  if (v7 !== undefined && !(typeof v7 == "boolean")) return false;
+  const v8 = d["upstream"];
+  if (v8 !== undefined && !((typeof v8 == "string" || v8 === null))) return false;
+  const v9 = d["requestId"];
+  if (v9 !== undefined && !((typeof v9 == "string" || v9 === null))) return false;
+  const v10 = d["transport"];
+  if (v10 !== undefined && !((typeof v10 == "string" && (v10 === "http" || v10 === "ws")))) return false;
+  const v11 = d["ipHash"];
+  if (v11 !== undefined && !((typeof v11 == "string" || v11 === null))) return false;
+  const v12 = d["params"];
+  if (v12 !== undefined && !(typeof v12 == "string")) return false;
+  const v13 = d["result"];
+  if (v13 !== undefined && !(typeof v13 == "string")) return false;
+  for (const v14 in d) {
+    if (v14 === "id" || v14 === "time" || v14 === "network" || v14 === "method" || v14 === "httpStatus" || v14 === "code" || v14 === "latencyMs" || v14 === "cacheHit" || v14 === "upstream" || v14 === "requestId" || v14 === "transport" || v14 === "ipHash" || v14 === "params" || v14 === "result") continue;
+    return false;
+  }
+  return true;
+}
+function fast35(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC36(v2))) return false;
+  }
+  return true;
+}
+function fastC34(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["entries"] === undefined) return false;
+  if (d["next"] === undefined) return false;
+  const v0 = d["entries"];
+  if (v0 !== undefined && !(fast35(v0))) return false;
+  const v1 = d["next"];
+  if (v1 !== undefined && !((v1 === null || (typeof v1 == "string" && fastRe5.test(v1))))) return false;
+  for (const v2 in d) {
+    if (v2 === "entries" || v2 === "next") continue;
+    return false;
+  }
+  return true;
+}
+function fast33(d) {
+  if (!(fastC34(d))) return false;
+  return true;
+}
+function fast37(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -8033,7 +9136,19 @@ function fast32(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fastC34(d) {
+function fast38(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC40(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["deleted"] === undefined) return false;
@@ -8047,71 +9162,71 @@ function fastC34(d) {
   }
   return true;
 }
-function fast33(d) {
-  if (!(fastC34(d))) return false;
+function fast39(d) {
+  if (!(fastC40(d))) return false;
   return true;
 }
-function fast37(d) {
+function fast43(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
   const v0 = d["kind"];
   if (v0 !== undefined && !((typeof v0 == "string" && v0 === "origin"))) return false;
   const v1 = d["value"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 253))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 253))) return false;
   for (const v2 in d) {
     if (v2 === "kind" || v2 === "value") continue;
     return false;
   }
   return true;
 }
-function fast38(d) {
+function fast44(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
   const v0 = d["kind"];
   if (v0 !== undefined && !((typeof v0 == "string" && v0 === "ip"))) return false;
   const v1 = d["value"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 49))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe7.test(v1) && fastUcs2length(v1) <= 49))) return false;
   for (const v2 in d) {
     if (v2 === "kind" || v2 === "value") continue;
     return false;
   }
   return true;
 }
-function fast39(d) {
+function fast45(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
   const v0 = d["kind"];
   if (v0 !== undefined && !((typeof v0 == "string" && v0 === "address"))) return false;
   const v1 = d["value"];
-  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length === 42 && fastRe7.test(v1))))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length === 42 && fastRe8.test(v1))))) return false;
   for (const v2 in d) {
     if (v2 === "kind" || v2 === "value") continue;
     return false;
   }
   return true;
 }
-function fast40(d) {
+function fast46(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
   const v0 = d["kind"];
   if (v0 !== undefined && !((typeof v0 == "string" && v0 === "method"))) return false;
   const v1 = d["value"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe8.test(v1) && fastUcs2length(v1) <= 64))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe9.test(v1) && fastUcs2length(v1) <= 64))) return false;
   for (const v2 in d) {
     if (v2 === "kind" || v2 === "value") continue;
     return false;
   }
   return true;
 }
-function fastC36(d) {
-  if (!((fast37(d) || fast38(d) || fast39(d) || fast40(d)))) return false;
+function fastC42(d) {
+  if (!((fast43(d) || fast44(d) || fast45(d) || fast46(d)))) return false;
   return true;
 }
-function fast35(d) {
+function fast41(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -8122,19 +9237,19 @@ function fast35(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC36(v2))) return false;
+    if (!(fastC42(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC42(d) {
+function fastC48(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
   if (d["createdAt"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe9.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe10.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["kind"];
   if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "origin" || v1 === "ip" || v1 === "address" || v1 === "method")))) return false;
   const v2 = d["value"];
@@ -8147,11 +9262,11 @@ function fastC42(d) {
   }
   return true;
 }
-function fast41(d) {
-  if (!(fastC42(d))) return false;
+function fast47(d) {
+  if (!(fastC48(d))) return false;
   return true;
 }
-function fast43(d) {
+function fast49(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -8163,16 +9278,16 @@ function fast43(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast44(d) {
+function fast50(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC42(v2))) return false;
+    if (!(fastC48(v2))) return false;
   }
   return true;
 }
-function fast45(d) {
+function fast51(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -8183,87 +9298,26 @@ function fast45(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!((typeof v2 == "string" && fastRe9.test(v2) && fastUcs2length(v2) <= 40))) return false;
+    if (!((typeof v2 == "string" && fastRe10.test(v2) && fastUcs2length(v2) <= 40))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fast46(d) {
-  if (!(fastC34(d))) return false;
+function fast52(d) {
+  if (!(fastC40(d))) return false;
   return true;
 }
-function fastC48(d) {
+function fastC54(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["alg"] === undefined) return false;
   if (d["publicKeyPem"] === undefined) return false;
   const v0 = d["alg"];
   if (v0 !== undefined && !((typeof v0 == "string" && (v0 === "RS256" || v0 === "RS384" || v0 === "RS512" || v0 === "ES256" || v0 === "ES384")))) return false;
   const v1 = d["publicKeyPem"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe10.test(v1) && fastUcs2length(v1) >= 64 && fastUcs2length(v1) <= 8192))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe11.test(v1) && fastUcs2length(v1) >= 64 && fastUcs2length(v1) <= 8192))) return false;
   for (const v2 in d) {
     if (v2 === "alg" || v2 === "publicKeyPem") continue;
     return false;
-  }
-  return true;
-}
-function fast47(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  if (v0 > 2) return false;
-  if (v0 < 2) return false;
-  if (v0 > 0) {
-    const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
-  }
-  if (v0 > 1) {
-    const v2 = d[1];
-    if (!(fastC48(v2))) return false;
-  }
-  if (v0 > 2) return false;
-  return true;
-}
-function fastC50(d) {
-  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
-  if (d["id"] === undefined) return false;
-  if (d["alg"] === undefined) return false;
-  if (d["publicKeyPem"] === undefined) return false;
-  if (d["createdAt"] === undefined) return false;
-  const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe11.test(v0) && fastUcs2length(v0) <= 40))) return false;
-  const v1 = d["alg"];
-  if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "RS256" || v1 === "RS384" || v1 === "RS512" || v1 === "ES256" || v1 === "ES384")))) return false;
-  const v2 = d["publicKeyPem"];
-  if (v2 !== undefined && !(typeof v2 == "string")) return false;
-  const v3 = d["createdAt"];
-  if (v3 !== undefined && !(typeof v3 == "string")) return false;
-  for (const v4 in d) {
-    if (v4 === "id" || v4 === "alg" || v4 === "publicKeyPem" || v4 === "createdAt") continue;
-    return false;
-  }
-  return true;
-}
-function fast49(d) {
-  if (!(fastC50(d))) return false;
-  return true;
-}
-function fast51(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  if (v0 > 1) return false;
-  if (v0 < 1) return false;
-  if (v0 > 0) {
-    const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
-  }
-  if (v0 > 1) return false;
-  return true;
-}
-function fast52(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  for (let v1 = 0; v1 < v0; v1++) {
-    const v2 = d[v1];
-    if (!(fastC50(v2))) return false;
   }
   return true;
 }
@@ -8278,16 +9332,77 @@ function fast53(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!((typeof v2 == "string" && fastRe11.test(v2) && fastUcs2length(v2) <= 40))) return false;
+    if (!(fastC54(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fast54(d) {
-  if (!(fastC34(d))) return false;
+function fastC56(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["alg"] === undefined) return false;
+  if (d["publicKeyPem"] === undefined) return false;
+  if (d["createdAt"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe12.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["alg"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "RS256" || v1 === "RS384" || v1 === "RS512" || v1 === "ES256" || v1 === "ES384")))) return false;
+  const v2 = d["publicKeyPem"];
+  if (v2 !== undefined && !(typeof v2 == "string")) return false;
+  const v3 = d["createdAt"];
+  if (v3 !== undefined && !(typeof v3 == "string")) return false;
+  for (const v4 in d) {
+    if (v4 === "id" || v4 === "alg" || v4 === "publicKeyPem" || v4 === "createdAt") continue;
+    return false;
+  }
   return true;
 }
 function fast55(d) {
+  if (!(fastC56(d))) return false;
+  return true;
+}
+function fast57(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast58(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC56(v2))) return false;
+  }
+  return true;
+}
+function fast59(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!((typeof v2 == "string" && fastRe12.test(v2) && fastUcs2length(v2) <= 40))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast60(d) {
+  if (!(fastC40(d))) return false;
+  return true;
+}
+function fast61(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -8303,35 +9418,35 @@ function fast55(d) {
   if (v0 > 2) return false;
   return true;
 }
-function fastC57(d) {
+function fastC63(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["name"] === undefined) return false;
   if (d["network"] === undefined) return false;
   const v0 = d["name"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe12.test(v0) && fastUcs2length(v0) >= 1 && fastUcs2length(v0) <= 64))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe13.test(v0) && fastUcs2length(v0) >= 1 && fastUcs2length(v0) <= 64))) return false;
   const v1 = d["network"];
   if (v1 !== undefined && !((typeof v1 == "string" && fastRe1.test(v1)))) return false;
   const v2 = d["description"];
-  if (v2 !== undefined && !((typeof v2 == "string" && fastRe13.test(v2) && fastUcs2length(v2) <= 500))) return false;
+  if (v2 !== undefined && !((typeof v2 == "string" && fastRe14.test(v2) && fastUcs2length(v2) <= 500))) return false;
   for (const v3 in d) {
     if (v3 === "name" || v3 === "network" || v3 === "description") continue;
     return false;
   }
   return true;
 }
-function fast56(d) {
+function fast62(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC57(v1))) return false;
+    if (!(fastC63(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC59(d) {
+function fastC65(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -8342,19 +9457,19 @@ function fastC59(d) {
   if (d["key"] === undefined) return false;
   if (d["url"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe14.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe15.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["name"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe12.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe13.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
   const v2 = d["network"];
   if (v2 !== undefined && !((typeof v2 == "string" && fastRe1.test(v2)))) return false;
   const v3 = d["networkLabel"];
   if (v3 !== undefined && !(typeof v3 == "string")) return false;
   const v4 = d["description"];
-  if (v4 !== undefined && !((typeof v4 == "string" && fastRe13.test(v4) && fastUcs2length(v4) <= 500))) return false;
+  if (v4 !== undefined && !((typeof v4 == "string" && fastRe14.test(v4) && fastUcs2length(v4) <= 500))) return false;
   const v5 = d["createdAt"];
   if (v5 !== undefined && !(typeof v5 == "string")) return false;
   const v6 = d["key"];
-  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length >= 20 && v6.length <= 64 && fastRe15.test(v6))))) return false;
+  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length >= 20 && v6.length <= 64 && fastRe16.test(v6))))) return false;
   const v7 = d["url"];
   if (v7 !== undefined && !(typeof v7 == "string")) return false;
   for (const v8 in d) {
@@ -8363,17 +9478,17 @@ function fastC59(d) {
   }
   return true;
 }
-function fast58(d) {
-  if (!(fastC59(d))) return false;
+function fast64(d) {
+  if (!(fastC65(d))) return false;
   return true;
 }
-function fast60(d) {
+function fast66(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC65(d) {
+function fastC71(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["day"] === undefined) return false;
   if (d["total"] === undefined) return false;
@@ -8390,7 +9505,7 @@ function fastC65(d) {
   }
   return true;
 }
-function fastC64(d) {
+function fastC70(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -8400,35 +9515,35 @@ function fastC64(d) {
   if (d["createdAt"] === undefined) return false;
   if (d["today"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe14.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe15.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["name"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe12.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe13.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
   const v2 = d["network"];
   if (v2 !== undefined && !((typeof v2 == "string" && fastRe1.test(v2)))) return false;
   const v3 = d["networkLabel"];
   if (v3 !== undefined && !(typeof v3 == "string")) return false;
   const v4 = d["description"];
-  if (v4 !== undefined && !((typeof v4 == "string" && fastRe13.test(v4) && fastUcs2length(v4) <= 500))) return false;
+  if (v4 !== undefined && !((typeof v4 == "string" && fastRe14.test(v4) && fastUcs2length(v4) <= 500))) return false;
   const v5 = d["createdAt"];
   if (v5 !== undefined && !(typeof v5 == "string")) return false;
   const v6 = d["today"];
-  if (v6 !== undefined && !(fastC65(v6))) return false;
+  if (v6 !== undefined && !(fastC71(v6))) return false;
   for (const v7 in d) {
     if (v7 === "id" || v7 === "name" || v7 === "network" || v7 === "networkLabel" || v7 === "description" || v7 === "createdAt" || v7 === "today") continue;
     return false;
   }
   return true;
 }
-function fast63(d) {
+function fast69(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC64(v2))) return false;
+    if (!(fastC70(v2))) return false;
   }
   return true;
 }
-function fastC66(d) {
+function fastC72(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["used"] === undefined) return false;
   if (d["limit"] === undefined) return false;
@@ -8451,40 +9566,40 @@ function fastC66(d) {
   }
   return true;
 }
-function fastC62(d) {
+function fastC68(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["keys"] === undefined) return false;
   if (d["maxKeys"] === undefined) return false;
   if (d["usage"] === undefined) return false;
   const v0 = d["keys"];
-  if (v0 !== undefined && !(fast63(v0))) return false;
+  if (v0 !== undefined && !(fast69(v0))) return false;
   const v1 = d["maxKeys"];
   if (v1 !== undefined && !((typeof v1 == "number" && !(v1 % 1) && !isNaN(v1)))) return false;
   const v2 = d["usage"];
-  if (v2 !== undefined && !(fastC66(v2))) return false;
+  if (v2 !== undefined && !(fastC72(v2))) return false;
   for (const v3 in d) {
     if (v3 === "keys" || v3 === "maxKeys" || v3 === "usage") continue;
     return false;
   }
   return true;
 }
-function fast61(d) {
-  if (!(fastC62(d))) return false;
+function fast67(d) {
+  if (!(fastC68(d))) return false;
   return true;
 }
-function fast67(d) {
+function fast73(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe14.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe15.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC71(d) {
+function fastC77(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["method"] === undefined) return false;
   if (d["id"] === undefined) return false;
@@ -8507,16 +9622,16 @@ function fastC71(d) {
   }
   return true;
 }
-function fast70(d) {
+function fast76(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC71(v2))) return false;
+    if (!(fastC77(v2))) return false;
   }
   return true;
 }
-function fastC69(d) {
+function fastC75(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -8529,43 +9644,43 @@ function fastC69(d) {
   if (d["examples"] === undefined) return false;
   if (d["today"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe14.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe15.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["name"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe12.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe13.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
   const v2 = d["network"];
   if (v2 !== undefined && !((typeof v2 == "string" && fastRe1.test(v2)))) return false;
   const v3 = d["networkLabel"];
   if (v3 !== undefined && !(typeof v3 == "string")) return false;
   const v4 = d["description"];
-  if (v4 !== undefined && !((typeof v4 == "string" && fastRe13.test(v4) && fastUcs2length(v4) <= 500))) return false;
+  if (v4 !== undefined && !((typeof v4 == "string" && fastRe14.test(v4) && fastUcs2length(v4) <= 500))) return false;
   const v5 = d["createdAt"];
   if (v5 !== undefined && !(typeof v5 == "string")) return false;
   const v6 = d["key"];
-  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length >= 20 && v6.length <= 64 && fastRe15.test(v6))))) return false;
+  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length >= 20 && v6.length <= 64 && fastRe16.test(v6))))) return false;
   const v7 = d["url"];
   if (v7 !== undefined && !(typeof v7 == "string")) return false;
   const v8 = d["examples"];
-  if (v8 !== undefined && !(fast70(v8))) return false;
+  if (v8 !== undefined && !(fast76(v8))) return false;
   const v9 = d["today"];
-  if (v9 !== undefined && !(fastC65(v9))) return false;
+  if (v9 !== undefined && !(fastC71(v9))) return false;
   for (const v10 in d) {
     if (v10 === "id" || v10 === "name" || v10 === "network" || v10 === "networkLabel" || v10 === "description" || v10 === "createdAt" || v10 === "key" || v10 === "url" || v10 === "examples" || v10 === "today") continue;
     return false;
   }
   return true;
 }
-function fast68(d) {
-  if (!(fastC69(d))) return false;
+function fast74(d) {
+  if (!(fastC75(d))) return false;
   return true;
 }
-function fast72(d) {
+function fast78(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
   if (v0 < 2) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe14.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe15.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
@@ -8574,20 +9689,40 @@ function fast72(d) {
   if (v0 > 2) return false;
   return true;
 }
-function fast73(d) {
+function fast79(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe15.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fastC32(v2))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast80(d) {
+  if (!(fastC34(d))) return false;
+  return true;
+}
+function fast81(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe14.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe15.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fast74(d) {
-  if (!(fastC34(d))) return false;
+function fast82(d) {
+  if (!(fastC40(d))) return false;
   return true;
 }
 
@@ -8768,10 +9903,28 @@ export function apps_metrics__params(data) {
   return valid;
 }
 export const apps_metrics__result = apps_metrics__result_ajv;
+export function apps_logs__params(data) {
+  if (fast31(data)) {
+    apps_logs__params.errors = null;
+    return true;
+  }
+  const valid = apps_logs__params_ajv(data);
+  apps_logs__params.errors = apps_logs__params_ajv.errors;
+  return valid;
+}
+export function apps_logs__result(data) {
+  if (fast33(data)) {
+    apps_logs__result.errors = null;
+    return true;
+  }
+  const valid = apps_logs__result_ajv(data);
+  apps_logs__result.errors = apps_logs__result_ajv.errors;
+  return valid;
+}
 export const apps_update__params = apps_update__params_ajv;
 export const apps_update__result = apps_update__result_ajv;
 export function apps_rotateKey__params(data) {
-  if (fast31(data)) {
+  if (fast37(data)) {
     apps_rotateKey__params.errors = null;
     return true;
   }
@@ -8781,7 +9934,7 @@ export function apps_rotateKey__params(data) {
 }
 export const apps_rotateKey__result = apps_rotateKey__result_ajv;
 export function apps_delete__params(data) {
-  if (fast32(data)) {
+  if (fast38(data)) {
     apps_delete__params.errors = null;
     return true;
   }
@@ -8790,7 +9943,7 @@ export function apps_delete__params(data) {
   return valid;
 }
 export function apps_delete__result(data) {
-  if (fast33(data)) {
+  if (fast39(data)) {
     apps_delete__result.errors = null;
     return true;
   }
@@ -8799,7 +9952,7 @@ export function apps_delete__result(data) {
   return valid;
 }
 export function apps_addAllowlistEntry__params(data) {
-  if (fast35(data)) {
+  if (fast41(data)) {
     apps_addAllowlistEntry__params.errors = null;
     return true;
   }
@@ -8808,7 +9961,7 @@ export function apps_addAllowlistEntry__params(data) {
   return valid;
 }
 export function apps_addAllowlistEntry__result(data) {
-  if (fast41(data)) {
+  if (fast47(data)) {
     apps_addAllowlistEntry__result.errors = null;
     return true;
   }
@@ -8817,7 +9970,7 @@ export function apps_addAllowlistEntry__result(data) {
   return valid;
 }
 export function apps_listAllowlist__params(data) {
-  if (fast43(data)) {
+  if (fast49(data)) {
     apps_listAllowlist__params.errors = null;
     return true;
   }
@@ -8826,7 +9979,7 @@ export function apps_listAllowlist__params(data) {
   return valid;
 }
 export function apps_listAllowlist__result(data) {
-  if (fast44(data)) {
+  if (fast50(data)) {
     apps_listAllowlist__result.errors = null;
     return true;
   }
@@ -8835,7 +9988,7 @@ export function apps_listAllowlist__result(data) {
   return valid;
 }
 export function apps_removeAllowlistEntry__params(data) {
-  if (fast45(data)) {
+  if (fast51(data)) {
     apps_removeAllowlistEntry__params.errors = null;
     return true;
   }
@@ -8844,7 +9997,7 @@ export function apps_removeAllowlistEntry__params(data) {
   return valid;
 }
 export function apps_removeAllowlistEntry__result(data) {
-  if (fast46(data)) {
+  if (fast52(data)) {
     apps_removeAllowlistEntry__result.errors = null;
     return true;
   }
@@ -8853,7 +10006,7 @@ export function apps_removeAllowlistEntry__result(data) {
   return valid;
 }
 export function apps_addJwtKey__params(data) {
-  if (fast47(data)) {
+  if (fast53(data)) {
     apps_addJwtKey__params.errors = null;
     return true;
   }
@@ -8862,7 +10015,7 @@ export function apps_addJwtKey__params(data) {
   return valid;
 }
 export function apps_addJwtKey__result(data) {
-  if (fast49(data)) {
+  if (fast55(data)) {
     apps_addJwtKey__result.errors = null;
     return true;
   }
@@ -8871,7 +10024,7 @@ export function apps_addJwtKey__result(data) {
   return valid;
 }
 export function apps_listJwtKeys__params(data) {
-  if (fast51(data)) {
+  if (fast57(data)) {
     apps_listJwtKeys__params.errors = null;
     return true;
   }
@@ -8880,7 +10033,7 @@ export function apps_listJwtKeys__params(data) {
   return valid;
 }
 export function apps_listJwtKeys__result(data) {
-  if (fast52(data)) {
+  if (fast58(data)) {
     apps_listJwtKeys__result.errors = null;
     return true;
   }
@@ -8889,7 +10042,7 @@ export function apps_listJwtKeys__result(data) {
   return valid;
 }
 export function apps_removeJwtKey__params(data) {
-  if (fast53(data)) {
+  if (fast59(data)) {
     apps_removeJwtKey__params.errors = null;
     return true;
   }
@@ -8898,7 +10051,7 @@ export function apps_removeJwtKey__params(data) {
   return valid;
 }
 export function apps_removeJwtKey__result(data) {
-  if (fast54(data)) {
+  if (fast60(data)) {
     apps_removeJwtKey__result.errors = null;
     return true;
   }
@@ -8907,7 +10060,7 @@ export function apps_removeJwtKey__result(data) {
   return valid;
 }
 export function apps_setRequireJwt__params(data) {
-  if (fast55(data)) {
+  if (fast61(data)) {
     apps_setRequireJwt__params.errors = null;
     return true;
   }
@@ -8917,7 +10070,7 @@ export function apps_setRequireJwt__params(data) {
 }
 export const apps_setRequireJwt__result = apps_setRequireJwt__result_ajv;
 export function keys_create__params(data) {
-  if (fast56(data)) {
+  if (fast62(data)) {
     keys_create__params.errors = null;
     return true;
   }
@@ -8926,7 +10079,7 @@ export function keys_create__params(data) {
   return valid;
 }
 export function keys_create__result(data) {
-  if (fast58(data)) {
+  if (fast64(data)) {
     keys_create__result.errors = null;
     return true;
   }
@@ -8935,7 +10088,7 @@ export function keys_create__result(data) {
   return valid;
 }
 export function keys_list__params(data) {
-  if (fast60(data)) {
+  if (fast66(data)) {
     keys_list__params.errors = null;
     return true;
   }
@@ -8944,7 +10097,7 @@ export function keys_list__params(data) {
   return valid;
 }
 export function keys_list__result(data) {
-  if (fast61(data)) {
+  if (fast67(data)) {
     keys_list__result.errors = null;
     return true;
   }
@@ -8953,7 +10106,7 @@ export function keys_list__result(data) {
   return valid;
 }
 export function keys_get__params(data) {
-  if (fast67(data)) {
+  if (fast73(data)) {
     keys_get__params.errors = null;
     return true;
   }
@@ -8962,7 +10115,7 @@ export function keys_get__params(data) {
   return valid;
 }
 export function keys_get__result(data) {
-  if (fast68(data)) {
+  if (fast74(data)) {
     keys_get__result.errors = null;
     return true;
   }
@@ -8971,7 +10124,7 @@ export function keys_get__result(data) {
   return valid;
 }
 export function keys_metrics__params(data) {
-  if (fast72(data)) {
+  if (fast78(data)) {
     keys_metrics__params.errors = null;
     return true;
   }
@@ -8980,8 +10133,26 @@ export function keys_metrics__params(data) {
   return valid;
 }
 export const keys_metrics__result = keys_metrics__result_ajv;
+export function keys_logs__params(data) {
+  if (fast79(data)) {
+    keys_logs__params.errors = null;
+    return true;
+  }
+  const valid = keys_logs__params_ajv(data);
+  keys_logs__params.errors = keys_logs__params_ajv.errors;
+  return valid;
+}
+export function keys_logs__result(data) {
+  if (fast80(data)) {
+    keys_logs__result.errors = null;
+    return true;
+  }
+  const valid = keys_logs__result_ajv(data);
+  keys_logs__result.errors = keys_logs__result_ajv.errors;
+  return valid;
+}
 export function keys_delete__params(data) {
-  if (fast73(data)) {
+  if (fast81(data)) {
     keys_delete__params.errors = null;
     return true;
   }
@@ -8990,7 +10161,7 @@ export function keys_delete__params(data) {
   return valid;
 }
 export function keys_delete__result(data) {
-  if (fast74(data)) {
+  if (fast82(data)) {
     keys_delete__result.errors = null;
     return true;
   }
@@ -9013,6 +10184,7 @@ export const validators: ValidatorTable = {
   'apps_usage': { params: apps_usage__params, result: apps_usage__result },
   'apps_get': { params: apps_get__params, result: apps_get__result },
   'apps_metrics': { params: apps_metrics__params, result: apps_metrics__result },
+  'apps_logs': { params: apps_logs__params, result: apps_logs__result },
   'apps_update': { params: apps_update__params, result: apps_update__result },
   'apps_rotateKey': { params: apps_rotateKey__params, result: apps_rotateKey__result },
   'apps_delete': { params: apps_delete__params, result: apps_delete__result },
@@ -9027,6 +10199,7 @@ export const validators: ValidatorTable = {
   'keys_list': { params: keys_list__params, result: keys_list__result },
   'keys_get': { params: keys_get__params, result: keys_get__result },
   'keys_metrics': { params: keys_metrics__params, result: keys_metrics__result },
+  'keys_logs': { params: keys_logs__params, result: keys_logs__result },
   'keys_delete': { params: keys_delete__params, result: keys_delete__result },
 };
 
@@ -9044,19 +10217,21 @@ export const fastChecks: { readonly [method: string]: { readonly params?: (data:
   'apps_usage': { params: fast23, result: fast24 },
   'apps_get': { params: fast28 },
   'apps_metrics': { params: fast29 },
+  'apps_logs': { params: fast31, result: fast33 },
   'apps_update': {  },
-  'apps_rotateKey': { params: fast31 },
-  'apps_delete': { params: fast32, result: fast33 },
-  'apps_addAllowlistEntry': { params: fast35, result: fast41 },
-  'apps_listAllowlist': { params: fast43, result: fast44 },
-  'apps_removeAllowlistEntry': { params: fast45, result: fast46 },
-  'apps_addJwtKey': { params: fast47, result: fast49 },
-  'apps_listJwtKeys': { params: fast51, result: fast52 },
-  'apps_removeJwtKey': { params: fast53, result: fast54 },
-  'apps_setRequireJwt': { params: fast55 },
-  'keys_create': { params: fast56, result: fast58 },
-  'keys_list': { params: fast60, result: fast61 },
-  'keys_get': { params: fast67, result: fast68 },
-  'keys_metrics': { params: fast72 },
-  'keys_delete': { params: fast73, result: fast74 },
+  'apps_rotateKey': { params: fast37 },
+  'apps_delete': { params: fast38, result: fast39 },
+  'apps_addAllowlistEntry': { params: fast41, result: fast47 },
+  'apps_listAllowlist': { params: fast49, result: fast50 },
+  'apps_removeAllowlistEntry': { params: fast51, result: fast52 },
+  'apps_addJwtKey': { params: fast53, result: fast55 },
+  'apps_listJwtKeys': { params: fast57, result: fast58 },
+  'apps_removeJwtKey': { params: fast59, result: fast60 },
+  'apps_setRequireJwt': { params: fast61 },
+  'keys_create': { params: fast62, result: fast64 },
+  'keys_list': { params: fast66, result: fast67 },
+  'keys_get': { params: fast73, result: fast74 },
+  'keys_metrics': { params: fast78 },
+  'keys_logs': { params: fast79, result: fast80 },
+  'keys_delete': { params: fast81, result: fast82 },
 };

@@ -135,6 +135,7 @@ export interface Config {
   slowRequestMs: number;
   usageRetention?: UsageRetention;
   filters?: FiltersConfig;
+  requestLog?: RequestLogConfig;
   durability?: DurabilityConfig;
   cache?: CacheConfig;
   accountSecurity?: AccountSecurityConfig;
@@ -467,6 +468,35 @@ export interface FiltersConfig {
    * Most live filters one key may have; one more is refused (-32000 "too many filters", `data.limit`).
    */
   maxPerKey?: number;
+}
+/**
+ * The request log (account API apps_logs / keys_logs, the dashboard's Logs tab): one entry per node API call of an app or network key. Entries are queued in memory by the call and written in batches off the request path; when the queue is full (store slower than traffic) entries are dropped and counted in rpcgate_request_log_dropped_total, never delaying a call.
+ */
+export interface RequestLogConfig {
+  /**
+   * Record node API calls of apps and network keys.
+   */
+  enabled?: boolean;
+  /**
+   * Queued entries are written this often (ms): a call shows in the log within about this long.
+   */
+  flushIntervalMs?: number;
+  /**
+   * Entries waiting to be written, at most; more are dropped (rpcgate_request_log_dropped_total).
+   */
+  maxQueued?: number;
+  /**
+   * Rows the store keeps at most (all accounts together): each batch write drops the oldest beyond it in the same transaction.
+   */
+  maxRows?: number;
+  /**
+   * Entries older than this are deleted (in batches, every minute). Absent = 10 days on PostgreSQL, 2 days on SQLite.
+   */
+  retentionDays?: number;
+  /**
+   * Apps with body capture on (apps_update `logBodies`): params and result are kept up to this many bytes each (redacted: API keys, JWTs, cookies, credentials in URLs), longer ones cut and marked.
+   */
+  maxBodyBytes?: number;
 }
 /**
  * What a crash or a database outage may cost, and how fast a store failure is reported (README: Durability). Node API calls never wait on the store: keys come from the in-memory index, usage is buffered in memory.
@@ -806,6 +836,7 @@ export const configSchema = {
     },
     usageRetention: { $ref: '#/definitions/UsageRetention' },
     filters: { $ref: '#/definitions/FiltersConfig' },
+    requestLog: { $ref: '#/definitions/RequestLogConfig' },
     durability: { $ref: '#/definitions/DurabilityConfig' },
     cache: { $ref: '#/definitions/CacheConfig' },
     accountSecurity: { $ref: '#/definitions/AccountSecurityConfig' },
@@ -1218,6 +1249,52 @@ export const configSchema = {
           default: 5000,
           description:
             "PostgreSQL: longest a statement may run (ms; server-side statement_timeout and the client's query timeout), so a stalled database gives -32045 instead of a hanging request. SQLite: unused.",
+        },
+      },
+    },
+    RequestLogConfig: {
+      title: 'RequestLogConfig',
+      type: 'object',
+      additionalProperties: false,
+      default: { enabled: true, flushIntervalMs: 1000, maxQueued: 20000, maxRows: 1000000, maxBodyBytes: 4096 },
+      description:
+        "The request log (account API apps_logs / keys_logs, the dashboard's Logs tab): one entry per node API call of an app or network key. Entries are queued in memory by the call and written in batches off the request path; when the queue is full (store slower than traffic) entries are dropped and counted in rpcgate_request_log_dropped_total, never delaying a call.",
+      properties: {
+        enabled: { type: 'boolean', default: true, description: 'Record node API calls of apps and network keys.' },
+        flushIntervalMs: {
+          type: 'integer',
+          minimum: 50,
+          maximum: 2000,
+          default: 1000,
+          description: 'Queued entries are written this often (ms): a call shows in the log within about this long.',
+        },
+        maxQueued: {
+          type: 'integer',
+          minimum: 100,
+          default: 20000,
+          description: 'Entries waiting to be written, at most; more are dropped (rpcgate_request_log_dropped_total).',
+        },
+        maxRows: {
+          type: 'integer',
+          minimum: 1000,
+          default: 1000000,
+          description:
+            'Rows the store keeps at most (all accounts together): each batch write drops the oldest beyond it in the same transaction.',
+        },
+        retentionDays: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          maximum: 366,
+          description:
+            'Entries older than this are deleted (in batches, every minute). Absent = 10 days on PostgreSQL, 2 days on SQLite.',
+        },
+        maxBodyBytes: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 65536,
+          default: 4096,
+          description:
+            'Apps with body capture on (apps_update `logBodies`): params and result are kept up to this many bytes each (redacted: API keys, JWTs, cookies, credentials in URLs), longer ones cut and marked.',
         },
       },
     },

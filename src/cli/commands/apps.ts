@@ -4,6 +4,7 @@
 // Defaults where the deployment leaves one choice: `--chain` is the deployment's only chain (chains_list), and
 // `--services` the contract's only service (node-api). `--use-case` is required (the list is open: the dashboard
 // makes the user pick too); a value matching an offered use case in another case is sent as offered (`defi` → Defi).
+import { addLogsCommand } from './logs.js';
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type {
@@ -323,4 +324,5 @@ export function register(program: Command): void {
       return { json: r, text: `removed ${r.id}` };
     }),
   );
+  addLogsCommand(apps, 'apps');
 }

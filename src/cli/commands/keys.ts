@@ -3,6 +3,7 @@
 //
 // `--network` is one of the deployment's networks (`rpcgate networks`), any case; it defaults to the deployment's only
 // network when there is one.
+import { addLogsCommand } from './logs.js';
 import type { Command } from 'commander';
 import type { NetworkKey, NetworkKeyDetail, NetworkKeySummary } from '../../../generated/account/client.js';
 import { addApiOptions, need, parseNetwork, runApi, usage, type ApiContext, type ApiFlags } from '../account.js';
@@ -105,4 +106,5 @@ export function register(program: Command): void {
       return { json: r, text: `deleted ${r.id}` };
     }),
   );
+  addLogsCommand(keys, 'keys');
 }

@@ -242,6 +242,7 @@ export class AccessIndex implements KeyStore {
       requireJwt: e.requireJwt,
       jwt: e.jwtKeys.length > 0 ? new JwtKeySet(e.jwtKeys, e.jwtMaxLifetimeSec) : undefined,
       limitSubject: appSubject(e.appId, e.userId),
+      logBodies: e.logBodies,
     };
     return p;
   }

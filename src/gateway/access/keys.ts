@@ -41,6 +41,8 @@ export interface AppPrincipal {
   jwt: JwtKeySet | undefined;
   /** Who its calls are counted against (built once with the principal). */
   limitSubject: LimitSubject;
+  /** Request log: capture params and results of its calls (redacted, size-capped); absent = off. */
+  logBodies?: boolean;
 }
 
 /** A network API key (access point B): one network, no allowlists. */

@@ -135,6 +135,9 @@ export class Metrics {
   private readonly ownErrors: Counter<'network' | 'outcome' | 'reason'>;
   private readonly usageDropped: Counter;
   private readonly usageFlushFailures: Counter;
+  private readonly requestLogDropped: Counter;
+  private readonly requestLogWritten: Counter;
+  private readonly requestLogFlushFailures: Counter;
   private readonly notificationsByNet = new Map<string, number>();
   /** Response cache lookups: network → method → [hits, misses] (plain numbers: the hot path). */
   private readonly cacheByNet = new Map<string, Map<string, [number, number]>>();
@@ -220,6 +223,21 @@ export class Metrics {
     this.usageFlushFailures = new Counter({
       name: 'rpcgate_usage_flush_failures_total',
       help: 'Usage flushes that failed (their rows are kept and retried).',
+      registers,
+    });
+    this.requestLogDropped = new Counter({
+      name: 'rpcgate_request_log_dropped_total',
+      help: 'Request log entries dropped because the write queue was full (store slower than traffic) or a write failed.',
+      registers,
+    });
+    this.requestLogWritten = new Counter({
+      name: 'rpcgate_request_log_written_total',
+      help: 'Request log entries written to the store.',
+      registers,
+    });
+    this.requestLogFlushFailures = new Counter({
+      name: 'rpcgate_request_log_flush_failures_total',
+      help: 'Request log batch writes that failed (their entries are dropped).',
       registers,
     });
     // WebSocket layer: gauges read the live counts of the running transport and subscriptions at scrape time, so they
@@ -382,6 +400,17 @@ export class Metrics {
   }
   usageFlushFailed(): void {
     this.usageFlushFailures.inc();
+  }
+
+  /** Used by the RequestLog. */
+  requestLogDroppedInc(n: number): void {
+    this.requestLogDropped.inc(n);
+  }
+  requestLogWrittenInc(n: number): void {
+    this.requestLogWritten.inc(n);
+  }
+  requestLogFlushFailed(): void {
+    this.requestLogFlushFailures.inc();
   }
 
   /** Content-Type of metricsText(). */

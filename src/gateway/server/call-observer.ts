@@ -24,6 +24,9 @@
 //   failed: any other                        → upstream_error (bad answer, strict result violation, unexpected failure)
 //   refused before the engine, not rpcgate's → validation (-32600: 404/413/415), -32603 upstream_error
 // Limit refusals with a period (the limiter's) are also counted in rpcgate_limit_refusals_total{network,period}.
+// Request log (src/gateway/metering/request-log.ts): calls of apps and network keys are also queued there (one object
+// push; HTTP status = 200 for a result, else the error's status; the upstream that answered from
+// src/gateway/upstream/answered.ts; params and result only for apps with capture on).
 import type { AccessContext, Principal } from '../access/index.js';
 import { isCacheHit } from '../cache/index.js';
 import type { LimitPeriod } from '../limits/types.js';
@@ -31,6 +34,8 @@ import { OTHER, meterPrincipal, type Meter, type Metrics, type Outcome } from '.
 import type { CallObserver, CallStage } from '@rpcgate/toolkit/engine';
 import { ErrorCode, type RpcError } from '@rpcgate/toolkit/errors';
 import { gatewayErrorMeaning } from '../errors.js';
+import type { RequestLog } from '../metering/request-log.js';
+import { answeredBy } from '../upstream/answered.js';
 
 /** A refusal by the admission hook or before the engine: the table's outcome (every such error is rpcgate's own). */
 function refusalOutcome(err: RpcError): Outcome {
@@ -64,9 +69,10 @@ export class CallMeter {
   constructor(
     private readonly meter: Meter,
     private readonly metrics: Metrics,
+    private readonly requestLog?: RequestLog,
   ) {
-    this.onCall = (method, stage, err, ctx, result) =>
-      this.record(method ?? OTHER, outcomeOf(stage, err), err, ctx, isCacheHit(result));
+    this.onCall = (method, stage, err, ctx, result, params) =>
+      this.record(method ?? OTHER, outcomeOf(stage, err), err, ctx, result, params);
   }
 
   private record(
@@ -74,33 +80,69 @@ export class CallMeter {
     outcome: Outcome,
     err: RpcError | undefined,
     ctx: AccessContext,
-    cacheHit: boolean,
+    result: unknown,
+    params: unknown,
   ): void {
     const network = ctx.network;
     const t0 = ctx.startedAt;
-    this.meter.record({
-      principal: meterPrincipal(ctx.principal),
-      network,
-      method,
-      outcome,
-      code: err?.code,
-      latencyMs: t0 === undefined ? 0 : performance.now() - t0,
-      cacheHit,
-    });
+    const principal = meterPrincipal(ctx.principal);
+    const cacheHit = isCacheHit(result);
+    const latencyMs = t0 === undefined ? 0 : performance.now() - t0;
+    this.meter.record({ principal, network, method, outcome, code: err?.code, latencyMs, cacheHit });
+    const log = this.requestLog;
+    if (log !== undefined && principal !== undefined) {
+      const p = ctx.principal;
+      const capture = p !== undefined && p.kind === 'app' && p.logBodies === true;
+      log.record({
+        principal,
+        network,
+        method,
+        httpStatus: err === undefined ? 200 : err.httpStatus,
+        code: err?.code,
+        latencyMs,
+        cacheHit,
+        upstream: cacheHit ? undefined : answeredBy(err ?? result),
+        requestId: ctx.requestId,
+        ip: ctx.ip,
+        transport: 'socket' in ctx ? 'ws' : 'http',
+        params: capture ? (params ?? null) : undefined,
+        result: capture
+          ? err === undefined
+            ? (result ?? null)
+            : { error: { code: err.code, message: err.message } }
+          : undefined,
+      });
+    }
     if (err !== undefined) this.ownError(network, outcome, err);
   }
 
   /** A request refused before the engine: one call, method `other`. */
-  refused(network: string, principal: Principal | undefined, err: RpcError, startedAt: number): void {
+  refused(
+    network: string,
+    principal: Principal | undefined,
+    err: RpcError,
+    startedAt: number,
+    requestId?: string,
+    ip?: string,
+  ): void {
     const outcome = refusalOutcome(err);
-    this.meter.record({
-      principal: meterPrincipal(principal),
-      network,
-      method: OTHER,
-      outcome,
-      code: err.code,
-      latencyMs: performance.now() - startedAt,
-    });
+    const mp = meterPrincipal(principal);
+    const latencyMs = performance.now() - startedAt;
+    this.meter.record({ principal: mp, network, method: OTHER, outcome, code: err.code, latencyMs });
+    if (mp !== undefined && this.requestLog !== undefined)
+      this.requestLog.record({
+        principal: mp,
+        network,
+        method: OTHER,
+        httpStatus: err.httpStatus,
+        code: err.code,
+        latencyMs,
+        cacheHit: false,
+        upstream: undefined,
+        requestId,
+        ip,
+        transport: 'http',
+      });
     this.ownError(network, outcome, err);
   }
 

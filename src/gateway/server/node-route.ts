@@ -143,7 +143,7 @@ export function addNodeRoutes(router: Router, opts: NodeRouteOptions): void {
         : checkRequest(p, { origin: req.headers.origin, ip: ctx.ip, authorization: req.headers.authorization });
     },
     refused(ctx, err, t0) {
-      meter?.refused(ctx?.network ?? OTHER_NETWORK, ctx?.principal, err, t0);
+      meter?.refused(ctx?.network ?? OTHER_NETWORK, ctx?.principal, err, t0, ctx?.requestId, ctx?.ip);
       const p = ctx?.principal;
       return p === undefined ? undefined : opts.limitHeaders?.(p);
     },

@@ -47,6 +47,7 @@ import { createNodeHandlers } from '../node-api/handlers.js';
 import { createResponseCaches, type ResponseCaches } from '../cache/index.js';
 import { addressParamsTable, meaningTable } from '../method-meaning.js';
 import { type Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
+import { RequestLog, requestLogRetentionMs } from '../metering/request-log.js';
 import { createHttpServer } from '@rpcgate/toolkit/http';
 import { createEngine } from '@rpcgate/toolkit/engine';
 import { createUpstreams, redactUrl, type UpstreamPool, type UpstreamSpec } from '../upstream/index.js';
@@ -108,6 +109,8 @@ export interface RunningService {
   limiter: Limiter;
   /** Usage metering (undefined with `metering: false`). `flush()` writes what was recorded (the current minute as a partial row); `stop()` runs on stop. */
   meter: Meter | undefined;
+  /** The request log's writer (undefined with `metering: false` or `requestLog.enabled: false`). */
+  requestLog: RequestLog | undefined;
   /** The /metrics registry. */
   metrics: Metrics;
   /** The response cache per network (src/gateway/cache; a network with the cache off has none). */
@@ -211,6 +214,24 @@ export async function startService(
     });
     built.add('filter store', { value: filterStore, close: () => filterStore.close() });
     const meter = built.add('meter', meterSubsystem(config, store, metrics, logger, ext.meter));
+    // The request log (apps_logs / keys_logs): queued per call, written in batches, bounded by count and age.
+    const rl = config.requestLog;
+    const requestLog: RequestLog | undefined =
+      meter === undefined || rl?.enabled === false
+        ? undefined
+        : new RequestLog({
+            db: store.db,
+            secret,
+            metrics,
+            logger,
+            flushIntervalMs: rl?.flushIntervalMs,
+            maxQueued: rl?.maxQueued,
+            maxRows: rl?.maxRows,
+            retentionMs: requestLogRetentionMs(rl?.retentionDays, store.dialect === 'postgres'),
+            maxBodyBytes: rl?.maxBodyBytes,
+            redact: { networks: Object.keys(config.networks) },
+          }).start();
+    if (requestLog !== undefined) built.add('request log', { value: requestLog, close: () => requestLog.stop() });
     const chains = built.add('embedded chains', await chainsSubsystem(config, logger));
 
     const networks: Record<string, NetworkInfo> = {};
@@ -265,7 +286,7 @@ export async function startService(
     }
     const keys = new KeyStores([staticKeys, access]);
     live.staticKeyCount = staticKeys.size;
-    const callMeter = meter === undefined ? undefined : new CallMeter(meter, metrics);
+    const callMeter = meter === undefined ? undefined : new CallMeter(meter, metrics, requestLog);
     // Every refused call would otherwise log a line while Redis is down: one line, then one per LOG_EVERY_MS with a count.
     const limiterLog = new LogThrottle(LOG_EVERY_MS);
     const onLimiterError = (err: unknown) => {
@@ -417,6 +438,7 @@ export async function startService(
       secret,
       limiter: lim,
       meter,
+      requestLog,
       metrics,
       caches: caches.networks,
       config,

@@ -22,6 +22,8 @@ export interface AppAccess {
   /** Per kind, the allowed values; an empty list = that kind is not restricted. */
   allowlists: Allowlists;
   jwtKeys: { kid: string; alg: JwtAlg; publicKeyPem: string }[];
+  /** Request log: capture this app's params and results (0007_request_log; off by default). */
+  logBodies: boolean;
 }
 
 export interface NetworkKeyAccess {
@@ -48,6 +50,7 @@ const APP_COLUMNS = [
   'require_jwt',
   'jwt_max_lifetime_sec',
   'key_hash',
+  'log_bodies',
 ] as const;
 const KEY_COLUMNS = ['id', 'user_id', 'name', 'network', 'key_hash'] as const;
 
@@ -60,6 +63,7 @@ interface AppRow {
   require_jwt: number | boolean;
   jwt_max_lifetime_sec: number | string | null;
   key_hash: string;
+  log_bodies: number | boolean;
 }
 interface KeyRow {
   id: string;
@@ -87,6 +91,7 @@ function appAccess(a: AppRow): AppAccess {
     jwtMaxLifetimeSec: a.jwt_max_lifetime_sec === null ? null : Number(a.jwt_max_lifetime_sec),
     allowlists: emptyAllowlists(),
     jwtKeys: [],
+    logBodies: Number(a.log_bodies) === 1,
   };
 }
 

@@ -31,6 +31,8 @@ export interface App {
   keyRotatedAt: number | null;
   /** The API key, decrypted (for the dashboard's "show key" and the RPC URLs). */
   key: string;
+  /** Request log: params and results of its calls are captured (redacted, size-capped). */
+  logBodies: boolean;
 }
 
 export interface NewApp {
@@ -41,6 +43,7 @@ export interface NewApp {
   services: string[];
   requireJwt?: boolean;
   jwtMaxLifetimeSec?: number | null;
+  logBodies?: boolean;
 }
 
 export type AppPatch = Partial<NewApp>;
@@ -77,6 +80,7 @@ function toApp(secret: Uint8Array, r: AppRow): App {
     updatedAt: Number(r.updated_at),
     keyRotatedAt: r.key_rotated_at === null ? null : Number(r.key_rotated_at),
     key: decryptKey(secret, r.key_enc),
+    logBodies: Number(r.log_bodies) === 1,
   };
 }
 
@@ -112,6 +116,7 @@ export async function createApp(
     created_at: now,
     updated_at: now,
     key_rotated_at: null,
+    log_bodies: input.logBodies ? 1 : 0,
   };
   await db.transaction().execute(async (trx) => {
     const owner = trx.selectFrom('users').select('id').where('id', '=', userId);
@@ -183,6 +188,7 @@ export async function updateApp(
   if (patch.services !== undefined) set.services = JSON.stringify(patch.services);
   if (patch.requireJwt !== undefined) set.require_jwt = patch.requireJwt ? 1 : 0;
   if (patch.jwtMaxLifetimeSec !== undefined) set.jwt_max_lifetime_sec = patch.jwtMaxLifetimeSec;
+  if (patch.logBodies !== undefined) set.log_bodies = patch.logBodies ? 1 : 0;
   const r = await db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('apps')

@@ -9,3 +9,4 @@ export * from './networkKeys.js';
 export * from './keyEvents.js';
 export * from './access.js';
 export * from './usage.js';
+export * from './requestLog.js';

@@ -46,6 +46,8 @@ export interface AppsTable {
   created_at: number;
   updated_at: number;
   key_rotated_at: number | null;
+  /** Request log: capture params and results of this app's calls (redacted, size-capped); 0 = off (0007_request_log). */
+  log_bodies: Generated<number>;
 }
 
 export interface AppAllowlistsTable {
@@ -96,6 +98,28 @@ export interface Database {
   app_jwt_keys: AppJwtKeysTable;
   network_keys: NetworkKeysTable;
   key_events: KeyEventsTable;
+  request_log: RequestLogTable;
+}
+
+/** One node API call of an app or network key (0007_request_log; see requestLog.ts). */
+export interface RequestLogTable {
+  id: Generated<number>;
+  ts: number;
+  principal_kind: 'app' | 'key';
+  principal_id: string;
+  user_id: string;
+  network: string;
+  method: string;
+  http_status: number;
+  code: number | null;
+  latency_ms: number;
+  cache_hit: number;
+  upstream: string | null;
+  request_id: string | null;
+  ip_hash: string | null;
+  transport: string;
+  params: string | null;
+  result: string | null;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -11,6 +11,7 @@
 // one; a call whose request failed goes to another upstream when the retry policy allows it.
 import type { RpcError } from '@rpcgate/toolkit/errors';
 import type { UpstreamConfig } from '../config/config.js';
+import { markAnswered } from './answered.js';
 import type { CostClass } from '../method-meaning.js';
 import { BatchSize, type Call, type ClassState, buildBody, costClasses, deliver, enqueue, quote } from './batching.js';
 import { responseTooLarge, upstreamBadResponse, upstreamTimeout, upstreamUnavailable } from './errors.js';
@@ -397,9 +398,13 @@ export class UpstreamPool {
       result: (c, value) => {
         if (c.done) return;
         this.hedging.observe(c.method, performance.now() - a.t0);
+        markAnswered(value, up.label); // which node answered, for the request log (./answered.ts)
         this.settle(c, value, undefined);
       },
-      nodeError: (c, err) => this.nodeFailed(c, err),
+      nodeError: (c, err) => {
+        markAnswered(err, up.label);
+        this.nodeFailed(c, err);
+      },
       bad: (c, err) => this.settle(c, undefined, err),
       retry: (c, err) => this.retryOrFail(c, err, false),
       success: () => up.breaker.success(),

@@ -164,6 +164,8 @@ export type CallObserver<C extends CallContext = CallContext> = (
   err: RpcError | undefined,
   ctx: C,
   result?: unknown,
+  /** The call's validated params (calls that reached their handler), for observers that record them. */
+  params?: unknown,
 ) => void;
 
 export interface EngineConfig<M extends MethodTable, C extends CallContext = CallContext> {
@@ -436,9 +438,10 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
     err: RpcError | undefined,
     ctx: C,
     result?: unknown,
+    params?: unknown,
   ): void {
     try {
-      observer!(method, stage, err, ctx, result);
+      observer!(method, stage, err, ctx, result, params);
     } catch (e) {
       report(e, method ?? '(observer)', ctx);
     }
@@ -608,11 +611,11 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
         value = await e.handler!(e.named ? namedOf(e, p.params) : p.params, ctx);
       } catch (thrown) {
         const err = unexpected(thrown, method, ctx);
-        if (observer !== undefined) observe(method, 'failed', err, ctx);
+        if (observer !== undefined) observe(method, 'failed', err, ctx, undefined, p.params);
         return notification ? undefined : new Failure(errorBody(idJson, err), err);
       }
       if (notification) {
-        if (observer !== undefined) observe(method, 'ok', undefined, ctx, value);
+        if (observer !== undefined) observe(method, 'ok', undefined, ctx, value, p.params);
         return undefined;
       }
       if (value === undefined) value = null;
@@ -621,18 +624,18 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
         const violation = checkResult(e, value);
         if (violation !== undefined) {
           report(violation, method, ctx);
-          if (observer !== undefined) observe(method, 'failed', violation, ctx);
+          if (observer !== undefined) observe(method, 'failed', violation, ctx, undefined, p.params);
           return new Failure(errorBody(idJson, violation), violation);
         }
       }
       // RawResult: the node's bytes go out as they came; anything else is serialised exactly once.
       const json = value instanceof RawResult ? value.json : JSON.stringify(value);
-      if (observer !== undefined) observe(method, 'ok', undefined, ctx, value);
+      if (observer !== undefined) observe(method, 'ok', undefined, ctx, value, p.params);
       return `{"jsonrpc":"2.0","id":${idJson},"result":${json}}`;
     } catch (thrown) {
       // serialisation (BigInt, cycles, depth)
       const err = unexpected(thrown, method, ctx);
-      if (observer !== undefined) observe(method, 'failed', err, ctx);
+      if (observer !== undefined) observe(method, 'failed', err, ctx, undefined, p.params);
       return notification ? undefined : new Failure(errorBody(idJson, err), err);
     }
   }

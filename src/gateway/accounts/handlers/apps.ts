@@ -11,6 +11,7 @@ import { iso, trim, type Kit, type Namespace } from './kit.js';
 export function appsHandlers(kit: Kit): Namespace<'apps'> {
   const { deps, db, secret, maxApps, appSummary, appFull, metrics, entry, jwtKey, chainOf, checkJwtKey } = kit;
   return {
+    apps_logs: kit.logs.apps_logs,
     async apps_create([input], c) {
       const chain = chainOf(input.chain, 'app', '/0/chain');
       const app = {
@@ -71,6 +72,7 @@ export function appsHandlers(kit: Kit): Namespace<'apps'> {
       if (patch.chain !== undefined) p.chain = chainOf(patch.chain, 'patch', '/1/chain');
       if (patch.services !== undefined) p.services = [...patch.services];
       if (patch.jwtMaxLifetimeSec !== undefined) p.jwtMaxLifetimeSec = patch.jwtMaxLifetimeSec;
+      if (patch.logBodies !== undefined) p.logBodies = patch.logBodies;
       const a = await store.updateApp(db, secret, c.userId, appId, p);
       if (a === undefined) throw notFound('app', appId);
       return appFull(a, c.req.baseUrl);

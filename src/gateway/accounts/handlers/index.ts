@@ -1,4 +1,5 @@
-// Account API handlers (contracts/account.openrpc.json), one file per namespace (account, chains, networks, useCases, apps, keys)
+// Account API handlers (contracts/account.openrpc.json), one file per namespace (account, chains, networks, useCases, apps, keys) and the request log's
+// apps_logs/keys_logs (logs.ts),
 // merged here. Params arrive validated by the generated validators; the namespaces add what a schema cannot know (the
 // deployment's chains and networks, a real IP/CIDR, a PEM that imports for its algorithm, a node API method name) and
 // do the work through the store, always with the session's user id — the store's repository functions filter by it,

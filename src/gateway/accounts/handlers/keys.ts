@@ -10,6 +10,7 @@ import { iso, trim, type Kit, type Namespace } from './kit.js';
 export function keysHandlers(kit: Kit): Namespace<'keys'> {
   const { deps, db, secret, maxKeys, keyBase, keyFull, keyToday, metrics, networkOf } = kit;
   return {
+    keys_logs: kit.logs.keys_logs,
     async keys_create([input], c) {
       const network = networkOf(input.network, 'key', '/0/network');
       try {

@@ -1,5 +1,6 @@
 // What every namespace of the account API's handlers shares (./index.ts merges the namespaces): the deployment
 // (AccountDeps), the store, the throttles, the shapes the contract answers with, and the param checks a schema cannot do.
+import { createLogHandlers } from './logs.js';
 import { createPublicKey, randomBytes } from 'node:crypto';
 import { importSPKI } from 'jose';
 import type { ParamsOf, ResultOf } from '@rpcgate/client';
@@ -137,6 +138,7 @@ export function createKit(deps: AccountDeps) {
     services: a.services as T.Services,
     requireJwt: a.requireJwt,
     jwtMaxLifetimeSec: a.jwtMaxLifetimeSec,
+    logBodies: a.logBodies,
     networks: networksOf(a.chain),
     createdAt: iso(a.createdAt),
     updatedAt: iso(a.updatedAt),
@@ -269,10 +271,13 @@ export function createKit(deps: AccountDeps) {
     if (reason !== undefined) throw badValue('key', path, reason);
   }
 
+  // Request log (./logs.ts): apps_logs and keys_logs, each spread into its namespace.
+  const logs = createLogHandlers({ db, secret, networks: Object.keys(deps.networks), parseTime: parseMetricsTime });
   return {
     deps,
     db,
     secret,
+    logs,
     maxKeys,
     maxApps,
     throttle,

@@ -8,6 +8,7 @@ import { anyNetwork } from './0003_any_network.js';
 import { usageFlushMarks } from './0004_usage_flush_marks.js';
 import { jwtLifetime } from './0005_jwt_lifetime.js';
 import { usageCacheHits } from './0006_usage_cache_hits.js';
+import { requestLog } from './0007_request_log.js';
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -17,6 +18,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0004_usage_flush_marks': usageFlushMarks(dialect),
     '0005_jwt_lifetime': jwtLifetime(),
     '0006_usage_cache_hits': usageCacheHits(dialect),
+    '0007_request_log': requestLog(dialect),
   };
 }
 

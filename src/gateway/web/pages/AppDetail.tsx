@@ -39,10 +39,12 @@ import {
 import { href, navigate } from '../router.js';
 import type { PageProps } from './Apps.js';
 import { MetricsPanel } from './Metrics.js';
+import { LogsPanel } from './Logs.js';
 
 const TABS: TabDef[] = [
   { id: 'setup', label: 'Set up' },
   { id: 'metrics', label: 'Metrics' },
+  { id: 'logs', label: 'Logs' },
   { id: 'networks', label: 'Networks' },
   { id: 'settings', label: 'Settings' },
 ];
@@ -101,6 +103,13 @@ export function AppDetailPage({ appId, tab, onUnauthorized }: PageProps & { appI
       <TabPanel idPrefix={prefix} id={selected}>
         {selected === 'setup' && <SetUpTab app={app} />}
         {selected === 'metrics' && <MetricsTab app={app} fail={onUnauthorized} />}
+        {selected === 'logs' && (
+          <div className="stack">
+            <h2>Logs</h2>
+            <p className="muted">Every call through this app's URLs, newest first. Select a time for its details.</p>
+            <LogsPanel target={{ kind: 'app', id: app.id }} fail={onUnauthorized} />
+          </div>
+        )}
         {selected === 'networks' && <NetworksTab app={app} chain={chain} />}
         {selected === 'settings' && <SettingsTab app={app} onChange={setApp} fail={fail} />}
       </TabPanel>

@@ -1,4 +1,5 @@
 // API keys (access point B): the list with today's usage against the daily limit, New API key, the key detail view.
+import { LogsPanel } from './Logs.js';
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import {
   api,
@@ -264,6 +265,10 @@ export function KeyDetailPage({ keyId, onUnauthorized }: PageProps & { keyId: st
         {usage ? <Usage usage={usage} lead="Your daily limit: used " /> : <p className="muted">Loading usage…</p>}
         <p className="muted small">The daily limit is per user: it counts the requests of all your API keys.</p>
         <KeyUsageChart keyId={key.id} fail={onUnauthorized} />
+      </section>
+      <section className="card stack" aria-labelledby="logs-title">
+        <h2 id="logs-title">Logs</h2>
+        <LogsPanel target={{ kind: 'key', id: key.id }} fail={onUnauthorized} />
       </section>
       <section aria-labelledby="ex-title">
         <h2 id="ex-title">Examples</h2>
