@@ -11,6 +11,7 @@
 // `retentionDays` (pruned every minute in batches).
 import { createHmac } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema.js';
 import type { MeterPrincipal } from '../usage/types.js';
 import { insertRequestLog, pruneRequestLog, type RequestLogRow } from '../store/requestLog.js';
 import type { Metrics } from './prometheus.js';
@@ -39,7 +40,7 @@ export interface RequestLogEvent {
 }
 
 export interface RequestLogOptions {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   /** Keys the client-IP hash (the server secret): the same IP hashes alike across replicas, not across deployments. */
   secret: Uint8Array;
   metrics?: Metrics;
@@ -69,7 +70,7 @@ type Queued = RequestLogEvent & { ts: number };
 const noop = () => {};
 
 export class RequestLog {
-  private readonly db: Kysely<any>;
+  private readonly db: Kysely<Database>;
   private readonly secret: Uint8Array;
   private readonly metrics: Metrics | undefined;
   private readonly logger: MeterLogger | undefined;

@@ -7,7 +7,8 @@
 // ever sees more than `maxRows` rows (ids skipped by a failed PG transaction only make the table smaller).
 // Bound by age: `pruneRequestLog` deletes rows older than the retention in batches of `batch` rows (each its own
 // statement: a long retention catch-up never holds one huge lock).
-import { sql, type Kysely } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import type { Database, RequestLogTable } from './schema.js';
 import { isPostgres } from './util.js';
 
 export interface RequestLogRow {
@@ -39,7 +40,7 @@ const ROWS_PER_STATEMENT = 500;
 
 /** Appends rows and, with `maxRows`, drops the oldest beyond it — one transaction. Returns rows deleted by the bound. */
 export async function insertRequestLog(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   rows: readonly RequestLogRow[],
   opts: { maxRows?: number } = {},
 ): Promise<number> {
@@ -57,7 +58,7 @@ export async function insertRequestLog(
   });
 }
 
-function toValues(r: RequestLogRow): Record<string, unknown> {
+function toValues(r: RequestLogRow): Insertable<RequestLogTable> {
   return {
     ts: r.ts,
     principal_kind: r.principalKind,
@@ -79,7 +80,7 @@ function toValues(r: RequestLogRow): Record<string, unknown> {
 }
 
 /** Deletes rows older than `before` (epoch ms) in batches; returns how many. */
-export async function pruneRequestLog(db: Kysely<any>, before: number, batch = 5_000): Promise<number> {
+export async function pruneRequestLog(db: Kysely<Database>, before: number, batch = 5_000): Promise<number> {
   let total = 0;
   for (;;) {
     const r = await sql`delete from request_log where id in (
@@ -90,7 +91,7 @@ export async function pruneRequestLog(db: Kysely<any>, before: number, batch = 5
   }
 }
 
-export async function countRequestLog(db: Kysely<any>): Promise<number> {
+export async function countRequestLog(db: Kysely<Database>): Promise<number> {
   const { rows } = await sql<{ n: unknown }>`select count(*) as n from request_log`.execute(db);
   return Number(rows[0]?.n ?? 0);
 }
@@ -119,7 +120,7 @@ export interface RequestLogQuery {
 
 /** Newest first; `next` is set when more rows may follow. */
 export async function queryRequestLog(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   q: RequestLogQuery,
 ): Promise<{ entries: StoredRequestLogEntry[]; next?: { ts: number; id: number } }> {
   let s = db
@@ -152,7 +153,7 @@ export async function queryRequestLog(
   return more && last !== undefined ? { entries, next: { ts: last.ts, id: last.id } } : { entries };
 }
 
-function fromRow(r: Record<string, any>): StoredRequestLogEntry {
+function fromRow(r: Selectable<RequestLogTable>): StoredRequestLogEntry {
   const e: StoredRequestLogEntry = {
     id: Number(r.id),
     ts: Number(r.ts),
