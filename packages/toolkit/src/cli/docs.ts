@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import { loadDocument } from '../contract/model.js';
 import { writeDocsTo } from '../docs/index.js';
 import { errorLine } from './output.js';
+import { describeSatisfiability, documentSatisfiability } from '../contract/satisfiability.js';
 import { documentLimits, withDocumentLimits, type DocumentLimitFlags } from './document-limits.js';
 
 export interface DocsCliOptions extends DocumentLimitFlags {
@@ -22,6 +23,7 @@ export async function docsAction(
   const dir = path.resolve(cli.out);
   try {
     const model = await loadDocument(document, undefined, documentLimits(cli));
+    for (const p of documentSatisfiability(model)) err(`warning: ${describeSatisfiability(p)}`);
     const files = await writeDocsTo(dir, model);
     const pages = files.filter((f) => f.endsWith('.html'));
     out(

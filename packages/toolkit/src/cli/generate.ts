@@ -13,6 +13,7 @@ import { generatePythonClient, isGeneratedPython } from '../codegen/python.js';
 import { errorLine } from './output.js';
 import { documentLimits, withDocumentLimits, type DocumentLimitFlags } from './document-limits.js';
 import type { DocumentLimits } from '../contract/bounds.js';
+import { describeSatisfiability, documentSatisfiability } from '../contract/satisfiability.js';
 
 export interface GenerateCliOptions extends DocumentLimitFlags {
   out: string;
@@ -35,8 +36,11 @@ export async function generateFiles(
   lang: Lang = 'typescript',
   out?: string,
   limits?: DocumentLimits,
+  /** Told of each defect that does not stop generation (a schema that admits no value: contract/satisfiability.ts). */
+  onWarning?: (warning: string) => void,
 ): Promise<Map<string, string>> {
   const loaded = await loadDocument(source, name, limits);
+  for (const p of documentSatisfiability(loaded)) onWarning?.(describeSatisfiability(p));
   const model: ContractModel = { ...loaded, spec: { name: loaded.spec.name, file: displaySource(source) } };
   if (lang === 'python')
     return generatePythonClient(model, {
@@ -104,7 +108,9 @@ export async function generateAction(
   }
   let files: Map<string, string>;
   try {
-    files = await generateFiles(source, cli.name, lang as Lang, cli.out, documentLimits(cli));
+    files = await generateFiles(source, cli.name, lang as Lang, cli.out, documentLimits(cli), (w) =>
+      err(`warning: ${w}`),
+    );
   } catch (e) {
     err(`rpcgate generate: ${errorLine(e)}`);
     return 1;
