@@ -2,8 +2,8 @@
 // small AST and walked with a seeded random source. No library in the dependency tree exposes this (randexp is not
 // installed; re2js matches but does not generate), and what published specs write is a narrow subset: anchors,
 // literals and escapes, classes with ranges and negation, groups (capturing, non-capturing, named), alternation and
-// greedy or lazy quantifiers — `^0x[0-9a-f]{64}$`, `^(latest|earliest|0x[0-9a-fA-F]{1,16})$`. Lookarounds and
-// backreferences are refused (RegexSampleError), and so is anything unparsable: the caller then tries another way or
+// greedy or lazy quantifiers — `^0x[0-9a-f]{64}$`, `^(latest|earliest|0x[0-9a-fA-F]{1,16})$`. Lookarounds are skipped
+// (the caller's check decides); backreferences are refused (RegexSampleError), and so is anything unparsable: the caller then tries another way or
 // reports the pattern. The caller checks the result with the real matcher; this only has to be right, not complete.
 
 export class RegexSampleError extends Error {}
@@ -112,8 +112,17 @@ class Parser {
         return { t: 'empty' }; // anchors: the generated string is the whole match
       case '(': {
         if (this.src[this.i] === '?') {
+          const look = /^\?(=|!|<=|<!)/.exec(this.src.slice(this.i));
+          if (look) {
+            // a lookaround constrains without consuming: skipped here, the real matcher checks the string
+            this.i += look[0].length;
+            this.alternation();
+            if (this.src[this.i] !== ')') this.fail('missing )');
+            this.i++;
+            return { t: 'empty' };
+          }
           const m = /^\?(:|<[A-Za-z_][A-Za-z0-9_]*>)/.exec(this.src.slice(this.i));
-          if (!m) this.fail('lookaround is not supported');
+          if (!m) this.fail('unsupported group');
           this.i += m[0].length;
         }
         const alt = this.alternation();
