@@ -540,7 +540,8 @@ export class Generator {
         for (let i = 0; i < 12; i++) {
           let v: string;
           try {
-            v = sampleRegex(p, this.o.rand);
+            // later tries let open quantifiers run longer, for a minLength above what a few repetitions give
+            v = sampleRegex(p, this.o.rand, { extra: i < 4 ? 3 : Math.max(3, min) });
           } catch (e) {
             if (e instanceof RegexSampleError) break;
             throw e;

@@ -53,6 +53,7 @@ class Parser {
   constructor(
     readonly src: string,
     readonly ignoreCase: boolean,
+    readonly extra = EXTRA,
   ) {}
 
   fail(why: string): never {
@@ -87,14 +88,14 @@ class Parser {
     const c = this.src[this.i];
     let min: number;
     let max: number;
-    if (c === '*') [min, max] = [0, EXTRA];
-    else if (c === '+') [min, max] = [1, 1 + EXTRA];
+    if (c === '*') [min, max] = [0, this.extra];
+    else if (c === '+') [min, max] = [1, 1 + this.extra];
     else if (c === '?') [min, max] = [0, 1];
     else if (c === '{') {
       const m = /^\{(\d+)(,(\d*))?\}/.exec(this.src.slice(this.i));
       if (!m) return atom; // a literal `{` (ECMA allows it outside a quantifier)
       min = Number(m[1]);
-      max = m[2] === undefined ? min : m[3] === '' ? min + EXTRA : Number(m[3]);
+      max = m[2] === undefined ? min : m[3] === '' ? min + this.extra : Number(m[3]);
       if (max < min) this.fail('quantifier {n,m} with m < n');
       this.i += m[0].length - 1;
     } else return atom;
@@ -272,11 +273,11 @@ class Parser {
 const cache = new Map<string, Node>();
 
 /** Parses `pattern` once (cached); throws RegexSampleError for what this generator does not handle. */
-function parsed(pattern: string, ignoreCase: boolean): Node {
-  const key = `${ignoreCase ? 'i' : ''}/${pattern}`;
+function parsed(pattern: string, ignoreCase: boolean, extra: number): Node {
+  const key = `${ignoreCase ? 'i' : ''}${extra}/${pattern}`;
   let n = cache.get(key);
   if (!n) {
-    n = new Parser(pattern, ignoreCase).parse();
+    n = new Parser(pattern, ignoreCase, extra).parse();
     if (cache.size > 5000) cache.clear();
     cache.set(key, n);
   }
@@ -284,11 +285,15 @@ function parsed(pattern: string, ignoreCase: boolean): Node {
 }
 
 /**
- * A string matching `pattern`, drawing choices from `rand` (a function returning [0, 1)). `lengthHint` biases
- * open-ended repetitions toward a total length (e.g. a schema's minLength); the caller still checks the bounds.
+ * A string matching `pattern`, drawing choices from `rand` (a function returning [0, 1)). `extra`: how many more
+ * repetitions than demanded an open quantifier (`*`, `+`, `{n,}`) may take (more when a minLength needs them).
  */
-export function sampleRegex(pattern: string, rand: () => number, opts: { ignoreCase?: boolean } = {}): string {
-  const root = parsed(pattern, opts.ignoreCase ?? false);
+export function sampleRegex(
+  pattern: string,
+  rand: () => number,
+  opts: { ignoreCase?: boolean; extra?: number } = {},
+): string {
+  const root = parsed(pattern, opts.ignoreCase ?? false, opts.extra ?? EXTRA);
   const out: string[] = [];
   const pick = (n: number) => Math.floor(rand() * n);
   const walk = (n: Node): void => {
