@@ -7,7 +7,13 @@ import { loadDocument } from '../contract/model.js';
 import { writeDocsTo } from '../docs/index.js';
 import { errorLine } from './output.js';
 import { describeSatisfiability, documentSatisfiability } from '../contract/satisfiability.js';
-import { documentLimits, withDocumentLimits, type DocumentLimitFlags } from './document-limits.js';
+import {
+  documentLimits,
+  loadOptions,
+  printWarnings,
+  withDocumentLimits,
+  type DocumentLimitFlags,
+} from './document-limits.js';
 
 export interface DocsCliOptions extends DocumentLimitFlags {
   out: string;
@@ -22,7 +28,9 @@ export async function docsAction(
 ): Promise<number> {
   const dir = path.resolve(cli.out);
   try {
-    const model = await loadDocument(document, undefined, documentLimits(cli));
+    const model = await loadDocument(document, undefined, documentLimits(cli), loadOptions(cli));
+    printWarnings(model.warnings, err);
+    // schemas that admit no value (contract/satisfiability.ts): a defect the reader of the docs should know of
     for (const p of documentSatisfiability(model)) err(`warning: ${describeSatisfiability(p)}`);
     const files = await writeDocsTo(dir, model);
     const pages = files.filter((f) => f.endsWith('.html'));

@@ -7,13 +7,19 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Command } from 'commander';
-import { loadDocument, type ContractModel } from '../contract/model.js';
+import { loadDocument, type ContractModel, type LoadOptions } from '../contract/model.js';
 import { generateClient, isGenerated } from '../codegen/index.js';
 import { generatePythonClient, isGeneratedPython } from '../codegen/python.js';
 import { errorLine } from './output.js';
-import { documentLimits, withDocumentLimits, type DocumentLimitFlags } from './document-limits.js';
-import type { DocumentLimits } from '../contract/bounds.js';
 import { describeSatisfiability, documentSatisfiability } from '../contract/satisfiability.js';
+import {
+  documentLimits,
+  loadOptions,
+  printWarnings,
+  withDocumentLimits,
+  type DocumentLimitFlags,
+} from './document-limits.js';
+import type { DocumentLimits } from '../contract/bounds.js';
 
 export interface GenerateCliOptions extends DocumentLimitFlags {
   out: string;
@@ -36,11 +42,13 @@ export async function generateFiles(
   lang: Lang = 'typescript',
   out?: string,
   limits?: DocumentLimits,
-  /** Told of each defect that does not stop generation (a schema that admits no value: contract/satisfiability.ts). */
-  onWarning?: (warning: string) => void,
+  load?: LoadOptions,
+  warn?: (line: string) => void,
 ): Promise<Map<string, string>> {
-  const loaded = await loadDocument(source, name, limits);
-  for (const p of documentSatisfiability(loaded)) onWarning?.(describeSatisfiability(p));
+  const loaded = await loadDocument(source, name, limits, load);
+  if (warn) printWarnings(loaded.warnings, warn);
+  // schemas that admit no value (contract/satisfiability.ts): generated all the same, and said
+  if (warn) for (const p of documentSatisfiability(loaded)) warn(`warning: ${describeSatisfiability(p)}`);
   const model: ContractModel = { ...loaded, spec: { name: loaded.spec.name, file: displaySource(source) } };
   if (lang === 'python')
     return generatePythonClient(model, {
@@ -108,9 +116,7 @@ export async function generateAction(
   }
   let files: Map<string, string>;
   try {
-    files = await generateFiles(source, cli.name, lang as Lang, cli.out, documentLimits(cli), (w) =>
-      err(`warning: ${w}`),
-    );
+    files = await generateFiles(source, cli.name, lang as Lang, cli.out, documentLimits(cli), loadOptions(cli), err);
   } catch (e) {
     err(`rpcgate generate: ${errorLine(e)}`);
     return 1;
