@@ -123,7 +123,7 @@ describe('a server built from a document passes against that document', () => {
       const passed = report.methods.filter((m) => m.status === 'PASS');
       expect(passed.length).toBeGreaterThan(0);
       // Skips are allowed only with a reason (no generated params); none happen in this corpus.
-      expect(report.summary).toEqual({ passed: expected + 4, failed: 0, skipped: 0 });
+      expect(report.summary).toEqual({ passed: expected + 4, failed: 0, skipped: 0, warnings: 0 });
       expect(report.protocol.map((p) => [p.name, p.status])).toEqual([
         ['protocol:unknown-method', 'PASS'],
         ['protocol:invalid-json', 'PASS'],
@@ -173,7 +173,7 @@ describe('failures', () => {
       'subtraction [examplesSubtractEightFour]',
     ]);
     for (const f of failed) expect(f.detail).toMatch(/^method not found, but the document declares this method/);
-    expect(report.summary).toEqual({ passed: 4, failed: 4, skipped: 0 });
+    expect(report.summary).toEqual({ passed: 4, failed: 4, skipped: 0, warnings: 0 });
     // The protocol checks need no knowledge of the API: petstore's server passes them.
     expect(report.protocol.every((p) => p.status === 'PASS')).toBe(true);
   });
@@ -333,7 +333,7 @@ describe('failures', () => {
     it('fails every method and protocol check, naming the envelope problems', async () => {
       const contract = compileContract(await loadDocument(simpleMath));
       const report = await specConformance(url, contract);
-      expect(report.summary).toEqual({ passed: 0, failed: 8, skipped: 0 });
+      expect(report.summary).toEqual({ passed: 0, failed: 8, skipped: 0, warnings: 0 });
       const first = report.methods[0];
       expect(first.detail).toContain('jsonrpc is "1.0", not "2.0"');
       expect(first.detail).toMatch(/id 999 does not echo/);

@@ -163,7 +163,7 @@ describe('conformance against anvil directly', () => {
     const r = JSON.parse(out.stdout) as ConformanceReport;
     expect(r.ok).toBe(true);
     expect(r.methods.map((m) => m.name)).toEqual(['eth_blockNumber', 'eth_getBalance']);
-    expect(r.summary).toEqual({ passed: 2, failed: 0, skipped: 0 });
+    expect(r.summary).toEqual({ passed: 2, failed: 0, skipped: 0, warnings: 0 });
   });
 });
 

@@ -17,6 +17,12 @@ export {
   type ParamModel,
 } from './contract/model.js';
 export { DEFAULT_DOCUMENT_LIMITS, DocumentLimitError, type DocumentLimits } from './contract/bounds.js';
+export {
+  describeSatisfiability,
+  documentSatisfiability,
+  type SatisfiabilityProblem,
+  type Unsatisfiable,
+} from './contract/satisfiability.js';
 export { compileContract, compileValidators, methodTable, type CompiledContract } from './contract/compile.js';
 export { generateClient, isGenerated, type GenerateClientOptions } from './codegen/index.js';
 export { generatePythonClient, type GeneratePythonOptions } from './codegen/python.js';

@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import { loadDocument } from '../contract/model.js';
 import { writeDocsTo } from '../docs/index.js';
 import { errorLine } from './output.js';
+import { describeSatisfiability, documentSatisfiability } from '../contract/satisfiability.js';
 import {
   documentLimits,
   loadOptions,
@@ -29,6 +30,8 @@ export async function docsAction(
   try {
     const model = await loadDocument(document, undefined, documentLimits(cli), loadOptions(cli));
     printWarnings(model.warnings, err);
+    // schemas that admit no value (contract/satisfiability.ts): a defect the reader of the docs should know of
+    for (const p of documentSatisfiability(model)) err(`warning: ${describeSatisfiability(p)}`);
     const files = await writeDocsTo(dir, model);
     const pages = files.filter((f) => f.endsWith('.html'));
     out(

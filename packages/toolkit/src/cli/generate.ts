@@ -11,6 +11,7 @@ import { loadDocument, type ContractModel, type LoadOptions } from '../contract/
 import { generateClient, isGenerated } from '../codegen/index.js';
 import { generatePythonClient, isGeneratedPython } from '../codegen/python.js';
 import { errorLine } from './output.js';
+import { describeSatisfiability, documentSatisfiability } from '../contract/satisfiability.js';
 import {
   documentLimits,
   loadOptions,
@@ -46,6 +47,8 @@ export async function generateFiles(
 ): Promise<Map<string, string>> {
   const loaded = await loadDocument(source, name, limits, load);
   if (warn) printWarnings(loaded.warnings, warn);
+  // schemas that admit no value (contract/satisfiability.ts): generated all the same, and said
+  if (warn) for (const p of documentSatisfiability(loaded)) warn(`warning: ${describeSatisfiability(p)}`);
   const model: ContractModel = { ...loaded, spec: { name: loaded.spec.name, file: displaySource(source) } };
   if (lang === 'python')
     return generatePythonClient(model, {

@@ -18,7 +18,7 @@ function table(rows: CheckResult[], title: string): string {
 
 export function summaryLine(report: ConformanceReport): string {
   const s = report.summary;
-  return `${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped`;
+  return `${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped${s.warnings ? `, ${s.warnings} warning${s.warnings === 1 ? '' : 's'} (defects of the document)` : ''}`;
 }
 
 export function formatReport(report: ConformanceReport): string {

@@ -8,6 +8,7 @@ export type {
   ConformanceReport,
   OpenRpcDoc,
   ParamPlan,
+  PlanOrDefect,
   PlannedCall,
   ProtocolCheck,
   Status,

@@ -11,7 +11,9 @@ import type { MethodDescriptor, MethodTable, ValidateFn, ValidatorTable } from '
 import { ResultExplainer } from './explain.js';
 import { RpcTransport, checkEnvelope, describe, type CallOutcome, type RpcParams } from './rpc.js';
 
-export type Status = 'PASS' | 'FAIL' | 'SKIP';
+/** WARN: a defect of the document, not of the endpoint (e.g. a result schema that admits no value): reported, and
+ *  the run still passes. */
+export type Status = 'PASS' | 'FAIL' | 'SKIP' | 'WARN';
 
 export interface CheckResult {
   /** Method name, or `protocol:<check>` for the protocol checks. */
@@ -40,7 +42,7 @@ export interface ConformanceReport<F = unknown> {
   methods: CheckResult[];
   /** Unknown method, invalid params, batch: reported apart from the per-method table. */
   protocol: CheckResult[];
-  summary: { passed: number; failed: number; skipped: number };
+  summary: { passed: number; failed: number; skipped: number; warnings: number };
 }
 
 /** A call as a profile plans it. */
@@ -64,8 +66,13 @@ export interface PlannedCall {
   invalidParams?: string;
   /** Said in the detail column: what was substituted or why a check is weaker. */
   note?: string;
+  /** The document itself makes a conformant answer impossible (e.g. its result schema admits no value, with the JSON
+   *  pointer): an error answer, or a result the schema refuses, is a WARN naming this, not a FAIL. */
+  documentDefect?: string;
 }
 export type ParamPlan = PlannedCall | { skip: string };
+/** A plan of `plans`: also `warn`, not called because the document makes a valid call impossible (a WARN row). */
+export type PlanOrDefect = ParamPlan | { warn: string };
 
 export interface ProtocolCheck {
   name: string;
@@ -83,7 +90,7 @@ export interface ConformanceProfile<F = unknown> {
   plan?(method: string, paramNames: readonly string[], example: readonly unknown[], facts: F): ParamPlan;
   /** Several calls for one method, one row each (used instead of `plan`; the contract's examples are the profile's
    *  to read). Not called when discovery failed. */
-  plans?(method: string, descriptor: MethodDescriptor, facts: F): ParamPlan[];
+  plans?(method: string, descriptor: MethodDescriptor, facts: F): PlanOrDefect[];
   /** Protocol checks run after the generic ones. */
   protocolChecks?: readonly ProtocolCheck[];
 }
@@ -170,7 +177,7 @@ export async function runConformance<F = unknown>(
     ok: false,
     methods: [],
     protocol: [],
-    summary: { passed: 0, failed: 0, skipped: 0 },
+    summary: { passed: 0, failed: 0, skipped: 0, warnings: 0 },
   };
   const protocolChecks = [...GENERIC_PROTOCOL_CHECKS(contract), ...(profile?.protocolChecks ?? [])];
 
@@ -201,6 +208,7 @@ export async function runConformance<F = unknown>(
   for (const r of [...report.methods, ...report.protocol]) {
     if (r.status === 'PASS') report.summary.passed++;
     else if (r.status === 'FAIL') report.summary.failed++;
+    else if (r.status === 'WARN') report.summary.warnings++;
     else report.summary.skipped++;
   }
   report.ok = report.summary.failed === 0;
@@ -238,10 +246,11 @@ async function callPlanned(
   explainer: ResultExplainer,
   name: string,
   paramNames: string[],
-  plan: ParamPlan,
+  plan: PlanOrDefect,
 ): Promise<CheckResult> {
   const example = 'example' in plan && plan.example !== undefined ? { example: plan.example } : {};
   if ('skip' in plan) return { name, ...example, status: 'SKIP', ms: 0, detail: plan.skip };
+  if ('warn' in plan) return { name, ...example, status: 'WARN', ms: 0, detail: plan.warn };
   if (!plan.invalidParams && !validator.params(plan.params)) {
     return {
       name,
@@ -319,6 +328,10 @@ function judge(
     .join('');
   const problem = envelopeProblem(out);
   if (problem) return { ...base, status: 'FAIL', detail: `${problem}${note}` };
+  if (plan.documentDefect !== undefined && (out.error || !result(out.result))) {
+    const got = out.error ? `error ${out.error.code} "${out.error.message}"` : `result ${brief(out.result)}`;
+    return { ...base, status: 'WARN', detail: `document defect: ${plan.documentDefect}; the endpoint answered ${got}` };
+  }
   if (plan.expectErrorCode !== undefined) {
     const want = plan.expectErrorCode;
     if (out.error?.code === want)

@@ -12,6 +12,7 @@ import { parseOpenRPCDocument } from '@open-rpc/schema-utils-js';
 import { compileContract, type CompiledContract } from '../contract/compile.js';
 import { loadDocument, resolve, type ContractModel, type Json, type MethodModel } from '../contract/model.js';
 import { sampleParams } from '../contract/sample.js';
+import { documentSatisfiability, type SatisfiabilityProblem } from '../contract/satisfiability.js';
 import { ErrorCode } from '../rpc/errors.js';
 import { ResultExplainer } from './explain.js';
 import {
@@ -23,6 +24,7 @@ import {
   type ConformanceProfile,
   type ConformanceReport,
   type ParamPlan,
+  type PlanOrDefect,
   type ProtocolCheck,
 } from './run.js';
 import { checkEnvelope, type RpcTransport } from './rpc.js';
@@ -116,11 +118,30 @@ function allowedErrors(m: MethodModel, paramsInvalid: boolean): Map<number, stri
   return allowed;
 }
 
-function plansFor(c: CompiledContract, explainer: ResultExplainer, methodIndex: number, seed: number): ParamPlan[] {
+/** What the document makes impossible for one method (its result or a required param admits no value). */
+function defectOf(problems: SatisfiabilityProblem[]): string | undefined {
+  const p = problems[0];
+  if (!p) return undefined;
+  const what =
+    p.what === 'result' ? 'the result schema' : `the schema of required param ${JSON.stringify(p.what.param)}`;
+  return `${what} admits no value (unsatisfiable): ${p.reason} (at ${p.pointer})`;
+}
+
+function plansFor(
+  c: CompiledContract,
+  explainer: ResultExplainer,
+  methodIndex: number,
+  seed: number,
+  problems: SatisfiabilityProblem[],
+): PlanOrDefect[] {
   const m = c.model.methods[methodIndex];
+  const defect = defectOf(problems.filter((p) => p.what === 'result'));
+  const paramDefect = defectOf(problems.filter((p) => p.what !== 'result'));
   const v = c.validators[m.name];
   const byName = m.paramStructure === 'by-name';
   if (m.examples.length === 0) {
+    // No params can be valid: nothing to call with (the row is a warning about the document).
+    if (paramDefect) return [{ warn: `document defect: ${paramDefect}` }];
     const generated = sampleParams(c.model, m.name, v.params, { seed });
     if (!generated)
       return [{ skip: 'no example, and no params generated from the schemas passed the params validator' }];
@@ -130,6 +151,7 @@ function plansFor(c: CompiledContract, explainer: ResultExplainer, methodIndex: 
         byName,
         allowedErrors: allowedErrors(m, false),
         note: 'no example: params generated from the schemas',
+        ...(defect ? { documentDefect: defect } : {}),
       },
     ];
   }
@@ -153,6 +175,7 @@ function plansFor(c: CompiledContract, explainer: ResultExplainer, methodIndex: 
       ...(invalidParams ? { invalidParams } : {}),
       ...(code !== undefined ? { expectErrorCode: code } : { allowedErrors: allowedErrors(m, !valid) }),
       note: notes.join('; '),
+      ...(defect && code === undefined ? { documentDefect: defect } : {}),
     };
   });
 }
@@ -240,6 +263,8 @@ export function specProfile(c: CompiledContract, opts: { seed?: number } = {}): 
   const index = new Map(c.model.methods.map((m, i) => [m.name, i]));
   // allErrors: says why the document's own example result is refused (the deepest errors, not the last anyOf branch).
   const explainer = new ResultExplainer(c.model.raw, 'the explaining schema accepts it');
+  // Defects of the document (schemas that admit no value), found once: their rows are warnings, not failures.
+  const problems = documentSatisfiability(c.model);
   return {
     // Nothing to discover on the endpoint: the facts are the document's.
     discover: async () => ({
@@ -254,7 +279,14 @@ export function specProfile(c: CompiledContract, opts: { seed?: number } = {}): 
       `spec ${f.source}: "${f.title}" ${f.version} (OpenRPC ${f.openrpc}), ${f.methods} methods, ${f.examples} example pairings`,
       'each example pairing is called; a method without examples is called with params generated from its schemas',
     ],
-    plans: (method) => plansFor(c, explainer, index.get(method)!, opts.seed ?? 1),
+    plans: (method) =>
+      plansFor(
+        c,
+        explainer,
+        index.get(method)!,
+        opts.seed ?? 1,
+        problems.filter((p) => p.method === method),
+      ),
     protocolChecks: [invalidJsonCheck, specBatchCheck(c.model), discoverCheck(c.model)],
   };
 }

@@ -1,110 +1,53 @@
 // Values generated from a schema, for a mock's results and a conformance run's params when the document has no
-// example: json-schema-faker with a seeded PRNG (deterministic), each candidate checked with the method's own
-// validator; a candidate that fails (e.g. a oneOf whose branches both accept an empty array) is retried with the next
-// seed. The schema is sampled with the document's components beside it, so `#/components/schemas/X` refs (recursive
-// ones included) resolve where they are.
+// example: generate.ts (a seeded generator over the schema's keywords, `#/components/schemas/X` refs resolved against
+// the document's components, recursive ones included), each candidate checked with the method's own validator; a
+// candidate that fails is retried with the next seed.
 //
 // Candidates come in order of preference, so the first that validates is the most useful one:
-//   1. nulls stripped (null branches of anyOf/oneOf, 'null' in type lists and enums) with every optional property
-//      filled — a mock's `Block | null` answers a block, an object shows all its fields;
-//   2. nulls stripped, optional properties at random;
-//   3. the schema as given (a result that can only be null, a recursion that must end in null).
-// Each at a moderate depth first, then a deeper one: json-schema-faker counts every $ref, property and array item as
-// a level and cuts at maxDepth (arrays of minItems nulls, objects of required consts), so documents that nest
-// components a few levels deep (account's UsageSeries → points → UsagePoint → start) need more than a handful of
-// levels, while recursive schemas stay small at the first depth that validates.
-import { generateSync } from 'json-schema-faker';
+//   1. non-null preferred (null branches of anyOf/oneOf, 'null' in type lists and enums come last) with every optional
+//      property filled and maps given an entry — a mock's `Block | null` answers a block, an object shows all its
+//      fields;
+//   2. non-null preferred, optional properties at random;
+//   3. every alternative equally likely (a result that can only be null, a recursion that must end in null).
+// Recursion is bounded by depth (generate.ts: past a few levels optional parts stay out and branches that end it come
+// first), so recursive schemas stay small.
 import type { ValidateFn } from '../rpc/descriptor.js';
+import { GenerateFail, Generator, seededRandom, subschemaChecker } from './generate.js';
 import type { ContractModel, Json } from './model.js';
-import { mapSchema } from './schema-walk.js';
 import { describeViolation, findBoundsViolation, sampleBudget, SampleBudgetError } from './sample-bounds.js';
 
 export interface SampleOptions {
   /** First seed (default 1); seed, seed+1, … are tried in turn. */
   seed?: number;
-  /** Candidates tried per variant (nulls stripped or not, optionals filled or not, depth) before the next (default 8). */
+  /** Candidates tried per variant (non-null preferred or not, optionals filled or not) before the next (default 8). */
   tries?: number;
   /** Largest value accepted, as JSON characters (default 64 KiB): a mock's answer stays readable. */
   maxBytes?: number;
   /** Told why no value is given when the reason is a bound (sample-bounds.ts): a demand above SAMPLE_BOUNDS (with its
    *  JSON pointer) or a spent node/time budget. */
   onBounds?: (reason: string) => void;
+  /** Told why the last candidate failed (the generator's reason, or the validator's first error). */
+  onFailure?: (reason: string) => void;
 }
 
-const DEPTHS = [8, 16];
+const checkers = new WeakMap<object, (schema: Json, value: unknown) => boolean>();
 
-const SCHEMA_REF = '#/components/schemas/';
-
-/** A schema that only accepts null (following `#/components/schemas/X` refs, e.g. execution-apis' NotFound). */
-function isNullSchema(s: Json, components: Record<string, Json>, hops = 0): boolean {
-  if (s === null || typeof s !== 'object' || Array.isArray(s) || hops > 16) return false;
-  if (typeof s.$ref === 'string') {
-    const target = s.$ref.startsWith(SCHEMA_REF)
-      ? components[decodeURIComponent(s.$ref.slice(SCHEMA_REF.length))]
-      : undefined;
-    return target !== undefined && isNullSchema(target, components, hops + 1);
+/** The sub-schema checker of a model's components (one ajv per document). */
+function checkerOf(model: ContractModel): (schema: Json, value: unknown) => boolean {
+  const components: Record<string, Json> = model.raw.components?.schemas ?? {};
+  let c = checkers.get(components);
+  if (!c) {
+    c = subschemaChecker(components);
+    checkers.set(components, c);
   }
-  return (
-    s.type === 'null' ||
-    s.const === null ||
-    (Array.isArray(s.enum) && s.enum.length > 0 && s.enum.every((v: unknown) => v === null))
-  );
+  return c;
 }
 
-/**
- * The schema as the generator gets it (the validator still checks the original):
- * - arrays capped at max(minItems, 3) items and pattern-free strings at max(minLength, 40) characters, so a
- *   `maxItems: 1500` series or a 500-character description stays a readable answer;
- * - with `stripNull`, null alternatives removed where another one remains (null branches of anyOf/oneOf, also
- *   through a component ref, 'null' in type lists and enums).
- */
-export function generatorSchema(schema: Json, components: Record<string, Json>, stripNull: boolean): Json {
-  return mapSchema(schema, (s) => {
-    const cap = Math.max(typeof s.minItems === 'number' ? s.minItems : 0, 3);
-    if (
-      (s.type === 'array' || s.items !== undefined || s.prefixItems !== undefined) &&
-      !(typeof s.maxItems === 'number' && s.maxItems <= cap)
-    )
-      s.maxItems = cap;
-    const len = Math.max(typeof s.minLength === 'number' ? s.minLength : 0, 40);
-    if (
-      s.type === 'string' &&
-      s.pattern === undefined &&
-      s.format === undefined &&
-      !(typeof s.maxLength === 'number' && s.maxLength <= len)
-    )
-      s.maxLength = len;
-    if (!stripNull) return s;
-    if (Array.isArray(s.type) && s.type.includes('null') && s.type.length > 1)
-      s.type = s.type.filter((t: string) => t !== 'null');
-    if (Array.isArray(s.enum) && s.enum.includes(null) && s.enum.length > 1)
-      s.enum = s.enum.filter((v: unknown) => v !== null);
-    for (const k of ['anyOf', 'oneOf']) {
-      if (!Array.isArray(s[k])) continue;
-      const kept = s[k].filter((b: Json) => !isNullSchema(b, components));
-      if (kept.length > 0 && kept.length < s[k].length) s[k] = kept;
-    }
-    return s;
-  });
-}
-
-const prepared = new WeakMap<ContractModel, Record<'strip' | 'given', Json>>();
-
-/** The document's components with their schemas prepared for the generator (once per model and variant). */
-function preparedComponents(model: ContractModel, stripNull: boolean): Json {
-  let p = prepared.get(model);
-  if (!p) {
-    const components = model.raw.components ?? {};
-    const schemas: Record<string, Json> = components.schemas ?? {};
-    const each = (strip: boolean) => ({
-      ...components,
-      schemas: Object.fromEntries(Object.entries(schemas).map(([k, v]) => [k, generatorSchema(v, schemas, strip)])),
-    });
-    p = { strip: each(true), given: each(false) };
-    prepared.set(model, p);
-  }
-  return stripNull ? p.strip : p.given;
-}
+const VARIANTS = [
+  { fill: true, preferNonNull: true },
+  { fill: false, preferNonNull: true },
+  { fill: false, preferNonNull: false },
+];
 
 /** A value of `schema` that `validate` accepts, or undefined when none was found. */
 export function sampleValid(
@@ -124,50 +67,50 @@ export function sampleValid(
   }
   // One budget for the value, all candidates together: the generator reports every node it emits.
   const budget = sampleBudget();
-  const outputTransform = (value: unknown) => {
-    budget.tick();
-    return value;
-  };
-  const schemas: Record<string, Json> = model.raw.components?.schemas ?? {};
-  const root = (stripNull: boolean): Json =>
-    schema && typeof schema === 'object'
-      ? { ...generatorSchema(schema, schemas, stripNull), components: preparedComponents(model, stripNull) }
-      : schema;
-  const stripped = root(true);
-  const asGiven = root(false);
-  const variants: { schema: Json; alwaysFakeOptionals: boolean }[] = [
-    { schema: stripped, alwaysFakeOptionals: true },
-    { schema: stripped, alwaysFakeOptionals: false },
-    { schema: asGiven, alwaysFakeOptionals: false },
-  ];
+  const components: Record<string, Json> = model.raw.components?.schemas ?? {};
+  const check = checkerOf(model);
   const first = opts.seed ?? 1;
   const tries = opts.tries ?? 8;
   const maxBytes = opts.maxBytes ?? 64 * 1024;
-  for (const maxDepth of DEPTHS) {
-    for (const v of variants) {
-      for (let seed = first; seed < first + tries; seed++) {
-        let value: unknown;
-        try {
-          value = generateSync(v.schema, {
-            seed,
-            maxDepth,
-            alwaysFakeOptionals: v.alwaysFakeOptionals,
-            maxDefaultItems: 2,
-            outputTransform,
-          } as Parameters<typeof generateSync>[1]);
-        } catch (e) {
-          if (e instanceof SampleBudgetError) {
-            opts.onBounds?.(`cannot be generated within bounds: ${e.message}`);
-            return undefined;
-          }
+  let why = 'no candidate';
+  for (const [vi, v] of VARIANTS.entries()) {
+    for (let seed = first; seed < first + tries; seed++) {
+      let value: unknown;
+      try {
+        const gen = new Generator({
+          rand: seededRandom(seed * 7919 + vi),
+          components,
+          fill: v.fill,
+          preferNonNull: v.preferNonNull,
+          tick: budget.tick,
+          check,
+        });
+        value = gen.value(schema, 0);
+      } catch (e) {
+        if (e instanceof SampleBudgetError) {
+          opts.onBounds?.(`cannot be generated within bounds: ${e.message}`);
+          return undefined;
+        }
+        if (e instanceof GenerateFail) {
+          why = e.message;
           continue;
         }
-        if (value === undefined || !validate(value)) continue;
-        if (JSON.stringify(value).length > maxBytes) continue;
-        return { value };
+        throw e;
       }
+      if (value === undefined) continue;
+      if (!validate(value)) {
+        const err = validate.errors?.[0];
+        why = err ? `${err.instancePath || '(root)'} ${err.message}` : 'refused by the validator';
+        continue;
+      }
+      if (JSON.stringify(value).length > maxBytes) {
+        why = `larger than ${maxBytes} characters of JSON`;
+        continue;
+      }
+      return { value };
     }
   }
+  opts.onFailure?.(why);
   return undefined;
 }
 

@@ -11,13 +11,22 @@
 //    the method's own result validator);
 // 3. a method for which no such value could be generated answers -32603 saying so — also when its result schema
 //    demands more than the generator's bounds (contract/sample-bounds.ts: e.g. minItems above 1000; the error names
-//    the keyword and JSON pointer) or one value's generation spends its node or time budget.
+//    the keyword and JSON pointer) or one value's generation spends its node or time budget;
+// 4. a method whose result schema admits no value at all (contract/satisfiability.ts: `allOf` members that contradict
+//    each other, `minimum` above `maximum`, an enum outside its type, `false`) is a document defect: reported at start
+//    by method and JSON pointer, answered -32603 whose message and `data` (method, pointer, reason) name it — which
+//    `conformance` counts as a warning about the document, not a failure of the endpoint.
 // Examples that break the document's own schemas are reported as warnings at start, never served: params that fail
 // are refused by the engine like any call (-32602), a result that fails is replaced by the generated value, so the
 // mock answers nothing its document forbids (results stay checked, strictResults on).
 import { isDeepStrictEqual } from 'node:util';
 import { resolve, type ContractModel, type ExampleModel, type Json, type MethodModel } from '../contract/model.js';
 import { sampleResult } from '../contract/sample.js';
+import {
+  describeSatisfiability,
+  documentSatisfiability,
+  type SatisfiabilityProblem,
+} from '../contract/satisfiability.js';
 import type { DocumentLimits } from '../contract/bounds.js';
 import { ErrorCode, RpcError } from '../rpc/errors.js';
 import type { Handler } from '../rpc/engine.js';
@@ -99,6 +108,9 @@ export async function createMock(opts: MockOptions): Promise<MockServer> {
   const pairings = new Map<string, Pairing[]>();
   const generated = new Map<string, { value: unknown } | undefined>();
   const outOfBounds = new Map<string, string>();
+  const failures = new Map<string, string>();
+  const unsatisfiable = new Map<string, SatisfiabilityProblem>();
+  for (const p of documentSatisfiability(model)) if (p.what === 'result') unsatisfiable.set(p.method, p);
 
   // The handlers read what is computed below from the compiled contract createServer builds (compiled once).
   const handlers: Record<string, Handler<unknown>> = Object.create(null); // method names are keys: __proto__ too
@@ -114,6 +126,14 @@ export async function createMock(opts: MockOptions): Promise<MockServer> {
         }
       }
       const g = generated.get(name);
+      const defect = unsatisfiable.get(name);
+      if (defect)
+        throw new RpcError(
+          ErrorCode.InternalError,
+          `mock: the result schema of ${name} admits no value (a defect of the document): ${defect.reason} (at ${defect.pointer})`,
+          { method: name, defect: 'unsatisfiable-result', pointer: defect.pointer, reason: defect.reason },
+          500,
+        );
       const bounds = outOfBounds.get(name);
       if (g === undefined && bounds !== undefined)
         throw new RpcError(
@@ -125,7 +145,7 @@ export async function createMock(opts: MockOptions): Promise<MockServer> {
       if (g === undefined)
         throw new RpcError(
           ErrorCode.InternalError,
-          `mock: no value of the result schema of ${name} could be generated`,
+          `mock: no value of the result schema of ${name} could be generated (${failures.get(name) ?? 'no candidate'})`,
           { method: name },
           500,
         );
@@ -142,17 +162,27 @@ export async function createMock(opts: MockOptions): Promise<MockServer> {
     if (handlers[m.name] === undefined) continue;
     const v = validators[m.name];
     let bounds: string | undefined;
+    let genFailure: string | undefined;
+    const defect = unsatisfiable.get(m.name);
     const g =
       m.result === undefined
         ? { value: null }
-        : sampleResult(model, m.name, v.result, { seed, onBounds: (why) => (bounds = why) });
+        : defect
+          ? undefined
+          : sampleResult(model, m.name, v.result, {
+              seed,
+              onBounds: (why) => (bounds = why),
+              onFailure: (why) => (genFailure = why),
+            });
     generated.set(m.name, g);
-    if (g === undefined && bounds !== undefined) {
+    if (genFailure) failures.set(m.name, genFailure);
+    if (defect) warnings.push(`${describeSatisfiability(defect)}; calls that match no example answer -32603`);
+    else if (g === undefined && bounds !== undefined) {
       outOfBounds.set(m.name, bounds);
       warnings.push(`${m.name}: its result schema ${bounds}; calls that match no example answer -32603`);
     } else if (g === undefined)
       warnings.push(
-        `${m.name}: no value of its result schema could be generated; calls that match no example answer -32603`,
+        `${m.name}: no value of its result schema could be generated (${genFailure ?? 'no candidate'}); calls that match no example answer -32603`,
       );
 
     const rawPairings: Json[] = resolve(model.raw, rawMethods[mi])?.examples ?? [];
