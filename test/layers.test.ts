@@ -140,7 +140,7 @@ function check(sources: Iterable<[file: string, text: string]>): { edges: Edge[]
       }
       if (!/^(src|codegen|generated|packages)\//.test(target)) continue;
       // The gateway runs (and its errors table is bundled into the dashboard) on the narrow entry points: the main one
-      // loads codegen, docs and the mock (prettier, json-schema-to-typescript, json-schema-faker) too.
+      // loads codegen, docs and the mock (prettier, json-schema-to-typescript) too.
       if ((layer === 'gateway' || layer === 'entry') && spec === '@rpcgate/toolkit')
         wrong.push(`${file} imports ${spec}: the whole toolkit, use a narrower entry point`);
       const to = folderOf(target);

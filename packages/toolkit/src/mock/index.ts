@@ -7,7 +7,7 @@
 // 1. a call whose positional params deep-equal one of the method's example pairings' params answers that example's
 //    result — or its error, when the pairing carries an `error` object (code, message, data; inline, as an example
 //    object's value, or a $ref);
-// 2. any other call answers a value generated from the result schema (sample.ts: json-schema-faker, seeded, checked by
+// 2. any other call answers a value generated from the result schema (sample.ts over contract/generate.ts, seeded, checked by
 //    the method's own result validator);
 // 3. a method for which no such value could be generated answers -32603 saying so — also when its result schema
 //    demands more than the generator's bounds (contract/sample-bounds.ts: e.g. minItems above 1000; the error names
