@@ -353,8 +353,9 @@ export class ChainHead {
       if (fin) this.setFinalized(toHeadBlock(f)?.number, t);
       this.polledAt = t;
     } catch (e) {
-      // A position that cannot be checked is no position (only without push: a push source still follows the chain).
-      if (!this.pushing && this.head !== undefined) this.reset('poll failed');
+      // The position is kept (the next poll connects from it: no hole for the feeds); it is no longer recent, so
+      // nothing head-dependent is served from it (recentHead) until a poll succeeds.
+      this.polledAt = -Infinity;
       this.emitError(e);
     }
   }

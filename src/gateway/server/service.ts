@@ -52,6 +52,7 @@ import {
 } from '../redis/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
 import { createResponseCaches, type ResponseCaches } from '../cache/index.js';
+import { createHeads, headPollMs, type ChainHead, type HeadPool } from '../heads/index.js';
 import { addressParamsTable, meaningTable } from '../method-meaning.js';
 import { Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
 import { createHttpServer } from '@rpcgate/toolkit/http';
@@ -185,6 +186,7 @@ export async function startService(
   let sockets: NodeWebSockets | undefined;
   let subscriptions: Subscriptions | undefined;
   let caches: ResponseCaches | undefined;
+  let heads: Map<string, ChainHead> | undefined;
   let staticKeyCount = 0;
   let accountThrottle: { refusals(): Record<string, number> } | undefined;
   // One registry per service; active keys are read at scrape time from the key sources.
@@ -225,6 +227,7 @@ export async function startService(
         });
       }
       await caches?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the response cache failed'));
+      for (const h of heads?.values() ?? []) h.stop();
       await Promise.all([...pools.values()].map((p) => p.close()));
       await Promise.all(chains.map((c) => c.stop()));
       // Final flush (the current minute included) after the last answered call, before the store closes.
@@ -378,8 +381,11 @@ export async function startService(
       meaningTable(methods),
     ))
       pools.set(name, pool);
+    // One head per network (src/gateway/heads): the cache, the eth_getLogs range cap and the feeds all follow it.
+    heads = createHeads(pools, config, logger);
     // The response cache in front of each network's pool (config `cache`).
     caches = createResponseCaches({
+      heads,
       config,
       upstreams: pools,
       meanings: meaningTable(methods),
@@ -416,7 +422,9 @@ export async function startService(
     const ws = config.websocket;
     const subs = (subscriptions = new Subscriptions({
       upstreams: pools,
-      intervalMs: (n) => ws.pollIntervalMs || Math.max(250, (config.networks[n]?.blockTime ?? 2) * 500),
+      heads,
+      push: (n) => (pools.get(n) as HeadPool | undefined)?.pushTransports?.() ?? [],
+      intervalMs: (n) => headPollMs(config, n),
       maxPerConnection: ws.maxSubscriptionsPerConnection,
       maxQueued: ws.maxQueuedNotifications,
       maxQueuedBytes: ws.maxQueuedBytes,
