@@ -89,7 +89,6 @@ function py(v: Json, addr = false, indent = ''): string {
     : `{\n${entries.map(([k, x]) => `${inner}${JSON.stringify(k)}: ${py(x, addr, inner)}`).join(',\n')},\n${indent}}`;
 }
 
-const BIGINT_REPLACER = `(_key, value) => (typeof value === 'bigint' ? value.toString() : value)`;
 const print = (expr: string, ts = false) =>
   `console.log(JSON.stringify(${expr}, (_key${ts ? ': string' : ''}, value${ts ? ': unknown' : ''}) => (typeof value === 'bigint' ? value.toString() : value), 2));`;
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validators } from '../generated/account/validators.js';
 import { methods as nodeMethods } from '../generated/node/methods.js';
-import { MAX_METRICS_POINTS } from '../src/gateway/accounts/handlers.js';
+import { MAX_METRICS_POINTS } from '../src/gateway/accounts/handlers/index.js';
 import { PERCENTILE_RELATIVE_ERROR } from '../src/gateway/usage/histogram.js';
 import { Meter, type MeterPrincipal, type Outcome } from '../src/gateway/metering/meter.js';
 import { newId } from '../src/gateway/secrets/index.js';

@@ -190,7 +190,14 @@ async function readWithGenerated(url: string, network: string, useBatch: boolean
   const s = seededOf(network);
   const client = createClient({ url });
   const filter = { address: s.token.address, fromBlock: s.fromBlock, toBlock: s.toBlock, topics: [TRANSFER] };
-  let chainId, blockNumber, block, balance, logs, tx, receipt;
+  // Each is cast to its shape below; the batch and the parallel requests type them differently.
+  let chainId: unknown,
+    blockNumber: unknown,
+    block: unknown,
+    balance: unknown,
+    logs: unknown,
+    tx: unknown,
+    receipt: unknown;
   if (useBatch) {
     const out = await client.batch([
       { method: 'eth_chainId' },

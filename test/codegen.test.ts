@@ -418,7 +418,7 @@ describe('generated validators agree with a reference ajv (differential)', () =>
   /** Paths (arrays of keys) to every node of a JSON value. */
   function paths(v: unknown, at: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
     out.push(at);
-    if (Array.isArray(v)) v.forEach((x, i) => paths(x, [...at, i], out));
+    if (Array.isArray(v)) for (const [i, x] of v.entries()) paths(x, [...at, i], out);
     else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) paths(x, [...at, k], out);
     return out;
   }

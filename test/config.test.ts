@@ -46,7 +46,7 @@ function sample(s: any): { text: string; value: unknown } {
     const item =
       node.items?.type === 'integer'
         ? -32005
-        : node.items?.pattern?.startsWith('^https?://')
+        : node.items?.pattern?.startsWith('^https?://') || node.items?.$ref === '#/definitions/UpstreamSpec'
           ? 'https://a.example'
           : node.items?.anyOf
             ? 'key-abcdefgh'
@@ -230,7 +230,7 @@ describe('config schema', () => {
     }
     expect(message).toContain(`/maxBatchSize: must be >= 1 (from config file ${file})`);
     expect(message).toContain(
-      `/networks/mainnet/upstreams/0: must match pattern "^https?://" (from config file ${file})`,
+      `/networks/mainnet/upstreams/0: must match pattern "^(https?|wss?)://" (from config file ${file})`,
     );
     expect(message).toContain(`(root): must NOT have additional properties: "bogus" (from config file ${file})`);
     expect(message).toContain('/upstream/maxBatch: must be >= 1 (from env RPCGATE_UPSTREAM_MAX_BATCH)');

@@ -160,7 +160,7 @@ function why(fn: ValidateFunction): string {
 }
 
 function walk(node: unknown, visit: (n: Record<string, unknown>, path: string) => void, path = ''): void {
-  if (Array.isArray(node)) node.forEach((n, i) => walk(n, visit, `${path}/${i}`));
+  if (Array.isArray(node)) for (const [i, n] of node.entries()) walk(n, visit, `${path}/${i}`);
   else if (node && typeof node === 'object') {
     visit(node as Record<string, unknown>, path);
     for (const [k, c] of Object.entries(node)) walk(c, visit, `${path}/${k}`);
@@ -499,7 +499,7 @@ describe('examples', () => {
   const cases = raw.methods.flatMap((m) => (m.examples ?? []).map((ex) => [m.name, ex.name, m, ex] as const));
 
   it.each(cases)('%s: "%s" validates against the param and result schemas', (name, _exName, m, ex) => {
-    ex.params.forEach((p, i) => expect(p.name, `${name} example param ${i}`).toBe(m.params[i]?.name));
+    for (const [i, p] of ex.params.entries()) expect(p.name, `${name} example param ${i}`).toBe(m.params[i]?.name);
     expect(ex.result.name).toBe(m.result.name);
     const { params, result } = v(name);
     const values = ex.params.map((p) => p.value);

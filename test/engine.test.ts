@@ -54,11 +54,11 @@ describe('RawResult', () => {
     const bad = await makeEngine().handle(call('raw', ['[1]']), {});
     expect(bad).toStrictEqual({
       status: 500,
-      body: '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error: result violates the contract","data":{"reason":"must be object","path":""}}}',
+      body: '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error: result violates the contract at (the result): must be object","data":{"reason":"must be object","path":"","schemaPath":"#/type"}}}',
     });
     const notJson = await makeEngine().handle(call('raw', ['{"a":']), {});
     expect(notJson.body).toBe(
-      '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error: result violates the contract","data":{"reason":"raw result is not valid JSON","path":""}}}',
+      '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error: result violates the contract at (the result): raw result is not valid JSON","data":{"reason":"raw result is not valid JSON","path":""}}}',
     );
   });
 
@@ -74,7 +74,7 @@ describe('strict results', () => {
     const res = await makeEngine({ strictResults: true }, onError).handle(call('wrong_result', []), {});
     expect(res).toStrictEqual({
       status: 500,
-      body: '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error: result violates the contract","data":{"reason":"must be string","path":""}}}',
+      body: '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error: result violates the contract at (the result): must be string","data":{"reason":"must be string","path":"","schemaPath":"#/type"}}}',
     });
     expect(onError).toHaveBeenCalledTimes(1);
     expect(onError.mock.calls[0][0]).toBeInstanceOf(RpcError);
@@ -101,7 +101,7 @@ describe('strict results', () => {
     });
     const res = await engine.handle(call('raw', ['{"block":{"n":1}}']), {});
     expect(res.body).toBe(
-      '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error: result violates the contract","data":{"reason":"must be string","path":"/block/n"}}}',
+      '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error: result violates the contract at /block/n: must be string","data":{"reason":"must be string","path":"/block/n","schemaPath":"#/properties/block/properties/n/type"}}}',
     );
   });
 

@@ -373,13 +373,13 @@ describe('generated values for recursive schemas', () => {
 describe('rpcgate mock (child process)', () => {
   const cliArgs = ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'mock'];
   const children: ChildProcess[] = [];
-  afterAll(() => {
-    for (const ch of children) if (ch.exitCode === null && ch.signalCode === null) ch.kill('SIGKILL');
-  });
-
   // The document comes over HTTP (as `rpcgate mock https://…/openrpc.json` would): a file server on 127.0.0.1.
   let docServer: Server;
   let docBase: string;
+  afterAll(async () => {
+    for (const ch of children) if (ch.exitCode === null && ch.signalCode === null) ch.kill('SIGKILL');
+    await new Promise<void>((resolve) => docServer.close(() => resolve()));
+  });
   beforeAll(async () => {
     docServer = createHttpServer((req, res) => {
       const f = req.url === '/petstore.json' ? join(examplesDir, 'petstore-openrpc.json') : undefined;
@@ -389,7 +389,6 @@ describe('rpcgate mock (child process)', () => {
     await new Promise<void>((resolve) => docServer.listen(0, '127.0.0.1', resolve));
     docBase = `http://127.0.0.1:${(docServer.address() as AddressInfo).port}`;
   });
-  afterAll(() => new Promise<void>((resolve) => docServer.close(() => resolve())));
 
   // A path and a URL (as `rpcgate mock https://…/openrpc.json` would), stopped by SIGTERM and by SIGINT (Ctrl-C).
   it.each([

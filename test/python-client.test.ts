@@ -26,7 +26,7 @@ import {
 import { sampleParams } from '../packages/toolkit/src/contract/sample.js';
 import { refName } from '../packages/toolkit/src/contract/model.js';
 import { generateAction } from '../packages/toolkit/src/cli/generate.js';
-import { corpus } from './helpers/openrpc-corpus.js';
+import { corpus11 as corpus } from './helpers/openrpc-corpus.js';
 import { requireMypy } from './helpers/python.js';
 
 const exec = promisify(execFile);

@@ -10,7 +10,7 @@ import { loadDocument, modelDocument } from '../packages/toolkit/src/contract/mo
 import { compileContract, compileValidators } from '../packages/toolkit/src/contract/compile.js';
 import { sampleParams, sampleResult } from '../packages/toolkit/src/contract/sample.js';
 import { validators as generated } from '../generated/node/validators.js';
-import { corpus } from './helpers/openrpc-corpus.js';
+import { corpus11 as corpus } from './helpers/openrpc-corpus.js';
 import { readRecordedExchanges } from './helpers/execution-apis.js';
 
 const root = join(import.meta.dirname, '..');

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMock, DEFAULT_DOCUMENT_LIMITS, loadDocument } from '@rpcgate/toolkit';
 import { generateAction } from '../packages/toolkit/src/cli/generate.js';
 import { SAMPLE_BOUNDS } from '../packages/toolkit/src/contract/sample-bounds.js';
-import { corpus } from './helpers/openrpc-corpus.js';
+import { corpus11 as corpus } from './helpers/openrpc-corpus.js';
 
 const exec = promisify(execFile);
 const root = resolve(import.meta.dirname, '..');

@@ -64,7 +64,9 @@ function visit(path: string, send: string[] = []): { seen: Seen; done: Promise<S
   const done = new Promise<Seen>((res) => {
     const s = new WebSocket(url + path);
     s.on('error', () => undefined);
-    s.once('open', () => send.forEach((m) => s.send(m)));
+    s.once('open', () => {
+      for (const m of send) s.send(m);
+    });
     s.on('message', (d) => seen.messages.push(JSON.parse(d.toString())));
     s.once('close', (code, reason) => {
       seen.closed = { code, reason: reason.toString(), ms: performance.now() - t0 };

@@ -62,10 +62,6 @@ export type ApiKey = string;
  */
 export type Timestamp = string;
 /**
- * Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` or `exp - now` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`); an `iat` in the future (beyond 30 s) or timestamps in milliseconds are refused for every app (`issued in the future`, `timestamp in milliseconds`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).
- */
-export type JwtMaxLifetime = number | null;
-/**
  * origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied wherever a node API call names the contracts it reads — `x-gateway.addressParams` of openrpc.json: eth_call, eth_estimateGas, eth_createAccessList, eth_getCode, eth_getStorageAt, eth_getProof, eth_getLogs, eth_newFilter, eth_subscribe("logs"); a call naming none there is refused, and filter polls and log subscriptions never return a log of an unlisted address); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.
  */
 export type AllowlistKind = 'origin' | 'ip' | 'address' | 'method';
@@ -85,6 +81,10 @@ export type MetricsTime = string;
  * Bucket size of a metrics series: a UTC minute, hour or day.
  */
 export type Granularity = 'minute' | 'hour' | 'day';
+/**
+ * Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` or `exp - now` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`); an `iat` in the future (beyond 30 s) or timestamps in milliseconds are refused for every app (`issued in the future`, `timestamp in milliseconds`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).
+ */
+export type JwtMaxLifetime = number | null;
 
 /**
  * Email and password.
@@ -261,20 +261,6 @@ export interface NetworkKeySummary {
   today: KeyUsageToday;
 }
 /**
- * Today's (UTC) metered calls on this one key, from the usage store (up to the last flushed minute). The daily limit is per user, across all keys: see `DailyUsage`.
- */
-export interface KeyUsageToday {
-  day: Timestamp;
-  /**
-   * Every metered call on this key today, refusals included.
-   */
-  total: number;
-  /**
-   * Calls with outcome `ok`.
-   */
-  success: number;
-}
-/**
  * A network key with the key and its node API URL (access point B, `…/{network}/{key}`).
  */
 export interface NetworkKey {
@@ -367,9 +353,18 @@ export interface Deleted {
  * A time range and a granularity. `from` is aligned down to the start of its bucket (a whole UTC minute, hour or day); `to` is exclusive. `to` must be after `from`, and the range may hold at most 1,500 buckets (e.g. 25 hours of minutes, 62 days of hours, 4 years of days); otherwise -32602 with `data` { param, path, reason } (and `maxPoints`, `points` for a range that is too long).
  */
 export interface MetricsQuery {
+  /**
+   * Start of the range (inclusive; aligned down to the granularity).
+   */
   from: MetricsTime;
+  /**
+   * End of the range (exclusive).
+   */
   to: MetricsTime;
   granularity: Granularity;
+  /**
+   * Only calls on this network; absent = every network.
+   */
   network?: Network;
 }
 /**
@@ -398,6 +393,9 @@ export interface LatencyStats {
  * The metered calls of one bucket (or, as `summary`, of the whole range).
  */
 export interface UsagePoint {
+  /**
+   * Start of the bucket (UTC).
+   */
   start: Timestamp;
   /**
    * Every metered call, refusals included.
@@ -438,13 +436,36 @@ export interface UsagePoint {
  */
 export interface UsageSeries {
   granularity: Granularity;
+  /**
+   * Start of the first bucket (`from` aligned down).
+   */
   from: Timestamp;
+  /**
+   * End of the range (exclusive), as asked.
+   */
   to: Timestamp;
   /**
    * @maxItems 1500
    */
   points: UsagePoint[];
   summary: UsagePoint;
+}
+/**
+ * Today's (UTC) metered calls on this one key, from the usage store (up to the last flushed minute). The daily limit is per user, across all keys: see `DailyUsage`.
+ */
+export interface KeyUsageToday {
+  /**
+   * Start of the UTC day counted.
+   */
+  day: Timestamp;
+  /**
+   * Every metered call on this key today, refusals included.
+   */
+  total: number;
+  /**
+   * Calls with outcome `ok`.
+   */
+  success: number;
 }
 /**
  * The same answer whether the email was new or already registered (no account enumeration): log in next. A registered email's account is left unchanged.

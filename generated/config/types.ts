@@ -7,6 +7,21 @@ export type KeyString = string;
  * A = `/{network}/v2/{key}` (apps), B = `/{network}/{key}` (network keys).
  */
 export type AccessPoint = 'A' | 'B';
+/**
+ * One upstream node: a URL (http, https, ws or wss), or a pair of an HTTP URL for calls and a WebSocket URL of the same node for subscriptions.
+ */
+export type UpstreamSpec =
+  | string
+  | {
+      /**
+       * The node's HTTP URL: calls.
+       */
+      http: string;
+      /**
+       * The same node's WebSocket URL: subscriptions.
+       */
+      ws: string;
+    };
 
 /**
  * rpcgate service configuration. Layers, lowest first: the defaults below ← a JSON config file (`--config`, env RPCGATE_CONFIG) ← environment (every leaf `a.b.c` as RPCGATE_A_B_C, plus the names in `x-env`) ← flags (`rpcgate start --set a.b.c=value`). Numbers, booleans, `null` and JSON arrays/objects are parsed per the field's type; a list of strings may also be given comma-separated.
@@ -226,9 +241,9 @@ export interface LimitsLease {
 }
 export interface NetworkConfig {
   /**
-   * Upstream node URLs. Empty = rpcgate starts an embedded anvil for this network.
+   * Upstream nodes: each an http(s):// URL (calls over HTTP; subscriptions polled), a ws(s):// URL (calls and subscriptions over one WebSocket per upstream per replica), or a pair {"http": …, "ws": …} (calls over HTTP, subscriptions over the socket). Credentials in a URL (user:pass@, keys in the path or query) are sent but never logged, exported or shown. In the environment: comma-separated URLs, or a JSON array for pairs. Empty = rpcgate starts an embedded anvil for this network.
    */
-  upstreams: string[];
+  upstreams: UpstreamSpec[];
   /**
    * Chain id of the network (of the embedded anvil: distinct per network so clients can tell them apart).
    */
@@ -291,6 +306,7 @@ export interface UpstreamConfig {
    * Largest upstream response body read for one call (bytes). Over it, reading stops and that call alone gets -32005 {reason: "response-size", limit} (a batch over it is split and its calls resent one by one). 0 = no cap.
    */
   maxResponseBytes: number;
+  ws: UpstreamWsConfig;
 }
 /**
  * Per cost class (the method's `x-gateway.cost` in the node contract; a method without one is `heavy`): calls are coalesced into upstream batches only with calls of the same class, so a slow eth_getLogs never holds up an eth_blockNumber.
@@ -399,6 +415,27 @@ export interface UpstreamBatchRecoveryConfig {
    * Least time between two changes of an upstream's batch size (ms): at most one larger batch is tried per interval.
    */
   intervalMs: number;
+}
+/**
+ * WebSocket upstreams (ws:// or wss://, or the ws side of a pair): one socket per upstream per replica. A ping every pingIntervalMs must be answered (by a pong or any message) within pongTimeoutMs, else the socket is taken for half-open (it stopped answering without closing) and torn down: its calls in flight fail over to another upstream when they may be resent, and it reconnects. Reconnects back off exponentially from reconnectMinMs to reconnectMaxMs with jitter (a random delay between half and all of the step); subscriptions are made again after each reconnect whatever the circuit breaker says, and their consumers are told of the gap.
+ */
+export interface UpstreamWsConfig {
+  /**
+   * Milliseconds between pings on an upstream socket.
+   */
+  pingIntervalMs: number;
+  /**
+   * Milliseconds a ping may go unanswered before the socket is torn down as half-open.
+   */
+  pongTimeoutMs: number;
+  /**
+   * First reconnect delay (ms); doubled after each failed attempt.
+   */
+  reconnectMinMs: number;
+  /**
+   * Largest reconnect delay (ms).
+   */
+  reconnectMaxMs: number;
 }
 /**
  * `GET /metrics` (Prometheus text format). Who may read it: with `token`, any client presenting `Authorization: Bearer <token>` (compared in constant time), others get 401; without (default), only clients connecting from the loopback interface without proxy headers (X-Forwarded-For, Forwarded, X-Real-IP), others get 403. Set a token when Prometheus scrapes from another host. `enabled: false` answers 404.
@@ -811,9 +848,10 @@ export const configSchema = {
       properties: {
         upstreams: {
           type: 'array',
-          items: { type: 'string', pattern: '^https?://' },
+          items: { $ref: '#/definitions/UpstreamSpec' },
           'x-env': ['RPCGATE_{NETWORK}_UPSTREAMS'],
-          description: 'Upstream node URLs. Empty = rpcgate starts an embedded anvil for this network.',
+          description:
+            'Upstream nodes: each an http(s):// URL (calls over HTTP; subscriptions polled), a ws(s):// URL (calls and subscriptions over one WebSocket per upstream per replica), or a pair {"http": …, "ws": …} (calls over HTTP, subscriptions over the socket). Credentials in a URL (user:pass@, keys in the path or query) are sent but never logged, exported or shown. In the environment: comma-separated URLs, or a JSON array for pairs. Empty = rpcgate starts an embedded anvil for this network.',
         },
         chainId: {
           type: 'integer',
@@ -842,6 +880,49 @@ export const configSchema = {
         },
       },
     },
+    UpstreamSpec: {
+      title: 'UpstreamSpec',
+      description:
+        'One upstream node: a URL (http, https, ws or wss), or a pair of an HTTP URL for calls and a WebSocket URL of the same node for subscriptions.',
+      anyOf: [
+        { type: 'string', pattern: '^(https?|wss?)://' },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['http', 'ws'],
+          properties: {
+            http: { type: 'string', pattern: '^https?://', description: "The node's HTTP URL: calls." },
+            ws: { type: 'string', pattern: '^wss?://', description: "The same node's WebSocket URL: subscriptions." },
+          },
+        },
+      ],
+    },
+    UpstreamWsConfig: {
+      title: 'UpstreamWsConfig',
+      type: 'object',
+      additionalProperties: false,
+      required: ['pingIntervalMs', 'pongTimeoutMs', 'reconnectMinMs', 'reconnectMaxMs'],
+      description:
+        'WebSocket upstreams (ws:// or wss://, or the ws side of a pair): one socket per upstream per replica. A ping every pingIntervalMs must be answered (by a pong or any message) within pongTimeoutMs, else the socket is taken for half-open (it stopped answering without closing) and torn down: its calls in flight fail over to another upstream when they may be resent, and it reconnects. Reconnects back off exponentially from reconnectMinMs to reconnectMaxMs with jitter (a random delay between half and all of the step); subscriptions are made again after each reconnect whatever the circuit breaker says, and their consumers are told of the gap.',
+      properties: {
+        pingIntervalMs: {
+          type: 'integer',
+          minimum: 10,
+          description: 'Milliseconds between pings on an upstream socket.',
+        },
+        pongTimeoutMs: {
+          type: 'integer',
+          minimum: 10,
+          description: 'Milliseconds a ping may go unanswered before the socket is torn down as half-open.',
+        },
+        reconnectMinMs: {
+          type: 'integer',
+          minimum: 1,
+          description: 'First reconnect delay (ms); doubled after each failed attempt.',
+        },
+        reconnectMaxMs: { type: 'integer', minimum: 1, description: 'Largest reconnect delay (ms).' },
+      },
+    },
     UpstreamConfig: {
       title: 'UpstreamConfig',
       type: 'object',
@@ -861,6 +942,7 @@ export const configSchema = {
         'batchRecovery',
         'getLogsMaxBlockRange',
         'maxResponseBytes',
+        'ws',
       ],
       default: {
         connectTimeoutMs: 3000,
@@ -885,6 +967,7 @@ export const configSchema = {
         batchRecovery: { afterBatches: 100, intervalMs: 30000 },
         getLogsMaxBlockRange: 10000,
         maxResponseBytes: 33554432,
+        ws: { pingIntervalMs: 5000, pongTimeoutMs: 3000, reconnectMinMs: 100, reconnectMaxMs: 10000 },
       },
       description: 'How rpcgate talks to upstream nodes.',
       properties: {
@@ -936,6 +1019,7 @@ export const configSchema = {
           description:
             'Largest upstream response body read for one call (bytes). Over it, reading stops and that call alone gets -32005 {reason: "response-size", limit} (a batch over it is split and its calls resent one by one). 0 = no cap.',
         },
+        ws: { $ref: '#/definitions/UpstreamWsConfig' },
       },
     },
     UpstreamCostClasses: {

@@ -12,32 +12,14 @@
 // rpcgate's, but temporary: 503). Their data.source still tells them from a node's.
 // -32016 follows field practice (eRPC, Goldsky answer an invalid key with it); execution-apis also lists -32016
 // "Timeout" for eth_simulateV1, which openrpc.json does not serve — were it added, data.source still tells the two apart.
-import { ErrorCode, RpcError } from '@rpcgate/toolkit/errors';
+import { RpcError } from '@rpcgate/toolkit/errors';
 
 /** `data.source` of every error rpcgate itself produces (a node's error never has it added). */
 export const SOURCE = 'rpcgate';
 
-export const GatewayErrorCode = {
-  Unauthorized: -32016,
-  Forbidden: -32041,
-  /** JSON-RPC's "method not found", answered with HTTP 403 when the key's method allowlist refuses the method. */
-  MethodNotAllowed: ErrorCode.MethodNotFound,
-  /** EIP-1474's "limit exceeded". */
-  LimitExceeded: -32005,
-  UpstreamUnavailable: -32042,
-  UpstreamTimeout: -32043,
-  LimitsBackendUnavailable: -32044,
-  StoreUnavailable: -32045,
-  /** geth's filter errors are -32000 ("filter not found" is a node-style answer without data; the cap has data). */
-  TooManyFilters: -32000,
-  /** JSON-RPC's internal error, answered with 503 when the filter store (Redis) cannot be reached. */
-  FilterStoreUnavailable: ErrorCode.InternalError,
-} as const;
-export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
-
 export interface GatewayErrorRow {
-  name: keyof typeof GatewayErrorCode;
-  code: GatewayErrorCode;
+  name: string;
+  code: number;
   message: string;
   httpStatus: readonly number[];
   /** The words `data.reason` takes for this code. */
@@ -150,6 +132,14 @@ export const GATEWAY_ERRORS = [
     meaning: 'the shared filter store (Redis) is down: filter calls fail until it is back',
   },
 ] as const satisfies readonly GatewayErrorRow[];
+
+type GatewayErrorTableRow = (typeof GATEWAY_ERRORS)[number];
+/** Each row's code by its name, derived from GATEWAY_ERRORS (not restated): `GatewayErrorCode.Unauthorized` is -32016.
+ *  -32601 (MethodNotAllowed) is JSON-RPC's "method not found", -32603 (FilterStoreUnavailable) its internal error. */
+export const GatewayErrorCode = Object.freeze(Object.fromEntries(GATEWAY_ERRORS.map((r) => [r.name, r.code]))) as {
+  readonly [R in GatewayErrorTableRow as R['name']]: R['code'];
+};
+export type GatewayErrorCode = GatewayErrorTableRow['code'];
 
 export type Reason = (typeof GATEWAY_ERRORS)[number]['reasons'][number];
 

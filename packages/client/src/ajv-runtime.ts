@@ -25,7 +25,7 @@ export function ajvEqual(a: unknown, b: unknown): boolean {
     return true;
   }
   // true if both are NaN
-  return a !== a && b !== b;
+  return Number.isNaN(a) && Number.isNaN(b);
 }
 
 /** String length in Unicode code points, as ajv's `minLength`/`maxLength` count it (a surrogate pair is one). */

@@ -26,8 +26,8 @@ export interface MethodDescriptor<
   readonly __types?: { readonly params: P; readonly result: R };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type MethodTable = { readonly [method: string]: MethodDescriptor<any, any> };
+/** Any contract's methods: a descriptor's phantom types are read-only, so every typed descriptor fits here. */
+export type MethodTable = { readonly [method: string]: MethodDescriptor };
 
 export type ParamsOf<D> = D extends MethodDescriptor<infer P, unknown> ? P : never;
 export type ResultOf<D> = D extends MethodDescriptor<readonly unknown[], infer R> ? R : never;

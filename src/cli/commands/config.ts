@@ -3,18 +3,18 @@
 // does. `--schema` prints the JSON Schema itself (for editors validating a config file).
 import type { Command } from 'commander';
 import { configSchema } from '../../../generated/config/types.js';
-import { defaults, settings } from '../../gateway/config/config.js';
+import { defaults, settings, type SchemaNode } from '../../gateway/config/config.js';
 import { table } from '../output.js';
 
-const deref = (s: any): any =>
+const deref = (s: SchemaNode = {}): SchemaNode =>
   s.$ref
-    ? s.$ref
+    ? (s.$ref
         .split('/')
         .slice(1)
-        .reduce((o: any, k: string) => o[k], configSchema)
+        .reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], configSchema) as SchemaNode)
     : s;
 
-function typeOf(s: any): string {
+function typeOf(s?: SchemaNode): string {
   const node = deref(s);
   if (node.enum) return node.enum.join('|');
   if (node.anyOf) return node.anyOf.map(typeOf).join('|');
@@ -37,7 +37,9 @@ export function register(program: Command): void {
       const rows = settings().map((s) => {
         // The effective default, else the schema's (plan limits are applied by src/gateway/limits/plans.ts).
         const value =
-          (s.path.includes('*') ? undefined : s.path.reduce<any>((o, k) => o?.[k], defaults)) ??
+          (s.path.includes('*')
+            ? undefined
+            : s.path.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], defaults)) ??
           deref(s.schema).default;
         return {
           path: s.path.join('.'),

@@ -17,7 +17,7 @@ import { createEngine } from '@rpcgate/toolkit/engine';
 import { RpcError } from '@rpcgate/toolkit/errors';
 import { storeUnavailable } from '../errors.js';
 import { isStoreUnavailable } from '../store/errors.js';
-import { createAccountHandlers, type AccountDeps } from './handlers.js';
+import { createAccountHandlers, type AccountDeps } from './handlers/index.js';
 import { AccountThrottle, oneCredentialCallPerRequest, type ThrottleOptions } from './throttle.js';
 import { createRequestStateFactory, type AccountContext, type RequestStateOptions } from './session.js';
 

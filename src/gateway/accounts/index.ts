@@ -1,6 +1,6 @@
 // The account API (contracts/account.openrpc.json): handlers, sessions and the HTTP route at POST /api.
 export { createAccountApi, type AccountApi, type AccountApiOptions } from './http.js';
-export { createAccountHandlers, USE_CASES, type AccountDeps } from './handlers.js';
+export { createAccountHandlers, USE_CASES, type AccountDeps } from './handlers/index.js';
 export {
   SESSION_COOKIE,
   createRequestStateFactory,

@@ -5,7 +5,7 @@
 // Validated once at start with ajv; a bad value fails start with a message naming the field and where it came from.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Ajv } from 'ajv';
+import { Ajv, type ErrorObject } from 'ajv';
 import { configSchema, type Config, type NetworkConfig } from '../../../generated/config/types.js';
 import { PATHS } from '../paths.js';
 
@@ -21,8 +21,23 @@ export type {
   UpstreamConfig,
 } from '../../../generated/config/types.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- schema nodes are untyped JSON
-type Json = any;
+/** A node of contracts/config.schema.json, as far as the loader reads it (the schema is checked by its own tests). */
+export interface SchemaNode {
+  readonly $ref?: string;
+  readonly type?: string | readonly string[];
+  readonly enum?: readonly unknown[];
+  readonly anyOf?: readonly SchemaNode[];
+  readonly oneOf?: readonly SchemaNode[];
+  readonly items?: SchemaNode;
+  readonly properties?: Readonly<Record<string, SchemaNode>>;
+  readonly additionalProperties?: SchemaNode | boolean;
+  readonly default?: unknown;
+  readonly 'x-env'?: readonly string[];
+  readonly 'x-merge'?: string;
+}
+type Json = SchemaNode | undefined;
+/** `additionalProperties` as a schema (`true`/`false` say nothing of the values). */
+const objectNode = (v: SchemaNode | boolean | undefined): Json => (typeof v === 'object' ? v : undefined);
 type DeepPartial<T> = T extends (infer U)[] ? U[] : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
 
 /** A partial config as read from a file, env or flags (objects merge field by field; `networks.<name>: null` removes one). */
@@ -32,7 +47,9 @@ export type ConfigInput = DeepPartial<Omit<Config, 'networks'>> & {
 
 export class ConfigError extends Error {}
 
-const SCHEMA: Json = configSchema;
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const SCHEMA = configSchema as SchemaNode;
 
 /** A `$ref` (`#/definitions/X`) resolved against the config schema; other nodes as they are. */
 function deref(s: Json): Json {
@@ -41,7 +58,7 @@ function deref(s: Json): Json {
     node = node.$ref
       .split('/')
       .slice(1)
-      .reduce((o: Json, k: string) => o[k], SCHEMA);
+      .reduce<unknown>((o, k) => (isObject(o) ? o[k] : undefined), SCHEMA) as Json;
   return node;
 }
 
@@ -53,13 +70,11 @@ function child(s: Json, key: string): Json {
   return undefined;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** The schema's `default` of every top-level field (a `$ref`'s target default when the field has none). */
 function schemaDefaults(): Config {
   const out: Record<string, unknown> = {};
-  for (const [k, s] of Object.entries<Json>(SCHEMA.properties)) {
-    const d = s.default ?? deref(s).default;
+  for (const [k, s] of Object.entries(SCHEMA.properties ?? {})) {
+    const d = s.default ?? deref(s)?.default;
     if (d !== undefined) out[k] = structuredClone(d);
   }
   return out as unknown as Config;
@@ -77,7 +92,7 @@ export const defaults: Config = {
 /** A settable path of the schema. `*` stands for a key of a map (a network name). */
 export interface Setting {
   path: string[];
-  schema: Json;
+  schema: SchemaNode;
   /** RPCGATE_A_B_C (with `{*}` for a map key). */
   env: string;
   /** Older environment names (x-env): `{NETWORK}` for a map key. */
@@ -96,9 +111,9 @@ const snake = (s: string) =>
  */
 export function settings(): Setting[] {
   const out: Setting[] = [];
-  const walk = (s: Json, path: string[]) => {
+  const walk = (s: SchemaNode, path: string[]) => {
     const node = deref(s);
-    if (isObject(node?.properties)) {
+    if (node?.properties !== undefined) {
       for (const [k, v] of Object.entries(node.properties)) walk(v, [...path, k]);
       return;
     }
@@ -106,10 +121,10 @@ export function settings(): Setting[] {
       path,
       schema: s,
       env: `RPCGATE_${path.map((p) => (p === '*' ? '{*}' : snake(p))).join('_')}`,
-      aliases: [...(s['x-env'] ?? node['x-env'] ?? [])],
+      aliases: [...(s['x-env'] ?? node?.['x-env'] ?? [])],
     });
-    const values = isObject(node?.additionalProperties) ? deref(node.additionalProperties) : undefined;
-    if (isObject(values?.properties)) walk(node.additionalProperties, [...path, '*']);
+    const entry = objectNode(node?.additionalProperties);
+    if (entry !== undefined && deref(entry)?.properties !== undefined) walk(entry, [...path, '*']);
   };
   walk(SCHEMA, []);
   return out;
@@ -156,10 +171,10 @@ export function parseValue(s: Json, raw: string, where: string): unknown {
   if (t.has('string')) return raw;
   if (t.has('array')) {
     // A list of numbers (e.g. upstream.retry.nodeErrorCodes) may be comma-separated too.
-    const numbers = typesOf(deref(s).items).has('integer');
+    const numbers = typesOf(deref(s)?.items).has('integer');
     return numbers ? list(raw).map((x) => (/^-?\d+$/.test(x) ? Number(x) : x)) : list(raw);
   }
-  if (t.has('object') && typesOf(deref(s).additionalProperties).has('string')) {
+  if (t.has('object') && typesOf(objectNode(deref(s)?.additionalProperties)).has('string')) {
     const out: Record<string, string> = {};
     for (const pair of list(raw)) {
       const i = pair.indexOf('=');
@@ -176,7 +191,7 @@ export function parseValue(s: Json, raw: string, where: string): unknown {
 
 /** `host=network,host2=network2` → map. */
 export function parseHostMap(s: string): Record<string, string> {
-  return parseValue(SCHEMA.properties.hostMap, s, 'host map') as Record<string, string>;
+  return parseValue(SCHEMA.properties?.hostMap, s, 'host map') as Record<string, string>;
 }
 
 // ---- layers ------------------------------------------------------------------------------------------------------
@@ -328,11 +343,24 @@ function sourceOf(ptr: string, layers: Layer[]): string | undefined {
   return undefined;
 }
 
+/** ajv's errors for an `anyOf` (an upstream: a URL or an {http, ws} pair) name every branch; keep the ones that fit
+ *  the value given (a string's pattern, not "must be object") and drop the summary when they say it all. */
+function plainErrors(errors: readonly ErrorObject[]): ErrorObject[] {
+  const alternatives = errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath);
+  if (alternatives.length === 0) return [...errors];
+  const kept = errors.filter((e) => !(e.keyword === 'type' && alternatives.includes(e.instancePath)));
+  return kept.filter(
+    (e) =>
+      e.keyword !== 'anyOf' ||
+      !kept.some((o) => o !== e && o.keyword !== 'anyOf' && o.instancePath.startsWith(e.instancePath)),
+  );
+}
+
 /** Validates a complete config; throws ConfigError naming every bad field (and, given the layers, its source). */
 export function validate(config: Config, layers: Layer[] = []): Config {
   validateConfig ??= new Ajv({ allErrors: true, strict: false }).compile(SCHEMA);
   if (!validateConfig(config)) {
-    const lines = (validateConfig.errors ?? []).map((e) => {
+    const lines = plainErrors(validateConfig.errors ?? []).map((e) => {
       const p = e.params as Record<string, unknown>;
       const extra =
         'allowedValues' in p

@@ -23,6 +23,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Principal } from '../access/keys.js';
 import { upsertUsage, type UsageRow } from '../store/usage.js';
+import type { Database } from '../store/schema.js';
 import { HISTOGRAM_BUCKETS, bucketIndex } from '../usage/histogram.js';
 import type { Metrics } from './prometheus.js';
 import { OTHER, OUTCOMES, OUTCOME_INDEX, type MeterPrincipal, type Outcome } from '../usage/types.js';
@@ -56,7 +57,7 @@ export interface MeterLogger {
 
 export interface MeterOptions {
   /** The store's Kysely instance (SQLite or PostgreSQL, migrated). */
-  db: Kysely<any>;
+  db: Kysely<Database>;
   /** The contract's method names (e.g. `Object.keys(methods)` of generated/node/methods.ts). */
   methods: Iterable<string>;
   /** The configured networks; others are counted as `other`. Undefined = take the network as given. */
@@ -133,7 +134,7 @@ export function meterPrincipal(p: Principal | undefined): MeterPrincipal | undef
 }
 
 export class Meter {
-  private readonly db: Kysely<any>;
+  private readonly db: Kysely<Database>;
   private readonly methods: ReadonlySet<string>;
   private readonly networks: ReadonlySet<string> | undefined;
   private readonly metrics: Metrics | undefined;

@@ -6,16 +6,16 @@
 // observer and the node API route's refusals record every node API call; the Meter flushes every 5 s (durability.usageFlushIntervalMs), the current minute as a partial row.
 // Logs: pino JSON lines on stderr with logRedaction() (keys, JWTs, cookies, upstream credentials never written).
 //
-// Stop (`stop()`, what SIGINT/SIGTERM run in `rpcgate start`): stop accepting (server.close) → drain: idle keep-alive
-// connections are closed as they become idle, in-flight requests finish (bounded: after DRAIN_MS the remaining
-// connections are cut) → upstream pools and embedded chains → `meter.stop()` (final flush, the current minute
-// included) → key index, limiter → store closed. Every call answered before the stop is in the store.
+// Stop (`stop()`, what SIGINT/SIGTERM run in `rpcgate start`): the subsystems close in the reverse order of their
+// building (src/gateway/server/subsystems.ts): WebSockets (1001) → HTTP server (stop accepting, drain in-flight requests,
+// cut after DRAIN_MS) → subscriptions → response cache → upstream pools → embedded chains → meter (final flush, the
+// current minute included) → filter store, limiter → Redis → key index → store. Every call answered before the stop is
+// in the store.
 //
 // Keys: accounts' keys from the store (src/gateway/access/index.ts: in-memory index synced from the key-event feed), plus
 // static `keys` from the config, plus — dev mode (`devKey`, see src/gateway/config/config.ts) — a development key generated
 // at start. Static and development keys have no limits and no allowlists.
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Kysely } from 'kysely';
 import { pino, type DestinationStream, type Logger } from 'pino';
@@ -30,7 +30,7 @@ import {
   type AccessContext,
   type KeyStore,
 } from '../access/index.js';
-import { startEmbeddedChain, compileToken, type EmbeddedChain, type SeededChain } from '../chain/index.js';
+import type { SeededChain } from '../chain/index.js';
 import {
   chainNetworks,
   devKeyEnabled,
@@ -40,26 +40,27 @@ import {
   type ConfigInput,
 } from '../config/config.js';
 import { createLimiter, type Limiter } from '../limits/index.js';
-import { createFilterStore, type FilterStore } from '../filters/index.js';
+import { createFilterStore } from '../filters/index.js';
 import { LogThrottle } from '@rpcgate/toolkit/log-throttle';
-import {
-  closeRedisClient,
-  createRedisClient,
-  LOG_EVERY_MS,
-  REDIS_CLIENT_DEFAULTS,
-  waitReady,
-  type ServiceRedis,
-} from '../redis/index.js';
+import { LOG_EVERY_MS } from '../redis/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
 import { createResponseCaches, type ResponseCaches } from '../cache/index.js';
-import { createHeads, headPollMs, type ChainHead, type HeadPool } from '../heads/index.js';
+import { createHeads, headPollMs, type HeadPool } from '../heads/index.js';
 import { addressParamsTable, meaningTable } from '../method-meaning.js';
-import { Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
+import { type Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
 import { createHttpServer } from '@rpcgate/toolkit/http';
 import { createEngine } from '@rpcgate/toolkit/engine';
-import { createUpstreams, type UpstreamPool } from '../upstream/index.js';
+import { createUpstreams, redactUrl, type UpstreamPool, type UpstreamSpec } from '../upstream/index.js';
+import {
+  chainsSubsystem,
+  drainServer,
+  meterSubsystem,
+  redisSubsystem,
+  storeSubsystem,
+  Subsystems,
+} from './subsystems.js';
 import { loadOrCreateServerSecret } from '../secrets/index.js';
-import { downsample, openStore, type Store } from '../store/index.js';
+import type { Store } from '../store/index.js';
 import { createAdmission, peekLimitHeaders } from './admission.js';
 import { readiness } from './readiness.js';
 import { accountRoute } from './account-route.js';
@@ -72,14 +73,11 @@ import { Subscriptions } from '../subscriptions/index.js';
 import { attachNodeWebSockets, type NodeWebSockets } from './ws-route.js';
 import { RedisConnectionSlots } from '../limits/connections.js';
 
-/** In-flight requests get this long to finish on stop before their connections are cut. */
-const DRAIN_MS = 5000;
-
 export interface NetworkInfo {
   name: string;
   /** true when served by an embedded anvil. */
   embedded: boolean;
-  /** Upstream node URLs (the embedded anvil's URL when embedded). */
+  /** Upstream node URLs (the embedded anvil's URL when embedded; of an {http, ws} pair, its HTTP URL). */
   upstreams: string[];
   /** Chain id of the embedded chain (undefined for external upstreams: ask the node). */
   chainId?: number;
@@ -171,200 +169,64 @@ export async function startService(
   );
   const contractJson = readContract(config.openrpcPath, logger);
 
-  const chains: EmbeddedChain[] = [];
-  const pools = new Map<string, UpstreamPool>();
-  let server: Server | undefined;
-  let store: Store | undefined;
-  let access: AccessIndex | undefined;
-  let limiter: Limiter | undefined;
-  let filterStore: FilterStore | undefined;
-  const redisClients: { limits?: ServiceRedis; filters?: ServiceRedis; accounts?: ServiceRedis; cache?: ServiceRedis } =
-    {};
-  let meter: Meter | undefined;
-  let retention: NodeJS.Timeout | undefined;
-  let stopped: Promise<void> | undefined;
-  let sockets: NodeWebSockets | undefined;
-  let subscriptions: Subscriptions | undefined;
-  let caches: ResponseCaches | undefined;
-  let heads: Map<string, ChainHead> | undefined;
-  let staticKeyCount = 0;
-  let accountThrottle: { refusals(): Record<string, number> } | undefined;
+  // Read lazily by /metrics (scrapes may come before every subsystem is up).
+  const live: {
+    access?: AccessIndex;
+    sockets?: NodeWebSockets;
+    subscriptions?: Subscriptions;
+    caches?: ResponseCaches;
+    accountThrottle?: { refusals(): Record<string, number> };
+    staticKeyCount: number;
+  } = { staticKeyCount: 0 };
   // One registry per service; active keys are read at scrape time from the key sources.
   const metrics = new Metrics({
-    activeKeys: () => ({ account: access?.size ?? 0, static: staticKeyCount }),
+    activeKeys: () => ({ account: live.access?.size ?? 0, static: live.staticKeyCount }),
     processMetrics: true,
     networks: Object.keys(config.networks),
-    websocketConnections: () => sockets?.perNetwork() ?? {},
-    subscriptionsActive: () => subscriptions?.byNetworkAndKind() ?? {},
-    cacheBytes: () => caches?.bytes() ?? {},
-    accountThrottled: () => accountThrottle?.refusals() ?? {},
+    websocketConnections: () => live.sockets?.perNetwork() ?? {},
+    subscriptionsActive: () => live.subscriptions?.byNetworkAndKind() ?? {},
+    cacheBytes: () => live.caches?.bytes() ?? {},
+    accountThrottled: () => live.accountThrottle?.refusals() ?? {},
   });
 
-  const stop = (): Promise<void> =>
-    (stopped ??= (async () => {
-      // WebSockets first (1001 going away): upgraded sockets would otherwise hold server.close() until the drain cut.
-      subscriptions?.stop();
-      await sockets?.close();
-      if (server) {
-        const s = server;
-        await new Promise<void>((r) => {
-          // No new connections; the callback runs once every connection is closed.
-          s.close(() => {
-            clearInterval(idle);
-            clearTimeout(cut);
-            r();
-          });
-          // Keep-alive connections are closed as soon as they are idle (each one's in-flight request answered).
-          s.closeIdleConnections();
-          const idle = setInterval(() => s.closeIdleConnections(), 20);
-          const cut = setTimeout(() => {
-            logger.warn(
-              { drainMs: DRAIN_MS },
-              'stop: requests still in flight after the drain time; closing their connections',
-            );
-            s.closeAllConnections();
-          }, DRAIN_MS);
-        });
-      }
-      await caches?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the response cache failed'));
-      for (const h of heads?.values() ?? []) h.stop();
-      await Promise.all([...pools.values()].map((p) => p.close()));
-      await Promise.all(chains.map((c) => c.stop()));
-      // Final flush (the current minute included) after the last answered call, before the store closes.
-      if (meter) {
-        const m = meter;
-        await m.stop().then(
-          (r) => logger.info({ rows: r.rows }, 'usage flushed'),
-          (e: unknown) =>
-            logger.error(
-              { err: e, pending: m.stats().pendingCells },
-              'final usage flush failed; unflushed usage is lost',
-            ),
-        );
-      }
-      clearInterval(retention);
-      await access?.stop();
-      await limiter?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the limiter failed'));
-      await filterStore?.close().catch((e: unknown) => logger.warn({ err: e }, 'closing the filter store failed'));
-      await Promise.all(Object.values(redisClients).map((c) => closeRedisClient(c)));
-      await store?.close();
-      logger.flush();
-    })());
+  // Each subsystem is added once built; stop closes them in reverse order (src/gateway/server/subsystems.ts).
+  const built = new Subsystems(logger);
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => (stopped ??= built.closeAll().then(() => logger.flush()));
 
   try {
-    // The store (SQLite in dataDir, or PostgreSQL), the secret that keys the key hashes, the key index, the limiter.
-    store = await openStore({
-      dataDir: config.dataDir,
-      databaseUrl: config.databaseUrl,
-      connectTimeoutMs: config.durability?.storeConnectTimeoutMs,
-      statementTimeoutMs: config.durability?.storeStatementTimeoutMs,
-      onError: (err) =>
-        logger.warn({ err }, 'store: an idle database connection failed; the pool reconnects on next use'),
-    });
+    const store = built.add('store', await storeSubsystem(config, logger));
+    // The secret that keys the key hashes, the key index, the limiter.
     const secret = loadOrCreateServerSecret(config.dataDir, config.secret);
-    access = new AccessIndex({ db: store.db, secret, chains: chainNetworks(config), logger });
+    const access = new AccessIndex({ db: store.db, secret, chains: chainNetworks(config), logger });
     await access.start();
-    // Redis (when configured): one client per use, all from src/gateway/redis (fast failure, JSON logs, reconnects).
-    if (config.redisUrl) {
-      const base = { url: config.redisUrl, logger, ...config.redis };
-      redisClients.limits = createRedisClient({
-        ...base,
-        role: 'limits',
-        whileDown: 'limited calls fail closed (503, -32044) until it is back',
-      });
-      redisClients.filters = createRedisClient({
-        ...base,
-        role: 'filters',
-        whileDown: 'filter calls fail (503, -32603) until it is back',
-      });
-      redisClients.accounts = createRedisClient({
-        ...base,
-        role: 'accounts',
-        whileDown: 'log-in and sign-up throttles count per replica until it is back',
-      });
-    }
-    // The response cache's shared tier may have a Redis of its own (cache.redis.url).
-    const cacheRedisUrl = config.cache?.redis?.enabled ? (config.cache.redis.url ?? config.redisUrl) : undefined;
-    if (cacheRedisUrl !== undefined) {
-      redisClients.cache = createRedisClient({
-        url: cacheRedisUrl,
-        logger,
-        ...config.redis,
-        role: 'cache',
-        whileDown: 'shared cache lookups count as misses until it is back',
-      });
-    }
-    if (Object.keys(redisClients).length > 0) {
-      // Bounded: a Redis that is down at start does not stop the service (calls fail closed, /readyz says 503).
-      const wait = 2 * (config.redis?.connectTimeoutMs ?? REDIS_CLIENT_DEFAULTS.connectTimeoutMs);
-      const up = await Promise.all(Object.values(redisClients).map((c) => waitReady(c, wait)));
-      if (up.includes(false))
-        logger.warn(
-          { waitedMs: wait },
-          'Redis not reachable at start; serving anyway (limited calls fail closed until it is)',
-        );
-    }
-    limiter = createLimiter({ ...config.limits, redisClient: redisClients.limits, redisPrefix: config.redisPrefix });
+    live.access = built.add('key index', { value: access, close: () => access.stop() });
+    const redisClients = built.add('Redis clients', await redisSubsystem(config, logger));
+    const lim = createLimiter({ ...config.limits, redisClient: redisClients.limits, redisPrefix: config.redisPrefix });
+    built.add('limiter', { value: lim, close: () => lim.close() });
     // Filters (eth_newFilter & co.) live in the gateway: in Redis when configured, so every replica serves every filter.
-    filterStore = createFilterStore({
+    const filterStore = createFilterStore({
       redisClient: redisClients.filters,
       redisPrefix: config.redisPrefix,
       idleMs: config.filters?.idleTimeoutMs ?? 300_000,
     });
-    if (config.metering) {
-      meter = new Meter({
-        db: store.db,
-        // eth_subscription: the notifications delivered over WebSocket.
-        methods: [...Object.keys(methods), 'eth_subscription'],
-        networks: Object.keys(config.networks),
-        metrics,
-        logger,
-        flushIntervalMs: config.durability?.usageFlushIntervalMs,
-        ...ext.meter,
-      }).start();
-      // Retention: older minutes roll up into hours, hours into days (safe to run on every replica at once).
-      const db = store.db;
-      const retain = () =>
-        void downsample(db, config.usageRetention).catch((e: unknown) =>
-          logger.warn({ err: e }, 'usage downsampling failed; retried later'),
-        );
-      retain();
-      retention = setInterval(retain, 15 * 60_000);
-      retention.unref();
-    }
+    built.add('filter store', { value: filterStore, close: () => filterStore.close() });
+    const meter = built.add('meter', meterSubsystem(config, store, metrics, logger, ext.meter));
+    const chains = built.add('embedded chains', await chainsSubsystem(config, logger));
 
-    // Embedded chains: one compile shared by all, anvils started and seeded in parallel.
-    const embedded = Object.entries(config.networks).filter(([, n]) => n.upstreams.length === 0);
-    if (embedded.length) {
-      const artifact = compileToken(config.dataDir);
-      const started = await Promise.allSettled(
-        embedded.map(([name, n]) =>
-          startEmbeddedChain({
-            network: name,
-            chainId: n.chainId,
-            blockTime: n.blockTime,
-            dataDir: config.dataDir,
-            artifact,
-            activityIntervalMs: n.activityIntervalMs,
-            onActivityError: (err) =>
-              logger.warn({ network: name, err: err.message }, 'embedded chain activity round failed'),
-          }),
-        ),
-      );
-      for (const r of started) if (r.status === 'fulfilled') chains.push(r.value);
-      const failed = started.find((r) => r.status === 'rejected');
-      if (failed) throw (failed as PromiseRejectedResult).reason;
-    }
     const networks: Record<string, NetworkInfo> = {};
-    const urlsByNetwork: Record<string, string[]> = {};
+    const urlsByNetwork: Record<string, UpstreamSpec[]> = {};
     for (const [name, n] of Object.entries(config.networks)) {
       const chain = chains.find((c) => c.network === name);
-      const upstreams = chain ? [chain.url] : n.upstreams;
-      urlsByNetwork[name] = upstreams;
+      urlsByNetwork[name] = chain ? [chain.url] : n.upstreams;
+      const upstreams = urlsByNetwork[name].map((u) => (typeof u === 'string' ? u : u.http));
       networks[name] = chain
         ? { name, embedded: true, upstreams, chainId: chain.chainId, pid: chain.pid }
         : { name, embedded: false, upstreams };
     }
+    const meanings = meaningTable(methods);
+    const pools = new Map<string, UpstreamPool>();
+    built.add('upstream pools', { value: pools, close: () => Promise.all([...pools.values()].map((p) => p.close())) });
     for (const [name, pool] of createUpstreams(
       urlsByNetwork,
       config.upstream,
@@ -378,21 +240,28 @@ export async function startService(
           );
       },
       metrics,
-      meaningTable(methods),
+      meanings,
     ))
       pools.set(name, pool);
     // One head per network (src/gateway/heads): the cache, the eth_getLogs range cap and the feeds all follow it.
-    heads = createHeads(pools, config, logger);
+    const heads = createHeads(pools, config, logger);
+    built.add('network heads', {
+      value: heads,
+      close: async () => {
+        for (const h of heads.values()) h.stop();
+      },
+    });
     // The response cache in front of each network's pool (config `cache`).
-    caches = createResponseCaches({
+    const caches = createResponseCaches({
       heads,
       config,
       upstreams: pools,
-      meanings: meaningTable(methods),
+      meanings,
       metrics,
       logger,
       redisClient: redisClients.cache,
     });
+    live.caches = built.add('response cache', { value: caches, close: () => caches.close() });
 
     const staticKeys = new ConfigKeyStore(config.keys);
     let key = '';
@@ -405,9 +274,8 @@ export async function startService(
       key = typeof first === 'string' ? first : first.key;
     }
     const keys = new KeyStores([staticKeys, access]);
-    staticKeyCount = staticKeys.size;
+    live.staticKeyCount = staticKeys.size;
     const callMeter = meter === undefined ? undefined : new CallMeter(meter, metrics);
-    const lim = limiter;
     // Every refused call would otherwise log a line while Redis is down: one line, then one per LOG_EVERY_MS with a count.
     const limiterLog = new LogThrottle(LOG_EVERY_MS);
     const onLimiterError = (err: unknown) => {
@@ -420,7 +288,7 @@ export async function startService(
     };
 
     const ws = config.websocket;
-    const subs = (subscriptions = new Subscriptions({
+    const subs = new Subscriptions({
       upstreams: pools,
       heads,
       push: (n) => (pools.get(n) as HeadPool | undefined)?.pushTransports?.() ?? [],
@@ -436,7 +304,8 @@ export async function startService(
         const c = { ...ctx, startedAt: performance.now() };
         for (let i = 0; i < n; i++) callMeter.onCall('eth_subscription', 'ok', undefined, c);
       },
-    }));
+    });
+    live.subscriptions = built.add('subscriptions', { value: subs, close: () => subs.stop() });
     const engine = createEngine<typeof methods, AccessContext>({
       methods,
       validators,
@@ -465,7 +334,7 @@ export async function startService(
       redisClient: redisClients.accounts,
       embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])),
     });
-    accountThrottle = acct.throttle;
+    live.accountThrottle = acct.throttle;
     const router = buildRoutes({
       engine,
       keys,
@@ -506,8 +375,10 @@ export async function startService(
         return { ok: served > 0 || pools.size === 0, detail: { networks: detail } };
       },
     });
-    server = createHttpServer(router, (err, rid) => logger.error({ err, rid }, 'request failed'));
-    sockets = attachNodeWebSockets(server, {
+    const srv = createHttpServer(router, (err, rid) => logger.error({ err, rid }, 'request failed'));
+    built.add('HTTP server', { value: srv, close: () => drainServer(srv, logger) });
+    // Closed before the server (1001 going away): upgraded sockets would otherwise hold server.close() until the cut.
+    const sockets = attachNodeWebSockets(srv, {
       engine,
       keys,
       networks: Object.keys(config.networks),
@@ -526,7 +397,7 @@ export async function startService(
           ? undefined
           : new RedisConnectionSlots({ client: redisClients.limits, prefix: config.redisPrefix ?? 'rpcgate', logger }),
     });
-    const srv = server;
+    live.sockets = built.add('WebSockets', { value: sockets, close: () => sockets.close() });
     await new Promise<void>((resolveListen, reject) => {
       srv.once('error', reject);
       srv.listen(config.port, config.host, () => {
@@ -565,9 +436,9 @@ export async function startService(
       stop,
       account: acct,
       websockets: {
-        connections: () => sockets?.size ?? 0,
-        perNetwork: () => sockets?.perNetwork() ?? {},
-        subscriptions: () => subscriptions?.size ?? 0,
+        connections: () => sockets.size,
+        perNetwork: () => sockets.perNetwork(),
+        subscriptions: () => subs.size,
       },
     };
   } catch (e) {
@@ -589,11 +460,7 @@ function logDestination(format: Config['logFormat']): DestinationStream {
   });
 }
 
-/** An upstream URL for logs: no credentials, no path (provider keys often live there). */
+/** An upstream URL for logs: no credentials, no path (provider keys often live there); a pair's two URLs each. */
 function redact(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return '(invalid url)';
-  }
+  return url.split(' + ').map(redactUrl).join(' + ');
 }

@@ -20,8 +20,9 @@ import {
 import type { Database } from './schema.js';
 import { migrationProvider } from './migrations/index.js';
 import { PgWatch, type StoreWatch } from './watch.js';
+import type { Dialect } from './dialect.js';
 
-export type Dialect = 'sqlite' | 'postgres';
+export type { Dialect };
 
 export interface Store {
   db: Kysely<Database>;

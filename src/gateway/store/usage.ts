@@ -13,6 +13,7 @@
 //   minute rows older than 2 days → hour rows; hour rows older than 90 days → day rows; day rows kept forever
 //   (or `dayRetentionMs`). Cutoffs are aligned down to whole hours / UTC days so a bucket is never split.
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Database } from './schema.js';
 import { BUCKET_COLUMNS, HISTOGRAM_BUCKETS, percentileMs } from '../usage/histogram.js';
 import { OUTCOMES, OUTCOME_INDEX, type Outcome } from '../usage/types.js';
 import { isPostgres } from './util.js';
@@ -28,7 +29,18 @@ export const GRANULARITY_MS: Readonly<Record<Granularity, number>> = Object.free
   hour: HOUR,
   day: DAY,
 });
-export const USAGE_TABLES: Readonly<Record<Granularity, string>> = Object.freeze({
+/** The usage tables' rows as Kysely sees them: the key columns, then 70-odd counters (one per histogram bucket). */
+type UsageCells = { [column: string]: string | number };
+/** The tables of migrations 0002, 0004 and 0006, added to the store's schema where usage is read or written. */
+type UsageTables = {
+  usage_minute: UsageCells;
+  usage_hour: UsageCells;
+  usage_day: UsageCells;
+  usage_flush_marks: { writer: string; seq: number; at: number };
+};
+type UsageTable = Exclude<keyof UsageTables, 'usage_flush_marks'>;
+
+export const USAGE_TABLES: Readonly<Record<Granularity, UsageTable>> = Object.freeze({
   minute: 'usage_minute',
   hour: 'usage_hour',
   day: 'usage_day',
@@ -73,9 +85,9 @@ const ROWS_PER_STATEMENT = 300;
 const q = (c: string) => `"${c}"`; // identifiers are ours (no input); quoted because `count` is a function name
 const SUM_SELECT = sql.raw(SUM_COLUMNS.map((c) => `sum(${q(c)}) as ${q(c)}`).join(', '));
 
-function upsertSet(table: string): Record<string, RawBuilder<unknown>> {
-  const set: Record<string, RawBuilder<unknown>> = {};
-  for (const c of SUM_COLUMNS) set[c] = sql`${sql.ref(`${table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`;
+function upsertSet(table: string): Record<string, RawBuilder<number>> {
+  const set: Record<string, RawBuilder<number>> = {};
+  for (const c of SUM_COLUMNS) set[c] = sql<number>`${sql.ref(`${table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`;
   return set;
 }
 const UPSERT_SET = Object.fromEntries(Object.values(USAGE_TABLES).map((t) => [t, upsertSet(t)]));
@@ -99,7 +111,7 @@ export const FLUSH_MARK_RETENTION_MS = 7 * DAY;
  * them first). Returns the number of rows written.
  */
 export async function upsertUsage(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   rows: readonly UsageRow[],
   opts: { resolution?: Granularity; batch?: UsageBatch } = {},
 ): Promise<number> {
@@ -107,30 +119,33 @@ export async function upsertUsage(
   const table = USAGE_TABLES[opts.resolution ?? 'minute'];
   const values = rows.map(toValues);
   const batch = opts.batch;
-  return db.transaction().execute(async (trx) => {
-    if (batch !== undefined) {
-      const marked = await trx
-        .insertInto('usage_flush_marks')
-        .values({ writer: batch.writer, seq: batch.seq, at: batch.at })
-        .onConflict((oc) =>
-          oc
-            .column('writer')
-            .doUpdateSet({ seq: sql`excluded.seq`, at: sql`excluded.at` })
-            .where(sql.ref('usage_flush_marks.seq'), '<', sql.ref('excluded.seq')),
-        )
-        .returning('writer')
-        .executeTakeFirst();
-      if (marked === undefined) return 0; // applied before
-    }
-    for (let i = 0; i < values.length; i += ROWS_PER_STATEMENT) {
-      await trx
-        .insertInto(table)
-        .values(values.slice(i, i + ROWS_PER_STATEMENT))
-        .onConflict((oc) => oc.columns([...KEY_COLUMNS]).doUpdateSet(UPSERT_SET[table]))
-        .execute();
-    }
-    return rows.length;
-  });
+  return db
+    .withTables<UsageTables>()
+    .transaction()
+    .execute(async (trx) => {
+      if (batch !== undefined) {
+        const marked = await trx
+          .insertInto('usage_flush_marks')
+          .values({ writer: batch.writer, seq: batch.seq, at: batch.at })
+          .onConflict((oc) =>
+            oc
+              .column('writer')
+              .doUpdateSet({ seq: sql`excluded.seq`, at: sql`excluded.at` })
+              .where(sql.ref('usage_flush_marks.seq'), '<', sql.ref('excluded.seq')),
+          )
+          .returning('writer')
+          .executeTakeFirst();
+        if (marked === undefined) return 0; // applied before
+      }
+      for (let i = 0; i < values.length; i += ROWS_PER_STATEMENT) {
+        await trx
+          .insertInto(table)
+          .values(values.slice(i, i + ROWS_PER_STATEMENT))
+          .onConflict((oc) => oc.columns([...KEY_COLUMNS]).doUpdateSet(UPSERT_SET[table]))
+          .execute();
+      }
+      return rows.length;
+    });
 }
 
 function toValues(r: UsageRow): Record<string, string | number> {
@@ -299,7 +314,7 @@ function allResolutions(columns: string, where: RawBuilder<unknown>): RawBuilder
  * asking for a granularity finer than what retention kept (e.g. minutes of last month) shows each hour/day row at
  * its start.
  */
-export async function usageSeries(db: Kysely<any>, query: UsageSeriesQuery): Promise<UsageSeries> {
+export async function usageSeries(db: Kysely<Database>, query: UsageSeriesQuery): Promise<UsageSeries> {
   const G = GRANULARITY_MS[query.granularity];
   if (G === undefined) throw new TypeError(`unknown granularity ${String(query.granularity)}`);
   const from = Math.floor(query.from / G) * G;
@@ -365,7 +380,7 @@ export interface UsageCounts {
  * the meter's flush interval (the current minute is written as a partial row every few seconds).
  */
 export async function usageToday(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   userId: string,
   target: { appId: string } | { keyId: string },
   now: number = Date.now(),
@@ -420,7 +435,7 @@ function onConflictAdd(dest: string): RawBuilder<unknown> {
 }
 
 async function rollUp(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   pg: boolean,
   src: string,
   dest: string,
@@ -451,7 +466,7 @@ async function rollUp(
  * become day rows (summed counts, latency sums and histograms: totals and percentiles are preserved at the coarser
  * resolution), day rows older than `dayRetentionMs` are deleted. One transaction.
  */
-export async function downsample(db: Kysely<any>, opts: DownsampleOptions = {}): Promise<DownsampleResult> {
+export async function downsample(db: Kysely<Database>, opts: DownsampleOptions = {}): Promise<DownsampleResult> {
   const now = opts.now ?? Date.now();
   const minuteRetentionMs = opts.minuteRetentionMs ?? DEFAULT_RETENTION.minuteRetentionMs;
   const hourRetentionMs = opts.hourRetentionMs ?? DEFAULT_RETENTION.hourRetentionMs;

@@ -34,6 +34,7 @@ export function App() {
   // Move focus to the page's heading on navigation, so keyboard and screen-reader users start at the new content
   // (not on a tab change inside a page: the focus stays on the tab).
   const path = route.slice(0, 2).join('/');
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the page and the session are the trigger (a new page was rendered), not values read
   useEffect(() => {
     main.current?.querySelector<HTMLElement>('h1')?.focus();
   }, [path, session.state]);
@@ -70,16 +71,14 @@ export function App() {
   const current = (s: string) => (section === s || (s === 'apps' && section === '') ? 'page' : undefined);
   return (
     <>
-      <a
+      {/* A button, not a link: the hash is the router's, so "#main" would navigate away instead of skipping. */}
+      <button
+        type="button"
         className="skip-link"
-        href="#main"
-        onClick={(e) => {
-          e.preventDefault();
-          main.current?.querySelector<HTMLElement>('h1')?.focus();
-        }}
+        onClick={() => main.current?.querySelector<HTMLElement>('h1')?.focus()}
       >
         Skip to content
-      </a>
+      </button>
       <header className="site-header">
         <div className="header-inner">
           <a className="brand" href={session.state === 'in' ? href('apps') : href('login')}>

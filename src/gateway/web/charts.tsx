@@ -54,7 +54,8 @@ function DataTable({
 }: {
   caption: string;
   head: string[];
-  rows: ReactNode[][];
+  /** One row per period, keyed by the period's start. */
+  rows: { key: number; cells: ReactNode[] }[];
   note?: string;
 }) {
   return (
@@ -66,23 +67,23 @@ function DataTable({
           <caption className="visually-hidden">{caption}</caption>
           <thead>
             <tr>
-              {head.map((h, i) => (
-                <th key={i} scope="col">
+              {head.map((h) => (
+                <th key={h} scope="col">
                   {h}
                 </th>
               ))}
             </tr>
           </thead>
           <tbody>
-            {rows.map((r, i) => (
-              <tr key={i}>
-                {r.map((c, j) =>
+            {rows.map(({ key, cells }) => (
+              <tr key={key}>
+                {cells.map((c, j) =>
                   j === 0 ? (
-                    <th key={j} scope="row">
+                    <th key={head[j]} scope="row">
                       {c}
                     </th>
                   ) : (
-                    <td key={j}>{c}</td>
+                    <td key={head[j]}>{c}</td>
                   ),
                 )}
               </tr>
@@ -133,6 +134,7 @@ function Frame({
       {ticks.map((t) => {
         const y = M.t + PH - (t / yMax) * PH;
         return (
+          // biome-ignore lint/a11y/noAriaHiddenOnFocusable: an SVG <g> is not focusable; the ticks repeat the data table
           <g key={t} aria-hidden="true">
             <line x1={M.l} x2={W - M.r} y1={y} y2={y} className="chart-rule" />
             <text x={M.l - 6} y={y + 4} textAnchor="end" className="chart-tick">
@@ -143,6 +145,7 @@ function Frame({
       })}
       {starts.map((s, i) =>
         i % every === 0 ? (
+          // biome-ignore lint/a11y/noAriaHiddenOnFocusable: an SVG <text> is not focusable; the labels repeat the data table
           <text
             key={s}
             x={M.l + i * band + band / 2}
@@ -187,7 +190,9 @@ export function TimeBars({
     total === 0
       ? `No ${unit} in this period.`
       : `${fmt(total)} ${unit} in ${values.length} ${granularity} buckets from ${timeLong(starts[0], granularity)}; the most, ${fmt(max)}, at ${timeLong(starts[peak], granularity)}.`;
-  const rows = starts.flatMap((s, i) => (values[i] > 0 ? [[timeLong(s, granularity), fmt(values[i])]] : []));
+  const rows = starts.flatMap((s, i) =>
+    values[i] > 0 ? [{ key: s, cells: [timeLong(s, granularity), fmt(values[i])] }] : [],
+  );
   return (
     <figure className="chart">
       <figcaption>{title}</figcaption>
@@ -261,7 +266,15 @@ export function TimeLines({
   const y = (v: number) => M.t + PH - (Math.min(v, yMax) / yMax) * PH;
   const rows = starts.flatMap((s, i) =>
     series.some((sr) => sr.values[i] !== null)
-      ? [[timeLong(s, granularity), ...series.map((sr) => (sr.values[i] === null ? '—' : format(sr.values[i]!)))]]
+      ? [
+          {
+            key: s,
+            cells: [
+              timeLong(s, granularity),
+              ...series.map((sr) => (sr.values[i] === null ? '—' : format(sr.values[i]!))),
+            ],
+          },
+        ]
       : [],
   );
   return (
@@ -291,7 +304,7 @@ export function TimeLines({
                 <path d={d} className="chart-line" />
                 {s.values.map((v, i) =>
                   v === null ? null : (
-                    <circle key={i} cx={x(i)} cy={y(v)} r={r} className="chart-dot">
+                    <circle key={starts[i]} cx={x(i)} cy={y(v)} r={r} className="chart-dot">
                       <title>{`${s.name} ${timeLong(starts[i], granularity)}: ${format(v)}`}</title>
                     </circle>
                   ),

@@ -67,16 +67,22 @@ export function CopyField({ label, value, testId }: { label: string; value: stri
 
 export function CodeBlock({ code, label }: { code: string; label: string }) {
   return (
-    <div className="code">
+    <section className="code" aria-label={`${label} code`}>
       <div className="code-head">
         <span>{label}</span>
         <CopyButton text={code} what="code" />
       </div>
-      <pre tabIndex={0} aria-label={`${label} code`}>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a code block that scrolls sideways must be reachable by keyboard to be scrolled (WCAG 2.1.1); the section names it */}
+      <pre tabIndex={0}>
         <code data-testid="example-code">{code}</code>
       </pre>
-    </div>
+    </section>
   );
+}
+
+/** A used-of-limit bar: the native <meter> (its role, value and range come with it), with the numbers as its text. */
+export function UsageMeter({ label, used, limit, text }: { label: string; used: number; limit: number; text: string }) {
+  return <meter className="meter" aria-label={label} min={0} max={limit} value={used} aria-valuetext={text} />;
 }
 
 export function ErrorText({ error, id }: { error: ShownError | null | undefined; id?: string }) {
@@ -187,7 +193,7 @@ export function ConfirmAction({
       </button>
     );
   return (
-    <div className="confirm" role="group" aria-label={label}>
+    <fieldset className="confirm" aria-label={label}>
       <p>{question}</p>
       <div className="row">
         <button
@@ -211,7 +217,7 @@ export function ConfirmAction({
           Cancel
         </button>
       </div>
-    </div>
+    </fieldset>
   );
 }
 

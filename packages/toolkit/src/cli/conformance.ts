@@ -3,8 +3,15 @@
 // (`rpcgate conformance <url>` checks an EVM node against its node contract) and options of its own.
 // Exit code: 0 all passed (skips allowed), 1 any failure, 2 bad usage (or a --spec document that cannot be loaded).
 import { Command, InvalidArgumentError } from 'commander';
-import { loadDocument } from '../contract/model.js';
-import { documentLimits, withDocumentLimits, type DocumentLimitFlags } from './document-limits.js';
+import { loadDocument, type ContractModel } from '../contract/model.js';
+import {
+  documentLimits,
+  loadOptions,
+  printWarnings,
+  withDocumentLimits,
+  type DocumentLimitFlags,
+} from './document-limits.js';
+import { errorLine } from './output.js';
 import { formatReport, specConformance, type ConformanceReport } from '../conformance/index.js';
 
 const positiveInt = (v: string) => {
@@ -63,13 +70,14 @@ export async function conformanceAction(
     .filter(Boolean);
   let report: ConformanceReport;
   if (cli.spec !== undefined) {
-    let model;
+    let model: ContractModel;
     try {
-      model = await loadDocument(cli.spec, undefined, documentLimits(cli));
+      model = await loadDocument(cli.spec, undefined, documentLimits(cli), loadOptions(cli));
     } catch (e) {
-      err(`rpcgate conformance: cannot use --spec ${cli.spec}: ${(e as Error).message}`);
+      err(`rpcgate conformance: cannot use --spec ${cli.spec}: ${errorLine(e)}`);
       return 2;
     }
+    printWarnings(model.warnings, err);
     report = await specConformance(url, model, { only, timeoutMs: cli.timeout, headers });
   } else if (profile) {
     report = await profile.run(url, { only, timeoutMs: cli.timeout, headers }, cli);

@@ -6,7 +6,13 @@ import { Command } from 'commander';
 import { loadDocument } from '../contract/model.js';
 import { writeDocsTo } from '../docs/index.js';
 import { errorLine } from './output.js';
-import { documentLimits, withDocumentLimits, type DocumentLimitFlags } from './document-limits.js';
+import {
+  documentLimits,
+  loadOptions,
+  printWarnings,
+  withDocumentLimits,
+  type DocumentLimitFlags,
+} from './document-limits.js';
 
 export interface DocsCliOptions extends DocumentLimitFlags {
   out: string;
@@ -21,7 +27,8 @@ export async function docsAction(
 ): Promise<number> {
   const dir = path.resolve(cli.out);
   try {
-    const model = await loadDocument(document, undefined, documentLimits(cli));
+    const model = await loadDocument(document, undefined, documentLimits(cli), loadOptions(cli));
+    printWarnings(model.warnings, err);
     const files = await writeDocsTo(dir, model);
     const pages = files.filter((f) => f.endsWith('.html'));
     out(

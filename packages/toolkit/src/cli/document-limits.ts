@@ -1,12 +1,18 @@
-// The flags that raise the limits on loading a document (../contract/bounds.ts), shared by every command that
-// reads an OpenRPC document (generate, docs, mock, conformance --spec).
+// The flags of loading a document, shared by every command that reads an OpenRPC document (generate, docs, mock,
+// conformance --spec): the limits on dereferencing it (../contract/bounds.ts), which `$ref`s may be followed
+// (--allow-remote-refs, --ref-root; ../contract/load.ts) and --strict (warnings are errors).
 import { type Command, InvalidArgumentError } from 'commander';
 import { DEFAULT_DOCUMENT_LIMITS, DOCUMENT_LIMIT_FLAGS, parseLimit, type DocumentLimits } from '../contract/bounds.js';
+import type { LoadOptions } from '../contract/load.js';
+import { formatProblem, type DocumentProblem } from '../contract/parse.js';
 
 export interface DocumentLimitFlags {
   maxRefExpansions?: number;
   maxRefDepth?: number;
   maxDerefNodes?: number;
+  allowRemoteRefs?: boolean;
+  refRoot?: string[];
+  strict?: boolean;
 }
 
 const positive = (flag: string) => (v: string) => {
@@ -17,10 +23,22 @@ const positive = (flag: string) => (v: string) => {
   }
 };
 
-/** Adds --max-ref-expansions, --max-ref-depth and --max-deref-nodes to a command. */
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+/** Adds --max-ref-expansions, --max-ref-depth, --max-deref-nodes, --allow-remote-refs, --ref-root and --strict. */
 export function withDocumentLimits(cmd: Command): Command {
   const d = DEFAULT_DOCUMENT_LIMITS;
   return cmd
+    .option('--allow-remote-refs', 'follow $refs to http(s) URLs (fetched with a size and time limit); off by default')
+    .option(
+      '--ref-root <dir>',
+      "let $refs read files under <dir> too (default: only the document's own folder tree; repeatable)",
+      collect,
+    )
+    .option(
+      '--strict',
+      'treat warnings (a document that breaks its meta-schema without stopping us reading it) as errors',
+    )
     .option(
       `${DOCUMENT_LIMIT_FLAGS.maxRefExpansions} <n>`,
       `references the document may inline once dereferenced (default ${d.maxRefExpansions})`,
@@ -44,3 +62,15 @@ export const documentLimits = (flags: DocumentLimitFlags): DocumentLimits => ({
   maxRefDepth: flags.maxRefDepth,
   maxDerefNodes: flags.maxDerefNodes,
 });
+
+/** What a command's flags allow loading to do. */
+export const loadOptions = (flags: DocumentLimitFlags): LoadOptions => ({
+  allowRemoteRefs: flags.allowRemoteRefs === true,
+  refRoots: flags.refRoot,
+  strict: flags.strict === true,
+});
+
+/** Prints a document's warnings, one line each (`warning: file:line:col #/pointer: message`). */
+export function printWarnings(warnings: readonly DocumentProblem[], err: (s: string) => void): void {
+  for (const w of warnings) err(`warning: ${formatProblem(w)}`);
+}

@@ -7,11 +7,17 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Command } from 'commander';
-import { loadDocument, type ContractModel } from '../contract/model.js';
+import { loadDocument, type ContractModel, type LoadOptions } from '../contract/model.js';
 import { generateClient, isGenerated } from '../codegen/index.js';
 import { generatePythonClient, isGeneratedPython } from '../codegen/python.js';
 import { errorLine } from './output.js';
-import { documentLimits, withDocumentLimits, type DocumentLimitFlags } from './document-limits.js';
+import {
+  documentLimits,
+  loadOptions,
+  printWarnings,
+  withDocumentLimits,
+  type DocumentLimitFlags,
+} from './document-limits.js';
 import type { DocumentLimits } from '../contract/bounds.js';
 
 export interface GenerateCliOptions extends DocumentLimitFlags {
@@ -35,8 +41,11 @@ export async function generateFiles(
   lang: Lang = 'typescript',
   out?: string,
   limits?: DocumentLimits,
+  load?: LoadOptions,
+  warn?: (line: string) => void,
 ): Promise<Map<string, string>> {
-  const loaded = await loadDocument(source, name, limits);
+  const loaded = await loadDocument(source, name, limits, load);
+  if (warn) printWarnings(loaded.warnings, warn);
   const model: ContractModel = { ...loaded, spec: { name: loaded.spec.name, file: displaySource(source) } };
   if (lang === 'python')
     return generatePythonClient(model, {
@@ -104,7 +113,7 @@ export async function generateAction(
   }
   let files: Map<string, string>;
   try {
-    files = await generateFiles(source, cli.name, lang as Lang, cli.out, documentLimits(cli));
+    files = await generateFiles(source, cli.name, lang as Lang, cli.out, documentLimits(cli), loadOptions(cli), err);
   } catch (e) {
     err(`rpcgate generate: ${errorLine(e)}`);
     return 1;

@@ -5,7 +5,14 @@ import { stopWhenNpmParentExits } from './lifecycle.js';
 import { Command, InvalidArgumentError } from 'commander';
 import { createMock, type MockServer } from '../mock/index.js';
 import { errorLine } from './output.js';
-import { documentLimits, withDocumentLimits, type DocumentLimitFlags } from './document-limits.js';
+import {
+  documentLimits,
+  loadOptions,
+  printWarnings,
+  withDocumentLimits,
+  type DocumentLimitFlags,
+} from './document-limits.js';
+import { loadDocument } from '../contract/model.js';
 
 const port = (v: string) => {
   const n = Number(v);
@@ -40,8 +47,11 @@ export function mockCommand(): Command {
         let mock: MockServer;
         let url: string;
         try {
+          // Loaded here so the load flags apply and the document's warnings are printed first.
+          const model = await loadDocument(document, undefined, documentLimits(flags), loadOptions(flags));
+          printWarnings(model.warnings, (s) => process.stderr.write(`${s}\n`));
           mock = await createMock({
-            document,
+            document: model,
             seed: flags.seed,
             limits: documentLimits(flags),
             onError: (err, method) => process.stderr.write(`rpcgate mock: ${method}: ${errorLine(err)}\n`),

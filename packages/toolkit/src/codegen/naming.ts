@@ -82,6 +82,8 @@ export interface Naming {
   validators: Map<string, string>;
   /** Every type name taken (reserved, derived, schemas): nested schema titles that hit one are dropped. */
   taken: Set<string>;
+  /** A generated name (type name, method name) → the JSON pointer of what it comes from, for errors that name it. */
+  pointers: Map<string, string>;
 }
 
 const methodFamily = (base: string): string[] => [`${base}Params`, `${base}Result`, `${base}ParamsByName`];
@@ -93,16 +95,23 @@ export function nameDocument(c: ContractModel): Naming {
 
   // Methods first: their families (`XParams`, `XResult`, …) move together, so a method's names share one suffix.
   const methods = new Map<string, string>();
-  for (const m of c.methods) {
+  const pointers = new Map<string, string>();
+  for (const [i, m] of c.methods.entries()) {
     const plain = typeIdentifier(m.name, 'Method');
     let base = plain;
     for (let n = 2; methodFamily(base).some((x) => taken.has(x)); n++) base = `${plain}${n}`;
     for (const x of methodFamily(base)) taken.add(x);
     methods.set(m.name, base);
+    pointers.set(m.name, `#/methods/${i}`).set(`${base}Params`, `#/methods/${i}/params`);
+    pointers.set(`${base}ParamsByName`, `#/methods/${i}/params`).set(`${base}Result`, `#/methods/${i}/result`);
   }
   // Per-param synthetic names (`<base><Label>Param`) are claimed by the type writer via `claim`.
   const schemas = new Map<string, string>();
-  for (const [key] of c.schemas) schemas.set(key, claim(taken, typeIdentifier(key, 'Schema')));
+  for (const [key] of c.schemas) {
+    const name = claim(taken, typeIdentifier(key, 'Schema'));
+    schemas.set(key, name);
+    pointers.set(name, `#/components/schemas/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+  }
 
   const validators = new Map<string, string>();
   const ids = new Set<string>();
@@ -114,7 +123,7 @@ export function nameDocument(c: ContractModel): Naming {
     ids.add(id);
     validators.set(m.name, id);
   }
-  return { api, schemas, methods, validators, taken };
+  return { api, schemas, methods, validators, taken, pointers };
 }
 
 /** `name`, or `name2`, `name3`, … — the first not taken; marks it taken. */

@@ -88,6 +88,7 @@ export function pyStr(s: string): string {
     .replace(/\\/g, '\\\\')
     .replace(/'/g, "\\'")
     .replace(/\n/g, '\\n')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what must be escaped
     .replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
     .replace(/\p{Surrogate}/gu, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
   return `'${body}'`;
@@ -107,6 +108,7 @@ export function docstring(lines: (string | undefined)[], indent: string): string
   let body = text
     .replace(/\\/g, '\\\\')
     .replace(/"""/g, '\\"\\"\\"')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters (but tab and newline) must be escaped
     .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
     .replace(/\p{Surrogate}/gu, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
   if (body.endsWith('"')) body = `${body.slice(0, -1)}\\"`;
@@ -116,12 +118,15 @@ export function docstring(lines: (string | undefined)[], indent: string): string
 
 /** `# ` comment lines: control characters (a carriage return would end the comment) become spaces. */
 function comment(lines: (string | undefined)[], indent = ''): string {
-  return lines
-    .filter((l): l is string => l !== undefined)
-    .flatMap(textLines)
-    .map((l) => `${indent}#${l ? ' ' : ''}${l.replace(/[\x00-\x1f\x7f\p{Surrogate}]/gu, ' ')}`.trimEnd())
-    .join('\n')
-    .concat('\n');
+  return (
+    lines
+      .filter((l): l is string => l !== undefined)
+      .flatMap(textLines)
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: a control character in a comment would break the line
+      .map((l) => `${indent}#${l ? ' ' : ''}${l.replace(/[\x00-\x1f\x7f\p{Surrogate}]/gu, ' ')}`.trimEnd())
+      .join('\n')
+      .concat('\n')
+  );
 }
 
 export const pyHeader = (source: string, opts: GeneratePythonOptions = {}): string =>

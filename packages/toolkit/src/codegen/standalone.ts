@@ -10,34 +10,36 @@ import codeModule from 'ajv/dist/compile/codegen/code.js';
 // CJS modules: under NodeNext the default import is module.exports.
 const { UsedValueState, varKinds } = scopeModule as unknown as typeof import('ajv/dist/compile/codegen/scope.js');
 const { _, _Code, nil, getEsmExportName } = codeModule as unknown as typeof import('ajv/dist/compile/codegen/code.js');
+type CodeItem = import('ajv/dist/compile/codegen/code.js')._Code;
+type ScopeTypes = typeof import('ajv/dist/compile/codegen/scope.js');
+type ValueScopeName = InstanceType<ScopeTypes['ValueScopeName']>;
+type UsedScopeValues = import('ajv/dist/compile/codegen/scope.js').UsedScopeValues;
+type UsedValueStateT = import('ajv/dist/compile/codegen/scope.js').UsedValueState;
 
 type Source = {
-  validateName: { prefix: string; str: string };
-  scopeValues: unknown;
+  validateName: ValueScopeName;
+  scopeValues: import('ajv/dist/compile/codegen/scope.js').ScopeValueSets;
   validateCode: string;
   evaluated?: unknown;
 };
-type NameLike = { prefix: string; value?: { ref?: unknown } };
 
 /** `export const <name> = <validator>;` for each entry of `refs` (export name → schema id), ESM, one module. */
 export function standaloneExports(ajv: Ajv, refs: Record<string, string>): string {
   if (!ajv.opts.code.source || !ajv.opts.code.esm)
     throw new Error('standaloneExports: ajv needs code.source and code.esm');
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const scope = (ajv as any).scope;
+  const scope = ajv.scope;
   const _n = `${scope.opts._n}`;
-  const usedValues: Record<string, Map<unknown, unknown>> = {};
+  const usedValues: UsedScopeValues = {};
   const usedState = (name: Source['validateName']) => usedValues[name.prefix]?.get(name);
-  const setUsedState = (name: Source['validateName'], state: unknown) => {
+  const setUsedState = (name: Source['validateName'], state: UsedValueStateT) => {
     const names = (usedValues[name.prefix] ??= new Map());
     names.set(name, state);
   };
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const validateCode = (s: Source | undefined): any => {
+  const validateCode = (s: Source | undefined): CodeItem => {
     if (!s) throw new Error('moduleCode: function does not have "source" property');
     if (usedState(s.validateName) === UsedValueState.Completed) return nil;
     setUsedState(s.validateName, UsedValueState.Started);
-    const refValidateCode = (n: NameLike) => {
+    const refValidateCode = (n: ValueScopeName): CodeItem | undefined => {
       const vRef = n.value?.ref as
         | { source?: Source; validate?: { source?: Source }; validateName?: unknown }
         | undefined;

@@ -5,9 +5,9 @@ import { compile } from 'json-schema-to-typescript';
 import { format } from 'prettier';
 import { refName, type ContractModel, type Json, type MethodModel } from '../contract/model.js';
 import { isHexString, jsdoc, json, tsHeader, type HeaderOptions } from './schema.js';
-import { mapSchema } from '../contract/schema-walk.js';
 import { claim, nameDocument, paramLabels, typeIdentifier, type Naming } from './naming.js';
 
+// biome-ignore lint/suspicious/noTemplateCurlyInString: TypeScript source text (a template literal type), not a template
 const HEX = '`0x${string}`';
 const ROOT = 'RpcgateCodegenRoot';
 
@@ -15,13 +15,59 @@ const ROOT = 'RpcgateCodegenRoot';
 // quadratic in the size of the file (seconds on a 4,000-method document).
 export const PRETTIER = { parser: 'typescript', filepath: 'generated.ts', singleQuote: true, printWidth: 120 } as const;
 
-/** Files larger than this are written as generated, unformatted: prettier costs about 1.5 s per MB (issue 26: a
- *  4,000-method document spent a third of `generate` formatting 3 MB nobody reads by hand). */
-export const FORMAT_LIMIT_BYTES = 512 * 1024;
+/** Files larger than this are not given to prettier (about 1.5 s per MB, and most of a large document's `generate`:
+ *  issue 26, issue 19's 5 s bar for a 1.25 MB document) but re-indented by {@link reindent}: readable, not prettier's
+ *  line breaking. The repository's own generated files are below it (check-generated compares their bytes). */
+export const FORMAT_LIMIT_BYTES = 128 * 1024;
 
-/** Formats generated TypeScript with prettier, unless it is too large to be worth it (see FORMAT_LIMIT_BYTES). */
+/** Formats generated TypeScript with prettier, or re-indents it when it is too large for that (see FORMAT_LIMIT_BYTES). */
 export async function formatTs(text: string): Promise<string> {
-  return text.length > FORMAT_LIMIT_BYTES ? text : format(text, PRETTIER);
+  return text.length > FORMAT_LIMIT_BYTES ? reindent(text) : format(text, PRETTIER);
+}
+
+/**
+ * Indents generated TypeScript by bracket depth, two spaces a level, in one linear pass: each line's leading closing
+ * brackets dedent it, its remaining brackets (outside strings, template literals and comments) set the next line's
+ * depth; JSDoc continuation lines get the extra space. For output that is too large for prettier.
+ */
+export function reindent(text: string): string {
+  const out: string[] = [];
+  let depth = 0;
+  let inComment = false;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === '') {
+      out.push('');
+      continue;
+    }
+    const pad = '  '.repeat(depth);
+    if (inComment || line.startsWith('/*')) {
+      out.push(inComment ? `${pad} ${line}` : pad + line);
+      inComment = !line.endsWith('*/') || (!inComment && line === '/*');
+      continue;
+    }
+    let opens = 0;
+    let leading = 0;
+    let other = false;
+    for (let i = 0; i < line.length; i++) {
+      const ch = line[i];
+      if (ch === "'" || ch === '"' || ch === '`') {
+        // a string or template literal: skip to its closing quote
+        for (i++; i < line.length && line[i] !== ch; i++) if (line[i] === '\\') i++;
+        other = true;
+      } else if (ch === '/' && line[i + 1] === '/') break;
+      else if (ch === '{' || ch === '[' || ch === '(') {
+        opens++;
+        other = true;
+      } else if (ch === '}' || ch === ']' || ch === ')') {
+        if (other) opens--;
+        else leading++;
+      } else if (ch !== ' ') other = true;
+    }
+    out.push('  '.repeat(Math.max(0, depth - leading)) + line);
+    depth = Math.max(0, depth - leading + opens);
+  }
+  return out.join('\n');
 }
 
 interface TypeNames {
@@ -45,34 +91,134 @@ function typeNames(c: ContractModel, naming: Naming): TypeNames {
   return { names, nullish, taken: naming.taken };
 }
 
-/** Prepares a contract schema for json-schema-to-typescript. `inlineNull` replaces refs to null components. */
-function forTs(schema: Json, t: TypeNames, topTitle: string | undefined, inlineNull: boolean): Json {
-  return mapSchema(schema, (s, depth) => {
-    const r = refName(s);
-    if (r !== undefined) {
-      if (!t.names.has(r)) throw new Error(`unknown schema reference ${s.$ref}`);
-      // Siblings of $ref (title, description) would make the ref parser produce a merged copy → a duplicate type.
-      return inlineNull && t.nullish.has(r) ? { type: 'null' } : { $ref: `#/definitions/${t.names.get(r)}` };
+/** What json-schema-to-typescript is given of a schema: the keywords that shape a TypeScript type (plus the annotations
+ *  it prints). Everything else (validation-only keywords, `default`, `examples`, `x-…`, unknown keys that published
+ *  documents put where a keyword belongs, such as a property map written without `properties`) cannot change the
+ *  type and is left out, so no `$ref` in it ever reaches json-schema-to-typescript's resolver. */
+const TS_SUBSCHEMA_MAPS = new Set(['properties', 'patternProperties']);
+const TS_SUBSCHEMA_LISTS = new Set(['allOf', 'anyOf', 'oneOf']);
+const TS_VALUES = new Set([
+  'type',
+  'enum',
+  'const',
+  'required',
+  'title',
+  'description',
+  'deprecated',
+  'tsType',
+  'minItems',
+  'maxItems',
+  'format',
+  'pattern',
+]);
+
+const ANNOTATIONS = new Set(['title', 'description', 'deprecated']);
+
+/** An error of `generate`: what it cannot express, named by file and JSON pointer. */
+export class GenerateError extends Error {
+  constructor(
+    readonly file: string,
+    readonly pointer: string,
+    reason: string,
+  ) {
+    super(`${file}${pointer}: ${reason}`);
+    this.name = 'GenerateError';
+  }
+}
+
+const escapePointer = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** A deep search for a `$ref` member in data (enum/const values): its pointer, or undefined. */
+function refInData(v: Json, at: string): string | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  if (!Array.isArray(v) && typeof v.$ref === 'string') return `${at}/$ref`;
+  for (const [k, x] of Object.entries(v)) {
+    const found = refInData(x, `${at}/${escapePointer(k)}`);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+interface TsContext {
+  t: TypeNames;
+  file: string;
+  inlineNull: boolean;
+}
+
+/**
+ * Prepares a contract schema for json-schema-to-typescript: every `$ref` to a component becomes `tsType: <its type
+ * name>` (the component is declared once under that name, so a component that is only a `$ref` to another, and
+ * recursive or mutually recursive components, are plain named types), `true`/`false` become `unknown`/`never`, and a
+ * `$ref` the model could not resolve is an error naming its pointer — json-schema-to-typescript resolves nothing.
+ * `inlineNull` replaces refs to null components (method-level schemas read `Block | null`).
+ */
+function forTs(schema: Json, cx: TsContext, at: string, topTitle?: string): Json {
+  const { t } = cx;
+  const walk = (s: Json, ptr: string, depth: number): Json => {
+    if (s === true) return { tsType: 'unknown', ...(depth === 0 && topTitle !== undefined ? { title: topTitle } : {}) };
+    if (s === false) return { tsType: 'never', ...(depth === 0 && topTitle !== undefined ? { title: topTitle } : {}) };
+    // Not a schema (a number, a string, an array where a schema belongs): JSON Schema ignores it; so does the type.
+    if (!s || typeof s !== 'object' || Array.isArray(s)) return {};
+    if (s.$ref !== undefined) {
+      const r = refName(s);
+      if (r === undefined || !t.names.has(r))
+        throw new GenerateError(
+          cx.file,
+          `${ptr}/$ref`,
+          `reference ${JSON.stringify(s.$ref)} does not name a schema of #/components/schemas (generate cannot type it)`,
+        );
+      const out: Json = cx.inlineNull && t.nullish.has(r) ? { type: 'null' } : { tsType: t.names.get(r) };
+      if (typeof s.description === 'string') out.description = s.description;
+      if (s.deprecated === true) out.deprecated = true;
+      if (depth === 0 && topTitle !== undefined) out.title = topTitle;
+      return out;
     }
-    delete s.$id;
-    delete s.$schema;
-    if (isHexString(s)) s.tsType = HEX;
+    const out: Json = {};
+    for (const [k, v] of Object.entries(s)) {
+      if (TS_SUBSCHEMA_MAPS.has(k) && v && typeof v === 'object' && !Array.isArray(v)) {
+        out[k] = Object.fromEntries(
+          Object.entries(v).map(([n, x]) => [n, walk(x, `${ptr}/${k}/${escapePointer(n)}`, depth + 1)]),
+        );
+      } else if (TS_SUBSCHEMA_LISTS.has(k) && Array.isArray(v)) {
+        out[k] = v.map((x, i) => walk(x, `${ptr}/${k}/${i}`, depth + 1));
+      } else if (k === 'items') {
+        // draft 2020-12 spells a tuple prefixItems + items; json-schema-to-typescript reads draft-07's items + additionalItems
+        if (Array.isArray(v)) out.items = v.map((x, i) => walk(x, `${ptr}/items/${i}`, depth + 1));
+        else if (Array.isArray(s.prefixItems))
+          out.additionalItems = typeof v === 'boolean' ? v : walk(v, `${ptr}/items`, depth + 1);
+        else out.items = walk(v, `${ptr}/items`, depth + 1);
+      } else if (k === 'prefixItems' && Array.isArray(v)) {
+        out.items = v.map((x, i) => walk(x, `${ptr}/prefixItems/${i}`, depth + 1));
+      } else if (k === 'additionalProperties' || k === 'additionalItems') {
+        if (out[k] === undefined) out[k] = typeof v === 'boolean' ? v : walk(v, `${ptr}/${k}`, depth + 1);
+      } else if (TS_VALUES.has(k)) {
+        const ref = k === 'enum' || k === 'const' ? refInData(v, `${ptr}/${k}`) : undefined;
+        if (ref) throw new GenerateError(cx.file, ref, 'a "$ref" member inside enum/const data cannot be typed');
+        out[k] = structuredClone(v);
+      }
+    }
+    if (isHexString(out)) out.tsType = HEX;
+    // A schema that constrains nothing (annotations only) accepts any value: `unknown`, not an empty interface.
+    if (Object.keys(out).every((k) => ANNOTATIONS.has(k))) out.tsType = 'unknown';
     // An object schema that declares no members is open: a record, not `{}`.
-    if (s.type === 'object' && !s.properties && !s.patternProperties && s.additionalProperties === undefined)
-      s.additionalProperties = true;
+    if (out.type === 'object' && !out.properties && !out.patternProperties && out.additionalProperties === undefined)
+      out.additionalProperties = true;
     if (depth === 0 && topTitle !== undefined) {
-      s.title = topTitle;
+      out.title = topTitle;
       // A named type's JSDoc carries the schema's examples after its description.
       const examples = Array.isArray(s.examples) ? s.examples : s.example !== undefined ? [s.example] : [];
       const blocks = examples.slice(0, 3).map((x: Json) => `@example\n\`\`\`json\n${truncateJson(x)}\n\`\`\``);
-      if (blocks.length) s.description = [s.description, ...blocks].filter(Boolean).join('\n\n');
-    } else if (s.title !== undefined) {
+      if (blocks.length) out.description = [out.description, ...blocks].filter(Boolean).join('\n\n');
+    } else if (out.title !== undefined) {
       // Nested titles name types; keep them only for object shapes (interfaces), and never let them take a name in use.
-      const isObjectShape = s.type === 'object' && s.properties;
-      if (!isObjectShape || t.taken.has(typeIdentifier(String(s.title), ''))) delete s.title;
+      // The kept title is the identifier json-schema-to-typescript keeps as is, so the check sees the name it will use.
+      const name = typeIdentifier(String(out.title), '');
+      if (out.type !== 'object' || !out.properties || !name || t.taken.has(name)) delete out.title;
+      else out.title = name;
     }
-    return s;
-  });
+    return out;
+  };
+  return walk(schema, at, 0);
 }
 
 const SIMPLE_KEYS = new Set(['title', 'description', 'summary', 'examples', 'default', '$comment', 'deprecated']);
@@ -80,9 +226,12 @@ const SIMPLE_KEYS = new Set(['title', 'description', 'summary', 'examples', 'def
 /** A TS type expression for simple schemas; undefined when json-schema-to-typescript should name it. */
 function simpleExpr(s: Json, t: TypeNames): string | undefined {
   if (s === true || (s && typeof s === 'object' && Object.keys(s).every((k) => SIMPLE_KEYS.has(k)))) return 'unknown';
+  if (s === false) return 'never';
   if (!s || typeof s !== 'object') return undefined;
-  const r = refName(s);
-  if (r !== undefined) return t.nullish.has(r) ? 'null' : t.names.get(r);
+  if (s.$ref !== undefined) {
+    const r = refName(s);
+    return r === undefined ? undefined : t.nullish.has(r) ? 'null' : t.names.get(r);
+  }
   const keys = Object.keys(s).filter((k) => !SIMPLE_KEYS.has(k));
   const only = (...allowed: string[]) => keys.every((k) => allowed.includes(k));
   const union = (list: Json[]) => {
@@ -144,17 +293,20 @@ export async function writeTypes(c: ContractModel, opts: TypesOptions = {}): Pro
 
   // Method-level schemas that are not simple expressions get a synthetic, named definition; their names are claimed
   // before any schema is converted, so a nested title can never take one.
-  const pending: [string, Json][] = [];
+  const pending: [string, Json, string][] = [];
   const perMethod = new Map<string, MethodTypes>();
-  for (const m of c.methods) {
+  for (const [i, m] of c.methods.entries()) {
     const base = naming.methods.get(m.name)!;
     const labels = paramLabels(m.params.map((p) => p.label));
-    const params = m.params.map((p, i) => {
+    const params = m.params.map((p, j) => {
       let expr = simpleExpr(p.schema, t);
-      if (expr === undefined)
-        pending.push([(expr = claim(taken, `${base}${typeIdentifier(p.label, '')}Param`)), p.schema]);
+      if (expr === undefined) {
+        expr = claim(taken, `${base}${typeIdentifier(p.label, '')}Param`);
+        naming.pointers.set(expr, `#/methods/${i}/params/${j}/schema`);
+        pending.push([expr, p.schema, `#/methods/${i}/params/${j}/schema`]);
+      }
       return {
-        label: labels[i],
+        label: labels[j],
         name: p.name,
         required: p.required,
         expr,
@@ -162,12 +314,19 @@ export async function writeTypes(c: ContractModel, opts: TypesOptions = {}): Pro
       };
     });
     const simple = m.result ? simpleExpr(m.result.schema, t) : 'unknown';
-    if (simple === undefined) pending.push([`${base}Result`, m.result!.schema]);
+    if (simple === undefined) pending.push([`${base}Result`, m.result!.schema, `#/methods/${i}/result/schema`]);
     perMethod.set(m.name, { params, result: simple ?? `${base}Result`, named: simple === undefined });
   }
   const definitions: Record<string, Json> = {};
-  for (const [key, s] of c.schemas) definitions[t.names.get(key)!] = forTs(s, t, t.names.get(key), false);
-  for (const [name, schema] of pending) definitions[name] = forTs(schema, t, name, true);
+  const file = c.spec.file;
+  for (const [key, s] of c.schemas)
+    definitions[t.names.get(key)!] = forTs(
+      s,
+      { t, file, inlineNull: false },
+      `#/components/schemas/${escapePointer(key)}`,
+      t.names.get(key),
+    );
+  for (const [name, schema, at] of pending) definitions[name] = forTs(schema, { t, file, inlineNull: true }, at, name);
 
   const root = { title: ROOT, type: 'object', additionalProperties: false, definitions };
   const compiled = await compile(root as never, ROOT, {

@@ -5,10 +5,27 @@
 // schema `$ref`s to `#/components/schemas/*` intact (types and validators want named, shared schemas), inlines refs that
 // point *into* a schema (`#/components/schemas/X/properties/y`, `…/items`, `…/oneOf/0`), and resolves the OpenRPC-level
 // references (content descriptors, errors, examples, example pairings, tags) itself.
-import { readFile } from 'node:fs/promises';
+// Reading files and resolving refs across them is load.ts's job (a bundle with local refs only); checking the
+// document against its meta-schema, leniently, is validate.ts's; every problem names its file and JSON pointer.
 import path from 'node:path';
-import { parseOpenRPCDocument } from '@open-rpc/schema-utils-js';
+import { pathToFileURL } from 'node:url';
 import { DerefBudget, type DocumentLimits } from './bounds.js';
+import {
+  bundle,
+  define,
+  isContainerKind,
+  kindOfChild,
+  readSource,
+  withLines,
+  type Kind,
+  type LoadOptions,
+  type SourceFile,
+} from './load.js';
+import { DocumentError, fromPointer, toPointer, type DocumentProblem } from './parse.js';
+import { checkDocument } from './validate.js';
+
+export type { LoadOptions } from './load.js';
+export { DocumentError, formatProblem, type DocumentProblem } from './parse.js';
 
 export interface ContractSpec {
   /** Short name: output goes to generated/<name>/ and docs/api/<name>/. */
@@ -18,7 +35,7 @@ export interface ContractSpec {
   readonly file: string;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a contract is untyped JSON walked by shape checks everywhere; typing it `unknown` would put a cast at each of ~500 reads without making one of them safer
 export type Json = any;
 
 export interface ParamModel {
@@ -94,6 +111,10 @@ export interface ContractModel {
   schemas: [string, Json][];
   methods: MethodModel[];
   servers: ServerModel[];
+  /** What the document breaks without stopping anyone from reading it (a loose version string, a relative server URL,
+   *  a required param after an optional one, a method without a required result, an unknown property), each with
+   *  the file and JSON pointer. Every command prints them; `strict` (`--strict`) makes them errors. */
+  warnings: DocumentProblem[];
 }
 
 export const pascalCase = (s: string): string =>
@@ -118,11 +139,13 @@ export const refName = (schema: Json): string | undefined =>
     : undefined;
 
 function pointer(doc: Json, ref: string): Json {
-  if (!ref.startsWith('#/')) throw new Error(`only local references are supported here: ${ref}`);
+  if (!ref.startsWith('#'))
+    throw new Error(`reference ${ref} is not local: load the document with loadDocument to resolve it`);
   let cur = doc;
-  for (const part of ref.slice(2).split('/')) {
-    const key = decodeURIComponent(part.replace(/~1/g, '/').replace(/~0/g, '~'));
-    if (cur == null || !(key in cur)) throw new Error(`unresolvable reference ${ref}`);
+  const segs = fromPointer(ref);
+  for (const [i, key] of segs.entries()) {
+    if (cur == null || typeof cur !== 'object' || !Object.hasOwn(cur, key))
+      throw new Error(`reference ${ref} does not resolve: ${toPointer(segs.slice(0, i))} has no "${key}"`);
     cur = cur[key];
   }
   return cur;
@@ -142,33 +165,65 @@ const isComponentRef = (ref: string): boolean =>
 /**
  * A copy of the document in which every schema `$ref` that does not name a whole component (a JSON pointer into one,
  * e.g. `#/components/schemas/Payload/properties/timestamp`, or anywhere else in the document) is replaced by the
- * schema it points at. Named component refs stay (they become named types and shared validators); a pointer chain
- * that loops back on itself stops after 64 steps with an error naming the ref.
+ * schema it points at. Named component refs stay (they become named types and shared validators) — in schema
+ * positions. A ref under a key that is no schema keyword (a property map written without `properties`, a content
+ * descriptor inside a `oneOf`, a component holding `{schema}`) is inlined whole, refs inside it too, a recursion
+ * becoming `{}`: no writer walks such keys, so nothing there may still point elsewhere. A pointer chain that loops back
+ * on itself stops after 64 steps with an error naming the ref.
  */
 export function inlineInnerRefs(doc: Json, budget = new DerefBudget()): Json {
-  const out = structuredClone(doc);
-  const walk = (node: Json, depth: number): Json => {
+  const walk = (node: Json, kind: Kind, at: (string | number)[], depth: number, stack: readonly string[]): Json => {
     if (!node || typeof node !== 'object') return node;
+    if (kind === 'data') return structuredClone(node);
     budget.node('inlining references into schemas');
-    if (Array.isArray(node)) return node.map((n) => walk(n, depth));
-    if (
-      typeof node.$ref === 'string' &&
-      node.$ref.startsWith('#/') &&
-      !isComponentRef(node.$ref) &&
-      !isOpenRpcRef(node.$ref)
-    ) {
-      if (depth > 64) throw new Error(`reference ${node.$ref} does not resolve to a schema (loop)`);
-      budget.expand(node.$ref, depth + 1);
-      // walk copies what it returns: the target needs no clone of its own.
-      const target = pointer(doc, node.$ref);
+    const own = at[at.length - 1];
+    if (Array.isArray(node)) return node.map((n, i) => walk(n, kindOfChild(kind, i, own), [...at, i], depth, stack));
+    const ref = node.$ref;
+    if (typeof ref === 'string' && ref.startsWith('#') && !isContainerKind(kind)) {
       const { $ref: _drop, ...siblings } = node;
-      return walk({ ...target, ...siblings }, depth + 1);
+      const where = () => `${toPointer([...at, '$ref'])}: `;
+      if (kind === 'odd') {
+        if (stack.includes(ref)) return walk(siblings, kind, at, depth, stack);
+        budget.expand(ref, stack.length + 1);
+        let target: Json;
+        try {
+          target = pointer(doc, ref);
+        } catch (e) {
+          throw new Error(where() + (e as Error).message);
+        }
+        return walk(
+          target && typeof target === 'object' && !Array.isArray(target) ? { ...target, ...siblings } : target,
+          kind,
+          at,
+          depth + 1,
+          [...stack, ref],
+        );
+      }
+      if ((kind === 'schema' || kind === 'plain') && !isComponentRef(ref) && !isOpenRpcRef(ref)) {
+        if (depth > 64) throw new Error(`${where()}reference ${ref} does not resolve to a schema (loop)`);
+        budget.expand(ref, depth + 1);
+        let target: Json;
+        try {
+          target = pointer(doc, ref);
+        } catch (e) {
+          throw new Error(where() + (e as Error).message);
+        }
+        // walk copies what it returns: the target needs no clone of its own.
+        return walk(
+          target && typeof target === 'object' && !Array.isArray(target) ? { ...target, ...siblings } : target,
+          kind,
+          at,
+          depth + 1,
+          stack,
+        );
+      }
     }
-    // fromEntries defines keys: a property named __proto__ stays a property
-    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v, depth)]));
+    const out: Json = {};
+    for (const [k, v] of Object.entries(node))
+      define(out, k, walk(v, kindOfChild(kind, k, own), [...at, k], depth, stack));
+    return out;
   };
-  for (const key of ['methods', 'components']) if (out[key]) out[key] = walk(out[key], 0);
-  return out;
+  return walk(doc, 'root', [], 0, []);
 }
 
 /**
@@ -256,54 +311,119 @@ export function errorHttpStatus(e: Json): number[] {
   }
 }
 
-/** A document's text from a file path or an http(s) URL (relative paths against `root`). */
+/** A document from a file path or an http(s) URL (relative paths against `root`), JSON or YAML, parsed (refs as
+ *  written). A syntax error names the file, line and column. */
 export async function readDocument(source: string, root = process.cwd()): Promise<Json> {
-  let text: string;
-  if (/^https?:\/\//i.test(source)) {
-    const res = await fetch(source, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(30_000) });
-    if (!res.ok) throw new Error(`${source}: HTTP ${res.status}`);
-    text = await res.text();
-  } else {
-    text = await readFile(path.resolve(root, source), 'utf8');
-  }
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new Error(`${source}: not JSON (${(e as Error).message})`);
-  }
+  return (await readSource(source, { cwd: root })).json;
 }
 
 /** Loads, validates and models a project's contract (`spec.file` relative to `root`). */
-export async function loadContract(root: string, spec: ContractSpec, limits?: DocumentLimits): Promise<ContractModel> {
-  return modelDocument(await readDocument(spec.file, root), spec, limits);
+export async function loadContract(
+  root: string,
+  spec: ContractSpec,
+  limits?: DocumentLimits,
+  options: LoadOptions = {},
+): Promise<ContractModel> {
+  const opts = { cwd: root, ...options };
+  return modelSource(await readSource(spec.file, opts), spec, limits, opts);
 }
 
-/** Loads any OpenRPC document (a path or an http(s) URL) and models it; `name` defaults to the file's base name.
- *  `limits` bound the work of dereferencing it (bounds.ts: DEFAULT_DOCUMENT_LIMITS). */
-export async function loadDocument(source: string, name?: string, limits?: DocumentLimits): Promise<ContractModel> {
+/** Loads any OpenRPC document (a path or an http(s) URL; JSON or YAML) and every file its `$ref`s reach, and models
+ *  it; `name` defaults to the file's base name. `limits` bound the work of dereferencing it (bounds.ts:
+ *  DEFAULT_DOCUMENT_LIMITS); `options` say which refs may be followed (load.ts: LoadOptions) and whether warnings are
+ *  errors. */
+export async function loadDocument(
+  source: string,
+  name?: string,
+  limits?: DocumentLimits,
+  options: LoadOptions = {},
+): Promise<ContractModel> {
   const base =
-    name ?? (path.basename(source.replace(/[?#].*$/, '')).replace(/\.(open)?rpc\.json$|\.json$/i, '') || 'api');
-  return modelDocument(await readDocument(source), { name: base, file: source }, limits);
+    name ??
+    (path.basename(source.replace(/[?#].*$/, '')).replace(/\.(open)?rpc\.(json|ya?ml)$|\.(json|ya?ml)$/i, '') || 'api');
+  return modelSource(await readSource(source, options), { name: base, file: source }, limits, options);
 }
 
-/** Validates (against the meta-schema of the document's `openrpc` version), dereferences and models a document. */
-export async function modelDocument(input: Json, spec: ContractSpec, limits?: DocumentLimits): Promise<ContractModel> {
-  if (!input || typeof input !== 'object' || typeof input.openrpc !== 'string')
-    throw new Error(`${spec.file}: not an OpenRPC document (no "openrpc" version string)`);
-  if (!Array.isArray(input.methods)) throw new Error(`${spec.file}: not an OpenRPC document (no "methods" array)`);
-  // Validate against the OpenRPC meta-schema (refs kept), then dereference a separate copy for the docs.
-  try {
-    await parseOpenRPCDocument(structuredClone(input), { dereference: false, validate: true });
-  } catch (e) {
-    throw new Error(`${spec.file}: invalid OpenRPC ${input.openrpc} document: ${(e as Error).message}`);
-  }
+/** Validates (against the meta-schema of the document's `openrpc` version), dereferences and models a document given
+ *  as an object. Relative file refs in it resolve against `spec.file` when that is a path, else the working directory
+ *  (which is then the folder tree refs may read). */
+export async function modelDocument(
+  input: Json,
+  spec: ContractSpec,
+  limits?: DocumentLimits,
+  options: LoadOptions = {},
+): Promise<ContractModel> {
+  const cwd = options.cwd ?? process.cwd();
+  const uri = /^https?:\/\//i.test(spec.file)
+    ? spec.file
+    : pathToFileURL(path.resolve(cwd, /^<.*>$/.test(spec.file) ? 'document.json' : spec.file)).href;
+  const src: SourceFile = { uri, display: /^https?:/i.test(uri) ? uri : spec.file, text: '', json: input };
+  return modelSource(src, spec, limits, options);
+}
+
+async function modelSource(
+  src: SourceFile,
+  spec: ContractSpec,
+  limits: DocumentLimits | undefined,
+  options: LoadOptions,
+): Promise<ContractModel> {
+  const input = src.json;
+  const file = src.display || spec.file;
+  if (!input || typeof input !== 'object' || Array.isArray(input) || typeof input.openrpc !== 'string')
+    throw new DocumentError([{ file, pointer: '#', message: 'not an OpenRPC document (no "openrpc" version string)' }]);
+  if (!Array.isArray(input.methods))
+    throw new DocumentError([{ file, pointer: '#/methods', message: 'not an OpenRPC document (no "methods" array)' }]);
   const budget = new DerefBudget(limits);
+  let b: Awaited<ReturnType<typeof bundle>>;
+  try {
+    b = await bundle(src, options, budget);
+  } catch (e) {
+    if (e instanceof Error && e.name === 'DocumentLimitError') e.message = `${file}: ${e.message}`;
+    throw e;
+  }
+  const document = b.document;
+  // A pointer into a component imported from another file names that file.
+  const place = (pointer: string, message: string): DocumentProblem => {
+    const segs = fromPointer(pointer);
+    if (segs[0] === 'components' && segs[1] === 'schemas' && segs.length >= 3) {
+      const origin = b.origins.get(segs[2]);
+      if (origin && origin.file !== file)
+        return { file: origin.file, pointer: toPointer([...fromPointer(origin.pointer), ...segs.slice(3)]), message };
+    }
+    const m = segs[0] === 'methods' && segs.length >= 2 ? document.methods?.[Number(segs[1])] : undefined;
+    return {
+      file,
+      pointer,
+      message: m && typeof m.name === 'string' && segs.length > 2 ? `in method ${m.name}: ${message}` : message,
+    };
+  };
+  const checked = checkDocument(document);
+  if (checked.errors.length)
+    throw new DocumentError(
+      withLines(
+        checked.errors.map((e) => place(e.pointer, e.message)),
+        b.files,
+      ),
+      `${file}: invalid OpenRPC ${input.openrpc} document`,
+    );
+  const warnings: DocumentProblem[] = withLines(
+    checked.warnings.map((w) => place(w.pointer, w.message)),
+    b.files,
+  );
+
   let raw: Json, deref: Json;
   try {
-    raw = inlineInnerRefs(input, budget);
+    raw = inlineInnerRefs(document, budget);
     deref = dereference(raw, budget);
   } catch (e) {
-    if (e instanceof Error && e.name === 'DocumentLimitError') e.message = `${spec.file}: ${e.message}`;
+    if (e instanceof Error && e.name === 'DocumentLimitError') e.message = `${file}: ${e.message}`;
+    else if (e instanceof Error && e.message.startsWith('#'))
+      throw new DocumentError(
+        withLines(
+          [place(e.message.slice(0, e.message.indexOf(': ')), e.message.slice(e.message.indexOf(': ') + 2))],
+          b.files,
+        ),
+      );
     throw e;
   }
 
@@ -323,10 +443,19 @@ export async function modelDocument(input: Json, spec: ContractSpec, limits?: Do
         deref: dm.params[j].schema,
       };
     });
-    // OpenRPC requires required params before optional ones for positional calls; a tuple type would not compile otherwise.
-    const firstOptional = params.findIndex((p) => !p.required);
-    if (firstOptional >= 0 && params.slice(firstOptional).some((p) => p.required))
-      throw new Error(`${spec.file}: ${m.name}: a required param follows an optional one`);
+    // OpenRPC requires required params before optional ones. Positionally, an optional param before a required one
+    // cannot be left out (the array has no holes): it is read as required, with a warning (by-name calls keep it
+    // optional).
+    const lastRequired = params.findLastIndex((p) => p.required);
+    for (const [j, p] of params.entries()) {
+      if (j >= lastRequired || p.required) continue;
+      warnings.push({
+        file,
+        pointer: toPointer(['methods', i, 'params', j]),
+        message: `in method ${m.name}: optional param "${p.name}" comes before required param "${params[lastRequired].name}"; ${m.paramStructure === 'by-name' ? 'by-name calls may still omit it' : 'read as required, since a positional call must pass it to reach the next'}`,
+      });
+      if (m.paramStructure !== 'by-name') p.required = true;
+    }
     const labels = new Set<string>();
     for (const p of params) {
       while (labels.has(p.label)) p.label += '_';
@@ -368,6 +497,15 @@ export async function modelDocument(input: Json, spec: ContractSpec, limits?: Do
     names.add(m.typeBase);
   }
 
+  if (options.strict && warnings.length)
+    throw new DocumentError(
+      withLines(
+        warnings.map((w) => ({ ...w, message: `${w.message} (an error with --strict)` })),
+        b.files,
+      ),
+      `${file}: --strict, and the document has ${warnings.length} warning(s)`,
+    );
+
   const servers: ServerModel[] = (raw.servers ?? []).map((s: Json) => ({
     name: s.name ?? s.url,
     url: s.url,
@@ -387,12 +525,13 @@ export async function modelDocument(input: Json, spec: ContractSpec, limits?: Do
     title: raw.info.title,
     version: raw.info.version,
     description: raw.info.description,
-    document: input,
+    document,
     raw,
     deref,
     schemas: Object.entries(raw.components?.schemas ?? {}),
     methods,
     servers,
+    warnings,
   };
 }
 

@@ -48,7 +48,7 @@ export function findBoundsViolation(model: ContractModel, schema: Json): BoundsV
     const [s, at] = stack.pop()!;
     if (!s || typeof s !== 'object') continue;
     if (Array.isArray(s)) {
-      s.forEach((x, i) => stack.push([x, `${at}/${i}`]));
+      for (const [i, x] of s.entries()) stack.push([x, `${at}/${i}`]);
       continue;
     }
     for (const [kw, bound] of LIMITS) {

@@ -60,7 +60,7 @@ export function browserValidators(c: ContractModel): string {
   // below) and has no use for line breaks. Set before anything compiles (addSchema compiles lazily).
   Object.assign(ajv.opts.code, { esm: false, lines: false });
   const refs: Record<string, string> = {};
-  c.methods.forEach((m, i) => (refs[`v${i}`] = methodSchemaId(c, m.name, 'result')));
+  for (const [i, m] of c.methods.entries()) refs[`v${i}`] = methodSchemaId(c, m.name, 'result');
   const code = standaloneCode(ajv, refs);
   const modules = new Map<string, { source: string; deps: Record<string, string> }>();
   const deps = collectModules(code, createRequire(import.meta.url).resolve('ajv/dist/standalone/index.js'), modules);

@@ -133,7 +133,8 @@ export async function createMock(opts: MockOptions): Promise<MockServer> {
     };
   }
 
-  const server = await createServer({ ...opts, document: model, handlers, strictResults: true });
+  // The mock matches example params by position: its handlers take the positional array for every method.
+  const server = await createServer({ ...opts, document: model, handlers, strictResults: true, namedParams: false });
   const { validators } = server.contract;
   const rawMethods: Json[] = model.raw.methods ?? [];
 

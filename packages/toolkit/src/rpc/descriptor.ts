@@ -4,6 +4,7 @@ export type {
   Extensions,
   MethodDescriptor,
   MethodTable,
+  ParamsByNameOf,
   ParamsOf,
   ResultOf,
   ValidateFn,

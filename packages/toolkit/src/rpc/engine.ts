@@ -30,7 +30,15 @@
 //   call without a method; a whole-request refusal by the admission hook once per call that would have run.
 
 import type { IncomingHttpHeaders } from 'node:http';
-import type { MethodDescriptor, MethodTable, ParamsOf, ResultOf, ValidateFn, ValidatorTable } from './descriptor.js';
+import type {
+  MethodDescriptor,
+  MethodTable,
+  ParamsByNameOf,
+  ParamsOf,
+  ResultOf,
+  ValidateFn,
+  ValidatorTable,
+} from './descriptor.js';
 import {
   RpcError,
   internalError,
@@ -56,6 +64,10 @@ export interface CallContext<P = unknown> {
 export interface EngineOptions {
   maxBatchSize: number;
   strictResults: boolean;
+  /** Handlers of a method whose paramStructure is "by-name" get one object of named params (keys of omitted optional
+   *  params absent), whichever form the client sent; other methods' handlers get the positional array. Default false:
+   *  every handler gets the positional array. `createServer` turns it on. */
+  namedParams?: boolean;
 }
 
 /** body undefined → 204 no content (a notification, or a batch of only notifications). */
@@ -76,6 +88,27 @@ export type Handler<D, C extends CallContext = CallContext> = (
 ) => Promise<ResultOf<D> | RawResult> | ResultOf<D> | RawResult;
 export type Handlers<M extends MethodTable, C extends CallContext = CallContext> = {
   [K in keyof M]?: Handler<M[K], C>;
+};
+
+/** The params a handler gets with `namedParams` on: a by-name method's params object (`<Method>ParamsByName` of the
+ *  generated descriptor), else the positional tuple. */
+export type HandlerParams<D> = '__paramsByName' extends keyof D ? ParamsByNameOf<D> : ParamsOf<D>;
+/** A handler with `namedParams` on (createServer's). */
+export type NamedHandler<D, C extends CallContext = CallContext> = (
+  params: HandlerParams<D>,
+  ctx: C,
+) => Promise<ResultOf<D> | RawResult> | ResultOf<D> | RawResult;
+/** What a handler of an untyped document (no generated descriptor) gets: the positional array, or a by-name method's
+ *  object of named params. */
+export type UntypedParams = readonly unknown[] | { readonly [name: string]: unknown };
+/** Method syntax makes the parameter bivariant, so a handler written for either form (or an engine `Handler`) fits. */
+type UntypedHandler<C> = { handle(params: UntypedParams, ctx: C): unknown }['handle'];
+export type NamedHandlers<M extends MethodTable, C extends CallContext = CallContext> = {
+  [K in keyof M]?: readonly unknown[] extends ParamsOf<M[K]>
+    ? UntypedHandler<C>
+    : '__paramsByName' extends keyof M[K]
+      ? NamedHandler<M[K], C>
+      : Handler<M[K], C>;
 };
 
 /** A call as the admission hook sees it: valid envelope, known method, params validated (positional). */
@@ -157,8 +190,9 @@ export interface Engine<C extends CallContext = CallContext> {
   validateParams(method: string, params: unknown): RpcError | null;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type AnyHandler = (params: any, ctx: any) => unknown;
+/** A handler as the table stores it: its params were checked by the method's validator before it runs, which is what
+ *  makes the typed handler behind this signature safe to call with them. */
+type AnyHandler = (params: unknown, ctx: CallContext) => unknown;
 
 /** Everything the engine needs about one method, resolved once at creation. */
 interface Entry {
@@ -171,6 +205,8 @@ interface Entry {
   readonly max: number;
   readonly byPosition: boolean;
   readonly byName: boolean;
+  /** The handler gets an object of named params (namedParams on and a by-name method). */
+  readonly named: boolean;
   /** param name → position, for by-name calls (a Map: no prototype keys). */
   readonly positions: Map<string, number>;
 }
@@ -197,6 +233,22 @@ class Prepared implements AdmitCall {
 }
 
 const NULL_ID = 'null';
+
+/** The positional params (validated) as one object keyed by the descriptor's names; omitted optional params are absent.
+ *  Keys are defined, not assigned: a param named __proto__ is a key like any other. */
+function namedOf(e: Entry, params: readonly unknown[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const names = e.descriptor.params;
+  for (let i = 0; i < params.length; i++)
+    if (params[i] !== undefined)
+      Object.defineProperty(out, names[i].name, {
+        value: params[i],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+  return out;
+}
 
 /** Serialise an error response. `idJson` is the id already as JSON. Never throws. */
 function errorBody(idJson: string, err: RpcError): string {
@@ -296,25 +348,30 @@ const COMPOSITE = new Set(['anyOf', 'oneOf']);
  *  any before it come from the branches of that anyOf/oneOf). For a failed anyOf/oneOf: a branch that got
  *  deeper into the value is the one the caller meant, so report its error; otherwise list what each branch
  *  wanted ("must match pattern … or must be equal to one of the allowed values: […]"). */
-function describeFailure(errors: ValidateFn['errors']): { path: string; reason: string } {
+function describeFailure(errors: ValidateFn['errors']): { path: string; reason: string; schemaPath?: string } {
   if (errors == null || errors.length === 0) return { path: '', reason: 'is invalid' };
   const last = errors[errors.length - 1];
   if (!COMPOSITE.has(last.keyword) || errors.length === 1)
-    return { path: errors[0].instancePath, reason: reasonOf(errors[0]) };
+    return { path: errors[0].instancePath, reason: reasonOf(errors[0]), schemaPath: errors[0].schemaPath };
   const at = last.instancePath;
   let deepest: AjvError | undefined;
   for (const e of errors) {
     if (COMPOSITE.has(e.keyword) || e.instancePath.length <= at.length) continue;
     if (deepest === undefined || e.instancePath.length > deepest.instancePath.length) deepest = e;
   }
-  if (deepest !== undefined) return { path: deepest.instancePath, reason: reasonOf(deepest) };
+  if (deepest !== undefined)
+    return { path: deepest.instancePath, reason: reasonOf(deepest), schemaPath: deepest.schemaPath };
   const reasons: string[] = [];
   for (const e of errors) {
     if (COMPOSITE.has(e.keyword) || e.instancePath !== at) continue;
     const r = reasonOf(e);
     if (!reasons.includes(r)) reasons.push(r);
   }
-  return { path: at, reason: reasons.length === 0 ? reasonOf(last) : reasons.join(' or ') };
+  return {
+    path: at,
+    reason: reasons.length === 0 ? reasonOf(last) : reasons.join(' or '),
+    schemaPath: last.schemaPath,
+  };
 }
 
 function isStackOverflow(e: unknown): boolean {
@@ -329,7 +386,7 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
   const mapError = cfg.mapError;
   const admit = cfg.admit;
   const observer = cfg.onCall;
-  const handlers = cfg.handlers as Record<string, AnyHandler | undefined>;
+  const handlers = cfg.handlers as unknown as Record<string, AnyHandler | undefined>;
   const table = new Map<string, Entry>();
 
   for (const name of Object.keys(cfg.methods)) {
@@ -355,6 +412,7 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
       max: d.params.length,
       byPosition: d.paramStructure !== 'by-name',
       byName: d.paramStructure !== 'by-position',
+      named: cfg.options.namedParams === true && d.paramStructure === 'by-name',
       positions,
     });
   }
@@ -487,8 +545,8 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
       if (!isStackOverflow(err)) throw err;
       return resultViolation('', 'nested too deeply to validate');
     }
-    const { path, reason } = describeFailure(validate.errors);
-    return resultViolation(path, reason);
+    const { path, reason, schemaPath } = describeFailure(validate.errors);
+    return resultViolation(path, reason, schemaPath);
   }
 
   function unexpected(err: unknown, method: string, ctx: C): RpcError {
@@ -547,7 +605,7 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
     try {
       let value: unknown;
       try {
-        value = await e.handler!(p.params, ctx);
+        value = await e.handler!(e.named ? namedOf(e, p.params) : p.params, ctx);
       } catch (thrown) {
         const err = unexpected(thrown, method, ctx);
         if (observer !== undefined) observe(method, 'failed', err, ctx);

@@ -87,7 +87,14 @@ export function internalError(data?: unknown, httpStatus = 500): RpcError {
   return new RpcError(ErrorCode.InternalError, 'Internal error', data, httpStatus);
 }
 
-/** A result that does not match the method's result schema (strict mode): a bug or a nonconformant node. */
-export function resultViolation(path: string, reason: string): RpcError {
-  return new RpcError(ErrorCode.InternalError, 'internal error: result violates the contract', { reason, path }, 500);
+/** A result that does not match the method's result schema (strict mode): a bug or a nonconformant node. `path` is
+ *  where in the result (ajv's instance path, "" for the whole value), `schemaPath` which keyword of the result schema
+ *  failed (ajv's schema path, when known): both in `data`, and the path in the message. */
+export function resultViolation(path: string, reason: string, schemaPath?: string): RpcError {
+  return new RpcError(
+    ErrorCode.InternalError,
+    `internal error: result violates the contract at ${path === '' ? '(the result)' : path}: ${reason}`,
+    schemaPath === undefined ? { reason, path } : { reason, path, schemaPath },
+    500,
+  );
 }

@@ -10,7 +10,7 @@ import { compileContract, type CompiledContract } from '../contract/compile.js';
 import { loadDocument, modelDocument, type ContractModel, type Json } from '../contract/model.js';
 import type { DocumentLimits } from '../contract/bounds.js';
 import type { MethodDescriptor, MethodTable, ValidateFn } from '../rpc/descriptor.js';
-import { createEngine, type CallContext, type Engine, type Handler, type Handlers } from '../rpc/engine.js';
+import { createEngine, type CallContext, type Engine, type Handler, type NamedHandlers } from '../rpc/engine.js';
 import { anyOrigin, createJsonRpcHttp } from '../http/jsonrpc.js';
 import { Router } from '../http/router.js';
 import { createHttpServer } from '../http/server.js';
@@ -21,8 +21,13 @@ export type DocumentSource = string | Json | ContractModel;
 export interface ServerOptions<M extends MethodTable = MethodTable> {
   document: DocumentSource;
   /** Handlers by method name (typed by `M`, e.g. the `Methods` of `rpcgate generate`'s output; untyped by default): a
-   *  method without one answers -32601 (rpc.discover excepted: it answers the document). */
-  handlers: Handlers<M>;
+   *  method without one answers -32601 (rpc.discover excepted: it answers the document). A method whose paramStructure
+   *  is "by-name" gets its params as one object (`<Method>ParamsByName`), whichever form the client sent; the others get
+   *  the positional tuple (see `namedParams`). */
+  handlers: NamedHandlers<M>;
+  /** Default true: by-name methods' handlers get an object of named params. false: every handler gets the positional
+   *  array (as the engine gives it). */
+  namedParams?: boolean;
   /** Validate every result against its schema (a violation answers -32603). Default true: a toolkit server is strict. */
   strictResults?: boolean;
   /** Default 100 calls. */
@@ -31,7 +36,9 @@ export interface ServerOptions<M extends MethodTable = MethodTable> {
   maxBodyBytes?: number;
   /** Path the API is served on. Default '/' (and any path: JSON-RPC servers commonly answer on every path). */
   path?: string;
-  /** Unexpected handler failures (answered -32603; their details never reach the client). */
+  /** Unexpected handler failures (answered -32603; their details never reach the client), and results that break the
+   *  contract (strict mode): an RpcError whose `data` has `path` (where in the result), `schemaPath` (which keyword of
+   *  the result schema) and `reason` — the client gets the same -32603 with `data.path`. */
   onError?: (err: unknown, method: string) => void;
   /** Limits on dereferencing the document (contract/bounds.ts; defaults DEFAULT_DOCUMENT_LIMITS). */
   limits?: DocumentLimits;
@@ -93,7 +100,11 @@ export async function createServer<M extends MethodTable = MethodTable>(opts: Se
     methods: contract.methods,
     validators: contract.validators,
     handlers,
-    options: { maxBatchSize: opts.maxBatchSize ?? 100, strictResults: opts.strictResults ?? true },
+    options: {
+      maxBatchSize: opts.maxBatchSize ?? 100,
+      strictResults: opts.strictResults ?? true,
+      namedParams: opts.namedParams ?? true,
+    },
     onError: (err, info) => opts.onError?.(err, info.method),
   });
   const rpc = createJsonRpcHttp<CallContext, undefined>({

@@ -1,7 +1,7 @@
 // Initial schema. Migrations are append-only: later issues (metering/usage) add 0002_… beside this file
 // and list it in ./index.ts; never edit a migration that has shipped.
 import { sql, type Kysely, type Migration } from 'kysely';
-import type { Dialect } from '../db.js';
+import type { Dialect } from '../dialect.js';
 
 export function initial(dialect: Dialect): Migration {
   // Epoch-ms timestamps need 64 bits in PG; SQLite's integer is already 64-bit.

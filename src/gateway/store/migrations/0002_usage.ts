@@ -2,7 +2,7 @@
 // Three tables of one shape (minute / hour / day resolution); see src/gateway/store/usage.ts for the queries.
 // Append-only like every migration: the histogram layout (70 buckets b0…b69, src/gateway/usage/histogram.ts) is pinned here.
 import type { Kysely, Migration } from 'kysely';
-import type { Dialect } from '../db.js';
+import type { Dialect } from '../dialect.js';
 
 const TABLES = ['usage_minute', 'usage_hour', 'usage_day'] as const;
 const BUCKETS = 70;

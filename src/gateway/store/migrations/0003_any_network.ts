@@ -3,7 +3,7 @@
 // account API validated against the configured ones. PostgreSQL drops the constraint; SQLite cannot drop a CHECK, so
 // the table is rebuilt (nothing references network_keys, so the drop cascades nowhere).
 import { sql, type Kysely, type Migration } from 'kysely';
-import type { Dialect } from '../db.js';
+import type { Dialect } from '../dialect.js';
 
 export function anyNetwork(dialect: Dialect): Migration {
   return {

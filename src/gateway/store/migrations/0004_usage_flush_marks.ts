@@ -5,7 +5,7 @@
 // already recorded is skipped, so nothing is counted twice. One row per writer (process run); old rows are pruned by
 // the retention job (src/gateway/store/usage.ts `downsample`).
 import type { Kysely, Migration } from 'kysely';
-import type { Dialect } from '../db.js';
+import type { Dialect } from '../dialect.js';
 
 export function usageFlushMarks(dialect: Dialect): Migration {
   const big = dialect === 'postgres' ? 'bigint' : 'integer';

@@ -3,7 +3,7 @@
 // usage_flush_marks entry of migration 0004, so a retried flush stays exactly-once) and by the roll-ups into hours and
 // days. Rows written before this migration have 0 (no hits were recorded then).
 import type { Kysely, Migration } from 'kysely';
-import type { Dialect } from '../db.js';
+import type { Dialect } from '../dialect.js';
 
 const TABLES = ['usage_minute', 'usage_hour', 'usage_day'] as const;
 

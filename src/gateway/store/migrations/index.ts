@@ -1,7 +1,7 @@
 // In-code migration provider (no file-system scanning: works the same from tsx, a bundle or dist/).
 // Names sort in apply order; append new migrations here.
 import type { Migration, MigrationProvider } from 'kysely';
-import type { Dialect } from '../db.js';
+import type { Dialect } from '../dialect.js';
 import { initial } from './0001_initial.js';
 import { usage } from './0002_usage.js';
 import { anyNetwork } from './0003_any_network.js';

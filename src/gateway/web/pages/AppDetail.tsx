@@ -558,6 +558,7 @@ function JwtKeys({ app, onChange, fail }: { app: App; onChange: (a: App) => void
           type="checkbox"
           role="switch"
           checked={pending ?? app.requireJwt}
+          aria-checked={pending ?? app.requireJwt}
           disabled={pending !== null}
           onChange={(e) => toggle(e.target.checked)}
         />

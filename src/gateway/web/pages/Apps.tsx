@@ -1,7 +1,7 @@
 // Apps (access point A): the list and the Create app form (name, description, use case, chain by search, services).
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import { api, describeError, type AppSummary, type AppsUsage, type Chain, type ShownError } from '../api.js';
-import { ErrorText, fmt, formatDate } from '../components.js';
+import { ErrorText, fmt, formatDate, UsageMeter } from '../components.js';
 import { href, navigate } from '../router.js';
 
 export interface PageProps {
@@ -25,20 +25,12 @@ function AccountQuotas({ usage }: { usage: AppsUsage }) {
             {label(q.period)}, all your apps together
             <span className="muted small"> · resets {formatDate(q.resetAt)}</span>
           </div>
-          <div
-            className="meter"
-            role="meter"
-            aria-label={`Requests ${label(q.period)}`}
-            aria-valuemin={0}
-            aria-valuemax={q.limit}
-            aria-valuenow={q.used}
-            aria-valuetext={`${fmt(q.used)} of ${fmt(q.limit)}`}
-          >
-            <div
-              className="meter-fill"
-              style={{ width: `${q.limit > 0 ? Math.min(100, (q.used / q.limit) * 100) : 0}%` }}
-            />
-          </div>
+          <UsageMeter
+            label={`Requests ${label(q.period)}`}
+            used={q.used}
+            limit={q.limit}
+            text={`${fmt(q.used)} of ${fmt(q.limit)}`}
+          />
         </div>
       ))}
       <p className="muted small">

@@ -9,7 +9,7 @@ import {
   type NetworkKeyList,
   type ShownError,
 } from '../api.js';
-import { ConfirmAction, CopyField, ErrorText, fmt, formatDate } from '../components.js';
+import { ConfirmAction, CopyField, ErrorText, fmt, formatDate, UsageMeter } from '../components.js';
 import { href, navigate } from '../router.js';
 import type { PageProps } from './Apps.js';
 import { Examples } from './AppDetail.js';
@@ -17,7 +17,6 @@ import { KeyUsageChart } from './Metrics.js';
 
 /** Today's requests against the per-user daily limit (from the limiter, through keys_list). */
 function Usage({ usage, lead = '' }: { usage: DailyUsage; lead?: string }) {
-  const pct = usage.limit > 0 ? Math.min(100, (usage.used / usage.limit) * 100) : 0;
   return (
     <div className="usage" data-testid="usage">
       <div className="usage-text">
@@ -25,17 +24,12 @@ function Usage({ usage, lead = '' }: { usage: DailyUsage; lead?: string }) {
         <strong data-testid="usage-used">{fmt(usage.used)}</strong> of {fmt(usage.limit)} requests today
         <span className="muted small"> · resets {formatDate(usage.resetAt)}</span>
       </div>
-      <div
-        className="meter"
-        role="meter"
-        aria-label="Requests today"
-        aria-valuemin={0}
-        aria-valuemax={usage.limit}
-        aria-valuenow={usage.used}
-        aria-valuetext={`${fmt(usage.used)} of ${fmt(usage.limit)}`}
-      >
-        <div className="meter-fill" style={{ width: `${pct}%` }} />
-      </div>
+      <UsageMeter
+        label="Requests today"
+        used={usage.used}
+        limit={usage.limit}
+        text={`${fmt(usage.used)} of ${fmt(usage.limit)}`}
+      />
     </div>
   );
 }

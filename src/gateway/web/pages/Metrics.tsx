@@ -87,14 +87,16 @@ export function MetricsPanel({
   const netId = useId();
   const range = RANGES.find((r) => r.id === rangeId)!;
 
+  // The target's fields, not the object: the parent builds a new one on every render.
+  const { kind, id } = target;
   const load = useCallback(() => {
     setLoading(true);
     setError(null);
-    fetchSeries(target, { ...rangeQuery(range), ...(network ? { network } : {}) })
+    const picked = RANGES.find((r) => r.id === rangeId)!;
+    fetchSeries({ kind, id }, { ...rangeQuery(picked), ...(network ? { network } : {}) })
       .then(setSeries, (e) => fail(e) || setError(describeError(e)))
       .finally(() => setLoading(false));
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [target.kind, target.id, rangeId, network, fail]);
+  }, [kind, id, rangeId, network, fail]);
   useEffect(load, [load]);
 
   return (
@@ -278,17 +280,19 @@ function SeriesView({ series, range }: { series: UsageSeries; range: RangeDef })
   );
 }
 
+/** The key view's one range: the last 24 hours by hour. */
+const KEY_RANGE = RANGES[1];
+
 /** The key detail view's usage: requests per hour over the last 24 hours (a small bar chart), or an empty state. */
 export function KeyUsageChart({ keyId, fail }: { keyId: string; fail: (e: unknown) => unknown }) {
   const [series, setSeries] = useState<UsageSeries | null>(null);
   const [error, setError] = useState<ShownError | null>(null);
-  const range = RANGES[1];
   useEffect(() => {
-    fetchSeries({ kind: 'key', id: keyId }, rangeQuery(range)).then(
+    fetchSeries({ kind: 'key', id: keyId }, rangeQuery(KEY_RANGE)).then(
       setSeries,
       (e) => fail(e) || setError(describeError(e)),
     );
-  }, [keyId, fail, range]);
+  }, [keyId, fail]);
   if (error) return <ErrorText error={error} />;
   if (!series) return <p className="muted">Loading usage…</p>;
   if (series.summary.total === 0)

@@ -1,0 +1,729 @@
+// JSON Reference across files (issue 19): reads a document and every file its `$ref`s reach, and bundles them into one
+// self-contained document whose refs are all local (`#/…`), which the rest of the toolkit models.
+// - A relative ref resolves against the referring file's location, or, where no such file exists, against the working
+//   directory (published specs are written both ways: starknet-specs' api/*.json say `./api/starknet_api_openrpc.json`).
+// - A schema in another file becomes a component of the bundle under a stable, collision-free name (its key, or its
+//   file's name), so types and validators share it and recursion across files stays a finite `$ref` cycle; an OpenRPC
+//   object in another file (content descriptor, error, example, …) is copied in where it is referenced.
+// - A ref to a schema's `$id` URI resolves to the file of the document's tree that declares it (no fetch).
+// - Policy, because a document is untrusted input: files only inside the document's folder tree (plus `refRoots`),
+//   checked on the real path (symlinks cannot leave it); http(s) only with `allowRemoteRefs`, each fetch bounded in
+//   size and time. A document never reads /etc/passwd or calls an internal address by itself.
+// Hand-written rather than @apidevtools/json-schema-ref-parser: that library's resolvers cannot express "this folder
+// tree only", the cwd fallback or `$id` lookup in sibling files, and it dereferences by key path, not by what a key
+// means — a ref under a key that is not a schema keyword is exactly what it mishandled (issue 19 item 1).
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { DerefBudget } from './bounds.js';
+import type { Json } from './model.js';
+import { DocumentError, fromPointer, locate, parseText, toPointer, type DocumentProblem } from './parse.js';
+
+export interface LoadOptions {
+  /** Fetch `$ref`s to http(s) URLs (CLI `--allow-remote-refs`). Default false: a remote ref is an error. */
+  allowRemoteRefs?: boolean;
+  /** Folders whose files refs may read besides the document's own folder tree (CLI `--ref-root <dir>`). */
+  refRoots?: string[];
+  /** Warnings (a document that breaks its meta-schema in ways that do not stop reading it) become errors (`--strict`). */
+  strict?: boolean;
+  /** Where relative refs resolve when no file exists beside the referring document. Default process.cwd(). */
+  cwd?: string;
+  /** Largest remote document fetched (bytes). Default 16 MiB. */
+  maxRemoteBytes?: number;
+  /** Time allowed for each remote document (ms). Default 15 s. */
+  remoteTimeoutMs?: number;
+}
+
+/** Largest local file a document may pull in (the largest real documents are about 1.3 MB). */
+const MAX_FILE_BYTES = 64 * 1024 * 1024;
+/** Files (local and remote) one document may pull in. */
+const MAX_FILES = 1000;
+/** Files scanned for `$id` declarations when a ref names an `$id` no loaded file declares. */
+const MAX_ID_SCAN_FILES = 2000;
+
+/** A file or remote document taking part in a load. */
+export interface SourceFile {
+  /** `file:///abs/path` or the http(s) URL, without fragment. */
+  uri: string;
+  /** How problems name it: a path relative to the working directory when inside it, else absolute; a URL as is. */
+  display: string;
+  text: string;
+  json: Json;
+}
+
+export const displayName = (uri: string, cwd: string): string => {
+  if (!uri.startsWith('file:')) return uri;
+  const abs = fileURLToPath(uri);
+  const rel = path.relative(cwd, abs);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel.split(path.sep).join('/') : abs;
+};
+
+const isRemote = (uri: string) => /^https?:/i.test(uri);
+const stripFragment = (u: string) => u.replace(/#.*$/s, '');
+
+/** Reads a remote document within the size and time limits. */
+async function fetchText(url: string, maxBytes: number, timeoutMs: number): Promise<string> {
+  const res = await fetch(url, {
+    headers: { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' },
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  if (!res.ok) throw new Error(`HTTP ${res.status}`);
+  const declared = Number(res.headers.get('content-length'));
+  if (declared > maxBytes) throw new Error(`larger than ${maxBytes} bytes (content-length ${declared})`);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (res.body) {
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.byteLength;
+      if (size > maxBytes) throw new Error(`larger than ${maxBytes} bytes`);
+      chunks.push(chunk);
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Reads the document a user named: a path (relative to `cwd`) or an http(s) URL (the user asked for it: no flag). */
+export async function readSource(source: string, opts: LoadOptions = {}): Promise<SourceFile> {
+  const cwd = opts.cwd ?? process.cwd();
+  if (/^https?:\/\//i.test(source)) {
+    let text: string;
+    try {
+      text = await fetchText(source, opts.maxRemoteBytes ?? 16 * 1024 * 1024, opts.remoteTimeoutMs ?? 30_000);
+    } catch (e) {
+      throw new DocumentError([{ file: source, pointer: '#', message: errText(e) }]);
+    }
+    return { uri: stripFragment(source), display: source, text, json: parseText(text, source) };
+  }
+  const abs = path.resolve(cwd, source.startsWith('file:') ? fileURLToPath(source) : source);
+  const uri = pathToFileURL(abs).href;
+  const display = displayName(uri, cwd);
+  let text: string;
+  try {
+    const st = await stat(abs);
+    if (!st.isFile()) throw new Error('not a file');
+    if (st.size > MAX_FILE_BYTES) throw new Error(`larger than ${MAX_FILE_BYTES} bytes`);
+    text = await readFile(abs, 'utf8');
+  } catch (e) {
+    throw new DocumentError([{ file: display, pointer: '#', message: `cannot read: ${errText(e)}` }]);
+  }
+  return { uri, display, text, json: parseText(text, display) };
+}
+
+const errText = (e: unknown) => {
+  const err = e as NodeJS.ErrnoException;
+  if (err?.code === 'ENOENT') return 'no such file';
+  if (err?.name === 'TimeoutError') return 'timed out';
+  return err?.message ?? String(e);
+};
+
+// ---- where a key sits: what a `$ref` there means --------------------------------------------------------------------
+
+/** What a node of an OpenRPC document is, which decides what a `$ref` in it means. `schema`: a JSON Schema; `odd`: inside
+ *  a schema under a key that is no schema keyword (a property map written without `properties`, a content descriptor
+ *  inside a `oneOf`, a component holding `{schema}`); `data`: values (examples, defaults, enums) whose `$ref` keys are
+ *  data; `components`, `section` and `schemaMap` are containers (a `$ref` key in them is a name, not a reference); the
+ *  rest are OpenRPC objects (`plain`: info, servers, tags, links, `x-` extensions, anything else). */
+export type Kind =
+  | 'root'
+  | 'methods'
+  | 'method'
+  | 'cds'
+  | 'cd'
+  | 'errors'
+  | 'error'
+  | 'pairings'
+  | 'pairing'
+  | 'examples'
+  | 'example'
+  | 'components'
+  | 'section'
+  | 'schemaMap'
+  | 'plain'
+  | 'schema'
+  | 'odd'
+  | 'data';
+
+const SCHEMA_MAPS = new Set([
+  'properties',
+  'patternProperties',
+  'definitions',
+  '$defs',
+  'dependentSchemas',
+  'dependencies',
+]);
+const SCHEMA_ONE = new Set([
+  'allOf',
+  'anyOf',
+  'oneOf',
+  'prefixItems',
+  'additionalProperties',
+  'additionalItems',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'items',
+]);
+const SCHEMA_DATA = new Set(['const', 'enum', 'default', 'examples', 'example']);
+export const isSchemaKind = (k: Kind): boolean => k === 'schema' || k === 'odd';
+export const isContainerKind = (k: Kind): boolean => k === 'components' || k === 'section' || k === 'schemaMap';
+
+/** The kind of the child `key` (a number for an array item) of a node of kind `kind` whose own key is `own`. */
+export function kindOfChild(kind: Kind, key: string | number, own?: string | number): Kind {
+  const index = typeof key === 'number';
+  switch (kind) {
+    case 'root':
+      return key === 'methods' ? 'methods' : key === 'components' ? 'components' : 'plain';
+    case 'methods':
+      return index ? 'method' : 'plain';
+    case 'method':
+      return key === 'params'
+        ? 'cds'
+        : key === 'result'
+          ? 'cd'
+          : key === 'errors'
+            ? 'errors'
+            : key === 'examples'
+              ? 'pairings'
+              : 'plain';
+    case 'cds':
+      return index ? 'cd' : 'plain';
+    case 'cd':
+      return key === 'schema' ? 'schema' : 'plain';
+    case 'errors':
+      return index ? 'error' : 'plain';
+    case 'error':
+      return key === 'data' ? 'data' : 'plain';
+    case 'pairings':
+      return index ? 'pairing' : 'plain';
+    case 'pairing':
+      return key === 'params' ? 'examples' : key === 'result' ? 'example' : 'plain';
+    case 'examples':
+      return index ? 'example' : 'plain';
+    case 'example':
+      return key === 'value' ? 'data' : 'plain';
+    case 'components':
+      return 'section';
+    case 'section':
+      return componentKind(String(own));
+    case 'schemaMap':
+      return 'schema';
+    case 'schema':
+      if (index || SCHEMA_ONE.has(key)) return 'schema';
+      if (SCHEMA_DATA.has(key)) return 'data';
+      if (SCHEMA_MAPS.has(key)) return 'schemaMap';
+      return 'odd';
+    default:
+      return kind;
+  }
+}
+
+/** The kind of `components[section][name]`. */
+export function componentKind(section: string): Kind {
+  switch (section) {
+    case 'schemas':
+      return 'schema';
+    case 'contentDescriptors':
+      return 'cd';
+    case 'errors':
+      return 'error';
+    case 'examples':
+      return 'example';
+    case 'examplePairings':
+    case 'examplePairingObjects':
+      return 'pairing';
+    default:
+      return 'plain';
+  }
+}
+
+/** The kind of the node at `segments` of a document. */
+export function kindAt(segments: readonly string[]): Kind {
+  let kind: Kind = 'root';
+  for (let i = 0; i < segments.length && kind !== 'data'; i++) {
+    const s = segments[i];
+    const arrayish = /^\d+$/.test(s) && ['methods', 'cds', 'errors', 'pairings', 'examples', 'schema'].includes(kind);
+    kind = kindOfChild(kind, arrayish ? Number(s) : s, segments[i - 1]);
+  }
+  return kind;
+}
+
+/** Defines a key (an assignment of `__proto__` would set the prototype instead). */
+export const define = (o: Json, k: string, value: Json): void => {
+  Object.defineProperty(o, k, { value, enumerable: true, writable: true, configurable: true });
+};
+
+// ---- the bundler ------------------------------------------------------------------------------------------------------
+
+/** What a bundle is made of: the document with local refs only, warnings met on the way, and where each imported
+ *  component came from (so a problem inside one names its own file). */
+export interface Bundle {
+  document: Json;
+  root: SourceFile;
+  files: SourceFile[];
+  /** Component name → the file and pointer it was imported from. */
+  origins: Map<string, { file: string; pointer: string }>;
+}
+
+interface Target {
+  file: SourceFile;
+  segments: string[];
+}
+
+const SAFE_NAME = /[^A-Za-z0-9_-]+/g;
+
+/**
+ * Resolves every `$ref` of `root` (a document already read) and returns the bundle. Every problem (a ref that does not
+ * resolve, a file outside the allowed tree, a remote ref without permission) is collected and thrown together as one
+ * DocumentError naming file, pointer and, for a ref in a method, the method.
+ */
+export async function bundle(root: SourceFile, opts: LoadOptions, budget?: DerefBudget): Promise<Bundle> {
+  const cwd = opts.cwd ?? process.cwd();
+  const problems: DocumentProblem[] = [];
+  const files = new Map<string, SourceFile>([[root.uri, root]]);
+  const rootIsFile = root.uri.startsWith('file:');
+  // The allowed trees, as real paths.
+  const trees: string[] = [];
+  const addTree = async (dir: string) => {
+    try {
+      trees.push(await realpath(dir));
+    } catch {
+      trees.push(path.resolve(dir));
+    }
+  };
+  if (rootIsFile) await addTree(path.dirname(fileURLToPath(root.uri)));
+  for (const r of opts.refRoots ?? []) await addTree(path.resolve(cwd, r));
+  const inside = (real: string) =>
+    trees.some((t) => real === t || real.startsWith(t.endsWith(path.sep) ? t : t + path.sep));
+
+  // $id URI (no fragment) → where it is declared. Filled from every file read, and from the trees on demand.
+  const ids = new Map<string, Target>();
+  const indexIds = (file: SourceFile) => {
+    const walk = (node: Json, base: string, segs: string[], depth: number) => {
+      if (!node || typeof node !== 'object' || depth > 256) return;
+      if (Array.isArray(node)) {
+        for (const [i, v] of node.entries()) walk(v, base, [...segs, String(i)], depth + 1);
+        return;
+      }
+      let b = base;
+      if (typeof node.$id === 'string' && !node.$id.startsWith('#')) {
+        try {
+          b = new URL(node.$id, base).href;
+          const key = stripFragment(b);
+          if (!ids.has(key)) ids.set(key, { file, segments: segs });
+        } catch {
+          // not a URI: not an id anything can refer to
+        }
+      }
+      for (const [k, v] of Object.entries(node))
+        if (!SCHEMA_DATA.has(k) || k === 'examples') walk(v, b, [...segs, k], depth + 1);
+    };
+    walk(file.json, file.uri, [], 0);
+  };
+  indexIds(root);
+  let scanned = false;
+  const scanTrees = async () => {
+    if (scanned) return;
+    scanned = true;
+    let seen = 0;
+    const visit = async (dir: string, depth: number): Promise<void> => {
+      if (depth > 12 || seen >= MAX_ID_SCAN_FILES) return;
+      let entries: import('node:fs').Dirent[];
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+        if (seen >= MAX_ID_SCAN_FILES) return;
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) {
+          if (e.name === 'node_modules' || e.name.startsWith('.')) continue;
+          await visit(p, depth + 1);
+        } else if (e.isFile() && /\.(json|ya?ml)$/i.test(e.name)) {
+          seen++;
+          const uri = pathToFileURL(p).href;
+          if (files.has(uri)) continue;
+          try {
+            if ((await stat(p)).size > 8 * 1024 * 1024) continue;
+            const text = await readFile(p, 'utf8');
+            if (!text.includes('$id')) continue;
+            const f: SourceFile = { uri, display: displayName(uri, cwd), text, json: parseText(text, p) };
+            files.set(uri, f);
+            indexIds(f);
+          } catch {
+            // a file that does not parse declares nothing
+          }
+        }
+      }
+    };
+    for (const t of trees) await visit(t, 0);
+  };
+
+  /** Reads a file or URL a ref names (policy checked); undefined with a problem recorded when it cannot be. */
+  const load = async (uri: string): Promise<SourceFile> => {
+    const known = files.get(uri);
+    if (known) return known;
+    if (files.size >= MAX_FILES) throw new Error(`more than ${MAX_FILES} files referenced`);
+    if (isRemote(uri)) {
+      if (!opts.allowRemoteRefs)
+        throw new Error(
+          `refers to a remote document (${uri}); remote refs are fetched only with --allow-remote-refs (option allowRemoteRefs)`,
+        );
+      let text: string;
+      try {
+        text = await fetchText(uri, opts.maxRemoteBytes ?? 16 * 1024 * 1024, opts.remoteTimeoutMs ?? 15_000);
+      } catch (e) {
+        throw new Error(`cannot fetch ${uri}: ${errText(e)}`);
+      }
+      const f: SourceFile = { uri, display: uri, text, json: parseText(text, uri) };
+      files.set(uri, f);
+      indexIds(f);
+      return f;
+    }
+    const abs = fileURLToPath(uri);
+    const real = await realpath(abs);
+    if (!inside(real))
+      throw new Error(
+        `refers to ${abs}, outside the document's folder tree (${trees.join(', ') || 'none: the document is not a file'}); widen it with --ref-root <dir> (option refRoots)`,
+      );
+    const st = await stat(real);
+    if (!st.isFile()) throw new Error(`${abs} is not a file`);
+    if (st.size > MAX_FILE_BYTES) throw new Error(`${abs} is larger than ${MAX_FILE_BYTES} bytes`);
+    const text = await readFile(real, 'utf8');
+    const f: SourceFile = { uri, display: displayName(uri, cwd), text, json: parseText(text, displayName(uri, cwd)) };
+    files.set(uri, f);
+    indexIds(f);
+    return f;
+  };
+
+  const exists = async (uri: string) => {
+    try {
+      return (await stat(fileURLToPath(uri))).isFile();
+    } catch {
+      return false;
+    }
+  };
+
+  /** Resolves `ref` written in `file` under the base URI `base` (an enclosing `$id`, else the file's own URI). */
+  const resolveRef = async (ref: string, file: SourceFile, base: string, scope: string[]): Promise<Target> => {
+    const hash = ref.indexOf('#');
+    const fragment = hash >= 0 ? ref.slice(hash + 1) : '';
+    const pathPart = hash >= 0 ? ref.slice(0, hash) : ref;
+    if (fragment && !fragment.startsWith('/'))
+      throw new Error(`"#${fragment}" is a plain-name fragment (an anchor); only JSON pointers are supported`);
+    const segs = fromPointer(fragment);
+    if (pathPart === '') {
+      // Same document: relative to the enclosing $id's subschema, which is the file itself unless nested.
+      return { file, segments: base === file.uri ? segs : [...scope, ...segs] };
+    }
+    let abs: URL;
+    try {
+      abs = new URL(pathPart, base);
+    } catch {
+      throw new Error('is not a URI reference');
+    }
+    const key = stripFragment(abs.href);
+    const declared = ids.get(key);
+    if (declared) return { file: declared.file, segments: [...declared.segments, ...segs] };
+    if (abs.protocol === 'file:') {
+      const candidates = [key];
+      // Written against the file's real location when an $id moved the base; then against the working directory.
+      if (base !== file.uri && file.uri.startsWith('file:'))
+        candidates.push(stripFragment(new URL(pathPart, file.uri).href));
+      const relative = !/^[a-z][a-z0-9+.-]*:/i.test(pathPart) && !pathPart.startsWith('/');
+      if (relative) {
+        const rel = decodeURIComponent(pathPart);
+        candidates.push(pathToFileURL(path.resolve(cwd, rel)).href);
+        // Written against a folder above the referring file (a repository root), run from elsewhere: the folders
+        // above it, as long as what they name lies inside the allowed trees.
+        if (file.uri.startsWith('file:')) {
+          let dir = path.dirname(path.dirname(fileURLToPath(file.uri)));
+          for (let up = 0; up < 8; up++) {
+            const c = path.resolve(dir, rel);
+            if (inside(c)) candidates.push(pathToFileURL(c).href);
+            const parent = path.dirname(dir);
+            if (parent === dir) break;
+            dir = parent;
+          }
+        }
+      }
+      const tried = [...new Set(candidates)];
+      for (const c of tried) if (await exists(c)) return { file: await load(c), segments: segs };
+      throw new Error(
+        `no such file: ${tried.map((c) => displayName(c, cwd)).join(', ')}${tried.length > 1 ? ' (tried in this order)' : ''}`,
+      );
+    }
+    // An absolute URI: an $id declared somewhere in the trees, else (http/https) a fetch when allowed.
+    await scanTrees();
+    const found = ids.get(key);
+    if (found) return { file: found.file, segments: [...found.segments, ...segs] };
+    if (isRemote(key)) return { file: await load(key), segments: segs };
+    throw new Error(`no file in the document's folder tree declares $id "${key}"`);
+  };
+
+  // ---- imported components ----
+  const rootSchemas: Json = root.json?.components?.schemas;
+  const taken = new Set<string>(rootSchemas && typeof rootSchemas === 'object' ? Object.keys(rootSchemas) : []);
+  const imported = new Map<string, string>(); // uri#pointer → component name
+  const added: [string, Json][] = [];
+  const origins = new Map<string, { file: string; pointer: string }>();
+  const targetKey = (t: Target) => `${t.file.uri}${toPointer(t.segments)}`;
+  const nameFor = (t: Target): string => {
+    const segs = t.segments.filter(
+      (s) => !/^\d+$/.test(s) && !SCHEMA_MAPS.has(s) && !SCHEMA_ONE.has(s) && s !== 'schema',
+    );
+    let base = segs[segs.length - 1];
+    if (!base || ['components', 'schemas'].includes(base)) {
+      const f = t.file.uri.replace(/[?#].*$/, '');
+      base = decodeURIComponent(f.slice(f.lastIndexOf('/') + 1)).replace(
+        /(\.(open)?rpc|\.schema)?\.(json|ya?ml)$/i,
+        '',
+      );
+    }
+    base = base.replace(SAFE_NAME, '_') || 'Schema';
+    let name = base;
+    for (let n = 2; taken.has(name); n++) name = `${base}_${n}`;
+    taken.add(name);
+    return name;
+  };
+
+  // Where each ref sits, for messages: the chain of refs that led into an imported file.
+  type Site = { file: SourceFile; at: (string | number)[] };
+  const describe = (site: Site, via: Site[]): DocumentProblem => {
+    const pointer = toPointer(site.at);
+    let message = '';
+    const m =
+      site.at[0] === 'methods' && typeof site.at[1] !== 'undefined'
+        ? site.file.json?.methods?.[site.at[1] as number]
+        : undefined;
+    if (m && typeof m.name === 'string') message += `in method ${m.name}: `;
+    if (via.length) message += `(reached from ${via.map((v) => `${v.file.display}${toPointer(v.at)}`).join(' ← ')}) `;
+    return { file: site.file.display, pointer, message };
+  };
+  const report = (site: Site, via: Site[], ref: string, why: string) => {
+    const p = describe(site, via);
+    problems.push({ ...p, message: `${p.message}$ref "${ref}" does not resolve: ${why}` });
+  };
+
+  const getAt = (t: Target): { ok: true; node: Json } | { ok: false; why: string } => {
+    let cur = t.file.json;
+    for (let i = 0; i < t.segments.length; i++) {
+      const s = t.segments[i];
+      if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, s))
+        return {
+          ok: false,
+          why: `${t.file === root ? '' : t.file.display}${toPointer(t.segments.slice(0, i))} has no "${s}"`,
+        };
+      cur = cur[s];
+    }
+    return { ok: true, node: cur };
+  };
+
+  /** The base URI and `$id` scope at `segments` of a file (enclosing `$id`s change where relative refs point). */
+  const baseAt = (file: SourceFile, segments: readonly string[]): { base: string; scope: string[] } => {
+    let base = file.uri;
+    let scope: string[] = [];
+    let cur = file.json;
+    for (let i = 0; i <= segments.length; i++) {
+      if (
+        cur &&
+        typeof cur === 'object' &&
+        !Array.isArray(cur) &&
+        typeof cur.$id === 'string' &&
+        !cur.$id.startsWith('#')
+      ) {
+        try {
+          base = new URL(cur.$id, base).href;
+          scope = segments.slice(0, i);
+        } catch {
+          // not a URI
+        }
+      }
+      if (i < segments.length) cur = cur?.[segments[i]];
+    }
+    return { base, scope };
+  };
+
+  /** A schema that is only a ref to another one is that other one (chains across files collapse). */
+  const finalTarget = async (t0: Target): Promise<Target> => {
+    let t = t0;
+    for (let hops = 0; hops < 32; hops++) {
+      const got = getAt(t);
+      const n = got.ok ? got.node : undefined;
+      if (!n || typeof n !== 'object' || typeof n.$ref !== 'string' || Object.keys(n).length !== 1) break;
+      if (imported.has(targetKey(t))) break;
+      const { base, scope } = baseAt(t.file, t.segments);
+      let next: Target;
+      try {
+        next = await resolveRef(n.$ref, t.file, base, scope);
+      } catch {
+        break; // reported when the node itself is walked
+      }
+      if (next.file === root || !getAt(next).ok) break; // into the root: a local ref does it
+      t = next;
+    }
+    return t;
+  };
+
+  /** Imports the schema at `t` as a component; returns its name. `prefer`: the root component that is only a ref to
+   *  it, whose name it takes. */
+  const importSchema = async (t0: Target, via: Site[], prefer?: string): Promise<string> => {
+    const t = await finalTarget(t0);
+    const key = targetKey(t);
+    const known = imported.get(key);
+    if (known && !prefer) return known;
+    const got = getAt(t);
+    if (!got.ok) throw new Error(got.why);
+    const name = prefer ?? nameFor(t);
+    imported.set(key, name);
+    origins.set(name, { file: t.file.display, pointer: toPointer(t.segments) });
+    const slot: [string, Json] = [name, undefined];
+    if (prefer) preferred.push(slot);
+    else added.push(slot);
+    const { base, scope } = baseAt(t.file, t.segments);
+    slot[1] = stripIds(await rewrite(got.node, 'schema', t.file, [...t.segments], base, scope, [...via]));
+    return name;
+  };
+  const preferred: [string, Json][] = [];
+
+  /** Copies `node` (of `kind`, in `file` at `at`) with every `$ref` made local. */
+  const rewrite = async (
+    node: Json,
+    kind: Kind,
+    file: SourceFile,
+    at: (string | number)[],
+    base: string,
+    scope: string[],
+    via: Site[],
+    depth = 0,
+  ): Promise<Json> => {
+    if (!node || typeof node !== 'object' || kind === 'data') return node;
+    budget?.node('resolving references');
+    const own = at[at.length - 1];
+    if (Array.isArray(node)) {
+      const out: Json[] = [];
+      for (let i = 0; i < node.length; i++)
+        out.push(await rewrite(node[i], kindOfChild(kind, i, own), file, [...at, i], base, scope, via, depth));
+      return out;
+    }
+    let b = base;
+    let sc = scope;
+    if (isSchemaKind(kind) && typeof node.$id === 'string' && !node.$id.startsWith('#')) {
+      try {
+        b = new URL(node.$id, base).href;
+        sc = at.map(String);
+      } catch {
+        // not a URI
+      }
+    }
+    const out: Json = {};
+    for (const [k, v] of Object.entries(node))
+      define(
+        out,
+        k,
+        k === '$ref' ? v : await rewrite(v, kindOfChild(kind, k, own), file, [...at, k], b, sc, via, depth),
+      );
+    if (typeof node.$ref !== 'string' || isContainerKind(kind)) return out;
+    const ref: string = node.$ref;
+    const site: Site = { file, at: [...at, '$ref'] };
+    let t: Target;
+    try {
+      t = await resolveRef(ref, file, b, sc);
+    } catch (e) {
+      if (e instanceof DocumentError) problems.push(...e.problems);
+      else report(site, via, ref, errText(e));
+      return out;
+    }
+    const got = getAt(t);
+    if (!got.ok) {
+      report(site, via, ref, got.why);
+      return out;
+    }
+    if (t.file === root) {
+      out.$ref = toPointer(t.segments);
+      return out;
+    }
+    // A schema of another file (or anything a schema position names): a component of the bundle.
+    if (isSchemaKind(kind) || (kind === 'plain' && kindAt(t.segments) === 'schema')) {
+      try {
+        out.$ref = `#/components/schemas/${encodeURIComponent(await importSchema(t, [...via, site]))}`;
+      } catch (e) {
+        report(site, via, ref, errText(e));
+      }
+      return out;
+    }
+    // An OpenRPC object (method, content descriptor, error, example, …) of another file: copied in, read as what the
+    // referring position expects, its own refs made local.
+    if (depth >= 32) {
+      report(site, via, ref, 'references to OpenRPC objects loop');
+      return out;
+    }
+    const { base: tb, scope: ts } = baseAt(t.file, t.segments);
+    const copy = await rewrite(got.node, kind, t.file, [...t.segments], tb, ts, [...via, site], depth + 1);
+    const { $ref: _drop, ...siblings } = out;
+    return copy && typeof copy === 'object' && !Array.isArray(copy) ? { ...copy, ...siblings } : copy;
+  };
+
+  // A root component that is only a ref to another file's schema takes that schema under its own name: all such names
+  // are claimed before any schema is copied, so a copy that refers to one finds it.
+  if (rootSchemas && typeof rootSchemas === 'object') {
+    const claims: [Target, string][] = [];
+    for (const [name, s] of Object.entries(rootSchemas as Record<string, Json>)) {
+      if (!s || typeof s !== 'object' || typeof s.$ref !== 'string' || Object.keys(s).length !== 1) continue;
+      if (s.$ref.startsWith('#')) continue;
+      try {
+        const t = await finalTarget(await resolveRef(s.$ref, root, root.uri, []));
+        if (t.file !== root && getAt(t).ok && !imported.has(targetKey(t))) {
+          imported.set(targetKey(t), name);
+          claims.push([t, name]);
+        }
+      } catch {
+        // reported by the walk below
+      }
+    }
+    for (const [t, name] of claims)
+      await importSchema(t, [{ file: root, at: ['components', 'schemas', name, '$ref'] }], name);
+  }
+
+  let document = await rewrite(root.json, 'root', root, [], root.uri, [], []);
+  for (const [name, value] of preferred) define(document.components.schemas, name, value);
+  if (added.length) {
+    document = { ...document, components: { ...(document.components ?? {}) } };
+    document.components.schemas = { ...(document.components.schemas ?? {}) };
+    for (const [name, value] of added) document.components.schemas[name] = value;
+  }
+  if (problems.length) throw new DocumentError(withLines(problems, [...files.values()]));
+  return { document, root, files: [...files.values()], origins };
+}
+
+/** `$id`s of an imported schema have done their work (resolution); left in, ajv would see two schemas of one id. */
+function stripIds(s: Json): Json {
+  if (!s || typeof s !== 'object') return s;
+  if (Array.isArray(s)) return s.map(stripIds);
+  const out: Json = {};
+  for (const [k, v] of Object.entries(s))
+    if (k !== '$id' && k !== '$schema')
+      Object.defineProperty(out, k, {
+        value: SCHEMA_DATA.has(k) ? v : stripIds(v),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+  return out;
+}
+
+/** Adds line and column to problems whose file text is at hand (at most 50: a report, not a re-parse per problem). */
+export function withLines(problems: DocumentProblem[], files: SourceFile[]): DocumentProblem[] {
+  const byName = new Map(files.map((f) => [f.display, f]));
+  return problems.map((p, i) => {
+    const f = byName.get(p.file);
+    if (i >= 50 || !f || p.line !== undefined || !p.pointer || p.pointer === '#') return p;
+    const pos = locate(f.text, p.pointer);
+    return pos ? { ...p, ...pos } : p;
+  });
+}
