@@ -20,6 +20,7 @@ import { startService, type RunningService } from '../src/gateway/server/index.j
 import { createApp, createNetworkKey, createUser, setAllowlist } from '../src/gateway/store/index.js';
 import { rpc } from '../src/gateway/chain/index.js';
 import { NetworkFeed, type FeedSubscriber } from '../src/gateway/subscriptions/index.js';
+import { ChainHead } from '../src/gateway/heads/index.js';
 import { pino } from 'pino';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -624,7 +625,9 @@ function scriptedChain() {
         throw new Error('upstream down');
       }
       if (method === 'eth_blockNumber') return `0x${(blocks.length - 1).toString(16)}`;
-      if (method === 'eth_getBlockByNumber') return blocks[Number(params[0])] ?? null;
+      if (method === 'eth_getBlockByNumber')
+        return (params[0] === 'latest' ? blocks[blocks.length - 1] : blocks[Number(params[0])]) ?? null;
+      if (method === 'eth_getBlockByHash') return blocks.find((b) => b.hash === params[0]) ?? null;
       if (method === 'eth_getLogs') return logs.get((params[0] as Json).blockHash) ?? [];
       throw new Error(`unexpected ${method}`);
     },
@@ -634,7 +637,7 @@ function scriptedChain() {
 
 function collector(kind: FeedSubscriber['kind'], filter?: FeedSubscriber['filter']): FeedSubscriber & { got: Json[] } {
   const got: Json[] = [];
-  return { kind, filter, got, deliver: (r) => void got.push(r) };
+  return { kind, filter, got, deliver: (r: unknown) => void got.push(r) };
 }
 
 describe('the shared feed (scripted upstream)', () => {
@@ -643,7 +646,14 @@ describe('the shared feed (scripted upstream)', () => {
   it('resumes after upstream failures without gaps or duplicates', async () => {
     const chain = scriptedChain();
     for (let n = 0; n <= 5; n++) chain.add(n, 'a', false);
-    const feed = new NetworkFeed('x', chain.upstream, 1_000_000, logger);
+    const head = new ChainHead({
+      network: 'x',
+      upstream: chain.upstream,
+      pollMs: 1_000_000,
+      idleMs: 1_000_000,
+      finalityDepth: 64,
+    });
+    const feed = new NetworkFeed('x', { head, upstream: chain.upstream, pollMs: 1_000_000, logger });
     const heads = collector('newHeads');
     feed.add(heads);
     await feed.tick();
@@ -664,7 +674,14 @@ describe('the shared feed (scripted upstream)', () => {
   it("a reorg: removed: true for the dropped blocks' logs, then the new branch; the last subscriber stops the polling", async () => {
     const chain = scriptedChain();
     for (let n = 0; n <= 3; n++) chain.add(n, 'a', false);
-    const feed = new NetworkFeed('x', chain.upstream, 1_000_000, logger);
+    const head = new ChainHead({
+      network: 'x',
+      upstream: chain.upstream,
+      pollMs: 1_000_000,
+      idleMs: 1_000_000,
+      finalityDepth: 64,
+    });
+    const feed = new NetworkFeed('x', { head, upstream: chain.upstream, pollMs: 1_000_000, logger });
     const logs = collector('logs', { address: [`0x${'aa'.repeat(20)}`] });
     const other = collector('logs', { address: [`0x${'bb'.repeat(20)}`] });
     const heads = collector('newHeads');

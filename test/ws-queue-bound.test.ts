@@ -5,6 +5,7 @@
 // RSS (/proc/<pid>/status VmRSS) is sampled throughout and must stay within 40 MB of its baseline; each socket ends
 // with a last notification per subscription carrying -32005 (reason `notification-queue`, `data.setting` naming the
 // websocket.* bound) and the documented close code 4008, and the process keeps serving.
+import { ChainHead } from '../src/gateway/heads/index.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -167,6 +168,9 @@ describe('the queue bounds, each on its own (in process)', () => {
     const upstream = { call: () => new Promise<never>(() => undefined) };
     const subs = new Subscriptions({
       upstreams: new Map([['mainnet', upstream]]),
+      heads: new Map([
+        ['mainnet', new ChainHead({ network: 'mainnet', upstream, pollMs: 60_000, idleMs: 60_000, finalityDepth: 64 })],
+      ]),
       intervalMs: () => 60_000,
       maxPerConnection: 10,
       maxQueued,
@@ -177,8 +181,8 @@ describe('the queue bounds, each on its own (in process)', () => {
     const ctx = { ...conn.ctx, requestId: 'r', startedAt: 0, socket: conn } as SocketCallContext;
     const ids = [subs.subscribe(['newHeads'], ctx), subs.subscribe(['newHeads'], ctx)];
     const deliver = (result: unknown) => {
-      for (const s of (conn.state as { subs: Map<string, { deliver(r: unknown): void }> }).subs.values())
-        s.deliver(result);
+      for (const s of (conn.state as { subs: Map<string, { deliver(r: unknown, j: string): void }> }).subs.values())
+        s.deliver(result, JSON.stringify(result));
     };
     return { subs, ids, deliver, frames, closed: () => closed };
   }

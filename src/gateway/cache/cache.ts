@@ -18,6 +18,7 @@
 // must not stick), answers of a call during which the head moved (head) or a reorg happened (block).
 import { RawResult } from '@rpcgate/toolkit/engine';
 import type { GatewayMeaning } from '../method-meaning.js';
+import type { ChainHead } from '../heads/head.js';
 import { HeadTracker } from './heads.js';
 import { ByteLru } from './lru.js';
 import { blockNumberOf, decide, decideByResult, type Decision } from './policy.js';
@@ -46,6 +47,8 @@ export interface NetworkCacheOptions {
   redis?: RedisTier;
   metrics?: CacheMetrics;
   onPollError?: (err: unknown) => void;
+  /** The network's head (src/gateway/heads); without it the cache polls a head of its own (pollMs, idleMs). */
+  head?: ChainHead;
 }
 
 /** An answer held by the cache (what a hit answers). A miss answers the pool's result, never one of these. */
@@ -89,11 +92,12 @@ export class NetworkCache {
       if (m.route === 'forward' && m.cache !== 'never' && !o.disabled?.has(name)) this.rules.set(name, m);
     this.lru = new ByteLru<CachedResult>(o.maxBytes, (key) => this.unindex(key));
     this.headMaxBytes = Math.floor(o.maxBytes / 4);
+    const source =
+      o.head !== undefined
+        ? { head: o.head }
+        : { upstream: o.upstream, pollMs: o.pollMs, idleMs: o.idleMs, finalityDepth: o.finalityDepth };
     this.tracker = new HeadTracker({
-      upstream: o.upstream,
-      pollMs: o.pollMs,
-      idleMs: o.idleMs,
-      finalityDepth: o.finalityDepth,
+      ...source,
       events: {
         onHead: () => this.clearHead(),
         onReorg: (h) => this.dropFrom(h),

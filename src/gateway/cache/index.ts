@@ -8,6 +8,7 @@ import { NetworkCache, type CacheMetrics, type CacheUpstream } from './cache.js'
 import { RedisTier } from './redis.js';
 import { LogThrottle } from '@rpcgate/toolkit/log-throttle';
 import { HeadTracker } from './heads.js';
+import type { ChainHead } from '../heads/head.js';
 
 export {
   NetworkCache,
@@ -61,6 +62,8 @@ export interface CreateCachesOptions {
   meanings: ReadonlyMap<string, GatewayMeaning>;
   metrics?: CacheMetrics;
   logger?: Logger;
+  /** The head per network (src/gateway/heads); a network without one gets a head of its own (tests). */
+  heads?: ReadonlyMap<string, ChainHead>;
   /** The Redis client of the cache tier (src/gateway/redis, from `cache.redis.url` or `redisUrl`): required when
    *  `cache.redis.enabled`; its owner closes it. */
   redisClient?: Redis;
@@ -84,6 +87,7 @@ export function createResponseCaches(o: CreateCachesOptions): ResponseCaches {
     const upstream = o.upstreams.get(name);
     if (upstream === undefined) continue;
     const pollMs = s.pollIntervalMs || Math.max(250, n.blockTime * 500);
+    const head = o.heads?.get(name);
     const finalityDepth = over.finalityDepth ?? s.finalityDepth;
     const onPollError = (err: unknown) =>
       warn(
@@ -96,10 +100,7 @@ export function createResponseCaches(o: CreateCachesOptions): ResponseCaches {
       heads.set(
         name,
         new HeadTracker({
-          upstream,
-          pollMs,
-          idleMs: s.idleMs,
-          finalityDepth,
+          ...(head !== undefined ? { head } : { upstream, pollMs, idleMs: s.idleMs, finalityDepth }),
           events: { onHead: nothing, onReorg: nothing, onFinalized: nothing, onReset: nothing, onError: onPollError },
         }),
       );
@@ -131,6 +132,7 @@ export function createResponseCaches(o: CreateCachesOptions): ResponseCaches {
         redis,
         metrics: o.metrics,
         onPollError,
+        head,
       }),
     );
     heads.set(name, networks.get(name)!.tracker);

@@ -45,6 +45,7 @@ import { LogThrottle } from '@rpcgate/toolkit/log-throttle';
 import { LOG_EVERY_MS } from '../redis/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
 import { createResponseCaches, type ResponseCaches } from '../cache/index.js';
+import { createHeads, headPollMs, type HeadPool } from '../heads/index.js';
 import { addressParamsTable, meaningTable } from '../method-meaning.js';
 import { type Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
 import { RequestLog, requestLogRetentionMs } from '../metering/request-log.js';
@@ -263,8 +264,17 @@ export async function startService(
       meanings,
     ))
       pools.set(name, pool);
+    // One head per network (src/gateway/heads): the cache, the eth_getLogs range cap and the feeds all follow it.
+    const heads = createHeads(pools, config, logger);
+    built.add('network heads', {
+      value: heads,
+      close: async () => {
+        for (const h of heads.values()) h.stop();
+      },
+    });
     // The response cache in front of each network's pool (config `cache`).
     const caches = createResponseCaches({
+      heads,
       config,
       upstreams: pools,
       meanings,
@@ -301,7 +311,9 @@ export async function startService(
     const ws = config.websocket;
     const subs = new Subscriptions({
       upstreams: pools,
-      intervalMs: (n) => ws.pollIntervalMs || Math.max(250, (config.networks[n]?.blockTime ?? 2) * 500),
+      heads,
+      push: (n) => (pools.get(n) as HeadPool | undefined)?.pushTransports?.() ?? [],
+      intervalMs: (n) => headPollMs(config, n),
       maxPerConnection: ws.maxSubscriptionsPerConnection,
       maxQueued: ws.maxQueuedNotifications,
       maxQueuedBytes: ws.maxQueuedBytes,

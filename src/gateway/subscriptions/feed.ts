@@ -1,24 +1,26 @@
-// One feed per network on a replica: a single poll loop against the network's upstream pool serves every
-// eth_subscribe of every connection on this replica (newHeads, logs and newPendingTransactions are kinds of the same
-// loop; a kind's upstream calls are only made while it has subscribers). It starts with the first subscriber and stops
-// with the last.
+// One feed per network on a replica serves every eth_subscribe of every connection on it, from one upstream source
+// per kind, shared and refcounted: a kind's source starts with its first subscriber and stops with its last.
 //
-// Polling, not upstream WebSockets: the pool speaks HTTP (with failover), so this works with any node. Each tick:
-//   eth_blockNumber → eth_getBlockByNumber for every block after the last delivered one (at most MAX_CATCH_UP per tick)
-//   → per block, with logs subscribers: one eth_getLogs({blockHash}) (the union of the subscribers' addresses when
-//   they all name one, else every log of the block), matched per subscriber.
-// No gaps, no duplicates: the feed keeps the last delivered block (number, hash) and always continues from number+1,
-// whichever upstream answers (after a failure or a failover, the next tick fills the missed blocks in order).
-// Reorgs: a block whose parentHash is not the last delivered hash means the chain changed under us. The feed walks
-// back its history (the last HISTORY blocks), re-sending for each dropped block the logs it delivered with
-// `removed: true`, until the new block's parent is a block it still has, and delivers the new branch from there
-// (newHeads then sees the new blocks of the replaced heights again, as nodes do). A reorg deeper than the history
-// restarts from the new block without removals (logged).
-// newPendingTransactions: an upstream pending-transaction filter (eth_newPendingTransactionFilter polled with
-// eth_getFilterChanges); when the upstream forgets it (failover, node restart), a new one is made: hashes that entered
-// the pool in between are missed (a pending pool is not a sequence one could resume; documented best effort).
+// newHeads and logs follow the network head (src/gateway/heads: newHeads pushed by every upstream that has a socket,
+// merged; a poll of the pool only where none has). The head hands over a contiguous chain — gaps after a reconnect or a
+// failover already filled, reorgs as removed blocks then the new branch — so the feed only fans out:
+//   - newHeads: each added block's header, serialised once for every subscriber, in the head's own turn;
+//   - logs (dshackle's way): per added block, one eth_getLogs({blockHash}) for all logs subscribers together (the
+//     union of their addresses when they all name some, else every log of the block), matched per subscriber;
+//     fetched at once, delivered in chain order; a block that left the chain before its logs came is skipped, and the
+//     logs delivered for a removed block are sent again with `removed: true` (newest block first). A failed fetch is
+//     retried (the block stays canonical: skipping it would be a hole); by block hash, EIP-234 makes a node that has
+//     not got the block answer an error, never an empty list.
+// So there is one upstream subscription (newHeads, per push upstream: the head's) however many clients subscribe to
+// newHeads or logs, and one eth_getLogs per block however many logs subscribers.
+// newPendingTransactions: one upstream eth_subscribe("newPendingTransactions") on one push upstream that is up (moved
+// to another one when its socket drops); without any, an upstream pending-transaction filter polled with
+// eth_getFilterChanges. Hashes are deduplicated over the last PENDING_SEEN (a move between upstreams may repeat
+// some). A pending pool is no sequence to resume: hashes that arrive while no source is up are missed (best effort,
+// as every provider's).
 import type { Logger } from 'pino';
 import { RawResult } from '@rpcgate/toolkit/engine';
+import type { ChainHead, ChainUpdate, HeadBlock, PushSource } from '../heads/head.js';
 
 /** What the feed needs of an upstream pool. */
 export interface FeedUpstream {
@@ -34,11 +36,12 @@ export interface LogFilter {
   topics?: ReadonlyArray<readonly string[] | null>;
 }
 
-/** A subscriber of the feed (one eth_subscribe). Delivery must not throw and must be cheap (it queues). */
+/** A subscriber of the feed (one eth_subscribe). Delivery must not throw and must be cheap (it queues). `json` is
+ *  `result` serialised, made once for every subscriber. */
 export interface FeedSubscriber {
   kind: 'newHeads' | 'logs' | 'newPendingTransactions';
   filter?: LogFilter;
-  deliver(result: unknown): void;
+  deliver(result: unknown, json: string): void;
 }
 
 interface Log {
@@ -48,20 +51,27 @@ interface Log {
   [k: string]: unknown;
 }
 
-interface Delivered {
-  number: number;
-  hash: string;
-  /** The logs fetched for this block (with the subscribers of that moment), for removal on a reorg. */
-  logs: Log[] | undefined;
+export interface NetworkFeedOptions {
+  /** The network's head (src/gateway/heads). */
+  head: ChainHead;
+  /** The pool (eth_getLogs per block, the pending filter when polling). */
+  upstream: FeedUpstream;
+  /** Push upstreams (newPendingTransactions). */
+  push?: () => readonly PushSource[];
+  /** Poll interval of the pending filter when no upstream pushes. */
+  pollMs: number;
+  logger: Logger;
 }
 
-/** Blocks remembered for reorg detection and removed logs. */
-const HISTORY = 64;
-/** Blocks delivered per tick at most (a long outage is filled over several ticks, in order). */
-const MAX_CATCH_UP = 32;
+/** Blocks whose delivered logs are remembered (for `removed: true`). */
+const HISTORY = 256;
+/** Pending hashes remembered against repeats. */
+const PENDING_SEEN = 8192;
+/** Retry delay of a failed per-block eth_getLogs (doubling up to 2 s). */
+const RETRY_MS = 50;
 
 const parse = (r: unknown): unknown => (r instanceof RawResult ? JSON.parse(r.json) : r);
-const hex = (n: number): Hex => `0x${n.toString(16)}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
 
 /** Whether a log matches a subscription's filter (geth's rules: address any-of, topics by position). */
 export function matchLog(log: Log, f: LogFilter | undefined): boolean {
@@ -78,27 +88,26 @@ export function matchLog(log: Log, f: LogFilter | undefined): boolean {
   return true;
 }
 
-/** The newHeads notification of a block: its header (geth sends the header, without transactions or uncles). */
-function header(block: Record<string, unknown>): Record<string, unknown> {
-  const { transactions: _t, uncles: _u, withdrawals: _w, size: _s, ...h } = block;
-  return h;
-}
+type LogsOp = { remove: HeadBlock } | { add: HeadBlock; logs: Promise<Log[] | undefined> };
 
 export class NetworkFeed {
   private readonly subs = new Set<FeedSubscriber>();
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
-  private history: Delivered[] = [];
-  private pendingFilter: string | undefined;
+  private readonly count = { newHeads: 0, logs: 0, newPendingTransactions: 0 };
   private stopped = false;
-  /** Bumped when the last subscriber leaves: a poll still running from before must not write its blocks back. */
-  private epoch = 0;
+  // blocks (newHeads + logs)
+  private release: (() => void) | undefined;
+  private unlisten: (() => void) | undefined;
+  private ops: LogsOp[] = [];
+  private draining: Promise<void> | undefined;
+  private readonly delivered = new Map<string, Log[]>();
+  /** Bumped when logs stop or the head resets: work from before is dropped. */
+  private logsEpoch = 0;
+  // pending
+  private pending: PendingSource | undefined;
 
   constructor(
     readonly network: string,
-    private readonly upstream: FeedUpstream,
-    private readonly intervalMs: number,
-    private readonly logger: Logger,
+    private readonly o: NetworkFeedOptions,
   ) {}
 
   get size(): number {
@@ -107,162 +116,245 @@ export class NetworkFeed {
 
   /** Subscribers by kind (read-only, for metrics at scrape time). */
   sizeByKind(): Record<FeedSubscriber['kind'], number> {
-    const n = { newHeads: 0, logs: 0, newPendingTransactions: 0 };
-    for (const s of this.subs) n[s.kind]++;
-    return n;
+    return { ...this.count };
   }
 
   add(s: FeedSubscriber): void {
+    if (this.stopped || this.subs.has(s)) return;
     this.subs.add(s);
-    if (this.subs.size === 1 && !this.stopped) this.schedule(0);
+    this.count[s.kind]++;
+    if (s.kind === 'newPendingTransactions') {
+      if (this.pending === undefined) this.pending = new PendingSource(this);
+      return;
+    }
+    if (this.release === undefined) {
+      this.unlisten = this.o.head.listen({
+        onUpdate: (u) => this.onUpdate(u),
+        onReset: () => this.onReset(),
+      });
+      this.release = this.o.head.hold();
+    }
   }
 
   remove(s: FeedSubscriber): void {
-    if (!this.subs.delete(s) || this.subs.size > 0) return;
-    // Last subscriber gone: stop polling, forget the chain position (the next first subscriber starts at the head).
+    if (!this.subs.delete(s)) return;
+    this.count[s.kind]--;
+    if (this.count.newPendingTransactions === 0 && this.pending !== undefined) {
+      this.pending.stop();
+      this.pending = undefined;
+    }
+    if (this.count.newHeads + this.count.logs === 0 && this.release !== undefined) {
+      this.release();
+      this.unlisten?.();
+      this.release = this.unlisten = undefined;
+    }
+    if (this.count.logs === 0) this.dropLogs();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const s of [...this.subs]) this.remove(s);
+  }
+
+  /** Tests: one poll of the head (and of the pending filter), then the logs of what it brought. */
+  async tick(): Promise<void> {
+    await this.o.head.tick();
+    await this.o.head.settled();
+    await this.pending?.tick();
+    while (this.draining !== undefined) await this.draining;
+  }
+
+  /** @internal */
+  get opts(): NetworkFeedOptions {
+    return this.o;
+  }
+
+  /** @internal each subscriber of `kind`. */
+  *of(kind: FeedSubscriber['kind']): Iterable<FeedSubscriber> {
+    for (const s of this.subs) if (s.kind === kind) yield s;
+  }
+
+  private onUpdate(u: ChainUpdate): void {
+    if (this.count.newHeads > 0)
+      for (const b of u.added) {
+        const json = b.json();
+        for (const s of this.subs) if (s.kind === 'newHeads') s.deliver(b.header, json);
+      }
+    if (this.count.logs === 0) return;
+    for (const r of u.removed) this.ops.push({ remove: r });
+    // Fetched at once (in parallel, the pool batches them), delivered in order.
+    for (const a of u.added) this.ops.push({ add: a, logs: this.logsOf(a, this.logsEpoch) });
+    this.draining ??= this.drain().finally(() => (this.draining = undefined));
+  }
+
+  private onReset(): void {
+    // The old chain is void: what was delivered of it cannot be removed by block any more.
+    this.dropLogs();
+  }
+
+  private dropLogs(): void {
+    this.logsEpoch++;
+    this.ops = [];
+    this.delivered.clear();
+  }
+
+  /** The logs of one block the logs subscribers may want: one call by block hash, retried while the block is
+   *  canonical and someone listens (undefined: given up, the block left the chain or the logs subscribers did). */
+  private async logsOf(b: HeadBlock, epoch: number): Promise<Log[] | undefined> {
+    for (let wait = RETRY_MS; ; wait = Math.min(2000, wait * 2)) {
+      if (epoch !== this.logsEpoch || !this.o.head.isCanonical(b.hash)) return undefined;
+      let union: Set<string> | undefined = new Set();
+      for (const s of this.subs) {
+        if (s.kind !== 'logs') continue;
+        if (s.filter?.address === undefined) {
+          union = undefined;
+          break;
+        }
+        for (const a of s.filter.address) union.add(a);
+      }
+      const filter: Record<string, unknown> = { blockHash: b.hash };
+      if (union !== undefined) filter.address = [...union];
+      try {
+        const logs = parse(await this.o.upstream.call('eth_getLogs', [filter]));
+        if (Array.isArray(logs)) return logs as Log[];
+        throw new Error('eth_getLogs answered no list');
+      } catch (e) {
+        this.o.logger.warn(
+          { err: e, network: this.network, block: b.number },
+          'subscription feed: eth_getLogs of a new block failed; retrying',
+        );
+      }
+      await sleep(wait);
+    }
+  }
+
+  private async drain(): Promise<void> {
+    while (this.ops.length > 0) {
+      const op = this.ops.shift()!;
+      const epoch = this.logsEpoch;
+      if ('remove' in op) {
+        const logs = this.delivered.get(op.remove.hash);
+        if (logs === undefined) continue;
+        this.delivered.delete(op.remove.hash);
+        for (const log of logs) {
+          const r = { ...log, removed: true };
+          const json = JSON.stringify(r);
+          for (const s of this.subs) if (s.kind === 'logs' && matchLog(log, s.filter)) s.deliver(r, json);
+        }
+        continue;
+      }
+      const logs = await op.logs;
+      if (logs === undefined || epoch !== this.logsEpoch || !this.o.head.isCanonical(op.add.hash)) continue;
+      this.delivered.set(op.add.hash, logs);
+      if (this.delivered.size > HISTORY) this.delivered.delete(this.delivered.keys().next().value!);
+      for (const log of logs) {
+        let json: string | undefined;
+        for (const s of this.subs)
+          if (s.kind === 'logs' && matchLog(log, s.filter)) s.deliver(log, (json ??= JSON.stringify(log)));
+      }
+    }
+  }
+}
+
+/** newPendingTransactions: one upstream subscription on a push upstream that is up, else a polled filter. */
+class PendingSource {
+  private readonly seen = new Set<string>();
+  private unsubscribe: (() => Promise<void>) | undefined;
+  private on: PushSource | undefined;
+  private readonly unlisten: Array<() => void> = [];
+  private filter: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private polling = false;
+
+  constructor(private readonly feed: NetworkFeed) {
+    const sources = feed.opts.push?.() ?? [];
+    for (const src of sources) this.unlisten.push(src.push.onState(() => this.choose()));
+    this.choose();
+  }
+
+  private deliver(hash: unknown): void {
+    if (typeof hash !== 'string' || this.seen.has(hash)) return;
+    this.seen.add(hash);
+    if (this.seen.size > PENDING_SEEN) this.seen.delete(this.seen.values().next().value!);
+    const json = JSON.stringify(hash);
+    for (const s of this.feed.of('newPendingTransactions')) s.deliver(hash, json);
+  }
+
+  /** Subscribes on the first push upstream that is up (keeps the current one while it is), else polls. */
+  private choose(): void {
+    if (this.stopped) return;
+    if (this.on !== undefined && this.on.push.up) return;
+    this.unsubscribe?.().catch(() => undefined);
+    this.unsubscribe = this.on = undefined;
+    const src = (this.feed.opts.push?.() ?? []).find((s) => s.push.up);
+    if (src === undefined) return this.schedule(0);
+    this.on = src;
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.history = [];
-    this.epoch++;
-    this.dropPendingFilter();
+    this.dropFilter();
+    src.push.subscribe(['newPendingTransactions'], { notify: (h) => this.deliver(h), gap: () => undefined }).then(
+      (unsub) => {
+        if (this.on !== src || this.stopped) return void unsub().catch(() => undefined);
+        this.unsubscribe = unsub;
+      },
+      () => {
+        if (this.on === src) this.on = undefined;
+        this.schedule(this.feed.opts.pollMs);
+      },
+    );
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer !== undefined || this.stopped || this.on !== undefined) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.tick().finally(() => this.schedule(this.feed.opts.pollMs));
+    }, ms);
+    this.timer.unref();
+  }
+
+  /** One poll of the pending filter (only while no push upstream carries the subscription). */
+  async tick(): Promise<void> {
+    if (this.on !== undefined || this.stopped || this.polling) return;
+    this.polling = true;
+    const up = this.feed.opts.upstream;
+    try {
+      if (this.filter === undefined) {
+        this.filter = String(parse(await up.call('eth_newPendingTransactionFilter', [])));
+        return;
+      }
+      let hashes: unknown;
+      try {
+        hashes = parse(await up.call('eth_getFilterChanges', [this.filter]));
+      } catch (e) {
+        // The upstream forgot the filter (failover, restart): a new one next tick.
+        this.filter = undefined;
+        throw e;
+      }
+      if (Array.isArray(hashes)) for (const h of hashes) this.deliver(h);
+    } catch (e) {
+      this.feed.opts.logger.warn(
+        { err: e, network: this.feed.network },
+        'subscription feed: pending-transaction poll failed; a new filter next time',
+      );
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private dropFilter(): void {
+    const id = this.filter;
+    this.filter = undefined;
+    if (id !== undefined) this.feed.opts.upstream.call('eth_uninstallFilter', [id]).catch(() => undefined);
   }
 
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
-    this.timer = undefined;
-    this.subs.clear();
-  }
-
-  private schedule(ms: number): void {
-    if (this.timer !== undefined || this.running) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.tick();
-    }, ms);
-    this.timer.unref();
-  }
-
-  private has(kind: FeedSubscriber['kind']): boolean {
-    for (const s of this.subs) if (s.kind === kind) return true;
-    return false;
-  }
-
-  /** One poll; never rejects (a failed upstream call is retried next tick from where the feed stands). */
-  async tick(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      if (this.has('newHeads') || this.has('logs')) await this.pollBlocks();
-      if (this.has('newPendingTransactions')) await this.pollPending();
-    } catch (e) {
-      this.logger.warn(
-        { err: e, network: this.network },
-        'subscription feed: upstream poll failed; resuming from the last delivered block',
-      );
-    } finally {
-      this.running = false;
-      if (this.subs.size > 0 && !this.stopped) this.schedule(this.intervalMs);
-    }
-  }
-
-  private async block(n: number): Promise<Record<string, unknown> | null> {
-    return parse(await this.upstream.call('eth_getBlockByNumber', [hex(n), false])) as Record<string, unknown> | null;
-  }
-
-  private async pollBlocks(): Promise<void> {
-    const epoch = this.epoch;
-    const head = Number(parse(await this.upstream.call('eth_blockNumber', [])));
-    if (!Number.isSafeInteger(head)) throw new Error('eth_blockNumber: not a number');
-    let last = this.history[this.history.length - 1];
-    let n = last === undefined ? head : last.number + 1;
-    const to = Math.min(head, n + MAX_CATCH_UP - 1);
-    while (n <= to && this.subs.size > 0 && epoch === this.epoch) {
-      let b = await this.block(n);
-      if (b === null) return; // this upstream is behind the one that answered eth_blockNumber: next tick
-      while (last !== undefined && b.parentHash !== last.hash) {
-        // Reorg: drop our tip and retry the height after the block below it.
-        this.history.pop();
-        this.removeLogs(last);
-        last = this.history[this.history.length - 1];
-        if (last === undefined) {
-          this.logger.warn(
-            { network: this.network, block: n },
-            'subscription feed: reorg deeper than the history; continuing from the new chain',
-          );
-          break;
-        }
-        n = last.number + 1;
-        const again = await this.block(n);
-        if (again === null) return;
-        b = again;
-      }
-      const d: Delivered = { number: n, hash: String(b.hash), logs: undefined };
-      if (this.has('logs')) d.logs = await this.logsOf(d.hash);
-      if (epoch !== this.epoch) return;
-      this.deliverBlock(b, d);
-      // A delivery may end the last subscriber (its connection's queue overflowed): nothing to remember then.
-      if (epoch !== this.epoch) return;
-      this.history.push(d);
-      if (this.history.length > HISTORY) this.history.shift();
-      last = d;
-      n++;
-    }
-  }
-
-  /** The logs of one block the logs subscribers may want: one call, by block hash (exact even across reorgs). */
-  private async logsOf(blockHash: string): Promise<Log[]> {
-    let union: Set<string> | undefined = new Set();
-    for (const s of this.subs) {
-      if (s.kind !== 'logs') continue;
-      if (s.filter?.address === undefined) {
-        union = undefined;
-        break;
-      }
-      for (const a of s.filter.address) union.add(a);
-    }
-    const filter: Record<string, unknown> = { blockHash };
-    if (union !== undefined) filter.address = [...union];
-    return parse(await this.upstream.call('eth_getLogs', [filter])) as Log[];
-  }
-
-  private deliverBlock(b: Record<string, unknown>, d: Delivered): void {
-    let h: Record<string, unknown> | undefined;
-    for (const s of this.subs) {
-      if (s.kind === 'newHeads') s.deliver((h ??= header(b)));
-      else if (s.kind === 'logs' && d.logs !== undefined)
-        for (const log of d.logs) if (matchLog(log, s.filter)) s.deliver(log);
-    }
-  }
-
-  private removeLogs(d: Delivered): void {
-    if (d.logs === undefined || d.logs.length === 0) return;
-    for (const s of this.subs) {
-      if (s.kind !== 'logs') continue;
-      for (const log of d.logs) if (matchLog(log, s.filter)) s.deliver({ ...log, removed: true });
-    }
-  }
-
-  private async pollPending(): Promise<void> {
-    if (this.pendingFilter === undefined) {
-      this.pendingFilter = String(parse(await this.upstream.call('eth_newPendingTransactionFilter', [])));
-      return;
-    }
-    let hashes: unknown;
-    try {
-      hashes = parse(await this.upstream.call('eth_getFilterChanges', [this.pendingFilter]));
-    } catch (e) {
-      // The upstream forgot the filter (failover, restart): a new one next tick.
-      this.pendingFilter = undefined;
-      throw e;
-    }
-    if (!Array.isArray(hashes)) return;
-    for (const s of this.subs) if (s.kind === 'newPendingTransactions') for (const h of hashes) s.deliver(h);
-  }
-
-  private dropPendingFilter(): void {
-    const id = this.pendingFilter;
-    this.pendingFilter = undefined;
-    if (id !== undefined) this.upstream.call('eth_uninstallFilter', [id]).catch(() => undefined);
+    for (const u of this.unlisten) u();
+    this.unsubscribe?.().catch(() => undefined);
+    this.unsubscribe = this.on = undefined;
+    this.dropFilter();
   }
 }

@@ -28,6 +28,7 @@ import { limitError, type Limiter } from '../limits/index.js';
 import { limitsBackendUnavailable, notificationQueueFull, tooManySubscriptions } from '../errors.js';
 import { RpcError } from '@rpcgate/toolkit/errors';
 import { CLOSE, type WsConnection } from '@rpcgate/toolkit/ws';
+import type { ChainHead, PushSource } from '../heads/head.js';
 import { NetworkFeed, type FeedSubscriber, type FeedUpstream, type LogFilter } from './feed.js';
 
 /** Close code when the key's quota runs out mid-subscription. */
@@ -40,7 +41,11 @@ export interface SocketCallContext extends AccessContext {
 
 export interface SubscriptionsOptions {
   upstreams: ReadonlyMap<string, FeedUpstream>;
-  /** Poll interval per network (ms). */
+  /** The head per network (src/gateway/heads): newHeads and logs follow it. */
+  heads: ReadonlyMap<string, ChainHead>;
+  /** The push upstreams per network (newPendingTransactions). */
+  push?: (network: string) => readonly PushSource[];
+  /** Poll interval of the pending-transaction filter where no upstream pushes (ms). */
   intervalMs: (network: string) => number;
   maxPerConnection: number;
   /** Notifications waiting to be sent on one connection, at most (websocket.maxQueuedNotifications). */
@@ -68,14 +73,14 @@ class Sub implements FeedSubscriber {
     private readonly owner: ConnectionSubs,
   ) {}
 
-  deliver(result: unknown): void {
+  deliver(result: unknown, json: string): void {
     // eth_subscribe("logs") was admitted only with listed addresses; this holds even if the feed's match did not.
     if (
       this.kind === 'logs' &&
       !addressVisible(this.owner.conn.ctx.principal, (result as { address?: unknown }).address)
     )
       return;
-    this.owner.enqueue(this.id, result);
+    this.owner.enqueue(this.id, json);
   }
 }
 
@@ -96,9 +101,10 @@ class ConnectionSubs {
     private readonly mgr: Subscriptions,
   ) {}
 
-  enqueue(id: string, result: unknown): void {
+  /** `json`: the notification's result, already serialised (once for every subscriber). */
+  enqueue(id: string, json: string): void {
     if (this.ended) return;
-    const m = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":${JSON.stringify(result)}}}`;
+    const m = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":${json}}}`;
     const { maxQueued, maxQueuedBytes } = this.mgr.bounds;
     if (this.queue.length >= maxQueued)
       return this.overflow(notificationQueueFull('websocket.maxQueuedNotifications', maxQueued));
@@ -205,9 +211,17 @@ export class Subscriptions {
     let f = this.feeds.get(network);
     if (f === undefined) {
       const up = this.opts.upstreams.get(network);
-      if (up === undefined)
+      const head = this.opts.heads.get(network);
+      if (up === undefined || head === undefined)
         throw new RpcError(-32603, 'Internal error', { reason: `no upstream pool for network ${network}` });
-      f = new NetworkFeed(network, up, this.opts.intervalMs(network), this.opts.logger);
+      const push = this.opts.push;
+      f = new NetworkFeed(network, {
+        head,
+        upstream: up,
+        push: push && (() => push(network)),
+        pollMs: this.opts.intervalMs(network),
+        logger: this.opts.logger,
+      });
       this.feeds.set(network, f);
     }
     return f;
