@@ -298,7 +298,8 @@ const edge = await createServer({
     eth_getFoo: ([id]: any) => ({ id, self: { id: id + 1 } }),
     'eth.getFoo': ([id, verbose]: any) => ({ count: verbose ? id * 2 : id }),
     'ns:tree': ([tree]: any) => depthOf(tree),
-    delete: ([d, del, dash]: any) => d.kind === 'plain' && del === 'gone' && dash === 'x',
+    // a by-name method: its handler gets the named params object whichever form the client sent (issue 19)
+    delete: ({ default: d, delete: del, 'with-dash': dash }: any) => d.kind === 'plain' && del === 'gone' && dash === 'x',
     Promise: ([choice, other]: any) => ({ then: choice + String(other ?? '') }),
     FooBarParams: () => ({ entries: [{ entries: [] }] }),
     foo_bar: () => '0xab',
