@@ -485,7 +485,8 @@ const served = await createServer({
     ['__proto__']: () => 'cc',
     constructor: () => 7,
     toString: () => 's',
-    hasOwnProperty: ([p]: any) => p === 'own',
+    // by-name: the handler gets { __proto__ } as an own key of a plain object, never the prototype (issue 19)
+    hasOwnProperty: (p: any) => Object.getPrototypeOf(p) === Object.prototype && Object.getOwnPropertyDescriptor(p, '__proto__')?.value === 'own',
     valueOf: () => null,
   },
 });
