@@ -107,7 +107,7 @@ describe.skipIf(skipBrowser)('dashboard Logs tab (Chromium)', () => {
     await page.screenshot({ path: join(SHOTS, 'logs-01-app-logs.png'), fullPage: true });
 
     // Failed only: the node error (-32000, HTTP 200) and the allowlist refusal (HTTP 403).
-    await page.getByLabel('Status').selectOption('error');
+    await page.getByLabel('Outcome').selectOption('error');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await expect.poll(() => table.locator('tbody tr').count()).toBe(2);
     const codes = await table.locator('tbody tr td:nth-child(5)').allTextContents();
@@ -117,7 +117,7 @@ describe.skipIf(skipBrowser)('dashboard Logs tab (Chromium)', () => {
     await page.screenshot({ path: join(SHOTS, 'logs-02-failed-only.png'), fullPage: true });
 
     // Method filter + drawer.
-    await page.getByLabel('Status').selectOption('');
+    await page.getByLabel('Outcome').selectOption('');
     await page.getByLabel('Method').fill('eth_blockNumber');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await expect.poll(() => table.locator('tbody tr').count()).toBe(1);

@@ -44,9 +44,10 @@ import { LogsPanel } from './Logs.js';
 const TABS: TabDef[] = [
   { id: 'setup', label: 'Set up' },
   { id: 'metrics', label: 'Metrics' },
-  { id: 'logs', label: 'Logs' },
   { id: 'networks', label: 'Networks' },
   { id: 'settings', label: 'Settings' },
+  // After the service spec's four tabs, so their order (and arrow-key travel between them) stays as users know it.
+  { id: 'logs', label: 'Logs' },
 ];
 
 export function AppDetailPage({ appId, tab, onUnauthorized }: PageProps & { appId: string; tab: string }) {

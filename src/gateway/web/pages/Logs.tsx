@@ -94,7 +94,7 @@ export function LogsPanel({
           <input value={draft.method} onChange={set('method')} placeholder="eth_call" />
         </label>
         <label>
-          Status
+          Outcome
           <select value={draft.status} onChange={set('status')}>
             <option value="">All</option>
             <option value="ok">Successful</option>
