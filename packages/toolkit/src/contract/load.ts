@@ -281,7 +281,41 @@ const SAFE_NAME = /[^A-Za-z0-9_-]+/g;
  * resolve, a file outside the allowed tree, a remote ref without permission) is collected and thrown together as one
  * DocumentError naming file, pointer and, for a ref in a method, the method.
  */
+/** True when every `$ref` of `doc` is a local JSON pointer that resolves in it and no schema declares an `$id`: then
+ *  the bundle is the document itself. A plain synchronous walk — far cheaper than the rewriting walk below, which
+ *  runs only when a document needs it (and is what reports a broken ref by method and pointer). */
+function selfContained(doc: Json): boolean {
+  const resolves = (ref: string): boolean => {
+    if (ref === '#') return true;
+    if (!ref.startsWith('#/')) return false;
+    let cur: Json = doc;
+    for (const seg of fromPointer(ref.slice(1))) {
+      if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, seg)) return false;
+      cur = cur[seg];
+    }
+    return true;
+  };
+  const stack: Json[] = [doc];
+  let seen = 0;
+  while (stack.length) {
+    const node = stack.pop();
+    if (++seen > 2_000_000) return false;
+    if (Array.isArray(node)) {
+      for (const v of node) if (v !== null && typeof v === 'object') stack.push(v);
+      continue;
+    }
+    if (typeof node.$ref === 'string' && !resolves(node.$ref)) return false;
+    if (node.$id !== undefined && typeof node.$id === 'string') return false;
+    for (const k in node) {
+      const v = node[k];
+      if (v !== null && typeof v === 'object') stack.push(v);
+    }
+  }
+  return true;
+}
+
 export async function bundle(root: SourceFile, opts: LoadOptions, budget?: DerefBudget): Promise<Bundle> {
+  if (selfContained(root.json)) return { document: root.json, root, files: [root], origins: new Map() };
   const cwd = opts.cwd ?? process.cwd();
   const problems: DocumentProblem[] = [];
   const files = new Map<string, SourceFile>([[root.uri, root]]);
