@@ -284,7 +284,7 @@ class PendingSource {
   /** Subscribes on the first push upstream that is up (keeps the current one while it is), else polls. */
   private choose(): void {
     if (this.stopped) return;
-    if (this.on !== undefined && this.on.push.up) return;
+    if (this.on?.push.up) return;
     this.unsubscribe?.().catch(() => undefined);
     this.unsubscribe = this.on = undefined;
     const src = (this.feed.opts.push?.() ?? []).find((s) => s.push.up);

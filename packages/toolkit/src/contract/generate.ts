@@ -65,7 +65,7 @@ interface Normal {
   conds: Json[];
 }
 
-const TYPES = ['null', 'boolean', 'object', 'array', 'number', 'integer', 'string'];
+const _TYPES = ['null', 'boolean', 'object', 'array', 'number', 'integer', 'string'];
 
 const isObj = (v: unknown): v is Record<string, Json> => !!v && typeof v === 'object' && !Array.isArray(v);
 

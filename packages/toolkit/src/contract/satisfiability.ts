@@ -287,7 +287,7 @@ export class SatisfiabilityChecker {
       );
       if (required.length > max)
         return {
-          pointer: flat.find(([s]) => s.maxProperties === max)![1] + '/maxProperties',
+          pointer: `${flat.find(([s]) => s.maxProperties === max)![1]}/maxProperties`,
           reason: `${required.length} required properties but maxProperties ${max}`,
         };
       for (const name of required) {
