@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { DerefBudget } from './bounds.js';
 import type { Json } from './model.js';
-import { DocumentError, fromPointer, locate, parseText, toPointer, type DocumentProblem } from './parse.js';
+import { DocumentError, fromPointer, locate, parseText, toPointer, valueAt, type DocumentProblem } from './parse.js';
 
 export interface LoadOptions {
   /** Fetch `$ref`s to http(s) URLs (CLI `--allow-remote-refs`). Default false: a remote ref is an error. */
@@ -285,16 +285,7 @@ const SAFE_NAME = /[^A-Za-z0-9_-]+/g;
  *  the bundle is the document itself. A plain synchronous walk — far cheaper than the rewriting walk below, which
  *  runs only when a document needs it (and is what reports a broken ref by method and pointer). */
 function selfContained(doc: Json): boolean {
-  const resolves = (ref: string): boolean => {
-    if (ref === '#') return true;
-    if (!ref.startsWith('#/')) return false;
-    let cur: Json = doc;
-    for (const seg of fromPointer(ref.slice(1))) {
-      if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, seg)) return false;
-      cur = cur[seg];
-    }
-    return true;
-  };
+  const resolves = (ref: string): boolean => ref === '#' || (ref.startsWith('#/') && valueAt(doc, fromPointer(ref)).ok);
   const stack: Json[] = [doc];
   let seen = 0;
   while (stack.length) {
@@ -545,17 +536,13 @@ export async function bundle(root: SourceFile, opts: LoadOptions, budget?: Deref
   };
 
   const getAt = (t: Target): { ok: true; node: Json } | { ok: false; why: string } => {
-    let cur = t.file.json;
-    for (let i = 0; i < t.segments.length; i++) {
-      const s = t.segments[i];
-      if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, s))
-        return {
-          ok: false,
-          why: `${t.file === root ? '' : t.file.display}${toPointer(t.segments.slice(0, i))} has no "${s}"`,
-        };
-      cur = cur[s];
-    }
-    return { ok: true, node: cur };
+    const got = valueAt(t.file.json, t.segments);
+    if (got.ok) return got;
+    const i = got.missing;
+    return {
+      ok: false,
+      why: `${t.file === root ? '' : t.file.display}${toPointer(t.segments.slice(0, i))} has no "${t.segments[i]}"`,
+    };
   };
 
   /** The base URI and `$id` scope at `segments` of a file (enclosing `$id`s change where relative refs point). */

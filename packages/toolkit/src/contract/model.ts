@@ -21,7 +21,7 @@ import {
   type LoadOptions,
   type SourceFile,
 } from './load.js';
-import { DocumentError, fromPointer, toPointer, type DocumentProblem } from './parse.js';
+import { DocumentError, fromPointer, toPointer, valueAt, type DocumentProblem } from './parse.js';
 import { checkDocument } from './validate.js';
 
 export type { LoadOptions } from './load.js';
@@ -141,14 +141,11 @@ export const refName = (schema: Json): string | undefined =>
 function pointer(doc: Json, ref: string): Json {
   if (!ref.startsWith('#'))
     throw new Error(`reference ${ref} is not local: load the document with loadDocument to resolve it`);
-  let cur = doc;
   const segs = fromPointer(ref);
-  for (const [i, key] of segs.entries()) {
-    if (cur == null || typeof cur !== 'object' || !Object.hasOwn(cur, key))
-      throw new Error(`reference ${ref} does not resolve: ${toPointer(segs.slice(0, i))} has no "${key}"`);
-    cur = cur[key];
-  }
-  return cur;
+  const got = valueAt(doc, segs);
+  if (got.ok) return got.node;
+  const i = got.missing;
+  throw new Error(`reference ${ref} does not resolve: ${toPointer(segs.slice(0, i))} has no "${segs[i]}"`);
 }
 
 /** Follows OpenRPC-level `$ref`s (content descriptors, errors, examples); leaves schemas alone. */

@@ -58,6 +58,20 @@ export function fromPointer(pointer: string): string[] {
     .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
+/** The node at `segments` in `doc` (own keys only, never the prototype), or the index of the first segment missing. */
+export function valueAt(
+  doc: Json,
+  segments: readonly string[],
+): { ok: true; node: Json } | { ok: false; missing: number } {
+  let cur = doc;
+  for (let i = 0; i < segments.length; i++) {
+    const s = segments[i];
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, s)) return { ok: false, missing: i };
+    cur = cur[s];
+  }
+  return { ok: true, node: cur };
+}
+
 const isYamlName = (file: string) => /\.ya?ml$/i.test(file.replace(/[?#].*$/, ''));
 
 /** Parses a document's text: YAML by extension (`.yaml`, `.yml`) or when it does not start with `{`/`[`, else JSON. */
