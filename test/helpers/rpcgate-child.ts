@@ -18,13 +18,15 @@ export interface RpcgateChild {
   stop(): Promise<void>;
 }
 
-export async function startRpcgateChild(config: object): Promise<RpcgateChild> {
+/** `env`: added to this process's environment for the child (e.g. OTEL_* variables). */
+export async function startRpcgateChild(config: object, env?: Record<string, string>): Promise<RpcgateChild> {
   const proc = spawn(
     process.execPath,
     ['--import', 'tsx', join(ROOT, 'test/helpers/limits-child.ts'), JSON.stringify(config)],
     {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: env === undefined ? undefined : { ...process.env, ...env },
     },
   );
   let out = '';

@@ -2,7 +2,7 @@
 // single or batch; notifications get no answer. eth_blockNumber 0x10, eth_chainId 0x1, eth_getBalance 0x0, and
 // eth_call always fails with the node error {code: -32000, message: "execution reverted"}, eth_getTransactionByHash
 // with EIP-1474's {code: -32001, message: "resource not found"} (the code rpcgate itself must not use). `items()`
-// counts calls.
+// counts calls; `traceparents()` lists the W3C trace header of each request.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -12,6 +12,8 @@ type Json = any;
 export interface StubNode {
   url: string;
   items(): number;
+  /** The `traceparent` header of each request received, in order (absent: undefined). */
+  traceparents(): (string | undefined)[];
   close(): Promise<void>;
 }
 
@@ -20,6 +22,7 @@ export const NODE_NOT_FOUND = { code: -32001, message: 'resource not found' };
 
 export function startStubNode(opts: { delayMs?: number } = {}): Promise<StubNode> {
   let items = 0;
+  const traceparents: (string | undefined)[] = [];
   const answer = (m: Json) => {
     items++;
     if (m.id === undefined) return undefined;
@@ -29,6 +32,8 @@ export function startStubNode(opts: { delayMs?: number } = {}): Promise<StubNode
     return { jsonrpc: '2.0', id: m.id, result };
   };
   const server: Server = createServer((req, res) => {
+    const tp = req.headers.traceparent;
+    traceparents.push(Array.isArray(tp) ? tp.join(',') : tp);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -52,6 +57,7 @@ export function startStubNode(opts: { delayMs?: number } = {}): Promise<StubNode
       ok({
         url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
         items: () => items,
+        traceparents: () => traceparents,
         close: () =>
           new Promise<void>((r) => {
             server.close(() => r());

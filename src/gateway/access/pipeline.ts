@@ -10,6 +10,7 @@
 // Stages 5 and 6 run in the engine's admission hook (src/gateway/server/admission.ts); metering attributes calls by
 // the same principal (src/gateway/metering/meter.ts meterPrincipal). Synchronous unless a JWT must be verified, so the
 // common path makes no promise.
+import type { Span } from '@opentelemetry/api';
 import type { IncomingMessage } from 'node:http';
 import type { CallContext } from '@rpcgate/toolkit/engine';
 import type { RpcError } from '@rpcgate/toolkit/errors';
@@ -23,6 +24,8 @@ import { routeRefusal } from './route.js';
 /** A node API call's context: the network and the principal (undefined only on refusals before the key is known). */
 export interface AccessContext extends CallContext<Principal> {
   network: string;
+  /** The request's trace span (src/gateway/telemetry), only while tracing is on. */
+  span?: Span;
 }
 
 /** A request refused by stage 1 or 2, with the principal when the key was known (its rate-limit headers, metering). */

@@ -26,6 +26,9 @@ export interface MetricsOptions {
   cacheBytes?: () => Record<string, number>;
   /** Log-in / sign-up calls the account throttles refused (429), by scope, read at scrape time. */
   accountThrottled?: () => Record<string, number>;
+  /** Whether each backend answers, read at scrape time: `store` (PostgreSQL's stall watch; SQLite is in-process) and
+   *  `redis-<role>` per Redis client (limits, filters, accounts, cache) — the operators' "quota backend down" alert. */
+  backendsUp?: () => Record<string, boolean>;
   /** Also collect prom-client's default process metrics (CPU, memory, event loop lag) into this registry. */
   processMetrics?: boolean;
 }
@@ -317,6 +320,17 @@ export class Metrics {
       collect() {
         this.reset();
         for (const [scope, n] of Object.entries(accountThrottled?.() ?? {})) this.inc({ scope }, n);
+      },
+    });
+    const backendsUp = opts.backendsUp;
+    new Gauge({
+      name: 'rpcgate_backend_up',
+      help: 'Backend reachable: 1 up, 0 down, by backend (store: the database; redis-limits, redis-filters, redis-accounts, redis-cache: each Redis client).',
+      labelNames: ['backend'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [backend, up] of Object.entries(backendsUp?.() ?? {})) this.set({ backend }, up ? 1 : 0);
       },
     });
     if (opts.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'rpcgate_' });

@@ -14,7 +14,9 @@ import { addressVisible } from '../access/pipeline.js';
 import type { AccessContext } from '../access/index.js';
 import { meaningOf, type LocalMethodName } from '../method-meaning.js';
 import type { UpstreamPool } from '../upstream/pool.js';
-import type { HeadTracker, NetworkCache } from '../cache/index.js';
+import { isCacheHit, type HeadTracker, type NetworkCache } from '../cache/index.js';
+import type { Tracer } from '@opentelemetry/api';
+import { inSpan, tracing } from '../telemetry/index.js';
 import { notificationsNotSupported, type SocketCallContext, type Subscriptions } from '../subscriptions/index.js';
 import { guardLogsRange, rangeChecked } from './logs-range.js';
 
@@ -85,12 +87,35 @@ export function forwarder(
   return (name) => {
     // Only the networks whose cache looks at this method at all.
     const cached = new Map([...(caches ?? [])].filter(([, c]) => c.caches(name)));
-    return ((params: readonly unknown[] | undefined, ctx: CallContext) => {
+    const call = (params: readonly unknown[] | undefined, ctx: CallContext, tracer?: Tracer): unknown => {
       const cache = cached.size === 0 || ctx.network === undefined ? undefined : cached.get(ctx.network);
-      if (cache !== undefined) return cache.call(name, params);
+      if (cache !== undefined)
+        return tracer === undefined
+          ? cache.call(name, params)
+          : inSpan(
+              tracer,
+              'rpcgate.cache',
+              undefined,
+              { 'rpc.method': name },
+              () => cache.call(name, params),
+              (span, r) => span.setAttribute('rpcgate.cache.hit', isCacheHit(r)),
+            );
       const pool = ctx.network === undefined ? undefined : pools.get(ctx.network);
       if (pool === undefined) throw internalError({ reason: `no upstream pool for network ${String(ctx.network)}` });
       return pool.call(name, params);
+    };
+    return ((params: readonly unknown[] | undefined, ctx: CallContext) => {
+      const tracer = tracing.tracer;
+      if (tracer === undefined) return call(params, ctx);
+      // One span per forwarded call (each batch item its own), under the request's span (a WebSocket call: a root).
+      return inSpan(
+        tracer,
+        `rpcgate.call ${name}`,
+        (ctx as AccessContext).span,
+        { 'rpc.system': 'jsonrpc', 'rpc.method': name, 'rpcgate.network': ctx.network ?? '' },
+        () => call(params, ctx, tracer),
+        (span, r) => span.setAttribute('rpcgate.cache.hit', isCacheHit(r)),
+      );
     }) as Handler<unknown>;
   };
 }

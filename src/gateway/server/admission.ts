@@ -15,6 +15,7 @@ import type { AdmitCall, AdmitFn, AdmitResult } from '@rpcgate/toolkit/engine';
 import { RpcError } from '@rpcgate/toolkit/errors';
 import { limitsBackendUnavailable } from '../errors.js';
 import type { AddressParam } from '../method-meaning.js';
+import { inSpan, tracing } from '../telemetry/index.js';
 
 /** Headers that describe a subject's state without counting (for responses where nothing was admitted). */
 function stateHeaders(d: LimitDecision): Record<string, string> {
@@ -51,7 +52,8 @@ export function createAdmission(
 ): AdmitFn<AccessContext> {
   // In-process counters answer synchronously: the hook then returns its result without a Promise.
   const memory = limiter instanceof MemoryLimiter ? limiter : undefined;
-  return (
+  const backend = limiter === undefined ? 'none' : memory !== undefined ? 'memory' : 'redis';
+  const admit = (
     calls: readonly AdmitCall[],
     ctx: AccessContext,
   ): AdmitResult | undefined | Promise<AdmitResult | undefined> => {
@@ -81,6 +83,25 @@ export function createAdmission(
       return decided(d, refused);
     }
     return admitAsync(limiter, subject, admitted, refused, onError);
+  };
+  return (calls, ctx) => {
+    const tracer = tracing.tracer;
+    if (tracer === undefined || ctx.span === undefined) return admit(calls, ctx);
+    // The limits step of the request's trace: allowlists per call and the limiter.
+    return inSpan(
+      tracer,
+      'rpcgate.limits',
+      ctx.span,
+      { 'rpcgate.limits.calls': calls.length, 'rpcgate.limits.backend': backend },
+      () => admit(calls, ctx),
+      (span, r) => {
+        const err = r?.error;
+        span.setAttribute('rpcgate.limits.allowed', err === undefined);
+        if (err !== undefined) span.setAttribute('rpc.jsonrpc.error_code', err.code);
+        if (r?.refused !== undefined)
+          span.setAttribute('rpcgate.limits.refused_calls', r.refused.filter(Boolean).length);
+      },
+    );
   };
 }
 

@@ -39,6 +39,8 @@ import { plainText, skipBody, type Router } from '@rpcgate/toolkit/http';
 import type { Engine } from '@rpcgate/toolkit/engine';
 import { RpcError } from '@rpcgate/toolkit/errors';
 import type { CallMeter } from './call-observer.js';
+import type { Tracer } from '@opentelemetry/api';
+import { endRequestSpan, principalAttributes, startRequestSpan, stepSpan, tracing } from '../telemetry/index.js';
 
 export interface NodeRouteOptions {
   engine: Engine<AccessContext>;
@@ -118,12 +120,51 @@ export function addNodeRoutes(router: Router, opts: NodeRouteOptions): void {
     else logger.debug(line, 'node API request');
   }
 
+  /** admit with tracing on: the request's span (continuing the client's traceparent) and the access step under it. */
+  function tracedAdmit(
+    tracer: Tracer,
+    req: IncomingMessage,
+    rid: string,
+    t0: number,
+    route: NodeRoute,
+    key: string | undefined,
+  ): AccessContext | Refusal<AccessContext> {
+    const span = startRequestSpan(tracer, req.headers, t0, {
+      'rpcgate.network': route.network,
+      'rpcgate.request_id': rid,
+      'rpcgate.access_point': route.ap,
+    });
+    const a0 = performance.now();
+    const p = identify(keys, key, route.network, route.ap);
+    const principal = p instanceof Denied ? p.principal : p;
+    const who = principalAttributes(principal);
+    span.setAttributes(who);
+    stepSpan(tracer, 'rpcgate.access', span, a0, {
+      ...who,
+      'rpcgate.access.allowed': !(p instanceof Denied),
+      ...(p instanceof Denied ? { 'rpc.jsonrpc.error_code': p.error.code } : {}),
+    });
+    if (p instanceof Denied)
+      return new Refusal(p.error, { network: route.network, principal, requestId: rid, startedAt: t0, span });
+    return {
+      network: route.network,
+      principal: p,
+      requestId: rid,
+      ip: clientIp(req, trustProxy),
+      headers: req.headers,
+      startedAt: t0,
+      span,
+    };
+  }
+
   const rpc = createJsonRpcHttp<AccessContext, NodeRoute>({
     engine: opts.engine,
     maxBodyBytes: opts.maxBodyBytes,
     acceptContentType: acceptableContentType,
     cors: anyOrigin({ expose: EXPOSED, methods: 'POST, GET, OPTIONS', maxAgeSec: 86400 }),
     admit(req, rid, t0, route, key) {
+      const tracer = tracing.tracer;
+      if (tracer !== undefined) return tracedAdmit(tracer, req, rid, t0, route, key);
       const p = identify(keys, key, route.network, route.ap);
       if (p instanceof Denied)
         return new Refusal(p.error, { network: route.network, principal: p.principal, requestId: rid, startedAt: t0 });
@@ -143,11 +184,16 @@ export function addNodeRoutes(router: Router, opts: NodeRouteOptions): void {
         : checkRequest(p, { origin: req.headers.origin, ip: ctx.ip, authorization: req.headers.authorization });
     },
     refused(ctx, err, t0) {
+      ctx?.span?.setAttribute('rpc.jsonrpc.error_code', err.code);
       meter?.refused(ctx?.network ?? OTHER_NETWORK, ctx?.principal, err, t0, ctx?.requestId, ctx?.ip);
       const p = ctx?.principal;
       return p === undefined ? undefined : opts.limitHeaders?.(p);
     },
-    answered: logRequest,
+    answered(res, status, ctx, rid, t0) {
+      const span = ctx?.span;
+      if (span !== undefined) endRequestSpan(span, status);
+      logRequest(res, status, ctx, rid, t0);
+    },
     onError: (err, rid, what) => logger.error({ err, rid }, `${what} failed`),
   });
 

@@ -63,7 +63,9 @@ import {
 import { loadOrCreateServerSecret } from '../secrets/index.js';
 import type { Store } from '../store/index.js';
 import { createAdmission, peekLimitHeaders } from './admission.js';
+import { startTracing, tracing } from '../telemetry/index.js';
 import { readiness } from './readiness.js';
+import { packagePath } from '../paths.js';
 import { accountRoute } from './account-route.js';
 import type { AccountApi } from '../accounts/index.js';
 import { CallMeter } from './call-observer.js';
@@ -157,6 +159,9 @@ export interface ServiceExtensions {
   meter?: Pick<MeterOptions, 'now' | 'flushIntervalMs' | 'maxCells'>;
 }
 
+/** The package's version (span resources). */
+const SERVICE_VERSION = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
+
 export async function startService(
   input: Config | ConfigInput = {},
   ext: ServiceExtensions = {},
@@ -179,6 +184,7 @@ export async function startService(
     subscriptions?: Subscriptions;
     caches?: ResponseCaches;
     accountThrottle?: { refusals(): Record<string, number> };
+    backends?: () => Record<string, boolean>;
     staticKeyCount: number;
   } = { staticKeyCount: 0 };
   // One registry per service; active keys are read at scrape time from the key sources.
@@ -190,6 +196,7 @@ export async function startService(
     subscriptionsActive: () => live.subscriptions?.byNetworkAndKind() ?? {},
     cacheBytes: () => live.caches?.bytes() ?? {},
     accountThrottled: () => live.accountThrottle?.refusals() ?? {},
+    backendsUp: () => live.backends?.() ?? {},
   });
 
   // Each subsystem is added once built; stop closes them in reverse order (src/gateway/server/subsystems.ts).
@@ -198,6 +205,10 @@ export async function startService(
   const stop = (): Promise<void> => (stopped ??= built.closeAll().then(() => logger.flush()));
 
   try {
+    // First built, last closed: spans of the stop itself are flushed (on only with OTEL_EXPORTER_OTLP_*ENDPOINT).
+    const stopTracing = startTracing(SERVICE_VERSION);
+    built.add('tracing', { value: undefined, close: stopTracing });
+    if (tracing.tracer !== undefined) logger.info('tracing: OpenTelemetry spans exported over OTLP/HTTP');
     const store = built.add('store', await storeSubsystem(config, logger));
     // The secret that keys the key hashes, the key index, the limiter.
     const secret = loadOrCreateServerSecret(config.dataDir, config.secret);
@@ -205,6 +216,12 @@ export async function startService(
     await access.start();
     live.access = built.add('key index', { value: access, close: () => access.stop() });
     const redisClients = built.add('Redis clients', await redisSubsystem(config, logger));
+    live.backends = () => {
+      const up: Record<string, boolean> = { store: store.watch?.down !== true };
+      for (const c of Object.values(redisClients))
+        if (c !== undefined) up[`redis-${c.rpcgateRole}`] = c.status === 'ready';
+      return up;
+    };
     const lim = createLimiter({ ...config.limits, redisClient: redisClients.limits, redisPrefix: config.redisPrefix });
     built.add('limiter', { value: lim, close: () => lim.close() });
     // Filters (eth_newFilter & co.) live in the gateway: in Redis when configured, so every replica serves every filter.

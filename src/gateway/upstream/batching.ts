@@ -6,6 +6,7 @@
 // class queues, the request body, the learned batch size per upstream (a node that refuses a batch as too large gets
 // smaller ones, and larger ones again now and then: batchRecovery) and the mapping of the node's answer back to the
 // calls by id. What happens to a call once sent (deadline, hedge, split, retry) is the pool's.
+import type { Context } from '@opentelemetry/api';
 import { RawResult } from '@rpcgate/toolkit/engine';
 import type { RpcError } from '@rpcgate/toolkit/errors';
 import type { UpstreamConfig } from '../config/config.js';
@@ -53,6 +54,8 @@ export interface Call {
   done: boolean;
   /** The last failure, answered when nothing else is left to try. */
   lastErr: RpcError | undefined;
+  /** The caller's trace context while tracing is on (src/gateway/telemetry): parent of the upstream spans. */
+  trace: Context | undefined;
 }
 
 const quoted = new Map<string, string>();

@@ -21,6 +21,7 @@ import { RetryPolicy } from './failsafe/retry.js';
 import { redactIn, redactUrl } from './redact.js';
 import { TransportError, type PushTransport, type UpstreamTransport } from './transport.js';
 import { type UpstreamSpec, createTransport, specUrls, specLabel } from './transports/index.js';
+import { type Span, callTrace, failSpan, startUpstreamSpan, traceparentOf, tracing } from '../telemetry/index.js';
 
 export { CIRCUIT, type BreakerRule, type CircuitState } from './failsafe/breaker.js';
 export type { UpstreamSpec } from './transports/index.js';
@@ -63,6 +64,8 @@ class Attempt {
   deadlineTimer: NodeJS.Timeout | undefined;
   resendTimer: NodeJS.Timeout | undefined;
   ended = false;
+  /** Its trace span (tracing on and a traced call aboard). */
+  span: Span | undefined;
   constructor(
     readonly up: Upstream,
     readonly calls: Call[],
@@ -217,6 +220,7 @@ export class UpstreamPool {
       live: [],
       done: false,
       lastErr: undefined,
+      trace: tracing.tracer === undefined ? undefined : callTrace(),
     };
     // Only calls that may be resent share a batch (a batch may be split and resent).
     if (!this.cfg.coalesce || !c.retryable || cls.maxBatch === 1) this.dispatch([c]);
@@ -280,7 +284,9 @@ export class UpstreamPool {
       a.resendTimer = setTimeout(() => this.hedge(a), this.hedging.delay(calls[0].method));
     }
     this.stats.requests++;
-    up.transport.send(buildBody(calls), { cls: calls[0].cls.name, signal: a.ac.signal, deadlineMs: last }).then(
+    const traceparent = tracing.tracer === undefined ? undefined : this.traceAttempt(tracing.tracer, a);
+    const opts = { cls: calls[0].cls.name, signal: a.ac.signal, deadlineMs: last, traceparent };
+    up.transport.send(buildBody(calls), opts).then(
       (text) => {
         this.observeLatency(a);
         this.answered(a, text);
@@ -292,6 +298,30 @@ export class UpstreamPool {
         this.failed(a, err);
       },
     );
+  }
+
+  /** The span of an attempt whose calls are traced (background polls are not), and the traceparent for the node. */
+  private traceAttempt(tracer: NonNullable<typeof tracing.tracer>, a: Attempt): string | undefined {
+    const calls = a.calls;
+    let traced = false;
+    for (const c of calls) if (c.trace !== undefined) traced = true;
+    if (!traced) return undefined;
+    const methods = [...new Set(calls.map((c) => c.method))].join(',');
+    a.span = startUpstreamSpan(
+      tracer,
+      calls.map((c) => c.trace),
+      {
+        'rpcgate.network': this.network,
+        'rpcgate.upstream': String(a.up.label),
+        'rpcgate.upstream.url': a.up.url,
+        'rpcgate.upstream.kind': a.up.transport.kind,
+        'rpcgate.upstream.attempt': Math.max(...calls.map((c) => c.attempts)),
+        'rpcgate.upstream.calls': calls.length,
+        'rpc.method': methods,
+      },
+    );
+    // A WebSocket message carries no headers: the span is still there, the node just cannot join the trace.
+    return a.up.transport.kind === 'http' ? traceparentOf(a.span) : undefined;
   }
 
   /** One observation per upstream request (a coalesced batch is one), answered at all. */
@@ -311,6 +341,11 @@ export class UpstreamPool {
       if (i >= 0) c.live.splice(i, 1);
     }
     if (abort) a.ac.abort();
+    if (a.span !== undefined) {
+      // Aborted: every call it carried was answered elsewhere (a hedge or split won) or timed out.
+      if (abort) a.span.setAttribute('rpcgate.upstream.aborted', true);
+      a.span.end();
+    }
   }
 
   /** The deadline of some calls passed: they (and only they) fail with a timeout; the request goes on for the rest. */
@@ -330,7 +365,10 @@ export class UpstreamPool {
         );
       } else if (c.deadline < next) next = c.deadline;
     }
-    if (expired > 0) a.up.breaker.failure('timeout', true);
+    if (expired > 0) {
+      a.up.breaker.failure('timeout', true);
+      if (a.span !== undefined) failSpan(a.span, new Error(`${expired} call(s) timed out`));
+    }
     if (!a.ended && next !== Number.POSITIVE_INFINITY)
       a.deadlineTimer = setTimeout(() => this.expire(a), Math.max(0, next - now));
   }
@@ -423,9 +461,13 @@ export class UpstreamPool {
 
   private failed(a: Attempt, e: TransportError): void {
     if (a.ended) return; // aborted by us: a hedge won, or every call timed out
-    this.end(a, false);
     const up = a.up;
     const message = redactIn(e.message, this.secrets);
+    if (a.span !== undefined) {
+      a.span.setAttribute('rpcgate.upstream.error', e.kind);
+      failSpan(a.span, new Error(message));
+    }
+    this.end(a, false);
     up.breaker.lastError = message;
     if (e.kind === 'refused' && a.calls.length > 1) {
       // The node is fine; it takes no batch this large.

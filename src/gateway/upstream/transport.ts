@@ -25,6 +25,8 @@ export interface SendOptions {
   readonly signal?: AbortSignal;
   /** The latest deadline of the calls carried (performance.now() based), a backstop for transports without one. */
   readonly deadlineMs: number;
+  /** W3C trace context of the request's span (tracing on): sent as the `traceparent` header where there are headers. */
+  readonly traceparent?: string;
 }
 
 export interface UpstreamTransport {

@@ -56,7 +56,7 @@ export class HttpTransport implements UpstreamTransport {
       res = await this.pools[opts.cls].request({
         path: this.path,
         method: 'POST',
-        headers: this.headers,
+        headers: opts.traceparent === undefined ? this.headers : { ...this.headers, traceparent: opts.traceparent },
         body,
         signal: opts.signal,
       });
