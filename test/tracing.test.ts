@@ -20,6 +20,8 @@ interface OtlpSpan {
   spanId: string;
   parentSpanId?: string;
   name: string;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
   kind: number;
   attributes?: { key: string; value: AnyValue }[];
   status?: { code?: number; message?: string };
@@ -119,6 +121,8 @@ describe('OpenTelemetry traces over OTLP/HTTP (issue 25 item 4)', () => {
         devKey: false,
         // The dead one first: the first call's first upstream request is refused, and it is retried on the node.
         networks: { mainnet: { upstreams: [dead, node.url] } },
+        // Head polls every 250 ms: they outlive the calls that started them, and must not join those calls' traces.
+        cache: { pollIntervalMs: 250 },
       },
       {
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
@@ -162,6 +166,7 @@ describe('OpenTelemetry traces over OTLP/HTTP (issue 25 item 4)', () => {
       params: [],
     });
     expect(refused.status).toBe(401);
+    await new Promise((r) => setTimeout(r, 1500)); // several head polls after the last call
     // A graceful stop flushes what the batch processor still holds.
     await child.stop();
     child = undefined;
@@ -243,6 +248,15 @@ describe('OpenTelemetry traces over OTLP/HTTP (issue 25 item 4)', () => {
     expect(answered.span.status?.code).not.toBe(STATUS_ERROR);
     // The node got the upstream span's context: same trace, the answered attempt as parent.
     expect(node.traceparents()).toContain(`00-${CLIENT_TRACE}-${answered.span.spanId}-01`);
+  });
+
+  it('no span starts under a parent that had already ended (background polls start no spans of their own)', () => {
+    const byId = new Map(receiver.spans.map((s) => [s.span.spanId, s.span]));
+    const late = receiver.spans.filter((s) => {
+      const parent = s.span.parentSpanId ? byId.get(s.span.parentSpanId) : undefined;
+      return parent !== undefined && BigInt(s.span.startTimeUnixNano) > BigInt(parent.endTimeUnixNano);
+    });
+    expect(late.map((s) => `${s.span.name} ${JSON.stringify(s.attrs)}`)).toEqual([]);
   });
 
   it('a cache hit: a cache span with hit=true and no upstream span in its trace', () => {

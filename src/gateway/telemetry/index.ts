@@ -201,9 +201,15 @@ export function endRequestSpan(span: Span, status: number): void {
   span.end();
 }
 
-/** The active context when it holds a span (a traced call), else undefined: work it starts later joins that trace,
- *  and background work (head polls, filter polls) starts none. */
+/** The active context when it holds a span still recording (a traced call in flight), else undefined. Background
+ *  work (head polls, subscription feeds) keeps the context of the call that first started its timers; once that call
+ *  has ended its span no longer records, and the polls start no spans of their own. */
 export function callTrace(): Context | undefined {
-  const c = context.active();
-  return trace.getSpan(c) === undefined ? undefined : c;
+  return liveTrace(context.active());
+}
+
+/** `c` while its span still records (the call has not ended), else undefined. A call queued for a batch may have
+ *  ended by the time the batch leaves (a head poll a call started but did not wait for): that request is not its. */
+export function liveTrace(c: Context | undefined): Context | undefined {
+  return c !== undefined && trace.getSpan(c)?.isRecording() === true ? c : undefined;
 }

@@ -21,7 +21,15 @@ import { RetryPolicy } from './failsafe/retry.js';
 import { redactIn, redactUrl } from './redact.js';
 import { TransportError, type PushTransport, type UpstreamTransport } from './transport.js';
 import { type UpstreamSpec, createTransport, specUrls, specLabel } from './transports/index.js';
-import { type Span, callTrace, failSpan, startUpstreamSpan, traceparentOf, tracing } from '../telemetry/index.js';
+import {
+  type Span,
+  callTrace,
+  failSpan,
+  liveTrace,
+  startUpstreamSpan,
+  traceparentOf,
+  tracing,
+} from '../telemetry/index.js';
 
 export { CIRCUIT, type BreakerRule, type CircuitState } from './failsafe/breaker.js';
 export type { UpstreamSpec } from './transports/index.js';
@@ -304,22 +312,22 @@ export class UpstreamPool {
   private traceAttempt(tracer: NonNullable<typeof tracing.tracer>, a: Attempt): string | undefined {
     const calls = a.calls;
     let traced = false;
-    for (const c of calls) if (c.trace !== undefined) traced = true;
+    const contexts = calls.map((c) => {
+      const live = liveTrace(c.trace);
+      if (live !== undefined) traced = true;
+      return live;
+    });
     if (!traced) return undefined;
     const methods = [...new Set(calls.map((c) => c.method))].join(',');
-    a.span = startUpstreamSpan(
-      tracer,
-      calls.map((c) => c.trace),
-      {
-        'rpcgate.network': this.network,
-        'rpcgate.upstream': String(a.up.label),
-        'rpcgate.upstream.url': a.up.url,
-        'rpcgate.upstream.kind': a.up.transport.kind,
-        'rpcgate.upstream.attempt': Math.max(...calls.map((c) => c.attempts)),
-        'rpcgate.upstream.calls': calls.length,
-        'rpc.method': methods,
-      },
-    );
+    a.span = startUpstreamSpan(tracer, contexts, {
+      'rpcgate.network': this.network,
+      'rpcgate.upstream': String(a.up.label),
+      'rpcgate.upstream.url': a.up.url,
+      'rpcgate.upstream.kind': a.up.transport.kind,
+      'rpcgate.upstream.attempt': Math.max(...calls.map((c) => c.attempts)),
+      'rpcgate.upstream.calls': calls.length,
+      'rpc.method': methods,
+    });
     // A WebSocket message carries no headers: the span is still there, the node just cannot join the trace.
     return a.up.transport.kind === 'http' ? traceparentOf(a.span) : undefined;
   }
