@@ -11,7 +11,7 @@
 // take turns, BENCH_ROUNDS times; per system the median of rpcgate's CPU µs per call (/proc utime+stime of the process
 // and its children over the measured window / calls answered). Prints them and the ratios log/base (issue 25: ≤ 1.10)
 // and trace/base, plus spans received per call. Env: BENCH_SECONDS (5), BENCH_WARMUP (2), BENCH_ROUNDS (3),
-// BENCH_CONNECTIONS (32).
+// BENCH_CONNECTIONS (32), BENCH_BASE_ROOT (another checkout: its base system runs too, e.g. from before tracing).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -120,7 +120,7 @@ async function main(): Promise<void> {
   await waitForOutput(node, (o) => /STANDIN_READY /.test(o), 30000);
   const nodeUrl = /STANDIN_READY (\S+)/.exec(node.output())![1];
 
-  const gateway = async (id: string, requestLog: boolean, otlp: string | undefined): Promise<System> => {
+  const gateway = async (id: string, requestLog: boolean, otlp: string | undefined, from = root): Promise<System> => {
     const input = {
       port: 0,
       host: '127.0.0.1',
@@ -140,8 +140,8 @@ async function main(): Promise<void> {
     const proc = start(
       `rpcgate ${id}`,
       process.execPath,
-      ['--import', 'tsx', join(root, 'bench', 'rpcgate-server.ts'), JSON.stringify(input), '{"networkKey":true}'],
-      { cpus: SUT_CPU, cwd: root, env },
+      ['--import', 'tsx', join(from, 'bench', 'rpcgate-server.ts'), JSON.stringify(input), '{"networkKey":true}'],
+      { cpus: SUT_CPU, cwd: from, env },
     );
     await waitForOutput(proc, (o) => /RPCGATE_READY \S+\n/.test(o), 60000);
     const url = /RPCGATE_READY (\S+)\n/.exec(proc.output())![1];
@@ -158,6 +158,9 @@ async function main(): Promise<void> {
     await gateway('log', true, undefined),
     await gateway('trace', false, receiver.url),
   ];
+  // A/B: the base system from another checkout too (e.g. from before tracing existed: what tracing off costs).
+  const before = process.env.BENCH_BASE_ROOT;
+  if (before) systems.push(await gateway('base@before', false, undefined, before));
   const trace = systems[2];
   let traceCalls = 0;
   const spans0 = receiver.spans();
@@ -198,6 +201,8 @@ async function main(): Promise<void> {
     );
   console.log(`\n  request log on / off, CPU per call: ${(m(log) / m(base)).toFixed(3)}× (issue 25: ≤ 1.10)`);
   console.log(`  tracing on / off, CPU per call:     ${(m(trace) / m(base)).toFixed(3)}×`);
+  if (systems[3] !== undefined)
+    console.log(`  base / base@before (${before}), CPU per call: ${(m(base) / m(systems[3])).toFixed(3)}×`);
   console.log(`  spans received: ${spans} for ${traceCalls} calls (${(spans / traceCalls).toFixed(2)} per call)`);
   const maxOthers = Math.max(...systems.flatMap((s) => s.others));
   if (maxOthers > 0.1)
