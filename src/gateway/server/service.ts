@@ -208,7 +208,12 @@ export async function startService(
     // First built, last closed: spans of the stop itself are flushed (on only with OTEL_EXPORTER_OTLP_*ENDPOINT).
     const stopTracing = startTracing(SERVICE_VERSION);
     built.add('tracing', { value: undefined, close: stopTracing });
-    if (tracing.tracer !== undefined) logger.info('tracing: OpenTelemetry spans exported over OTLP/HTTP');
+    if (tracing.tracer !== undefined) {
+      logger.info('tracing: OpenTelemetry spans exported over OTLP/HTTP (JSON)');
+      const protocol = process.env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
+      if (protocol !== undefined && protocol !== 'http/json')
+        logger.warn({ protocol }, 'tracing: only OTLP http/json is built in; spans are sent as http/json');
+    }
     const store = built.add('store', await storeSubsystem(config, logger));
     // The secret that keys the key hashes, the key index, the limiter.
     const secret = loadOrCreateServerSecret(config.dataDir, config.secret);
