@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newNetworkKey, startRpcgateChild, type RpcgateChild } from './helpers/rpcgate-child.js';
 import { deadUrl, startStubNode, type StubNode } from './helpers/stub-node.js';
+import { Raw } from './helpers/ws-client.js';
 import { tracing, tracingWanted } from '../src/gateway/telemetry/index.js';
 import { startService } from '../src/gateway/server/service.js';
 
@@ -158,7 +159,13 @@ describe('OpenTelemetry traces over OTLP/HTTP (issue 25 item 4)', () => {
       params: [{ to: '0x0000000000000000000000000000000000000001', data: '0x' }, 'latest'],
     });
     expect(failing.json).toMatchObject({ error: { code: -32000 } });
-    // 5. A bad key: refused at access.
+    // 5. Over a WebSocket: each call a trace of its own.
+    const ws = await Raw.open(`${child.url.replace('http', 'ws')}/mainnet/${key}`);
+    expect(
+      await ws.call('eth_getTransactionCount', ['0x0000000000000000000000000000000000000002', 'latest']),
+    ).toMatchObject({ result: '0x0' });
+    ws.socket.close();
+    // 6. A bad key: refused at access.
     const refused = await post(`${child.url}/mainnet/notakey0000000000000000000000000`, {
       jsonrpc: '2.0',
       id: 6,
@@ -282,6 +289,19 @@ describe('OpenTelemetry traces over OTLP/HTTP (issue 25 item 4)', () => {
     expect(upstream.length).toBeGreaterThan(0);
     for (const u of upstream) expect(u.attrs['rpcgate.upstream.url']).toBe(node.url);
     expect(node.traceparents().some((t) => t?.split('-')[1] === request.span.traceId)).toBe(true);
+  });
+
+  it('a WebSocket call: its call span is the root of its own trace, its cache and upstream spans under it', () => {
+    const calls = named('rpcgate.call eth_getTransactionCount');
+    expect(calls).toHaveLength(1);
+    expect(calls[0].span.parentSpanId ?? '').toBe('');
+    expect(calls[0].attrs['rpcgate.network']).toBe('mainnet');
+    const upstream = inTrace(calls[0].span.traceId).filter((s) => s.span.name === 'rpcgate.upstream');
+    expect(upstream.length).toBeGreaterThan(0);
+    const cache = childrenOf(calls[0].span);
+    expect(cache.map((c) => c.span.name)).toEqual(['rpcgate.cache']);
+    expect(upstream.every((u) => u.span.parentSpanId === cache[0].span.spanId)).toBe(true);
+    expect(node.traceparents().some((t) => t?.split('-')[1] === calls[0].span.traceId)).toBe(true);
   });
 
   it('a node error: the call span carries the error and its code', () => {
