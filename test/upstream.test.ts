@@ -82,9 +82,11 @@ async function deadUrl(): Promise<string> {
   return url;
 }
 
+// The fleet's head poll off: these tests count every request a node gets (the poll is test/fleet.test.ts's).
 const cfg = (over: Partial<UpstreamConfig> = {}): UpstreamConfig => ({
   ...defaults.upstream,
   probeIntervalMs: 50,
+  fleet: { headPollMs: 0 },
   ...over,
 });
 const breaker = (over: Partial<UpstreamConfig['circuitBreaker']>): UpstreamConfig['circuitBreaker'] => ({

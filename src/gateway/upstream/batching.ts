@@ -10,6 +10,7 @@ import { RawResult } from '@rpcgate/toolkit/engine';
 import type { RpcError } from '@rpcgate/toolkit/errors';
 import type { UpstreamConfig } from '../config/config.js';
 import type { CostClass } from '../method-meaning.js';
+import type { Need } from './capabilities.js';
 import { nodeError, upstreamBadResponse } from './errors.js';
 import { splitResponse } from './split.js';
 
@@ -53,6 +54,8 @@ export interface Call {
   done: boolean;
   /** The last failure, answered when nothing else is left to try. */
   lastErr: RpcError | undefined;
+  /** What it needs of an upstream (a fleet's routing: ./capabilities.ts); undefined: anything goes. */
+  need?: Need;
 }
 
 const quoted = new Map<string, string>();
