@@ -13,7 +13,8 @@ import { methods as nodeMethods } from '../generated/node/methods.js';
 import { RawResult } from '../packages/toolkit/src/rpc/engine.js';
 import { defaults } from '../src/gateway/config/config.js';
 import { meaningTable } from '../src/gateway/method-meaning.js';
-import { refusalOf } from '../src/gateway/upstream/capabilities.js';
+import { Capabilities, refusalOf } from '../src/gateway/upstream/capabilities.js';
+import { Consensus, FLEET_DEFAULTS, type FleetConfig } from '../src/gateway/upstream/consensus.js';
 import { UpstreamPool } from '../src/gateway/upstream/index.js';
 import { startRpcgateChild, type RpcgateChild } from './helpers/rpcgate-child.js';
 import { type Standin, type StandinOptions, balanceAt, startStandin } from './helpers/standin-node.js';
@@ -76,6 +77,34 @@ describe('refusals that mean "not here"', () => {
     // the call's own answers and rate limits are not "not here"
     expect(kind('eth_call', 3, 'execution reverted')).toBeUndefined();
     expect(kind('eth_getLogs', -32005, 'daily request count exceeded, request rate limited')).toBeUndefined();
+  });
+});
+
+describe('consensus head', () => {
+  const fleet = (heads: number[], over: Partial<FleetConfig> = {}, down: number[] = []) => {
+    const members = heads.map((h, i) => {
+      const caps = new Capabilities();
+      caps.head = h;
+      return { caps, label: i, healthy: () => !down.includes(i), send: () => Promise.reject(new Error('unused')) };
+    });
+    return { c: new Consensus(members, { ...FLEET_DEFAULTS, ...over }), members };
+  };
+  it('the highest block a quorum of the healthy upstreams serve (default: a majority, at least one)', () => {
+    expect(fleet([100, 98, 80]).c.consensusHead()).toBe(98); // 2 of 3
+    expect(fleet([100, 98, 80, 99]).c.consensusHead()).toBe(98); // 3 of 4
+    expect(fleet([100, 98, 80], { quorum: 1 }).c.consensusHead()).toBe(100);
+    expect(fleet([100, 98, 80], { quorum: 3 }).c.consensusHead()).toBe(80);
+    expect(fleet([100, 98, 80], {}, [0]).c.consensusHead()).toBe(80); // the healthy two: 98 and 80
+    expect(fleet([100], { quorum: 5 }).c.consensusHead()).toBe(100);
+    expect(fleet([]).c.consensusHead()).toBeUndefined();
+  });
+  it('rotation by maxBlockLag; answers never below the floor', () => {
+    const { c, members } = fleet([100, 95, 94]);
+    expect(members.map((m) => c.inRotation(m))).toEqual([true, true, false]);
+    expect(members.map((m) => c.lagOf(m))).toEqual([0, 5, 6]);
+    expect(c.answered(members[0], 101)).toBe(101);
+    expect(c.answered(members[1], 96)).toBe(101);
+    expect(members[1].caps.head).toBe(96);
   });
 });
 
@@ -149,6 +178,21 @@ describe('pool over unlike upstreams', () => {
       expect(got).toBe(resultBytes(await direct(ref.url, 'eth_getLogs', [filter])));
     }
     expect(p.fleetStats.logsSplits).toBeGreaterThan(1);
+    // `latest` bounds on a fixed chain: the first query is refused as it is, then split at the head
+    const fixed = { t0: chain.t0, h0: 2100, blockMs: 0 };
+    const [fixedRef, fixedLimited] = await Promise.all([
+      standin(fixed),
+      standin({ ...fixed, logsMaxRange: 300, logsMaxResults: 150 }),
+    ]);
+    const q = pool([fixedLimited.url]);
+    for (const filter of [{ fromBlock: hex(5) }, { fromBlock: 'earliest', toBlock: 'latest' }])
+      expect(raw(await q.call('eth_getLogs', [filter]))).toBe(
+        resultBytes(await direct(fixedRef.url, 'eth_getLogs', [filter])),
+      );
+    // within every limit: one call, as it is
+    const before = (await fixedLimited.stats()).eth_getLogs;
+    await q.call('eth_getLogs', [{ fromBlock: hex(2050) }]);
+    expect((await fixedLimited.stats()).eth_getLogs).toBe(before + 1);
     console.log(
       `[fleet] eth_getLogs 0..${to} over a 500-block / 150-result node: ${p.fleetStats.logsChunks} chunks, ${(await limited.stats()).eth_getLogs} node calls`,
     );

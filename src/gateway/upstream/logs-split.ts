@@ -18,8 +18,9 @@ export interface LogsRange {
 export interface LogsSplitDeps {
   /** One eth_getLogs through the pool; `range` (numeric bounds, when known) routes it to upstreams that take it. */
   send(paramsJson: string, range: LogsRange | undefined): Promise<unknown>;
-  /** The widest range an upstream fit for blocks up to `to` takes (Infinity: one has shown no limit). */
-  maxRange(to: number): number;
+  /** The widest range an upstream fit for blocks up to `to` (any block: undefined) takes (Infinity: one has shown no
+   *  limit). */
+  maxRange(to: number | undefined): number;
   /** The head to resolve `latest` against (only asked when a bound is a head tag). */
   head(): Promise<number>;
   readonly concurrency: number;
@@ -55,7 +56,18 @@ export async function getLogsSplit(paramsJson: string, d: LogsSplitDeps): Promis
   const to = blockRef(filter.toBlock);
   if (from === undefined || to === undefined || (from === 'head' && to === 'head'))
     return d.send(paramsJson, undefined);
-  const head = from === 'head' || to === 'head' ? await d.head() : 0;
+  const tagged = from === 'head' || to === 'head';
+  let original: string | undefined = paramsJson;
+  if (tagged && d.maxRange(undefined) === Number.POSITIVE_INFINITY) {
+    // No limit known anywhere: sent as it is (no head lookup on the common path); a range refusal splits it below.
+    try {
+      return await d.send(paramsJson, undefined);
+    } catch (e) {
+      if (!(e instanceof RpcError) || refusalOf('eth_getLogs', e) === undefined) throw e;
+      original = undefined; // refused as it is: only chunks from here
+    }
+  }
+  const head = tagged ? await d.head() : 0;
   const lo = from === 'head' ? head : from;
   const hi = to === 'head' ? head : to;
   if (!(hi >= lo)) return d.send(paramsJson, undefined);
@@ -63,7 +75,7 @@ export async function getLogsSplit(paramsJson: string, d: LogsSplitDeps): Promis
   const limit = limiter(d.concurrency);
   const send = (a: number, b: number, original?: string) =>
     limit(() => d.send(original ?? JSON.stringify([{ ...f, fromBlock: hex(a), toBlock: hex(b) }]), { from: a, to: b }));
-  return range(lo, hi, d, send, paramsJson);
+  return range(lo, hi, d, send, original);
 }
 
 const hex = (n: number) => `0x${n.toString(16)}`;

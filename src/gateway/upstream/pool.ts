@@ -280,7 +280,10 @@ export class UpstreamPool {
         let max = 0;
         const fleet = this.consensus.active;
         for (const u of this.upstreams)
-          if (u.breaker.closed && (!fleet || u.caps.can('eth_getLogs', { block: to, state: false }, true)))
+          if (
+            u.breaker.closed &&
+            (!fleet || to === undefined || u.caps.can('eth_getLogs', { block: to, state: false }, true))
+          )
             max = Math.max(max, u.caps.logsMaxRange);
         return max === 0 ? Number.POSITIVE_INFINITY : max;
       },
