@@ -44,6 +44,8 @@ export interface UpstreamMethodPolicy {
   readonly blockParam?: number;
   /** The contract's cache class: `head` = answered relative to the head (eth_blockNumber, gas price…). */
   readonly cache?: string;
+  /** Looked up by hash, its block known from the answer (a transaction, a receipt): may be in the newest blocks. */
+  readonly blockFromResult?: true;
 }
 
 export interface UpstreamStatus {
@@ -241,7 +243,9 @@ export class UpstreamPool {
       }
       return { block: blockRef(ref), state };
     }
-    if (policy.cache === 'head' || method === 'eth_blockNumber') return { block: 'head', state };
+    // Head-relative, or a lookup by hash that may hit the newest blocks (a lagging node would answer null).
+    if (policy.cache === 'head' || policy.blockFromResult || method === 'eth_blockNumber')
+      return { block: 'head', state };
     return undefined;
   }
 
