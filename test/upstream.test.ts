@@ -15,6 +15,7 @@ import { checkLogsRange, guardLogsRange } from '../src/gateway/node-api/logs-ran
 import { createResponseCaches } from '../src/gateway/cache/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startFaultNode, type FaultNode } from './helpers/fault-node.js';
+import { rpcReply } from './helpers/standin-node.js';
 
 interface Req {
   jsonrpc: string;
@@ -51,7 +52,7 @@ async function standIn(answer?: Answer): Promise<StandIn> {
       const body = JSON.parse(raw) as Req | Req[];
       s.requests.push(body);
       const custom = s.answer(body, raw);
-      const reply = custom ?? { body: Array.isArray(body) ? body.map(echo) : echo(body) };
+      const reply = custom ?? { body: rpcReply(raw, echo) ?? '' };
       res.on('close', () => {
         if (!res.writableEnded) s.aborted++;
       });
@@ -82,9 +83,11 @@ async function deadUrl(): Promise<string> {
   return url;
 }
 
+// The fleet's head poll off: these tests count every request a node gets (the poll is test/fleet.test.ts's).
 const cfg = (over: Partial<UpstreamConfig> = {}): UpstreamConfig => ({
   ...defaults.upstream,
   probeIntervalMs: 50,
+  fleet: { headPollMs: 0 },
   ...over,
 });
 const breaker = (over: Partial<UpstreamConfig['circuitBreaker']>): UpstreamConfig['circuitBreaker'] => ({

@@ -2,11 +2,13 @@
 // remote provider. Its chain moves with the clock: head = HEAD0 + floor((now - t0) / blockMs), finalized = head - 64;
 // answers are shaped like a node's (blocks with hash/parentHash, receipts with blockNumber, logs, 32-byte eth_call
 // words) and derived from (method, params, block), so the same question gets the same answer. Counts the calls it gets.
+// Request parsing and the batch answer are the shared stand-in's (test/helpers/standin-node.ts).
 // Run: node --import tsx bench/lib/standin-node.ts <latencyMs> <blockMs>; prints `STANDIN_READY <url> <t0> <head0>`;
 // SIGUSR2 prints `STANDIN_STATS {"calls":n,"requests":n}`.
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody, rpcReply, sendJson } from '../../test/helpers/standin-node.js';
 
 const LATENCY = Number(process.argv[2] ?? 20);
 const BLOCK_MS = Number(process.argv[3] ?? 2000);
@@ -110,17 +112,10 @@ function answer(m: Json): Json {
   }
 }
 
-const server = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    requests++;
-    setTimeout(() => {
-      const msg = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      const body = JSON.stringify(Array.isArray(msg) ? msg.map(answer) : answer(msg));
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
-    }, LATENCY);
-  });
+const server = createServer(async (req, res) => {
+  const text = await readBody(req);
+  requests++;
+  setTimeout(() => sendJson(res, rpcReply(text, answer)), LATENCY);
 });
 server.keepAliveTimeout = 60_000;
 process.on('SIGUSR2', () => process.stdout.write(`STANDIN_STATS ${JSON.stringify({ calls, requests })}\n`));

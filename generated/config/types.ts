@@ -308,6 +308,7 @@ export interface UpstreamConfig {
    */
   maxResponseBytes: number;
   ws: UpstreamWsConfig;
+  fleet?: UpstreamFleetConfig;
 }
 /**
  * Per cost class (the method's `x-gateway.cost` in the node contract; a method without one is `heavy`): calls are coalesced into upstream batches only with calls of the same class, so a slow eth_getLogs never holds up an eth_blockNumber.
@@ -437,6 +438,31 @@ export interface UpstreamWsConfig {
    * Largest reconnect delay (ms).
    */
   reconnectMaxMs: number;
+}
+/**
+ * A network with several upstreams (a fleet: archive and pruned nodes, some behind): what each upstream can answer is learned from it (its head, how deep it holds state, its eth_getLogs range limit, the methods it lacks), calls go to an upstream that can answer them, and a "not here" answer is retried on another. Absent fields take the defaults below.
+ */
+export interface UpstreamFleetConfig {
+  /**
+   * Upstreams that must serve a block for it to be the network's consensus head; 0 (default) = a majority of the healthy upstreams, at least one.
+   */
+  quorum?: number;
+  /**
+   * An upstream more blocks than this behind the best head is out of rotation for head-relative calls (latest, eth_blockNumber) until it catches up. Default 5.
+   */
+  maxBlockLag?: number;
+  /**
+   * How often each upstream's head is polled (eth_blockNumber) while the network is in use (ms); 0 = never (heads, and the state probe, then come from answers only). Default 1000.
+   */
+  headPollMs?: number;
+  /**
+   * Probe how deep each upstream holds state when its head is first known (a binary search of eth_getBalance, at most 16 calls, once). Default true.
+   */
+  probeState?: boolean;
+  /**
+   * Chunks of one split eth_getLogs in flight at once (a range over an upstream's learned limit is split into chunks and merged in (blockNumber, logIndex) order). Default 4.
+   */
+  getLogsSplitConcurrency?: number;
 }
 /**
  * `GET /metrics` (Prometheus text format). Who may read it: with `token`, any client presenting `Authorization: Bearer <token>` (compared in constant time), others get 401; without (default), only clients connecting from the loopback interface without proxy headers (X-Forwarded-For, Forwarded, X-Real-IP), others get 403. Set a token when Prometheus scrapes from another host. `enabled: false` answers 404.
@@ -928,6 +954,44 @@ export const configSchema = {
         },
       ],
     },
+    UpstreamFleetConfig: {
+      title: 'UpstreamFleetConfig',
+      type: 'object',
+      additionalProperties: false,
+      description:
+        'A network with several upstreams (a fleet: archive and pruned nodes, some behind): what each upstream can answer is learned from it (its head, how deep it holds state, its eth_getLogs range limit, the methods it lacks), calls go to an upstream that can answer them, and a "not here" answer is retried on another. Absent fields take the defaults below.',
+      properties: {
+        quorum: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            "Upstreams that must serve a block for it to be the network's consensus head; 0 (default) = a majority of the healthy upstreams, at least one.",
+        },
+        maxBlockLag: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            'An upstream more blocks than this behind the best head is out of rotation for head-relative calls (latest, eth_blockNumber) until it catches up. Default 5.',
+        },
+        headPollMs: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            "How often each upstream's head is polled (eth_blockNumber) while the network is in use (ms); 0 = never (heads, and the state probe, then come from answers only). Default 1000.",
+        },
+        probeState: {
+          type: 'boolean',
+          description:
+            'Probe how deep each upstream holds state when its head is first known (a binary search of eth_getBalance, at most 16 calls, once). Default true.',
+        },
+        getLogsSplitConcurrency: {
+          type: 'integer',
+          minimum: 1,
+          description:
+            "Chunks of one split eth_getLogs in flight at once (a range over an upstream's learned limit is split into chunks and merged in (blockNumber, logIndex) order). Default 4.",
+        },
+      },
+    },
     UpstreamWsConfig: {
       title: 'UpstreamWsConfig',
       type: 'object',
@@ -1051,6 +1115,7 @@ export const configSchema = {
             'Largest upstream response body read for one call (bytes). Over it, reading stops and that call alone gets -32005 {reason: "response-size", limit} (a batch over it is split and its calls resent one by one). 0 = no cap.',
         },
         ws: { $ref: '#/definitions/UpstreamWsConfig' },
+        fleet: { $ref: '#/definitions/UpstreamFleetConfig' },
       },
     },
     UpstreamCostClasses: {

@@ -1,10 +1,9 @@
 // A stand-in node with a chain the test moves by hand (mine, reorg, finality on/off), for the response cache's tests:
-// real HTTP, single and batch, calls counted per method. Blocks have hashes derived from (height, fork salt), so a
+// real HTTP, single and batch (the shared stand-in's plumbing, ./standin-node.ts), calls counted per method. Blocks have hashes derived from (height, fork salt), so a
 // reorg changes every hash from its height up; eth_getBalance answers from the block hash (a reorg changes it too);
 // a transaction becomes visible (receipt, transaction) once the chain reaches its block. Optional latency.
 import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveJsonRpc } from './standin-node.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -99,20 +98,6 @@ export function startChainNode(
         return err(-32601, `method ${m.method} not supported`);
     }
   };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const reply = () => {
-        const msg = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        const body = JSON.stringify(Array.isArray(msg) ? msg.map(answer) : answer(msg));
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
-      };
-      if (opts.delayMs) setTimeout(reply, opts.delayMs);
-      else reply();
-    });
-  });
-  server.keepAliveTimeout = 30_000;
   Object.assign(node, {
     calls,
     count: (m: string) => calls.get(m) ?? 0,
@@ -124,15 +109,9 @@ export function startChainNode(
     addTx: (hash: string, n: number) => void txs.set(hash, n),
     blockJson: block,
   });
-  return new Promise((ok) =>
-    server.listen(0, '127.0.0.1', () => {
-      node.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      node.close = () =>
-        new Promise<void>((r) => {
-          server.close(() => r());
-          server.closeAllConnections();
-        });
-      ok(node);
-    }),
-  );
+  return serveJsonRpc(answer, { delayMs: opts.delayMs }).then((s) => {
+    node.url = s.url;
+    node.close = s.close;
+    return node;
+  });
 }

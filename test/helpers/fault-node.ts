@@ -12,6 +12,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { readBody, rpcReply } from './standin-node.js';
 
 export type FaultMode =
   | 'ok'
@@ -53,10 +54,7 @@ function serve(port: number): void {
     return { jsonrpc: '2.0', id: m.id, result };
   };
   const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
+    void readBody(req).then((text) => {
       if (req.url === '/__control') {
         if (req.method === 'POST') {
           ({
@@ -89,7 +87,7 @@ function serve(port: number): void {
         if (!res.destroyed)
           res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) }).end(body);
       };
-      const rpc = () => JSON.stringify(batch ? msg.map(answer) : answer(msg));
+      const rpc = () => rpcReply(text, answer) ?? '';
       const hold =
         Math.max(0, ...(batch ? msg : [msg]).map((m: Json) => delays[m?.method] ?? 0)) +
         (Math.random() < slowShare ? slowMs : 0);

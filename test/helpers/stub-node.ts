@@ -2,9 +2,11 @@
 // single or batch; notifications get no answer. eth_blockNumber 0x10, eth_chainId 0x1, eth_getBalance 0x0, and
 // eth_call always fails with the node error {code: -32000, message: "execution reverted"}, eth_getTransactionByHash
 // with EIP-1474's {code: -32001, message: "resource not found"} (the code rpcgate itself must not use). `items()`
-// counts calls; `traceparents()` lists the W3C trace header of each request.
-import { createServer, type Server } from 'node:http';
+// counts calls; `traceparents()` lists the W3C trace header of each request. The JSON-RPC plumbing is the shared
+// stand-in's (./standin-node.ts).
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { serveJsonRpc } from './standin-node.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -31,41 +33,20 @@ export function startStubNode(opts: { delayMs?: number } = {}): Promise<StubNode
     const result = m.method === 'eth_chainId' ? '0x1' : m.method === 'eth_blockNumber' ? '0x10' : '0x0';
     return { jsonrpc: '2.0', id: m.id, result };
   };
-  const server: Server = createServer((req, res) => {
-    const tp = req.headers.traceparent;
-    traceparents.push(Array.isArray(tp) ? tp.join(',') : tp);
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const reply = () => {
-        const msg = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        const out = Array.isArray(msg) ? msg.map(answer).filter((x) => x !== undefined) : answer(msg);
-        if (out === undefined || (Array.isArray(out) && out.length === 0)) {
-          res.writeHead(204).end();
-          return;
-        }
-        const body = JSON.stringify(out);
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
-      };
-      if (opts.delayMs) setTimeout(reply, opts.delayMs);
-      else reply();
-    });
-  });
-  server.keepAliveTimeout = 30_000;
-  return new Promise((ok) =>
-    server.listen(0, '127.0.0.1', () =>
-      ok({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        items: () => items,
-        traceparents: () => traceparents,
-        close: () =>
-          new Promise<void>((r) => {
-            server.close(() => r());
-            server.closeAllConnections();
-          }),
-      }),
-    ),
-  );
+  return serveJsonRpc(answer, {
+    delayMs: opts.delayMs,
+    // Sees every request first (the W3C trace header), then lets the shared plumbing answer it.
+    route: (req) => {
+      const tp = req.headers.traceparent;
+      traceparents.push(Array.isArray(tp) ? tp.join(',') : tp);
+      return false;
+    },
+  }).then((s) => ({
+    url: s.url,
+    items: () => items,
+    traceparents: () => traceparents,
+    close: s.close,
+  }));
 }
 
 /** A local URL nothing listens on (a port bound and released). */

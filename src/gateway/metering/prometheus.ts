@@ -133,6 +133,7 @@ export class Metrics {
   private readonly upstreamByNet = new Map<string, Map<string | number, HistSeries>>();
   private readonly upstreamUp: Gauge<'network' | 'upstream'>;
   private readonly upstreamCircuit: Gauge<'network' | 'upstream'>;
+  private readonly upstreamLag: Gauge<'network' | 'upstream'>;
   private readonly upstreamResends: Counter<'network' | 'kind'>;
   private readonly limitRefusals: Counter<'network' | 'period'>;
   private readonly ownErrors: Counter<'network' | 'outcome' | 'reason'>;
@@ -183,6 +184,12 @@ export class Metrics {
     this.upstreamCircuit = new Gauge({
       name: 'rpcgate_upstream_circuit_state',
       help: 'Upstream circuit breaker: 0 closed (serving), 1 half-open (being probed), 2 open (no traffic).',
+      labelNames: ['network', 'upstream'] as const,
+      registers,
+    });
+    this.upstreamLag = new Gauge({
+      name: 'rpcgate_upstream_lag_blocks',
+      help: "Blocks an upstream is behind its network's best head (networks of two or more upstreams, polled while in use); over upstream.fleet.maxBlockLag it serves no head-relative calls.",
       labelNames: ['network', 'upstream'] as const,
       registers,
     });
@@ -377,6 +384,10 @@ export class Metrics {
   /** For the upstream pools' circuit breakers: 0 closed, 1 half-open, 2 open. */
   setUpstreamCircuit(network: string, upstream: string | number, state: number): void {
     this.upstreamCircuit.set({ network, upstream: upstreamLabel(upstream) }, state);
+  }
+
+  setUpstreamLag(network: string, upstream: string | number, lag: number): void {
+    this.upstreamLag.set({ network, upstream: upstreamLabel(upstream) }, lag);
   }
 
   /** A call the upstream pool sent again (rare: a counter with labels is fine here). */

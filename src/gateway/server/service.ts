@@ -412,6 +412,7 @@ export async function startService(
               healthy: u.healthy,
               circuit: u.circuit,
               ...(u.lastError === undefined ? {} : { lastError: u.lastError }),
+              ...(u.lag === undefined ? {} : { head: u.head, lag: u.lag }),
             })),
           };
         }

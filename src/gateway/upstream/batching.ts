@@ -11,6 +11,7 @@ import { RawResult } from '@rpcgate/toolkit/engine';
 import type { RpcError } from '@rpcgate/toolkit/errors';
 import type { UpstreamConfig } from '../config/config.js';
 import type { CostClass } from '../method-meaning.js';
+import type { Need } from './capabilities.js';
 import { nodeError, upstreamBadResponse } from './errors.js';
 import { splitResponse } from './split.js';
 
@@ -56,6 +57,8 @@ export interface Call {
   lastErr: RpcError | undefined;
   /** The caller's trace context while tracing is on (src/gateway/telemetry): parent of the upstream spans. */
   trace: Context | undefined;
+  /** What it needs of an upstream (a fleet's routing: ./capabilities.ts); undefined: anything goes. */
+  need?: Need;
 }
 
 const quoted = new Map<string, string>();

@@ -4,14 +4,21 @@
 //                         learned batch size, the answer mapped back to the calls;
 //   ./failsafe/breaker.ts a circuit breaker per upstream (consecutive / rate / refused rules, probes);
 //   ./failsafe/hedge.ts   hedging idempotent calls after their method's latency quantile;
-//   ./failsafe/retry.ts   which failures a call may be resent after.
+//   ./failsafe/retry.ts   which failures a call may be resent after;
+//   ./capabilities.ts     what each upstream can answer (head, state depth, getLogs limit, methods), learned from it;
+//   ./consensus.ts        the fleet's consensus head, rotation by lag, the floor eth_blockNumber never goes below;
+//   ./logs-split.ts       eth_getLogs over an upstream's limit split into chunks and merged.
 // This file is the lifecycle of one upstream request (an Attempt) and of the calls it carries: every call has its own
 // deadline and is answered as soon as its own answer is in (no head-of-line blocking); a batch still unanswered after
 // the class's splitAfterMs, refused as a batch or over the response size cap is split and its calls resent one by
 // one; a call whose request failed goes to another upstream when the retry policy allows it.
 import type { RpcError } from '@rpcgate/toolkit/errors';
 import type { UpstreamConfig } from '../config/config.js';
-import { markAnswered } from './answered.js';
+import { answeredBy, markAnswered } from './answered.js';
+import { Capabilities, type Need, STATE_METHODS, blockRef, refusalOf } from './capabilities.js';
+import { Consensus, FLEET_DEFAULTS, type FleetMember } from './consensus.js';
+import { getLogsSplit } from './logs-split.js';
+import { RawResult } from '@rpcgate/toolkit/engine';
 import type { CostClass } from '../method-meaning.js';
 import { BatchSize, type Call, type ClassState, buildBody, costClasses, deliver, enqueue, quote } from './batching.js';
 import { responseTooLarge, upstreamBadResponse, upstreamTimeout, upstreamUnavailable } from './errors.js';
@@ -41,6 +48,13 @@ export interface UpstreamMethodPolicy {
   readonly idempotent: boolean;
   readonly retryable: boolean;
   readonly cost?: CostClass;
+  /** The param naming the block the call reads (the contract's x-gateway blockParam): routes it to upstreams that
+   *  have that block (and its state). */
+  readonly blockParam?: number;
+  /** The contract's cache class: `head` = answered relative to the head (eth_blockNumber, gas price…). */
+  readonly cache?: string;
+  /** Looked up by hash, its block known from the answer (a transaction, a receipt): may be in the newest blocks. */
+  readonly blockFromResult?: true;
 }
 
 export interface UpstreamStatus {
@@ -51,10 +65,13 @@ export interface UpstreamStatus {
   circuit: CircuitState;
   lastError?: string;
   downSince?: number;
+  /** Its last known head, and how many blocks it is behind the fleet's best (fleets of two or more). */
+  head?: number;
+  lag?: number;
 }
 
-/** One node of the pool: how it is reached, its breaker, the batch size it takes. */
-interface Upstream {
+/** One node of the pool: how it is reached, its breaker, the batch size it takes, what it can answer. */
+interface Upstream extends FleetMember {
   readonly transport: UpstreamTransport;
   readonly breaker: CircuitBreaker;
   readonly batch: BatchSize;
@@ -105,6 +122,8 @@ export interface UpstreamMetrics {
   setUpstreamHealth(network: string, upstream: string | number, up: boolean): void;
   /** 0 closed, 1 half-open, 2 open. */
   setUpstreamCircuit?(network: string, upstream: string | number, state: number): void;
+  /** Blocks the upstream is behind the fleet's best head. */
+  setUpstreamLag?(network: string, upstream: string | number, lag: number): void;
   /** A call sent again: hedged to a second upstream, retried, or resent out of a split batch. */
   upstreamResend?(network: string, kind: 'hedge' | 'retry' | 'split'): void;
 }
@@ -131,6 +150,10 @@ export class UpstreamPool {
   private closed = false;
   /** Counters for tests and the bench: upstream requests sent, calls served, deduped, and resends by kind. */
   readonly stats = { requests: 0, calls: 0, deduped: 0, failovers: 0, hedges: 0, retries: 0, splits: 0 };
+  /** Fleet counters: calls resent after a "not here" answer; eth_getLogs split (queries, chunks). */
+  readonly fleetStats = { notHere: 0, logsSplits: 0, logsChunks: 0 };
+  private readonly consensus: Consensus;
+  private readonly byLabel = new Map<string | number, Upstream>();
 
   constructor(opts: UpstreamPoolOptions) {
     if (opts.urls.length === 0) throw new Error(`network ${opts.network}: no upstream URL`);
@@ -157,6 +180,16 @@ export class UpstreamPool {
         transport,
         url,
         label,
+        caps: new Capabilities(),
+        healthy: () => up.breaker.closed,
+        send: (body) => {
+          const timeoutMs = this.classes.light.timeoutMs;
+          return transport.send(body, {
+            cls: 'light',
+            signal: AbortSignal.timeout(timeoutMs),
+            deadlineMs: performance.now() + timeoutMs,
+          });
+        },
         batch: new BatchSize(cfg.batchRecovery, maxBatch),
         breaker: new CircuitBreaker(cfg.circuitBreaker, cfg.probeIntervalMs, {
           probe: () => this.probe(up),
@@ -179,8 +212,14 @@ export class UpstreamPool {
         );
       this.metrics?.setUpstreamHealth(this.network, label, true);
       this.metrics?.setUpstreamCircuit?.(this.network, label, CIRCUIT.closed);
+      this.byLabel.set(label, up);
       return up;
     });
+    this.consensus = new Consensus(
+      this.upstreams,
+      { ...FLEET_DEFAULTS, ...cfg.fleet },
+      this.metrics?.setUpstreamLag && ((l, lag) => this.metrics?.setUpstreamLag?.(this.network, l, lag)),
+    );
   }
 
   /** Forwards one call; resolves with the node's result (a RawResult unless `raw: false`), rejects with RpcError
@@ -192,8 +231,108 @@ export class UpstreamPool {
   /** As `call`, with params already serialised as JSON. */
   callSerialized(method: string, paramsJson: string): Promise<unknown> {
     if (this.closed) return Promise.reject(upstreamUnavailable(this.network, 'service is shutting down'));
-    this.stats.calls++;
+    const fleet = this.consensus.active;
+    if (fleet) this.consensus.touch();
+    if (method === 'eth_getLogs') return this.getLogs(paramsJson);
     const policy = this.methods.get(method) ?? FAIL_CLOSED;
+    if (!fleet) return this.forward(method, paramsJson, policy, undefined);
+    const need = this.needOf(method, paramsJson, policy);
+    const answer = this.forward(method, paramsJson, policy, need);
+    return method === 'eth_blockNumber' ? answer.then((r) => this.notBelowFloor(r)) : answer;
+  }
+
+  /** What a call needs of an upstream in a fleet: its block (from the contract's blockParam; `head` for head-relative
+   *  methods) and whether it reads state there. */
+  private needOf(method: string, paramsJson: string, policy: UpstreamMethodPolicy): Need | undefined {
+    const state = STATE_METHODS.has(method);
+    if (policy.blockParam !== undefined) {
+      let ref: unknown;
+      try {
+        ref = (JSON.parse(paramsJson) as unknown[])[policy.blockParam];
+      } catch {
+        return undefined;
+      }
+      return { block: blockRef(ref), state };
+    }
+    // Head-relative, or a lookup by hash that may hit the newest blocks (a lagging node would answer null).
+    if (policy.cache === 'head' || policy.blockFromResult || method === 'eth_blockNumber')
+      return { block: 'head', state };
+    return undefined;
+  }
+
+  /** An eth_blockNumber answer of a fleet: teaches its upstream's head; never below the highest answered before. */
+  private notBelowFloor(r: unknown): unknown {
+    const raw = r instanceof RawResult;
+    const v = raw ? (JSON.parse(r.json) as unknown) : r;
+    if (typeof v !== 'string') return r;
+    const by = answeredBy(r);
+    const up = by === undefined ? undefined : (this.byLabel.get(by) ?? this.byLabel.get(Number(by)));
+    const n = Number(v);
+    const floor = up === undefined ? Math.max(n, this.consensus.floor) : this.consensus.answered(up, n);
+    if (floor <= n) return r;
+    const hex = `0x${floor.toString(16)}`;
+    const out = raw ? new RawResult(JSON.stringify(hex)) : hex;
+    if (by !== undefined) markAnswered(out, by);
+    return out;
+  }
+
+  /** eth_getLogs, split where a range is over what the fit upstreams take (./logs-split.ts). */
+  private getLogs(paramsJson: string): Promise<unknown> {
+    const policy = this.methods.get('eth_getLogs') ?? FAIL_CLOSED;
+    const stats = this.fleetStats;
+    return getLogsSplit(paramsJson, {
+      concurrency: this.consensus.cfg.getLogsSplitConcurrency,
+      send: (p, range) =>
+        this.forward(
+          'eth_getLogs',
+          p,
+          policy,
+          range === undefined
+            ? { block: 'head', state: false }
+            : { block: range.to, state: false, logsRange: range.to - range.from + 1 },
+        ),
+      maxRange: (to) => {
+        let max = 0;
+        const fleet = this.consensus.active;
+        for (const u of this.upstreams)
+          if (
+            u.breaker.closed &&
+            (!fleet || to === undefined || u.caps.can('eth_getLogs', { block: to, state: false }, true))
+          )
+            max = Math.max(max, u.caps.logsMaxRange);
+        return max === 0 ? Number.POSITIVE_INFINITY : max;
+      },
+      head: async () => {
+        const known = Math.max(this.consensus.floor, this.consensus.best());
+        if (known > 0) return known;
+        const r = await this.callSerialized('eth_blockNumber', '[]');
+        return Number(r instanceof RawResult ? (JSON.parse(r.json) as unknown) : r);
+      },
+      stats: {
+        get splits() {
+          return stats.logsSplits;
+        },
+        set splits(n) {
+          stats.logsSplits = n;
+        },
+        get chunks() {
+          return stats.logsChunks;
+        },
+        set chunks(n) {
+          stats.logsChunks = n;
+        },
+      },
+    });
+  }
+
+  private forward(
+    method: string,
+    paramsJson: string,
+    policy: UpstreamMethodPolicy,
+    need: Need | undefined,
+  ): Promise<unknown> {
+    if (this.closed) return Promise.reject(upstreamUnavailable(this.network, 'service is shutting down'));
+    this.stats.calls++;
     let key: string | undefined;
     if (policy.idempotent && this.cfg.coalesce) {
       key = method + paramsJson;
@@ -229,6 +368,7 @@ export class UpstreamPool {
       done: false,
       lastErr: undefined,
       trace: tracing.tracer === undefined ? undefined : callTrace(),
+      need,
     };
     // Only calls that may be resent share a batch (a batch may be split and resent).
     if (!this.cfg.coalesce || !c.retryable || cls.maxBatch === 1) this.dispatch([c]);
@@ -246,7 +386,12 @@ export class UpstreamPool {
 
   /** Sends calls to one upstream whose circuit is closed (preferring one none of them tried), in batches it takes. */
   private dispatch(calls: Call[], allowTried = true): void {
-    const up = this.pick(calls.length === 1 ? calls[0].tried : undefined, allowTried);
+    const up = this.pickFor(calls, calls.length === 1 ? calls[0].tried : undefined, allowTried);
+    if (up === null) {
+      // No upstream fits them all: each call finds its own.
+      for (const c of calls) this.dispatch([c], allowTried);
+      return;
+    }
     if (up === undefined) {
       for (const c of calls) this.settle(c, undefined, c.lastErr ?? this.noneHealthy());
       return;
@@ -388,8 +533,8 @@ export class UpstreamPool {
     else if (open.length > 1 && this.hedging.enabled && open.every((c) => c.idempotent)) {
       // Hedging a slow batch: the open calls as one batch to an upstream none of them tried (one request, not one
       // per call); where there is none, they go one by one.
-      const other = this.pick(open[0].tried, false);
-      if (other !== undefined) {
+      const other = this.pickFor(open, open[0].tried, false);
+      if (other) {
         this.stats.hedges++;
         this.metrics?.upstreamResend?.(this.network, 'hedge');
         this.start(other, open);
@@ -400,8 +545,8 @@ export class UpstreamPool {
       this.stats.splits++;
       this.metrics?.upstreamResend?.(this.network, 'split');
       // A split goes back to the same node when it is the only one: it is the batch, not the node, that is slow.
-      const up = this.pick(c.tried, true);
-      if (up === undefined) this.settle(c, undefined, c.lastErr ?? this.noneHealthy());
+      const up = this.pickFor([c], c.tried, true);
+      if (!up) this.settle(c, undefined, c.lastErr ?? this.noneHealthy());
       else this.start(up, [c]);
     }
   }
@@ -429,8 +574,8 @@ export class UpstreamPool {
   private hedge(a: Attempt): void {
     const c = a.calls[0];
     if (c.done || a.ended) return;
-    const up = this.pick(c.tried, false);
-    if (up === undefined) return;
+    const up = this.pickFor([c], c.tried, false);
+    if (!up) return;
     this.stats.hedges++;
     this.metrics?.upstreamResend?.(this.network, 'hedge');
     this.start(up, [c]);
@@ -449,7 +594,7 @@ export class UpstreamPool {
       },
       nodeError: (c, err) => {
         markAnswered(err, up.label);
-        this.nodeFailed(c, err);
+        this.nodeFailed(c, err, up);
       },
       bad: (c, err) => this.settle(c, undefined, err),
       retry: (c, err) => this.retryOrFail(c, err, false),
@@ -461,8 +606,32 @@ export class UpstreamPool {
   }
 
   /** A node's error for one call: resent when the method may be and the error is listed as retryable. */
-  private nodeFailed(c: Call, err: RpcError): void {
+  private nodeFailed(c: Call, err: RpcError, up: Upstream): void {
     if (c.done) return;
+    const r = refusalOf(c.method, err);
+    if (r !== undefined) {
+      // "Not here": learnt about this upstream, and the call goes to another that may answer it; the refusal is the
+      // answer only when none is left (a result-count refusal is the query's: the splitter bisects it).
+      up.caps.learn(c.method, r, c.need);
+      if (r.kind !== 'logs-results' && this.upstreams.length > 1) {
+        if (c.live.length > 0) {
+          c.lastErr = err; // a hedge of it still runs
+          return;
+        }
+        const other = performance.now() < c.deadline ? this.pickFor([c], c.tried, false) : undefined;
+        if (other) {
+          this.fleetStats.notHere++;
+          this.metrics?.upstreamResend?.(this.network, 'retry');
+          this.start(other, [c]);
+          return;
+        }
+      }
+      // A block it lacks may come in a moment: the retry policy decides, as for a lone upstream.
+      if (r.kind !== 'block') {
+        this.settle(c, undefined, err);
+        return;
+      }
+    }
     if (c.retryable && this.retry.retryableNodeError(err)) this.retryOrFail(c, err, false);
     else this.settle(c, undefined, err);
   }
@@ -513,8 +682,8 @@ export class UpstreamPool {
     }
     this.stats.retries++;
     this.metrics?.upstreamResend?.(this.network, 'retry');
-    const fresh = this.pick(c.tried, false);
-    if (fresh !== undefined) {
+    const fresh = this.pickFor([c], c.tried, false);
+    if (fresh) {
       this.start(fresh, [c]);
       return;
     }
@@ -536,13 +705,40 @@ export class UpstreamPool {
     else c.resolve(result);
   }
 
-  /** Round-robin over upstreams whose circuit is closed, those not in `tried` first; `allowTried` falls back to them. */
-  private pick(tried: readonly unknown[] | undefined, allowTried: boolean): Upstream | undefined {
+  /** An upstream for `calls` (pick's order), in a fleet the best fit: one known able to answer them all — for
+   *  head-relative calls, in rotation and at the floor first, then in rotation — else any (the node decides). null:
+   *  several calls no upstream fits together (dispatch them one by one). */
+  private pickFor(
+    calls: readonly Call[],
+    tried: readonly unknown[] | undefined,
+    allowTried: boolean,
+  ): Upstream | undefined | null {
+    if (!this.consensus.active) return this.pick(tried, allowTried);
+    const floor = this.consensus.floor;
+    const strict = (u: Upstream) =>
+      calls.every((c) =>
+        u.caps.can(c.method, c.need, this.consensus.inRotation(u) && (u.caps.head === 0 || u.caps.head >= floor)),
+      );
+    const loose = (u: Upstream) => calls.every((c) => u.caps.can(c.method, c.need, this.consensus.inRotation(u)));
+    const up = this.pick(tried, allowTried, strict) ?? this.pick(tried, allowTried, loose);
+    if (up !== undefined) return up;
+    if (calls.length > 1) return null;
+    // Nobody known to fit: anyone that does not lack the method, else anyone.
+    return this.pick(tried, allowTried, (u) => !u.caps.lacks.has(calls[0].method)) ?? this.pick(tried, allowTried);
+  }
+
+  /** Round-robin over upstreams whose circuit is closed (and that `fits`), those not in `tried` first; `allowTried`
+   *  falls back to them. */
+  private pick(
+    tried: readonly unknown[] | undefined,
+    allowTried: boolean,
+    fits?: (u: Upstream) => boolean,
+  ): Upstream | undefined {
     const n = this.upstreams.length;
     let fallback: Upstream | undefined;
     for (let i = 0; i < n; i++) {
       const u = this.upstreams[(this.rr + i) % n];
-      if (!u.breaker.closed) continue;
+      if (!u.breaker.closed || (fits !== undefined && !fits(u))) continue;
       if (tried?.includes(u)) {
         fallback ??= u;
         continue;
@@ -579,11 +775,13 @@ export class UpstreamPool {
       circuit: u.breaker.state,
       lastError: u.breaker.lastError,
       downSince: u.breaker.downSince,
+      ...(this.consensus.active && u.caps.head > 0 ? { head: u.caps.head, lag: this.consensus.lagOf(u) } : {}),
     }));
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    this.consensus.stop();
     for (const u of this.upstreams) u.breaker.stop();
     for (const f of this.unlisten) f();
     // Calls still queued or in flight fail cleanly.
