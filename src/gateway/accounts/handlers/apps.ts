@@ -13,6 +13,7 @@ export function appsHandlers(kit: Kit): Namespace<'apps'> {
   return {
     apps_logs: kit.logs.apps_logs,
     async apps_create([input], c) {
+      await kit.requireVerifiedEmail(c.userId);
       const chain = chainOf(input.chain, 'app', '/0/chain');
       const app = {
         name: trim(input.name),

@@ -12,6 +12,7 @@ export function keysHandlers(kit: Kit): Namespace<'keys'> {
   return {
     keys_logs: kit.logs.keys_logs,
     async keys_create([input], c) {
+      await kit.requireVerifiedEmail(c.userId);
       const network = networkOf(input.network, 'key', '/0/network');
       try {
         const k = await store.createNetworkKey(
