@@ -284,6 +284,7 @@ describe('account API: sessions', () => {
 
   const READS = new Set([
     'account_me',
+    'account_activity',
     'chains_list',
     'networks_list',
     'useCases_list',
@@ -446,6 +447,8 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
     ['account_resetPassword', [{ token: 'A'.repeat(43), newPassword: 'purple otter umbrella lantern' }], '/0/token'],
     ['account_verifyEmail', [{ token: 'A'.repeat(43) }], '/0/token'],
     ['account_resendVerification', ['now'], undefined],
+    ['account_activity', [{ limit: 0 }], '/0/limit'],
+    ['account_activity', [{ cursor: 'newest' }], '/0/cursor'],
     // Metrics (reads, but their query is checked like any input; the full table is in test/account-metrics.test.ts).
     [
       'apps_metrics',

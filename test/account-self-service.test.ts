@@ -234,6 +234,49 @@ describe('password change', () => {
   });
 });
 
+describe('security activity (audit trail)', () => {
+  it('lists log-ins, a throttled burst (once), password and key changes with time and address, newest first, paged', async () => {
+    const who = email('audit');
+    const me = client(svc);
+    await signUpAndLogIn(me, { email: who, password: PW });
+    const key = await me.request('keys_create', [{ name: 'audited', network: 'mainnet' }]);
+    await me.request('keys_delete', [key.id]);
+    // 10 failures from this address use up the email+ip counter; the next attempts are refused: one event.
+    for (let i = 0; i < 13; i++)
+      await client(svc)
+        .request('account_logIn', [{ email: who, password: `wrong guess ${i}` }])
+        .catch(() => undefined);
+    await me.request('account_changePassword', [{ currentPassword: PW, newPassword: NEW_PW }]).catch(() => undefined);
+    const all = await me.request('account_activity', [{ limit: 200 }]);
+    const actions = all.entries.map((e) => e.action);
+    expect(actions.filter((a) => a === 'login_throttled')).toHaveLength(1);
+    expect(actions).toEqual(expect.arrayContaining(['logged_in', 'key_created', 'key_deleted', 'login_throttled']));
+    expect(actions.indexOf('key_deleted')).toBeLessThan(actions.indexOf('key_created')); // newest first
+    const created = all.entries.find((e) => e.action === 'key_created')!;
+    expect(created).toMatchObject({
+      byOperator: false,
+      detail: { keyId: key.id, name: 'audited', network: 'mainnet' },
+    });
+    expect(created.ip).toMatch(/127\.0\.0\.1/);
+    expect(Date.parse(created.time)).toBeGreaterThan(Date.now() - 60_000);
+    // Pages: two at a time, in the same order, to the end.
+    const paged: string[] = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const p = await me.request('account_activity', [{ limit: 2, ...(cursor ? { cursor } : {}) }]);
+      paged.push(...p.entries.map((e) => e.action));
+      if (p.next === null) break;
+      cursor = p.next;
+    }
+    expect(paged).toEqual(actions);
+    // Another account sees only its own.
+    const other = client(svc);
+    await signUpAndLogIn(other, { email: email('audit-other'), password: PW });
+    const theirs = await other.request('account_activity');
+    expect(theirs.entries.map((e) => e.action)).toEqual(['logged_in']);
+  });
+});
+
 describe('account deletion', () => {
   it('revokes keys and apps at once, ends sessions, deletes the request log and anonymises usage', async () => {
     const who = email('delete');
@@ -278,6 +321,9 @@ describe('account deletion', () => {
     expect((await refusal(client(svc).request('account_logIn', [{ email: who, password: PW }]))).code).toBe(-32016);
     expect(await store.findUserByEmail(svc.store.db, who)).toBeUndefined();
     expect(await logRows()).toEqual([]);
+    expect(await svc.store.db.selectFrom('audit_events').select('id').where('user_id', '=', userId).execute()).toEqual(
+      [],
+    );
     expect(await usageRows(userId)).toBe(0);
     expect(await totalUsage()).toBe(totalBefore); // kept, under another owner id
     // The email is free again.

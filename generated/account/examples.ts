@@ -457,6 +457,50 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("account_resendVerification", [])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
   ],
+  account_activity: [
+    {
+      id: 'curl',
+      language: 'shell',
+      label: 'curl',
+      code: 'curl -s -X POST \'{{RPC_URL}}\' \\\n  -H \'Content-Type: application/json\' \\\n  --data \'{"jsonrpc":"2.0","id":1,"method":"account_activity","params":[{"limit":2}]}\'\n',
+    },
+    {
+      id: 'fetch',
+      language: 'javascript',
+      label: 'JavaScript (fetch)',
+      code: "// Node.js 18+ or a browser: the global fetch\nconst params = [{ limit: 2 }];\nconst response = await fetch('{{RPC_URL}}', {\n  method: 'POST',\n  headers: { 'Content-Type': 'application/json' },\n  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'account_activity', params }),\n});\nconst { result, error } = await response.json();\nif (error) {\n  console.error(`error ${error.code}: ${error.message}`);\n  process.exit(1);\n}\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6)',
+      code: "import { JsonRpcProvider } from 'ethers';\n\nconst provider = new JsonRpcProvider('{{RPC_URL}}');\nconst params = [{ limit: 2 }];\nconst result = await provider.send('account_activity', params);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nprovider.destroy();\n",
+    },
+    {
+      id: 'web3js',
+      language: 'javascript',
+      label: 'JavaScript (web3.js v4)',
+      code: "import { Web3 } from 'web3';\n\nconst web3 = new Web3('{{RPC_URL}}');\nconst params = [{ limit: 2 }];\nconst result = await web3.requestManager.send({ method: 'account_activity', params });\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem)',
+      code: "import { createPublicClient, http, rpcSchema } from 'viem';\n\nconst client = createPublicClient({\n  transport: http('{{RPC_URL}}'),\n  // declares the raw method for viem's typed request() (not every method has a viem action)\n  rpcSchema: rpcSchema<[{ Method: 'account_activity'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'account_activity', params: [{ limit: 2 }] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n",
+    },
+    {
+      id: 'rpcgate',
+      language: 'typescript',
+      label: 'TypeScript (rpcgate client)',
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('account_activity', [{ limit: 2 }]);\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'web3py',
+      language: 'python',
+      label: 'Python (web3.py)',
+      code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("account_activity", [{"limit": 2}])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+  ],
   networks_list: [
     {
       id: 'curl',

@@ -21,6 +21,8 @@ import type {
   AccountVerifyEmailResult,
   AccountResendVerificationParams,
   AccountResendVerificationResult,
+  AccountActivityParams,
+  AccountActivityResult,
   NetworksListParams,
   NetworksListResult,
   ChainsListParams,
@@ -117,6 +119,9 @@ export const extensions = {
   },
   account_resendVerification: {
     'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
+  },
+  account_activity: {
+    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
   },
   networks_list: {
     'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: true, readOnly: true },
@@ -325,6 +330,17 @@ export const methods = {
     AccountResendVerificationResult,
     (typeof extensions)['account_resendVerification']
   >,
+  /**
+   * The account's security activity, newest first.
+   */
+  account_activity: {
+    name: 'account_activity',
+    summary: "The account's security activity, newest first.",
+    params: [{ name: 'query', required: false }],
+    errors: [-32602, -32016, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['account_activity'],
+  } as MethodDescriptor<AccountActivityParams, AccountActivityResult, (typeof extensions)['account_activity']>,
   /**
    * Lists the deployment's networks.
    */

@@ -699,6 +699,55 @@ export interface VerificationSent {
    */
   sent: boolean;
 }
+export interface ActivityQuery {
+  /**
+   * Entries per page.
+   */
+  limit?: number;
+  /**
+   * `next` of the previous page.
+   */
+  cursor?: string;
+}
+export interface ActivityEntry {
+  time: Timestamp;
+  /**
+   * What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`.
+   */
+  action:
+    | 'logged_in'
+    | 'login_throttled'
+    | 'password_changed'
+    | 'password_reset'
+    | 'password_reset_requested'
+    | 'email_verified'
+    | 'app_created'
+    | 'app_key_rotated'
+    | 'app_deleted'
+    | 'key_created'
+    | 'key_deleted';
+  /**
+   * The client address the request came from (as the server saw it; behind a proxy per `trustProxy`).
+   */
+  ip?: string;
+  /**
+   * Done by an operator of the deployment, not by the account.
+   */
+  byOperator: boolean;
+  /**
+   * The app or key (id, name, network), the throttle scope, …
+   */
+  detail?: {
+    [k: string]: unknown | undefined;
+  };
+}
+export interface ActivityPage {
+  entries: ActivityEntry[];
+  /**
+   * Cursor of the next (older) page; null at the end.
+   */
+  next: string | null;
+}
 
 // ---- methods ----
 /**
@@ -781,6 +830,14 @@ export type AccountResendVerificationParams = [];
  * Result of `account_resendVerification` (sent).
  */
 export type AccountResendVerificationResult = VerificationSent;
+/**
+ * Params of `account_activity`: The account's security activity, newest first.
+ */
+export type AccountActivityParams = [query?: ActivityQuery];
+/**
+ * Result of `account_activity` (activity).
+ */
+export type AccountActivityResult = ActivityPage;
 /**
  * Params of `networks_list`: Lists the deployment's networks.
  */
@@ -1234,6 +1291,51 @@ export interface AccountMethods {
    * ```
    */
   account_resendVerification: { params: AccountResendVerificationParams; result: AccountResendVerificationResult };
+  /**
+   * The account's security activity, newest first.
+   *
+   * The audit trail of the signed-in account: log-ins, throttled log-in bursts, password changes, resets and reset requests, email verification, apps and keys created, rotated or deleted — each with its time and client address. Newest first, `limit` per page (default 50), `cursor` from the previous page's `next`. Deleted with the account.
+   *
+   * Params:
+   * - `query` (optional)
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "limit": 2
+   *   }
+   * ]
+   * // result
+   * {
+   *   "entries": [
+   *     {
+   *       "time": "2025-03-01T09:31:00.000Z",
+   *       "action": "key_created",
+   *       "ip": "203.0.113.7",
+   *       "byOperator": false,
+   *       "detail": {
+   *         "keyId": "key_9sQx2VnLp4TzR8mBw6YcKd",
+   *         "name": "backend",
+   *         "network": "mainnet"
+   *       }
+   *     },
+   *     {
+   *       "time": "2025-03-01T09:30:00.000Z",
+   *       "action": "logged_in",
+   *       "ip": "203.0.113.7",
+   *       "byOperator": false,
+   *       "detail": {
+   *         "trust": "none"
+   *       }
+   *     }
+   *   …
+   * ```
+   */
+  account_activity: { params: AccountActivityParams; result: AccountActivityResult };
   /**
    * Lists the deployment's networks.
    *

@@ -11,3 +11,4 @@ export * from './access.js';
 export * from './usage.js';
 export * from './requestLog.js';
 export * from './accountTokens.js';
+export * from './audit.js';

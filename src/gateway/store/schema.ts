@@ -32,6 +32,17 @@ export interface AccountTokensTable {
 
 export type AccountTokenPurpose = 'reset' | 'verify';
 
+/** One security event of an account (0009_audit_events; see audit.ts). */
+export interface AuditEventsTable {
+  id: Generated<number>;
+  at: number;
+  user_id: string;
+  actor_id: string | null;
+  action: string;
+  ip: string | null;
+  detail: string | null;
+}
+
 export interface SessionsTable {
   /** sha256 hex of the cookie token. */
   token_hash: string;
@@ -114,6 +125,7 @@ export interface Database {
   key_events: KeyEventsTable;
   request_log: RequestLogTable;
   account_tokens: AccountTokensTable;
+  audit_events: AuditEventsTable;
 }
 
 /** One node API call of an app or network key (0007_request_log; see requestLog.ts). */

@@ -120,6 +120,7 @@ export async function deleteUser(
     if (r.numDeletedRows === 0n) return false;
     for (const h of hashes) await recordKeyEvent(trx, h.key_hash, 'revoke', at);
     await trx.deleteFrom('request_log').where('user_id', '=', userId).execute();
+    await trx.deleteFrom('audit_events').where('user_id', '=', userId).execute();
     // The usage tables are not in the store's typed schema (store/usage.ts): plain SQL.
     const anonymous = newId('del');
     for (const t of USAGE_TABLES)

@@ -1,7 +1,7 @@
 // The account API's `account_…` methods (contracts/account.openrpc.json); ./index.ts merges the namespaces.
 // Sign-up, log-in (throttled, device cookies), log-out, the session's user; self-service (issue 27): password change,
 // account deletion, password reset and email verification by mailed single-use links.
-import { invalidParams } from '@rpcgate/toolkit/errors';
+import { invalidParams, RpcError } from '@rpcgate/toolkit/errors';
 import { hashPassword, verifyPassword } from '../../secrets/index.js';
 import { passwordRuleReason, passwordStrengthReason } from '../../secrets/password-policy.js';
 import * as store from '../../store/index.js';
@@ -16,7 +16,22 @@ const refused = (param: string, path: string, reason: string) =>
 const BAD_TOKEN = 'is not valid: the link is unknown, used or expired — ask for a new one';
 
 export function accountHandlers(kit: Kit): Namespace<'account'> {
-  const { db, throttle, devices, dummy, user, startSession, selfService, mailer, deps } = kit;
+  const { db, throttle, devices, dummy, user, startSession, selfService, mailer, deps, audit } = kit;
+
+  // A burst of failed log-ins on an account (a per-email counter refused) is recorded once per counter window on this
+  // replica, not once per refused attempt.
+  const throttledNoted = new Map<string, number>();
+  async function noteThrottled(e: unknown, email: string, c: Caller): Promise<void> {
+    const scope = e instanceof RpcError ? (e.data as { scope?: string } | undefined)?.scope : undefined;
+    if (scope !== 'email+ip' && scope !== 'email' && scope !== 'device') return;
+    const key = `${email}|${scope}`;
+    const now = Date.now();
+    if ((throttledNoted.get(key) ?? 0) > now) return;
+    if (throttledNoted.size > 10_000) throttledNoted.clear();
+    throttledNoted.set(key, now + 15 * 60_000);
+    const u = await store.findUserByEmail(db, email);
+    if (u !== undefined) await audit(c, 'login_throttled', { scope }, u.id);
+  }
 
   /** Sign-up's password rules, for a new password at `path`. */
   async function checkNewPassword(password: string, email: string, param: string, path: string): Promise<void> {
@@ -97,7 +112,10 @@ export function accountHandlers(kit: Kit): Namespace<'account'> {
       // A browser that logged in to this account before (device cookie) is not held to the per-email limit.
       const device = devices.verify(c.req.device, email);
       // A point is taken before the password is checked: concurrent calls cannot check more than the limit.
-      const attempt = await throttle.beforeLogIn(email, c.ip, device);
+      const attempt = await throttle.beforeLogIn(email, c.ip, device).catch(async (e: unknown) => {
+        await noteThrottled(e, email, c);
+        throw e;
+      });
       const u = await store.findUserByEmail(db, email);
       const stored = u?.passwordHash ?? (await dummy()); // unknown email: the same work as a wrong password
       let ok: boolean;
@@ -111,6 +129,7 @@ export function accountHandlers(kit: Kit): Namespace<'account'> {
       await throttle.loggedIn(attempt);
       const expiresAt = await startSession(c, u.id);
       c.req.setCookie.push(devices.issue(email, device, c.req.secure));
+      await audit(c, 'logged_in', { trust: attempt.trust }, u.id);
       return { user: user(u), expiresAt: iso(expiresAt) };
     },
     async account_logOut(_p, c) {
@@ -135,6 +154,7 @@ export function accountHandlers(kit: Kit): Namespace<'account'> {
       // Whoever else holds a session (or a reset link) of this account loses it; this browser stays signed in.
       const otherSessionsEnded = await store.deleteUserSessions(db, u.id, c.req.token);
       await store.deleteAccountTokens(db, u.id, 'reset');
+      await audit(c, 'password_changed', { otherSessionsEnded });
       return { changed: true, otherSessionsEnded };
     },
     async account_delete([conf], c) {
@@ -149,7 +169,10 @@ export function accountHandlers(kit: Kit): Namespace<'account'> {
       const email = store.normalizeEmail(r.email);
       await throttle.beforePasswordReset(email, c.ip);
       const u = await store.findUserByEmail(db, email);
-      if (u !== undefined) mailLink(u, 'reset', c.req.baseUrl);
+      if (u !== undefined) {
+        mailLink(u, 'reset', c.req.baseUrl);
+        await audit(c, 'password_reset_requested', undefined, u.id);
+      }
       return { requested: true };
     },
     async account_resetPassword([r], c) {
@@ -165,14 +188,34 @@ export function accountHandlers(kit: Kit): Namespace<'account'> {
       await store.deleteUserSessions(db, u.id);
       await store.deleteAccountTokens(db, u.id, 'reset');
       await store.markEmailVerified(db, u.id); // the link reached the mailbox
+      await audit(c, 'password_reset', undefined, u.id);
       if (c.req.token !== undefined) c.req.setCookie.push(clearedSessionCookie(c.req.secure));
       return { reset: true, next: 'account_logIn' };
     },
-    async account_verifyEmail([v]) {
+    async account_verifyEmail([v], c) {
       const userId = await store.consumeAccountToken(db, v.token, 'verify');
       if (userId === undefined) throw refused('verification', '/0/token', BAD_TOKEN);
       await store.markEmailVerified(db, userId);
+      await audit(c, 'email_verified', undefined, userId);
       return { verified: true };
+    },
+    async account_activity([query], c) {
+      const limit = query?.limit ?? 50;
+      const rows = await store.listAudit(db, c.userId, {
+        limit: limit + 1,
+        before: query?.cursor === undefined ? undefined : Number(query.cursor),
+      });
+      const page = rows.slice(0, limit);
+      return {
+        entries: page.map((e) => ({
+          time: iso(e.at),
+          action: e.action,
+          byOperator: e.actorId !== undefined && e.actorId !== e.userId,
+          ...(e.ip === undefined ? {} : { ip: e.ip }),
+          ...(e.detail === undefined ? {} : { detail: e.detail }),
+        })),
+        next: rows.length > limit ? String(page[page.length - 1].id) : null,
+      };
     },
     async account_resendVerification(_p, c) {
       const u = await store.getUser(db, c.userId);

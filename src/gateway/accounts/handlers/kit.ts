@@ -252,6 +252,21 @@ export function createKit(deps: AccountDeps) {
   const selfService = deps.selfService ?? SELF_SERVICE_DEFAULTS;
   const mailer = deps.mailer ?? createMailer(undefined);
 
+  /** Records a security event of the caller's account (or `userId`'s); a failure to record is logged, never thrown:
+   *  the change it describes has been made. */
+  async function audit(
+    c: Caller,
+    action: store.AuditAction,
+    detail?: Record<string, unknown>,
+    userId = c.userId,
+  ): Promise<void> {
+    await store
+      .recordAudit(db, { userId, action, ip: c.ip, detail })
+      .catch((e: unknown) =>
+        deps.logger?.error({ err: { message: (e as Error).message }, action }, 'audit event not recorded'),
+      );
+  }
+
   /** With `accounts.verifyEmail`: -32041 until the account's email was verified (apps and keys are what it gates). */
   async function requireVerifiedEmail(userId: string): Promise<void> {
     if (!selfService.verifyEmail) return;
@@ -348,5 +363,6 @@ export function createKit(deps: AccountDeps) {
     selfService,
     mailer,
     requireVerifiedEmail,
+    audit,
   };
 }

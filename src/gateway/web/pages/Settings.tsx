@@ -1,7 +1,7 @@
 // The account's own settings (#/settings): the email and whether it is verified, changing the password (the current
-// one required; other sessions end), and deleting the account.
-import { useId, useState, type FormEvent } from 'react';
-import { api, describeError, type ShownError, type User } from '../api.js';
+// one required; other sessions end), the account's security activity (account_activity), and deleting the account.
+import { useEffect, useId, useState, type FormEvent } from 'react';
+import { api, describeError, type ActivityEntry, type ShownError, type User } from '../api.js';
 import { ErrorText, formatDate, Notice } from '../components.js';
 
 export function SettingsPage({
@@ -26,6 +26,7 @@ export function SettingsPage({
         {!user.emailVerified && <VerifyReminder fail={onUnauthorized} />}
       </div>
       <ChangePassword fail={onUnauthorized} />
+      <Activity fail={onUnauthorized} />
       <DeleteAccount onDeleted={onDeleted} fail={onUnauthorized} />
     </section>
   );
@@ -174,6 +175,74 @@ function DeleteAccount({ onDeleted, fail }: { onDeleted: () => void; fail: (e: u
           </button>
         </div>
       </form>
+    </section>
+  );
+}
+
+const ACTION_LABELS: Record<ActivityEntry['action'], string> = {
+  logged_in: 'Logged in',
+  login_throttled: 'Failed log-ins hit the limit',
+  password_changed: 'Password changed',
+  password_reset: 'Password reset by mailed link',
+  password_reset_requested: 'Password reset requested',
+  email_verified: 'Email verified',
+  app_created: 'App created',
+  app_key_rotated: 'App key rotated',
+  app_deleted: 'App deleted',
+  key_created: 'API key created',
+  key_deleted: 'API key deleted',
+};
+
+/** What the detail of an entry names (an app or key by name, else its id; a throttle's scope). */
+function detailText(d: ActivityEntry['detail']): string {
+  if (d === undefined) return '';
+  const name = typeof d.name === 'string' ? d.name : (d.appId ?? d.keyId);
+  const parts = [name, d.network, d.scope].filter((x) => typeof x === 'string');
+  return parts.join(' · ');
+}
+
+function Activity({ fail }: { fail: (e: unknown) => boolean }) {
+  const [entries, setEntries] = useState<ActivityEntry[] | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
+  useEffect(() => {
+    api.request('account_activity', [{ limit: 20 }]).then(
+      (p) => setEntries(p.entries),
+      (e) => fail(e) || setError(describeError(e)),
+    );
+  }, [fail]);
+  return (
+    <section className="card stack" aria-labelledby="activity-title">
+      <h2 id="activity-title">Security activity</h2>
+      <ErrorText error={error} />
+      {entries === null ? (
+        !error && <p className="muted">Loading…</p>
+      ) : entries.length === 0 ? (
+        <p className="muted">Nothing yet.</p>
+      ) : (
+        <table className="table" data-testid="activity-table">
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">What</th>
+              <th scope="col">Detail</th>
+              <th scope="col">From</th>
+            </tr>
+          </thead>
+          <tbody>
+            {entries.map((e) => (
+              <tr key={`${e.time}-${e.action}-${detailText(e.detail)}`}>
+                <td>{formatDate(e.time)}</td>
+                <td>
+                  {ACTION_LABELS[e.action]}
+                  {e.byOperator ? ' (by an operator)' : ''}
+                </td>
+                <td>{detailText(e.detail)}</td>
+                <td className="mono">{e.ip ?? ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
     </section>
   );
 }
