@@ -254,9 +254,17 @@ describe('account API: sessions', () => {
   });
 
   const exampleParams = (m: Json) => (m.examples[0]?.params ?? []).map((p: Json) => p.value);
-  const OPEN = new Set(['account_signUp', 'account_logIn', 'account_logOut', 'networks_list']);
+  const OPEN = new Set([
+    'account_signUp',
+    'account_logIn',
+    'account_logOut',
+    'account_requestPasswordReset',
+    'account_resetPassword',
+    'account_verifyEmail',
+    'networks_list',
+  ]);
 
-  it('every method but sign up / log in / log out / networks_list needs a session (-32016, HTTP 401)', async () => {
+  it('every method but sign up / log in / log out / the mailed-link ones / networks_list needs a session (-32016, HTTP 401)', async () => {
     const names = contract.methods.map((m: Json) => m.name).filter((n: string) => !OPEN.has(n));
     expect(names.length).toBe(Object.keys(methods).length - OPEN.size);
     const before = await snapshot();
@@ -276,6 +284,7 @@ describe('account API: sessions', () => {
 
   const READS = new Set([
     'account_me',
+    'account_activity',
     'chains_list',
     'networks_list',
     'useCases_list',
@@ -294,7 +303,7 @@ describe('account API: sessions', () => {
 
   it('every changing method refuses a foreign Origin (-32041, HTTP 403) and changes nothing', async () => {
     const changing = contract.methods.filter((m: Json) => !READS.has(m.name));
-    expect(changing.length).toBe(14);
+    expect(changing.length).toBe(20);
     const before = await snapshot();
     for (const m of changing) {
       for (const origin of ['https://evil.example', 'null', svc.url.replace('127.0.0.1', 'localhost')]) {
@@ -424,6 +433,22 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
     ['keys_delete', [appA.id], '/0'],
     ['keys_delete', [null], '/0'],
     ['keys_get', [{}], '/0'],
+    // Self-service: the schema's shapes, then what only the handler knows (a password, a token).
+    ['account_changePassword', [{ currentPassword: 'correct horse battery' }], '/0'],
+    [
+      'account_changePassword',
+      [{ currentPassword: 'not my password at all', newPassword: 'purple otter umbrella lantern' }],
+      '/0/currentPassword',
+    ],
+    ['account_delete', [{}], '/0'],
+    ['account_delete', [{ password: 'not my password at all' }], '/0/password'],
+    ['account_requestPasswordReset', [{ email: 'not an email' }], '/0/email'],
+    ['account_resetPassword', [{ token: 'short', newPassword: 'purple otter umbrella lantern' }], '/0/token'],
+    ['account_resetPassword', [{ token: 'A'.repeat(43), newPassword: 'purple otter umbrella lantern' }], '/0/token'],
+    ['account_verifyEmail', [{ token: 'A'.repeat(43) }], '/0/token'],
+    ['account_resendVerification', ['now'], undefined],
+    ['account_activity', [{ limit: 0 }], '/0/limit'],
+    ['account_activity', [{ cursor: 'newest' }], '/0/cursor'],
     // Metrics (reads, but their query is checked like any input; the full table is in test/account-metrics.test.ts).
     [
       'apps_metrics',

@@ -9,6 +9,20 @@ import type {
   AccountLogOutResult,
   AccountMeParams,
   AccountMeResult,
+  AccountChangePasswordParams,
+  AccountChangePasswordResult,
+  AccountDeleteParams,
+  AccountDeleteResult,
+  AccountRequestPasswordResetParams,
+  AccountRequestPasswordResetResult,
+  AccountResetPasswordParams,
+  AccountResetPasswordResult,
+  AccountVerifyEmailParams,
+  AccountVerifyEmailResult,
+  AccountResendVerificationParams,
+  AccountResendVerificationResult,
+  AccountActivityParams,
+  AccountActivityResult,
   NetworksListParams,
   NetworksListResult,
   ChainsListParams,
@@ -86,6 +100,27 @@ export const extensions = {
     'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: true, readOnly: false },
   },
   account_me: {
+    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
+  },
+  account_changePassword: {
+    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
+  },
+  account_delete: {
+    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
+  },
+  account_requestPasswordReset: {
+    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: true, readOnly: false },
+  },
+  account_resetPassword: {
+    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: true, readOnly: false },
+  },
+  account_verifyEmail: {
+    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: true, readOnly: false },
+  },
+  account_resendVerification: {
+    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
+  },
+  account_activity: {
     'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
   },
   networks_list: {
@@ -213,6 +248,99 @@ export const methods = {
     paramStructure: 'either',
     ext: extensions['account_me'],
   } as MethodDescriptor<AccountMeParams, AccountMeResult, (typeof extensions)['account_me']>,
+  /**
+   * Changes the password (the current one required).
+   */
+  account_changePassword: {
+    name: 'account_changePassword',
+    summary: 'Changes the password (the current one required).',
+    params: [{ name: 'change', required: true }],
+    errors: [-32602, -32600, -32016, -32041, -32005, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['account_changePassword'],
+  } as MethodDescriptor<
+    AccountChangePasswordParams,
+    AccountChangePasswordResult,
+    (typeof extensions)['account_changePassword']
+  >,
+  /**
+   * Deletes the account (the password required).
+   */
+  account_delete: {
+    name: 'account_delete',
+    summary: 'Deletes the account (the password required).',
+    params: [{ name: 'confirm', required: true }],
+    errors: [-32602, -32600, -32016, -32041, -32005, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['account_delete'],
+  } as MethodDescriptor<AccountDeleteParams, AccountDeleteResult, (typeof extensions)['account_delete']>,
+  /**
+   * Mails a password-reset link.
+   */
+  account_requestPasswordReset: {
+    name: 'account_requestPasswordReset',
+    summary: 'Mails a password-reset link.',
+    params: [{ name: 'request', required: true }],
+    errors: [-32602, -32041, -32005, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['account_requestPasswordReset'],
+  } as MethodDescriptor<
+    AccountRequestPasswordResetParams,
+    AccountRequestPasswordResetResult,
+    (typeof extensions)['account_requestPasswordReset']
+  >,
+  /**
+   * Sets a new password with a mailed reset token.
+   */
+  account_resetPassword: {
+    name: 'account_resetPassword',
+    summary: 'Sets a new password with a mailed reset token.',
+    params: [{ name: 'reset', required: true }],
+    errors: [-32602, -32600, -32041, -32005, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['account_resetPassword'],
+  } as MethodDescriptor<
+    AccountResetPasswordParams,
+    AccountResetPasswordResult,
+    (typeof extensions)['account_resetPassword']
+  >,
+  /**
+   * Confirms the account's email with a mailed token.
+   */
+  account_verifyEmail: {
+    name: 'account_verifyEmail',
+    summary: "Confirms the account's email with a mailed token.",
+    params: [{ name: 'verification', required: true }],
+    errors: [-32602, -32041, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['account_verifyEmail'],
+  } as MethodDescriptor<AccountVerifyEmailParams, AccountVerifyEmailResult, (typeof extensions)['account_verifyEmail']>,
+  /**
+   * Mails a new email-verification link.
+   */
+  account_resendVerification: {
+    name: 'account_resendVerification',
+    summary: 'Mails a new email-verification link.',
+    params: [],
+    errors: [-32602, -32016, -32041, -32005, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['account_resendVerification'],
+  } as MethodDescriptor<
+    AccountResendVerificationParams,
+    AccountResendVerificationResult,
+    (typeof extensions)['account_resendVerification']
+  >,
+  /**
+   * The account's security activity, newest first.
+   */
+  account_activity: {
+    name: 'account_activity',
+    summary: "The account's security activity, newest first.",
+    params: [{ name: 'query', required: false }],
+    errors: [-32602, -32016, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['account_activity'],
+  } as MethodDescriptor<AccountActivityParams, AccountActivityResult, (typeof extensions)['account_activity']>,
   /**
    * Lists the deployment's networks.
    */

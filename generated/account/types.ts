@@ -89,6 +89,10 @@ export type JwtMaxLifetime = number | null;
  * Opaque position in a request log (the `next` of the previous page).
  */
 export type LogCursor = string;
+/**
+ * The token from a mailed link (the part after `#/reset/` or `#/verify/`): 43 URL-safe base64 characters. Single use, time-limited; the server keeps only its SHA-256.
+ */
+export type MailToken = string;
 
 /**
  * Email and password.
@@ -107,6 +111,10 @@ export interface User {
   id: string;
   email: Email;
   createdAt: Timestamp;
+  /**
+   * The email was proved by following a mailed link (always true when the deployment does not ask for verification: config `accounts.verifyEmail`). Until it is, with verification on, `apps_create` and `keys_create` are refused (-32041, `data.reason` `email-not-verified`).
+   */
+  emailVerified: boolean;
 }
 /**
  * A new session. Its token is not in the result: it is set as the `rpcgate_session` cookie (HttpOnly, SameSite=Lax).
@@ -632,6 +640,114 @@ export interface LogPage {
    */
   next: LogCursor | null;
 }
+/**
+ * The current password (proves it is the owner at the keyboard) and the new one.
+ */
+export interface PasswordChange {
+  currentPassword: Password;
+  newPassword: Password;
+}
+export interface PasswordChanged {
+  changed: true;
+  /**
+   * Sessions of this account in other browsers that were ended (this one stays signed in).
+   */
+  otherSessionsEnded: number;
+}
+/**
+ * The account's password, to confirm.
+ */
+export interface AccountDeletion {
+  password: Password;
+}
+export interface AccountDeleted {
+  deleted: true;
+  /**
+   * What became of the account's usage rows (config `accounts.deletedUsage`).
+   */
+  usage: 'anonymised' | 'removed';
+}
+export interface ResetRequest {
+  email: Email;
+}
+/**
+ * The same answer whether or not the email has an account.
+ */
+export interface ResetRequested {
+  requested: true;
+}
+export interface PasswordReset {
+  token: MailToken;
+  newPassword: Password;
+}
+export interface PasswordWasReset {
+  reset: true;
+  /**
+   * Log in with the new password: every session of the account was ended.
+   */
+  next: 'account_logIn';
+}
+export interface EmailVerification {
+  token: MailToken;
+}
+export interface EmailVerified {
+  verified: true;
+}
+export interface VerificationSent {
+  /**
+   * False when the email is already verified (nothing was sent).
+   */
+  sent: boolean;
+}
+export interface ActivityQuery {
+  /**
+   * Entries per page.
+   */
+  limit?: number;
+  /**
+   * `next` of the previous page.
+   */
+  cursor?: string;
+}
+export interface ActivityEntry {
+  time: Timestamp;
+  /**
+   * What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`.
+   */
+  action:
+    | 'logged_in'
+    | 'login_throttled'
+    | 'password_changed'
+    | 'password_reset'
+    | 'password_reset_requested'
+    | 'email_verified'
+    | 'app_created'
+    | 'app_key_rotated'
+    | 'app_deleted'
+    | 'key_created'
+    | 'key_deleted';
+  /**
+   * The client address the request came from (as the server saw it; behind a proxy per `trustProxy`).
+   */
+  ip?: string;
+  /**
+   * Done by an operator of the deployment, not by the account.
+   */
+  byOperator: boolean;
+  /**
+   * The app or key (id, name, network), the throttle scope, …
+   */
+  detail?: {
+    [k: string]: unknown | undefined;
+  };
+}
+export interface ActivityPage {
+  entries: ActivityEntry[];
+  /**
+   * Cursor of the next (older) page; null at the end.
+   */
+  next: string | null;
+}
 
 // ---- methods ----
 /**
@@ -666,6 +782,62 @@ export type AccountMeParams = [];
  * Result of `account_me` (user).
  */
 export type AccountMeResult = User;
+/**
+ * Params of `account_changePassword`: Changes the password (the current one required).
+ */
+export type AccountChangePasswordParams = [change: PasswordChange];
+/**
+ * Result of `account_changePassword` (changed).
+ */
+export type AccountChangePasswordResult = PasswordChanged;
+/**
+ * Params of `account_delete`: Deletes the account (the password required).
+ */
+export type AccountDeleteParams = [confirm: AccountDeletion];
+/**
+ * Result of `account_delete` (deleted).
+ */
+export type AccountDeleteResult = AccountDeleted;
+/**
+ * Params of `account_requestPasswordReset`: Mails a password-reset link.
+ */
+export type AccountRequestPasswordResetParams = [request: ResetRequest];
+/**
+ * Result of `account_requestPasswordReset` (requested).
+ */
+export type AccountRequestPasswordResetResult = ResetRequested;
+/**
+ * Params of `account_resetPassword`: Sets a new password with a mailed reset token.
+ */
+export type AccountResetPasswordParams = [reset: PasswordReset];
+/**
+ * Result of `account_resetPassword` (reset).
+ */
+export type AccountResetPasswordResult = PasswordWasReset;
+/**
+ * Params of `account_verifyEmail`: Confirms the account's email with a mailed token.
+ */
+export type AccountVerifyEmailParams = [verification: EmailVerification];
+/**
+ * Result of `account_verifyEmail` (verified).
+ */
+export type AccountVerifyEmailResult = EmailVerified;
+/**
+ * Params of `account_resendVerification`: Mails a new email-verification link.
+ */
+export type AccountResendVerificationParams = [];
+/**
+ * Result of `account_resendVerification` (sent).
+ */
+export type AccountResendVerificationResult = VerificationSent;
+/**
+ * Params of `account_activity`: The account's security activity, newest first.
+ */
+export type AccountActivityParams = [query?: ActivityQuery];
+/**
+ * Result of `account_activity` (activity).
+ */
+export type AccountActivityResult = ActivityPage;
 /**
  * Params of `networks_list`: Lists the deployment's networks.
  */
@@ -921,7 +1093,8 @@ export interface AccountMethods {
    *   "user": {
    *     "id": "usr_4Tb8Rk2WqLz9XmNc5PyVhG",
    *     "email": "dev@example.com",
-   *     "createdAt": "2025-03-01T09:30:00.000Z"
+   *     "createdAt": "2025-03-01T09:30:00.000Z",
+   *     "emailVerified": true
    *   },
    *   "expiresAt": "2025-03-08T09:30:00.000Z"
    * }
@@ -961,11 +1134,208 @@ export interface AccountMethods {
    * {
    *   "id": "usr_4Tb8Rk2WqLz9XmNc5PyVhG",
    *   "email": "dev@example.com",
-   *   "createdAt": "2025-03-01T09:30:00.000Z"
+   *   "createdAt": "2025-03-01T09:30:00.000Z",
+   *   "emailVerified": true
    * }
    * ```
    */
   account_me: { params: AccountMeParams; result: AccountMeResult };
+  /**
+   * Changes the password (the current one required).
+   *
+   * Checks the current password (a wrong one is -32602 with `data.path` `/0/currentPassword` and counts as a failed log-in for this email and client IP: the log-in limits of `account_logIn` apply), checks the new one against the same rules as sign-up (-32602, `data.path` `/0/newPassword`), stores it, and ends every other session of the account (this one stays). Keys and apps are not touched. Not allowed inside a batch (-32600).
+   *
+   * Params:
+   * - `change`
+   *
+   * Errors: -32602 Invalid params; -32600 Invalid Request; -32016 Unauthorized; -32041 Forbidden; -32005 Limit reached; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "currentPassword": "correct horse battery",
+   *     "newPassword": "purple otter umbrella"
+   *   }
+   * ]
+   * // result
+   * {
+   *   "changed": true,
+   *   "otherSessionsEnded": 1
+   * }
+   * ```
+   */
+  account_changePassword: { params: AccountChangePasswordParams; result: AccountChangePasswordResult };
+  /**
+   * Deletes the account (the password required).
+   *
+   * Checks the password (a wrong one is -32602, `data.path` `/0/password`, counted like a failed log-in), then in one transaction deletes the account: its email and password hash, sessions, mailed tokens, apps and keys (revoked on every replica within about 2 s: open WebSockets on them are closed), and its request-log rows; its usage rows are anonymised (kept under a random owner id) or removed as the operator configured (`accounts.deletedUsage`; the answer says which). Clears the session cookie. Cannot be undone. Not allowed inside a batch (-32600).
+   *
+   * Params:
+   * - `confirm`
+   *
+   * Errors: -32602 Invalid params; -32600 Invalid Request; -32016 Unauthorized; -32041 Forbidden; -32005 Limit reached; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "password": "correct horse battery"
+   *   }
+   * ]
+   * // result
+   * {
+   *   "deleted": true,
+   *   "usage": "anonymised"
+   * }
+   * ```
+   */
+  account_delete: { params: AccountDeleteParams; result: AccountDeleteResult };
+  /**
+   * Mails a password-reset link.
+   *
+   * When the email has an account, mails it a link (`<server>/#/reset/<token>`) that works once, for `accounts.passwordResetTtlMinutes` (default 30). The answer is the same, in about the same time, whether or not the email has an account (the token and the mail are made after the answer). Without `smtp` configured the mail is written to the operator's log instead. Limited per client IP (default 10 per hour, `data.scope` `reset-ip`) and per email (5 per hour, `reset-email`), known and unknown emails alike: -32005, HTTP 429, `Retry-After`.
+   *
+   * Params:
+   * - `request`
+   *
+   * Errors: -32602 Invalid params; -32041 Forbidden; -32005 Limit reached; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "email": "dev@example.com"
+   *   }
+   * ]
+   * // result
+   * {
+   *   "requested": true
+   * }
+   * ```
+   */
+  account_requestPasswordReset: {
+    params: AccountRequestPasswordResetParams;
+    result: AccountRequestPasswordResetResult;
+  };
+  /**
+   * Sets a new password with a mailed reset token.
+   *
+   * The token from the link of `account_requestPasswordReset`: unknown, used or expired is -32602 (`data.path` `/0/token`); a new password that breaks the sign-up rules is -32602 (`/0/newPassword`) and leaves the token usable. On success the token and every other reset link of the account stop working, every session of the account ends (log in again), and the email counts as verified. Not allowed inside a batch (-32600).
+   *
+   * Params:
+   * - `reset`
+   *
+   * Errors: -32602 Invalid params; -32600 Invalid Request; -32041 Forbidden; -32005 Limit reached; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "token": "q3Xo8y1Zr0m6lS5eTt2bK9cV4nF7hJ0aW1dP8uQ3gE4",
+   *     "newPassword": "purple otter umbrella"
+   *   }
+   * ]
+   * // result
+   * {
+   *   "reset": true,
+   *   "next": "account_logIn"
+   * }
+   * ```
+   */
+  account_resetPassword: { params: AccountResetPasswordParams; result: AccountResetPasswordResult };
+  /**
+   * Confirms the account's email with a mailed token.
+   *
+   * The token from the verification link mailed at sign-up (or by `account_resendVerification`); unknown, used or expired is -32602 (`data.path` `/0/token`). Needs no session (the link may be opened in another browser).
+   *
+   * Params:
+   * - `verification`
+   *
+   * Errors: -32602 Invalid params; -32041 Forbidden; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "token": "q3Xo8y1Zr0m6lS5eTt2bK9cV4nF7hJ0aW1dP8uQ3gE4"
+   *   }
+   * ]
+   * // result
+   * {
+   *   "verified": true
+   * }
+   * ```
+   */
+  account_verifyEmail: { params: AccountVerifyEmailParams; result: AccountVerifyEmailResult };
+  /**
+   * Mails a new email-verification link.
+   *
+   * Mails the signed-in account a new verification link (valid `accounts.verifyEmailTtlHours`, default 48); `sent: false` when the email is already verified. Limited like `account_requestPasswordReset` (`reset-ip`, `reset-email`).
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32005 Limit reached; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * {
+   *   "sent": true
+   * }
+   * ```
+   */
+  account_resendVerification: { params: AccountResendVerificationParams; result: AccountResendVerificationResult };
+  /**
+   * The account's security activity, newest first.
+   *
+   * The audit trail of the signed-in account: log-ins, throttled log-in bursts, password changes, resets and reset requests, email verification, apps and keys created, rotated or deleted — each with its time and client address. Newest first, `limit` per page (default 50), `cursor` from the previous page's `next`. Deleted with the account.
+   *
+   * Params:
+   * - `query` (optional)
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "limit": 2
+   *   }
+   * ]
+   * // result
+   * {
+   *   "entries": [
+   *     {
+   *       "time": "2025-03-01T09:31:00.000Z",
+   *       "action": "key_created",
+   *       "ip": "203.0.113.7",
+   *       "byOperator": false,
+   *       "detail": {
+   *         "keyId": "key_9sQx2VnLp4TzR8mBw6YcKd",
+   *         "name": "backend",
+   *         "network": "mainnet"
+   *       }
+   *     },
+   *     {
+   *       "time": "2025-03-01T09:30:00.000Z",
+   *       "action": "logged_in",
+   *       "ip": "203.0.113.7",
+   *       "byOperator": false,
+   *       "detail": {
+   *         "trust": "none"
+   *       }
+   *     }
+   *   …
+   * ```
+   */
+  account_activity: { params: AccountActivityParams; result: AccountActivityResult };
   /**
    * Lists the deployment's networks.
    *

@@ -355,7 +355,7 @@ return errors === 0;
 export const account_logIn__result_ajv = validate34;
 const schema13 = {"$ref":"urn:rpcgate:account:schema:Session","$id":"urn:rpcgate:account:account_logIn:result"};
 const schema14 = {"type":"object","description":"A new session. Its token is not in the result: it is set as the `rpcgate_session` cookie (HttpOnly, SameSite=Lax).","additionalProperties":false,"required":["user","expiresAt"],"properties":{"user":{"$ref":"urn:rpcgate:account:schema:User"},"expiresAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:Session"};
-const schema15 = {"type":"object","description":"The signed-in user.","additionalProperties":false,"required":["id","email","createdAt"],"properties":{"id":{"type":"string","description":"User id (`usr_…`)."},"email":{"$ref":"urn:rpcgate:account:schema:Email"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:User"};
+const schema15 = {"type":"object","description":"The signed-in user.","additionalProperties":false,"required":["id","email","createdAt","emailVerified"],"properties":{"id":{"type":"string","description":"User id (`usr_…`)."},"email":{"$ref":"urn:rpcgate:account:schema:Email"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"emailVerified":{"type":"boolean","description":"The email was proved by following a mailed link (always true when the deployment does not ask for verification: config `accounts.verifyEmail`). Until it is, with verification on, `apps_create` and `keys_create` are refused (-32041, `data.reason` `email-not-verified`)."}},"$id":"urn:rpcgate:account:schema:User"};
 const schema16 = {"type":"string","format":"date-time","description":"A point in time, ISO 8601 UTC (`2025-01-31T12:00:00.000Z`).","$id":"urn:rpcgate:account:schema:Timestamp"};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -390,14 +390,14 @@ const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
+if((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.emailVerified === undefined) || (!(func0.call(data, "emailVerified")))) && (missing0 = "emailVerified"))){
 validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(((key0 === "id") || (key0 === "email")) || (key0 === "createdAt"))){
+if(!((((key0 === "id") || (key0 === "email")) || (key0 === "createdAt")) || (key0 === "emailVerified"))){
 validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -450,6 +450,23 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.emailVerified !== undefined && func0.call(data, "emailVerified")){
+let data3 = data.emailVerified;
+const _errs6 = errors;
+if(typeof data3 !== "boolean"){
+validate36.errors = [{instancePath:instancePath+"/emailVerified",schemaPath:"#/properties/emailVerified/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs7 = errors;
+if(errors === _errs6){
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
 }
 }
 }
@@ -702,21 +719,118 @@ validate48.errors = vErrors;
 return errors === 0;
 }
 
-export const networks_list__params_ajv = validate50;
-const schema22 = {"$id":"urn:rpcgate:account:networks_list:params","type":"array","maxItems":0};
+export const account_changePassword__params_ajv = validate50;
+const schema22 = {"$id":"urn:rpcgate:account:account_changePassword:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:PasswordChange"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema23 = {"type":"object","description":"The current password (proves it is the owner at the keyboard) and the new one.","additionalProperties":false,"required":["currentPassword","newPassword"],"properties":{"currentPassword":{"$ref":"urn:rpcgate:account:schema:Password"},"newPassword":{"$ref":"urn:rpcgate:account:schema:Password"}},"$id":"urn:rpcgate:account:schema:PasswordChange"};
+
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:PasswordChange" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.currentPassword === undefined) || (!(func0.call(data, "currentPassword")))) && (missing0 = "currentPassword")) || (((data.newPassword === undefined) || (!(func0.call(data, "newPassword")))) && (missing0 = "newPassword"))){
+validate51.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((key0 === "currentPassword") || (key0 === "newPassword"))){
+validate51.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.currentPassword !== undefined && func0.call(data, "currentPassword")){
+let data0 = data.currentPassword;
+const _errs2 = errors;
+if(!(validate25(data0, {instancePath:instancePath+"/currentPassword",parentData:data,parentDataProperty:"currentPassword",rootData}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.newPassword !== undefined && func0.call(data, "newPassword")){
+let data1 = data.newPassword;
+const _errs3 = errors;
+if(!(validate25(data1, {instancePath:instancePath+"/newPassword",parentData:data,parentDataProperty:"newPassword",rootData}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate51.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate51.errors = vErrors;
+return errors === 0;
+}
+
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:networks_list:params" */;
+/*# sourceURL="urn:rpcgate:account:account_changePassword:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
-if(data.length > 0){
-validate50.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+if(data.length > 1){
+validate50.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
+if(data.length < 1){
+validate50.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate50.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate51(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
 }
 }
 else {
@@ -730,65 +844,142 @@ validate50.errors = vErrors;
 return errors === 0;
 }
 
-export const networks_list__result_ajv = validate51;
-const schema23 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"},"$id":"urn:rpcgate:account:networks_list:result"};
-const schema24 = {"type":"object","additionalProperties":false,"required":["network","label","chainId","local"],"properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network"},"label":{"type":"string","description":"Display name (the config's `networks.<name>.label`, else the name capitalised)."},"chainId":{"type":"integer","minimum":1},"local":{"type":"boolean","description":"Served by an embedded local chain (no upstream node configured)."}},"description":"A configured network: its name (the path segment of the node API URLs), display name, chain id, and whether an embedded local chain serves it.","$id":"urn:rpcgate:account:schema:ChainNetwork"};
-const schema25 = {"type":"string","description":"A network name: one of the deployment's configured networks (the operator's config `networks`; `networks_list` lists them, with chain ids). Compared case-insensitively (`Mainnet`, `MAINNET` → `mainnet`) and answered with the configured name. A name the deployment does not configure is refused with -32602 and `data` { param, path, reason }, the reason naming the valid networks (e.g. `unknown network \"foo\": this deployment's networks are mainnet, testnet`).","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$","$id":"urn:rpcgate:account:schema:Network"};
-const pattern1 = func50("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "u");
+export const account_changePassword__result_ajv = validate55;
+const schema24 = {"$ref":"urn:rpcgate:account:schema:PasswordChanged","$id":"urn:rpcgate:account:account_changePassword:result"};
+const schema25 = {"type":"object","additionalProperties":false,"required":["changed","otherSessionsEnded"],"properties":{"changed":{"type":"boolean","const":true},"otherSessionsEnded":{"type":"integer","minimum":0,"description":"Sessions of this account in other browsers that were ended (this one stays signed in)."}},"$id":"urn:rpcgate:account:schema:PasswordChanged"};
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:Network" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(typeof data === "string"){
-if(!pattern1.test(data)){
-validate53.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"+"\""}];
-return false;
-}
-else {
-}
-}
-else {
-validate53.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate53.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:ChainNetwork" */;
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:PasswordChanged" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network")) || (((data.label === undefined) || (!(func0.call(data, "label")))) && (missing0 = "label"))) || (((data.chainId === undefined) || (!(func0.call(data, "chainId")))) && (missing0 = "chainId"))) || (((data.local === undefined) || (!(func0.call(data, "local")))) && (missing0 = "local"))){
-validate52.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((((data.changed === undefined) || (!(func0.call(data, "changed")))) && (missing0 = "changed")) || (((data.otherSessionsEnded === undefined) || (!(func0.call(data, "otherSessionsEnded")))) && (missing0 = "otherSessionsEnded"))){
+validate56.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!((((key0 === "network") || (key0 === "label")) || (key0 === "chainId")) || (key0 === "local"))){
-validate52.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!((key0 === "changed") || (key0 === "otherSessionsEnded"))){
+validate56.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.network !== undefined && func0.call(data, "network")){
-let data0 = data.network;
+if(data.changed !== undefined && func0.call(data, "changed")){
+let data0 = data.changed;
 const _errs2 = errors;
-if(!(validate53(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(typeof data0 !== "boolean"){
+validate56.errors = [{instancePath:instancePath+"/changed",schemaPath:"#/properties/changed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs3 = errors;
+if(true !== data0){
+validate56.errors = [{instancePath:instancePath+"/changed",schemaPath:"#/properties/changed/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+return false;
+}
+else {
+}
+if(errors === _errs2){
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.otherSessionsEnded !== undefined && func0.call(data, "otherSessionsEnded")){
+let data1 = data.otherSessionsEnded;
+const _errs4 = errors;
+if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
+validate56.errors = [{instancePath:instancePath+"/otherSessionsEnded",schemaPath:"#/properties/otherSessionsEnded/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs5 = errors;
+if(errors === _errs4){
+if(typeof data1 == "number"){
+if(data1 < 0 || isNaN(data1)){
+validate56.errors = [{instancePath:instancePath+"/otherSessionsEnded",schemaPath:"#/properties/otherSessionsEnded/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs4){
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate56.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate56.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_changePassword:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate56(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate55.errors = vErrors;
+return errors === 0;
+}
+
+export const account_delete__params_ajv = validate58;
+const schema26 = {"$id":"urn:rpcgate:account:account_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AccountDeletion"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema27 = {"type":"object","description":"The account's password, to confirm.","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"urn:rpcgate:account:schema:Password"}},"$id":"urn:rpcgate:account:schema:AccountDeletion"};
+
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AccountDeletion" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.password === undefined) || (!(func0.call(data, "password")))) && (missing0 = "password")){
+validate59.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(key0 === "password")){
+validate59.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.password !== undefined && func0.call(data, "password")){
+let data0 = data.password;
+const _errs2 = errors;
+if(!(validate25(data0, {instancePath:instancePath+"/password",parentData:data,parentDataProperty:"password",rootData}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
 errors = vErrors.length;
 }
 else {
@@ -799,220 +990,12 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.label !== undefined && func0.call(data, "label")){
-let data1 = data.label;
-const _errs3 = errors;
-if(typeof data1 !== "string"){
-validate52.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs4 = errors;
-if(errors === _errs3){
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.chainId !== undefined && func0.call(data, "chainId")){
-let data2 = data.chainId;
-const _errs5 = errors;
-if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate52.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-const _errs6 = errors;
-if(errors === _errs5){
-if(typeof data2 == "number"){
-if(data2 < 1 || isNaN(data2)){
-validate52.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-else {
-}
-}
-if(errors === _errs5){
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.local !== undefined && func0.call(data, "local")){
-let data3 = data.local;
-const _errs7 = errors;
-if(typeof data3 !== "boolean"){
-validate52.errors = [{instancePath:instancePath+"/local",schemaPath:"#/properties/local/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-const _errs8 = errors;
-if(errors === _errs7){
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-}
-}
-}
 }
 }
 }
 }
 else {
-validate52.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate52.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:networks_list:result" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-var valid0 = true;
-const len0 = data.length;
-for(let i0=0; i0<len0; i0++){
-let data0 = data[i0];
-const _errs1 = errors;
-if(!(validate52(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs1 === errors;
-if(!valid0){
-break;
-}
-}
-if(valid0){
-}
-}
-else {
-validate51.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate51.errors = vErrors;
-return errors === 0;
-}
-
-export const chains_list__params_ajv = validate56;
-const schema26 = {"$id":"urn:rpcgate:account:chains_list:params","type":"array","items":[{"type":"string","maxLength":64}],"additionalItems":false,"minItems":0,"maxItems":1};
-
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:chains_list:params" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 1){
-validate56.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-if(data.length < 0){
-validate56.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
-return false;
-}
-else {
-const len0 = data.length;
-if(!(len0 <= 1)){
-validate56.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-const len1 = data.length;
-if(len1 > 0){
-let data0 = data[0];
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs1){
-if(typeof data0 === "string"){
-if(func48(data0) > 64){
-validate56.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-}
-}
-else {
-validate56.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === _errs1){
-}
-}
-var valid0 = _errs1 === errors;
-}
-if(valid0){
-}
-}
-}
-}
-}
-else {
-validate56.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate56.errors = vErrors;
-return errors === 0;
-}
-
-export const chains_list__result_ajv = validate57;
-const schema27 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:Chain"},"$id":"urn:rpcgate:account:chains_list:result"};
-const schema28 = {"type":"object","description":"A chain of this deployment and its networks.","additionalProperties":false,"required":["id","name","networks"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:ChainName"},"name":{"type":"string"},"networks":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"}}},"$id":"urn:rpcgate:account:schema:Chain"};
-const schema29 = {"type":"string","description":"A chain of this deployment, by its id as `chains_list` returns it (compared case-insensitively). An unknown chain is refused with -32602.","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9 _.-]*$","$id":"urn:rpcgate:account:schema:ChainName"};
-const pattern2 = func50("^[A-Za-z0-9][A-Za-z0-9 _.-]*$", "u");
-
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:ChainName" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(typeof data === "string"){
-if(func48(data) > 64){
-validate59.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func48(data) < 1){
-validate59.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern2.test(data)){
-validate59.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 _.-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 _.-]*$"+"\""}];
-return false;
-}
-else {
-}
-}
-}
-}
-else {
-validate59.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate59.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
@@ -1024,94 +1007,39 @@ return errors === 0;
 
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:Chain" */;
+/*# sourceURL="urn:rpcgate:account:account_delete:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.networks === undefined) || (!(func0.call(data, "networks")))) && (missing0 = "networks"))){
-validate58.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if(Array.isArray(data)){
+if(data.length > 1){
+validate58.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
-const _errs1 = errors;
-for(const key0 of Object.keys(data)){
-if(!(((key0 === "id") || (key0 === "name")) || (key0 === "networks"))){
-validate58.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(data.length < 1){
+validate58.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
-break;
 }
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate58.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
 }
-if(_errs1 === errors){
-if(data.id !== undefined && func0.call(data, "id")){
-let data0 = data.id;
-const _errs2 = errors;
-if(!(validate59(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate59(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
 vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 else {
 }
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.name !== undefined && func0.call(data, "name")){
-let data1 = data.name;
-const _errs3 = errors;
-if(typeof data1 !== "string"){
-validate58.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs4 = errors;
-if(errors === _errs3){
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.networks !== undefined && func0.call(data, "networks")){
-let data2 = data.networks;
-const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs5){
-if(Array.isArray(data2)){
-var valid1 = true;
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-const _errs7 = errors;
-if(!(validate52(data3, {instancePath:instancePath+"/networks/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid1 = _errs7 === errors;
-if(!valid1){
-break;
-}
-}
-if(valid1){
-}
-}
-else {
-validate58.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === _errs5){
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
+var valid0 = _errs1 === errors;
 }
 if(valid0){
 }
@@ -1119,9 +1047,8 @@ if(valid0){
 }
 }
 }
-}
 else {
-validate58.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate58.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
@@ -1131,63 +1058,79 @@ validate58.errors = vErrors;
 return errors === 0;
 }
 
+export const account_delete__result_ajv = validate62;
+const schema28 = {"$ref":"urn:rpcgate:account:schema:AccountDeleted","$id":"urn:rpcgate:account:account_delete:result"};
+const schema29 = {"type":"object","additionalProperties":false,"required":["deleted","usage"],"properties":{"deleted":{"type":"boolean","const":true},"usage":{"enum":["anonymised","removed"],"description":"What became of the account's usage rows (config `accounts.deletedUsage`)."}},"$id":"urn:rpcgate:account:schema:AccountDeleted"};
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:chains_list:result" */;
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AccountDeleted" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
-if(Array.isArray(data)){
-var valid0 = true;
-const len0 = data.length;
-for(let i0=0; i0<len0; i0++){
-let data0 = data[i0];
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.deleted === undefined) || (!(func0.call(data, "deleted")))) && (missing0 = "deleted")) || (((data.usage === undefined) || (!(func0.call(data, "usage")))) && (missing0 = "usage"))){
+validate63.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
 const _errs1 = errors;
-if(!(validate58(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
-errors = vErrors.length;
+for(const key0 of Object.keys(data)){
+if(!((key0 === "deleted") || (key0 === "usage"))){
+validate63.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.deleted !== undefined && func0.call(data, "deleted")){
+let data0 = data.deleted;
+const _errs2 = errors;
+if(typeof data0 !== "boolean"){
+validate63.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs3 = errors;
+if(true !== data0){
+validate63.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+return false;
 }
 else {
 }
-var valid0 = _errs1 === errors;
-if(!valid0){
-break;
+if(errors === _errs2){
 }
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.usage !== undefined && func0.call(data, "usage")){
+let data1 = data.usage;
+const _errs4 = errors;
+const vSchema0 = schema29.properties.usage.enum;
+if(!((data1 === "anonymised") || (data1 === "removed"))){
+validate63.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/enum",keyword:"enum",params:{allowedValues: schema29.properties.usage.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs4){
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
 }
 if(valid0){
 }
 }
-else {
-validate57.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
 }
-if(errors === 0){
-}
-}
-validate57.errors = vErrors;
-return errors === 0;
-}
-
-export const useCases_list__params_ajv = validate63;
-const schema30 = {"$id":"urn:rpcgate:account:useCases_list:params","type":"array","maxItems":0};
-
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:useCases_list:params" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 0){
-validate63.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
-return false;
-}
-else {
 }
 }
 else {
-validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
@@ -1197,280 +1140,52 @@ validate63.errors = vErrors;
 return errors === 0;
 }
 
-export const useCases_list__result_ajv = validate64;
-const schema31 = {"type":"array","items":{"type":"string"},"$id":"urn:rpcgate:account:useCases_list:result"};
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:useCases_list:result" */;
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_delete:result" */;
 let vErrors = null;
 let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-var valid0 = true;
-const len0 = data.length;
-for(let i0=0; i0<len0; i0++){
-let data0 = data[i0];
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate64.errors = [{instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs2 = errors;
-if(errors === _errs1){
-}
-var valid0 = _errs1 === errors;
-if(!valid0){
-break;
-}
-}
-if(valid0){
-}
-}
-else {
-validate64.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate64.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_create__params_ajv = validate65;
-const schema32 = {"$id":"urn:rpcgate:account:apps_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewApp"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema33 = {"type":"object","description":"A new app (access point A).","additionalProperties":false,"required":["name","useCase","chain","services"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"}},"$id":"urn:rpcgate:account:schema:NewApp"};
-const schema34 = {"type":"string","description":"A display name: 1–64 characters of printable text (no control characters), not only spaces. Leading and trailing spaces are trimmed; everything else is stored verbatim and never interpreted (HTML or SQL in a name is just text).","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:Name"};
-const pattern3 = func50("^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$", "u");
-
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:Name" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(typeof data === "string"){
-if(func48(data) > 64){
-validate67.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func48(data) < 1){
-validate67.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern3.test(data)){
-validate67.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
-return false;
-}
-else {
-}
-}
-}
-}
-else {
-validate67.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate67.errors = vErrors;
-return errors === 0;
-}
-
-const schema35 = {"type":"string","description":"Free text, at most 500 characters (line breaks and tabs allowed, other control characters not). Stored verbatim.","maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$","$id":"urn:rpcgate:account:schema:Description"};
-const pattern4 = func50("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
-
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:Description" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(typeof data === "string"){
-if(func48(data) > 500){
-validate69.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
-return false;
-}
-else {
-if(!pattern4.test(data)){
-validate69.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
-return false;
-}
-else {
-}
-}
-}
-else {
-validate69.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate69.errors = vErrors;
-return errors === 0;
-}
-
-const schema36 = {"type":"string","description":"What the app is for. An open list: `useCases_list` offers Defi, Analytics, Gaming, Wallet, NFT, Infrastructure and Other, and any other short text (1–64 characters) is accepted.","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:UseCase"};
-
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:UseCase" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(typeof data === "string"){
-if(func48(data) > 64){
-validate71.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func48(data) < 1){
-validate71.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern3.test(data)){
-validate71.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
-return false;
-}
-else {
-}
-}
-}
-}
-else {
-validate71.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate71.errors = vErrors;
-return errors === 0;
-}
-
-const schema37 = {"type":"array","description":"The services the app uses (at least one, no duplicates).","items":{"$ref":"urn:rpcgate:account:schema:Service"},"minItems":1,"uniqueItems":true,"tsType":"Service[]","$id":"urn:rpcgate:account:schema:Services"};
-const schema38 = {"type":"string","description":"A service the app uses. `node-api`: the JSON-RPC node API.","enum":["node-api"],"$id":"urn:rpcgate:account:schema:Service"};
-
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:Service" */;
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-validate75.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs0 = errors;
-const vSchema0 = schema38.enum;
-if(!(data === "node-api")){
-validate75.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema38.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-else {
-}
-if(errors === 0){
-}
-validate75.errors = vErrors;
-return errors === 0;
-}
-
-const func32 = ajvEqual;
-
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:Services" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length < 1){
-validate74.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
-return false;
-}
-else {
-var valid0 = true;
-const len0 = data.length;
-for(let i0=0; i0<len0; i0++){
-let data0 = data[i0];
-const _errs1 = errors;
-if(!(validate75(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+if(!(validate63(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
 errors = vErrors.length;
 }
 else {
 }
-var valid0 = _errs1 === errors;
-if(!valid0){
-break;
-}
-}
-if(valid0){
-let valid1;
-let i1 = data.length;
-let j0;
-valid1 = true;
-if(i1 > 1){
-outer0:
-for(;i1--;){
-for(j0 = i1; j0--;){
-if(func32(data[i1], data[j0])){
-validate74.errors = [{instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
-return false;
-valid1 = false;
-break outer0;
-}
-}
-}
-}
-if(valid1){
-}
-}
-}
-}
-else {
-validate74.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate74.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
 
+export const account_requestPasswordReset__params_ajv = validate65;
+const schema30 = {"$id":"urn:rpcgate:account:account_requestPasswordReset:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:ResetRequest"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema31 = {"type":"object","additionalProperties":false,"required":["email"],"properties":{"email":{"$ref":"urn:rpcgate:account:schema:Email"}},"$id":"urn:rpcgate:account:schema:ResetRequest"};
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:NewApp" */;
+/*# sourceURL="urn:rpcgate:account:schema:ResetRequest" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name")) || (((data.useCase === undefined) || (!(func0.call(data, "useCase")))) && (missing0 = "useCase"))) || (((data.chain === undefined) || (!(func0.call(data, "chain")))) && (missing0 = "chain"))) || (((data.services === undefined) || (!(func0.call(data, "services")))) && (missing0 = "services"))){
+if(((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email")){
 validate66.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(((((key0 === "name") || (key0 === "description")) || (key0 === "useCase")) || (key0 === "chain")) || (key0 === "services"))){
+if(!(key0 === "email")){
 validate66.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.name !== undefined && func0.call(data, "name")){
-let data0 = data.name;
+if(data.email !== undefined && func0.call(data, "email")){
+let data0 = data.email;
 const _errs2 = errors;
-if(!(validate67(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate23(data0, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
 else {
@@ -1481,70 +1196,6 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.description !== undefined && func0.call(data, "description")){
-let data1 = data.description;
-const _errs3 = errors;
-if(!(validate69(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.useCase !== undefined && func0.call(data, "useCase")){
-let data2 = data.useCase;
-const _errs4 = errors;
-if(!(validate71(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.chain !== undefined && func0.call(data, "chain")){
-let data3 = data.chain;
-const _errs5 = errors;
-if(!(validate59(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.services !== undefined && func0.call(data, "services")){
-let data4 = data.services;
-const _errs6 = errors;
-if(!(validate74(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-}
-}
-}
-}
 }
 }
 }
@@ -1562,7 +1213,7 @@ return errors === 0;
 
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_create:params" */;
+/*# sourceURL="urn:rpcgate:account:account_requestPasswordReset:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -1613,34 +1264,438 @@ validate65.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_create__result_ajv = validate79;
-const schema39 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_create:result"};
-const schema40 = {"type":"object","description":"An app with its API key and its node API URL per network.","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt","keyRotatedAt","key","urls"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"keyRotatedAt":{"description":"When the key was last rotated; null if never.","oneOf":[{"$ref":"urn:rpcgate:account:schema:Timestamp"},{"type":"null"}]},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"urls":{"type":"object","description":"Node API URL (access point A, `…/{network}/v2/{key}`) per network.","additionalProperties":{"type":"string"}},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:App"};
-const schema41 = {"type":"string","description":"An app id: `app_` and 128 random bits in base58.","pattern":"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AppId"};
-const pattern6 = func50("^app_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+export const account_requestPasswordReset__result_ajv = validate69;
+const schema32 = {"$ref":"urn:rpcgate:account:schema:ResetRequested","$id":"urn:rpcgate:account:account_requestPasswordReset:result"};
+const schema33 = {"type":"object","additionalProperties":false,"required":["requested"],"description":"The same answer whether or not the email has an account.","properties":{"requested":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:ResetRequested"};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:AppId" */;
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:ResetRequested" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.requested === undefined) || (!(func0.call(data, "requested")))) && (missing0 = "requested")){
+validate70.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(key0 === "requested")){
+validate70.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.requested !== undefined && func0.call(data, "requested")){
+let data0 = data.requested;
+const _errs2 = errors;
+if(typeof data0 !== "boolean"){
+validate70.errors = [{instancePath:instancePath+"/requested",schemaPath:"#/properties/requested/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs3 = errors;
+if(true !== data0){
+validate70.errors = [{instancePath:instancePath+"/requested",schemaPath:"#/properties/requested/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+return false;
+}
+else {
+}
+if(errors === _errs2){
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+else {
+validate70.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate70.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_requestPasswordReset:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate70(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate69.errors = vErrors;
+return errors === 0;
+}
+
+export const account_resetPassword__params_ajv = validate72;
+const schema34 = {"$id":"urn:rpcgate:account:account_resetPassword:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:PasswordReset"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema35 = {"type":"object","additionalProperties":false,"required":["token","newPassword"],"properties":{"token":{"$ref":"urn:rpcgate:account:schema:MailToken"},"newPassword":{"$ref":"urn:rpcgate:account:schema:Password"}},"$id":"urn:rpcgate:account:schema:PasswordReset"};
+const schema36 = {"type":"string","description":"The token from a mailed link (the part after `#/reset/` or `#/verify/`): 43 URL-safe base64 characters. Single use, time-limited; the server keeps only its SHA-256.","pattern":"^[A-Za-z0-9_-]{43}$","$id":"urn:rpcgate:account:schema:MailToken"};
+const pattern1 = func50("^[A-Za-z0-9_-]{43}$", "u");
+
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:MailToken" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
-if(func48(data) > 40){
-validate81.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
-return false;
-}
-else {
-if(!pattern6.test(data)){
-validate81.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+if(!pattern1.test(data)){
+validate74.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{43}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{43}$"+"\""}];
 return false;
 }
 else {
 }
 }
+else {
+validate74.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate74.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:PasswordReset" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.token === undefined) || (!(func0.call(data, "token")))) && (missing0 = "token")) || (((data.newPassword === undefined) || (!(func0.call(data, "newPassword")))) && (missing0 = "newPassword"))){
+validate73.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
 }
 else {
-validate81.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((key0 === "token") || (key0 === "newPassword"))){
+validate73.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.token !== undefined && func0.call(data, "token")){
+let data0 = data.token;
+const _errs2 = errors;
+if(!(validate74(data0, {instancePath:instancePath+"/token",parentData:data,parentDataProperty:"token",rootData}))){
+vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.newPassword !== undefined && func0.call(data, "newPassword")){
+let data1 = data.newPassword;
+const _errs3 = errors;
+if(!(validate25(data1, {instancePath:instancePath+"/newPassword",parentData:data,parentDataProperty:"newPassword",rootData}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate73.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate73.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_resetPassword:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate72.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate72.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate72.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate73(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate72.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate72.errors = vErrors;
+return errors === 0;
+}
+
+export const account_resetPassword__result_ajv = validate78;
+const schema37 = {"$ref":"urn:rpcgate:account:schema:PasswordWasReset","$id":"urn:rpcgate:account:account_resetPassword:result"};
+const schema38 = {"type":"object","additionalProperties":false,"required":["reset","next"],"properties":{"reset":{"type":"boolean","const":true},"next":{"type":"string","const":"account_logIn","description":"Log in with the new password: every session of the account was ended."}},"$id":"urn:rpcgate:account:schema:PasswordWasReset"};
+
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:PasswordWasReset" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.reset === undefined) || (!(func0.call(data, "reset")))) && (missing0 = "reset")) || (((data.next === undefined) || (!(func0.call(data, "next")))) && (missing0 = "next"))){
+validate79.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((key0 === "reset") || (key0 === "next"))){
+validate79.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.reset !== undefined && func0.call(data, "reset")){
+let data0 = data.reset;
+const _errs2 = errors;
+if(typeof data0 !== "boolean"){
+validate79.errors = [{instancePath:instancePath+"/reset",schemaPath:"#/properties/reset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs3 = errors;
+if(true !== data0){
+validate79.errors = [{instancePath:instancePath+"/reset",schemaPath:"#/properties/reset/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+return false;
+}
+else {
+}
+if(errors === _errs2){
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.next !== undefined && func0.call(data, "next")){
+let data1 = data.next;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
+validate79.errors = [{instancePath:instancePath+"/next",schemaPath:"#/properties/next/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs5 = errors;
+if("account_logIn" !== data1){
+validate79.errors = [{instancePath:instancePath+"/next",schemaPath:"#/properties/next/const",keyword:"const",params:{allowedValue: "account_logIn"},message:"must be equal to constant"}];
+return false;
+}
+else {
+}
+if(errors === _errs4){
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate79.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate79.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_resetPassword:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate79(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate78.errors = vErrors;
+return errors === 0;
+}
+
+export const account_verifyEmail__params_ajv = validate81;
+const schema39 = {"$id":"urn:rpcgate:account:account_verifyEmail:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:EmailVerification"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema40 = {"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"$ref":"urn:rpcgate:account:schema:MailToken"}},"$id":"urn:rpcgate:account:schema:EmailVerification"};
+
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:EmailVerification" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.token === undefined) || (!(func0.call(data, "token")))) && (missing0 = "token")){
+validate82.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(key0 === "token")){
+validate82.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.token !== undefined && func0.call(data, "token")){
+let data0 = data.token;
+const _errs2 = errors;
+if(!(validate74(data0, {instancePath:instancePath+"/token",parentData:data,parentDataProperty:"token",rootData}))){
+vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+else {
+validate82.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate82.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_verifyEmail:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate81.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate81.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate81.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate82(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate81.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
@@ -1650,25 +1705,322 @@ validate81.errors = vErrors;
 return errors === 0;
 }
 
-const schema42 = {"type":"string","description":"An API key (192 random bits, base58). It goes only in the node API URL path.","pattern":"^[1-9A-HJ-NP-Za-km-z]{20,64}$","$id":"urn:rpcgate:account:schema:ApiKey"};
-const pattern7 = func50("^[1-9A-HJ-NP-Za-km-z]{20,64}$", "u");
+export const account_verifyEmail__result_ajv = validate85;
+const schema41 = {"$ref":"urn:rpcgate:account:schema:EmailVerified","$id":"urn:rpcgate:account:account_verifyEmail:result"};
+const schema42 = {"type":"object","additionalProperties":false,"required":["verified"],"properties":{"verified":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:EmailVerified"};
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:ApiKey" */;
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:EmailVerified" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
-if(typeof data === "string"){
-if(!pattern7.test(data)){
-validate92.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[1-9A-HJ-NP-Za-km-z]{20,64}$"},message:"must match pattern \""+"^[1-9A-HJ-NP-Za-km-z]{20,64}$"+"\""}];
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.verified === undefined) || (!(func0.call(data, "verified")))) && (missing0 = "verified")){
+validate86.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(key0 === "verified")){
+validate86.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.verified !== undefined && func0.call(data, "verified")){
+let data0 = data.verified;
+const _errs2 = errors;
+if(typeof data0 !== "boolean"){
+validate86.errors = [{instancePath:instancePath+"/verified",schemaPath:"#/properties/verified/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs3 = errors;
+if(true !== data0){
+validate86.errors = [{instancePath:instancePath+"/verified",schemaPath:"#/properties/verified/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+return false;
+}
+else {
+}
+if(errors === _errs2){
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+else {
+validate86.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate86.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_verifyEmail:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate86(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate85.errors = vErrors;
+return errors === 0;
+}
+
+export const account_resendVerification__params_ajv = validate88;
+const schema43 = {"$id":"urn:rpcgate:account:account_resendVerification:params","type":"array","maxItems":0};
+
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_resendVerification:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate88.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate92.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate88.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate88.errors = vErrors;
+return errors === 0;
+}
+
+export const account_resendVerification__result_ajv = validate89;
+const schema44 = {"$ref":"urn:rpcgate:account:schema:VerificationSent","$id":"urn:rpcgate:account:account_resendVerification:result"};
+const schema45 = {"type":"object","additionalProperties":false,"required":["sent"],"properties":{"sent":{"type":"boolean","description":"False when the email is already verified (nothing was sent)."}},"$id":"urn:rpcgate:account:schema:VerificationSent"};
+
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:VerificationSent" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.sent === undefined) || (!(func0.call(data, "sent")))) && (missing0 = "sent")){
+validate90.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(key0 === "sent")){
+validate90.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.sent !== undefined && func0.call(data, "sent")){
+let data0 = data.sent;
+const _errs2 = errors;
+if(typeof data0 !== "boolean"){
+validate90.errors = [{instancePath:instancePath+"/sent",schemaPath:"#/properties/sent/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs3 = errors;
+if(errors === _errs2){
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+else {
+validate90.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate90.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_resendVerification:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate90(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate89.errors = vErrors;
+return errors === 0;
+}
+
+export const account_activity__params_ajv = validate92;
+const schema46 = {"$id":"urn:rpcgate:account:account_activity:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:ActivityQuery"}],"additionalItems":false,"minItems":0,"maxItems":1};
+const schema47 = {"type":"object","additionalProperties":false,"properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"description":"Entries per page."},"cursor":{"type":"string","pattern":"^[0-9]{1,18}$","description":"`next` of the previous page."}},"$id":"urn:rpcgate:account:schema:ActivityQuery"};
+const pattern2 = func50("^[0-9]{1,18}$", "u");
+
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:ActivityQuery" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((key0 === "limit") || (key0 === "cursor"))){
+validate93.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.limit !== undefined && func0.call(data, "limit")){
+let data0 = data.limit;
+const _errs2 = errors;
+if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+validate93.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs3 = errors;
+if(errors === _errs2){
+if(typeof data0 == "number"){
+if(data0 > 200 || isNaN(data0)){
+validate93.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
+return false;
+}
+else {
+if(data0 < 1 || isNaN(data0)){
+validate93.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+else {
+}
+}
+}
+if(errors === _errs2){
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined && func0.call(data, "cursor")){
+let data1 = data.cursor;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(!pattern2.test(data1)){
+validate93.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,18}$"},message:"must match pattern \""+"^[0-9]{1,18}$"+"\""}];
+return false;
+}
+else {
+}
+}
+else {
+validate93.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === _errs4){
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+else {
+validate93.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate93.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_activity:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate92.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 0){
+validate92.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate92.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate93(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate92.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
@@ -1678,9 +2030,1290 @@ validate92.errors = vErrors;
 return errors === 0;
 }
 
-const schema43 = {"description":"Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` or `exp - now` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`); an `iat` in the future (beyond 30 s) or timestamps in milliseconds are refused for every app (`issued in the future`, `timestamp in milliseconds`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).","oneOf":[{"type":"integer","minimum":60,"maximum":31536000},{"type":"null"}],"$id":"urn:rpcgate:account:schema:JwtMaxLifetime"};
+export const account_activity__result_ajv = validate95;
+const schema48 = {"$ref":"urn:rpcgate:account:schema:ActivityPage","$id":"urn:rpcgate:account:account_activity:result"};
+const schema49 = {"type":"object","additionalProperties":false,"required":["entries","next"],"properties":{"entries":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ActivityEntry"}},"next":{"oneOf":[{"type":"string"},{"type":"null"}],"description":"Cursor of the next (older) page; null at the end."}},"$id":"urn:rpcgate:account:schema:ActivityPage"};
+const schema50 = {"type":"object","additionalProperties":false,"required":["time","action","byOperator"],"properties":{"time":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"action":{"enum":["logged_in","login_throttled","password_changed","password_reset","password_reset_requested","email_verified","app_created","app_key_rotated","app_deleted","key_created","key_deleted"],"description":"What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`."},"ip":{"type":"string","description":"The client address the request came from (as the server saw it; behind a proxy per `trustProxy`)."},"byOperator":{"type":"boolean","description":"Done by an operator of the deployment, not by the account."},"detail":{"type":"object","description":"The app or key (id, name, network), the throttle scope, …","additionalProperties":true}},"$id":"urn:rpcgate:account:schema:ActivityEntry"};
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:ActivityEntry" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.time === undefined) || (!(func0.call(data, "time")))) && (missing0 = "time")) || (((data.action === undefined) || (!(func0.call(data, "action")))) && (missing0 = "action"))) || (((data.byOperator === undefined) || (!(func0.call(data, "byOperator")))) && (missing0 = "byOperator"))){
+validate97.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(((((key0 === "time") || (key0 === "action")) || (key0 === "ip")) || (key0 === "byOperator")) || (key0 === "detail"))){
+validate97.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.time !== undefined && func0.call(data, "time")){
+let data0 = data.time;
+const _errs2 = errors;
+if(!(validate38(data0, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.action !== undefined && func0.call(data, "action")){
+let data1 = data.action;
+const _errs3 = errors;
+const vSchema0 = schema50.properties.action.enum;
+if(!(((((((((((data1 === "logged_in") || (data1 === "login_throttled")) || (data1 === "password_changed")) || (data1 === "password_reset")) || (data1 === "password_reset_requested")) || (data1 === "email_verified")) || (data1 === "app_created")) || (data1 === "app_key_rotated")) || (data1 === "app_deleted")) || (data1 === "key_created")) || (data1 === "key_deleted"))){
+validate97.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema50.properties.action.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs3){
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.ip !== undefined && func0.call(data, "ip")){
+let data2 = data.ip;
+const _errs4 = errors;
+if(typeof data2 !== "string"){
+validate97.errors = [{instancePath:instancePath+"/ip",schemaPath:"#/properties/ip/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs5 = errors;
+if(errors === _errs4){
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.byOperator !== undefined && func0.call(data, "byOperator")){
+let data3 = data.byOperator;
+const _errs6 = errors;
+if(typeof data3 !== "boolean"){
+validate97.errors = [{instancePath:instancePath+"/byOperator",schemaPath:"#/properties/byOperator/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs7 = errors;
+if(errors === _errs6){
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.detail !== undefined && func0.call(data, "detail")){
+let data4 = data.detail;
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs8){
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+const _errs10 = errors;
+}
+else {
+validate97.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === _errs8){
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate97.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:ActivityPage" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.entries === undefined) || (!(func0.call(data, "entries")))) && (missing0 = "entries")) || (((data.next === undefined) || (!(func0.call(data, "next")))) && (missing0 = "next"))){
+validate96.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((key0 === "entries") || (key0 === "next"))){
+validate96.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.entries !== undefined && func0.call(data, "entries")){
+let data0 = data.entries;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs2){
+if(Array.isArray(data0)){
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+const _errs4 = errors;
+if(!(validate97(data1, {instancePath:instancePath+"/entries/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+if(valid1){
+}
+}
+else {
+validate96.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === _errs2){
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.next !== undefined && func0.call(data, "next")){
+let data2 = data.next;
+const _errs5 = errors;
+const _errs6 = errors;
+let valid2 = false;
+let passing0 = null;
+const _errs7 = errors;
+if(typeof data2 !== "string"){
+const err0 = {instancePath:instancePath+"/next",schemaPath:"#/properties/next/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+const _errs8 = errors;
+if(errors === _errs7){
+}
+var _valid0 = _errs7 === errors;
+if(_valid0){
+valid2 = true;
+passing0 = 0;
+}
+const _errs9 = errors;
+if(data2 !== null){
+const err1 = {instancePath:instancePath+"/next",schemaPath:"#/properties/next/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+const _errs10 = errors;
+if(errors === _errs9){
+}
+var _valid0 = _errs9 === errors;
+if(_valid0 && valid2){
+valid2 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid2 = true;
+passing0 = 1;
+}
+}
+if(!valid2){
+const err2 = {instancePath:instancePath+"/next",schemaPath:"#/properties/next/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+validate96.errors = vErrors;
+return false;
+}
+else {
+errors = _errs6;
+if(vErrors !== null){
+if(_errs6){
+vErrors.length = _errs6;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs5){
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate96.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate96.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_activity:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate96(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate95.errors = vErrors;
+return errors === 0;
+}
+
+export const networks_list__params_ajv = validate101;
+const schema51 = {"$id":"urn:rpcgate:account:networks_list:params","type":"array","maxItems":0};
+
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:networks_list:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate101.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+else {
+}
+}
+else {
+validate101.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate101.errors = vErrors;
+return errors === 0;
+}
+
+export const networks_list__result_ajv = validate102;
+const schema52 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"},"$id":"urn:rpcgate:account:networks_list:result"};
+const schema53 = {"type":"object","additionalProperties":false,"required":["network","label","chainId","local"],"properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network"},"label":{"type":"string","description":"Display name (the config's `networks.<name>.label`, else the name capitalised)."},"chainId":{"type":"integer","minimum":1},"local":{"type":"boolean","description":"Served by an embedded local chain (no upstream node configured)."}},"description":"A configured network: its name (the path segment of the node API URLs), display name, chain id, and whether an embedded local chain serves it.","$id":"urn:rpcgate:account:schema:ChainNetwork"};
+const schema54 = {"type":"string","description":"A network name: one of the deployment's configured networks (the operator's config `networks`; `networks_list` lists them, with chain ids). Compared case-insensitively (`Mainnet`, `MAINNET` → `mainnet`) and answered with the configured name. A name the deployment does not configure is refused with -32602 and `data` { param, path, reason }, the reason naming the valid networks (e.g. `unknown network \"foo\": this deployment's networks are mainnet, testnet`).","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$","$id":"urn:rpcgate:account:schema:Network"};
+const pattern3 = func50("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "u");
+
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Network" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(!pattern3.test(data)){
+validate104.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"+"\""}];
+return false;
+}
+else {
+}
+}
+else {
+validate104.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate104.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:ChainNetwork" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network")) || (((data.label === undefined) || (!(func0.call(data, "label")))) && (missing0 = "label"))) || (((data.chainId === undefined) || (!(func0.call(data, "chainId")))) && (missing0 = "chainId"))) || (((data.local === undefined) || (!(func0.call(data, "local")))) && (missing0 = "local"))){
+validate103.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((((key0 === "network") || (key0 === "label")) || (key0 === "chainId")) || (key0 === "local"))){
+validate103.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.network !== undefined && func0.call(data, "network")){
+let data0 = data.network;
+const _errs2 = errors;
+if(!(validate104(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.label !== undefined && func0.call(data, "label")){
+let data1 = data.label;
+const _errs3 = errors;
+if(typeof data1 !== "string"){
+validate103.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.chainId !== undefined && func0.call(data, "chainId")){
+let data2 = data.chainId;
+const _errs5 = errors;
+if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+validate103.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
+if(typeof data2 == "number"){
+if(data2 < 1 || isNaN(data2)){
+validate103.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs5){
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.local !== undefined && func0.call(data, "local")){
+let data3 = data.local;
+const _errs7 = errors;
+if(typeof data3 !== "boolean"){
+validate103.errors = [{instancePath:instancePath+"/local",schemaPath:"#/properties/local/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+else {
+validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate103.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:networks_list:result" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+var valid0 = true;
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
+const _errs1 = errors;
+if(!(validate103(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+if(!valid0){
+break;
+}
+}
+if(valid0){
+}
+}
+else {
+validate102.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate102.errors = vErrors;
+return errors === 0;
+}
+
+export const chains_list__params_ajv = validate107;
+const schema55 = {"$id":"urn:rpcgate:account:chains_list:params","type":"array","items":[{"type":"string","maxLength":64}],"additionalItems":false,"minItems":0,"maxItems":1};
+
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:chains_list:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate107.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 0){
+validate107.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate107.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs1){
+if(typeof data0 === "string"){
+if(func48(data0) > 64){
+validate107.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+}
+}
+else {
+validate107.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === _errs1){
+}
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate107.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate107.errors = vErrors;
+return errors === 0;
+}
+
+export const chains_list__result_ajv = validate108;
+const schema56 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:Chain"},"$id":"urn:rpcgate:account:chains_list:result"};
+const schema57 = {"type":"object","description":"A chain of this deployment and its networks.","additionalProperties":false,"required":["id","name","networks"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:ChainName"},"name":{"type":"string"},"networks":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"}}},"$id":"urn:rpcgate:account:schema:Chain"};
+const schema58 = {"type":"string","description":"A chain of this deployment, by its id as `chains_list` returns it (compared case-insensitively). An unknown chain is refused with -32602.","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9 _.-]*$","$id":"urn:rpcgate:account:schema:ChainName"};
+const pattern4 = func50("^[A-Za-z0-9][A-Za-z0-9 _.-]*$", "u");
+
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:ChainName" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(func48(data) > 64){
+validate110.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func48(data) < 1){
+validate110.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern4.test(data)){
+validate110.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 _.-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 _.-]*$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+}
+else {
+validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate110.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Chain" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.networks === undefined) || (!(func0.call(data, "networks")))) && (missing0 = "networks"))){
+validate109.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(((key0 === "id") || (key0 === "name")) || (key0 === "networks"))){
+validate109.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
+const _errs2 = errors;
+if(!(validate110(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.name !== undefined && func0.call(data, "name")){
+let data1 = data.name;
+const _errs3 = errors;
+if(typeof data1 !== "string"){
+validate109.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.networks !== undefined && func0.call(data, "networks")){
+let data2 = data.networks;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs5){
+if(Array.isArray(data2)){
+var valid1 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+const _errs7 = errors;
+if(!(validate103(data3, {instancePath:instancePath+"/networks/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid1 = _errs7 === errors;
+if(!valid1){
+break;
+}
+}
+if(valid1){
+}
+}
+else {
+validate109.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === _errs5){
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+else {
+validate109.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate109.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:chains_list:result" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+var valid0 = true;
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
+const _errs1 = errors;
+if(!(validate109(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+if(!valid0){
+break;
+}
+}
+if(valid0){
+}
+}
+else {
+validate108.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate108.errors = vErrors;
+return errors === 0;
+}
+
+export const useCases_list__params_ajv = validate114;
+const schema59 = {"$id":"urn:rpcgate:account:useCases_list:params","type":"array","maxItems":0};
+
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:useCases_list:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate114.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+else {
+}
+}
+else {
+validate114.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate114.errors = vErrors;
+return errors === 0;
+}
+
+export const useCases_list__result_ajv = validate115;
+const schema60 = {"type":"array","items":{"type":"string"},"$id":"urn:rpcgate:account:useCases_list:result"};
+
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:useCases_list:result" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+var valid0 = true;
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate115.errors = [{instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
+}
+var valid0 = _errs1 === errors;
+if(!valid0){
+break;
+}
+}
+if(valid0){
+}
+}
+else {
+validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate115.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_create__params_ajv = validate116;
+const schema61 = {"$id":"urn:rpcgate:account:apps_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewApp"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema62 = {"type":"object","description":"A new app (access point A).","additionalProperties":false,"required":["name","useCase","chain","services"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"}},"$id":"urn:rpcgate:account:schema:NewApp"};
+const schema63 = {"type":"string","description":"A display name: 1–64 characters of printable text (no control characters), not only spaces. Leading and trailing spaces are trimmed; everything else is stored verbatim and never interpreted (HTML or SQL in a name is just text).","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:Name"};
+const pattern5 = func50("^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$", "u");
+
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Name" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(func48(data) > 64){
+validate118.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func48(data) < 1){
+validate118.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern5.test(data)){
+validate118.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+}
+else {
+validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate118.errors = vErrors;
+return errors === 0;
+}
+
+const schema64 = {"type":"string","description":"Free text, at most 500 characters (line breaks and tabs allowed, other control characters not). Stored verbatim.","maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$","$id":"urn:rpcgate:account:schema:Description"};
+const pattern6 = func50("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
+
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Description" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(func48(data) > 500){
+validate120.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
+return false;
+}
+else {
+if(!pattern6.test(data)){
+validate120.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+else {
+validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate120.errors = vErrors;
+return errors === 0;
+}
+
+const schema65 = {"type":"string","description":"What the app is for. An open list: `useCases_list` offers Defi, Analytics, Gaming, Wallet, NFT, Infrastructure and Other, and any other short text (1–64 characters) is accepted.","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:UseCase"};
+
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:UseCase" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(func48(data) > 64){
+validate122.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func48(data) < 1){
+validate122.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern5.test(data)){
+validate122.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+}
+else {
+validate122.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate122.errors = vErrors;
+return errors === 0;
+}
+
+const schema66 = {"type":"array","description":"The services the app uses (at least one, no duplicates).","items":{"$ref":"urn:rpcgate:account:schema:Service"},"minItems":1,"uniqueItems":true,"tsType":"Service[]","$id":"urn:rpcgate:account:schema:Services"};
+const schema67 = {"type":"string","description":"A service the app uses. `node-api`: the JSON-RPC node API.","enum":["node-api"],"$id":"urn:rpcgate:account:schema:Service"};
+
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Service" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "string"){
+validate126.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs0 = errors;
+const vSchema0 = schema67.enum;
+if(!(data === "node-api")){
+validate126.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema67.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === 0){
+}
+validate126.errors = vErrors;
+return errors === 0;
+}
+
+const func32 = ajvEqual;
+
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Services" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length < 1){
+validate125.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+var valid0 = true;
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
+const _errs1 = errors;
+if(!(validate126(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+if(!valid0){
+break;
+}
+}
+if(valid0){
+let valid1;
+let i1 = data.length;
+let j0;
+valid1 = true;
+if(i1 > 1){
+outer0:
+for(;i1--;){
+for(j0 = i1; j0--;){
+if(func32(data[i1], data[j0])){
+validate125.errors = [{instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
+return false;
+valid1 = false;
+break outer0;
+}
+}
+}
+}
+if(valid1){
+}
+}
+}
+}
+else {
+validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate125.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:NewApp" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name")) || (((data.useCase === undefined) || (!(func0.call(data, "useCase")))) && (missing0 = "useCase"))) || (((data.chain === undefined) || (!(func0.call(data, "chain")))) && (missing0 = "chain"))) || (((data.services === undefined) || (!(func0.call(data, "services")))) && (missing0 = "services"))){
+validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(((((key0 === "name") || (key0 === "description")) || (key0 === "useCase")) || (key0 === "chain")) || (key0 === "services"))){
+validate117.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.name !== undefined && func0.call(data, "name")){
+let data0 = data.name;
+const _errs2 = errors;
+if(!(validate118(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.description !== undefined && func0.call(data, "description")){
+let data1 = data.description;
+const _errs3 = errors;
+if(!(validate120(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.useCase !== undefined && func0.call(data, "useCase")){
+let data2 = data.useCase;
+const _errs4 = errors;
+if(!(validate122(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.chain !== undefined && func0.call(data, "chain")){
+let data3 = data.chain;
+const _errs5 = errors;
+if(!(validate110(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.services !== undefined && func0.call(data, "services")){
+let data4 = data.services;
+const _errs6 = errors;
+if(!(validate125(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate117.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate117.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_create:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate116.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate116.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate116.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate117(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate116.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate116.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_create__result_ajv = validate130;
+const schema68 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_create:result"};
+const schema69 = {"type":"object","description":"An app with its API key and its node API URL per network.","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt","keyRotatedAt","key","urls"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"keyRotatedAt":{"description":"When the key was last rotated; null if never.","oneOf":[{"$ref":"urn:rpcgate:account:schema:Timestamp"},{"type":"null"}]},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"urls":{"type":"object","description":"Node API URL (access point A, `…/{network}/v2/{key}`) per network.","additionalProperties":{"type":"string"}},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:App"};
+const schema70 = {"type":"string","description":"An app id: `app_` and 128 random bits in base58.","pattern":"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AppId"};
+const pattern8 = func50("^app_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AppId" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(func48(data) > 40){
+validate132.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+return false;
+}
+else {
+if(!pattern8.test(data)){
+validate132.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+else {
+validate132.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate132.errors = vErrors;
+return errors === 0;
+}
+
+const schema71 = {"type":"string","description":"An API key (192 random bits, base58). It goes only in the node API URL path.","pattern":"^[1-9A-HJ-NP-Za-km-z]{20,64}$","$id":"urn:rpcgate:account:schema:ApiKey"};
+const pattern9 = func50("^[1-9A-HJ-NP-Za-km-z]{20,64}$", "u");
+
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:ApiKey" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(!pattern9.test(data)){
+validate143.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[1-9A-HJ-NP-Za-km-z]{20,64}$"},message:"must match pattern \""+"^[1-9A-HJ-NP-Za-km-z]{20,64}$"+"\""}];
+return false;
+}
+else {
+}
+}
+else {
+validate143.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate143.errors = vErrors;
+return errors === 0;
+}
+
+const schema72 = {"description":"Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` or `exp - now` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`); an `iat` in the future (beyond 30 s) or timestamps in milliseconds are refused for every app (`issued in the future`, `timestamp in milliseconds`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).","oneOf":[{"type":"integer","minimum":60,"maximum":31536000},{"type":"null"}],"$id":"urn:rpcgate:account:schema:JwtMaxLifetime"};
+
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtMaxLifetime" */;
 let vErrors = null;
 let errors = 0;
@@ -1768,7 +3401,7 @@ else {
 vErrors.push(err4);
 }
 errors++;
-validate94.errors = vErrors;
+validate145.errors = vErrors;
 return false;
 }
 else {
@@ -1784,12 +3417,12 @@ vErrors = null;
 }
 if(errors === 0){
 }
-validate94.errors = vErrors;
+validate145.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:App" */;
 let vErrors = null;
 let errors = 0;
@@ -1798,14 +3431,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.useCase === undefined) || (!(func0.call(data, "useCase")))) && (missing0 = "useCase"))) || (((data.chain === undefined) || (!(func0.call(data, "chain")))) && (missing0 = "chain"))) || (((data.services === undefined) || (!(func0.call(data, "services")))) && (missing0 = "services"))) || (((data.requireJwt === undefined) || (!(func0.call(data, "requireJwt")))) && (missing0 = "requireJwt"))) || (((data.jwtMaxLifetimeSec === undefined) || (!(func0.call(data, "jwtMaxLifetimeSec")))) && (missing0 = "jwtMaxLifetimeSec"))) || (((data.networks === undefined) || (!(func0.call(data, "networks")))) && (missing0 = "networks"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.updatedAt === undefined) || (!(func0.call(data, "updatedAt")))) && (missing0 = "updatedAt"))) || (((data.keyRotatedAt === undefined) || (!(func0.call(data, "keyRotatedAt")))) && (missing0 = "keyRotatedAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.urls === undefined) || (!(func0.call(data, "urls")))) && (missing0 = "urls"))){
-validate80.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate131.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema40.properties, key0))){
-validate80.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema69.properties, key0))){
+validate131.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1814,8 +3447,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate132(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 else {
@@ -1829,8 +3462,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate118(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
 else {
@@ -1844,8 +3477,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data2 = data.description;
 const _errs4 = errors;
-if(!(validate69(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate120(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -1859,8 +3492,8 @@ if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
 let data3 = data.useCase;
 const _errs5 = errors;
-if(!(validate71(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+if(!(validate122(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
 errors = vErrors.length;
 }
 else {
@@ -1874,8 +3507,8 @@ if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
 let data4 = data.chain;
 const _errs6 = errors;
-if(!(validate59(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate110(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
 errors = vErrors.length;
 }
 else {
@@ -1889,8 +3522,8 @@ if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
 let data5 = data.services;
 const _errs7 = errors;
-if(!(validate74(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+if(!(validate125(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
 errors = vErrors.length;
 }
 else {
@@ -1905,7 +3538,7 @@ if(data.requireJwt !== undefined && func0.call(data, "requireJwt")){
 let data6 = data.requireJwt;
 const _errs8 = errors;
 if(typeof data6 !== "boolean"){
-validate80.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate131.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs9 = errors;
@@ -1928,8 +3561,8 @@ const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
 let data8 = data7[i0];
 const _errs12 = errors;
-if(!(validate53(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate104(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 else {
@@ -1943,7 +3576,7 @@ if(valid1){
 }
 }
 else {
-validate80.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate131.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs10){
@@ -2037,7 +3670,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate80.errors = vErrors;
+validate131.errors = vErrors;
 return false;
 }
 else {
@@ -2062,8 +3695,8 @@ if(valid0){
 if(data.key !== undefined && func0.call(data, "key")){
 let data12 = data.key;
 const _errs20 = errors;
-if(!(validate92(data12, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
-vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+if(!(validate143(data12, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -2085,7 +3718,7 @@ for(const key1 of Object.keys(data13)){
 let data14 = data13[key1];
 const _errs24 = errors;
 if(typeof data14 !== "string"){
-validate80.errors = [{instancePath:instancePath+"/urls/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/urls/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate131.errors = [{instancePath:instancePath+"/urls/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/urls/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs25 = errors;
@@ -2100,7 +3733,7 @@ if(_errs23 === errors){
 }
 }
 else {
-validate80.errors = [{instancePath:instancePath+"/urls",schemaPath:"#/properties/urls/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate131.errors = [{instancePath:instancePath+"/urls",schemaPath:"#/properties/urls/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs21){
@@ -2115,8 +3748,8 @@ if(valid0){
 if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
 let data15 = data.jwtMaxLifetimeSec;
 const _errs26 = errors;
-if(!(validate94(data15, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate145(data15, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+vErrors = vErrors === null ? validate145.errors : vErrors.concat(validate145.errors);
 errors = vErrors.length;
 }
 else {
@@ -2131,7 +3764,7 @@ if(data.logBodies !== undefined && func0.call(data, "logBodies")){
 let data16 = data.logBodies;
 const _errs27 = errors;
 if(typeof data16 !== "boolean"){
-validate80.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate131.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs28 = errors;
@@ -2162,35 +3795,35 @@ if(valid0){
 }
 }
 else {
-validate80.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate131.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate80.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_create:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+if(!(validate131(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate79.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_list__params_ajv = validate97;
-const schema44 = {"$id":"urn:rpcgate:account:apps_list:params","type":"array","maxItems":0};
+export const apps_list__params_ajv = validate148;
+const schema73 = {"$id":"urn:rpcgate:account:apps_list:params","type":"array","maxItems":0};
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_list:params" */;
 let vErrors = null;
 let errors = 0;
@@ -2198,28 +3831,28 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate97.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate148.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate97.errors = vErrors;
+validate148.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_list__result_ajv = validate98;
-const schema45 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AppSummary"},"$id":"urn:rpcgate:account:apps_list:result"};
-const schema46 = {"type":"object","description":"An app as listed (without its key).","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppSummary"};
+export const apps_list__result_ajv = validate149;
+const schema74 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AppSummary"},"$id":"urn:rpcgate:account:apps_list:result"};
+const schema75 = {"type":"object","description":"An app as listed (without its key).","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppSummary"};
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppSummary" */;
 let vErrors = null;
 let errors = 0;
@@ -2228,14 +3861,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.useCase === undefined) || (!(func0.call(data, "useCase")))) && (missing0 = "useCase"))) || (((data.chain === undefined) || (!(func0.call(data, "chain")))) && (missing0 = "chain"))) || (((data.services === undefined) || (!(func0.call(data, "services")))) && (missing0 = "services"))) || (((data.requireJwt === undefined) || (!(func0.call(data, "requireJwt")))) && (missing0 = "requireJwt"))) || (((data.jwtMaxLifetimeSec === undefined) || (!(func0.call(data, "jwtMaxLifetimeSec")))) && (missing0 = "jwtMaxLifetimeSec"))) || (((data.networks === undefined) || (!(func0.call(data, "networks")))) && (missing0 = "networks"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.updatedAt === undefined) || (!(func0.call(data, "updatedAt")))) && (missing0 = "updatedAt"))){
-validate99.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate150.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema46.properties, key0))){
-validate99.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema75.properties, key0))){
+validate150.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2244,8 +3877,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate132(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 else {
@@ -2259,8 +3892,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate118(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
 else {
@@ -2274,8 +3907,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data2 = data.description;
 const _errs4 = errors;
-if(!(validate69(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate120(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -2289,8 +3922,8 @@ if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
 let data3 = data.useCase;
 const _errs5 = errors;
-if(!(validate71(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+if(!(validate122(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
 errors = vErrors.length;
 }
 else {
@@ -2304,8 +3937,8 @@ if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
 let data4 = data.chain;
 const _errs6 = errors;
-if(!(validate59(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate110(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
 errors = vErrors.length;
 }
 else {
@@ -2319,8 +3952,8 @@ if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
 let data5 = data.services;
 const _errs7 = errors;
-if(!(validate74(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+if(!(validate125(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
 errors = vErrors.length;
 }
 else {
@@ -2335,7 +3968,7 @@ if(data.requireJwt !== undefined && func0.call(data, "requireJwt")){
 let data6 = data.requireJwt;
 const _errs8 = errors;
 if(typeof data6 !== "boolean"){
-validate99.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate150.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs9 = errors;
@@ -2358,8 +3991,8 @@ const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
 let data8 = data7[i0];
 const _errs12 = errors;
-if(!(validate53(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate104(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 else {
@@ -2373,7 +4006,7 @@ if(valid1){
 }
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate150.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs10){
@@ -2418,8 +4051,8 @@ if(valid0){
 if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
 let data11 = data.jwtMaxLifetimeSec;
 const _errs15 = errors;
-if(!(validate94(data11, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate145(data11, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+vErrors = vErrors === null ? validate145.errors : vErrors.concat(validate145.errors);
 errors = vErrors.length;
 }
 else {
@@ -2434,7 +4067,7 @@ if(data.logBodies !== undefined && func0.call(data, "logBodies")){
 let data12 = data.logBodies;
 const _errs16 = errors;
 if(typeof data12 !== "boolean"){
-validate99.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate150.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs17 = errors;
@@ -2462,18 +4095,18 @@ if(valid0){
 }
 }
 else {
-validate99.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate99.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -2485,8 +4118,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate99(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+if(!(validate150(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate150.errors : vErrors.concat(validate150.errors);
 errors = vErrors.length;
 }
 else {
@@ -2500,20 +4133,20 @@ if(valid0){
 }
 }
 else {
-validate98.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate98.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_usage__params_ajv = validate111;
-const schema47 = {"$id":"urn:rpcgate:account:apps_usage:params","type":"array","maxItems":0};
+export const apps_usage__params_ajv = validate162;
+const schema76 = {"$id":"urn:rpcgate:account:apps_usage:params","type":"array","maxItems":0};
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_usage:params" */;
 let vErrors = null;
 let errors = 0;
@@ -2521,29 +4154,29 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate111.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate162.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate111.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate111.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_usage__result_ajv = validate112;
-const schema48 = {"$ref":"urn:rpcgate:account:schema:AppsUsage","$id":"urn:rpcgate:account:apps_usage:result"};
-const schema49 = {"type":"object","description":"Your apps against the account's limits of access point A: the daily and monthly quotas shared by all your apps, each app's own per-second rate, and the number of apps.","additionalProperties":false,"required":["apps","maxApps","perSecond","quotas"],"properties":{"apps":{"type":"integer","minimum":0,"description":"Your apps now."},"maxApps":{"type":"integer","minimum":1,"description":"Most apps one account may have (config `accounts.maxAppsPerUser`)."},"perSecond":{"type":["integer","null"],"minimum":0,"description":"Requests per second each app may make (its own, not shared); null: no per-second rate."},"quotas":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AccountQuota"},"description":"The account's quotas, shortest period first."}},"$id":"urn:rpcgate:account:schema:AppsUsage"};
-const schema50 = {"type":"object","description":"One quota of the account (all its apps together) in the current UTC window, as the rate limiter counts it.","additionalProperties":false,"required":["period","used","limit","remaining","resetAt"],"properties":{"period":{"type":"string","enum":["day","month"]},"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AccountQuota"};
+export const apps_usage__result_ajv = validate163;
+const schema77 = {"$ref":"urn:rpcgate:account:schema:AppsUsage","$id":"urn:rpcgate:account:apps_usage:result"};
+const schema78 = {"type":"object","description":"Your apps against the account's limits of access point A: the daily and monthly quotas shared by all your apps, each app's own per-second rate, and the number of apps.","additionalProperties":false,"required":["apps","maxApps","perSecond","quotas"],"properties":{"apps":{"type":"integer","minimum":0,"description":"Your apps now."},"maxApps":{"type":"integer","minimum":1,"description":"Most apps one account may have (config `accounts.maxAppsPerUser`)."},"perSecond":{"type":["integer","null"],"minimum":0,"description":"Requests per second each app may make (its own, not shared); null: no per-second rate."},"quotas":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AccountQuota"},"description":"The account's quotas, shortest period first."}},"$id":"urn:rpcgate:account:schema:AppsUsage"};
+const schema79 = {"type":"object","description":"One quota of the account (all its apps together) in the current UTC window, as the rate limiter counts it.","additionalProperties":false,"required":["period","used","limit","remaining","resetAt"],"properties":{"period":{"type":"string","enum":["day","month"]},"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AccountQuota"};
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AccountQuota" */;
 let vErrors = null;
 let errors = 0;
@@ -2552,14 +4185,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.period === undefined) || (!(func0.call(data, "period")))) && (missing0 = "period")) || (((data.used === undefined) || (!(func0.call(data, "used")))) && (missing0 = "used"))) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.remaining === undefined) || (!(func0.call(data, "remaining")))) && (missing0 = "remaining"))) || (((data.resetAt === undefined) || (!(func0.call(data, "resetAt")))) && (missing0 = "resetAt"))){
-validate114.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate165.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "period") || (key0 === "used")) || (key0 === "limit")) || (key0 === "remaining")) || (key0 === "resetAt"))){
-validate114.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate165.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2569,13 +4202,13 @@ if(data.period !== undefined && func0.call(data, "period")){
 let data0 = data.period;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate114.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate165.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
-const vSchema0 = schema50.properties.period.enum;
+const vSchema0 = schema79.properties.period.enum;
 if(!((data0 === "day") || (data0 === "month"))){
-validate114.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/enum",keyword:"enum",params:{allowedValues: schema50.properties.period.enum},message:"must be equal to one of the allowed values"}];
+validate165.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/enum",keyword:"enum",params:{allowedValues: schema79.properties.period.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -2592,14 +4225,14 @@ if(data.used !== undefined && func0.call(data, "used")){
 let data1 = data.used;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate114.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate165.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate114.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate165.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -2618,14 +4251,14 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data2 = data.limit;
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate114.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate165.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate114.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate165.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -2644,14 +4277,14 @@ if(data.remaining !== undefined && func0.call(data, "remaining")){
 let data3 = data.remaining;
 const _errs8 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
-validate114.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate165.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate114.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate165.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -2690,18 +4323,18 @@ if(valid0){
 }
 }
 else {
-validate114.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate114.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppsUsage" */;
 let vErrors = null;
 let errors = 0;
@@ -2710,14 +4343,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.apps === undefined) || (!(func0.call(data, "apps")))) && (missing0 = "apps")) || (((data.maxApps === undefined) || (!(func0.call(data, "maxApps")))) && (missing0 = "maxApps"))) || (((data.perSecond === undefined) || (!(func0.call(data, "perSecond")))) && (missing0 = "perSecond"))) || (((data.quotas === undefined) || (!(func0.call(data, "quotas")))) && (missing0 = "quotas"))){
-validate113.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate164.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "apps") || (key0 === "maxApps")) || (key0 === "perSecond")) || (key0 === "quotas"))){
-validate113.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate164.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2727,14 +4360,14 @@ if(data.apps !== undefined && func0.call(data, "apps")){
 let data0 = data.apps;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate113.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate164.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate113.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate164.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -2753,14 +4386,14 @@ if(data.maxApps !== undefined && func0.call(data, "maxApps")){
 let data1 = data.maxApps;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate113.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate164.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 1 || isNaN(data1)){
-validate113.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate164.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
@@ -2779,14 +4412,14 @@ if(data.perSecond !== undefined && func0.call(data, "perSecond")){
 let data2 = data.perSecond;
 const _errs6 = errors;
 if((!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))) && (data2 !== null)){
-validate113.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/type",keyword:"type",params:{type: schema49.properties.perSecond.type},message:"must be integer,null"}];
+validate164.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/type",keyword:"type",params:{type: schema78.properties.perSecond.type},message:"must be integer,null"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate113.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate164.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -2812,8 +4445,8 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 const _errs10 = errors;
-if(!(validate114(data4, {instancePath:instancePath+"/quotas/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate165(data4, {instancePath:instancePath+"/quotas/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
 errors = vErrors.length;
 }
 else {
@@ -2827,7 +4460,7 @@ if(valid1){
 }
 }
 else {
-validate113.errors = [{instancePath:instancePath+"/quotas",schemaPath:"#/properties/quotas/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate164.errors = [{instancePath:instancePath+"/quotas",schemaPath:"#/properties/quotas/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs8){
@@ -2847,35 +4480,35 @@ if(valid0){
 }
 }
 else {
-validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate164.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate113.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_usage:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate164(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate112.errors = vErrors;
+validate163.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_get__params_ajv = validate118;
-const schema51 = {"$id":"urn:rpcgate:account:apps_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_get__params_ajv = validate169;
+const schema80 = {"$id":"urn:rpcgate:account:apps_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_get:params" */;
 let vErrors = null;
 let errors = 0;
@@ -2883,18 +4516,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate118.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate169.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate118.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate169.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate118.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate169.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -2902,8 +4535,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 else {
@@ -2917,40 +4550,40 @@ if(valid0){
 }
 }
 else {
-validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate169.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate118.errors = vErrors;
+validate169.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_get__result_ajv = validate120;
-const schema52 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_get:result"};
+export const apps_get__result_ajv = validate171;
+const schema81 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_get:result"};
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_get:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+if(!(validate131(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate120.errors = vErrors;
+validate171.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_metrics__params_ajv = validate122;
-const schema53 = {"$id":"urn:rpcgate:account:apps_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema54 = {"type":"object","description":"A time range and a granularity. `from` is aligned down to the start of its bucket (a whole UTC minute, hour or day); `to` is exclusive. `to` must be after `from`, and the range may hold at most 1,500 buckets (e.g. 25 hours of minutes, 62 days of hours, 4 years of days); otherwise -32602 with `data` { param, path, reason } (and `maxPoints`, `points` for a range that is too long).","additionalProperties":false,"required":["from","to","granularity"],"properties":{"from":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Start of the range (inclusive; aligned down to the granularity)."},"to":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"End of the range (exclusive)."},"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network; absent = every network."}},"$id":"urn:rpcgate:account:schema:MetricsQuery"};
-const schema55 = {"type":"string","description":"A point in time for a metrics query: ISO 8601 with a time and an explicit zone (`2025-03-01T09:00:00Z`, `2025-03-01T10:00:00.000+01:00`). Epoch numbers are not accepted; results use `Timestamp` (UTC).","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$","maxLength":35,"$id":"urn:rpcgate:account:schema:MetricsTime"};
-const pattern8 = func50("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
+export const apps_metrics__params_ajv = validate173;
+const schema82 = {"$id":"urn:rpcgate:account:apps_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema83 = {"type":"object","description":"A time range and a granularity. `from` is aligned down to the start of its bucket (a whole UTC minute, hour or day); `to` is exclusive. `to` must be after `from`, and the range may hold at most 1,500 buckets (e.g. 25 hours of minutes, 62 days of hours, 4 years of days); otherwise -32602 with `data` { param, path, reason } (and `maxPoints`, `points` for a range that is too long).","additionalProperties":false,"required":["from","to","granularity"],"properties":{"from":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Start of the range (inclusive; aligned down to the granularity)."},"to":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"End of the range (exclusive)."},"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network; absent = every network."}},"$id":"urn:rpcgate:account:schema:MetricsQuery"};
+const schema84 = {"type":"string","description":"A point in time for a metrics query: ISO 8601 with a time and an explicit zone (`2025-03-01T09:00:00Z`, `2025-03-01T10:00:00.000+01:00`). Epoch numbers are not accepted; results use `Timestamp` (UTC).","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$","maxLength":35,"$id":"urn:rpcgate:account:schema:MetricsTime"};
+const pattern10 = func50("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:MetricsTime" */;
 let vErrors = null;
 let errors = 0;
@@ -2958,12 +4591,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 35){
-validate125.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
+validate176.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
 return false;
 }
 else {
-if(!pattern8.test(data)){
-validate125.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
+if(!pattern10.test(data)){
+validate176.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
 return false;
 }
 else {
@@ -2971,42 +4604,42 @@ else {
 }
 }
 else {
-validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate125.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
 
-const schema56 = {"type":"string","description":"Bucket size of a metrics series: a UTC minute, hour or day.","enum":["minute","hour","day"],"$id":"urn:rpcgate:account:schema:Granularity"};
+const schema85 = {"type":"string","description":"Bucket size of a metrics series: a UTC minute, hour or day.","enum":["minute","hour","day"],"$id":"urn:rpcgate:account:schema:Granularity"};
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Granularity" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate128.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate179.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs0 = errors;
-const vSchema0 = schema56.enum;
+const vSchema0 = schema85.enum;
 if(!(((data === "minute") || (data === "hour")) || (data === "day"))){
-validate128.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema56.enum},message:"must be equal to one of the allowed values"}];
+validate179.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema85.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
 }
 if(errors === 0){
 }
-validate128.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:MetricsQuery" */;
 let vErrors = null;
 let errors = 0;
@@ -3015,14 +4648,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.from === undefined) || (!(func0.call(data, "from")))) && (missing0 = "from")) || (((data.to === undefined) || (!(func0.call(data, "to")))) && (missing0 = "to"))) || (((data.granularity === undefined) || (!(func0.call(data, "granularity")))) && (missing0 = "granularity"))){
-validate124.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate175.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "from") || (key0 === "to")) || (key0 === "granularity")) || (key0 === "network"))){
-validate124.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate175.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3031,8 +4664,8 @@ if(_errs1 === errors){
 if(data.from !== undefined && func0.call(data, "from")){
 let data0 = data.from;
 const _errs2 = errors;
-if(!(validate125(data0, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate176(data0, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
 errors = vErrors.length;
 }
 else {
@@ -3046,8 +4679,8 @@ if(valid0){
 if(data.to !== undefined && func0.call(data, "to")){
 let data1 = data.to;
 const _errs3 = errors;
-if(!(validate125(data1, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate176(data1, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
 errors = vErrors.length;
 }
 else {
@@ -3061,8 +4694,8 @@ if(valid0){
 if(data.granularity !== undefined && func0.call(data, "granularity")){
 let data2 = data.granularity;
 const _errs4 = errors;
-if(!(validate128(data2, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+if(!(validate179(data2, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
+vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
 errors = vErrors.length;
 }
 else {
@@ -3076,8 +4709,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data3 = data.network;
 const _errs5 = errors;
-if(!(validate53(data3, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate104(data3, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 else {
@@ -3096,18 +4729,18 @@ if(valid0){
 }
 }
 else {
-validate124.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate124.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_metrics:params" */;
 let vErrors = null;
 let errors = 0;
@@ -3115,18 +4748,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate122.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate173.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate122.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate173.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate122.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate173.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -3134,8 +4767,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 else {
@@ -3146,8 +4779,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate124(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+if(!(validate175(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
 errors = vErrors.length;
 }
 else {
@@ -3162,23 +4795,23 @@ if(valid0){
 }
 }
 else {
-validate122.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate122.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_metrics__result_ajv = validate132;
-const schema57 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:apps_metrics:result"};
-const schema58 = {"type":"object","description":"Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flush (rpcgate writes usage every few seconds, the current minute as a partial row: `durability.usageFlushIntervalMs`).","additionalProperties":false,"required":["granularity","from","to","points","summary"],"properties":{"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"from":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the first bucket (`from` aligned down)."},"to":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"End of the range (exclusive), as asked."},"points":{"type":"array","maxItems":1500,"items":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"summary":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"$id":"urn:rpcgate:account:schema:UsageSeries"};
-const schema59 = {"type":"object","description":"The metered calls of one bucket (or, as `summary`, of the whole range).","additionalProperties":false,"required":["start","total","success","cacheHits","successRate","byOutcome","errorsByCode","methods","latencyMs"],"properties":{"start":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the bucket (UTC)."},"total":{"type":"integer","minimum":0,"description":"Every metered call, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."},"cacheHits":{"type":"integer","minimum":0,"description":"Calls answered from rpcgate's response cache instead of the node (a part of `success`; counted, limited and billed like any call)."},"successRate":{"type":["number","null"],"minimum":0,"maximum":1,"description":"`success / total` (0…1); null when there were no calls."},"byOutcome":{"$ref":"urn:rpcgate:account:schema:OutcomeCounts"},"errorsByCode":{"type":"object","description":"Calls that did not succeed, by JSON-RPC error code: the key is the code as a string (e.g. `\"-32005\"`; `\"0\"` = no code). Key order carries no meaning (JSON parsers list integer-like keys first).","propertyNames":{"pattern":"^-?\\d+$"},"additionalProperties":{"type":"integer","minimum":0}},"methods":{"type":"object","description":"Calls per node API method. Methods outside the contract are counted as `other`.","additionalProperties":{"type":"integer","minimum":0}},"latencyMs":{"anyOf":[{"$ref":"urn:rpcgate:account:schema:LatencyStats"},{"type":"null"}],"description":"Null when there were no calls."}},"$id":"urn:rpcgate:account:schema:UsagePoint"};
-const schema60 = {"type":"object","description":"Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout); `backend_unavailable` (refused because rpcgate's own shared backend — Redis: limits or filters — was unreachable; the node was not asked).","additionalProperties":false,"required":["ok","node_error","auth","allowlist","limit","validation","upstream_error","backend_unavailable"],"properties":{"ok":{"type":"integer","minimum":0},"node_error":{"type":"integer","minimum":0},"auth":{"type":"integer","minimum":0},"allowlist":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"validation":{"type":"integer","minimum":0},"upstream_error":{"type":"integer","minimum":0},"backend_unavailable":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:OutcomeCounts"};
+export const apps_metrics__result_ajv = validate183;
+const schema86 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:apps_metrics:result"};
+const schema87 = {"type":"object","description":"Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flush (rpcgate writes usage every few seconds, the current minute as a partial row: `durability.usageFlushIntervalMs`).","additionalProperties":false,"required":["granularity","from","to","points","summary"],"properties":{"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"from":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the first bucket (`from` aligned down)."},"to":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"End of the range (exclusive), as asked."},"points":{"type":"array","maxItems":1500,"items":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"summary":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"$id":"urn:rpcgate:account:schema:UsageSeries"};
+const schema88 = {"type":"object","description":"The metered calls of one bucket (or, as `summary`, of the whole range).","additionalProperties":false,"required":["start","total","success","cacheHits","successRate","byOutcome","errorsByCode","methods","latencyMs"],"properties":{"start":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the bucket (UTC)."},"total":{"type":"integer","minimum":0,"description":"Every metered call, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."},"cacheHits":{"type":"integer","minimum":0,"description":"Calls answered from rpcgate's response cache instead of the node (a part of `success`; counted, limited and billed like any call)."},"successRate":{"type":["number","null"],"minimum":0,"maximum":1,"description":"`success / total` (0…1); null when there were no calls."},"byOutcome":{"$ref":"urn:rpcgate:account:schema:OutcomeCounts"},"errorsByCode":{"type":"object","description":"Calls that did not succeed, by JSON-RPC error code: the key is the code as a string (e.g. `\"-32005\"`; `\"0\"` = no code). Key order carries no meaning (JSON parsers list integer-like keys first).","propertyNames":{"pattern":"^-?\\d+$"},"additionalProperties":{"type":"integer","minimum":0}},"methods":{"type":"object","description":"Calls per node API method. Methods outside the contract are counted as `other`.","additionalProperties":{"type":"integer","minimum":0}},"latencyMs":{"anyOf":[{"$ref":"urn:rpcgate:account:schema:LatencyStats"},{"type":"null"}],"description":"Null when there were no calls."}},"$id":"urn:rpcgate:account:schema:UsagePoint"};
+const schema89 = {"type":"object","description":"Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout); `backend_unavailable` (refused because rpcgate's own shared backend — Redis: limits or filters — was unreachable; the node was not asked).","additionalProperties":false,"required":["ok","node_error","auth","allowlist","limit","validation","upstream_error","backend_unavailable"],"properties":{"ok":{"type":"integer","minimum":0},"node_error":{"type":"integer","minimum":0},"auth":{"type":"integer","minimum":0},"allowlist":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"validation":{"type":"integer","minimum":0},"upstream_error":{"type":"integer","minimum":0},"backend_unavailable":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:OutcomeCounts"};
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:OutcomeCounts" */;
 let vErrors = null;
 let errors = 0;
@@ -3187,14 +4820,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.ok === undefined) || (!(func0.call(data, "ok")))) && (missing0 = "ok")) || (((data.node_error === undefined) || (!(func0.call(data, "node_error")))) && (missing0 = "node_error"))) || (((data.auth === undefined) || (!(func0.call(data, "auth")))) && (missing0 = "auth"))) || (((data.allowlist === undefined) || (!(func0.call(data, "allowlist")))) && (missing0 = "allowlist"))) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.validation === undefined) || (!(func0.call(data, "validation")))) && (missing0 = "validation"))) || (((data.upstream_error === undefined) || (!(func0.call(data, "upstream_error")))) && (missing0 = "upstream_error"))) || (((data.backend_unavailable === undefined) || (!(func0.call(data, "backend_unavailable")))) && (missing0 = "backend_unavailable"))){
-validate139.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate190.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((((((key0 === "ok") || (key0 === "node_error")) || (key0 === "auth")) || (key0 === "allowlist")) || (key0 === "limit")) || (key0 === "validation")) || (key0 === "upstream_error")) || (key0 === "backend_unavailable"))){
-validate139.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate190.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3204,14 +4837,14 @@ if(data.ok !== undefined && func0.call(data, "ok")){
 let data0 = data.ok;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate139.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate190.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate139.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate190.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3230,14 +4863,14 @@ if(data.node_error !== undefined && func0.call(data, "node_error")){
 let data1 = data.node_error;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate139.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate190.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate139.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate190.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3256,14 +4889,14 @@ if(data.auth !== undefined && func0.call(data, "auth")){
 let data2 = data.auth;
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate139.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate190.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate139.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate190.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3282,14 +4915,14 @@ if(data.allowlist !== undefined && func0.call(data, "allowlist")){
 let data3 = data.allowlist;
 const _errs8 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
-validate139.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate190.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate139.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate190.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3308,14 +4941,14 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data4 = data.limit;
 const _errs10 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate139.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate190.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs11 = errors;
 if(errors === _errs10){
 if(typeof data4 == "number"){
 if(data4 < 0 || isNaN(data4)){
-validate139.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate190.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3334,14 +4967,14 @@ if(data.validation !== undefined && func0.call(data, "validation")){
 let data5 = data.validation;
 const _errs12 = errors;
 if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
-validate139.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate190.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs13 = errors;
 if(errors === _errs12){
 if(typeof data5 == "number"){
 if(data5 < 0 || isNaN(data5)){
-validate139.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate190.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3360,14 +4993,14 @@ if(data.upstream_error !== undefined && func0.call(data, "upstream_error")){
 let data6 = data.upstream_error;
 const _errs14 = errors;
 if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
-validate139.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate190.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs15 = errors;
 if(errors === _errs14){
 if(typeof data6 == "number"){
 if(data6 < 0 || isNaN(data6)){
-validate139.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate190.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3386,14 +5019,14 @@ if(data.backend_unavailable !== undefined && func0.call(data, "backend_unavailab
 let data7 = data.backend_unavailable;
 const _errs16 = errors;
 if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
-validate139.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate190.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs17 = errors;
 if(errors === _errs16){
 if(typeof data7 == "number"){
 if(data7 < 0 || isNaN(data7)){
-validate139.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate190.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3420,19 +5053,19 @@ if(valid0){
 }
 }
 else {
-validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate139.errors = vErrors;
+validate190.errors = vErrors;
 return errors === 0;
 }
 
-const schema61 = {"type":"object","description":"Latency of the metered calls in milliseconds, measured by rpcgate from request to answer. `mean` is exact. The percentiles come from a log-spaced histogram (4 buckets per doubling) and are reported as the geometric middle of the bucket holding the nearest-rank value: within 9.05 % of the true value between 0.25 ms and 32.8 s (values at or under 0.25 ms read 0.125, over 32.8 s read 32768). The bound also holds for hours and days (histograms add up exactly).","additionalProperties":false,"required":["mean","p50","p95","p99"],"properties":{"mean":{"type":"number","minimum":0},"p50":{"type":"number","minimum":0},"p95":{"type":"number","minimum":0},"p99":{"type":"number","minimum":0}},"$id":"urn:rpcgate:account:schema:LatencyStats"};
+const schema90 = {"type":"object","description":"Latency of the metered calls in milliseconds, measured by rpcgate from request to answer. `mean` is exact. The percentiles come from a log-spaced histogram (4 buckets per doubling) and are reported as the geometric middle of the bucket holding the nearest-rank value: within 9.05 % of the true value between 0.25 ms and 32.8 s (values at or under 0.25 ms read 0.125, over 32.8 s read 32768). The bound also holds for hours and days (histograms add up exactly).","additionalProperties":false,"required":["mean","p50","p95","p99"],"properties":{"mean":{"type":"number","minimum":0},"p50":{"type":"number","minimum":0},"p95":{"type":"number","minimum":0},"p99":{"type":"number","minimum":0}},"$id":"urn:rpcgate:account:schema:LatencyStats"};
 
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LatencyStats" */;
 let vErrors = null;
 let errors = 0;
@@ -3441,14 +5074,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.mean === undefined) || (!(func0.call(data, "mean")))) && (missing0 = "mean")) || (((data.p50 === undefined) || (!(func0.call(data, "p50")))) && (missing0 = "p50"))) || (((data.p95 === undefined) || (!(func0.call(data, "p95")))) && (missing0 = "p95"))) || (((data.p99 === undefined) || (!(func0.call(data, "p99")))) && (missing0 = "p99"))){
-validate141.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate192.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "mean") || (key0 === "p50")) || (key0 === "p95")) || (key0 === "p99"))){
-validate141.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate192.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3461,14 +5094,14 @@ const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate141.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate192.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate141.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate192.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs2){
@@ -3487,14 +5120,14 @@ const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate141.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate192.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate141.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate192.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs4){
@@ -3513,14 +5146,14 @@ const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate141.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate192.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate141.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate192.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs6){
@@ -3539,14 +5172,14 @@ const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate141.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate192.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate141.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate192.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs8){
@@ -3566,19 +5199,19 @@ if(valid0){
 }
 }
 else {
-validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate141.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
 
-const pattern9 = func50("^-?\\d+$", "u");
+const pattern11 = func50("^-?\\d+$", "u");
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:UsagePoint" */;
 let vErrors = null;
 let errors = 0;
@@ -3587,14 +5220,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((((data.start === undefined) || (!(func0.call(data, "start")))) && (missing0 = "start")) || (((data.total === undefined) || (!(func0.call(data, "total")))) && (missing0 = "total"))) || (((data.success === undefined) || (!(func0.call(data, "success")))) && (missing0 = "success"))) || (((data.cacheHits === undefined) || (!(func0.call(data, "cacheHits")))) && (missing0 = "cacheHits"))) || (((data.successRate === undefined) || (!(func0.call(data, "successRate")))) && (missing0 = "successRate"))) || (((data.byOutcome === undefined) || (!(func0.call(data, "byOutcome")))) && (missing0 = "byOutcome"))) || (((data.errorsByCode === undefined) || (!(func0.call(data, "errorsByCode")))) && (missing0 = "errorsByCode"))) || (((data.methods === undefined) || (!(func0.call(data, "methods")))) && (missing0 = "methods"))) || (((data.latencyMs === undefined) || (!(func0.call(data, "latencyMs")))) && (missing0 = "latencyMs"))){
-validate137.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate188.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema59.properties, key0))){
-validate137.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema88.properties, key0))){
+validate188.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3619,14 +5252,14 @@ if(data.total !== undefined && func0.call(data, "total")){
 let data1 = data.total;
 const _errs3 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate137.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate188.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate137.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate188.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3645,14 +5278,14 @@ if(data.success !== undefined && func0.call(data, "success")){
 let data2 = data.success;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate137.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate188.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate137.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate188.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3671,14 +5304,14 @@ if(data.cacheHits !== undefined && func0.call(data, "cacheHits")){
 let data3 = data.cacheHits;
 const _errs7 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
-validate137.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate188.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate137.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate188.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3697,19 +5330,19 @@ if(data.successRate !== undefined && func0.call(data, "successRate")){
 let data4 = data.successRate;
 const _errs9 = errors;
 if((!(typeof data4 == "number")) && (data4 !== null)){
-validate137.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/type",keyword:"type",params:{type: schema59.properties.successRate.type},message:"must be number,null"}];
+validate188.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/type",keyword:"type",params:{type: schema88.properties.successRate.type},message:"must be number,null"}];
 return false;
 }
 const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 == "number"){
 if(data4 > 1 || isNaN(data4)){
-validate137.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate188.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data4 < 0 || isNaN(data4)){
-validate137.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate188.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3728,8 +5361,8 @@ if(valid0){
 if(data.byOutcome !== undefined && func0.call(data, "byOutcome")){
 let data5 = data.byOutcome;
 const _errs11 = errors;
-if(!(validate139(data5, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
-vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+if(!(validate190(data5, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
+vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
 errors = vErrors.length;
 }
 else {
@@ -3749,7 +5382,7 @@ if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 for(const key1 of Object.keys(data6)){
 const _errs14 = errors;
 if(typeof key1 === "string"){
-if(!pattern9.test(key1)){
+if(!pattern11.test(key1)){
 const err0 = {instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/propertyNames/pattern",keyword:"pattern",params:{pattern: "^-?\\d+$"},message:"must match pattern \""+"^-?\\d+$"+"\"",propertyName:key1};
 if(vErrors === null){
 vErrors = [err0];
@@ -3774,7 +5407,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate137.errors = vErrors;
+validate188.errors = vErrors;
 return false;
 break;
 }
@@ -3785,14 +5418,14 @@ for(const key2 of Object.keys(data6)){
 let data7 = data6[key2];
 const _errs16 = errors;
 if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
-validate137.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate188.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs17 = errors;
 if(errors === _errs16){
 if(typeof data7 == "number"){
 if(data7 < 0 || isNaN(data7)){
-validate137.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate188.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3811,7 +5444,7 @@ if(_errs15 === errors){
 }
 }
 else {
-validate137.errors = [{instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate188.errors = [{instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs12){
@@ -3834,14 +5467,14 @@ for(const key3 of Object.keys(data8)){
 let data9 = data8[key3];
 const _errs21 = errors;
 if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
-validate137.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate188.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs22 = errors;
 if(errors === _errs21){
 if(typeof data9 == "number"){
 if(data9 < 0 || isNaN(data9)){
-validate137.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate188.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3859,7 +5492,7 @@ if(_errs20 === errors){
 }
 }
 else {
-validate137.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate188.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs18){
@@ -3877,8 +5510,8 @@ const _errs23 = errors;
 const _errs24 = errors;
 let valid4 = false;
 const _errs25 = errors;
-if(!(validate141(data10, {instancePath:instancePath+"/latencyMs",parentData:data,parentDataProperty:"latencyMs",rootData}))){
-vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
+if(!(validate192(data10, {instancePath:instancePath+"/latencyMs",parentData:data,parentDataProperty:"latencyMs",rootData}))){
+vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
 errors = vErrors.length;
 }
 else {
@@ -3914,7 +5547,7 @@ else {
 vErrors.push(err3);
 }
 errors++;
-validate137.errors = vErrors;
+validate188.errors = vErrors;
 return false;
 }
 else {
@@ -3949,18 +5582,18 @@ if(valid0){
 }
 }
 else {
-validate137.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate188.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate137.errors = vErrors;
+validate188.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:UsageSeries" */;
 let vErrors = null;
 let errors = 0;
@@ -3969,14 +5602,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.granularity === undefined) || (!(func0.call(data, "granularity")))) && (missing0 = "granularity")) || (((data.from === undefined) || (!(func0.call(data, "from")))) && (missing0 = "from"))) || (((data.to === undefined) || (!(func0.call(data, "to")))) && (missing0 = "to"))) || (((data.points === undefined) || (!(func0.call(data, "points")))) && (missing0 = "points"))) || (((data.summary === undefined) || (!(func0.call(data, "summary")))) && (missing0 = "summary"))){
-validate133.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate184.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "granularity") || (key0 === "from")) || (key0 === "to")) || (key0 === "points")) || (key0 === "summary"))){
-validate133.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate184.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3985,8 +5618,8 @@ if(_errs1 === errors){
 if(data.granularity !== undefined && func0.call(data, "granularity")){
 let data0 = data.granularity;
 const _errs2 = errors;
-if(!(validate128(data0, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+if(!(validate179(data0, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
+vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
 errors = vErrors.length;
 }
 else {
@@ -4034,7 +5667,7 @@ const _errs6 = errors;
 if(errors === _errs5){
 if(Array.isArray(data3)){
 if(data3.length > 1500){
-validate133.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/maxItems",keyword:"maxItems",params:{limit: 1500},message:"must NOT have more than 1500 items"}];
+validate184.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/maxItems",keyword:"maxItems",params:{limit: 1500},message:"must NOT have more than 1500 items"}];
 return false;
 }
 else {
@@ -4043,8 +5676,8 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 const _errs7 = errors;
-if(!(validate137(data4, {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
+if(!(validate188(data4, {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
 errors = vErrors.length;
 }
 else {
@@ -4059,7 +5692,7 @@ if(valid1){
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate184.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs5){
@@ -4074,8 +5707,8 @@ if(valid0){
 if(data.summary !== undefined && func0.call(data, "summary")){
 let data5 = data.summary;
 const _errs8 = errors;
-if(!(validate137(data5, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
-vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
+if(!(validate188(data5, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
+vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
 errors = vErrors.length;
 }
 else {
@@ -4095,64 +5728,64 @@ if(valid0){
 }
 }
 else {
-validate133.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate184.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate133.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_metrics:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate133(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate184(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate132.errors = vErrors;
+validate183.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_logs__params_ajv = validate146;
-const schema62 = {"$id":"urn:rpcgate:account:apps_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
-const schema63 = {"type":"object","additionalProperties":false,"description":"Filters of a request log query (all optional; given ones must all match) and paging. Entries come newest first; pass the answer's `next` as `cursor` for the following page. Entries are kept `requestLog.retentionDays` (default 10 days on PostgreSQL, 2 on SQLite) and at most `requestLog.maxRows` in all; a call shows up within about `requestLog.flushIntervalMs` (1 s).","properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network."},"method":{"type":"string","minLength":1,"maxLength":128,"description":"Only calls of this JSON-RPC method (`other` for requests refused before their method was read)."},"code":{"type":"integer","minimum":-2147483648,"maximum":2147483647,"description":"Only calls that failed with this JSON-RPC error code."},"status":{"type":"string","enum":["ok","error"],"description":"Only successful calls (`ok`) or only failed ones (`error`)."},"httpStatus":{"type":"integer","minimum":100,"maximum":599,"description":"Only calls answered with this HTTP status (200 for results and node errors; a refusal's own status, e.g. 429, 403)."},"minLatencyMs":{"type":"number","minimum":0,"description":"Only calls that took at least this long (ms)."},"since":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered at or after this time."},"until":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered before this time."},"requestId":{"type":"string","minLength":1,"maxLength":128,"description":"Only the calls of this HTTP request or WebSocket message (the `x-request-id` rpcgate answered with)."},"limit":{"type":"integer","minimum":1,"maximum":500,"default":50,"description":"Entries per page (default 50)."},"cursor":{"$ref":"urn:rpcgate:account:schema:LogCursor"}},"$id":"urn:rpcgate:account:schema:LogQuery"};
-const schema64 = {"type":"string","description":"Opaque position in a request log (the `next` of the previous page).","pattern":"^[A-Za-z0-9_-]{1,64}$","$id":"urn:rpcgate:account:schema:LogCursor"};
-const pattern10 = func50("^[A-Za-z0-9_-]{1,64}$", "u");
+export const apps_logs__params_ajv = validate197;
+const schema91 = {"$id":"urn:rpcgate:account:apps_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
+const schema92 = {"type":"object","additionalProperties":false,"description":"Filters of a request log query (all optional; given ones must all match) and paging. Entries come newest first; pass the answer's `next` as `cursor` for the following page. Entries are kept `requestLog.retentionDays` (default 10 days on PostgreSQL, 2 on SQLite) and at most `requestLog.maxRows` in all; a call shows up within about `requestLog.flushIntervalMs` (1 s).","properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network."},"method":{"type":"string","minLength":1,"maxLength":128,"description":"Only calls of this JSON-RPC method (`other` for requests refused before their method was read)."},"code":{"type":"integer","minimum":-2147483648,"maximum":2147483647,"description":"Only calls that failed with this JSON-RPC error code."},"status":{"type":"string","enum":["ok","error"],"description":"Only successful calls (`ok`) or only failed ones (`error`)."},"httpStatus":{"type":"integer","minimum":100,"maximum":599,"description":"Only calls answered with this HTTP status (200 for results and node errors; a refusal's own status, e.g. 429, 403)."},"minLatencyMs":{"type":"number","minimum":0,"description":"Only calls that took at least this long (ms)."},"since":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered at or after this time."},"until":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered before this time."},"requestId":{"type":"string","minLength":1,"maxLength":128,"description":"Only the calls of this HTTP request or WebSocket message (the `x-request-id` rpcgate answered with)."},"limit":{"type":"integer","minimum":1,"maximum":500,"default":50,"description":"Entries per page (default 50)."},"cursor":{"$ref":"urn:rpcgate:account:schema:LogCursor"}},"$id":"urn:rpcgate:account:schema:LogQuery"};
+const schema93 = {"type":"string","description":"Opaque position in a request log (the `next` of the previous page).","pattern":"^[A-Za-z0-9_-]{1,64}$","$id":"urn:rpcgate:account:schema:LogCursor"};
+const pattern12 = func50("^[A-Za-z0-9_-]{1,64}$", "u");
 
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LogCursor" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
-if(!pattern10.test(data)){
-validate152.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""}];
+if(!pattern12.test(data)){
+validate203.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""}];
 return false;
 }
 else {
 }
 }
 else {
-validate152.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate203.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate152.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LogQuery" */;
 let vErrors = null;
 let errors = 0;
@@ -4161,8 +5794,8 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema63.properties, key0))){
-validate148.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema92.properties, key0))){
+validate199.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4171,8 +5804,8 @@ if(_errs1 === errors){
 if(data.network !== undefined && func0.call(data, "network")){
 let data0 = data.network;
 const _errs2 = errors;
-if(!(validate53(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate104(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 else {
@@ -4190,12 +5823,12 @@ const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func48(data1) > 128){
-validate148.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate199.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func48(data1) < 1){
-validate148.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate199.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
@@ -4203,7 +5836,7 @@ else {
 }
 }
 else {
-validate148.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate199.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs3){
@@ -4219,19 +5852,19 @@ if(data.code !== undefined && func0.call(data, "code")){
 let data2 = data.code;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate148.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate199.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 > 2147483647 || isNaN(data2)){
-validate148.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+validate199.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
 return false;
 }
 else {
 if(data2 < -2147483648 || isNaN(data2)){
-validate148.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2147483648},message:"must be >= -2147483648"}];
+validate199.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2147483648},message:"must be >= -2147483648"}];
 return false;
 }
 else {
@@ -4251,13 +5884,13 @@ if(data.status !== undefined && func0.call(data, "status")){
 let data3 = data.status;
 const _errs7 = errors;
 if(typeof data3 !== "string"){
-validate148.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate199.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs8 = errors;
-const vSchema0 = schema63.properties.status.enum;
+const vSchema0 = schema92.properties.status.enum;
 if(!((data3 === "ok") || (data3 === "error"))){
-validate148.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema63.properties.status.enum},message:"must be equal to one of the allowed values"}];
+validate199.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema92.properties.status.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -4274,19 +5907,19 @@ if(data.httpStatus !== undefined && func0.call(data, "httpStatus")){
 let data4 = data.httpStatus;
 const _errs9 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate148.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate199.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 == "number"){
 if(data4 > 599 || isNaN(data4)){
-validate148.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599"}];
+validate199.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599"}];
 return false;
 }
 else {
 if(data4 < 100 || isNaN(data4)){
-validate148.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
+validate199.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
 return false;
 }
 else {
@@ -4309,14 +5942,14 @@ const _errs12 = errors;
 if(errors === _errs11){
 if(typeof data5 == "number"){
 if(data5 < 0 || isNaN(data5)){
-validate148.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate199.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate148.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate199.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs11){
@@ -4331,8 +5964,8 @@ if(valid0){
 if(data.since !== undefined && func0.call(data, "since")){
 let data6 = data.since;
 const _errs13 = errors;
-if(!(validate125(data6, {instancePath:instancePath+"/since",parentData:data,parentDataProperty:"since",rootData}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate176(data6, {instancePath:instancePath+"/since",parentData:data,parentDataProperty:"since",rootData}))){
+vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
 errors = vErrors.length;
 }
 else {
@@ -4346,8 +5979,8 @@ if(valid0){
 if(data.until !== undefined && func0.call(data, "until")){
 let data7 = data.until;
 const _errs14 = errors;
-if(!(validate125(data7, {instancePath:instancePath+"/until",parentData:data,parentDataProperty:"until",rootData}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate176(data7, {instancePath:instancePath+"/until",parentData:data,parentDataProperty:"until",rootData}))){
+vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
 errors = vErrors.length;
 }
 else {
@@ -4365,12 +5998,12 @@ const _errs16 = errors;
 if(errors === _errs15){
 if(typeof data8 === "string"){
 if(func48(data8) > 128){
-validate148.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate199.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func48(data8) < 1){
-validate148.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate199.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
@@ -4378,7 +6011,7 @@ else {
 }
 }
 else {
-validate148.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate199.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs15){
@@ -4394,19 +6027,19 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data9 = data.limit;
 const _errs17 = errors;
 if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
-validate148.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate199.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs18 = errors;
 if(errors === _errs17){
 if(typeof data9 == "number"){
 if(data9 > 500 || isNaN(data9)){
-validate148.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500},message:"must be <= 500"}];
+validate199.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500},message:"must be <= 500"}];
 return false;
 }
 else {
 if(data9 < 1 || isNaN(data9)){
-validate148.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate199.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
@@ -4425,8 +6058,8 @@ if(valid0){
 if(data.cursor !== undefined && func0.call(data, "cursor")){
 let data10 = data.cursor;
 const _errs19 = errors;
-if(!(validate152(data10, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
-vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+if(!(validate203(data10, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
 errors = vErrors.length;
 }
 else {
@@ -4451,18 +6084,18 @@ if(valid0){
 }
 }
 else {
-validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate148.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_logs:params" */;
 let vErrors = null;
 let errors = 0;
@@ -4470,18 +6103,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate146.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate197.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate146.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate197.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate146.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate197.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -4489,8 +6122,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 else {
@@ -4501,8 +6134,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate148(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+if(!(validate199(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
 errors = vErrors.length;
 }
 else {
@@ -4517,22 +6150,22 @@ if(valid0){
 }
 }
 else {
-validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate197.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate146.errors = vErrors;
+validate197.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_logs__result_ajv = validate155;
-const schema65 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:apps_logs:result"};
-const schema66 = {"type":"object","additionalProperties":false,"required":["entries","next"],"description":"A page of a request log, newest first.","properties":{"entries":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:LogEntry"}},"next":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:LogCursor"},{"type":"null"}],"description":"Cursor of the next (older) page; null = no more entries."}},"$id":"urn:rpcgate:account:schema:LogPage"};
-const schema67 = {"type":"object","additionalProperties":false,"description":"One node API call.","required":["id","time","network","method","httpStatus","code","latencyMs","cacheHit","upstream","requestId","transport","ipHash"],"properties":{"id":{"type":"string","description":"Entry id (unique in this deployment)."},"time":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"When the call was answered."},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"method":{"type":"string"},"httpStatus":{"type":"integer","description":"200 for a result or the node's own error; a refusal's status otherwise (the whole request's status for a batch refused as one)."},"code":{"type":["integer","null"],"description":"JSON-RPC error code; null = success."},"latencyMs":{"type":"number","description":"From the request's arrival to the call's answer (ms)."},"cacheHit":{"type":"boolean","description":"Answered from rpcgate's response cache."},"upstream":{"type":["string","null"],"description":"The node that answered (host:port, or its index when several share one), null when none did (cache hit, refusal)."},"requestId":{"type":["string","null"],"description":"The request's `x-request-id`."},"transport":{"type":"string","enum":["http","ws"]},"ipHash":{"type":["string","null"],"description":"Keyed hash of the client IP (HMAC-SHA256 with the server secret, 32 hex digits): tells clients apart without storing their address."},"params":{"type":"string","description":"Apps with `logBodies` only: the params as JSON, redacted, possibly cut (ends with `…[truncated]`)."},"result":{"type":"string","description":"Apps with `logBodies` only: the result (or `{\"error\":…}`) as JSON, redacted, possibly cut."}},"$id":"urn:rpcgate:account:schema:LogEntry"};
+export const apps_logs__result_ajv = validate206;
+const schema94 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:apps_logs:result"};
+const schema95 = {"type":"object","additionalProperties":false,"required":["entries","next"],"description":"A page of a request log, newest first.","properties":{"entries":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:LogEntry"}},"next":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:LogCursor"},{"type":"null"}],"description":"Cursor of the next (older) page; null = no more entries."}},"$id":"urn:rpcgate:account:schema:LogPage"};
+const schema96 = {"type":"object","additionalProperties":false,"description":"One node API call.","required":["id","time","network","method","httpStatus","code","latencyMs","cacheHit","upstream","requestId","transport","ipHash"],"properties":{"id":{"type":"string","description":"Entry id (unique in this deployment)."},"time":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"When the call was answered."},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"method":{"type":"string"},"httpStatus":{"type":"integer","description":"200 for a result or the node's own error; a refusal's status otherwise (the whole request's status for a batch refused as one)."},"code":{"type":["integer","null"],"description":"JSON-RPC error code; null = success."},"latencyMs":{"type":"number","description":"From the request's arrival to the call's answer (ms)."},"cacheHit":{"type":"boolean","description":"Answered from rpcgate's response cache."},"upstream":{"type":["string","null"],"description":"The node that answered (host:port, or its index when several share one), null when none did (cache hit, refusal)."},"requestId":{"type":["string","null"],"description":"The request's `x-request-id`."},"transport":{"type":"string","enum":["http","ws"]},"ipHash":{"type":["string","null"],"description":"Keyed hash of the client IP (HMAC-SHA256 with the server secret, 32 hex digits): tells clients apart without storing their address."},"params":{"type":"string","description":"Apps with `logBodies` only: the params as JSON, redacted, possibly cut (ends with `…[truncated]`)."},"result":{"type":"string","description":"Apps with `logBodies` only: the result (or `{\"error\":…}`) as JSON, redacted, possibly cut."}},"$id":"urn:rpcgate:account:schema:LogEntry"};
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LogEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -4541,14 +6174,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.time === undefined) || (!(func0.call(data, "time")))) && (missing0 = "time"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.method === undefined) || (!(func0.call(data, "method")))) && (missing0 = "method"))) || (((data.httpStatus === undefined) || (!(func0.call(data, "httpStatus")))) && (missing0 = "httpStatus"))) || (((data.code === undefined) || (!(func0.call(data, "code")))) && (missing0 = "code"))) || (((data.latencyMs === undefined) || (!(func0.call(data, "latencyMs")))) && (missing0 = "latencyMs"))) || (((data.cacheHit === undefined) || (!(func0.call(data, "cacheHit")))) && (missing0 = "cacheHit"))) || (((data.upstream === undefined) || (!(func0.call(data, "upstream")))) && (missing0 = "upstream"))) || (((data.requestId === undefined) || (!(func0.call(data, "requestId")))) && (missing0 = "requestId"))) || (((data.transport === undefined) || (!(func0.call(data, "transport")))) && (missing0 = "transport"))) || (((data.ipHash === undefined) || (!(func0.call(data, "ipHash")))) && (missing0 = "ipHash"))){
-validate157.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate208.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema67.properties, key0))){
-validate157.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema96.properties, key0))){
+validate208.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4558,7 +6191,7 @@ if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate157.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate208.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
@@ -4588,8 +6221,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data2 = data.network;
 const _errs5 = errors;
-if(!(validate53(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate104(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 else {
@@ -4604,7 +6237,7 @@ if(data.method !== undefined && func0.call(data, "method")){
 let data3 = data.method;
 const _errs6 = errors;
 if(typeof data3 !== "string"){
-validate157.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate208.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs7 = errors;
@@ -4620,7 +6253,7 @@ if(data.httpStatus !== undefined && func0.call(data, "httpStatus")){
 let data4 = data.httpStatus;
 const _errs8 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate157.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate208.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs9 = errors;
@@ -4636,7 +6269,7 @@ if(data.code !== undefined && func0.call(data, "code")){
 let data5 = data.code;
 const _errs10 = errors;
 if((!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))) && (data5 !== null)){
-validate157.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: schema67.properties.code.type},message:"must be integer,null"}];
+validate208.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: schema96.properties.code.type},message:"must be integer,null"}];
 return false;
 }
 const _errs11 = errors;
@@ -4652,7 +6285,7 @@ if(data.latencyMs !== undefined && func0.call(data, "latencyMs")){
 let data6 = data.latencyMs;
 const _errs12 = errors;
 if(!(typeof data6 == "number")){
-validate157.errors = [{instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate208.errors = [{instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 const _errs13 = errors;
@@ -4668,7 +6301,7 @@ if(data.cacheHit !== undefined && func0.call(data, "cacheHit")){
 let data7 = data.cacheHit;
 const _errs14 = errors;
 if(typeof data7 !== "boolean"){
-validate157.errors = [{instancePath:instancePath+"/cacheHit",schemaPath:"#/properties/cacheHit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate208.errors = [{instancePath:instancePath+"/cacheHit",schemaPath:"#/properties/cacheHit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs15 = errors;
@@ -4684,7 +6317,7 @@ if(data.upstream !== undefined && func0.call(data, "upstream")){
 let data8 = data.upstream;
 const _errs16 = errors;
 if((typeof data8 !== "string") && (data8 !== null)){
-validate157.errors = [{instancePath:instancePath+"/upstream",schemaPath:"#/properties/upstream/type",keyword:"type",params:{type: schema67.properties.upstream.type},message:"must be string,null"}];
+validate208.errors = [{instancePath:instancePath+"/upstream",schemaPath:"#/properties/upstream/type",keyword:"type",params:{type: schema96.properties.upstream.type},message:"must be string,null"}];
 return false;
 }
 const _errs17 = errors;
@@ -4700,7 +6333,7 @@ if(data.requestId !== undefined && func0.call(data, "requestId")){
 let data9 = data.requestId;
 const _errs18 = errors;
 if((typeof data9 !== "string") && (data9 !== null)){
-validate157.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: schema67.properties.requestId.type},message:"must be string,null"}];
+validate208.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: schema96.properties.requestId.type},message:"must be string,null"}];
 return false;
 }
 const _errs19 = errors;
@@ -4716,13 +6349,13 @@ if(data.transport !== undefined && func0.call(data, "transport")){
 let data10 = data.transport;
 const _errs20 = errors;
 if(typeof data10 !== "string"){
-validate157.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate208.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs21 = errors;
-const vSchema0 = schema67.properties.transport.enum;
+const vSchema0 = schema96.properties.transport.enum;
 if(!((data10 === "http") || (data10 === "ws"))){
-validate157.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema67.properties.transport.enum},message:"must be equal to one of the allowed values"}];
+validate208.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema96.properties.transport.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -4739,7 +6372,7 @@ if(data.ipHash !== undefined && func0.call(data, "ipHash")){
 let data11 = data.ipHash;
 const _errs22 = errors;
 if((typeof data11 !== "string") && (data11 !== null)){
-validate157.errors = [{instancePath:instancePath+"/ipHash",schemaPath:"#/properties/ipHash/type",keyword:"type",params:{type: schema67.properties.ipHash.type},message:"must be string,null"}];
+validate208.errors = [{instancePath:instancePath+"/ipHash",schemaPath:"#/properties/ipHash/type",keyword:"type",params:{type: schema96.properties.ipHash.type},message:"must be string,null"}];
 return false;
 }
 const _errs23 = errors;
@@ -4755,7 +6388,7 @@ if(data.params !== undefined && func0.call(data, "params")){
 let data12 = data.params;
 const _errs24 = errors;
 if(typeof data12 !== "string"){
-validate157.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate208.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs25 = errors;
@@ -4771,7 +6404,7 @@ if(data.result !== undefined && func0.call(data, "result")){
 let data13 = data.result;
 const _errs26 = errors;
 if(typeof data13 !== "string"){
-validate157.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properties/result/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate208.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properties/result/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs27 = errors;
@@ -4801,18 +6434,18 @@ if(valid0){
 }
 }
 else {
-validate157.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate208.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate157.errors = vErrors;
+validate208.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LogPage" */;
 let vErrors = null;
 let errors = 0;
@@ -4821,14 +6454,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.entries === undefined) || (!(func0.call(data, "entries")))) && (missing0 = "entries")) || (((data.next === undefined) || (!(func0.call(data, "next")))) && (missing0 = "next"))){
-validate156.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate207.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "entries") || (key0 === "next"))){
-validate156.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate207.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4845,8 +6478,8 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 const _errs4 = errors;
-if(!(validate157(data1, {instancePath:instancePath+"/entries/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+if(!(validate208(data1, {instancePath:instancePath+"/entries/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
 errors = vErrors.length;
 }
 else {
@@ -4860,7 +6493,7 @@ if(valid1){
 }
 }
 else {
-validate156.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate207.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs2){
@@ -4879,8 +6512,8 @@ const _errs6 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs7 = errors;
-if(!(validate152(data2, {instancePath:instancePath+"/next",parentData:data,parentDataProperty:"next",rootData}))){
-vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+if(!(validate203(data2, {instancePath:instancePath+"/next",parentData:data,parentDataProperty:"next",rootData}))){
+vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
 errors = vErrors.length;
 }
 else {
@@ -4924,7 +6557,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate156.errors = vErrors;
+validate207.errors = vErrors;
 return false;
 }
 else {
@@ -4952,36 +6585,36 @@ if(valid0){
 }
 }
 else {
-validate156.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate207.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate156.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_logs:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate156(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+if(!(validate207(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate155.errors = vErrors;
+validate206.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_update__params_ajv = validate163;
-const schema68 = {"$id":"urn:rpcgate:account:apps_update:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AppPatch"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema69 = {"type":"object","description":"Fields to change; those left out keep their value.","additionalProperties":false,"minProperties":1,"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppPatch"};
+export const apps_update__params_ajv = validate214;
+const schema97 = {"$id":"urn:rpcgate:account:apps_update:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AppPatch"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema98 = {"type":"object","description":"Fields to change; those left out keep their value.","additionalProperties":false,"minProperties":1,"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppPatch"};
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppPatch" */;
 let vErrors = null;
 let errors = 0;
@@ -4989,14 +6622,14 @@ const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-validate165.errors = [{instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
+validate216.errors = [{instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((((key0 === "name") || (key0 === "description")) || (key0 === "useCase")) || (key0 === "chain")) || (key0 === "services")) || (key0 === "jwtMaxLifetimeSec")) || (key0 === "logBodies"))){
-validate165.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate216.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5005,8 +6638,8 @@ if(_errs1 === errors){
 if(data.name !== undefined && func0.call(data, "name")){
 let data0 = data.name;
 const _errs2 = errors;
-if(!(validate67(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate118(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
 else {
@@ -5020,8 +6653,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data1 = data.description;
 const _errs3 = errors;
-if(!(validate69(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate120(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -5035,8 +6668,8 @@ if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
 let data2 = data.useCase;
 const _errs4 = errors;
-if(!(validate71(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+if(!(validate122(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
 errors = vErrors.length;
 }
 else {
@@ -5050,8 +6683,8 @@ if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
 let data3 = data.chain;
 const _errs5 = errors;
-if(!(validate59(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate110(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
 errors = vErrors.length;
 }
 else {
@@ -5065,8 +6698,8 @@ if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
 let data4 = data.services;
 const _errs6 = errors;
-if(!(validate74(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+if(!(validate125(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
 errors = vErrors.length;
 }
 else {
@@ -5080,8 +6713,8 @@ if(valid0){
 if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
 let data5 = data.jwtMaxLifetimeSec;
 const _errs7 = errors;
-if(!(validate94(data5, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate145(data5, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+vErrors = vErrors === null ? validate145.errors : vErrors.concat(validate145.errors);
 errors = vErrors.length;
 }
 else {
@@ -5096,7 +6729,7 @@ if(data.logBodies !== undefined && func0.call(data, "logBodies")){
 let data6 = data.logBodies;
 const _errs8 = errors;
 if(typeof data6 !== "boolean"){
-validate165.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate216.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs9 = errors;
@@ -5119,18 +6752,18 @@ if(valid0){
 }
 }
 else {
-validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate216.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate165.errors = vErrors;
+validate216.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_update:params" */;
 let vErrors = null;
 let errors = 0;
@@ -5138,18 +6771,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate163.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate214.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate163.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate214.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate163.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate214.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -5157,8 +6790,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 else {
@@ -5169,8 +6802,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate165(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+if(!(validate216(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
 errors = vErrors.length;
 }
 else {
@@ -5185,37 +6818,37 @@ if(valid0){
 }
 }
 else {
-validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate214.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate163.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_update__result_ajv = validate173;
-const schema70 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_update:result"};
+export const apps_update__result_ajv = validate224;
+const schema99 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_update:result"};
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_update:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+if(!(validate131(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate173.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_rotateKey__params_ajv = validate175;
-const schema71 = {"$id":"urn:rpcgate:account:apps_rotateKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_rotateKey__params_ajv = validate226;
+const schema100 = {"$id":"urn:rpcgate:account:apps_rotateKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_rotateKey:params" */;
 let vErrors = null;
 let errors = 0;
@@ -5223,18 +6856,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate175.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate226.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate175.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate226.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate175.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate226.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -5242,8 +6875,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 else {
@@ -5257,37 +6890,37 @@ if(valid0){
 }
 }
 else {
-validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate226.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate175.errors = vErrors;
+validate226.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_rotateKey__result_ajv = validate177;
-const schema72 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_rotateKey:result"};
+export const apps_rotateKey__result_ajv = validate228;
+const schema101 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_rotateKey:result"};
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_rotateKey:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+if(!(validate131(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate177.errors = vErrors;
+validate228.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_delete__params_ajv = validate179;
-const schema73 = {"$id":"urn:rpcgate:account:apps_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_delete__params_ajv = validate230;
+const schema102 = {"$id":"urn:rpcgate:account:apps_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_delete:params" */;
 let vErrors = null;
 let errors = 0;
@@ -5295,18 +6928,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate179.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate230.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate179.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate230.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate179.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate230.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -5314,8 +6947,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 else {
@@ -5329,21 +6962,21 @@ if(valid0){
 }
 }
 else {
-validate179.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate230.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate179.errors = vErrors;
+validate230.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_delete__result_ajv = validate181;
-const schema74 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_delete:result"};
-const schema75 = {"type":"object","additionalProperties":false,"required":["id","deleted"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:Deleted"};
+export const apps_delete__result_ajv = validate232;
+const schema103 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_delete:result"};
+const schema104 = {"type":"object","additionalProperties":false,"required":["id","deleted"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:Deleted"};
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Deleted" */;
 let vErrors = null;
 let errors = 0;
@@ -5352,14 +6985,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.deleted === undefined) || (!(func0.call(data, "deleted")))) && (missing0 = "deleted"))){
-validate182.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate233.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "id") || (key0 === "deleted"))){
-validate182.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate233.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5369,7 +7002,7 @@ if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate182.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate233.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
@@ -5385,12 +7018,12 @@ if(data.deleted !== undefined && func0.call(data, "deleted")){
 let data1 = data.deleted;
 const _errs4 = errors;
 if(typeof data1 !== "boolean"){
-validate182.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate233.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs5 = errors;
 if(true !== data1){
-validate182.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate233.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 else {
@@ -5409,40 +7042,40 @@ if(valid0){
 }
 }
 else {
-validate182.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate233.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate182.errors = vErrors;
+validate233.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_delete:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
+if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate181.errors = vErrors;
+validate232.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addAllowlistEntry__params_ajv = validate184;
-const schema76 = {"$id":"urn:rpcgate:account:apps_addAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewAllowlistEntry"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema77 = {"description":"An allowlist entry; `value` is checked per kind.","anyOf":[{"type":"object","title":"OriginEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"origin"},"value":{"type":"string","description":"An origin, optionally with a `*.` subdomain wildcard: `https://app.example.com`, `https://*.example.com`, `*.example.com`, `http://localhost:3000`.","maxLength":253,"pattern":"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"}}},{"type":"object","title":"IpEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"ip"},"value":{"type":"string","description":"An IPv4 or IPv6 address, or a CIDR (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`).","maxLength":49,"pattern":"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"}}},{"type":"object","title":"AddressEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"address"},"value":{"type":"string","description":"A contract address (20 bytes hex, any case).","pattern":"^0x[0-9a-fA-F]{40}$"}}},{"type":"object","title":"MethodEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"method"},"value":{"type":"string","description":"A method of the node API (e.g. `eth_call`).","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9_.]*$"}}}],"$id":"urn:rpcgate:account:schema:NewAllowlistEntry"};
-const pattern11 = func50("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
-const pattern12 = func50("^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$", "u");
-const pattern13 = func50("^0x[0-9a-fA-F]{40}$", "u");
-const pattern14 = func50("^[A-Za-z][A-Za-z0-9_.]*$", "u");
+export const apps_addAllowlistEntry__params_ajv = validate235;
+const schema105 = {"$id":"urn:rpcgate:account:apps_addAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewAllowlistEntry"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema106 = {"description":"An allowlist entry; `value` is checked per kind.","anyOf":[{"type":"object","title":"OriginEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"origin"},"value":{"type":"string","description":"An origin, optionally with a `*.` subdomain wildcard: `https://app.example.com`, `https://*.example.com`, `*.example.com`, `http://localhost:3000`.","maxLength":253,"pattern":"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"}}},{"type":"object","title":"IpEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"ip"},"value":{"type":"string","description":"An IPv4 or IPv6 address, or a CIDR (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`).","maxLength":49,"pattern":"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"}}},{"type":"object","title":"AddressEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"address"},"value":{"type":"string","description":"A contract address (20 bytes hex, any case).","pattern":"^0x[0-9a-fA-F]{40}$"}}},{"type":"object","title":"MethodEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"method"},"value":{"type":"string","description":"A method of the node API (e.g. `eth_call`).","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9_.]*$"}}}],"$id":"urn:rpcgate:account:schema:NewAllowlistEntry"};
+const pattern13 = func50("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
+const pattern14 = func50("^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$", "u");
+const pattern15 = func50("^0x[0-9a-fA-F]{40}$", "u");
+const pattern16 = func50("^[A-Za-z][A-Za-z0-9_.]*$", "u");
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewAllowlistEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -5530,7 +7163,7 @@ vErrors.push(err4);
 errors++;
 }
 else {
-if(!pattern11.test(data1)){
+if(!pattern13.test(data1)){
 const err5 = {instancePath:instancePath+"/value",schemaPath:"#/anyOf/0/properties/value/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"},message:"must match pattern \""+"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -5666,7 +7299,7 @@ vErrors.push(err12);
 errors++;
 }
 else {
-if(!pattern12.test(data3)){
+if(!pattern14.test(data3)){
 const err13 = {instancePath:instancePath+"/value",schemaPath:"#/anyOf/1/properties/value/pattern",keyword:"pattern",params:{pattern: "^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"},message:"must match pattern \""+"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -5791,7 +7424,7 @@ const _errs20 = errors;
 const _errs21 = errors;
 if(errors === _errs20){
 if(typeof data5 === "string"){
-if(!pattern13.test(data5)){
+if(!pattern15.test(data5)){
 const err20 = {instancePath:instancePath+"/value",schemaPath:"#/anyOf/2/properties/value/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-fA-F]{40}$"},message:"must match pattern \""+"^0x[0-9a-fA-F]{40}$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -5926,7 +7559,7 @@ vErrors.push(err27);
 errors++;
 }
 else {
-if(!pattern14.test(data7)){
+if(!pattern16.test(data7)){
 const err28 = {instancePath:instancePath+"/value",schemaPath:"#/anyOf/3/properties/value/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9_.]*$"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9_.]*$"+"\""};
 if(vErrors === null){
 vErrors = [err28];
@@ -5993,7 +7626,7 @@ else {
 vErrors.push(err31);
 }
 errors++;
-validate186.errors = vErrors;
+validate237.errors = vErrors;
 return false;
 }
 else {
@@ -6009,12 +7642,12 @@ vErrors = null;
 }
 if(errors === 0){
 }
-validate186.errors = vErrors;
+validate237.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addAllowlistEntry:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6022,18 +7655,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate184.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate235.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate184.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate235.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate184.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate235.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -6041,8 +7674,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 else {
@@ -6053,8 +7686,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate186(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
+if(!(validate237(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate237.errors : vErrors.concat(validate237.errors);
 errors = vErrors.length;
 }
 else {
@@ -6069,23 +7702,23 @@ if(valid0){
 }
 }
 else {
-validate184.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate235.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate184.errors = vErrors;
+validate235.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addAllowlistEntry__result_ajv = validate188;
-const schema78 = {"$ref":"urn:rpcgate:account:schema:AllowlistEntry","$id":"urn:rpcgate:account:apps_addAllowlistEntry:result"};
-const schema79 = {"type":"object","additionalProperties":false,"required":["id","kind","value","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"},"kind":{"$ref":"urn:rpcgate:account:schema:AllowlistKind"},"value":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AllowlistEntry"};
-const schema80 = {"type":"string","description":"An allowlist entry id: `alw_` and 128 random bits in base58.","pattern":"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AllowlistEntryId"};
-const pattern15 = func50("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+export const apps_addAllowlistEntry__result_ajv = validate239;
+const schema107 = {"$ref":"urn:rpcgate:account:schema:AllowlistEntry","$id":"urn:rpcgate:account:apps_addAllowlistEntry:result"};
+const schema108 = {"type":"object","additionalProperties":false,"required":["id","kind","value","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"},"kind":{"$ref":"urn:rpcgate:account:schema:AllowlistKind"},"value":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AllowlistEntry"};
+const schema109 = {"type":"string","description":"An allowlist entry id: `alw_` and 128 random bits in base58.","pattern":"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AllowlistEntryId"};
+const pattern17 = func50("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistEntryId" */;
 let vErrors = null;
 let errors = 0;
@@ -6093,12 +7726,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate190.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate241.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
-if(!pattern15.test(data)){
-validate190.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+if(!pattern17.test(data)){
+validate241.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
@@ -6106,42 +7739,42 @@ else {
 }
 }
 else {
-validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate241.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate190.errors = vErrors;
+validate241.errors = vErrors;
 return errors === 0;
 }
 
-const schema81 = {"type":"string","description":"origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied wherever a node API call names the contracts it reads — `x-gateway.addressParams` of openrpc.json: eth_call, eth_estimateGas, eth_createAccessList, eth_getCode, eth_getStorageAt, eth_getProof, eth_getLogs, eth_newFilter, eth_subscribe(\"logs\"); a call naming none there is refused, and filter polls and log subscriptions never return a log of an unlisted address); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.","enum":["origin","ip","address","method"],"$id":"urn:rpcgate:account:schema:AllowlistKind"};
+const schema110 = {"type":"string","description":"origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied wherever a node API call names the contracts it reads — `x-gateway.addressParams` of openrpc.json: eth_call, eth_estimateGas, eth_createAccessList, eth_getCode, eth_getStorageAt, eth_getProof, eth_getLogs, eth_newFilter, eth_subscribe(\"logs\"); a call naming none there is refused, and filter polls and log subscriptions never return a log of an unlisted address); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.","enum":["origin","ip","address","method"],"$id":"urn:rpcgate:account:schema:AllowlistKind"};
 
-function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistKind" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate243.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs0 = errors;
-const vSchema0 = schema81.enum;
+const vSchema0 = schema110.enum;
 if(!((((data === "origin") || (data === "ip")) || (data === "address")) || (data === "method"))){
-validate192.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"}];
+validate243.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema110.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
 }
 if(errors === 0){
 }
-validate192.errors = vErrors;
+validate243.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -6150,14 +7783,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.kind === undefined) || (!(func0.call(data, "kind")))) && (missing0 = "kind"))) || (((data.value === undefined) || (!(func0.call(data, "value")))) && (missing0 = "value"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
-validate189.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate240.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "id") || (key0 === "kind")) || (key0 === "value")) || (key0 === "createdAt"))){
-validate189.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate240.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6166,8 +7799,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate190(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+if(!(validate241(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
 errors = vErrors.length;
 }
 else {
@@ -6181,8 +7814,8 @@ if(valid0){
 if(data.kind !== undefined && func0.call(data, "kind")){
 let data1 = data.kind;
 const _errs3 = errors;
-if(!(validate192(data1, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
-vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
+if(!(validate243(data1, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
+vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
 errors = vErrors.length;
 }
 else {
@@ -6197,7 +7830,7 @@ if(data.value !== undefined && func0.call(data, "value")){
 let data2 = data.value;
 const _errs4 = errors;
 if(typeof data2 !== "string"){
-validate189.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate240.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
@@ -6232,35 +7865,35 @@ if(valid0){
 }
 }
 else {
-validate189.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate240.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate189.errors = vErrors;
+validate240.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addAllowlistEntry:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate189(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+if(!(validate240(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate188.errors = vErrors;
+validate239.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listAllowlist__params_ajv = validate196;
-const schema82 = {"$id":"urn:rpcgate:account:apps_listAllowlist:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_listAllowlist__params_ajv = validate247;
+const schema111 = {"$id":"urn:rpcgate:account:apps_listAllowlist:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listAllowlist:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6268,18 +7901,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate196.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate247.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate196.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate247.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate196.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate247.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -6287,8 +7920,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 else {
@@ -6302,20 +7935,20 @@ if(valid0){
 }
 }
 else {
-validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate247.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate196.errors = vErrors;
+validate247.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listAllowlist__result_ajv = validate198;
-const schema83 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AllowlistEntry"},"$id":"urn:rpcgate:account:apps_listAllowlist:result"};
+export const apps_listAllowlist__result_ajv = validate249;
+const schema112 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AllowlistEntry"},"$id":"urn:rpcgate:account:apps_listAllowlist:result"};
 
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listAllowlist:result" */;
 let vErrors = null;
 let errors = 0;
@@ -6327,8 +7960,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate189(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+if(!(validate240(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
 errors = vErrors.length;
 }
 else {
@@ -6342,20 +7975,20 @@ if(valid0){
 }
 }
 else {
-validate198.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate249.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate198.errors = vErrors;
+validate249.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeAllowlistEntry__params_ajv = validate200;
-const schema84 = {"$id":"urn:rpcgate:account:apps_removeAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const apps_removeAllowlistEntry__params_ajv = validate251;
+const schema113 = {"$id":"urn:rpcgate:account:apps_removeAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_removeAllowlistEntry:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6363,18 +7996,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate200.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate251.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate200.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate251.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate200.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate251.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -6382,8 +8015,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 else {
@@ -6394,8 +8027,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate190(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+if(!(validate241(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
 errors = vErrors.length;
 }
 else {
@@ -6410,63 +8043,63 @@ if(valid0){
 }
 }
 else {
-validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate251.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate200.errors = vErrors;
+validate251.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeAllowlistEntry__result_ajv = validate203;
-const schema85 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeAllowlistEntry:result"};
+export const apps_removeAllowlistEntry__result_ajv = validate254;
+const schema114 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeAllowlistEntry:result"};
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_removeAllowlistEntry:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
+if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate203.errors = vErrors;
+validate254.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addJwtKey__params_ajv = validate205;
-const schema86 = {"$id":"urn:rpcgate:account:apps_addJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewJwtKey"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema87 = {"type":"object","description":"A public key in SPKI PEM (`-----BEGIN PUBLIC KEY-----`): RSA (2048 bits or more) for RS256/384/512, P-256 for ES256, P-384 for ES384.","additionalProperties":false,"required":["alg","publicKeyPem"],"properties":{"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string","minLength":64,"maxLength":8192,"pattern":"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"}},"$id":"urn:rpcgate:account:schema:NewJwtKey"};
-const schema88 = {"type":"string","description":"The JWS algorithm the key verifies; tokens must use it (`none` and others are refused).","enum":["RS256","RS384","RS512","ES256","ES384"],"$id":"urn:rpcgate:account:schema:JwtAlg"};
+export const apps_addJwtKey__params_ajv = validate256;
+const schema115 = {"$id":"urn:rpcgate:account:apps_addJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewJwtKey"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema116 = {"type":"object","description":"A public key in SPKI PEM (`-----BEGIN PUBLIC KEY-----`): RSA (2048 bits or more) for RS256/384/512, P-256 for ES256, P-384 for ES384.","additionalProperties":false,"required":["alg","publicKeyPem"],"properties":{"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string","minLength":64,"maxLength":8192,"pattern":"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"}},"$id":"urn:rpcgate:account:schema:NewJwtKey"};
+const schema117 = {"type":"string","description":"The JWS algorithm the key verifies; tokens must use it (`none` and others are refused).","enum":["RS256","RS384","RS512","ES256","ES384"],"$id":"urn:rpcgate:account:schema:JwtAlg"};
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtAlg" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate208.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate259.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs0 = errors;
-const vSchema0 = schema88.enum;
+const vSchema0 = schema117.enum;
 if(!(((((data === "RS256") || (data === "RS384")) || (data === "RS512")) || (data === "ES256")) || (data === "ES384"))){
-validate208.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema88.enum},message:"must be equal to one of the allowed values"}];
+validate259.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema117.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
 }
 if(errors === 0){
 }
-validate208.errors = vErrors;
+validate259.errors = vErrors;
 return errors === 0;
 }
 
-const pattern16 = func50("^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$", "u");
+const pattern18 = func50("^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$", "u");
 
-function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewJwtKey" */;
 let vErrors = null;
 let errors = 0;
@@ -6475,14 +8108,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.alg === undefined) || (!(func0.call(data, "alg")))) && (missing0 = "alg")) || (((data.publicKeyPem === undefined) || (!(func0.call(data, "publicKeyPem")))) && (missing0 = "publicKeyPem"))){
-validate207.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate258.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "alg") || (key0 === "publicKeyPem"))){
-validate207.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate258.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6491,8 +8124,8 @@ if(_errs1 === errors){
 if(data.alg !== undefined && func0.call(data, "alg")){
 let data0 = data.alg;
 const _errs2 = errors;
-if(!(validate208(data0, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
-vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+if(!(validate259(data0, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
+vErrors = vErrors === null ? validate259.errors : vErrors.concat(validate259.errors);
 errors = vErrors.length;
 }
 else {
@@ -6510,17 +8143,17 @@ const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func48(data1) > 8192){
-validate207.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/maxLength",keyword:"maxLength",params:{limit: 8192},message:"must NOT have more than 8192 characters"}];
+validate258.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/maxLength",keyword:"maxLength",params:{limit: 8192},message:"must NOT have more than 8192 characters"}];
 return false;
 }
 else {
 if(func48(data1) < 64){
-validate207.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters"}];
+validate258.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters"}];
 return false;
 }
 else {
-if(!pattern16.test(data1)){
-validate207.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/pattern",keyword:"pattern",params:{pattern: "^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"},message:"must match pattern \""+"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"+"\""}];
+if(!pattern18.test(data1)){
+validate258.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/pattern",keyword:"pattern",params:{pattern: "^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"},message:"must match pattern \""+"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"+"\""}];
 return false;
 }
 else {
@@ -6529,7 +8162,7 @@ else {
 }
 }
 else {
-validate207.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate258.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs3){
@@ -6547,18 +8180,18 @@ if(valid0){
 }
 }
 else {
-validate207.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate258.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate207.errors = vErrors;
+validate258.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addJwtKey:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6566,18 +8199,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate205.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate256.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate205.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate256.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate205.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate256.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -6585,8 +8218,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 else {
@@ -6597,8 +8230,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate207(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
+if(!(validate258(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate258.errors : vErrors.concat(validate258.errors);
 errors = vErrors.length;
 }
 else {
@@ -6613,23 +8246,23 @@ if(valid0){
 }
 }
 else {
-validate205.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate256.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate205.errors = vErrors;
+validate256.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addJwtKey__result_ajv = validate211;
-const schema89 = {"$ref":"urn:rpcgate:account:schema:JwtKey","$id":"urn:rpcgate:account:apps_addJwtKey:result"};
-const schema90 = {"type":"object","additionalProperties":false,"required":["id","alg","publicKeyPem","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:JwtKeyId"},"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:JwtKey"};
-const schema91 = {"type":"string","description":"A JWT public key (its `kid`) id: `kid_` and 128 random bits in base58.","pattern":"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:JwtKeyId"};
-const pattern17 = func50("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+export const apps_addJwtKey__result_ajv = validate262;
+const schema118 = {"$ref":"urn:rpcgate:account:schema:JwtKey","$id":"urn:rpcgate:account:apps_addJwtKey:result"};
+const schema119 = {"type":"object","additionalProperties":false,"required":["id","alg","publicKeyPem","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:JwtKeyId"},"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:JwtKey"};
+const schema120 = {"type":"string","description":"A JWT public key (its `kid`) id: `kid_` and 128 random bits in base58.","pattern":"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:JwtKeyId"};
+const pattern19 = func50("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtKeyId" */;
 let vErrors = null;
 let errors = 0;
@@ -6637,12 +8270,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate213.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate264.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
-if(!pattern17.test(data)){
-validate213.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+if(!pattern19.test(data)){
+validate264.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
@@ -6650,18 +8283,18 @@ else {
 }
 }
 else {
-validate213.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate264.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate213.errors = vErrors;
+validate264.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate263(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtKey" */;
 let vErrors = null;
 let errors = 0;
@@ -6670,14 +8303,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.alg === undefined) || (!(func0.call(data, "alg")))) && (missing0 = "alg"))) || (((data.publicKeyPem === undefined) || (!(func0.call(data, "publicKeyPem")))) && (missing0 = "publicKeyPem"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
-validate212.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate263.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "id") || (key0 === "alg")) || (key0 === "publicKeyPem")) || (key0 === "createdAt"))){
-validate212.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate263.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6686,8 +8319,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate213(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate213.errors : vErrors.concat(validate213.errors);
+if(!(validate264(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate264.errors : vErrors.concat(validate264.errors);
 errors = vErrors.length;
 }
 else {
@@ -6701,8 +8334,8 @@ if(valid0){
 if(data.alg !== undefined && func0.call(data, "alg")){
 let data1 = data.alg;
 const _errs3 = errors;
-if(!(validate208(data1, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
-vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+if(!(validate259(data1, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
+vErrors = vErrors === null ? validate259.errors : vErrors.concat(validate259.errors);
 errors = vErrors.length;
 }
 else {
@@ -6717,7 +8350,7 @@ if(data.publicKeyPem !== undefined && func0.call(data, "publicKeyPem")){
 let data2 = data.publicKeyPem;
 const _errs4 = errors;
 if(typeof data2 !== "string"){
-validate212.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate263.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
@@ -6752,35 +8385,35 @@ if(valid0){
 }
 }
 else {
-validate212.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate263.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate212.errors = vErrors;
+validate263.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addJwtKey:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate212(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+if(!(validate263(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate263.errors : vErrors.concat(validate263.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate211.errors = vErrors;
+validate262.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listJwtKeys__params_ajv = validate218;
-const schema92 = {"$id":"urn:rpcgate:account:apps_listJwtKeys:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_listJwtKeys__params_ajv = validate269;
+const schema121 = {"$id":"urn:rpcgate:account:apps_listJwtKeys:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6788,18 +8421,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate218.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate269.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate218.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate269.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate218.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate269.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -6807,8 +8440,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 else {
@@ -6822,20 +8455,20 @@ if(valid0){
 }
 }
 else {
-validate218.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate269.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate218.errors = vErrors;
+validate269.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listJwtKeys__result_ajv = validate220;
-const schema93 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:JwtKey"},"$id":"urn:rpcgate:account:apps_listJwtKeys:result"};
+export const apps_listJwtKeys__result_ajv = validate271;
+const schema122 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:JwtKey"},"$id":"urn:rpcgate:account:apps_listJwtKeys:result"};
 
-function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate271(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:result" */;
 let vErrors = null;
 let errors = 0;
@@ -6847,8 +8480,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate212(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+if(!(validate263(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate263.errors : vErrors.concat(validate263.errors);
 errors = vErrors.length;
 }
 else {
@@ -6862,20 +8495,20 @@ if(valid0){
 }
 }
 else {
-validate220.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate271.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate220.errors = vErrors;
+validate271.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeJwtKey__params_ajv = validate222;
-const schema94 = {"$id":"urn:rpcgate:account:apps_removeJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:JwtKeyId"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const apps_removeJwtKey__params_ajv = validate273;
+const schema123 = {"$id":"urn:rpcgate:account:apps_removeJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:JwtKeyId"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6883,18 +8516,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate222.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate273.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate222.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate273.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate222.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate273.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -6902,8 +8535,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 else {
@@ -6914,8 +8547,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate213(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate213.errors : vErrors.concat(validate213.errors);
+if(!(validate264(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate264.errors : vErrors.concat(validate264.errors);
 errors = vErrors.length;
 }
 else {
@@ -6930,37 +8563,37 @@ if(valid0){
 }
 }
 else {
-validate222.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate273.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate222.errors = vErrors;
+validate273.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeJwtKey__result_ajv = validate225;
-const schema95 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeJwtKey:result"};
+export const apps_removeJwtKey__result_ajv = validate276;
+const schema124 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeJwtKey:result"};
 
-function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate276(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
+if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate225.errors = vErrors;
+validate276.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_setRequireJwt__params_ajv = validate227;
-const schema96 = {"$id":"urn:rpcgate:account:apps_setRequireJwt:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"type":"boolean"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const apps_setRequireJwt__params_ajv = validate278;
+const schema125 = {"$id":"urn:rpcgate:account:apps_setRequireJwt:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"type":"boolean"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_setRequireJwt:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6968,18 +8601,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate227.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate278.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate227.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate278.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate227.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate278.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -6987,8 +8620,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 else {
@@ -7000,7 +8633,7 @@ if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
 if(typeof data1 !== "boolean"){
-validate227.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate278.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs3 = errors;
@@ -7016,38 +8649,38 @@ if(valid0){
 }
 }
 else {
-validate227.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate278.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate227.errors = vErrors;
+validate278.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_setRequireJwt__result_ajv = validate229;
-const schema97 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_setRequireJwt:result"};
+export const apps_setRequireJwt__result_ajv = validate280;
+const schema126 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_setRequireJwt:result"};
 
-function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_setRequireJwt:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+if(!(validate131(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate229.errors = vErrors;
+validate280.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_create__params_ajv = validate231;
-const schema98 = {"$id":"urn:rpcgate:account:keys_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewNetworkKey"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema99 = {"type":"object","description":"A new network API key (access point B).","additionalProperties":false,"required":["name","network"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"description":{"$ref":"urn:rpcgate:account:schema:Description"}},"$id":"urn:rpcgate:account:schema:NewNetworkKey"};
+export const keys_create__params_ajv = validate282;
+const schema127 = {"$id":"urn:rpcgate:account:keys_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewNetworkKey"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema128 = {"type":"object","description":"A new network API key (access point B).","additionalProperties":false,"required":["name","network"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"description":{"$ref":"urn:rpcgate:account:schema:Description"}},"$id":"urn:rpcgate:account:schema:NewNetworkKey"};
 
-function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewNetworkKey" */;
 let vErrors = null;
 let errors = 0;
@@ -7056,14 +8689,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name")) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))){
-validate232.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate283.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "name") || (key0 === "network")) || (key0 === "description"))){
-validate232.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate283.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7072,8 +8705,8 @@ if(_errs1 === errors){
 if(data.name !== undefined && func0.call(data, "name")){
 let data0 = data.name;
 const _errs2 = errors;
-if(!(validate67(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate118(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
 else {
@@ -7087,8 +8720,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data1 = data.network;
 const _errs3 = errors;
-if(!(validate53(data1, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate104(data1, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 else {
@@ -7102,8 +8735,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data2 = data.description;
 const _errs4 = errors;
-if(!(validate69(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate120(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -7121,18 +8754,18 @@ if(valid0){
 }
 }
 else {
-validate232.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate283.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate232.errors = vErrors;
+validate283.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_create:params" */;
 let vErrors = null;
 let errors = 0;
@@ -7140,18 +8773,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate231.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate282.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate231.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate282.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate231.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate282.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -7159,8 +8792,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate232(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+if(!(validate283(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate283.errors : vErrors.concat(validate283.errors);
 errors = vErrors.length;
 }
 else {
@@ -7174,23 +8807,23 @@ if(valid0){
 }
 }
 else {
-validate231.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate282.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate231.errors = vErrors;
+validate282.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_create__result_ajv = validate237;
-const schema100 = {"$ref":"urn:rpcgate:account:schema:NetworkKey","$id":"urn:rpcgate:account:keys_create:result"};
-const schema101 = {"type":"object","description":"A network key with the key and its node API URL (access point B, `…/{network}/{key}`).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"}},"$id":"urn:rpcgate:account:schema:NetworkKey"};
-const schema102 = {"type":"string","description":"A network API key id: `key_` and 128 random bits in base58.","pattern":"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:NetworkKeyId"};
-const pattern18 = func50("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+export const keys_create__result_ajv = validate288;
+const schema129 = {"$ref":"urn:rpcgate:account:schema:NetworkKey","$id":"urn:rpcgate:account:keys_create:result"};
+const schema130 = {"type":"object","description":"A network key with the key and its node API URL (access point B, `…/{network}/{key}`).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"}},"$id":"urn:rpcgate:account:schema:NetworkKey"};
+const schema131 = {"type":"string","description":"A network API key id: `key_` and 128 random bits in base58.","pattern":"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:NetworkKeyId"};
+const pattern20 = func50("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyId" */;
 let vErrors = null;
 let errors = 0;
@@ -7198,12 +8831,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate239.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate290.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
-if(!pattern18.test(data)){
-validate239.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+if(!pattern20.test(data)){
+validate290.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
@@ -7211,18 +8844,18 @@ else {
 }
 }
 else {
-validate239.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate290.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate239.errors = vErrors;
+validate290.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKey" */;
 let vErrors = null;
 let errors = 0;
@@ -7231,14 +8864,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url"))){
-validate238.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate289.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "key")) || (key0 === "url"))){
-validate238.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate289.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7247,8 +8880,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate239(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+if(!(validate290(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
 errors = vErrors.length;
 }
 else {
@@ -7262,8 +8895,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate118(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
 else {
@@ -7277,8 +8910,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data2 = data.network;
 const _errs4 = errors;
-if(!(validate53(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate104(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 else {
@@ -7293,7 +8926,7 @@ if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
 let data3 = data.networkLabel;
 const _errs5 = errors;
 if(typeof data3 !== "string"){
-validate238.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate289.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs6 = errors;
@@ -7308,8 +8941,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data4 = data.description;
 const _errs7 = errors;
-if(!(validate69(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate120(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -7338,8 +8971,8 @@ if(valid0){
 if(data.key !== undefined && func0.call(data, "key")){
 let data6 = data.key;
 const _errs9 = errors;
-if(!(validate92(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
-vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+if(!(validate143(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -7354,7 +8987,7 @@ if(data.url !== undefined && func0.call(data, "url")){
 let data7 = data.url;
 const _errs10 = errors;
 if(typeof data7 !== "string"){
-validate238.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate289.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs11 = errors;
@@ -7378,35 +9011,35 @@ if(valid0){
 }
 }
 else {
-validate238.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate289.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate238.errors = vErrors;
+validate289.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_create:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate238(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate238.errors : vErrors.concat(validate238.errors);
+if(!(validate289(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate289.errors : vErrors.concat(validate289.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate237.errors = vErrors;
+validate288.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_list__params_ajv = validate247;
-const schema103 = {"$id":"urn:rpcgate:account:keys_list:params","type":"array","maxItems":0};
+export const keys_list__params_ajv = validate298;
+const schema132 = {"$id":"urn:rpcgate:account:keys_list:params","type":"array","maxItems":0};
 
-function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_list:params" */;
 let vErrors = null;
 let errors = 0;
@@ -7414,30 +9047,30 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate247.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate298.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate247.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate298.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate247.errors = vErrors;
+validate298.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_list__result_ajv = validate248;
-const schema104 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyList","$id":"urn:rpcgate:account:keys_list:result"};
-const schema105 = {"type":"object","additionalProperties":false,"required":["keys","maxKeys","usage"],"properties":{"keys":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:NetworkKeySummary"}},"maxKeys":{"type":"integer","description":"Most network keys a user may have (4)."},"usage":{"$ref":"urn:rpcgate:account:schema:DailyUsage"}},"$id":"urn:rpcgate:account:schema:NetworkKeyList"};
-const schema106 = {"type":"object","description":"A network key as listed (without the key).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeySummary"};
-const schema107 = {"type":"object","description":"Today's (UTC) metered calls on this one key, from the usage store (up to the last flushed minute). The daily limit is per user, across all keys: see `DailyUsage`.","additionalProperties":false,"required":["day","total","success"],"properties":{"day":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the UTC day counted."},"total":{"type":"integer","minimum":0,"description":"Every metered call on this key today, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."}},"$id":"urn:rpcgate:account:schema:KeyUsageToday"};
+export const keys_list__result_ajv = validate299;
+const schema133 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyList","$id":"urn:rpcgate:account:keys_list:result"};
+const schema134 = {"type":"object","additionalProperties":false,"required":["keys","maxKeys","usage"],"properties":{"keys":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:NetworkKeySummary"}},"maxKeys":{"type":"integer","description":"Most network keys a user may have (4)."},"usage":{"$ref":"urn:rpcgate:account:schema:DailyUsage"}},"$id":"urn:rpcgate:account:schema:NetworkKeyList"};
+const schema135 = {"type":"object","description":"A network key as listed (without the key).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeySummary"};
+const schema136 = {"type":"object","description":"Today's (UTC) metered calls on this one key, from the usage store (up to the last flushed minute). The daily limit is per user, across all keys: see `DailyUsage`.","additionalProperties":false,"required":["day","total","success"],"properties":{"day":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the UTC day counted."},"total":{"type":"integer","minimum":0,"description":"Every metered call on this key today, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."}},"$id":"urn:rpcgate:account:schema:KeyUsageToday"};
 
-function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate307(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:KeyUsageToday" */;
 let vErrors = null;
 let errors = 0;
@@ -7446,14 +9079,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.day === undefined) || (!(func0.call(data, "day")))) && (missing0 = "day")) || (((data.total === undefined) || (!(func0.call(data, "total")))) && (missing0 = "total"))) || (((data.success === undefined) || (!(func0.call(data, "success")))) && (missing0 = "success"))){
-validate256.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate307.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "day") || (key0 === "total")) || (key0 === "success"))){
-validate256.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate307.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7478,14 +9111,14 @@ if(data.total !== undefined && func0.call(data, "total")){
 let data1 = data.total;
 const _errs3 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate256.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate307.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate256.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate307.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -7504,14 +9137,14 @@ if(data.success !== undefined && func0.call(data, "success")){
 let data2 = data.success;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate256.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate307.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate256.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate307.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -7533,18 +9166,18 @@ if(valid0){
 }
 }
 else {
-validate256.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate307.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate256.errors = vErrors;
+validate307.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeySummary" */;
 let vErrors = null;
 let errors = 0;
@@ -7553,14 +9186,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.today === undefined) || (!(func0.call(data, "today")))) && (missing0 = "today"))){
-validate250.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate301.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "today"))){
-validate250.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate301.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7569,8 +9202,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate239(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+if(!(validate290(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
 errors = vErrors.length;
 }
 else {
@@ -7584,8 +9217,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate118(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
 else {
@@ -7599,8 +9232,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data2 = data.network;
 const _errs4 = errors;
-if(!(validate53(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate104(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 else {
@@ -7615,7 +9248,7 @@ if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
 let data3 = data.networkLabel;
 const _errs5 = errors;
 if(typeof data3 !== "string"){
-validate250.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate301.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs6 = errors;
@@ -7630,8 +9263,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data4 = data.description;
 const _errs7 = errors;
-if(!(validate69(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate120(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -7660,8 +9293,8 @@ if(valid0){
 if(data.today !== undefined && func0.call(data, "today")){
 let data6 = data.today;
 const _errs9 = errors;
-if(!(validate256(data6, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
-vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
+if(!(validate307(data6, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
+vErrors = vErrors === null ? validate307.errors : vErrors.concat(validate307.errors);
 errors = vErrors.length;
 }
 else {
@@ -7683,19 +9316,19 @@ if(valid0){
 }
 }
 else {
-validate250.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate301.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate250.errors = vErrors;
+validate301.errors = vErrors;
 return errors === 0;
 }
 
-const schema108 = {"type":"object","description":"Today's (UTC) requests across all the user's network keys against the per-user daily limit, as the rate limiter counts them (refusals are not counted against the limit).","additionalProperties":false,"required":["used","limit","remaining","period","resetAt"],"properties":{"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"period":{"type":"string","const":"day"},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:DailyUsage"};
+const schema137 = {"type":"object","description":"Today's (UTC) requests across all the user's network keys against the per-user daily limit, as the rate limiter counts them (refusals are not counted against the limit).","additionalProperties":false,"required":["used","limit","remaining","period","resetAt"],"properties":{"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"period":{"type":"string","const":"day"},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:DailyUsage"};
 
-function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:DailyUsage" */;
 let vErrors = null;
 let errors = 0;
@@ -7704,14 +9337,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.used === undefined) || (!(func0.call(data, "used")))) && (missing0 = "used")) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.remaining === undefined) || (!(func0.call(data, "remaining")))) && (missing0 = "remaining"))) || (((data.period === undefined) || (!(func0.call(data, "period")))) && (missing0 = "period"))) || (((data.resetAt === undefined) || (!(func0.call(data, "resetAt")))) && (missing0 = "resetAt"))){
-validate260.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate311.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "used") || (key0 === "limit")) || (key0 === "remaining")) || (key0 === "period")) || (key0 === "resetAt"))){
-validate260.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate311.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7721,14 +9354,14 @@ if(data.used !== undefined && func0.call(data, "used")){
 let data0 = data.used;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate260.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate311.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate260.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate311.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -7747,14 +9380,14 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data1 = data.limit;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate260.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate311.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate260.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate311.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -7773,14 +9406,14 @@ if(data.remaining !== undefined && func0.call(data, "remaining")){
 let data2 = data.remaining;
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate260.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate311.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate260.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate311.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -7799,12 +9432,12 @@ if(data.period !== undefined && func0.call(data, "period")){
 let data3 = data.period;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate260.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate311.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs9 = errors;
 if("day" !== data3){
-validate260.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"}];
+validate311.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"}];
 return false;
 }
 else {
@@ -7841,18 +9474,18 @@ if(valid0){
 }
 }
 else {
-validate260.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate311.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate260.errors = vErrors;
+validate311.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate300(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyList" */;
 let vErrors = null;
 let errors = 0;
@@ -7861,14 +9494,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.keys === undefined) || (!(func0.call(data, "keys")))) && (missing0 = "keys")) || (((data.maxKeys === undefined) || (!(func0.call(data, "maxKeys")))) && (missing0 = "maxKeys"))) || (((data.usage === undefined) || (!(func0.call(data, "usage")))) && (missing0 = "usage"))){
-validate249.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate300.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "keys") || (key0 === "maxKeys")) || (key0 === "usage"))){
-validate249.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate300.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7885,8 +9518,8 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 const _errs4 = errors;
-if(!(validate250(data1, {instancePath:instancePath+"/keys/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
+if(!(validate301(data1, {instancePath:instancePath+"/keys/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
 errors = vErrors.length;
 }
 else {
@@ -7900,7 +9533,7 @@ if(valid1){
 }
 }
 else {
-validate249.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate300.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs2){
@@ -7916,7 +9549,7 @@ if(data.maxKeys !== undefined && func0.call(data, "maxKeys")){
 let data2 = data.maxKeys;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate249.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate300.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
@@ -7931,8 +9564,8 @@ if(valid0){
 if(data.usage !== undefined && func0.call(data, "usage")){
 let data3 = data.usage;
 const _errs7 = errors;
-if(!(validate260(data3, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData}))){
-vErrors = vErrors === null ? validate260.errors : vErrors.concat(validate260.errors);
+if(!(validate311(data3, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData}))){
+vErrors = vErrors === null ? validate311.errors : vErrors.concat(validate311.errors);
 errors = vErrors.length;
 }
 else {
@@ -7950,35 +9583,35 @@ if(valid0){
 }
 }
 else {
-validate249.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate300.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate249.errors = vErrors;
+validate300.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_list:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate249(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+if(!(validate300(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate300.errors : vErrors.concat(validate300.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate248.errors = vErrors;
+validate299.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_get__params_ajv = validate264;
-const schema109 = {"$id":"urn:rpcgate:account:keys_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const keys_get__params_ajv = validate315;
+const schema138 = {"$id":"urn:rpcgate:account:keys_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_get:params" */;
 let vErrors = null;
 let errors = 0;
@@ -7986,18 +9619,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate264.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate315.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate264.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate315.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate264.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate315.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -8005,8 +9638,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate239(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+if(!(validate290(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
 errors = vErrors.length;
 }
 else {
@@ -8020,22 +9653,22 @@ if(valid0){
 }
 }
 else {
-validate264.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate315.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate264.errors = vErrors;
+validate315.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_get__result_ajv = validate266;
-const schema110 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyDetail","$id":"urn:rpcgate:account:keys_get:result"};
-const schema111 = {"type":"object","description":"A network key with its URL and ready examples.","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url","examples","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"},"examples":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:CodeExample"}},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeyDetail"};
-const schema112 = {"type":"object","description":"A ready-to-run example with the URL (key included) filled in.","additionalProperties":false,"required":["method","id","language","label","code"],"properties":{"method":{"type":"string"},"id":{"type":"string","enum":["curl","fetch","ethers","web3js","viem","rpcgate","web3py","rpcgatepy"]},"language":{"type":"string","enum":["shell","javascript","typescript","python"]},"label":{"type":"string"},"code":{"type":"string"}},"$id":"urn:rpcgate:account:schema:CodeExample"};
+export const keys_get__result_ajv = validate317;
+const schema139 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyDetail","$id":"urn:rpcgate:account:keys_get:result"};
+const schema140 = {"type":"object","description":"A network key with its URL and ready examples.","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url","examples","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"},"examples":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:CodeExample"}},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeyDetail"};
+const schema141 = {"type":"object","description":"A ready-to-run example with the URL (key included) filled in.","additionalProperties":false,"required":["method","id","language","label","code"],"properties":{"method":{"type":"string"},"id":{"type":"string","enum":["curl","fetch","ethers","web3js","viem","rpcgate","web3py","rpcgatepy"]},"language":{"type":"string","enum":["shell","javascript","typescript","python"]},"label":{"type":"string"},"code":{"type":"string"}},"$id":"urn:rpcgate:account:schema:CodeExample"};
 
-function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate325(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:CodeExample" */;
 let vErrors = null;
 let errors = 0;
@@ -8044,14 +9677,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.method === undefined) || (!(func0.call(data, "method")))) && (missing0 = "method")) || (((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id"))) || (((data.language === undefined) || (!(func0.call(data, "language")))) && (missing0 = "language"))) || (((data.label === undefined) || (!(func0.call(data, "label")))) && (missing0 = "label"))) || (((data.code === undefined) || (!(func0.call(data, "code")))) && (missing0 = "code"))){
-validate274.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate325.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "method") || (key0 === "id")) || (key0 === "language")) || (key0 === "label")) || (key0 === "code"))){
-validate274.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate325.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8061,7 +9694,7 @@ if(data.method !== undefined && func0.call(data, "method")){
 let data0 = data.method;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate274.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate325.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
@@ -8077,13 +9710,13 @@ if(data.id !== undefined && func0.call(data, "id")){
 let data1 = data.id;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate274.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate325.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
-const vSchema0 = schema112.properties.id.enum;
+const vSchema0 = schema141.properties.id.enum;
 if(!((((((((data1 === "curl") || (data1 === "fetch")) || (data1 === "ethers")) || (data1 === "web3js")) || (data1 === "viem")) || (data1 === "rpcgate")) || (data1 === "web3py")) || (data1 === "rpcgatepy"))){
-validate274.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/enum",keyword:"enum",params:{allowedValues: schema112.properties.id.enum},message:"must be equal to one of the allowed values"}];
+validate325.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/enum",keyword:"enum",params:{allowedValues: schema141.properties.id.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -8100,13 +9733,13 @@ if(data.language !== undefined && func0.call(data, "language")){
 let data2 = data.language;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate274.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate325.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs7 = errors;
-const vSchema1 = schema112.properties.language.enum;
+const vSchema1 = schema141.properties.language.enum;
 if(!((((data2 === "shell") || (data2 === "javascript")) || (data2 === "typescript")) || (data2 === "python"))){
-validate274.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema112.properties.language.enum},message:"must be equal to one of the allowed values"}];
+validate325.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema141.properties.language.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -8123,7 +9756,7 @@ if(data.label !== undefined && func0.call(data, "label")){
 let data3 = data.label;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate274.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate325.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs9 = errors;
@@ -8139,7 +9772,7 @@ if(data.code !== undefined && func0.call(data, "code")){
 let data4 = data.code;
 const _errs10 = errors;
 if(typeof data4 !== "string"){
-validate274.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate325.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs11 = errors;
@@ -8160,18 +9793,18 @@ if(valid0){
 }
 }
 else {
-validate274.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate325.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate274.errors = vErrors;
+validate325.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyDetail" */;
 let vErrors = null;
 let errors = 0;
@@ -8180,14 +9813,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url"))) || (((data.examples === undefined) || (!(func0.call(data, "examples")))) && (missing0 = "examples"))) || (((data.today === undefined) || (!(func0.call(data, "today")))) && (missing0 = "today"))){
-validate267.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate318.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema111.properties, key0))){
-validate267.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema140.properties, key0))){
+validate318.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8196,8 +9829,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate239(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+if(!(validate290(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
 errors = vErrors.length;
 }
 else {
@@ -8211,8 +9844,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate118(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
 else {
@@ -8226,8 +9859,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data2 = data.network;
 const _errs4 = errors;
-if(!(validate53(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate104(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 else {
@@ -8242,7 +9875,7 @@ if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
 let data3 = data.networkLabel;
 const _errs5 = errors;
 if(typeof data3 !== "string"){
-validate267.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate318.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs6 = errors;
@@ -8257,8 +9890,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data4 = data.description;
 const _errs7 = errors;
-if(!(validate69(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate120(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -8287,8 +9920,8 @@ if(valid0){
 if(data.key !== undefined && func0.call(data, "key")){
 let data6 = data.key;
 const _errs9 = errors;
-if(!(validate92(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
-vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+if(!(validate143(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -8303,7 +9936,7 @@ if(data.url !== undefined && func0.call(data, "url")){
 let data7 = data.url;
 const _errs10 = errors;
 if(typeof data7 !== "string"){
-validate267.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate318.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs11 = errors;
@@ -8326,8 +9959,8 @@ const len0 = data8.length;
 for(let i0=0; i0<len0; i0++){
 let data9 = data8[i0];
 const _errs14 = errors;
-if(!(validate274(data9, {instancePath:instancePath+"/examples/" + i0,parentData:data8,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
+if(!(validate325(data9, {instancePath:instancePath+"/examples/" + i0,parentData:data8,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate325.errors : vErrors.concat(validate325.errors);
 errors = vErrors.length;
 }
 else {
@@ -8341,7 +9974,7 @@ if(valid1){
 }
 }
 else {
-validate267.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate318.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs12){
@@ -8356,8 +9989,8 @@ if(valid0){
 if(data.today !== undefined && func0.call(data, "today")){
 let data10 = data.today;
 const _errs15 = errors;
-if(!(validate256(data10, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
-vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
+if(!(validate307(data10, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
+vErrors = vErrors === null ? validate307.errors : vErrors.concat(validate307.errors);
 errors = vErrors.length;
 }
 else {
@@ -8382,35 +10015,35 @@ if(valid0){
 }
 }
 else {
-validate267.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate318.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate267.errors = vErrors;
+validate318.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_get:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate267(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate267.errors : vErrors.concat(validate267.errors);
+if(!(validate318(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate318.errors : vErrors.concat(validate318.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate266.errors = vErrors;
+validate317.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_metrics__params_ajv = validate278;
-const schema113 = {"$id":"urn:rpcgate:account:keys_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const keys_metrics__params_ajv = validate329;
+const schema142 = {"$id":"urn:rpcgate:account:keys_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate329(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_metrics:params" */;
 let vErrors = null;
 let errors = 0;
@@ -8418,18 +10051,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate278.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate329.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate278.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate329.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate278.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate329.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -8437,8 +10070,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate239(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+if(!(validate290(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
 errors = vErrors.length;
 }
 else {
@@ -8449,8 +10082,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate124(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+if(!(validate175(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
 errors = vErrors.length;
 }
 else {
@@ -8465,37 +10098,37 @@ if(valid0){
 }
 }
 else {
-validate278.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate329.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate278.errors = vErrors;
+validate329.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_metrics__result_ajv = validate281;
-const schema114 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:keys_metrics:result"};
+export const keys_metrics__result_ajv = validate332;
+const schema143 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:keys_metrics:result"};
 
-function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate332(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_metrics:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate133(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate184(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate281.errors = vErrors;
+validate332.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_logs__params_ajv = validate283;
-const schema115 = {"$id":"urn:rpcgate:account:keys_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
+export const keys_logs__params_ajv = validate334;
+const schema144 = {"$id":"urn:rpcgate:account:keys_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
 
-function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate334(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_logs:params" */;
 let vErrors = null;
 let errors = 0;
@@ -8503,18 +10136,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate283.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate334.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate283.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate334.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate283.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate334.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -8522,8 +10155,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate239(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+if(!(validate290(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
 errors = vErrors.length;
 }
 else {
@@ -8534,8 +10167,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate148(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+if(!(validate199(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
 errors = vErrors.length;
 }
 else {
@@ -8550,37 +10183,37 @@ if(valid0){
 }
 }
 else {
-validate283.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate334.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate283.errors = vErrors;
+validate334.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_logs__result_ajv = validate286;
-const schema116 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:keys_logs:result"};
+export const keys_logs__result_ajv = validate337;
+const schema145 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:keys_logs:result"};
 
-function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate337(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_logs:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate156(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+if(!(validate207(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate286.errors = vErrors;
+validate337.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_delete__params_ajv = validate288;
-const schema117 = {"$id":"urn:rpcgate:account:keys_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const keys_delete__params_ajv = validate339;
+const schema146 = {"$id":"urn:rpcgate:account:keys_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate339(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_delete:params" */;
 let vErrors = null;
 let errors = 0;
@@ -8588,18 +10221,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate288.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate339.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate288.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate339.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate288.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate339.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -8607,8 +10240,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate239(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+if(!(validate290(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
 errors = vErrors.length;
 }
 else {
@@ -8622,30 +10255,30 @@ if(valid0){
 }
 }
 else {
-validate288.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate339.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate288.errors = vErrors;
+validate339.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_delete__result_ajv = validate290;
-const schema118 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:keys_delete:result"};
+export const keys_delete__result_ajv = validate341;
+const schema147 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:keys_delete:result"};
 
-function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_delete:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
+if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate290.errors = vErrors;
+validate341.errors = vErrors;
 return errors === 0;
 }
 
@@ -8653,22 +10286,24 @@ return errors === 0;
 // Fast checks (packages/toolkit/src/contract/fast-checks.ts): true means valid; false means "ask ajv".
 const fastUcs2length = ajvUcs2length;
 const fastRe0 = safeRegExp("^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$", "u");
-const fastRe1 = safeRegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "u");
-const fastRe2 = safeRegExp("^[A-Za-z0-9][A-Za-z0-9 _.-]*$", "u");
-const fastRe3 = safeRegExp("^app_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
-const fastRe4 = safeRegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
-const fastRe5 = safeRegExp("^[A-Za-z0-9_-]{1,64}$", "u");
-const fastRe6 = safeRegExp("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
-const fastRe7 = safeRegExp("^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$", "u");
-const fastRe8 = safeRegExp("^0x[0-9a-fA-F]*$", "");
-const fastRe9 = safeRegExp("^[A-Za-z][A-Za-z0-9_.]*$", "u");
-const fastRe10 = safeRegExp("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
-const fastRe11 = safeRegExp("^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$", "u");
-const fastRe12 = safeRegExp("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
-const fastRe13 = safeRegExp("^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$", "u");
-const fastRe14 = safeRegExp("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
-const fastRe15 = safeRegExp("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
-const fastRe16 = safeRegExp("^[1-9A-HJ-NP-Za-km-z]*$", "");
+const fastRe1 = safeRegExp("^[A-Za-z0-9_-]{43}$", "u");
+const fastRe2 = safeRegExp("^[0-9]*$", "");
+const fastRe3 = safeRegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "u");
+const fastRe4 = safeRegExp("^[A-Za-z0-9][A-Za-z0-9 _.-]*$", "u");
+const fastRe5 = safeRegExp("^app_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe6 = safeRegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
+const fastRe7 = safeRegExp("^[A-Za-z0-9_-]{1,64}$", "u");
+const fastRe8 = safeRegExp("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
+const fastRe9 = safeRegExp("^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$", "u");
+const fastRe10 = safeRegExp("^0x[0-9a-fA-F]*$", "");
+const fastRe11 = safeRegExp("^[A-Za-z][A-Za-z0-9_.]*$", "u");
+const fastRe12 = safeRegExp("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe13 = safeRegExp("^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$", "u");
+const fastRe14 = safeRegExp("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe15 = safeRegExp("^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$", "u");
+const fastRe16 = safeRegExp("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
+const fastRe17 = safeRegExp("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe18 = safeRegExp("^[1-9A-HJ-NP-Za-km-z]*$", "");
 function fastC1(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["email"] === undefined) return false;
@@ -8730,14 +10365,17 @@ function fastC7(d) {
   if (d["id"] === undefined) return false;
   if (d["email"] === undefined) return false;
   if (d["createdAt"] === undefined) return false;
+  if (d["emailVerified"] === undefined) return false;
   const v0 = d["id"];
   if (v0 !== undefined && !(typeof v0 == "string")) return false;
   const v1 = d["email"];
   if (v1 !== undefined && !((typeof v1 == "string" && fastRe0.test(v1) && fastUcs2length(v1) >= 3 && fastUcs2length(v1) <= 254))) return false;
   const v2 = d["createdAt"];
   if (v2 !== undefined && !(typeof v2 == "string")) return false;
-  for (const v3 in d) {
-    if (v3 === "id" || v3 === "email" || v3 === "createdAt") continue;
+  const v3 = d["emailVerified"];
+  if (v3 !== undefined && !(typeof v3 == "boolean")) return false;
+  for (const v4 in d) {
+    if (v4 === "id" || v4 === "email" || v4 === "createdAt" || v4 === "emailVerified") continue;
     return false;
   }
   return true;
@@ -8791,20 +10429,322 @@ function fast12(d) {
   if (!(fastC7(d))) return false;
   return true;
 }
+function fastC14(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["currentPassword"] === undefined) return false;
+  if (d["newPassword"] === undefined) return false;
+  const v0 = d["currentPassword"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastUcs2length(v0) >= 8 && fastUcs2length(v0) <= 128))) return false;
+  const v1 = d["newPassword"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastUcs2length(v1) >= 8 && fastUcs2length(v1) <= 128))) return false;
+  for (const v2 in d) {
+    if (v2 === "currentPassword" || v2 === "newPassword") continue;
+    return false;
+  }
+  return true;
+}
 function fast13(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC14(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC16(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["changed"] === undefined) return false;
+  if (d["otherSessionsEnded"] === undefined) return false;
+  const v0 = d["changed"];
+  if (v0 !== undefined && !((typeof v0 == "boolean" && v0 === true))) return false;
+  const v1 = d["otherSessionsEnded"];
+  if (v1 !== undefined && !(((typeof v1 == "number" && !(v1 % 1) && !isNaN(v1)) && v1 >= 0))) return false;
+  for (const v2 in d) {
+    if (v2 === "changed" || v2 === "otherSessionsEnded") continue;
+    return false;
+  }
+  return true;
+}
+function fast15(d) {
+  if (!(fastC16(d))) return false;
+  return true;
+}
+function fastC18(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["password"] === undefined) return false;
+  const v0 = d["password"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastUcs2length(v0) >= 8 && fastUcs2length(v0) <= 128))) return false;
+  for (const v1 in d) {
+    if (v1 === "password") continue;
+    return false;
+  }
+  return true;
+}
+function fast17(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC18(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC20(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["deleted"] === undefined) return false;
+  if (d["usage"] === undefined) return false;
+  const v0 = d["deleted"];
+  if (v0 !== undefined && !((typeof v0 == "boolean" && v0 === true))) return false;
+  const v1 = d["usage"];
+  if (v1 !== undefined && !((v1 === "anonymised" || v1 === "removed"))) return false;
+  for (const v2 in d) {
+    if (v2 === "deleted" || v2 === "usage") continue;
+    return false;
+  }
+  return true;
+}
+function fast19(d) {
+  if (!(fastC20(d))) return false;
+  return true;
+}
+function fastC22(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["email"] === undefined) return false;
+  const v0 = d["email"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe0.test(v0) && fastUcs2length(v0) >= 3 && fastUcs2length(v0) <= 254))) return false;
+  for (const v1 in d) {
+    if (v1 === "email") continue;
+    return false;
+  }
+  return true;
+}
+function fast21(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC22(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC24(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["requested"] === undefined) return false;
+  const v0 = d["requested"];
+  if (v0 !== undefined && !((typeof v0 == "boolean" && v0 === true))) return false;
+  for (const v1 in d) {
+    if (v1 === "requested") continue;
+    return false;
+  }
+  return true;
+}
+function fast23(d) {
+  if (!(fastC24(d))) return false;
+  return true;
+}
+function fastC26(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["token"] === undefined) return false;
+  if (d["newPassword"] === undefined) return false;
+  const v0 = d["token"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe1.test(v0)))) return false;
+  const v1 = d["newPassword"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastUcs2length(v1) >= 8 && fastUcs2length(v1) <= 128))) return false;
+  for (const v2 in d) {
+    if (v2 === "token" || v2 === "newPassword") continue;
+    return false;
+  }
+  return true;
+}
+function fast25(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC26(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC28(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["reset"] === undefined) return false;
+  if (d["next"] === undefined) return false;
+  const v0 = d["reset"];
+  if (v0 !== undefined && !((typeof v0 == "boolean" && v0 === true))) return false;
+  const v1 = d["next"];
+  if (v1 !== undefined && !((typeof v1 == "string" && v1 === "account_logIn"))) return false;
+  for (const v2 in d) {
+    if (v2 === "reset" || v2 === "next") continue;
+    return false;
+  }
+  return true;
+}
+function fast27(d) {
+  if (!(fastC28(d))) return false;
+  return true;
+}
+function fastC30(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["token"] === undefined) return false;
+  const v0 = d["token"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe1.test(v0)))) return false;
+  for (const v1 in d) {
+    if (v1 === "token") continue;
+    return false;
+  }
+  return true;
+}
+function fast29(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC30(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC32(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["verified"] === undefined) return false;
+  const v0 = d["verified"];
+  if (v0 !== undefined && !((typeof v0 == "boolean" && v0 === true))) return false;
+  for (const v1 in d) {
+    if (v1 === "verified") continue;
+    return false;
+  }
+  return true;
+}
+function fast31(d) {
+  if (!(fastC32(d))) return false;
+  return true;
+}
+function fast33(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC15(d) {
+function fastC35(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["sent"] === undefined) return false;
+  const v0 = d["sent"];
+  if (v0 !== undefined && !(typeof v0 == "boolean")) return false;
+  for (const v1 in d) {
+    if (v1 === "sent") continue;
+    return false;
+  }
+  return true;
+}
+function fast34(d) {
+  if (!(fastC35(d))) return false;
+  return true;
+}
+function fastC37(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  const v0 = d["limit"];
+  if (v0 !== undefined && !(((typeof v0 == "number" && !(v0 % 1) && !isNaN(v0)) && v0 >= 1 && v0 <= 200))) return false;
+  const v1 = d["cursor"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length >= 1 && v1.length <= 18 && fastRe2.test(v1))))) return false;
+  for (const v2 in d) {
+    if (v2 === "limit" || v2 === "cursor") continue;
+    return false;
+  }
+  return true;
+}
+function fast36(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 0) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC37(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast42(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  return true;
+}
+function fastC41(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["time"] === undefined) return false;
+  if (d["action"] === undefined) return false;
+  if (d["byOperator"] === undefined) return false;
+  const v0 = d["time"];
+  if (v0 !== undefined && !(typeof v0 == "string")) return false;
+  const v1 = d["action"];
+  if (v1 !== undefined && !((v1 === "logged_in" || v1 === "login_throttled" || v1 === "password_changed" || v1 === "password_reset" || v1 === "password_reset_requested" || v1 === "email_verified" || v1 === "app_created" || v1 === "app_key_rotated" || v1 === "app_deleted" || v1 === "key_created" || v1 === "key_deleted"))) return false;
+  const v2 = d["ip"];
+  if (v2 !== undefined && !(typeof v2 == "string")) return false;
+  const v3 = d["byOperator"];
+  if (v3 !== undefined && !(typeof v3 == "boolean")) return false;
+  const v4 = d["detail"];
+  if (v4 !== undefined && !(fast42(v4))) return false;
+  for (const v5 in d) {
+    if (v5 === "time" || v5 === "action" || v5 === "ip" || v5 === "byOperator" || v5 === "detail") continue;
+    return false;
+  }
+  return true;
+}
+function fast40(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC41(v2))) return false;
+  }
+  return true;
+}
+function fastC39(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["entries"] === undefined) return false;
+  if (d["next"] === undefined) return false;
+  const v0 = d["entries"];
+  if (v0 !== undefined && !(fast40(v0))) return false;
+  const v1 = d["next"];
+  if (v1 !== undefined && !((typeof v1 == "string" || v1 === null))) return false;
+  for (const v2 in d) {
+    if (v2 === "entries" || v2 === "next") continue;
+    return false;
+  }
+  return true;
+}
+function fast38(d) {
+  if (!(fastC39(d))) return false;
+  return true;
+}
+function fast43(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fastC45(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["network"] === undefined) return false;
   if (d["label"] === undefined) return false;
   if (d["chainId"] === undefined) return false;
   if (d["local"] === undefined) return false;
   const v0 = d["network"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe1.test(v0)))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe3.test(v0)))) return false;
   const v1 = d["label"];
   if (v1 !== undefined && !(typeof v1 == "string")) return false;
   const v2 = d["chainId"];
@@ -8817,16 +10757,16 @@ function fastC15(d) {
   }
   return true;
 }
-function fast14(d) {
+function fast44(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC15(v2))) return false;
+    if (!(fastC45(v2))) return false;
   }
   return true;
 }
-function fast16(d) {
+function fast46(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -8838,48 +10778,48 @@ function fast16(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast19(d) {
+function fast49(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC15(v2))) return false;
+    if (!(fastC45(v2))) return false;
   }
   return true;
 }
-function fastC18(d) {
+function fastC48(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
   if (d["networks"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe2.test(v0) && fastUcs2length(v0) >= 1 && fastUcs2length(v0) <= 64))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe4.test(v0) && fastUcs2length(v0) >= 1 && fastUcs2length(v0) <= 64))) return false;
   const v1 = d["name"];
   if (v1 !== undefined && !(typeof v1 == "string")) return false;
   const v2 = d["networks"];
-  if (v2 !== undefined && !(fast19(v2))) return false;
+  if (v2 !== undefined && !(fast49(v2))) return false;
   for (const v3 in d) {
     if (v3 === "id" || v3 === "name" || v3 === "networks") continue;
     return false;
   }
   return true;
 }
-function fast17(d) {
+function fast47(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC18(v2))) return false;
+    if (!(fastC48(v2))) return false;
   }
   return true;
 }
-function fast20(d) {
+function fast50(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fast21(d) {
+function fast51(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
@@ -8888,19 +10828,19 @@ function fast21(d) {
   }
   return true;
 }
-function fast22(d) {
+function fast52(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fast23(d) {
+function fast53(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC27(d) {
+function fastC57(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["period"] === undefined) return false;
   if (d["used"] === undefined) return false;
@@ -8923,16 +10863,16 @@ function fastC27(d) {
   }
   return true;
 }
-function fast26(d) {
+function fast56(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC27(v2))) return false;
+    if (!(fastC57(v2))) return false;
   }
   return true;
 }
-function fastC25(d) {
+function fastC55(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["apps"] === undefined) return false;
   if (d["maxApps"] === undefined) return false;
@@ -8945,68 +10885,68 @@ function fastC25(d) {
   const v2 = d["perSecond"];
   if (v2 !== undefined && !((((typeof v2 == "number" && !(v2 % 1) && !isNaN(v2)) || v2 === null) && (typeof v2 !== "number" || v2 >= 0)))) return false;
   const v3 = d["quotas"];
-  if (v3 !== undefined && !(fast26(v3))) return false;
+  if (v3 !== undefined && !(fast56(v3))) return false;
   for (const v4 in d) {
     if (v4 === "apps" || v4 === "maxApps" || v4 === "perSecond" || v4 === "quotas") continue;
     return false;
   }
   return true;
 }
-function fast24(d) {
-  if (!(fastC25(d))) return false;
+function fast54(d) {
+  if (!(fastC55(d))) return false;
   return true;
 }
-function fast28(d) {
+function fast58(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC30(d) {
+function fastC60(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["from"] === undefined) return false;
   if (d["to"] === undefined) return false;
   if (d["granularity"] === undefined) return false;
   const v0 = d["from"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe4.test(v0) && fastUcs2length(v0) <= 35))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe6.test(v0) && fastUcs2length(v0) <= 35))) return false;
   const v1 = d["to"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe4.test(v1) && fastUcs2length(v1) <= 35))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 35))) return false;
   const v2 = d["granularity"];
   if (v2 !== undefined && !((typeof v2 == "string" && (v2 === "minute" || v2 === "hour" || v2 === "day")))) return false;
   const v3 = d["network"];
-  if (v3 !== undefined && !((typeof v3 == "string" && fastRe1.test(v3)))) return false;
+  if (v3 !== undefined && !((typeof v3 == "string" && fastRe3.test(v3)))) return false;
   for (const v4 in d) {
     if (v4 === "from" || v4 === "to" || v4 === "granularity" || v4 === "network") continue;
     return false;
   }
   return true;
 }
-function fast29(d) {
+function fast59(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
   if (v0 < 2) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC30(v2))) return false;
+    if (!(fastC60(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC32(d) {
+function fastC62(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   const v0 = d["network"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe1.test(v0)))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe3.test(v0)))) return false;
   const v1 = d["method"];
   if (v1 !== undefined && !((typeof v1 == "string" && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 128))) return false;
   const v2 = d["code"];
@@ -9018,38 +10958,38 @@ function fastC32(d) {
   const v5 = d["minLatencyMs"];
   if (v5 !== undefined && !((typeof v5 == "number" && v5 >= 0))) return false;
   const v6 = d["since"];
-  if (v6 !== undefined && !((typeof v6 == "string" && fastRe4.test(v6) && fastUcs2length(v6) <= 35))) return false;
+  if (v6 !== undefined && !((typeof v6 == "string" && fastRe6.test(v6) && fastUcs2length(v6) <= 35))) return false;
   const v7 = d["until"];
-  if (v7 !== undefined && !((typeof v7 == "string" && fastRe4.test(v7) && fastUcs2length(v7) <= 35))) return false;
+  if (v7 !== undefined && !((typeof v7 == "string" && fastRe6.test(v7) && fastUcs2length(v7) <= 35))) return false;
   const v8 = d["requestId"];
   if (v8 !== undefined && !((typeof v8 == "string" && fastUcs2length(v8) >= 1 && fastUcs2length(v8) <= 128))) return false;
   const v9 = d["limit"];
   if (v9 !== undefined && !(((typeof v9 == "number" && !(v9 % 1) && !isNaN(v9)) && v9 >= 1 && v9 <= 500))) return false;
   const v10 = d["cursor"];
-  if (v10 !== undefined && !((typeof v10 == "string" && fastRe5.test(v10)))) return false;
+  if (v10 !== undefined && !((typeof v10 == "string" && fastRe7.test(v10)))) return false;
   for (const v11 in d) {
     if (v11 === "network" || v11 === "method" || v11 === "code" || v11 === "status" || v11 === "httpStatus" || v11 === "minLatencyMs" || v11 === "since" || v11 === "until" || v11 === "requestId" || v11 === "limit" || v11 === "cursor") continue;
     return false;
   }
   return true;
 }
-function fast31(d) {
+function fast61(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC32(v2))) return false;
+    if (!(fastC62(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC36(d) {
+function fastC66(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["time"] === undefined) return false;
@@ -9068,7 +11008,7 @@ function fastC36(d) {
   const v1 = d["time"];
   if (v1 !== undefined && !(typeof v1 == "string")) return false;
   const v2 = d["network"];
-  if (v2 !== undefined && !((typeof v2 == "string" && fastRe1.test(v2)))) return false;
+  if (v2 !== undefined && !((typeof v2 == "string" && fastRe3.test(v2)))) return false;
   const v3 = d["method"];
   if (v3 !== undefined && !(typeof v3 == "string")) return false;
   const v4 = d["httpStatus"];
@@ -9097,58 +11037,58 @@ function fastC36(d) {
   }
   return true;
 }
-function fast35(d) {
+function fast65(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC36(v2))) return false;
+    if (!(fastC66(v2))) return false;
   }
   return true;
 }
-function fastC34(d) {
+function fastC64(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["entries"] === undefined) return false;
   if (d["next"] === undefined) return false;
   const v0 = d["entries"];
-  if (v0 !== undefined && !(fast35(v0))) return false;
+  if (v0 !== undefined && !(fast65(v0))) return false;
   const v1 = d["next"];
-  if (v1 !== undefined && !((v1 === null || (typeof v1 == "string" && fastRe5.test(v1))))) return false;
+  if (v1 !== undefined && !((v1 === null || (typeof v1 == "string" && fastRe7.test(v1))))) return false;
   for (const v2 in d) {
     if (v2 === "entries" || v2 === "next") continue;
     return false;
   }
   return true;
 }
-function fast33(d) {
-  if (!(fastC34(d))) return false;
+function fast63(d) {
+  if (!(fastC64(d))) return false;
   return true;
 }
-function fast37(d) {
+function fast67(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fast38(d) {
+function fast68(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC40(d) {
+function fastC70(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["deleted"] === undefined) return false;
@@ -9162,94 +11102,94 @@ function fastC40(d) {
   }
   return true;
 }
-function fast39(d) {
-  if (!(fastC40(d))) return false;
+function fast69(d) {
+  if (!(fastC70(d))) return false;
   return true;
 }
-function fast43(d) {
+function fast73(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
   const v0 = d["kind"];
   if (v0 !== undefined && !((typeof v0 == "string" && v0 === "origin"))) return false;
   const v1 = d["value"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 253))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe8.test(v1) && fastUcs2length(v1) <= 253))) return false;
   for (const v2 in d) {
     if (v2 === "kind" || v2 === "value") continue;
     return false;
   }
   return true;
 }
-function fast44(d) {
+function fast74(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
   const v0 = d["kind"];
   if (v0 !== undefined && !((typeof v0 == "string" && v0 === "ip"))) return false;
   const v1 = d["value"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe7.test(v1) && fastUcs2length(v1) <= 49))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe9.test(v1) && fastUcs2length(v1) <= 49))) return false;
   for (const v2 in d) {
     if (v2 === "kind" || v2 === "value") continue;
     return false;
   }
   return true;
 }
-function fast45(d) {
+function fast75(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
   const v0 = d["kind"];
   if (v0 !== undefined && !((typeof v0 == "string" && v0 === "address"))) return false;
   const v1 = d["value"];
-  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length === 42 && fastRe8.test(v1))))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length === 42 && fastRe10.test(v1))))) return false;
   for (const v2 in d) {
     if (v2 === "kind" || v2 === "value") continue;
     return false;
   }
   return true;
 }
-function fast46(d) {
+function fast76(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
   const v0 = d["kind"];
   if (v0 !== undefined && !((typeof v0 == "string" && v0 === "method"))) return false;
   const v1 = d["value"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe9.test(v1) && fastUcs2length(v1) <= 64))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe11.test(v1) && fastUcs2length(v1) <= 64))) return false;
   for (const v2 in d) {
     if (v2 === "kind" || v2 === "value") continue;
     return false;
   }
   return true;
 }
-function fastC42(d) {
-  if (!((fast43(d) || fast44(d) || fast45(d) || fast46(d)))) return false;
+function fastC72(d) {
+  if (!((fast73(d) || fast74(d) || fast75(d) || fast76(d)))) return false;
   return true;
 }
-function fast41(d) {
+function fast71(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
   if (v0 < 2) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC42(v2))) return false;
+    if (!(fastC72(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC48(d) {
+function fastC78(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
   if (d["createdAt"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe10.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe12.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["kind"];
   if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "origin" || v1 === "ip" || v1 === "address" || v1 === "method")))) return false;
   const v2 = d["value"];
@@ -9262,89 +11202,89 @@ function fastC48(d) {
   }
   return true;
 }
-function fast47(d) {
-  if (!(fastC48(d))) return false;
+function fast77(d) {
+  if (!(fastC78(d))) return false;
   return true;
 }
-function fast49(d) {
+function fast79(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fast50(d) {
+function fast80(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC48(v2))) return false;
+    if (!(fastC78(v2))) return false;
   }
   return true;
 }
-function fast51(d) {
+function fast81(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
   if (v0 < 2) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!((typeof v2 == "string" && fastRe10.test(v2) && fastUcs2length(v2) <= 40))) return false;
+    if (!((typeof v2 == "string" && fastRe12.test(v2) && fastUcs2length(v2) <= 40))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fast52(d) {
-  if (!(fastC40(d))) return false;
+function fast82(d) {
+  if (!(fastC70(d))) return false;
   return true;
 }
-function fastC54(d) {
+function fastC84(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["alg"] === undefined) return false;
   if (d["publicKeyPem"] === undefined) return false;
   const v0 = d["alg"];
   if (v0 !== undefined && !((typeof v0 == "string" && (v0 === "RS256" || v0 === "RS384" || v0 === "RS512" || v0 === "ES256" || v0 === "ES384")))) return false;
   const v1 = d["publicKeyPem"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe11.test(v1) && fastUcs2length(v1) >= 64 && fastUcs2length(v1) <= 8192))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe13.test(v1) && fastUcs2length(v1) >= 64 && fastUcs2length(v1) <= 8192))) return false;
   for (const v2 in d) {
     if (v2 === "alg" || v2 === "publicKeyPem") continue;
     return false;
   }
   return true;
 }
-function fast53(d) {
+function fast83(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
   if (v0 < 2) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC54(v2))) return false;
+    if (!(fastC84(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC56(d) {
+function fastC86(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["alg"] === undefined) return false;
   if (d["publicKeyPem"] === undefined) return false;
   if (d["createdAt"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe12.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe14.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["alg"];
   if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "RS256" || v1 === "RS384" || v1 === "RS512" || v1 === "ES256" || v1 === "ES384")))) return false;
   const v2 = d["publicKeyPem"];
@@ -9357,59 +11297,59 @@ function fastC56(d) {
   }
   return true;
 }
-function fast55(d) {
-  if (!(fastC56(d))) return false;
+function fast85(d) {
+  if (!(fastC86(d))) return false;
   return true;
 }
-function fast57(d) {
+function fast87(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fast58(d) {
+function fast88(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC56(v2))) return false;
+    if (!(fastC86(v2))) return false;
   }
   return true;
 }
-function fast59(d) {
+function fast89(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
   if (v0 < 2) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!((typeof v2 == "string" && fastRe12.test(v2) && fastUcs2length(v2) <= 40))) return false;
+    if (!((typeof v2 == "string" && fastRe14.test(v2) && fastUcs2length(v2) <= 40))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fast60(d) {
-  if (!(fastC40(d))) return false;
+function fast90(d) {
+  if (!(fastC70(d))) return false;
   return true;
 }
-function fast61(d) {
+function fast91(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
   if (v0 < 2) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
@@ -9418,35 +11358,35 @@ function fast61(d) {
   if (v0 > 2) return false;
   return true;
 }
-function fastC63(d) {
+function fastC93(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["name"] === undefined) return false;
   if (d["network"] === undefined) return false;
   const v0 = d["name"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe13.test(v0) && fastUcs2length(v0) >= 1 && fastUcs2length(v0) <= 64))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe15.test(v0) && fastUcs2length(v0) >= 1 && fastUcs2length(v0) <= 64))) return false;
   const v1 = d["network"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe1.test(v1)))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe3.test(v1)))) return false;
   const v2 = d["description"];
-  if (v2 !== undefined && !((typeof v2 == "string" && fastRe14.test(v2) && fastUcs2length(v2) <= 500))) return false;
+  if (v2 !== undefined && !((typeof v2 == "string" && fastRe16.test(v2) && fastUcs2length(v2) <= 500))) return false;
   for (const v3 in d) {
     if (v3 === "name" || v3 === "network" || v3 === "description") continue;
     return false;
   }
   return true;
 }
-function fast62(d) {
+function fast92(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC63(v1))) return false;
+    if (!(fastC93(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC65(d) {
+function fastC95(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -9457,19 +11397,19 @@ function fastC65(d) {
   if (d["key"] === undefined) return false;
   if (d["url"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe15.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe17.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["name"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe13.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe15.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
   const v2 = d["network"];
-  if (v2 !== undefined && !((typeof v2 == "string" && fastRe1.test(v2)))) return false;
+  if (v2 !== undefined && !((typeof v2 == "string" && fastRe3.test(v2)))) return false;
   const v3 = d["networkLabel"];
   if (v3 !== undefined && !(typeof v3 == "string")) return false;
   const v4 = d["description"];
-  if (v4 !== undefined && !((typeof v4 == "string" && fastRe14.test(v4) && fastUcs2length(v4) <= 500))) return false;
+  if (v4 !== undefined && !((typeof v4 == "string" && fastRe16.test(v4) && fastUcs2length(v4) <= 500))) return false;
   const v5 = d["createdAt"];
   if (v5 !== undefined && !(typeof v5 == "string")) return false;
   const v6 = d["key"];
-  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length >= 20 && v6.length <= 64 && fastRe16.test(v6))))) return false;
+  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length >= 20 && v6.length <= 64 && fastRe18.test(v6))))) return false;
   const v7 = d["url"];
   if (v7 !== undefined && !(typeof v7 == "string")) return false;
   for (const v8 in d) {
@@ -9478,17 +11418,17 @@ function fastC65(d) {
   }
   return true;
 }
-function fast64(d) {
-  if (!(fastC65(d))) return false;
+function fast94(d) {
+  if (!(fastC95(d))) return false;
   return true;
 }
-function fast66(d) {
+function fast96(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC71(d) {
+function fastC101(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["day"] === undefined) return false;
   if (d["total"] === undefined) return false;
@@ -9505,7 +11445,7 @@ function fastC71(d) {
   }
   return true;
 }
-function fastC70(d) {
+function fastC100(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -9515,35 +11455,35 @@ function fastC70(d) {
   if (d["createdAt"] === undefined) return false;
   if (d["today"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe15.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe17.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["name"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe13.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe15.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
   const v2 = d["network"];
-  if (v2 !== undefined && !((typeof v2 == "string" && fastRe1.test(v2)))) return false;
+  if (v2 !== undefined && !((typeof v2 == "string" && fastRe3.test(v2)))) return false;
   const v3 = d["networkLabel"];
   if (v3 !== undefined && !(typeof v3 == "string")) return false;
   const v4 = d["description"];
-  if (v4 !== undefined && !((typeof v4 == "string" && fastRe14.test(v4) && fastUcs2length(v4) <= 500))) return false;
+  if (v4 !== undefined && !((typeof v4 == "string" && fastRe16.test(v4) && fastUcs2length(v4) <= 500))) return false;
   const v5 = d["createdAt"];
   if (v5 !== undefined && !(typeof v5 == "string")) return false;
   const v6 = d["today"];
-  if (v6 !== undefined && !(fastC71(v6))) return false;
+  if (v6 !== undefined && !(fastC101(v6))) return false;
   for (const v7 in d) {
     if (v7 === "id" || v7 === "name" || v7 === "network" || v7 === "networkLabel" || v7 === "description" || v7 === "createdAt" || v7 === "today") continue;
     return false;
   }
   return true;
 }
-function fast69(d) {
+function fast99(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC70(v2))) return false;
+    if (!(fastC100(v2))) return false;
   }
   return true;
 }
-function fastC72(d) {
+function fastC102(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["used"] === undefined) return false;
   if (d["limit"] === undefined) return false;
@@ -9566,40 +11506,40 @@ function fastC72(d) {
   }
   return true;
 }
-function fastC68(d) {
+function fastC98(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["keys"] === undefined) return false;
   if (d["maxKeys"] === undefined) return false;
   if (d["usage"] === undefined) return false;
   const v0 = d["keys"];
-  if (v0 !== undefined && !(fast69(v0))) return false;
+  if (v0 !== undefined && !(fast99(v0))) return false;
   const v1 = d["maxKeys"];
   if (v1 !== undefined && !((typeof v1 == "number" && !(v1 % 1) && !isNaN(v1)))) return false;
   const v2 = d["usage"];
-  if (v2 !== undefined && !(fastC72(v2))) return false;
+  if (v2 !== undefined && !(fastC102(v2))) return false;
   for (const v3 in d) {
     if (v3 === "keys" || v3 === "maxKeys" || v3 === "usage") continue;
     return false;
   }
   return true;
 }
-function fast67(d) {
-  if (!(fastC68(d))) return false;
+function fast97(d) {
+  if (!(fastC98(d))) return false;
   return true;
 }
-function fast73(d) {
+function fast103(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe15.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe17.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC77(d) {
+function fastC107(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["method"] === undefined) return false;
   if (d["id"] === undefined) return false;
@@ -9622,16 +11562,16 @@ function fastC77(d) {
   }
   return true;
 }
-function fast76(d) {
+function fast106(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC77(v2))) return false;
+    if (!(fastC107(v2))) return false;
   }
   return true;
 }
-function fastC75(d) {
+function fastC105(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -9644,85 +11584,85 @@ function fastC75(d) {
   if (d["examples"] === undefined) return false;
   if (d["today"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe15.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe17.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["name"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe13.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe15.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
   const v2 = d["network"];
-  if (v2 !== undefined && !((typeof v2 == "string" && fastRe1.test(v2)))) return false;
+  if (v2 !== undefined && !((typeof v2 == "string" && fastRe3.test(v2)))) return false;
   const v3 = d["networkLabel"];
   if (v3 !== undefined && !(typeof v3 == "string")) return false;
   const v4 = d["description"];
-  if (v4 !== undefined && !((typeof v4 == "string" && fastRe14.test(v4) && fastUcs2length(v4) <= 500))) return false;
+  if (v4 !== undefined && !((typeof v4 == "string" && fastRe16.test(v4) && fastUcs2length(v4) <= 500))) return false;
   const v5 = d["createdAt"];
   if (v5 !== undefined && !(typeof v5 == "string")) return false;
   const v6 = d["key"];
-  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length >= 20 && v6.length <= 64 && fastRe16.test(v6))))) return false;
+  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length >= 20 && v6.length <= 64 && fastRe18.test(v6))))) return false;
   const v7 = d["url"];
   if (v7 !== undefined && !(typeof v7 == "string")) return false;
   const v8 = d["examples"];
-  if (v8 !== undefined && !(fast76(v8))) return false;
+  if (v8 !== undefined && !(fast106(v8))) return false;
   const v9 = d["today"];
-  if (v9 !== undefined && !(fastC71(v9))) return false;
+  if (v9 !== undefined && !(fastC101(v9))) return false;
   for (const v10 in d) {
     if (v10 === "id" || v10 === "name" || v10 === "network" || v10 === "networkLabel" || v10 === "description" || v10 === "createdAt" || v10 === "key" || v10 === "url" || v10 === "examples" || v10 === "today") continue;
     return false;
   }
   return true;
 }
-function fast74(d) {
-  if (!(fastC75(d))) return false;
+function fast104(d) {
+  if (!(fastC105(d))) return false;
   return true;
 }
-function fast78(d) {
+function fast108(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
   if (v0 < 2) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe15.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe17.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC30(v2))) return false;
+    if (!(fastC60(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fast79(d) {
+function fast109(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe15.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe17.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC32(v2))) return false;
+    if (!(fastC62(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fast80(d) {
-  if (!(fastC34(d))) return false;
+function fast110(d) {
+  if (!(fastC64(d))) return false;
   return true;
 }
-function fast81(d) {
+function fast111(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe15.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe17.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fast82(d) {
-  if (!(fastC40(d))) return false;
+function fast112(d) {
+  if (!(fastC70(d))) return false;
   return true;
 }
 
@@ -9799,8 +11739,134 @@ export function account_me__result(data) {
   account_me__result.errors = account_me__result_ajv.errors;
   return valid;
 }
-export function networks_list__params(data) {
+export function account_changePassword__params(data) {
   if (fast13(data)) {
+    account_changePassword__params.errors = null;
+    return true;
+  }
+  const valid = account_changePassword__params_ajv(data);
+  account_changePassword__params.errors = account_changePassword__params_ajv.errors;
+  return valid;
+}
+export function account_changePassword__result(data) {
+  if (fast15(data)) {
+    account_changePassword__result.errors = null;
+    return true;
+  }
+  const valid = account_changePassword__result_ajv(data);
+  account_changePassword__result.errors = account_changePassword__result_ajv.errors;
+  return valid;
+}
+export function account_delete__params(data) {
+  if (fast17(data)) {
+    account_delete__params.errors = null;
+    return true;
+  }
+  const valid = account_delete__params_ajv(data);
+  account_delete__params.errors = account_delete__params_ajv.errors;
+  return valid;
+}
+export function account_delete__result(data) {
+  if (fast19(data)) {
+    account_delete__result.errors = null;
+    return true;
+  }
+  const valid = account_delete__result_ajv(data);
+  account_delete__result.errors = account_delete__result_ajv.errors;
+  return valid;
+}
+export function account_requestPasswordReset__params(data) {
+  if (fast21(data)) {
+    account_requestPasswordReset__params.errors = null;
+    return true;
+  }
+  const valid = account_requestPasswordReset__params_ajv(data);
+  account_requestPasswordReset__params.errors = account_requestPasswordReset__params_ajv.errors;
+  return valid;
+}
+export function account_requestPasswordReset__result(data) {
+  if (fast23(data)) {
+    account_requestPasswordReset__result.errors = null;
+    return true;
+  }
+  const valid = account_requestPasswordReset__result_ajv(data);
+  account_requestPasswordReset__result.errors = account_requestPasswordReset__result_ajv.errors;
+  return valid;
+}
+export function account_resetPassword__params(data) {
+  if (fast25(data)) {
+    account_resetPassword__params.errors = null;
+    return true;
+  }
+  const valid = account_resetPassword__params_ajv(data);
+  account_resetPassword__params.errors = account_resetPassword__params_ajv.errors;
+  return valid;
+}
+export function account_resetPassword__result(data) {
+  if (fast27(data)) {
+    account_resetPassword__result.errors = null;
+    return true;
+  }
+  const valid = account_resetPassword__result_ajv(data);
+  account_resetPassword__result.errors = account_resetPassword__result_ajv.errors;
+  return valid;
+}
+export function account_verifyEmail__params(data) {
+  if (fast29(data)) {
+    account_verifyEmail__params.errors = null;
+    return true;
+  }
+  const valid = account_verifyEmail__params_ajv(data);
+  account_verifyEmail__params.errors = account_verifyEmail__params_ajv.errors;
+  return valid;
+}
+export function account_verifyEmail__result(data) {
+  if (fast31(data)) {
+    account_verifyEmail__result.errors = null;
+    return true;
+  }
+  const valid = account_verifyEmail__result_ajv(data);
+  account_verifyEmail__result.errors = account_verifyEmail__result_ajv.errors;
+  return valid;
+}
+export function account_resendVerification__params(data) {
+  if (fast33(data)) {
+    account_resendVerification__params.errors = null;
+    return true;
+  }
+  const valid = account_resendVerification__params_ajv(data);
+  account_resendVerification__params.errors = account_resendVerification__params_ajv.errors;
+  return valid;
+}
+export function account_resendVerification__result(data) {
+  if (fast34(data)) {
+    account_resendVerification__result.errors = null;
+    return true;
+  }
+  const valid = account_resendVerification__result_ajv(data);
+  account_resendVerification__result.errors = account_resendVerification__result_ajv.errors;
+  return valid;
+}
+export function account_activity__params(data) {
+  if (fast36(data)) {
+    account_activity__params.errors = null;
+    return true;
+  }
+  const valid = account_activity__params_ajv(data);
+  account_activity__params.errors = account_activity__params_ajv.errors;
+  return valid;
+}
+export function account_activity__result(data) {
+  if (fast38(data)) {
+    account_activity__result.errors = null;
+    return true;
+  }
+  const valid = account_activity__result_ajv(data);
+  account_activity__result.errors = account_activity__result_ajv.errors;
+  return valid;
+}
+export function networks_list__params(data) {
+  if (fast43(data)) {
     networks_list__params.errors = null;
     return true;
   }
@@ -9809,7 +11875,7 @@ export function networks_list__params(data) {
   return valid;
 }
 export function networks_list__result(data) {
-  if (fast14(data)) {
+  if (fast44(data)) {
     networks_list__result.errors = null;
     return true;
   }
@@ -9818,7 +11884,7 @@ export function networks_list__result(data) {
   return valid;
 }
 export function chains_list__params(data) {
-  if (fast16(data)) {
+  if (fast46(data)) {
     chains_list__params.errors = null;
     return true;
   }
@@ -9827,7 +11893,7 @@ export function chains_list__params(data) {
   return valid;
 }
 export function chains_list__result(data) {
-  if (fast17(data)) {
+  if (fast47(data)) {
     chains_list__result.errors = null;
     return true;
   }
@@ -9836,7 +11902,7 @@ export function chains_list__result(data) {
   return valid;
 }
 export function useCases_list__params(data) {
-  if (fast20(data)) {
+  if (fast50(data)) {
     useCases_list__params.errors = null;
     return true;
   }
@@ -9845,7 +11911,7 @@ export function useCases_list__params(data) {
   return valid;
 }
 export function useCases_list__result(data) {
-  if (fast21(data)) {
+  if (fast51(data)) {
     useCases_list__result.errors = null;
     return true;
   }
@@ -9856,7 +11922,7 @@ export function useCases_list__result(data) {
 export const apps_create__params = apps_create__params_ajv;
 export const apps_create__result = apps_create__result_ajv;
 export function apps_list__params(data) {
-  if (fast22(data)) {
+  if (fast52(data)) {
     apps_list__params.errors = null;
     return true;
   }
@@ -9866,7 +11932,7 @@ export function apps_list__params(data) {
 }
 export const apps_list__result = apps_list__result_ajv;
 export function apps_usage__params(data) {
-  if (fast23(data)) {
+  if (fast53(data)) {
     apps_usage__params.errors = null;
     return true;
   }
@@ -9875,7 +11941,7 @@ export function apps_usage__params(data) {
   return valid;
 }
 export function apps_usage__result(data) {
-  if (fast24(data)) {
+  if (fast54(data)) {
     apps_usage__result.errors = null;
     return true;
   }
@@ -9884,7 +11950,7 @@ export function apps_usage__result(data) {
   return valid;
 }
 export function apps_get__params(data) {
-  if (fast28(data)) {
+  if (fast58(data)) {
     apps_get__params.errors = null;
     return true;
   }
@@ -9894,7 +11960,7 @@ export function apps_get__params(data) {
 }
 export const apps_get__result = apps_get__result_ajv;
 export function apps_metrics__params(data) {
-  if (fast29(data)) {
+  if (fast59(data)) {
     apps_metrics__params.errors = null;
     return true;
   }
@@ -9904,7 +11970,7 @@ export function apps_metrics__params(data) {
 }
 export const apps_metrics__result = apps_metrics__result_ajv;
 export function apps_logs__params(data) {
-  if (fast31(data)) {
+  if (fast61(data)) {
     apps_logs__params.errors = null;
     return true;
   }
@@ -9913,7 +11979,7 @@ export function apps_logs__params(data) {
   return valid;
 }
 export function apps_logs__result(data) {
-  if (fast33(data)) {
+  if (fast63(data)) {
     apps_logs__result.errors = null;
     return true;
   }
@@ -9924,7 +11990,7 @@ export function apps_logs__result(data) {
 export const apps_update__params = apps_update__params_ajv;
 export const apps_update__result = apps_update__result_ajv;
 export function apps_rotateKey__params(data) {
-  if (fast37(data)) {
+  if (fast67(data)) {
     apps_rotateKey__params.errors = null;
     return true;
   }
@@ -9934,7 +12000,7 @@ export function apps_rotateKey__params(data) {
 }
 export const apps_rotateKey__result = apps_rotateKey__result_ajv;
 export function apps_delete__params(data) {
-  if (fast38(data)) {
+  if (fast68(data)) {
     apps_delete__params.errors = null;
     return true;
   }
@@ -9943,7 +12009,7 @@ export function apps_delete__params(data) {
   return valid;
 }
 export function apps_delete__result(data) {
-  if (fast39(data)) {
+  if (fast69(data)) {
     apps_delete__result.errors = null;
     return true;
   }
@@ -9952,7 +12018,7 @@ export function apps_delete__result(data) {
   return valid;
 }
 export function apps_addAllowlistEntry__params(data) {
-  if (fast41(data)) {
+  if (fast71(data)) {
     apps_addAllowlistEntry__params.errors = null;
     return true;
   }
@@ -9961,7 +12027,7 @@ export function apps_addAllowlistEntry__params(data) {
   return valid;
 }
 export function apps_addAllowlistEntry__result(data) {
-  if (fast47(data)) {
+  if (fast77(data)) {
     apps_addAllowlistEntry__result.errors = null;
     return true;
   }
@@ -9970,7 +12036,7 @@ export function apps_addAllowlistEntry__result(data) {
   return valid;
 }
 export function apps_listAllowlist__params(data) {
-  if (fast49(data)) {
+  if (fast79(data)) {
     apps_listAllowlist__params.errors = null;
     return true;
   }
@@ -9979,7 +12045,7 @@ export function apps_listAllowlist__params(data) {
   return valid;
 }
 export function apps_listAllowlist__result(data) {
-  if (fast50(data)) {
+  if (fast80(data)) {
     apps_listAllowlist__result.errors = null;
     return true;
   }
@@ -9988,7 +12054,7 @@ export function apps_listAllowlist__result(data) {
   return valid;
 }
 export function apps_removeAllowlistEntry__params(data) {
-  if (fast51(data)) {
+  if (fast81(data)) {
     apps_removeAllowlistEntry__params.errors = null;
     return true;
   }
@@ -9997,7 +12063,7 @@ export function apps_removeAllowlistEntry__params(data) {
   return valid;
 }
 export function apps_removeAllowlistEntry__result(data) {
-  if (fast52(data)) {
+  if (fast82(data)) {
     apps_removeAllowlistEntry__result.errors = null;
     return true;
   }
@@ -10006,7 +12072,7 @@ export function apps_removeAllowlistEntry__result(data) {
   return valid;
 }
 export function apps_addJwtKey__params(data) {
-  if (fast53(data)) {
+  if (fast83(data)) {
     apps_addJwtKey__params.errors = null;
     return true;
   }
@@ -10015,7 +12081,7 @@ export function apps_addJwtKey__params(data) {
   return valid;
 }
 export function apps_addJwtKey__result(data) {
-  if (fast55(data)) {
+  if (fast85(data)) {
     apps_addJwtKey__result.errors = null;
     return true;
   }
@@ -10024,7 +12090,7 @@ export function apps_addJwtKey__result(data) {
   return valid;
 }
 export function apps_listJwtKeys__params(data) {
-  if (fast57(data)) {
+  if (fast87(data)) {
     apps_listJwtKeys__params.errors = null;
     return true;
   }
@@ -10033,7 +12099,7 @@ export function apps_listJwtKeys__params(data) {
   return valid;
 }
 export function apps_listJwtKeys__result(data) {
-  if (fast58(data)) {
+  if (fast88(data)) {
     apps_listJwtKeys__result.errors = null;
     return true;
   }
@@ -10042,7 +12108,7 @@ export function apps_listJwtKeys__result(data) {
   return valid;
 }
 export function apps_removeJwtKey__params(data) {
-  if (fast59(data)) {
+  if (fast89(data)) {
     apps_removeJwtKey__params.errors = null;
     return true;
   }
@@ -10051,7 +12117,7 @@ export function apps_removeJwtKey__params(data) {
   return valid;
 }
 export function apps_removeJwtKey__result(data) {
-  if (fast60(data)) {
+  if (fast90(data)) {
     apps_removeJwtKey__result.errors = null;
     return true;
   }
@@ -10060,7 +12126,7 @@ export function apps_removeJwtKey__result(data) {
   return valid;
 }
 export function apps_setRequireJwt__params(data) {
-  if (fast61(data)) {
+  if (fast91(data)) {
     apps_setRequireJwt__params.errors = null;
     return true;
   }
@@ -10070,7 +12136,7 @@ export function apps_setRequireJwt__params(data) {
 }
 export const apps_setRequireJwt__result = apps_setRequireJwt__result_ajv;
 export function keys_create__params(data) {
-  if (fast62(data)) {
+  if (fast92(data)) {
     keys_create__params.errors = null;
     return true;
   }
@@ -10079,7 +12145,7 @@ export function keys_create__params(data) {
   return valid;
 }
 export function keys_create__result(data) {
-  if (fast64(data)) {
+  if (fast94(data)) {
     keys_create__result.errors = null;
     return true;
   }
@@ -10088,7 +12154,7 @@ export function keys_create__result(data) {
   return valid;
 }
 export function keys_list__params(data) {
-  if (fast66(data)) {
+  if (fast96(data)) {
     keys_list__params.errors = null;
     return true;
   }
@@ -10097,7 +12163,7 @@ export function keys_list__params(data) {
   return valid;
 }
 export function keys_list__result(data) {
-  if (fast67(data)) {
+  if (fast97(data)) {
     keys_list__result.errors = null;
     return true;
   }
@@ -10106,7 +12172,7 @@ export function keys_list__result(data) {
   return valid;
 }
 export function keys_get__params(data) {
-  if (fast73(data)) {
+  if (fast103(data)) {
     keys_get__params.errors = null;
     return true;
   }
@@ -10115,7 +12181,7 @@ export function keys_get__params(data) {
   return valid;
 }
 export function keys_get__result(data) {
-  if (fast74(data)) {
+  if (fast104(data)) {
     keys_get__result.errors = null;
     return true;
   }
@@ -10124,7 +12190,7 @@ export function keys_get__result(data) {
   return valid;
 }
 export function keys_metrics__params(data) {
-  if (fast78(data)) {
+  if (fast108(data)) {
     keys_metrics__params.errors = null;
     return true;
   }
@@ -10134,7 +12200,7 @@ export function keys_metrics__params(data) {
 }
 export const keys_metrics__result = keys_metrics__result_ajv;
 export function keys_logs__params(data) {
-  if (fast79(data)) {
+  if (fast109(data)) {
     keys_logs__params.errors = null;
     return true;
   }
@@ -10143,7 +12209,7 @@ export function keys_logs__params(data) {
   return valid;
 }
 export function keys_logs__result(data) {
-  if (fast80(data)) {
+  if (fast110(data)) {
     keys_logs__result.errors = null;
     return true;
   }
@@ -10152,7 +12218,7 @@ export function keys_logs__result(data) {
   return valid;
 }
 export function keys_delete__params(data) {
-  if (fast81(data)) {
+  if (fast111(data)) {
     keys_delete__params.errors = null;
     return true;
   }
@@ -10161,7 +12227,7 @@ export function keys_delete__params(data) {
   return valid;
 }
 export function keys_delete__result(data) {
-  if (fast82(data)) {
+  if (fast112(data)) {
     keys_delete__result.errors = null;
     return true;
   }
@@ -10176,6 +12242,13 @@ export const validators: ValidatorTable = {
   'account_logIn': { params: account_logIn__params, result: account_logIn__result },
   'account_logOut': { params: account_logOut__params, result: account_logOut__result },
   'account_me': { params: account_me__params, result: account_me__result },
+  'account_changePassword': { params: account_changePassword__params, result: account_changePassword__result },
+  'account_delete': { params: account_delete__params, result: account_delete__result },
+  'account_requestPasswordReset': { params: account_requestPasswordReset__params, result: account_requestPasswordReset__result },
+  'account_resetPassword': { params: account_resetPassword__params, result: account_resetPassword__result },
+  'account_verifyEmail': { params: account_verifyEmail__params, result: account_verifyEmail__result },
+  'account_resendVerification': { params: account_resendVerification__params, result: account_resendVerification__result },
+  'account_activity': { params: account_activity__params, result: account_activity__result },
   'networks_list': { params: networks_list__params, result: networks_list__result },
   'chains_list': { params: chains_list__params, result: chains_list__result },
   'useCases_list': { params: useCases_list__params, result: useCases_list__result },
@@ -10209,29 +12282,36 @@ export const fastChecks: { readonly [method: string]: { readonly params?: (data:
   'account_logIn': { params: fast4, result: fast5 },
   'account_logOut': { params: fast8, result: fast9 },
   'account_me': { params: fast11, result: fast12 },
-  'networks_list': { params: fast13, result: fast14 },
-  'chains_list': { params: fast16, result: fast17 },
-  'useCases_list': { params: fast20, result: fast21 },
+  'account_changePassword': { params: fast13, result: fast15 },
+  'account_delete': { params: fast17, result: fast19 },
+  'account_requestPasswordReset': { params: fast21, result: fast23 },
+  'account_resetPassword': { params: fast25, result: fast27 },
+  'account_verifyEmail': { params: fast29, result: fast31 },
+  'account_resendVerification': { params: fast33, result: fast34 },
+  'account_activity': { params: fast36, result: fast38 },
+  'networks_list': { params: fast43, result: fast44 },
+  'chains_list': { params: fast46, result: fast47 },
+  'useCases_list': { params: fast50, result: fast51 },
   'apps_create': {  },
-  'apps_list': { params: fast22 },
-  'apps_usage': { params: fast23, result: fast24 },
-  'apps_get': { params: fast28 },
-  'apps_metrics': { params: fast29 },
-  'apps_logs': { params: fast31, result: fast33 },
+  'apps_list': { params: fast52 },
+  'apps_usage': { params: fast53, result: fast54 },
+  'apps_get': { params: fast58 },
+  'apps_metrics': { params: fast59 },
+  'apps_logs': { params: fast61, result: fast63 },
   'apps_update': {  },
-  'apps_rotateKey': { params: fast37 },
-  'apps_delete': { params: fast38, result: fast39 },
-  'apps_addAllowlistEntry': { params: fast41, result: fast47 },
-  'apps_listAllowlist': { params: fast49, result: fast50 },
-  'apps_removeAllowlistEntry': { params: fast51, result: fast52 },
-  'apps_addJwtKey': { params: fast53, result: fast55 },
-  'apps_listJwtKeys': { params: fast57, result: fast58 },
-  'apps_removeJwtKey': { params: fast59, result: fast60 },
-  'apps_setRequireJwt': { params: fast61 },
-  'keys_create': { params: fast62, result: fast64 },
-  'keys_list': { params: fast66, result: fast67 },
-  'keys_get': { params: fast73, result: fast74 },
-  'keys_metrics': { params: fast78 },
-  'keys_logs': { params: fast79, result: fast80 },
-  'keys_delete': { params: fast81, result: fast82 },
+  'apps_rotateKey': { params: fast67 },
+  'apps_delete': { params: fast68, result: fast69 },
+  'apps_addAllowlistEntry': { params: fast71, result: fast77 },
+  'apps_listAllowlist': { params: fast79, result: fast80 },
+  'apps_removeAllowlistEntry': { params: fast81, result: fast82 },
+  'apps_addJwtKey': { params: fast83, result: fast85 },
+  'apps_listJwtKeys': { params: fast87, result: fast88 },
+  'apps_removeJwtKey': { params: fast89, result: fast90 },
+  'apps_setRequireJwt': { params: fast91 },
+  'keys_create': { params: fast92, result: fast94 },
+  'keys_list': { params: fast96, result: fast97 },
+  'keys_get': { params: fast103, result: fast104 },
+  'keys_metrics': { params: fast108 },
+  'keys_logs': { params: fast109, result: fast110 },
+  'keys_delete': { params: fast111, result: fast112 },
 };

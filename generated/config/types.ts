@@ -140,6 +140,7 @@ export interface Config {
   cache?: CacheConfig;
   accountSecurity?: AccountSecurityConfig;
   accounts?: AccountsConfig;
+  smtp?: SmtpConfig;
   redis?: RedisConfig;
 }
 /**
@@ -644,6 +645,14 @@ export interface AccountSecurityConfig {
    */
   signupsPerIp?: number;
   /**
+   * Password-reset requests per client IP per hour (`reset-ip`), known and unknown emails alike.
+   */
+  passwordResetsPerIp?: number;
+  /**
+   * Password-reset requests per email per hour, all addresses together (`reset-email`), known and unknown emails alike: the limit says nothing about whether an account exists, and bounds the mail one address can be sent.
+   */
+  passwordResetsPerEmail?: number;
+  /**
    * Password hashes (argon2id) computed at once per process; 0 = half the CPUs, at least 1. They run on libuv's threadpool, which also serves file reads (/docs): the rest of the pool stays free.
    */
   passwordHashConcurrency?: number;
@@ -653,13 +662,42 @@ export interface AccountSecurityConfig {
   passwordHashQueue?: number;
 }
 /**
- * What one account (user) may create through the account API.
+ * What one account (user) may create through the account API, and account self-service (issue 27).
  */
 export interface AccountsConfig {
+  /**
+   * Email verification before keys work: sign-up mails a verification link (`smtp`; without it the link is written to the operator's log), and until it is followed `apps_create` and `keys_create` are refused (-32041, HTTP 403, `data.reason` `email-not-verified`); `account_me` says `emailVerified`. Accounts that existed before verification was introduced count as verified. A password reset by mail also verifies the email.
+   */
+  verifyEmail?: boolean;
+  /**
+   * How long a password-reset link works. Single use; a successful reset ends every older link of the account.
+   */
+  passwordResetTtlMinutes?: number;
+  /**
+   * How long an email-verification link works (`account_resendVerification` mails a new one).
+   */
+  verifyEmailTtlHours?: number;
+  /**
+   * What `account_delete` does with the account's usage rows: `anonymise` keeps them (operators' totals stay right) under a random owner id that nothing links to the account; `remove` deletes them. Either way the account's request-log rows (client IP hashes, request ids, captured bodies) are deleted, and so are its email, password hash, sessions, apps, keys and tokens.
+   */
+  deletedUsage?: 'anonymise' | 'remove';
   /**
    * Most apps (access point A) one user may have: one more is refused (-32005, HTTP 409, `data` `{ "limit", "what": "apps" }`) and nothing is created, also under concurrent creates on any number of replicas. An app's daily and monthly quotas (`limits.a`) are the account's, shared by all its apps, so more apps do not mean more quota; each app has its own per-second rate.
    */
   maxAppsPerUser?: number;
+}
+/**
+ * Outgoing mail for password resets and email verification (nodemailer over SMTP). Absent: no mail is sent and each link is written to the operator's log instead (level warn, message `mail not sent (no smtp configured)`), so a small deployment's operator can pass it on by hand. With `smtp`, `publicBaseUrl` is required: mailed links must not take their host from a request's Host header, which the requester controls.
+ */
+export interface SmtpConfig {
+  /**
+   * SMTP server, e.g. `smtps://user:pass@mail.example.com:465` or `smtp://127.0.0.1:25` (STARTTLS when the server offers it). Credentials in it are never logged.
+   */
+  url: string;
+  /**
+   * Sender, e.g. `rpcgate <no-reply@example.com>`; absent = `rpcgate <no-reply@<publicBaseUrl's host>>`.
+   */
+  from?: string;
 }
 /**
  * How rpcgate talks to Redis (`redisUrl`): every Redis client of the service (limits, filters, …) uses these. While Redis is unreachable nothing is queued: limited calls fail at once, closed (503, -32044, `data.reason` `limits-backend`), filter calls with 503 -32603 (`filter-store`), and `/readyz` answers 503; the clients reconnect by themselves.
@@ -867,6 +905,7 @@ export const configSchema = {
     cache: { $ref: '#/definitions/CacheConfig' },
     accountSecurity: { $ref: '#/definitions/AccountSecurityConfig' },
     accounts: { $ref: '#/definitions/AccountsConfig' },
+    smtp: { $ref: '#/definitions/SmtpConfig' },
     redis: { $ref: '#/definitions/RedisConfig' },
   },
   definitions: {
@@ -1390,15 +1429,70 @@ export const configSchema = {
       title: 'AccountsConfig',
       type: 'object',
       additionalProperties: false,
-      default: { maxAppsPerUser: 10 },
-      description: 'What one account (user) may create through the account API.',
+      default: {
+        maxAppsPerUser: 10,
+        verifyEmail: false,
+        passwordResetTtlMinutes: 30,
+        verifyEmailTtlHours: 48,
+        deletedUsage: 'anonymise',
+      },
+      description: 'What one account (user) may create through the account API, and account self-service (issue 27).',
       properties: {
+        verifyEmail: {
+          type: 'boolean',
+          default: false,
+          description:
+            "Email verification before keys work: sign-up mails a verification link (`smtp`; without it the link is written to the operator's log), and until it is followed `apps_create` and `keys_create` are refused (-32041, HTTP 403, `data.reason` `email-not-verified`); `account_me` says `emailVerified`. Accounts that existed before verification was introduced count as verified. A password reset by mail also verifies the email.",
+        },
+        passwordResetTtlMinutes: {
+          type: 'integer',
+          minimum: 5,
+          maximum: 1440,
+          default: 30,
+          description:
+            'How long a password-reset link works. Single use; a successful reset ends every older link of the account.',
+        },
+        verifyEmailTtlHours: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 720,
+          default: 48,
+          description: 'How long an email-verification link works (`account_resendVerification` mails a new one).',
+        },
+        deletedUsage: {
+          enum: ['anonymise', 'remove'],
+          default: 'anonymise',
+          description:
+            "What `account_delete` does with the account's usage rows: `anonymise` keeps them (operators' totals stay right) under a random owner id that nothing links to the account; `remove` deletes them. Either way the account's request-log rows (client IP hashes, request ids, captured bodies) are deleted, and so are its email, password hash, sessions, apps, keys and tokens.",
+        },
         maxAppsPerUser: {
           type: 'integer',
           minimum: 1,
           default: 10,
           description:
             'Most apps (access point A) one user may have: one more is refused (-32005, HTTP 409, `data` `{ "limit", "what": "apps" }`) and nothing is created, also under concurrent creates on any number of replicas. An app\'s daily and monthly quotas (`limits.a`) are the account\'s, shared by all its apps, so more apps do not mean more quota; each app has its own per-second rate.',
+        },
+      },
+    },
+    SmtpConfig: {
+      title: 'SmtpConfig',
+      type: 'object',
+      additionalProperties: false,
+      required: ['url'],
+      description:
+        "Outgoing mail for password resets and email verification (nodemailer over SMTP). Absent: no mail is sent and each link is written to the operator's log instead (level warn, message `mail not sent (no smtp configured)`), so a small deployment's operator can pass it on by hand. With `smtp`, `publicBaseUrl` is required: mailed links must not take their host from a request's Host header, which the requester controls.",
+      properties: {
+        url: {
+          type: 'string',
+          pattern: '^smtps?://',
+          description:
+            'SMTP server, e.g. `smtps://user:pass@mail.example.com:465` or `smtp://127.0.0.1:25` (STARTTLS when the server offers it). Credentials in it are never logged.',
+        },
+        from: {
+          type: 'string',
+          minLength: 3,
+          description:
+            "Sender, e.g. `rpcgate <no-reply@example.com>`; absent = `rpcgate <no-reply@<publicBaseUrl's host>>`.",
         },
       },
     },
@@ -1411,6 +1505,8 @@ export const configSchema = {
         failedLoginsPerEmail: 100,
         loginsPerIp: 100,
         signupsPerIp: 10,
+        passwordResetsPerIp: 10,
+        passwordResetsPerEmail: 5,
         passwordHashConcurrency: 0,
         passwordHashQueue: 8,
       },
@@ -1442,6 +1538,19 @@ export const configSchema = {
           minimum: 1,
           default: 10,
           description: 'Sign-ups per client IP per hour (`signup-ip`).',
+        },
+        passwordResetsPerIp: {
+          type: 'integer',
+          minimum: 1,
+          default: 10,
+          description: 'Password-reset requests per client IP per hour (`reset-ip`), known and unknown emails alike.',
+        },
+        passwordResetsPerEmail: {
+          type: 'integer',
+          minimum: 1,
+          default: 5,
+          description:
+            'Password-reset requests per email per hour, all addresses together (`reset-email`), known and unknown emails alike: the limit says nothing about whether an account exists, and bounds the mail one address can be sent.',
         },
         passwordHashConcurrency: {
           type: 'integer',

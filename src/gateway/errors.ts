@@ -50,9 +50,9 @@ export const GATEWAY_ERRORS = [
     code: -32041,
     message: 'Forbidden',
     httpStatus: [403],
-    reasons: ['network', 'url', 'origin', 'ip', 'address'],
+    reasons: ['network', 'url', 'origin', 'ip', 'address', 'email-not-verified'],
     meaning:
-      'key valid but not here: other network, wrong URL shape, origin / IP / contract address not on the allowlist',
+      'key valid but not here: other network, wrong URL shape, origin / IP / contract address not on the allowlist (account API: Origin check; an app or key before the email was verified)',
   },
   {
     name: 'MethodNotAllowed',
@@ -185,7 +185,10 @@ export function unauthorized(message: string, data: Data<'key' | 'jwt' | 'sessio
 }
 
 /** Key not valid for this network or URL shape; origin, IP or contract address not on the allowlist. */
-export function forbidden(message: string, data: Data<'network' | 'url' | 'origin' | 'ip' | 'address'>): RpcError {
+export function forbidden(
+  message: string,
+  data: Data<'network' | 'url' | 'origin' | 'ip' | 'address' | 'email-not-verified'>,
+): RpcError {
   return make(GatewayErrorCode.Forbidden, message, data, 403);
 }
 

@@ -40,6 +40,10 @@ export interface AccountSecurityConfig {
   failedLoginsPerEmail?: number;
   loginsPerIp?: number;
   signupsPerIp?: number;
+  /** Password-reset requests per client IP per hour. */
+  passwordResetsPerIp?: number;
+  /** Password-reset requests per email per hour (every address together). */
+  passwordResetsPerEmail?: number;
   /** Password hashes computed at once (0/absent: half the CPUs, at least 1). */
   passwordHashConcurrency?: number;
   /** Hashes that may wait for a slot; one more is refused (429). */
@@ -47,7 +51,15 @@ export interface AccountSecurityConfig {
 }
 
 /** Which counter refused (data.scope of the 429). */
-export type ThrottleScope = 'email+ip' | 'email' | 'device' | 'ip' | 'signup-ip' | 'password-hashing';
+export type ThrottleScope =
+  | 'email+ip'
+  | 'email'
+  | 'device'
+  | 'ip'
+  | 'signup-ip'
+  | 'reset-ip'
+  | 'reset-email'
+  | 'password-hashing';
 
 const WINDOWS: Record<Exclude<ThrottleScope, 'password-hashing'>, { sec: number; period: string }> = {
   'email+ip': { sec: 15 * 60, period: '15 minutes' },
@@ -55,6 +67,8 @@ const WINDOWS: Record<Exclude<ThrottleScope, 'password-hashing'>, { sec: number;
   device: { sec: 15 * 60, period: '15 minutes' },
   ip: { sec: 15 * 60, period: '15 minutes' },
   'signup-ip': { sec: 60 * 60, period: 'hour' },
+  'reset-ip': { sec: 60 * 60, period: 'hour' },
+  'reset-email': { sec: 60 * 60, period: 'hour' },
 };
 
 const MESSAGES: Record<ThrottleScope, string> = {
@@ -63,6 +77,8 @@ const MESSAGES: Record<ThrottleScope, string> = {
   device: 'too many failed log-ins for this email from this device',
   ip: 'too many log-in attempts from your address',
   'signup-ip': 'too many sign-ups from your address',
+  'reset-ip': 'too many password-reset requests from your address',
+  'reset-email': 'too many password-reset requests for this email',
   'password-hashing': 'the server is busy checking passwords',
 };
 
@@ -88,7 +104,13 @@ export function throttled(scope: ThrottleScope, limit: number, retryAfterSec: nu
 }
 
 /** Methods that check a password or create one: at most one per HTTP request. */
-export const CREDENTIAL_METHODS: ReadonlySet<string> = new Set(['account_logIn', 'account_signUp']);
+export const CREDENTIAL_METHODS: ReadonlySet<string> = new Set([
+  'account_logIn',
+  'account_signUp',
+  'account_changePassword',
+  'account_delete',
+  'account_resetPassword',
+]);
 
 /** Admission hook of the account engine: log-in and sign-up are refused inside a batch (-32600), so one request can
  *  never check more than one password. */
@@ -201,6 +223,8 @@ export const ACCOUNT_SECURITY_DEFAULTS = {
   failedLoginsPerEmail: 100,
   loginsPerIp: 100,
   signupsPerIp: 10,
+  passwordResetsPerIp: 10,
+  passwordResetsPerEmail: 5,
   passwordHashQueue: 8,
 } as const;
 
@@ -218,12 +242,16 @@ export class AccountThrottle {
     device: 0,
     ip: 0,
     'signup-ip': 0,
+    'reset-ip': 0,
+    'reset-email': 0,
   };
   private readonly emailIp: Counter;
   private readonly email: Counter;
   private readonly device: Counter;
   private readonly ip: Counter;
   private readonly signupIp: Counter;
+  private readonly resetIp: Counter;
+  private readonly resetEmail: Counter;
   /** (email, client IP) pairs that logged in successfully (value 1, expiring after KNOWN_ADDRESS_SEC). */
   private readonly known: RateLimiterAbstract;
 
@@ -251,6 +279,8 @@ export class AccountThrottle {
     this.device = make('device', o.failedLoginsPerEmailIp ?? d.failedLoginsPerEmailIp);
     this.ip = make('ip', o.loginsPerIp ?? d.loginsPerIp);
     this.signupIp = make('signup-ip', o.signupsPerIp ?? d.signupsPerIp);
+    this.resetIp = make('reset-ip', o.passwordResetsPerIp ?? d.passwordResetsPerIp);
+    this.resetEmail = make('reset-email', o.passwordResetsPerEmail ?? d.passwordResetsPerEmail);
     this.known = limiter({ points: 1, duration: KNOWN_ADDRESS_SEC, keyPrefix: `${prefix}:known` });
     const c = o.passwordHashConcurrency || Math.max(1, Math.floor(availableParallelism() / 2));
     this.gate = new HashGate(c, o.passwordHashQueue ?? d.passwordHashQueue);
@@ -311,6 +341,15 @@ export class AccountThrottle {
 
   async beforeSignUp(ip: string | undefined): Promise<void> {
     await this.consume([[this.signupIp, AccountThrottle.ipKey(ip)]]);
+  }
+
+  /** Before a password-reset request is taken: per client IP, then per email (known or not: the answer must not
+   *  tell). */
+  async beforePasswordReset(email: string, ip: string | undefined): Promise<void> {
+    await this.consume([
+      [this.resetIp, AccountThrottle.ipKey(ip)],
+      [this.resetEmail, email],
+    ]);
   }
 
   /** True when the counters are shared right now (Redis configured and connected). */

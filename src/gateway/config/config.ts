@@ -387,6 +387,12 @@ export function validate(config: Config, layers: Layer[] = []): Config {
         throw new ConfigError(`invalid configuration:\n  /chains/${chain}: unknown network "${n}" (known: ${known})`);
     }
   }
+  // A mailed link must not take its host from the request (Host-header poisoning: an attacker's host in the victim's
+  // reset link).
+  if (config.smtp !== undefined && config.publicBaseUrl === undefined)
+    throw new ConfigError(
+      'invalid configuration:\n  /smtp: needs publicBaseUrl (the base of the links mailed for password resets and email verification)',
+    );
   return config;
 }
 

@@ -2,7 +2,8 @@
 // the limiter (today's B usage), the deployment's chains and networks. startService adds it after any extension routes.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { createAccountApi, type AccountApi } from '../accounts/index.js';
+import { createAccountApi, SELF_SERVICE_DEFAULTS, type AccountApi } from '../accounts/index.js';
+import { createMailer } from '../mail/index.js';
 import { chainNetworks, networkLabel, trustProxyHops, type Config } from '../config/config.js';
 import { appSubject, userSubject, type Limiter } from '../limits/index.js';
 import { resolvePlans } from '../limits/plans.js';
@@ -72,5 +73,18 @@ export function accountRoute(d: AccountRouteDeps): AccountApi {
     strictResults: config.strictResults,
     logger: d.logger,
     onChange: d.access && (() => d.access!.sync()),
+    mailer: createMailer(
+      config.smtp && {
+        url: config.smtp.url,
+        from: config.smtp.from ?? `rpcgate <no-reply@${new URL(config.publicBaseUrl!).hostname}>`,
+      },
+      d.logger,
+    ),
+    selfService: {
+      verifyEmail: config.accounts?.verifyEmail ?? SELF_SERVICE_DEFAULTS.verifyEmail,
+      resetTtlMs: (config.accounts?.passwordResetTtlMinutes ?? 30) * 60_000,
+      verifyTtlMs: (config.accounts?.verifyEmailTtlHours ?? 48) * 3_600_000,
+      deletedUsage: config.accounts?.deletedUsage ?? SELF_SERVICE_DEFAULTS.deletedUsage,
+    },
   });
 }

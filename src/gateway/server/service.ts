@@ -53,6 +53,7 @@ import { createHttpServer } from '@rpcgate/toolkit/http';
 import { createEngine } from '@rpcgate/toolkit/engine';
 import { createUpstreams, redactUrl, type UpstreamPool, type UpstreamSpec } from '../upstream/index.js';
 import {
+  accountSweepSubsystem,
   chainsSubsystem,
   drainServer,
   meterSubsystem,
@@ -378,6 +379,7 @@ export async function startService(
       embedded: Object.fromEntries(Object.entries(networks).map(([n, i]) => [n, i.embedded])),
     });
     live.accountThrottle = acct.throttle;
+    built.add('account sweep', accountSweepSubsystem(store, logger));
     const router = buildRoutes({
       engine,
       keys,

@@ -15,7 +15,7 @@ import {
   type ServiceRedis,
 } from '../redis/index.js';
 import { Meter, type MeterOptions, type Metrics } from '../metering/index.js';
-import { downsample, openStore, type Store } from '../store/index.js';
+import { downsample, openStore, sweepExpiredAccountTokens, sweepExpiredSessions, type Store } from '../store/index.js';
 
 /** A built subsystem: what the rest of the service uses, and how to release it on stop (absent: nothing to release). */
 export interface Built<T> {
@@ -154,6 +154,18 @@ export function meterSubsystem(
       );
     },
   };
+}
+
+/** Expired sessions and mailed tokens (password reset, email verification) are deleted every 15 minutes (a lookup
+ *  already refuses them; this keeps the tables small). Safe on every replica at once. */
+export function accountSweepSubsystem(store: Store, logger: Logger): Built<undefined> {
+  const sweep = () =>
+    void Promise.all([sweepExpiredSessions(store.db), sweepExpiredAccountTokens(store.db)]).catch((e: unknown) =>
+      logger.warn({ err: e }, 'sweeping expired sessions and tokens failed; retried later'),
+    );
+  const timer = setInterval(sweep, 15 * 60_000);
+  timer.unref();
+  return { value: undefined, close: async () => clearInterval(timer) };
 }
 
 /** Embedded chains for the networks without upstreams: one compile shared by all, anvils started in parallel. */

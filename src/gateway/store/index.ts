@@ -10,3 +10,5 @@ export * from './keyEvents.js';
 export * from './access.js';
 export * from './usage.js';
 export * from './requestLog.js';
+export * from './accountTokens.js';
+export * from './audit.js';

@@ -16,6 +16,31 @@ export interface UsersTable {
   email: string;
   password_hash: string;
   created_at: number;
+  /** When the email was proved (a verification or reset link followed); 0 = no verification was asked for (the
+   *  default); null = not yet (0008_account_tokens). */
+  email_verified_at: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** A password-reset or email-verification token (0008_account_tokens): only its sha256 is kept. */
+export interface AccountTokensTable {
+  token_hash: string;
+  user_id: string;
+  purpose: AccountTokenPurpose;
+  created_at: number;
+  expires_at: number;
+}
+
+export type AccountTokenPurpose = 'reset' | 'verify';
+
+/** One security event of an account (0009_audit_events; see audit.ts). */
+export interface AuditEventsTable {
+  id: Generated<number>;
+  at: number;
+  user_id: string;
+  actor_id: string | null;
+  action: string;
+  ip: string | null;
+  detail: string | null;
 }
 
 export interface SessionsTable {
@@ -99,6 +124,8 @@ export interface Database {
   network_keys: NetworkKeysTable;
   key_events: KeyEventsTable;
   request_log: RequestLogTable;
+  account_tokens: AccountTokensTable;
+  audit_events: AuditEventsTable;
 }
 
 /** One node API call of an app or network key (0007_request_log; see requestLog.ts). */

@@ -46,9 +46,12 @@ export async function deleteSession(db: Kysely<Database>, token: string): Promis
   return r.numDeletedRows > 0n;
 }
 
-/** Log out everywhere (e.g. after a password change). */
-export async function deleteUserSessions(db: Kysely<Database>, userId: string): Promise<number> {
-  const r = await db.deleteFrom('sessions').where('user_id', '=', userId).executeTakeFirst();
+/** Log out everywhere (e.g. after a password reset), or everywhere but the session of `keepToken` (a password
+ *  change: the browser that made it stays signed in). */
+export async function deleteUserSessions(db: Kysely<Database>, userId: string, keepToken?: string): Promise<number> {
+  let q = db.deleteFrom('sessions').where('user_id', '=', userId);
+  if (keepToken !== undefined) q = q.where('token_hash', '!=', hashSessionToken(keepToken));
+  const r = await q.executeTakeFirst();
   return Number(r.numDeletedRows);
 }
 

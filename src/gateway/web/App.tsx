@@ -1,4 +1,5 @@
-// The shell: who is signed in (account_me), the header nav (Apps, API keys, Docs, Log out) and the hash routes.
+// The shell: who is signed in (account_me), the header nav (Apps, API keys, Settings, Docs, Log out) and the hash routes.
+// #/forgot, #/reset/<token> and #/verify/<token> work signed in or out (links from mail).
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { api, isUnauthorized, type User } from './api.js';
 import { href, navigate, useRoute } from './router.js';
@@ -6,6 +7,8 @@ import { AuthPage } from './pages/Auth.js';
 import { AppsPage, CreateAppPage } from './pages/Apps.js';
 import { AppDetailPage } from './pages/AppDetail.js';
 import { KeyDetailPage, KeysPage, NewKeyPage } from './pages/Keys.js';
+import { ForgotPage, ResetPage, VerifyPage } from './pages/Recovery.js';
+import { SettingsPage, VerifyReminder } from './pages/Settings.js';
 
 type Session = { state: 'loading' } | { state: 'out' } | { state: 'in'; user: User };
 
@@ -52,6 +55,9 @@ export function App() {
   const section = route[0] ?? '';
   let page: ReactNode;
   if (session.state === 'loading') page = <p className="muted">Loading…</p>;
+  else if (section === 'reset' && route[1]) page = <ResetPage token={route[1]} />;
+  else if (section === 'verify' && route[1]) page = <VerifyPage token={route[1]} signedIn={session.state === 'in'} />;
+  else if (section === 'forgot' && session.state === 'out') page = <ForgotPage />;
   else if (session.state === 'out')
     page = <AuthPage mode={section === 'signup' ? 'signup' : 'login'} onSignedIn={signedIn} />;
   else if (section === 'keys') {
@@ -63,7 +69,18 @@ export function App() {
       ) : (
         <KeysPage onUnauthorized={onUnauthorized} />
       );
-  } else if (section === 'apps' && route[1] === 'new') page = <CreateAppPage onUnauthorized={onUnauthorized} />;
+  } else if (section === 'settings')
+    page = (
+      <SettingsPage
+        user={session.user}
+        onUnauthorized={onUnauthorized}
+        onDeleted={() => {
+          setSession({ state: 'out' });
+          navigate('signup');
+        }}
+      />
+    );
+  else if (section === 'apps' && route[1] === 'new') page = <CreateAppPage onUnauthorized={onUnauthorized} />;
   else if (section === 'apps' && route[1])
     page = <AppDetailPage appId={route[1]} tab={route[2] ?? 'setup'} onUnauthorized={onUnauthorized} />;
   else page = <AppsPage onUnauthorized={onUnauthorized} />;
@@ -101,6 +118,11 @@ export function App() {
                       API keys
                     </a>
                   </li>
+                  <li>
+                    <a href={href('settings')} aria-current={current('settings')}>
+                      Settings
+                    </a>
+                  </li>
                 </>
               )}
               <li>
@@ -134,6 +156,9 @@ export function App() {
         </div>
       </header>
       <main id="main" ref={main} className="container">
+        {session.state === 'in' && !session.user.emailVerified && section !== 'settings' && section !== 'verify' && (
+          <VerifyReminder fail={onUnauthorized} />
+        )}
         {page}
       </main>
       <footer className="site-footer container">

@@ -13,6 +13,7 @@ export function appsHandlers(kit: Kit): Namespace<'apps'> {
   return {
     apps_logs: kit.logs.apps_logs,
     async apps_create([input], c) {
+      await kit.requireVerifiedEmail(c.userId);
       const chain = chainOf(input.chain, 'app', '/0/chain');
       const app = {
         name: trim(input.name),
@@ -22,7 +23,9 @@ export function appsHandlers(kit: Kit): Namespace<'apps'> {
         services: [...input.services],
       };
       try {
-        return appFull(await store.createApp(db, secret, c.userId, app, { maxPerUser: maxApps }), c.req.baseUrl);
+        const a = await store.createApp(db, secret, c.userId, app, { maxPerUser: maxApps });
+        await kit.audit(c, 'app_created', { appId: a.id, name: a.name });
+        return appFull(a, c.req.baseUrl);
       } catch (e) {
         if (e instanceof store.LimitError) throw countLimit(e.what, e.limit);
         if (e instanceof store.NotFoundError) throw NO_SESSION; // the user was deleted meanwhile
@@ -80,10 +83,12 @@ export function appsHandlers(kit: Kit): Namespace<'apps'> {
     async apps_rotateKey([appId], c) {
       const a = await store.rotateAppKey(db, secret, c.userId, appId);
       if (a === undefined) throw notFound('app', appId);
+      await kit.audit(c, 'app_key_rotated', { appId, name: a.name });
       return appFull(a, c.req.baseUrl);
     },
     async apps_delete([appId], c) {
       if (!(await store.deleteApp(db, c.userId, appId))) throw notFound('app', appId);
+      await kit.audit(c, 'app_deleted', { appId });
       return { id: appId, deleted: true };
     },
 

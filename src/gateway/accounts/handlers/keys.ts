@@ -12,6 +12,7 @@ export function keysHandlers(kit: Kit): Namespace<'keys'> {
   return {
     keys_logs: kit.logs.keys_logs,
     async keys_create([input], c) {
+      await kit.requireVerifiedEmail(c.userId);
       const network = networkOf(input.network, 'key', '/0/network');
       try {
         const k = await store.createNetworkKey(
@@ -21,6 +22,7 @@ export function keysHandlers(kit: Kit): Namespace<'keys'> {
           { name: trim(input.name), network, description: input.description ?? '' },
           { maxPerUser: maxKeys },
         );
+        await kit.audit(c, 'key_created', { keyId: k.id, name: k.name, network: k.network });
         return keyFull(k, c.req.baseUrl);
       } catch (e) {
         if (e instanceof store.LimitError) throw countLimit(e.what, e.limit);
@@ -77,6 +79,7 @@ export function keysHandlers(kit: Kit): Namespace<'keys'> {
     },
     async keys_delete([keyId], c) {
       if (!(await store.deleteNetworkKey(db, c.userId, keyId))) throw notFound('network key', keyId);
+      await kit.audit(c, 'key_deleted', { keyId });
       return { id: keyId, deleted: true };
     },
   };

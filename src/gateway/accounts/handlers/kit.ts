@@ -3,6 +3,7 @@
 import { createLogHandlers } from './logs.js';
 import { createPublicKey, randomBytes } from 'node:crypto';
 import { importSPKI } from 'jose';
+import type { Logger } from 'pino';
 import type { ParamsOf, ResultOf } from '@rpcgate/client';
 import { invalidParams } from '@rpcgate/toolkit/errors';
 import type { Methods } from '../../../../generated/account/methods.js';
@@ -12,7 +13,9 @@ import { loadStrengthEstimator } from '../../secrets/password-policy.js';
 import * as store from '../../store/index.js';
 import type { Store } from '../../store/index.js';
 import type { JwtAlg } from '../../store/schema.js';
-import { badValue } from '../errors.js';
+import { forbidden } from '../../errors.js';
+import { createMailer, type Mailer } from '../../mail/index.js';
+import { NO_SESSION, badValue } from '../errors.js';
 import { DeviceCookies } from '../device.js';
 import { AccountThrottle } from '../throttle.js';
 import { sessionCookie, type AccountRequest } from '../session.js';
@@ -45,7 +48,29 @@ export interface AccountDeps {
   /** Called after every change to apps or keys, before the answer: e.g. the access index applies the change now, so
    *  this replica serves a new key at once and refuses a revoked one at once (other replicas follow by polling). */
   onChange?: () => Promise<void>;
+  /** Where background failures (a token not issued) are reported. */
+  logger?: Logger;
+  /** Password-reset and verification mail (src/gateway/mail); absent = links go to the operator's log. */
+  mailer?: Mailer;
+  /** Account self-service (config `accounts`); absent = the defaults. */
+  selfService?: SelfService;
 }
+
+/** Config `accounts`' self-service part, resolved. */
+export interface SelfService {
+  /** Keys and apps only after the email was verified. */
+  verifyEmail: boolean;
+  resetTtlMs: number;
+  verifyTtlMs: number;
+  deletedUsage: store.DeletedUsage;
+}
+
+export const SELF_SERVICE_DEFAULTS: SelfService = {
+  verifyEmail: false,
+  resetTtlMs: 30 * 60_000,
+  verifyTtlMs: 48 * 3_600_000,
+  deletedUsage: 'anonymise',
+};
 
 export const USE_CASES = ['Defi', 'Analytics', 'Gaming', 'Wallet', 'NFT', 'Infrastructure', 'Other'] as const;
 
@@ -217,7 +242,41 @@ export function createKit(deps: AccountDeps) {
     publicKeyPem: k.publicKeyPem,
     createdAt: iso(k.createdAt),
   });
-  const user = (u: store.User): T.User => ({ id: u.id, email: u.email, createdAt: iso(u.createdAt) });
+  const user = (u: store.User): T.User => ({
+    id: u.id,
+    email: u.email,
+    createdAt: iso(u.createdAt),
+    emailVerified: u.emailVerifiedAt !== undefined,
+  });
+
+  const selfService = deps.selfService ?? SELF_SERVICE_DEFAULTS;
+  const mailer = deps.mailer ?? createMailer(undefined);
+
+  /** Records a security event of the caller's account (or `userId`'s); a failure to record is logged, never thrown:
+   *  the change it describes has been made. */
+  async function audit(
+    c: Caller,
+    action: store.AuditAction,
+    detail?: Record<string, unknown>,
+    userId = c.userId,
+  ): Promise<void> {
+    await store
+      .recordAudit(db, { userId, action, ip: c.ip, detail })
+      .catch((e: unknown) =>
+        deps.logger?.error({ err: { message: (e as Error).message }, action }, 'audit event not recorded'),
+      );
+  }
+
+  /** With `accounts.verifyEmail`: -32041 until the account's email was verified (apps and keys are what it gates). */
+  async function requireVerifiedEmail(userId: string): Promise<void> {
+    if (!selfService.verifyEmail) return;
+    const u = await store.getUser(db, userId);
+    if (u === undefined) throw NO_SESSION;
+    if (u.emailVerifiedAt === undefined)
+      throw forbidden('verify your email first: follow the link we mailed you, or ask for a new one', {
+        reason: 'email-not-verified',
+      });
+  }
 
   /** The configured chain id for a chain name (case-insensitive), or -32602 at `path`. */
   function chainOf(name: string, param: string, path: string): string {
@@ -301,5 +360,9 @@ export function createKit(deps: AccountDeps) {
     networkOf,
     startSession,
     checkJwtKey,
+    selfService,
+    mailer,
+    requireVerifiedEmail,
+    audit,
   };
 }

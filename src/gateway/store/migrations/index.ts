@@ -9,6 +9,8 @@ import { usageFlushMarks } from './0004_usage_flush_marks.js';
 import { jwtLifetime } from './0005_jwt_lifetime.js';
 import { usageCacheHits } from './0006_usage_cache_hits.js';
 import { requestLog } from './0007_request_log.js';
+import { accountTokens } from './0008_account_tokens.js';
+import { auditEvents } from './0009_audit_events.js';
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -19,6 +21,8 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0005_jwt_lifetime': jwtLifetime(),
     '0006_usage_cache_hits': usageCacheHits(dialect),
     '0007_request_log': requestLog(dialect),
+    '0008_account_tokens': accountTokens(dialect),
+    '0009_audit_events': auditEvents(dialect),
   };
 }
 

@@ -87,7 +87,7 @@ export function AuthPage({ mode, onSignedIn }: { mode: 'signup' | 'login'; onSig
           </>
         ) : (
           <>
-            New here? <a href={href('signup')}>Sign up for free</a>
+            New here? <a href={href('signup')}>Sign up for free</a> · <a href={href('forgot')}>Forgot your password?</a>
           </>
         )}
       </p>
