@@ -26,8 +26,8 @@
 //   store read + one compare-and-set write (Redis: one round trip each). No database query.
 import { randomBytes } from 'node:crypto';
 import { RawResult, type CallContext, type Handler } from '@rpcgate/toolkit/engine';
-import { RpcError, internalError, invalidParams } from '@rpcgate/toolkit/errors';
-import { SOURCE } from '../errors.js';
+import { type RpcError, internalError, invalidParams } from '@rpcgate/toolkit/errors';
+import { gatewayError, upstreamUnavailable } from '../errors.js';
 import type { FilterKind, FilterState, FilterStore, LogCriteria, LogObject } from './store.js';
 
 export interface FilterOptions {
@@ -61,16 +61,15 @@ export type FilterMethod = (typeof FILTER_METHODS)[number];
 /** Logs kept per filter for reorg repair (beyond it the oldest go: their removal would not be re-sent). */
 const MAX_DELIVERED = 1000;
 
-/** geth's answer for an unknown filter id (ethers and web3 recognise the message). */
+/** geth's answer for an unknown filter id (ethers and web3 recognise the code and message), with rpcgate's data. */
 export function filterNotFound(): RpcError {
-  return new RpcError(-32000, 'filter not found');
+  return gatewayError('filter not found', { reason: 'filter-not-found' });
 }
 
 export function tooManyFilters(limit: number): RpcError {
-  return new RpcError(
-    -32000,
+  return gatewayError(
     `too many filters: at most ${limit} per key (uninstall one with eth_uninstallFilter, or let an idle one expire)`,
-    { source: SOURCE, reason: 'filters', limit },
+    { reason: 'filters', limit },
   );
 }
 
@@ -102,8 +101,9 @@ async function stored<T>(op: Promise<T>): Promise<T> {
   try {
     return await op;
   } catch {
-    throw internalError(
-      { source: SOURCE, reason: 'filter-store', detail: 'the filter store (Redis) is unreachable; retry later' },
+    throw gatewayError(
+      'Internal error',
+      { reason: 'filter-store', detail: 'the filter store (Redis) is unreachable; retry later' },
       503,
     );
   }
@@ -146,7 +146,7 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
   };
   const head = async (ctx: CallContext): Promise<BlockHead> => {
     const b = await block(ctx, 'latest');
-    if (b === undefined) throw new RpcError(-32000, 'the node has no latest block');
+    if (b === undefined) throw upstreamUnavailable(String(ctx.network), 'the node has no latest block', 502);
     return b;
   };
   /** The caller's filter, or "filter not found" (missing, expired, another key's, another network's). */

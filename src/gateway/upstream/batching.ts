@@ -7,7 +7,7 @@
 // smaller ones, and larger ones again now and then: batchRecovery) and the mapping of the node's answer back to the
 // calls by id. What happens to a call once sent (deadline, hedge, split, retry) is the pool's.
 import { RawResult } from '@rpcgate/toolkit/engine';
-import type { RpcError } from '@rpcgate/toolkit/errors';
+import { ErrorCode, type RpcError } from '@rpcgate/toolkit/errors';
 import type { UpstreamConfig } from '../config/config.js';
 import type { CostClass } from '../method-meaning.js';
 import { nodeError, upstreamBadResponse } from './errors.js';
@@ -292,10 +292,10 @@ export function toNodeError(error: unknown): RpcError {
   if (error !== null && typeof error === 'object') {
     const e = error as { code?: unknown; message?: unknown; data?: unknown };
     return nodeError(
-      typeof e.code === 'number' ? e.code : -32603,
+      typeof e.code === 'number' ? e.code : ErrorCode.InternalError,
       typeof e.message === 'string' ? e.message : 'node error',
       e.data,
     );
   }
-  return nodeError(-32603, typeof error === 'string' ? error : 'node error', undefined);
+  return nodeError(ErrorCode.InternalError, typeof error === 'string' ? error : 'node error', undefined);
 }
