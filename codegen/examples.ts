@@ -228,8 +228,8 @@ const SOCKET_ONLY = new Set(['eth_subscribe', 'eth_unsubscribe']);
 /** The WebSocket URL of the RPC URL, in code: the same path, ws(s) instead of http(s). */
 const WS_URL = `'${RPC_URL}'.replace(/^http/, 'ws')`;
 
-/** WebSocket examples: call the method on a socket, print its answer, close (notifications are the SDKs' own
- *  subscription APIs: ethers `provider.on('block')`, viem `watchBlockNumber`, web3.js `web3.eth.subscribe`). */
+/** The examples of a socket-only method: wscat, ethers and viem from the one socket writer (wsCallExamples, also the
+ *  dashboard's), plus the raw `ws` call, web3.js, web3.py and the rpcgate clients (which speak HTTP: -32601). */
 function socketExamples(
   m: MethodModel,
   client: string,
@@ -237,15 +237,24 @@ function socketExamples(
   python?: { pkg: string; method: PythonMethod },
 ): ExampleSet[] {
   const M = js(m.name);
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: m.name, params: p });
   const lines = (...l: string[]) => [...l, ''].join('\n');
+  const ws = wsCallExamples(m, p, {
+    js: WS_URL,
+    shell: `"$(echo '${RPC_URL}' | sed 's/^http/ws/')"`,
+    note: 'WebSocket only (over HTTP: -32601).',
+  });
+  // The shared socket examples under the ids and labels every method's example list uses.
+  const LABELS: Record<WsExampleId, [ExampleSet['id'], string]> = {
+    wscat: ['curl', 'wscat'],
+    ethers: ['ethers', 'JavaScript (ethers v6)'],
+    viem: ['viem', 'TypeScript (viem)'],
+  };
+  const shared = (id: WsExampleId): ExampleSet => {
+    const x = ws.find((e) => e.id === id)!;
+    return { id: LABELS[id][0], language: x.language, label: LABELS[id][1], code: x.code };
+  };
   return [
-    {
-      id: 'curl',
-      language: 'shell',
-      label: 'wscat',
-      code: `# WebSocket only (over HTTP: -32601). npm i -g wscat\nwscat -c "$(echo '${RPC_URL}' | sed 's/^http/ws/')" \\\n  -x '${body.replace(/'/g, `'\\''`)}'\n`,
-    },
+    shared('wscat'),
     {
       id: 'fetch',
       language: 'javascript',
@@ -268,20 +277,7 @@ function socketExamples(
         `});`,
       ),
     },
-    {
-      id: 'ethers',
-      language: 'javascript',
-      label: 'JavaScript (ethers v6)',
-      code: lines(
-        `import { WebSocketProvider } from 'ethers';`,
-        ``,
-        `// Subscriptions are ethers' own API, e.g. provider.on('block', (n) => …); the raw call:`,
-        `const provider = new WebSocketProvider(${WS_URL});`,
-        `const result = await provider.send(${M}, ${js(p)});`,
-        print('result'),
-        `await provider.destroy();`,
-      ),
-    },
+    shared('ethers'),
     {
       id: 'web3js',
       language: 'javascript',
@@ -296,23 +292,7 @@ function socketExamples(
         `web3.currentProvider.disconnect();`,
       ),
     },
-    {
-      id: 'viem',
-      language: 'typescript',
-      label: 'TypeScript (viem)',
-      code: lines(
-        `import { createPublicClient, rpcSchema, webSocket } from 'viem';`,
-        ``,
-        `// Subscriptions are viem's own API, e.g. client.watchBlockNumber({ onBlockNumber }); the raw call:`,
-        `const client = createPublicClient({`,
-        `  transport: webSocket(${WS_URL}),`,
-        `  rpcSchema: rpcSchema<[{ Method: ${M}; Parameters: unknown[]; ReturnType: unknown }]>(),`,
-        `});`,
-        `const result = await client.request({ method: ${M}, params: ${js(p)} });`,
-        print('result', true),
-        `(await client.transport.getRpcClient()).close();`,
-      ),
-    },
+    shared('viem'),
     {
       id: 'rpcgate',
       language: 'typescript',
@@ -495,13 +475,19 @@ export interface WsExampleSet {
 }
 export const WS_URL_PLACEHOLDER = '{{WS_URL}}';
 
-/** One method over a WebSocket on the key's URL: wscat, ethers WebSocketProvider, viem's webSocket transport. For
- *  eth_subscribe the SDKs' own subscription idioms (newHeads: ethers `on('block')`, viem `watchBlocks`); otherwise
- *  the raw call on the socket, printed, then the socket closed. */
+/** The dashboard's socket examples of a method, on the `{{WS_URL}}` placeholder. */
 export function wsMethodExamples(m: MethodModel): WsExampleSet[] {
-  const p = exampleParams(m);
+  const U = `'${WS_URL_PLACEHOLDER}'`;
+  return wsCallExamples(m, exampleParams(m), { js: U, shell: U });
+}
+
+/** The one writer of a method called over a WebSocket — wscat, ethers WebSocketProvider, viem's webSocket transport —
+ *  for the dashboard (url: the `{{WS_URL}}` placeholder) and for the socket-only methods' examples beside the HTTP ones
+ *  (url: the RPC URL with ws). For eth_subscribe the SDKs' own subscription idioms (newHeads: ethers `on('block')`,
+ *  viem `watchBlocks`); otherwise the raw call on the socket, printed, then the socket closed. */
+function wsCallExamples(m: MethodModel, p: Json[], url: { js: string; shell: string; note?: string }): WsExampleSet[] {
   const M = js(m.name);
-  const U = WS_URL_PLACEHOLDER;
+  const U = url.js;
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: m.name, params: p }).replace(/'/g, `'\\''`);
   const lines = (...l: string[]) => [...l, ''].join('\n');
   const subscribe = m.name === 'eth_subscribe';
@@ -511,7 +497,7 @@ export function wsMethodExamples(m: MethodModel): WsExampleSet[] {
       language: 'shell',
       label: 'wscat',
       // -w: keep the socket open that many seconds after the call (notifications arrive meanwhile).
-      code: `# npm i -g wscat\nwscat -c '${U}' \\\n  -x '${body}' -w ${subscribe ? 30 : 1}\n`,
+      code: `# ${url.note === undefined ? '' : `${url.note} `}npm i -g wscat\nwscat -c ${url.shell} \\\n  -x '${body}' -w ${subscribe ? 30 : 1}\n`,
     },
     {
       id: 'ethers',
@@ -522,7 +508,7 @@ export function wsMethodExamples(m: MethodModel): WsExampleSet[] {
             `import { WebSocketProvider } from 'ethers';`,
             ``,
             `// ethers subscribes to newHeads for 'block' (eth_subscribe over the socket); logs: provider.on(filter, …).`,
-            `const provider = new WebSocketProvider('${U}');`,
+            `const provider = new WebSocketProvider(${U});`,
             `let seen = 0;`,
             `await provider.on('block', async (blockNumber) => {`,
             `  console.log('new block', blockNumber);`,
@@ -532,7 +518,7 @@ export function wsMethodExamples(m: MethodModel): WsExampleSet[] {
         : lines(
             `import { WebSocketProvider } from 'ethers';`,
             ``,
-            `const provider = new WebSocketProvider('${U}');`,
+            `const provider = new WebSocketProvider(${U});`,
             `const result = await provider.send(${M}, ${js(p)});`,
             print('result'),
             `await provider.destroy();`,
@@ -547,7 +533,7 @@ export function wsMethodExamples(m: MethodModel): WsExampleSet[] {
             `import { createPublicClient, webSocket } from 'viem';`,
             ``,
             `// viem's webSocket transport subscribes to newHeads for watchBlocks (eth_subscribe over the socket).`,
-            `const client = createPublicClient({ transport: webSocket('${U}') });`,
+            `const client = createPublicClient({ transport: webSocket(${U}) });`,
             `let seen = 0;`,
             `const unwatch = client.watchBlocks({`,
             `  onBlock: async (block) => {`,
@@ -562,7 +548,7 @@ export function wsMethodExamples(m: MethodModel): WsExampleSet[] {
             `import { createPublicClient, rpcSchema, webSocket } from 'viem';`,
             ``,
             `const client = createPublicClient({`,
-            `  transport: webSocket('${U}'),`,
+            `  transport: webSocket(${U}),`,
             `  rpcSchema: rpcSchema<[{ Method: ${M}; Parameters: unknown[]; ReturnType: unknown }]>(),`,
             `});`,
             `const result = await client.request({ method: ${M}, params: ${js(p)} });`,

@@ -29,7 +29,7 @@ import {
 import { JwtKeySet, bearerToken } from '../src/gateway/access/jwt.js';
 import { RpcError } from '../packages/toolkit/src/rpc/errors.js';
 import { methods } from '../generated/node/methods.js';
-import { addressParamsTable } from '../src/gateway/method-meaning.js';
+import { addressParamsTable, meaningTable } from '../src/gateway/method-meaning.js';
 import type { CompiledAllowlists } from '../src/gateway/access/allowlist.js';
 import {
   addJwtKey,
@@ -132,7 +132,7 @@ describe('IP allowlist', () => {
 // ---- addresses and methods (per call) -----------------------------------------------------------------------------
 
 // Where each node method names contract addresses comes from the contract (x-gateway.addressParams).
-const ADDRESS_PARAMS = addressParamsTable(methods);
+const ADDRESS_PARAMS = addressParamsTable(meaningTable(methods));
 const check = (c: CompiledAllowlists, method: string, params: unknown[]) =>
   checkCallAllowlists(c, method, params, ADDRESS_PARAMS.get(method));
 

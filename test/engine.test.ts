@@ -181,7 +181,7 @@ describe('errors thrown by handlers', () => {
 
   it('a plain Error becomes -32603 "Internal error" without leaking, and goes to onError', async () => {
     const onError = vi.fn();
-    const ctx: CallContext = { network: 'mainnet', requestId: 'r1' };
+    const ctx: CallContext = { requestId: 'r1' };
     const res = await makeEngine({}, onError).handle(call('throws_plain', []), ctx);
     expect(res).toStrictEqual({
       status: 500,
@@ -283,15 +283,19 @@ describe('batches', () => {
     expect(peakInFlight).toBe(4);
   });
 
-  it('every item gets the same ctx', async () => {
-    const seen: CallContext[] = [];
-    const engine = createEngine({
+  it("every item gets the same ctx: the host's own context type (its extra fields) passes through untouched", async () => {
+    // The engine knows no host words (rpcgate's `network`): a host extends CallContext and types the engine with it.
+    interface HostContext extends CallContext<{ key: string }> {
+      scope: string;
+    }
+    const seen: HostContext[] = [];
+    const engine = createEngine<typeof methods, HostContext>({
       methods,
       validators,
       handlers: { ...handlers, eth_blockNumber: (_p, ctx) => (seen.push(ctx), '0x1') },
       options: { maxBatchSize: 5, strictResults: true },
     });
-    const ctx: CallContext = { network: 'testnet', principal: { key: 'k' } };
+    const ctx: HostContext = { scope: 'testnet', principal: { key: 'k' } };
     await engine.handle(`[${call('eth_blockNumber', [], 1)},${call('eth_blockNumber', [], 2)}]`, ctx);
     expect(seen).toStrictEqual([ctx, ctx]);
     expect(seen[0]).toBe(ctx);

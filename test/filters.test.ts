@@ -253,7 +253,12 @@ describe.skipIf(skip)('filters over HTTP: two replicas on PostgreSQL + Redis, on
     expect(await ok(url(a, 'alice'), 'eth_getFilterChanges', [id])).toEqual([]);
 
     // Another key: the same answer as an id that does not exist, on every filter method.
-    const notFound = { code: -32000, message: 'filter not found' };
+    // geth's code and message (ethers and web3 match them), with rpcgate's data.source and reason.
+    const notFound = {
+      code: -32000,
+      message: 'filter not found',
+      data: { source: 'rpcgate', reason: 'filter-not-found' },
+    };
     expect((await rpc(url(b, 'bob'), 'eth_getFilterChanges', [id])).error).toEqual(notFound);
     expect((await rpc(url(b, 'bob'), 'eth_getFilterLogs', [id])).error).toEqual(notFound);
     expect((await rpc(url(b, 'alice'), 'eth_getFilterChanges', ['0x1234'])).error).toEqual(notFound);
@@ -295,6 +300,7 @@ describe.skipIf(skip)('filters over HTTP: two replicas on PostgreSQL + Redis, on
     expect((await rpc(url(b, 'alice'), 'eth_getFilterChanges', [id])).error).toEqual({
       code: -32000,
       message: 'filter not found',
+      data: { source: 'rpcgate', reason: 'filter-not-found' },
     });
     expect(await redis.exists(`${prefix}:filter:f:${id}`)).toBe(0);
   });

@@ -358,7 +358,11 @@ describe.skipIf(skip)('following the chain with real clients: two replicas on Po
       // Another key's filter id: not found, on either replica (same answer as an id that never existed).
       for (const r of [r1, r2]) {
         const other = await post(url(r, 'B'), 'eth_getFilterChanges', [id]);
-        expect(other.body.error).toEqual({ code: -32000, message: 'filter not found' });
+        expect(other.body.error).toEqual({
+          code: -32000,
+          message: 'filter not found',
+          data: { source: 'rpcgate', reason: 'filter-not-found' },
+        });
         const err = await new JsonRpcProvider(url(r, 'B'), 31337, { staticNetwork: true })
           .send('eth_getFilterLogs', [id])
           .catch((e: Json) => e);

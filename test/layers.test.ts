@@ -225,6 +225,17 @@ describe('architecture', () => {
     expect(folderCycles(all)).toEqual([]);
   });
 
+  it("the engine's call context carries no gateway word: a host (rpcgate: the network) extends it", () => {
+    const file = 'packages/toolkit/src/rpc/engine.ts';
+    const sf = ts.createSourceFile(file, readFileSync(join(root, file), 'utf8'), ts.ScriptTarget.Latest, true);
+    const decl = sf.statements.find(
+      (s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === 'CallContext',
+    );
+    expect(decl).toBeDefined();
+    const members = decl!.members.map((m) => (m.name !== undefined && ts.isIdentifier(m.name) ? m.name.text : '?'));
+    expect(members.sort()).toEqual(['headers', 'ip', 'principal', 'requestId', 'startedAt']);
+  });
+
   it('the toolkit declares no gateway dependency and the client only re2js (pure JS, no install script)', () => {
     expect(Object.keys(manifests.client.dependencies ?? {})).toEqual(['re2js']);
     const gatewayOnly = [

@@ -148,7 +148,7 @@ describe('what the contracts say', () => {
       cost: 'light',
     });
     // Where calls name the contracts they read (the contract-address allowlist applies there; no method names in code).
-    expect(Object.fromEntries(addressParamsTable(nodeMethods))).toEqual({
+    expect(Object.fromEntries(addressParamsTable(node))).toEqual({
       eth_call: [{ param: 0, path: 'to' }],
       eth_estimateGas: [{ param: 0, path: 'to' }],
       eth_createAccessList: [{ param: 0, path: 'to' }],
@@ -245,11 +245,15 @@ describe('what the contracts say', () => {
     expect([...methodsWhere(accountMethods, (x) => x.open)].sort()).toEqual([
       'account_logIn',
       'account_logOut',
+      'account_requestPasswordReset',
+      'account_resetPassword',
       'account_signUp',
+      'account_verifyEmail',
       'networks_list',
     ]);
     expect([...methodsWhere(accountMethods, (x) => x.readOnly)].sort()).toEqual(
       [
+        'account_activity',
         'account_me',
         'apps_get',
         'apps_listAllowlist',
@@ -286,6 +290,83 @@ describe('what the contracts say', () => {
         'x_bare',
       ),
     ).toEqual(FAIL_CLOSED);
+  });
+});
+
+/** Where a schema holds the node contract's address types (components.schemas Address / Addresses), following $refs:
+ *  '' for the value itself, else a dot path (`[]` after an array property: `accessList[].address`). */
+function addressPlaces(
+  schema: Json,
+  doc: Json,
+  path = '',
+  seen = new Set<string>(),
+  out = new Set<string>(),
+): Set<string> {
+  if (schema === null || typeof schema !== 'object') return out;
+  const ref: string | undefined = schema.$ref;
+  if (ref !== undefined) {
+    if (ref === '#/components/schemas/Address' || ref === '#/components/schemas/Addresses') out.add(path);
+    else if (!seen.has(ref))
+      addressPlaces(doc.components.schemas[ref.split('/').pop()!], doc, path, new Set([...seen, ref]), out);
+    return out;
+  }
+  for (const k of ['oneOf', 'anyOf', 'allOf']) for (const x of schema[k] ?? []) addressPlaces(x, doc, path, seen, out);
+  if (schema.items !== undefined) addressPlaces(schema.items, doc, `${path}[]`, seen, out);
+  for (const [k, v] of Object.entries(schema.properties ?? {}))
+    addressPlaces(v, doc, path === '' ? k : `${path}.${k}`, seen, out);
+  return out;
+}
+
+describe("addressParams cannot drift from the node contract's param schemas", () => {
+  const doc = CONTRACTS.node;
+  // Address places that are deliberately not contract reads; each is named, with its reason, in the x-gateway
+  // schema's addressParams description (checked below), so a new one is a decision written in the contract.
+  const NOT_CONTRACT_READS: Record<string, string> = {
+    'eth_getBalance /0': 'eth_getBalance',
+    'eth_getTransactionCount /0': 'eth_getTransactionCount',
+    from: '`from`',
+    'accessList[].address': '`accessList[].address`',
+    'authorizationList[].address': '`authorizationList[].address`',
+  };
+  const places = doc.methods.flatMap((m: Json) =>
+    m.params.flatMap((p: Json, i: number) => [...addressPlaces(p.schema, doc)].map((path) => ({ m, i, path }))),
+  );
+
+  it('finds the address types (the walk is not vacuous)', () => {
+    const where = places.map((x: Json) => `${x.m.name} /${x.i}${x.path === '' ? '' : `/${x.path}`}`);
+    expect(where).toEqual(
+      expect.arrayContaining([
+        'eth_getStorageAt /0',
+        'eth_getProof /0',
+        'eth_call /0/to',
+        'eth_call /0/from',
+        'eth_getLogs /0/address',
+        'eth_subscribe /1/address',
+      ]),
+    );
+  });
+
+  it("every param that is or holds an address is in the method's addressParams, or a documented non-contract read", () => {
+    const described: string = schema.properties.addressParams.description;
+    for (const { m, i, path } of places) {
+      const listed = (m['x-gateway'].addressParams ?? []).some((e: Json) => e.param === i && (e.path ?? '') === path);
+      const exempt = NOT_CONTRACT_READS[`${m.name} /${i}`] ?? (path === '' ? undefined : NOT_CONTRACT_READS[path]);
+      expect(listed || exempt !== undefined, `${m.name} param ${i} ${path}: address type, no addressParams entry`).toBe(
+        true,
+      );
+      expect(listed && exempt !== undefined, `${m.name} param ${i} ${path}: both bound and exempt`).toBe(false);
+      if (exempt !== undefined) expect(described, exempt).toContain(exempt);
+    }
+  });
+
+  it('every addressParams entry points at an address place of its param', () => {
+    for (const m of doc.methods) {
+      for (const e of m['x-gateway'].addressParams ?? []) {
+        expect(addressPlaces(m.params[e.param].schema, doc).has(e.path ?? ''), `${m.name} ${JSON.stringify(e)}`).toBe(
+          true,
+        );
+      }
+    }
   });
 });
 

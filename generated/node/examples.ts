@@ -2172,7 +2172,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'curl',
       language: 'shell',
       label: 'wscat',
-      code: '# WebSocket only (over HTTP: -32601). npm i -g wscat\nwscat -c "$(echo \'{{RPC_URL}}\' | sed \'s/^http/ws/\')" \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}\'\n',
+      code: '# WebSocket only (over HTTP: -32601). npm i -g wscat\nwscat -c "$(echo \'{{RPC_URL}}\' | sed \'s/^http/ws/\')" \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}\' -w 30\n',
     },
     {
       id: 'fetch',
@@ -2184,7 +2184,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'ethers',
       language: 'javascript',
       label: 'JavaScript (ethers v6)',
-      code: "import { WebSocketProvider } from 'ethers';\n\n// Subscriptions are ethers' own API, e.g. provider.on('block', (n) => …); the raw call:\nconst provider = new WebSocketProvider('{{RPC_URL}}'.replace(/^http/, 'ws'));\nconst result = await provider.send('eth_subscribe', ['newHeads']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+      code: "import { WebSocketProvider } from 'ethers';\n\n// ethers subscribes to newHeads for 'block' (eth_subscribe over the socket); logs: provider.on(filter, …).\nconst provider = new WebSocketProvider('{{RPC_URL}}'.replace(/^http/, 'ws'));\nlet seen = 0;\nawait provider.on('block', async (blockNumber) => {\n  console.log('new block', blockNumber);\n  if (++seen === 3) await provider.destroy();\n});\n",
     },
     {
       id: 'web3js',
@@ -2196,7 +2196,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'viem',
       language: 'typescript',
       label: 'TypeScript (viem)',
-      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\n// Subscriptions are viem's own API, e.g. client.watchBlockNumber({ onBlockNumber }); the raw call:\nconst client = createPublicClient({\n  transport: webSocket('{{RPC_URL}}'.replace(/^http/, 'ws')),\n  rpcSchema: rpcSchema<[{ Method: 'eth_subscribe'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_subscribe', params: ['newHeads'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+      code: "import { createPublicClient, webSocket } from 'viem';\n\n// viem's webSocket transport subscribes to newHeads for watchBlocks (eth_subscribe over the socket).\nconst client = createPublicClient({ transport: webSocket('{{RPC_URL}}'.replace(/^http/, 'ws')) });\nlet seen = 0;\nconst unwatch = client.watchBlocks({\n  onBlock: async (block) => {\n    console.log('new block', block.number);\n    if (++seen < 3) return;\n    unwatch();\n    (await client.transport.getRpcClient()).close();\n  },\n});\n",
     },
     {
       id: 'rpcgate',
@@ -2222,7 +2222,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'curl',
       language: 'shell',
       label: 'wscat',
-      code: '# WebSocket only (over HTTP: -32601). npm i -g wscat\nwscat -c "$(echo \'{{RPC_URL}}\' | sed \'s/^http/ws/\')" \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_unsubscribe","params":["0x9cef478923ff08bf67fde6c64013158d"]}\'\n',
+      code: '# WebSocket only (over HTTP: -32601). npm i -g wscat\nwscat -c "$(echo \'{{RPC_URL}}\' | sed \'s/^http/ws/\')" \\\n  -x \'{"jsonrpc":"2.0","id":1,"method":"eth_unsubscribe","params":["0x9cef478923ff08bf67fde6c64013158d"]}\' -w 1\n',
     },
     {
       id: 'fetch',
@@ -2234,7 +2234,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'ethers',
       language: 'javascript',
       label: 'JavaScript (ethers v6)',
-      code: "import { WebSocketProvider } from 'ethers';\n\n// Subscriptions are ethers' own API, e.g. provider.on('block', (n) => …); the raw call:\nconst provider = new WebSocketProvider('{{RPC_URL}}'.replace(/^http/, 'ws'));\nconst result = await provider.send('eth_unsubscribe', ['0x9cef478923ff08bf67fde6c64013158d']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
+      code: "import { WebSocketProvider } from 'ethers';\n\nconst provider = new WebSocketProvider('{{RPC_URL}}'.replace(/^http/, 'ws'));\nconst result = await provider.send('eth_unsubscribe', ['0x9cef478923ff08bf67fde6c64013158d']);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nawait provider.destroy();\n",
     },
     {
       id: 'web3js',
@@ -2246,7 +2246,7 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       id: 'viem',
       language: 'typescript',
       label: 'TypeScript (viem)',
-      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\n// Subscriptions are viem's own API, e.g. client.watchBlockNumber({ onBlockNumber }); the raw call:\nconst client = createPublicClient({\n  transport: webSocket('{{RPC_URL}}'.replace(/^http/, 'ws')),\n  rpcSchema: rpcSchema<[{ Method: 'eth_unsubscribe'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_unsubscribe', params: ['0x9cef478923ff08bf67fde6c64013158d'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
+      code: "import { createPublicClient, rpcSchema, webSocket } from 'viem';\n\nconst client = createPublicClient({\n  transport: webSocket('{{RPC_URL}}'.replace(/^http/, 'ws')),\n  rpcSchema: rpcSchema<[{ Method: 'eth_unsubscribe'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'eth_unsubscribe', params: ['0x9cef478923ff08bf67fde6c64013158d'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n(await client.transport.getRpcClient()).close();\n",
     },
     {
       id: 'rpcgate',

@@ -14,6 +14,7 @@ import {
   type ChainNetwork,
   type Service,
 } from '../../generated/account/client.js';
+import { ErrorCode } from '@rpcgate/toolkit/errors';
 import { GatewayErrorCode } from '../gateway/errors.js';
 import { summarizeData } from './output.js';
 import { SESSION_COOKIE, SessionStore, type StoredSession } from './session.js';
@@ -52,7 +53,7 @@ export class CliError extends Error {
   }
 }
 
-export const usage = (message: string, data?: unknown) => new CliError(-32602, message, data);
+export const usage = (message: string, data?: unknown) => new CliError(ErrorCode.InvalidParams, message, data);
 
 export interface ServerRef {
   /** Session key: the scheme, host and port the cookie belongs to. */
@@ -142,7 +143,10 @@ export async function runApi(
     ctx = { api: createClient({ url: server.apiUrl, fetch: fetchWithSession }), server, json, sessions, session };
     const out = await body(ctx);
     if (opts.newSession && !change?.pair)
-      throw new CliError(-32603, `${server.origin} answered without a session cookie (${SESSION_COOKIE})`);
+      throw new CliError(
+        ErrorCode.InternalError,
+        `${server.origin} answered without a session cookie (${SESSION_COOKIE})`,
+      );
     keepSession(ctx, change);
     write(json ? `${JSON.stringify(out.json, null, 2)}\n` : `${out.text}\n`);
   } catch (e) {
@@ -188,14 +192,18 @@ const isNoSession = (e: unknown) =>
 function transportError(server: ServerRef, e: unknown): CliError {
   const err = e as Error & { cause?: { code?: string; message?: string } };
   if (err?.name === 'TimeoutError') {
-    return new CliError(-32603, `no answer from rpcgate at ${server.apiUrl} within ${TIMEOUT_MS / 1000} s`, {
-      reason: 'timeout',
-      server: server.apiUrl,
-    });
+    return new CliError(
+      ErrorCode.InternalError,
+      `no answer from rpcgate at ${server.apiUrl} within ${TIMEOUT_MS / 1000} s`,
+      {
+        reason: 'timeout',
+        server: server.apiUrl,
+      },
+    );
   }
   const cause = err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
   return new CliError(
-    -32603,
+    ErrorCode.InternalError,
     `cannot reach rpcgate at ${server.apiUrl} (${cause}); is it running? (--server, RPCGATE_SERVER)`,
     {
       reason: 'unreachable',
@@ -216,7 +224,7 @@ function report(e: unknown, json: boolean, server: ServerRef | undefined): void 
   if (e instanceof RpcClientError || e instanceof CliError) {
     ({ code, message, data } = e);
   } else {
-    code = -32603;
+    code = ErrorCode.InternalError;
     message = (e as Error)?.message ?? String(e);
   }
   if (json) {

@@ -7,9 +7,10 @@
 // `data.source = "rpcgate"` plus a machine word in `data.reason`: a client tells rpcgate's answer from the node's by
 // `data.source`, never by the code alone. GATEWAY_ERRORS is the one table of codes, HTTP statuses and reasons; the
 // contracts' components.errors and README's table are checked against it (test/contract.test.ts).
-// Two rows share a code with what nodes answer, on purpose: -32000 "too many filters" (geth answers its filter errors
-// with -32000, and clients match them by message) and -32603 for the filter store being down (an internal error of
-// rpcgate's, but temporary: 503). Their data.source still tells them from a node's.
+// Some rows share a code with what nodes answer, on purpose: -32000 "too many filters" and "filter not found" (geth
+// answers its filter errors with -32000, and clients match them by message), -32601 for subscriptions over HTTP (as
+// geth), and -32603 for the filter store being down (an internal error of rpcgate's, but temporary: 503). Their
+// data.source still tells them from a node's; data.reason picks the row (`gatewayError` builds every error by it).
 // -32016 follows field practice (eRPC, Goldsky answer an invalid key with it); execution-apis also lists -32016
 // "Timeout" for eth_simulateV1, which openrpc.json does not serve — were it added, data.source still tells the two apart.
 import { RpcError } from '@rpcgate/toolkit/errors';
@@ -26,8 +27,9 @@ export interface GatewayErrorRow {
   reasons: readonly string[];
   meaning: string;
   /** How a node API call that ends with it is metered (usage rows' and rpcgate_requests_total's outcome): a refusal
-   *  (`auth`, `allowlist`, `limit`), rpcgate's own backend down, or the upstream failing — never `node_error`. */
-  outcome: 'auth' | 'allowlist' | 'limit' | 'backend_unavailable' | 'upstream_error';
+   *  (`auth`, `allowlist`, `limit`), a call naming what is not there (`validation`), rpcgate's own backend down, or the
+   *  upstream failing — never `node_error`. */
+  outcome: 'auth' | 'allowlist' | 'limit' | 'validation' | 'backend_unavailable' | 'upstream_error';
   /** Only the account API answers it (documented in contracts/account.openrpc.json, not in openrpc.json). */
   accountOnly?: true;
 }
@@ -119,8 +121,17 @@ export const GATEWAY_ERRORS = [
     message: 'too many filters',
     httpStatus: [200],
     reasons: ['filters'],
+    meaning: "the key's filters are at their cap (`data.limit`): uninstall one or let an idle one expire",
+  },
+  {
+    name: 'FilterNotFound',
+    outcome: 'validation',
+    code: -32000,
+    message: 'filter not found',
+    httpStatus: [200],
+    reasons: ['filter-not-found'],
     meaning:
-      'the key\'s filters are at their cap (`data.limit`): uninstall one or let an idle one expire ("filter not found" is -32000 too, without data, as geth answers)',
+      "the filter id is unknown, expired, or another key's or network's: geth's code and message, which ethers and web3 recognise (install a new filter)",
   },
   {
     name: 'FilterStoreUnavailable',
@@ -130,6 +141,15 @@ export const GATEWAY_ERRORS = [
     httpStatus: [503],
     reasons: ['filter-store'],
     meaning: 'the shared filter store (Redis) is down: filter calls fail until it is back',
+  },
+  {
+    name: 'NotificationsNotSupported',
+    outcome: 'validation',
+    code: -32601,
+    message: 'notifications not supported',
+    httpStatus: [200],
+    reasons: ['transport'],
+    meaning: 'eth_subscribe / eth_unsubscribe over HTTP: they need a WebSocket connection (-32601, as geth answers)',
   },
 ] as const satisfies readonly GatewayErrorRow[];
 
@@ -153,35 +173,54 @@ export function errorTableMarkdown(): string {
 
 type Data<R extends Reason> = { reason: R; [k: string]: unknown };
 
-const make = (
-  code: number,
+const ROW_BY_REASON: ReadonlyMap<string, GatewayErrorRow> = new Map(
+  GATEWAY_ERRORS.flatMap((r) => r.reasons.map((w) => [w, r] as const)),
+);
+
+/**
+ * The one constructor of rpcgate's own errors: the code comes from the table's row of `data.reason` (each reason word
+ * is in one row), `data.source` is added, and the HTTP status must be one of the row's (default: its first). Every
+ * named constructor below, and any place in src/ that answers with an error of rpcgate's own, goes through it
+ * (test/errors-by-table.test.ts finds hand-built ones).
+ */
+export function gatewayError(
   message: string,
   data: Data<Reason>,
-  httpStatus: number,
+  httpStatus?: number,
   headers?: Record<string, string>,
-) => new RpcError(code, message, { source: SOURCE, ...data }, httpStatus, headers);
+): RpcError {
+  const row = ROW_BY_REASON.get(data.reason);
+  if (row === undefined) throw new Error(`gateway error: reason ${data.reason} is in no row of GATEWAY_ERRORS`);
+  const status = httpStatus ?? row.httpStatus[0];
+  if (!row.httpStatus.includes(status))
+    throw new Error(`gateway error: HTTP ${status} is not documented for ${row.name} (${row.httpStatus.join(', ')})`);
+  return new RpcError(row.code, message, { source: SOURCE, ...data }, status, headers);
+}
 
 /** True when rpcgate produced this error itself (not a node's error passed through). */
 export function isGatewayError(e: RpcError): boolean {
   return (e.data as { source?: unknown } | undefined)?.source === SOURCE;
 }
 
-const ROW_BY_CODE: ReadonlyMap<number, GatewayErrorRow> = new Map(GATEWAY_ERRORS.map((r) => [r.code, r]));
-const REASONS: ReadonlySet<string> = new Set(GATEWAY_ERRORS.flatMap((r) => r.reasons));
+/** Rows by code; of two rows sharing a code (-32000, -32601, …) the first, for an error whose reason is no word. */
+const ROW_BY_CODE: ReadonlyMap<number, GatewayErrorRow> = new Map(
+  [...GATEWAY_ERRORS].reverse().map((r) => [r.code, r]),
+);
 
 /** For an error rpcgate built itself (data.source `rpcgate`, a code of the table): its row's metering outcome and its
  *  `data.reason` (a word of the table, else `other`: a bounded label). Undefined for a node's error. */
 export function gatewayErrorMeaning(e: RpcError): { outcome: GatewayErrorRow['outcome']; reason: string } | undefined {
   if (!isGatewayError(e)) return undefined;
-  const row = ROW_BY_CODE.get(e.code);
-  if (row === undefined) return undefined;
   const reason = (e.data as { reason?: unknown }).reason;
-  return { outcome: row.outcome, reason: typeof reason === 'string' && REASONS.has(reason) ? reason : 'other' };
+  const row = typeof reason === 'string' ? ROW_BY_REASON.get(reason) : undefined;
+  if (row !== undefined && row.code === e.code) return { outcome: row.outcome, reason: reason as string };
+  const byCode = ROW_BY_CODE.get(e.code);
+  return byCode === undefined ? undefined : { outcome: byCode.outcome, reason: 'other' };
 }
 
 /** Missing, unknown or revoked key; JWT required but missing or invalid; account API: no session, bad credentials. */
 export function unauthorized(message: string, data: Data<'key' | 'jwt' | 'session' | 'credentials'>): RpcError {
-  return make(GatewayErrorCode.Unauthorized, message, data, 401);
+  return gatewayError(message, data, 401);
 }
 
 /** Key not valid for this network or URL shape; origin, IP or contract address not on the allowlist. */
@@ -189,17 +228,12 @@ export function forbidden(
   message: string,
   data: Data<'network' | 'url' | 'origin' | 'ip' | 'address' | 'email-not-verified'>,
 ): RpcError {
-  return make(GatewayErrorCode.Forbidden, message, data, 403);
+  return gatewayError(message, data, 403);
 }
 
 /** The key's method allowlist does not list this method (it exists: an unknown one is the toolkit's methodNotFound). */
 export function methodNotAllowed(method: string): RpcError {
-  return make(
-    GatewayErrorCode.MethodNotAllowed,
-    `method not allowed for this key: ${method}`,
-    { reason: 'method', method },
-    403,
-  );
+  return gatewayError(`method not allowed for this key: ${method}`, { reason: 'method', method }, 403);
 }
 
 export interface LimitInfo {
@@ -226,25 +260,19 @@ export function limitExceeded(
   const why = reason ?? (info.period === 'second' ? 'rate' : 'quota');
   const data = { reason: why, limit: info.limit, period: info.period, resetAt: new Date(resetMs).toISOString() };
   const text = message ?? `limit exceeded: ${info.limit} requests per ${info.period}`;
-  if (why === 'quota') return make(GatewayErrorCode.LimitExceeded, text, data, 402);
+  if (why === 'quota') return gatewayError(text, data, 402);
   const retryAfter = Math.max(1, Math.ceil((resetMs - now) / 1000));
-  return make(GatewayErrorCode.LimitExceeded, text, data, 429, { 'Retry-After': String(retryAfter) });
+  return gatewayError(text, data, 429, { 'Retry-After': String(retryAfter) });
 }
 
 /** No healthy upstream (503), or the upstream failed / answered with something that is not JSON-RPC (502). */
 export function upstreamUnavailable(network: string, detail: string, httpStatus: 502 | 503 = 503): RpcError {
-  return make(
-    GatewayErrorCode.UpstreamUnavailable,
-    'upstream unavailable',
-    { reason: 'upstream', network, detail },
-    httpStatus,
-  );
+  return gatewayError('upstream unavailable', { reason: 'upstream', network, detail }, httpStatus);
 }
 
 /** The node did not answer within `upstream.requestTimeoutMs` (or the connect timeout). */
 export function upstreamTimeout(network: string, detail: string, timeoutMs?: number): RpcError {
-  return make(
-    GatewayErrorCode.UpstreamTimeout,
+  return gatewayError(
     'upstream timeout',
     { reason: 'timeout', network, detail, ...(timeoutMs === undefined ? {} : { timeoutMs }) },
     504,
@@ -254,19 +282,12 @@ export function upstreamTimeout(network: string, detail: string, timeoutMs?: num
 /** The shared limiter cannot be reached: fail closed (nothing is served unmetered). */
 export function limitsBackendUnavailable(): RpcError {
   // A short Retry-After: viem retries a 503 after it (three times), ethers does not retry; neither waits long.
-  return make(
-    GatewayErrorCode.LimitsBackendUnavailable,
-    'limits backend unavailable',
-    { reason: 'limits-backend' },
-    503,
-    { 'Retry-After': '1' },
-  );
+  return gatewayError('limits backend unavailable', { reason: 'limits-backend' }, 503, { 'Retry-After': '1' });
 }
 
 /** The account store cannot be reached or is too slow: a fast 503 the client may retry (never a hanging request). */
 export function storeUnavailable(): RpcError {
-  return make(
-    GatewayErrorCode.StoreUnavailable,
+  return gatewayError(
     'store unavailable: the account database is down or not answering; retry shortly',
     { reason: 'store' },
     503,
@@ -276,8 +297,7 @@ export function storeUnavailable(): RpcError {
 
 /** An eth_getLogs spanning more blocks than the cap: refused before it reaches the node (HTTP 200: per call). */
 export function blockRangeTooLarge(limit: number, range: number): RpcError {
-  return make(
-    GatewayErrorCode.LimitExceeded,
+  return gatewayError(
     `eth_getLogs block range too large: ${range} blocks, at most ${limit} (narrow fromBlock..toBlock or query by blockHash)`,
     { reason: 'block-range', limit, range },
     200,
@@ -286,8 +306,7 @@ export function blockRangeTooLarge(limit: number, range: number): RpcError {
 
 /** The node's answer to this call is larger than the response size cap (reading stopped there). */
 export function responseTooLarge(network: string, limit: number): RpcError {
-  return make(
-    GatewayErrorCode.LimitExceeded,
+  return gatewayError(
     `upstream response too large: over ${limit} bytes`,
     { reason: 'response-size', limit, network },
     200,
@@ -296,8 +315,7 @@ export function responseTooLarge(network: string, limit: number): RpcError {
 
 /** The key already holds its cap of open WebSockets (on this replica, or across replicas when they share Redis). */
 export function tooManyConnections(limit: number, scope: 'replica' | 'all replicas'): RpcError {
-  return make(
-    GatewayErrorCode.LimitExceeded,
+  return gatewayError(
     `too many open WebSocket connections for this key (at most ${limit}, ${scope === 'replica' ? 'on this replica' : 'across replicas'})`,
     { reason: 'connections', limit },
     429,
@@ -306,8 +324,7 @@ export function tooManyConnections(limit: number, scope: 'replica' | 'all replic
 
 /** The connection already holds its cap of subscriptions. */
 export function tooManySubscriptions(limit: number): RpcError {
-  return make(
-    GatewayErrorCode.LimitExceeded,
+  return gatewayError(
     `too many subscriptions on this connection (at most ${limit})`,
     { reason: 'subscriptions', limit },
     429,
@@ -321,8 +338,7 @@ export function notificationQueueFull(
   max: number,
 ): RpcError {
   const what = limit === 'websocket.maxQueuedNotifications' ? `${max} notifications` : `${max} bytes`;
-  return make(
-    GatewayErrorCode.LimitExceeded,
+  return gatewayError(
     `notification queue full: more than ${what} waiting to be sent on this connection (${limit}); subscribe to less, read faster or stay under the key's rate limit — or the operator raises ${limit}`,
     { reason: 'notification-queue', limit: max, setting: limit },
     200,

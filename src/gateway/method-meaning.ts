@@ -68,10 +68,13 @@ export function meaningTable(table: MethodTable): ReadonlyMap<string, GatewayMea
   return new Map(Object.entries(table).map(([name, d]) => [name, meaningOf(d)]));
 }
 
-/** The `addressParams` of every method that has them, by name, built once (the address allowlist's table). */
-export function addressParamsTable(table: MethodTable): ReadonlyMap<string, readonly AddressParam[]> {
+/** The `addressParams` of every method that has them, by name: the address allowlist's table, taken from the meaning
+ *  table the service builds once (meaningTable). */
+export function addressParamsTable(
+  meanings: ReadonlyMap<string, GatewayMeaning>,
+): ReadonlyMap<string, readonly AddressParam[]> {
   const out = new Map<string, readonly AddressParam[]>();
-  for (const [name, m] of meaningTable(table)) if (m.addressParams !== undefined) out.set(name, m.addressParams);
+  for (const [name, m] of meanings) if (m.addressParams !== undefined) out.set(name, m.addressParams);
   return out;
 }
 

@@ -4,22 +4,10 @@
 // (real documents have some) is replaced by a generated one: the server must be conformant, not a copy of the mistake.
 import { isDeepStrictEqual } from 'node:util';
 import type { CompiledContract } from '../../packages/toolkit/src/contract/compile.js';
-import { resolve, type MethodModel } from '../../packages/toolkit/src/contract/model.js';
+import { pairingParams, resolve } from '../../packages/toolkit/src/contract/model.js';
 import { sampleResult } from '../../packages/toolkit/src/contract/sample.js';
 import type { Handler } from '../../packages/toolkit/src/rpc/engine.js';
 import { RpcError, internalError } from '../../packages/toolkit/src/rpc/errors.js';
-
-/** Positional params of a pairing, as the engine hands them to a handler (by-name params mapped onto positions). */
-function pairingParams(m: MethodModel, x: MethodModel['examples'][number]): unknown[] {
-  const byName = new Map(x.params.map((p) => [p.name, p.value]));
-  const out: unknown[] = [];
-  for (const [i, p] of m.params.entries()) {
-    const v = byName.has(p.name) ? byName.get(p.name) : x.params[i]?.value;
-    if (v === undefined) break;
-    out.push(v);
-  }
-  return out;
-}
 
 /** JSON equality (the engine's params went through JSON: trailing omitted optionals are simply absent). */
 const sameJson = (a: unknown, b: unknown) =>

@@ -14,7 +14,7 @@ import { clientIp } from '../access/pipeline.js';
 import { allowedOrigins, createJsonRpcHttp } from '@rpcgate/toolkit/http';
 import { plainText, skipBody, type Router } from '@rpcgate/toolkit/http';
 import { createEngine } from '@rpcgate/toolkit/engine';
-import { RpcError } from '@rpcgate/toolkit/errors';
+import { routeNotFound } from '@rpcgate/toolkit/errors';
 import { storeUnavailable } from '../errors.js';
 import { isStoreUnavailable } from '../store/errors.js';
 import { createAccountHandlers, type AccountDeps } from './handlers/index.js';
@@ -90,7 +90,7 @@ export function createAccountApi(opts: AccountApiOptions): AccountApi {
     },
     onError: (err, rid) => logger?.error({ err, rid }, 'account API failed'),
   });
-  const notFound = new RpcError(-32600, `not found: the account API is POST ${prefix}`, undefined, 404);
+  const notFound = routeNotFound(`not found: the account API is POST ${prefix}`);
   const slash = { trailingSlash: true };
 
   return {

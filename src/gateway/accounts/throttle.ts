@@ -31,9 +31,9 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { RpcError, invalidRequest } from '@rpcgate/toolkit/errors';
+import { type RpcError, invalidRequest } from '@rpcgate/toolkit/errors';
 import type { AdmitFn } from '@rpcgate/toolkit/engine';
-import { GatewayErrorCode, SOURCE } from '../errors.js';
+import { gatewayError } from '../errors.js';
 
 export interface AccountSecurityConfig {
   failedLoginsPerEmailIp?: number;
@@ -86,11 +86,9 @@ const MESSAGES: Record<ThrottleScope, string> = {
 export function throttled(scope: ThrottleScope, limit: number, retryAfterSec: number, now = Date.now()): RpcError {
   const retryAfter = Math.max(1, Math.ceil(retryAfterSec));
   const period = scope === 'password-hashing' ? 'concurrent' : WINDOWS[scope].period;
-  return new RpcError(
-    GatewayErrorCode.LimitExceeded,
+  return gatewayError(
     `${MESSAGES[scope]}: try again in ${retryAfter} s`,
     {
-      source: SOURCE,
       reason: 'rate',
       scope,
       limit,

@@ -25,9 +25,10 @@
 // - Cost per poll: one batch (latest + the cursor's block), then one batch (eth_getLogs + its last block), and one
 //   store read + one compare-and-set write (Redis: one round trip each). No database query.
 import { randomBytes } from 'node:crypto';
-import { RawResult, type CallContext, type Handler } from '@rpcgate/toolkit/engine';
-import { RpcError, internalError, invalidParams } from '@rpcgate/toolkit/errors';
-import { SOURCE } from '../errors.js';
+import { RawResult, type Handler } from '@rpcgate/toolkit/engine';
+import type { AccessContext } from '../access/index.js';
+import { type RpcError, internalError, invalidParams } from '@rpcgate/toolkit/errors';
+import { gatewayError, upstreamUnavailable } from '../errors.js';
 import type { FilterKind, FilterState, FilterStore, LogCriteria, LogObject } from './store.js';
 
 export interface FilterOptions {
@@ -45,7 +46,7 @@ export interface FilterOptions {
   now?: () => number;
   /** Whether the caller may see this log now (the app's contract-address allowlist): polls never hand out others,
    *  even if the allowlist changed since eth_newFilter was checked. Absent: every log. */
-  logVisible?: (ctx: CallContext, log: LogObject) => boolean;
+  logVisible?: (ctx: AccessContext, log: LogObject) => boolean;
 }
 
 export const FILTER_METHODS = [
@@ -61,16 +62,15 @@ export type FilterMethod = (typeof FILTER_METHODS)[number];
 /** Logs kept per filter for reorg repair (beyond it the oldest go: their removal would not be re-sent). */
 const MAX_DELIVERED = 1000;
 
-/** geth's answer for an unknown filter id (ethers and web3 recognise the message). */
+/** geth's answer for an unknown filter id (ethers and web3 recognise the code and message), with rpcgate's data. */
 export function filterNotFound(): RpcError {
-  return new RpcError(-32000, 'filter not found');
+  return gatewayError('filter not found', { reason: 'filter-not-found' });
 }
 
 export function tooManyFilters(limit: number): RpcError {
-  return new RpcError(
-    -32000,
+  return gatewayError(
     `too many filters: at most ${limit} per key (uninstall one with eth_uninstallFilter, or let an idle one expire)`,
-    { source: SOURCE, reason: 'filters', limit },
+    { reason: 'filters', limit },
   );
 }
 
@@ -92,8 +92,8 @@ function numeric(tag: string | undefined): number | undefined {
 }
 
 /** A handler the engine calls with validated by-position params (the contract's types are checked before it). */
-const handler = (fn: (params: unknown[], ctx: CallContext) => Promise<unknown>): Handler<unknown> =>
-  fn as unknown as Handler<unknown>;
+const handler = (fn: (params: unknown[], ctx: AccessContext) => Promise<unknown>): Handler<unknown, AccessContext> =>
+  fn as unknown as Handler<unknown, AccessContext>;
 
 const logKey = (l: LogObject) => `${l.blockHash}:${l.logIndex}`;
 
@@ -102,14 +102,15 @@ async function stored<T>(op: Promise<T>): Promise<T> {
   try {
     return await op;
   } catch {
-    throw internalError(
-      { source: SOURCE, reason: 'filter-store', detail: 'the filter store (Redis) is unreachable; retry later' },
+    throw gatewayError(
+      'Internal error',
+      { reason: 'filter-store', detail: 'the filter store (Redis) is unreachable; retry later' },
       503,
     );
   }
 }
 
-export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, Handler<unknown>> {
+export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, Handler<unknown, AccessContext>> {
   const { pools } = opts;
   const store = {
     get: (id: string) => stored(opts.store.get(id)),
@@ -122,21 +123,21 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
   const window = opts.reorgWindow ?? 16;
   const now = opts.now ?? Date.now;
 
-  const poolOf = (ctx: CallContext) => {
-    const pool = ctx.network === undefined ? undefined : pools.get(ctx.network);
-    if (pool === undefined) throw internalError({ reason: `no upstream pool for network ${String(ctx.network)}` });
+  const poolOf = (ctx: AccessContext) => {
+    const pool = pools.get(ctx.network);
+    if (pool === undefined) throw internalError({ reason: `no upstream pool for network ${ctx.network}` });
     return pool;
   };
-  const ownerOf = (ctx: CallContext): string => {
+  const ownerOf = (ctx: AccessContext): string => {
     const p = ctx.principal as { kind?: string; id?: string } | undefined;
     if (p?.id === undefined) throw internalError({ reason: 'filter call without a principal' });
     return `${p.kind ?? 'key'}:${p.id}`;
   };
-  const call = async (ctx: CallContext, method: string, params: unknown[]): Promise<unknown> => {
+  const call = async (ctx: AccessContext, method: string, params: unknown[]): Promise<unknown> => {
     const r = await poolOf(ctx).call(method, params);
     return r instanceof RawResult ? JSON.parse(r.json) : r;
   };
-  const block = async (ctx: CallContext, tag: number | 'latest'): Promise<BlockHead | undefined> => {
+  const block = async (ctx: AccessContext, tag: number | 'latest'): Promise<BlockHead | undefined> => {
     const b = (await call(ctx, 'eth_getBlockByNumber', [typeof tag === 'number' ? hex(tag) : tag, false])) as {
       number?: string;
       hash?: string;
@@ -144,27 +145,27 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
     if (b?.number === undefined || typeof b.hash !== 'string') return undefined;
     return { number: Number.parseInt(b.number, 16), hash: b.hash };
   };
-  const head = async (ctx: CallContext): Promise<BlockHead> => {
+  const head = async (ctx: AccessContext): Promise<BlockHead> => {
     const b = await block(ctx, 'latest');
-    if (b === undefined) throw new RpcError(-32000, 'the node has no latest block');
+    if (b === undefined) throw upstreamUnavailable(ctx.network, 'the node has no latest block', 502);
     return b;
   };
   /** The caller's filter, or "filter not found" (missing, expired, another key's, another network's). */
-  const own = async (id: unknown, ctx: CallContext) => {
+  const own = async (id: unknown, ctx: AccessContext) => {
     const key = String(id).toLowerCase();
     const v = await store.get(key);
     if (v === undefined || v.state.owner !== ownerOf(ctx) || v.state.network !== ctx.network) throw filterNotFound();
     return v;
   };
 
-  const install = async (kind: FilterKind, ctx: CallContext, criteria?: LogCriteria): Promise<string> => {
+  const install = async (kind: FilterKind, ctx: AccessContext, criteria?: LogCriteria): Promise<string> => {
     const owner = ownerOf(ctx);
     const h = await head(ctx);
     const t = now();
     const state: FilterState = {
       id: newFilterId(),
       kind,
-      network: String(ctx.network),
+      network: ctx.network,
       owner,
       cursor: h,
       start: h.number + 1,
@@ -181,12 +182,12 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
 
   /** The node's head, and whether the cursor's block is still the node's block at that height (false: a reorg).
    *  Both asked at once: the pool sends the two calls as one batch, and dedupes 'latest' across concurrent polls. */
-  const headAndCursor = async (ctx: CallContext, s: FilterState): Promise<{ h: BlockHead; valid: boolean }> => {
+  const headAndCursor = async (ctx: AccessContext, s: FilterState): Promise<{ h: BlockHead; valid: boolean }> => {
     const [h, at] = await Promise.all([head(ctx), block(ctx, s.cursor.number)]);
     return { h, valid: h.number >= s.cursor.number && at?.hash === s.cursor.hash };
   };
 
-  const logChanges = async (ctx: CallContext, s: FilterState): Promise<LogObject[]> => {
+  const logChanges = async (ctx: AccessContext, s: FilterState): Promise<LogObject[]> => {
     const c = s.criteria ?? {};
     // A filter on one block hash never has new logs (eth_getFilterLogs reads that block).
     if (c.blockHash !== undefined) return [];
@@ -237,7 +238,7 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
     return out;
   };
 
-  const blockChanges = async (ctx: CallContext, s: FilterState): Promise<string[]> => {
+  const blockChanges = async (ctx: AccessContext, s: FilterState): Promise<string[]> => {
     const { h, valid } = await headAndCursor(ctx, s);
     let recent = s.recent ?? [s.cursor];
     let fork = s.cursor.number;
@@ -277,13 +278,13 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
     return got.map((b) => b.hash);
   };
 
-  const visible = (ctx: CallContext, logs: LogObject[]): LogObject[] => {
+  const visible = (ctx: AccessContext, logs: LogObject[]): LogObject[] => {
     const ok = opts.logVisible;
     return ok === undefined || !Array.isArray(logs) ? logs : logs.filter((l) => ok(ctx, l));
   };
 
   return {
-    eth_newFilter: handler(async (params: unknown[], ctx: CallContext) => {
+    eth_newFilter: handler(async (params: unknown[], ctx: AccessContext) => {
       const c = (params[0] ?? {}) as LogCriteria;
       const from = numeric(c.fromBlock);
       const to = numeric(c.toBlock);
@@ -301,7 +302,7 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
     }),
     eth_newBlockFilter: handler((_p, ctx) => install('blocks', ctx)),
     eth_newPendingTransactionFilter: handler((_p, ctx) => install('pending', ctx)),
-    eth_getFilterChanges: handler(async (params: unknown[], ctx: CallContext) => {
+    eth_getFilterChanges: handler(async (params: unknown[], ctx: AccessContext) => {
       const { state, version } = await own(params[0], ctx);
       const changes =
         state.kind === 'logs'
@@ -314,12 +315,12 @@ export function createFilterHandlers(opts: FilterOptions): Record<FilterMethod, 
       if (!(await store.update(state, version))) return [];
       return changes;
     }),
-    eth_getFilterLogs: handler(async (params: unknown[], ctx: CallContext) => {
+    eth_getFilterLogs: handler(async (params: unknown[], ctx: AccessContext) => {
       const { state } = await own(params[0], ctx);
       if (state.kind !== 'logs') throw filterNotFound();
       return visible(ctx, (await call(ctx, 'eth_getLogs', [state.criteria ?? {}])) as LogObject[]);
     }),
-    eth_uninstallFilter: handler(async (params: unknown[], ctx: CallContext) =>
+    eth_uninstallFilter: handler(async (params: unknown[], ctx: AccessContext) =>
       store.delete(String(params[0]).toLowerCase(), ownerOf(ctx)),
     ),
   };

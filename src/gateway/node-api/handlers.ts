@@ -6,7 +6,7 @@
 // the cache or calls the pool itself (the engine's admission and observer run around either: hits are counted calls).
 // A local method without a handler stops the service at start (routeHandlers), never a -32601 at call time.
 import { methods } from '../../../generated/node/methods.js';
-import { RawResult, type CallContext, type Handler, type Handlers } from '@rpcgate/toolkit/engine';
+import { RawResult, type Handler, type Handlers } from '@rpcgate/toolkit/engine';
 import type { MethodTable } from '@rpcgate/client';
 import { internalError } from '@rpcgate/toolkit/errors';
 import { createFilterHandlers, type FilterStore } from '../filters/index.js';
@@ -44,8 +44,8 @@ export function createNodeHandlers(opts: NodeHandlerOptions): Handlers<NodeMetho
   const discover = new RawResult(opts.contractJson);
   const knownHeadOf = (network: string) => opts.heads?.get(network)?.knownHead();
   const pools = guardLogsRange(opts.pools, opts.getLogsMaxBlockRange ?? 0, knownHeadOf);
-  const local: Record<LocalMethodName<NodeMethods>, Handler<unknown>> = {
-    'rpc.discover': (() => discover) as Handler<unknown>,
+  const local: Record<LocalMethodName<NodeMethods>, Handler<unknown, AccessContext>> = {
+    'rpc.discover': (() => discover) as Handler<unknown, AccessContext>,
     ...createFilterHandlers({
       store: opts.filters.store,
       maxPerKey: opts.filters.maxPerKey,
@@ -65,16 +65,16 @@ export function createNodeHandlers(opts: NodeHandlerOptions): Handlers<NodeMetho
 /** eth_subscribe / eth_unsubscribe: served on a WebSocket connection (ctx.socket), -32601 over HTTP as geth does. */
 function subscriptionHandlers(
   subs: Subscriptions | undefined,
-): Record<'eth_subscribe' | 'eth_unsubscribe', Handler<unknown>> {
+): Record<'eth_subscribe' | 'eth_unsubscribe', Handler<unknown, AccessContext>> {
   return {
     eth_subscribe: ((params: readonly unknown[], ctx: SocketCallContext) => {
       if (subs === undefined) throw notificationsNotSupported('eth_subscribe');
       return subs.subscribe(params, ctx);
-    }) as unknown as Handler<unknown>,
+    }) as unknown as Handler<unknown, AccessContext>,
     eth_unsubscribe: ((params: readonly unknown[], ctx: SocketCallContext) => {
       if (subs === undefined) throw notificationsNotSupported('eth_unsubscribe');
       return subs.unsubscribe(params, ctx);
-    }) as unknown as Handler<unknown>,
+    }) as unknown as Handler<unknown, AccessContext>,
   };
 }
 
@@ -83,12 +83,12 @@ function subscriptionHandlers(
 export function forwarder(
   pools: ReadonlyMap<string, Pick<UpstreamPool, 'call'>>,
   caches?: ReadonlyMap<string, Pick<NetworkCache, 'call' | 'caches'>>,
-): (name: string) => Handler<unknown> {
+): (name: string) => Handler<unknown, AccessContext> {
   return (name) => {
     // Only the networks whose cache looks at this method at all.
     const cached = new Map([...(caches ?? [])].filter(([, c]) => c.caches(name)));
-    const call = (params: readonly unknown[] | undefined, ctx: CallContext, tracer?: Tracer): unknown => {
-      const cache = cached.size === 0 || ctx.network === undefined ? undefined : cached.get(ctx.network);
+    const call = (params: readonly unknown[] | undefined, ctx: AccessContext, tracer?: Tracer): unknown => {
+      const cache = cached.size === 0 ? undefined : cached.get(ctx.network);
       if (cache !== undefined)
         return tracer === undefined
           ? cache.call(name, params)
@@ -100,23 +100,23 @@ export function forwarder(
               () => cache.call(name, params),
               (span, r) => span.setAttribute('rpcgate.cache.hit', isCacheHit(r)),
             );
-      const pool = ctx.network === undefined ? undefined : pools.get(ctx.network);
-      if (pool === undefined) throw internalError({ reason: `no upstream pool for network ${String(ctx.network)}` });
+      const pool = pools.get(ctx.network);
+      if (pool === undefined) throw internalError({ reason: `no upstream pool for network ${ctx.network}` });
       return pool.call(name, params);
     };
-    return ((params: readonly unknown[] | undefined, ctx: CallContext) => {
+    return ((params: readonly unknown[] | undefined, ctx: AccessContext) => {
       const tracer = tracing.tracer;
       if (tracer === undefined) return call(params, ctx);
       // One span per forwarded call (each batch item its own), under the request's span (a WebSocket call: a root).
       return inSpan(
         tracer,
         `rpcgate.call ${name}`,
-        (ctx as AccessContext).span,
-        { 'rpc.system': 'jsonrpc', 'rpc.method': name, 'rpcgate.network': ctx.network ?? '' },
+        ctx.span,
+        { 'rpc.system': 'jsonrpc', 'rpc.method': name, 'rpcgate.network': ctx.network },
         () => call(params, ctx, tracer),
         (span, r) => span.setAttribute('rpcgate.cache.hit', isCacheHit(r)),
       );
-    }) as Handler<unknown>;
+    }) as Handler<unknown, AccessContext>;
   };
 }
 
@@ -125,10 +125,10 @@ export function forwarder(
  *  local (a contract/code mismatch the service must not start with). */
 export function routeHandlers<T extends MethodTable>(
   table: T,
-  local: Readonly<Record<string, Handler<unknown>>>,
-  forward: (name: string) => Handler<unknown>,
+  local: Readonly<Record<string, Handler<unknown, AccessContext>>>,
+  forward: (name: string) => Handler<unknown, AccessContext>,
 ): Handlers<T> {
-  const handlers: Record<string, Handler<unknown>> = {};
+  const handlers: Record<string, Handler<unknown, AccessContext>> = {};
   const missing: string[] = [];
   for (const [name, d] of Object.entries(table)) {
     const route = meaningOf(d).route;

@@ -6,6 +6,7 @@
 // names one block and is exempt.
 import { RawResult } from '@rpcgate/toolkit/engine';
 import type { Handler } from '@rpcgate/toolkit/engine';
+import type { AccessContext } from '../access/index.js';
 import { blockRangeTooLarge } from '../errors.js';
 
 type Caller = { call(method: string, params?: readonly unknown[]): Promise<unknown> };
@@ -76,11 +77,11 @@ export function guardLogsRange<P extends Caller>(
 /** An eth_getLogs handler (forwarded, perhaps through the cache) behind the range check; the head is a recent one of
  *  the call's network (`knownHeadOf`, src/gateway/cache/heads.ts) or else asked of its pool. */
 export function rangeChecked(
-  handler: Handler<unknown>,
+  handler: Handler<unknown, AccessContext>,
   max: number,
   pools: ReadonlyMap<string, Caller>,
   knownHeadOf?: (network: string) => number | undefined,
-): Handler<unknown> {
+): Handler<unknown, AccessContext> {
   return (params, ctx) => {
     const network = ctx.network;
     const pool = network === undefined ? undefined : pools.get(network);

@@ -37,7 +37,7 @@ import {
 import { Refusal, anyOrigin, createJsonRpcHttp } from '@rpcgate/toolkit/http';
 import { plainText, skipBody, type Router } from '@rpcgate/toolkit/http';
 import type { Engine } from '@rpcgate/toolkit/engine';
-import { RpcError } from '@rpcgate/toolkit/errors';
+import { type RpcError, routeNotFound } from '@rpcgate/toolkit/errors';
 import type { CallMeter } from './call-observer.js';
 import type { Tracer } from '@opentelemetry/api';
 import { endRequestSpan, principalAttributes, startRequestSpan, stepSpan, tracing } from '../telemetry/index.js';
@@ -68,8 +68,8 @@ interface NodeRoute {
 /** Network label of requests to a network that is not configured (bounded label cardinality). */
 const OTHER_NETWORK = 'other';
 const EXPOSED = 'x-request-id, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset';
-const NOT_FOUND = new RpcError(-32600, 'not found', undefined, 404);
-const NOT_A_ROUTE = new RpcError(-32600, 'not found: POST to /{network}/v2/{key} or /{network}/{key}', undefined, 404);
+const NOT_FOUND = routeNotFound();
+const NOT_A_ROUTE = routeNotFound('not found: POST to /{network}/v2/{key} or /{network}/{key}');
 
 export function acceptableContentType(ct: string | undefined): boolean {
   if (ct === undefined || ct === '') return true;
@@ -253,9 +253,7 @@ export function addNodeRoutes(router: Router, opts: NodeRouteOptions): void {
         res,
         rid,
         t0,
-        networks.has(first)
-          ? NOT_FOUND
-          : new RpcError(-32600, `unknown network "${first.slice(0, 64)}" (known: ${known})`, undefined, 404),
+        networks.has(first) ? NOT_FOUND : routeNotFound(`unknown network "${first.slice(0, 64)}" (known: ${known})`),
       );
     })
     .add(GET, '/*', (req, res, rid) => {

@@ -365,7 +365,7 @@ export async function startService(
       options: { maxBatchSize: config.maxBatchSize, strictResults: config.strictResults },
       onError: (err, info) =>
         logger.error({ err, method: info.method, rid: info.ctx.requestId }, 'unexpected error in a call'),
-      admit: createAdmission(lim, addressParamsTable(methods), onLimiterError),
+      admit: createAdmission(lim, addressParamsTable(meanings), onLimiterError),
       onCall: callMeter?.onCall,
     });
     const acct = accountRoute({

@@ -42,7 +42,7 @@ import {
 import { CLOCK_TOLERANCE_SEC, jwtError } from '../access/jwt.js';
 import { Refusal } from '@rpcgate/toolkit/http';
 import { errorResponse, type Engine } from '@rpcgate/toolkit/engine';
-import type { RpcError } from '@rpcgate/toolkit/errors';
+import { type RpcError, routeNotFound } from '@rpcgate/toolkit/errors';
 import {
   UpgradeRouter,
   createJsonRpcWs,
@@ -256,14 +256,11 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
       .add(`/${network}/v2/:key?`, serve({ network, ap: 'A' }), slash)
       .add(`/${network}/:key?`, serve({ network, ap: 'B' }), slash);
   }
-  router.notFoundBody = JSON.stringify({
-    jsonrpc: '2.0',
-    id: null,
-    error: {
-      code: -32600,
-      message: `not found: open a WebSocket on /{network}/v2/{key} or /{network}/{key} (networks: ${opts.networks.join(', ')})`,
-    },
-  });
+  router.notFoundBody = errorResponse(
+    routeNotFound(
+      `not found: open a WebSocket on /{network}/v2/{key} or /{network}/{key} (networks: ${opts.networks.join(', ')})`,
+    ),
+  ).body as string;
   router.attach(server, (err, rid) => logger.error({ err, rid }, 'websocket upgrade failed'));
 
   return {

@@ -25,8 +25,8 @@ import type { Logger } from 'pino';
 import type { AccessContext } from '../access/index.js';
 import { addressVisible } from '../access/pipeline.js';
 import { limitError, type Limiter } from '../limits/index.js';
-import { limitsBackendUnavailable, notificationQueueFull, tooManySubscriptions } from '../errors.js';
-import { RpcError } from '@rpcgate/toolkit/errors';
+import { gatewayError, limitsBackendUnavailable, notificationQueueFull, tooManySubscriptions } from '../errors.js';
+import { RpcError, internalError } from '@rpcgate/toolkit/errors';
 import { CLOSE, type WsConnection } from '@rpcgate/toolkit/ws';
 import type { ChainHead, PushSource } from '../heads/head.js';
 import { NetworkFeed, type FeedSubscriber, type FeedUpstream, type LogFilter } from './feed.js';
@@ -60,9 +60,9 @@ export interface SubscriptionsOptions {
 
 /** -32601 over HTTP, as geth answers (there is no connection to notify). */
 export const notificationsNotSupported = (method: string) =>
-  new RpcError(
-    -32601,
+  gatewayError(
     `notifications not supported over HTTP: ${method} needs a WebSocket connection (ws://…/{network}/v2/{key} or ws://…/{network}/{key})`,
+    { reason: 'transport', method },
   );
 
 class Sub implements FeedSubscriber {
@@ -213,7 +213,7 @@ export class Subscriptions {
       const up = this.opts.upstreams.get(network);
       const head = this.opts.heads.get(network);
       if (up === undefined || head === undefined)
-        throw new RpcError(-32603, 'Internal error', { reason: `no upstream pool for network ${network}` });
+        throw internalError({ reason: `no upstream pool for network ${network}` });
       const push = this.opts.push;
       f = new NetworkFeed(network, {
         head,
@@ -242,7 +242,7 @@ export class Subscriptions {
     const conn = ctx.socket;
     if (conn === undefined) throw notificationsNotSupported('eth_subscribe');
     const st = this.state(conn);
-    if (st.ended || conn.closed) throw new RpcError(-32603, 'Internal error', { reason: 'connection closing' });
+    if (st.ended || conn.closed) throw internalError({ reason: 'connection closing' });
     if (st.subs.size >= this.opts.maxPerConnection) {
       throw tooManySubscriptions(this.opts.maxPerConnection);
     }

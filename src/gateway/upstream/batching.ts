@@ -8,7 +8,7 @@
 // calls by id. What happens to a call once sent (deadline, hedge, split, retry) is the pool's.
 import type { Context } from '@opentelemetry/api';
 import { RawResult } from '@rpcgate/toolkit/engine';
-import type { RpcError } from '@rpcgate/toolkit/errors';
+import { ErrorCode, type RpcError } from '@rpcgate/toolkit/errors';
 import type { UpstreamConfig } from '../config/config.js';
 import type { CostClass } from '../method-meaning.js';
 import type { Need } from './capabilities.js';
@@ -298,10 +298,10 @@ export function toNodeError(error: unknown): RpcError {
   if (error !== null && typeof error === 'object') {
     const e = error as { code?: unknown; message?: unknown; data?: unknown };
     return nodeError(
-      typeof e.code === 'number' ? e.code : -32603,
+      typeof e.code === 'number' ? e.code : ErrorCode.InternalError,
       typeof e.message === 'string' ? e.message : 'node error',
       e.data,
     );
   }
-  return nodeError(-32603, typeof error === 'string' ? error : 'node error', undefined);
+  return nodeError(ErrorCode.InternalError, typeof error === 'string' ? error : 'node error', undefined);
 }

@@ -8,6 +8,7 @@
 // (upstream.getLogsMaxBlockRange, ../node-api/logs-range.ts) runs before the pool, so it still applies first.
 import { RawResult } from '@rpcgate/toolkit/engine';
 import { RpcError } from '@rpcgate/toolkit/errors';
+import { upstreamBadResponse } from './errors.js';
 import { blockRef, refusalOf } from './capabilities.js';
 
 export interface LogsRange {
@@ -24,6 +25,8 @@ export interface LogsSplitDeps {
   /** The head to resolve `latest` against (only asked when a bound is a head tag). */
   head(): Promise<number>;
   readonly concurrency: number;
+  /** The network, named by a bad-response error. */
+  readonly network: string;
   /** Counts, for tests and the bench. */
   readonly stats?: { splits: number; chunks: number };
 }
@@ -108,28 +111,28 @@ async function chunks(lo: number, hi: number, size: number, d: LogsSplitDeps, se
     d.stats.splits++;
     d.stats.chunks += parts.length;
   }
-  return merge(await Promise.all(parts));
+  return merge(await Promise.all(parts), d.network);
 }
 
 /** The chunks' answers as one: the node's bytes concatenated (RawResult), or the parsed lists concatenated. */
-function merge(parts: unknown[]): unknown {
+function merge(parts: unknown[], network: string): unknown {
   if (parts.every((p) => p instanceof RawResult)) {
     const inner: string[] = [];
     for (const p of parts as RawResult[]) {
       const s = p.json.trim();
-      if (!s.startsWith('[') || !s.endsWith(']')) return mergeParsed(parts);
+      if (!s.startsWith('[') || !s.endsWith(']')) return mergeParsed(parts, network);
       const body = s.slice(1, -1).trim();
       if (body.length > 0) inner.push(body);
     }
     return new RawResult(`[${inner.join(',')}]`);
   }
-  return mergeParsed(parts);
+  return mergeParsed(parts, network);
 }
 
-function mergeParsed(parts: unknown[]): unknown[] {
+function mergeParsed(parts: unknown[], network: string): unknown[] {
   return parts.flatMap((p) => {
     const v = p instanceof RawResult ? (JSON.parse(p.json) as unknown) : p;
-    if (!Array.isArray(v)) throw new RpcError(-32603, 'eth_getLogs: a chunk answered no list', undefined, 502);
+    if (!Array.isArray(v)) throw upstreamBadResponse(network, 'eth_getLogs: a chunk answered no list');
     return v;
   });
 }

@@ -19,7 +19,7 @@ import { Capabilities, type Need, STATE_METHODS, blockRef, refusalOf } from './c
 import { Consensus, FLEET_DEFAULTS, type FleetMember } from './consensus.js';
 import { getLogsSplit } from './logs-split.js';
 import { RawResult } from '@rpcgate/toolkit/engine';
-import type { CostClass } from '../method-meaning.js';
+import { FAIL_CLOSED, type CostClass } from '../method-meaning.js';
 import { BatchSize, type Call, type ClassState, buildBody, costClasses, deliver, enqueue, quote } from './batching.js';
 import { responseTooLarge, upstreamBadResponse, upstreamTimeout, upstreamUnavailable } from './errors.js';
 import { CIRCUIT, type BreakerRule, type CircuitState, CircuitBreaker } from './failsafe/breaker.js';
@@ -43,7 +43,8 @@ export type { UpstreamSpec } from './transports/index.js';
 
 /** What the pool must know of a method (src/gateway/method-meaning.ts's GatewayMeaning fits): whether identical
  * concurrent calls may share one upstream call and be hedged, whether the call may be resent once the request may
- * have reached a node, and its cost class. A method the pool is not told about is none of these, and heavy. */
+ * have reached a node, and its cost class. A method the pool is not told about gets the contract's fail-closed meaning
+ * (method-meaning.ts FAIL_CLOSED): none of these, and heavy (no cost class). */
 export interface UpstreamMethodPolicy {
   readonly idempotent: boolean;
   readonly retryable: boolean;
@@ -129,7 +130,6 @@ export interface UpstreamMetrics {
 }
 
 const PROBE_BODY = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
-const FAIL_CLOSED: UpstreamMethodPolicy = { idempotent: false, retryable: false, cost: 'heavy' };
 
 export class UpstreamPool {
   readonly network: string;
@@ -281,6 +281,7 @@ export class UpstreamPool {
     const policy = this.methods.get('eth_getLogs') ?? FAIL_CLOSED;
     const stats = this.fleetStats;
     return getLogsSplit(paramsJson, {
+      network: this.network,
       concurrency: this.consensus.cfg.getLogsSplitConcurrency,
       send: (p, range) =>
         this.forward(

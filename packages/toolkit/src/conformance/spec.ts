@@ -10,7 +10,14 @@
 // - protocol checks that need no knowledge of the API: unknown method, invalid JSON, a batch, rpc.discover.
 import { parseOpenRPCDocument } from '@open-rpc/schema-utils-js';
 import { compileContract, type CompiledContract } from '../contract/compile.js';
-import { loadDocument, resolve, type ContractModel, type Json, type MethodModel } from '../contract/model.js';
+import {
+  loadDocument,
+  pairingParams,
+  resolve,
+  type ContractModel,
+  type Json,
+  type MethodModel,
+} from '../contract/model.js';
 import { sampleParams } from '../contract/sample.js';
 import { documentSatisfiability, type SatisfiabilityProblem } from '../contract/satisfiability.js';
 import { ErrorCode } from '../rpc/errors.js';
@@ -85,19 +92,6 @@ function exampleErrorCode(model: ContractModel, methodIndex: number, exampleInde
   const e = resolve(model.raw, x.error);
   const code = e?.code ?? resolve(model.raw, e?.value)?.code;
   return Number.isInteger(code) ? code : undefined;
-}
-
-/** Positional params of one example pairing: by name where the example names a param, else by position; a missing
- *  value ends the list (trailing optional params may be left out). */
-function pairingParams(m: MethodModel, x: MethodModel['examples'][number]): unknown[] {
-  const byName = new Map(x.params.map((p) => [p.name, p.value]));
-  const out: unknown[] = [];
-  for (const [i, p] of m.params.entries()) {
-    const v = byName.has(p.name) ? byName.get(p.name) : x.params[i]?.value;
-    if (v === undefined) break;
-    out.push(v);
-  }
-  return out;
 }
 
 /** Error codes that pass instead of a result, code → why. */

@@ -540,6 +540,19 @@ export function expandServerUrl(s: ServerModel, values: Record<string, string> =
   );
 }
 
+/** Positional params of one example pairing, as the engine hands them to a handler: by name where the example names
+ *  a param, else by position; a missing value ends the list (trailing optional params may be left out). */
+export function pairingParams(m: MethodModel, x: MethodModel['examples'][number]): unknown[] {
+  const byName = new Map(x.params.map((p) => [p.name, p.value]));
+  const out: unknown[] = [];
+  for (const [i, p] of m.params.entries()) {
+    const v = byName.has(p.name) ? byName.get(p.name) : x.params[i]?.value;
+    if (v === undefined) break;
+    out.push(v);
+  }
+  return out;
+}
+
 /** The first example's positional params (by name where the example names them). */
 export function exampleParams(m: MethodModel): Json[] {
   const x = m.examples[0];

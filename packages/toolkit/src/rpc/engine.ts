@@ -50,9 +50,10 @@ import {
   resultViolation,
 } from './errors.js';
 
-/** What a call runs for. `P` is who it acts for, typed by the server that builds the context (the engine never looks). */
+/** What a call runs for. `P` is who it acts for, typed by the server that builds the context (the engine never looks).
+ *  A host that needs more per call (rpcgate: the network a request is for) extends this interface and passes its type
+ *  as the engine's `C`: the engine carries the context through untouched and knows nothing of what it adds. */
 export interface CallContext<P = unknown> {
-  network?: string;
   principal?: P;
   requestId?: string;
   ip?: string;

@@ -61,6 +61,11 @@ export function payloadTooLarge(what: 'body' | 'batch', limit: number, size?: nu
   return new RpcError(ErrorCode.InvalidRequest, `invalid request: ${reason}`, { limit }, 413);
 }
 
+/** No JSON-RPC endpoint at this path (HTTP 404): `message` may say which paths are served. */
+export function routeNotFound(message = 'not found'): RpcError {
+  return new RpcError(ErrorCode.InvalidRequest, message, undefined, 404);
+}
+
 /** Method not in the contract (`supported: false`: in the contract but not served here). */
 export function methodNotFound(method: string, supported = true): RpcError {
   // Names come from the client: cap what is echoed back.
