@@ -323,10 +323,14 @@ describe('stale periods are dropped', () => {
     for (let i = 0; i < 50; i++) await l.consume(app(`a${i}`, `u${i}`), 1, T);
     await l.consume(user('later'), 1, DAY_END + 5);
     await l.consume(app('later', 'later'), 1, DAY_END + 5);
-    const internals = l as unknown as Record<string, { counts: Map<string, number> }>;
-    expect(internals.bDay.counts.size).toBe(1);
-    expect(internals.aSec.counts.size).toBe(1);
-    expect(internals.aDay.counts.size).toBe(1);
-    expect(internals.aMonth.counts.size).toBe(51); // same month: kept
+    // One store per kind of window (windows.ts), named here by scope and period letter.
+    const stores = (l as unknown as { stores: Map<{ scope: string; letter: string }, { counts: Map<string, number> }> })
+      .stores;
+    const size = (name: string) =>
+      [...stores].find(([kind]) => `${kind.scope}:${kind.letter}` === name)?.[1].counts.size;
+    expect(size('b:d')).toBe(1);
+    expect(size('a:s')).toBe(1);
+    expect(size('au:d')).toBe(1);
+    expect(size('au:m')).toBe(51); // same month: kept
   });
 });

@@ -1,6 +1,7 @@
 // A decision as HTTP: rate-limit headers on every node API response, and the -32005 error when refused.
 import type { RpcError } from '@rpcgate/toolkit/errors';
 import { limitExceeded } from '../errors.js';
+import { PERIODS } from './periods.js';
 import type { LimitDecision } from './types.js';
 
 /**
@@ -34,8 +35,6 @@ let lastLimitStr = '';
 let lastReset = NaN;
 let lastResetStr = '';
 
-const QUOTA_WORD = { day: 'daily', month: 'monthly' } as const;
-
 /**
  * The refusal as an RpcError: -32005, data {source, reason: rate|quota, limit, period, resetAt (ISO)}, and the headers
  * (x-ratelimit-*) for a single request. A per-second rate: HTTP 429 with Retry-After (≤ 1 s, clients retry). A daily or
@@ -46,7 +45,7 @@ export function limitError(d: LimitDecision, now = Date.now()): RpcError {
     { limit: d.limit, period: d.period, resetAt: d.resetAt },
     d.period === 'second'
       ? `limit exceeded: ${d.limit} requests per second; resets at ${new Date(d.resetAt).toISOString()}`
-      : `limit exceeded: ${QUOTA_WORD[d.period]} quota of ${d.limit} requests used up (UTC ${d.period}); resets at ${new Date(d.resetAt).toISOString()}`,
+      : `limit exceeded: ${PERIODS[d.period].quota} quota of ${d.limit} requests used up (UTC ${d.period}); resets at ${new Date(d.resetAt).toISOString()}`,
     now,
   );
   const h: Record<string, string> = {

@@ -27,9 +27,10 @@
 import type { Redis } from 'ioredis';
 import { closeRedisClient, createRedisClient, untilFirstConnect, type RedisClientConfig } from '../redis/index.js';
 import { UtcCalendar } from './calendar.js';
-import { checkN, decide, slotDecisions, type Slot } from './decide.js';
+import { checkN, decide, slotDecisions } from './decide.js';
 import { resolvePlans, type LimitsConfig, type ResolvedPlans } from './plans.js';
 import type { LimitDecision, LimitSubject, Limiter } from './types.js';
+import { counterName, windowsOf, type Window } from './windows.js';
 
 /**
  * KEYS[i]: counter keys. ARGV[1]: n; then per key ARGV[2i]: limit, ARGV[2i+1]: expiry (epoch ms).
@@ -196,7 +197,7 @@ export interface RedisLimiterOptions extends LimitsConfig {
   clientConfig?: RedisClientConfig;
 }
 
-interface RedisSlot extends Slot {
+interface RedisSlot extends Window {
   key: string;
 }
 
@@ -328,42 +329,10 @@ export class RedisLimiter implements Limiter {
 
   /** The subject's counters in the current windows, shortest period first (counts not loaded). */
   slots(subject: LimitSubject, now: number): RedisSlot[] {
-    const cal = this.cal.at(now);
-    if (subject.kind === 'B') {
-      return [
-        {
-          key: `${this.prefix}:b:${subject.userId}:d:${cal.dayKey}`,
-          period: 'day',
-          limit: this.plans.b.daily,
-          resetAt: cal.dayEnd,
-          count: 0,
-        },
-      ];
-    }
-    // The rate per app, the quotas per account (all its apps together): one script call still decides all three.
-    const p = this.plans.a;
-    const user = `${this.prefix}:au:${subject.userId}`;
+    this.cal.at(now);
     const out: RedisSlot[] = [];
-    if (p.perSecond !== null) {
-      const sec = Math.floor(now / 1000);
-      out.push({
-        key: `${this.prefix}:a:${subject.appId}:s:${sec}`,
-        period: 'second',
-        limit: p.perSecond,
-        resetAt: (sec + 1) * 1000,
-        count: 0,
-      });
-    }
-    if (p.daily !== null)
-      out.push({ key: `${user}:d:${cal.dayKey}`, period: 'day', limit: p.daily, resetAt: cal.dayEnd, count: 0 });
-    if (p.monthly !== null)
-      out.push({
-        key: `${user}:m:${cal.monthKey}`,
-        period: 'month',
-        limit: p.monthly,
-        resetAt: cal.monthEnd,
-        count: 0,
-      });
+    windowsOf(this.plans, subject, now, out);
+    for (const w of out) w.key = `${this.prefix}:${counterName(w)}`;
     return out;
   }
 
@@ -389,6 +358,14 @@ export class RedisLimiter implements Limiter {
     }
     const reqs = g.reqs;
     return new Promise<LimitDecision>((resolve, reject) => reqs.push({ n, now, resolve, reject }));
+  }
+
+  consumeNow(subject: LimitSubject, n: number): Promise<LimitDecision> {
+    return this.consume(subject, n);
+  }
+
+  peekNow(subject: LimitSubject): Promise<LimitDecision> {
+    return this.peek(subject);
   }
 
   /** Script calls sent and not yet answered. */

@@ -1,5 +1,6 @@
 // The limiter's public types: who is counted (subject), what a check answers (decision), and the backend interface.
 // LimitSubject is declared here only: the access index builds one per principal, the account API asks for a user's.
+import type { LimitPeriod } from './periods.js';
 
 /** Who a request is counted against. */
 export type LimitSubject =
@@ -19,7 +20,7 @@ export function userSubject(userId: string): LimitSubject {
   return { kind: 'B', userId };
 }
 
-export type LimitPeriod = 'second' | 'day' | 'month';
+export type { LimitPeriod };
 
 export interface LimitDecision {
   allowed: boolean;
@@ -40,6 +41,13 @@ export interface Limiter {
    * either all counters grow by n, or (refused) none changes.
    */
   consume(subject: LimitSubject, n: number, now?: number): Promise<LimitDecision>;
+  /**
+   * consume, answered without a Promise when the backend can (in-process counters): the node API's admission hook
+   * then returns synchronously. May throw (in-process) or reject (Redis) as consume does.
+   */
+  consumeNow(subject: LimitSubject, n: number): LimitDecision | Promise<LimitDecision>;
+  /** peek, likewise without a Promise when the backend can. */
+  peekNow(subject: LimitSubject): LimitDecision | Promise<LimitDecision>;
   /** The subject's state without counting anything (dashboard / account API "today's usage"). */
   peek(subject: LimitSubject, now?: number): Promise<LimitDecision>;
   /** One decision per configured limit of the subject, shortest period first (usage per period). */
