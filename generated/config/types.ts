@@ -21,6 +21,14 @@ export type UpstreamSpec =
        * The same node's WebSocket URL: subscriptions.
        */
       ws: string;
+      rateLimit?: UpstreamRateLimit;
+    }
+  | {
+      /**
+       * The node's URL, as the plain string form.
+       */
+      url: string;
+      rateLimit?: UpstreamRateLimit;
     };
 
 /**
@@ -242,7 +250,7 @@ export interface LimitsLease {
 }
 export interface NetworkConfig {
   /**
-   * Upstream nodes: each an http(s):// URL (calls over HTTP; subscriptions polled), a ws(s):// URL (calls and subscriptions over one WebSocket per upstream per replica), or a pair {"http": …, "ws": …} (calls over HTTP, subscriptions over the socket). Credentials in a URL (user:pass@, keys in the path or query) are sent but never logged, exported or shown. In the environment: comma-separated URLs, or a JSON array for pairs. Empty = rpcgate starts an embedded anvil for this network.
+   * Upstream nodes: each an http(s):// URL (calls over HTTP; subscriptions polled), a ws(s):// URL (calls and subscriptions over one WebSocket per upstream per replica), or a pair {"http": …, "ws": …} (calls over HTTP, subscriptions over the socket); the object forms ({"url": …} or the pair) may carry the upstream's own plan, `rateLimit` (requests and compute units per second). Credentials in a URL (user:pass@, keys in the path or query) are sent but never logged, exported or shown. In the environment: comma-separated URLs, or a JSON array for pairs. Empty = rpcgate starts an embedded anvil for this network.
    */
   upstreams: UpstreamSpec[];
   /**
@@ -261,6 +269,19 @@ export interface NetworkConfig {
    * Display name in the dashboard and CLI; absent = the name capitalised (`holesky` → `Holesky`).
    */
   label?: string;
+}
+/**
+ * The upstream's own plan (a paid provider's rate limit), so rpcgate never trips its HTTP 429: over a sliding window of one second (plus upstream.budget.guardMs for the request's travel), rpcgate sends it at most requestsPerSecond calls (each call of a batch counts) and calls weighing at most unitsPerSecond compute units (x-gateway.units of the node contract). A call that would go over goes to another upstream with room; when none has any, it waits for room (at most upstream.budget.maxWaitMs and its own deadline), else fails with 503 -32042. Absent = no budget.
+ */
+export interface UpstreamRateLimit {
+  /**
+   * Most calls per second sent to this upstream.
+   */
+  requestsPerSecond?: number;
+  /**
+   * Most compute units per second sent to this upstream (each call weighs its method's x-gateway.units).
+   */
+  unitsPerSecond?: number;
 }
 /**
  * How rpcgate talks to upstream nodes.
@@ -303,6 +324,7 @@ export interface UpstreamConfig {
    * Most blocks one eth_getLogs may span (toBlock - fromBlock + 1; tags resolved against the node's head; the blockHash form is exempt). Wider ranges are refused before they reach the node with -32005 {reason: "block-range", limit}. 0 = no cap.
    */
   getLogsMaxBlockRange: number;
+  budget?: UpstreamBudgetConfig;
   /**
    * Largest upstream response body read for one call (bytes). Over it, reading stops and that call alone gets -32005 {reason: "response-size", limit} (a batch over it is split and its calls resent one by one). 0 = no cap.
    */
@@ -384,7 +406,7 @@ export interface UpstreamRetryConfig {
   nodeErrorMessages: string[];
 }
 /**
- * One circuit breaker per upstream. It opens when EITHER rule trips: failureThreshold failed requests in a row (a success resets the count), or — once the last windowSize requests hold at least minCalls outcomes — a share of failed requests at or over errorRate (a node failing every other call never fails five times in a row, but it is failing); and at once when a connection is refused (nothing listens). A failure is a connection reset, HTTP 5xx/429, garbage or a timeout; a node's JSON-RPC error (execution reverted…) is an answer, not a failure. Timeouts count in both rules, so a node that times out on most calls is taken out, but a single timeout (one slow eth_getLogs) never opens it: the in-a-row rule then needs at least 2, the rate rule at least 2 failures and minCalls outcomes. While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides; a closed circuit starts with an empty window. State: the rpcgate_upstream_circuit_state gauge and the log (`upstream marked down (circuit open)` with `rule`: consecutive, rate or refused).
+ * One circuit breaker per upstream. It opens when EITHER rule trips: failureThreshold failed requests in a row (a success resets the count), or — once the last windowSize requests hold at least minCalls outcomes — a share of failed requests at or over errorRate (a node failing every other call never fails five times in a row, but it is failing); and at once when a connection is refused (nothing listens). A failure is a connection reset, HTTP 5xx, garbage or a timeout (HTTP 429 is not: that upstream is backed off alone, see upstream.budget); a node's JSON-RPC error (execution reverted…) is an answer, not a failure. Timeouts count in both rules, so a node that times out on most calls is taken out, but a single timeout (one slow eth_getLogs) never opens it: the in-a-row rule then needs at least 2, the rate rule at least 2 failures and minCalls outcomes. While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides; a closed circuit starts with an empty window. State: the rpcgate_upstream_circuit_state gauge and the log (`upstream marked down (circuit open)` with `rule`: consecutive, rate or refused).
  */
 export interface UpstreamCircuitBreakerConfig {
   /**
@@ -416,6 +438,27 @@ export interface UpstreamBatchRecoveryConfig {
    * Least time between two changes of an upstream's batch size (ms): at most one larger batch is tried per interval.
    */
   intervalMs: number;
+}
+/**
+ * How the per-upstream budgets (networks.<name>.upstreams[i].rateLimit) and an upstream's HTTP 429 are handled. An upstream answering HTTP 429 is backed off alone — no call goes to it until its Retry-After (seconds or an HTTP date; backoffMs without one, at most maxBackoffMs) — and the calls of that request fail over to another upstream (a 429 was not processed: even calls that are never resent, such as eth_sendRawTransaction, may go elsewhere). A 429 does not count against the circuit breaker: the node is well, only busy.
+ */
+export interface UpstreamBudgetConfig {
+  /**
+   * Longest a call waits for an upstream with room in its budget (or out of its 429 backoff) when none has any now; never past the call's own deadline. 0 = fail at once.
+   */
+  maxWaitMs?: number;
+  /**
+   * Added to the one-second budget window: an upstream counts the calls when they arrive, rpcgate when it sends them, and travel or a connection's queue may bunch them up by this much.
+   */
+  guardMs?: number;
+  /**
+   * How long an upstream answering HTTP 429 without Retry-After gets no calls (ms).
+   */
+  backoffMs?: number;
+  /**
+   * Longest backoff a Retry-After may ask for (ms).
+   */
+  maxBackoffMs?: number;
 }
 /**
  * WebSocket upstreams (ws:// or wss://, or the ws side of a pair): one socket per upstream per replica. A ping every pingIntervalMs must be answered (by a pong or any message) within pongTimeoutMs, else the socket is taken for half-open (it stopped answering without closing) and torn down: its calls in flight fail over to another upstream when they may be resent, and it reconnects. Reconnects back off exponentially from reconnectMinMs to reconnectMaxMs with jitter (a random delay between half and all of the step); subscriptions are made again after each reconnect whatever the circuit breaker says, and their consumers are told of the gap.
@@ -882,7 +925,7 @@ export const configSchema = {
           items: { $ref: '#/definitions/UpstreamSpec' },
           'x-env': ['RPCGATE_{NETWORK}_UPSTREAMS'],
           description:
-            'Upstream nodes: each an http(s):// URL (calls over HTTP; subscriptions polled), a ws(s):// URL (calls and subscriptions over one WebSocket per upstream per replica), or a pair {"http": …, "ws": …} (calls over HTTP, subscriptions over the socket). Credentials in a URL (user:pass@, keys in the path or query) are sent but never logged, exported or shown. In the environment: comma-separated URLs, or a JSON array for pairs. Empty = rpcgate starts an embedded anvil for this network.',
+            'Upstream nodes: each an http(s):// URL (calls over HTTP; subscriptions polled), a ws(s):// URL (calls and subscriptions over one WebSocket per upstream per replica), or a pair {"http": …, "ws": …} (calls over HTTP, subscriptions over the socket); the object forms ({"url": …} or the pair) may carry the upstream\'s own plan, `rateLimit` (requests and compute units per second). Credentials in a URL (user:pass@, keys in the path or query) are sent but never logged, exported or shown. In the environment: comma-separated URLs, or a JSON array for pairs. Empty = rpcgate starts an embedded anvil for this network.',
         },
         chainId: {
           type: 'integer',
@@ -924,9 +967,74 @@ export const configSchema = {
           properties: {
             http: { type: 'string', pattern: '^https?://', description: "The node's HTTP URL: calls." },
             ws: { type: 'string', pattern: '^wss?://', description: "The same node's WebSocket URL: subscriptions." },
+            rateLimit: { $ref: '#/definitions/UpstreamRateLimit' },
+          },
+        },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['url'],
+          properties: {
+            url: {
+              type: 'string',
+              pattern: '^(https?|wss?)://',
+              description: "The node's URL, as the plain string form.",
+            },
+            rateLimit: { $ref: '#/definitions/UpstreamRateLimit' },
           },
         },
       ],
+    },
+    UpstreamRateLimit: {
+      title: 'UpstreamRateLimit',
+      type: 'object',
+      additionalProperties: false,
+      description:
+        "The upstream's own plan (a paid provider's rate limit), so rpcgate never trips its HTTP 429: over a sliding window of one second (plus upstream.budget.guardMs for the request's travel), rpcgate sends it at most requestsPerSecond calls (each call of a batch counts) and calls weighing at most unitsPerSecond compute units (x-gateway.units of the node contract). A call that would go over goes to another upstream with room; when none has any, it waits for room (at most upstream.budget.maxWaitMs and its own deadline), else fails with 503 -32042. Absent = no budget.",
+      properties: {
+        requestsPerSecond: { type: 'integer', minimum: 1, description: 'Most calls per second sent to this upstream.' },
+        unitsPerSecond: {
+          type: 'integer',
+          minimum: 1,
+          description:
+            "Most compute units per second sent to this upstream (each call weighs its method's x-gateway.units).",
+        },
+      },
+    },
+    UpstreamBudgetConfig: {
+      title: 'UpstreamBudgetConfig',
+      type: 'object',
+      additionalProperties: false,
+      description:
+        "How the per-upstream budgets (networks.<name>.upstreams[i].rateLimit) and an upstream's HTTP 429 are handled. An upstream answering HTTP 429 is backed off alone — no call goes to it until its Retry-After (seconds or an HTTP date; backoffMs without one, at most maxBackoffMs) — and the calls of that request fail over to another upstream (a 429 was not processed: even calls that are never resent, such as eth_sendRawTransaction, may go elsewhere). A 429 does not count against the circuit breaker: the node is well, only busy.",
+      properties: {
+        maxWaitMs: {
+          type: 'integer',
+          minimum: 0,
+          default: 1000,
+          description:
+            "Longest a call waits for an upstream with room in its budget (or out of its 429 backoff) when none has any now; never past the call's own deadline. 0 = fail at once.",
+        },
+        guardMs: {
+          type: 'integer',
+          minimum: 0,
+          default: 100,
+          description:
+            "Added to the one-second budget window: an upstream counts the calls when they arrive, rpcgate when it sends them, and travel or a connection's queue may bunch them up by this much.",
+        },
+        backoffMs: {
+          type: 'integer',
+          minimum: 0,
+          default: 1000,
+          description: 'How long an upstream answering HTTP 429 without Retry-After gets no calls (ms).',
+        },
+        maxBackoffMs: {
+          type: 'integer',
+          minimum: 0,
+          default: 300000,
+          description: 'Longest backoff a Retry-After may ask for (ms).',
+        },
+      },
     },
     UpstreamWsConfig: {
       title: 'UpstreamWsConfig',
@@ -1044,6 +1152,7 @@ export const configSchema = {
           description:
             'Most blocks one eth_getLogs may span (toBlock - fromBlock + 1; tags resolved against the node\'s head; the blockHash form is exempt). Wider ranges are refused before they reach the node with -32005 {reason: "block-range", limit}. 0 = no cap.',
         },
+        budget: { $ref: '#/definitions/UpstreamBudgetConfig' },
         maxResponseBytes: {
           type: 'integer',
           minimum: 0,
@@ -1168,7 +1277,7 @@ export const configSchema = {
       additionalProperties: false,
       required: ['failureThreshold', 'errorRate', 'windowSize', 'minCalls'],
       description:
-        "One circuit breaker per upstream. It opens when EITHER rule trips: failureThreshold failed requests in a row (a success resets the count), or — once the last windowSize requests hold at least minCalls outcomes — a share of failed requests at or over errorRate (a node failing every other call never fails five times in a row, but it is failing); and at once when a connection is refused (nothing listens). A failure is a connection reset, HTTP 5xx/429, garbage or a timeout; a node's JSON-RPC error (execution reverted…) is an answer, not a failure. Timeouts count in both rules, so a node that times out on most calls is taken out, but a single timeout (one slow eth_getLogs) never opens it: the in-a-row rule then needs at least 2, the rate rule at least 2 failures and minCalls outcomes. While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides; a closed circuit starts with an empty window. State: the rpcgate_upstream_circuit_state gauge and the log (`upstream marked down (circuit open)` with `rule`: consecutive, rate or refused).",
+        "One circuit breaker per upstream. It opens when EITHER rule trips: failureThreshold failed requests in a row (a success resets the count), or — once the last windowSize requests hold at least minCalls outcomes — a share of failed requests at or over errorRate (a node failing every other call never fails five times in a row, but it is failing); and at once when a connection is refused (nothing listens). A failure is a connection reset, HTTP 5xx, garbage or a timeout (HTTP 429 is not: that upstream is backed off alone, see upstream.budget); a node's JSON-RPC error (execution reverted…) is an answer, not a failure. Timeouts count in both rules, so a node that times out on most calls is taken out, but a single timeout (one slow eth_getLogs) never opens it: the in-a-row rule then needs at least 2, the rate rule at least 2 failures and minCalls outcomes. While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides; a closed circuit starts with an empty window. State: the rpcgate_upstream_circuit_state gauge and the log (`upstream marked down (circuit open)` with `rule`: consecutive, rate or refused).",
       properties: {
         failureThreshold: {
           type: 'integer',

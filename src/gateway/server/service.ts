@@ -51,7 +51,7 @@ import { type Meter, Metrics, logRedaction, type MeterOptions } from '../meterin
 import { RequestLog, requestLogRetentionMs } from '../metering/request-log.js';
 import { createHttpServer } from '@rpcgate/toolkit/http';
 import { createEngine } from '@rpcgate/toolkit/engine';
-import { createUpstreams, redactUrl, type UpstreamPool, type UpstreamSpec } from '../upstream/index.js';
+import { createUpstreams, redactUrl, splitUpstream, type UpstreamPool, type UpstreamSpec } from '../upstream/index.js';
 import {
   chainsSubsystem,
   drainServer,
@@ -240,7 +240,10 @@ export async function startService(
     for (const [name, n] of Object.entries(config.networks)) {
       const chain = chains.find((c) => c.network === name);
       urlsByNetwork[name] = chain ? [chain.url] : n.upstreams;
-      const upstreams = urlsByNetwork[name].map((u) => (typeof u === 'string' ? u : u.http));
+      const upstreams = urlsByNetwork[name].map((u) => {
+        const { spec } = splitUpstream(u);
+        return typeof spec === 'string' ? spec : spec.http;
+      });
       networks[name] = chain
         ? { name, embedded: true, upstreams, chainId: chain.chainId, pid: chain.pid }
         : { name, embedded: false, upstreams };

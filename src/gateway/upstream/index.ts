@@ -19,6 +19,7 @@ export {
   type UpstreamStatus,
   type UpstreamMetrics,
   type UpstreamSpec,
+  DEFAULT_UNITS,
 } from './pool.js';
 export {
   TransportError,
@@ -29,6 +30,7 @@ export {
   type SendOptions,
 } from './transport.js';
 export { redactUrl, redactIn } from './redact.js';
+export { splitUpstream, retryAfterMs, UpstreamBudget, type UpstreamRateLimit } from './failsafe/budget.js';
 export { upstreamUnavailable, upstreamTimeout, upstreamBadResponse, nodeError, responseTooLarge } from './errors.js';
 
 /** One pool per network over the given node URLs; `methods` says which methods may be deduped / hedged / retried and
