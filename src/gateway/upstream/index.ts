@@ -19,7 +19,6 @@ export {
   type UpstreamStatus,
   type UpstreamMetrics,
   type UpstreamSpec,
-  DEFAULT_UNITS,
 } from './pool.js';
 export {
   TransportError,

@@ -15,7 +15,7 @@
 import type { RpcError } from '@rpcgate/toolkit/errors';
 import type { UpstreamConfig } from '../config/config.js';
 import { markAnswered } from './answered.js';
-import type { CostClass } from '../method-meaning.js';
+import { type CostClass, DEFAULT_UNITS } from '../method-meaning.js';
 import { BatchSize, type Call, type ClassState, buildBody, costClasses, deliver, enqueue, quote } from './batching.js';
 import { responseTooLarge, upstreamBadResponse, upstreamTimeout, upstreamUnavailable } from './errors.js';
 import { CIRCUIT, type BreakerRule, type CircuitState, CircuitBreaker } from './failsafe/breaker.js';
@@ -46,9 +46,6 @@ export interface UpstreamMethodPolicy {
   /** Compute units a call weighs against an upstream's `unitsPerSecond` (x-gateway.units); absent = DEFAULT_UNITS. */
   readonly units?: number;
 }
-
-/** The weight of a method the pool is not told about (the node contract's default for unlisted methods). */
-export const DEFAULT_UNITS = 20;
 
 export interface UpstreamStatus {
   /** scheme://host:port (a pair: both, `http… + ws…`): never credentials, path or query. */
