@@ -215,12 +215,24 @@ export interface LimitsConfig {
   lease?: LimitsLease;
 }
 /**
- * Operator plan for access point A (apps): `perSecond` per app; `daily` and `monthly` per account — all apps of one user count together (as a provider's monthly units are per account), so more apps do not multiply the quota. A field left out takes its default; `null` switches that limit off.
+ * Operator plan for access point A (apps): `perSecond` per app; `daily` and `monthly` per account — all apps of one user count together (as a provider's monthly units are per account), so more apps do not multiply the quota. Beside these request limits, the same limits in compute units (`unitsPerSecond`, `dailyUnits`, `monthlyUnits`; each call weighs its method's x-gateway.units), off by default: a call must fit every limit that is on, and a refusal is the same -32005 with x-ratelimit-* headers in the refusing limit's measure. A field left out takes its default; `null` switches that limit off.
  */
 export interface AppPlan {
   perSecond?: number | null;
   daily?: number | null;
   monthly?: number | null;
+  /**
+   * Compute units per second per app (each call weighs its method's x-gateway.units in openrpc.json), beside perSecond; null = off.
+   */
+  unitsPerSecond?: number | null;
+  /**
+   * Compute units per account per UTC day, beside daily; null = off.
+   */
+  dailyUnits?: number | null;
+  /**
+   * Compute units per account per UTC month, beside monthly; null = off.
+   */
+  monthlyUnits?: number | null;
 }
 /**
  * Access point B (network keys).
@@ -230,6 +242,10 @@ export interface NetworkKeyPlan {
    * Requests per user per UTC day, across all the user's network keys.
    */
   dailyPerUser?: number;
+  /**
+   * Compute units (x-gateway.units) per user per UTC day across all the user's network keys, beside dailyPerUser; null = off.
+   */
+  dailyUnitsPerUser?: number | null;
 }
 /**
  * Leased budgets of the Redis limiter (with `redisUrl`): while a subject has plenty of quota left, a replica reserves a few units at once in Redis (in the same script call that decides a call) and admits the next calls from that reserve without a round trip. Never more is admitted than the limit: every admitted call is either decided by Redis or drawn from units Redis already counted. Close to the limit (less than `minRemaining` left in any of the subject's counters, e.g. an app's per-second limit) every call is decided by Redis as before. What a replica holds and does not use goes back after `idleReturnMs` without calls (or at shutdown); until then another replica may be refused up to that many units early, and a replica killed while holding units loses them for the rest of the window.
@@ -1679,11 +1695,30 @@ export const configSchema = {
       type: 'object',
       additionalProperties: false,
       description:
-        "Operator plan for access point A (apps): `perSecond` per app; `daily` and `monthly` per account — all apps of one user count together (as a provider's monthly units are per account), so more apps do not multiply the quota. A field left out takes its default; `null` switches that limit off.",
+        "Operator plan for access point A (apps): `perSecond` per app; `daily` and `monthly` per account — all apps of one user count together (as a provider's monthly units are per account), so more apps do not multiply the quota. Beside these request limits, the same limits in compute units (`unitsPerSecond`, `dailyUnits`, `monthlyUnits`; each call weighs its method's x-gateway.units), off by default: a call must fit every limit that is on, and a refusal is the same -32005 with x-ratelimit-* headers in the refusing limit's measure. A field left out takes its default; `null` switches that limit off.",
       properties: {
         perSecond: { type: ['integer', 'null'], minimum: 0, default: 100 },
         daily: { type: ['integer', 'null'], minimum: 0, default: 100000 },
         monthly: { type: ['integer', 'null'], minimum: 0, default: 3000000 },
+        unitsPerSecond: {
+          type: ['integer', 'null'],
+          minimum: 0,
+          default: null,
+          description:
+            "Compute units per second per app (each call weighs its method's x-gateway.units in openrpc.json), beside perSecond; null = off.",
+        },
+        dailyUnits: {
+          type: ['integer', 'null'],
+          minimum: 0,
+          default: null,
+          description: 'Compute units per account per UTC day, beside daily; null = off.',
+        },
+        monthlyUnits: {
+          type: ['integer', 'null'],
+          minimum: 0,
+          default: null,
+          description: 'Compute units per account per UTC month, beside monthly; null = off.',
+        },
       },
     },
     NetworkKeyPlan: {
@@ -1697,6 +1732,13 @@ export const configSchema = {
           minimum: 0,
           default: 25000,
           description: "Requests per user per UTC day, across all the user's network keys.",
+        },
+        dailyUnitsPerUser: {
+          type: ['integer', 'null'],
+          minimum: 0,
+          default: null,
+          description:
+            "Compute units (x-gateway.units) per user per UTC day across all the user's network keys, beside dailyPerUser; null = off.",
         },
       },
     },

@@ -35,6 +35,11 @@ let lastLimitStr = '';
 let lastReset = NaN;
 let lastResetStr = '';
 
+/** What the limit counts, in its message (the x-ratelimit-* numbers are in the same measure). */
+function what(d: LimitDecision): string {
+  return d.units ? 'compute units' : 'requests';
+}
+
 /**
  * The refusal as an RpcError: -32005, data {source, reason: rate|quota, limit, period, resetAt (ISO)}, and the headers
  * (x-ratelimit-*) for a single request. A per-second rate: HTTP 429 with Retry-After (≤ 1 s, clients retry). A daily or
@@ -44,8 +49,8 @@ export function limitError(d: LimitDecision, now = Date.now()): RpcError {
   const err = limitExceeded(
     { limit: d.limit, period: d.period, resetAt: d.resetAt },
     d.period === 'second'
-      ? `limit exceeded: ${d.limit} requests per second; resets at ${new Date(d.resetAt).toISOString()}`
-      : `limit exceeded: ${PERIODS[d.period].quota} quota of ${d.limit} requests used up (UTC ${d.period}); resets at ${new Date(d.resetAt).toISOString()}`,
+      ? `limit exceeded: ${d.limit} ${what(d)} per second; resets at ${new Date(d.resetAt).toISOString()}`
+      : `limit exceeded: ${PERIODS[d.period].quota} quota of ${d.limit} ${what(d)} used up (UTC ${d.period}); resets at ${new Date(d.resetAt).toISOString()}`,
     now,
   );
   const h: Record<string, string> = {

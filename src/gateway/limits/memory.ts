@@ -4,7 +4,7 @@
 // An app's call (A) counts its per-second window under the app and its day/month windows under the app's user:
 // the quotas are the account's, shared by all its apps (more apps do not multiply them); the rate stays per app.
 import { UtcCalendar } from './calendar.js';
-import { checkN, decide, slotDecisions } from './decide.js';
+import { amount, checkN, checkUnits, decide, slotDecisions } from './decide.js';
 import { resolvePlans, type LimitsConfig, type ResolvedPlans } from './plans.js';
 import type { LimitDecision, LimitSubject, Limiter } from './types.js';
 import { windowsOf, type Window, type WindowKind } from './windows.js';
@@ -54,14 +54,15 @@ export class MemoryLimiter implements Limiter {
   }
 
   /** Synchronous consume for callers on the hot path that want to skip a Promise. */
-  consumeSync(subject: LimitSubject, n: number, now = Date.now()): LimitDecision {
+  consumeSync(subject: LimitSubject, n: number, now = Date.now(), units = n): LimitDecision {
     checkN(n);
+    checkUnits(units);
     const k = this.fill(subject, now);
-    const d = decide(this.slots, k, n, now, this.cal.dayEnd);
+    const d = decide(this.slots, k, n, now, this.cal.dayEnd, units);
     if (d.allowed) {
       for (let i = 0; i < k; i++) {
         const s = this.slots[i];
-        s.store.counts.set(s.id, s.count + n);
+        s.store.counts.set(s.id, s.count + amount(s, n, units));
       }
     }
     return d;
@@ -72,16 +73,16 @@ export class MemoryLimiter implements Limiter {
     return decide(this.slots, k, 0, now, this.cal.dayEnd);
   }
 
-  consumeNow(subject: LimitSubject, n: number): LimitDecision {
-    return this.consumeSync(subject, n);
+  consumeNow(subject: LimitSubject, n: number, units?: number): LimitDecision {
+    return this.consumeSync(subject, n, undefined, units);
   }
 
   peekNow(subject: LimitSubject): LimitDecision {
     return this.peekSync(subject);
   }
 
-  async consume(subject: LimitSubject, n: number, now?: number): Promise<LimitDecision> {
-    return this.consumeSync(subject, n, now);
+  async consume(subject: LimitSubject, n: number, now?: number, units?: number): Promise<LimitDecision> {
+    return this.consumeSync(subject, n, now, units);
   }
 
   async peek(subject: LimitSubject, now?: number): Promise<LimitDecision> {

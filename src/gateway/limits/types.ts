@@ -24,6 +24,8 @@ export type { LimitPeriod };
 
 export interface LimitDecision {
   allowed: boolean;
+  /** true: the limit counts compute units (x-gateway.units), not requests — `limit` and `remaining` are units. */
+  units?: true;
   /** The limit this decision describes (the tightest one on success, the refusing one on refusal). */
   limit: number;
   /** What is left of that limit after this call (on refusal: what was left, untouched). */
@@ -37,15 +39,16 @@ export interface LimitDecision {
 
 export interface Limiter {
   /**
-   * Counts `n` requests (a batch counts each item) against every limit of the subject, all or nothing:
-   * either all counters grow by n, or (refused) none changes.
+   * Counts `n` requests (a batch counts each item) weighing `units` compute units (default n) against every limit of
+   * the subject, all or nothing: either all counters grow (request limits by n, unit limits by units), or (refused)
+   * none changes.
    */
-  consume(subject: LimitSubject, n: number, now?: number): Promise<LimitDecision>;
+  consume(subject: LimitSubject, n: number, now?: number, units?: number): Promise<LimitDecision>;
   /**
    * consume, answered without a Promise when the backend can (in-process counters): the node API's admission hook
    * then returns synchronously. May throw (in-process) or reject (Redis) as consume does.
    */
-  consumeNow(subject: LimitSubject, n: number): LimitDecision | Promise<LimitDecision>;
+  consumeNow(subject: LimitSubject, n: number, units?: number): LimitDecision | Promise<LimitDecision>;
   /** peek, likewise without a Promise when the backend can. */
   peekNow(subject: LimitSubject): LimitDecision | Promise<LimitDecision>;
   /** The subject's state without counting anything (dashboard / account API "today's usage"). */

@@ -14,19 +14,27 @@ export interface WindowKind {
    *  apps), `b` the user (access point B's keys). Part of the counter's name (Redis keys `<prefix>:<scope>:<id>:…`). */
   scope: 'a' | 'au' | 'b';
   period: LimitPeriod;
-  /** The period in counter names (`s`, `d`, `m`). */
+  /** The period in counter names (`s`, `d`, `m`; `us`, `ud`, `um` for unit windows). */
   letter: string;
+  /** Counts compute units (x-gateway.units of each call) instead of requests. */
+  units: boolean;
   /** The plan's limit for this window; null = off. */
   limitOf(plans: ResolvedPlans): number | null;
 }
 
 /** A subject's windows, shortest period first (a decision's ties and peekAll follow this order). */
 const A_WINDOWS: readonly WindowKind[] = [
-  { scope: 'a', period: 'second', letter: 's', limitOf: (p) => p.a.perSecond },
-  { scope: 'au', period: 'day', letter: 'd', limitOf: (p) => p.a.daily },
-  { scope: 'au', period: 'month', letter: 'm', limitOf: (p) => p.a.monthly },
+  { scope: 'a', period: 'second', letter: 's', units: false, limitOf: (p) => p.a.perSecond },
+  { scope: 'a', period: 'second', letter: 'us', units: true, limitOf: (p) => p.a.unitsPerSecond },
+  { scope: 'au', period: 'day', letter: 'd', units: false, limitOf: (p) => p.a.daily },
+  { scope: 'au', period: 'day', letter: 'ud', units: true, limitOf: (p) => p.a.dailyUnits },
+  { scope: 'au', period: 'month', letter: 'm', units: false, limitOf: (p) => p.a.monthly },
+  { scope: 'au', period: 'month', letter: 'um', units: true, limitOf: (p) => p.a.monthlyUnits },
 ];
-const B_WINDOWS: readonly WindowKind[] = [{ scope: 'b', period: 'day', letter: 'd', limitOf: (p) => p.b.daily }];
+const B_WINDOWS: readonly WindowKind[] = [
+  { scope: 'b', period: 'day', letter: 'd', units: false, limitOf: (p) => p.b.daily },
+  { scope: 'b', period: 'day', letter: 'ud', units: true, limitOf: (p) => p.b.dailyUnits },
+];
 
 /** One of a subject's windows now, with its counter value (`count`, 0 until a limiter loads it). */
 export interface Window extends Slot {
@@ -84,6 +92,7 @@ export function windowsOf<W extends Window = Window>(
     w.kind = kind;
     w.id = kind.scope === 'a' && subject.kind === 'A' ? subject.appId : subject.userId;
     w.period = kind.period;
+    w.units = kind.units;
     w.limit = limit;
     w.count = 0;
     bounds(kind.period, now, w);

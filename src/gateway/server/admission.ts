@@ -7,7 +7,7 @@ import { limitError, limitHeaders, type LimitDecision, type Limiter } from '../l
 import type { AdmitCall, AdmitFn, AdmitResult } from '@rpcgate/toolkit/engine';
 import { RpcError } from '@rpcgate/toolkit/errors';
 import { limitsBackendUnavailable } from '../errors.js';
-import type { AddressParam } from '../method-meaning.js';
+import { type AddressParam, DEFAULT_UNITS } from '../method-meaning.js';
 
 /** Headers that describe a subject's state without counting (for responses where nothing was admitted). */
 function stateHeaders(d: LimitDecision): Record<string, string> {
@@ -36,11 +36,13 @@ export async function peekLimitHeaders(
 }
 
 /** `addressParams`: where each method names contract addresses (method-meaning.ts `addressParamsTable` of the node
- *  contract), for the address allowlist. */
+ *  contract), for the address allowlist. `units`: each method's compute units (`unitsTable`), counted against the
+ *  plan's unit limits (a method not in it weighs DEFAULT_UNITS). */
 export function createAdmission(
   limiter: Limiter | undefined,
   addressParams: ReadonlyMap<string, readonly AddressParam[]>,
   onError?: (err: unknown) => void,
+  units: ReadonlyMap<string, number> = new Map(),
 ): AdmitFn<AccessContext> {
   return (
     calls: readonly AdmitCall[],
@@ -63,7 +65,10 @@ export function createAdmission(
     // In-process counters answer synchronously: the hook then returns its result without a Promise.
     let d: LimitDecision | Promise<LimitDecision>;
     try {
-      d = admitted === 0 ? limiter.peekNow(subject) : limiter.consumeNow(subject, admitted);
+      d =
+        admitted === 0
+          ? limiter.peekNow(subject)
+          : limiter.consumeNow(subject, admitted, unitsOf(calls, refused, units));
     } catch (e) {
       return failed(e, onError);
     }
@@ -74,6 +79,18 @@ export function createAdmission(
       );
     return decided(d, admitted, refused);
   };
+}
+
+/** Compute units of the admitted calls (those an allowlist did not refuse). */
+export function unitsOf(
+  calls: readonly AdmitCall[],
+  refused: readonly (RpcError | undefined)[] | undefined,
+  units: ReadonlyMap<string, number>,
+): number {
+  let u = 0;
+  for (let i = 0; i < calls.length; i++)
+    if (refused?.[i] === undefined) u += units.get(calls[i].method) ?? DEFAULT_UNITS;
+  return u;
 }
 
 /** The limiter failed: an RpcError passes (the engine answers it), anything else is the backend being down. */

@@ -46,7 +46,7 @@ import { LOG_EVERY_MS } from '../redis/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
 import { createResponseCaches, type ResponseCaches } from '../cache/index.js';
 import { createHeads, headPollMs, type HeadPool } from '../heads/index.js';
-import { addressParamsTable, meaningTable } from '../method-meaning.js';
+import { addressParamsTable, meaningTable, unitsTable } from '../method-meaning.js';
 import { type Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
 import { RequestLog, requestLogRetentionMs } from '../metering/request-log.js';
 import { createHttpServer } from '@rpcgate/toolkit/http';
@@ -321,6 +321,7 @@ export async function startService(
       maxQueued: ws.maxQueuedNotifications,
       maxQueuedBytes: ws.maxQueuedBytes,
       limiter: lim,
+      notificationUnits: meanings.get('eth_subscribe')?.units,
       logger,
       onNotified: (ctx, n) => {
         metrics.notificationsDelivered(ctx.network, n);
@@ -345,7 +346,7 @@ export async function startService(
       options: { maxBatchSize: config.maxBatchSize, strictResults: config.strictResults },
       onError: (err, info) =>
         logger.error({ err, method: info.method, rid: info.ctx.requestId }, 'unexpected error in a call'),
-      admit: createAdmission(lim, addressParamsTable(methods), onLimiterError),
+      admit: createAdmission(lim, addressParamsTable(methods), onLimiterError, unitsTable(methods)),
       onCall: callMeter?.onCall,
     });
     const acct = accountRoute({
