@@ -16,6 +16,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { Meter, type MeterEvent } from '../src/gateway/metering/meter.js';
+import { unitsTable } from '../src/gateway/method-meaning.js';
 import { methods as nodeMethods } from '../generated/node/methods.js';
 import { ensureWebBuilt } from '../src/gateway/web/build.js';
 
@@ -587,7 +588,12 @@ async function metricsJourney(): Promise<void> {
     },
   ];
   let clock = 0;
-  const meter = new Meter({ db: svc.store.db, methods: Object.keys(nodeMethods), now: () => clock });
+  const meter = new Meter({
+    db: svc.store.db,
+    methods: Object.keys(nodeMethods),
+    units: unitsTable(nodeMethods),
+    now: () => clock,
+  });
   for (const b of [...batches].sort((x, y) => x.at - y.at)) {
     clock = b.at;
     meter.record({ ...b.e, latencyMs: b.ms, count: b.n });
@@ -605,6 +611,8 @@ async function metricsJourney(): Promise<void> {
   expect(await page.getByTestId('metric-success-rate').textContent()).toBe('92.0%');
   expect(await page.getByTestId('metric-errors').textContent()).toBe('4');
   expect(await page.getByTestId('metric-cache-hits').textContent()).toBe('30 (60.0%)');
+  // Compute units (x-gateway.units): 40 eth_blockNumber × 10 + 7 eth_call × 26 + 3 eth_getBalance × 20.
+  expect(await page.getByTestId('metric-units').textContent()).toBe('642');
   expect(await page.getByTestId('metric-latency').textContent()).toMatch(/^[\d.]+ ms \/ [\d.]+ ms \/ [\d.]+ ms$/);
   // The same numbers as the API's (nothing computed or invented by the page).
   const api = (
@@ -617,6 +625,7 @@ async function metricsJourney(): Promise<void> {
     total: 50,
     success: 46,
     cacheHits: 30,
+    units: 642,
     methods: { eth_blockNumber: 40, eth_call: 7, eth_getBalance: 3 },
     errorsByCode: { '-32005': 3, '3': 1 },
   });

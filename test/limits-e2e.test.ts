@@ -29,6 +29,7 @@ import {
   createUser,
   openStore,
   setAllowlist,
+  usageSeries,
   type Store,
 } from '../src/gateway/store/index.js';
 
@@ -441,6 +442,51 @@ describe('in-process counters, A per-second and monthly plans', () => {
     const month = nextUtcMonth();
     expectAllowed(await post(app, blockNumbers(4)), 4, 0, month);
     expectRefused(await post(app, call('eth_blockNumber')), 4, 'month', month, 0);
+  });
+});
+
+describe('compute units (issue 24 item 5): a unit quota beside the request quota, each call weighs its x-gateway.units', () => {
+  it('B: a batch counts each item by its method; over the daily units the request is refused whole (-32005, 402, headers in units); usage returns units', async () => {
+    const svc = await gate({ b: { dailyPerUser: 1000, dailyUnitsPerUser: 200 } });
+    const user = await newUser(svc);
+    const k = await bKey(svc, user);
+    const day = nextUtcMidnight();
+    // eth_blockNumber 10 + eth_chainId 0 + eth_getBalance 20 = 30 units, 3 requests: the tightest limit is the units.
+    let r = await post(k, [
+      call('eth_blockNumber', [], 1),
+      call('eth_chainId', [], 2),
+      call('eth_getBalance', [ADDR, 'latest'], 3),
+    ]);
+    expectAllowed(r, 200, 170, day);
+    // Six eth_call (26 each, 156 units) fit; 14 units left.
+    const ethCall = (i: number) => call('eth_call', [{ to: ADDR, data: '0x' }, 'latest'], i);
+    r = await post(
+      k,
+      Array.from({ length: 6 }, (_, i) => ethCall(10 + i)),
+    );
+    expectAllowed(r, 200, 14, day);
+    // One eth_call more (26 > 14): refused whole as the daily quota, in units, and not forwarded.
+    const before = upstream.items();
+    r = await post(k, ethCall(99));
+    expectRefused(r, 200, 'day', day, 14);
+    expect(r.body.error.message).toMatch(/daily quota of 200 compute units used up/);
+    expect(upstream.items()).toBe(before);
+    // eth_blockNumber (10) still fits; eth_chainId weighs nothing and is limited by the request quota only.
+    r = await post(k, call('eth_blockNumber'));
+    expectAllowed(r, 200, 4, day);
+    r = await post(k, call('eth_chainId'));
+    expect(r.status).toBe(200);
+    // Usage (the account API's series) carries the units of what was served, beside the call count.
+    await svc.meter?.flush();
+    const usage = await usageSeries(svc.store.db, {
+      userId: user,
+      from: Date.now() - 3_600_000,
+      to: Date.now() + 60_000,
+      granularity: 'hour',
+      fill: false,
+    });
+    // Every metered call weighs its units, the refused eth_call too (as `total` counts refusals).
+    expect(usage.summary).toMatchObject({ total: 3 + 6 + 1 + 1 + 1, units: 30 + 156 + 26 + 10 + 0 });
   });
 });
 

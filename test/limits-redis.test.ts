@@ -63,6 +63,29 @@ describe.skipIf(skip)('Redis limiter', () => {
     await l.close();
   });
 
+  it('compute-unit limits: counted by units in their own keys, beside the request counters, all or nothing', async () => {
+    const l = make({ a: { perSecond: 100, daily: 1000, monthly: null, unitsPerSecond: 100, dailyUnits: 150 } });
+    const s = app('cu-app', 'cu-user');
+    expect(await l.consume(s, 2, T, 86)).toMatchObject({ allowed: true, units: true, period: 'second', remaining: 14 });
+    const refused = await l.consume(s, 1, T, 60);
+    expect(refused).toMatchObject({ allowed: false, units: true, period: 'second', limit: 100, remaining: 14 });
+    expect(limitError(refused, T).message).toMatch(/compute units per second/);
+    const sec = Math.floor(T / 1000);
+    expect(
+      await redis.mget(
+        `${PREFIX}:a:cu-app:s:${sec}`,
+        `${PREFIX}:a:cu-app:us:${sec}`,
+        `${PREFIX}:au:cu-user:d:${ymd(T)}`,
+        `${PREFIX}:au:cu-user:ud:${ymd(T)}`,
+      ),
+    ).toEqual(['2', '86', '2', '86']);
+    expect(await l.consume(s, 1, T + 1000, 70)).toMatchObject({ allowed: false, units: true, period: 'day' });
+    // Concurrent consumes of one subject go to Redis as one script call and are still decided one by one.
+    const many = await Promise.all([10, 20, 30, 40].map((u) => l.consume(s, 1, T + 2000, u)));
+    expect(many.map((d) => d.allowed)).toEqual([true, true, true, false]);
+    expect(await redis.get(`${PREFIX}:au:cu-user:ud:${ymd(T)}`)).toBe(String(86 + 10 + 20 + 30));
+  });
+
   it('limit 20: 20 accepted, the 21st refused; remaining/limit/resetAt right; key format and expiry', async () => {
     const l = make({ b: { dailyPerUser: 20 } });
     for (let i = 1; i <= 20; i++) {

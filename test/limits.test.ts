@@ -24,11 +24,21 @@ describe('plans', () => {
   it('documents defaults and applies overrides; null switches a limit off', () => {
     expect(DEFAULT_B_DAILY_PER_USER).toBe(25_000);
     expect(DEFAULT_APP_PLAN).toEqual({ perSecond: 100, daily: 100_000, monthly: 3_000_000 });
-    expect(resolvePlans()).toEqual({ a: { perSecond: 100, daily: 100_000, monthly: 3_000_000 }, b: { daily: 25_000 } });
-    expect(resolvePlans({ a: { monthly: null, perSecond: 5 }, b: { dailyPerUser: 20 } })).toEqual({
-      a: { perSecond: 5, daily: 100_000, monthly: null },
-      b: { daily: 20 },
+    // Unit limits (compute units) are off unless configured.
+    const noUnits = { unitsPerSecond: null, dailyUnits: null, monthlyUnits: null };
+    expect(resolvePlans()).toEqual({
+      a: { perSecond: 100, daily: 100_000, monthly: 3_000_000, ...noUnits },
+      b: { daily: 25_000, dailyUnits: null },
     });
+    expect(resolvePlans({ a: { monthly: null, perSecond: 5 }, b: { dailyPerUser: 20 } })).toEqual({
+      a: { perSecond: 5, daily: 100_000, monthly: null, ...noUnits },
+      b: { daily: 20, dailyUnits: null },
+    });
+    expect(resolvePlans({ a: { dailyUnits: 500 }, b: { dailyUnitsPerUser: 90 } })).toMatchObject({
+      a: { dailyUnits: 500, unitsPerSecond: null },
+      b: { dailyUnits: 90 },
+    });
+    expect(() => resolvePlans({ a: { unitsPerSecond: -1 } })).toThrow(RangeError);
     expect(() => resolvePlans({ a: { daily: -1 } })).toThrow(RangeError);
     expect(() => resolvePlans({ b: { dailyPerUser: 1.5 } })).toThrow(RangeError);
   });
@@ -316,6 +326,44 @@ describe('headers and the -32005 error', () => {
   });
 });
 
+describe('compute-unit limits (beside request limits)', () => {
+  it('a call counts its units against unit windows and 1 per request against request windows, all or nothing', async () => {
+    const l = new MemoryLimiter({ a: { perSecond: 100, daily: 1000, unitsPerSecond: 100, dailyUnits: 150 } });
+    const s = app('cu-app', 'cu-user');
+    // eth_getLogs (60) + eth_call (26): 86 units, 2 requests. The tightest limit is the per-second units (14 left).
+    const d1 = await l.consume(s, 2, T, 86);
+    expect(d1).toMatchObject({ allowed: true, units: true, period: 'second', limit: 100, remaining: 14 });
+    // 60 more units in the same second: over the units rate (not the request rate), nothing counted.
+    const d2 = await l.consume(s, 1, T, 60);
+    expect(d2).toMatchObject({ allowed: false, units: true, period: 'second', limit: 100, remaining: 14 });
+    const e = limitError(d2, T);
+    expect(e.httpStatus).toBe(429);
+    expect(e.message).toMatch(/100 compute units per second/);
+    expect(e.headers).toMatchObject({ 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '14' });
+    // Next second: the daily units (150) refuse 70 more (86 + 70 > 150) as a quota, 402.
+    const d3 = await l.consume(s, 1, T + 1000, 70);
+    expect(d3).toMatchObject({ allowed: false, units: true, period: 'day', limit: 150, remaining: 64 });
+    expect(limitError(d3, T + 1000).httpStatus).toBe(402);
+    // Eth_chainId weighs 0 units: request limits only.
+    expect(await l.consume(s, 1, T + 1000, 0)).toMatchObject({ allowed: true });
+    const all = await l.peekAll(s, T + 1000);
+    expect(all.map((d) => [d.period, d.units === true, d.limit, d.remaining])).toEqual([
+      ['second', false, 100, 99],
+      ['second', true, 100, 100],
+      ['day', false, 1000, 997],
+      ['day', true, 150, 64],
+      ['month', false, 3_000_000, 2_999_997],
+    ]);
+  });
+
+  it('network keys (B): a daily unit quota per user beside the request quota', async () => {
+    const l = new MemoryLimiter({ b: { dailyPerUser: 100, dailyUnitsPerUser: 50 } });
+    expect(await l.consume(user('cu-b'), 2, T, 40)).toMatchObject({ allowed: true, units: true, remaining: 10 });
+    expect(await l.consume(user('cu-b'), 1, T, 20)).toMatchObject({ allowed: false, units: true, period: 'day' });
+    expect(await l.consume(user('cu-b'), 1, T, 10)).toMatchObject({ allowed: true, remaining: 0 });
+  });
+});
+
 describe('stale periods are dropped', () => {
   it('old windows do not keep entries', async () => {
     const l = new MemoryLimiter({ b: { dailyPerUser: 20 }, a: { perSecond: 10 } });
@@ -323,10 +371,14 @@ describe('stale periods are dropped', () => {
     for (let i = 0; i < 50; i++) await l.consume(app(`a${i}`, `u${i}`), 1, T);
     await l.consume(user('later'), 1, DAY_END + 5);
     await l.consume(app('later', 'later'), 1, DAY_END + 5);
-    const internals = l as unknown as Record<string, { counts: Map<string, number> }>;
-    expect(internals.bDay.counts.size).toBe(1);
-    expect(internals.aSec.counts.size).toBe(1);
-    expect(internals.aDay.counts.size).toBe(1);
-    expect(internals.aMonth.counts.size).toBe(51); // same month: kept
+    // One store per kind of window (windows.ts), named here by scope and period letter.
+    const stores = (l as unknown as { stores: Map<{ scope: string; letter: string }, { counts: Map<string, number> }> })
+      .stores;
+    const size = (name: string) =>
+      [...stores].find(([kind]) => `${kind.scope}:${kind.letter}` === name)?.[1].counts.size;
+    expect(size('b:d')).toBe(1);
+    expect(size('a:s')).toBe(1);
+    expect(size('au:d')).toBe(1);
+    expect(size('au:m')).toBe(51); // same month: kept
   });
 });

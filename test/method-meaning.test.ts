@@ -13,6 +13,7 @@ import { writeMethods } from '../packages/toolkit/src/codegen/methods.js';
 import { methods as nodeMethods } from '../generated/node/methods.js';
 import { methods as accountMethods } from '../generated/account/methods.js';
 import {
+  DEFAULT_UNITS,
   FAIL_CLOSED,
   addressParamsTable,
   meaningOf,
@@ -57,6 +58,7 @@ describe('the x-gateway schema', () => {
       'readOnly',
       'retryable',
       'route',
+      'units',
     ]);
     for (const [k, p] of Object.entries<Json>(schema.properties))
       expect(typeof p.description === 'string' && p.description.length > 20, k).toBe(true);
@@ -74,6 +76,7 @@ describe('the x-gateway schema', () => {
       readOnly: true,
       cost: 'heavy',
       addressParams: [{ param: 0, path: 'to' }],
+      units: 26,
     };
     expect(validate(ok)).toBe(true);
     const bad: [string, Json][] = [
@@ -95,8 +98,35 @@ describe('the x-gateway schema', () => {
       ['negative blockParam', { ...ok, blockParam: -1 }],
       ['boolean as string', { ...ok, idempotent: 'true' }],
       ['cost', { ...ok, cost: 'medium' }],
+      ['negative units', { ...ok, units: -1 }],
+      ['fractional units', { ...ok, units: 2.5 }],
+      ['units as string', { ...ok, units: '26' }],
     ];
     for (const [why, value] of bad) expect(validate(JSON.parse(JSON.stringify(value))), why).toBe(false);
+  });
+});
+
+describe('compute units (x-gateway.units)', () => {
+  it("default to the schema's default; the node contract carries Alchemy's published weights", () => {
+    expect(schema.properties.units.default).toBe(DEFAULT_UNITS);
+    expect(schema.properties.units.description).toContain('https://www.alchemy.com/docs/reference/compute-unit-costs');
+    const units = new Map([...meaningTable(nodeMethods)].map(([n, m]) => [n, m.units]));
+    expect(
+      Object.fromEntries(
+        ['eth_chainId', 'eth_blockNumber', 'eth_getBalance', 'eth_call', 'eth_sendRawTransaction', 'eth_getLogs'].map(
+          (n) => [n, units.get(n)],
+        ),
+      ),
+    ).toEqual({
+      eth_chainId: 0,
+      eth_blockNumber: 10,
+      eth_getBalance: 20,
+      eth_call: 26,
+      eth_sendRawTransaction: 40,
+      eth_getLogs: 60,
+    });
+    // Not in the table: the default.
+    expect(units.get('eth_blobBaseFee')).toBe(DEFAULT_UNITS);
   });
 });
 
@@ -123,7 +153,7 @@ describe.each(Object.keys(CONTRACTS) as (keyof typeof CONTRACTS)[])('%s contract
     expect(Object.keys(table)).toEqual(doc.methods.map((m: Json) => m.name));
     for (const m of doc.methods) {
       expect(table[m.name].ext, m.name).toEqual({ 'x-gateway': m['x-gateway'] });
-      expect(meaningOf(table[m.name]), m.name).toEqual(m['x-gateway']);
+      expect(meaningOf(table[m.name]), m.name).toEqual({ units: DEFAULT_UNITS, ...m['x-gateway'] });
     }
   });
 });
@@ -146,6 +176,7 @@ describe('what the contracts say', () => {
       open: false,
       readOnly: false,
       cost: 'light',
+      units: 40,
     });
     // Where calls name the contracts they read (the contract-address allowlist applies there; no method names in code).
     expect(Object.fromEntries(addressParamsTable(node))).toEqual({
@@ -283,6 +314,7 @@ describe('what the contracts say', () => {
       cache: 'never',
       open: false,
       readOnly: false,
+      units: DEFAULT_UNITS,
     });
     expect(meaningOf({ ext: { 'x-gateway': { readOnly: true } } })).toEqual({ ...FAIL_CLOSED, readOnly: true });
     expect(

@@ -434,6 +434,10 @@ export interface UsagePoint {
    */
   cacheHits: number;
   /**
+   * Compute units of every metered call: each call weighs its method's `x-gateway.units` in the node contract (openrpc.json; Alchemy's published weights, e.g. eth_blockNumber 10, eth_call 26, eth_getLogs 60), a delivered notification what eth_subscribe does — what a plan's unit limits count.
+   */
+  units: number;
+  /**
    * `success / total` (0…1); null when there were no calls.
    */
   successRate: number | null;
@@ -1635,6 +1639,7 @@ export interface AccountMethods {
    *       "total": 120,
    *       "success": 117,
    *       "cacheHits": 40,
+   *       "units": 2400,
    *       "successRate": 0.975,
    *       "byOutcome": {
    *         "ok": 117,
@@ -1646,7 +1651,6 @@ export interface AccountMethods {
    *         "upstream_error": 0,
    *         "backend_unavailable": 0
    *       },
-   *       "errorsByCode": {
    *   …
    * ```
    */
@@ -2178,6 +2182,7 @@ export interface AccountMethods {
    *       "total": 120,
    *       "success": 117,
    *       "cacheHits": 40,
+   *       "units": 2400,
    *       "successRate": 0.975,
    *       "byOutcome": {
    *         "ok": 117,
@@ -2189,7 +2194,6 @@ export interface AccountMethods {
    *         "upstream_error": 0,
    *         "backend_unavailable": 0
    *       },
-   *       "errorsByCode": {
    *   …
    * ```
    */

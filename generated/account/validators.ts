@@ -4808,7 +4808,7 @@ return errors === 0;
 export const apps_metrics__result_ajv = validate183;
 const schema86 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:apps_metrics:result"};
 const schema87 = {"type":"object","description":"Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flush (rpcgate writes usage every few seconds, the current minute as a partial row: `durability.usageFlushIntervalMs`).","additionalProperties":false,"required":["granularity","from","to","points","summary"],"properties":{"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"from":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the first bucket (`from` aligned down)."},"to":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"End of the range (exclusive), as asked."},"points":{"type":"array","maxItems":1500,"items":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"summary":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"$id":"urn:rpcgate:account:schema:UsageSeries"};
-const schema88 = {"type":"object","description":"The metered calls of one bucket (or, as `summary`, of the whole range).","additionalProperties":false,"required":["start","total","success","cacheHits","successRate","byOutcome","errorsByCode","methods","latencyMs"],"properties":{"start":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the bucket (UTC)."},"total":{"type":"integer","minimum":0,"description":"Every metered call, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."},"cacheHits":{"type":"integer","minimum":0,"description":"Calls answered from rpcgate's response cache instead of the node (a part of `success`; counted, limited and billed like any call)."},"successRate":{"type":["number","null"],"minimum":0,"maximum":1,"description":"`success / total` (0…1); null when there were no calls."},"byOutcome":{"$ref":"urn:rpcgate:account:schema:OutcomeCounts"},"errorsByCode":{"type":"object","description":"Calls that did not succeed, by JSON-RPC error code: the key is the code as a string (e.g. `\"-32005\"`; `\"0\"` = no code). Key order carries no meaning (JSON parsers list integer-like keys first).","propertyNames":{"pattern":"^-?\\d+$"},"additionalProperties":{"type":"integer","minimum":0}},"methods":{"type":"object","description":"Calls per node API method. Methods outside the contract are counted as `other`.","additionalProperties":{"type":"integer","minimum":0}},"latencyMs":{"anyOf":[{"$ref":"urn:rpcgate:account:schema:LatencyStats"},{"type":"null"}],"description":"Null when there were no calls."}},"$id":"urn:rpcgate:account:schema:UsagePoint"};
+const schema88 = {"type":"object","description":"The metered calls of one bucket (or, as `summary`, of the whole range).","additionalProperties":false,"required":["start","total","success","cacheHits","units","successRate","byOutcome","errorsByCode","methods","latencyMs"],"properties":{"start":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the bucket (UTC)."},"total":{"type":"integer","minimum":0,"description":"Every metered call, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."},"cacheHits":{"type":"integer","minimum":0,"description":"Calls answered from rpcgate's response cache instead of the node (a part of `success`; counted, limited and billed like any call)."},"units":{"type":"integer","minimum":0,"description":"Compute units of every metered call: each call weighs its method's `x-gateway.units` in the node contract (openrpc.json; Alchemy's published weights, e.g. eth_blockNumber 10, eth_call 26, eth_getLogs 60), a delivered notification what eth_subscribe does — what a plan's unit limits count."},"successRate":{"type":["number","null"],"minimum":0,"maximum":1,"description":"`success / total` (0…1); null when there were no calls."},"byOutcome":{"$ref":"urn:rpcgate:account:schema:OutcomeCounts"},"errorsByCode":{"type":"object","description":"Calls that did not succeed, by JSON-RPC error code: the key is the code as a string (e.g. `\"-32005\"`; `\"0\"` = no code). Key order carries no meaning (JSON parsers list integer-like keys first).","propertyNames":{"pattern":"^-?\\d+$"},"additionalProperties":{"type":"integer","minimum":0}},"methods":{"type":"object","description":"Calls per node API method. Methods outside the contract are counted as `other`.","additionalProperties":{"type":"integer","minimum":0}},"latencyMs":{"anyOf":[{"$ref":"urn:rpcgate:account:schema:LatencyStats"},{"type":"null"}],"description":"Null when there were no calls."}},"$id":"urn:rpcgate:account:schema:UsagePoint"};
 const schema89 = {"type":"object","description":"Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout); `backend_unavailable` (refused because rpcgate's own shared backend — Redis: limits or filters — was unreachable; the node was not asked).","additionalProperties":false,"required":["ok","node_error","auth","allowlist","limit","validation","upstream_error","backend_unavailable"],"properties":{"ok":{"type":"integer","minimum":0},"node_error":{"type":"integer","minimum":0},"auth":{"type":"integer","minimum":0},"allowlist":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"validation":{"type":"integer","minimum":0},"upstream_error":{"type":"integer","minimum":0},"backend_unavailable":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:OutcomeCounts"};
 
 function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -5219,7 +5219,7 @@ const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((((((data.start === undefined) || (!(func0.call(data, "start")))) && (missing0 = "start")) || (((data.total === undefined) || (!(func0.call(data, "total")))) && (missing0 = "total"))) || (((data.success === undefined) || (!(func0.call(data, "success")))) && (missing0 = "success"))) || (((data.cacheHits === undefined) || (!(func0.call(data, "cacheHits")))) && (missing0 = "cacheHits"))) || (((data.successRate === undefined) || (!(func0.call(data, "successRate")))) && (missing0 = "successRate"))) || (((data.byOutcome === undefined) || (!(func0.call(data, "byOutcome")))) && (missing0 = "byOutcome"))) || (((data.errorsByCode === undefined) || (!(func0.call(data, "errorsByCode")))) && (missing0 = "errorsByCode"))) || (((data.methods === undefined) || (!(func0.call(data, "methods")))) && (missing0 = "methods"))) || (((data.latencyMs === undefined) || (!(func0.call(data, "latencyMs")))) && (missing0 = "latencyMs"))){
+if((((((((((((data.start === undefined) || (!(func0.call(data, "start")))) && (missing0 = "start")) || (((data.total === undefined) || (!(func0.call(data, "total")))) && (missing0 = "total"))) || (((data.success === undefined) || (!(func0.call(data, "success")))) && (missing0 = "success"))) || (((data.cacheHits === undefined) || (!(func0.call(data, "cacheHits")))) && (missing0 = "cacheHits"))) || (((data.units === undefined) || (!(func0.call(data, "units")))) && (missing0 = "units"))) || (((data.successRate === undefined) || (!(func0.call(data, "successRate")))) && (missing0 = "successRate"))) || (((data.byOutcome === undefined) || (!(func0.call(data, "byOutcome")))) && (missing0 = "byOutcome"))) || (((data.errorsByCode === undefined) || (!(func0.call(data, "errorsByCode")))) && (missing0 = "errorsByCode"))) || (((data.methods === undefined) || (!(func0.call(data, "methods")))) && (missing0 = "methods"))) || (((data.latencyMs === undefined) || (!(func0.call(data, "latencyMs")))) && (missing0 = "latencyMs"))){
 validate188.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -5326,27 +5326,21 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.successRate !== undefined && func0.call(data, "successRate")){
-let data4 = data.successRate;
+if(data.units !== undefined && func0.call(data, "units")){
+let data4 = data.units;
 const _errs9 = errors;
-if((!(typeof data4 == "number")) && (data4 !== null)){
-validate188.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/type",keyword:"type",params:{type: schema88.properties.successRate.type},message:"must be number,null"}];
+if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
+validate188.errors = [{instancePath:instancePath+"/units",schemaPath:"#/properties/units/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 == "number"){
-if(data4 > 1 || isNaN(data4)){
-validate188.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
-return false;
-}
-else {
 if(data4 < 0 || isNaN(data4)){
-validate188.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate188.errors = [{instancePath:instancePath+"/units",schemaPath:"#/properties/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
-}
 }
 }
 if(errors === _errs9){
@@ -5358,14 +5352,31 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.byOutcome !== undefined && func0.call(data, "byOutcome")){
-let data5 = data.byOutcome;
+if(data.successRate !== undefined && func0.call(data, "successRate")){
+let data5 = data.successRate;
 const _errs11 = errors;
-if(!(validate190(data5, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
-vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
-errors = vErrors.length;
+if((!(typeof data5 == "number")) && (data5 !== null)){
+validate188.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/type",keyword:"type",params:{type: schema88.properties.successRate.type},message:"must be number,null"}];
+return false;
+}
+const _errs12 = errors;
+if(errors === _errs11){
+if(typeof data5 == "number"){
+if(data5 > 1 || isNaN(data5)){
+validate188.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+return false;
 }
 else {
+if(data5 < 0 || isNaN(data5)){
+validate188.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+}
+if(errors === _errs11){
+}
 }
 var valid0 = _errs11 === errors;
 }
@@ -5373,14 +5384,29 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.errorsByCode !== undefined && func0.call(data, "errorsByCode")){
-let data6 = data.errorsByCode;
-const _errs12 = errors;
+if(data.byOutcome !== undefined && func0.call(data, "byOutcome")){
+let data6 = data.byOutcome;
 const _errs13 = errors;
-if(errors === _errs12){
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-for(const key1 of Object.keys(data6)){
+if(!(validate190(data6, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
+vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.errorsByCode !== undefined && func0.call(data, "errorsByCode")){
+let data7 = data.errorsByCode;
 const _errs14 = errors;
+const _errs15 = errors;
+if(errors === _errs14){
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key1 of Object.keys(data7)){
+const _errs16 = errors;
 if(typeof key1 === "string"){
 if(!pattern11.test(key1)){
 const err0 = {instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/propertyNames/pattern",keyword:"pattern",params:{pattern: "^-?\\d+$"},message:"must match pattern \""+"^-?\\d+$"+"\"",propertyName:key1};
@@ -5395,9 +5421,9 @@ errors++;
 else {
 }
 }
-if(errors === _errs14){
+if(errors === _errs16){
 }
-var valid1 = _errs14 === errors;
+var valid1 = _errs16 === errors;
 if(!valid1){
 const err1 = {instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/propertyNames",keyword:"propertyNames",params:{propertyName: key1},message:"property name must be valid"};
 if(vErrors === null){
@@ -5413,33 +5439,33 @@ break;
 }
 }
 if(valid1){
-const _errs15 = errors;
-for(const key2 of Object.keys(data6)){
-let data7 = data6[key2];
-const _errs16 = errors;
-if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
+const _errs17 = errors;
+for(const key2 of Object.keys(data7)){
+let data8 = data7[key2];
+const _errs18 = errors;
+if(!((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8)))){
 validate188.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-const _errs17 = errors;
-if(errors === _errs16){
-if(typeof data7 == "number"){
-if(data7 < 0 || isNaN(data7)){
+const _errs19 = errors;
+if(errors === _errs18){
+if(typeof data8 == "number"){
+if(data8 < 0 || isNaN(data8)){
 validate188.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
-if(errors === _errs16){
+if(errors === _errs18){
 }
 }
-var valid2 = _errs16 === errors;
+var valid2 = _errs18 === errors;
 if(!valid2){
 break;
 }
 }
-if(_errs15 === errors){
+if(_errs17 === errors){
 }
 }
 }
@@ -5447,80 +5473,80 @@ else {
 validate188.errors = [{instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
-if(errors === _errs12){
+if(errors === _errs14){
 }
 }
-var valid0 = _errs12 === errors;
+var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.methods !== undefined && func0.call(data, "methods")){
-let data8 = data.methods;
-const _errs18 = errors;
-const _errs19 = errors;
-if(errors === _errs18){
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+let data9 = data.methods;
 const _errs20 = errors;
-for(const key3 of Object.keys(data8)){
-let data9 = data8[key3];
 const _errs21 = errors;
-if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
+if(errors === _errs20){
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+const _errs22 = errors;
+for(const key3 of Object.keys(data9)){
+let data10 = data9[key3];
+const _errs23 = errors;
+if(!((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10)))){
 validate188.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-const _errs22 = errors;
-if(errors === _errs21){
-if(typeof data9 == "number"){
-if(data9 < 0 || isNaN(data9)){
+const _errs24 = errors;
+if(errors === _errs23){
+if(typeof data10 == "number"){
+if(data10 < 0 || isNaN(data10)){
 validate188.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
-if(errors === _errs21){
+if(errors === _errs23){
 }
 }
-var valid3 = _errs21 === errors;
+var valid3 = _errs23 === errors;
 if(!valid3){
 break;
 }
 }
-if(_errs20 === errors){
+if(_errs22 === errors){
 }
 }
 else {
 validate188.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
-if(errors === _errs18){
+if(errors === _errs20){
 }
 }
-var valid0 = _errs18 === errors;
+var valid0 = _errs20 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.latencyMs !== undefined && func0.call(data, "latencyMs")){
-let data10 = data.latencyMs;
-const _errs23 = errors;
-const _errs24 = errors;
-let valid4 = false;
+let data11 = data.latencyMs;
 const _errs25 = errors;
-if(!(validate192(data10, {instancePath:instancePath+"/latencyMs",parentData:data,parentDataProperty:"latencyMs",rootData}))){
+const _errs26 = errors;
+let valid4 = false;
+const _errs27 = errors;
+if(!(validate192(data11, {instancePath:instancePath+"/latencyMs",parentData:data,parentDataProperty:"latencyMs",rootData}))){
 vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
 errors = vErrors.length;
 }
 else {
 }
-var _valid0 = _errs25 === errors;
+var _valid0 = _errs27 === errors;
 valid4 = valid4 || _valid0;
 if(!valid4){
-const _errs26 = errors;
-if(data10 !== null){
+const _errs28 = errors;
+if(data11 !== null){
 const err2 = {instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err2];
@@ -5530,10 +5556,10 @@ vErrors.push(err2);
 }
 errors++;
 }
-const _errs27 = errors;
-if(errors === _errs26){
+const _errs29 = errors;
+if(errors === _errs28){
 }
-var _valid0 = _errs26 === errors;
+var _valid0 = _errs28 === errors;
 valid4 = valid4 || _valid0;
 if(!valid4){
 }
@@ -5551,24 +5577,25 @@ validate188.errors = vErrors;
 return false;
 }
 else {
-errors = _errs24;
+errors = _errs26;
 if(vErrors !== null){
-if(_errs24){
-vErrors.length = _errs24;
+if(_errs26){
+vErrors.length = _errs26;
 }
 else {
 vErrors = null;
 }
 }
 }
-if(errors === _errs23){
+if(errors === _errs25){
 }
-var valid0 = _errs23 === errors;
+var valid0 = _errs25 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
+}
 }
 }
 }

@@ -21,6 +21,14 @@ export type UpstreamSpec =
        * The same node's WebSocket URL: subscriptions.
        */
       ws: string;
+      rateLimit?: UpstreamRateLimit;
+    }
+  | {
+      /**
+       * The node's URL, as the plain string form.
+       */
+      url: string;
+      rateLimit?: UpstreamRateLimit;
     };
 
 /**
@@ -208,12 +216,24 @@ export interface LimitsConfig {
   lease?: LimitsLease;
 }
 /**
- * Operator plan for access point A (apps): `perSecond` per app; `daily` and `monthly` per account — all apps of one user count together (as a provider's monthly units are per account), so more apps do not multiply the quota. A field left out takes its default; `null` switches that limit off.
+ * Operator plan for access point A (apps): `perSecond` per app; `daily` and `monthly` per account — all apps of one user count together (as a provider's monthly units are per account), so more apps do not multiply the quota. Beside these request limits, the same limits in compute units (`unitsPerSecond`, `dailyUnits`, `monthlyUnits`; each call weighs its method's x-gateway.units), off by default: a call must fit every limit that is on, and a refusal is the same -32005 with x-ratelimit-* headers in the refusing limit's measure. A field left out takes its default; `null` switches that limit off.
  */
 export interface AppPlan {
   perSecond?: number | null;
   daily?: number | null;
   monthly?: number | null;
+  /**
+   * Compute units per second per app (each call weighs its method's x-gateway.units in openrpc.json), beside perSecond; null = off.
+   */
+  unitsPerSecond?: number | null;
+  /**
+   * Compute units per account per UTC day, beside daily; null = off.
+   */
+  dailyUnits?: number | null;
+  /**
+   * Compute units per account per UTC month, beside monthly; null = off.
+   */
+  monthlyUnits?: number | null;
 }
 /**
  * Access point B (network keys).
@@ -223,6 +243,10 @@ export interface NetworkKeyPlan {
    * Requests per user per UTC day, across all the user's network keys.
    */
   dailyPerUser?: number;
+  /**
+   * Compute units (x-gateway.units) per user per UTC day across all the user's network keys, beside dailyPerUser; null = off.
+   */
+  dailyUnitsPerUser?: number | null;
 }
 /**
  * Leased budgets of the Redis limiter (with `redisUrl`): while a subject has plenty of quota left, a replica reserves a few units at once in Redis (in the same script call that decides a call) and admits the next calls from that reserve without a round trip. Never more is admitted than the limit: every admitted call is either decided by Redis or drawn from units Redis already counted. Close to the limit (less than `minRemaining` left in any of the subject's counters, e.g. an app's per-second limit) every call is decided by Redis as before. What a replica holds and does not use goes back after `idleReturnMs` without calls (or at shutdown); until then another replica may be refused up to that many units early, and a replica killed while holding units loses them for the rest of the window.
@@ -243,7 +267,7 @@ export interface LimitsLease {
 }
 export interface NetworkConfig {
   /**
-   * Upstream nodes: each an http(s):// URL (calls over HTTP; subscriptions polled), a ws(s):// URL (calls and subscriptions over one WebSocket per upstream per replica), or a pair {"http": …, "ws": …} (calls over HTTP, subscriptions over the socket). Credentials in a URL (user:pass@, keys in the path or query) are sent but never logged, exported or shown. In the environment: comma-separated URLs, or a JSON array for pairs. Empty = rpcgate starts an embedded anvil for this network.
+   * Upstream nodes: each an http(s):// URL (calls over HTTP; subscriptions polled), a ws(s):// URL (calls and subscriptions over one WebSocket per upstream per replica), or a pair {"http": …, "ws": …} (calls over HTTP, subscriptions over the socket); the object forms ({"url": …} or the pair) may carry the upstream's own plan, `rateLimit` (requests and compute units per second). Credentials in a URL (user:pass@, keys in the path or query) are sent but never logged, exported or shown. In the environment: comma-separated URLs, or a JSON array for pairs. Empty = rpcgate starts an embedded anvil for this network.
    */
   upstreams: UpstreamSpec[];
   /**
@@ -262,6 +286,19 @@ export interface NetworkConfig {
    * Display name in the dashboard and CLI; absent = the name capitalised (`holesky` → `Holesky`).
    */
   label?: string;
+}
+/**
+ * The upstream's own plan (a paid provider's rate limit), so rpcgate never trips its HTTP 429: over a sliding window of one second (plus upstream.budget.guardMs for the request's travel), rpcgate sends it at most requestsPerSecond calls (each call of a batch counts) and calls weighing at most unitsPerSecond compute units (x-gateway.units of the node contract). A call that would go over goes to another upstream with room; when none has any, it waits for room (at most upstream.budget.maxWaitMs and its own deadline), else fails with 503 -32042. Absent = no budget.
+ */
+export interface UpstreamRateLimit {
+  /**
+   * Most calls per second sent to this upstream.
+   */
+  requestsPerSecond?: number;
+  /**
+   * Most compute units per second sent to this upstream (each call weighs its method's x-gateway.units).
+   */
+  unitsPerSecond?: number;
 }
 /**
  * How rpcgate talks to upstream nodes.
@@ -304,6 +341,7 @@ export interface UpstreamConfig {
    * Most blocks one eth_getLogs may span (toBlock - fromBlock + 1; tags resolved against the node's head; the blockHash form is exempt). Wider ranges are refused before they reach the node with -32005 {reason: "block-range", limit}. 0 = no cap.
    */
   getLogsMaxBlockRange: number;
+  budget?: UpstreamBudgetConfig;
   /**
    * Largest upstream response body read for one call (bytes). Over it, reading stops and that call alone gets -32005 {reason: "response-size", limit} (a batch over it is split and its calls resent one by one). 0 = no cap.
    */
@@ -386,7 +424,7 @@ export interface UpstreamRetryConfig {
   nodeErrorMessages: string[];
 }
 /**
- * One circuit breaker per upstream. It opens when EITHER rule trips: failureThreshold failed requests in a row (a success resets the count), or — once the last windowSize requests hold at least minCalls outcomes — a share of failed requests at or over errorRate (a node failing every other call never fails five times in a row, but it is failing); and at once when a connection is refused (nothing listens). A failure is a connection reset, HTTP 5xx/429, garbage or a timeout; a node's JSON-RPC error (execution reverted…) is an answer, not a failure. Timeouts count in both rules, so a node that times out on most calls is taken out, but a single timeout (one slow eth_getLogs) never opens it: the in-a-row rule then needs at least 2, the rate rule at least 2 failures and minCalls outcomes. While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides; a closed circuit starts with an empty window. State: the rpcgate_upstream_circuit_state gauge and the log (`upstream marked down (circuit open)` with `rule`: consecutive, rate or refused).
+ * One circuit breaker per upstream. It opens when EITHER rule trips: failureThreshold failed requests in a row (a success resets the count), or — once the last windowSize requests hold at least minCalls outcomes — a share of failed requests at or over errorRate (a node failing every other call never fails five times in a row, but it is failing); and at once when a connection is refused (nothing listens). A failure is a connection reset, HTTP 5xx, garbage or a timeout (HTTP 429 is not: that upstream is backed off alone, see upstream.budget); a node's JSON-RPC error (execution reverted…) is an answer, not a failure. Timeouts count in both rules, so a node that times out on most calls is taken out, but a single timeout (one slow eth_getLogs) never opens it: the in-a-row rule then needs at least 2, the rate rule at least 2 failures and minCalls outcomes. While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides; a closed circuit starts with an empty window. State: the rpcgate_upstream_circuit_state gauge and the log (`upstream marked down (circuit open)` with `rule`: consecutive, rate or refused).
  */
 export interface UpstreamCircuitBreakerConfig {
   /**
@@ -418,6 +456,27 @@ export interface UpstreamBatchRecoveryConfig {
    * Least time between two changes of an upstream's batch size (ms): at most one larger batch is tried per interval.
    */
   intervalMs: number;
+}
+/**
+ * How the per-upstream budgets (networks.<name>.upstreams[i].rateLimit) and an upstream's HTTP 429 are handled. An upstream answering HTTP 429 is backed off alone — no call goes to it until its Retry-After (seconds or an HTTP date; backoffMs without one, at most maxBackoffMs) — and the calls of that request fail over to another upstream (a 429 was not processed: even calls that are never resent, such as eth_sendRawTransaction, may go elsewhere). A 429 does not count against the circuit breaker: the node is well, only busy.
+ */
+export interface UpstreamBudgetConfig {
+  /**
+   * Longest a call waits for an upstream with room in its budget (or out of its 429 backoff) when none has any now; never past the call's own deadline. 0 = fail at once.
+   */
+  maxWaitMs?: number;
+  /**
+   * Added to the one-second budget window: an upstream counts the calls when they arrive, rpcgate when it sends them, and travel or a connection's queue may bunch them up by this much.
+   */
+  guardMs?: number;
+  /**
+   * How long an upstream answering HTTP 429 without Retry-After gets no calls (ms).
+   */
+  backoffMs?: number;
+  /**
+   * Longest backoff a Retry-After may ask for (ms).
+   */
+  maxBackoffMs?: number;
 }
 /**
  * WebSocket upstreams (ws:// or wss://, or the ws side of a pair): one socket per upstream per replica. A ping every pingIntervalMs must be answered (by a pong or any message) within pongTimeoutMs, else the socket is taken for half-open (it stopped answering without closing) and torn down: its calls in flight fail over to another upstream when they may be resent, and it reconnects. Reconnects back off exponentially from reconnectMinMs to reconnectMaxMs with jitter (a random delay between half and all of the step); subscriptions are made again after each reconnect whatever the circuit breaker says, and their consumers are told of the gap.
@@ -947,7 +1006,7 @@ export const configSchema = {
           items: { $ref: '#/definitions/UpstreamSpec' },
           'x-env': ['RPCGATE_{NETWORK}_UPSTREAMS'],
           description:
-            'Upstream nodes: each an http(s):// URL (calls over HTTP; subscriptions polled), a ws(s):// URL (calls and subscriptions over one WebSocket per upstream per replica), or a pair {"http": …, "ws": …} (calls over HTTP, subscriptions over the socket). Credentials in a URL (user:pass@, keys in the path or query) are sent but never logged, exported or shown. In the environment: comma-separated URLs, or a JSON array for pairs. Empty = rpcgate starts an embedded anvil for this network.',
+            'Upstream nodes: each an http(s):// URL (calls over HTTP; subscriptions polled), a ws(s):// URL (calls and subscriptions over one WebSocket per upstream per replica), or a pair {"http": …, "ws": …} (calls over HTTP, subscriptions over the socket); the object forms ({"url": …} or the pair) may carry the upstream\'s own plan, `rateLimit` (requests and compute units per second). Credentials in a URL (user:pass@, keys in the path or query) are sent but never logged, exported or shown. In the environment: comma-separated URLs, or a JSON array for pairs. Empty = rpcgate starts an embedded anvil for this network.',
         },
         chainId: {
           type: 'integer',
@@ -989,6 +1048,20 @@ export const configSchema = {
           properties: {
             http: { type: 'string', pattern: '^https?://', description: "The node's HTTP URL: calls." },
             ws: { type: 'string', pattern: '^wss?://', description: "The same node's WebSocket URL: subscriptions." },
+            rateLimit: { $ref: '#/definitions/UpstreamRateLimit' },
+          },
+        },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['url'],
+          properties: {
+            url: {
+              type: 'string',
+              pattern: '^(https?|wss?)://',
+              description: "The node's URL, as the plain string form.",
+            },
+            rateLimit: { $ref: '#/definitions/UpstreamRateLimit' },
           },
         },
       ],
@@ -1028,6 +1101,57 @@ export const configSchema = {
           minimum: 1,
           description:
             "Chunks of one split eth_getLogs in flight at once (a range over an upstream's learned limit is split into chunks and merged in (blockNumber, logIndex) order). Default 4.",
+        },
+      },
+    },
+    UpstreamRateLimit: {
+      title: 'UpstreamRateLimit',
+      type: 'object',
+      additionalProperties: false,
+      description:
+        "The upstream's own plan (a paid provider's rate limit), so rpcgate never trips its HTTP 429: over a sliding window of one second (plus upstream.budget.guardMs for the request's travel), rpcgate sends it at most requestsPerSecond calls (each call of a batch counts) and calls weighing at most unitsPerSecond compute units (x-gateway.units of the node contract). A call that would go over goes to another upstream with room; when none has any, it waits for room (at most upstream.budget.maxWaitMs and its own deadline), else fails with 503 -32042. Absent = no budget.",
+      properties: {
+        requestsPerSecond: { type: 'integer', minimum: 1, description: 'Most calls per second sent to this upstream.' },
+        unitsPerSecond: {
+          type: 'integer',
+          minimum: 1,
+          description:
+            "Most compute units per second sent to this upstream (each call weighs its method's x-gateway.units).",
+        },
+      },
+    },
+    UpstreamBudgetConfig: {
+      title: 'UpstreamBudgetConfig',
+      type: 'object',
+      additionalProperties: false,
+      description:
+        "How the per-upstream budgets (networks.<name>.upstreams[i].rateLimit) and an upstream's HTTP 429 are handled. An upstream answering HTTP 429 is backed off alone — no call goes to it until its Retry-After (seconds or an HTTP date; backoffMs without one, at most maxBackoffMs) — and the calls of that request fail over to another upstream (a 429 was not processed: even calls that are never resent, such as eth_sendRawTransaction, may go elsewhere). A 429 does not count against the circuit breaker: the node is well, only busy.",
+      properties: {
+        maxWaitMs: {
+          type: 'integer',
+          minimum: 0,
+          default: 1000,
+          description:
+            "Longest a call waits for an upstream with room in its budget (or out of its 429 backoff) when none has any now; never past the call's own deadline. 0 = fail at once.",
+        },
+        guardMs: {
+          type: 'integer',
+          minimum: 0,
+          default: 100,
+          description:
+            "Added to the one-second budget window: an upstream counts the calls when they arrive, rpcgate when it sends them, and travel or a connection's queue may bunch them up by this much.",
+        },
+        backoffMs: {
+          type: 'integer',
+          minimum: 0,
+          default: 1000,
+          description: 'How long an upstream answering HTTP 429 without Retry-After gets no calls (ms).',
+        },
+        maxBackoffMs: {
+          type: 'integer',
+          minimum: 0,
+          default: 300000,
+          description: 'Longest backoff a Retry-After may ask for (ms).',
         },
       },
     },
@@ -1147,6 +1271,7 @@ export const configSchema = {
           description:
             'Most blocks one eth_getLogs may span (toBlock - fromBlock + 1; tags resolved against the node\'s head; the blockHash form is exempt). Wider ranges are refused before they reach the node with -32005 {reason: "block-range", limit}. 0 = no cap.',
         },
+        budget: { $ref: '#/definitions/UpstreamBudgetConfig' },
         maxResponseBytes: {
           type: 'integer',
           minimum: 0,
@@ -1272,7 +1397,7 @@ export const configSchema = {
       additionalProperties: false,
       required: ['failureThreshold', 'errorRate', 'windowSize', 'minCalls'],
       description:
-        "One circuit breaker per upstream. It opens when EITHER rule trips: failureThreshold failed requests in a row (a success resets the count), or — once the last windowSize requests hold at least minCalls outcomes — a share of failed requests at or over errorRate (a node failing every other call never fails five times in a row, but it is failing); and at once when a connection is refused (nothing listens). A failure is a connection reset, HTTP 5xx/429, garbage or a timeout; a node's JSON-RPC error (execution reverted…) is an answer, not a failure. Timeouts count in both rules, so a node that times out on most calls is taken out, but a single timeout (one slow eth_getLogs) never opens it: the in-a-row rule then needs at least 2, the rate rule at least 2 failures and minCalls outcomes. While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides; a closed circuit starts with an empty window. State: the rpcgate_upstream_circuit_state gauge and the log (`upstream marked down (circuit open)` with `rule`: consecutive, rate or refused).",
+        "One circuit breaker per upstream. It opens when EITHER rule trips: failureThreshold failed requests in a row (a success resets the count), or — once the last windowSize requests hold at least minCalls outcomes — a share of failed requests at or over errorRate (a node failing every other call never fails five times in a row, but it is failing); and at once when a connection is refused (nothing listens). A failure is a connection reset, HTTP 5xx, garbage or a timeout (HTTP 429 is not: that upstream is backed off alone, see upstream.budget); a node's JSON-RPC error (execution reverted…) is an answer, not a failure. Timeouts count in both rules, so a node that times out on most calls is taken out, but a single timeout (one slow eth_getLogs) never opens it: the in-a-row rule then needs at least 2, the rate rule at least 2 failures and minCalls outcomes. While open the upstream gets no traffic (calls go to other upstreams, or get 503 -32042 at once); after upstream.probeIntervalMs it half-opens and one eth_blockNumber probe decides; a closed circuit starts with an empty window. State: the rpcgate_upstream_circuit_state gauge and the log (`upstream marked down (circuit open)` with `rule`: consecutive, rate or refused).",
       properties: {
         failureThreshold: {
           type: 'integer',
@@ -1744,11 +1869,30 @@ export const configSchema = {
       type: 'object',
       additionalProperties: false,
       description:
-        "Operator plan for access point A (apps): `perSecond` per app; `daily` and `monthly` per account — all apps of one user count together (as a provider's monthly units are per account), so more apps do not multiply the quota. A field left out takes its default; `null` switches that limit off.",
+        "Operator plan for access point A (apps): `perSecond` per app; `daily` and `monthly` per account — all apps of one user count together (as a provider's monthly units are per account), so more apps do not multiply the quota. Beside these request limits, the same limits in compute units (`unitsPerSecond`, `dailyUnits`, `monthlyUnits`; each call weighs its method's x-gateway.units), off by default: a call must fit every limit that is on, and a refusal is the same -32005 with x-ratelimit-* headers in the refusing limit's measure. A field left out takes its default; `null` switches that limit off.",
       properties: {
         perSecond: { type: ['integer', 'null'], minimum: 0, default: 100 },
         daily: { type: ['integer', 'null'], minimum: 0, default: 100000 },
         monthly: { type: ['integer', 'null'], minimum: 0, default: 3000000 },
+        unitsPerSecond: {
+          type: ['integer', 'null'],
+          minimum: 0,
+          default: null,
+          description:
+            "Compute units per second per app (each call weighs its method's x-gateway.units in openrpc.json), beside perSecond; null = off.",
+        },
+        dailyUnits: {
+          type: ['integer', 'null'],
+          minimum: 0,
+          default: null,
+          description: 'Compute units per account per UTC day, beside daily; null = off.',
+        },
+        monthlyUnits: {
+          type: ['integer', 'null'],
+          minimum: 0,
+          default: null,
+          description: 'Compute units per account per UTC month, beside monthly; null = off.',
+        },
       },
     },
     NetworkKeyPlan: {
@@ -1762,6 +1906,13 @@ export const configSchema = {
           minimum: 0,
           default: 25000,
           description: "Requests per user per UTC day, across all the user's network keys.",
+        },
+        dailyUnitsPerUser: {
+          type: ['integer', 'null'],
+          minimum: 0,
+          default: null,
+          description:
+            "Compute units (x-gateway.units) per user per UTC day across all the user's network keys, beside dailyPerUser; null = off.",
         },
       },
     },

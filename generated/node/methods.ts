@@ -119,6 +119,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 10,
     },
   },
   eth_getBlockByNumber: {
@@ -131,6 +132,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_getBlockByHash: {
@@ -142,6 +144,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_chainId: {
@@ -153,6 +156,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 0,
     },
   },
   net_version: {
@@ -164,6 +168,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 0,
     },
   },
   web3_clientVersion: {
@@ -175,6 +180,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_syncing: {
@@ -186,6 +192,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 0,
     },
   },
   eth_gasPrice: {
@@ -197,6 +204,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_maxPriorityFeePerGas: {
@@ -208,6 +216,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 10,
     },
   },
   eth_feeHistory: {
@@ -220,6 +229,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 10,
     },
   },
   eth_getBalance: {
@@ -232,6 +242,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_getTransactionCount: {
@@ -244,6 +255,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_getCode: {
@@ -257,6 +269,7 @@ export const extensions = {
       readOnly: true,
       addressParams: [{ param: 0 }],
       cost: 'light',
+      units: 20,
     },
   },
   eth_getStorageAt: {
@@ -270,6 +283,7 @@ export const extensions = {
       readOnly: true,
       addressParams: [{ param: 0 }],
       cost: 'light',
+      units: 20,
     },
   },
   eth_call: {
@@ -283,6 +297,7 @@ export const extensions = {
       readOnly: true,
       addressParams: [{ param: 0, path: 'to' }],
       cost: 'heavy',
+      units: 26,
     },
   },
   eth_estimateGas: {
@@ -296,6 +311,7 @@ export const extensions = {
       readOnly: true,
       addressParams: [{ param: 0, path: 'to' }],
       cost: 'heavy',
+      units: 20,
     },
   },
   eth_getLogs: {
@@ -309,6 +325,7 @@ export const extensions = {
       readOnly: true,
       addressParams: [{ param: 0, path: 'address' }],
       cost: 'heavy',
+      units: 60,
     },
   },
   eth_newFilter: {
@@ -320,22 +337,63 @@ export const extensions = {
       open: false,
       readOnly: false,
       addressParams: [{ param: 0, path: 'address' }],
+      units: 20,
     },
   },
   eth_newBlockFilter: {
-    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      open: false,
+      readOnly: false,
+      units: 20,
+    },
   },
   eth_newPendingTransactionFilter: {
-    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      open: false,
+      readOnly: false,
+      units: 20,
+    },
   },
   eth_getFilterChanges: {
-    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      open: false,
+      readOnly: false,
+      units: 20,
+    },
   },
   eth_getFilterLogs: {
-    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
+    'x-gateway': {
+      route: 'local',
+      idempotent: true,
+      retryable: true,
+      cache: 'never',
+      open: false,
+      readOnly: true,
+      units: 60,
+    },
   },
   eth_uninstallFilter: {
-    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      open: false,
+      readOnly: false,
+      units: 10,
+    },
   },
   eth_getTransactionByHash: {
     'x-gateway': {
@@ -347,6 +405,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_getTransactionReceipt: {
@@ -359,6 +418,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_getTransactionByBlockHashAndIndex: {
@@ -370,6 +430,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_getTransactionByBlockNumberAndIndex: {
@@ -382,6 +443,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_getBlockTransactionCountByHash: {
@@ -393,6 +455,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_getBlockTransactionCountByNumber: {
@@ -405,6 +468,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_getBlockReceipts: {
@@ -417,6 +481,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'heavy',
+      units: 20,
     },
   },
   eth_accounts: {
@@ -428,6 +493,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 10,
     },
   },
   eth_getProof: {
@@ -441,6 +507,7 @@ export const extensions = {
       readOnly: true,
       addressParams: [{ param: 0 }],
       cost: 'heavy',
+      units: 20,
     },
   },
   eth_createAccessList: {
@@ -454,6 +521,7 @@ export const extensions = {
       readOnly: true,
       addressParams: [{ param: 0, path: 'to' }],
       cost: 'heavy',
+      units: 10,
     },
   },
   eth_blobBaseFee: {
@@ -476,6 +544,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 0,
     },
   },
   net_listening: {
@@ -487,6 +556,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 0,
     },
   },
   net_peerCount: {
@@ -509,6 +579,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_getUncleByBlockHashAndIndex: {
@@ -520,6 +591,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_getUncleByBlockNumberAndIndex: {
@@ -532,6 +604,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_getUncleCountByBlockHash: {
@@ -543,6 +616,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_getUncleCountByBlockNumber: {
@@ -555,6 +629,7 @@ export const extensions = {
       open: false,
       readOnly: true,
       cost: 'light',
+      units: 20,
     },
   },
   eth_sendRawTransaction: {
@@ -566,6 +641,7 @@ export const extensions = {
       open: false,
       readOnly: false,
       cost: 'light',
+      units: 40,
     },
   },
   eth_subscribe: {
@@ -577,10 +653,19 @@ export const extensions = {
       open: false,
       readOnly: false,
       addressParams: [{ param: 1, path: 'address', when: { param: 0, equals: 'logs' } }],
+      units: 10,
     },
   },
   eth_unsubscribe: {
-    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
+    'x-gateway': {
+      route: 'local',
+      idempotent: false,
+      retryable: false,
+      cache: 'never',
+      open: false,
+      readOnly: false,
+      units: 10,
+    },
   },
   'rpc.discover': {
     'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'immutable', open: false, readOnly: true },

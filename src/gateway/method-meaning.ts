@@ -34,7 +34,13 @@ export interface GatewayMeaning {
   readonly cost?: CostClass;
   /** Where the call names the contracts it reads (the contract-address allowlist applies there); absent: none. */
   readonly addressParams?: readonly AddressParam[];
+  /** Compute units one call weighs (`x-gateway.units`; absent in the contract: DEFAULT_UNITS). */
+  readonly units: number;
 }
+
+/** The weight of a method whose contract gives none: the `default` of `units` in contracts/x-gateway.schema.json (the
+ *  contract test checks they agree). */
+export const DEFAULT_UNITS = 20;
 
 /** One place a call names contract addresses (see contracts/x-gateway.schema.json `addressParams`). */
 export interface AddressParam {
@@ -54,6 +60,7 @@ export const FAIL_CLOSED: GatewayMeaning = Object.freeze({
   cache: 'never',
   open: false,
   readOnly: false,
+  units: DEFAULT_UNITS,
 });
 
 /** The method's `x-gateway`, fields it lacks taken from FAIL_CLOSED (the contract test checks every field is there). */
@@ -76,6 +83,12 @@ export function addressParamsTable(
   const out = new Map<string, readonly AddressParam[]>();
   for (const [name, m] of meanings) if (m.addressParams !== undefined) out.set(name, m.addressParams);
   return out;
+}
+
+/** Compute units by method name, built once (what limits, usage and metrics count); a method not in the table weighs
+ *  DEFAULT_UNITS. */
+export function unitsTable(table: MethodTable): ReadonlyMap<string, number> {
+  return new Map([...meaningTable(table)].map(([name, m]) => [name, m.units]));
 }
 
 /** Names of the methods whose meaning passes `test` (e.g. the account API's read-only or open methods). */

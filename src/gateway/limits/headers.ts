@@ -1,6 +1,7 @@
 // A decision as HTTP: rate-limit headers on every node API response, and the -32005 error when refused.
 import type { RpcError } from '@rpcgate/toolkit/errors';
 import { limitExceeded } from '../errors.js';
+import { PERIODS } from './periods.js';
 import type { LimitDecision } from './types.js';
 
 /**
@@ -34,7 +35,10 @@ let lastLimitStr = '';
 let lastReset = NaN;
 let lastResetStr = '';
 
-const QUOTA_WORD = { day: 'daily', month: 'monthly' } as const;
+/** What the limit counts, in its message (the x-ratelimit-* numbers are in the same measure). */
+function what(d: LimitDecision): string {
+  return d.units ? 'compute units' : 'requests';
+}
 
 /**
  * The refusal as an RpcError: -32005, data {source, reason: rate|quota, limit, period, resetAt (ISO)}, and the headers
@@ -45,8 +49,8 @@ export function limitError(d: LimitDecision, now = Date.now()): RpcError {
   const err = limitExceeded(
     { limit: d.limit, period: d.period, resetAt: d.resetAt },
     d.period === 'second'
-      ? `limit exceeded: ${d.limit} requests per second; resets at ${new Date(d.resetAt).toISOString()}`
-      : `limit exceeded: ${QUOTA_WORD[d.period]} quota of ${d.limit} requests used up (UTC ${d.period}); resets at ${new Date(d.resetAt).toISOString()}`,
+      ? `limit exceeded: ${d.limit} ${what(d)} per second; resets at ${new Date(d.resetAt).toISOString()}`
+      : `limit exceeded: ${PERIODS[d.period].quota} quota of ${d.limit} ${what(d)} used up (UTC ${d.period}); resets at ${new Date(d.resetAt).toISOString()}`,
     now,
   );
   const h: Record<string, string> = {

@@ -4,9 +4,10 @@
 // An app's call (A) counts its per-second window under the app and its day/month windows under the app's user:
 // the quotas are the account's, shared by all its apps (more apps do not multiply them); the rate stays per app.
 import { UtcCalendar } from './calendar.js';
-import { checkN, decide, slotDecisions, type Slot } from './decide.js';
+import { amount, checkN, checkUnits, decide, slotDecisions } from './decide.js';
 import { resolvePlans, type LimitsConfig, type ResolvedPlans } from './plans.js';
-import type { LimitDecision, LimitPeriod, LimitSubject, Limiter } from './types.js';
+import type { LimitDecision, LimitSubject, Limiter } from './types.js';
+import { windowsOf, type Window, type WindowKind } from './windows.js';
 
 class WindowCounts {
   start = -Infinity;
@@ -20,31 +21,18 @@ class WindowCounts {
   }
 }
 
-interface MemSlot extends Slot {
+interface MemSlot extends Window {
   store: WindowCounts;
-  id: string;
-}
-
-function scratchSlot(): MemSlot {
-  return {
-    period: 'day' as LimitPeriod,
-    limit: 0,
-    resetAt: 0,
-    count: 0,
-    store: undefined as unknown as WindowCounts,
-    id: '',
-  };
 }
 
 export class MemoryLimiter implements Limiter {
+  readonly backend = 'memory' as const;
   readonly plans: ResolvedPlans;
   private readonly cal = new UtcCalendar();
-  private readonly bDay = new WindowCounts();
-  private readonly aSec = new WindowCounts();
-  private readonly aDay = new WindowCounts();
-  private readonly aMonth = new WindowCounts();
+  /** One store per kind of window (windows.ts), holding only the current window's counts. */
+  private readonly stores = new Map<WindowKind, WindowCounts>();
   /** Reused per call (calls are synchronous inside): no per-call arrays. */
-  private readonly slots: MemSlot[] = [scratchSlot(), scratchSlot(), scratchSlot()];
+  private readonly slots: MemSlot[] = [];
 
   constructor(config: LimitsConfig = {}) {
     this.plans = resolvePlans(config);
@@ -52,54 +40,30 @@ export class MemoryLimiter implements Limiter {
 
   /** Fills this.slots for the subject (shortest period first), loading current counts; returns how many. */
   private fill(subject: LimitSubject, now: number): number {
-    const cal = this.cal.at(now);
+    this.cal.at(now);
     const slots = this.slots;
-    let k = 0;
-    if (subject.kind === 'B') {
-      k = this.set(slots[k], k, this.bDay, cal.dayStart, subject.userId, 'day', this.plans.b.daily, cal.dayEnd);
-      return k;
+    const k = windowsOf(this.plans, subject, now, slots);
+    for (let i = 0; i < k; i++) {
+      const s = slots[i];
+      let store = this.stores.get(s.kind);
+      if (store === undefined) this.stores.set(s.kind, (store = new WindowCounts()));
+      store.roll(s.start);
+      s.store = store;
+      s.count = store.counts.get(s.id) ?? 0;
     }
-    const p = this.plans.a;
-    if (p.perSecond !== null) {
-      const start = now - (now % 1000);
-      k = this.set(slots[k], k, this.aSec, start, subject.appId, 'second', p.perSecond, start + 1000);
-    }
-    const user = subject.userId;
-    if (p.daily !== null) k = this.set(slots[k], k, this.aDay, cal.dayStart, user, 'day', p.daily, cal.dayEnd);
-    if (p.monthly !== null)
-      k = this.set(slots[k], k, this.aMonth, cal.monthStart, user, 'month', p.monthly, cal.monthEnd);
     return k;
   }
 
-  private set(
-    s: MemSlot,
-    k: number,
-    store: WindowCounts,
-    start: number,
-    id: string,
-    period: LimitPeriod,
-    limit: number,
-    resetAt: number,
-  ): number {
-    store.roll(start);
-    s.store = store;
-    s.id = id;
-    s.period = period;
-    s.limit = limit;
-    s.resetAt = resetAt;
-    s.count = store.counts.get(id) ?? 0;
-    return k + 1;
-  }
-
   /** Synchronous consume for callers on the hot path that want to skip a Promise. */
-  consumeSync(subject: LimitSubject, n: number, now = Date.now()): LimitDecision {
+  consumeSync(subject: LimitSubject, n: number, now = Date.now(), units = n): LimitDecision {
     checkN(n);
+    checkUnits(units);
     const k = this.fill(subject, now);
-    const d = decide(this.slots, k, n, now, this.cal.dayEnd);
+    const d = decide(this.slots, k, n, now, this.cal.dayEnd, units);
     if (d.allowed) {
       for (let i = 0; i < k; i++) {
         const s = this.slots[i];
-        s.store.counts.set(s.id, s.count + n);
+        s.store.counts.set(s.id, s.count + amount(s, n, units));
       }
     }
     return d;
@@ -110,8 +74,16 @@ export class MemoryLimiter implements Limiter {
     return decide(this.slots, k, 0, now, this.cal.dayEnd);
   }
 
-  async consume(subject: LimitSubject, n: number, now?: number): Promise<LimitDecision> {
-    return this.consumeSync(subject, n, now);
+  consumeNow(subject: LimitSubject, n: number, units?: number): LimitDecision {
+    return this.consumeSync(subject, n, undefined, units);
+  }
+
+  peekNow(subject: LimitSubject): LimitDecision {
+    return this.peekSync(subject);
+  }
+
+  async consume(subject: LimitSubject, n: number, now?: number, units?: number): Promise<LimitDecision> {
+    return this.consumeSync(subject, n, now, units);
   }
 
   async peek(subject: LimitSubject, now?: number): Promise<LimitDecision> {
@@ -124,9 +96,6 @@ export class MemoryLimiter implements Limiter {
   }
 
   async close(): Promise<void> {
-    this.bDay.counts.clear();
-    this.aSec.counts.clear();
-    this.aDay.counts.clear();
-    this.aMonth.counts.clear();
+    for (const store of this.stores.values()) store.counts.clear();
   }
 }

@@ -14,10 +14,18 @@ export const DEFAULT_APP_PLAN = {
 } as const;
 export const DEFAULT_B_DAILY_PER_USER: number = keyPlan.properties.dailyPerUser.default;
 
-/** A plan with defaults applied; 0 means "off" nowhere — `null` is off, numbers are limits. */
+/** A plan with defaults applied; 0 means "off" nowhere — `null` is off, numbers are limits. The `…Units` limits count
+ *  compute units (x-gateway.units), the others requests. */
 export interface ResolvedPlans {
-  a: { perSecond: number | null; daily: number | null; monthly: number | null };
-  b: { daily: number };
+  a: {
+    perSecond: number | null;
+    daily: number | null;
+    monthly: number | null;
+    unitsPerSecond: number | null;
+    dailyUnits: number | null;
+    monthlyUnits: number | null;
+  };
+  b: { daily: number; dailyUnits: number | null };
 }
 
 function limitValue(name: string, v: number | null | undefined, dflt: number | null): number | null {
@@ -36,7 +44,14 @@ export function resolvePlans(cfg: LimitsConfig = {}): ResolvedPlans {
       perSecond: limitValue('a.perSecond', a.perSecond, DEFAULT_APP_PLAN.perSecond),
       daily: limitValue('a.daily', a.daily, DEFAULT_APP_PLAN.daily),
       monthly: limitValue('a.monthly', a.monthly, DEFAULT_APP_PLAN.monthly),
+      // Unit limits are off unless configured (their schema default is null).
+      unitsPerSecond: limitValue('a.unitsPerSecond', a.unitsPerSecond, null),
+      dailyUnits: limitValue('a.dailyUnits', a.dailyUnits, null),
+      monthlyUnits: limitValue('a.monthlyUnits', a.monthlyUnits, null),
     },
-    b: { daily: b ?? DEFAULT_B_DAILY_PER_USER },
+    b: {
+      daily: b ?? DEFAULT_B_DAILY_PER_USER,
+      dailyUnits: limitValue('b.dailyUnitsPerUser', cfg.b?.dailyUnitsPerUser, null),
+    },
   };
 }

@@ -27,9 +27,10 @@
 import type { Redis } from 'ioredis';
 import { closeRedisClient, createRedisClient, untilFirstConnect, type RedisClientConfig } from '../redis/index.js';
 import { UtcCalendar } from './calendar.js';
-import { checkN, decide, slotDecisions, type Slot } from './decide.js';
+import { amount, checkN, checkUnits, decide, slotDecisions } from './decide.js';
 import { resolvePlans, type LimitsConfig, type ResolvedPlans } from './plans.js';
 import type { LimitDecision, LimitSubject, Limiter } from './types.js';
+import { counterName, windowsOf, type Window } from './windows.js';
 
 /**
  * KEYS[i]: counter keys. ARGV[1]: n; then per key ARGV[2i]: limit, ARGV[2i+1]: expiry (epoch ms).
@@ -57,8 +58,9 @@ return { ok, unpack(counts) }
 /**
  * CONSUME_LUA for m requests of one subject, decided in order, and a lease. KEYS[i]: counter keys. ARGV[1]: m;
  * ARGV[2]: deadline (Redis clock, epoch ms; 0 = none); ARGV[3]: lease cap (0 = no lease); ARGV[4]: the least any
- * counter must have left for a lease; ARGV[4+j]: n of request j; then per key ARGV[m+3+2i]: limit, ARGV[m+4+2i]:
- * expiry (epoch ms). Returns { count_1 … count_k (BEFORE the first request), ok_1 … ok_m, lease }, or {} when the
+ * counter must have left for a lease; ARGV[3+2j], ARGV[4+2j]: n and compute units of request j; then per key
+ * ARGV[2m+2+3i]: limit, ARGV[2m+3+3i]: expiry (epoch ms), ARGV[2m+4+3i]: 1 when the counter counts units (a request
+ * adds its units there, its n elsewhere). Returns { count_1 … count_k (BEFORE the first request), ok_1 … ok_m, lease }, or {} when the
  * script runs after its deadline: the caller has given up on it (command timeout, the client was refused), so it must
  * count nothing — e.g. a Redis that stalled and resumes with the call still in its socket buffer. Request j is
  * admitted (ok 1) when every counter, after the requests admitted before it, has room for its n; then, when every
@@ -74,24 +76,30 @@ if deadline > 0 then
 end
 local cap = tonumber(ARGV[3])
 local floor = tonumber(ARGV[4])
-local base = m + 4
+local base = 2 * m + 4
 local k = #KEYS
-local start, counts, limits = {}, {}, {}
+local start, counts, limits, units = {}, {}, {}, {}
 for i = 1, k do
   local c = tonumber(redis.call('GET', KEYS[i]) or '0')
   start[i] = c
   counts[i] = c
-  limits[i] = tonumber(ARGV[base + 2 * i - 1])
+  limits[i] = tonumber(ARGV[base + 3 * i - 2])
+  units[i] = ARGV[base + 3 * i] == '1'
 end
 local out = {}
 for j = 1, m do
-  local n = tonumber(ARGV[4 + j])
+  local n = tonumber(ARGV[3 + 2 * j])
+  local u = tonumber(ARGV[4 + 2 * j])
   local ok = 1
   for i = 1, k do
-    if counts[i] + n > limits[i] then ok = 0 end
+    local a = n
+    if units[i] then a = u end
+    if counts[i] + a > limits[i] then ok = 0 end
   end
   if ok == 1 then
-    for i = 1, k do counts[i] = counts[i] + n end
+    for i = 1, k do
+      if units[i] then counts[i] = counts[i] + u else counts[i] = counts[i] + n end
+    end
   end
   out[k + j] = ok
 end
@@ -111,7 +119,7 @@ for i = 1, k do
   out[i] = start[i]
   if counts[i] > start[i] then
     redis.call('INCRBY', KEYS[i], counts[i] - start[i])
-    if start[i] == 0 then redis.call('PEXPIREAT', KEYS[i], ARGV[base + 2 * i]) end
+    if start[i] == 0 then redis.call('PEXPIREAT', KEYS[i], ARGV[base + 3 * i - 1]) end
   end
 end
 return out
@@ -171,6 +179,8 @@ interface Lease {
 /** One waiting consume. */
 interface Waiting {
   n: number;
+  /** Compute units (unit windows count these). */
+  u: number;
   now: number;
   resolve: (d: LimitDecision) => void;
   reject: (e: unknown) => void;
@@ -196,11 +206,12 @@ export interface RedisLimiterOptions extends LimitsConfig {
   clientConfig?: RedisClientConfig;
 }
 
-interface RedisSlot extends Slot {
+interface RedisSlot extends Window {
   key: string;
 }
 
 export class RedisLimiter implements Limiter {
+  readonly backend = 'redis' as const;
   readonly plans: ResolvedPlans;
   readonly prefix: string;
   readonly redis: ScriptedRedis;
@@ -328,55 +339,25 @@ export class RedisLimiter implements Limiter {
 
   /** The subject's counters in the current windows, shortest period first (counts not loaded). */
   slots(subject: LimitSubject, now: number): RedisSlot[] {
-    const cal = this.cal.at(now);
-    if (subject.kind === 'B') {
-      return [
-        {
-          key: `${this.prefix}:b:${subject.userId}:d:${cal.dayKey}`,
-          period: 'day',
-          limit: this.plans.b.daily,
-          resetAt: cal.dayEnd,
-          count: 0,
-        },
-      ];
-    }
-    // The rate per app, the quotas per account (all its apps together): one script call still decides all three.
-    const p = this.plans.a;
-    const user = `${this.prefix}:au:${subject.userId}`;
+    this.cal.at(now);
     const out: RedisSlot[] = [];
-    if (p.perSecond !== null) {
-      const sec = Math.floor(now / 1000);
-      out.push({
-        key: `${this.prefix}:a:${subject.appId}:s:${sec}`,
-        period: 'second',
-        limit: p.perSecond,
-        resetAt: (sec + 1) * 1000,
-        count: 0,
-      });
-    }
-    if (p.daily !== null)
-      out.push({ key: `${user}:d:${cal.dayKey}`, period: 'day', limit: p.daily, resetAt: cal.dayEnd, count: 0 });
-    if (p.monthly !== null)
-      out.push({
-        key: `${user}:m:${cal.monthKey}`,
-        period: 'month',
-        limit: p.monthly,
-        resetAt: cal.monthEnd,
-        count: 0,
-      });
+    windowsOf(this.plans, subject, now, out);
+    for (const w of out) w.key = `${this.prefix}:${counterName(w)}`;
     return out;
   }
 
-  consume(subject: LimitSubject, n: number, now = Date.now()): Promise<LimitDecision> {
+  consume(subject: LimitSubject, n: number, now = Date.now(), units = n): Promise<LimitDecision> {
     try {
       checkN(n);
+      checkUnits(units);
     } catch (e) {
       return Promise.reject(e);
     }
     const slots = this.slots(subject, now);
     const k = slots.length;
-    if (k === 0) return Promise.resolve(decide(slots, 0, n, now, this.cal.dayEnd));
+    if (k === 0) return Promise.resolve(decide(slots, 0, n, now, this.cal.dayEnd, units));
     const gk = groupKey(slots);
+    // Leases are granted only to subjects without unit windows (a lease's units are requests).
     if (this.leases.size > 0 && !this.pending.has(gk)) {
       const d = this.fromLease(gk, slots, n, now);
       if (d !== undefined) return Promise.resolve(d);
@@ -388,7 +369,15 @@ export class RedisLimiter implements Limiter {
       this.schedule();
     }
     const reqs = g.reqs;
-    return new Promise<LimitDecision>((resolve, reject) => reqs.push({ n, now, resolve, reject }));
+    return new Promise<LimitDecision>((resolve, reject) => reqs.push({ n, u: units, now, resolve, reject }));
+  }
+
+  consumeNow(subject: LimitSubject, n: number, units?: number): Promise<LimitDecision> {
+    return this.consume(subject, n, undefined, units);
+  }
+
+  peekNow(subject: LimitSubject): Promise<LimitDecision> {
+    return this.peek(subject);
   }
 
   /** Script calls sent and not yet answered. */
@@ -444,10 +433,11 @@ export class RedisLimiter implements Limiter {
     const m = reqs.length;
     const args: (string | number)[] = [];
     for (const s of slots) args.push(s.key);
-    args.push(m, this.deadline(), this.lease.maxUnits, this.lease.minRemaining);
-    for (const r of reqs) args.push(r.n);
+    const leaseCap = slots.some((s) => s.units) ? 0 : this.lease.maxUnits;
+    args.push(m, this.deadline(), leaseCap, this.lease.minRemaining);
+    for (const r of reqs) args.push(r.n, r.u);
     this.stats.scripts++;
-    for (const s of slots) args.push(s.limit, s.resetAt + EXPIRY_GRACE_MS);
+    for (const s of slots) args.push(s.limit, s.resetAt + EXPIRY_GRACE_MS, s.units ? 1 : 0);
     this.redis.rpcgateLimitConsumeBatch(k, ...args).then(
       (reply) => {
         if (reply.length === 0) {
@@ -462,13 +452,13 @@ export class RedisLimiter implements Limiter {
         const held = this.leases.get(gk)?.units ?? 0;
         for (let j = 0; j < m; j++) {
           const r = reqs[j];
-          const d = decide(slots, k, r.n, r.now, this.cal.dayEnd);
+          const d = decide(slots, k, r.n, r.now, this.cal.dayEnd, r.u);
           if (d.allowed !== (Number(reply[k + j]) === 1)) {
             r.reject(new Error('limits: Redis script and client disagree (limits changed mid-call?)'));
             continue;
           }
           if (d.allowed) {
-            for (let i = 0; i < k; i++) slots[i].count += r.n;
+            for (let i = 0; i < k; i++) slots[i].count += amount(slots[i], r.n, r.u);
             d.remaining += held;
           }
           r.resolve(d);

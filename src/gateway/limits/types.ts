@@ -1,5 +1,6 @@
 // The limiter's public types: who is counted (subject), what a check answers (decision), and the backend interface.
 // LimitSubject is declared here only: the access index builds one per principal, the account API asks for a user's.
+import type { LimitPeriod } from './periods.js';
 
 /** Who a request is counted against. */
 export type LimitSubject =
@@ -19,10 +20,12 @@ export function userSubject(userId: string): LimitSubject {
   return { kind: 'B', userId };
 }
 
-export type LimitPeriod = 'second' | 'day' | 'month';
+export type { LimitPeriod };
 
 export interface LimitDecision {
   allowed: boolean;
+  /** true: the limit counts compute units (x-gateway.units), not requests — `limit` and `remaining` are units. */
+  units?: true;
   /** The limit this decision describes (the tightest one on success, the refusing one on refusal). */
   limit: number;
   /** What is left of that limit after this call (on refusal: what was left, untouched). */
@@ -35,11 +38,21 @@ export interface LimitDecision {
 }
 
 export interface Limiter {
+  /** Where the counters live (a label for traces and logs). */
+  readonly backend: 'memory' | 'redis';
   /**
-   * Counts `n` requests (a batch counts each item) against every limit of the subject, all or nothing:
-   * either all counters grow by n, or (refused) none changes.
+   * Counts `n` requests (a batch counts each item) weighing `units` compute units (default n) against every limit of
+   * the subject, all or nothing: either all counters grow (request limits by n, unit limits by units), or (refused)
+   * none changes.
    */
-  consume(subject: LimitSubject, n: number, now?: number): Promise<LimitDecision>;
+  consume(subject: LimitSubject, n: number, now?: number, units?: number): Promise<LimitDecision>;
+  /**
+   * consume, answered without a Promise when the backend can (in-process counters): the node API's admission hook
+   * then returns synchronously. May throw (in-process) or reject (Redis) as consume does.
+   */
+  consumeNow(subject: LimitSubject, n: number, units?: number): LimitDecision | Promise<LimitDecision>;
+  /** peek, likewise without a Promise when the backend can. */
+  peekNow(subject: LimitSubject): LimitDecision | Promise<LimitDecision>;
   /** The subject's state without counting anything (dashboard / account API "today's usage"). */
   peek(subject: LimitSubject, now?: number): Promise<LimitDecision>;
   /** One decision per configured limit of the subject, shortest period first (usage per period). */

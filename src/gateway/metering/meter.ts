@@ -19,6 +19,7 @@
 // Attribution: only apps (access point A) and network keys (B) have a user to attribute usage to. Calls without such a
 // principal — static/dev keys, refusals before authentication — are counted in Prometheus only, never in the store
 // (a usage row always has an owner; the ownership filter of the account API needs one).
+import { DEFAULT_UNITS } from '../method-meaning.js';
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Principal } from '../access/keys.js';
@@ -60,6 +61,8 @@ export interface MeterOptions {
   db: Kysely<Database>;
   /** The contract's method names (e.g. `Object.keys(methods)` of generated/node/methods.ts). */
   methods: Iterable<string>;
+  /** Compute units per method (method-meaning.ts `unitsTable`); a method not in it weighs DEFAULT_UNITS. */
+  units?: ReadonlyMap<string, number>;
   /** The configured networks; others are counted as `other`. Undefined = take the network as given. */
   networks?: Iterable<string>;
   /** Prometheus metrics to update on every call. */
@@ -91,6 +94,7 @@ export interface MeterStats {
 class Cell {
   count = 0;
   cacheHits = 0;
+  units = 0;
   latencySumMs = 0;
   readonly buckets = new Uint32Array(HISTOGRAM_BUCKETS);
   constructor(
@@ -135,6 +139,7 @@ export function meterPrincipal(p: Principal | undefined): MeterPrincipal | undef
 
 export class Meter {
   private readonly db: Kysely<Database>;
+  private readonly units: ReadonlyMap<string, number>;
   private readonly methods: ReadonlySet<string>;
   private readonly networks: ReadonlySet<string> | undefined;
   private readonly metrics: Metrics | undefined;
@@ -161,6 +166,7 @@ export class Meter {
   constructor(opts: MeterOptions) {
     this.db = opts.db;
     this.methods = new Set(opts.methods);
+    this.units = opts.units ?? new Map();
     this.networks = opts.networks === undefined ? undefined : new Set(opts.networks);
     this.metrics = opts.metrics;
     this.flushIntervalMs = opts.flushIntervalMs ?? 5_000;
@@ -190,8 +196,9 @@ export class Meter {
     const latency = Math.max(e.latencyMs, 0);
     const k = bucketIndex(latency);
 
+    const units = (this.units.get(e.method) ?? DEFAULT_UNITS) * n;
     const metrics = this.metrics;
-    if (metrics !== undefined) metrics.observeRequest(metrics.requestSeries(network, method), oi, k, latency, n);
+    if (metrics !== undefined) metrics.observeRequest(metrics.requestSeries(network, method), oi, k, latency, n, units);
 
     const p = e.principal;
     if (p === undefined) return;
@@ -224,6 +231,7 @@ export class Meter {
     }
     cell.count += n;
     if (e.cacheHit === true) cell.cacheHits += n;
+    cell.units += units;
     cell.latencySumMs += latency * n;
     cell.buckets[k] += n;
   }
@@ -352,6 +360,7 @@ function cellRow(minute: number, c: Cell): PendingRow {
     code: c.code,
     count: c.count,
     cacheHits: c.cacheHits,
+    units: c.units,
     latencySumMs: c.latencySumMs,
     buckets: Float64Array.from(c.buckets),
   };
@@ -367,6 +376,7 @@ function mergeRow(into: Map<string, PendingRow>, r: PendingRow): void {
   }
   have.count += r.count;
   have.cacheHits = (have.cacheHits ?? 0) + (r.cacheHits ?? 0);
+  have.units = (have.units ?? 0) + (r.units ?? 0);
   have.latencySumMs += r.latencySumMs;
   for (let i = 0; i < HISTOGRAM_BUCKETS; i++) have.buckets[i] += r.buckets[i];
 }

@@ -93,6 +93,8 @@ class PrebucketedHistogram {
 /** Request counters of one (network, method): per outcome, plus its duration series. */
 export class RequestSeries {
   readonly outcomes = new Float64Array(OUTCOMES.length);
+  /** Compute units of the calls (x-gateway.units). */
+  units = 0;
   constructor(
     readonly network: string,
     readonly method: string,
@@ -161,6 +163,18 @@ export class Metrics {
             for (let i = 0; i < OUTCOMES.length; i++)
               if (s.outcomes[i] > 0)
                 this.inc({ network: s.network, method: s.method, outcome: OUTCOMES[i] }, s.outcomes[i]);
+      },
+    });
+    new Counter({
+      name: 'rpcgate_units_total',
+      help: "Compute units of node API calls (each call its method's x-gateway.units in openrpc.json) by network and method.",
+      labelNames: ['network', 'method'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const byMethod of requestsByNet.values())
+          for (const s of byMethod.values())
+            if (s.units > 0) this.inc({ network: s.network, method: s.method }, s.units);
       },
     });
     this.requestDuration = new PrebucketedHistogram(
@@ -353,9 +367,18 @@ export class Metrics {
     return s;
   }
 
-  /** Counts `n` calls of a series with one outcome and latency (fine histogram bucket `fineBucket`). */
-  observeRequest(s: RequestSeries, outcomeIndex: number, fineBucket: number, latencyMs: number, n: number): void {
+  /** Counts `n` calls of a series with one outcome and latency (fine histogram bucket `fineBucket`), weighing `units`
+   *  compute units together. */
+  observeRequest(
+    s: RequestSeries,
+    outcomeIndex: number,
+    fineBucket: number,
+    latencyMs: number,
+    n: number,
+    units = 0,
+  ): void {
     s.outcomes[outcomeIndex] += n;
+    s.units += units;
     const d = s.duration;
     d.counts[FINE_TO_PROM[fineBucket]] += n;
     d.sum += (latencyMs / 1000) * n;

@@ -3,18 +3,11 @@
 // admitted item, notifications included — they are forwarded too). Over a limit the whole request is refused (429
 // for a per-second rate, 402 for a used-up quota; a batch gets the error once per item with an id) and nothing counts. Every answer of a principal with limits carries x-ratelimit-* headers.
 import { checkCall, hasCallChecks, type AccessContext, type Principal } from '../access/index.js';
-import {
-  limitError,
-  limitHeaders,
-  MemoryLimiter,
-  type LimitDecision,
-  type Limiter,
-  type LimitSubject,
-} from '../limits/index.js';
+import { limitError, limitHeaders, type LimitDecision, type Limiter } from '../limits/index.js';
 import type { AdmitCall, AdmitFn, AdmitResult } from '@rpcgate/toolkit/engine';
 import { RpcError } from '@rpcgate/toolkit/errors';
 import { limitsBackendUnavailable } from '../errors.js';
-import type { AddressParam } from '../method-meaning.js';
+import { type AddressParam, DEFAULT_UNITS } from '../method-meaning.js';
 import { inSpan, tracing } from '../telemetry/index.js';
 
 /** Headers that describe a subject's state without counting (for responses where nothing was admitted). */
@@ -44,15 +37,15 @@ export async function peekLimitHeaders(
 }
 
 /** `addressParams`: where each method names contract addresses (method-meaning.ts `addressParamsTable` of the node
- *  contract), for the address allowlist. */
+ *  contract), for the address allowlist. `units`: each method's compute units (`unitsTable`), counted against the
+ *  plan's unit limits (a method not in it weighs DEFAULT_UNITS). */
 export function createAdmission(
   limiter: Limiter | undefined,
   addressParams: ReadonlyMap<string, readonly AddressParam[]>,
   onError?: (err: unknown) => void,
+  units: ReadonlyMap<string, number> = new Map(),
 ): AdmitFn<AccessContext> {
-  // In-process counters answer synchronously: the hook then returns its result without a Promise.
-  const memory = limiter instanceof MemoryLimiter ? limiter : undefined;
-  const backend = limiter === undefined ? 'none' : memory !== undefined ? 'memory' : 'redis';
+  const backend = limiter?.backend ?? 'none';
   const admit = (
     calls: readonly AdmitCall[],
     ctx: AccessContext,
@@ -71,18 +64,22 @@ export function createAdmission(
     }
     const subject = p.limitSubject;
     if (subject === undefined || limiter === undefined) return refused === undefined ? undefined : { refused };
-    if (memory !== undefined) {
-      let d: LimitDecision;
-      try {
-        if (admitted === 0) return { refused, headers: stateHeaders(memory.peekSync(subject)) };
-        d = memory.consumeSync(subject, admitted);
-      } catch (e) {
-        if (e instanceof RpcError) throw e;
-        return { error: limiterDown(e, onError) };
-      }
-      return decided(d, refused);
+    // In-process counters answer synchronously: the hook then returns its result without a Promise.
+    let d: LimitDecision | Promise<LimitDecision>;
+    try {
+      d =
+        admitted === 0
+          ? limiter.peekNow(subject)
+          : limiter.consumeNow(subject, admitted, unitsOf(calls, refused, units));
+    } catch (e) {
+      return failed(e, onError);
     }
-    return admitAsync(limiter, subject, admitted, refused, onError);
+    if (d instanceof Promise)
+      return d.then(
+        (v) => decided(v, admitted, refused),
+        (e: unknown) => failed(e, onError),
+      );
+    return decided(d, admitted, refused);
   };
   return (calls, ctx) => {
     const tracer = tracing.tracer;
@@ -105,27 +102,29 @@ export function createAdmission(
   };
 }
 
-/** The answer for a decision: the whole request refused (429 / 402), otherwise the rate-limit headers. */
-function decided(d: LimitDecision, refused: (RpcError | undefined)[] | undefined): AdmitResult {
+/** Compute units of the admitted calls (those an allowlist did not refuse). */
+export function unitsOf(
+  calls: readonly AdmitCall[],
+  refused: readonly (RpcError | undefined)[] | undefined,
+  units: ReadonlyMap<string, number>,
+): number {
+  let u = 0;
+  for (let i = 0; i < calls.length; i++)
+    if (refused?.[i] === undefined) u += units.get(calls[i].method) ?? DEFAULT_UNITS;
+  return u;
+}
+
+/** The limiter failed: an RpcError passes (the engine answers it), anything else is the backend being down. */
+function failed(e: unknown, onError?: (err: unknown) => void): AdmitResult {
+  if (e instanceof RpcError) throw e;
+  return { error: limiterDown(e, onError) };
+}
+
+/** The answer for a decision: with nothing admitted (a peek) only the state's headers; else the whole request refused
+ *  (429 / 402) or the rate-limit headers. */
+function decided(d: LimitDecision, admitted: number, refused: (RpcError | undefined)[] | undefined): AdmitResult {
+  if (admitted === 0) return { refused, headers: stateHeaders(d) };
   // limitError carries the x-ratelimit-* headers and (for a rate) Retry-After itself.
   if (!d.allowed) return { error: limitError(d) };
   return { refused, headers: limitHeaders(d) };
-}
-
-async function admitAsync(
-  limiter: Limiter,
-  subject: LimitSubject,
-  admitted: number,
-  refused: (RpcError | undefined)[] | undefined,
-  onError?: (err: unknown) => void,
-): Promise<AdmitResult> {
-  let d: LimitDecision;
-  try {
-    if (admitted === 0) return { refused, headers: stateHeaders(await limiter.peek(subject)) };
-    d = await limiter.consume(subject, admitted);
-  } catch (e) {
-    if (e instanceof RpcError) throw e;
-    return { error: limiterDown(e, onError) };
-  }
-  return decided(d, refused);
 }

@@ -46,12 +46,12 @@ import { LOG_EVERY_MS } from '../redis/index.js';
 import { createNodeHandlers } from '../node-api/handlers.js';
 import { createResponseCaches, type ResponseCaches } from '../cache/index.js';
 import { createHeads, headPollMs, type HeadPool } from '../heads/index.js';
-import { addressParamsTable, meaningTable } from '../method-meaning.js';
+import { addressParamsTable, meaningTable, unitsTable } from '../method-meaning.js';
 import { type Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
 import { RequestLog, requestLogRetentionMs } from '../metering/request-log.js';
 import { createHttpServer } from '@rpcgate/toolkit/http';
 import { createEngine } from '@rpcgate/toolkit/engine';
-import { createUpstreams, redactUrl, type UpstreamPool, type UpstreamSpec } from '../upstream/index.js';
+import { createUpstreams, redactUrl, splitUpstream, type UpstreamPool, type UpstreamSpec } from '../upstream/index.js';
 import {
   accountSweepSubsystem,
   chainsSubsystem,
@@ -263,7 +263,10 @@ export async function startService(
     for (const [name, n] of Object.entries(config.networks)) {
       const chain = chains.find((c) => c.network === name);
       urlsByNetwork[name] = chain ? [chain.url] : n.upstreams;
-      const upstreams = urlsByNetwork[name].map((u) => (typeof u === 'string' ? u : u.http));
+      const upstreams = urlsByNetwork[name].map((u) => {
+        const { spec } = splitUpstream(u);
+        return typeof spec === 'string' ? spec : spec.http;
+      });
       networks[name] = chain
         ? { name, embedded: true, upstreams, chainId: chain.chainId, pid: chain.pid }
         : { name, embedded: false, upstreams };
@@ -341,6 +344,7 @@ export async function startService(
       maxQueued: ws.maxQueuedNotifications,
       maxQueuedBytes: ws.maxQueuedBytes,
       limiter: lim,
+      notificationUnits: meanings.get('eth_subscribe')?.units,
       logger,
       onNotified: (ctx, n) => {
         metrics.notificationsDelivered(ctx.network, n);
@@ -365,7 +369,7 @@ export async function startService(
       options: { maxBatchSize: config.maxBatchSize, strictResults: config.strictResults },
       onError: (err, info) =>
         logger.error({ err, method: info.method, rid: info.ctx.requestId }, 'unexpected error in a call'),
-      admit: createAdmission(lim, addressParamsTable(meanings), onLimiterError),
+      admit: createAdmission(lim, addressParamsTable(meanings), onLimiterError, unitsTable(methods)),
       onCall: callMeter?.onCall,
     });
     const acct = accountRoute({

@@ -16,6 +16,7 @@ import {
 } from '../redis/index.js';
 import { Meter, type MeterOptions, type Metrics } from '../metering/index.js';
 import { downsample, openStore, sweepExpiredAccountTokens, sweepExpiredSessions, type Store } from '../store/index.js';
+import { unitsTable } from '../method-meaning.js';
 
 /** A built subsystem: what the rest of the service uses, and how to release it on stop (absent: nothing to release). */
 export interface Built<T> {
@@ -125,6 +126,8 @@ export function meterSubsystem(
     db: store.db,
     // eth_subscription: the notifications delivered over WebSocket.
     methods: [...Object.keys(methods), 'eth_subscription'],
+    // A notification weighs what eth_subscribe does (as the limits count it).
+    units: notificationUnits(unitsTable(methods)),
     networks: Object.keys(config.networks),
     metrics,
     logger,
@@ -224,4 +227,9 @@ export function drainServer(server: Server, logger: Logger): Promise<void> {
       server.closeAllConnections();
     }, DRAIN_MS);
   });
+}
+
+/** The contract's units with eth_subscription (a delivered notification) weighing what eth_subscribe does. */
+function notificationUnits(units: ReadonlyMap<string, number>): ReadonlyMap<string, number> {
+  return new Map([...units, ['eth_subscription', units.get('eth_subscribe') ?? 0]]);
 }

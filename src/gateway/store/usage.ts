@@ -5,7 +5,8 @@
 // Tables (migration 0002_usage): usage_minute, usage_hour, usage_day — one shape:
 //   ts (bucket start, epoch ms, UTC) · principal_kind 'app'|'key' · principal_id · user_id · network · method · outcome ·
 //   code (JSON-RPC code, 0 = none) · count · latency_sum_ms · b0…b69 (latency histogram, src/gateway/usage/histogram.ts) ·
-//   cache_hits (migration 0006: calls among `count` answered from the response cache; summed like count)
+//   cache_hits (migration 0006: calls among `count` answered from the response cache; summed like count) ·
+//   units (migration 0008: the calls' compute units, x-gateway.units; summed like count)
 //   primary key (ts, principal_kind, principal_id, network, method, outcome, code); index (user_id, ts).
 //
 // Ownership: every read takes the user id and filters by it; an app/key id of another user reads as no usage.
@@ -71,13 +72,15 @@ export interface UsageRow {
   count: number;
   /** Calls among `count` answered from the response cache (default 0). */
   cacheHits?: number;
+  /** Compute units of the row's calls (default 0). */
+  units?: number;
   latencySumMs: number;
   /** HISTOGRAM_BUCKETS bucket counts. */
   buckets: ArrayLike<number>;
 }
 
 const KEY_COLUMNS = ['ts', 'principal_kind', 'principal_id', 'network', 'method', 'outcome', 'code'] as const;
-const SUM_COLUMNS: readonly string[] = ['count', 'latency_sum_ms', ...BUCKET_COLUMNS, 'cache_hits'];
+const SUM_COLUMNS: readonly string[] = ['count', 'latency_sum_ms', ...BUCKET_COLUMNS, 'cache_hits', 'units'];
 const ALL_COLUMNS: readonly string[] = [...KEY_COLUMNS, 'user_id', ...SUM_COLUMNS];
 // Bound parameters per statement: SQLite allows 32 766, PostgreSQL 65 535; 81 columns × 300 rows = 24 300.
 const ROWS_PER_STATEMENT = 300;
@@ -163,6 +166,7 @@ function toValues(r: UsageRow): Record<string, string | number> {
     count: r.count,
     latency_sum_ms: r.latencySumMs,
     cache_hits: r.cacheHits ?? 0,
+    units: r.units ?? 0,
   };
   for (let i = 0; i < HISTOGRAM_BUCKETS; i++) v[BUCKET_COLUMNS[i]] = r.buckets[i];
   return v;
@@ -207,6 +211,8 @@ export interface UsagePoint {
   success: number;
   /** Calls answered from the response cache (a part of `success`). */
   cacheHits: number;
+  /** Compute units of all the calls (x-gateway.units). */
+  units: number;
   /** success / total; null when total = 0. */
   successRate: number | null;
   byOutcome: Record<Outcome, number>;
@@ -230,6 +236,7 @@ export interface UsageSeries {
 class Acc {
   total = 0;
   cacheHits = 0;
+  units = 0;
   readonly byOutcome = new Array<number>(OUTCOMES.length).fill(0);
   readonly errors = new Map<number, number>();
   readonly methods = new Map<string, number>();
@@ -244,9 +251,11 @@ class Acc {
     cacheHits: number,
     latencySum: number,
     buckets: ArrayLike<number>,
+    units = 0,
   ): void {
     this.total += count;
     this.cacheHits += cacheHits;
+    this.units += units;
     this.byOutcome[OUTCOME_INDEX[outcome] ?? OUTCOME_INDEX.node_error] += count;
     if (outcome !== 'ok') this.errors.set(code, (this.errors.get(code) ?? 0) + count);
     this.methods.set(method, (this.methods.get(method) ?? 0) + count);
@@ -257,6 +266,7 @@ class Acc {
   merge(o: Acc): void {
     this.total += o.total;
     this.cacheHits += o.cacheHits;
+    this.units += o.units;
     for (let i = 0; i < OUTCOMES.length; i++) this.byOutcome[i] += o.byOutcome[i];
     for (const [c, n] of o.errors) this.errors.set(c, (this.errors.get(c) ?? 0) + n);
     for (const [m, n] of o.methods) this.methods.set(m, (this.methods.get(m) ?? 0) + n);
@@ -272,6 +282,7 @@ class Acc {
       total: this.total,
       success,
       cacheHits: this.cacheHits,
+      units: this.units,
       successRate: this.total > 0 ? success / this.total : null,
       byOutcome,
       errorsByCode: Object.fromEntries([...this.errors].sort((a, b) => b[1] - a[1]).map(([c, n]) => [String(c), n])),
@@ -346,6 +357,7 @@ export async function usageSeries(db: Kysely<Database>, query: UsageSeriesQuery)
       Number(r.cache_hits),
       Number(r.latency_sum_ms),
       hist,
+      Number(r.units),
     );
   }
 

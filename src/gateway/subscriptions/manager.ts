@@ -5,7 +5,8 @@
 // so they keep their order. Ids are 16 random bytes in hex (as geth), unguessable and local to the connection:
 // another connection's id is "not found" (false).
 //
-// Quotas: every delivered notification counts as one request of the key's limits (providers bill each event). The
+// Quotas: every delivered notification counts as one request of the key's limits (providers bill each event), and as
+// eth_subscribe's compute units (x-gateway.units) against unit limits. The
 // queue is counted in one limiter.consume(n) per flush (at most one per tick and connection, whatever the fan-out):
 //   - allowed: the notifications are sent;
 //   - refused by a per-second rate: they wait until that second is over and are counted again (order kept);
@@ -53,6 +54,8 @@ export interface SubscriptionsOptions {
   /** Bytes (characters of JSON) of those, at most (websocket.maxQueuedBytes). */
   maxQueuedBytes: number;
   limiter: Limiter | undefined;
+  /** Compute units one notification weighs against unit limits (the node contract's eth_subscribe units; default 0). */
+  notificationUnits?: number;
   logger: Logger;
   /** Each notification delivered (metering: method `eth_subscription`). */
   onNotified?: (ctx: AccessContext, count: number) => void;
@@ -293,9 +296,12 @@ export class Subscriptions {
     const limiter = this.opts.limiter;
     if (subject === undefined || limiter === undefined) return undefined;
     try {
-      const d = await limiter.consume(subject, n);
+      const per = this.opts.notificationUnits ?? 0;
+      const d = await limiter.consume(subject, n, undefined, n * per);
       if (d.allowed) return undefined;
-      return d.period === 'second' ? d.limit : limitError(d);
+      if (d.period !== 'second') return limitError(d);
+      // A second's worth: in notifications (a unit limit's units divided by a notification's weight).
+      return d.units && per > 0 ? Math.max(1, Math.floor(d.limit / per)) : d.limit;
     } catch (e) {
       if (e instanceof RpcError) return e;
       this.opts.logger.error({ err: e }, 'limiter failed while counting notifications');

@@ -43,14 +43,14 @@ export interface FleetMember {
   readonly label: string | number;
   /** Circuit closed. */
   healthy(): boolean;
-  /** One JSON-RPC body straight to the upstream (no pool bookkeeping) → its response text. */
-  send(body: string): Promise<string>;
+  /** One call of `method` straight to the upstream (no pool bookkeeping beyond its budget) → its response text. */
+  send(body: string, method: string): Promise<string>;
 }
 
 const body = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 
 async function ask(m: FleetMember, method: string, params: unknown[]): Promise<{ result?: unknown; error?: unknown }> {
-  const parsed = JSON.parse(await m.send(body(method, params))) as { result?: unknown; error?: unknown } | null;
+  const parsed = JSON.parse(await m.send(body(method, params), method)) as { result?: unknown; error?: unknown } | null;
   if (parsed === null || typeof parsed !== 'object') throw new Error('no JSON-RPC answer');
   return parsed;
 }

@@ -29,6 +29,7 @@ export {
   type SendOptions,
 } from './transport.js';
 export { redactUrl, redactIn } from './redact.js';
+export { splitUpstream, retryAfterMs, UpstreamBudget, type UpstreamRateLimit } from './failsafe/budget.js';
 export { upstreamUnavailable, upstreamTimeout, upstreamBadResponse, nodeError, responseTooLarge } from './errors.js';
 
 /** One pool per network over the given node URLs; `methods` says which methods may be deduped / hedged / retried and

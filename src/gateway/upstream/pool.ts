@@ -7,7 +7,10 @@
 //   ./failsafe/retry.ts   which failures a call may be resent after;
 //   ./capabilities.ts     what each upstream can answer (head, state depth, getLogs limit, methods), learned from it;
 //   ./consensus.ts        the fleet's consensus head, rotation by lag, the floor eth_blockNumber never goes below;
-//   ./logs-split.ts       eth_getLogs over an upstream's limit split into chunks and merged.
+//   ./logs-split.ts       eth_getLogs over an upstream's limit split into chunks and merged;
+//   ./failsafe/budget.ts  each upstream's own plan (requests and compute units per second) and its 429 backoff: an
+//                         upstream without room is passed over like an open circuit; when none has room a call waits
+//                         (bounded), and an HTTP 429 backs that upstream alone off and fails its calls over.
 // This file is the lifecycle of one upstream request (an Attempt) and of the calls it carries: every call has its own
 // deadline and is answered as soon as its own answer is in (no head-of-line blocking); a batch still unanswered after
 // the class's splitAfterMs, refused as a batch or over the response size cap is split and its calls resent one by
@@ -19,15 +22,22 @@ import { Capabilities, type Need, STATE_METHODS, blockRef, refusalOf } from './c
 import { Consensus, FLEET_DEFAULTS, type FleetMember } from './consensus.js';
 import { getLogsSplit } from './logs-split.js';
 import { RawResult } from '@rpcgate/toolkit/engine';
-import { FAIL_CLOSED, type CostClass } from '../method-meaning.js';
+import { DEFAULT_UNITS, FAIL_CLOSED, type CostClass } from '../method-meaning.js';
 import { BatchSize, type Call, type ClassState, buildBody, costClasses, deliver, enqueue, quote } from './batching.js';
 import { responseTooLarge, upstreamBadResponse, upstreamTimeout, upstreamUnavailable } from './errors.js';
 import { CIRCUIT, type BreakerRule, type CircuitState, CircuitBreaker } from './failsafe/breaker.js';
+import {
+  type BudgetSettings,
+  type ConfiguredUpstream,
+  UpstreamBudget,
+  budgetSettings,
+  splitUpstream,
+} from './failsafe/budget.js';
 import { HedgePolicy } from './failsafe/hedge.js';
 import { RetryPolicy } from './failsafe/retry.js';
 import { redactIn, redactUrl } from './redact.js';
 import { TransportError, type PushTransport, type UpstreamTransport } from './transport.js';
-import { type UpstreamSpec, createTransport, specUrls, specLabel } from './transports/index.js';
+import { createTransport, specUrls, specLabel } from './transports/index.js';
 import {
   type Span,
   callTrace,
@@ -39,7 +49,8 @@ import {
 } from '../telemetry/index.js';
 
 export { CIRCUIT, type BreakerRule, type CircuitState } from './failsafe/breaker.js';
-export type { UpstreamSpec } from './transports/index.js';
+/** An upstream as configured: a URL, a pair, or either with its own plan (`rateLimit`). */
+export type UpstreamSpec = ConfiguredUpstream;
 
 /** What the pool must know of a method (src/gateway/method-meaning.ts's GatewayMeaning fits): whether identical
  * concurrent calls may share one upstream call and be hedged, whether the call may be resent once the request may
@@ -56,6 +67,8 @@ export interface UpstreamMethodPolicy {
   readonly cache?: string;
   /** Looked up by hash, its block known from the answer (a transaction, a receipt): may be in the newest blocks. */
   readonly blockFromResult?: true;
+  /** Compute units a call weighs against an upstream's `unitsPerSecond` (x-gateway.units); absent = DEFAULT_UNITS. */
+  readonly units?: number;
 }
 
 export interface UpstreamStatus {
@@ -76,6 +89,8 @@ interface Upstream extends FleetMember {
   readonly transport: UpstreamTransport;
   readonly breaker: CircuitBreaker;
   readonly batch: BatchSize;
+  /** Its own plan (requests and units per second) and its 429 backoff. */
+  readonly budget: UpstreamBudget;
   /** Redacted URL for status and logs. */
   readonly url: string;
   /** Label for metrics: host:port (or the index when host:port repeats in the pool); never credentials or path. */
@@ -102,7 +117,8 @@ class Attempt {
 
 export interface UpstreamPoolOptions {
   network: string;
-  /** The nodes: an http(s):// or ws(s):// URL, or a pair { http, ws } (calls over HTTP, subscriptions over the socket). */
+  /** The nodes: an http(s):// or ws(s):// URL, or a pair { http, ws } (calls over HTTP, subscriptions over the socket),
+   *  or { url } — the object forms with the upstream's own plan (`rateLimit`). */
   urls: readonly UpstreamSpec[];
   config: UpstreamConfig;
   /** Resolve results as RawResult (the node's bytes, not parsed; default true) or as parsed values. */
@@ -142,6 +158,11 @@ export class UpstreamPool {
   private readonly inflight = new Map<string, Promise<unknown>>();
   private readonly hedging: HedgePolicy;
   private readonly retry: RetryPolicy;
+  private readonly budgets: BudgetSettings;
+  /** Whether any upstream has a plan (else the budget checks are skipped altogether). */
+  private budgeted = false;
+  /** When a call first waited for budget (its waits together stay within budget.maxWaitMs). */
+  private readonly waitingSince = new WeakMap<Call, number>();
   private readonly attempts = new Set<Attempt>();
   /** Every raw URL configured, to scrub from error messages. */
   private readonly secrets: string[];
@@ -149,7 +170,19 @@ export class UpstreamPool {
   private rr = 0;
   private closed = false;
   /** Counters for tests and the bench: upstream requests sent, calls served, deduped, and resends by kind. */
-  readonly stats = { requests: 0, calls: 0, deduped: 0, failovers: 0, hedges: 0, retries: 0, splits: 0 };
+  readonly stats = {
+    requests: 0,
+    calls: 0,
+    deduped: 0,
+    failovers: 0,
+    hedges: 0,
+    retries: 0,
+    splits: 0,
+    /** Calls held back because no upstream had room in its budget (or all were backing off after a 429). */
+    budgetWaits: 0,
+    /** HTTP 429 answers (each backs its upstream off). */
+    limited: 0,
+  };
   /** Fleet counters: calls resent after a "not here" answer; eth_getLogs split (queries, chunks). */
   readonly fleetStats = { notHere: 0, logsSplits: 0, logsChunks: 0 };
   private readonly consensus: Consensus;
@@ -164,13 +197,18 @@ export class UpstreamPool {
     this.metrics = opts.metrics;
     this.hedging = new HedgePolicy(cfg.hedge);
     this.retry = new RetryPolicy(cfg.retry);
+    this.budgets = budgetSettings(cfg);
     this.classes = costClasses(cfg, (calls) => this.dispatch(calls));
     const maxBatch = Math.max(this.classes.light.maxBatch, this.classes.heavy.maxBatch);
     const safetyTimeoutMs =
       Math.max(this.classes.light.timeoutMs, this.classes.heavy.timeoutMs, cfg.requestTimeoutMs) + 1000;
-    this.secrets = opts.urls.flatMap(specUrls);
-    const labels = opts.urls.map(specLabel);
-    this.upstreams = opts.urls.map((spec, i) => {
+    const configured = opts.urls.map(splitUpstream);
+    const specs = configured.map((u) => u.spec);
+    this.secrets = specs.flatMap(specUrls);
+    const labels = specs.map(specLabel);
+    this.upstreams = specs.map((spec, i) => {
+      const rateLimit = configured[i].rateLimit;
+      if (rateLimit !== undefined) this.budgeted = true;
       const transport = createTransport(spec, cfg, { safetyTimeoutMs, maxResponseBytes: cfg.maxResponseBytes });
       const label = labels.indexOf(labels[i]) === labels.lastIndexOf(labels[i]) ? labels[i] : i;
       const url = specUrls(spec)
@@ -182,15 +220,28 @@ export class UpstreamPool {
         label,
         caps: new Capabilities(),
         healthy: () => up.breaker.closed,
-        send: (body) => {
+        send: (body, method) => {
+          // The fleet's own polls count against the upstream's plan too (a provider counts every request).
+          if (this.budgetsOn && !up.budget.take(1, this.methods.get(method)?.units ?? DEFAULT_UNITS))
+            return Promise.reject(new Error('no room in the upstream budget: poll skipped'));
           const timeoutMs = this.classes.light.timeoutMs;
-          return transport.send(body, {
-            cls: 'light',
-            signal: AbortSignal.timeout(timeoutMs),
-            deadlineMs: performance.now() + timeoutMs,
-          });
+          return transport
+            .send(body, {
+              cls: 'light',
+              signal: AbortSignal.timeout(timeoutMs),
+              deadlineMs: performance.now() + timeoutMs,
+            })
+            .catch((e: unknown) => {
+              // A poll that meets the node's 429 backs it off like a call would (calls then pass it over).
+              if (e instanceof TransportError && e.kind === 'limited') {
+                this.stats.limited++;
+                up.budget.backOff(e.retryAfterMs);
+              }
+              throw e;
+            });
         },
         batch: new BatchSize(cfg.batchRecovery, maxBatch),
+        budget: new UpstreamBudget(rateLimit, this.budgets),
         breaker: new CircuitBreaker(cfg.circuitBreaker, cfg.probeIntervalMs, {
           probe: () => this.probe(up),
           onState: (s) => this.metrics?.setUpstreamCircuit?.(this.network, label, CIRCUIT[s]),
@@ -387,28 +438,102 @@ export class UpstreamPool {
 
   /** Sends calls to one upstream whose circuit is closed (preferring one none of them tried), in batches it takes. */
   private dispatch(calls: Call[], allowTried = true): void {
-    const up = this.pickFor(calls, calls.length === 1 ? calls[0].tried : undefined, allowTried);
+    const budgets = this.budgetsOn;
+    // With budgets, a batch goes to an upstream with room for its first call, as far as that room goes; the rest is
+    // dispatched again (another upstream, or a wait).
+    const up = this.pickFor(
+      calls,
+      calls.length === 1 ? calls[0].tried : undefined,
+      allowTried,
+      budgets && calls.length > 1 ? calls.slice(0, 1) : calls,
+    );
     if (up === null) {
       // No upstream fits them all: each call finds its own.
       for (const c of calls) this.dispatch([c], allowTried);
       return;
     }
     if (up === undefined) {
-      for (const c of calls) this.settle(c, undefined, c.lastErr ?? this.noneHealthy());
+      this.waitForBudget(calls);
       return;
     }
-    const cap = Math.min(up.batch.cap, calls.length);
-    for (let i = 0; i < calls.length; i += cap) this.start(up, calls.slice(i, i + cap));
+    const n = budgets && calls.length > 1 ? this.fitting(up, calls) : calls.length;
+    const cap = Math.min(up.batch.cap, n);
+    for (let i = 0; i < n; i += cap) this.start(up, calls.slice(i, Math.min(i + cap, n)));
+    if (n < calls.length) this.dispatch(calls.slice(n), allowTried);
+  }
+
+  /** Whether budgets are watched: some upstream has a plan, or one answered HTTP 429 (a backoff). */
+  private get budgetsOn(): boolean {
+    return this.budgeted || this.stats.limited > 0;
+  }
+
+  /** How many of `calls`, from the first, fit `up`'s budget now (at least one: it was picked with room for it). */
+  private fitting(up: Upstream, calls: readonly Call[]): number {
+    const room = up.budget.room();
+    let units = 0;
+    let k = 0;
+    for (; k < calls.length && k + 1 <= room.calls; k++) {
+      units += this.methods.get(calls[k].method)?.units ?? DEFAULT_UNITS;
+      if (units > room.units) break;
+    }
+    return Math.max(1, k);
   }
 
   private noneHealthy(): RpcError {
     return upstreamUnavailable(this.network, 'no healthy upstream (every circuit is open)', 503);
   }
 
+  /** Requests and compute units of `calls` (what an upstream's budget counts). */
+  private need(calls: readonly Call[]): number {
+    let u = 0;
+    for (const c of calls) u += this.methods.get(c.method)?.units ?? DEFAULT_UNITS;
+    return u;
+  }
+
+  /**
+   * No upstream with a closed circuit has room for `calls` now: they wait until one has (its window slid on, its
+   * 429 backoff ended), at most budget.maxWaitMs and never past their deadline; else they fail (503, or the error
+   * their last try got). Without budgets this is "every circuit is open".
+   */
+  private waitForBudget(calls: Call[]): void {
+    const now = performance.now();
+    let wait = Number.POSITIVE_INFINITY;
+    if (this.budgetsOn) {
+      const units = this.need(calls);
+      for (const up of this.upstreams)
+        if (up.breaker.closed) wait = Math.min(wait, up.budget.waitMs(calls.length, units, now));
+    }
+    // The earliest of the calls' deadlines and of their wait bounds (from when each first waited).
+    let until = Number.POSITIVE_INFINITY;
+    for (const c of calls) {
+      let since = this.waitingSince.get(c);
+      if (since === undefined) this.waitingSince.set(c, (since = now));
+      until = Math.min(until, c.deadline, since + this.budgets.maxWaitMs);
+    }
+    if (wait > 0 && now + wait <= until && !this.closed) {
+      this.stats.budgetWaits += calls.length;
+      setTimeout(() => {
+        const open = calls.filter((c) => !c.done);
+        if (open.length > 0) this.dispatch(open);
+      }, Math.ceil(wait)).unref();
+      return;
+    }
+    const err =
+      wait === Number.POSITIVE_INFINITY
+        ? this.noneHealthy()
+        : upstreamUnavailable(this.network, 'every upstream is over its budget or backing off after HTTP 429', 503);
+    for (const c of calls) this.settle(c, undefined, c.lastErr ?? err);
+  }
+
   /** One request to `up` for `calls`, with its deadline and hedge / split timer. */
   private start(up: Upstream, calls: Call[]): void {
     if (this.closed) {
       for (const c of calls) this.settle(c, undefined, upstreamUnavailable(this.network, 'service is shutting down'));
+      return;
+    }
+    // Every path here picked an upstream with room, except a batch resent to the node that refused it as too large.
+    if (this.budgetsOn && !up.budget.take(calls.length, this.need(calls))) {
+      this.waitForBudget(calls);
       return;
     }
     const a = new Attempt(up, calls);
@@ -547,7 +672,7 @@ export class UpstreamPool {
       this.metrics?.upstreamResend?.(this.network, 'split');
       // A split goes back to the same node when it is the only one: it is the batch, not the node, that is slow.
       const up = this.pickFor([c], c.tried, true);
-      if (!up) this.settle(c, undefined, c.lastErr ?? this.noneHealthy());
+      if (!up) this.waitForBudget([c]);
       else this.start(up, [c]);
     }
   }
@@ -647,6 +772,16 @@ export class UpstreamPool {
     }
     this.end(a, false);
     up.breaker.lastError = message;
+    if (e.kind === 'limited') {
+      // Over the node's own rate limit: it is well, only busy. Backed off alone (Retry-After), not counted against its
+      // circuit; the calls were not processed, so every one of them may go to another upstream.
+      this.stats.limited++;
+      up.budget.backOff(e.retryAfterMs);
+      this.stats.failovers++;
+      const err = upstreamUnavailable(this.network, message, 503);
+      for (const c of a.calls) this.retryOrFail(c, err, true);
+      return;
+    }
     if (e.kind === 'refused' && a.calls.length > 1) {
       // The node is fine; it takes no batch this large.
       this.batchRefused(a);
@@ -708,38 +843,48 @@ export class UpstreamPool {
 
   /** An upstream for `calls` (pick's order), in a fleet the best fit: one known able to answer them all — for
    *  head-relative calls, in rotation and at the floor first, then in rotation — else any (the node decides). null:
-   *  several calls no upstream fits together (dispatch them one by one). */
+   *  several calls no upstream fits together (dispatch them one by one). With budgets, only upstreams with room for
+   *  `budgetCalls` (default: all of `calls`). */
   private pickFor(
     calls: readonly Call[],
     tried: readonly unknown[] | undefined,
     allowTried: boolean,
+    budgetCalls: readonly Call[] = calls,
   ): Upstream | undefined | null {
-    if (!this.consensus.active) return this.pick(tried, allowTried);
+    if (!this.consensus.active) return this.pick(tried, allowTried, undefined, budgetCalls);
     const floor = this.consensus.floor;
     const strict = (u: Upstream) =>
       calls.every((c) =>
         u.caps.can(c.method, c.need, this.consensus.inRotation(u) && (u.caps.head === 0 || u.caps.head >= floor)),
       );
     const loose = (u: Upstream) => calls.every((c) => u.caps.can(c.method, c.need, this.consensus.inRotation(u)));
-    const up = this.pick(tried, allowTried, strict) ?? this.pick(tried, allowTried, loose);
+    const up = this.pick(tried, allowTried, strict, budgetCalls) ?? this.pick(tried, allowTried, loose, budgetCalls);
     if (up !== undefined) return up;
     if (calls.length > 1) return null;
     // Nobody known to fit: anyone that does not lack the method, else anyone.
-    return this.pick(tried, allowTried, (u) => !u.caps.lacks.has(calls[0].method)) ?? this.pick(tried, allowTried);
+    return (
+      this.pick(tried, allowTried, (u) => !u.caps.lacks.has(calls[0].method), budgetCalls) ??
+      this.pick(tried, allowTried, undefined, budgetCalls)
+    );
   }
 
-  /** Round-robin over upstreams whose circuit is closed (and that `fits`), those not in `tried` first; `allowTried`
-   *  falls back to them. */
+  /** Round-robin over upstreams whose circuit is closed, that `fits`, and whose budget has room for `calls`, those not
+   *  in `tried` first; `allowTried` falls back to them. */
   private pick(
     tried: readonly unknown[] | undefined,
     allowTried: boolean,
     fits?: (u: Upstream) => boolean,
+    calls?: readonly Call[],
   ): Upstream | undefined {
     const n = this.upstreams.length;
     let fallback: Upstream | undefined;
+    const checkBudget = calls !== undefined && this.budgetsOn;
+    const units = checkBudget ? this.need(calls) : 0;
+    const now = checkBudget ? performance.now() : 0;
     for (let i = 0; i < n; i++) {
       const u = this.upstreams[(this.rr + i) % n];
       if (!u.breaker.closed || (fits !== undefined && !fits(u))) continue;
+      if (checkBudget && u.budget.waitMs(calls.length, units, now) > 0) continue;
       if (tried?.includes(u)) {
         fallback ??= u;
         continue;

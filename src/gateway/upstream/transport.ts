@@ -5,8 +5,9 @@
 // notifications.
 import type { CostClass } from '../method-meaning.js';
 
-/** Why a request to one upstream failed; decides breaker accounting and whether calls may be resent. */
-export type TransportErrorKind = 'connect' | 'timeout' | 'http' | 'body' | 'size' | 'refused' | 'aborted';
+/** Why a request to one upstream failed; decides breaker accounting and whether calls may be resent. `limited`: the
+ *  upstream answered HTTP 429 (over its own rate limit; the request was not processed). */
+export type TransportErrorKind = 'connect' | 'timeout' | 'http' | 'body' | 'size' | 'refused' | 'aborted' | 'limited';
 
 export class TransportError extends Error {
   constructor(
@@ -14,6 +15,8 @@ export class TransportError extends Error {
     message: string,
     /** true when the request cannot have reached the node (safe to resend anything). */
     readonly notSent: boolean,
+    /** `limited`: the answer's Retry-After in ms, when it had one. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }

@@ -11,6 +11,7 @@ import { usageCacheHits } from './0006_usage_cache_hits.js';
 import { requestLog } from './0007_request_log.js';
 import { accountTokens } from './0008_account_tokens.js';
 import { auditEvents } from './0009_audit_events.js';
+import { usageUnits } from './0010_usage_units.js';
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -23,6 +24,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0007_request_log': requestLog(dialect),
     '0008_account_tokens': accountTokens(dialect),
     '0009_audit_events': auditEvents(dialect),
+    '0010_usage_units': usageUnits(dialect),
   };
 }
 

@@ -5,6 +5,7 @@
 import { Pool } from 'undici';
 import type { UpstreamConfig } from '../../config/config.js';
 import type { CostClass } from '../../method-meaning.js';
+import { retryAfterMs } from '../failsafe/budget.js';
 import { splitResponse } from '../split.js';
 import { TransportError, type SendOptions, type UpstreamTransport } from '../transport.js';
 import { hostPort } from '../redact.js';
@@ -87,7 +88,11 @@ export class HttpTransport implements UpstreamTransport {
     }
     const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
     const status = res.statusCode;
-    if (status >= 500 || status === 429 || status === 408) {
+    if (status === 429) {
+      // Over the upstream's own rate limit: not processed (safe to send elsewhere); the pool backs it off alone.
+      throw new TransportError('limited', 'upstream answered HTTP 429', true, retryAfterMs(res.headers['retry-after']));
+    }
+    if (status >= 500 || status === 408) {
       // A node behind a proxy may still answer a JSON-RPC error with 5xx; the upstream is failing anyway.
       throw new TransportError('http', `upstream answered HTTP ${status}`, false);
     }

@@ -184,6 +184,10 @@ function SeriesView({ series, range }: { series: UsageSeries; range: RangeDef })
           <dd data-testid="metric-errors">{fmt(s.total - s.success)}</dd>
         </div>
         <div>
+          <dt>Compute units</dt>
+          <dd data-testid="metric-units">{fmt(s.units)}</dd>
+        </div>
+        <div>
           <dt>Served from cache</dt>
           <dd data-testid="metric-cache-hits">
             {fmt(s.cacheHits)} <span className="muted small">({pct(s.cacheHits / s.total)})</span>
