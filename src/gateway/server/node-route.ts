@@ -24,16 +24,7 @@
 // the URL goes through the logger's redacting serializer (src/gateway/metering/redact.ts), so keys never reach a log line.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import {
-  Denied,
-  checkRequest,
-  clientIp,
-  identify,
-  type AccessContext,
-  type AccessPoint,
-  type KeyStore,
-  type Principal,
-} from '../access/index.js';
+import { type AccessContext, Denied, type KeyStore, type Principal, clientIp, identify } from '../access/index.js';
 import { Refusal, anyOrigin, createJsonRpcHttp } from '@rpcgate/toolkit/http';
 import { plainText, skipBody, type Router } from '@rpcgate/toolkit/http';
 import type { Engine } from '@rpcgate/toolkit/engine';
@@ -41,6 +32,7 @@ import { type RpcError, routeNotFound } from '@rpcgate/toolkit/errors';
 import type { CallMeter } from './call-observer.js';
 import type { Tracer } from '@opentelemetry/api';
 import { endRequestSpan, principalAttributes, startRequestSpan, stepSpan, tracing } from '../telemetry/index.js';
+import { admitKey, nodeRouteTable, requestChecks, type NodeRoute } from './route-table.js';
 
 export interface NodeRouteOptions {
   engine: Engine<AccessContext>;
@@ -57,12 +49,6 @@ export interface NodeRouteOptions {
   meter?: CallMeter;
   /** Requests slower than this (ms, request taken → response written) are logged at warn. Default 2000. */
   slowRequestMs?: number;
-}
-
-/** What a node API route serves: fixed per route, so a request allocates nothing to carry it. */
-interface NodeRoute {
-  network: string;
-  ap: AccessPoint;
 }
 
 /** Network label of requests to a network that is not configured (bounded label cardinality). */
@@ -164,25 +150,11 @@ export function addNodeRoutes(router: Router, opts: NodeRouteOptions): void {
     cors: anyOrigin({ expose: EXPOSED, methods: 'POST, GET, OPTIONS', maxAgeSec: 86400 }),
     admit(req, rid, t0, route, key) {
       const tracer = tracing.tracer;
-      if (tracer !== undefined) return tracedAdmit(tracer, req, rid, t0, route, key);
-      const p = identify(keys, key, route.network, route.ap);
-      if (p instanceof Denied)
-        return new Refusal(p.error, { network: route.network, principal: p.principal, requestId: rid, startedAt: t0 });
-      return {
-        network: route.network,
-        principal: p,
-        requestId: rid,
-        ip: clientIp(req, trustProxy),
-        headers: req.headers,
-        startedAt: t0,
-      };
+      return tracer === undefined
+        ? admitKey(keys, req, rid, t0, route, key, trustProxy)
+        : tracedAdmit(tracer, req, rid, t0, route, key);
     },
-    check(req, ctx) {
-      const p = ctx.principal;
-      return p === undefined
-        ? undefined
-        : checkRequest(p, { origin: req.headers.origin, ip: ctx.ip, authorization: req.headers.authorization });
-    },
+    check: (req, ctx) => requestChecks(ctx, req.headers),
     refused(ctx, err, t0) {
       ctx?.span?.setAttribute('rpc.jsonrpc.error_code', err.code);
       meter?.refused(ctx?.network ?? OTHER_NETWORK, ctx?.principal, err, t0, ctx?.requestId, ctx?.ip);
@@ -222,24 +194,15 @@ export function addNodeRoutes(router: Router, opts: NodeRouteOptions): void {
   const GET = ['GET', 'HEAD'];
   const slash = { trailingSlash: true };
 
-  for (const [host, network] of Object.entries(opts.hostMap)) {
-    const a: NodeRoute = { network, ap: 'A' };
-    const b: NodeRoute = { network, ap: 'B' };
-    router
-      .add('POST', '/v2/:key?', (req, res, rid, t0, key) => rpc.serve(req, res, rid, t0, a, key), { host, ...slash })
-      .add('POST', '/:key?', (req, res, rid, t0, key) => rpc.serve(req, res, rid, t0, b, key), { host, ...slash })
-      .add(GET, '/:key?', wrongMethod, { host, ...slash })
-      .add(GET, '/v2/:key?', wrongMethod, { host, ...slash })
-      .add('POST', '/*', (req, res, rid, t0) => notFound(req, res, rid, t0, NOT_FOUND), { host });
-  }
-  for (const network of networks) {
-    const a: NodeRoute = { network, ap: 'A' };
-    const b: NodeRoute = { network, ap: 'B' };
-    router
-      .add('POST', `/${network}/v2/:key?`, (req, res, rid, t0, key) => rpc.serve(req, res, rid, t0, a, key), slash)
-      .add('POST', `/${network}/:key?`, (req, res, rid, t0, key) => rpc.serve(req, res, rid, t0, b, key), slash)
-      .add(GET, `/${network}/v2/:key?`, wrongMethod, slash)
-      .add(GET, `/${network}/:key?`, wrongMethod, slash);
+  for (const { host, routes } of nodeRouteTable(networks, opts.hostMap)) {
+    const on = { host, ...slash };
+    for (const { path, route } of routes)
+      router
+        .add('POST', path, (req, res, rid, t0, key) => rpc.serve(req, res, rid, t0, route, key), on)
+        .add(GET, path, wrongMethod, on);
+    // A mapped host serves only its own paths (not the network-style ones).
+    if (host !== undefined)
+      router.add('POST', '/*', (req, res, rid, t0) => notFound(req, res, rid, t0, NOT_FOUND), { host });
   }
   router
     .add('POST', '/*', (req, res, rid, t0, rest = '') => {

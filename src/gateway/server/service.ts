@@ -51,7 +51,7 @@ import { type Meter, Metrics, logRedaction, type MeterOptions } from '../meterin
 import { RequestLog, requestLogRetentionMs } from '../metering/request-log.js';
 import { createHttpServer } from '@rpcgate/toolkit/http';
 import { createEngine } from '@rpcgate/toolkit/engine';
-import { createUpstreams, redactUrl, splitUpstream, type UpstreamPool, type UpstreamSpec } from '../upstream/index.js';
+import { createUpstreams, splitUpstream, type UpstreamPool, type UpstreamSpec } from '../upstream/index.js';
 import {
   accountSweepSubsystem,
   chainsSubsystem,
@@ -279,12 +279,9 @@ export async function startService(
       config.upstream,
       (network, url, healthy, reason, rule) => {
         if (healthy)
-          logger.info({ network, upstream: redact(url), circuit: 'closed' }, 'upstream healthy again (circuit closed)');
+          logger.info({ network, upstream: url, circuit: 'closed' }, 'upstream healthy again (circuit closed)');
         else
-          logger.warn(
-            { network, upstream: redact(url), circuit: 'open', rule, reason },
-            'upstream marked down (circuit open)',
-          );
+          logger.warn({ network, upstream: url, circuit: 'open', rule, reason }, 'upstream marked down (circuit open)');
       },
       metrics,
       meanings,
@@ -414,7 +411,7 @@ export async function startService(
             total: st.length,
             embedded: networks[name].embedded,
             upstreams: st.map((u) => ({
-              url: redact(u.url),
+              url: u.url, // redacted by the pool (scheme://host:port per URL)
               healthy: u.healthy,
               circuit: u.circuit,
               ...(u.lastError === undefined ? {} : { lastError: u.lastError }),
@@ -509,9 +506,4 @@ function logDestination(format: Config['logFormat']): DestinationStream {
     ignore: 'pid,hostname',
     singleLine: true,
   });
-}
-
-/** An upstream URL for logs: no credentials, no path (provider keys often live there); a pair's two URLs each. */
-function redact(url: string): string {
-  return url.split(' + ').map(redactUrl).join(' + ');
 }

@@ -28,17 +28,7 @@ import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { decodeJwt } from 'jose';
-import {
-  Denied,
-  bearerToken,
-  checkRequest,
-  clientIp,
-  identify,
-  type AccessContext,
-  type AccessPoint,
-  type KeyStore,
-  type Principal,
-} from '../access/index.js';
+import { Denied, bearerToken, identify, type AccessContext, type KeyStore, type Principal } from '../access/index.js';
 import { CLOCK_TOLERANCE_SEC, jwtError } from '../access/jwt.js';
 import { Refusal } from '@rpcgate/toolkit/http';
 import { errorResponse, type Engine } from '@rpcgate/toolkit/engine';
@@ -54,8 +44,9 @@ import { MemoryConnectionSlots, type ConnectionSlot, type ConnectionSlots } from
 import type { SocketCallContext } from '../subscriptions/index.js';
 import type { CallMeter } from './call-observer.js';
 import { tooManyConnections } from '../errors.js';
+import { admitKey, nodeRouteTable, requestChecks, type NodeRoute } from './route-table.js';
 
-export interface WsRouteOptions {
+export interface NodeRouteOptions {
   engine: Engine<AccessContext>;
   keys: KeyStore;
   networks: readonly string[];
@@ -77,15 +68,10 @@ export interface WsRouteOptions {
 /** What a connection was opened with: checked again when the key index changes. */
 interface Credential {
   key: string;
-  route: WsRoute;
+  route: NodeRoute;
   /** When the upgrade's JWT expires (epoch ms, with the clock tolerance), if one was verified. */
   jwtExpiresAt?: number;
   timer?: NodeJS.Timeout;
-}
-
-interface WsRoute {
-  network: string;
-  ap: AccessPoint;
 }
 
 export interface NodeWebSockets {
@@ -98,7 +84,7 @@ export interface NodeWebSockets {
 }
 
 /** Serves WebSocket upgrades of the node API URLs on `server`. */
-export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): NodeWebSockets {
+export function attachNodeWebSockets(server: Server, opts: NodeRouteOptions): NodeWebSockets {
   const { keys, logger, meter } = opts;
   const trustProxy = opts.trustProxy ?? 0;
   const perNetwork = new Map<string, number>();
@@ -144,8 +130,7 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
     const p = identify(keys, cred.key, cred.route.network, cred.route.ap);
     if (p instanceof Denied) return end(conn, p.error);
     if (p === conn.ctx.principal) return;
-    const h = conn.ctx.headers ?? {};
-    const checked = checkRequest(p, { origin: h.origin, ip: conn.ctx.ip, authorization: h.authorization });
+    const checked = requestChecks({ ...conn.ctx, principal: p }, conn.ctx.headers);
     const apply = (err: RpcError | undefined) => (err === undefined ? swap(conn, p) : end(conn, err));
     if (checked instanceof Promise)
       checked.then(apply, (e: unknown) => logger.error({ err: e }, 'websocket credential re-check failed'));
@@ -172,17 +157,16 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
     for (const [conn, cred] of credentials) recheck(conn, cred);
   });
 
-  const transport: JsonRpcWs<WsRoute> = createJsonRpcWs<AccessContext, WsRoute>({
+  const transport: JsonRpcWs<NodeRoute> = createJsonRpcWs<AccessContext, NodeRoute>({
     engine: opts.engine,
     maxPayload: opts.maxPayloadBytes,
     maxInFlight: opts.maxInFlight,
     maxBufferedBytes: opts.maxBufferedBytes,
     pingIntervalMs: opts.pingIntervalMs,
     admit(req, rid, t0, route, key) {
-      const p = identify(keys, key, route.network, route.ap);
-      const base = { network: route.network, requestId: rid, startedAt: t0 };
-      if (p instanceof Denied) return new Refusal(p.error, { ...base, principal: p.principal });
-      const ctx: AccessContext = { ...base, principal: p, ip: clientIp(req, trustProxy), headers: req.headers };
+      const ctx = admitKey(keys, req, rid, t0, route, key, trustProxy);
+      if (ctx instanceof Refusal) return ctx;
+      const p = ctx.principal!;
       // Cheap refusal before any JWT work; the slot itself is taken once every check has passed.
       if (slots.held(p.id) >= opts.maxConnectionsPerKey) return new Refusal(tooMany, ctx);
       const token = p.kind === 'app' && p.jwt !== undefined ? bearerToken(req.headers.authorization) : undefined;
@@ -191,11 +175,7 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
         admitted.set(ctx, { key: key!, route, jwtExpiresAt: token === undefined ? undefined : expiresAt(token) });
         return reserve(ctx, req.socket);
       };
-      const checked = checkRequest(p, {
-        origin: req.headers.origin,
-        ip: ctx.ip,
-        authorization: req.headers.authorization,
-      });
+      const checked = requestChecks(ctx, req.headers);
       return checked instanceof Promise ? checked.then(pass) : pass(checked);
     },
     refused(ctx, err, t0) {
@@ -236,26 +216,18 @@ export function attachNodeWebSockets(server: Server, opts: WsRouteOptions): Node
   const router = new UpgradeRouter();
   const slash = { trailingSlash: true };
   const serve =
-    (route: WsRoute) =>
+    (route: NodeRoute) =>
     (
-      req: Parameters<JsonRpcWs<WsRoute>['upgrade']>[0],
-      socket: Parameters<JsonRpcWs<WsRoute>['upgrade']>[1],
+      req: Parameters<JsonRpcWs<NodeRoute>['upgrade']>[0],
+      socket: Parameters<JsonRpcWs<NodeRoute>['upgrade']>[1],
       head: Buffer,
       rid: string,
       t0: number,
       key: string | undefined,
     ) =>
       transport.upgrade(req, socket, head, rid, t0, route, key);
-  for (const [host, network] of Object.entries(opts.hostMap)) {
-    router
-      .add('/v2/:key?', serve({ network, ap: 'A' }), { host, ...slash })
-      .add('/:key?', serve({ network, ap: 'B' }), { host, ...slash });
-  }
-  for (const network of opts.networks) {
-    router
-      .add(`/${network}/v2/:key?`, serve({ network, ap: 'A' }), slash)
-      .add(`/${network}/:key?`, serve({ network, ap: 'B' }), slash);
-  }
+  for (const { host, routes } of nodeRouteTable(opts.networks, opts.hostMap))
+    for (const { path, route } of routes) router.add(path, serve(route), { host, ...slash });
   router.notFoundBody = errorResponse(
     routeNotFound(
       `not found: open a WebSocket on /{network}/v2/{key} or /{network}/{key} (networks: ${opts.networks.join(', ')})`,
