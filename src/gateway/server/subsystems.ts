@@ -14,6 +14,8 @@ import {
   waitReady,
   type ServiceRedis,
 } from '../redis/index.js';
+import { QuotaAlerts, type QuotaAlertsOptions } from '../alerts/quota-alerts.js';
+import type { Limiter } from '../limits/index.js';
 import { Meter, type MeterOptions, type Metrics } from '../metering/index.js';
 import { downsample, openStore, type Store } from '../store/index.js';
 
@@ -118,7 +120,7 @@ export function meterSubsystem(
   store: Store,
   metrics: Metrics,
   logger: Logger,
-  opts: Pick<MeterOptions, 'now' | 'flushIntervalMs' | 'maxCells'> = {},
+  opts: Pick<MeterOptions, 'now' | 'flushIntervalMs' | 'maxCells' | 'onFlushed'> = {},
 ): Built<Meter | undefined> {
   if (!config.metering) return { value: undefined };
   const meter = new Meter({
@@ -154,6 +156,17 @@ export function meterSubsystem(
       );
     },
   };
+}
+
+/** Quota alerts (banner rows, signed webhooks), fed by the meter's flushes. */
+export function quotaAlertsSubsystem(
+  store: Store,
+  limiter: Limiter,
+  logger: Logger,
+  opts: Pick<QuotaAlertsOptions, 'retryBaseMs' | 'maxAttempts' | 'timeoutMs'> = {},
+): Built<QuotaAlerts> {
+  const alerts = new QuotaAlerts({ db: store.db, limiter, logger, ...opts });
+  return { value: alerts, close: () => alerts.stop() };
 }
 
 /** Embedded chains for the networks without upstreams: one compile shared by all, anvils started in parallel. */

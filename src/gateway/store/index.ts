@@ -10,3 +10,4 @@ export * from './keyEvents.js';
 export * from './access.js';
 export * from './usage.js';
 export * from './requestLog.js';
+export * from './quotaAlerts.js';

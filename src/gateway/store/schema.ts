@@ -99,6 +99,30 @@ export interface Database {
   network_keys: NetworkKeysTable;
   key_events: KeyEventsTable;
   request_log: RequestLogTable;
+  quota_alerts: QuotaAlertsTable;
+  alert_webhooks: AlertWebhooksTable;
+}
+
+/** A quota threshold crossed, once per (user, subject, window, period, threshold) (0008_quota_alerts). */
+export interface QuotaAlertsTable {
+  user_id: string;
+  subject: 'apps' | 'keys';
+  window: 'day' | 'month';
+  period_start: number;
+  threshold: number;
+  app_id: string | null;
+  used: number;
+  limit_value: number;
+  reset_at: number;
+  created_at: number;
+}
+
+/** An account's quota-alert webhook (0008_quota_alerts). */
+export interface AlertWebhooksTable {
+  user_id: string;
+  url: string;
+  secret: string;
+  updated_at: number;
 }
 
 /** One node API call of an app or network key (0007_request_log; see requestLog.ts). */

@@ -9,6 +9,7 @@ import { usageFlushMarks } from './0004_usage_flush_marks.js';
 import { jwtLifetime } from './0005_jwt_lifetime.js';
 import { usageCacheHits } from './0006_usage_cache_hits.js';
 import { requestLog } from './0007_request_log.js';
+import { quotaAlerts } from './0008_quota_alerts.js';
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -19,6 +20,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0005_jwt_lifetime': jwtLifetime(),
     '0006_usage_cache_hits': usageCacheHits(dialect),
     '0007_request_log': requestLog(dialect),
+    '0008_quota_alerts': quotaAlerts(dialect),
   };
 }
 
