@@ -9,12 +9,18 @@ import type {
   AccountLogOutResult,
   AccountMeParams,
   AccountMeResult,
+  AccountAlertWebhookParams,
+  AccountAlertWebhookResult,
+  AccountSetAlertWebhookParams,
+  AccountSetAlertWebhookResult,
   NetworksListParams,
   NetworksListResult,
   ChainsListParams,
   ChainsListResult,
   UseCasesListParams,
   UseCasesListResult,
+  AlertsListParams,
+  AlertsListResult,
   AppsCreateParams,
   AppsCreateResult,
   AppsListParams,
@@ -88,6 +94,12 @@ export const extensions = {
   account_me: {
     'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
   },
+  account_alertWebhook: {
+    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
+  },
+  account_setAlertWebhook: {
+    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
+  },
   networks_list: {
     'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: true, readOnly: true },
   },
@@ -95,6 +107,9 @@ export const extensions = {
     'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
   },
   useCases_list: {
+    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
+  },
+  alerts_list: {
     'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
   },
   apps_create: {
@@ -214,6 +229,36 @@ export const methods = {
     ext: extensions['account_me'],
   } as MethodDescriptor<AccountMeParams, AccountMeResult, (typeof extensions)['account_me']>,
   /**
+   * Returns the account's quota-alert webhook URL (never its secret).
+   */
+  account_alertWebhook: {
+    name: 'account_alertWebhook',
+    summary: "Returns the account's quota-alert webhook URL (never its secret).",
+    params: [],
+    errors: [-32602, -32016, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['account_alertWebhook'],
+  } as MethodDescriptor<
+    AccountAlertWebhookParams,
+    AccountAlertWebhookResult,
+    (typeof extensions)['account_alertWebhook']
+  >,
+  /**
+   * Sets or removes the account's quota-alert webhook.
+   */
+  account_setAlertWebhook: {
+    name: 'account_setAlertWebhook',
+    summary: "Sets or removes the account's quota-alert webhook.",
+    params: [{ name: 'url', required: true }],
+    errors: [-32602, -32016, -32041, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['account_setAlertWebhook'],
+  } as MethodDescriptor<
+    AccountSetAlertWebhookParams,
+    AccountSetAlertWebhookResult,
+    (typeof extensions)['account_setAlertWebhook']
+  >,
+  /**
    * Lists the deployment's networks.
    */
   networks_list: {
@@ -246,6 +291,17 @@ export const methods = {
     paramStructure: 'either',
     ext: extensions['useCases_list'],
   } as MethodDescriptor<UseCasesListParams, UseCasesListResult, (typeof extensions)['useCases_list']>,
+  /**
+   * Lists the signed-in account's current quota alerts.
+   */
+  alerts_list: {
+    name: 'alerts_list',
+    summary: "Lists the signed-in account's current quota alerts.",
+    params: [],
+    errors: [-32602, -32016, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['alerts_list'],
+  } as MethodDescriptor<AlertsListParams, AlertsListResult, (typeof extensions)['alerts_list']>,
   /**
    * Creates an app (access point A) with a new API key.
    */

@@ -89,6 +89,7 @@ export type JwtMaxLifetime = number | null;
  * Opaque position in a request log (the `next` of the previous page).
  */
 export type LogCursor = string;
+export type AccountSetAlertWebhookUrlParam = string | null;
 
 /**
  * Email and password.
@@ -632,6 +633,48 @@ export interface LogPage {
    */
   next: LogCursor | null;
 }
+/**
+ * A quota threshold crossed in the current period (day or month, UTC). Recorded once per (account, subject, window, period, threshold), whichever replica noticed it first.
+ */
+export interface QuotaAlert {
+  /**
+   * `apps`: the account's quotas of access point A (all its apps together); `keys`: the daily quota of its network keys (access point B).
+   */
+  subject: 'apps' | 'keys';
+  /**
+   * The app whose calls crossed it (subject `apps`); null for keys.
+   */
+  app: string | null;
+  window: 'day' | 'month';
+  /**
+   * Percent of the limit.
+   */
+  threshold: 75 | 90 | 100;
+  /**
+   * Requests counted when it was noticed.
+   */
+  used: number;
+  limit: number;
+  periodStart: string;
+  /**
+   * When the window resets (the alert disappears then).
+   */
+  resetAt: string;
+  createdAt: string;
+}
+/**
+ * The account's quota-alert webhook. On each alert rpcgate POSTs JSON `{type: "quota.threshold", account, subject, app, limit: "daily"|"monthly", window, threshold, used, limitValue, periodStart, resetAt, time}` with headers `X-Rpcgate-Timestamp: <unix seconds>` and `X-Rpcgate-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed by the secret>`. Verify the signature and reject old timestamps (e.g. > 5 min). A network error or 5xx is retried with exponential backoff (1, 2, 4, 8, 16 s); a 4xx is not. Each threshold is sent once per period.
+ */
+export interface AlertWebhook {
+  /**
+   * Null: no webhook.
+   */
+  url: string | null;
+  /**
+   * The signing secret; returned only by account_setAlertWebhook, once.
+   */
+  secret?: string;
+}
 
 // ---- methods ----
 /**
@@ -667,6 +710,22 @@ export type AccountMeParams = [];
  */
 export type AccountMeResult = User;
 /**
+ * Params of `account_alertWebhook`: Returns the account's quota-alert webhook URL (never its secret).
+ */
+export type AccountAlertWebhookParams = [];
+/**
+ * Result of `account_alertWebhook` (webhook).
+ */
+export type AccountAlertWebhookResult = AlertWebhook;
+/**
+ * Params of `account_setAlertWebhook`: Sets or removes the account's quota-alert webhook.
+ */
+export type AccountSetAlertWebhookParams = [url: AccountSetAlertWebhookUrlParam];
+/**
+ * Result of `account_setAlertWebhook` (webhook).
+ */
+export type AccountSetAlertWebhookResult = AlertWebhook;
+/**
  * Params of `networks_list`: Lists the deployment's networks.
  */
 export type NetworksListParams = [];
@@ -690,6 +749,14 @@ export type UseCasesListParams = [];
  * Result of `useCases_list` (useCases).
  */
 export type UseCasesListResult = string[];
+/**
+ * Params of `alerts_list`: Lists the signed-in account's current quota alerts.
+ */
+export type AlertsListParams = [];
+/**
+ * Result of `alerts_list` (alerts).
+ */
+export type AlertsListResult = QuotaAlert[];
 /**
  * Params of `apps_create`: Creates an app (access point A) with a new API key.
  */
@@ -967,6 +1034,48 @@ export interface AccountMethods {
    */
   account_me: { params: AccountMeParams; result: AccountMeResult };
   /**
+   * Returns the account's quota-alert webhook URL (never its secret).
+   *
+   * Null URL: none set.
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * {
+   *   "url": "https://hooks.example.com/rpcgate"
+   * }
+   * ```
+   */
+  account_alertWebhook: { params: AccountAlertWebhookParams; result: AccountAlertWebhookResult };
+  /**
+   * Sets or removes the account's quota-alert webhook.
+   *
+   * An http(s) URL sets the webhook and returns a new signing secret — shown this once; null removes it. See the AlertWebhook schema for the body and the signature.
+   *
+   * Params:
+   * - `url`: http(s) URL, or null to remove.
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "https://hooks.example.com/rpcgate"
+   * ]
+   * // result
+   * {
+   *   "url": "https://hooks.example.com/rpcgate",
+   *   "secret": "whsec_9fK2mQ7xLp4RtVb8NcZ3HyWd6JsGa1Ue"
+   * }
+   * ```
+   */
+  account_setAlertWebhook: { params: AccountSetAlertWebhookParams; result: AccountSetAlertWebhookResult };
+  /**
    * Lists the deployment's networks.
    *
    * Every network this deployment serves, in configuration order, with its display name and chain id: the valid values of every `network` param, and what the dashboard and the CLI offer. Needs no session (the same names appear in the node API's URLs).
@@ -1065,6 +1174,34 @@ export interface AccountMethods {
    * ```
    */
   useCases_list: { params: UseCasesListParams; result: UseCasesListResult };
+  /**
+   * Lists the signed-in account's current quota alerts.
+   *
+   * Alerts at 75, 90 and 100 % of each daily and monthly limit of the current periods (those whose window has not reset), highest threshold first per subject and window. The dashboard shows them as a banner.
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * [
+   *   {
+   *     "subject": "keys",
+   *     "app": null,
+   *     "window": "day",
+   *     "threshold": 90,
+   *     "used": 22500,
+   *     "limit": 25000,
+   *     "periodStart": "2025-03-01T00:00:00.000Z",
+   *     "resetAt": "2025-03-02T00:00:00.000Z",
+   *     "createdAt": "2025-03-01T17:04:11.000Z"
+   *   }
+   * ]
+   * ```
+   */
+  alerts_list: { params: AlertsListParams; result: AlertsListResult };
   /**
    * Creates an app (access point A) with a new API key.
    *

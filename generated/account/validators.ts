@@ -702,11 +702,11 @@ validate48.errors = vErrors;
 return errors === 0;
 }
 
-export const networks_list__params_ajv = validate50;
-const schema22 = {"$id":"urn:rpcgate:account:networks_list:params","type":"array","maxItems":0};
+export const account_alertWebhook__params_ajv = validate50;
+const schema22 = {"$id":"urn:rpcgate:account:account_alertWebhook:params","type":"array","maxItems":0};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:networks_list:params" */;
+/*# sourceURL="urn:rpcgate:account:account_alertWebhook:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -730,13 +730,213 @@ validate50.errors = vErrors;
 return errors === 0;
 }
 
-export const networks_list__result_ajv = validate51;
-const schema23 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"},"$id":"urn:rpcgate:account:networks_list:result"};
-const schema24 = {"type":"object","additionalProperties":false,"required":["network","label","chainId","local"],"properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network"},"label":{"type":"string","description":"Display name (the config's `networks.<name>.label`, else the name capitalised)."},"chainId":{"type":"integer","minimum":1},"local":{"type":"boolean","description":"Served by an embedded local chain (no upstream node configured)."}},"description":"A configured network: its name (the path segment of the node API URLs), display name, chain id, and whether an embedded local chain serves it.","$id":"urn:rpcgate:account:schema:ChainNetwork"};
-const schema25 = {"type":"string","description":"A network name: one of the deployment's configured networks (the operator's config `networks`; `networks_list` lists them, with chain ids). Compared case-insensitively (`Mainnet`, `MAINNET` → `mainnet`) and answered with the configured name. A name the deployment does not configure is refused with -32602 and `data` { param, path, reason }, the reason naming the valid networks (e.g. `unknown network \"foo\": this deployment's networks are mainnet, testnet`).","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$","$id":"urn:rpcgate:account:schema:Network"};
+export const account_alertWebhook__result_ajv = validate51;
+const schema23 = {"$ref":"urn:rpcgate:account:schema:AlertWebhook","$id":"urn:rpcgate:account:account_alertWebhook:result"};
+const schema24 = {"type":"object","additionalProperties":false,"required":["url"],"description":"The account's quota-alert webhook. On each alert rpcgate POSTs JSON `{type: \"quota.threshold\", account, subject, app, limit: \"daily\"|\"monthly\", window, threshold, used, limitValue, periodStart, resetAt, time}` with headers `X-Rpcgate-Timestamp: <unix seconds>` and `X-Rpcgate-Signature: sha256=<hex HMAC-SHA256 of \"<timestamp>.<raw body>\" keyed by the secret>`. Verify the signature and reject old timestamps (e.g. > 5 min). A network error or 5xx is retried with exponential backoff (1, 2, 4, 8, 16 s); a 4xx is not. Each threshold is sent once per period.","properties":{"url":{"type":["string","null"],"description":"Null: no webhook."},"secret":{"type":"string","description":"The signing secret; returned only by account_setAlertWebhook, once."}},"$id":"urn:rpcgate:account:schema:AlertWebhook"};
+
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AlertWebhook" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url")){
+validate52.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((key0 === "url") || (key0 === "secret"))){
+validate52.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.url !== undefined && func0.call(data, "url")){
+let data0 = data.url;
+const _errs2 = errors;
+if((typeof data0 !== "string") && (data0 !== null)){
+validate52.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema24.properties.url.type},message:"must be string,null"}];
+return false;
+}
+const _errs3 = errors;
+if(errors === _errs2){
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.secret !== undefined && func0.call(data, "secret")){
+let data1 = data.secret;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
+validate52.errors = [{instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs5 = errors;
+if(errors === _errs4){
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate52.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate52.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_alertWebhook:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate52(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate51.errors = vErrors;
+return errors === 0;
+}
+
+export const account_setAlertWebhook__params_ajv = validate54;
+const schema25 = {"$id":"urn:rpcgate:account:account_setAlertWebhook:params","type":"array","items":[{"type":["string","null"],"maxLength":2048}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_setAlertWebhook:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate54.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate54.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate54.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if((typeof data0 !== "string") && (data0 !== null)){
+validate54.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: schema25.items[0].type},message:"must be string,null"}];
+return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
+if(typeof data0 === "string"){
+if(func48(data0) > 2048){
+validate54.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs1){
+}
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate54.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate54.errors = vErrors;
+return errors === 0;
+}
+
+export const account_setAlertWebhook__result_ajv = validate55;
+const schema26 = {"$ref":"urn:rpcgate:account:schema:AlertWebhook","$id":"urn:rpcgate:account:account_setAlertWebhook:result"};
+
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_setAlertWebhook:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate52(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate55.errors = vErrors;
+return errors === 0;
+}
+
+export const networks_list__params_ajv = validate57;
+const schema27 = {"$id":"urn:rpcgate:account:networks_list:params","type":"array","maxItems":0};
+
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:networks_list:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate57.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+else {
+}
+}
+else {
+validate57.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate57.errors = vErrors;
+return errors === 0;
+}
+
+export const networks_list__result_ajv = validate58;
+const schema28 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"},"$id":"urn:rpcgate:account:networks_list:result"};
+const schema29 = {"type":"object","additionalProperties":false,"required":["network","label","chainId","local"],"properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network"},"label":{"type":"string","description":"Display name (the config's `networks.<name>.label`, else the name capitalised)."},"chainId":{"type":"integer","minimum":1},"local":{"type":"boolean","description":"Served by an embedded local chain (no upstream node configured)."}},"description":"A configured network: its name (the path segment of the node API URLs), display name, chain id, and whether an embedded local chain serves it.","$id":"urn:rpcgate:account:schema:ChainNetwork"};
+const schema30 = {"type":"string","description":"A network name: one of the deployment's configured networks (the operator's config `networks`; `networks_list` lists them, with chain ids). Compared case-insensitively (`Mainnet`, `MAINNET` → `mainnet`) and answered with the configured name. A name the deployment does not configure is refused with -32602 and `data` { param, path, reason }, the reason naming the valid networks (e.g. `unknown network \"foo\": this deployment's networks are mainnet, testnet`).","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$","$id":"urn:rpcgate:account:schema:Network"};
 const pattern1 = func50("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "u");
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Network" */;
 let vErrors = null;
 let errors = 0;
@@ -744,25 +944,25 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern1.test(data)){
-validate53.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"+"\""}];
+validate60.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 else {
 }
 }
 else {
-validate53.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate60.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate53.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ChainNetwork" */;
 let vErrors = null;
 let errors = 0;
@@ -771,14 +971,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network")) || (((data.label === undefined) || (!(func0.call(data, "label")))) && (missing0 = "label"))) || (((data.chainId === undefined) || (!(func0.call(data, "chainId")))) && (missing0 = "chainId"))) || (((data.local === undefined) || (!(func0.call(data, "local")))) && (missing0 = "local"))){
-validate52.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate59.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "network") || (key0 === "label")) || (key0 === "chainId")) || (key0 === "local"))){
-validate52.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate59.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -787,8 +987,8 @@ if(_errs1 === errors){
 if(data.network !== undefined && func0.call(data, "network")){
 let data0 = data.network;
 const _errs2 = errors;
-if(!(validate53(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate60(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 else {
@@ -803,7 +1003,7 @@ if(data.label !== undefined && func0.call(data, "label")){
 let data1 = data.label;
 const _errs3 = errors;
 if(typeof data1 !== "string"){
-validate52.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate59.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs4 = errors;
@@ -819,14 +1019,14 @@ if(data.chainId !== undefined && func0.call(data, "chainId")){
 let data2 = data.chainId;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate52.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate59.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 1 || isNaN(data2)){
-validate52.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate59.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
@@ -845,7 +1045,7 @@ if(data.local !== undefined && func0.call(data, "local")){
 let data3 = data.local;
 const _errs7 = errors;
 if(typeof data3 !== "boolean"){
-validate52.errors = [{instancePath:instancePath+"/local",schemaPath:"#/properties/local/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate59.errors = [{instancePath:instancePath+"/local",schemaPath:"#/properties/local/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs8 = errors;
@@ -865,18 +1065,18 @@ if(valid0){
 }
 }
 else {
-validate52.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate59.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate52.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:networks_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -888,8 +1088,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate52(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate59(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 else {
@@ -903,20 +1103,20 @@ if(valid0){
 }
 }
 else {
-validate51.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate58.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate51.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
 
-export const chains_list__params_ajv = validate56;
-const schema26 = {"$id":"urn:rpcgate:account:chains_list:params","type":"array","items":[{"type":"string","maxLength":64}],"additionalItems":false,"minItems":0,"maxItems":1};
+export const chains_list__params_ajv = validate63;
+const schema31 = {"$id":"urn:rpcgate:account:chains_list:params","type":"array","items":[{"type":"string","maxLength":64}],"additionalItems":false,"minItems":0,"maxItems":1};
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:chains_list:params" */;
 let vErrors = null;
 let errors = 0;
@@ -924,18 +1124,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate56.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate63.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 0){
-validate56.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
+validate63.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate56.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate63.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -947,14 +1147,14 @@ const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func48(data0) > 64){
-validate56.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate63.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 }
 }
 else {
-validate56.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate63.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs1){
@@ -969,23 +1169,23 @@ if(valid0){
 }
 }
 else {
-validate56.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate56.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
 
-export const chains_list__result_ajv = validate57;
-const schema27 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:Chain"},"$id":"urn:rpcgate:account:chains_list:result"};
-const schema28 = {"type":"object","description":"A chain of this deployment and its networks.","additionalProperties":false,"required":["id","name","networks"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:ChainName"},"name":{"type":"string"},"networks":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"}}},"$id":"urn:rpcgate:account:schema:Chain"};
-const schema29 = {"type":"string","description":"A chain of this deployment, by its id as `chains_list` returns it (compared case-insensitively). An unknown chain is refused with -32602.","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9 _.-]*$","$id":"urn:rpcgate:account:schema:ChainName"};
+export const chains_list__result_ajv = validate64;
+const schema32 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:Chain"},"$id":"urn:rpcgate:account:chains_list:result"};
+const schema33 = {"type":"object","description":"A chain of this deployment and its networks.","additionalProperties":false,"required":["id","name","networks"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:ChainName"},"name":{"type":"string"},"networks":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"}}},"$id":"urn:rpcgate:account:schema:Chain"};
+const schema34 = {"type":"string","description":"A chain of this deployment, by its id as `chains_list` returns it (compared case-insensitively). An unknown chain is refused with -32602.","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9 _.-]*$","$id":"urn:rpcgate:account:schema:ChainName"};
 const pattern2 = func50("^[A-Za-z0-9][A-Za-z0-9 _.-]*$", "u");
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ChainName" */;
 let vErrors = null;
 let errors = 0;
@@ -993,17 +1193,17 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 64){
-validate59.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate66.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func48(data) < 1){
-validate59.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate66.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern2.test(data)){
-validate59.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 _.-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 _.-]*$"+"\""}];
+validate66.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 _.-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 _.-]*$"+"\""}];
 return false;
 }
 else {
@@ -1012,18 +1212,18 @@ else {
 }
 }
 else {
-validate59.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate66.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate59.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Chain" */;
 let vErrors = null;
 let errors = 0;
@@ -1032,14 +1232,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.networks === undefined) || (!(func0.call(data, "networks")))) && (missing0 = "networks"))){
-validate58.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate65.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "id") || (key0 === "name")) || (key0 === "networks"))){
-validate58.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate65.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1048,8 +1248,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate59(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate66(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
 errors = vErrors.length;
 }
 else {
@@ -1064,7 +1264,7 @@ if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
 if(typeof data1 !== "string"){
-validate58.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate65.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs4 = errors;
@@ -1087,8 +1287,8 @@ const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 const _errs7 = errors;
-if(!(validate52(data3, {instancePath:instancePath+"/networks/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate59(data3, {instancePath:instancePath+"/networks/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 else {
@@ -1102,7 +1302,7 @@ if(valid1){
 }
 }
 else {
-validate58.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate65.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs5){
@@ -1121,18 +1321,18 @@ if(valid0){
 }
 }
 else {
-validate58.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate65.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate58.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:chains_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -1144,80 +1344,11 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate58(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+if(!(validate65(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
 errors = vErrors.length;
 }
 else {
-}
-var valid0 = _errs1 === errors;
-if(!valid0){
-break;
-}
-}
-if(valid0){
-}
-}
-else {
-validate57.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate57.errors = vErrors;
-return errors === 0;
-}
-
-export const useCases_list__params_ajv = validate63;
-const schema30 = {"$id":"urn:rpcgate:account:useCases_list:params","type":"array","maxItems":0};
-
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:useCases_list:params" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 0){
-validate63.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
-return false;
-}
-else {
-}
-}
-else {
-validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate63.errors = vErrors;
-return errors === 0;
-}
-
-export const useCases_list__result_ajv = validate64;
-const schema31 = {"type":"array","items":{"type":"string"},"$id":"urn:rpcgate:account:useCases_list:result"};
-
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:useCases_list:result" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-var valid0 = true;
-const len0 = data.length;
-for(let i0=0; i0<len0; i0++){
-let data0 = data[i0];
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate64.errors = [{instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs2 = errors;
-if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 if(!valid0){
@@ -1238,113 +1369,66 @@ validate64.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_create__params_ajv = validate65;
-const schema32 = {"$id":"urn:rpcgate:account:apps_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewApp"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema33 = {"type":"object","description":"A new app (access point A).","additionalProperties":false,"required":["name","useCase","chain","services"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"}},"$id":"urn:rpcgate:account:schema:NewApp"};
-const schema34 = {"type":"string","description":"A display name: 1–64 characters of printable text (no control characters), not only spaces. Leading and trailing spaces are trimmed; everything else is stored verbatim and never interpreted (HTML or SQL in a name is just text).","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:Name"};
-const pattern3 = func50("^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$", "u");
+export const useCases_list__params_ajv = validate70;
+const schema35 = {"$id":"urn:rpcgate:account:useCases_list:params","type":"array","maxItems":0};
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:Name" */;
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:useCases_list:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
-if(typeof data === "string"){
-if(func48(data) > 64){
-validate67.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func48(data) < 1){
-validate67.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern3.test(data)){
-validate67.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
+if(Array.isArray(data)){
+if(data.length > 0){
+validate70.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
-}
-}
 else {
-validate67.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate70.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate67.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
 
-const schema35 = {"type":"string","description":"Free text, at most 500 characters (line breaks and tabs allowed, other control characters not). Stored verbatim.","maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$","$id":"urn:rpcgate:account:schema:Description"};
-const pattern4 = func50("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
-
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:Description" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(typeof data === "string"){
-if(func48(data) > 500){
-validate69.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
-return false;
-}
-else {
-if(!pattern4.test(data)){
-validate69.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
-return false;
-}
-else {
-}
-}
-}
-else {
-validate69.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate69.errors = vErrors;
-return errors === 0;
-}
-
-const schema36 = {"type":"string","description":"What the app is for. An open list: `useCases_list` offers Defi, Analytics, Gaming, Wallet, NFT, Infrastructure and Other, and any other short text (1–64 characters) is accepted.","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:UseCase"};
+export const useCases_list__result_ajv = validate71;
+const schema36 = {"type":"array","items":{"type":"string"},"$id":"urn:rpcgate:account:useCases_list:result"};
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:UseCase" */;
+/*# sourceURL="urn:rpcgate:account:useCases_list:result" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
-if(typeof data === "string"){
-if(func48(data) > 64){
-validate71.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+if(Array.isArray(data)){
+var valid0 = true;
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate71.errors = [{instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-else {
-if(func48(data) < 1){
-validate71.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
+const _errs2 = errors;
+if(errors === _errs1){
 }
-else {
-if(!pattern3.test(data)){
-validate71.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
-return false;
-}
-else {
+var valid0 = _errs1 === errors;
+if(!valid0){
+break;
 }
 }
+if(valid0){
 }
 }
 else {
-validate71.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate71.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
@@ -1354,34 +1438,474 @@ validate71.errors = vErrors;
 return errors === 0;
 }
 
-const schema37 = {"type":"array","description":"The services the app uses (at least one, no duplicates).","items":{"$ref":"urn:rpcgate:account:schema:Service"},"minItems":1,"uniqueItems":true,"tsType":"Service[]","$id":"urn:rpcgate:account:schema:Services"};
-const schema38 = {"type":"string","description":"A service the app uses. `node-api`: the JSON-RPC node API.","enum":["node-api"],"$id":"urn:rpcgate:account:schema:Service"};
+export const alerts_list__params_ajv = validate72;
+const schema37 = {"$id":"urn:rpcgate:account:alerts_list:params","type":"array","maxItems":0};
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:alerts_list:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate72.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+else {
+}
+}
+else {
+validate72.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate72.errors = vErrors;
+return errors === 0;
+}
+
+export const alerts_list__result_ajv = validate73;
+const schema38 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:QuotaAlert"},"$id":"urn:rpcgate:account:alerts_list:result"};
+const schema39 = {"type":"object","additionalProperties":false,"description":"A quota threshold crossed in the current period (day or month, UTC). Recorded once per (account, subject, window, period, threshold), whichever replica noticed it first.","required":["subject","app","window","threshold","used","limit","periodStart","resetAt","createdAt"],"properties":{"subject":{"type":"string","enum":["apps","keys"],"description":"`apps`: the account's quotas of access point A (all its apps together); `keys`: the daily quota of its network keys (access point B)."},"app":{"type":["string","null"],"description":"The app whose calls crossed it (subject `apps`); null for keys."},"window":{"type":"string","enum":["day","month"]},"threshold":{"type":"integer","enum":[75,90,100],"description":"Percent of the limit."},"used":{"type":"integer","minimum":0,"description":"Requests counted when it was noticed."},"limit":{"type":"integer","minimum":1},"periodStart":{"type":"string","format":"date-time"},"resetAt":{"type":"string","format":"date-time","description":"When the window resets (the alert disappears then)."},"createdAt":{"type":"string","format":"date-time"}},"$id":"urn:rpcgate:account:schema:QuotaAlert"};
+
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:QuotaAlert" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((((((data.subject === undefined) || (!(func0.call(data, "subject")))) && (missing0 = "subject")) || (((data.app === undefined) || (!(func0.call(data, "app")))) && (missing0 = "app"))) || (((data.window === undefined) || (!(func0.call(data, "window")))) && (missing0 = "window"))) || (((data.threshold === undefined) || (!(func0.call(data, "threshold")))) && (missing0 = "threshold"))) || (((data.used === undefined) || (!(func0.call(data, "used")))) && (missing0 = "used"))) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.periodStart === undefined) || (!(func0.call(data, "periodStart")))) && (missing0 = "periodStart"))) || (((data.resetAt === undefined) || (!(func0.call(data, "resetAt")))) && (missing0 = "resetAt"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
+validate74.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(func0.call(schema39.properties, key0))){
+validate74.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.subject !== undefined && func0.call(data, "subject")){
+let data0 = data.subject;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate74.errors = [{instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs3 = errors;
+const vSchema0 = schema39.properties.subject.enum;
+if(!((data0 === "apps") || (data0 === "keys"))){
+validate74.errors = [{instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/enum",keyword:"enum",params:{allowedValues: schema39.properties.subject.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs2){
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.app !== undefined && func0.call(data, "app")){
+let data1 = data.app;
+const _errs4 = errors;
+if((typeof data1 !== "string") && (data1 !== null)){
+validate74.errors = [{instancePath:instancePath+"/app",schemaPath:"#/properties/app/type",keyword:"type",params:{type: schema39.properties.app.type},message:"must be string,null"}];
+return false;
+}
+const _errs5 = errors;
+if(errors === _errs4){
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.window !== undefined && func0.call(data, "window")){
+let data2 = data.window;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
+validate74.errors = [{instancePath:instancePath+"/window",schemaPath:"#/properties/window/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs7 = errors;
+const vSchema1 = schema39.properties.window.enum;
+if(!((data2 === "day") || (data2 === "month"))){
+validate74.errors = [{instancePath:instancePath+"/window",schemaPath:"#/properties/window/enum",keyword:"enum",params:{allowedValues: schema39.properties.window.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs6){
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.threshold !== undefined && func0.call(data, "threshold")){
+let data3 = data.threshold;
+const _errs8 = errors;
+if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
+validate74.errors = [{instancePath:instancePath+"/threshold",schemaPath:"#/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs9 = errors;
+const vSchema2 = schema39.properties.threshold.enum;
+if(!(((data3 === 75) || (data3 === 90)) || (data3 === 100))){
+validate74.errors = [{instancePath:instancePath+"/threshold",schemaPath:"#/properties/threshold/enum",keyword:"enum",params:{allowedValues: schema39.properties.threshold.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs8){
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.used !== undefined && func0.call(data, "used")){
+let data4 = data.used;
+const _errs10 = errors;
+if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
+validate74.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
+if(typeof data4 == "number"){
+if(data4 < 0 || isNaN(data4)){
+validate74.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs10){
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined && func0.call(data, "limit")){
+let data5 = data.limit;
+const _errs12 = errors;
+if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
+validate74.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs13 = errors;
+if(errors === _errs12){
+if(typeof data5 == "number"){
+if(data5 < 1 || isNaN(data5)){
+validate74.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs12){
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.periodStart !== undefined && func0.call(data, "periodStart")){
+let data6 = data.periodStart;
+const _errs14 = errors;
+const _errs15 = errors;
+if(errors === _errs14){
+if(typeof data6 == "number"){
+}
+if(errors === _errs14){
+if(typeof data6 === "string"){
+}
+else {
+validate74.errors = [{instancePath:instancePath+"/periodStart",schemaPath:"#/properties/periodStart/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === _errs14){
+}
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resetAt !== undefined && func0.call(data, "resetAt")){
+let data7 = data.resetAt;
+const _errs16 = errors;
+const _errs17 = errors;
+if(errors === _errs16){
+if(typeof data7 == "number"){
+}
+if(errors === _errs16){
+if(typeof data7 === "string"){
+}
+else {
+validate74.errors = [{instancePath:instancePath+"/resetAt",schemaPath:"#/properties/resetAt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === _errs16){
+}
+}
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.createdAt !== undefined && func0.call(data, "createdAt")){
+let data8 = data.createdAt;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs18){
+if(typeof data8 == "number"){
+}
+if(errors === _errs18){
+if(typeof data8 === "string"){
+}
+else {
+validate74.errors = [{instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === _errs18){
+}
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate74.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate74.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:alerts_list:result" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+var valid0 = true;
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
+const _errs1 = errors;
+if(!(validate74(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+if(!valid0){
+break;
+}
+}
+if(valid0){
+}
+}
+else {
+validate73.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate73.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_create__params_ajv = validate76;
+const schema40 = {"$id":"urn:rpcgate:account:apps_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewApp"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema41 = {"type":"object","description":"A new app (access point A).","additionalProperties":false,"required":["name","useCase","chain","services"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"}},"$id":"urn:rpcgate:account:schema:NewApp"};
+const schema42 = {"type":"string","description":"A display name: 1–64 characters of printable text (no control characters), not only spaces. Leading and trailing spaces are trimmed; everything else is stored verbatim and never interpreted (HTML or SQL in a name is just text).","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:Name"};
+const pattern3 = func50("^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$", "u");
+
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Name" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(func48(data) > 64){
+validate78.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func48(data) < 1){
+validate78.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern3.test(data)){
+validate78.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+}
+else {
+validate78.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate78.errors = vErrors;
+return errors === 0;
+}
+
+const schema43 = {"type":"string","description":"Free text, at most 500 characters (line breaks and tabs allowed, other control characters not). Stored verbatim.","maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$","$id":"urn:rpcgate:account:schema:Description"};
+const pattern4 = func50("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
+
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Description" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(func48(data) > 500){
+validate80.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
+return false;
+}
+else {
+if(!pattern4.test(data)){
+validate80.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+else {
+validate80.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate80.errors = vErrors;
+return errors === 0;
+}
+
+const schema44 = {"type":"string","description":"What the app is for. An open list: `useCases_list` offers Defi, Analytics, Gaming, Wallet, NFT, Infrastructure and Other, and any other short text (1–64 characters) is accepted.","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:UseCase"};
+
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:UseCase" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(func48(data) > 64){
+validate82.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func48(data) < 1){
+validate82.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern3.test(data)){
+validate82.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+}
+else {
+validate82.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate82.errors = vErrors;
+return errors === 0;
+}
+
+const schema45 = {"type":"array","description":"The services the app uses (at least one, no duplicates).","items":{"$ref":"urn:rpcgate:account:schema:Service"},"minItems":1,"uniqueItems":true,"tsType":"Service[]","$id":"urn:rpcgate:account:schema:Services"};
+const schema46 = {"type":"string","description":"A service the app uses. `node-api`: the JSON-RPC node API.","enum":["node-api"],"$id":"urn:rpcgate:account:schema:Service"};
+
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Service" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate75.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate86.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs0 = errors;
-const vSchema0 = schema38.enum;
+const vSchema0 = schema46.enum;
 if(!(data === "node-api")){
-validate75.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema38.enum},message:"must be equal to one of the allowed values"}];
+validate86.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema46.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
 }
 if(errors === 0){
 }
-validate75.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
 
 const func32 = ajvEqual;
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Services" */;
 let vErrors = null;
 let errors = 0;
@@ -1389,7 +1913,7 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length < 1){
-validate74.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate85.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -1398,8 +1922,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate75(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+if(!(validate86(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
 errors = vErrors.length;
 }
 else {
@@ -1419,7 +1943,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func32(data[i1], data[j0])){
-validate74.errors = [{instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
+validate85.errors = [{instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
 return false;
 valid1 = false;
 break outer0;
@@ -1433,18 +1957,18 @@ if(valid1){
 }
 }
 else {
-validate74.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate85.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate74.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewApp" */;
 let vErrors = null;
 let errors = 0;
@@ -1453,14 +1977,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name")) || (((data.useCase === undefined) || (!(func0.call(data, "useCase")))) && (missing0 = "useCase"))) || (((data.chain === undefined) || (!(func0.call(data, "chain")))) && (missing0 = "chain"))) || (((data.services === undefined) || (!(func0.call(data, "services")))) && (missing0 = "services"))){
-validate66.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate77.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "name") || (key0 === "description")) || (key0 === "useCase")) || (key0 === "chain")) || (key0 === "services"))){
-validate66.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate77.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1469,8 +1993,8 @@ if(_errs1 === errors){
 if(data.name !== undefined && func0.call(data, "name")){
 let data0 = data.name;
 const _errs2 = errors;
-if(!(validate67(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate78(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 else {
@@ -1484,8 +2008,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data1 = data.description;
 const _errs3 = errors;
-if(!(validate69(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate80(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 else {
@@ -1499,8 +2023,8 @@ if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
 let data2 = data.useCase;
 const _errs4 = errors;
-if(!(validate71(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+if(!(validate82(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
 errors = vErrors.length;
 }
 else {
@@ -1514,8 +2038,8 @@ if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
 let data3 = data.chain;
 const _errs5 = errors;
-if(!(validate59(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate66(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
 errors = vErrors.length;
 }
 else {
@@ -1529,8 +2053,8 @@ if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
 let data4 = data.services;
 const _errs6 = errors;
-if(!(validate74(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+if(!(validate85(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
 errors = vErrors.length;
 }
 else {
@@ -1550,18 +2074,18 @@ if(valid0){
 }
 }
 else {
-validate66.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate77.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate66.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_create:params" */;
 let vErrors = null;
 let errors = 0;
@@ -1569,18 +2093,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate65.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate76.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate65.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate76.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate65.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate76.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -1588,8 +2112,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate66(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+if(!(validate77(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
 errors = vErrors.length;
 }
 else {
@@ -1603,23 +2127,23 @@ if(valid0){
 }
 }
 else {
-validate65.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate76.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate65.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_create__result_ajv = validate79;
-const schema39 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_create:result"};
-const schema40 = {"type":"object","description":"An app with its API key and its node API URL per network.","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt","keyRotatedAt","key","urls"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"keyRotatedAt":{"description":"When the key was last rotated; null if never.","oneOf":[{"$ref":"urn:rpcgate:account:schema:Timestamp"},{"type":"null"}]},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"urls":{"type":"object","description":"Node API URL (access point A, `…/{network}/v2/{key}`) per network.","additionalProperties":{"type":"string"}},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:App"};
-const schema41 = {"type":"string","description":"An app id: `app_` and 128 random bits in base58.","pattern":"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AppId"};
+export const apps_create__result_ajv = validate90;
+const schema47 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_create:result"};
+const schema48 = {"type":"object","description":"An app with its API key and its node API URL per network.","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt","keyRotatedAt","key","urls"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"keyRotatedAt":{"description":"When the key was last rotated; null if never.","oneOf":[{"$ref":"urn:rpcgate:account:schema:Timestamp"},{"type":"null"}]},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"urls":{"type":"object","description":"Node API URL (access point A, `…/{network}/v2/{key}`) per network.","additionalProperties":{"type":"string"}},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:App"};
+const schema49 = {"type":"string","description":"An app id: `app_` and 128 random bits in base58.","pattern":"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AppId"};
 const pattern6 = func50("^app_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppId" */;
 let vErrors = null;
 let errors = 0;
@@ -1627,44 +2151,16 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate81.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate92.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
 if(!pattern6.test(data)){
-validate81.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+validate92.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
 }
-}
-}
-else {
-validate81.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate81.errors = vErrors;
-return errors === 0;
-}
-
-const schema42 = {"type":"string","description":"An API key (192 random bits, base58). It goes only in the node API URL path.","pattern":"^[1-9A-HJ-NP-Za-km-z]{20,64}$","$id":"urn:rpcgate:account:schema:ApiKey"};
-const pattern7 = func50("^[1-9A-HJ-NP-Za-km-z]{20,64}$", "u");
-
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:ApiKey" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(typeof data === "string"){
-if(!pattern7.test(data)){
-validate92.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[1-9A-HJ-NP-Za-km-z]{20,64}$"},message:"must match pattern \""+"^[1-9A-HJ-NP-Za-km-z]{20,64}$"+"\""}];
-return false;
-}
-else {
 }
 }
 else {
@@ -1678,9 +2174,37 @@ validate92.errors = vErrors;
 return errors === 0;
 }
 
-const schema43 = {"description":"Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` or `exp - now` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`); an `iat` in the future (beyond 30 s) or timestamps in milliseconds are refused for every app (`issued in the future`, `timestamp in milliseconds`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).","oneOf":[{"type":"integer","minimum":60,"maximum":31536000},{"type":"null"}],"$id":"urn:rpcgate:account:schema:JwtMaxLifetime"};
+const schema50 = {"type":"string","description":"An API key (192 random bits, base58). It goes only in the node API URL path.","pattern":"^[1-9A-HJ-NP-Za-km-z]{20,64}$","$id":"urn:rpcgate:account:schema:ApiKey"};
+const pattern7 = func50("^[1-9A-HJ-NP-Za-km-z]{20,64}$", "u");
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:ApiKey" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(!pattern7.test(data)){
+validate103.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[1-9A-HJ-NP-Za-km-z]{20,64}$"},message:"must match pattern \""+"^[1-9A-HJ-NP-Za-km-z]{20,64}$"+"\""}];
+return false;
+}
+else {
+}
+}
+else {
+validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate103.errors = vErrors;
+return errors === 0;
+}
+
+const schema51 = {"description":"Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` or `exp - now` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`); an `iat` in the future (beyond 30 s) or timestamps in milliseconds are refused for every app (`issued in the future`, `timestamp in milliseconds`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).","oneOf":[{"type":"integer","minimum":60,"maximum":31536000},{"type":"null"}],"$id":"urn:rpcgate:account:schema:JwtMaxLifetime"};
+
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtMaxLifetime" */;
 let vErrors = null;
 let errors = 0;
@@ -1768,7 +2292,7 @@ else {
 vErrors.push(err4);
 }
 errors++;
-validate94.errors = vErrors;
+validate105.errors = vErrors;
 return false;
 }
 else {
@@ -1784,12 +2308,12 @@ vErrors = null;
 }
 if(errors === 0){
 }
-validate94.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:App" */;
 let vErrors = null;
 let errors = 0;
@@ -1798,14 +2322,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.useCase === undefined) || (!(func0.call(data, "useCase")))) && (missing0 = "useCase"))) || (((data.chain === undefined) || (!(func0.call(data, "chain")))) && (missing0 = "chain"))) || (((data.services === undefined) || (!(func0.call(data, "services")))) && (missing0 = "services"))) || (((data.requireJwt === undefined) || (!(func0.call(data, "requireJwt")))) && (missing0 = "requireJwt"))) || (((data.jwtMaxLifetimeSec === undefined) || (!(func0.call(data, "jwtMaxLifetimeSec")))) && (missing0 = "jwtMaxLifetimeSec"))) || (((data.networks === undefined) || (!(func0.call(data, "networks")))) && (missing0 = "networks"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.updatedAt === undefined) || (!(func0.call(data, "updatedAt")))) && (missing0 = "updatedAt"))) || (((data.keyRotatedAt === undefined) || (!(func0.call(data, "keyRotatedAt")))) && (missing0 = "keyRotatedAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.urls === undefined) || (!(func0.call(data, "urls")))) && (missing0 = "urls"))){
-validate80.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate91.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema40.properties, key0))){
-validate80.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema48.properties, key0))){
+validate91.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1814,8 +2338,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate92(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 else {
@@ -1829,8 +2353,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate78(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 else {
@@ -1844,8 +2368,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data2 = data.description;
 const _errs4 = errors;
-if(!(validate69(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate80(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 else {
@@ -1859,8 +2383,8 @@ if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
 let data3 = data.useCase;
 const _errs5 = errors;
-if(!(validate71(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+if(!(validate82(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
 errors = vErrors.length;
 }
 else {
@@ -1874,8 +2398,8 @@ if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
 let data4 = data.chain;
 const _errs6 = errors;
-if(!(validate59(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate66(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
 errors = vErrors.length;
 }
 else {
@@ -1889,8 +2413,8 @@ if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
 let data5 = data.services;
 const _errs7 = errors;
-if(!(validate74(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+if(!(validate85(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
 errors = vErrors.length;
 }
 else {
@@ -1905,7 +2429,7 @@ if(data.requireJwt !== undefined && func0.call(data, "requireJwt")){
 let data6 = data.requireJwt;
 const _errs8 = errors;
 if(typeof data6 !== "boolean"){
-validate80.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate91.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs9 = errors;
@@ -1928,8 +2452,8 @@ const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
 let data8 = data7[i0];
 const _errs12 = errors;
-if(!(validate53(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate60(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 else {
@@ -1943,7 +2467,7 @@ if(valid1){
 }
 }
 else {
-validate80.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate91.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs10){
@@ -2037,7 +2561,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate80.errors = vErrors;
+validate91.errors = vErrors;
 return false;
 }
 else {
@@ -2062,8 +2586,8 @@ if(valid0){
 if(data.key !== undefined && func0.call(data, "key")){
 let data12 = data.key;
 const _errs20 = errors;
-if(!(validate92(data12, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
-vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+if(!(validate103(data12, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
 errors = vErrors.length;
 }
 else {
@@ -2085,7 +2609,7 @@ for(const key1 of Object.keys(data13)){
 let data14 = data13[key1];
 const _errs24 = errors;
 if(typeof data14 !== "string"){
-validate80.errors = [{instancePath:instancePath+"/urls/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/urls/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate91.errors = [{instancePath:instancePath+"/urls/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/urls/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs25 = errors;
@@ -2100,7 +2624,7 @@ if(_errs23 === errors){
 }
 }
 else {
-validate80.errors = [{instancePath:instancePath+"/urls",schemaPath:"#/properties/urls/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate91.errors = [{instancePath:instancePath+"/urls",schemaPath:"#/properties/urls/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs21){
@@ -2115,8 +2639,8 @@ if(valid0){
 if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
 let data15 = data.jwtMaxLifetimeSec;
 const _errs26 = errors;
-if(!(validate94(data15, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate105(data15, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
 errors = vErrors.length;
 }
 else {
@@ -2131,7 +2655,7 @@ if(data.logBodies !== undefined && func0.call(data, "logBodies")){
 let data16 = data.logBodies;
 const _errs27 = errors;
 if(typeof data16 !== "boolean"){
-validate80.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate91.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs28 = errors;
@@ -2162,35 +2686,35 @@ if(valid0){
 }
 }
 else {
-validate80.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate91.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate80.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_create:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+if(!(validate91(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate79.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_list__params_ajv = validate97;
-const schema44 = {"$id":"urn:rpcgate:account:apps_list:params","type":"array","maxItems":0};
+export const apps_list__params_ajv = validate108;
+const schema52 = {"$id":"urn:rpcgate:account:apps_list:params","type":"array","maxItems":0};
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_list:params" */;
 let vErrors = null;
 let errors = 0;
@@ -2198,28 +2722,28 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate97.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate108.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate108.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate97.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_list__result_ajv = validate98;
-const schema45 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AppSummary"},"$id":"urn:rpcgate:account:apps_list:result"};
-const schema46 = {"type":"object","description":"An app as listed (without its key).","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppSummary"};
+export const apps_list__result_ajv = validate109;
+const schema53 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AppSummary"},"$id":"urn:rpcgate:account:apps_list:result"};
+const schema54 = {"type":"object","description":"An app as listed (without its key).","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppSummary"};
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppSummary" */;
 let vErrors = null;
 let errors = 0;
@@ -2228,14 +2752,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.useCase === undefined) || (!(func0.call(data, "useCase")))) && (missing0 = "useCase"))) || (((data.chain === undefined) || (!(func0.call(data, "chain")))) && (missing0 = "chain"))) || (((data.services === undefined) || (!(func0.call(data, "services")))) && (missing0 = "services"))) || (((data.requireJwt === undefined) || (!(func0.call(data, "requireJwt")))) && (missing0 = "requireJwt"))) || (((data.jwtMaxLifetimeSec === undefined) || (!(func0.call(data, "jwtMaxLifetimeSec")))) && (missing0 = "jwtMaxLifetimeSec"))) || (((data.networks === undefined) || (!(func0.call(data, "networks")))) && (missing0 = "networks"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.updatedAt === undefined) || (!(func0.call(data, "updatedAt")))) && (missing0 = "updatedAt"))){
-validate99.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate110.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema46.properties, key0))){
-validate99.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema54.properties, key0))){
+validate110.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2244,8 +2768,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate92(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 else {
@@ -2259,8 +2783,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate78(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 else {
@@ -2274,8 +2798,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data2 = data.description;
 const _errs4 = errors;
-if(!(validate69(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate80(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 else {
@@ -2289,8 +2813,8 @@ if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
 let data3 = data.useCase;
 const _errs5 = errors;
-if(!(validate71(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+if(!(validate82(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
 errors = vErrors.length;
 }
 else {
@@ -2304,8 +2828,8 @@ if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
 let data4 = data.chain;
 const _errs6 = errors;
-if(!(validate59(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate66(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
 errors = vErrors.length;
 }
 else {
@@ -2319,8 +2843,8 @@ if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
 let data5 = data.services;
 const _errs7 = errors;
-if(!(validate74(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+if(!(validate85(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
 errors = vErrors.length;
 }
 else {
@@ -2335,7 +2859,7 @@ if(data.requireJwt !== undefined && func0.call(data, "requireJwt")){
 let data6 = data.requireJwt;
 const _errs8 = errors;
 if(typeof data6 !== "boolean"){
-validate99.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate110.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs9 = errors;
@@ -2358,8 +2882,8 @@ const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
 let data8 = data7[i0];
 const _errs12 = errors;
-if(!(validate53(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate60(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 else {
@@ -2373,7 +2897,7 @@ if(valid1){
 }
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate110.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs10){
@@ -2418,8 +2942,8 @@ if(valid0){
 if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
 let data11 = data.jwtMaxLifetimeSec;
 const _errs15 = errors;
-if(!(validate94(data11, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate105(data11, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
 errors = vErrors.length;
 }
 else {
@@ -2434,7 +2958,7 @@ if(data.logBodies !== undefined && func0.call(data, "logBodies")){
 let data12 = data.logBodies;
 const _errs16 = errors;
 if(typeof data12 !== "boolean"){
-validate99.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate110.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs17 = errors;
@@ -2462,18 +2986,18 @@ if(valid0){
 }
 }
 else {
-validate99.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate99.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -2485,8 +3009,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate99(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+if(!(validate110(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
 errors = vErrors.length;
 }
 else {
@@ -2500,20 +3024,20 @@ if(valid0){
 }
 }
 else {
-validate98.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate109.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate98.errors = vErrors;
+validate109.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_usage__params_ajv = validate111;
-const schema47 = {"$id":"urn:rpcgate:account:apps_usage:params","type":"array","maxItems":0};
+export const apps_usage__params_ajv = validate122;
+const schema55 = {"$id":"urn:rpcgate:account:apps_usage:params","type":"array","maxItems":0};
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_usage:params" */;
 let vErrors = null;
 let errors = 0;
@@ -2521,29 +3045,29 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate111.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate122.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate111.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate122.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate111.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_usage__result_ajv = validate112;
-const schema48 = {"$ref":"urn:rpcgate:account:schema:AppsUsage","$id":"urn:rpcgate:account:apps_usage:result"};
-const schema49 = {"type":"object","description":"Your apps against the account's limits of access point A: the daily and monthly quotas shared by all your apps, each app's own per-second rate, and the number of apps.","additionalProperties":false,"required":["apps","maxApps","perSecond","quotas"],"properties":{"apps":{"type":"integer","minimum":0,"description":"Your apps now."},"maxApps":{"type":"integer","minimum":1,"description":"Most apps one account may have (config `accounts.maxAppsPerUser`)."},"perSecond":{"type":["integer","null"],"minimum":0,"description":"Requests per second each app may make (its own, not shared); null: no per-second rate."},"quotas":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AccountQuota"},"description":"The account's quotas, shortest period first."}},"$id":"urn:rpcgate:account:schema:AppsUsage"};
-const schema50 = {"type":"object","description":"One quota of the account (all its apps together) in the current UTC window, as the rate limiter counts it.","additionalProperties":false,"required":["period","used","limit","remaining","resetAt"],"properties":{"period":{"type":"string","enum":["day","month"]},"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AccountQuota"};
+export const apps_usage__result_ajv = validate123;
+const schema56 = {"$ref":"urn:rpcgate:account:schema:AppsUsage","$id":"urn:rpcgate:account:apps_usage:result"};
+const schema57 = {"type":"object","description":"Your apps against the account's limits of access point A: the daily and monthly quotas shared by all your apps, each app's own per-second rate, and the number of apps.","additionalProperties":false,"required":["apps","maxApps","perSecond","quotas"],"properties":{"apps":{"type":"integer","minimum":0,"description":"Your apps now."},"maxApps":{"type":"integer","minimum":1,"description":"Most apps one account may have (config `accounts.maxAppsPerUser`)."},"perSecond":{"type":["integer","null"],"minimum":0,"description":"Requests per second each app may make (its own, not shared); null: no per-second rate."},"quotas":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AccountQuota"},"description":"The account's quotas, shortest period first."}},"$id":"urn:rpcgate:account:schema:AppsUsage"};
+const schema58 = {"type":"object","description":"One quota of the account (all its apps together) in the current UTC window, as the rate limiter counts it.","additionalProperties":false,"required":["period","used","limit","remaining","resetAt"],"properties":{"period":{"type":"string","enum":["day","month"]},"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AccountQuota"};
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AccountQuota" */;
 let vErrors = null;
 let errors = 0;
@@ -2552,14 +3076,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.period === undefined) || (!(func0.call(data, "period")))) && (missing0 = "period")) || (((data.used === undefined) || (!(func0.call(data, "used")))) && (missing0 = "used"))) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.remaining === undefined) || (!(func0.call(data, "remaining")))) && (missing0 = "remaining"))) || (((data.resetAt === undefined) || (!(func0.call(data, "resetAt")))) && (missing0 = "resetAt"))){
-validate114.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate125.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "period") || (key0 === "used")) || (key0 === "limit")) || (key0 === "remaining")) || (key0 === "resetAt"))){
-validate114.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate125.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2569,13 +3093,13 @@ if(data.period !== undefined && func0.call(data, "period")){
 let data0 = data.period;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate114.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate125.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
-const vSchema0 = schema50.properties.period.enum;
+const vSchema0 = schema58.properties.period.enum;
 if(!((data0 === "day") || (data0 === "month"))){
-validate114.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/enum",keyword:"enum",params:{allowedValues: schema50.properties.period.enum},message:"must be equal to one of the allowed values"}];
+validate125.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/enum",keyword:"enum",params:{allowedValues: schema58.properties.period.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -2592,14 +3116,14 @@ if(data.used !== undefined && func0.call(data, "used")){
 let data1 = data.used;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate114.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate125.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate114.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate125.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -2618,14 +3142,14 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data2 = data.limit;
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate114.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate125.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate114.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate125.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -2644,14 +3168,14 @@ if(data.remaining !== undefined && func0.call(data, "remaining")){
 let data3 = data.remaining;
 const _errs8 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
-validate114.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate125.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate114.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate125.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -2690,18 +3214,18 @@ if(valid0){
 }
 }
 else {
-validate114.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate114.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppsUsage" */;
 let vErrors = null;
 let errors = 0;
@@ -2710,14 +3234,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.apps === undefined) || (!(func0.call(data, "apps")))) && (missing0 = "apps")) || (((data.maxApps === undefined) || (!(func0.call(data, "maxApps")))) && (missing0 = "maxApps"))) || (((data.perSecond === undefined) || (!(func0.call(data, "perSecond")))) && (missing0 = "perSecond"))) || (((data.quotas === undefined) || (!(func0.call(data, "quotas")))) && (missing0 = "quotas"))){
-validate113.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate124.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "apps") || (key0 === "maxApps")) || (key0 === "perSecond")) || (key0 === "quotas"))){
-validate113.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate124.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2727,14 +3251,14 @@ if(data.apps !== undefined && func0.call(data, "apps")){
 let data0 = data.apps;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate113.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate124.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate113.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate124.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -2753,14 +3277,14 @@ if(data.maxApps !== undefined && func0.call(data, "maxApps")){
 let data1 = data.maxApps;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate113.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate124.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 1 || isNaN(data1)){
-validate113.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate124.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
@@ -2779,14 +3303,14 @@ if(data.perSecond !== undefined && func0.call(data, "perSecond")){
 let data2 = data.perSecond;
 const _errs6 = errors;
 if((!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))) && (data2 !== null)){
-validate113.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/type",keyword:"type",params:{type: schema49.properties.perSecond.type},message:"must be integer,null"}];
+validate124.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/type",keyword:"type",params:{type: schema57.properties.perSecond.type},message:"must be integer,null"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate113.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate124.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -2812,8 +3336,8 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 const _errs10 = errors;
-if(!(validate114(data4, {instancePath:instancePath+"/quotas/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate125(data4, {instancePath:instancePath+"/quotas/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
 errors = vErrors.length;
 }
 else {
@@ -2827,262 +3351,13 @@ if(valid1){
 }
 }
 else {
-validate113.errors = [{instancePath:instancePath+"/quotas",schemaPath:"#/properties/quotas/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate124.errors = [{instancePath:instancePath+"/quotas",schemaPath:"#/properties/quotas/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-}
-}
-}
-}
-}
-}
-}
-else {
-validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate113.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_usage:result" */;
-let vErrors = null;
-let errors = 0;
-if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
-errors = vErrors.length;
-}
-else {
-}
-validate112.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_get__params_ajv = validate118;
-const schema51 = {"$id":"urn:rpcgate:account:apps_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
-
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_get:params" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 1){
-validate118.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-if(data.length < 1){
-validate118.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
-return false;
-}
-else {
-const len0 = data.length;
-if(!(len0 <= 1)){
-validate118.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-const len1 = data.length;
-if(len1 > 0){
-let data0 = data[0];
-const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs1 === errors;
-}
-if(valid0){
-}
-}
-}
-}
-}
-else {
-validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate118.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_get__result_ajv = validate120;
-const schema52 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_get:result"};
-
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_get:result" */;
-let vErrors = null;
-let errors = 0;
-if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
-errors = vErrors.length;
-}
-else {
-}
-validate120.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_metrics__params_ajv = validate122;
-const schema53 = {"$id":"urn:rpcgate:account:apps_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema54 = {"type":"object","description":"A time range and a granularity. `from` is aligned down to the start of its bucket (a whole UTC minute, hour or day); `to` is exclusive. `to` must be after `from`, and the range may hold at most 1,500 buckets (e.g. 25 hours of minutes, 62 days of hours, 4 years of days); otherwise -32602 with `data` { param, path, reason } (and `maxPoints`, `points` for a range that is too long).","additionalProperties":false,"required":["from","to","granularity"],"properties":{"from":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Start of the range (inclusive; aligned down to the granularity)."},"to":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"End of the range (exclusive)."},"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network; absent = every network."}},"$id":"urn:rpcgate:account:schema:MetricsQuery"};
-const schema55 = {"type":"string","description":"A point in time for a metrics query: ISO 8601 with a time and an explicit zone (`2025-03-01T09:00:00Z`, `2025-03-01T10:00:00.000+01:00`). Epoch numbers are not accepted; results use `Timestamp` (UTC).","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$","maxLength":35,"$id":"urn:rpcgate:account:schema:MetricsTime"};
-const pattern8 = func50("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
-
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:MetricsTime" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(typeof data === "string"){
-if(func48(data) > 35){
-validate125.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
-return false;
-}
-else {
-if(!pattern8.test(data)){
-validate125.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
-return false;
-}
-else {
-}
-}
-}
-else {
-validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate125.errors = vErrors;
-return errors === 0;
-}
-
-const schema56 = {"type":"string","description":"Bucket size of a metrics series: a UTC minute, hour or day.","enum":["minute","hour","day"],"$id":"urn:rpcgate:account:schema:Granularity"};
-
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:Granularity" */;
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-validate128.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs0 = errors;
-const vSchema0 = schema56.enum;
-if(!(((data === "minute") || (data === "hour")) || (data === "day"))){
-validate128.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema56.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-else {
-}
-if(errors === 0){
-}
-validate128.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:MetricsQuery" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((data.from === undefined) || (!(func0.call(data, "from")))) && (missing0 = "from")) || (((data.to === undefined) || (!(func0.call(data, "to")))) && (missing0 = "to"))) || (((data.granularity === undefined) || (!(func0.call(data, "granularity")))) && (missing0 = "granularity"))){
-validate124.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 of Object.keys(data)){
-if(!((((key0 === "from") || (key0 === "to")) || (key0 === "granularity")) || (key0 === "network"))){
-validate124.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.from !== undefined && func0.call(data, "from")){
-let data0 = data.from;
-const _errs2 = errors;
-if(!(validate125(data0, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.to !== undefined && func0.call(data, "to")){
-let data1 = data.to;
-const _errs3 = errors;
-if(!(validate125(data1, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.granularity !== undefined && func0.call(data, "granularity")){
-let data2 = data.granularity;
-const _errs4 = errors;
-if(!(validate128(data2, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.network !== undefined && func0.call(data, "network")){
-let data3 = data.network;
-const _errs5 = errors;
-if(!(validate53(data3, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
@@ -3107,26 +3382,43 @@ return errors === 0;
 }
 
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_metrics:params" */;
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_usage:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate124(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate123.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_get__params_ajv = validate129;
+const schema59 = {"$id":"urn:rpcgate:account:apps_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_get:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
-if(data.length > 2){
-validate122.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+if(data.length > 1){
+validate129.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
-if(data.length < 2){
-validate122.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+if(data.length < 1){
+validate129.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
-if(!(len0 <= 2)){
-validate122.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+if(!(len0 <= 1)){
+validate129.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -3134,8 +3426,240 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate92(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate129.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate129.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_get__result_ajv = validate131;
+const schema60 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_get:result"};
+
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_get:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate91(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate131.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_metrics__params_ajv = validate133;
+const schema61 = {"$id":"urn:rpcgate:account:apps_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema62 = {"type":"object","description":"A time range and a granularity. `from` is aligned down to the start of its bucket (a whole UTC minute, hour or day); `to` is exclusive. `to` must be after `from`, and the range may hold at most 1,500 buckets (e.g. 25 hours of minutes, 62 days of hours, 4 years of days); otherwise -32602 with `data` { param, path, reason } (and `maxPoints`, `points` for a range that is too long).","additionalProperties":false,"required":["from","to","granularity"],"properties":{"from":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Start of the range (inclusive; aligned down to the granularity)."},"to":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"End of the range (exclusive)."},"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network; absent = every network."}},"$id":"urn:rpcgate:account:schema:MetricsQuery"};
+const schema63 = {"type":"string","description":"A point in time for a metrics query: ISO 8601 with a time and an explicit zone (`2025-03-01T09:00:00Z`, `2025-03-01T10:00:00.000+01:00`). Epoch numbers are not accepted; results use `Timestamp` (UTC).","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$","maxLength":35,"$id":"urn:rpcgate:account:schema:MetricsTime"};
+const pattern8 = func50("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
+
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:MetricsTime" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(func48(data) > 35){
+validate136.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
+return false;
+}
+else {
+if(!pattern8.test(data)){
+validate136.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+else {
+validate136.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate136.errors = vErrors;
+return errors === 0;
+}
+
+const schema64 = {"type":"string","description":"Bucket size of a metrics series: a UTC minute, hour or day.","enum":["minute","hour","day"],"$id":"urn:rpcgate:account:schema:Granularity"};
+
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Granularity" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "string"){
+validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs0 = errors;
+const vSchema0 = schema64.enum;
+if(!(((data === "minute") || (data === "hour")) || (data === "day"))){
+validate139.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === 0){
+}
+validate139.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:MetricsQuery" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.from === undefined) || (!(func0.call(data, "from")))) && (missing0 = "from")) || (((data.to === undefined) || (!(func0.call(data, "to")))) && (missing0 = "to"))) || (((data.granularity === undefined) || (!(func0.call(data, "granularity")))) && (missing0 = "granularity"))){
+validate135.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((((key0 === "from") || (key0 === "to")) || (key0 === "granularity")) || (key0 === "network"))){
+validate135.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.from !== undefined && func0.call(data, "from")){
+let data0 = data.from;
+const _errs2 = errors;
+if(!(validate136(data0, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.to !== undefined && func0.call(data, "to")){
+let data1 = data.to;
+const _errs3 = errors;
+if(!(validate136(data1, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.granularity !== undefined && func0.call(data, "granularity")){
+let data2 = data.granularity;
+const _errs4 = errors;
+if(!(validate139(data2, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
+vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.network !== undefined && func0.call(data, "network")){
+let data3 = data.network;
+const _errs5 = errors;
+if(!(validate60(data3, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+else {
+validate135.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate135.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_metrics:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 2){
+validate133.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+if(data.length < 2){
+validate133.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 2)){
+validate133.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate92(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 else {
@@ -3146,8 +3670,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate124(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+if(!(validate135(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
 errors = vErrors.length;
 }
 else {
@@ -3162,23 +3686,23 @@ if(valid0){
 }
 }
 else {
-validate122.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate133.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate122.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_metrics__result_ajv = validate132;
-const schema57 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:apps_metrics:result"};
-const schema58 = {"type":"object","description":"Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flush (rpcgate writes usage every few seconds, the current minute as a partial row: `durability.usageFlushIntervalMs`).","additionalProperties":false,"required":["granularity","from","to","points","summary"],"properties":{"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"from":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the first bucket (`from` aligned down)."},"to":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"End of the range (exclusive), as asked."},"points":{"type":"array","maxItems":1500,"items":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"summary":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"$id":"urn:rpcgate:account:schema:UsageSeries"};
-const schema59 = {"type":"object","description":"The metered calls of one bucket (or, as `summary`, of the whole range).","additionalProperties":false,"required":["start","total","success","cacheHits","successRate","byOutcome","errorsByCode","methods","latencyMs"],"properties":{"start":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the bucket (UTC)."},"total":{"type":"integer","minimum":0,"description":"Every metered call, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."},"cacheHits":{"type":"integer","minimum":0,"description":"Calls answered from rpcgate's response cache instead of the node (a part of `success`; counted, limited and billed like any call)."},"successRate":{"type":["number","null"],"minimum":0,"maximum":1,"description":"`success / total` (0…1); null when there were no calls."},"byOutcome":{"$ref":"urn:rpcgate:account:schema:OutcomeCounts"},"errorsByCode":{"type":"object","description":"Calls that did not succeed, by JSON-RPC error code: the key is the code as a string (e.g. `\"-32005\"`; `\"0\"` = no code). Key order carries no meaning (JSON parsers list integer-like keys first).","propertyNames":{"pattern":"^-?\\d+$"},"additionalProperties":{"type":"integer","minimum":0}},"methods":{"type":"object","description":"Calls per node API method. Methods outside the contract are counted as `other`.","additionalProperties":{"type":"integer","minimum":0}},"latencyMs":{"anyOf":[{"$ref":"urn:rpcgate:account:schema:LatencyStats"},{"type":"null"}],"description":"Null when there were no calls."}},"$id":"urn:rpcgate:account:schema:UsagePoint"};
-const schema60 = {"type":"object","description":"Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout); `backend_unavailable` (refused because rpcgate's own shared backend — Redis: limits or filters — was unreachable; the node was not asked).","additionalProperties":false,"required":["ok","node_error","auth","allowlist","limit","validation","upstream_error","backend_unavailable"],"properties":{"ok":{"type":"integer","minimum":0},"node_error":{"type":"integer","minimum":0},"auth":{"type":"integer","minimum":0},"allowlist":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"validation":{"type":"integer","minimum":0},"upstream_error":{"type":"integer","minimum":0},"backend_unavailable":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:OutcomeCounts"};
+export const apps_metrics__result_ajv = validate143;
+const schema65 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:apps_metrics:result"};
+const schema66 = {"type":"object","description":"Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flush (rpcgate writes usage every few seconds, the current minute as a partial row: `durability.usageFlushIntervalMs`).","additionalProperties":false,"required":["granularity","from","to","points","summary"],"properties":{"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"from":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the first bucket (`from` aligned down)."},"to":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"End of the range (exclusive), as asked."},"points":{"type":"array","maxItems":1500,"items":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"summary":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"$id":"urn:rpcgate:account:schema:UsageSeries"};
+const schema67 = {"type":"object","description":"The metered calls of one bucket (or, as `summary`, of the whole range).","additionalProperties":false,"required":["start","total","success","cacheHits","successRate","byOutcome","errorsByCode","methods","latencyMs"],"properties":{"start":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the bucket (UTC)."},"total":{"type":"integer","minimum":0,"description":"Every metered call, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."},"cacheHits":{"type":"integer","minimum":0,"description":"Calls answered from rpcgate's response cache instead of the node (a part of `success`; counted, limited and billed like any call)."},"successRate":{"type":["number","null"],"minimum":0,"maximum":1,"description":"`success / total` (0…1); null when there were no calls."},"byOutcome":{"$ref":"urn:rpcgate:account:schema:OutcomeCounts"},"errorsByCode":{"type":"object","description":"Calls that did not succeed, by JSON-RPC error code: the key is the code as a string (e.g. `\"-32005\"`; `\"0\"` = no code). Key order carries no meaning (JSON parsers list integer-like keys first).","propertyNames":{"pattern":"^-?\\d+$"},"additionalProperties":{"type":"integer","minimum":0}},"methods":{"type":"object","description":"Calls per node API method. Methods outside the contract are counted as `other`.","additionalProperties":{"type":"integer","minimum":0}},"latencyMs":{"anyOf":[{"$ref":"urn:rpcgate:account:schema:LatencyStats"},{"type":"null"}],"description":"Null when there were no calls."}},"$id":"urn:rpcgate:account:schema:UsagePoint"};
+const schema68 = {"type":"object","description":"Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout); `backend_unavailable` (refused because rpcgate's own shared backend — Redis: limits or filters — was unreachable; the node was not asked).","additionalProperties":false,"required":["ok","node_error","auth","allowlist","limit","validation","upstream_error","backend_unavailable"],"properties":{"ok":{"type":"integer","minimum":0},"node_error":{"type":"integer","minimum":0},"auth":{"type":"integer","minimum":0},"allowlist":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"validation":{"type":"integer","minimum":0},"upstream_error":{"type":"integer","minimum":0},"backend_unavailable":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:OutcomeCounts"};
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:OutcomeCounts" */;
 let vErrors = null;
 let errors = 0;
@@ -3187,14 +3711,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.ok === undefined) || (!(func0.call(data, "ok")))) && (missing0 = "ok")) || (((data.node_error === undefined) || (!(func0.call(data, "node_error")))) && (missing0 = "node_error"))) || (((data.auth === undefined) || (!(func0.call(data, "auth")))) && (missing0 = "auth"))) || (((data.allowlist === undefined) || (!(func0.call(data, "allowlist")))) && (missing0 = "allowlist"))) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.validation === undefined) || (!(func0.call(data, "validation")))) && (missing0 = "validation"))) || (((data.upstream_error === undefined) || (!(func0.call(data, "upstream_error")))) && (missing0 = "upstream_error"))) || (((data.backend_unavailable === undefined) || (!(func0.call(data, "backend_unavailable")))) && (missing0 = "backend_unavailable"))){
-validate139.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate150.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((((((key0 === "ok") || (key0 === "node_error")) || (key0 === "auth")) || (key0 === "allowlist")) || (key0 === "limit")) || (key0 === "validation")) || (key0 === "upstream_error")) || (key0 === "backend_unavailable"))){
-validate139.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate150.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3204,14 +3728,14 @@ if(data.ok !== undefined && func0.call(data, "ok")){
 let data0 = data.ok;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate139.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate150.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate139.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate150.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3230,14 +3754,14 @@ if(data.node_error !== undefined && func0.call(data, "node_error")){
 let data1 = data.node_error;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate139.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate150.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate139.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate150.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3256,14 +3780,14 @@ if(data.auth !== undefined && func0.call(data, "auth")){
 let data2 = data.auth;
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate139.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate150.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate139.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate150.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3282,14 +3806,14 @@ if(data.allowlist !== undefined && func0.call(data, "allowlist")){
 let data3 = data.allowlist;
 const _errs8 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
-validate139.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate150.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate139.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate150.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3308,14 +3832,14 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data4 = data.limit;
 const _errs10 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate139.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate150.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs11 = errors;
 if(errors === _errs10){
 if(typeof data4 == "number"){
 if(data4 < 0 || isNaN(data4)){
-validate139.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate150.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3334,14 +3858,14 @@ if(data.validation !== undefined && func0.call(data, "validation")){
 let data5 = data.validation;
 const _errs12 = errors;
 if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
-validate139.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate150.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs13 = errors;
 if(errors === _errs12){
 if(typeof data5 == "number"){
 if(data5 < 0 || isNaN(data5)){
-validate139.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate150.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3360,14 +3884,14 @@ if(data.upstream_error !== undefined && func0.call(data, "upstream_error")){
 let data6 = data.upstream_error;
 const _errs14 = errors;
 if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
-validate139.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate150.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs15 = errors;
 if(errors === _errs14){
 if(typeof data6 == "number"){
 if(data6 < 0 || isNaN(data6)){
-validate139.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate150.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3386,14 +3910,14 @@ if(data.backend_unavailable !== undefined && func0.call(data, "backend_unavailab
 let data7 = data.backend_unavailable;
 const _errs16 = errors;
 if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
-validate139.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate150.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs17 = errors;
 if(errors === _errs16){
 if(typeof data7 == "number"){
 if(data7 < 0 || isNaN(data7)){
-validate139.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate150.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3420,19 +3944,19 @@ if(valid0){
 }
 }
 else {
-validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate139.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
 
-const schema61 = {"type":"object","description":"Latency of the metered calls in milliseconds, measured by rpcgate from request to answer. `mean` is exact. The percentiles come from a log-spaced histogram (4 buckets per doubling) and are reported as the geometric middle of the bucket holding the nearest-rank value: within 9.05 % of the true value between 0.25 ms and 32.8 s (values at or under 0.25 ms read 0.125, over 32.8 s read 32768). The bound also holds for hours and days (histograms add up exactly).","additionalProperties":false,"required":["mean","p50","p95","p99"],"properties":{"mean":{"type":"number","minimum":0},"p50":{"type":"number","minimum":0},"p95":{"type":"number","minimum":0},"p99":{"type":"number","minimum":0}},"$id":"urn:rpcgate:account:schema:LatencyStats"};
+const schema69 = {"type":"object","description":"Latency of the metered calls in milliseconds, measured by rpcgate from request to answer. `mean` is exact. The percentiles come from a log-spaced histogram (4 buckets per doubling) and are reported as the geometric middle of the bucket holding the nearest-rank value: within 9.05 % of the true value between 0.25 ms and 32.8 s (values at or under 0.25 ms read 0.125, over 32.8 s read 32768). The bound also holds for hours and days (histograms add up exactly).","additionalProperties":false,"required":["mean","p50","p95","p99"],"properties":{"mean":{"type":"number","minimum":0},"p50":{"type":"number","minimum":0},"p95":{"type":"number","minimum":0},"p99":{"type":"number","minimum":0}},"$id":"urn:rpcgate:account:schema:LatencyStats"};
 
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LatencyStats" */;
 let vErrors = null;
 let errors = 0;
@@ -3441,14 +3965,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.mean === undefined) || (!(func0.call(data, "mean")))) && (missing0 = "mean")) || (((data.p50 === undefined) || (!(func0.call(data, "p50")))) && (missing0 = "p50"))) || (((data.p95 === undefined) || (!(func0.call(data, "p95")))) && (missing0 = "p95"))) || (((data.p99 === undefined) || (!(func0.call(data, "p99")))) && (missing0 = "p99"))){
-validate141.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate152.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "mean") || (key0 === "p50")) || (key0 === "p95")) || (key0 === "p99"))){
-validate141.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate152.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3461,14 +3985,14 @@ const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate141.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate152.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate141.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate152.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs2){
@@ -3487,14 +4011,14 @@ const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate141.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate152.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate141.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate152.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs4){
@@ -3513,14 +4037,14 @@ const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate141.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate152.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate141.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate152.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs6){
@@ -3539,14 +4063,14 @@ const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate141.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate152.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate141.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate152.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs8){
@@ -3566,19 +4090,19 @@ if(valid0){
 }
 }
 else {
-validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate152.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate141.errors = vErrors;
+validate152.errors = vErrors;
 return errors === 0;
 }
 
 const pattern9 = func50("^-?\\d+$", "u");
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:UsagePoint" */;
 let vErrors = null;
 let errors = 0;
@@ -3587,14 +4111,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((((data.start === undefined) || (!(func0.call(data, "start")))) && (missing0 = "start")) || (((data.total === undefined) || (!(func0.call(data, "total")))) && (missing0 = "total"))) || (((data.success === undefined) || (!(func0.call(data, "success")))) && (missing0 = "success"))) || (((data.cacheHits === undefined) || (!(func0.call(data, "cacheHits")))) && (missing0 = "cacheHits"))) || (((data.successRate === undefined) || (!(func0.call(data, "successRate")))) && (missing0 = "successRate"))) || (((data.byOutcome === undefined) || (!(func0.call(data, "byOutcome")))) && (missing0 = "byOutcome"))) || (((data.errorsByCode === undefined) || (!(func0.call(data, "errorsByCode")))) && (missing0 = "errorsByCode"))) || (((data.methods === undefined) || (!(func0.call(data, "methods")))) && (missing0 = "methods"))) || (((data.latencyMs === undefined) || (!(func0.call(data, "latencyMs")))) && (missing0 = "latencyMs"))){
-validate137.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate148.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema59.properties, key0))){
-validate137.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema67.properties, key0))){
+validate148.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3619,14 +4143,14 @@ if(data.total !== undefined && func0.call(data, "total")){
 let data1 = data.total;
 const _errs3 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate137.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate148.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate137.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate148.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3645,14 +4169,14 @@ if(data.success !== undefined && func0.call(data, "success")){
 let data2 = data.success;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate137.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate148.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate137.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate148.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3671,14 +4195,14 @@ if(data.cacheHits !== undefined && func0.call(data, "cacheHits")){
 let data3 = data.cacheHits;
 const _errs7 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
-validate137.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate148.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate137.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate148.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3697,19 +4221,19 @@ if(data.successRate !== undefined && func0.call(data, "successRate")){
 let data4 = data.successRate;
 const _errs9 = errors;
 if((!(typeof data4 == "number")) && (data4 !== null)){
-validate137.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/type",keyword:"type",params:{type: schema59.properties.successRate.type},message:"must be number,null"}];
+validate148.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/type",keyword:"type",params:{type: schema67.properties.successRate.type},message:"must be number,null"}];
 return false;
 }
 const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 == "number"){
 if(data4 > 1 || isNaN(data4)){
-validate137.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate148.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data4 < 0 || isNaN(data4)){
-validate137.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate148.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3728,8 +4252,8 @@ if(valid0){
 if(data.byOutcome !== undefined && func0.call(data, "byOutcome")){
 let data5 = data.byOutcome;
 const _errs11 = errors;
-if(!(validate139(data5, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
-vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+if(!(validate150(data5, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
+vErrors = vErrors === null ? validate150.errors : vErrors.concat(validate150.errors);
 errors = vErrors.length;
 }
 else {
@@ -3774,7 +4298,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate137.errors = vErrors;
+validate148.errors = vErrors;
 return false;
 break;
 }
@@ -3785,14 +4309,14 @@ for(const key2 of Object.keys(data6)){
 let data7 = data6[key2];
 const _errs16 = errors;
 if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
-validate137.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate148.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs17 = errors;
 if(errors === _errs16){
 if(typeof data7 == "number"){
 if(data7 < 0 || isNaN(data7)){
-validate137.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate148.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3811,7 +4335,7 @@ if(_errs15 === errors){
 }
 }
 else {
-validate137.errors = [{instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate148.errors = [{instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs12){
@@ -3834,14 +4358,14 @@ for(const key3 of Object.keys(data8)){
 let data9 = data8[key3];
 const _errs21 = errors;
 if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
-validate137.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate148.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs22 = errors;
 if(errors === _errs21){
 if(typeof data9 == "number"){
 if(data9 < 0 || isNaN(data9)){
-validate137.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate148.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -3859,7 +4383,7 @@ if(_errs20 === errors){
 }
 }
 else {
-validate137.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate148.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs18){
@@ -3877,8 +4401,8 @@ const _errs23 = errors;
 const _errs24 = errors;
 let valid4 = false;
 const _errs25 = errors;
-if(!(validate141(data10, {instancePath:instancePath+"/latencyMs",parentData:data,parentDataProperty:"latencyMs",rootData}))){
-vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
+if(!(validate152(data10, {instancePath:instancePath+"/latencyMs",parentData:data,parentDataProperty:"latencyMs",rootData}))){
+vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
 errors = vErrors.length;
 }
 else {
@@ -3914,7 +4438,7 @@ else {
 vErrors.push(err3);
 }
 errors++;
-validate137.errors = vErrors;
+validate148.errors = vErrors;
 return false;
 }
 else {
@@ -3949,18 +4473,18 @@ if(valid0){
 }
 }
 else {
-validate137.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate137.errors = vErrors;
+validate148.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:UsageSeries" */;
 let vErrors = null;
 let errors = 0;
@@ -3969,14 +4493,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.granularity === undefined) || (!(func0.call(data, "granularity")))) && (missing0 = "granularity")) || (((data.from === undefined) || (!(func0.call(data, "from")))) && (missing0 = "from"))) || (((data.to === undefined) || (!(func0.call(data, "to")))) && (missing0 = "to"))) || (((data.points === undefined) || (!(func0.call(data, "points")))) && (missing0 = "points"))) || (((data.summary === undefined) || (!(func0.call(data, "summary")))) && (missing0 = "summary"))){
-validate133.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate144.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "granularity") || (key0 === "from")) || (key0 === "to")) || (key0 === "points")) || (key0 === "summary"))){
-validate133.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate144.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3985,8 +4509,8 @@ if(_errs1 === errors){
 if(data.granularity !== undefined && func0.call(data, "granularity")){
 let data0 = data.granularity;
 const _errs2 = errors;
-if(!(validate128(data0, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+if(!(validate139(data0, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
+vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
 errors = vErrors.length;
 }
 else {
@@ -4034,7 +4558,7 @@ const _errs6 = errors;
 if(errors === _errs5){
 if(Array.isArray(data3)){
 if(data3.length > 1500){
-validate133.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/maxItems",keyword:"maxItems",params:{limit: 1500},message:"must NOT have more than 1500 items"}];
+validate144.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/maxItems",keyword:"maxItems",params:{limit: 1500},message:"must NOT have more than 1500 items"}];
 return false;
 }
 else {
@@ -4043,8 +4567,8 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 const _errs7 = errors;
-if(!(validate137(data4, {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
+if(!(validate148(data4, {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
 else {
@@ -4059,7 +4583,7 @@ if(valid1){
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate144.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs5){
@@ -4074,8 +4598,8 @@ if(valid0){
 if(data.summary !== undefined && func0.call(data, "summary")){
 let data5 = data.summary;
 const _errs8 = errors;
-if(!(validate137(data5, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
-vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
+if(!(validate148(data5, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
 else {
@@ -4095,38 +4619,38 @@ if(valid0){
 }
 }
 else {
-validate133.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate144.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate133.errors = vErrors;
+validate144.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_metrics:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate133(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate144(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate132.errors = vErrors;
+validate143.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_logs__params_ajv = validate146;
-const schema62 = {"$id":"urn:rpcgate:account:apps_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
-const schema63 = {"type":"object","additionalProperties":false,"description":"Filters of a request log query (all optional; given ones must all match) and paging. Entries come newest first; pass the answer's `next` as `cursor` for the following page. Entries are kept `requestLog.retentionDays` (default 10 days on PostgreSQL, 2 on SQLite) and at most `requestLog.maxRows` in all; a call shows up within about `requestLog.flushIntervalMs` (1 s).","properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network."},"method":{"type":"string","minLength":1,"maxLength":128,"description":"Only calls of this JSON-RPC method (`other` for requests refused before their method was read)."},"code":{"type":"integer","minimum":-2147483648,"maximum":2147483647,"description":"Only calls that failed with this JSON-RPC error code."},"status":{"type":"string","enum":["ok","error"],"description":"Only successful calls (`ok`) or only failed ones (`error`)."},"httpStatus":{"type":"integer","minimum":100,"maximum":599,"description":"Only calls answered with this HTTP status (200 for results and node errors; a refusal's own status, e.g. 429, 403)."},"minLatencyMs":{"type":"number","minimum":0,"description":"Only calls that took at least this long (ms)."},"since":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered at or after this time."},"until":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered before this time."},"requestId":{"type":"string","minLength":1,"maxLength":128,"description":"Only the calls of this HTTP request or WebSocket message (the `x-request-id` rpcgate answered with)."},"limit":{"type":"integer","minimum":1,"maximum":500,"default":50,"description":"Entries per page (default 50)."},"cursor":{"$ref":"urn:rpcgate:account:schema:LogCursor"}},"$id":"urn:rpcgate:account:schema:LogQuery"};
-const schema64 = {"type":"string","description":"Opaque position in a request log (the `next` of the previous page).","pattern":"^[A-Za-z0-9_-]{1,64}$","$id":"urn:rpcgate:account:schema:LogCursor"};
+export const apps_logs__params_ajv = validate157;
+const schema70 = {"$id":"urn:rpcgate:account:apps_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
+const schema71 = {"type":"object","additionalProperties":false,"description":"Filters of a request log query (all optional; given ones must all match) and paging. Entries come newest first; pass the answer's `next` as `cursor` for the following page. Entries are kept `requestLog.retentionDays` (default 10 days on PostgreSQL, 2 on SQLite) and at most `requestLog.maxRows` in all; a call shows up within about `requestLog.flushIntervalMs` (1 s).","properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network."},"method":{"type":"string","minLength":1,"maxLength":128,"description":"Only calls of this JSON-RPC method (`other` for requests refused before their method was read)."},"code":{"type":"integer","minimum":-2147483648,"maximum":2147483647,"description":"Only calls that failed with this JSON-RPC error code."},"status":{"type":"string","enum":["ok","error"],"description":"Only successful calls (`ok`) or only failed ones (`error`)."},"httpStatus":{"type":"integer","minimum":100,"maximum":599,"description":"Only calls answered with this HTTP status (200 for results and node errors; a refusal's own status, e.g. 429, 403)."},"minLatencyMs":{"type":"number","minimum":0,"description":"Only calls that took at least this long (ms)."},"since":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered at or after this time."},"until":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered before this time."},"requestId":{"type":"string","minLength":1,"maxLength":128,"description":"Only the calls of this HTTP request or WebSocket message (the `x-request-id` rpcgate answered with)."},"limit":{"type":"integer","minimum":1,"maximum":500,"default":50,"description":"Entries per page (default 50)."},"cursor":{"$ref":"urn:rpcgate:account:schema:LogCursor"}},"$id":"urn:rpcgate:account:schema:LogQuery"};
+const schema72 = {"type":"string","description":"Opaque position in a request log (the `next` of the previous page).","pattern":"^[A-Za-z0-9_-]{1,64}$","$id":"urn:rpcgate:account:schema:LogCursor"};
 const pattern10 = func50("^[A-Za-z0-9_-]{1,64}$", "u");
 
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LogCursor" */;
 let vErrors = null;
 let errors = 0;
@@ -4134,25 +4658,25 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern10.test(data)){
-validate152.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""}];
+validate163.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""}];
 return false;
 }
 else {
 }
 }
 else {
-validate152.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate152.errors = vErrors;
+validate163.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LogQuery" */;
 let vErrors = null;
 let errors = 0;
@@ -4161,8 +4685,8 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema63.properties, key0))){
-validate148.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema71.properties, key0))){
+validate159.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4171,8 +4695,8 @@ if(_errs1 === errors){
 if(data.network !== undefined && func0.call(data, "network")){
 let data0 = data.network;
 const _errs2 = errors;
-if(!(validate53(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate60(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 else {
@@ -4190,12 +4714,12 @@ const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func48(data1) > 128){
-validate148.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate159.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func48(data1) < 1){
-validate148.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate159.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
@@ -4203,7 +4727,7 @@ else {
 }
 }
 else {
-validate148.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate159.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs3){
@@ -4219,19 +4743,19 @@ if(data.code !== undefined && func0.call(data, "code")){
 let data2 = data.code;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate148.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate159.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 > 2147483647 || isNaN(data2)){
-validate148.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+validate159.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
 return false;
 }
 else {
 if(data2 < -2147483648 || isNaN(data2)){
-validate148.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2147483648},message:"must be >= -2147483648"}];
+validate159.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2147483648},message:"must be >= -2147483648"}];
 return false;
 }
 else {
@@ -4251,13 +4775,13 @@ if(data.status !== undefined && func0.call(data, "status")){
 let data3 = data.status;
 const _errs7 = errors;
 if(typeof data3 !== "string"){
-validate148.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate159.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs8 = errors;
-const vSchema0 = schema63.properties.status.enum;
+const vSchema0 = schema71.properties.status.enum;
 if(!((data3 === "ok") || (data3 === "error"))){
-validate148.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema63.properties.status.enum},message:"must be equal to one of the allowed values"}];
+validate159.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema71.properties.status.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -4274,19 +4798,19 @@ if(data.httpStatus !== undefined && func0.call(data, "httpStatus")){
 let data4 = data.httpStatus;
 const _errs9 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate148.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate159.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 == "number"){
 if(data4 > 599 || isNaN(data4)){
-validate148.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599"}];
+validate159.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599"}];
 return false;
 }
 else {
 if(data4 < 100 || isNaN(data4)){
-validate148.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
+validate159.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
 return false;
 }
 else {
@@ -4309,14 +4833,14 @@ const _errs12 = errors;
 if(errors === _errs11){
 if(typeof data5 == "number"){
 if(data5 < 0 || isNaN(data5)){
-validate148.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate159.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate148.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate159.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs11){
@@ -4331,8 +4855,8 @@ if(valid0){
 if(data.since !== undefined && func0.call(data, "since")){
 let data6 = data.since;
 const _errs13 = errors;
-if(!(validate125(data6, {instancePath:instancePath+"/since",parentData:data,parentDataProperty:"since",rootData}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate136(data6, {instancePath:instancePath+"/since",parentData:data,parentDataProperty:"since",rootData}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 else {
@@ -4346,8 +4870,8 @@ if(valid0){
 if(data.until !== undefined && func0.call(data, "until")){
 let data7 = data.until;
 const _errs14 = errors;
-if(!(validate125(data7, {instancePath:instancePath+"/until",parentData:data,parentDataProperty:"until",rootData}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate136(data7, {instancePath:instancePath+"/until",parentData:data,parentDataProperty:"until",rootData}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 else {
@@ -4365,12 +4889,12 @@ const _errs16 = errors;
 if(errors === _errs15){
 if(typeof data8 === "string"){
 if(func48(data8) > 128){
-validate148.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate159.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func48(data8) < 1){
-validate148.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate159.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
@@ -4378,7 +4902,7 @@ else {
 }
 }
 else {
-validate148.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate159.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs15){
@@ -4394,19 +4918,19 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data9 = data.limit;
 const _errs17 = errors;
 if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
-validate148.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate159.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs18 = errors;
 if(errors === _errs17){
 if(typeof data9 == "number"){
 if(data9 > 500 || isNaN(data9)){
-validate148.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500},message:"must be <= 500"}];
+validate159.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500},message:"must be <= 500"}];
 return false;
 }
 else {
 if(data9 < 1 || isNaN(data9)){
-validate148.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate159.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
@@ -4425,8 +4949,8 @@ if(valid0){
 if(data.cursor !== undefined && func0.call(data, "cursor")){
 let data10 = data.cursor;
 const _errs19 = errors;
-if(!(validate152(data10, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
-vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+if(!(validate163(data10, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
 errors = vErrors.length;
 }
 else {
@@ -4451,18 +4975,18 @@ if(valid0){
 }
 }
 else {
-validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate148.errors = vErrors;
+validate159.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_logs:params" */;
 let vErrors = null;
 let errors = 0;
@@ -4470,18 +4994,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate146.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate157.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate146.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate157.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate146.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate157.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -4489,8 +5013,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate92(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 else {
@@ -4501,8 +5025,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate148(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+if(!(validate159(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
 errors = vErrors.length;
 }
 else {
@@ -4517,22 +5041,22 @@ if(valid0){
 }
 }
 else {
-validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate157.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate146.errors = vErrors;
+validate157.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_logs__result_ajv = validate155;
-const schema65 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:apps_logs:result"};
-const schema66 = {"type":"object","additionalProperties":false,"required":["entries","next"],"description":"A page of a request log, newest first.","properties":{"entries":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:LogEntry"}},"next":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:LogCursor"},{"type":"null"}],"description":"Cursor of the next (older) page; null = no more entries."}},"$id":"urn:rpcgate:account:schema:LogPage"};
-const schema67 = {"type":"object","additionalProperties":false,"description":"One node API call.","required":["id","time","network","method","httpStatus","code","latencyMs","cacheHit","upstream","requestId","transport","ipHash"],"properties":{"id":{"type":"string","description":"Entry id (unique in this deployment)."},"time":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"When the call was answered."},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"method":{"type":"string"},"httpStatus":{"type":"integer","description":"200 for a result or the node's own error; a refusal's status otherwise (the whole request's status for a batch refused as one)."},"code":{"type":["integer","null"],"description":"JSON-RPC error code; null = success."},"latencyMs":{"type":"number","description":"From the request's arrival to the call's answer (ms)."},"cacheHit":{"type":"boolean","description":"Answered from rpcgate's response cache."},"upstream":{"type":["string","null"],"description":"The node that answered (host:port, or its index when several share one), null when none did (cache hit, refusal)."},"requestId":{"type":["string","null"],"description":"The request's `x-request-id`."},"transport":{"type":"string","enum":["http","ws"]},"ipHash":{"type":["string","null"],"description":"Keyed hash of the client IP (HMAC-SHA256 with the server secret, 32 hex digits): tells clients apart without storing their address."},"params":{"type":"string","description":"Apps with `logBodies` only: the params as JSON, redacted, possibly cut (ends with `…[truncated]`)."},"result":{"type":"string","description":"Apps with `logBodies` only: the result (or `{\"error\":…}`) as JSON, redacted, possibly cut."}},"$id":"urn:rpcgate:account:schema:LogEntry"};
+export const apps_logs__result_ajv = validate166;
+const schema73 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:apps_logs:result"};
+const schema74 = {"type":"object","additionalProperties":false,"required":["entries","next"],"description":"A page of a request log, newest first.","properties":{"entries":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:LogEntry"}},"next":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:LogCursor"},{"type":"null"}],"description":"Cursor of the next (older) page; null = no more entries."}},"$id":"urn:rpcgate:account:schema:LogPage"};
+const schema75 = {"type":"object","additionalProperties":false,"description":"One node API call.","required":["id","time","network","method","httpStatus","code","latencyMs","cacheHit","upstream","requestId","transport","ipHash"],"properties":{"id":{"type":"string","description":"Entry id (unique in this deployment)."},"time":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"When the call was answered."},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"method":{"type":"string"},"httpStatus":{"type":"integer","description":"200 for a result or the node's own error; a refusal's status otherwise (the whole request's status for a batch refused as one)."},"code":{"type":["integer","null"],"description":"JSON-RPC error code; null = success."},"latencyMs":{"type":"number","description":"From the request's arrival to the call's answer (ms)."},"cacheHit":{"type":"boolean","description":"Answered from rpcgate's response cache."},"upstream":{"type":["string","null"],"description":"The node that answered (host:port, or its index when several share one), null when none did (cache hit, refusal)."},"requestId":{"type":["string","null"],"description":"The request's `x-request-id`."},"transport":{"type":"string","enum":["http","ws"]},"ipHash":{"type":["string","null"],"description":"Keyed hash of the client IP (HMAC-SHA256 with the server secret, 32 hex digits): tells clients apart without storing their address."},"params":{"type":"string","description":"Apps with `logBodies` only: the params as JSON, redacted, possibly cut (ends with `…[truncated]`)."},"result":{"type":"string","description":"Apps with `logBodies` only: the result (or `{\"error\":…}`) as JSON, redacted, possibly cut."}},"$id":"urn:rpcgate:account:schema:LogEntry"};
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LogEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -4541,14 +5065,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.time === undefined) || (!(func0.call(data, "time")))) && (missing0 = "time"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.method === undefined) || (!(func0.call(data, "method")))) && (missing0 = "method"))) || (((data.httpStatus === undefined) || (!(func0.call(data, "httpStatus")))) && (missing0 = "httpStatus"))) || (((data.code === undefined) || (!(func0.call(data, "code")))) && (missing0 = "code"))) || (((data.latencyMs === undefined) || (!(func0.call(data, "latencyMs")))) && (missing0 = "latencyMs"))) || (((data.cacheHit === undefined) || (!(func0.call(data, "cacheHit")))) && (missing0 = "cacheHit"))) || (((data.upstream === undefined) || (!(func0.call(data, "upstream")))) && (missing0 = "upstream"))) || (((data.requestId === undefined) || (!(func0.call(data, "requestId")))) && (missing0 = "requestId"))) || (((data.transport === undefined) || (!(func0.call(data, "transport")))) && (missing0 = "transport"))) || (((data.ipHash === undefined) || (!(func0.call(data, "ipHash")))) && (missing0 = "ipHash"))){
-validate157.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate168.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema67.properties, key0))){
-validate157.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema75.properties, key0))){
+validate168.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4558,7 +5082,7 @@ if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate157.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate168.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
@@ -4588,8 +5112,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data2 = data.network;
 const _errs5 = errors;
-if(!(validate53(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate60(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 else {
@@ -4604,7 +5128,7 @@ if(data.method !== undefined && func0.call(data, "method")){
 let data3 = data.method;
 const _errs6 = errors;
 if(typeof data3 !== "string"){
-validate157.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate168.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs7 = errors;
@@ -4620,7 +5144,7 @@ if(data.httpStatus !== undefined && func0.call(data, "httpStatus")){
 let data4 = data.httpStatus;
 const _errs8 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate157.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate168.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs9 = errors;
@@ -4636,7 +5160,7 @@ if(data.code !== undefined && func0.call(data, "code")){
 let data5 = data.code;
 const _errs10 = errors;
 if((!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))) && (data5 !== null)){
-validate157.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: schema67.properties.code.type},message:"must be integer,null"}];
+validate168.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: schema75.properties.code.type},message:"must be integer,null"}];
 return false;
 }
 const _errs11 = errors;
@@ -4652,7 +5176,7 @@ if(data.latencyMs !== undefined && func0.call(data, "latencyMs")){
 let data6 = data.latencyMs;
 const _errs12 = errors;
 if(!(typeof data6 == "number")){
-validate157.errors = [{instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate168.errors = [{instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 const _errs13 = errors;
@@ -4668,7 +5192,7 @@ if(data.cacheHit !== undefined && func0.call(data, "cacheHit")){
 let data7 = data.cacheHit;
 const _errs14 = errors;
 if(typeof data7 !== "boolean"){
-validate157.errors = [{instancePath:instancePath+"/cacheHit",schemaPath:"#/properties/cacheHit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate168.errors = [{instancePath:instancePath+"/cacheHit",schemaPath:"#/properties/cacheHit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs15 = errors;
@@ -4684,7 +5208,7 @@ if(data.upstream !== undefined && func0.call(data, "upstream")){
 let data8 = data.upstream;
 const _errs16 = errors;
 if((typeof data8 !== "string") && (data8 !== null)){
-validate157.errors = [{instancePath:instancePath+"/upstream",schemaPath:"#/properties/upstream/type",keyword:"type",params:{type: schema67.properties.upstream.type},message:"must be string,null"}];
+validate168.errors = [{instancePath:instancePath+"/upstream",schemaPath:"#/properties/upstream/type",keyword:"type",params:{type: schema75.properties.upstream.type},message:"must be string,null"}];
 return false;
 }
 const _errs17 = errors;
@@ -4700,7 +5224,7 @@ if(data.requestId !== undefined && func0.call(data, "requestId")){
 let data9 = data.requestId;
 const _errs18 = errors;
 if((typeof data9 !== "string") && (data9 !== null)){
-validate157.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: schema67.properties.requestId.type},message:"must be string,null"}];
+validate168.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: schema75.properties.requestId.type},message:"must be string,null"}];
 return false;
 }
 const _errs19 = errors;
@@ -4716,13 +5240,13 @@ if(data.transport !== undefined && func0.call(data, "transport")){
 let data10 = data.transport;
 const _errs20 = errors;
 if(typeof data10 !== "string"){
-validate157.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate168.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs21 = errors;
-const vSchema0 = schema67.properties.transport.enum;
+const vSchema0 = schema75.properties.transport.enum;
 if(!((data10 === "http") || (data10 === "ws"))){
-validate157.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema67.properties.transport.enum},message:"must be equal to one of the allowed values"}];
+validate168.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema75.properties.transport.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -4739,7 +5263,7 @@ if(data.ipHash !== undefined && func0.call(data, "ipHash")){
 let data11 = data.ipHash;
 const _errs22 = errors;
 if((typeof data11 !== "string") && (data11 !== null)){
-validate157.errors = [{instancePath:instancePath+"/ipHash",schemaPath:"#/properties/ipHash/type",keyword:"type",params:{type: schema67.properties.ipHash.type},message:"must be string,null"}];
+validate168.errors = [{instancePath:instancePath+"/ipHash",schemaPath:"#/properties/ipHash/type",keyword:"type",params:{type: schema75.properties.ipHash.type},message:"must be string,null"}];
 return false;
 }
 const _errs23 = errors;
@@ -4755,7 +5279,7 @@ if(data.params !== undefined && func0.call(data, "params")){
 let data12 = data.params;
 const _errs24 = errors;
 if(typeof data12 !== "string"){
-validate157.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate168.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs25 = errors;
@@ -4771,7 +5295,7 @@ if(data.result !== undefined && func0.call(data, "result")){
 let data13 = data.result;
 const _errs26 = errors;
 if(typeof data13 !== "string"){
-validate157.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properties/result/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate168.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properties/result/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs27 = errors;
@@ -4801,18 +5325,18 @@ if(valid0){
 }
 }
 else {
-validate157.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate168.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate157.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LogPage" */;
 let vErrors = null;
 let errors = 0;
@@ -4821,14 +5345,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.entries === undefined) || (!(func0.call(data, "entries")))) && (missing0 = "entries")) || (((data.next === undefined) || (!(func0.call(data, "next")))) && (missing0 = "next"))){
-validate156.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate167.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "entries") || (key0 === "next"))){
-validate156.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate167.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4845,8 +5369,8 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 const _errs4 = errors;
-if(!(validate157(data1, {instancePath:instancePath+"/entries/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+if(!(validate168(data1, {instancePath:instancePath+"/entries/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
 errors = vErrors.length;
 }
 else {
@@ -4860,7 +5384,7 @@ if(valid1){
 }
 }
 else {
-validate156.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate167.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs2){
@@ -4879,8 +5403,8 @@ const _errs6 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs7 = errors;
-if(!(validate152(data2, {instancePath:instancePath+"/next",parentData:data,parentDataProperty:"next",rootData}))){
-vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+if(!(validate163(data2, {instancePath:instancePath+"/next",parentData:data,parentDataProperty:"next",rootData}))){
+vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
 errors = vErrors.length;
 }
 else {
@@ -4924,7 +5448,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate156.errors = vErrors;
+validate167.errors = vErrors;
 return false;
 }
 else {
@@ -4952,36 +5476,36 @@ if(valid0){
 }
 }
 else {
-validate156.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate167.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate156.errors = vErrors;
+validate167.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_logs:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate156(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+if(!(validate167(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate155.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_update__params_ajv = validate163;
-const schema68 = {"$id":"urn:rpcgate:account:apps_update:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AppPatch"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema69 = {"type":"object","description":"Fields to change; those left out keep their value.","additionalProperties":false,"minProperties":1,"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppPatch"};
+export const apps_update__params_ajv = validate174;
+const schema76 = {"$id":"urn:rpcgate:account:apps_update:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AppPatch"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema77 = {"type":"object","description":"Fields to change; those left out keep their value.","additionalProperties":false,"minProperties":1,"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppPatch"};
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppPatch" */;
 let vErrors = null;
 let errors = 0;
@@ -4989,14 +5513,14 @@ const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-validate165.errors = [{instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
+validate176.errors = [{instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((((key0 === "name") || (key0 === "description")) || (key0 === "useCase")) || (key0 === "chain")) || (key0 === "services")) || (key0 === "jwtMaxLifetimeSec")) || (key0 === "logBodies"))){
-validate165.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate176.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5005,8 +5529,8 @@ if(_errs1 === errors){
 if(data.name !== undefined && func0.call(data, "name")){
 let data0 = data.name;
 const _errs2 = errors;
-if(!(validate67(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate78(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 else {
@@ -5020,8 +5544,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data1 = data.description;
 const _errs3 = errors;
-if(!(validate69(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate80(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 else {
@@ -5035,8 +5559,8 @@ if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
 let data2 = data.useCase;
 const _errs4 = errors;
-if(!(validate71(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+if(!(validate82(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
 errors = vErrors.length;
 }
 else {
@@ -5050,8 +5574,8 @@ if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
 let data3 = data.chain;
 const _errs5 = errors;
-if(!(validate59(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate66(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
 errors = vErrors.length;
 }
 else {
@@ -5065,8 +5589,8 @@ if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
 let data4 = data.services;
 const _errs6 = errors;
-if(!(validate74(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+if(!(validate85(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
 errors = vErrors.length;
 }
 else {
@@ -5080,8 +5604,8 @@ if(valid0){
 if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
 let data5 = data.jwtMaxLifetimeSec;
 const _errs7 = errors;
-if(!(validate94(data5, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate105(data5, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
 errors = vErrors.length;
 }
 else {
@@ -5096,7 +5620,7 @@ if(data.logBodies !== undefined && func0.call(data, "logBodies")){
 let data6 = data.logBodies;
 const _errs8 = errors;
 if(typeof data6 !== "boolean"){
-validate165.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate176.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs9 = errors;
@@ -5119,18 +5643,18 @@ if(valid0){
 }
 }
 else {
-validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate165.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_update:params" */;
 let vErrors = null;
 let errors = 0;
@@ -5138,18 +5662,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate163.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate174.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate163.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate174.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate163.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate174.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -5157,8 +5681,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate92(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 else {
@@ -5169,8 +5693,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate165(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+if(!(validate176(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
 errors = vErrors.length;
 }
 else {
@@ -5185,37 +5709,37 @@ if(valid0){
 }
 }
 else {
-validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate174.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate163.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_update__result_ajv = validate173;
-const schema70 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_update:result"};
+export const apps_update__result_ajv = validate184;
+const schema78 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_update:result"};
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_update:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+if(!(validate91(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate173.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_rotateKey__params_ajv = validate175;
-const schema71 = {"$id":"urn:rpcgate:account:apps_rotateKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_rotateKey__params_ajv = validate186;
+const schema79 = {"$id":"urn:rpcgate:account:apps_rotateKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_rotateKey:params" */;
 let vErrors = null;
 let errors = 0;
@@ -5223,18 +5747,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate175.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate186.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate175.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate186.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate175.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate186.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -5242,8 +5766,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate92(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 else {
@@ -5257,37 +5781,37 @@ if(valid0){
 }
 }
 else {
-validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate186.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate175.errors = vErrors;
+validate186.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_rotateKey__result_ajv = validate177;
-const schema72 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_rotateKey:result"};
+export const apps_rotateKey__result_ajv = validate188;
+const schema80 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_rotateKey:result"};
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_rotateKey:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+if(!(validate91(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate177.errors = vErrors;
+validate188.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_delete__params_ajv = validate179;
-const schema73 = {"$id":"urn:rpcgate:account:apps_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_delete__params_ajv = validate190;
+const schema81 = {"$id":"urn:rpcgate:account:apps_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_delete:params" */;
 let vErrors = null;
 let errors = 0;
@@ -5295,18 +5819,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate179.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate190.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate179.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate190.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate179.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate190.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -5314,8 +5838,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate92(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 else {
@@ -5329,21 +5853,21 @@ if(valid0){
 }
 }
 else {
-validate179.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate179.errors = vErrors;
+validate190.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_delete__result_ajv = validate181;
-const schema74 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_delete:result"};
-const schema75 = {"type":"object","additionalProperties":false,"required":["id","deleted"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:Deleted"};
+export const apps_delete__result_ajv = validate192;
+const schema82 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_delete:result"};
+const schema83 = {"type":"object","additionalProperties":false,"required":["id","deleted"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:Deleted"};
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Deleted" */;
 let vErrors = null;
 let errors = 0;
@@ -5352,14 +5876,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.deleted === undefined) || (!(func0.call(data, "deleted")))) && (missing0 = "deleted"))){
-validate182.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate193.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "id") || (key0 === "deleted"))){
-validate182.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate193.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5369,7 +5893,7 @@ if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate182.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate193.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
@@ -5385,12 +5909,12 @@ if(data.deleted !== undefined && func0.call(data, "deleted")){
 let data1 = data.deleted;
 const _errs4 = errors;
 if(typeof data1 !== "boolean"){
-validate182.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate193.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs5 = errors;
 if(true !== data1){
-validate182.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate193.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 else {
@@ -5409,40 +5933,40 @@ if(valid0){
 }
 }
 else {
-validate182.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate193.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate182.errors = vErrors;
+validate193.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_delete:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
+if(!(validate193(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate181.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addAllowlistEntry__params_ajv = validate184;
-const schema76 = {"$id":"urn:rpcgate:account:apps_addAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewAllowlistEntry"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema77 = {"description":"An allowlist entry; `value` is checked per kind.","anyOf":[{"type":"object","title":"OriginEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"origin"},"value":{"type":"string","description":"An origin, optionally with a `*.` subdomain wildcard: `https://app.example.com`, `https://*.example.com`, `*.example.com`, `http://localhost:3000`.","maxLength":253,"pattern":"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"}}},{"type":"object","title":"IpEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"ip"},"value":{"type":"string","description":"An IPv4 or IPv6 address, or a CIDR (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`).","maxLength":49,"pattern":"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"}}},{"type":"object","title":"AddressEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"address"},"value":{"type":"string","description":"A contract address (20 bytes hex, any case).","pattern":"^0x[0-9a-fA-F]{40}$"}}},{"type":"object","title":"MethodEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"method"},"value":{"type":"string","description":"A method of the node API (e.g. `eth_call`).","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9_.]*$"}}}],"$id":"urn:rpcgate:account:schema:NewAllowlistEntry"};
+export const apps_addAllowlistEntry__params_ajv = validate195;
+const schema84 = {"$id":"urn:rpcgate:account:apps_addAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewAllowlistEntry"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema85 = {"description":"An allowlist entry; `value` is checked per kind.","anyOf":[{"type":"object","title":"OriginEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"origin"},"value":{"type":"string","description":"An origin, optionally with a `*.` subdomain wildcard: `https://app.example.com`, `https://*.example.com`, `*.example.com`, `http://localhost:3000`.","maxLength":253,"pattern":"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"}}},{"type":"object","title":"IpEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"ip"},"value":{"type":"string","description":"An IPv4 or IPv6 address, or a CIDR (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`).","maxLength":49,"pattern":"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"}}},{"type":"object","title":"AddressEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"address"},"value":{"type":"string","description":"A contract address (20 bytes hex, any case).","pattern":"^0x[0-9a-fA-F]{40}$"}}},{"type":"object","title":"MethodEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"method"},"value":{"type":"string","description":"A method of the node API (e.g. `eth_call`).","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9_.]*$"}}}],"$id":"urn:rpcgate:account:schema:NewAllowlistEntry"};
 const pattern11 = func50("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
 const pattern12 = func50("^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$", "u");
 const pattern13 = func50("^0x[0-9a-fA-F]{40}$", "u");
 const pattern14 = func50("^[A-Za-z][A-Za-z0-9_.]*$", "u");
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewAllowlistEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -5993,7 +6517,7 @@ else {
 vErrors.push(err31);
 }
 errors++;
-validate186.errors = vErrors;
+validate197.errors = vErrors;
 return false;
 }
 else {
@@ -6009,12 +6533,12 @@ vErrors = null;
 }
 if(errors === 0){
 }
-validate186.errors = vErrors;
+validate197.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addAllowlistEntry:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6022,18 +6546,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate184.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate195.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate184.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate195.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate184.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate195.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -6041,8 +6565,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate92(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 else {
@@ -6053,8 +6577,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate186(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
+if(!(validate197(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
 errors = vErrors.length;
 }
 else {
@@ -6069,23 +6593,23 @@ if(valid0){
 }
 }
 else {
-validate184.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate184.errors = vErrors;
+validate195.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addAllowlistEntry__result_ajv = validate188;
-const schema78 = {"$ref":"urn:rpcgate:account:schema:AllowlistEntry","$id":"urn:rpcgate:account:apps_addAllowlistEntry:result"};
-const schema79 = {"type":"object","additionalProperties":false,"required":["id","kind","value","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"},"kind":{"$ref":"urn:rpcgate:account:schema:AllowlistKind"},"value":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AllowlistEntry"};
-const schema80 = {"type":"string","description":"An allowlist entry id: `alw_` and 128 random bits in base58.","pattern":"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AllowlistEntryId"};
+export const apps_addAllowlistEntry__result_ajv = validate199;
+const schema86 = {"$ref":"urn:rpcgate:account:schema:AllowlistEntry","$id":"urn:rpcgate:account:apps_addAllowlistEntry:result"};
+const schema87 = {"type":"object","additionalProperties":false,"required":["id","kind","value","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"},"kind":{"$ref":"urn:rpcgate:account:schema:AllowlistKind"},"value":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AllowlistEntry"};
+const schema88 = {"type":"string","description":"An allowlist entry id: `alw_` and 128 random bits in base58.","pattern":"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AllowlistEntryId"};
 const pattern15 = func50("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistEntryId" */;
 let vErrors = null;
 let errors = 0;
@@ -6093,12 +6617,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate190.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate201.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
 if(!pattern15.test(data)){
-validate190.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+validate201.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
@@ -6106,42 +6630,42 @@ else {
 }
 }
 else {
-validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate190.errors = vErrors;
+validate201.errors = vErrors;
 return errors === 0;
 }
 
-const schema81 = {"type":"string","description":"origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied wherever a node API call names the contracts it reads — `x-gateway.addressParams` of openrpc.json: eth_call, eth_estimateGas, eth_createAccessList, eth_getCode, eth_getStorageAt, eth_getProof, eth_getLogs, eth_newFilter, eth_subscribe(\"logs\"); a call naming none there is refused, and filter polls and log subscriptions never return a log of an unlisted address); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.","enum":["origin","ip","address","method"],"$id":"urn:rpcgate:account:schema:AllowlistKind"};
+const schema89 = {"type":"string","description":"origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied wherever a node API call names the contracts it reads — `x-gateway.addressParams` of openrpc.json: eth_call, eth_estimateGas, eth_createAccessList, eth_getCode, eth_getStorageAt, eth_getProof, eth_getLogs, eth_newFilter, eth_subscribe(\"logs\"); a call naming none there is refused, and filter polls and log subscriptions never return a log of an unlisted address); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.","enum":["origin","ip","address","method"],"$id":"urn:rpcgate:account:schema:AllowlistKind"};
 
-function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistKind" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate203.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs0 = errors;
-const vSchema0 = schema81.enum;
+const vSchema0 = schema89.enum;
 if(!((((data === "origin") || (data === "ip")) || (data === "address")) || (data === "method"))){
-validate192.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"}];
+validate203.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
 }
 if(errors === 0){
 }
-validate192.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -6150,14 +6674,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.kind === undefined) || (!(func0.call(data, "kind")))) && (missing0 = "kind"))) || (((data.value === undefined) || (!(func0.call(data, "value")))) && (missing0 = "value"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
-validate189.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate200.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "id") || (key0 === "kind")) || (key0 === "value")) || (key0 === "createdAt"))){
-validate189.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate200.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6166,8 +6690,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate190(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+if(!(validate201(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
 errors = vErrors.length;
 }
 else {
@@ -6181,8 +6705,8 @@ if(valid0){
 if(data.kind !== undefined && func0.call(data, "kind")){
 let data1 = data.kind;
 const _errs3 = errors;
-if(!(validate192(data1, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
-vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
+if(!(validate203(data1, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
+vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
 errors = vErrors.length;
 }
 else {
@@ -6197,7 +6721,7 @@ if(data.value !== undefined && func0.call(data, "value")){
 let data2 = data.value;
 const _errs4 = errors;
 if(typeof data2 !== "string"){
-validate189.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate200.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
@@ -6232,35 +6756,35 @@ if(valid0){
 }
 }
 else {
-validate189.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate189.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addAllowlistEntry:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate189(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+if(!(validate200(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate188.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listAllowlist__params_ajv = validate196;
-const schema82 = {"$id":"urn:rpcgate:account:apps_listAllowlist:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_listAllowlist__params_ajv = validate207;
+const schema90 = {"$id":"urn:rpcgate:account:apps_listAllowlist:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listAllowlist:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6268,18 +6792,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate196.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate207.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate196.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate207.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate196.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate207.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -6287,8 +6811,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate92(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 else {
@@ -6302,20 +6826,20 @@ if(valid0){
 }
 }
 else {
-validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate207.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate196.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listAllowlist__result_ajv = validate198;
-const schema83 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AllowlistEntry"},"$id":"urn:rpcgate:account:apps_listAllowlist:result"};
+export const apps_listAllowlist__result_ajv = validate209;
+const schema91 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AllowlistEntry"},"$id":"urn:rpcgate:account:apps_listAllowlist:result"};
 
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listAllowlist:result" */;
 let vErrors = null;
 let errors = 0;
@@ -6327,8 +6851,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate189(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+if(!(validate200(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
 errors = vErrors.length;
 }
 else {
@@ -6342,20 +6866,20 @@ if(valid0){
 }
 }
 else {
-validate198.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate209.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate198.errors = vErrors;
+validate209.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeAllowlistEntry__params_ajv = validate200;
-const schema84 = {"$id":"urn:rpcgate:account:apps_removeAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const apps_removeAllowlistEntry__params_ajv = validate211;
+const schema92 = {"$id":"urn:rpcgate:account:apps_removeAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_removeAllowlistEntry:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6363,18 +6887,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate200.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate211.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate200.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate211.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate200.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate211.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -6382,8 +6906,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate92(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 else {
@@ -6394,8 +6918,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate190(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+if(!(validate201(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
 errors = vErrors.length;
 }
 else {
@@ -6410,63 +6934,63 @@ if(valid0){
 }
 }
 else {
-validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate211.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate200.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeAllowlistEntry__result_ajv = validate203;
-const schema85 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeAllowlistEntry:result"};
+export const apps_removeAllowlistEntry__result_ajv = validate214;
+const schema93 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeAllowlistEntry:result"};
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_removeAllowlistEntry:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
+if(!(validate193(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate203.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addJwtKey__params_ajv = validate205;
-const schema86 = {"$id":"urn:rpcgate:account:apps_addJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewJwtKey"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema87 = {"type":"object","description":"A public key in SPKI PEM (`-----BEGIN PUBLIC KEY-----`): RSA (2048 bits or more) for RS256/384/512, P-256 for ES256, P-384 for ES384.","additionalProperties":false,"required":["alg","publicKeyPem"],"properties":{"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string","minLength":64,"maxLength":8192,"pattern":"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"}},"$id":"urn:rpcgate:account:schema:NewJwtKey"};
-const schema88 = {"type":"string","description":"The JWS algorithm the key verifies; tokens must use it (`none` and others are refused).","enum":["RS256","RS384","RS512","ES256","ES384"],"$id":"urn:rpcgate:account:schema:JwtAlg"};
+export const apps_addJwtKey__params_ajv = validate216;
+const schema94 = {"$id":"urn:rpcgate:account:apps_addJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewJwtKey"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema95 = {"type":"object","description":"A public key in SPKI PEM (`-----BEGIN PUBLIC KEY-----`): RSA (2048 bits or more) for RS256/384/512, P-256 for ES256, P-384 for ES384.","additionalProperties":false,"required":["alg","publicKeyPem"],"properties":{"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string","minLength":64,"maxLength":8192,"pattern":"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"}},"$id":"urn:rpcgate:account:schema:NewJwtKey"};
+const schema96 = {"type":"string","description":"The JWS algorithm the key verifies; tokens must use it (`none` and others are refused).","enum":["RS256","RS384","RS512","ES256","ES384"],"$id":"urn:rpcgate:account:schema:JwtAlg"};
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtAlg" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate208.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate219.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs0 = errors;
-const vSchema0 = schema88.enum;
+const vSchema0 = schema96.enum;
 if(!(((((data === "RS256") || (data === "RS384")) || (data === "RS512")) || (data === "ES256")) || (data === "ES384"))){
-validate208.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema88.enum},message:"must be equal to one of the allowed values"}];
+validate219.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema96.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
 }
 if(errors === 0){
 }
-validate208.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
 
 const pattern16 = func50("^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$", "u");
 
-function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewJwtKey" */;
 let vErrors = null;
 let errors = 0;
@@ -6475,14 +6999,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.alg === undefined) || (!(func0.call(data, "alg")))) && (missing0 = "alg")) || (((data.publicKeyPem === undefined) || (!(func0.call(data, "publicKeyPem")))) && (missing0 = "publicKeyPem"))){
-validate207.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate218.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "alg") || (key0 === "publicKeyPem"))){
-validate207.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate218.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6491,8 +7015,8 @@ if(_errs1 === errors){
 if(data.alg !== undefined && func0.call(data, "alg")){
 let data0 = data.alg;
 const _errs2 = errors;
-if(!(validate208(data0, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
-vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+if(!(validate219(data0, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
+vErrors = vErrors === null ? validate219.errors : vErrors.concat(validate219.errors);
 errors = vErrors.length;
 }
 else {
@@ -6510,17 +7034,17 @@ const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func48(data1) > 8192){
-validate207.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/maxLength",keyword:"maxLength",params:{limit: 8192},message:"must NOT have more than 8192 characters"}];
+validate218.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/maxLength",keyword:"maxLength",params:{limit: 8192},message:"must NOT have more than 8192 characters"}];
 return false;
 }
 else {
 if(func48(data1) < 64){
-validate207.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters"}];
+validate218.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters"}];
 return false;
 }
 else {
 if(!pattern16.test(data1)){
-validate207.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/pattern",keyword:"pattern",params:{pattern: "^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"},message:"must match pattern \""+"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"+"\""}];
+validate218.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/pattern",keyword:"pattern",params:{pattern: "^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"},message:"must match pattern \""+"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"+"\""}];
 return false;
 }
 else {
@@ -6529,7 +7053,7 @@ else {
 }
 }
 else {
-validate207.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate218.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs3){
@@ -6547,18 +7071,18 @@ if(valid0){
 }
 }
 else {
-validate207.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate218.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate207.errors = vErrors;
+validate218.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addJwtKey:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6566,18 +7090,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate205.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate216.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate205.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate216.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate205.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate216.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -6585,8 +7109,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate92(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 else {
@@ -6597,8 +7121,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate207(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
+if(!(validate218(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
 errors = vErrors.length;
 }
 else {
@@ -6613,23 +7137,23 @@ if(valid0){
 }
 }
 else {
-validate205.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate216.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate205.errors = vErrors;
+validate216.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addJwtKey__result_ajv = validate211;
-const schema89 = {"$ref":"urn:rpcgate:account:schema:JwtKey","$id":"urn:rpcgate:account:apps_addJwtKey:result"};
-const schema90 = {"type":"object","additionalProperties":false,"required":["id","alg","publicKeyPem","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:JwtKeyId"},"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:JwtKey"};
-const schema91 = {"type":"string","description":"A JWT public key (its `kid`) id: `kid_` and 128 random bits in base58.","pattern":"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:JwtKeyId"};
+export const apps_addJwtKey__result_ajv = validate222;
+const schema97 = {"$ref":"urn:rpcgate:account:schema:JwtKey","$id":"urn:rpcgate:account:apps_addJwtKey:result"};
+const schema98 = {"type":"object","additionalProperties":false,"required":["id","alg","publicKeyPem","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:JwtKeyId"},"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:JwtKey"};
+const schema99 = {"type":"string","description":"A JWT public key (its `kid`) id: `kid_` and 128 random bits in base58.","pattern":"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:JwtKeyId"};
 const pattern17 = func50("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtKeyId" */;
 let vErrors = null;
 let errors = 0;
@@ -6637,12 +7161,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate213.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate224.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
 if(!pattern17.test(data)){
-validate213.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+validate224.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
@@ -6650,18 +7174,18 @@ else {
 }
 }
 else {
-validate213.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate224.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate213.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtKey" */;
 let vErrors = null;
 let errors = 0;
@@ -6670,14 +7194,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.alg === undefined) || (!(func0.call(data, "alg")))) && (missing0 = "alg"))) || (((data.publicKeyPem === undefined) || (!(func0.call(data, "publicKeyPem")))) && (missing0 = "publicKeyPem"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
-validate212.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate223.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "id") || (key0 === "alg")) || (key0 === "publicKeyPem")) || (key0 === "createdAt"))){
-validate212.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate223.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6686,8 +7210,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate213(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate213.errors : vErrors.concat(validate213.errors);
+if(!(validate224(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
 errors = vErrors.length;
 }
 else {
@@ -6701,8 +7225,8 @@ if(valid0){
 if(data.alg !== undefined && func0.call(data, "alg")){
 let data1 = data.alg;
 const _errs3 = errors;
-if(!(validate208(data1, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
-vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+if(!(validate219(data1, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
+vErrors = vErrors === null ? validate219.errors : vErrors.concat(validate219.errors);
 errors = vErrors.length;
 }
 else {
@@ -6717,7 +7241,7 @@ if(data.publicKeyPem !== undefined && func0.call(data, "publicKeyPem")){
 let data2 = data.publicKeyPem;
 const _errs4 = errors;
 if(typeof data2 !== "string"){
-validate212.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate223.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
@@ -6752,35 +7276,35 @@ if(valid0){
 }
 }
 else {
-validate212.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate223.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate212.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addJwtKey:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate212(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+if(!(validate223(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate211.errors = vErrors;
+validate222.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listJwtKeys__params_ajv = validate218;
-const schema92 = {"$id":"urn:rpcgate:account:apps_listJwtKeys:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_listJwtKeys__params_ajv = validate229;
+const schema100 = {"$id":"urn:rpcgate:account:apps_listJwtKeys:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6788,18 +7312,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate218.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate229.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate218.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate229.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate218.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate229.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -6807,8 +7331,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate92(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 else {
@@ -6822,20 +7346,20 @@ if(valid0){
 }
 }
 else {
-validate218.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate229.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate218.errors = vErrors;
+validate229.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listJwtKeys__result_ajv = validate220;
-const schema93 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:JwtKey"},"$id":"urn:rpcgate:account:apps_listJwtKeys:result"};
+export const apps_listJwtKeys__result_ajv = validate231;
+const schema101 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:JwtKey"},"$id":"urn:rpcgate:account:apps_listJwtKeys:result"};
 
-function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:result" */;
 let vErrors = null;
 let errors = 0;
@@ -6847,8 +7371,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate212(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+if(!(validate223(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
 errors = vErrors.length;
 }
 else {
@@ -6862,20 +7386,20 @@ if(valid0){
 }
 }
 else {
-validate220.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate231.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate220.errors = vErrors;
+validate231.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeJwtKey__params_ajv = validate222;
-const schema94 = {"$id":"urn:rpcgate:account:apps_removeJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:JwtKeyId"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const apps_removeJwtKey__params_ajv = validate233;
+const schema102 = {"$id":"urn:rpcgate:account:apps_removeJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:JwtKeyId"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6883,18 +7407,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate222.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate233.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate222.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate233.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate222.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate233.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -6902,8 +7426,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate92(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 else {
@@ -6914,8 +7438,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate213(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate213.errors : vErrors.concat(validate213.errors);
+if(!(validate224(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
 errors = vErrors.length;
 }
 else {
@@ -6930,37 +7454,37 @@ if(valid0){
 }
 }
 else {
-validate222.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate233.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate222.errors = vErrors;
+validate233.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeJwtKey__result_ajv = validate225;
-const schema95 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeJwtKey:result"};
+export const apps_removeJwtKey__result_ajv = validate236;
+const schema103 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeJwtKey:result"};
 
-function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
+if(!(validate193(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate225.errors = vErrors;
+validate236.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_setRequireJwt__params_ajv = validate227;
-const schema96 = {"$id":"urn:rpcgate:account:apps_setRequireJwt:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"type":"boolean"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const apps_setRequireJwt__params_ajv = validate238;
+const schema104 = {"$id":"urn:rpcgate:account:apps_setRequireJwt:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"type":"boolean"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_setRequireJwt:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6968,18 +7492,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate227.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate238.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate227.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate238.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate227.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate238.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -6987,8 +7511,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate81(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate92(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 else {
@@ -7000,7 +7524,7 @@ if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
 if(typeof data1 !== "boolean"){
-validate227.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate238.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs3 = errors;
@@ -7016,38 +7540,38 @@ if(valid0){
 }
 }
 else {
-validate227.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate238.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate227.errors = vErrors;
+validate238.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_setRequireJwt__result_ajv = validate229;
-const schema97 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_setRequireJwt:result"};
+export const apps_setRequireJwt__result_ajv = validate240;
+const schema105 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_setRequireJwt:result"};
 
-function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_setRequireJwt:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+if(!(validate91(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate229.errors = vErrors;
+validate240.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_create__params_ajv = validate231;
-const schema98 = {"$id":"urn:rpcgate:account:keys_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewNetworkKey"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema99 = {"type":"object","description":"A new network API key (access point B).","additionalProperties":false,"required":["name","network"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"description":{"$ref":"urn:rpcgate:account:schema:Description"}},"$id":"urn:rpcgate:account:schema:NewNetworkKey"};
+export const keys_create__params_ajv = validate242;
+const schema106 = {"$id":"urn:rpcgate:account:keys_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewNetworkKey"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema107 = {"type":"object","description":"A new network API key (access point B).","additionalProperties":false,"required":["name","network"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"description":{"$ref":"urn:rpcgate:account:schema:Description"}},"$id":"urn:rpcgate:account:schema:NewNetworkKey"};
 
-function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewNetworkKey" */;
 let vErrors = null;
 let errors = 0;
@@ -7056,14 +7580,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name")) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))){
-validate232.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate243.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "name") || (key0 === "network")) || (key0 === "description"))){
-validate232.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate243.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7072,8 +7596,8 @@ if(_errs1 === errors){
 if(data.name !== undefined && func0.call(data, "name")){
 let data0 = data.name;
 const _errs2 = errors;
-if(!(validate67(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate78(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 else {
@@ -7087,8 +7611,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data1 = data.network;
 const _errs3 = errors;
-if(!(validate53(data1, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate60(data1, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 else {
@@ -7102,8 +7626,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data2 = data.description;
 const _errs4 = errors;
-if(!(validate69(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate80(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 else {
@@ -7121,18 +7645,18 @@ if(valid0){
 }
 }
 else {
-validate232.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate243.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate232.errors = vErrors;
+validate243.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_create:params" */;
 let vErrors = null;
 let errors = 0;
@@ -7140,18 +7664,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate231.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate242.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate231.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate242.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate231.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate242.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -7159,8 +7683,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate232(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+if(!(validate243(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
 errors = vErrors.length;
 }
 else {
@@ -7174,23 +7698,23 @@ if(valid0){
 }
 }
 else {
-validate231.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate242.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate231.errors = vErrors;
+validate242.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_create__result_ajv = validate237;
-const schema100 = {"$ref":"urn:rpcgate:account:schema:NetworkKey","$id":"urn:rpcgate:account:keys_create:result"};
-const schema101 = {"type":"object","description":"A network key with the key and its node API URL (access point B, `…/{network}/{key}`).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"}},"$id":"urn:rpcgate:account:schema:NetworkKey"};
-const schema102 = {"type":"string","description":"A network API key id: `key_` and 128 random bits in base58.","pattern":"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:NetworkKeyId"};
+export const keys_create__result_ajv = validate248;
+const schema108 = {"$ref":"urn:rpcgate:account:schema:NetworkKey","$id":"urn:rpcgate:account:keys_create:result"};
+const schema109 = {"type":"object","description":"A network key with the key and its node API URL (access point B, `…/{network}/{key}`).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"}},"$id":"urn:rpcgate:account:schema:NetworkKey"};
+const schema110 = {"type":"string","description":"A network API key id: `key_` and 128 random bits in base58.","pattern":"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:NetworkKeyId"};
 const pattern18 = func50("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyId" */;
 let vErrors = null;
 let errors = 0;
@@ -7198,12 +7722,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate239.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate250.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data)){
-validate239.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+validate250.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
@@ -7211,18 +7735,18 @@ else {
 }
 }
 else {
-validate239.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate250.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate239.errors = vErrors;
+validate250.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKey" */;
 let vErrors = null;
 let errors = 0;
@@ -7231,14 +7755,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url"))){
-validate238.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate249.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "key")) || (key0 === "url"))){
-validate238.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate249.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7247,8 +7771,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate239(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+if(!(validate250(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
 errors = vErrors.length;
 }
 else {
@@ -7262,8 +7786,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate78(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 else {
@@ -7277,8 +7801,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data2 = data.network;
 const _errs4 = errors;
-if(!(validate53(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate60(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 else {
@@ -7293,7 +7817,7 @@ if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
 let data3 = data.networkLabel;
 const _errs5 = errors;
 if(typeof data3 !== "string"){
-validate238.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate249.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs6 = errors;
@@ -7308,8 +7832,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data4 = data.description;
 const _errs7 = errors;
-if(!(validate69(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate80(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 else {
@@ -7338,8 +7862,8 @@ if(valid0){
 if(data.key !== undefined && func0.call(data, "key")){
 let data6 = data.key;
 const _errs9 = errors;
-if(!(validate92(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
-vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+if(!(validate103(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
 errors = vErrors.length;
 }
 else {
@@ -7354,7 +7878,7 @@ if(data.url !== undefined && func0.call(data, "url")){
 let data7 = data.url;
 const _errs10 = errors;
 if(typeof data7 !== "string"){
-validate238.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate249.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs11 = errors;
@@ -7378,35 +7902,35 @@ if(valid0){
 }
 }
 else {
-validate238.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate249.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate238.errors = vErrors;
+validate249.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_create:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate238(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate238.errors : vErrors.concat(validate238.errors);
+if(!(validate249(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate237.errors = vErrors;
+validate248.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_list__params_ajv = validate247;
-const schema103 = {"$id":"urn:rpcgate:account:keys_list:params","type":"array","maxItems":0};
+export const keys_list__params_ajv = validate258;
+const schema111 = {"$id":"urn:rpcgate:account:keys_list:params","type":"array","maxItems":0};
 
-function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_list:params" */;
 let vErrors = null;
 let errors = 0;
@@ -7414,30 +7938,30 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate247.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate258.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate247.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate258.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate247.errors = vErrors;
+validate258.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_list__result_ajv = validate248;
-const schema104 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyList","$id":"urn:rpcgate:account:keys_list:result"};
-const schema105 = {"type":"object","additionalProperties":false,"required":["keys","maxKeys","usage"],"properties":{"keys":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:NetworkKeySummary"}},"maxKeys":{"type":"integer","description":"Most network keys a user may have (4)."},"usage":{"$ref":"urn:rpcgate:account:schema:DailyUsage"}},"$id":"urn:rpcgate:account:schema:NetworkKeyList"};
-const schema106 = {"type":"object","description":"A network key as listed (without the key).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeySummary"};
-const schema107 = {"type":"object","description":"Today's (UTC) metered calls on this one key, from the usage store (up to the last flushed minute). The daily limit is per user, across all keys: see `DailyUsage`.","additionalProperties":false,"required":["day","total","success"],"properties":{"day":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the UTC day counted."},"total":{"type":"integer","minimum":0,"description":"Every metered call on this key today, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."}},"$id":"urn:rpcgate:account:schema:KeyUsageToday"};
+export const keys_list__result_ajv = validate259;
+const schema112 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyList","$id":"urn:rpcgate:account:keys_list:result"};
+const schema113 = {"type":"object","additionalProperties":false,"required":["keys","maxKeys","usage"],"properties":{"keys":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:NetworkKeySummary"}},"maxKeys":{"type":"integer","description":"Most network keys a user may have (4)."},"usage":{"$ref":"urn:rpcgate:account:schema:DailyUsage"}},"$id":"urn:rpcgate:account:schema:NetworkKeyList"};
+const schema114 = {"type":"object","description":"A network key as listed (without the key).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeySummary"};
+const schema115 = {"type":"object","description":"Today's (UTC) metered calls on this one key, from the usage store (up to the last flushed minute). The daily limit is per user, across all keys: see `DailyUsage`.","additionalProperties":false,"required":["day","total","success"],"properties":{"day":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the UTC day counted."},"total":{"type":"integer","minimum":0,"description":"Every metered call on this key today, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."}},"$id":"urn:rpcgate:account:schema:KeyUsageToday"};
 
-function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:KeyUsageToday" */;
 let vErrors = null;
 let errors = 0;
@@ -7446,14 +7970,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.day === undefined) || (!(func0.call(data, "day")))) && (missing0 = "day")) || (((data.total === undefined) || (!(func0.call(data, "total")))) && (missing0 = "total"))) || (((data.success === undefined) || (!(func0.call(data, "success")))) && (missing0 = "success"))){
-validate256.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate267.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "day") || (key0 === "total")) || (key0 === "success"))){
-validate256.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate267.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7478,14 +8002,14 @@ if(data.total !== undefined && func0.call(data, "total")){
 let data1 = data.total;
 const _errs3 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate256.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate267.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate256.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate267.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -7504,14 +8028,14 @@ if(data.success !== undefined && func0.call(data, "success")){
 let data2 = data.success;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate256.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate267.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate256.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate267.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -7533,18 +8057,18 @@ if(valid0){
 }
 }
 else {
-validate256.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate267.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate256.errors = vErrors;
+validate267.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeySummary" */;
 let vErrors = null;
 let errors = 0;
@@ -7553,14 +8077,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.today === undefined) || (!(func0.call(data, "today")))) && (missing0 = "today"))){
-validate250.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate261.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "today"))){
-validate250.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate261.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7569,8 +8093,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate239(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+if(!(validate250(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
 errors = vErrors.length;
 }
 else {
@@ -7584,8 +8108,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate78(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 else {
@@ -7599,8 +8123,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data2 = data.network;
 const _errs4 = errors;
-if(!(validate53(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate60(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 else {
@@ -7615,7 +8139,7 @@ if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
 let data3 = data.networkLabel;
 const _errs5 = errors;
 if(typeof data3 !== "string"){
-validate250.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate261.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs6 = errors;
@@ -7630,8 +8154,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data4 = data.description;
 const _errs7 = errors;
-if(!(validate69(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate80(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 else {
@@ -7660,8 +8184,8 @@ if(valid0){
 if(data.today !== undefined && func0.call(data, "today")){
 let data6 = data.today;
 const _errs9 = errors;
-if(!(validate256(data6, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
-vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
+if(!(validate267(data6, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
+vErrors = vErrors === null ? validate267.errors : vErrors.concat(validate267.errors);
 errors = vErrors.length;
 }
 else {
@@ -7683,19 +8207,19 @@ if(valid0){
 }
 }
 else {
-validate250.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate261.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate250.errors = vErrors;
+validate261.errors = vErrors;
 return errors === 0;
 }
 
-const schema108 = {"type":"object","description":"Today's (UTC) requests across all the user's network keys against the per-user daily limit, as the rate limiter counts them (refusals are not counted against the limit).","additionalProperties":false,"required":["used","limit","remaining","period","resetAt"],"properties":{"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"period":{"type":"string","const":"day"},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:DailyUsage"};
+const schema116 = {"type":"object","description":"Today's (UTC) requests across all the user's network keys against the per-user daily limit, as the rate limiter counts them (refusals are not counted against the limit).","additionalProperties":false,"required":["used","limit","remaining","period","resetAt"],"properties":{"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"period":{"type":"string","const":"day"},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:DailyUsage"};
 
-function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate271(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:DailyUsage" */;
 let vErrors = null;
 let errors = 0;
@@ -7704,14 +8228,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.used === undefined) || (!(func0.call(data, "used")))) && (missing0 = "used")) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.remaining === undefined) || (!(func0.call(data, "remaining")))) && (missing0 = "remaining"))) || (((data.period === undefined) || (!(func0.call(data, "period")))) && (missing0 = "period"))) || (((data.resetAt === undefined) || (!(func0.call(data, "resetAt")))) && (missing0 = "resetAt"))){
-validate260.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate271.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "used") || (key0 === "limit")) || (key0 === "remaining")) || (key0 === "period")) || (key0 === "resetAt"))){
-validate260.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate271.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7721,14 +8245,14 @@ if(data.used !== undefined && func0.call(data, "used")){
 let data0 = data.used;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate260.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate271.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate260.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate271.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -7747,14 +8271,14 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data1 = data.limit;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate260.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate271.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate260.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate271.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -7773,14 +8297,14 @@ if(data.remaining !== undefined && func0.call(data, "remaining")){
 let data2 = data.remaining;
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate260.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate271.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate260.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate271.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -7799,12 +8323,12 @@ if(data.period !== undefined && func0.call(data, "period")){
 let data3 = data.period;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate260.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate271.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs9 = errors;
 if("day" !== data3){
-validate260.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"}];
+validate271.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"}];
 return false;
 }
 else {
@@ -7841,18 +8365,18 @@ if(valid0){
 }
 }
 else {
-validate260.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate271.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate260.errors = vErrors;
+validate271.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyList" */;
 let vErrors = null;
 let errors = 0;
@@ -7861,14 +8385,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.keys === undefined) || (!(func0.call(data, "keys")))) && (missing0 = "keys")) || (((data.maxKeys === undefined) || (!(func0.call(data, "maxKeys")))) && (missing0 = "maxKeys"))) || (((data.usage === undefined) || (!(func0.call(data, "usage")))) && (missing0 = "usage"))){
-validate249.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate260.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "keys") || (key0 === "maxKeys")) || (key0 === "usage"))){
-validate249.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate260.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7885,8 +8409,8 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 const _errs4 = errors;
-if(!(validate250(data1, {instancePath:instancePath+"/keys/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
+if(!(validate261(data1, {instancePath:instancePath+"/keys/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate261.errors : vErrors.concat(validate261.errors);
 errors = vErrors.length;
 }
 else {
@@ -7900,7 +8424,7 @@ if(valid1){
 }
 }
 else {
-validate249.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate260.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs2){
@@ -7916,7 +8440,7 @@ if(data.maxKeys !== undefined && func0.call(data, "maxKeys")){
 let data2 = data.maxKeys;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate249.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate260.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
@@ -7931,8 +8455,8 @@ if(valid0){
 if(data.usage !== undefined && func0.call(data, "usage")){
 let data3 = data.usage;
 const _errs7 = errors;
-if(!(validate260(data3, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData}))){
-vErrors = vErrors === null ? validate260.errors : vErrors.concat(validate260.errors);
+if(!(validate271(data3, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData}))){
+vErrors = vErrors === null ? validate271.errors : vErrors.concat(validate271.errors);
 errors = vErrors.length;
 }
 else {
@@ -7950,35 +8474,35 @@ if(valid0){
 }
 }
 else {
-validate249.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate260.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate249.errors = vErrors;
+validate260.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_list:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate249(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+if(!(validate260(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate260.errors : vErrors.concat(validate260.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate248.errors = vErrors;
+validate259.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_get__params_ajv = validate264;
-const schema109 = {"$id":"urn:rpcgate:account:keys_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const keys_get__params_ajv = validate275;
+const schema117 = {"$id":"urn:rpcgate:account:keys_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_get:params" */;
 let vErrors = null;
 let errors = 0;
@@ -7986,18 +8510,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate264.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate275.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate264.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate275.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate264.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate275.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -8005,8 +8529,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate239(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+if(!(validate250(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
 errors = vErrors.length;
 }
 else {
@@ -8020,22 +8544,22 @@ if(valid0){
 }
 }
 else {
-validate264.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate275.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate264.errors = vErrors;
+validate275.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_get__result_ajv = validate266;
-const schema110 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyDetail","$id":"urn:rpcgate:account:keys_get:result"};
-const schema111 = {"type":"object","description":"A network key with its URL and ready examples.","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url","examples","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"},"examples":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:CodeExample"}},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeyDetail"};
-const schema112 = {"type":"object","description":"A ready-to-run example with the URL (key included) filled in.","additionalProperties":false,"required":["method","id","language","label","code"],"properties":{"method":{"type":"string"},"id":{"type":"string","enum":["curl","fetch","ethers","web3js","viem","rpcgate","web3py","rpcgatepy"]},"language":{"type":"string","enum":["shell","javascript","typescript","python"]},"label":{"type":"string"},"code":{"type":"string"}},"$id":"urn:rpcgate:account:schema:CodeExample"};
+export const keys_get__result_ajv = validate277;
+const schema118 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyDetail","$id":"urn:rpcgate:account:keys_get:result"};
+const schema119 = {"type":"object","description":"A network key with its URL and ready examples.","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url","examples","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"},"examples":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:CodeExample"}},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeyDetail"};
+const schema120 = {"type":"object","description":"A ready-to-run example with the URL (key included) filled in.","additionalProperties":false,"required":["method","id","language","label","code"],"properties":{"method":{"type":"string"},"id":{"type":"string","enum":["curl","fetch","ethers","web3js","viem","rpcgate","web3py","rpcgatepy"]},"language":{"type":"string","enum":["shell","javascript","typescript","python"]},"label":{"type":"string"},"code":{"type":"string"}},"$id":"urn:rpcgate:account:schema:CodeExample"};
 
-function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:CodeExample" */;
 let vErrors = null;
 let errors = 0;
@@ -8044,14 +8568,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.method === undefined) || (!(func0.call(data, "method")))) && (missing0 = "method")) || (((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id"))) || (((data.language === undefined) || (!(func0.call(data, "language")))) && (missing0 = "language"))) || (((data.label === undefined) || (!(func0.call(data, "label")))) && (missing0 = "label"))) || (((data.code === undefined) || (!(func0.call(data, "code")))) && (missing0 = "code"))){
-validate274.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate285.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "method") || (key0 === "id")) || (key0 === "language")) || (key0 === "label")) || (key0 === "code"))){
-validate274.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate285.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8061,7 +8585,7 @@ if(data.method !== undefined && func0.call(data, "method")){
 let data0 = data.method;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate274.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate285.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
@@ -8077,13 +8601,13 @@ if(data.id !== undefined && func0.call(data, "id")){
 let data1 = data.id;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate274.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate285.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
-const vSchema0 = schema112.properties.id.enum;
+const vSchema0 = schema120.properties.id.enum;
 if(!((((((((data1 === "curl") || (data1 === "fetch")) || (data1 === "ethers")) || (data1 === "web3js")) || (data1 === "viem")) || (data1 === "rpcgate")) || (data1 === "web3py")) || (data1 === "rpcgatepy"))){
-validate274.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/enum",keyword:"enum",params:{allowedValues: schema112.properties.id.enum},message:"must be equal to one of the allowed values"}];
+validate285.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/enum",keyword:"enum",params:{allowedValues: schema120.properties.id.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -8100,13 +8624,13 @@ if(data.language !== undefined && func0.call(data, "language")){
 let data2 = data.language;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate274.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate285.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs7 = errors;
-const vSchema1 = schema112.properties.language.enum;
+const vSchema1 = schema120.properties.language.enum;
 if(!((((data2 === "shell") || (data2 === "javascript")) || (data2 === "typescript")) || (data2 === "python"))){
-validate274.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema112.properties.language.enum},message:"must be equal to one of the allowed values"}];
+validate285.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema120.properties.language.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -8123,7 +8647,7 @@ if(data.label !== undefined && func0.call(data, "label")){
 let data3 = data.label;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate274.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate285.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs9 = errors;
@@ -8139,7 +8663,7 @@ if(data.code !== undefined && func0.call(data, "code")){
 let data4 = data.code;
 const _errs10 = errors;
 if(typeof data4 !== "string"){
-validate274.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate285.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs11 = errors;
@@ -8160,18 +8684,18 @@ if(valid0){
 }
 }
 else {
-validate274.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate285.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate274.errors = vErrors;
+validate285.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyDetail" */;
 let vErrors = null;
 let errors = 0;
@@ -8180,14 +8704,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url"))) || (((data.examples === undefined) || (!(func0.call(data, "examples")))) && (missing0 = "examples"))) || (((data.today === undefined) || (!(func0.call(data, "today")))) && (missing0 = "today"))){
-validate267.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate278.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema111.properties, key0))){
-validate267.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema119.properties, key0))){
+validate278.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8196,8 +8720,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate239(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+if(!(validate250(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
 errors = vErrors.length;
 }
 else {
@@ -8211,8 +8735,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate67(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate78(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 else {
@@ -8226,8 +8750,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data2 = data.network;
 const _errs4 = errors;
-if(!(validate53(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate60(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 else {
@@ -8242,7 +8766,7 @@ if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
 let data3 = data.networkLabel;
 const _errs5 = errors;
 if(typeof data3 !== "string"){
-validate267.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate278.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs6 = errors;
@@ -8257,8 +8781,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data4 = data.description;
 const _errs7 = errors;
-if(!(validate69(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate80(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 else {
@@ -8287,8 +8811,8 @@ if(valid0){
 if(data.key !== undefined && func0.call(data, "key")){
 let data6 = data.key;
 const _errs9 = errors;
-if(!(validate92(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
-vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+if(!(validate103(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
 errors = vErrors.length;
 }
 else {
@@ -8303,7 +8827,7 @@ if(data.url !== undefined && func0.call(data, "url")){
 let data7 = data.url;
 const _errs10 = errors;
 if(typeof data7 !== "string"){
-validate267.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate278.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs11 = errors;
@@ -8326,8 +8850,8 @@ const len0 = data8.length;
 for(let i0=0; i0<len0; i0++){
 let data9 = data8[i0];
 const _errs14 = errors;
-if(!(validate274(data9, {instancePath:instancePath+"/examples/" + i0,parentData:data8,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
+if(!(validate285(data9, {instancePath:instancePath+"/examples/" + i0,parentData:data8,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate285.errors : vErrors.concat(validate285.errors);
 errors = vErrors.length;
 }
 else {
@@ -8341,7 +8865,7 @@ if(valid1){
 }
 }
 else {
-validate267.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate278.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs12){
@@ -8356,8 +8880,8 @@ if(valid0){
 if(data.today !== undefined && func0.call(data, "today")){
 let data10 = data.today;
 const _errs15 = errors;
-if(!(validate256(data10, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
-vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
+if(!(validate267(data10, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
+vErrors = vErrors === null ? validate267.errors : vErrors.concat(validate267.errors);
 errors = vErrors.length;
 }
 else {
@@ -8382,90 +8906,7 @@ if(valid0){
 }
 }
 else {
-validate267.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate267.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_get:result" */;
-let vErrors = null;
-let errors = 0;
-if(!(validate267(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate267.errors : vErrors.concat(validate267.errors);
-errors = vErrors.length;
-}
-else {
-}
-validate266.errors = vErrors;
-return errors === 0;
-}
-
-export const keys_metrics__params_ajv = validate278;
-const schema113 = {"$id":"urn:rpcgate:account:keys_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
-
-function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_metrics:params" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 2){
-validate278.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
-return false;
-}
-else {
-if(data.length < 2){
-validate278.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
-return false;
-}
-else {
-const len0 = data.length;
-if(!(len0 <= 2)){
-validate278.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
-return false;
-}
-else {
-const len1 = data.length;
-if(len1 > 0){
-let data0 = data[0];
-const _errs1 = errors;
-if(!(validate239(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs1 === errors;
-}
-if(valid0){
-if(len1 > 1){
-let data1 = data[1];
-const _errs2 = errors;
-if(!(validate124(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs2 === errors;
-}
-if(valid0){
-}
-}
-}
-}
-}
-}
-else {
-validate278.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate278.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
@@ -8475,46 +8916,44 @@ validate278.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_metrics__result_ajv = validate281;
-const schema114 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:keys_metrics:result"};
 
-function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_metrics:result" */;
+function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_get:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate133(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate278(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate281.errors = vErrors;
+validate277.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_logs__params_ajv = validate283;
-const schema115 = {"$id":"urn:rpcgate:account:keys_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
+export const keys_metrics__params_ajv = validate289;
+const schema121 = {"$id":"urn:rpcgate:account:keys_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_logs:params" */;
+function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_metrics:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate283.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate289.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
-if(data.length < 1){
-validate283.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+if(data.length < 2){
+validate289.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate283.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate289.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -8522,8 +8961,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate239(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+if(!(validate250(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
 errors = vErrors.length;
 }
 else {
@@ -8534,8 +8973,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate148(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+if(!(validate135(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
 errors = vErrors.length;
 }
 else {
@@ -8550,56 +8989,56 @@ if(valid0){
 }
 }
 else {
-validate283.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate289.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate283.errors = vErrors;
+validate289.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_logs__result_ajv = validate286;
-const schema116 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:keys_logs:result"};
+export const keys_metrics__result_ajv = validate292;
+const schema122 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:keys_metrics:result"};
 
-function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_logs:result" */;
+function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_metrics:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate156(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+if(!(validate144(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate286.errors = vErrors;
+validate292.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_delete__params_ajv = validate288;
-const schema117 = {"$id":"urn:rpcgate:account:keys_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const keys_logs__params_ajv = validate294;
+const schema123 = {"$id":"urn:rpcgate:account:keys_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
 
-function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_delete:params" */;
+function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_logs:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
-if(data.length > 1){
-validate288.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+if(data.length > 2){
+validate294.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate288.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate294.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
-if(!(len0 <= 1)){
-validate288.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+if(!(len0 <= 2)){
+validate294.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -8607,8 +9046,93 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate239(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+if(!(validate250(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+let data1 = data[1];
+const _errs2 = errors;
+if(!(validate159(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+else {
+validate294.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate294.errors = vErrors;
+return errors === 0;
+}
+
+export const keys_logs__result_ajv = validate297;
+const schema124 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:keys_logs:result"};
+
+function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_logs:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate167(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate297.errors = vErrors;
+return errors === 0;
+}
+
+export const keys_delete__params_ajv = validate299;
+const schema125 = {"$id":"urn:rpcgate:account:keys_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_delete:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate299.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate299.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate299.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate250(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
 errors = vErrors.length;
 }
 else {
@@ -8622,30 +9146,30 @@ if(valid0){
 }
 }
 else {
-validate288.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate299.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate288.errors = vErrors;
+validate299.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_delete__result_ajv = validate290;
-const schema118 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:keys_delete:result"};
+export const keys_delete__result_ajv = validate301;
+const schema126 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:keys_delete:result"};
 
-function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_delete:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
+if(!(validate193(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate290.errors = vErrors;
+validate301.errors = vErrors;
 return errors === 0;
 }
 
@@ -8799,6 +9323,45 @@ function fast13(d) {
 }
 function fastC15(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["url"] === undefined) return false;
+  const v0 = d["url"];
+  if (v0 !== undefined && !((typeof v0 == "string" || v0 === null))) return false;
+  const v1 = d["secret"];
+  if (v1 !== undefined && !(typeof v1 == "string")) return false;
+  for (const v2 in d) {
+    if (v2 === "url" || v2 === "secret") continue;
+    return false;
+  }
+  return true;
+}
+function fast14(d) {
+  if (!(fastC15(d))) return false;
+  return true;
+}
+function fast16(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(((typeof v1 == "string" || v1 === null) && (typeof v1 !== "string" || fastUcs2length(v1) <= 2048)))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast17(d) {
+  if (!(fastC15(d))) return false;
+  return true;
+}
+function fast18(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fastC20(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["network"] === undefined) return false;
   if (d["label"] === undefined) return false;
   if (d["chainId"] === undefined) return false;
@@ -8817,16 +9380,16 @@ function fastC15(d) {
   }
   return true;
 }
-function fast14(d) {
+function fast19(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC15(v2))) return false;
+    if (!(fastC20(v2))) return false;
   }
   return true;
 }
-function fast16(d) {
+function fast21(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -8838,16 +9401,16 @@ function fast16(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast19(d) {
+function fast24(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC15(v2))) return false;
+    if (!(fastC20(v2))) return false;
   }
   return true;
 }
-function fastC18(d) {
+function fastC23(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -8857,29 +9420,29 @@ function fastC18(d) {
   const v1 = d["name"];
   if (v1 !== undefined && !(typeof v1 == "string")) return false;
   const v2 = d["networks"];
-  if (v2 !== undefined && !(fast19(v2))) return false;
+  if (v2 !== undefined && !(fast24(v2))) return false;
   for (const v3 in d) {
     if (v3 === "id" || v3 === "name" || v3 === "networks") continue;
     return false;
   }
   return true;
 }
-function fast17(d) {
+function fast22(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC18(v2))) return false;
+    if (!(fastC23(v2))) return false;
   }
   return true;
 }
-function fast20(d) {
+function fast25(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fast21(d) {
+function fast26(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
@@ -8888,19 +9451,69 @@ function fast21(d) {
   }
   return true;
 }
-function fast22(d) {
+function fast27(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fast23(d) {
+function fastC29(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["subject"] === undefined) return false;
+  if (d["app"] === undefined) return false;
+  if (d["window"] === undefined) return false;
+  if (d["threshold"] === undefined) return false;
+  if (d["used"] === undefined) return false;
+  if (d["limit"] === undefined) return false;
+  if (d["periodStart"] === undefined) return false;
+  if (d["resetAt"] === undefined) return false;
+  if (d["createdAt"] === undefined) return false;
+  const v0 = d["subject"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0 === "apps" || v0 === "keys")))) return false;
+  const v1 = d["app"];
+  if (v1 !== undefined && !((typeof v1 == "string" || v1 === null))) return false;
+  const v2 = d["window"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2 === "day" || v2 === "month")))) return false;
+  const v3 = d["threshold"];
+  if (v3 !== undefined && !(((typeof v3 == "number" && !(v3 % 1) && !isNaN(v3)) && (v3 === 75 || v3 === 90 || v3 === 100)))) return false;
+  const v4 = d["used"];
+  if (v4 !== undefined && !(((typeof v4 == "number" && !(v4 % 1) && !isNaN(v4)) && v4 >= 0))) return false;
+  const v5 = d["limit"];
+  if (v5 !== undefined && !(((typeof v5 == "number" && !(v5 % 1) && !isNaN(v5)) && v5 >= 1))) return false;
+  const v6 = d["periodStart"];
+  if (v6 !== undefined && !(typeof v6 == "string")) return false;
+  const v7 = d["resetAt"];
+  if (v7 !== undefined && !(typeof v7 == "string")) return false;
+  const v8 = d["createdAt"];
+  if (v8 !== undefined && !(typeof v8 == "string")) return false;
+  for (const v9 in d) {
+    if (v9 === "subject" || v9 === "app" || v9 === "window" || v9 === "threshold" || v9 === "used" || v9 === "limit" || v9 === "periodStart" || v9 === "resetAt" || v9 === "createdAt") continue;
+    return false;
+  }
+  return true;
+}
+function fast28(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC29(v2))) return false;
+  }
+  return true;
+}
+function fast30(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC27(d) {
+function fast31(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fastC35(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["period"] === undefined) return false;
   if (d["used"] === undefined) return false;
@@ -8923,16 +9536,16 @@ function fastC27(d) {
   }
   return true;
 }
-function fast26(d) {
+function fast34(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC27(v2))) return false;
+    if (!(fastC35(v2))) return false;
   }
   return true;
 }
-function fastC25(d) {
+function fastC33(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["apps"] === undefined) return false;
   if (d["maxApps"] === undefined) return false;
@@ -8945,18 +9558,18 @@ function fastC25(d) {
   const v2 = d["perSecond"];
   if (v2 !== undefined && !((((typeof v2 == "number" && !(v2 % 1) && !isNaN(v2)) || v2 === null) && (typeof v2 !== "number" || v2 >= 0)))) return false;
   const v3 = d["quotas"];
-  if (v3 !== undefined && !(fast26(v3))) return false;
+  if (v3 !== undefined && !(fast34(v3))) return false;
   for (const v4 in d) {
     if (v4 === "apps" || v4 === "maxApps" || v4 === "perSecond" || v4 === "quotas") continue;
     return false;
   }
   return true;
 }
-function fast24(d) {
-  if (!(fastC25(d))) return false;
+function fast32(d) {
+  if (!(fastC33(d))) return false;
   return true;
 }
-function fast28(d) {
+function fast36(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -8968,7 +9581,7 @@ function fast28(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fastC30(d) {
+function fastC38(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["from"] === undefined) return false;
   if (d["to"] === undefined) return false;
@@ -8987,7 +9600,7 @@ function fastC30(d) {
   }
   return true;
 }
-function fast29(d) {
+function fast37(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -8998,12 +9611,12 @@ function fast29(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC30(v2))) return false;
+    if (!(fastC38(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC32(d) {
+function fastC40(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   const v0 = d["network"];
   if (v0 !== undefined && !((typeof v0 == "string" && fastRe1.test(v0)))) return false;
@@ -9033,7 +9646,7 @@ function fastC32(d) {
   }
   return true;
 }
-function fast31(d) {
+function fast39(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -9044,12 +9657,12 @@ function fast31(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC32(v2))) return false;
+    if (!(fastC40(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC36(d) {
+function fastC44(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["time"] === undefined) return false;
@@ -9097,21 +9710,21 @@ function fastC36(d) {
   }
   return true;
 }
-function fast35(d) {
+function fast43(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC36(v2))) return false;
+    if (!(fastC44(v2))) return false;
   }
   return true;
 }
-function fastC34(d) {
+function fastC42(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["entries"] === undefined) return false;
   if (d["next"] === undefined) return false;
   const v0 = d["entries"];
-  if (v0 !== undefined && !(fast35(v0))) return false;
+  if (v0 !== undefined && !(fast43(v0))) return false;
   const v1 = d["next"];
   if (v1 !== undefined && !((v1 === null || (typeof v1 == "string" && fastRe5.test(v1))))) return false;
   for (const v2 in d) {
@@ -9120,11 +9733,11 @@ function fastC34(d) {
   }
   return true;
 }
-function fast33(d) {
-  if (!(fastC34(d))) return false;
+function fast41(d) {
+  if (!(fastC42(d))) return false;
   return true;
 }
-function fast37(d) {
+function fast45(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -9136,7 +9749,7 @@ function fast37(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast38(d) {
+function fast46(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -9148,7 +9761,7 @@ function fast38(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fastC40(d) {
+function fastC48(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["deleted"] === undefined) return false;
@@ -9162,11 +9775,11 @@ function fastC40(d) {
   }
   return true;
 }
-function fast39(d) {
-  if (!(fastC40(d))) return false;
+function fast47(d) {
+  if (!(fastC48(d))) return false;
   return true;
 }
-function fast43(d) {
+function fast51(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
@@ -9180,7 +9793,7 @@ function fast43(d) {
   }
   return true;
 }
-function fast44(d) {
+function fast52(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
@@ -9194,7 +9807,7 @@ function fast44(d) {
   }
   return true;
 }
-function fast45(d) {
+function fast53(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
@@ -9208,7 +9821,7 @@ function fast45(d) {
   }
   return true;
 }
-function fast46(d) {
+function fast54(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
@@ -9222,11 +9835,11 @@ function fast46(d) {
   }
   return true;
 }
-function fastC42(d) {
-  if (!((fast43(d) || fast44(d) || fast45(d) || fast46(d)))) return false;
+function fastC50(d) {
+  if (!((fast51(d) || fast52(d) || fast53(d) || fast54(d)))) return false;
   return true;
 }
-function fast41(d) {
+function fast49(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -9237,12 +9850,12 @@ function fast41(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC42(v2))) return false;
+    if (!(fastC50(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC48(d) {
+function fastC56(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["kind"] === undefined) return false;
@@ -9258,101 +9871,6 @@ function fastC48(d) {
   if (v3 !== undefined && !(typeof v3 == "string")) return false;
   for (const v4 in d) {
     if (v4 === "id" || v4 === "kind" || v4 === "value" || v4 === "createdAt") continue;
-    return false;
-  }
-  return true;
-}
-function fast47(d) {
-  if (!(fastC48(d))) return false;
-  return true;
-}
-function fast49(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  if (v0 > 1) return false;
-  if (v0 < 1) return false;
-  if (v0 > 0) {
-    const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
-  }
-  if (v0 > 1) return false;
-  return true;
-}
-function fast50(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  for (let v1 = 0; v1 < v0; v1++) {
-    const v2 = d[v1];
-    if (!(fastC48(v2))) return false;
-  }
-  return true;
-}
-function fast51(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  if (v0 > 2) return false;
-  if (v0 < 2) return false;
-  if (v0 > 0) {
-    const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
-  }
-  if (v0 > 1) {
-    const v2 = d[1];
-    if (!((typeof v2 == "string" && fastRe10.test(v2) && fastUcs2length(v2) <= 40))) return false;
-  }
-  if (v0 > 2) return false;
-  return true;
-}
-function fast52(d) {
-  if (!(fastC40(d))) return false;
-  return true;
-}
-function fastC54(d) {
-  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
-  if (d["alg"] === undefined) return false;
-  if (d["publicKeyPem"] === undefined) return false;
-  const v0 = d["alg"];
-  if (v0 !== undefined && !((typeof v0 == "string" && (v0 === "RS256" || v0 === "RS384" || v0 === "RS512" || v0 === "ES256" || v0 === "ES384")))) return false;
-  const v1 = d["publicKeyPem"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe11.test(v1) && fastUcs2length(v1) >= 64 && fastUcs2length(v1) <= 8192))) return false;
-  for (const v2 in d) {
-    if (v2 === "alg" || v2 === "publicKeyPem") continue;
-    return false;
-  }
-  return true;
-}
-function fast53(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  if (v0 > 2) return false;
-  if (v0 < 2) return false;
-  if (v0 > 0) {
-    const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
-  }
-  if (v0 > 1) {
-    const v2 = d[1];
-    if (!(fastC54(v2))) return false;
-  }
-  if (v0 > 2) return false;
-  return true;
-}
-function fastC56(d) {
-  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
-  if (d["id"] === undefined) return false;
-  if (d["alg"] === undefined) return false;
-  if (d["publicKeyPem"] === undefined) return false;
-  if (d["createdAt"] === undefined) return false;
-  const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe12.test(v0) && fastUcs2length(v0) <= 40))) return false;
-  const v1 = d["alg"];
-  if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "RS256" || v1 === "RS384" || v1 === "RS512" || v1 === "ES256" || v1 === "ES384")))) return false;
-  const v2 = d["publicKeyPem"];
-  if (v2 !== undefined && !(typeof v2 == "string")) return false;
-  const v3 = d["createdAt"];
-  if (v3 !== undefined && !(typeof v3 == "string")) return false;
-  for (const v4 in d) {
-    if (v4 === "id" || v4 === "alg" || v4 === "publicKeyPem" || v4 === "createdAt") continue;
     return false;
   }
   return true;
@@ -9393,16 +9911,111 @@ function fast59(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!((typeof v2 == "string" && fastRe12.test(v2) && fastUcs2length(v2) <= 40))) return false;
+    if (!((typeof v2 == "string" && fastRe10.test(v2) && fastUcs2length(v2) <= 40))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
 function fast60(d) {
-  if (!(fastC40(d))) return false;
+  if (!(fastC48(d))) return false;
+  return true;
+}
+function fastC62(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["alg"] === undefined) return false;
+  if (d["publicKeyPem"] === undefined) return false;
+  const v0 = d["alg"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0 === "RS256" || v0 === "RS384" || v0 === "RS512" || v0 === "ES256" || v0 === "ES384")))) return false;
+  const v1 = d["publicKeyPem"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe11.test(v1) && fastUcs2length(v1) >= 64 && fastUcs2length(v1) <= 8192))) return false;
+  for (const v2 in d) {
+    if (v2 === "alg" || v2 === "publicKeyPem") continue;
+    return false;
+  }
   return true;
 }
 function fast61(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fastC62(v2))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fastC64(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["alg"] === undefined) return false;
+  if (d["publicKeyPem"] === undefined) return false;
+  if (d["createdAt"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe12.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["alg"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "RS256" || v1 === "RS384" || v1 === "RS512" || v1 === "ES256" || v1 === "ES384")))) return false;
+  const v2 = d["publicKeyPem"];
+  if (v2 !== undefined && !(typeof v2 == "string")) return false;
+  const v3 = d["createdAt"];
+  if (v3 !== undefined && !(typeof v3 == "string")) return false;
+  for (const v4 in d) {
+    if (v4 === "id" || v4 === "alg" || v4 === "publicKeyPem" || v4 === "createdAt") continue;
+    return false;
+  }
+  return true;
+}
+function fast63(d) {
+  if (!(fastC64(d))) return false;
+  return true;
+}
+function fast65(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast66(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC64(v2))) return false;
+  }
+  return true;
+}
+function fast67(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe3.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!((typeof v2 == "string" && fastRe12.test(v2) && fastUcs2length(v2) <= 40))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast68(d) {
+  if (!(fastC48(d))) return false;
+  return true;
+}
+function fast69(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -9418,7 +10031,7 @@ function fast61(d) {
   if (v0 > 2) return false;
   return true;
 }
-function fastC63(d) {
+function fastC71(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["name"] === undefined) return false;
   if (d["network"] === undefined) return false;
@@ -9434,19 +10047,19 @@ function fastC63(d) {
   }
   return true;
 }
-function fast62(d) {
+function fast70(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC63(v1))) return false;
+    if (!(fastC71(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC65(d) {
+function fastC73(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -9478,17 +10091,17 @@ function fastC65(d) {
   }
   return true;
 }
-function fast64(d) {
-  if (!(fastC65(d))) return false;
+function fast72(d) {
+  if (!(fastC73(d))) return false;
   return true;
 }
-function fast66(d) {
+function fast74(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC71(d) {
+function fastC79(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["day"] === undefined) return false;
   if (d["total"] === undefined) return false;
@@ -9505,7 +10118,7 @@ function fastC71(d) {
   }
   return true;
 }
-function fastC70(d) {
+function fastC78(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -9527,23 +10140,23 @@ function fastC70(d) {
   const v5 = d["createdAt"];
   if (v5 !== undefined && !(typeof v5 == "string")) return false;
   const v6 = d["today"];
-  if (v6 !== undefined && !(fastC71(v6))) return false;
+  if (v6 !== undefined && !(fastC79(v6))) return false;
   for (const v7 in d) {
     if (v7 === "id" || v7 === "name" || v7 === "network" || v7 === "networkLabel" || v7 === "description" || v7 === "createdAt" || v7 === "today") continue;
     return false;
   }
   return true;
 }
-function fast69(d) {
+function fast77(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC70(v2))) return false;
+    if (!(fastC78(v2))) return false;
   }
   return true;
 }
-function fastC72(d) {
+function fastC80(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["used"] === undefined) return false;
   if (d["limit"] === undefined) return false;
@@ -9566,28 +10179,28 @@ function fastC72(d) {
   }
   return true;
 }
-function fastC68(d) {
+function fastC76(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["keys"] === undefined) return false;
   if (d["maxKeys"] === undefined) return false;
   if (d["usage"] === undefined) return false;
   const v0 = d["keys"];
-  if (v0 !== undefined && !(fast69(v0))) return false;
+  if (v0 !== undefined && !(fast77(v0))) return false;
   const v1 = d["maxKeys"];
   if (v1 !== undefined && !((typeof v1 == "number" && !(v1 % 1) && !isNaN(v1)))) return false;
   const v2 = d["usage"];
-  if (v2 !== undefined && !(fastC72(v2))) return false;
+  if (v2 !== undefined && !(fastC80(v2))) return false;
   for (const v3 in d) {
     if (v3 === "keys" || v3 === "maxKeys" || v3 === "usage") continue;
     return false;
   }
   return true;
 }
-function fast67(d) {
-  if (!(fastC68(d))) return false;
+function fast75(d) {
+  if (!(fastC76(d))) return false;
   return true;
 }
-function fast73(d) {
+function fast81(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -9599,7 +10212,7 @@ function fast73(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fastC77(d) {
+function fastC85(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["method"] === undefined) return false;
   if (d["id"] === undefined) return false;
@@ -9622,16 +10235,16 @@ function fastC77(d) {
   }
   return true;
 }
-function fast76(d) {
+function fast84(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC77(v2))) return false;
+    if (!(fastC85(v2))) return false;
   }
   return true;
 }
-function fastC75(d) {
+function fastC83(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -9660,20 +10273,20 @@ function fastC75(d) {
   const v7 = d["url"];
   if (v7 !== undefined && !(typeof v7 == "string")) return false;
   const v8 = d["examples"];
-  if (v8 !== undefined && !(fast76(v8))) return false;
+  if (v8 !== undefined && !(fast84(v8))) return false;
   const v9 = d["today"];
-  if (v9 !== undefined && !(fastC71(v9))) return false;
+  if (v9 !== undefined && !(fastC79(v9))) return false;
   for (const v10 in d) {
     if (v10 === "id" || v10 === "name" || v10 === "network" || v10 === "networkLabel" || v10 === "description" || v10 === "createdAt" || v10 === "key" || v10 === "url" || v10 === "examples" || v10 === "today") continue;
     return false;
   }
   return true;
 }
-function fast74(d) {
-  if (!(fastC75(d))) return false;
+function fast82(d) {
+  if (!(fastC83(d))) return false;
   return true;
 }
-function fast78(d) {
+function fast86(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -9684,12 +10297,12 @@ function fast78(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC30(v2))) return false;
+    if (!(fastC38(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fast79(d) {
+function fast87(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -9700,16 +10313,16 @@ function fast79(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC32(v2))) return false;
+    if (!(fastC40(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fast80(d) {
-  if (!(fastC34(d))) return false;
+function fast88(d) {
+  if (!(fastC42(d))) return false;
   return true;
 }
-function fast81(d) {
+function fast89(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -9721,8 +10334,8 @@ function fast81(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast82(d) {
-  if (!(fastC40(d))) return false;
+function fast90(d) {
+  if (!(fastC48(d))) return false;
   return true;
 }
 
@@ -9799,8 +10412,44 @@ export function account_me__result(data) {
   account_me__result.errors = account_me__result_ajv.errors;
   return valid;
 }
-export function networks_list__params(data) {
+export function account_alertWebhook__params(data) {
   if (fast13(data)) {
+    account_alertWebhook__params.errors = null;
+    return true;
+  }
+  const valid = account_alertWebhook__params_ajv(data);
+  account_alertWebhook__params.errors = account_alertWebhook__params_ajv.errors;
+  return valid;
+}
+export function account_alertWebhook__result(data) {
+  if (fast14(data)) {
+    account_alertWebhook__result.errors = null;
+    return true;
+  }
+  const valid = account_alertWebhook__result_ajv(data);
+  account_alertWebhook__result.errors = account_alertWebhook__result_ajv.errors;
+  return valid;
+}
+export function account_setAlertWebhook__params(data) {
+  if (fast16(data)) {
+    account_setAlertWebhook__params.errors = null;
+    return true;
+  }
+  const valid = account_setAlertWebhook__params_ajv(data);
+  account_setAlertWebhook__params.errors = account_setAlertWebhook__params_ajv.errors;
+  return valid;
+}
+export function account_setAlertWebhook__result(data) {
+  if (fast17(data)) {
+    account_setAlertWebhook__result.errors = null;
+    return true;
+  }
+  const valid = account_setAlertWebhook__result_ajv(data);
+  account_setAlertWebhook__result.errors = account_setAlertWebhook__result_ajv.errors;
+  return valid;
+}
+export function networks_list__params(data) {
+  if (fast18(data)) {
     networks_list__params.errors = null;
     return true;
   }
@@ -9809,7 +10458,7 @@ export function networks_list__params(data) {
   return valid;
 }
 export function networks_list__result(data) {
-  if (fast14(data)) {
+  if (fast19(data)) {
     networks_list__result.errors = null;
     return true;
   }
@@ -9818,7 +10467,7 @@ export function networks_list__result(data) {
   return valid;
 }
 export function chains_list__params(data) {
-  if (fast16(data)) {
+  if (fast21(data)) {
     chains_list__params.errors = null;
     return true;
   }
@@ -9827,7 +10476,7 @@ export function chains_list__params(data) {
   return valid;
 }
 export function chains_list__result(data) {
-  if (fast17(data)) {
+  if (fast22(data)) {
     chains_list__result.errors = null;
     return true;
   }
@@ -9836,7 +10485,7 @@ export function chains_list__result(data) {
   return valid;
 }
 export function useCases_list__params(data) {
-  if (fast20(data)) {
+  if (fast25(data)) {
     useCases_list__params.errors = null;
     return true;
   }
@@ -9845,7 +10494,7 @@ export function useCases_list__params(data) {
   return valid;
 }
 export function useCases_list__result(data) {
-  if (fast21(data)) {
+  if (fast26(data)) {
     useCases_list__result.errors = null;
     return true;
   }
@@ -9853,10 +10502,28 @@ export function useCases_list__result(data) {
   useCases_list__result.errors = useCases_list__result_ajv.errors;
   return valid;
 }
+export function alerts_list__params(data) {
+  if (fast27(data)) {
+    alerts_list__params.errors = null;
+    return true;
+  }
+  const valid = alerts_list__params_ajv(data);
+  alerts_list__params.errors = alerts_list__params_ajv.errors;
+  return valid;
+}
+export function alerts_list__result(data) {
+  if (fast28(data)) {
+    alerts_list__result.errors = null;
+    return true;
+  }
+  const valid = alerts_list__result_ajv(data);
+  alerts_list__result.errors = alerts_list__result_ajv.errors;
+  return valid;
+}
 export const apps_create__params = apps_create__params_ajv;
 export const apps_create__result = apps_create__result_ajv;
 export function apps_list__params(data) {
-  if (fast22(data)) {
+  if (fast30(data)) {
     apps_list__params.errors = null;
     return true;
   }
@@ -9866,7 +10533,7 @@ export function apps_list__params(data) {
 }
 export const apps_list__result = apps_list__result_ajv;
 export function apps_usage__params(data) {
-  if (fast23(data)) {
+  if (fast31(data)) {
     apps_usage__params.errors = null;
     return true;
   }
@@ -9875,7 +10542,7 @@ export function apps_usage__params(data) {
   return valid;
 }
 export function apps_usage__result(data) {
-  if (fast24(data)) {
+  if (fast32(data)) {
     apps_usage__result.errors = null;
     return true;
   }
@@ -9884,7 +10551,7 @@ export function apps_usage__result(data) {
   return valid;
 }
 export function apps_get__params(data) {
-  if (fast28(data)) {
+  if (fast36(data)) {
     apps_get__params.errors = null;
     return true;
   }
@@ -9894,7 +10561,7 @@ export function apps_get__params(data) {
 }
 export const apps_get__result = apps_get__result_ajv;
 export function apps_metrics__params(data) {
-  if (fast29(data)) {
+  if (fast37(data)) {
     apps_metrics__params.errors = null;
     return true;
   }
@@ -9904,7 +10571,7 @@ export function apps_metrics__params(data) {
 }
 export const apps_metrics__result = apps_metrics__result_ajv;
 export function apps_logs__params(data) {
-  if (fast31(data)) {
+  if (fast39(data)) {
     apps_logs__params.errors = null;
     return true;
   }
@@ -9913,7 +10580,7 @@ export function apps_logs__params(data) {
   return valid;
 }
 export function apps_logs__result(data) {
-  if (fast33(data)) {
+  if (fast41(data)) {
     apps_logs__result.errors = null;
     return true;
   }
@@ -9924,7 +10591,7 @@ export function apps_logs__result(data) {
 export const apps_update__params = apps_update__params_ajv;
 export const apps_update__result = apps_update__result_ajv;
 export function apps_rotateKey__params(data) {
-  if (fast37(data)) {
+  if (fast45(data)) {
     apps_rotateKey__params.errors = null;
     return true;
   }
@@ -9934,7 +10601,7 @@ export function apps_rotateKey__params(data) {
 }
 export const apps_rotateKey__result = apps_rotateKey__result_ajv;
 export function apps_delete__params(data) {
-  if (fast38(data)) {
+  if (fast46(data)) {
     apps_delete__params.errors = null;
     return true;
   }
@@ -9943,7 +10610,7 @@ export function apps_delete__params(data) {
   return valid;
 }
 export function apps_delete__result(data) {
-  if (fast39(data)) {
+  if (fast47(data)) {
     apps_delete__result.errors = null;
     return true;
   }
@@ -9952,7 +10619,7 @@ export function apps_delete__result(data) {
   return valid;
 }
 export function apps_addAllowlistEntry__params(data) {
-  if (fast41(data)) {
+  if (fast49(data)) {
     apps_addAllowlistEntry__params.errors = null;
     return true;
   }
@@ -9961,7 +10628,7 @@ export function apps_addAllowlistEntry__params(data) {
   return valid;
 }
 export function apps_addAllowlistEntry__result(data) {
-  if (fast47(data)) {
+  if (fast55(data)) {
     apps_addAllowlistEntry__result.errors = null;
     return true;
   }
@@ -9970,7 +10637,7 @@ export function apps_addAllowlistEntry__result(data) {
   return valid;
 }
 export function apps_listAllowlist__params(data) {
-  if (fast49(data)) {
+  if (fast57(data)) {
     apps_listAllowlist__params.errors = null;
     return true;
   }
@@ -9979,7 +10646,7 @@ export function apps_listAllowlist__params(data) {
   return valid;
 }
 export function apps_listAllowlist__result(data) {
-  if (fast50(data)) {
+  if (fast58(data)) {
     apps_listAllowlist__result.errors = null;
     return true;
   }
@@ -9988,7 +10655,7 @@ export function apps_listAllowlist__result(data) {
   return valid;
 }
 export function apps_removeAllowlistEntry__params(data) {
-  if (fast51(data)) {
+  if (fast59(data)) {
     apps_removeAllowlistEntry__params.errors = null;
     return true;
   }
@@ -9997,7 +10664,7 @@ export function apps_removeAllowlistEntry__params(data) {
   return valid;
 }
 export function apps_removeAllowlistEntry__result(data) {
-  if (fast52(data)) {
+  if (fast60(data)) {
     apps_removeAllowlistEntry__result.errors = null;
     return true;
   }
@@ -10006,7 +10673,7 @@ export function apps_removeAllowlistEntry__result(data) {
   return valid;
 }
 export function apps_addJwtKey__params(data) {
-  if (fast53(data)) {
+  if (fast61(data)) {
     apps_addJwtKey__params.errors = null;
     return true;
   }
@@ -10015,7 +10682,7 @@ export function apps_addJwtKey__params(data) {
   return valid;
 }
 export function apps_addJwtKey__result(data) {
-  if (fast55(data)) {
+  if (fast63(data)) {
     apps_addJwtKey__result.errors = null;
     return true;
   }
@@ -10024,7 +10691,7 @@ export function apps_addJwtKey__result(data) {
   return valid;
 }
 export function apps_listJwtKeys__params(data) {
-  if (fast57(data)) {
+  if (fast65(data)) {
     apps_listJwtKeys__params.errors = null;
     return true;
   }
@@ -10033,7 +10700,7 @@ export function apps_listJwtKeys__params(data) {
   return valid;
 }
 export function apps_listJwtKeys__result(data) {
-  if (fast58(data)) {
+  if (fast66(data)) {
     apps_listJwtKeys__result.errors = null;
     return true;
   }
@@ -10042,7 +10709,7 @@ export function apps_listJwtKeys__result(data) {
   return valid;
 }
 export function apps_removeJwtKey__params(data) {
-  if (fast59(data)) {
+  if (fast67(data)) {
     apps_removeJwtKey__params.errors = null;
     return true;
   }
@@ -10051,7 +10718,7 @@ export function apps_removeJwtKey__params(data) {
   return valid;
 }
 export function apps_removeJwtKey__result(data) {
-  if (fast60(data)) {
+  if (fast68(data)) {
     apps_removeJwtKey__result.errors = null;
     return true;
   }
@@ -10060,7 +10727,7 @@ export function apps_removeJwtKey__result(data) {
   return valid;
 }
 export function apps_setRequireJwt__params(data) {
-  if (fast61(data)) {
+  if (fast69(data)) {
     apps_setRequireJwt__params.errors = null;
     return true;
   }
@@ -10070,7 +10737,7 @@ export function apps_setRequireJwt__params(data) {
 }
 export const apps_setRequireJwt__result = apps_setRequireJwt__result_ajv;
 export function keys_create__params(data) {
-  if (fast62(data)) {
+  if (fast70(data)) {
     keys_create__params.errors = null;
     return true;
   }
@@ -10079,7 +10746,7 @@ export function keys_create__params(data) {
   return valid;
 }
 export function keys_create__result(data) {
-  if (fast64(data)) {
+  if (fast72(data)) {
     keys_create__result.errors = null;
     return true;
   }
@@ -10088,7 +10755,7 @@ export function keys_create__result(data) {
   return valid;
 }
 export function keys_list__params(data) {
-  if (fast66(data)) {
+  if (fast74(data)) {
     keys_list__params.errors = null;
     return true;
   }
@@ -10097,7 +10764,7 @@ export function keys_list__params(data) {
   return valid;
 }
 export function keys_list__result(data) {
-  if (fast67(data)) {
+  if (fast75(data)) {
     keys_list__result.errors = null;
     return true;
   }
@@ -10106,7 +10773,7 @@ export function keys_list__result(data) {
   return valid;
 }
 export function keys_get__params(data) {
-  if (fast73(data)) {
+  if (fast81(data)) {
     keys_get__params.errors = null;
     return true;
   }
@@ -10115,7 +10782,7 @@ export function keys_get__params(data) {
   return valid;
 }
 export function keys_get__result(data) {
-  if (fast74(data)) {
+  if (fast82(data)) {
     keys_get__result.errors = null;
     return true;
   }
@@ -10124,7 +10791,7 @@ export function keys_get__result(data) {
   return valid;
 }
 export function keys_metrics__params(data) {
-  if (fast78(data)) {
+  if (fast86(data)) {
     keys_metrics__params.errors = null;
     return true;
   }
@@ -10134,7 +10801,7 @@ export function keys_metrics__params(data) {
 }
 export const keys_metrics__result = keys_metrics__result_ajv;
 export function keys_logs__params(data) {
-  if (fast79(data)) {
+  if (fast87(data)) {
     keys_logs__params.errors = null;
     return true;
   }
@@ -10143,7 +10810,7 @@ export function keys_logs__params(data) {
   return valid;
 }
 export function keys_logs__result(data) {
-  if (fast80(data)) {
+  if (fast88(data)) {
     keys_logs__result.errors = null;
     return true;
   }
@@ -10152,7 +10819,7 @@ export function keys_logs__result(data) {
   return valid;
 }
 export function keys_delete__params(data) {
-  if (fast81(data)) {
+  if (fast89(data)) {
     keys_delete__params.errors = null;
     return true;
   }
@@ -10161,7 +10828,7 @@ export function keys_delete__params(data) {
   return valid;
 }
 export function keys_delete__result(data) {
-  if (fast82(data)) {
+  if (fast90(data)) {
     keys_delete__result.errors = null;
     return true;
   }
@@ -10176,9 +10843,12 @@ export const validators: ValidatorTable = {
   'account_logIn': { params: account_logIn__params, result: account_logIn__result },
   'account_logOut': { params: account_logOut__params, result: account_logOut__result },
   'account_me': { params: account_me__params, result: account_me__result },
+  'account_alertWebhook': { params: account_alertWebhook__params, result: account_alertWebhook__result },
+  'account_setAlertWebhook': { params: account_setAlertWebhook__params, result: account_setAlertWebhook__result },
   'networks_list': { params: networks_list__params, result: networks_list__result },
   'chains_list': { params: chains_list__params, result: chains_list__result },
   'useCases_list': { params: useCases_list__params, result: useCases_list__result },
+  'alerts_list': { params: alerts_list__params, result: alerts_list__result },
   'apps_create': { params: apps_create__params, result: apps_create__result },
   'apps_list': { params: apps_list__params, result: apps_list__result },
   'apps_usage': { params: apps_usage__params, result: apps_usage__result },
@@ -10209,29 +10879,32 @@ export const fastChecks: { readonly [method: string]: { readonly params?: (data:
   'account_logIn': { params: fast4, result: fast5 },
   'account_logOut': { params: fast8, result: fast9 },
   'account_me': { params: fast11, result: fast12 },
-  'networks_list': { params: fast13, result: fast14 },
-  'chains_list': { params: fast16, result: fast17 },
-  'useCases_list': { params: fast20, result: fast21 },
+  'account_alertWebhook': { params: fast13, result: fast14 },
+  'account_setAlertWebhook': { params: fast16, result: fast17 },
+  'networks_list': { params: fast18, result: fast19 },
+  'chains_list': { params: fast21, result: fast22 },
+  'useCases_list': { params: fast25, result: fast26 },
+  'alerts_list': { params: fast27, result: fast28 },
   'apps_create': {  },
-  'apps_list': { params: fast22 },
-  'apps_usage': { params: fast23, result: fast24 },
-  'apps_get': { params: fast28 },
-  'apps_metrics': { params: fast29 },
-  'apps_logs': { params: fast31, result: fast33 },
+  'apps_list': { params: fast30 },
+  'apps_usage': { params: fast31, result: fast32 },
+  'apps_get': { params: fast36 },
+  'apps_metrics': { params: fast37 },
+  'apps_logs': { params: fast39, result: fast41 },
   'apps_update': {  },
-  'apps_rotateKey': { params: fast37 },
-  'apps_delete': { params: fast38, result: fast39 },
-  'apps_addAllowlistEntry': { params: fast41, result: fast47 },
-  'apps_listAllowlist': { params: fast49, result: fast50 },
-  'apps_removeAllowlistEntry': { params: fast51, result: fast52 },
-  'apps_addJwtKey': { params: fast53, result: fast55 },
-  'apps_listJwtKeys': { params: fast57, result: fast58 },
-  'apps_removeJwtKey': { params: fast59, result: fast60 },
-  'apps_setRequireJwt': { params: fast61 },
-  'keys_create': { params: fast62, result: fast64 },
-  'keys_list': { params: fast66, result: fast67 },
-  'keys_get': { params: fast73, result: fast74 },
-  'keys_metrics': { params: fast78 },
-  'keys_logs': { params: fast79, result: fast80 },
-  'keys_delete': { params: fast81, result: fast82 },
+  'apps_rotateKey': { params: fast45 },
+  'apps_delete': { params: fast46, result: fast47 },
+  'apps_addAllowlistEntry': { params: fast49, result: fast55 },
+  'apps_listAllowlist': { params: fast57, result: fast58 },
+  'apps_removeAllowlistEntry': { params: fast59, result: fast60 },
+  'apps_addJwtKey': { params: fast61, result: fast63 },
+  'apps_listJwtKeys': { params: fast65, result: fast66 },
+  'apps_removeJwtKey': { params: fast67, result: fast68 },
+  'apps_setRequireJwt': { params: fast69 },
+  'keys_create': { params: fast70, result: fast72 },
+  'keys_list': { params: fast74, result: fast75 },
+  'keys_get': { params: fast81, result: fast82 },
+  'keys_metrics': { params: fast86 },
+  'keys_logs': { params: fast87, result: fast88 },
+  'keys_delete': { params: fast89, result: fast90 },
 };

@@ -1,5 +1,6 @@
 // The account API's `account_…` methods (contracts/account.openrpc.json); ./index.ts merges the namespaces.
 // Sign-up, log-in (throttled, device cookies), log-out, the session's user.
+import { randomBytes } from 'node:crypto';
 import { invalidParams } from '@rpcgate/toolkit/errors';
 import { hashPassword, verifyPassword } from '../../secrets/index.js';
 import { passwordRuleReason, passwordStrengthReason } from '../../secrets/password-policy.js';
@@ -62,6 +63,26 @@ export function accountHandlers(kit: Kit): Namespace<'account'> {
       const u = await store.getUser(db, c.userId);
       if (u === undefined) throw NO_SESSION; // deleted meanwhile
       return user(u);
+    },
+    async account_alertWebhook(_p, c) {
+      const hook = await store.getAlertWebhook(db, c.userId);
+      return { url: hook?.url ?? null };
+    },
+    async account_setAlertWebhook([url], c) {
+      if (url === null) {
+        await store.setAlertWebhook(db, c.userId, undefined, Date.now());
+        return { url: null };
+      }
+      let parsed: URL | undefined;
+      try {
+        parsed = new URL(url);
+      } catch {}
+      if (parsed === undefined || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:'))
+        throw invalidParams('url must be an http(s) URL', { param: 'url', path: '/0', reason: 'not an http(s) URL' });
+      // A new secret on every set: the caller sees it this once (the receiver verifies X-Rpcgate-Signature with it).
+      const secret = `whsec_${randomBytes(24).toString('base64url')}`;
+      await store.setAlertWebhook(db, c.userId, { url: parsed.href, secret }, Date.now());
+      return { url: parsed.href, secret };
     },
   };
 }
