@@ -251,6 +251,8 @@ describe('what the contracts say', () => {
     expect([...methodsWhere(accountMethods, (x) => x.readOnly)].sort()).toEqual(
       [
         'account_me',
+        'account_alertWebhook',
+        'alerts_list',
         'apps_get',
         'apps_listAllowlist',
         'apps_listJwtKeys',
