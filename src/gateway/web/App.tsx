@@ -1,5 +1,6 @@
 // The shell: who is signed in (account_me), the header nav (Apps, API keys, Docs, Log out) and the hash routes.
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import { AlertBanner } from './AlertBanner.js';
 import { api, isUnauthorized, type User } from './api.js';
 import { href, navigate, useRoute } from './router.js';
 import { AuthPage } from './pages/Auth.js';
@@ -134,6 +135,7 @@ export function App() {
         </div>
       </header>
       <main id="main" ref={main} className="container">
+        {session.state === 'in' && <AlertBanner refreshKey={path} />}
         {page}
       </main>
       <footer className="site-footer container">
