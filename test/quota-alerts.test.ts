@@ -6,6 +6,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Migrator } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type FlushedPrincipal,
@@ -14,7 +15,8 @@ import {
   TIMESTAMP_HEADER,
 } from '../src/gateway/alerts/quota-alerts.js';
 import { appSubject, createLimiter, type Limiter, userSubject } from '../src/gateway/limits/index.js';
-import { listQuotaAlerts, setAlertWebhook, type Store } from '../src/gateway/store/index.js';
+import { listQuotaAlerts, migrateToLatest, setAlertWebhook, type Store } from '../src/gateway/store/index.js';
+import { migrationProvider } from '../src/gateway/store/migrations/index.js';
 import { deleteRedisKeys, REDIS_URL, redisReachable, scratchPrefix, skipUnless } from './helpers/services.js';
 import { storeTargets } from './helpers/store-targets.js';
 
@@ -150,6 +152,17 @@ for (const target of targets) {
       } finally {
         await hook.close();
       }
+    });
+
+    it('migration 0008 goes down (tables gone) and up again', async () => {
+      const { store } = replicas[0];
+      const migrator = new Migrator({ db: store.db, provider: migrationProvider(store.dialect) });
+      expect((await migrator.migrateTo('0007_request_log')).error).toBeUndefined();
+      const tables = async () => (await store.db.introspection.getTables()).map((t) => t.name);
+      expect(await tables()).not.toContain('quota_alerts');
+      expect(await tables()).not.toContain('alert_webhooks');
+      expect(await migrateToLatest(store.db, store.dialect)).toContain('0008_quota_alerts');
+      expect(await tables()).toEqual(expect.arrayContaining(['quota_alerts', 'alert_webhooks']));
     });
 
     it('a receiver answering 500 gets the delivery again (backoff) and it arrives once', async () => {
