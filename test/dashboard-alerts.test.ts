@@ -64,7 +64,7 @@ async function logIn(email: string, password: string) {
 }
 
 describe.skipIf(skipBrowser)('dashboard quota-alert banner (Chromium)', () => {
-  it('shows 75 % of the daily key quota to its account, nothing to another', async () => {
+  it('shows 75 % of the daily key quota to its account, nothing to another; the webhook is set in Settings', async () => {
     const password = 'dashboard alerts password';
     const email = `${randomUUID()}@example.com`;
     const other = `${randomUUID()}@example.com`;
@@ -89,6 +89,16 @@ describe.skipIf(skipBrowser)('dashboard quota-alert banner (Chromium)', () => {
     await banner.waitFor({ timeout: 5000 });
     expect(await banner.textContent()).toContain('API keys: daily quota 75 % used (6 of 8)');
     await page.screenshot({ path: join(SHOTS, 'dashboard-alert-banner.png'), fullPage: true });
+
+    // Settings: the webhook URL is saved, its signing secret shown once.
+    await page.goto('/#/settings');
+    await page.getByLabel('Webhook URL').fill('http://127.0.0.1:9/rpcgate-hook');
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    const shown = page.getByTestId('webhook-secret');
+    await shown.waitFor({ timeout: 5000 });
+    expect(await shown.textContent()).toMatch(/whsec_[\w-]{32}/);
+    expect(await api.request('account_alertWebhook', [])).toEqual({ url: 'http://127.0.0.1:9/rpcgate-hook' });
+    await page.screenshot({ path: join(SHOTS, 'dashboard-alert-webhook-settings.png'), fullPage: true });
 
     const otherPage = await logIn(other, password);
     await otherPage.waitForLoadState('networkidle');

@@ -7,6 +7,7 @@ import { AuthPage } from './pages/Auth.js';
 import { AppsPage, CreateAppPage } from './pages/Apps.js';
 import { AppDetailPage } from './pages/AppDetail.js';
 import { KeyDetailPage, KeysPage, NewKeyPage } from './pages/Keys.js';
+import { SettingsPage } from './pages/Settings.js';
 
 type Session = { state: 'loading' } | { state: 'out' } | { state: 'in'; user: User };
 
@@ -55,6 +56,7 @@ export function App() {
   if (session.state === 'loading') page = <p className="muted">Loading…</p>;
   else if (session.state === 'out')
     page = <AuthPage mode={section === 'signup' ? 'signup' : 'login'} onSignedIn={signedIn} />;
+  else if (section === 'settings') page = <SettingsPage onUnauthorized={onUnauthorized} />;
   else if (section === 'keys') {
     page =
       route[1] === 'new' ? (
@@ -100,6 +102,11 @@ export function App() {
                   <li>
                     <a href={href('keys')} aria-current={current('keys')}>
                       API keys
+                    </a>
+                  </li>
+                  <li>
+                    <a href={href('settings')} aria-current={current('settings')}>
+                      Settings
                     </a>
                   </li>
                 </>
