@@ -285,6 +285,8 @@ describe('account API: sessions', () => {
   const READS = new Set([
     'account_me',
     'account_activity',
+    'account_alertWebhook',
+    'alerts_list',
     'chains_list',
     'networks_list',
     'useCases_list',
@@ -303,7 +305,7 @@ describe('account API: sessions', () => {
 
   it('every changing method refuses a foreign Origin (-32041, HTTP 403) and changes nothing', async () => {
     const changing = contract.methods.filter((m: Json) => !READS.has(m.name));
-    expect(changing.length).toBe(20);
+    expect(changing.length).toBe(21);
     const before = await snapshot();
     for (const m of changing) {
       for (const origin of ['https://evil.example', 'null', svc.url.replace('127.0.0.1', 'localhost')]) {
@@ -483,6 +485,10 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
     ['keys_logs', [keyA.id, { httpStatus: 99 }], '/1/httpStatus'],
     ['keys_logs', [keyA.id, { requestId: '' }], '/1/requestId'],
     ['keys_logs', [keyA.id, { surprise: 1 }], '/1'],
+    // Alert webhook: a URL the schema allows but that is no http(s) URL, then the schema's type.
+    ['account_setAlertWebhook', ['ftp://hooks.example.com/x'], '/0'],
+    ['account_setAlertWebhook', ['not a url'], '/0'],
+    ['account_setAlertWebhook', [42], '/0'],
   ];
 
   it('covers every changing method', () => {
@@ -492,6 +498,8 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
         [
           'account_logOut',
           'account_me',
+          'account_alertWebhook',
+          'alerts_list',
           'apps_list',
           'apps_usage',
           'keys_list',

@@ -286,6 +286,8 @@ describe('what the contracts say', () => {
       [
         'account_activity',
         'account_me',
+        'account_alertWebhook',
+        'alerts_list',
         'apps_get',
         'apps_listAllowlist',
         'apps_listJwtKeys',

@@ -501,6 +501,138 @@ export const examples: Record<MethodName, ExampleSet[]> = {
       code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("account_activity", [{"limit": 2}])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
     },
   ],
+  account_alertWebhook: [
+    {
+      id: 'curl',
+      language: 'shell',
+      label: 'curl',
+      code: 'curl -s -X POST \'{{RPC_URL}}\' \\\n  -H \'Content-Type: application/json\' \\\n  --data \'{"jsonrpc":"2.0","id":1,"method":"account_alertWebhook","params":[]}\'\n',
+    },
+    {
+      id: 'fetch',
+      language: 'javascript',
+      label: 'JavaScript (fetch)',
+      code: "// Node.js 18+ or a browser: the global fetch\nconst response = await fetch('{{RPC_URL}}', {\n  method: 'POST',\n  headers: { 'Content-Type': 'application/json' },\n  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'account_alertWebhook', params: [] }),\n});\nconst { result, error } = await response.json();\nif (error) {\n  console.error(`error ${error.code}: ${error.message}`);\n  process.exit(1);\n}\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6)',
+      code: "import { JsonRpcProvider } from 'ethers';\n\nconst provider = new JsonRpcProvider('{{RPC_URL}}');\nconst result = await provider.send('account_alertWebhook', []);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nprovider.destroy();\n",
+    },
+    {
+      id: 'web3js',
+      language: 'javascript',
+      label: 'JavaScript (web3.js v4)',
+      code: "import { Web3 } from 'web3';\n\nconst web3 = new Web3('{{RPC_URL}}');\nconst result = await web3.requestManager.send({ method: 'account_alertWebhook', params: [] });\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem)',
+      code: "import { createPublicClient, http, rpcSchema } from 'viem';\n\nconst client = createPublicClient({\n  transport: http('{{RPC_URL}}'),\n  // declares the raw method for viem's typed request() (not every method has a viem action)\n  rpcSchema: rpcSchema<[{ Method: 'account_alertWebhook'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'account_alertWebhook', params: [] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n",
+    },
+    {
+      id: 'rpcgate',
+      language: 'typescript',
+      label: 'TypeScript (rpcgate client)',
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('account_alertWebhook');\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'web3py',
+      language: 'python',
+      label: 'Python (web3.py)',
+      code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("account_alertWebhook", [])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+  ],
+  account_setAlertWebhook: [
+    {
+      id: 'curl',
+      language: 'shell',
+      label: 'curl',
+      code: 'curl -s -X POST \'{{RPC_URL}}\' \\\n  -H \'Content-Type: application/json\' \\\n  --data \'{"jsonrpc":"2.0","id":1,"method":"account_setAlertWebhook","params":["https://hooks.example.com/rpcgate"]}\'\n',
+    },
+    {
+      id: 'fetch',
+      language: 'javascript',
+      label: 'JavaScript (fetch)',
+      code: "// Node.js 18+ or a browser: the global fetch\nconst params = ['https://hooks.example.com/rpcgate'];\nconst response = await fetch('{{RPC_URL}}', {\n  method: 'POST',\n  headers: { 'Content-Type': 'application/json' },\n  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'account_setAlertWebhook', params }),\n});\nconst { result, error } = await response.json();\nif (error) {\n  console.error(`error ${error.code}: ${error.message}`);\n  process.exit(1);\n}\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6)',
+      code: "import { JsonRpcProvider } from 'ethers';\n\nconst provider = new JsonRpcProvider('{{RPC_URL}}');\nconst params = ['https://hooks.example.com/rpcgate'];\nconst result = await provider.send('account_setAlertWebhook', params);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nprovider.destroy();\n",
+    },
+    {
+      id: 'web3js',
+      language: 'javascript',
+      label: 'JavaScript (web3.js v4)',
+      code: "import { Web3 } from 'web3';\n\nconst web3 = new Web3('{{RPC_URL}}');\nconst params = ['https://hooks.example.com/rpcgate'];\nconst result = await web3.requestManager.send({ method: 'account_setAlertWebhook', params });\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem)',
+      code: "import { createPublicClient, http, rpcSchema } from 'viem';\n\nconst client = createPublicClient({\n  transport: http('{{RPC_URL}}'),\n  // declares the raw method for viem's typed request() (not every method has a viem action)\n  rpcSchema: rpcSchema<[{ Method: 'account_setAlertWebhook'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'account_setAlertWebhook', params: ['https://hooks.example.com/rpcgate'] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n",
+    },
+    {
+      id: 'rpcgate',
+      language: 'typescript',
+      label: 'TypeScript (rpcgate client)',
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('account_setAlertWebhook', ['https://hooks.example.com/rpcgate']);\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'web3py',
+      language: 'python',
+      label: 'Python (web3.py)',
+      code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("account_setAlertWebhook", ["https://hooks.example.com/rpcgate"])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+  ],
+  alerts_list: [
+    {
+      id: 'curl',
+      language: 'shell',
+      label: 'curl',
+      code: 'curl -s -X POST \'{{RPC_URL}}\' \\\n  -H \'Content-Type: application/json\' \\\n  --data \'{"jsonrpc":"2.0","id":1,"method":"alerts_list","params":[]}\'\n',
+    },
+    {
+      id: 'fetch',
+      language: 'javascript',
+      label: 'JavaScript (fetch)',
+      code: "// Node.js 18+ or a browser: the global fetch\nconst response = await fetch('{{RPC_URL}}', {\n  method: 'POST',\n  headers: { 'Content-Type': 'application/json' },\n  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'alerts_list', params: [] }),\n});\nconst { result, error } = await response.json();\nif (error) {\n  console.error(`error ${error.code}: ${error.message}`);\n  process.exit(1);\n}\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'ethers',
+      language: 'javascript',
+      label: 'JavaScript (ethers v6)',
+      code: "import { JsonRpcProvider } from 'ethers';\n\nconst provider = new JsonRpcProvider('{{RPC_URL}}');\nconst result = await provider.send('alerts_list', []);\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\nprovider.destroy();\n",
+    },
+    {
+      id: 'web3js',
+      language: 'javascript',
+      label: 'JavaScript (web3.js v4)',
+      code: "import { Web3 } from 'web3';\n\nconst web3 = new Web3('{{RPC_URL}}');\nconst result = await web3.requestManager.send({ method: 'alerts_list', params: [] });\nconsole.log(JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2));\n",
+    },
+    {
+      id: 'viem',
+      language: 'typescript',
+      label: 'TypeScript (viem)',
+      code: "import { createPublicClient, http, rpcSchema } from 'viem';\n\nconst client = createPublicClient({\n  transport: http('{{RPC_URL}}'),\n  // declares the raw method for viem's typed request() (not every method has a viem action)\n  rpcSchema: rpcSchema<[{ Method: 'alerts_list'; Parameters: unknown[]; ReturnType: unknown }]>(),\n});\nconst result = await client.request({ method: 'alerts_list', params: [] });\nconsole.log(JSON.stringify(result, (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2));\n",
+    },
+    {
+      id: 'rpcgate',
+      language: 'typescript',
+      label: 'TypeScript (rpcgate client)',
+      code: "import { createClient } from 'rpcgate/account';\n\nconst client = createClient({ url: '{{RPC_URL}}' });\nconst result = await client.request('alerts_list');\nconsole.log(JSON.stringify(result, null, 2));\n",
+    },
+    {
+      id: 'web3py',
+      language: 'python',
+      label: 'Python (web3.py)',
+      code: 'import json\n\nfrom web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("{{RPC_URL}}"))\nresponse = w3.provider.make_request("alerts_list", [])\nif "error" in response:\n    raise SystemExit(f"error {response[\'error\'][\'code\']}: {response[\'error\'][\'message\']}")\nprint(json.dumps(response["result"], indent=2))\n',
+    },
+  ],
   networks_list: [
     {
       id: 'curl',

@@ -23,6 +23,12 @@ import type {
   AccountResendVerificationResult,
   AccountActivityParams,
   AccountActivityResult,
+  AccountAlertWebhookParams,
+  AccountAlertWebhookResult,
+  AccountSetAlertWebhookParams,
+  AccountSetAlertWebhookResult,
+  AlertsListParams,
+  AlertsListResult,
   NetworksListParams,
   NetworksListResult,
   ChainsListParams,
@@ -121,6 +127,15 @@ export const extensions = {
     'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
   },
   account_activity: {
+    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
+  },
+  account_alertWebhook: {
+    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
+  },
+  account_setAlertWebhook: {
+    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
+  },
+  alerts_list: {
     'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
   },
   networks_list: {
@@ -341,6 +356,47 @@ export const methods = {
     paramStructure: 'either',
     ext: extensions['account_activity'],
   } as MethodDescriptor<AccountActivityParams, AccountActivityResult, (typeof extensions)['account_activity']>,
+  /**
+   * Returns the account's quota-alert webhook URL (never its secret).
+   */
+  account_alertWebhook: {
+    name: 'account_alertWebhook',
+    summary: "Returns the account's quota-alert webhook URL (never its secret).",
+    params: [],
+    errors: [-32602, -32016, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['account_alertWebhook'],
+  } as MethodDescriptor<
+    AccountAlertWebhookParams,
+    AccountAlertWebhookResult,
+    (typeof extensions)['account_alertWebhook']
+  >,
+  /**
+   * Sets or removes the account's quota-alert webhook.
+   */
+  account_setAlertWebhook: {
+    name: 'account_setAlertWebhook',
+    summary: "Sets or removes the account's quota-alert webhook.",
+    params: [{ name: 'url', required: true }],
+    errors: [-32602, -32016, -32041, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['account_setAlertWebhook'],
+  } as MethodDescriptor<
+    AccountSetAlertWebhookParams,
+    AccountSetAlertWebhookResult,
+    (typeof extensions)['account_setAlertWebhook']
+  >,
+  /**
+   * Lists the signed-in account's current quota alerts.
+   */
+  alerts_list: {
+    name: 'alerts_list',
+    summary: "Lists the signed-in account's current quota alerts.",
+    params: [],
+    errors: [-32602, -32016, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['alerts_list'],
+  } as MethodDescriptor<AlertsListParams, AlertsListResult, (typeof extensions)['alerts_list']>,
   /**
    * Lists the deployment's networks.
    */

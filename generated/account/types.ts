@@ -93,6 +93,7 @@ export type LogCursor = string;
  * The token from a mailed link (the part after `#/reset/` or `#/verify/`): 43 URL-safe base64 characters. Single use, time-limited; the server keeps only its SHA-256.
  */
 export type MailToken = string;
+export type AccountSetAlertWebhookUrlParam = string | null;
 
 /**
  * Email and password.
@@ -752,6 +753,48 @@ export interface ActivityPage {
    */
   next: string | null;
 }
+/**
+ * A quota threshold crossed in the current period (day or month, UTC). Recorded once per (account, subject, window, period, threshold), whichever replica noticed it first.
+ */
+export interface QuotaAlert {
+  /**
+   * `apps`: the account's quotas of access point A (all its apps together); `keys`: the daily quota of its network keys (access point B).
+   */
+  subject: 'apps' | 'keys';
+  /**
+   * The app whose calls crossed it (subject `apps`); null for keys.
+   */
+  app: string | null;
+  window: 'day' | 'month';
+  /**
+   * Percent of the limit.
+   */
+  threshold: 75 | 90 | 100;
+  /**
+   * Requests counted when it was noticed.
+   */
+  used: number;
+  limit: number;
+  periodStart: string;
+  /**
+   * When the window resets (the alert disappears then).
+   */
+  resetAt: string;
+  createdAt: string;
+}
+/**
+ * The account's quota-alert webhook. On each alert rpcgate POSTs JSON `{type: "quota.threshold", account, subject, app, limit: "daily"|"monthly", window, threshold, used, limitValue, periodStart, resetAt, time}` with headers `X-Rpcgate-Timestamp: <unix seconds>` and `X-Rpcgate-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed by the secret>`. Verify the signature and reject old timestamps (e.g. > 5 min). A network error or 5xx is retried with exponential backoff (1, 2, 4, 8, 16 s); a 4xx is not. Each threshold is sent once per period.
+ */
+export interface AlertWebhook {
+  /**
+   * Null: no webhook.
+   */
+  url: string | null;
+  /**
+   * The signing secret; returned only by account_setAlertWebhook, once.
+   */
+  secret?: string;
+}
 
 // ---- methods ----
 /**
@@ -842,6 +885,30 @@ export type AccountActivityParams = [query?: ActivityQuery];
  * Result of `account_activity` (activity).
  */
 export type AccountActivityResult = ActivityPage;
+/**
+ * Params of `account_alertWebhook`: Returns the account's quota-alert webhook URL (never its secret).
+ */
+export type AccountAlertWebhookParams = [];
+/**
+ * Result of `account_alertWebhook` (webhook).
+ */
+export type AccountAlertWebhookResult = AlertWebhook;
+/**
+ * Params of `account_setAlertWebhook`: Sets or removes the account's quota-alert webhook.
+ */
+export type AccountSetAlertWebhookParams = [url: AccountSetAlertWebhookUrlParam];
+/**
+ * Result of `account_setAlertWebhook` (webhook).
+ */
+export type AccountSetAlertWebhookResult = AlertWebhook;
+/**
+ * Params of `alerts_list`: Lists the signed-in account's current quota alerts.
+ */
+export type AlertsListParams = [];
+/**
+ * Result of `alerts_list` (alerts).
+ */
+export type AlertsListResult = QuotaAlert[];
 /**
  * Params of `networks_list`: Lists the deployment's networks.
  */
@@ -1340,6 +1407,76 @@ export interface AccountMethods {
    * ```
    */
   account_activity: { params: AccountActivityParams; result: AccountActivityResult };
+  /**
+   * Returns the account's quota-alert webhook URL (never its secret).
+   *
+   * Null URL: none set.
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * {
+   *   "url": "https://hooks.example.com/rpcgate"
+   * }
+   * ```
+   */
+  account_alertWebhook: { params: AccountAlertWebhookParams; result: AccountAlertWebhookResult };
+  /**
+   * Sets or removes the account's quota-alert webhook.
+   *
+   * An http(s) URL sets the webhook and returns a new signing secret — shown this once; null removes it. See the AlertWebhook schema for the body and the signature.
+   *
+   * Params:
+   * - `url`: http(s) URL, or null to remove.
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   "https://hooks.example.com/rpcgate"
+   * ]
+   * // result
+   * {
+   *   "url": "https://hooks.example.com/rpcgate",
+   *   "secret": "whsec_9fK2mQ7xLp4RtVb8NcZ3HyWd6JsGa1Ue"
+   * }
+   * ```
+   */
+  account_setAlertWebhook: { params: AccountSetAlertWebhookParams; result: AccountSetAlertWebhookResult };
+  /**
+   * Lists the signed-in account's current quota alerts.
+   *
+   * Alerts at 75, 90 and 100 % of each daily and monthly limit of the current periods (those whose window has not reset), highest threshold first per subject and window. The dashboard shows them as a banner.
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * [
+   *   {
+   *     "subject": "keys",
+   *     "app": null,
+   *     "window": "day",
+   *     "threshold": 90,
+   *     "used": 22500,
+   *     "limit": 25000,
+   *     "periodStart": "2025-03-01T00:00:00.000Z",
+   *     "resetAt": "2025-03-02T00:00:00.000Z",
+   *     "createdAt": "2025-03-01T17:04:11.000Z"
+   *   }
+   * ]
+   * ```
+   */
+  alerts_list: { params: AlertsListParams; result: AlertsListResult };
   /**
    * Lists the deployment's networks.
    *

@@ -2335,11 +2335,11 @@ validate95.errors = vErrors;
 return errors === 0;
 }
 
-export const networks_list__params_ajv = validate101;
-const schema51 = {"$id":"urn:rpcgate:account:networks_list:params","type":"array","maxItems":0};
+export const account_alertWebhook__params_ajv = validate101;
+const schema51 = {"$id":"urn:rpcgate:account:account_alertWebhook:params","type":"array","maxItems":0};
 
 function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:networks_list:params" */;
+/*# sourceURL="urn:rpcgate:account:account_alertWebhook:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -2363,13 +2363,537 @@ validate101.errors = vErrors;
 return errors === 0;
 }
 
-export const networks_list__result_ajv = validate102;
-const schema52 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"},"$id":"urn:rpcgate:account:networks_list:result"};
-const schema53 = {"type":"object","additionalProperties":false,"required":["network","label","chainId","local"],"properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network"},"label":{"type":"string","description":"Display name (the config's `networks.<name>.label`, else the name capitalised)."},"chainId":{"type":"integer","minimum":1},"local":{"type":"boolean","description":"Served by an embedded local chain (no upstream node configured)."}},"description":"A configured network: its name (the path segment of the node API URLs), display name, chain id, and whether an embedded local chain serves it.","$id":"urn:rpcgate:account:schema:ChainNetwork"};
-const schema54 = {"type":"string","description":"A network name: one of the deployment's configured networks (the operator's config `networks`; `networks_list` lists them, with chain ids). Compared case-insensitively (`Mainnet`, `MAINNET` → `mainnet`) and answered with the configured name. A name the deployment does not configure is refused with -32602 and `data` { param, path, reason }, the reason naming the valid networks (e.g. `unknown network \"foo\": this deployment's networks are mainnet, testnet`).","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$","$id":"urn:rpcgate:account:schema:Network"};
+export const account_alertWebhook__result_ajv = validate102;
+const schema52 = {"$ref":"urn:rpcgate:account:schema:AlertWebhook","$id":"urn:rpcgate:account:account_alertWebhook:result"};
+const schema53 = {"type":"object","additionalProperties":false,"required":["url"],"description":"The account's quota-alert webhook. On each alert rpcgate POSTs JSON `{type: \"quota.threshold\", account, subject, app, limit: \"daily\"|\"monthly\", window, threshold, used, limitValue, periodStart, resetAt, time}` with headers `X-Rpcgate-Timestamp: <unix seconds>` and `X-Rpcgate-Signature: sha256=<hex HMAC-SHA256 of \"<timestamp>.<raw body>\" keyed by the secret>`. Verify the signature and reject old timestamps (e.g. > 5 min). A network error or 5xx is retried with exponential backoff (1, 2, 4, 8, 16 s); a 4xx is not. Each threshold is sent once per period.","properties":{"url":{"type":["string","null"],"description":"Null: no webhook."},"secret":{"type":"string","description":"The signing secret; returned only by account_setAlertWebhook, once."}},"$id":"urn:rpcgate:account:schema:AlertWebhook"};
+
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AlertWebhook" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url")){
+validate103.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((key0 === "url") || (key0 === "secret"))){
+validate103.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.url !== undefined && func0.call(data, "url")){
+let data0 = data.url;
+const _errs2 = errors;
+if((typeof data0 !== "string") && (data0 !== null)){
+validate103.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema53.properties.url.type},message:"must be string,null"}];
+return false;
+}
+const _errs3 = errors;
+if(errors === _errs2){
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.secret !== undefined && func0.call(data, "secret")){
+let data1 = data.secret;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
+validate103.errors = [{instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs5 = errors;
+if(errors === _errs4){
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate103.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_alertWebhook:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate103(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate102.errors = vErrors;
+return errors === 0;
+}
+
+export const account_setAlertWebhook__params_ajv = validate105;
+const schema54 = {"$id":"urn:rpcgate:account:account_setAlertWebhook:params","type":"array","items":[{"type":["string","null"],"maxLength":2048}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_setAlertWebhook:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate105.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate105.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate105.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if((typeof data0 !== "string") && (data0 !== null)){
+validate105.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: schema54.items[0].type},message:"must be string,null"}];
+return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
+if(typeof data0 === "string"){
+if(func48(data0) > 2048){
+validate105.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs1){
+}
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate105.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate105.errors = vErrors;
+return errors === 0;
+}
+
+export const account_setAlertWebhook__result_ajv = validate106;
+const schema55 = {"$ref":"urn:rpcgate:account:schema:AlertWebhook","$id":"urn:rpcgate:account:account_setAlertWebhook:result"};
+
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_setAlertWebhook:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate103(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate106.errors = vErrors;
+return errors === 0;
+}
+
+export const alerts_list__params_ajv = validate108;
+const schema56 = {"$id":"urn:rpcgate:account:alerts_list:params","type":"array","maxItems":0};
+
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:alerts_list:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate108.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+else {
+}
+}
+else {
+validate108.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate108.errors = vErrors;
+return errors === 0;
+}
+
+export const alerts_list__result_ajv = validate109;
+const schema57 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:QuotaAlert"},"$id":"urn:rpcgate:account:alerts_list:result"};
+const schema58 = {"type":"object","additionalProperties":false,"description":"A quota threshold crossed in the current period (day or month, UTC). Recorded once per (account, subject, window, period, threshold), whichever replica noticed it first.","required":["subject","app","window","threshold","used","limit","periodStart","resetAt","createdAt"],"properties":{"subject":{"type":"string","enum":["apps","keys"],"description":"`apps`: the account's quotas of access point A (all its apps together); `keys`: the daily quota of its network keys (access point B)."},"app":{"type":["string","null"],"description":"The app whose calls crossed it (subject `apps`); null for keys."},"window":{"type":"string","enum":["day","month"]},"threshold":{"type":"integer","enum":[75,90,100],"description":"Percent of the limit."},"used":{"type":"integer","minimum":0,"description":"Requests counted when it was noticed."},"limit":{"type":"integer","minimum":1},"periodStart":{"type":"string","format":"date-time"},"resetAt":{"type":"string","format":"date-time","description":"When the window resets (the alert disappears then)."},"createdAt":{"type":"string","format":"date-time"}},"$id":"urn:rpcgate:account:schema:QuotaAlert"};
+
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:QuotaAlert" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((((((data.subject === undefined) || (!(func0.call(data, "subject")))) && (missing0 = "subject")) || (((data.app === undefined) || (!(func0.call(data, "app")))) && (missing0 = "app"))) || (((data.window === undefined) || (!(func0.call(data, "window")))) && (missing0 = "window"))) || (((data.threshold === undefined) || (!(func0.call(data, "threshold")))) && (missing0 = "threshold"))) || (((data.used === undefined) || (!(func0.call(data, "used")))) && (missing0 = "used"))) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.periodStart === undefined) || (!(func0.call(data, "periodStart")))) && (missing0 = "periodStart"))) || (((data.resetAt === undefined) || (!(func0.call(data, "resetAt")))) && (missing0 = "resetAt"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
+validate110.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(func0.call(schema58.properties, key0))){
+validate110.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.subject !== undefined && func0.call(data, "subject")){
+let data0 = data.subject;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate110.errors = [{instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs3 = errors;
+const vSchema0 = schema58.properties.subject.enum;
+if(!((data0 === "apps") || (data0 === "keys"))){
+validate110.errors = [{instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/enum",keyword:"enum",params:{allowedValues: schema58.properties.subject.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs2){
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.app !== undefined && func0.call(data, "app")){
+let data1 = data.app;
+const _errs4 = errors;
+if((typeof data1 !== "string") && (data1 !== null)){
+validate110.errors = [{instancePath:instancePath+"/app",schemaPath:"#/properties/app/type",keyword:"type",params:{type: schema58.properties.app.type},message:"must be string,null"}];
+return false;
+}
+const _errs5 = errors;
+if(errors === _errs4){
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.window !== undefined && func0.call(data, "window")){
+let data2 = data.window;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
+validate110.errors = [{instancePath:instancePath+"/window",schemaPath:"#/properties/window/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs7 = errors;
+const vSchema1 = schema58.properties.window.enum;
+if(!((data2 === "day") || (data2 === "month"))){
+validate110.errors = [{instancePath:instancePath+"/window",schemaPath:"#/properties/window/enum",keyword:"enum",params:{allowedValues: schema58.properties.window.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs6){
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.threshold !== undefined && func0.call(data, "threshold")){
+let data3 = data.threshold;
+const _errs8 = errors;
+if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
+validate110.errors = [{instancePath:instancePath+"/threshold",schemaPath:"#/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs9 = errors;
+const vSchema2 = schema58.properties.threshold.enum;
+if(!(((data3 === 75) || (data3 === 90)) || (data3 === 100))){
+validate110.errors = [{instancePath:instancePath+"/threshold",schemaPath:"#/properties/threshold/enum",keyword:"enum",params:{allowedValues: schema58.properties.threshold.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs8){
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.used !== undefined && func0.call(data, "used")){
+let data4 = data.used;
+const _errs10 = errors;
+if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
+validate110.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
+if(typeof data4 == "number"){
+if(data4 < 0 || isNaN(data4)){
+validate110.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs10){
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined && func0.call(data, "limit")){
+let data5 = data.limit;
+const _errs12 = errors;
+if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
+validate110.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs13 = errors;
+if(errors === _errs12){
+if(typeof data5 == "number"){
+if(data5 < 1 || isNaN(data5)){
+validate110.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs12){
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.periodStart !== undefined && func0.call(data, "periodStart")){
+let data6 = data.periodStart;
+const _errs14 = errors;
+const _errs15 = errors;
+if(errors === _errs14){
+if(typeof data6 == "number"){
+}
+if(errors === _errs14){
+if(typeof data6 === "string"){
+}
+else {
+validate110.errors = [{instancePath:instancePath+"/periodStart",schemaPath:"#/properties/periodStart/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === _errs14){
+}
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resetAt !== undefined && func0.call(data, "resetAt")){
+let data7 = data.resetAt;
+const _errs16 = errors;
+const _errs17 = errors;
+if(errors === _errs16){
+if(typeof data7 == "number"){
+}
+if(errors === _errs16){
+if(typeof data7 === "string"){
+}
+else {
+validate110.errors = [{instancePath:instancePath+"/resetAt",schemaPath:"#/properties/resetAt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === _errs16){
+}
+}
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.createdAt !== undefined && func0.call(data, "createdAt")){
+let data8 = data.createdAt;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs18){
+if(typeof data8 == "number"){
+}
+if(errors === _errs18){
+if(typeof data8 === "string"){
+}
+else {
+validate110.errors = [{instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === _errs18){
+}
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate110.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:alerts_list:result" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+var valid0 = true;
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
+const _errs1 = errors;
+if(!(validate110(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+if(!valid0){
+break;
+}
+}
+if(valid0){
+}
+}
+else {
+validate109.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate109.errors = vErrors;
+return errors === 0;
+}
+
+export const networks_list__params_ajv = validate112;
+const schema59 = {"$id":"urn:rpcgate:account:networks_list:params","type":"array","maxItems":0};
+
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:networks_list:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate112.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+else {
+}
+}
+else {
+validate112.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate112.errors = vErrors;
+return errors === 0;
+}
+
+export const networks_list__result_ajv = validate113;
+const schema60 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"},"$id":"urn:rpcgate:account:networks_list:result"};
+const schema61 = {"type":"object","additionalProperties":false,"required":["network","label","chainId","local"],"properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network"},"label":{"type":"string","description":"Display name (the config's `networks.<name>.label`, else the name capitalised)."},"chainId":{"type":"integer","minimum":1},"local":{"type":"boolean","description":"Served by an embedded local chain (no upstream node configured)."}},"description":"A configured network: its name (the path segment of the node API URLs), display name, chain id, and whether an embedded local chain serves it.","$id":"urn:rpcgate:account:schema:ChainNetwork"};
+const schema62 = {"type":"string","description":"A network name: one of the deployment's configured networks (the operator's config `networks`; `networks_list` lists them, with chain ids). Compared case-insensitively (`Mainnet`, `MAINNET` → `mainnet`) and answered with the configured name. A name the deployment does not configure is refused with -32602 and `data` { param, path, reason }, the reason naming the valid networks (e.g. `unknown network \"foo\": this deployment's networks are mainnet, testnet`).","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$","$id":"urn:rpcgate:account:schema:Network"};
 const pattern3 = func50("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "u");
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Network" */;
 let vErrors = null;
 let errors = 0;
@@ -2377,25 +2901,25 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern3.test(data)){
-validate104.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"+"\""}];
+validate115.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 else {
 }
 }
 else {
-validate104.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate104.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ChainNetwork" */;
 let vErrors = null;
 let errors = 0;
@@ -2404,14 +2928,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network")) || (((data.label === undefined) || (!(func0.call(data, "label")))) && (missing0 = "label"))) || (((data.chainId === undefined) || (!(func0.call(data, "chainId")))) && (missing0 = "chainId"))) || (((data.local === undefined) || (!(func0.call(data, "local")))) && (missing0 = "local"))){
-validate103.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate114.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "network") || (key0 === "label")) || (key0 === "chainId")) || (key0 === "local"))){
-validate103.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate114.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2420,8 +2944,8 @@ if(_errs1 === errors){
 if(data.network !== undefined && func0.call(data, "network")){
 let data0 = data.network;
 const _errs2 = errors;
-if(!(validate104(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+if(!(validate115(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 else {
@@ -2436,7 +2960,7 @@ if(data.label !== undefined && func0.call(data, "label")){
 let data1 = data.label;
 const _errs3 = errors;
 if(typeof data1 !== "string"){
-validate103.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate114.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs4 = errors;
@@ -2452,14 +2976,14 @@ if(data.chainId !== undefined && func0.call(data, "chainId")){
 let data2 = data.chainId;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate103.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate114.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 1 || isNaN(data2)){
-validate103.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate114.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
@@ -2478,7 +3002,7 @@ if(data.local !== undefined && func0.call(data, "local")){
 let data3 = data.local;
 const _errs7 = errors;
 if(typeof data3 !== "boolean"){
-validate103.errors = [{instancePath:instancePath+"/local",schemaPath:"#/properties/local/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate114.errors = [{instancePath:instancePath+"/local",schemaPath:"#/properties/local/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs8 = errors;
@@ -2498,18 +3022,18 @@ if(valid0){
 }
 }
 else {
-validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate114.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate103.errors = vErrors;
+validate114.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:networks_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -2521,8 +3045,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate103(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+if(!(validate114(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
 errors = vErrors.length;
 }
 else {
@@ -2536,20 +3060,20 @@ if(valid0){
 }
 }
 else {
-validate102.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate102.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
 
-export const chains_list__params_ajv = validate107;
-const schema55 = {"$id":"urn:rpcgate:account:chains_list:params","type":"array","items":[{"type":"string","maxLength":64}],"additionalItems":false,"minItems":0,"maxItems":1};
+export const chains_list__params_ajv = validate118;
+const schema63 = {"$id":"urn:rpcgate:account:chains_list:params","type":"array","items":[{"type":"string","maxLength":64}],"additionalItems":false,"minItems":0,"maxItems":1};
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:chains_list:params" */;
 let vErrors = null;
 let errors = 0;
@@ -2557,18 +3081,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate107.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate118.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 0){
-validate107.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
+validate118.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate107.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate118.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -2580,14 +3104,14 @@ const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func48(data0) > 64){
-validate107.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate118.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 }
 }
 else {
-validate107.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs1){
@@ -2602,23 +3126,23 @@ if(valid0){
 }
 }
 else {
-validate107.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate107.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
 
-export const chains_list__result_ajv = validate108;
-const schema56 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:Chain"},"$id":"urn:rpcgate:account:chains_list:result"};
-const schema57 = {"type":"object","description":"A chain of this deployment and its networks.","additionalProperties":false,"required":["id","name","networks"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:ChainName"},"name":{"type":"string"},"networks":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"}}},"$id":"urn:rpcgate:account:schema:Chain"};
-const schema58 = {"type":"string","description":"A chain of this deployment, by its id as `chains_list` returns it (compared case-insensitively). An unknown chain is refused with -32602.","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9 _.-]*$","$id":"urn:rpcgate:account:schema:ChainName"};
+export const chains_list__result_ajv = validate119;
+const schema64 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:Chain"},"$id":"urn:rpcgate:account:chains_list:result"};
+const schema65 = {"type":"object","description":"A chain of this deployment and its networks.","additionalProperties":false,"required":["id","name","networks"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:ChainName"},"name":{"type":"string"},"networks":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"}}},"$id":"urn:rpcgate:account:schema:Chain"};
+const schema66 = {"type":"string","description":"A chain of this deployment, by its id as `chains_list` returns it (compared case-insensitively). An unknown chain is refused with -32602.","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9 _.-]*$","$id":"urn:rpcgate:account:schema:ChainName"};
 const pattern4 = func50("^[A-Za-z0-9][A-Za-z0-9 _.-]*$", "u");
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ChainName" */;
 let vErrors = null;
 let errors = 0;
@@ -2626,17 +3150,17 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 64){
-validate110.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate121.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func48(data) < 1){
-validate110.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate121.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data)){
-validate110.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 _.-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 _.-]*$"+"\""}];
+validate121.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 _.-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 _.-]*$"+"\""}];
 return false;
 }
 else {
@@ -2645,18 +3169,18 @@ else {
 }
 }
 else {
-validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate121.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate110.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Chain" */;
 let vErrors = null;
 let errors = 0;
@@ -2665,14 +3189,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.networks === undefined) || (!(func0.call(data, "networks")))) && (missing0 = "networks"))){
-validate109.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate120.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "id") || (key0 === "name")) || (key0 === "networks"))){
-validate109.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate120.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2681,8 +3205,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate110(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate121(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
 errors = vErrors.length;
 }
 else {
@@ -2697,7 +3221,7 @@ if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
 if(typeof data1 !== "string"){
-validate109.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate120.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs4 = errors;
@@ -2720,8 +3244,8 @@ const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 const _errs7 = errors;
-if(!(validate103(data3, {instancePath:instancePath+"/networks/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+if(!(validate114(data3, {instancePath:instancePath+"/networks/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
 errors = vErrors.length;
 }
 else {
@@ -2735,7 +3259,7 @@ if(valid1){
 }
 }
 else {
-validate109.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate120.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs5){
@@ -2754,18 +3278,18 @@ if(valid0){
 }
 }
 else {
-validate109.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate109.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:chains_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -2777,8 +3301,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate109(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
+if(!(validate120(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -2792,20 +3316,20 @@ if(valid0){
 }
 }
 else {
-validate108.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate119.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate108.errors = vErrors;
+validate119.errors = vErrors;
 return errors === 0;
 }
 
-export const useCases_list__params_ajv = validate114;
-const schema59 = {"$id":"urn:rpcgate:account:useCases_list:params","type":"array","maxItems":0};
+export const useCases_list__params_ajv = validate125;
+const schema67 = {"$id":"urn:rpcgate:account:useCases_list:params","type":"array","maxItems":0};
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:useCases_list:params" */;
 let vErrors = null;
 let errors = 0;
@@ -2813,27 +3337,27 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate114.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate125.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate114.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate114.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
 
-export const useCases_list__result_ajv = validate115;
-const schema60 = {"type":"array","items":{"type":"string"},"$id":"urn:rpcgate:account:useCases_list:result"};
+export const useCases_list__result_ajv = validate126;
+const schema68 = {"type":"array","items":{"type":"string"},"$id":"urn:rpcgate:account:useCases_list:result"};
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:useCases_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -2846,7 +3370,7 @@ for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate115.errors = [{instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate126.errors = [{instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs2 = errors;
@@ -2861,23 +3385,23 @@ if(valid0){
 }
 }
 else {
-validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate126.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate115.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_create__params_ajv = validate116;
-const schema61 = {"$id":"urn:rpcgate:account:apps_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewApp"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema62 = {"type":"object","description":"A new app (access point A).","additionalProperties":false,"required":["name","useCase","chain","services"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"}},"$id":"urn:rpcgate:account:schema:NewApp"};
-const schema63 = {"type":"string","description":"A display name: 1–64 characters of printable text (no control characters), not only spaces. Leading and trailing spaces are trimmed; everything else is stored verbatim and never interpreted (HTML or SQL in a name is just text).","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:Name"};
+export const apps_create__params_ajv = validate127;
+const schema69 = {"$id":"urn:rpcgate:account:apps_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewApp"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema70 = {"type":"object","description":"A new app (access point A).","additionalProperties":false,"required":["name","useCase","chain","services"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"}},"$id":"urn:rpcgate:account:schema:NewApp"};
+const schema71 = {"type":"string","description":"A display name: 1–64 characters of printable text (no control characters), not only spaces. Leading and trailing spaces are trimmed; everything else is stored verbatim and never interpreted (HTML or SQL in a name is just text).","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:Name"};
 const pattern5 = func50("^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$", "u");
 
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Name" */;
 let vErrors = null;
 let errors = 0;
@@ -2885,17 +3409,17 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 64){
-validate118.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate129.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func48(data) < 1){
-validate118.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate129.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern5.test(data)){
-validate118.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
+validate129.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
 return false;
 }
 else {
@@ -2904,20 +3428,20 @@ else {
 }
 }
 else {
-validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate129.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate118.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
 
-const schema64 = {"type":"string","description":"Free text, at most 500 characters (line breaks and tabs allowed, other control characters not). Stored verbatim.","maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$","$id":"urn:rpcgate:account:schema:Description"};
+const schema72 = {"type":"string","description":"Free text, at most 500 characters (line breaks and tabs allowed, other control characters not). Stored verbatim.","maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$","$id":"urn:rpcgate:account:schema:Description"};
 const pattern6 = func50("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Description" */;
 let vErrors = null;
 let errors = 0;
@@ -2925,12 +3449,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 500){
-validate120.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
+validate131.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
 return false;
 }
 else {
 if(!pattern6.test(data)){
-validate120.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate131.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 else {
@@ -2938,19 +3462,19 @@ else {
 }
 }
 else {
-validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate131.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate120.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
 
-const schema65 = {"type":"string","description":"What the app is for. An open list: `useCases_list` offers Defi, Analytics, Gaming, Wallet, NFT, Infrastructure and Other, and any other short text (1–64 characters) is accepted.","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:UseCase"};
+const schema73 = {"type":"string","description":"What the app is for. An open list: `useCases_list` offers Defi, Analytics, Gaming, Wallet, NFT, Infrastructure and Other, and any other short text (1–64 characters) is accepted.","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:UseCase"};
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:UseCase" */;
 let vErrors = null;
 let errors = 0;
@@ -2958,17 +3482,17 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 64){
-validate122.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate133.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func48(data) < 1){
-validate122.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate133.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern5.test(data)){
-validate122.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
+validate133.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
 return false;
 }
 else {
@@ -2977,44 +3501,44 @@ else {
 }
 }
 else {
-validate122.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate122.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
 
-const schema66 = {"type":"array","description":"The services the app uses (at least one, no duplicates).","items":{"$ref":"urn:rpcgate:account:schema:Service"},"minItems":1,"uniqueItems":true,"tsType":"Service[]","$id":"urn:rpcgate:account:schema:Services"};
-const schema67 = {"type":"string","description":"A service the app uses. `node-api`: the JSON-RPC node API.","enum":["node-api"],"$id":"urn:rpcgate:account:schema:Service"};
+const schema74 = {"type":"array","description":"The services the app uses (at least one, no duplicates).","items":{"$ref":"urn:rpcgate:account:schema:Service"},"minItems":1,"uniqueItems":true,"tsType":"Service[]","$id":"urn:rpcgate:account:schema:Services"};
+const schema75 = {"type":"string","description":"A service the app uses. `node-api`: the JSON-RPC node API.","enum":["node-api"],"$id":"urn:rpcgate:account:schema:Service"};
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Service" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate126.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate137.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs0 = errors;
-const vSchema0 = schema67.enum;
+const vSchema0 = schema75.enum;
 if(!(data === "node-api")){
-validate126.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema67.enum},message:"must be equal to one of the allowed values"}];
+validate137.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema75.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
 }
 if(errors === 0){
 }
-validate126.errors = vErrors;
+validate137.errors = vErrors;
 return errors === 0;
 }
 
 const func32 = ajvEqual;
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Services" */;
 let vErrors = null;
 let errors = 0;
@@ -3022,7 +3546,7 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length < 1){
-validate125.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate136.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -3031,8 +3555,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate126(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
+if(!(validate137(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
 errors = vErrors.length;
 }
 else {
@@ -3052,7 +3576,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func32(data[i1], data[j0])){
-validate125.errors = [{instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
+validate136.errors = [{instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
 return false;
 valid1 = false;
 break outer0;
@@ -3066,18 +3590,18 @@ if(valid1){
 }
 }
 else {
-validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate136.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate125.errors = vErrors;
+validate136.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewApp" */;
 let vErrors = null;
 let errors = 0;
@@ -3086,14 +3610,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name")) || (((data.useCase === undefined) || (!(func0.call(data, "useCase")))) && (missing0 = "useCase"))) || (((data.chain === undefined) || (!(func0.call(data, "chain")))) && (missing0 = "chain"))) || (((data.services === undefined) || (!(func0.call(data, "services")))) && (missing0 = "services"))){
-validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate128.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "name") || (key0 === "description")) || (key0 === "useCase")) || (key0 === "chain")) || (key0 === "services"))){
-validate117.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate128.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3102,8 +3626,8 @@ if(_errs1 === errors){
 if(data.name !== undefined && func0.call(data, "name")){
 let data0 = data.name;
 const _errs2 = errors;
-if(!(validate118(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+if(!(validate129(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
 errors = vErrors.length;
 }
 else {
@@ -3117,8 +3641,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data1 = data.description;
 const _errs3 = errors;
-if(!(validate120(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate131(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
 errors = vErrors.length;
 }
 else {
@@ -3132,8 +3656,8 @@ if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
 let data2 = data.useCase;
 const _errs4 = errors;
-if(!(validate122(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
+if(!(validate133(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
 errors = vErrors.length;
 }
 else {
@@ -3147,8 +3671,8 @@ if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
 let data3 = data.chain;
 const _errs5 = errors;
-if(!(validate110(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate121(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
 errors = vErrors.length;
 }
 else {
@@ -3162,8 +3686,8 @@ if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
 let data4 = data.services;
 const _errs6 = errors;
-if(!(validate125(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate136(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 else {
@@ -3183,18 +3707,18 @@ if(valid0){
 }
 }
 else {
-validate117.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate128.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate117.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_create:params" */;
 let vErrors = null;
 let errors = 0;
@@ -3202,18 +3726,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate116.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate127.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate116.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate127.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate116.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate127.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -3221,8 +3745,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate117(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+if(!(validate128(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
 errors = vErrors.length;
 }
 else {
@@ -3236,23 +3760,23 @@ if(valid0){
 }
 }
 else {
-validate116.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate127.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate116.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_create__result_ajv = validate130;
-const schema68 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_create:result"};
-const schema69 = {"type":"object","description":"An app with its API key and its node API URL per network.","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt","keyRotatedAt","key","urls"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"keyRotatedAt":{"description":"When the key was last rotated; null if never.","oneOf":[{"$ref":"urn:rpcgate:account:schema:Timestamp"},{"type":"null"}]},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"urls":{"type":"object","description":"Node API URL (access point A, `…/{network}/v2/{key}`) per network.","additionalProperties":{"type":"string"}},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:App"};
-const schema70 = {"type":"string","description":"An app id: `app_` and 128 random bits in base58.","pattern":"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AppId"};
+export const apps_create__result_ajv = validate141;
+const schema76 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_create:result"};
+const schema77 = {"type":"object","description":"An app with its API key and its node API URL per network.","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt","keyRotatedAt","key","urls"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"keyRotatedAt":{"description":"When the key was last rotated; null if never.","oneOf":[{"$ref":"urn:rpcgate:account:schema:Timestamp"},{"type":"null"}]},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"urls":{"type":"object","description":"Node API URL (access point A, `…/{network}/v2/{key}`) per network.","additionalProperties":{"type":"string"}},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:App"};
+const schema78 = {"type":"string","description":"An app id: `app_` and 128 random bits in base58.","pattern":"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AppId"};
 const pattern8 = func50("^app_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppId" */;
 let vErrors = null;
 let errors = 0;
@@ -3260,44 +3784,16 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate132.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate143.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
 if(!pattern8.test(data)){
-validate132.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+validate143.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
 }
-}
-}
-else {
-validate132.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate132.errors = vErrors;
-return errors === 0;
-}
-
-const schema71 = {"type":"string","description":"An API key (192 random bits, base58). It goes only in the node API URL path.","pattern":"^[1-9A-HJ-NP-Za-km-z]{20,64}$","$id":"urn:rpcgate:account:schema:ApiKey"};
-const pattern9 = func50("^[1-9A-HJ-NP-Za-km-z]{20,64}$", "u");
-
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:ApiKey" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(typeof data === "string"){
-if(!pattern9.test(data)){
-validate143.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[1-9A-HJ-NP-Za-km-z]{20,64}$"},message:"must match pattern \""+"^[1-9A-HJ-NP-Za-km-z]{20,64}$"+"\""}];
-return false;
-}
-else {
 }
 }
 else {
@@ -3311,9 +3807,37 @@ validate143.errors = vErrors;
 return errors === 0;
 }
 
-const schema72 = {"description":"Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` or `exp - now` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`); an `iat` in the future (beyond 30 s) or timestamps in milliseconds are refused for every app (`issued in the future`, `timestamp in milliseconds`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).","oneOf":[{"type":"integer","minimum":60,"maximum":31536000},{"type":"null"}],"$id":"urn:rpcgate:account:schema:JwtMaxLifetime"};
+const schema79 = {"type":"string","description":"An API key (192 random bits, base58). It goes only in the node API URL path.","pattern":"^[1-9A-HJ-NP-Za-km-z]{20,64}$","$id":"urn:rpcgate:account:schema:ApiKey"};
+const pattern9 = func50("^[1-9A-HJ-NP-Za-km-z]{20,64}$", "u");
 
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:ApiKey" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(!pattern9.test(data)){
+validate154.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[1-9A-HJ-NP-Za-km-z]{20,64}$"},message:"must match pattern \""+"^[1-9A-HJ-NP-Za-km-z]{20,64}$"+"\""}];
+return false;
+}
+else {
+}
+}
+else {
+validate154.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate154.errors = vErrors;
+return errors === 0;
+}
+
+const schema80 = {"description":"Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` or `exp - now` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`); an `iat` in the future (beyond 30 s) or timestamps in milliseconds are refused for every app (`issued in the future`, `timestamp in milliseconds`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).","oneOf":[{"type":"integer","minimum":60,"maximum":31536000},{"type":"null"}],"$id":"urn:rpcgate:account:schema:JwtMaxLifetime"};
+
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtMaxLifetime" */;
 let vErrors = null;
 let errors = 0;
@@ -3401,7 +3925,7 @@ else {
 vErrors.push(err4);
 }
 errors++;
-validate145.errors = vErrors;
+validate156.errors = vErrors;
 return false;
 }
 else {
@@ -3417,12 +3941,12 @@ vErrors = null;
 }
 if(errors === 0){
 }
-validate145.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:App" */;
 let vErrors = null;
 let errors = 0;
@@ -3431,14 +3955,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.useCase === undefined) || (!(func0.call(data, "useCase")))) && (missing0 = "useCase"))) || (((data.chain === undefined) || (!(func0.call(data, "chain")))) && (missing0 = "chain"))) || (((data.services === undefined) || (!(func0.call(data, "services")))) && (missing0 = "services"))) || (((data.requireJwt === undefined) || (!(func0.call(data, "requireJwt")))) && (missing0 = "requireJwt"))) || (((data.jwtMaxLifetimeSec === undefined) || (!(func0.call(data, "jwtMaxLifetimeSec")))) && (missing0 = "jwtMaxLifetimeSec"))) || (((data.networks === undefined) || (!(func0.call(data, "networks")))) && (missing0 = "networks"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.updatedAt === undefined) || (!(func0.call(data, "updatedAt")))) && (missing0 = "updatedAt"))) || (((data.keyRotatedAt === undefined) || (!(func0.call(data, "keyRotatedAt")))) && (missing0 = "keyRotatedAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.urls === undefined) || (!(func0.call(data, "urls")))) && (missing0 = "urls"))){
-validate131.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate142.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema69.properties, key0))){
-validate131.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema77.properties, key0))){
+validate142.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3447,8 +3971,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate132(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate143(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -3462,8 +3986,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate118(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+if(!(validate129(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
 errors = vErrors.length;
 }
 else {
@@ -3477,8 +4001,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data2 = data.description;
 const _errs4 = errors;
-if(!(validate120(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate131(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
 errors = vErrors.length;
 }
 else {
@@ -3492,8 +4016,8 @@ if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
 let data3 = data.useCase;
 const _errs5 = errors;
-if(!(validate122(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
+if(!(validate133(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
 errors = vErrors.length;
 }
 else {
@@ -3507,8 +4031,8 @@ if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
 let data4 = data.chain;
 const _errs6 = errors;
-if(!(validate110(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate121(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
 errors = vErrors.length;
 }
 else {
@@ -3522,8 +4046,8 @@ if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
 let data5 = data.services;
 const _errs7 = errors;
-if(!(validate125(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate136(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 else {
@@ -3538,7 +4062,7 @@ if(data.requireJwt !== undefined && func0.call(data, "requireJwt")){
 let data6 = data.requireJwt;
 const _errs8 = errors;
 if(typeof data6 !== "boolean"){
-validate131.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate142.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs9 = errors;
@@ -3561,8 +4085,8 @@ const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
 let data8 = data7[i0];
 const _errs12 = errors;
-if(!(validate104(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+if(!(validate115(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 else {
@@ -3576,7 +4100,7 @@ if(valid1){
 }
 }
 else {
-validate131.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate142.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs10){
@@ -3670,7 +4194,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate131.errors = vErrors;
+validate142.errors = vErrors;
 return false;
 }
 else {
@@ -3695,8 +4219,8 @@ if(valid0){
 if(data.key !== undefined && func0.call(data, "key")){
 let data12 = data.key;
 const _errs20 = errors;
-if(!(validate143(data12, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate154(data12, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
 errors = vErrors.length;
 }
 else {
@@ -3718,7 +4242,7 @@ for(const key1 of Object.keys(data13)){
 let data14 = data13[key1];
 const _errs24 = errors;
 if(typeof data14 !== "string"){
-validate131.errors = [{instancePath:instancePath+"/urls/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/urls/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate142.errors = [{instancePath:instancePath+"/urls/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/urls/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs25 = errors;
@@ -3733,7 +4257,7 @@ if(_errs23 === errors){
 }
 }
 else {
-validate131.errors = [{instancePath:instancePath+"/urls",schemaPath:"#/properties/urls/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate142.errors = [{instancePath:instancePath+"/urls",schemaPath:"#/properties/urls/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs21){
@@ -3748,8 +4272,8 @@ if(valid0){
 if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
 let data15 = data.jwtMaxLifetimeSec;
 const _errs26 = errors;
-if(!(validate145(data15, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
-vErrors = vErrors === null ? validate145.errors : vErrors.concat(validate145.errors);
+if(!(validate156(data15, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
 errors = vErrors.length;
 }
 else {
@@ -3764,7 +4288,7 @@ if(data.logBodies !== undefined && func0.call(data, "logBodies")){
 let data16 = data.logBodies;
 const _errs27 = errors;
 if(typeof data16 !== "boolean"){
-validate131.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate142.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs28 = errors;
@@ -3795,35 +4319,35 @@ if(valid0){
 }
 }
 else {
-validate131.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate142.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate131.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_create:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate131(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate130.errors = vErrors;
+validate141.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_list__params_ajv = validate148;
-const schema73 = {"$id":"urn:rpcgate:account:apps_list:params","type":"array","maxItems":0};
+export const apps_list__params_ajv = validate159;
+const schema81 = {"$id":"urn:rpcgate:account:apps_list:params","type":"array","maxItems":0};
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_list:params" */;
 let vErrors = null;
 let errors = 0;
@@ -3831,28 +4355,28 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate148.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate159.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate148.errors = vErrors;
+validate159.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_list__result_ajv = validate149;
-const schema74 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AppSummary"},"$id":"urn:rpcgate:account:apps_list:result"};
-const schema75 = {"type":"object","description":"An app as listed (without its key).","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppSummary"};
+export const apps_list__result_ajv = validate160;
+const schema82 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AppSummary"},"$id":"urn:rpcgate:account:apps_list:result"};
+const schema83 = {"type":"object","description":"An app as listed (without its key).","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppSummary"};
 
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppSummary" */;
 let vErrors = null;
 let errors = 0;
@@ -3861,14 +4385,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.useCase === undefined) || (!(func0.call(data, "useCase")))) && (missing0 = "useCase"))) || (((data.chain === undefined) || (!(func0.call(data, "chain")))) && (missing0 = "chain"))) || (((data.services === undefined) || (!(func0.call(data, "services")))) && (missing0 = "services"))) || (((data.requireJwt === undefined) || (!(func0.call(data, "requireJwt")))) && (missing0 = "requireJwt"))) || (((data.jwtMaxLifetimeSec === undefined) || (!(func0.call(data, "jwtMaxLifetimeSec")))) && (missing0 = "jwtMaxLifetimeSec"))) || (((data.networks === undefined) || (!(func0.call(data, "networks")))) && (missing0 = "networks"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.updatedAt === undefined) || (!(func0.call(data, "updatedAt")))) && (missing0 = "updatedAt"))){
-validate150.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate161.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema75.properties, key0))){
-validate150.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema83.properties, key0))){
+validate161.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3877,8 +4401,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate132(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate143(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -3892,8 +4416,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate118(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+if(!(validate129(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
 errors = vErrors.length;
 }
 else {
@@ -3907,8 +4431,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data2 = data.description;
 const _errs4 = errors;
-if(!(validate120(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate131(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
 errors = vErrors.length;
 }
 else {
@@ -3922,8 +4446,8 @@ if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
 let data3 = data.useCase;
 const _errs5 = errors;
-if(!(validate122(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
+if(!(validate133(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
 errors = vErrors.length;
 }
 else {
@@ -3937,8 +4461,8 @@ if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
 let data4 = data.chain;
 const _errs6 = errors;
-if(!(validate110(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate121(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
 errors = vErrors.length;
 }
 else {
@@ -3952,8 +4476,8 @@ if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
 let data5 = data.services;
 const _errs7 = errors;
-if(!(validate125(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate136(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 else {
@@ -3968,7 +4492,7 @@ if(data.requireJwt !== undefined && func0.call(data, "requireJwt")){
 let data6 = data.requireJwt;
 const _errs8 = errors;
 if(typeof data6 !== "boolean"){
-validate150.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate161.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs9 = errors;
@@ -3991,8 +4515,8 @@ const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
 let data8 = data7[i0];
 const _errs12 = errors;
-if(!(validate104(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+if(!(validate115(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 else {
@@ -4006,7 +4530,7 @@ if(valid1){
 }
 }
 else {
-validate150.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate161.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs10){
@@ -4051,8 +4575,8 @@ if(valid0){
 if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
 let data11 = data.jwtMaxLifetimeSec;
 const _errs15 = errors;
-if(!(validate145(data11, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
-vErrors = vErrors === null ? validate145.errors : vErrors.concat(validate145.errors);
+if(!(validate156(data11, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
 errors = vErrors.length;
 }
 else {
@@ -4067,7 +4591,7 @@ if(data.logBodies !== undefined && func0.call(data, "logBodies")){
 let data12 = data.logBodies;
 const _errs16 = errors;
 if(typeof data12 !== "boolean"){
-validate150.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate161.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs17 = errors;
@@ -4095,18 +4619,18 @@ if(valid0){
 }
 }
 else {
-validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate150.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -4118,8 +4642,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate150(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate150.errors : vErrors.concat(validate150.errors);
+if(!(validate161(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
 errors = vErrors.length;
 }
 else {
@@ -4133,20 +4657,20 @@ if(valid0){
 }
 }
 else {
-validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate160.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate149.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_usage__params_ajv = validate162;
-const schema76 = {"$id":"urn:rpcgate:account:apps_usage:params","type":"array","maxItems":0};
+export const apps_usage__params_ajv = validate173;
+const schema84 = {"$id":"urn:rpcgate:account:apps_usage:params","type":"array","maxItems":0};
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_usage:params" */;
 let vErrors = null;
 let errors = 0;
@@ -4154,29 +4678,29 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate162.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate173.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate162.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_usage__result_ajv = validate163;
-const schema77 = {"$ref":"urn:rpcgate:account:schema:AppsUsage","$id":"urn:rpcgate:account:apps_usage:result"};
-const schema78 = {"type":"object","description":"Your apps against the account's limits of access point A: the daily and monthly quotas shared by all your apps, each app's own per-second rate, and the number of apps.","additionalProperties":false,"required":["apps","maxApps","perSecond","quotas"],"properties":{"apps":{"type":"integer","minimum":0,"description":"Your apps now."},"maxApps":{"type":"integer","minimum":1,"description":"Most apps one account may have (config `accounts.maxAppsPerUser`)."},"perSecond":{"type":["integer","null"],"minimum":0,"description":"Requests per second each app may make (its own, not shared); null: no per-second rate."},"quotas":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AccountQuota"},"description":"The account's quotas, shortest period first."}},"$id":"urn:rpcgate:account:schema:AppsUsage"};
-const schema79 = {"type":"object","description":"One quota of the account (all its apps together) in the current UTC window, as the rate limiter counts it.","additionalProperties":false,"required":["period","used","limit","remaining","resetAt"],"properties":{"period":{"type":"string","enum":["day","month"]},"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AccountQuota"};
+export const apps_usage__result_ajv = validate174;
+const schema85 = {"$ref":"urn:rpcgate:account:schema:AppsUsage","$id":"urn:rpcgate:account:apps_usage:result"};
+const schema86 = {"type":"object","description":"Your apps against the account's limits of access point A: the daily and monthly quotas shared by all your apps, each app's own per-second rate, and the number of apps.","additionalProperties":false,"required":["apps","maxApps","perSecond","quotas"],"properties":{"apps":{"type":"integer","minimum":0,"description":"Your apps now."},"maxApps":{"type":"integer","minimum":1,"description":"Most apps one account may have (config `accounts.maxAppsPerUser`)."},"perSecond":{"type":["integer","null"],"minimum":0,"description":"Requests per second each app may make (its own, not shared); null: no per-second rate."},"quotas":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AccountQuota"},"description":"The account's quotas, shortest period first."}},"$id":"urn:rpcgate:account:schema:AppsUsage"};
+const schema87 = {"type":"object","description":"One quota of the account (all its apps together) in the current UTC window, as the rate limiter counts it.","additionalProperties":false,"required":["period","used","limit","remaining","resetAt"],"properties":{"period":{"type":"string","enum":["day","month"]},"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AccountQuota"};
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AccountQuota" */;
 let vErrors = null;
 let errors = 0;
@@ -4185,14 +4709,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.period === undefined) || (!(func0.call(data, "period")))) && (missing0 = "period")) || (((data.used === undefined) || (!(func0.call(data, "used")))) && (missing0 = "used"))) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.remaining === undefined) || (!(func0.call(data, "remaining")))) && (missing0 = "remaining"))) || (((data.resetAt === undefined) || (!(func0.call(data, "resetAt")))) && (missing0 = "resetAt"))){
-validate165.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate176.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "period") || (key0 === "used")) || (key0 === "limit")) || (key0 === "remaining")) || (key0 === "resetAt"))){
-validate165.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate176.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4202,13 +4726,13 @@ if(data.period !== undefined && func0.call(data, "period")){
 let data0 = data.period;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate165.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate176.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
-const vSchema0 = schema79.properties.period.enum;
+const vSchema0 = schema87.properties.period.enum;
 if(!((data0 === "day") || (data0 === "month"))){
-validate165.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/enum",keyword:"enum",params:{allowedValues: schema79.properties.period.enum},message:"must be equal to one of the allowed values"}];
+validate176.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/enum",keyword:"enum",params:{allowedValues: schema87.properties.period.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -4225,14 +4749,14 @@ if(data.used !== undefined && func0.call(data, "used")){
 let data1 = data.used;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate165.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate176.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate165.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate176.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -4251,14 +4775,14 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data2 = data.limit;
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate165.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate176.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate165.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate176.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -4277,14 +4801,14 @@ if(data.remaining !== undefined && func0.call(data, "remaining")){
 let data3 = data.remaining;
 const _errs8 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
-validate165.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate176.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate165.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate176.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -4323,18 +4847,18 @@ if(valid0){
 }
 }
 else {
-validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate165.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppsUsage" */;
 let vErrors = null;
 let errors = 0;
@@ -4343,14 +4867,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.apps === undefined) || (!(func0.call(data, "apps")))) && (missing0 = "apps")) || (((data.maxApps === undefined) || (!(func0.call(data, "maxApps")))) && (missing0 = "maxApps"))) || (((data.perSecond === undefined) || (!(func0.call(data, "perSecond")))) && (missing0 = "perSecond"))) || (((data.quotas === undefined) || (!(func0.call(data, "quotas")))) && (missing0 = "quotas"))){
-validate164.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate175.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "apps") || (key0 === "maxApps")) || (key0 === "perSecond")) || (key0 === "quotas"))){
-validate164.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate175.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4360,14 +4884,14 @@ if(data.apps !== undefined && func0.call(data, "apps")){
 let data0 = data.apps;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate164.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate175.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate164.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate175.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -4386,14 +4910,14 @@ if(data.maxApps !== undefined && func0.call(data, "maxApps")){
 let data1 = data.maxApps;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate164.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate175.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 1 || isNaN(data1)){
-validate164.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate175.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
@@ -4412,14 +4936,14 @@ if(data.perSecond !== undefined && func0.call(data, "perSecond")){
 let data2 = data.perSecond;
 const _errs6 = errors;
 if((!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))) && (data2 !== null)){
-validate164.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/type",keyword:"type",params:{type: schema78.properties.perSecond.type},message:"must be integer,null"}];
+validate175.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/type",keyword:"type",params:{type: schema86.properties.perSecond.type},message:"must be integer,null"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate164.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate175.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -4445,8 +4969,8 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 const _errs10 = errors;
-if(!(validate165(data4, {instancePath:instancePath+"/quotas/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+if(!(validate176(data4, {instancePath:instancePath+"/quotas/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
 errors = vErrors.length;
 }
 else {
@@ -4460,262 +4984,13 @@ if(valid1){
 }
 }
 else {
-validate164.errors = [{instancePath:instancePath+"/quotas",schemaPath:"#/properties/quotas/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate175.errors = [{instancePath:instancePath+"/quotas",schemaPath:"#/properties/quotas/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-}
-}
-}
-}
-}
-}
-}
-else {
-validate164.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate164.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_usage:result" */;
-let vErrors = null;
-let errors = 0;
-if(!(validate164(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
-errors = vErrors.length;
-}
-else {
-}
-validate163.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_get__params_ajv = validate169;
-const schema80 = {"$id":"urn:rpcgate:account:apps_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
-
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_get:params" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 1){
-validate169.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-if(data.length < 1){
-validate169.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
-return false;
-}
-else {
-const len0 = data.length;
-if(!(len0 <= 1)){
-validate169.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-const len1 = data.length;
-if(len1 > 0){
-let data0 = data[0];
-const _errs1 = errors;
-if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs1 === errors;
-}
-if(valid0){
-}
-}
-}
-}
-}
-else {
-validate169.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate169.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_get__result_ajv = validate171;
-const schema81 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_get:result"};
-
-function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_get:result" */;
-let vErrors = null;
-let errors = 0;
-if(!(validate131(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
-errors = vErrors.length;
-}
-else {
-}
-validate171.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_metrics__params_ajv = validate173;
-const schema82 = {"$id":"urn:rpcgate:account:apps_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema83 = {"type":"object","description":"A time range and a granularity. `from` is aligned down to the start of its bucket (a whole UTC minute, hour or day); `to` is exclusive. `to` must be after `from`, and the range may hold at most 1,500 buckets (e.g. 25 hours of minutes, 62 days of hours, 4 years of days); otherwise -32602 with `data` { param, path, reason } (and `maxPoints`, `points` for a range that is too long).","additionalProperties":false,"required":["from","to","granularity"],"properties":{"from":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Start of the range (inclusive; aligned down to the granularity)."},"to":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"End of the range (exclusive)."},"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network; absent = every network."}},"$id":"urn:rpcgate:account:schema:MetricsQuery"};
-const schema84 = {"type":"string","description":"A point in time for a metrics query: ISO 8601 with a time and an explicit zone (`2025-03-01T09:00:00Z`, `2025-03-01T10:00:00.000+01:00`). Epoch numbers are not accepted; results use `Timestamp` (UTC).","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$","maxLength":35,"$id":"urn:rpcgate:account:schema:MetricsTime"};
-const pattern10 = func50("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
-
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:MetricsTime" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(typeof data === "string"){
-if(func48(data) > 35){
-validate176.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
-return false;
-}
-else {
-if(!pattern10.test(data)){
-validate176.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
-return false;
-}
-else {
-}
-}
-}
-else {
-validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate176.errors = vErrors;
-return errors === 0;
-}
-
-const schema85 = {"type":"string","description":"Bucket size of a metrics series: a UTC minute, hour or day.","enum":["minute","hour","day"],"$id":"urn:rpcgate:account:schema:Granularity"};
-
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:Granularity" */;
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-validate179.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs0 = errors;
-const vSchema0 = schema85.enum;
-if(!(((data === "minute") || (data === "hour")) || (data === "day"))){
-validate179.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema85.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-else {
-}
-if(errors === 0){
-}
-validate179.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:MetricsQuery" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((data.from === undefined) || (!(func0.call(data, "from")))) && (missing0 = "from")) || (((data.to === undefined) || (!(func0.call(data, "to")))) && (missing0 = "to"))) || (((data.granularity === undefined) || (!(func0.call(data, "granularity")))) && (missing0 = "granularity"))){
-validate175.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 of Object.keys(data)){
-if(!((((key0 === "from") || (key0 === "to")) || (key0 === "granularity")) || (key0 === "network"))){
-validate175.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.from !== undefined && func0.call(data, "from")){
-let data0 = data.from;
-const _errs2 = errors;
-if(!(validate176(data0, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.to !== undefined && func0.call(data, "to")){
-let data1 = data.to;
-const _errs3 = errors;
-if(!(validate176(data1, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.granularity !== undefined && func0.call(data, "granularity")){
-let data2 = data.granularity;
-const _errs4 = errors;
-if(!(validate179(data2, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
-vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.network !== undefined && func0.call(data, "network")){
-let data3 = data.network;
-const _errs5 = errors;
-if(!(validate104(data3, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
@@ -4740,26 +5015,43 @@ return errors === 0;
 }
 
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_metrics:params" */;
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_usage:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate175(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate174.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_get__params_ajv = validate180;
+const schema88 = {"$id":"urn:rpcgate:account:apps_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_get:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
-if(data.length > 2){
-validate173.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+if(data.length > 1){
+validate180.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
-if(data.length < 2){
-validate173.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+if(data.length < 1){
+validate180.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
-if(!(len0 <= 2)){
-validate173.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+if(!(len0 <= 1)){
+validate180.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -4767,8 +5059,240 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate180.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate180.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_get__result_ajv = validate182;
+const schema89 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_get:result"};
+
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_get:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate182.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_metrics__params_ajv = validate184;
+const schema90 = {"$id":"urn:rpcgate:account:apps_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema91 = {"type":"object","description":"A time range and a granularity. `from` is aligned down to the start of its bucket (a whole UTC minute, hour or day); `to` is exclusive. `to` must be after `from`, and the range may hold at most 1,500 buckets (e.g. 25 hours of minutes, 62 days of hours, 4 years of days); otherwise -32602 with `data` { param, path, reason } (and `maxPoints`, `points` for a range that is too long).","additionalProperties":false,"required":["from","to","granularity"],"properties":{"from":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Start of the range (inclusive; aligned down to the granularity)."},"to":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"End of the range (exclusive)."},"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network; absent = every network."}},"$id":"urn:rpcgate:account:schema:MetricsQuery"};
+const schema92 = {"type":"string","description":"A point in time for a metrics query: ISO 8601 with a time and an explicit zone (`2025-03-01T09:00:00Z`, `2025-03-01T10:00:00.000+01:00`). Epoch numbers are not accepted; results use `Timestamp` (UTC).","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$","maxLength":35,"$id":"urn:rpcgate:account:schema:MetricsTime"};
+const pattern10 = func50("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
+
+function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:MetricsTime" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(func48(data) > 35){
+validate187.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
+return false;
+}
+else {
+if(!pattern10.test(data)){
+validate187.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+else {
+validate187.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate187.errors = vErrors;
+return errors === 0;
+}
+
+const schema93 = {"type":"string","description":"Bucket size of a metrics series: a UTC minute, hour or day.","enum":["minute","hour","day"],"$id":"urn:rpcgate:account:schema:Granularity"};
+
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Granularity" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "string"){
+validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs0 = errors;
+const vSchema0 = schema93.enum;
+if(!(((data === "minute") || (data === "hour")) || (data === "day"))){
+validate190.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema93.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === 0){
+}
+validate190.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:MetricsQuery" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.from === undefined) || (!(func0.call(data, "from")))) && (missing0 = "from")) || (((data.to === undefined) || (!(func0.call(data, "to")))) && (missing0 = "to"))) || (((data.granularity === undefined) || (!(func0.call(data, "granularity")))) && (missing0 = "granularity"))){
+validate186.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((((key0 === "from") || (key0 === "to")) || (key0 === "granularity")) || (key0 === "network"))){
+validate186.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.from !== undefined && func0.call(data, "from")){
+let data0 = data.from;
+const _errs2 = errors;
+if(!(validate187(data0, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.to !== undefined && func0.call(data, "to")){
+let data1 = data.to;
+const _errs3 = errors;
+if(!(validate187(data1, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.granularity !== undefined && func0.call(data, "granularity")){
+let data2 = data.granularity;
+const _errs4 = errors;
+if(!(validate190(data2, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
+vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.network !== undefined && func0.call(data, "network")){
+let data3 = data.network;
+const _errs5 = errors;
+if(!(validate115(data3, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+else {
+validate186.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate186.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_metrics:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 2){
+validate184.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+if(data.length < 2){
+validate184.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 2)){
+validate184.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -4779,8 +5303,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate175(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
+if(!(validate186(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
 else {
@@ -4795,23 +5319,23 @@ if(valid0){
 }
 }
 else {
-validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate184.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate173.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_metrics__result_ajv = validate183;
-const schema86 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:apps_metrics:result"};
-const schema87 = {"type":"object","description":"Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flush (rpcgate writes usage every few seconds, the current minute as a partial row: `durability.usageFlushIntervalMs`).","additionalProperties":false,"required":["granularity","from","to","points","summary"],"properties":{"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"from":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the first bucket (`from` aligned down)."},"to":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"End of the range (exclusive), as asked."},"points":{"type":"array","maxItems":1500,"items":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"summary":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"$id":"urn:rpcgate:account:schema:UsageSeries"};
-const schema88 = {"type":"object","description":"The metered calls of one bucket (or, as `summary`, of the whole range).","additionalProperties":false,"required":["start","total","success","cacheHits","units","successRate","byOutcome","errorsByCode","methods","latencyMs"],"properties":{"start":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the bucket (UTC)."},"total":{"type":"integer","minimum":0,"description":"Every metered call, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."},"cacheHits":{"type":"integer","minimum":0,"description":"Calls answered from rpcgate's response cache instead of the node (a part of `success`; counted, limited and billed like any call)."},"units":{"type":"integer","minimum":0,"description":"Compute units of every metered call: each call weighs its method's `x-gateway.units` in the node contract (openrpc.json; Alchemy's published weights, e.g. eth_blockNumber 10, eth_call 26, eth_getLogs 60), a delivered notification what eth_subscribe does — what a plan's unit limits count."},"successRate":{"type":["number","null"],"minimum":0,"maximum":1,"description":"`success / total` (0…1); null when there were no calls."},"byOutcome":{"$ref":"urn:rpcgate:account:schema:OutcomeCounts"},"errorsByCode":{"type":"object","description":"Calls that did not succeed, by JSON-RPC error code: the key is the code as a string (e.g. `\"-32005\"`; `\"0\"` = no code). Key order carries no meaning (JSON parsers list integer-like keys first).","propertyNames":{"pattern":"^-?\\d+$"},"additionalProperties":{"type":"integer","minimum":0}},"methods":{"type":"object","description":"Calls per node API method. Methods outside the contract are counted as `other`.","additionalProperties":{"type":"integer","minimum":0}},"latencyMs":{"anyOf":[{"$ref":"urn:rpcgate:account:schema:LatencyStats"},{"type":"null"}],"description":"Null when there were no calls."}},"$id":"urn:rpcgate:account:schema:UsagePoint"};
-const schema89 = {"type":"object","description":"Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout); `backend_unavailable` (refused because rpcgate's own shared backend — Redis: limits or filters — was unreachable; the node was not asked).","additionalProperties":false,"required":["ok","node_error","auth","allowlist","limit","validation","upstream_error","backend_unavailable"],"properties":{"ok":{"type":"integer","minimum":0},"node_error":{"type":"integer","minimum":0},"auth":{"type":"integer","minimum":0},"allowlist":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"validation":{"type":"integer","minimum":0},"upstream_error":{"type":"integer","minimum":0},"backend_unavailable":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:OutcomeCounts"};
+export const apps_metrics__result_ajv = validate194;
+const schema94 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:apps_metrics:result"};
+const schema95 = {"type":"object","description":"Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flush (rpcgate writes usage every few seconds, the current minute as a partial row: `durability.usageFlushIntervalMs`).","additionalProperties":false,"required":["granularity","from","to","points","summary"],"properties":{"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"from":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the first bucket (`from` aligned down)."},"to":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"End of the range (exclusive), as asked."},"points":{"type":"array","maxItems":1500,"items":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"summary":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"$id":"urn:rpcgate:account:schema:UsageSeries"};
+const schema96 = {"type":"object","description":"The metered calls of one bucket (or, as `summary`, of the whole range).","additionalProperties":false,"required":["start","total","success","cacheHits","units","successRate","byOutcome","errorsByCode","methods","latencyMs"],"properties":{"start":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the bucket (UTC)."},"total":{"type":"integer","minimum":0,"description":"Every metered call, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."},"cacheHits":{"type":"integer","minimum":0,"description":"Calls answered from rpcgate's response cache instead of the node (a part of `success`; counted, limited and billed like any call)."},"units":{"type":"integer","minimum":0,"description":"Compute units of every metered call: each call weighs its method's `x-gateway.units` in the node contract (openrpc.json; Alchemy's published weights, e.g. eth_blockNumber 10, eth_call 26, eth_getLogs 60), a delivered notification what eth_subscribe does — what a plan's unit limits count."},"successRate":{"type":["number","null"],"minimum":0,"maximum":1,"description":"`success / total` (0…1); null when there were no calls."},"byOutcome":{"$ref":"urn:rpcgate:account:schema:OutcomeCounts"},"errorsByCode":{"type":"object","description":"Calls that did not succeed, by JSON-RPC error code: the key is the code as a string (e.g. `\"-32005\"`; `\"0\"` = no code). Key order carries no meaning (JSON parsers list integer-like keys first).","propertyNames":{"pattern":"^-?\\d+$"},"additionalProperties":{"type":"integer","minimum":0}},"methods":{"type":"object","description":"Calls per node API method. Methods outside the contract are counted as `other`.","additionalProperties":{"type":"integer","minimum":0}},"latencyMs":{"anyOf":[{"$ref":"urn:rpcgate:account:schema:LatencyStats"},{"type":"null"}],"description":"Null when there were no calls."}},"$id":"urn:rpcgate:account:schema:UsagePoint"};
+const schema97 = {"type":"object","description":"Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout); `backend_unavailable` (refused because rpcgate's own shared backend — Redis: limits or filters — was unreachable; the node was not asked).","additionalProperties":false,"required":["ok","node_error","auth","allowlist","limit","validation","upstream_error","backend_unavailable"],"properties":{"ok":{"type":"integer","minimum":0},"node_error":{"type":"integer","minimum":0},"auth":{"type":"integer","minimum":0},"allowlist":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"validation":{"type":"integer","minimum":0},"upstream_error":{"type":"integer","minimum":0},"backend_unavailable":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:OutcomeCounts"};
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:OutcomeCounts" */;
 let vErrors = null;
 let errors = 0;
@@ -4820,14 +5344,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.ok === undefined) || (!(func0.call(data, "ok")))) && (missing0 = "ok")) || (((data.node_error === undefined) || (!(func0.call(data, "node_error")))) && (missing0 = "node_error"))) || (((data.auth === undefined) || (!(func0.call(data, "auth")))) && (missing0 = "auth"))) || (((data.allowlist === undefined) || (!(func0.call(data, "allowlist")))) && (missing0 = "allowlist"))) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.validation === undefined) || (!(func0.call(data, "validation")))) && (missing0 = "validation"))) || (((data.upstream_error === undefined) || (!(func0.call(data, "upstream_error")))) && (missing0 = "upstream_error"))) || (((data.backend_unavailable === undefined) || (!(func0.call(data, "backend_unavailable")))) && (missing0 = "backend_unavailable"))){
-validate190.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate201.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((((((key0 === "ok") || (key0 === "node_error")) || (key0 === "auth")) || (key0 === "allowlist")) || (key0 === "limit")) || (key0 === "validation")) || (key0 === "upstream_error")) || (key0 === "backend_unavailable"))){
-validate190.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate201.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4837,14 +5361,14 @@ if(data.ok !== undefined && func0.call(data, "ok")){
 let data0 = data.ok;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate190.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate201.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate190.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate201.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -4863,14 +5387,14 @@ if(data.node_error !== undefined && func0.call(data, "node_error")){
 let data1 = data.node_error;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate190.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate201.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate190.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate201.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -4889,14 +5413,14 @@ if(data.auth !== undefined && func0.call(data, "auth")){
 let data2 = data.auth;
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate190.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate201.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate190.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate201.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -4915,14 +5439,14 @@ if(data.allowlist !== undefined && func0.call(data, "allowlist")){
 let data3 = data.allowlist;
 const _errs8 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
-validate190.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate201.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate190.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate201.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -4941,14 +5465,14 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data4 = data.limit;
 const _errs10 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate190.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate201.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs11 = errors;
 if(errors === _errs10){
 if(typeof data4 == "number"){
 if(data4 < 0 || isNaN(data4)){
-validate190.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate201.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -4967,14 +5491,14 @@ if(data.validation !== undefined && func0.call(data, "validation")){
 let data5 = data.validation;
 const _errs12 = errors;
 if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
-validate190.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate201.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs13 = errors;
 if(errors === _errs12){
 if(typeof data5 == "number"){
 if(data5 < 0 || isNaN(data5)){
-validate190.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate201.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -4993,14 +5517,14 @@ if(data.upstream_error !== undefined && func0.call(data, "upstream_error")){
 let data6 = data.upstream_error;
 const _errs14 = errors;
 if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
-validate190.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate201.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs15 = errors;
 if(errors === _errs14){
 if(typeof data6 == "number"){
 if(data6 < 0 || isNaN(data6)){
-validate190.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate201.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5019,14 +5543,14 @@ if(data.backend_unavailable !== undefined && func0.call(data, "backend_unavailab
 let data7 = data.backend_unavailable;
 const _errs16 = errors;
 if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
-validate190.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate201.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs17 = errors;
 if(errors === _errs16){
 if(typeof data7 == "number"){
 if(data7 < 0 || isNaN(data7)){
-validate190.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate201.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5053,19 +5577,19 @@ if(valid0){
 }
 }
 else {
-validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate190.errors = vErrors;
+validate201.errors = vErrors;
 return errors === 0;
 }
 
-const schema90 = {"type":"object","description":"Latency of the metered calls in milliseconds, measured by rpcgate from request to answer. `mean` is exact. The percentiles come from a log-spaced histogram (4 buckets per doubling) and are reported as the geometric middle of the bucket holding the nearest-rank value: within 9.05 % of the true value between 0.25 ms and 32.8 s (values at or under 0.25 ms read 0.125, over 32.8 s read 32768). The bound also holds for hours and days (histograms add up exactly).","additionalProperties":false,"required":["mean","p50","p95","p99"],"properties":{"mean":{"type":"number","minimum":0},"p50":{"type":"number","minimum":0},"p95":{"type":"number","minimum":0},"p99":{"type":"number","minimum":0}},"$id":"urn:rpcgate:account:schema:LatencyStats"};
+const schema98 = {"type":"object","description":"Latency of the metered calls in milliseconds, measured by rpcgate from request to answer. `mean` is exact. The percentiles come from a log-spaced histogram (4 buckets per doubling) and are reported as the geometric middle of the bucket holding the nearest-rank value: within 9.05 % of the true value between 0.25 ms and 32.8 s (values at or under 0.25 ms read 0.125, over 32.8 s read 32768). The bound also holds for hours and days (histograms add up exactly).","additionalProperties":false,"required":["mean","p50","p95","p99"],"properties":{"mean":{"type":"number","minimum":0},"p50":{"type":"number","minimum":0},"p95":{"type":"number","minimum":0},"p99":{"type":"number","minimum":0}},"$id":"urn:rpcgate:account:schema:LatencyStats"};
 
-function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LatencyStats" */;
 let vErrors = null;
 let errors = 0;
@@ -5074,14 +5598,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.mean === undefined) || (!(func0.call(data, "mean")))) && (missing0 = "mean")) || (((data.p50 === undefined) || (!(func0.call(data, "p50")))) && (missing0 = "p50"))) || (((data.p95 === undefined) || (!(func0.call(data, "p95")))) && (missing0 = "p95"))) || (((data.p99 === undefined) || (!(func0.call(data, "p99")))) && (missing0 = "p99"))){
-validate192.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate203.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "mean") || (key0 === "p50")) || (key0 === "p95")) || (key0 === "p99"))){
-validate192.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate203.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5094,14 +5618,14 @@ const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate192.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate203.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate192.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate203.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs2){
@@ -5120,14 +5644,14 @@ const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate192.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate203.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate192.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate203.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs4){
@@ -5146,14 +5670,14 @@ const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate192.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate203.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate192.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate203.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs6){
@@ -5172,14 +5696,14 @@ const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate192.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate203.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate192.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate203.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs8){
@@ -5199,19 +5723,19 @@ if(valid0){
 }
 }
 else {
-validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate203.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate192.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
 
 const pattern11 = func50("^-?\\d+$", "u");
 
-function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:UsagePoint" */;
 let vErrors = null;
 let errors = 0;
@@ -5220,14 +5744,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((data.start === undefined) || (!(func0.call(data, "start")))) && (missing0 = "start")) || (((data.total === undefined) || (!(func0.call(data, "total")))) && (missing0 = "total"))) || (((data.success === undefined) || (!(func0.call(data, "success")))) && (missing0 = "success"))) || (((data.cacheHits === undefined) || (!(func0.call(data, "cacheHits")))) && (missing0 = "cacheHits"))) || (((data.units === undefined) || (!(func0.call(data, "units")))) && (missing0 = "units"))) || (((data.successRate === undefined) || (!(func0.call(data, "successRate")))) && (missing0 = "successRate"))) || (((data.byOutcome === undefined) || (!(func0.call(data, "byOutcome")))) && (missing0 = "byOutcome"))) || (((data.errorsByCode === undefined) || (!(func0.call(data, "errorsByCode")))) && (missing0 = "errorsByCode"))) || (((data.methods === undefined) || (!(func0.call(data, "methods")))) && (missing0 = "methods"))) || (((data.latencyMs === undefined) || (!(func0.call(data, "latencyMs")))) && (missing0 = "latencyMs"))){
-validate188.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate199.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema88.properties, key0))){
-validate188.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema96.properties, key0))){
+validate199.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5252,14 +5776,14 @@ if(data.total !== undefined && func0.call(data, "total")){
 let data1 = data.total;
 const _errs3 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate188.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate199.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate188.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate199.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5278,14 +5802,14 @@ if(data.success !== undefined && func0.call(data, "success")){
 let data2 = data.success;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate188.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate199.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate188.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate199.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5304,14 +5828,14 @@ if(data.cacheHits !== undefined && func0.call(data, "cacheHits")){
 let data3 = data.cacheHits;
 const _errs7 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
-validate188.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate199.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate188.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate199.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5330,14 +5854,14 @@ if(data.units !== undefined && func0.call(data, "units")){
 let data4 = data.units;
 const _errs9 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate188.errors = [{instancePath:instancePath+"/units",schemaPath:"#/properties/units/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate199.errors = [{instancePath:instancePath+"/units",schemaPath:"#/properties/units/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 == "number"){
 if(data4 < 0 || isNaN(data4)){
-validate188.errors = [{instancePath:instancePath+"/units",schemaPath:"#/properties/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate199.errors = [{instancePath:instancePath+"/units",schemaPath:"#/properties/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5356,19 +5880,19 @@ if(data.successRate !== undefined && func0.call(data, "successRate")){
 let data5 = data.successRate;
 const _errs11 = errors;
 if((!(typeof data5 == "number")) && (data5 !== null)){
-validate188.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/type",keyword:"type",params:{type: schema88.properties.successRate.type},message:"must be number,null"}];
+validate199.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/type",keyword:"type",params:{type: schema96.properties.successRate.type},message:"must be number,null"}];
 return false;
 }
 const _errs12 = errors;
 if(errors === _errs11){
 if(typeof data5 == "number"){
 if(data5 > 1 || isNaN(data5)){
-validate188.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate199.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data5 < 0 || isNaN(data5)){
-validate188.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate199.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5387,8 +5911,8 @@ if(valid0){
 if(data.byOutcome !== undefined && func0.call(data, "byOutcome")){
 let data6 = data.byOutcome;
 const _errs13 = errors;
-if(!(validate190(data6, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
-vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+if(!(validate201(data6, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
+vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
 errors = vErrors.length;
 }
 else {
@@ -5433,7 +5957,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate188.errors = vErrors;
+validate199.errors = vErrors;
 return false;
 break;
 }
@@ -5444,14 +5968,14 @@ for(const key2 of Object.keys(data7)){
 let data8 = data7[key2];
 const _errs18 = errors;
 if(!((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8)))){
-validate188.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate199.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs19 = errors;
 if(errors === _errs18){
 if(typeof data8 == "number"){
 if(data8 < 0 || isNaN(data8)){
-validate188.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate199.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5470,7 +5994,7 @@ if(_errs17 === errors){
 }
 }
 else {
-validate188.errors = [{instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate199.errors = [{instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs14){
@@ -5493,14 +6017,14 @@ for(const key3 of Object.keys(data9)){
 let data10 = data9[key3];
 const _errs23 = errors;
 if(!((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10)))){
-validate188.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate199.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs24 = errors;
 if(errors === _errs23){
 if(typeof data10 == "number"){
 if(data10 < 0 || isNaN(data10)){
-validate188.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate199.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5518,7 +6042,7 @@ if(_errs22 === errors){
 }
 }
 else {
-validate188.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate199.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs20){
@@ -5536,8 +6060,8 @@ const _errs25 = errors;
 const _errs26 = errors;
 let valid4 = false;
 const _errs27 = errors;
-if(!(validate192(data11, {instancePath:instancePath+"/latencyMs",parentData:data,parentDataProperty:"latencyMs",rootData}))){
-vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
+if(!(validate203(data11, {instancePath:instancePath+"/latencyMs",parentData:data,parentDataProperty:"latencyMs",rootData}))){
+vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
 errors = vErrors.length;
 }
 else {
@@ -5573,7 +6097,7 @@ else {
 vErrors.push(err3);
 }
 errors++;
-validate188.errors = vErrors;
+validate199.errors = vErrors;
 return false;
 }
 else {
@@ -5609,18 +6133,18 @@ if(valid0){
 }
 }
 else {
-validate188.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate188.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:UsageSeries" */;
 let vErrors = null;
 let errors = 0;
@@ -5629,14 +6153,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.granularity === undefined) || (!(func0.call(data, "granularity")))) && (missing0 = "granularity")) || (((data.from === undefined) || (!(func0.call(data, "from")))) && (missing0 = "from"))) || (((data.to === undefined) || (!(func0.call(data, "to")))) && (missing0 = "to"))) || (((data.points === undefined) || (!(func0.call(data, "points")))) && (missing0 = "points"))) || (((data.summary === undefined) || (!(func0.call(data, "summary")))) && (missing0 = "summary"))){
-validate184.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate195.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "granularity") || (key0 === "from")) || (key0 === "to")) || (key0 === "points")) || (key0 === "summary"))){
-validate184.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate195.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5645,8 +6169,8 @@ if(_errs1 === errors){
 if(data.granularity !== undefined && func0.call(data, "granularity")){
 let data0 = data.granularity;
 const _errs2 = errors;
-if(!(validate179(data0, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
-vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
+if(!(validate190(data0, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
+vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
 errors = vErrors.length;
 }
 else {
@@ -5694,7 +6218,7 @@ const _errs6 = errors;
 if(errors === _errs5){
 if(Array.isArray(data3)){
 if(data3.length > 1500){
-validate184.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/maxItems",keyword:"maxItems",params:{limit: 1500},message:"must NOT have more than 1500 items"}];
+validate195.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/maxItems",keyword:"maxItems",params:{limit: 1500},message:"must NOT have more than 1500 items"}];
 return false;
 }
 else {
@@ -5703,8 +6227,8 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 const _errs7 = errors;
-if(!(validate188(data4, {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
+if(!(validate199(data4, {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
 errors = vErrors.length;
 }
 else {
@@ -5719,7 +6243,7 @@ if(valid1){
 }
 }
 else {
-validate184.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate195.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs5){
@@ -5734,8 +6258,8 @@ if(valid0){
 if(data.summary !== undefined && func0.call(data, "summary")){
 let data5 = data.summary;
 const _errs8 = errors;
-if(!(validate188(data5, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
-vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
+if(!(validate199(data5, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
+vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
 errors = vErrors.length;
 }
 else {
@@ -5755,38 +6279,38 @@ if(valid0){
 }
 }
 else {
-validate184.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate184.errors = vErrors;
+validate195.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_metrics:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate184(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
+if(!(validate195(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate183.errors = vErrors;
+validate194.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_logs__params_ajv = validate197;
-const schema91 = {"$id":"urn:rpcgate:account:apps_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
-const schema92 = {"type":"object","additionalProperties":false,"description":"Filters of a request log query (all optional; given ones must all match) and paging. Entries come newest first; pass the answer's `next` as `cursor` for the following page. Entries are kept `requestLog.retentionDays` (default 10 days on PostgreSQL, 2 on SQLite) and at most `requestLog.maxRows` in all; a call shows up within about `requestLog.flushIntervalMs` (1 s).","properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network."},"method":{"type":"string","minLength":1,"maxLength":128,"description":"Only calls of this JSON-RPC method (`other` for requests refused before their method was read)."},"code":{"type":"integer","minimum":-2147483648,"maximum":2147483647,"description":"Only calls that failed with this JSON-RPC error code."},"status":{"type":"string","enum":["ok","error"],"description":"Only successful calls (`ok`) or only failed ones (`error`)."},"httpStatus":{"type":"integer","minimum":100,"maximum":599,"description":"Only calls answered with this HTTP status (200 for results and node errors; a refusal's own status, e.g. 429, 403)."},"minLatencyMs":{"type":"number","minimum":0,"description":"Only calls that took at least this long (ms)."},"since":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered at or after this time."},"until":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered before this time."},"requestId":{"type":"string","minLength":1,"maxLength":128,"description":"Only the calls of this HTTP request or WebSocket message (the `x-request-id` rpcgate answered with)."},"limit":{"type":"integer","minimum":1,"maximum":500,"default":50,"description":"Entries per page (default 50)."},"cursor":{"$ref":"urn:rpcgate:account:schema:LogCursor"}},"$id":"urn:rpcgate:account:schema:LogQuery"};
-const schema93 = {"type":"string","description":"Opaque position in a request log (the `next` of the previous page).","pattern":"^[A-Za-z0-9_-]{1,64}$","$id":"urn:rpcgate:account:schema:LogCursor"};
+export const apps_logs__params_ajv = validate208;
+const schema99 = {"$id":"urn:rpcgate:account:apps_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
+const schema100 = {"type":"object","additionalProperties":false,"description":"Filters of a request log query (all optional; given ones must all match) and paging. Entries come newest first; pass the answer's `next` as `cursor` for the following page. Entries are kept `requestLog.retentionDays` (default 10 days on PostgreSQL, 2 on SQLite) and at most `requestLog.maxRows` in all; a call shows up within about `requestLog.flushIntervalMs` (1 s).","properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network."},"method":{"type":"string","minLength":1,"maxLength":128,"description":"Only calls of this JSON-RPC method (`other` for requests refused before their method was read)."},"code":{"type":"integer","minimum":-2147483648,"maximum":2147483647,"description":"Only calls that failed with this JSON-RPC error code."},"status":{"type":"string","enum":["ok","error"],"description":"Only successful calls (`ok`) or only failed ones (`error`)."},"httpStatus":{"type":"integer","minimum":100,"maximum":599,"description":"Only calls answered with this HTTP status (200 for results and node errors; a refusal's own status, e.g. 429, 403)."},"minLatencyMs":{"type":"number","minimum":0,"description":"Only calls that took at least this long (ms)."},"since":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered at or after this time."},"until":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered before this time."},"requestId":{"type":"string","minLength":1,"maxLength":128,"description":"Only the calls of this HTTP request or WebSocket message (the `x-request-id` rpcgate answered with)."},"limit":{"type":"integer","minimum":1,"maximum":500,"default":50,"description":"Entries per page (default 50)."},"cursor":{"$ref":"urn:rpcgate:account:schema:LogCursor"}},"$id":"urn:rpcgate:account:schema:LogQuery"};
+const schema101 = {"type":"string","description":"Opaque position in a request log (the `next` of the previous page).","pattern":"^[A-Za-z0-9_-]{1,64}$","$id":"urn:rpcgate:account:schema:LogCursor"};
 const pattern12 = func50("^[A-Za-z0-9_-]{1,64}$", "u");
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LogCursor" */;
 let vErrors = null;
 let errors = 0;
@@ -5794,25 +6318,25 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(!pattern12.test(data)){
-validate203.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""}];
+validate214.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""}];
 return false;
 }
 else {
 }
 }
 else {
-validate203.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate214.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate203.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LogQuery" */;
 let vErrors = null;
 let errors = 0;
@@ -5821,8 +6345,8 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema92.properties, key0))){
-validate199.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema100.properties, key0))){
+validate210.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5831,8 +6355,8 @@ if(_errs1 === errors){
 if(data.network !== undefined && func0.call(data, "network")){
 let data0 = data.network;
 const _errs2 = errors;
-if(!(validate104(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+if(!(validate115(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 else {
@@ -5850,12 +6374,12 @@ const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func48(data1) > 128){
-validate199.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate210.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func48(data1) < 1){
-validate199.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate210.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
@@ -5863,7 +6387,7 @@ else {
 }
 }
 else {
-validate199.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate210.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs3){
@@ -5879,19 +6403,19 @@ if(data.code !== undefined && func0.call(data, "code")){
 let data2 = data.code;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate199.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate210.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 > 2147483647 || isNaN(data2)){
-validate199.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+validate210.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
 return false;
 }
 else {
 if(data2 < -2147483648 || isNaN(data2)){
-validate199.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2147483648},message:"must be >= -2147483648"}];
+validate210.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2147483648},message:"must be >= -2147483648"}];
 return false;
 }
 else {
@@ -5911,13 +6435,13 @@ if(data.status !== undefined && func0.call(data, "status")){
 let data3 = data.status;
 const _errs7 = errors;
 if(typeof data3 !== "string"){
-validate199.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate210.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs8 = errors;
-const vSchema0 = schema92.properties.status.enum;
+const vSchema0 = schema100.properties.status.enum;
 if(!((data3 === "ok") || (data3 === "error"))){
-validate199.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema92.properties.status.enum},message:"must be equal to one of the allowed values"}];
+validate210.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema100.properties.status.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -5934,19 +6458,19 @@ if(data.httpStatus !== undefined && func0.call(data, "httpStatus")){
 let data4 = data.httpStatus;
 const _errs9 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate199.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate210.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 == "number"){
 if(data4 > 599 || isNaN(data4)){
-validate199.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599"}];
+validate210.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599"}];
 return false;
 }
 else {
 if(data4 < 100 || isNaN(data4)){
-validate199.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
+validate210.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
 return false;
 }
 else {
@@ -5969,14 +6493,14 @@ const _errs12 = errors;
 if(errors === _errs11){
 if(typeof data5 == "number"){
 if(data5 < 0 || isNaN(data5)){
-validate199.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate210.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate199.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate210.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs11){
@@ -5991,8 +6515,8 @@ if(valid0){
 if(data.since !== undefined && func0.call(data, "since")){
 let data6 = data.since;
 const _errs13 = errors;
-if(!(validate176(data6, {instancePath:instancePath+"/since",parentData:data,parentDataProperty:"since",rootData}))){
-vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
+if(!(validate187(data6, {instancePath:instancePath+"/since",parentData:data,parentDataProperty:"since",rootData}))){
+vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
 errors = vErrors.length;
 }
 else {
@@ -6006,8 +6530,8 @@ if(valid0){
 if(data.until !== undefined && func0.call(data, "until")){
 let data7 = data.until;
 const _errs14 = errors;
-if(!(validate176(data7, {instancePath:instancePath+"/until",parentData:data,parentDataProperty:"until",rootData}))){
-vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
+if(!(validate187(data7, {instancePath:instancePath+"/until",parentData:data,parentDataProperty:"until",rootData}))){
+vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
 errors = vErrors.length;
 }
 else {
@@ -6025,12 +6549,12 @@ const _errs16 = errors;
 if(errors === _errs15){
 if(typeof data8 === "string"){
 if(func48(data8) > 128){
-validate199.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate210.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func48(data8) < 1){
-validate199.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate210.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
@@ -6038,7 +6562,7 @@ else {
 }
 }
 else {
-validate199.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate210.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs15){
@@ -6054,19 +6578,19 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data9 = data.limit;
 const _errs17 = errors;
 if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
-validate199.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate210.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs18 = errors;
 if(errors === _errs17){
 if(typeof data9 == "number"){
 if(data9 > 500 || isNaN(data9)){
-validate199.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500},message:"must be <= 500"}];
+validate210.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500},message:"must be <= 500"}];
 return false;
 }
 else {
 if(data9 < 1 || isNaN(data9)){
-validate199.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate210.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
@@ -6085,8 +6609,8 @@ if(valid0){
 if(data.cursor !== undefined && func0.call(data, "cursor")){
 let data10 = data.cursor;
 const _errs19 = errors;
-if(!(validate203(data10, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
-vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
+if(!(validate214(data10, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
 errors = vErrors.length;
 }
 else {
@@ -6111,18 +6635,18 @@ if(valid0){
 }
 }
 else {
-validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate210.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate199.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_logs:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6130,18 +6654,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate197.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate208.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate197.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate208.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate197.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate208.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -6149,8 +6673,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -6161,8 +6685,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate199(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+if(!(validate210(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
 errors = vErrors.length;
 }
 else {
@@ -6177,22 +6701,22 @@ if(valid0){
 }
 }
 else {
-validate197.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate208.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate197.errors = vErrors;
+validate208.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_logs__result_ajv = validate206;
-const schema94 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:apps_logs:result"};
-const schema95 = {"type":"object","additionalProperties":false,"required":["entries","next"],"description":"A page of a request log, newest first.","properties":{"entries":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:LogEntry"}},"next":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:LogCursor"},{"type":"null"}],"description":"Cursor of the next (older) page; null = no more entries."}},"$id":"urn:rpcgate:account:schema:LogPage"};
-const schema96 = {"type":"object","additionalProperties":false,"description":"One node API call.","required":["id","time","network","method","httpStatus","code","latencyMs","cacheHit","upstream","requestId","transport","ipHash"],"properties":{"id":{"type":"string","description":"Entry id (unique in this deployment)."},"time":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"When the call was answered."},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"method":{"type":"string"},"httpStatus":{"type":"integer","description":"200 for a result or the node's own error; a refusal's status otherwise (the whole request's status for a batch refused as one)."},"code":{"type":["integer","null"],"description":"JSON-RPC error code; null = success."},"latencyMs":{"type":"number","description":"From the request's arrival to the call's answer (ms)."},"cacheHit":{"type":"boolean","description":"Answered from rpcgate's response cache."},"upstream":{"type":["string","null"],"description":"The node that answered (host:port, or its index when several share one), null when none did (cache hit, refusal)."},"requestId":{"type":["string","null"],"description":"The request's `x-request-id`."},"transport":{"type":"string","enum":["http","ws"]},"ipHash":{"type":["string","null"],"description":"Keyed hash of the client IP (HMAC-SHA256 with the server secret, 32 hex digits): tells clients apart without storing their address."},"params":{"type":"string","description":"Apps with `logBodies` only: the params as JSON, redacted, possibly cut (ends with `…[truncated]`)."},"result":{"type":"string","description":"Apps with `logBodies` only: the result (or `{\"error\":…}`) as JSON, redacted, possibly cut."}},"$id":"urn:rpcgate:account:schema:LogEntry"};
+export const apps_logs__result_ajv = validate217;
+const schema102 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:apps_logs:result"};
+const schema103 = {"type":"object","additionalProperties":false,"required":["entries","next"],"description":"A page of a request log, newest first.","properties":{"entries":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:LogEntry"}},"next":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:LogCursor"},{"type":"null"}],"description":"Cursor of the next (older) page; null = no more entries."}},"$id":"urn:rpcgate:account:schema:LogPage"};
+const schema104 = {"type":"object","additionalProperties":false,"description":"One node API call.","required":["id","time","network","method","httpStatus","code","latencyMs","cacheHit","upstream","requestId","transport","ipHash"],"properties":{"id":{"type":"string","description":"Entry id (unique in this deployment)."},"time":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"When the call was answered."},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"method":{"type":"string"},"httpStatus":{"type":"integer","description":"200 for a result or the node's own error; a refusal's status otherwise (the whole request's status for a batch refused as one)."},"code":{"type":["integer","null"],"description":"JSON-RPC error code; null = success."},"latencyMs":{"type":"number","description":"From the request's arrival to the call's answer (ms)."},"cacheHit":{"type":"boolean","description":"Answered from rpcgate's response cache."},"upstream":{"type":["string","null"],"description":"The node that answered (host:port, or its index when several share one), null when none did (cache hit, refusal)."},"requestId":{"type":["string","null"],"description":"The request's `x-request-id`."},"transport":{"type":"string","enum":["http","ws"]},"ipHash":{"type":["string","null"],"description":"Keyed hash of the client IP (HMAC-SHA256 with the server secret, 32 hex digits): tells clients apart without storing their address."},"params":{"type":"string","description":"Apps with `logBodies` only: the params as JSON, redacted, possibly cut (ends with `…[truncated]`)."},"result":{"type":"string","description":"Apps with `logBodies` only: the result (or `{\"error\":…}`) as JSON, redacted, possibly cut."}},"$id":"urn:rpcgate:account:schema:LogEntry"};
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LogEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -6201,14 +6725,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.time === undefined) || (!(func0.call(data, "time")))) && (missing0 = "time"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.method === undefined) || (!(func0.call(data, "method")))) && (missing0 = "method"))) || (((data.httpStatus === undefined) || (!(func0.call(data, "httpStatus")))) && (missing0 = "httpStatus"))) || (((data.code === undefined) || (!(func0.call(data, "code")))) && (missing0 = "code"))) || (((data.latencyMs === undefined) || (!(func0.call(data, "latencyMs")))) && (missing0 = "latencyMs"))) || (((data.cacheHit === undefined) || (!(func0.call(data, "cacheHit")))) && (missing0 = "cacheHit"))) || (((data.upstream === undefined) || (!(func0.call(data, "upstream")))) && (missing0 = "upstream"))) || (((data.requestId === undefined) || (!(func0.call(data, "requestId")))) && (missing0 = "requestId"))) || (((data.transport === undefined) || (!(func0.call(data, "transport")))) && (missing0 = "transport"))) || (((data.ipHash === undefined) || (!(func0.call(data, "ipHash")))) && (missing0 = "ipHash"))){
-validate208.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate219.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema96.properties, key0))){
-validate208.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema104.properties, key0))){
+validate219.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6218,7 +6742,7 @@ if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate219.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
@@ -6248,8 +6772,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data2 = data.network;
 const _errs5 = errors;
-if(!(validate104(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+if(!(validate115(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 else {
@@ -6264,7 +6788,7 @@ if(data.method !== undefined && func0.call(data, "method")){
 let data3 = data.method;
 const _errs6 = errors;
 if(typeof data3 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate219.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs7 = errors;
@@ -6280,7 +6804,7 @@ if(data.httpStatus !== undefined && func0.call(data, "httpStatus")){
 let data4 = data.httpStatus;
 const _errs8 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate208.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate219.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs9 = errors;
@@ -6296,7 +6820,7 @@ if(data.code !== undefined && func0.call(data, "code")){
 let data5 = data.code;
 const _errs10 = errors;
 if((!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))) && (data5 !== null)){
-validate208.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: schema96.properties.code.type},message:"must be integer,null"}];
+validate219.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: schema104.properties.code.type},message:"must be integer,null"}];
 return false;
 }
 const _errs11 = errors;
@@ -6312,7 +6836,7 @@ if(data.latencyMs !== undefined && func0.call(data, "latencyMs")){
 let data6 = data.latencyMs;
 const _errs12 = errors;
 if(!(typeof data6 == "number")){
-validate208.errors = [{instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate219.errors = [{instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 const _errs13 = errors;
@@ -6328,7 +6852,7 @@ if(data.cacheHit !== undefined && func0.call(data, "cacheHit")){
 let data7 = data.cacheHit;
 const _errs14 = errors;
 if(typeof data7 !== "boolean"){
-validate208.errors = [{instancePath:instancePath+"/cacheHit",schemaPath:"#/properties/cacheHit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate219.errors = [{instancePath:instancePath+"/cacheHit",schemaPath:"#/properties/cacheHit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs15 = errors;
@@ -6344,7 +6868,7 @@ if(data.upstream !== undefined && func0.call(data, "upstream")){
 let data8 = data.upstream;
 const _errs16 = errors;
 if((typeof data8 !== "string") && (data8 !== null)){
-validate208.errors = [{instancePath:instancePath+"/upstream",schemaPath:"#/properties/upstream/type",keyword:"type",params:{type: schema96.properties.upstream.type},message:"must be string,null"}];
+validate219.errors = [{instancePath:instancePath+"/upstream",schemaPath:"#/properties/upstream/type",keyword:"type",params:{type: schema104.properties.upstream.type},message:"must be string,null"}];
 return false;
 }
 const _errs17 = errors;
@@ -6360,7 +6884,7 @@ if(data.requestId !== undefined && func0.call(data, "requestId")){
 let data9 = data.requestId;
 const _errs18 = errors;
 if((typeof data9 !== "string") && (data9 !== null)){
-validate208.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: schema96.properties.requestId.type},message:"must be string,null"}];
+validate219.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: schema104.properties.requestId.type},message:"must be string,null"}];
 return false;
 }
 const _errs19 = errors;
@@ -6376,13 +6900,13 @@ if(data.transport !== undefined && func0.call(data, "transport")){
 let data10 = data.transport;
 const _errs20 = errors;
 if(typeof data10 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate219.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs21 = errors;
-const vSchema0 = schema96.properties.transport.enum;
+const vSchema0 = schema104.properties.transport.enum;
 if(!((data10 === "http") || (data10 === "ws"))){
-validate208.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema96.properties.transport.enum},message:"must be equal to one of the allowed values"}];
+validate219.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema104.properties.transport.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -6399,7 +6923,7 @@ if(data.ipHash !== undefined && func0.call(data, "ipHash")){
 let data11 = data.ipHash;
 const _errs22 = errors;
 if((typeof data11 !== "string") && (data11 !== null)){
-validate208.errors = [{instancePath:instancePath+"/ipHash",schemaPath:"#/properties/ipHash/type",keyword:"type",params:{type: schema96.properties.ipHash.type},message:"must be string,null"}];
+validate219.errors = [{instancePath:instancePath+"/ipHash",schemaPath:"#/properties/ipHash/type",keyword:"type",params:{type: schema104.properties.ipHash.type},message:"must be string,null"}];
 return false;
 }
 const _errs23 = errors;
@@ -6415,7 +6939,7 @@ if(data.params !== undefined && func0.call(data, "params")){
 let data12 = data.params;
 const _errs24 = errors;
 if(typeof data12 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate219.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs25 = errors;
@@ -6431,7 +6955,7 @@ if(data.result !== undefined && func0.call(data, "result")){
 let data13 = data.result;
 const _errs26 = errors;
 if(typeof data13 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properties/result/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate219.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properties/result/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs27 = errors;
@@ -6461,18 +6985,18 @@ if(valid0){
 }
 }
 else {
-validate208.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate219.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate208.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LogPage" */;
 let vErrors = null;
 let errors = 0;
@@ -6481,14 +7005,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.entries === undefined) || (!(func0.call(data, "entries")))) && (missing0 = "entries")) || (((data.next === undefined) || (!(func0.call(data, "next")))) && (missing0 = "next"))){
-validate207.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate218.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "entries") || (key0 === "next"))){
-validate207.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate218.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6505,8 +7029,8 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 const _errs4 = errors;
-if(!(validate208(data1, {instancePath:instancePath+"/entries/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+if(!(validate219(data1, {instancePath:instancePath+"/entries/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate219.errors : vErrors.concat(validate219.errors);
 errors = vErrors.length;
 }
 else {
@@ -6520,7 +7044,7 @@ if(valid1){
 }
 }
 else {
-validate207.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate218.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs2){
@@ -6539,8 +7063,8 @@ const _errs6 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs7 = errors;
-if(!(validate203(data2, {instancePath:instancePath+"/next",parentData:data,parentDataProperty:"next",rootData}))){
-vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
+if(!(validate214(data2, {instancePath:instancePath+"/next",parentData:data,parentDataProperty:"next",rootData}))){
+vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
 errors = vErrors.length;
 }
 else {
@@ -6584,7 +7108,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate207.errors = vErrors;
+validate218.errors = vErrors;
 return false;
 }
 else {
@@ -6612,36 +7136,36 @@ if(valid0){
 }
 }
 else {
-validate207.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate218.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate207.errors = vErrors;
+validate218.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_logs:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate207(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
+if(!(validate218(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate206.errors = vErrors;
+validate217.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_update__params_ajv = validate214;
-const schema97 = {"$id":"urn:rpcgate:account:apps_update:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AppPatch"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema98 = {"type":"object","description":"Fields to change; those left out keep their value.","additionalProperties":false,"minProperties":1,"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppPatch"};
+export const apps_update__params_ajv = validate225;
+const schema105 = {"$id":"urn:rpcgate:account:apps_update:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AppPatch"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema106 = {"type":"object","description":"Fields to change; those left out keep their value.","additionalProperties":false,"minProperties":1,"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppPatch"};
 
-function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppPatch" */;
 let vErrors = null;
 let errors = 0;
@@ -6649,14 +7173,14 @@ const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-validate216.errors = [{instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
+validate227.errors = [{instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((((key0 === "name") || (key0 === "description")) || (key0 === "useCase")) || (key0 === "chain")) || (key0 === "services")) || (key0 === "jwtMaxLifetimeSec")) || (key0 === "logBodies"))){
-validate216.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate227.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6665,8 +7189,8 @@ if(_errs1 === errors){
 if(data.name !== undefined && func0.call(data, "name")){
 let data0 = data.name;
 const _errs2 = errors;
-if(!(validate118(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+if(!(validate129(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
 errors = vErrors.length;
 }
 else {
@@ -6680,8 +7204,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data1 = data.description;
 const _errs3 = errors;
-if(!(validate120(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate131(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
 errors = vErrors.length;
 }
 else {
@@ -6695,8 +7219,8 @@ if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
 let data2 = data.useCase;
 const _errs4 = errors;
-if(!(validate122(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
+if(!(validate133(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
 errors = vErrors.length;
 }
 else {
@@ -6710,8 +7234,8 @@ if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
 let data3 = data.chain;
 const _errs5 = errors;
-if(!(validate110(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate121(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
 errors = vErrors.length;
 }
 else {
@@ -6725,8 +7249,8 @@ if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
 let data4 = data.services;
 const _errs6 = errors;
-if(!(validate125(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate136(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 else {
@@ -6740,8 +7264,8 @@ if(valid0){
 if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
 let data5 = data.jwtMaxLifetimeSec;
 const _errs7 = errors;
-if(!(validate145(data5, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
-vErrors = vErrors === null ? validate145.errors : vErrors.concat(validate145.errors);
+if(!(validate156(data5, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
 errors = vErrors.length;
 }
 else {
@@ -6756,7 +7280,7 @@ if(data.logBodies !== undefined && func0.call(data, "logBodies")){
 let data6 = data.logBodies;
 const _errs8 = errors;
 if(typeof data6 !== "boolean"){
-validate216.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate227.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs9 = errors;
@@ -6779,18 +7303,18 @@ if(valid0){
 }
 }
 else {
-validate216.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate227.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate216.errors = vErrors;
+validate227.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_update:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6798,18 +7322,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate214.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate225.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate214.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate225.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate214.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate225.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -6817,8 +7341,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -6829,8 +7353,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate216(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
+if(!(validate227(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
 errors = vErrors.length;
 }
 else {
@@ -6845,37 +7369,37 @@ if(valid0){
 }
 }
 else {
-validate214.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate225.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate214.errors = vErrors;
+validate225.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_update__result_ajv = validate224;
-const schema99 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_update:result"};
+export const apps_update__result_ajv = validate235;
+const schema107 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_update:result"};
 
-function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_update:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate131(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate224.errors = vErrors;
+validate235.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_rotateKey__params_ajv = validate226;
-const schema100 = {"$id":"urn:rpcgate:account:apps_rotateKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_rotateKey__params_ajv = validate237;
+const schema108 = {"$id":"urn:rpcgate:account:apps_rotateKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_rotateKey:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6883,18 +7407,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate226.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate237.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate226.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate237.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate226.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate237.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -6902,8 +7426,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -6917,37 +7441,37 @@ if(valid0){
 }
 }
 else {
-validate226.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate237.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate226.errors = vErrors;
+validate237.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_rotateKey__result_ajv = validate228;
-const schema101 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_rotateKey:result"};
+export const apps_rotateKey__result_ajv = validate239;
+const schema109 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_rotateKey:result"};
 
-function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_rotateKey:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate131(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate228.errors = vErrors;
+validate239.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_delete__params_ajv = validate230;
-const schema102 = {"$id":"urn:rpcgate:account:apps_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_delete__params_ajv = validate241;
+const schema110 = {"$id":"urn:rpcgate:account:apps_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_delete:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6955,18 +7479,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate230.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate241.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate230.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate241.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate230.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate241.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -6974,8 +7498,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -6989,21 +7513,21 @@ if(valid0){
 }
 }
 else {
-validate230.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate241.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate230.errors = vErrors;
+validate241.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_delete__result_ajv = validate232;
-const schema103 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_delete:result"};
-const schema104 = {"type":"object","additionalProperties":false,"required":["id","deleted"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:Deleted"};
+export const apps_delete__result_ajv = validate243;
+const schema111 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_delete:result"};
+const schema112 = {"type":"object","additionalProperties":false,"required":["id","deleted"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:Deleted"};
 
-function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Deleted" */;
 let vErrors = null;
 let errors = 0;
@@ -7012,14 +7536,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.deleted === undefined) || (!(func0.call(data, "deleted")))) && (missing0 = "deleted"))){
-validate233.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate244.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "id") || (key0 === "deleted"))){
-validate233.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate244.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7029,7 +7553,7 @@ if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate233.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate244.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
@@ -7045,12 +7569,12 @@ if(data.deleted !== undefined && func0.call(data, "deleted")){
 let data1 = data.deleted;
 const _errs4 = errors;
 if(typeof data1 !== "boolean"){
-validate233.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate244.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs5 = errors;
 if(true !== data1){
-validate233.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate244.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 else {
@@ -7069,40 +7593,40 @@ if(valid0){
 }
 }
 else {
-validate233.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate244.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate233.errors = vErrors;
+validate244.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_delete:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
+if(!(validate244(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate232.errors = vErrors;
+validate243.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addAllowlistEntry__params_ajv = validate235;
-const schema105 = {"$id":"urn:rpcgate:account:apps_addAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewAllowlistEntry"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema106 = {"description":"An allowlist entry; `value` is checked per kind.","anyOf":[{"type":"object","title":"OriginEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"origin"},"value":{"type":"string","description":"An origin, optionally with a `*.` subdomain wildcard: `https://app.example.com`, `https://*.example.com`, `*.example.com`, `http://localhost:3000`.","maxLength":253,"pattern":"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"}}},{"type":"object","title":"IpEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"ip"},"value":{"type":"string","description":"An IPv4 or IPv6 address, or a CIDR (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`).","maxLength":49,"pattern":"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"}}},{"type":"object","title":"AddressEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"address"},"value":{"type":"string","description":"A contract address (20 bytes hex, any case).","pattern":"^0x[0-9a-fA-F]{40}$"}}},{"type":"object","title":"MethodEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"method"},"value":{"type":"string","description":"A method of the node API (e.g. `eth_call`).","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9_.]*$"}}}],"$id":"urn:rpcgate:account:schema:NewAllowlistEntry"};
+export const apps_addAllowlistEntry__params_ajv = validate246;
+const schema113 = {"$id":"urn:rpcgate:account:apps_addAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewAllowlistEntry"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema114 = {"description":"An allowlist entry; `value` is checked per kind.","anyOf":[{"type":"object","title":"OriginEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"origin"},"value":{"type":"string","description":"An origin, optionally with a `*.` subdomain wildcard: `https://app.example.com`, `https://*.example.com`, `*.example.com`, `http://localhost:3000`.","maxLength":253,"pattern":"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"}}},{"type":"object","title":"IpEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"ip"},"value":{"type":"string","description":"An IPv4 or IPv6 address, or a CIDR (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`).","maxLength":49,"pattern":"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"}}},{"type":"object","title":"AddressEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"address"},"value":{"type":"string","description":"A contract address (20 bytes hex, any case).","pattern":"^0x[0-9a-fA-F]{40}$"}}},{"type":"object","title":"MethodEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"method"},"value":{"type":"string","description":"A method of the node API (e.g. `eth_call`).","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9_.]*$"}}}],"$id":"urn:rpcgate:account:schema:NewAllowlistEntry"};
 const pattern13 = func50("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
 const pattern14 = func50("^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$", "u");
 const pattern15 = func50("^0x[0-9a-fA-F]{40}$", "u");
 const pattern16 = func50("^[A-Za-z][A-Za-z0-9_.]*$", "u");
 
-function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewAllowlistEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -7653,7 +8177,7 @@ else {
 vErrors.push(err31);
 }
 errors++;
-validate237.errors = vErrors;
+validate248.errors = vErrors;
 return false;
 }
 else {
@@ -7669,12 +8193,12 @@ vErrors = null;
 }
 if(errors === 0){
 }
-validate237.errors = vErrors;
+validate248.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addAllowlistEntry:params" */;
 let vErrors = null;
 let errors = 0;
@@ -7682,18 +8206,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate235.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate246.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate235.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate246.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate235.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate246.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -7701,8 +8225,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -7713,8 +8237,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate237(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate237.errors : vErrors.concat(validate237.errors);
+if(!(validate248(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
 errors = vErrors.length;
 }
 else {
@@ -7729,23 +8253,23 @@ if(valid0){
 }
 }
 else {
-validate235.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate246.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate235.errors = vErrors;
+validate246.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addAllowlistEntry__result_ajv = validate239;
-const schema107 = {"$ref":"urn:rpcgate:account:schema:AllowlistEntry","$id":"urn:rpcgate:account:apps_addAllowlistEntry:result"};
-const schema108 = {"type":"object","additionalProperties":false,"required":["id","kind","value","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"},"kind":{"$ref":"urn:rpcgate:account:schema:AllowlistKind"},"value":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AllowlistEntry"};
-const schema109 = {"type":"string","description":"An allowlist entry id: `alw_` and 128 random bits in base58.","pattern":"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AllowlistEntryId"};
+export const apps_addAllowlistEntry__result_ajv = validate250;
+const schema115 = {"$ref":"urn:rpcgate:account:schema:AllowlistEntry","$id":"urn:rpcgate:account:apps_addAllowlistEntry:result"};
+const schema116 = {"type":"object","additionalProperties":false,"required":["id","kind","value","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"},"kind":{"$ref":"urn:rpcgate:account:schema:AllowlistKind"},"value":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AllowlistEntry"};
+const schema117 = {"type":"string","description":"An allowlist entry id: `alw_` and 128 random bits in base58.","pattern":"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AllowlistEntryId"};
 const pattern17 = func50("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistEntryId" */;
 let vErrors = null;
 let errors = 0;
@@ -7753,12 +8277,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate241.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate252.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
 if(!pattern17.test(data)){
-validate241.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+validate252.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
@@ -7766,42 +8290,42 @@ else {
 }
 }
 else {
-validate241.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate252.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate241.errors = vErrors;
+validate252.errors = vErrors;
 return errors === 0;
 }
 
-const schema110 = {"type":"string","description":"origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied wherever a node API call names the contracts it reads — `x-gateway.addressParams` of openrpc.json: eth_call, eth_estimateGas, eth_createAccessList, eth_getCode, eth_getStorageAt, eth_getProof, eth_getLogs, eth_newFilter, eth_subscribe(\"logs\"); a call naming none there is refused, and filter polls and log subscriptions never return a log of an unlisted address); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.","enum":["origin","ip","address","method"],"$id":"urn:rpcgate:account:schema:AllowlistKind"};
+const schema118 = {"type":"string","description":"origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied wherever a node API call names the contracts it reads — `x-gateway.addressParams` of openrpc.json: eth_call, eth_estimateGas, eth_createAccessList, eth_getCode, eth_getStorageAt, eth_getProof, eth_getLogs, eth_newFilter, eth_subscribe(\"logs\"); a call naming none there is refused, and filter polls and log subscriptions never return a log of an unlisted address); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.","enum":["origin","ip","address","method"],"$id":"urn:rpcgate:account:schema:AllowlistKind"};
 
-function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistKind" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate243.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate254.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs0 = errors;
-const vSchema0 = schema110.enum;
+const vSchema0 = schema118.enum;
 if(!((((data === "origin") || (data === "ip")) || (data === "address")) || (data === "method"))){
-validate243.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema110.enum},message:"must be equal to one of the allowed values"}];
+validate254.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema118.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
 }
 if(errors === 0){
 }
-validate243.errors = vErrors;
+validate254.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -7810,14 +8334,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.kind === undefined) || (!(func0.call(data, "kind")))) && (missing0 = "kind"))) || (((data.value === undefined) || (!(func0.call(data, "value")))) && (missing0 = "value"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
-validate240.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate251.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "id") || (key0 === "kind")) || (key0 === "value")) || (key0 === "createdAt"))){
-validate240.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate251.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7826,8 +8350,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate241(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
+if(!(validate252(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate252.errors : vErrors.concat(validate252.errors);
 errors = vErrors.length;
 }
 else {
@@ -7841,8 +8365,8 @@ if(valid0){
 if(data.kind !== undefined && func0.call(data, "kind")){
 let data1 = data.kind;
 const _errs3 = errors;
-if(!(validate243(data1, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
-vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+if(!(validate254(data1, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
+vErrors = vErrors === null ? validate254.errors : vErrors.concat(validate254.errors);
 errors = vErrors.length;
 }
 else {
@@ -7857,7 +8381,7 @@ if(data.value !== undefined && func0.call(data, "value")){
 let data2 = data.value;
 const _errs4 = errors;
 if(typeof data2 !== "string"){
-validate240.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate251.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
@@ -7892,35 +8416,35 @@ if(valid0){
 }
 }
 else {
-validate240.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate251.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate240.errors = vErrors;
+validate251.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addAllowlistEntry:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate240(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+if(!(validate251(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate251.errors : vErrors.concat(validate251.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate239.errors = vErrors;
+validate250.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listAllowlist__params_ajv = validate247;
-const schema111 = {"$id":"urn:rpcgate:account:apps_listAllowlist:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_listAllowlist__params_ajv = validate258;
+const schema119 = {"$id":"urn:rpcgate:account:apps_listAllowlist:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listAllowlist:params" */;
 let vErrors = null;
 let errors = 0;
@@ -7928,18 +8452,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate247.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate258.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate247.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate258.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate247.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate258.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -7947,8 +8471,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -7962,20 +8486,20 @@ if(valid0){
 }
 }
 else {
-validate247.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate258.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate247.errors = vErrors;
+validate258.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listAllowlist__result_ajv = validate249;
-const schema112 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AllowlistEntry"},"$id":"urn:rpcgate:account:apps_listAllowlist:result"};
+export const apps_listAllowlist__result_ajv = validate260;
+const schema120 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AllowlistEntry"},"$id":"urn:rpcgate:account:apps_listAllowlist:result"};
 
-function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listAllowlist:result" */;
 let vErrors = null;
 let errors = 0;
@@ -7987,8 +8511,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate240(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+if(!(validate251(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate251.errors : vErrors.concat(validate251.errors);
 errors = vErrors.length;
 }
 else {
@@ -8002,20 +8526,20 @@ if(valid0){
 }
 }
 else {
-validate249.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate260.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate249.errors = vErrors;
+validate260.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeAllowlistEntry__params_ajv = validate251;
-const schema113 = {"$id":"urn:rpcgate:account:apps_removeAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const apps_removeAllowlistEntry__params_ajv = validate262;
+const schema121 = {"$id":"urn:rpcgate:account:apps_removeAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_removeAllowlistEntry:params" */;
 let vErrors = null;
 let errors = 0;
@@ -8023,18 +8547,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate251.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate262.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate251.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate262.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate251.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate262.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -8042,8 +8566,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -8054,8 +8578,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate241(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
+if(!(validate252(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate252.errors : vErrors.concat(validate252.errors);
 errors = vErrors.length;
 }
 else {
@@ -8070,63 +8594,63 @@ if(valid0){
 }
 }
 else {
-validate251.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate262.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate251.errors = vErrors;
+validate262.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeAllowlistEntry__result_ajv = validate254;
-const schema114 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeAllowlistEntry:result"};
+export const apps_removeAllowlistEntry__result_ajv = validate265;
+const schema122 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeAllowlistEntry:result"};
 
-function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_removeAllowlistEntry:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
+if(!(validate244(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate254.errors = vErrors;
+validate265.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addJwtKey__params_ajv = validate256;
-const schema115 = {"$id":"urn:rpcgate:account:apps_addJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewJwtKey"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema116 = {"type":"object","description":"A public key in SPKI PEM (`-----BEGIN PUBLIC KEY-----`): RSA (2048 bits or more) for RS256/384/512, P-256 for ES256, P-384 for ES384.","additionalProperties":false,"required":["alg","publicKeyPem"],"properties":{"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string","minLength":64,"maxLength":8192,"pattern":"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"}},"$id":"urn:rpcgate:account:schema:NewJwtKey"};
-const schema117 = {"type":"string","description":"The JWS algorithm the key verifies; tokens must use it (`none` and others are refused).","enum":["RS256","RS384","RS512","ES256","ES384"],"$id":"urn:rpcgate:account:schema:JwtAlg"};
+export const apps_addJwtKey__params_ajv = validate267;
+const schema123 = {"$id":"urn:rpcgate:account:apps_addJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewJwtKey"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema124 = {"type":"object","description":"A public key in SPKI PEM (`-----BEGIN PUBLIC KEY-----`): RSA (2048 bits or more) for RS256/384/512, P-256 for ES256, P-384 for ES384.","additionalProperties":false,"required":["alg","publicKeyPem"],"properties":{"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string","minLength":64,"maxLength":8192,"pattern":"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"}},"$id":"urn:rpcgate:account:schema:NewJwtKey"};
+const schema125 = {"type":"string","description":"The JWS algorithm the key verifies; tokens must use it (`none` and others are refused).","enum":["RS256","RS384","RS512","ES256","ES384"],"$id":"urn:rpcgate:account:schema:JwtAlg"};
 
-function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate270(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtAlg" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate259.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate270.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs0 = errors;
-const vSchema0 = schema117.enum;
+const vSchema0 = schema125.enum;
 if(!(((((data === "RS256") || (data === "RS384")) || (data === "RS512")) || (data === "ES256")) || (data === "ES384"))){
-validate259.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema117.enum},message:"must be equal to one of the allowed values"}];
+validate270.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema125.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
 }
 if(errors === 0){
 }
-validate259.errors = vErrors;
+validate270.errors = vErrors;
 return errors === 0;
 }
 
 const pattern18 = func50("^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$", "u");
 
-function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewJwtKey" */;
 let vErrors = null;
 let errors = 0;
@@ -8135,14 +8659,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.alg === undefined) || (!(func0.call(data, "alg")))) && (missing0 = "alg")) || (((data.publicKeyPem === undefined) || (!(func0.call(data, "publicKeyPem")))) && (missing0 = "publicKeyPem"))){
-validate258.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate269.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "alg") || (key0 === "publicKeyPem"))){
-validate258.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate269.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8151,8 +8675,8 @@ if(_errs1 === errors){
 if(data.alg !== undefined && func0.call(data, "alg")){
 let data0 = data.alg;
 const _errs2 = errors;
-if(!(validate259(data0, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
-vErrors = vErrors === null ? validate259.errors : vErrors.concat(validate259.errors);
+if(!(validate270(data0, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
+vErrors = vErrors === null ? validate270.errors : vErrors.concat(validate270.errors);
 errors = vErrors.length;
 }
 else {
@@ -8170,17 +8694,17 @@ const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func48(data1) > 8192){
-validate258.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/maxLength",keyword:"maxLength",params:{limit: 8192},message:"must NOT have more than 8192 characters"}];
+validate269.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/maxLength",keyword:"maxLength",params:{limit: 8192},message:"must NOT have more than 8192 characters"}];
 return false;
 }
 else {
 if(func48(data1) < 64){
-validate258.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters"}];
+validate269.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data1)){
-validate258.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/pattern",keyword:"pattern",params:{pattern: "^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"},message:"must match pattern \""+"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"+"\""}];
+validate269.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/pattern",keyword:"pattern",params:{pattern: "^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"},message:"must match pattern \""+"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"+"\""}];
 return false;
 }
 else {
@@ -8189,7 +8713,7 @@ else {
 }
 }
 else {
-validate258.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate269.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs3){
@@ -8207,18 +8731,18 @@ if(valid0){
 }
 }
 else {
-validate258.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate269.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate258.errors = vErrors;
+validate269.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addJwtKey:params" */;
 let vErrors = null;
 let errors = 0;
@@ -8226,18 +8750,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate256.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate267.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate256.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate267.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate256.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate267.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -8245,8 +8769,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -8257,8 +8781,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate258(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate258.errors : vErrors.concat(validate258.errors);
+if(!(validate269(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate269.errors : vErrors.concat(validate269.errors);
 errors = vErrors.length;
 }
 else {
@@ -8273,23 +8797,23 @@ if(valid0){
 }
 }
 else {
-validate256.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate267.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate256.errors = vErrors;
+validate267.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addJwtKey__result_ajv = validate262;
-const schema118 = {"$ref":"urn:rpcgate:account:schema:JwtKey","$id":"urn:rpcgate:account:apps_addJwtKey:result"};
-const schema119 = {"type":"object","additionalProperties":false,"required":["id","alg","publicKeyPem","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:JwtKeyId"},"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:JwtKey"};
-const schema120 = {"type":"string","description":"A JWT public key (its `kid`) id: `kid_` and 128 random bits in base58.","pattern":"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:JwtKeyId"};
+export const apps_addJwtKey__result_ajv = validate273;
+const schema126 = {"$ref":"urn:rpcgate:account:schema:JwtKey","$id":"urn:rpcgate:account:apps_addJwtKey:result"};
+const schema127 = {"type":"object","additionalProperties":false,"required":["id","alg","publicKeyPem","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:JwtKeyId"},"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:JwtKey"};
+const schema128 = {"type":"string","description":"A JWT public key (its `kid`) id: `kid_` and 128 random bits in base58.","pattern":"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:JwtKeyId"};
 const pattern19 = func50("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtKeyId" */;
 let vErrors = null;
 let errors = 0;
@@ -8297,12 +8821,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate264.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate275.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
 if(!pattern19.test(data)){
-validate264.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+validate275.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
@@ -8310,18 +8834,18 @@ else {
 }
 }
 else {
-validate264.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate275.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate264.errors = vErrors;
+validate275.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate263(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtKey" */;
 let vErrors = null;
 let errors = 0;
@@ -8330,14 +8854,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.alg === undefined) || (!(func0.call(data, "alg")))) && (missing0 = "alg"))) || (((data.publicKeyPem === undefined) || (!(func0.call(data, "publicKeyPem")))) && (missing0 = "publicKeyPem"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
-validate263.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate274.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "id") || (key0 === "alg")) || (key0 === "publicKeyPem")) || (key0 === "createdAt"))){
-validate263.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate274.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8346,8 +8870,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate264(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate264.errors : vErrors.concat(validate264.errors);
+if(!(validate275(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate275.errors : vErrors.concat(validate275.errors);
 errors = vErrors.length;
 }
 else {
@@ -8361,8 +8885,8 @@ if(valid0){
 if(data.alg !== undefined && func0.call(data, "alg")){
 let data1 = data.alg;
 const _errs3 = errors;
-if(!(validate259(data1, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
-vErrors = vErrors === null ? validate259.errors : vErrors.concat(validate259.errors);
+if(!(validate270(data1, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
+vErrors = vErrors === null ? validate270.errors : vErrors.concat(validate270.errors);
 errors = vErrors.length;
 }
 else {
@@ -8377,7 +8901,7 @@ if(data.publicKeyPem !== undefined && func0.call(data, "publicKeyPem")){
 let data2 = data.publicKeyPem;
 const _errs4 = errors;
 if(typeof data2 !== "string"){
-validate263.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate274.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
@@ -8412,35 +8936,35 @@ if(valid0){
 }
 }
 else {
-validate263.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate274.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate263.errors = vErrors;
+validate274.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addJwtKey:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate263(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate263.errors : vErrors.concat(validate263.errors);
+if(!(validate274(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate262.errors = vErrors;
+validate273.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listJwtKeys__params_ajv = validate269;
-const schema121 = {"$id":"urn:rpcgate:account:apps_listJwtKeys:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_listJwtKeys__params_ajv = validate280;
+const schema129 = {"$id":"urn:rpcgate:account:apps_listJwtKeys:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:params" */;
 let vErrors = null;
 let errors = 0;
@@ -8448,18 +8972,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate269.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate280.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate269.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate280.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate269.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate280.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -8467,8 +8991,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -8482,20 +9006,20 @@ if(valid0){
 }
 }
 else {
-validate269.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate280.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate269.errors = vErrors;
+validate280.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listJwtKeys__result_ajv = validate271;
-const schema122 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:JwtKey"},"$id":"urn:rpcgate:account:apps_listJwtKeys:result"};
+export const apps_listJwtKeys__result_ajv = validate282;
+const schema130 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:JwtKey"},"$id":"urn:rpcgate:account:apps_listJwtKeys:result"};
 
-function validate271(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:result" */;
 let vErrors = null;
 let errors = 0;
@@ -8507,8 +9031,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate263(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate263.errors : vErrors.concat(validate263.errors);
+if(!(validate274(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
 errors = vErrors.length;
 }
 else {
@@ -8522,20 +9046,20 @@ if(valid0){
 }
 }
 else {
-validate271.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate282.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate271.errors = vErrors;
+validate282.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeJwtKey__params_ajv = validate273;
-const schema123 = {"$id":"urn:rpcgate:account:apps_removeJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:JwtKeyId"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const apps_removeJwtKey__params_ajv = validate284;
+const schema131 = {"$id":"urn:rpcgate:account:apps_removeJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:JwtKeyId"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate284(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:params" */;
 let vErrors = null;
 let errors = 0;
@@ -8543,18 +9067,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate273.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate284.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate273.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate284.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate273.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate284.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -8562,8 +9086,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -8574,8 +9098,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate264(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate264.errors : vErrors.concat(validate264.errors);
+if(!(validate275(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate275.errors : vErrors.concat(validate275.errors);
 errors = vErrors.length;
 }
 else {
@@ -8590,37 +9114,37 @@ if(valid0){
 }
 }
 else {
-validate273.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate284.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate273.errors = vErrors;
+validate284.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_removeJwtKey__result_ajv = validate276;
-const schema124 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeJwtKey:result"};
+export const apps_removeJwtKey__result_ajv = validate287;
+const schema132 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeJwtKey:result"};
 
-function validate276(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
+if(!(validate244(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate276.errors = vErrors;
+validate287.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_setRequireJwt__params_ajv = validate278;
-const schema125 = {"$id":"urn:rpcgate:account:apps_setRequireJwt:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"type":"boolean"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const apps_setRequireJwt__params_ajv = validate289;
+const schema133 = {"$id":"urn:rpcgate:account:apps_setRequireJwt:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"type":"boolean"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_setRequireJwt:params" */;
 let vErrors = null;
 let errors = 0;
@@ -8628,18 +9152,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate278.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate289.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate278.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate289.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate278.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate289.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -8647,8 +9171,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate132(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 else {
@@ -8660,7 +9184,7 @@ if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
 if(typeof data1 !== "boolean"){
-validate278.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate289.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs3 = errors;
@@ -8676,38 +9200,38 @@ if(valid0){
 }
 }
 else {
-validate278.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate289.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate278.errors = vErrors;
+validate289.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_setRequireJwt__result_ajv = validate280;
-const schema126 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_setRequireJwt:result"};
+export const apps_setRequireJwt__result_ajv = validate291;
+const schema134 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_setRequireJwt:result"};
 
-function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_setRequireJwt:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate131(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate280.errors = vErrors;
+validate291.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_create__params_ajv = validate282;
-const schema127 = {"$id":"urn:rpcgate:account:keys_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewNetworkKey"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema128 = {"type":"object","description":"A new network API key (access point B).","additionalProperties":false,"required":["name","network"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"description":{"$ref":"urn:rpcgate:account:schema:Description"}},"$id":"urn:rpcgate:account:schema:NewNetworkKey"};
+export const keys_create__params_ajv = validate293;
+const schema135 = {"$id":"urn:rpcgate:account:keys_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewNetworkKey"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema136 = {"type":"object","description":"A new network API key (access point B).","additionalProperties":false,"required":["name","network"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"description":{"$ref":"urn:rpcgate:account:schema:Description"}},"$id":"urn:rpcgate:account:schema:NewNetworkKey"};
 
-function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewNetworkKey" */;
 let vErrors = null;
 let errors = 0;
@@ -8716,14 +9240,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name")) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))){
-validate283.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate294.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "name") || (key0 === "network")) || (key0 === "description"))){
-validate283.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate294.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8732,8 +9256,8 @@ if(_errs1 === errors){
 if(data.name !== undefined && func0.call(data, "name")){
 let data0 = data.name;
 const _errs2 = errors;
-if(!(validate118(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+if(!(validate129(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
 errors = vErrors.length;
 }
 else {
@@ -8747,8 +9271,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data1 = data.network;
 const _errs3 = errors;
-if(!(validate104(data1, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+if(!(validate115(data1, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 else {
@@ -8762,8 +9286,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data2 = data.description;
 const _errs4 = errors;
-if(!(validate120(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate131(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
 errors = vErrors.length;
 }
 else {
@@ -8781,18 +9305,18 @@ if(valid0){
 }
 }
 else {
-validate283.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate294.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate283.errors = vErrors;
+validate294.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_create:params" */;
 let vErrors = null;
 let errors = 0;
@@ -8800,18 +9324,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate282.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate293.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate282.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate293.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate282.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate293.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -8819,8 +9343,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate283(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate283.errors : vErrors.concat(validate283.errors);
+if(!(validate294(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate294.errors : vErrors.concat(validate294.errors);
 errors = vErrors.length;
 }
 else {
@@ -8834,23 +9358,23 @@ if(valid0){
 }
 }
 else {
-validate282.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate293.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate282.errors = vErrors;
+validate293.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_create__result_ajv = validate288;
-const schema129 = {"$ref":"urn:rpcgate:account:schema:NetworkKey","$id":"urn:rpcgate:account:keys_create:result"};
-const schema130 = {"type":"object","description":"A network key with the key and its node API URL (access point B, `…/{network}/{key}`).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"}},"$id":"urn:rpcgate:account:schema:NetworkKey"};
-const schema131 = {"type":"string","description":"A network API key id: `key_` and 128 random bits in base58.","pattern":"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:NetworkKeyId"};
+export const keys_create__result_ajv = validate299;
+const schema137 = {"$ref":"urn:rpcgate:account:schema:NetworkKey","$id":"urn:rpcgate:account:keys_create:result"};
+const schema138 = {"type":"object","description":"A network key with the key and its node API URL (access point B, `…/{network}/{key}`).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"}},"$id":"urn:rpcgate:account:schema:NetworkKey"};
+const schema139 = {"type":"string","description":"A network API key id: `key_` and 128 random bits in base58.","pattern":"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:NetworkKeyId"};
 const pattern20 = func50("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyId" */;
 let vErrors = null;
 let errors = 0;
@@ -8858,12 +9382,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate290.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate301.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
 if(!pattern20.test(data)){
-validate290.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+validate301.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
@@ -8871,18 +9395,18 @@ else {
 }
 }
 else {
-validate290.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate301.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate290.errors = vErrors;
+validate301.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate300(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKey" */;
 let vErrors = null;
 let errors = 0;
@@ -8891,14 +9415,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url"))){
-validate289.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate300.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "key")) || (key0 === "url"))){
-validate289.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate300.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8907,8 +9431,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate290(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
+if(!(validate301(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
 errors = vErrors.length;
 }
 else {
@@ -8922,8 +9446,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate118(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+if(!(validate129(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
 errors = vErrors.length;
 }
 else {
@@ -8937,8 +9461,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data2 = data.network;
 const _errs4 = errors;
-if(!(validate104(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+if(!(validate115(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 else {
@@ -8953,7 +9477,7 @@ if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
 let data3 = data.networkLabel;
 const _errs5 = errors;
 if(typeof data3 !== "string"){
-validate289.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate300.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs6 = errors;
@@ -8968,8 +9492,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data4 = data.description;
 const _errs7 = errors;
-if(!(validate120(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate131(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
 errors = vErrors.length;
 }
 else {
@@ -8998,8 +9522,8 @@ if(valid0){
 if(data.key !== undefined && func0.call(data, "key")){
 let data6 = data.key;
 const _errs9 = errors;
-if(!(validate143(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate154(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
 errors = vErrors.length;
 }
 else {
@@ -9014,7 +9538,7 @@ if(data.url !== undefined && func0.call(data, "url")){
 let data7 = data.url;
 const _errs10 = errors;
 if(typeof data7 !== "string"){
-validate289.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate300.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs11 = errors;
@@ -9038,35 +9562,35 @@ if(valid0){
 }
 }
 else {
-validate289.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate300.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate289.errors = vErrors;
+validate300.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_create:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate289(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate289.errors : vErrors.concat(validate289.errors);
+if(!(validate300(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate300.errors : vErrors.concat(validate300.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate288.errors = vErrors;
+validate299.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_list__params_ajv = validate298;
-const schema132 = {"$id":"urn:rpcgate:account:keys_list:params","type":"array","maxItems":0};
+export const keys_list__params_ajv = validate309;
+const schema140 = {"$id":"urn:rpcgate:account:keys_list:params","type":"array","maxItems":0};
 
-function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_list:params" */;
 let vErrors = null;
 let errors = 0;
@@ -9074,30 +9598,30 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate298.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate309.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate298.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate309.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate298.errors = vErrors;
+validate309.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_list__result_ajv = validate299;
-const schema133 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyList","$id":"urn:rpcgate:account:keys_list:result"};
-const schema134 = {"type":"object","additionalProperties":false,"required":["keys","maxKeys","usage"],"properties":{"keys":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:NetworkKeySummary"}},"maxKeys":{"type":"integer","description":"Most network keys a user may have (4)."},"usage":{"$ref":"urn:rpcgate:account:schema:DailyUsage"}},"$id":"urn:rpcgate:account:schema:NetworkKeyList"};
-const schema135 = {"type":"object","description":"A network key as listed (without the key).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeySummary"};
-const schema136 = {"type":"object","description":"Today's (UTC) metered calls on this one key, from the usage store (up to the last flushed minute). The daily limit is per user, across all keys: see `DailyUsage`.","additionalProperties":false,"required":["day","total","success"],"properties":{"day":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the UTC day counted."},"total":{"type":"integer","minimum":0,"description":"Every metered call on this key today, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."}},"$id":"urn:rpcgate:account:schema:KeyUsageToday"};
+export const keys_list__result_ajv = validate310;
+const schema141 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyList","$id":"urn:rpcgate:account:keys_list:result"};
+const schema142 = {"type":"object","additionalProperties":false,"required":["keys","maxKeys","usage"],"properties":{"keys":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:NetworkKeySummary"}},"maxKeys":{"type":"integer","description":"Most network keys a user may have (4)."},"usage":{"$ref":"urn:rpcgate:account:schema:DailyUsage"}},"$id":"urn:rpcgate:account:schema:NetworkKeyList"};
+const schema143 = {"type":"object","description":"A network key as listed (without the key).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeySummary"};
+const schema144 = {"type":"object","description":"Today's (UTC) metered calls on this one key, from the usage store (up to the last flushed minute). The daily limit is per user, across all keys: see `DailyUsage`.","additionalProperties":false,"required":["day","total","success"],"properties":{"day":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the UTC day counted."},"total":{"type":"integer","minimum":0,"description":"Every metered call on this key today, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."}},"$id":"urn:rpcgate:account:schema:KeyUsageToday"};
 
-function validate307(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:KeyUsageToday" */;
 let vErrors = null;
 let errors = 0;
@@ -9106,14 +9630,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.day === undefined) || (!(func0.call(data, "day")))) && (missing0 = "day")) || (((data.total === undefined) || (!(func0.call(data, "total")))) && (missing0 = "total"))) || (((data.success === undefined) || (!(func0.call(data, "success")))) && (missing0 = "success"))){
-validate307.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate318.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "day") || (key0 === "total")) || (key0 === "success"))){
-validate307.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate318.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9138,14 +9662,14 @@ if(data.total !== undefined && func0.call(data, "total")){
 let data1 = data.total;
 const _errs3 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate307.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate318.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate307.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate318.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -9164,14 +9688,14 @@ if(data.success !== undefined && func0.call(data, "success")){
 let data2 = data.success;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate307.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate318.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate307.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate318.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -9193,18 +9717,18 @@ if(valid0){
 }
 }
 else {
-validate307.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate318.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate307.errors = vErrors;
+validate318.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeySummary" */;
 let vErrors = null;
 let errors = 0;
@@ -9213,14 +9737,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.today === undefined) || (!(func0.call(data, "today")))) && (missing0 = "today"))){
-validate301.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate312.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "today"))){
-validate301.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate312.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9229,8 +9753,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate290(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
+if(!(validate301(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
 errors = vErrors.length;
 }
 else {
@@ -9244,8 +9768,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate118(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+if(!(validate129(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
 errors = vErrors.length;
 }
 else {
@@ -9259,8 +9783,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data2 = data.network;
 const _errs4 = errors;
-if(!(validate104(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+if(!(validate115(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 else {
@@ -9275,7 +9799,7 @@ if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
 let data3 = data.networkLabel;
 const _errs5 = errors;
 if(typeof data3 !== "string"){
-validate301.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate312.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs6 = errors;
@@ -9290,8 +9814,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data4 = data.description;
 const _errs7 = errors;
-if(!(validate120(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate131(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
 errors = vErrors.length;
 }
 else {
@@ -9320,8 +9844,8 @@ if(valid0){
 if(data.today !== undefined && func0.call(data, "today")){
 let data6 = data.today;
 const _errs9 = errors;
-if(!(validate307(data6, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
-vErrors = vErrors === null ? validate307.errors : vErrors.concat(validate307.errors);
+if(!(validate318(data6, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
+vErrors = vErrors === null ? validate318.errors : vErrors.concat(validate318.errors);
 errors = vErrors.length;
 }
 else {
@@ -9343,19 +9867,19 @@ if(valid0){
 }
 }
 else {
-validate301.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate312.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate301.errors = vErrors;
+validate312.errors = vErrors;
 return errors === 0;
 }
 
-const schema137 = {"type":"object","description":"Today's (UTC) requests across all the user's network keys against the per-user daily limit, as the rate limiter counts them (refusals are not counted against the limit).","additionalProperties":false,"required":["used","limit","remaining","period","resetAt"],"properties":{"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"period":{"type":"string","const":"day"},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:DailyUsage"};
+const schema145 = {"type":"object","description":"Today's (UTC) requests across all the user's network keys against the per-user daily limit, as the rate limiter counts them (refusals are not counted against the limit).","additionalProperties":false,"required":["used","limit","remaining","period","resetAt"],"properties":{"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"period":{"type":"string","const":"day"},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:DailyUsage"};
 
-function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:DailyUsage" */;
 let vErrors = null;
 let errors = 0;
@@ -9364,14 +9888,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.used === undefined) || (!(func0.call(data, "used")))) && (missing0 = "used")) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.remaining === undefined) || (!(func0.call(data, "remaining")))) && (missing0 = "remaining"))) || (((data.period === undefined) || (!(func0.call(data, "period")))) && (missing0 = "period"))) || (((data.resetAt === undefined) || (!(func0.call(data, "resetAt")))) && (missing0 = "resetAt"))){
-validate311.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate322.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "used") || (key0 === "limit")) || (key0 === "remaining")) || (key0 === "period")) || (key0 === "resetAt"))){
-validate311.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate322.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9381,14 +9905,14 @@ if(data.used !== undefined && func0.call(data, "used")){
 let data0 = data.used;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate311.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate322.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate311.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate322.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -9407,14 +9931,14 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data1 = data.limit;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate311.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate322.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate311.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate322.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -9433,14 +9957,14 @@ if(data.remaining !== undefined && func0.call(data, "remaining")){
 let data2 = data.remaining;
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate311.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate322.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate311.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate322.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -9459,12 +9983,12 @@ if(data.period !== undefined && func0.call(data, "period")){
 let data3 = data.period;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate311.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate322.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs9 = errors;
 if("day" !== data3){
-validate311.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"}];
+validate322.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"}];
 return false;
 }
 else {
@@ -9501,18 +10025,18 @@ if(valid0){
 }
 }
 else {
-validate311.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate322.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate311.errors = vErrors;
+validate322.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate300(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyList" */;
 let vErrors = null;
 let errors = 0;
@@ -9521,14 +10045,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.keys === undefined) || (!(func0.call(data, "keys")))) && (missing0 = "keys")) || (((data.maxKeys === undefined) || (!(func0.call(data, "maxKeys")))) && (missing0 = "maxKeys"))) || (((data.usage === undefined) || (!(func0.call(data, "usage")))) && (missing0 = "usage"))){
-validate300.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate311.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "keys") || (key0 === "maxKeys")) || (key0 === "usage"))){
-validate300.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate311.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9545,8 +10069,8 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 const _errs4 = errors;
-if(!(validate301(data1, {instancePath:instancePath+"/keys/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+if(!(validate312(data1, {instancePath:instancePath+"/keys/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate312.errors : vErrors.concat(validate312.errors);
 errors = vErrors.length;
 }
 else {
@@ -9560,7 +10084,7 @@ if(valid1){
 }
 }
 else {
-validate300.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate311.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs2){
@@ -9576,7 +10100,7 @@ if(data.maxKeys !== undefined && func0.call(data, "maxKeys")){
 let data2 = data.maxKeys;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate300.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate311.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
@@ -9591,8 +10115,8 @@ if(valid0){
 if(data.usage !== undefined && func0.call(data, "usage")){
 let data3 = data.usage;
 const _errs7 = errors;
-if(!(validate311(data3, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData}))){
-vErrors = vErrors === null ? validate311.errors : vErrors.concat(validate311.errors);
+if(!(validate322(data3, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData}))){
+vErrors = vErrors === null ? validate322.errors : vErrors.concat(validate322.errors);
 errors = vErrors.length;
 }
 else {
@@ -9610,35 +10134,35 @@ if(valid0){
 }
 }
 else {
-validate300.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate311.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate300.errors = vErrors;
+validate311.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_list:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate300(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate300.errors : vErrors.concat(validate300.errors);
+if(!(validate311(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate311.errors : vErrors.concat(validate311.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate299.errors = vErrors;
+validate310.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_get__params_ajv = validate315;
-const schema138 = {"$id":"urn:rpcgate:account:keys_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const keys_get__params_ajv = validate326;
+const schema146 = {"$id":"urn:rpcgate:account:keys_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_get:params" */;
 let vErrors = null;
 let errors = 0;
@@ -9646,18 +10170,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate315.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate326.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate315.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate326.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate315.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate326.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -9665,8 +10189,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate290(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
+if(!(validate301(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
 errors = vErrors.length;
 }
 else {
@@ -9680,22 +10204,22 @@ if(valid0){
 }
 }
 else {
-validate315.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate326.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate315.errors = vErrors;
+validate326.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_get__result_ajv = validate317;
-const schema139 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyDetail","$id":"urn:rpcgate:account:keys_get:result"};
-const schema140 = {"type":"object","description":"A network key with its URL and ready examples.","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url","examples","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"},"examples":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:CodeExample"}},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeyDetail"};
-const schema141 = {"type":"object","description":"A ready-to-run example with the URL (key included) filled in.","additionalProperties":false,"required":["method","id","language","label","code"],"properties":{"method":{"type":"string"},"id":{"type":"string","enum":["curl","fetch","ethers","web3js","viem","rpcgate","web3py","rpcgatepy"]},"language":{"type":"string","enum":["shell","javascript","typescript","python"]},"label":{"type":"string"},"code":{"type":"string"}},"$id":"urn:rpcgate:account:schema:CodeExample"};
+export const keys_get__result_ajv = validate328;
+const schema147 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyDetail","$id":"urn:rpcgate:account:keys_get:result"};
+const schema148 = {"type":"object","description":"A network key with its URL and ready examples.","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url","examples","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"},"examples":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:CodeExample"}},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeyDetail"};
+const schema149 = {"type":"object","description":"A ready-to-run example with the URL (key included) filled in.","additionalProperties":false,"required":["method","id","language","label","code"],"properties":{"method":{"type":"string"},"id":{"type":"string","enum":["curl","fetch","ethers","web3js","viem","rpcgate","web3py","rpcgatepy"]},"language":{"type":"string","enum":["shell","javascript","typescript","python"]},"label":{"type":"string"},"code":{"type":"string"}},"$id":"urn:rpcgate:account:schema:CodeExample"};
 
-function validate325(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate336(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:CodeExample" */;
 let vErrors = null;
 let errors = 0;
@@ -9704,14 +10228,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.method === undefined) || (!(func0.call(data, "method")))) && (missing0 = "method")) || (((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id"))) || (((data.language === undefined) || (!(func0.call(data, "language")))) && (missing0 = "language"))) || (((data.label === undefined) || (!(func0.call(data, "label")))) && (missing0 = "label"))) || (((data.code === undefined) || (!(func0.call(data, "code")))) && (missing0 = "code"))){
-validate325.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate336.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "method") || (key0 === "id")) || (key0 === "language")) || (key0 === "label")) || (key0 === "code"))){
-validate325.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate336.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9721,7 +10245,7 @@ if(data.method !== undefined && func0.call(data, "method")){
 let data0 = data.method;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate325.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate336.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
@@ -9737,13 +10261,13 @@ if(data.id !== undefined && func0.call(data, "id")){
 let data1 = data.id;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate325.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate336.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
-const vSchema0 = schema141.properties.id.enum;
+const vSchema0 = schema149.properties.id.enum;
 if(!((((((((data1 === "curl") || (data1 === "fetch")) || (data1 === "ethers")) || (data1 === "web3js")) || (data1 === "viem")) || (data1 === "rpcgate")) || (data1 === "web3py")) || (data1 === "rpcgatepy"))){
-validate325.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/enum",keyword:"enum",params:{allowedValues: schema141.properties.id.enum},message:"must be equal to one of the allowed values"}];
+validate336.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/enum",keyword:"enum",params:{allowedValues: schema149.properties.id.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -9760,13 +10284,13 @@ if(data.language !== undefined && func0.call(data, "language")){
 let data2 = data.language;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate325.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate336.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs7 = errors;
-const vSchema1 = schema141.properties.language.enum;
+const vSchema1 = schema149.properties.language.enum;
 if(!((((data2 === "shell") || (data2 === "javascript")) || (data2 === "typescript")) || (data2 === "python"))){
-validate325.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema141.properties.language.enum},message:"must be equal to one of the allowed values"}];
+validate336.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema149.properties.language.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -9783,7 +10307,7 @@ if(data.label !== undefined && func0.call(data, "label")){
 let data3 = data.label;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate325.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate336.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs9 = errors;
@@ -9799,7 +10323,7 @@ if(data.code !== undefined && func0.call(data, "code")){
 let data4 = data.code;
 const _errs10 = errors;
 if(typeof data4 !== "string"){
-validate325.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate336.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs11 = errors;
@@ -9820,18 +10344,18 @@ if(valid0){
 }
 }
 else {
-validate325.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate336.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate325.errors = vErrors;
+validate336.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate329(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyDetail" */;
 let vErrors = null;
 let errors = 0;
@@ -9840,14 +10364,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url"))) || (((data.examples === undefined) || (!(func0.call(data, "examples")))) && (missing0 = "examples"))) || (((data.today === undefined) || (!(func0.call(data, "today")))) && (missing0 = "today"))){
-validate318.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate329.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema140.properties, key0))){
-validate318.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema148.properties, key0))){
+validate329.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9856,8 +10380,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate290(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
+if(!(validate301(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
 errors = vErrors.length;
 }
 else {
@@ -9871,8 +10395,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate118(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+if(!(validate129(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
 errors = vErrors.length;
 }
 else {
@@ -9886,8 +10410,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data2 = data.network;
 const _errs4 = errors;
-if(!(validate104(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+if(!(validate115(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 else {
@@ -9902,7 +10426,7 @@ if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
 let data3 = data.networkLabel;
 const _errs5 = errors;
 if(typeof data3 !== "string"){
-validate318.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate329.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs6 = errors;
@@ -9917,8 +10441,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data4 = data.description;
 const _errs7 = errors;
-if(!(validate120(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate131(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
 errors = vErrors.length;
 }
 else {
@@ -9947,8 +10471,8 @@ if(valid0){
 if(data.key !== undefined && func0.call(data, "key")){
 let data6 = data.key;
 const _errs9 = errors;
-if(!(validate143(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate154(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
 errors = vErrors.length;
 }
 else {
@@ -9963,7 +10487,7 @@ if(data.url !== undefined && func0.call(data, "url")){
 let data7 = data.url;
 const _errs10 = errors;
 if(typeof data7 !== "string"){
-validate318.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate329.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs11 = errors;
@@ -9986,8 +10510,8 @@ const len0 = data8.length;
 for(let i0=0; i0<len0; i0++){
 let data9 = data8[i0];
 const _errs14 = errors;
-if(!(validate325(data9, {instancePath:instancePath+"/examples/" + i0,parentData:data8,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate325.errors : vErrors.concat(validate325.errors);
+if(!(validate336(data9, {instancePath:instancePath+"/examples/" + i0,parentData:data8,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate336.errors : vErrors.concat(validate336.errors);
 errors = vErrors.length;
 }
 else {
@@ -10001,7 +10525,7 @@ if(valid1){
 }
 }
 else {
-validate318.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate329.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs12){
@@ -10016,8 +10540,8 @@ if(valid0){
 if(data.today !== undefined && func0.call(data, "today")){
 let data10 = data.today;
 const _errs15 = errors;
-if(!(validate307(data10, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
-vErrors = vErrors === null ? validate307.errors : vErrors.concat(validate307.errors);
+if(!(validate318(data10, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
+vErrors = vErrors === null ? validate318.errors : vErrors.concat(validate318.errors);
 errors = vErrors.length;
 }
 else {
@@ -10042,90 +10566,7 @@ if(valid0){
 }
 }
 else {
-validate318.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate318.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_get:result" */;
-let vErrors = null;
-let errors = 0;
-if(!(validate318(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate318.errors : vErrors.concat(validate318.errors);
-errors = vErrors.length;
-}
-else {
-}
-validate317.errors = vErrors;
-return errors === 0;
-}
-
-export const keys_metrics__params_ajv = validate329;
-const schema142 = {"$id":"urn:rpcgate:account:keys_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
-
-function validate329(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_metrics:params" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 2){
-validate329.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
-return false;
-}
-else {
-if(data.length < 2){
-validate329.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
-return false;
-}
-else {
-const len0 = data.length;
-if(!(len0 <= 2)){
-validate329.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
-return false;
-}
-else {
-const len1 = data.length;
-if(len1 > 0){
-let data0 = data[0];
-const _errs1 = errors;
-if(!(validate290(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs1 === errors;
-}
-if(valid0){
-if(len1 > 1){
-let data1 = data[1];
-const _errs2 = errors;
-if(!(validate175(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs2 === errors;
-}
-if(valid0){
-}
-}
-}
-}
-}
-}
-else {
-validate329.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate329.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
@@ -10135,46 +10576,44 @@ validate329.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_metrics__result_ajv = validate332;
-const schema143 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:keys_metrics:result"};
 
-function validate332(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_metrics:result" */;
+function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_get:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate184(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
+if(!(validate329(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate329.errors : vErrors.concat(validate329.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate332.errors = vErrors;
+validate328.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_logs__params_ajv = validate334;
-const schema144 = {"$id":"urn:rpcgate:account:keys_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
+export const keys_metrics__params_ajv = validate340;
+const schema150 = {"$id":"urn:rpcgate:account:keys_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
-function validate334(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_logs:params" */;
+function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_metrics:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate334.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate340.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
-if(data.length < 1){
-validate334.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+if(data.length < 2){
+validate340.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate334.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate340.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -10182,8 +10621,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate290(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
+if(!(validate301(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
 errors = vErrors.length;
 }
 else {
@@ -10194,8 +10633,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate199(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+if(!(validate186(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
 else {
@@ -10210,56 +10649,56 @@ if(valid0){
 }
 }
 else {
-validate334.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate340.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate334.errors = vErrors;
+validate340.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_logs__result_ajv = validate337;
-const schema145 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:keys_logs:result"};
+export const keys_metrics__result_ajv = validate343;
+const schema151 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:keys_metrics:result"};
 
-function validate337(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_logs:result" */;
+function validate343(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_metrics:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate207(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
+if(!(validate195(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate337.errors = vErrors;
+validate343.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_delete__params_ajv = validate339;
-const schema146 = {"$id":"urn:rpcgate:account:keys_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const keys_logs__params_ajv = validate345;
+const schema152 = {"$id":"urn:rpcgate:account:keys_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
 
-function validate339(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_delete:params" */;
+function validate345(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_logs:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
-if(data.length > 1){
-validate339.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+if(data.length > 2){
+validate345.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate339.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate345.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
-if(!(len0 <= 1)){
-validate339.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+if(!(len0 <= 2)){
+validate345.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -10267,8 +10706,93 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate290(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
+if(!(validate301(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+let data1 = data[1];
+const _errs2 = errors;
+if(!(validate210(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+else {
+validate345.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate345.errors = vErrors;
+return errors === 0;
+}
+
+export const keys_logs__result_ajv = validate348;
+const schema153 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:keys_logs:result"};
+
+function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_logs:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate218(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate348.errors = vErrors;
+return errors === 0;
+}
+
+export const keys_delete__params_ajv = validate350;
+const schema154 = {"$id":"urn:rpcgate:account:keys_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate350(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_delete:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate350.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate350.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate350.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate301(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
 errors = vErrors.length;
 }
 else {
@@ -10282,30 +10806,30 @@ if(valid0){
 }
 }
 else {
-validate339.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate350.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate339.errors = vErrors;
+validate350.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_delete__result_ajv = validate341;
-const schema147 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:keys_delete:result"};
+export const keys_delete__result_ajv = validate352;
+const schema155 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:keys_delete:result"};
 
-function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_delete:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
+if(!(validate244(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate341.errors = vErrors;
+validate352.errors = vErrors;
 return errors === 0;
 }
 
@@ -10766,6 +11290,95 @@ function fast43(d) {
 }
 function fastC45(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["url"] === undefined) return false;
+  const v0 = d["url"];
+  if (v0 !== undefined && !((typeof v0 == "string" || v0 === null))) return false;
+  const v1 = d["secret"];
+  if (v1 !== undefined && !(typeof v1 == "string")) return false;
+  for (const v2 in d) {
+    if (v2 === "url" || v2 === "secret") continue;
+    return false;
+  }
+  return true;
+}
+function fast44(d) {
+  if (!(fastC45(d))) return false;
+  return true;
+}
+function fast46(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(((typeof v1 == "string" || v1 === null) && (typeof v1 !== "string" || fastUcs2length(v1) <= 2048)))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast47(d) {
+  if (!(fastC45(d))) return false;
+  return true;
+}
+function fast48(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fastC50(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["subject"] === undefined) return false;
+  if (d["app"] === undefined) return false;
+  if (d["window"] === undefined) return false;
+  if (d["threshold"] === undefined) return false;
+  if (d["used"] === undefined) return false;
+  if (d["limit"] === undefined) return false;
+  if (d["periodStart"] === undefined) return false;
+  if (d["resetAt"] === undefined) return false;
+  if (d["createdAt"] === undefined) return false;
+  const v0 = d["subject"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0 === "apps" || v0 === "keys")))) return false;
+  const v1 = d["app"];
+  if (v1 !== undefined && !((typeof v1 == "string" || v1 === null))) return false;
+  const v2 = d["window"];
+  if (v2 !== undefined && !((typeof v2 == "string" && (v2 === "day" || v2 === "month")))) return false;
+  const v3 = d["threshold"];
+  if (v3 !== undefined && !(((typeof v3 == "number" && !(v3 % 1) && !isNaN(v3)) && (v3 === 75 || v3 === 90 || v3 === 100)))) return false;
+  const v4 = d["used"];
+  if (v4 !== undefined && !(((typeof v4 == "number" && !(v4 % 1) && !isNaN(v4)) && v4 >= 0))) return false;
+  const v5 = d["limit"];
+  if (v5 !== undefined && !(((typeof v5 == "number" && !(v5 % 1) && !isNaN(v5)) && v5 >= 1))) return false;
+  const v6 = d["periodStart"];
+  if (v6 !== undefined && !(typeof v6 == "string")) return false;
+  const v7 = d["resetAt"];
+  if (v7 !== undefined && !(typeof v7 == "string")) return false;
+  const v8 = d["createdAt"];
+  if (v8 !== undefined && !(typeof v8 == "string")) return false;
+  for (const v9 in d) {
+    if (v9 === "subject" || v9 === "app" || v9 === "window" || v9 === "threshold" || v9 === "used" || v9 === "limit" || v9 === "periodStart" || v9 === "resetAt" || v9 === "createdAt") continue;
+    return false;
+  }
+  return true;
+}
+function fast49(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC50(v2))) return false;
+  }
+  return true;
+}
+function fast51(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fastC53(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["network"] === undefined) return false;
   if (d["label"] === undefined) return false;
   if (d["chainId"] === undefined) return false;
@@ -10784,16 +11397,16 @@ function fastC45(d) {
   }
   return true;
 }
-function fast44(d) {
+function fast52(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC45(v2))) return false;
+    if (!(fastC53(v2))) return false;
   }
   return true;
 }
-function fast46(d) {
+function fast54(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -10805,16 +11418,16 @@ function fast46(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast49(d) {
+function fast57(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC45(v2))) return false;
+    if (!(fastC53(v2))) return false;
   }
   return true;
 }
-function fastC48(d) {
+function fastC56(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -10824,29 +11437,29 @@ function fastC48(d) {
   const v1 = d["name"];
   if (v1 !== undefined && !(typeof v1 == "string")) return false;
   const v2 = d["networks"];
-  if (v2 !== undefined && !(fast49(v2))) return false;
+  if (v2 !== undefined && !(fast57(v2))) return false;
   for (const v3 in d) {
     if (v3 === "id" || v3 === "name" || v3 === "networks") continue;
     return false;
   }
   return true;
 }
-function fast47(d) {
+function fast55(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC48(v2))) return false;
+    if (!(fastC56(v2))) return false;
   }
   return true;
 }
-function fast50(d) {
+function fast58(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fast51(d) {
+function fast59(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
@@ -10855,19 +11468,19 @@ function fast51(d) {
   }
   return true;
 }
-function fast52(d) {
+function fast60(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fast53(d) {
+function fast61(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC57(d) {
+function fastC65(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["period"] === undefined) return false;
   if (d["used"] === undefined) return false;
@@ -10890,16 +11503,16 @@ function fastC57(d) {
   }
   return true;
 }
-function fast56(d) {
+function fast64(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC57(v2))) return false;
+    if (!(fastC65(v2))) return false;
   }
   return true;
 }
-function fastC55(d) {
+function fastC63(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["apps"] === undefined) return false;
   if (d["maxApps"] === undefined) return false;
@@ -10912,18 +11525,18 @@ function fastC55(d) {
   const v2 = d["perSecond"];
   if (v2 !== undefined && !((((typeof v2 == "number" && !(v2 % 1) && !isNaN(v2)) || v2 === null) && (typeof v2 !== "number" || v2 >= 0)))) return false;
   const v3 = d["quotas"];
-  if (v3 !== undefined && !(fast56(v3))) return false;
+  if (v3 !== undefined && !(fast64(v3))) return false;
   for (const v4 in d) {
     if (v4 === "apps" || v4 === "maxApps" || v4 === "perSecond" || v4 === "quotas") continue;
     return false;
   }
   return true;
 }
-function fast54(d) {
-  if (!(fastC55(d))) return false;
+function fast62(d) {
+  if (!(fastC63(d))) return false;
   return true;
 }
-function fast58(d) {
+function fast66(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -10935,7 +11548,7 @@ function fast58(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fastC60(d) {
+function fastC68(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["from"] === undefined) return false;
   if (d["to"] === undefined) return false;
@@ -10954,7 +11567,7 @@ function fastC60(d) {
   }
   return true;
 }
-function fast59(d) {
+function fast67(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -10965,12 +11578,12 @@ function fast59(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC60(v2))) return false;
+    if (!(fastC68(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC62(d) {
+function fastC70(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   const v0 = d["network"];
   if (v0 !== undefined && !((typeof v0 == "string" && fastRe3.test(v0)))) return false;
@@ -11000,7 +11613,7 @@ function fastC62(d) {
   }
   return true;
 }
-function fast61(d) {
+function fast69(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -11011,12 +11624,12 @@ function fast61(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC62(v2))) return false;
+    if (!(fastC70(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC66(d) {
+function fastC74(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["time"] === undefined) return false;
@@ -11064,21 +11677,21 @@ function fastC66(d) {
   }
   return true;
 }
-function fast65(d) {
+function fast73(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC66(v2))) return false;
+    if (!(fastC74(v2))) return false;
   }
   return true;
 }
-function fastC64(d) {
+function fastC72(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["entries"] === undefined) return false;
   if (d["next"] === undefined) return false;
   const v0 = d["entries"];
-  if (v0 !== undefined && !(fast65(v0))) return false;
+  if (v0 !== undefined && !(fast73(v0))) return false;
   const v1 = d["next"];
   if (v1 !== undefined && !((v1 === null || (typeof v1 == "string" && fastRe7.test(v1))))) return false;
   for (const v2 in d) {
@@ -11087,11 +11700,11 @@ function fastC64(d) {
   }
   return true;
 }
-function fast63(d) {
-  if (!(fastC64(d))) return false;
+function fast71(d) {
+  if (!(fastC72(d))) return false;
   return true;
 }
-function fast67(d) {
+function fast75(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -11103,7 +11716,7 @@ function fast67(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast68(d) {
+function fast76(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -11115,7 +11728,7 @@ function fast68(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fastC70(d) {
+function fastC78(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["deleted"] === undefined) return false;
@@ -11129,11 +11742,11 @@ function fastC70(d) {
   }
   return true;
 }
-function fast69(d) {
-  if (!(fastC70(d))) return false;
+function fast77(d) {
+  if (!(fastC78(d))) return false;
   return true;
 }
-function fast73(d) {
+function fast81(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
@@ -11147,7 +11760,7 @@ function fast73(d) {
   }
   return true;
 }
-function fast74(d) {
+function fast82(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
@@ -11161,7 +11774,7 @@ function fast74(d) {
   }
   return true;
 }
-function fast75(d) {
+function fast83(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
@@ -11175,7 +11788,7 @@ function fast75(d) {
   }
   return true;
 }
-function fast76(d) {
+function fast84(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
@@ -11189,11 +11802,11 @@ function fast76(d) {
   }
   return true;
 }
-function fastC72(d) {
-  if (!((fast73(d) || fast74(d) || fast75(d) || fast76(d)))) return false;
+function fastC80(d) {
+  if (!((fast81(d) || fast82(d) || fast83(d) || fast84(d)))) return false;
   return true;
 }
-function fast71(d) {
+function fast79(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -11204,12 +11817,12 @@ function fast71(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC72(v2))) return false;
+    if (!(fastC80(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC78(d) {
+function fastC86(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["kind"] === undefined) return false;
@@ -11225,101 +11838,6 @@ function fastC78(d) {
   if (v3 !== undefined && !(typeof v3 == "string")) return false;
   for (const v4 in d) {
     if (v4 === "id" || v4 === "kind" || v4 === "value" || v4 === "createdAt") continue;
-    return false;
-  }
-  return true;
-}
-function fast77(d) {
-  if (!(fastC78(d))) return false;
-  return true;
-}
-function fast79(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  if (v0 > 1) return false;
-  if (v0 < 1) return false;
-  if (v0 > 0) {
-    const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
-  }
-  if (v0 > 1) return false;
-  return true;
-}
-function fast80(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  for (let v1 = 0; v1 < v0; v1++) {
-    const v2 = d[v1];
-    if (!(fastC78(v2))) return false;
-  }
-  return true;
-}
-function fast81(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  if (v0 > 2) return false;
-  if (v0 < 2) return false;
-  if (v0 > 0) {
-    const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
-  }
-  if (v0 > 1) {
-    const v2 = d[1];
-    if (!((typeof v2 == "string" && fastRe12.test(v2) && fastUcs2length(v2) <= 40))) return false;
-  }
-  if (v0 > 2) return false;
-  return true;
-}
-function fast82(d) {
-  if (!(fastC70(d))) return false;
-  return true;
-}
-function fastC84(d) {
-  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
-  if (d["alg"] === undefined) return false;
-  if (d["publicKeyPem"] === undefined) return false;
-  const v0 = d["alg"];
-  if (v0 !== undefined && !((typeof v0 == "string" && (v0 === "RS256" || v0 === "RS384" || v0 === "RS512" || v0 === "ES256" || v0 === "ES384")))) return false;
-  const v1 = d["publicKeyPem"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe13.test(v1) && fastUcs2length(v1) >= 64 && fastUcs2length(v1) <= 8192))) return false;
-  for (const v2 in d) {
-    if (v2 === "alg" || v2 === "publicKeyPem") continue;
-    return false;
-  }
-  return true;
-}
-function fast83(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  if (v0 > 2) return false;
-  if (v0 < 2) return false;
-  if (v0 > 0) {
-    const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
-  }
-  if (v0 > 1) {
-    const v2 = d[1];
-    if (!(fastC84(v2))) return false;
-  }
-  if (v0 > 2) return false;
-  return true;
-}
-function fastC86(d) {
-  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
-  if (d["id"] === undefined) return false;
-  if (d["alg"] === undefined) return false;
-  if (d["publicKeyPem"] === undefined) return false;
-  if (d["createdAt"] === undefined) return false;
-  const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe14.test(v0) && fastUcs2length(v0) <= 40))) return false;
-  const v1 = d["alg"];
-  if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "RS256" || v1 === "RS384" || v1 === "RS512" || v1 === "ES256" || v1 === "ES384")))) return false;
-  const v2 = d["publicKeyPem"];
-  if (v2 !== undefined && !(typeof v2 == "string")) return false;
-  const v3 = d["createdAt"];
-  if (v3 !== undefined && !(typeof v3 == "string")) return false;
-  for (const v4 in d) {
-    if (v4 === "id" || v4 === "alg" || v4 === "publicKeyPem" || v4 === "createdAt") continue;
     return false;
   }
   return true;
@@ -11360,16 +11878,111 @@ function fast89(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!((typeof v2 == "string" && fastRe14.test(v2) && fastUcs2length(v2) <= 40))) return false;
+    if (!((typeof v2 == "string" && fastRe12.test(v2) && fastUcs2length(v2) <= 40))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
 function fast90(d) {
-  if (!(fastC70(d))) return false;
+  if (!(fastC78(d))) return false;
+  return true;
+}
+function fastC92(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["alg"] === undefined) return false;
+  if (d["publicKeyPem"] === undefined) return false;
+  const v0 = d["alg"];
+  if (v0 !== undefined && !((typeof v0 == "string" && (v0 === "RS256" || v0 === "RS384" || v0 === "RS512" || v0 === "ES256" || v0 === "ES384")))) return false;
+  const v1 = d["publicKeyPem"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe13.test(v1) && fastUcs2length(v1) >= 64 && fastUcs2length(v1) <= 8192))) return false;
+  for (const v2 in d) {
+    if (v2 === "alg" || v2 === "publicKeyPem") continue;
+    return false;
+  }
   return true;
 }
 function fast91(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fastC92(v2))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fastC94(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["alg"] === undefined) return false;
+  if (d["publicKeyPem"] === undefined) return false;
+  if (d["createdAt"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe14.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["alg"];
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "RS256" || v1 === "RS384" || v1 === "RS512" || v1 === "ES256" || v1 === "ES384")))) return false;
+  const v2 = d["publicKeyPem"];
+  if (v2 !== undefined && !(typeof v2 == "string")) return false;
+  const v3 = d["createdAt"];
+  if (v3 !== undefined && !(typeof v3 == "string")) return false;
+  for (const v4 in d) {
+    if (v4 === "id" || v4 === "alg" || v4 === "publicKeyPem" || v4 === "createdAt") continue;
+    return false;
+  }
+  return true;
+}
+function fast93(d) {
+  if (!(fastC94(d))) return false;
+  return true;
+}
+function fast95(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast96(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC94(v2))) return false;
+  }
+  return true;
+}
+function fast97(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!((typeof v2 == "string" && fastRe14.test(v2) && fastUcs2length(v2) <= 40))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast98(d) {
+  if (!(fastC78(d))) return false;
+  return true;
+}
+function fast99(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -11385,7 +11998,7 @@ function fast91(d) {
   if (v0 > 2) return false;
   return true;
 }
-function fastC93(d) {
+function fastC101(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["name"] === undefined) return false;
   if (d["network"] === undefined) return false;
@@ -11401,19 +12014,19 @@ function fastC93(d) {
   }
   return true;
 }
-function fast92(d) {
+function fast100(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC93(v1))) return false;
+    if (!(fastC101(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC95(d) {
+function fastC103(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -11445,17 +12058,17 @@ function fastC95(d) {
   }
   return true;
 }
-function fast94(d) {
-  if (!(fastC95(d))) return false;
+function fast102(d) {
+  if (!(fastC103(d))) return false;
   return true;
 }
-function fast96(d) {
+function fast104(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC101(d) {
+function fastC109(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["day"] === undefined) return false;
   if (d["total"] === undefined) return false;
@@ -11472,7 +12085,7 @@ function fastC101(d) {
   }
   return true;
 }
-function fastC100(d) {
+function fastC108(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -11494,23 +12107,23 @@ function fastC100(d) {
   const v5 = d["createdAt"];
   if (v5 !== undefined && !(typeof v5 == "string")) return false;
   const v6 = d["today"];
-  if (v6 !== undefined && !(fastC101(v6))) return false;
+  if (v6 !== undefined && !(fastC109(v6))) return false;
   for (const v7 in d) {
     if (v7 === "id" || v7 === "name" || v7 === "network" || v7 === "networkLabel" || v7 === "description" || v7 === "createdAt" || v7 === "today") continue;
     return false;
   }
   return true;
 }
-function fast99(d) {
+function fast107(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC100(v2))) return false;
+    if (!(fastC108(v2))) return false;
   }
   return true;
 }
-function fastC102(d) {
+function fastC110(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["used"] === undefined) return false;
   if (d["limit"] === undefined) return false;
@@ -11533,28 +12146,28 @@ function fastC102(d) {
   }
   return true;
 }
-function fastC98(d) {
+function fastC106(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["keys"] === undefined) return false;
   if (d["maxKeys"] === undefined) return false;
   if (d["usage"] === undefined) return false;
   const v0 = d["keys"];
-  if (v0 !== undefined && !(fast99(v0))) return false;
+  if (v0 !== undefined && !(fast107(v0))) return false;
   const v1 = d["maxKeys"];
   if (v1 !== undefined && !((typeof v1 == "number" && !(v1 % 1) && !isNaN(v1)))) return false;
   const v2 = d["usage"];
-  if (v2 !== undefined && !(fastC102(v2))) return false;
+  if (v2 !== undefined && !(fastC110(v2))) return false;
   for (const v3 in d) {
     if (v3 === "keys" || v3 === "maxKeys" || v3 === "usage") continue;
     return false;
   }
   return true;
 }
-function fast97(d) {
-  if (!(fastC98(d))) return false;
+function fast105(d) {
+  if (!(fastC106(d))) return false;
   return true;
 }
-function fast103(d) {
+function fast111(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -11566,7 +12179,7 @@ function fast103(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fastC107(d) {
+function fastC115(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["method"] === undefined) return false;
   if (d["id"] === undefined) return false;
@@ -11589,16 +12202,16 @@ function fastC107(d) {
   }
   return true;
 }
-function fast106(d) {
+function fast114(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC107(v2))) return false;
+    if (!(fastC115(v2))) return false;
   }
   return true;
 }
-function fastC105(d) {
+function fastC113(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -11627,20 +12240,20 @@ function fastC105(d) {
   const v7 = d["url"];
   if (v7 !== undefined && !(typeof v7 == "string")) return false;
   const v8 = d["examples"];
-  if (v8 !== undefined && !(fast106(v8))) return false;
+  if (v8 !== undefined && !(fast114(v8))) return false;
   const v9 = d["today"];
-  if (v9 !== undefined && !(fastC101(v9))) return false;
+  if (v9 !== undefined && !(fastC109(v9))) return false;
   for (const v10 in d) {
     if (v10 === "id" || v10 === "name" || v10 === "network" || v10 === "networkLabel" || v10 === "description" || v10 === "createdAt" || v10 === "key" || v10 === "url" || v10 === "examples" || v10 === "today") continue;
     return false;
   }
   return true;
 }
-function fast104(d) {
-  if (!(fastC105(d))) return false;
+function fast112(d) {
+  if (!(fastC113(d))) return false;
   return true;
 }
-function fast108(d) {
+function fast116(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -11651,12 +12264,12 @@ function fast108(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC60(v2))) return false;
+    if (!(fastC68(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fast109(d) {
+function fast117(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
@@ -11667,16 +12280,16 @@ function fast109(d) {
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC62(v2))) return false;
+    if (!(fastC70(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fast110(d) {
-  if (!(fastC64(d))) return false;
+function fast118(d) {
+  if (!(fastC72(d))) return false;
   return true;
 }
-function fast111(d) {
+function fast119(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -11688,8 +12301,8 @@ function fast111(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast112(d) {
-  if (!(fastC70(d))) return false;
+function fast120(d) {
+  if (!(fastC78(d))) return false;
   return true;
 }
 
@@ -11892,8 +12505,62 @@ export function account_activity__result(data) {
   account_activity__result.errors = account_activity__result_ajv.errors;
   return valid;
 }
-export function networks_list__params(data) {
+export function account_alertWebhook__params(data) {
   if (fast43(data)) {
+    account_alertWebhook__params.errors = null;
+    return true;
+  }
+  const valid = account_alertWebhook__params_ajv(data);
+  account_alertWebhook__params.errors = account_alertWebhook__params_ajv.errors;
+  return valid;
+}
+export function account_alertWebhook__result(data) {
+  if (fast44(data)) {
+    account_alertWebhook__result.errors = null;
+    return true;
+  }
+  const valid = account_alertWebhook__result_ajv(data);
+  account_alertWebhook__result.errors = account_alertWebhook__result_ajv.errors;
+  return valid;
+}
+export function account_setAlertWebhook__params(data) {
+  if (fast46(data)) {
+    account_setAlertWebhook__params.errors = null;
+    return true;
+  }
+  const valid = account_setAlertWebhook__params_ajv(data);
+  account_setAlertWebhook__params.errors = account_setAlertWebhook__params_ajv.errors;
+  return valid;
+}
+export function account_setAlertWebhook__result(data) {
+  if (fast47(data)) {
+    account_setAlertWebhook__result.errors = null;
+    return true;
+  }
+  const valid = account_setAlertWebhook__result_ajv(data);
+  account_setAlertWebhook__result.errors = account_setAlertWebhook__result_ajv.errors;
+  return valid;
+}
+export function alerts_list__params(data) {
+  if (fast48(data)) {
+    alerts_list__params.errors = null;
+    return true;
+  }
+  const valid = alerts_list__params_ajv(data);
+  alerts_list__params.errors = alerts_list__params_ajv.errors;
+  return valid;
+}
+export function alerts_list__result(data) {
+  if (fast49(data)) {
+    alerts_list__result.errors = null;
+    return true;
+  }
+  const valid = alerts_list__result_ajv(data);
+  alerts_list__result.errors = alerts_list__result_ajv.errors;
+  return valid;
+}
+export function networks_list__params(data) {
+  if (fast51(data)) {
     networks_list__params.errors = null;
     return true;
   }
@@ -11902,7 +12569,7 @@ export function networks_list__params(data) {
   return valid;
 }
 export function networks_list__result(data) {
-  if (fast44(data)) {
+  if (fast52(data)) {
     networks_list__result.errors = null;
     return true;
   }
@@ -11911,7 +12578,7 @@ export function networks_list__result(data) {
   return valid;
 }
 export function chains_list__params(data) {
-  if (fast46(data)) {
+  if (fast54(data)) {
     chains_list__params.errors = null;
     return true;
   }
@@ -11920,7 +12587,7 @@ export function chains_list__params(data) {
   return valid;
 }
 export function chains_list__result(data) {
-  if (fast47(data)) {
+  if (fast55(data)) {
     chains_list__result.errors = null;
     return true;
   }
@@ -11929,7 +12596,7 @@ export function chains_list__result(data) {
   return valid;
 }
 export function useCases_list__params(data) {
-  if (fast50(data)) {
+  if (fast58(data)) {
     useCases_list__params.errors = null;
     return true;
   }
@@ -11938,7 +12605,7 @@ export function useCases_list__params(data) {
   return valid;
 }
 export function useCases_list__result(data) {
-  if (fast51(data)) {
+  if (fast59(data)) {
     useCases_list__result.errors = null;
     return true;
   }
@@ -11949,7 +12616,7 @@ export function useCases_list__result(data) {
 export const apps_create__params = apps_create__params_ajv;
 export const apps_create__result = apps_create__result_ajv;
 export function apps_list__params(data) {
-  if (fast52(data)) {
+  if (fast60(data)) {
     apps_list__params.errors = null;
     return true;
   }
@@ -11959,7 +12626,7 @@ export function apps_list__params(data) {
 }
 export const apps_list__result = apps_list__result_ajv;
 export function apps_usage__params(data) {
-  if (fast53(data)) {
+  if (fast61(data)) {
     apps_usage__params.errors = null;
     return true;
   }
@@ -11968,7 +12635,7 @@ export function apps_usage__params(data) {
   return valid;
 }
 export function apps_usage__result(data) {
-  if (fast54(data)) {
+  if (fast62(data)) {
     apps_usage__result.errors = null;
     return true;
   }
@@ -11977,7 +12644,7 @@ export function apps_usage__result(data) {
   return valid;
 }
 export function apps_get__params(data) {
-  if (fast58(data)) {
+  if (fast66(data)) {
     apps_get__params.errors = null;
     return true;
   }
@@ -11987,7 +12654,7 @@ export function apps_get__params(data) {
 }
 export const apps_get__result = apps_get__result_ajv;
 export function apps_metrics__params(data) {
-  if (fast59(data)) {
+  if (fast67(data)) {
     apps_metrics__params.errors = null;
     return true;
   }
@@ -11997,7 +12664,7 @@ export function apps_metrics__params(data) {
 }
 export const apps_metrics__result = apps_metrics__result_ajv;
 export function apps_logs__params(data) {
-  if (fast61(data)) {
+  if (fast69(data)) {
     apps_logs__params.errors = null;
     return true;
   }
@@ -12006,7 +12673,7 @@ export function apps_logs__params(data) {
   return valid;
 }
 export function apps_logs__result(data) {
-  if (fast63(data)) {
+  if (fast71(data)) {
     apps_logs__result.errors = null;
     return true;
   }
@@ -12017,7 +12684,7 @@ export function apps_logs__result(data) {
 export const apps_update__params = apps_update__params_ajv;
 export const apps_update__result = apps_update__result_ajv;
 export function apps_rotateKey__params(data) {
-  if (fast67(data)) {
+  if (fast75(data)) {
     apps_rotateKey__params.errors = null;
     return true;
   }
@@ -12027,7 +12694,7 @@ export function apps_rotateKey__params(data) {
 }
 export const apps_rotateKey__result = apps_rotateKey__result_ajv;
 export function apps_delete__params(data) {
-  if (fast68(data)) {
+  if (fast76(data)) {
     apps_delete__params.errors = null;
     return true;
   }
@@ -12036,7 +12703,7 @@ export function apps_delete__params(data) {
   return valid;
 }
 export function apps_delete__result(data) {
-  if (fast69(data)) {
+  if (fast77(data)) {
     apps_delete__result.errors = null;
     return true;
   }
@@ -12045,7 +12712,7 @@ export function apps_delete__result(data) {
   return valid;
 }
 export function apps_addAllowlistEntry__params(data) {
-  if (fast71(data)) {
+  if (fast79(data)) {
     apps_addAllowlistEntry__params.errors = null;
     return true;
   }
@@ -12054,7 +12721,7 @@ export function apps_addAllowlistEntry__params(data) {
   return valid;
 }
 export function apps_addAllowlistEntry__result(data) {
-  if (fast77(data)) {
+  if (fast85(data)) {
     apps_addAllowlistEntry__result.errors = null;
     return true;
   }
@@ -12063,7 +12730,7 @@ export function apps_addAllowlistEntry__result(data) {
   return valid;
 }
 export function apps_listAllowlist__params(data) {
-  if (fast79(data)) {
+  if (fast87(data)) {
     apps_listAllowlist__params.errors = null;
     return true;
   }
@@ -12072,7 +12739,7 @@ export function apps_listAllowlist__params(data) {
   return valid;
 }
 export function apps_listAllowlist__result(data) {
-  if (fast80(data)) {
+  if (fast88(data)) {
     apps_listAllowlist__result.errors = null;
     return true;
   }
@@ -12081,7 +12748,7 @@ export function apps_listAllowlist__result(data) {
   return valid;
 }
 export function apps_removeAllowlistEntry__params(data) {
-  if (fast81(data)) {
+  if (fast89(data)) {
     apps_removeAllowlistEntry__params.errors = null;
     return true;
   }
@@ -12090,7 +12757,7 @@ export function apps_removeAllowlistEntry__params(data) {
   return valid;
 }
 export function apps_removeAllowlistEntry__result(data) {
-  if (fast82(data)) {
+  if (fast90(data)) {
     apps_removeAllowlistEntry__result.errors = null;
     return true;
   }
@@ -12099,7 +12766,7 @@ export function apps_removeAllowlistEntry__result(data) {
   return valid;
 }
 export function apps_addJwtKey__params(data) {
-  if (fast83(data)) {
+  if (fast91(data)) {
     apps_addJwtKey__params.errors = null;
     return true;
   }
@@ -12108,7 +12775,7 @@ export function apps_addJwtKey__params(data) {
   return valid;
 }
 export function apps_addJwtKey__result(data) {
-  if (fast85(data)) {
+  if (fast93(data)) {
     apps_addJwtKey__result.errors = null;
     return true;
   }
@@ -12117,7 +12784,7 @@ export function apps_addJwtKey__result(data) {
   return valid;
 }
 export function apps_listJwtKeys__params(data) {
-  if (fast87(data)) {
+  if (fast95(data)) {
     apps_listJwtKeys__params.errors = null;
     return true;
   }
@@ -12126,7 +12793,7 @@ export function apps_listJwtKeys__params(data) {
   return valid;
 }
 export function apps_listJwtKeys__result(data) {
-  if (fast88(data)) {
+  if (fast96(data)) {
     apps_listJwtKeys__result.errors = null;
     return true;
   }
@@ -12135,7 +12802,7 @@ export function apps_listJwtKeys__result(data) {
   return valid;
 }
 export function apps_removeJwtKey__params(data) {
-  if (fast89(data)) {
+  if (fast97(data)) {
     apps_removeJwtKey__params.errors = null;
     return true;
   }
@@ -12144,7 +12811,7 @@ export function apps_removeJwtKey__params(data) {
   return valid;
 }
 export function apps_removeJwtKey__result(data) {
-  if (fast90(data)) {
+  if (fast98(data)) {
     apps_removeJwtKey__result.errors = null;
     return true;
   }
@@ -12153,7 +12820,7 @@ export function apps_removeJwtKey__result(data) {
   return valid;
 }
 export function apps_setRequireJwt__params(data) {
-  if (fast91(data)) {
+  if (fast99(data)) {
     apps_setRequireJwt__params.errors = null;
     return true;
   }
@@ -12163,7 +12830,7 @@ export function apps_setRequireJwt__params(data) {
 }
 export const apps_setRequireJwt__result = apps_setRequireJwt__result_ajv;
 export function keys_create__params(data) {
-  if (fast92(data)) {
+  if (fast100(data)) {
     keys_create__params.errors = null;
     return true;
   }
@@ -12172,7 +12839,7 @@ export function keys_create__params(data) {
   return valid;
 }
 export function keys_create__result(data) {
-  if (fast94(data)) {
+  if (fast102(data)) {
     keys_create__result.errors = null;
     return true;
   }
@@ -12181,7 +12848,7 @@ export function keys_create__result(data) {
   return valid;
 }
 export function keys_list__params(data) {
-  if (fast96(data)) {
+  if (fast104(data)) {
     keys_list__params.errors = null;
     return true;
   }
@@ -12190,7 +12857,7 @@ export function keys_list__params(data) {
   return valid;
 }
 export function keys_list__result(data) {
-  if (fast97(data)) {
+  if (fast105(data)) {
     keys_list__result.errors = null;
     return true;
   }
@@ -12199,7 +12866,7 @@ export function keys_list__result(data) {
   return valid;
 }
 export function keys_get__params(data) {
-  if (fast103(data)) {
+  if (fast111(data)) {
     keys_get__params.errors = null;
     return true;
   }
@@ -12208,7 +12875,7 @@ export function keys_get__params(data) {
   return valid;
 }
 export function keys_get__result(data) {
-  if (fast104(data)) {
+  if (fast112(data)) {
     keys_get__result.errors = null;
     return true;
   }
@@ -12217,7 +12884,7 @@ export function keys_get__result(data) {
   return valid;
 }
 export function keys_metrics__params(data) {
-  if (fast108(data)) {
+  if (fast116(data)) {
     keys_metrics__params.errors = null;
     return true;
   }
@@ -12227,7 +12894,7 @@ export function keys_metrics__params(data) {
 }
 export const keys_metrics__result = keys_metrics__result_ajv;
 export function keys_logs__params(data) {
-  if (fast109(data)) {
+  if (fast117(data)) {
     keys_logs__params.errors = null;
     return true;
   }
@@ -12236,7 +12903,7 @@ export function keys_logs__params(data) {
   return valid;
 }
 export function keys_logs__result(data) {
-  if (fast110(data)) {
+  if (fast118(data)) {
     keys_logs__result.errors = null;
     return true;
   }
@@ -12245,7 +12912,7 @@ export function keys_logs__result(data) {
   return valid;
 }
 export function keys_delete__params(data) {
-  if (fast111(data)) {
+  if (fast119(data)) {
     keys_delete__params.errors = null;
     return true;
   }
@@ -12254,7 +12921,7 @@ export function keys_delete__params(data) {
   return valid;
 }
 export function keys_delete__result(data) {
-  if (fast112(data)) {
+  if (fast120(data)) {
     keys_delete__result.errors = null;
     return true;
   }
@@ -12276,6 +12943,9 @@ export const validators: ValidatorTable = {
   'account_verifyEmail': { params: account_verifyEmail__params, result: account_verifyEmail__result },
   'account_resendVerification': { params: account_resendVerification__params, result: account_resendVerification__result },
   'account_activity': { params: account_activity__params, result: account_activity__result },
+  'account_alertWebhook': { params: account_alertWebhook__params, result: account_alertWebhook__result },
+  'account_setAlertWebhook': { params: account_setAlertWebhook__params, result: account_setAlertWebhook__result },
+  'alerts_list': { params: alerts_list__params, result: alerts_list__result },
   'networks_list': { params: networks_list__params, result: networks_list__result },
   'chains_list': { params: chains_list__params, result: chains_list__result },
   'useCases_list': { params: useCases_list__params, result: useCases_list__result },
@@ -12316,29 +12986,32 @@ export const fastChecks: { readonly [method: string]: { readonly params?: (data:
   'account_verifyEmail': { params: fast29, result: fast31 },
   'account_resendVerification': { params: fast33, result: fast34 },
   'account_activity': { params: fast36, result: fast38 },
-  'networks_list': { params: fast43, result: fast44 },
-  'chains_list': { params: fast46, result: fast47 },
-  'useCases_list': { params: fast50, result: fast51 },
+  'account_alertWebhook': { params: fast43, result: fast44 },
+  'account_setAlertWebhook': { params: fast46, result: fast47 },
+  'alerts_list': { params: fast48, result: fast49 },
+  'networks_list': { params: fast51, result: fast52 },
+  'chains_list': { params: fast54, result: fast55 },
+  'useCases_list': { params: fast58, result: fast59 },
   'apps_create': {  },
-  'apps_list': { params: fast52 },
-  'apps_usage': { params: fast53, result: fast54 },
-  'apps_get': { params: fast58 },
-  'apps_metrics': { params: fast59 },
-  'apps_logs': { params: fast61, result: fast63 },
+  'apps_list': { params: fast60 },
+  'apps_usage': { params: fast61, result: fast62 },
+  'apps_get': { params: fast66 },
+  'apps_metrics': { params: fast67 },
+  'apps_logs': { params: fast69, result: fast71 },
   'apps_update': {  },
-  'apps_rotateKey': { params: fast67 },
-  'apps_delete': { params: fast68, result: fast69 },
-  'apps_addAllowlistEntry': { params: fast71, result: fast77 },
-  'apps_listAllowlist': { params: fast79, result: fast80 },
-  'apps_removeAllowlistEntry': { params: fast81, result: fast82 },
-  'apps_addJwtKey': { params: fast83, result: fast85 },
-  'apps_listJwtKeys': { params: fast87, result: fast88 },
-  'apps_removeJwtKey': { params: fast89, result: fast90 },
-  'apps_setRequireJwt': { params: fast91 },
-  'keys_create': { params: fast92, result: fast94 },
-  'keys_list': { params: fast96, result: fast97 },
-  'keys_get': { params: fast103, result: fast104 },
-  'keys_metrics': { params: fast108 },
-  'keys_logs': { params: fast109, result: fast110 },
-  'keys_delete': { params: fast111, result: fast112 },
+  'apps_rotateKey': { params: fast75 },
+  'apps_delete': { params: fast76, result: fast77 },
+  'apps_addAllowlistEntry': { params: fast79, result: fast85 },
+  'apps_listAllowlist': { params: fast87, result: fast88 },
+  'apps_removeAllowlistEntry': { params: fast89, result: fast90 },
+  'apps_addJwtKey': { params: fast91, result: fast93 },
+  'apps_listJwtKeys': { params: fast95, result: fast96 },
+  'apps_removeJwtKey': { params: fast97, result: fast98 },
+  'apps_setRequireJwt': { params: fast99 },
+  'keys_create': { params: fast100, result: fast102 },
+  'keys_list': { params: fast104, result: fast105 },
+  'keys_get': { params: fast111, result: fast112 },
+  'keys_metrics': { params: fast116 },
+  'keys_logs': { params: fast117, result: fast118 },
+  'keys_delete': { params: fast119, result: fast120 },
 };

@@ -74,6 +74,8 @@ export interface MeterOptions {
   logger?: MeterLogger;
   /** Clock (epoch ms); tests inject one. */
   now?: () => number;
+  /** Called after each committed batch with its rows (quota alerts check the users metered; must not throw). */
+  onFlushed?: (rows: readonly UsageRow[]) => void;
 }
 
 export interface FlushResult {
@@ -147,6 +149,7 @@ export class Meter {
   private readonly maxCells: number;
   private readonly logger: MeterLogger | undefined;
   private readonly now: () => number;
+  private readonly onFlushed: ((rows: readonly UsageRow[]) => void) | undefined;
 
   private readonly minutes = new Map<number, MinuteAgg>();
   private cur: MinuteAgg | undefined;
@@ -173,6 +176,7 @@ export class Meter {
     this.maxCells = opts.maxCells ?? 100_000;
     this.logger = opts.logger;
     this.now = opts.now ?? Date.now;
+    this.onFlushed = opts.onFlushed;
   }
 
   /** Starts periodic flushing (the timer does not keep the process alive). */
@@ -329,6 +333,7 @@ export class Meter {
       throw err;
     }
     this.cellCount -= rows.length;
+    this.onFlushed?.(rows);
   }
 
   private logDrops(): void {

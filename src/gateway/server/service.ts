@@ -49,6 +49,7 @@ import { createHeads, headPollMs, type HeadPool } from '../heads/index.js';
 import { addressParamsTable, meaningTable, unitsTable } from '../method-meaning.js';
 import { type Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
 import { RequestLog, requestLogRetentionMs } from '../metering/request-log.js';
+import type { QuotaAlerts, QuotaAlertsOptions } from '../alerts/quota-alerts.js';
 import { createHttpServer } from '@rpcgate/toolkit/http';
 import { createEngine } from '@rpcgate/toolkit/engine';
 import { createUpstreams, splitUpstream, type UpstreamPool, type UpstreamSpec } from '../upstream/index.js';
@@ -57,6 +58,7 @@ import {
   chainsSubsystem,
   drainServer,
   meterSubsystem,
+  quotaAlertsSubsystem,
   redisSubsystem,
   storeSubsystem,
   Subsystems,
@@ -115,6 +117,8 @@ export interface RunningService {
   meter: Meter | undefined;
   /** The request log's writer (undefined with `metering: false` or `requestLog.enabled: false`). */
   requestLog: RequestLog | undefined;
+  /** Quota alerts (undefined with `metering: false`); `idle()` waits for checks and webhook deliveries. */
+  alerts: QuotaAlerts | undefined;
   /** The /metrics registry. */
   metrics: Metrics;
   /** The response cache per network (src/gateway/cache; a network with the cache off has none). */
@@ -158,6 +162,8 @@ export interface ServiceExtensions {
   logDestination?: DestinationStream;
   /** Meter options for tests (a clock they move, the flush interval). */
   meter?: Pick<MeterOptions, 'now' | 'flushIntervalMs' | 'maxCells'>;
+  /** Quota alert webhook delivery options for tests (retry delays). */
+  alerts?: Pick<QuotaAlertsOptions, 'retryBaseMs' | 'maxAttempts' | 'timeoutMs'>;
 }
 
 /** The package's version (span resources). */
@@ -237,7 +243,17 @@ export async function startService(
       idleMs: config.filters?.idleTimeoutMs ?? 300_000,
     });
     built.add('filter store', { value: filterStore, close: () => filterStore.close() });
-    const meter = built.add('meter', meterSubsystem(config, store, metrics, logger, ext.meter));
+    // Quota alerts: checked after each meter flush (off the request path); closed after the meter's final flush.
+    const alerts = config.metering
+      ? built.add('quota alerts', quotaAlertsSubsystem(store, lim, logger, ext.alerts))
+      : undefined;
+    const meter = built.add(
+      'meter',
+      meterSubsystem(config, store, metrics, logger, {
+        ...ext.meter,
+        onFlushed: alerts === undefined ? undefined : (rows) => alerts.observe(rows),
+      }),
+    );
     // The request log (apps_logs / keys_logs): queued per call, written in batches, bounded by count and age.
     const rl = config.requestLog;
     const requestLog: RequestLog | undefined =
@@ -477,6 +493,7 @@ export async function startService(
       limiter: lim,
       meter,
       requestLog,
+      alerts,
       metrics,
       caches: caches.networks,
       config,

@@ -14,6 +14,8 @@ import {
   waitReady,
   type ServiceRedis,
 } from '../redis/index.js';
+import { QuotaAlerts, type QuotaAlertsOptions } from '../alerts/quota-alerts.js';
+import type { Limiter } from '../limits/index.js';
 import { Meter, type MeterOptions, type Metrics } from '../metering/index.js';
 import { downsample, openStore, sweepExpiredAccountTokens, sweepExpiredSessions, type Store } from '../store/index.js';
 import { unitsTable } from '../method-meaning.js';
@@ -119,7 +121,7 @@ export function meterSubsystem(
   store: Store,
   metrics: Metrics,
   logger: Logger,
-  opts: Pick<MeterOptions, 'now' | 'flushIntervalMs' | 'maxCells'> = {},
+  opts: Pick<MeterOptions, 'now' | 'flushIntervalMs' | 'maxCells' | 'onFlushed'> = {},
 ): Built<Meter | undefined> {
   if (!config.metering) return { value: undefined };
   const meter = new Meter({
@@ -169,6 +171,17 @@ export function accountSweepSubsystem(store: Store, logger: Logger): Built<undef
   const timer = setInterval(sweep, 15 * 60_000);
   timer.unref();
   return { value: undefined, close: async () => clearInterval(timer) };
+}
+
+/** Quota alerts (banner rows, signed webhooks), fed by the meter's flushes. */
+export function quotaAlertsSubsystem(
+  store: Store,
+  limiter: Limiter,
+  logger: Logger,
+  opts: Pick<QuotaAlertsOptions, 'retryBaseMs' | 'maxAttempts' | 'timeoutMs'> = {},
+): Built<QuotaAlerts> {
+  const alerts = new QuotaAlerts({ db: store.db, limiter, logger, ...opts });
+  return { value: alerts, close: () => alerts.stop() };
 }
 
 /** Embedded chains for the networks without upstreams: one compile shared by all, anvils started in parallel. */

@@ -12,3 +12,4 @@ export * from './usage.js';
 export * from './requestLog.js';
 export * from './accountTokens.js';
 export * from './audit.js';
+export * from './quotaAlerts.js';

@@ -126,6 +126,30 @@ export interface Database {
   request_log: RequestLogTable;
   account_tokens: AccountTokensTable;
   audit_events: AuditEventsTable;
+  quota_alerts: QuotaAlertsTable;
+  alert_webhooks: AlertWebhooksTable;
+}
+
+/** A quota threshold crossed, once per (user, subject, window, period, threshold) (0011_quota_alerts). */
+export interface QuotaAlertsTable {
+  user_id: string;
+  subject: 'apps' | 'keys';
+  window: 'day' | 'month';
+  period_start: number;
+  threshold: number;
+  app_id: string | null;
+  used: number;
+  limit_value: number;
+  reset_at: number;
+  created_at: number;
+}
+
+/** An account's quota-alert webhook (0011_quota_alerts). */
+export interface AlertWebhooksTable {
+  user_id: string;
+  url: string;
+  secret: string;
+  updated_at: number;
 }
 
 /** One node API call of an app or network key (0007_request_log; see requestLog.ts). */

@@ -103,8 +103,8 @@ export type DeletedUsage = 'anonymise' | 'remove';
 const USAGE_TABLES = ['usage_minute', 'usage_hour', 'usage_day'] as const;
 
 /** Deletes a user and (by cascade) their sessions, tokens, apps and keys; revokes every key in the change feed;
- *  deletes their request-log rows; and anonymises (a random owner id nothing links to the account) or removes their
- *  usage rows — all in one transaction. */
+ *  deletes their request-log rows, activity, quota alerts and alert webhook; and anonymises (a random owner id nothing
+ *  links to the account) or removes their usage rows — all in one transaction. */
 export async function deleteUser(
   db: Kysely<Database>,
   userId: string,
@@ -121,6 +121,8 @@ export async function deleteUser(
     for (const h of hashes) await recordKeyEvent(trx, h.key_hash, 'revoke', at);
     await trx.deleteFrom('request_log').where('user_id', '=', userId).execute();
     await trx.deleteFrom('audit_events').where('user_id', '=', userId).execute();
+    await trx.deleteFrom('quota_alerts').where('user_id', '=', userId).execute();
+    await trx.deleteFrom('alert_webhooks').where('user_id', '=', userId).execute();
     // The usage tables are not in the store's typed schema (store/usage.ts): plain SQL.
     const anonymous = newId('del');
     for (const t of USAGE_TABLES)

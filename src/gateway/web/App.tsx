@@ -1,6 +1,7 @@
 // The shell: who is signed in (account_me), the header nav (Apps, API keys, Settings, Docs, Log out) and the hash routes.
 // #/forgot, #/reset/<token> and #/verify/<token> work signed in or out (links from mail).
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import { AlertBanner } from './AlertBanner.js';
 import { api, isUnauthorized, type User } from './api.js';
 import { href, navigate, useRoute } from './router.js';
 import { AuthPage } from './pages/Auth.js';
@@ -159,6 +160,7 @@ export function App() {
         {session.state === 'in' && !session.user.emailVerified && section !== 'settings' && section !== 'verify' && (
           <VerifyReminder fail={onUnauthorized} />
         )}
+        {session.state === 'in' && <AlertBanner refreshKey={path} />}
         {page}
       </main>
       <footer className="site-footer container">

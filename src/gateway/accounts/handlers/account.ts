@@ -1,6 +1,7 @@
 // The account API's `account_…` methods (contracts/account.openrpc.json); ./index.ts merges the namespaces.
 // Sign-up, log-in (throttled, device cookies), log-out, the session's user; self-service (issue 27): password change,
-// account deletion, password reset and email verification by mailed single-use links.
+// account deletion, password reset and email verification by mailed single-use links; the quota-alert webhook.
+import { randomBytes } from 'node:crypto';
 import { invalidParams, RpcError } from '@rpcgate/toolkit/errors';
 import { hashPassword, verifyPassword } from '../../secrets/index.js';
 import { passwordRuleReason, passwordStrengthReason } from '../../secrets/password-policy.js';
@@ -224,6 +225,26 @@ export function accountHandlers(kit: Kit): Namespace<'account'> {
       await throttle.beforePasswordReset(u.email, c.ip);
       mailLink(u, 'verify', c.req.baseUrl);
       return { sent: true };
+    },
+    async account_alertWebhook(_p, c) {
+      const hook = await store.getAlertWebhook(db, c.userId);
+      return { url: hook?.url ?? null };
+    },
+    async account_setAlertWebhook([url], c) {
+      if (url === null) {
+        await store.setAlertWebhook(db, c.userId, undefined, Date.now());
+        return { url: null };
+      }
+      let parsed: URL | undefined;
+      try {
+        parsed = new URL(url);
+      } catch {}
+      if (parsed === undefined || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:'))
+        throw invalidParams('url must be an http(s) URL', { param: 'url', path: '/0', reason: 'not an http(s) URL' });
+      // A new secret on every set: the caller sees it this once (the receiver verifies X-Rpcgate-Signature with it).
+      const secret = `whsec_${randomBytes(24).toString('base64url')}`;
+      await store.setAlertWebhook(db, c.userId, { url: parsed.href, secret }, Date.now());
+      return { url: parsed.href, secret };
     },
   };
 }

@@ -1,4 +1,4 @@
-// Account API handlers (contracts/account.openrpc.json), one file per namespace (account, chains, networks, useCases, apps, keys) and the request log's
+// Account API handlers (contracts/account.openrpc.json), one file per namespace (account, chains, networks, useCases, apps, keys, alerts) and the request log's
 // apps_logs/keys_logs (logs.ts),
 // merged here. Params arrive validated by the generated validators; the namespaces add what a schema cannot know (the
 // deployment's chains and networks, a real IP/CIDR, a PEM that imports for its algorithm, a node API method name) and
@@ -17,6 +17,7 @@ import * as store from '../../store/index.js';
 import { NO_SESSION, originRefused } from '../errors.js';
 import { accountRequest, type AccountContext } from '../session.js';
 import { accountHandlers } from './account.js';
+import { alertsHandlers } from './alerts.js';
 import { appsHandlers } from './apps.js';
 import { chainsHandlers } from './chains.js';
 import { keysHandlers } from './keys.js';
@@ -41,6 +42,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
     ...handlersForUseCases(),
     ...appsHandlers(kit),
     ...keysHandlers(kit),
+    ...alertsHandlers(kit),
   };
 
   /** Origin check for changing methods, then the session (memoised per HTTP request). */

@@ -12,6 +12,7 @@ import { requestLog } from './0007_request_log.js';
 import { accountTokens } from './0008_account_tokens.js';
 import { auditEvents } from './0009_audit_events.js';
 import { usageUnits } from './0010_usage_units.js';
+import { quotaAlerts } from './0011_quota_alerts.js';
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -25,6 +26,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0008_account_tokens': accountTokens(dialect),
     '0009_audit_events': auditEvents(dialect),
     '0010_usage_units': usageUnits(dialect),
+    '0011_quota_alerts': quotaAlerts(dialect),
   };
 }
 

@@ -1,8 +1,10 @@
 // The account's own settings (#/settings): the email and whether it is verified, changing the password (the current
-// one required; other sessions end), the account's security activity (account_activity), and deleting the account.
+// one required; other sessions end), the quota-alert webhook (./AlertWebhook.tsx), the account's security activity
+// (account_activity), and deleting the account.
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import { api, describeError, type ActivityEntry, type ShownError, type User } from '../api.js';
 import { ErrorText, formatDate, Notice } from '../components.js';
+import { AlertWebhookSettings } from './AlertWebhook.js';
 
 export function SettingsPage({
   user,
@@ -26,6 +28,7 @@ export function SettingsPage({
         {!user.emailVerified && <VerifyReminder fail={onUnauthorized} />}
       </div>
       <ChangePassword fail={onUnauthorized} />
+      <AlertWebhookSettings onUnauthorized={onUnauthorized} />
       <Activity fail={onUnauthorized} />
       <DeleteAccount onDeleted={onDeleted} fail={onUnauthorized} />
     </section>
