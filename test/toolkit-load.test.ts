@@ -536,3 +536,35 @@ describe('lenient warnings and --strict', () => {
     expect((mocks[0] as { line: string }).line).toMatch(/^mock of .* 2 methods at http:\/\/127\.0\.0\.1:\d+/);
   }, 240_000);
 });
+
+describe('x-extensions', () => {
+  // the plain meta-schemas are precompiled (contract/generated/meta-validators.ts); a document's x-extensions extend
+  // its meta-schema, which is compiled when such a document is loaded
+  const withCost = (cost: unknown) =>
+    doc(
+      [
+        { ...method('a', {}), 'x-cost': cost },
+        { ...method('b', {}), 'x-other': 1 },
+      ],
+      {
+        'x-extensions': [
+          {
+            openrpcExtension: '0.0.0-development',
+            name: 'x-cost',
+            version: '1.0.0',
+            description: 'what a call costs',
+            summary: 'cost',
+            restricted: ['methodObject'],
+            schema: { type: 'integer' },
+          },
+        ],
+      },
+    );
+  it('a declared extension is checked against its schema; other x- properties stay free', async () => {
+    const ok = await loadDocument(write('ext/ok.json', withCost(3)), 'ext', undefined, { cwd: work });
+    expect(ok.warnings).toEqual([]);
+    const e = await refusal(loadDocument(write('ext/bad.json', withCost('three')), 'ext', undefined, { cwd: work }));
+    expect(e.problems).toHaveLength(1);
+    expect(e.problems[0]).toMatchObject({ pointer: '#/methods/0/x-cost', message: 'in method a: must be integer' });
+  });
+});

@@ -394,7 +394,7 @@ async function modelSource(
       message: m && typeof m.name === 'string' && segs.length > 2 ? `in method ${m.name}: ${message}` : message,
     };
   };
-  const checked = checkDocument(document);
+  const checked = await checkDocument(document);
   if (checked.errors.length)
     throw new DocumentError(
       withLines(
