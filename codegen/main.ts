@@ -27,6 +27,7 @@ import { PYTHON_PACKAGES, writeExamples } from './examples.js';
 import { writeApiDocs, writeDocsIndex } from './docs-html.js';
 import { writeClientDocs, writePackageDocs } from './docs-client.js';
 import { CONFIG_SCHEMA_FILE, generateConfig } from './config.js';
+import { META_VALIDATORS_FILE, writeMetaValidators } from './meta-validators.js';
 
 /** The contracts codegen reads. Adding an API is one line here. */
 export const CONTRACTS: readonly ContractSpec[] = [
@@ -44,6 +45,8 @@ export interface GenerateOptions {
   contracts?: readonly ContractSpec[];
   code?: boolean;
   docs?: boolean;
+  /** Write the OpenRPC meta-schema validators (codegen/meta-validators.ts) with the code (default: with code). */
+  meta?: boolean;
   log?: (msg: string) => void;
 }
 
@@ -97,6 +100,10 @@ export async function generate(opts: GenerateOptions = {}): Promise<void> {
     await rm(path.join(out, 'generated', 'config'), { recursive: true, force: true });
     await writeFiles(out, await generateConfig(root));
     log('config: generated/config/types.ts');
+    if (opts.meta ?? true) {
+      await writeFiles(out, new Map([[META_VALIDATORS_FILE, writeMetaValidators()]]));
+      log(`${META_VALIDATORS_FILE}: the OpenRPC meta-schemas, precompiled`);
+    }
   }
   if (docs) {
     const t0 = Date.now();
@@ -170,8 +177,14 @@ export async function check(opts: Omit<GenerateOptions, 'out'> = {}): Promise<st
   const root = opts.root ?? REPO_ROOT;
   const tmp = await scratchRoot(root, opts.contracts);
   try {
-    await generate({ ...opts, root, out: tmp });
+    // meta: false — the scratch root's packages/ is a link to the repository's; compared in memory below
+    await generate({ ...opts, root, out: tmp, meta: false });
     const problems: string[] = [];
+    if (opts.code !== false) {
+      const current = await readFile(path.join(root, META_VALIDATORS_FILE), 'utf8').catch(() => undefined);
+      if (current === undefined) problems.push(`missing: ${META_VALIDATORS_FILE}`);
+      else if (current !== writeMetaValidators()) problems.push(`changed: ${META_VALIDATORS_FILE}`);
+    }
     const dirs = [...(opts.code !== false ? ['generated'] : []), ...(opts.docs !== false ? ['docs'] : [])];
     for (const dir of dirs) {
       const r = await compareTrees(path.join(tmp, dir), path.join(root, dir));

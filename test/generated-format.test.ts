@@ -24,9 +24,12 @@ describe('generated TypeScript is formatted by codegen', () => {
 
   it.each(files)('generated/%s is prettier-formatted', async (f) => {
     const text = readFileSync(join(root, 'generated', f), 'utf8');
-    expect(text.length, 'over the formatting limit: this test would need to skip it').toBeLessThanOrEqual(
-      FORMAT_LIMIT_BYTES,
-    );
+    // the limit applies to what the client writers format (formatTs); codegen's examples and config types are
+    // formatted whatever their size
+    if (!f.endsWith('/examples.ts') && f !== 'config/types.ts')
+      expect(text.length, 'over the formatting limit: this test would need to skip it').toBeLessThanOrEqual(
+        FORMAT_LIMIT_BYTES,
+      );
     expect(await check(text, PRETTIER)).toBe(true);
   });
 });

@@ -15,11 +15,12 @@ const ROOT = 'RpcgateCodegenRoot';
 // quadratic in the size of the file (seconds on a 4,000-method document).
 export const PRETTIER = { parser: 'typescript', filepath: 'generated.ts', singleQuote: true, printWidth: 120 } as const;
 
-/** Files larger than this are not given to prettier (about 1.5 s per MB, and most of a large document's `generate`:
- *  issue 26, issue 19's 5 s bar for a 1.25 MB document) but re-indented by {@link reindent}: readable, not prettier's
- *  line breaking. At most ~0.4 s of prettier per file. The repository's own generated files are below it (the node
- *  API's examples, eight languages for every method, are ~250 KB); test/generated-format.test.ts checks that. */
-export const FORMAT_LIMIT_BYTES = 288 * 1024;
+/** Files larger than this are not given to prettier but re-indented by {@link reindent}: readable, not prettier's line
+ *  breaking. prettier costs ~4-6 s of CPU per MB (the 170 KB methods.ts of the 1.25 MB Lotus document: 0.66 s warm,
+ *  1.0 s in a fresh process — a fifth of `generate`, against issue 19's 5 s bar), so at most ~0.6 s per file. The
+ *  files this writes for the repository's own contracts are below it (the largest, account/types.ts, is ~100 KB);
+ *  test/generated-format.test.ts checks that. (codegen/examples.ts formats its ~250 KB file with prettier directly.) */
+export const FORMAT_LIMIT_BYTES = 128 * 1024;
 
 /** Formats generated TypeScript with prettier, or re-indents it when it is too large for that (see FORMAT_LIMIT_BYTES). */
 export async function formatTs(text: string): Promise<string> {

@@ -394,7 +394,7 @@ async function modelSource(
       message: m && typeof m.name === 'string' && segs.length > 2 ? `in method ${m.name}: ${message}` : message,
     };
   };
-  const checked = checkDocument(document);
+  const checked = await checkDocument(document);
   if (checked.errors.length)
     throw new DocumentError(
       withLines(
@@ -494,12 +494,11 @@ async function modelSource(
     names.add(m.typeBase);
   }
 
+  // the param-order warnings above are found after the meta-schema's were located: give them a line too
+  warnings.splice(0, warnings.length, ...withLines(warnings, b.files));
   if (options.strict && warnings.length)
     throw new DocumentError(
-      withLines(
-        warnings.map((w) => ({ ...w, message: `${w.message} (an error with --strict)` })),
-        b.files,
-      ),
+      warnings.map((w) => ({ ...w, message: `${w.message} (an error with --strict)` })),
       `${file}: --strict, and the document has ${warnings.length} warning(s)`,
     );
 

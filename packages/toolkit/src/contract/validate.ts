@@ -2,11 +2,12 @@
 // the meta-schema without stopping anyone from reading the document — a loose version string (`1.4.x`), a relative
 // server URL before 1.4 allowed it, a method without the `result` versions before 1.3 require, a property the
 // specification does not define — is a warning naming its JSON pointer; everything else is an error naming it.
-// The meta-schemas are @open-rpc/schema-utils-js's (1.3 for 1.0.0-rc0 … 1.3.x, 1.4 for 1.4.x), with formats off
-// (they are annotations; the checks that matter are done here) and JSON Schema positions checked against draft-07.
-import { getDocumentExtendedMetaSchema, getExtendedMetaSchema } from '@open-rpc/schema-utils-js';
+// The meta-schemas are @open-rpc/schema-utils-js's (1.3 for 1.0.0-rc0 … 1.3.x, 1.4 for 1.4.x) as meta-schema.ts
+// builds them, precompiled by codegen into generated/meta-validators.ts.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { KNOWN_13, openrpcMeta13, openrpcMeta14 } from './generated/meta-validators.js';
 import { kindAt } from './load.js';
+import { META_AJV_OPTIONS, buildMetaSchema } from './meta-schema.js';
 import type { Json } from './model.js';
 import { fromPointer, toPointer } from './parse.js';
 
@@ -16,52 +17,14 @@ export interface Finding {
   message: string;
 }
 
-const DRAFT7 = 'http://json-schema.org/draft-07/schema#';
-const compiled = new Map<string, ValidateFunction>();
-
-function metaValidator(doc: Json, family: '1.3' | '1.4'): ValidateFunction {
-  const extended = Array.isArray(doc['x-extensions']);
-  const hit = !extended && compiled.get(family);
-  if (hit) return hit;
-  const meta = structuredClone(
-    extended ? getDocumentExtendedMetaSchema(doc) : getExtendedMetaSchema(doc.openrpc),
-  ) as Json;
-  // JSON Schema positions: draft-07's meta-schema (ajv's own) stands in for json-schema.tools' (not a toolkit dependency).
-  // "X or a reference" (a oneOf) becomes if-$ref-then-reference-else-X: errors then come from the branch the node is,
-  // not from both.
-  const REF = '#/definitions/referenceObject';
-  const swap = (n: Json): Json => {
-    if (!n || typeof n !== 'object') return n;
-    if (Array.isArray(n)) return n.map(swap);
-    if (typeof n.$ref === 'string' && n.$ref.startsWith('https://meta.json-schema.tools'))
-      return n.$ref.includes('/properties/$ref') ? { type: 'string' } : { $ref: DRAFT7 };
-    const out = Object.fromEntries(Object.entries(n).map(([k, v]) => [k, swap(v)]));
-    const alt =
-      Array.isArray(out.oneOf) && out.oneOf.length === 2 ? out.oneOf.findIndex((x: Json) => x?.$ref === REF) : -1;
-    if (alt >= 0) {
-      const other = out.oneOf[1 - alt];
-      delete out.oneOf;
-      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else keyword, not a thenable.
-      Object.assign(out, { if: { type: 'object', required: ['$ref'] }, then: { $ref: REF }, else: other });
-    }
-    return out;
-  };
-  Object.assign(meta, swap(meta));
-  // inlineRefs off: an error's schemaPath then names the definition (referenceObject, methodObject, …) it comes from.
-  const ajv = new Ajv({
-    strict: false,
-    allErrors: true,
-    validateFormats: false,
-    validateSchema: false,
-    inlineRefs: false,
-  });
-  const v = ajv.compile(meta);
-  if (!extended) compiled.set(family, v);
-  return v;
+/** The plain meta-schemas are precompiled (codegen/meta-validators.ts); a document's `x-extensions` extend its
+ *  meta-schema, which is then built and compiled here (schema-utils imported only then). */
+async function metaValidator(doc: Json, family: '1.3' | '1.4'): Promise<ValidateFunction> {
+  if (!Array.isArray(doc['x-extensions']))
+    return (family === '1.4' ? openrpcMeta14 : openrpcMeta13) as ValidateFunction;
+  const { getDocumentExtendedMetaSchema } = await import('@open-rpc/schema-utils-js');
+  return new Ajv(META_AJV_OPTIONS).compile(buildMetaSchema(getDocumentExtendedMetaSchema(doc) as Json));
 }
-
-/** The versions the 1.3 meta-schema lists (1.0.0-rc0 … 1.3.2). */
-const KNOWN_13: readonly string[] = (getExtendedMetaSchema('1.3') as Json).properties.openrpc.enum ?? [];
 
 const OBJECT_KINDS = new Set(['method', 'cd', 'error', 'pairing', 'example']);
 
@@ -72,7 +35,7 @@ const at = (doc: Json, segs: readonly string[]): Json => {
 };
 
 /** Errors and warnings of `doc` against its version's meta-schema and the rules the meta-schema leaves out. */
-export function checkDocument(doc: Json): { errors: Finding[]; warnings: Finding[] } {
+export async function checkDocument(doc: Json): Promise<{ errors: Finding[]; warnings: Finding[] }> {
   const errors: Finding[] = [];
   const warnings: Finding[] = [];
   const version = doc.openrpc;
@@ -99,7 +62,7 @@ export function checkDocument(doc: Json): { errors: Finding[]; warnings: Finding
     });
   }
   const copy = structuredClone({ ...doc, openrpc: canonical });
-  const validate = metaValidator(copy, family);
+  const validate = await metaValidator(copy, family);
   for (let round = 0; round < 4; round++) {
     if (validate(copy)) break;
     const { hard, unknown } = classify(copy, validate.errors ?? []);
