@@ -14,7 +14,9 @@
 // what the sockets keep, not whatever garbage the heap held at that moment. anvil (Rust, no GC): RSS from /proc. Every process is started and
 // ended by PID through bench/lib/procs.ts; the whole run is bounded (BENCH_WS_DEADLINE_S, default 240 s).
 // Env: BENCH_WS_SOCKETS (1000), BENCH_WS_SECONDS (20, measured per side), BENCH_WS_POLL_MS (rpcgate's
-// websocket.pollIntervalMs; 0 = its default, half the block time, at least 250 ms), BENCH_WS_DEADLINE_S (240).
+// websocket.pollIntervalMs; 0 = its default, half the block time, at least 250 ms), BENCH_WS_DEADLINE_S (240),
+// BENCH_WS_UPSTREAM (ws: rpcgate reaches anvil over its WebSocket, so heads are pushed — issue 23; http: polled, the
+// issue-12 baseline).
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
@@ -31,6 +33,7 @@ const SECONDS = num(process.env.BENCH_WS_SECONDS, 20);
 const POLL_MS = Math.max(0, Math.floor(num(process.env.BENCH_WS_POLL_MS, 0)));
 const DEADLINE_S = num(process.env.BENCH_WS_DEADLINE_S, 240);
 const BLOCK_TIME = 1;
+const UPSTREAM = process.env.BENCH_WS_UPSTREAM === 'http' ? 'http' : 'ws';
 const KEY = 'benchWsFanoutKey0123456789';
 /** Sockets opened at once (the handshakes of 1,000 at a time would only measure the accept queue). */
 const OPEN_CONCURRENCY = 50;
@@ -213,7 +216,9 @@ async function main(): Promise<void> {
       dataDir: dir,
       devKey: false,
       keys: [KEY],
-      networks: { mainnet: { upstreams: [anvilHttp], chainId: 31337, blockTime: BLOCK_TIME } },
+      networks: {
+        mainnet: { upstreams: [UPSTREAM === 'ws' ? anvilWs : anvilHttp], chainId: 31337, blockTime: BLOCK_TIME },
+      },
       websocket: {
         maxPayloadBytes: 1_048_576,
         maxInFlight: 32,
@@ -261,7 +266,7 @@ process.once('SIGTERM', () => void svc.stop().finally(() => process.exit(0)));
     const anvilMem = async (): Promise<Mem> => ({ rssKb: rssKb(a.pid) });
 
     console.log(
-      `ws-fanout: ${SOCKETS} sockets per side, ${SECONDS} s measured, anvil block time ${BLOCK_TIME} s, rpcgate pollIntervalMs ${POLL_MS || 'default (half the block time, ≥ 250 ms)'}`,
+      `ws-fanout: ${SOCKETS} sockets per side, ${SECONDS} s measured, anvil block time ${BLOCK_TIME} s, rpcgate upstream ${UPSTREAM}, pollIntervalMs ${POLL_MS || 'default (half the block time, ≥ 250 ms)'}`,
     );
     const results: Side[] = [];
     results.push(await runSide('rpcgate (1 replica)', `${base}/mainnet/${KEY}`, gateMem));

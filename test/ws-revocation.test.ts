@@ -424,3 +424,80 @@ describe.skipIf(skipPg)('connection slots in Redis', () => {
     }
   });
 });
+
+describe.skipIf(skipPg)('two rpcgate processes on one Redis: one killed by PID while holding the cap', () => {
+  const prefix = scratchPrefix();
+  const key = `slotsKill${randomBytes(8).toString('hex')}`;
+  let chain: RunningService;
+  const children: RpcgateChild[] = [];
+  const dirs: string[] = [];
+
+  afterAll(async () => {
+    for (const c of children) await c.stop();
+    await chain?.stop();
+    await deleteRedisKeys(prefix);
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it("the cap counts both processes; the killed one's sockets are released within the slot TTL (30 s)", async () => {
+    const dir = () => {
+      const d = mkdtempSync(join(tmpdir(), 'rpcgate-ws-slots-kill-'));
+      dirs.push(d);
+      return d;
+    };
+    chain = await startService({
+      port: 0,
+      logLevel: 'silent',
+      dataDir: dir(),
+      devKey: false,
+      networks: { mainnet: { blockTime: 1 } },
+    });
+    const common = {
+      port: 0,
+      logLevel: 'silent',
+      devKey: false,
+      keys: [key],
+      redisUrl: REDIS_URL,
+      redisPrefix: prefix,
+      networks: { mainnet: { upstreams: chain.networks.mainnet.upstreams, chainId: chain.networks.mainnet.chainId } },
+      websocket: { maxConnectionsPerKey: 3 },
+    };
+    const a = await startRpcgateChild({ ...common, dataDir: dir() });
+    children.push(a);
+    const b = await startRpcgateChild({ ...common, dataDir: dir() });
+    children.push(b);
+    const [ua, ub] = [a.url, b.url].map((u) => toWs(`${u}/mainnet/${key}`));
+    // Up to the cap over both processes; the next is refused on either.
+    const held = [await upgrade(ua, {}), await upgrade(ua, {}), await upgrade(ub, {})];
+    expect(held.map((x) => x.status)).toEqual([101, 101, 101]);
+    expect((await upgrade(ua, {})).status).toBe(429);
+    expect((await upgrade(ub, {})).status).toBe(429);
+    // A closed socket frees its slot at once (on the other process too).
+    held[2].socket!.close();
+    const again = await until(
+      'the closed socket’s slot, taken on the other process',
+      async () => {
+        const x = await upgrade(ua, {});
+        return x.status === 101 ? x : undefined;
+      },
+      5000,
+    );
+    expect((await upgrade(ub, {})).status).toBe(429);
+    // A holds all three; killed by PID it releases nothing itself: its slots lapse within the TTL.
+    const t0 = performance.now();
+    await a.kill9();
+    expect((await upgrade(ub, {})).status).toBe(429);
+    const freed = await until(
+      "the killed process's slots",
+      async () => {
+        const x = await upgrade(ub, {});
+        return x.status === 101 ? x : undefined;
+      },
+      40_000,
+    );
+    const ms = performance.now() - t0;
+    expect(ms).toBeLessThan(31_000);
+    freed.socket!.close();
+    again.socket?.terminate();
+  }, 90_000);
+});

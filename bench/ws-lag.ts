@@ -1,0 +1,194 @@
+// Notification lag benchmark (issue 23): one anvil mining a block every BENCH_LAG_BLOCK_MS (150) — each block holds
+// one transaction whose contract creation emits a log — one rpcgate process in front of it with anvil's WebSocket as
+// its upstream, and in the same run one subscriber on rpcgate and one on anvil itself, each subscribed to newHeads
+// and to logs. A notification's lag is its arrival on rpcgate's subscriber minus the arrival of the same block (by
+// hash) or log (by block hash and log index) on anvil's subscriber; p50/p95/p99/max, and the count of items that
+// arrived on one side and not the other (a gap or duplicate shows there). Both subscribers live in this process (one
+// clock). Processes are started and ended by PID (bench/lib/procs.ts); bounded by BENCH_LAG_DEADLINE_S (120).
+// Env: BENCH_LAG_BLOCK_MS (150), BENCH_LAG_BLOCKS (200).
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import WebSocket from 'ws';
+import { freePort, installCleanup, sleep, start, stop, stopAll, waitForOutput, type Managed } from './lib/procs.js';
+import { anvilBinary, rpc, waitForRpc } from './lib/targets.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+const num = (v: string | undefined, d: number) => (v && Number.isFinite(Number(v)) ? Number(v) : d);
+const BLOCK_MS = Math.max(20, num(process.env.BENCH_LAG_BLOCK_MS, 150));
+const BLOCKS = Math.max(10, Math.floor(num(process.env.BENCH_LAG_BLOCKS, 200)));
+const DEADLINE_S = num(process.env.BENCH_LAG_DEADLINE_S, 120);
+const KEY = 'benchWsLagKey0123456789abc';
+/** anvil's first dev account (unlocked). */
+const FROM = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
+/** Creation code that emits one LOG0 (PUSH1 0, PUSH1 0, LOG0) and deploys nothing. */
+const EMIT_LOG = '0x60006000a0';
+
+const pct = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : Number.NaN;
+
+interface Arrivals {
+  heads: Map<string, number>;
+  logs: Map<string, number>;
+  duplicates: number;
+}
+
+function openSocket(url: string): Promise<WebSocket> {
+  return new Promise((res, rej) => {
+    const s = new WebSocket(url, { perMessageDeflate: false });
+    s.once('open', () => res(s));
+    s.once('error', rej);
+    s.once('unexpected-response', (_q, r) => rej(new Error(`upgrade refused: HTTP ${r.statusCode}`)));
+  });
+}
+
+/** Subscribes to newHeads (id 1) and logs (id 2) on one socket; records each item's first arrival. */
+async function subscriber(url: string): Promise<{ socket: WebSocket; arrivals: Arrivals }> {
+  const socket = await openSocket(url);
+  const arrivals: Arrivals = { heads: new Map(), logs: new Map(), duplicates: 0 };
+  const subs = new Map<string, 'heads' | 'logs'>();
+  let answered = 0;
+  await new Promise<void>((res, rej) => {
+    socket.on('message', (d) => {
+      const at = performance.now();
+      const m = JSON.parse(d.toString());
+      if (m.id === 1 || m.id === 2) {
+        if (m.error) return rej(new Error(`eth_subscribe: ${JSON.stringify(m.error)}`));
+        subs.set(m.result, m.id === 1 ? 'heads' : 'logs');
+        if (++answered === 2) res();
+        return;
+      }
+      if (m.method !== 'eth_subscription') return;
+      const kind = subs.get(m.params.subscription);
+      const r = m.params.result;
+      const id = kind === 'heads' ? r.hash : `${r.blockHash}:${r.logIndex}:${r.removed === true}`;
+      const seen = kind === 'heads' ? arrivals.heads : arrivals.logs;
+      if (seen.has(id)) arrivals.duplicates++;
+      else seen.set(id, at);
+    });
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }));
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_subscribe', params: ['logs', {}] }));
+  });
+  return { socket, arrivals };
+}
+
+function lag(gate: Map<string, number>, node: Map<string, number>) {
+  const d: number[] = [];
+  let missing = 0;
+  for (const [id, t] of node) {
+    const g = gate.get(id);
+    if (g === undefined) missing++;
+    else d.push(g - t);
+  }
+  const extra = [...gate.keys()].filter((id) => !node.has(id)).length;
+  d.sort((a, b) => a - b);
+  const r = (x: number) => Math.round(x * 100) / 100;
+  return {
+    samples: d.length,
+    missing,
+    extra,
+    p50ms: r(pct(d, 50)),
+    p95ms: r(pct(d, 95)),
+    p99ms: r(pct(d, 99)),
+    maxms: r(d.at(-1) ?? Number.NaN),
+  };
+}
+
+async function main(): Promise<void> {
+  installCleanup();
+  const deadline = setTimeout(async () => {
+    console.error(`ws-lag: over ${DEADLINE_S} s, stopping`);
+    await stopAll();
+    process.exit(1);
+  }, DEADLINE_S * 1000);
+  deadline.unref();
+  const dir = mkdtempSync(join(tmpdir(), 'rpcgate-ws-lag-'));
+  let anvil: Managed | undefined;
+  let gate: Managed | undefined;
+  const sockets: WebSocket[] = [];
+  try {
+    const port = await freePort();
+    // No interval mining: this process mines (one log-emitting transaction, then evm_mine) every BLOCK_MS.
+    anvil = start('anvil', anvilBinary(), [
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--chain-id',
+      '31337',
+      '--no-mining',
+      '--silent',
+    ]);
+    const anvilHttp = `http://127.0.0.1:${port}/`;
+    const anvilWs = `ws://127.0.0.1:${port}/`;
+    await waitForRpc(anvilHttp, anvil);
+    const config = {
+      port: 0,
+      host: '127.0.0.1',
+      logLevel: 'silent',
+      dataDir: dir,
+      devKey: false,
+      keys: [KEY],
+      networks: { mainnet: { upstreams: [anvilWs], chainId: 31337 } },
+    };
+    const launcher = join(dir, 'gate.mts');
+    writeFileSync(
+      launcher,
+      `import { startService } from ${JSON.stringify(pathToFileURL(join(root, 'src/gateway/server/index.ts')).href)};
+const svc = await startService(JSON.parse(process.argv[2]));
+process.stdout.write('RPCGATE_READY ' + svc.url + '\\n');
+process.once('SIGTERM', () => void svc.stop().finally(() => process.exit(0)));
+`,
+    );
+    gate = start('rpcgate', process.execPath, ['--import', 'tsx', launcher, JSON.stringify(config)], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    await waitForOutput(gate, (o) => o.includes('RPCGATE_READY'), 60_000);
+    const gateWs = `${new URL(/RPCGATE_READY (\S+)/.exec(gate.output())![1]).origin.replace(/^http/, 'ws')}/mainnet/${KEY}`;
+    const node = await subscriber(anvilWs);
+    const viaGate = await subscriber(gateWs);
+    sockets.push(node.socket, viaGate.socket);
+    await sleep(500);
+    console.log(`ws-lag: ${BLOCKS} blocks, one every ${BLOCK_MS} ms, each with one log; rpcgate upstream ws`);
+    for (let i = 0; i < BLOCKS; i++) {
+      const t = performance.now();
+      await rpc(anvilHttp, 'eth_sendTransaction', [{ from: FROM, data: EMIT_LOG, gas: '0x10000' }]);
+      await rpc(anvilHttp, 'evm_mine', []);
+      const left = BLOCK_MS - (performance.now() - t);
+      if (left > 0) await sleep(left);
+    }
+    await sleep(2000); // the last notifications
+    const heads = lag(viaGate.arrivals.heads, node.arrivals.heads);
+    const logs = lag(viaGate.arrivals.logs, node.arrivals.logs);
+    const dup = { rpcgate: viaGate.arrivals.duplicates, node: node.arrivals.duplicates };
+    console.log('\nkind     | samples | missing | extra | p50 ms | p95 ms | p99 ms | max ms');
+    for (const [k, v] of [
+      ['newHeads', heads],
+      ['logs', logs],
+    ] as const)
+      console.log(
+        `${k.padEnd(8)} | ${String(v.samples).padStart(7)} | ${String(v.missing).padStart(7)} | ${String(v.extra).padStart(5)} | ${String(v.p50ms).padStart(6)} | ${String(v.p95ms).padStart(6)} | ${String(v.p99ms).padStart(6)} | ${String(v.maxms).padStart(6)}`,
+      );
+    console.log(`duplicates: rpcgate ${dup.rpcgate}, node ${dup.node}`);
+    console.log('(lag = arrival on rpcgate − arrival of the same item on the node’s own subscriber, same process)');
+    mkdirSync(join(here, 'out'), { recursive: true });
+    const file = join(here, 'out', `ws-lag-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+    writeFileSync(file, JSON.stringify({ blockMs: BLOCK_MS, blocks: BLOCKS, heads, logs, duplicates: dup }, null, 2));
+    console.log(`written ${file}`);
+  } finally {
+    for (const s of sockets) s.terminate();
+    if (gate) await stop(gate);
+    if (anvil) await stop(anvil);
+    rmSync(dir, { recursive: true, force: true });
+    clearTimeout(deadline);
+  }
+}
+
+main().catch(async (e: unknown) => {
+  console.error(e);
+  await stopAll();
+  process.exit(1);
+});
