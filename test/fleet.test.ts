@@ -77,6 +77,9 @@ describe('refusals that mean "not here"', () => {
     // the call's own answers and rate limits are not "not here"
     expect(kind('eth_call', 3, 'execution reverted')).toBeUndefined();
     expect(kind('eth_getLogs', -32005, 'daily request count exceeded, request rate limited')).toBeUndefined();
+    // a range that is the query's own fault (geth), the same answer on every node: not a node's range limit
+    expect(kind('eth_getLogs', -32602, 'block range extends beyond current head block')).toBeUndefined();
+    expect(kind('eth_getLogs', -32602, 'invalid block range params')).toBeUndefined();
   });
 });
 

@@ -44,6 +44,11 @@ const LOGS_RANGE =
 const METHOD_GONE =
   /^(?:the )?method \S+ (?:does not exist|is not available|not found|not supported)|method not found/i;
 
+/** A range refusal that is the query's own fault, the same on every node (geth's "block range extends beyond current
+ *  head block", "invalid block range params", a reversed range): the client's answer, not a node's limit. */
+const QUERY_FAULT =
+  /beyond (?:the )?current head|invalid block range|reversed|fromBlock (?:is )?(?:greater|after|>)|toBlock (?:is )?(?:less|before|<)/i;
+
 /** A number of blocks the message names as the limit ("… range: 500", "up to a 10000 block range", "limited to 1024
  *  block range", "max is 1k blocks"). */
 function rangeIn(message: string): number | undefined {
@@ -60,7 +65,7 @@ export function refusalOf(method: string, err: Pick<RpcError, 'code' | 'message'
   if (err.code === -32601 || METHOD_GONE.test(msg)) return { kind: 'method' };
   if (method === 'eth_getLogs') {
     if (LOGS_RESULTS.test(msg)) return { kind: 'logs-results' };
-    if (LOGS_RANGE.test(msg)) return { kind: 'logs-range', max: rangeIn(msg) };
+    if (LOGS_RANGE.test(msg) && !QUERY_FAULT.test(msg)) return { kind: 'logs-range', max: rangeIn(msg) };
   }
   if (STATE_GONE.test(msg)) return { kind: 'state' };
   if (BLOCK_GONE.test(msg)) return { kind: 'block' };
