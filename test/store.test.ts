@@ -112,7 +112,12 @@ for (const target of await storeTargets('store')) {
       );
       const found = await findUserByEmail(store.db, email.toLowerCase());
       expect(found).toMatchObject({ id: u.id, passwordHash: 'h1' });
-      expect(await getUser(store.db, u.id)).toEqual({ emailVerifiedAt: 0, id: u.id, email: u.email, createdAt: u.createdAt });
+      expect(await getUser(store.db, u.id)).toEqual({
+        emailVerifiedAt: 0,
+        id: u.id,
+        email: u.email,
+        createdAt: u.createdAt,
+      });
       expect(await findUserByEmail(store.db, `nobody-${rnd()}@example.com`)).toBeUndefined();
     });
 

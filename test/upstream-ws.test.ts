@@ -531,7 +531,7 @@ describe('subscriptions shared upstream', () => {
     );
     const hashes = numbers.map((b) => (b as { hash: string }).hash);
     // Every client: blocks 1..5 in order, each once. rpcgate also sends the head current when the shared upstream
-    // subscription starts (block 0 here), which a node's own newHeads does not — allowed here, noted in bench/README.
+    // subscription starts (block 0 here), which a node's own newHeads does not — allowed here, noted in bench/README.md.
     for (const got of heads.values()) {
       expect(got.slice(-blocks)).toEqual(hashes.slice(1));
       expect(got.length === blocks || (got.length === blocks + 1 && got[0] === hashes[0])).toBe(true);
