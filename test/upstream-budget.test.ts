@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defaults, loadConfig } from '../src/gateway/config/config.js';
 import { UpstreamPool, type UpstreamMethodPolicy } from '../src/gateway/upstream/index.js';
-import { retryAfterMs, UpstreamBudget } from '../src/gateway/upstream/failsafe/budget.js';
+import { UpstreamBudget } from '../src/gateway/upstream/failsafe/budget.js';
+import { retryAfterMs } from '../src/gateway/upstream/transports/http.js';
 import { busiestSecond, startRateLimitedNode, type RateLimitedNode } from './helpers/standin-rate-limited-node.js';
 
 const WEIGHTS = { eth_call: 26, eth_blockNumber: 10, eth_sendRawTransaction: 40 };

@@ -29,7 +29,8 @@ export {
   type SendOptions,
 } from './transport.js';
 export { redactUrl, redactIn } from './redact.js';
-export { splitUpstream, retryAfterMs, UpstreamBudget, type UpstreamRateLimit } from './failsafe/budget.js';
+export { splitUpstream, UpstreamBudget, type UpstreamRateLimit } from './failsafe/budget.js';
+export { retryAfterMs } from './transports/http.js';
 export { upstreamUnavailable, upstreamTimeout, upstreamBadResponse, nodeError, responseTooLarge } from './errors.js';
 
 /** One pool per network over the given node URLs; `methods` says which methods may be deduped / hedged / retried and

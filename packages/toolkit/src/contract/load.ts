@@ -16,7 +16,7 @@ import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { DerefBudget } from './bounds.js';
-import type { Json } from './model.js';
+import type { Json } from './parse.js';
 import { DocumentError, fromPointer, locate, parseText, toPointer, valueAt, type DocumentProblem } from './parse.js';
 
 export interface LoadOptions {

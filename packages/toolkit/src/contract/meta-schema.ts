@@ -4,7 +4,7 @@
 // a document: ~0.3 s of CPU per process), and by validate.ts, which compiles a document's `x-extensions` variant at
 // run time (it depends on the document).
 import type { Options } from 'ajv';
-import type { Json } from './model.js';
+import type { Json } from './parse.js';
 
 const DRAFT7 = 'http://json-schema.org/draft-07/schema#';
 const REF = '#/definitions/referenceObject';

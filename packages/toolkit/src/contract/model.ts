@@ -35,8 +35,10 @@ export interface ContractSpec {
   readonly file: string;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: a contract is untyped JSON walked by shape checks everywhere; typing it `unknown` would put a cast at each of ~500 reads without making one of them safer
-export type Json = any;
+// The untyped-JSON type lives at the bottom of contract/ (./parse.ts), so load/validate/meta-schema need not import
+// this file (which imports them).
+export type { Json } from './parse.js';
+import type { Json } from './parse.js';
 
 export interface ParamModel {
   /** Name as in the contract. */

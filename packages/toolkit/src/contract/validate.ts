@@ -8,7 +8,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { KNOWN_13, openrpcMeta13, openrpcMeta14 } from './generated/meta-validators.js';
 import { kindAt } from './load.js';
 import { META_AJV_OPTIONS, buildMetaSchema } from './meta-schema.js';
-import type { Json } from './model.js';
+import type { Json } from './parse.js';
 import { fromPointer, toPointer } from './parse.js';
 
 export interface Finding {

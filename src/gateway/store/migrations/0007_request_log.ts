@@ -2,7 +2,7 @@
 // (src/gateway/metering/request-log.ts), read newest first by the account API (apps_logs, keys_logs), pruned by age
 // (`requestLog.retentionDays`) and by count (`requestLog.maxRows`, cut by id: ids only grow, so the newest rows stay).
 import type { Kysely, Migration } from 'kysely';
-import type { Dialect } from '../db.js';
+import type { Dialect } from '../dialect.js';
 
 export function requestLog(dialect: Dialect): Migration {
   const pg = dialect === 'postgres';

@@ -2,7 +2,7 @@
 // "each threshold once per period" hold across replicas (INSERT … ON CONFLICT DO NOTHING: only the inserting replica
 // sends the webhook) — and one optional webhook per account.
 import type { Kysely, Migration } from 'kysely';
-import type { Dialect } from '../db.js';
+import type { Dialect } from '../dialect.js';
 
 export function quotaAlerts(dialect: Dialect): Migration {
   const big = dialect === 'postgres' ? 'bigint' : 'integer';

@@ -37,16 +37,6 @@ export function splitUpstream(u: ConfiguredUpstream): { spec: UpstreamSpec; rate
   return { spec: { http: u.http, ws: u.ws }, rateLimit: u.rateLimit };
 }
 
-/** Retry-After as ms from `now`: delay-seconds or an HTTP date (RFC 9110 §10.2.3); undefined when absent or bad. */
-export function retryAfterMs(value: string | string[] | undefined, now = Date.now()): number | undefined {
-  const v = Array.isArray(value) ? value[0] : value;
-  if (v === undefined || v.trim() === '') return undefined;
-  const t = v.trim();
-  if (/^\d+$/.test(t)) return Number(t) * 1000;
-  const at = Date.parse(t);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
-
 /** One upstream's budget and 429 backoff. Times are performance.now() ms. */
 export class UpstreamBudget {
   /** Sends in the window, oldest first: when, how many requests, how many units (parallel arrays used as a ring). */

@@ -5,7 +5,6 @@
 import { Pool } from 'undici';
 import type { UpstreamConfig } from '../../config/config.js';
 import type { CostClass } from '../../method-meaning.js';
-import { retryAfterMs } from '../failsafe/budget.js';
 import { splitResponse } from '../split.js';
 import { TransportError, type SendOptions, type UpstreamTransport } from '../transport.js';
 import { hostPort } from '../redact.js';
@@ -144,3 +143,13 @@ export function classifyHttpError(e: unknown): TransportError {
 }
 
 function noop(): void {}
+
+/** Retry-After as ms from `now`: delay-seconds or an HTTP date (RFC 9110 §10.2.3); undefined when absent or bad. */
+export function retryAfterMs(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (v === undefined || v.trim() === '') return undefined;
+  const t = v.trim();
+  if (/^\d+$/.test(t)) return Number(t) * 1000;
+  const at = Date.parse(t);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
