@@ -5,13 +5,12 @@
 // the next request a 429 with that Retry-After (seconds or an HTTP date) whatever the plan. `GET /__log`: every
 // request received — when (Date.now() ms), its calls and units, and whether it was refused.
 // Answers: eth_blockNumber 0x100, eth_chainId 0x1, others params[0] or "0x0"; batches item by item.
-// (Kept minimal and self-contained so it can be folded into the shared stand-in module, test/helpers/standin-node.ts.)
+// The JSON-RPC plumbing is the shared stand-in module's (./standin-node.ts); this file adds the plan and the controls.
 //
 // Run as a script: `node --import tsx test/helpers/standin-rate-limited-node.ts '<plan json>'` prints `listening <port>`.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { sendJson, serveJsonRpc } from './standin-node.js';
 
 export interface StandinPlan {
   requestsPerSecond?: number;
@@ -56,26 +55,26 @@ function serve(plan: StandinPlan): void {
     }
     return { calls, units };
   };
-  const server = createServer((req, res) => {
-    let text = '';
-    req.setEncoding('utf8').on('data', (d: string) => (text += d));
-    req.on('end', () => {
+  // The shared stand-in plumbing (./standin-node.ts) reads the body and answers; this node takes the request first for
+  // its control endpoints and its plan.
+  void serveJsonRpc(answer, {
+    route(req, res, text) {
       if (req.url === '/__control') {
         if (req.method === 'POST') {
           const c = JSON.parse(text) as { refuseNext?: { retryAfter: string } };
           if (c.refuseNext !== undefined) refuseNext = c.refuseNext.retryAfter;
         }
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-        return;
+        sendJson(res, '{}');
+        return true;
       }
       if (req.url === '/__log') {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(log));
-        return;
+        sendJson(res, JSON.stringify(log));
+        return true;
       }
       const now = Date.now();
       const msg = JSON.parse(text) as Rpc | Rpc[];
       const items = Array.isArray(msg) ? msg : [msg];
-      const units = items.reduce((s, m) => s + weight(m.method), 0);
+      const units = items.reduce((sum, m) => sum + weight(m.method), 0);
       const entry: StandinRequest = {
         at: now,
         calls: items.length,
@@ -94,18 +93,13 @@ function serve(plan: StandinPlan): void {
       )
         retryAfter = '1';
       log.push(entry);
-      if (retryAfter !== undefined) {
-        entry.refused = true;
-        const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32005, message: 'rate limit' } });
-        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': retryAfter }).end(body);
-        return;
-      }
-      const body = JSON.stringify(Array.isArray(msg) ? msg.map(answer) : answer(msg));
-      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
-    });
-  });
-  server.keepAliveTimeout = 30_000;
-  server.listen(0, '127.0.0.1', () => console.log(`listening ${(server.address() as AddressInfo).port}`));
+      if (retryAfter === undefined) return false;
+      entry.refused = true;
+      const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32005, message: 'rate limit' } });
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': retryAfter }).end(body);
+      return true;
+    },
+  }).then((srv) => console.log(`listening ${new URL(srv.url).port}`));
 }
 
 export interface RateLimitedNode {
