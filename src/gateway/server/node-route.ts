@@ -24,7 +24,7 @@
 // the URL goes through the logger's redacting serializer (src/gateway/metering/redact.ts), so keys never reach a log line.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { type AccessContext, Denied, type KeyStore, type Principal, clientIp, identify } from '../access/index.js';
+import type { AccessContext, KeyStore, Principal } from '../access/index.js';
 import { Refusal, anyOrigin, createJsonRpcHttp } from '@rpcgate/toolkit/http';
 import { plainText, skipBody, type Router } from '@rpcgate/toolkit/http';
 import type { Engine } from '@rpcgate/toolkit/engine';
@@ -121,26 +121,19 @@ export function addNodeRoutes(router: Router, opts: NodeRouteOptions): void {
       'rpcgate.access_point': route.ap,
     });
     const a0 = performance.now();
-    const p = identify(keys, key, route.network, route.ap);
-    const principal = p instanceof Denied ? p.principal : p;
-    const who = principalAttributes(principal);
+    // The untraced path's admission (route-table.ts), then what the trace records of it.
+    const r = admitKey(keys, req, rid, t0, route, key, trustProxy);
+    const denied = r instanceof Refusal;
+    const ctx = denied ? r.ctx! : r;
+    const who = principalAttributes(ctx.principal);
     span.setAttributes(who);
     stepSpan(tracer, 'rpcgate.access', span, a0, {
       ...who,
-      'rpcgate.access.allowed': !(p instanceof Denied),
-      ...(p instanceof Denied ? { 'rpc.jsonrpc.error_code': p.error.code } : {}),
+      'rpcgate.access.allowed': !denied,
+      ...(denied ? { 'rpc.jsonrpc.error_code': r.error.code } : {}),
     });
-    if (p instanceof Denied)
-      return new Refusal(p.error, { network: route.network, principal, requestId: rid, startedAt: t0, span });
-    return {
-      network: route.network,
-      principal: p,
-      requestId: rid,
-      ip: clientIp(req, trustProxy),
-      headers: req.headers,
-      startedAt: t0,
-      span,
-    };
+    ctx.span = span;
+    return r;
   }
 
   const rpc = createJsonRpcHttp<AccessContext, NodeRoute>({
