@@ -8,6 +8,7 @@ import { passwordRuleReason, passwordStrengthReason } from '../../secrets/passwo
 import * as store from '../../store/index.js';
 import { BAD_CREDENTIALS, NO_SESSION } from '../errors.js';
 import { clearedSessionCookie } from '../session.js';
+import type { LogInAttempt } from '../throttle.js';
 import { iso, type Caller, type Kit, type Namespace } from './kit.js';
 
 /** -32602 naming the param that holds a password or token and why it was refused. */
@@ -42,19 +43,24 @@ export function accountHandlers(kit: Kit): Namespace<'account'> {
     if (weak !== undefined) throw refused(param, path, weak);
   }
 
+  /** A password check under a log-in attempt's points (known devices and addresses wait in the gate's priority
+   *  queue); refused by the hashing gate, the points come back: nothing was checked. */
+  async function verifyCounted(attempt: LogInAttempt, stored: string, password: string): Promise<boolean> {
+    try {
+      return await throttle.hash(() => verifyPassword(stored, password), attempt.trust !== 'none');
+    } catch (e) {
+      await throttle.refundLogIn(attempt);
+      throw e;
+    }
+  }
+
   /** The signed-in user's password, checked like a log-in (the same counters: guessing it here is no cheaper). */
   async function checkOwnPassword(c: Caller, password: string, param: string, path: string) {
     const u = await store.getUserWithPassword(db, c.userId);
     if (u === undefined) throw NO_SESSION; // deleted meanwhile
     const attempt = await throttle.beforeLogIn(u.email, c.ip, devices.verify(c.req.device, u.email));
-    let ok: boolean;
-    try {
-      ok = await throttle.hash(() => verifyPassword(u.passwordHash, password), attempt.trust !== 'none');
-    } catch (e) {
-      await throttle.refundLogIn(attempt);
-      throw e;
-    }
-    if (!ok) throw refused(param, path, 'is not your current password');
+    if (!(await verifyCounted(attempt, u.passwordHash, password)))
+      throw refused(param, path, 'is not your current password');
     await throttle.loggedIn(attempt);
     return u;
   }
@@ -119,13 +125,7 @@ export function accountHandlers(kit: Kit): Namespace<'account'> {
       });
       const u = await store.findUserByEmail(db, email);
       const stored = u?.passwordHash ?? (await dummy()); // unknown email: the same work as a wrong password
-      let ok: boolean;
-      try {
-        ok = await throttle.hash(() => verifyPassword(stored, cred.password), attempt.trust !== 'none');
-      } catch (e) {
-        await throttle.refundLogIn(attempt); // refused by the hashing gate: nothing was checked
-        throw e;
-      }
+      const ok = await verifyCounted(attempt, stored, cred.password);
       if (u === undefined || !ok) throw BAD_CREDENTIALS;
       await throttle.loggedIn(attempt);
       const expiresAt = await startSession(c, u.id);
