@@ -82,8 +82,14 @@ export function accountRoute(d: AccountRouteDeps): AccountApi {
     ),
     selfService: {
       verifyEmail: config.accounts?.verifyEmail ?? SELF_SERVICE_DEFAULTS.verifyEmail,
-      resetTtlMs: (config.accounts?.passwordResetTtlMinutes ?? 30) * 60_000,
-      verifyTtlMs: (config.accounts?.verifyEmailTtlHours ?? 48) * 3_600_000,
+      resetTtlMs:
+        config.accounts?.passwordResetTtlMinutes === undefined
+          ? SELF_SERVICE_DEFAULTS.resetTtlMs
+          : config.accounts.passwordResetTtlMinutes * 60_000,
+      verifyTtlMs:
+        config.accounts?.verifyEmailTtlHours === undefined
+          ? SELF_SERVICE_DEFAULTS.verifyTtlMs
+          : config.accounts.verifyEmailTtlHours * 3_600_000,
       deletedUsage: config.accounts?.deletedUsage ?? SELF_SERVICE_DEFAULTS.deletedUsage,
     },
   });
