@@ -213,6 +213,10 @@ describe('password change', () => {
       );
     expect(codes.slice(0, 10).every((x) => x === -32602)).toBe(true);
     expect(codes[10]).toBe(-32005);
+    // The refused burst is in the account's activity, as a log-in burst is (once per counter window).
+    await c.request('account_changePassword', [{ currentPassword: 'guess 12 x', newPassword: NEW_PW }]).catch(() => 0);
+    const actions = (await c.request('account_activity', [{ limit: 200 }])).entries.map((e) => e.action);
+    expect(actions.filter((a) => a === 'login_throttled')).toHaveLength(1);
   });
 
   it('is refused inside a batch (one password check per HTTP request)', async () => {

@@ -58,7 +58,12 @@ export function accountHandlers(kit: Kit): Namespace<'account'> {
   async function checkOwnPassword(c: Caller, password: string, param: string, path: string) {
     const u = await store.getUserWithPassword(db, c.userId);
     if (u === undefined) throw NO_SESSION; // deleted meanwhile
-    const attempt = await throttle.beforeLogIn(u.email, c.ip, devices.verify(c.req.device, u.email));
+    const attempt = await throttle
+      .beforeLogIn(u.email, c.ip, devices.verify(c.req.device, u.email))
+      .catch(async (e: unknown) => {
+        await noteThrottled(e, u.email, c); // a guessing burst here is audited as a log-in burst is
+        throw e;
+      });
     if (!(await verifyCounted(attempt, u.passwordHash, password)))
       throw refused(param, path, 'is not your current password');
     await throttle.loggedIn(attempt);
