@@ -59,6 +59,7 @@ async function receiver(secret: string, failFirst = 0): Promise<Receiver> {
   return r;
 }
 
+const SERVER_SECRET = randomBytes(32);
 const PLANS = { a: { perSecond: null, daily: 40, monthly: 100 }, b: { dailyPerUser: 20 } };
 const targets = await storeTargets('quota-alerts');
 const redisSkip = skipUnless(await redisReachable(), 'quota-alerts', 'Redis');
@@ -78,7 +79,17 @@ for (const target of targets) {
           target.dialect === 'postgres'
             ? createLimiter({ ...PLANS, redisUrl: REDIS_URL, redisPrefix: prefix })
             : memory;
-        replicas.push({ store, limiter, alerts: new QuotaAlerts({ db: store.db, limiter, retryBaseMs: 50 }) });
+        replicas.push({
+          store,
+          limiter,
+          alerts: new QuotaAlerts({
+            db: store.db,
+            secret: SERVER_SECRET,
+            limiter,
+            retryBaseMs: 50,
+            allowPrivateWebhooks: true, // the receivers listen on 127.0.0.1
+          }),
+        });
       }
     });
     afterAll(async () => {
@@ -102,7 +113,7 @@ for (const target of targets) {
       const secret = randomBytes(32).toString('hex');
       const hook = await receiver(secret);
       try {
-        await setAlertWebhook(replicas[0].store.db, userId, { url: hook.url, secret }, Date.now());
+        await setAlertWebhook(replicas[0].store.db, SERVER_SECRET, userId, { url: hook.url, secret }, Date.now());
         const rows: FlushedPrincipal[] = [{ principalKind: 'key', principalId: 'key_1', userId }];
         const lim = replicas[0].limiter;
         await lim.consume(userSubject(userId), 14); // 70 %: nothing
@@ -143,7 +154,7 @@ for (const target of targets) {
       const secret = randomBytes(32).toString('hex');
       const hook = await receiver(secret);
       try {
-        await setAlertWebhook(replicas[0].store.db, userId, { url: hook.url, secret }, Date.now());
+        await setAlertWebhook(replicas[0].store.db, SERVER_SECRET, userId, { url: hook.url, secret }, Date.now());
         await replicas[0].limiter.consume(appSubject('app_x', userId), 36); // day 90 %, month 36 %
         await crossAll([{ principalKind: 'app', principalId: 'app_x', userId }]);
         expect(hook.accepted.map((b) => `${b.window}:${b.threshold}`).sort()).toEqual(['day:75', 'day:90']);
@@ -170,7 +181,7 @@ for (const target of targets) {
       const secret = randomBytes(32).toString('hex');
       const hook = await receiver(secret, 2);
       try {
-        await setAlertWebhook(replicas[0].store.db, userId, { url: hook.url, secret }, Date.now());
+        await setAlertWebhook(replicas[0].store.db, SERVER_SECRET, userId, { url: hook.url, secret }, Date.now());
         await replicas[0].limiter.consume(userSubject(userId), 15);
         const t0 = Date.now();
         await crossAll([{ principalKind: 'key', principalId: 'key_2', userId }]);
