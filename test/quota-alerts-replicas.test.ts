@@ -27,7 +27,6 @@ import {
 } from './helpers/services.js';
 import { type StubNode, startStubNode } from './helpers/stub-node.js';
 
-// biome-ignore lint/suspicious/noExplicitAny: JSON answers
 type Json = any;
 
 const skip = skipUnless(
