@@ -165,6 +165,48 @@ for (const target of targets) {
       }
     });
 
+    it('apps: 75, 90 and 100 % of the monthly quota, each once, named monthly', async () => {
+      const userId = `usr_${randomBytes(6).toString('hex')}`;
+      const secret = randomBytes(32).toString('hex');
+      const hook = await receiver(secret);
+      // A plan whose month runs out before its day: the monthly window's thresholds alone.
+      const limiter = createLimiter({ a: { perSecond: null, daily: 1000, monthly: 40 }, b: { dailyPerUser: 20 } });
+      const alerts = new QuotaAlerts({
+        db: replicas[0].store.db,
+        secret: SERVER_SECRET,
+        limiter,
+        allowPrivateWebhooks: true,
+      });
+      try {
+        await setAlertWebhook(replicas[0].store.db, SERVER_SECRET, userId, { url: hook.url, secret }, Date.now());
+        const rows: FlushedPrincipal[] = [{ principalKind: 'app', principalId: 'app_m', userId }];
+        await limiter.consume(appSubject('app_m', userId), 30); // month 75 %, day 3 %
+        alerts.observe(rows);
+        await alerts.idle();
+        await limiter.consume(appSubject('app_m', userId), 10); // month 100 % (crosses 90 too)
+        alerts.observe(rows);
+        await alerts.idle();
+        alerts.observe(rows); // again: nothing new
+        await alerts.idle();
+        expect(hook.badSignatures).toBe(0);
+        expect(hook.accepted.map((b) => `${b.window}:${b.threshold}`).sort()).toEqual([
+          'month:100',
+          'month:75',
+          'month:90',
+        ]);
+        const last = hook.accepted.find((b) => b.threshold === 100)!;
+        expect(last).toMatchObject({ subject: 'apps', app: 'app_m', limit: 'monthly', used: 40, limitValue: 40 });
+        const monthStart = new Date();
+        monthStart.setUTCDate(1);
+        monthStart.setUTCHours(0, 0, 0, 0);
+        expect(last.periodStart).toBe(monthStart.toISOString());
+      } finally {
+        await alerts.stop();
+        await limiter.close();
+        await hook.close();
+      }
+    });
+
     it('migration 0011 goes down (tables gone) and up again', async () => {
       const { store } = replicas[0];
       const migrator = new Migrator({ db: store.db, provider: migrationProvider(store.dialect) });
