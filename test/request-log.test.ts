@@ -261,11 +261,13 @@ describe.each([
     expect(by('eth_call').params.endsWith('…[truncated]')).toBe(true);
     expect(by('eth_call').params.length).toBeLessThanOrEqual(4096 + 20);
     expect(by('eth_call').result).toContain('execution reverted');
-    // A call refused at params validation is logged, without its params: the engine hands the observer validated
-    // params only (what a secret in captured params becomes is the writer's test below).
+    // A call refused at params validation is logged with the params as sent (what made it fail), redacted.
     const raw = by('eth_sendRawTransaction');
-    expect(raw).toMatchObject({ code: -32602, params: 'null' });
+    expect(raw).toMatchObject({ code: -32602 });
     expect(raw.result).toContain('-32602');
+    expect(raw.params).toContain('node.example');
+    expect(raw.params).not.toContain('pw@');
+    expect(raw.params).not.toContain('aB3aB3aB3aB3');
     await A.request('apps_update', [app.id, { logBodies: false }]);
     await svc.access.sync();
   });
