@@ -96,6 +96,7 @@ describe.skipIf(skipBrowser)('dashboard quota-alert banner (Chromium)', () => {
     await page.getByLabel('Webhook URL').fill('http://127.0.0.1:9/rpcgate-hook');
     await page.getByRole('button', { name: 'Save webhook' }).click();
     await page.getByText(/127\.0\.0\.1 is loopback: webhooks go to public addresses only/).waitFor({ timeout: 5000 });
+    await page.screenshot({ path: join(SHOTS, 'dashboard-alert-webhook-refused.png'), fullPage: true });
     expect(await api.request('account_alertWebhook', [])).toEqual({ url: null });
     await page.getByLabel('Webhook URL').fill('https://93.184.216.34/rpcgate-hook');
     await page.getByRole('button', { name: 'Save webhook' }).click();
