@@ -3,12 +3,14 @@
 // every filter and the cursor, within 5 s of the call (the flush interval is the production default, 1 s); body
 // capture per app with redaction; ownership (another account gets "not found" for both methods and never sees an
 // entry); and the bound: 100,000 calls through the writer leave the table within requestLog.maxRows and drop (and
-// count) what the queue cannot hold instead of slowing anything.
+// count) what the queue cannot hold instead of slowing anything; on PostgreSQL, calls answer while the table is locked
+// (a log write waiting on the store holds no call). Redaction of captured bodies, retention defaults, pruning in batches.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pgLib from 'pg';
 import WebSocket from 'ws';
 import type { AccountClient } from '../generated/account/client.js';
 import { RequestLog, requestLogRetentionMs } from '../src/gateway/metering/request-log.js';
@@ -398,6 +400,39 @@ describe.each([
       expect((await A.request('keys_logs', [key.id, { limit: 1 }])).entries.length).toBeLessThanOrEqual(1);
     },
     120_000,
+  );
+
+  it.skipIf(skip || dialect !== 'postgres')(
+    'a blocked log write never holds a call: calls answer while the table is locked, entries follow after',
+    async () => {
+      const locker = new pgLib.Client({ connectionString: pg!.url });
+      await locker.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query('LOCK TABLE request_log IN ACCESS EXCLUSIVE MODE');
+        const A_URL = app.urls.mainnet as string;
+        const first = await rpc(A_URL, { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] });
+        expect(first.status).toBe(200);
+        let flushDone = false;
+        const flushing = svc.requestLog!.flush().finally(() => (flushDone = true)); // waits on the lock
+        const rids: string[] = [];
+        for (let i = 0; i < 30; i++) {
+          const r = await rpc(A_URL, { jsonrpc: '2.0', id: i, method: 'eth_chainId', params: [] });
+          expect(r.status).toBe(200);
+          rids.push(r.rid!);
+        }
+        // Every call answered while the write was still waiting on the lock.
+        expect(flushDone).toBe(false);
+        await locker.query('COMMIT');
+        await flushing.catch(() => {});
+        await svc.requestLog!.flush();
+        const logged = await A.request('apps_logs', [app.id, { requestId: rids[29] }]);
+        expect(logged.entries.map((e: Json) => e.method)).toEqual(['eth_chainId']);
+      } finally {
+        await locker.query('ROLLBACK').catch(() => {});
+        await locker.end();
+      }
+    },
   );
 
   it('retention: 10 days by default on PostgreSQL, 2 on SQLite, else requestLog.retentionDays', () => {
