@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pgLib from 'pg';
 import WebSocket from 'ws';
@@ -393,8 +394,24 @@ describe.each([
       expect(Number(/^rpcgate_request_log_dropped_total (\d+)/m.exec(text)?.[1])).toBeGreaterThanOrEqual(
         4000 + dropped,
       );
+      // The table's size on disk for the closing note (PostgreSQL: table + indexes + TOAST; SQLite: the whole file).
+      const bytes =
+        dialect === 'postgres'
+          ? Number(
+              (await sql<{ n: string }>`select pg_total_relation_size('request_log') as n`.execute(svc.store.db))
+                .rows[0].n,
+            )
+          : Number(
+              (
+                await sql<{
+                  n: number;
+                }>`select page_count * page_size as n from pragma_page_count(), pragma_page_size()`.execute(
+                  svc.store.db,
+                )
+              ).rows[0].n,
+            );
       console.log(
-        `request log (${dialect}): 100,000 calls recorded in ${recordMs.toFixed(0)} ms (incl. 4 flushes), table ${rows} rows (maxRows ${maxRows})`,
+        `request log (${dialect}): 100,000 calls recorded in ${recordMs.toFixed(0)} ms (incl. 4 flushes), table ${rows} rows (maxRows ${maxRows}), ${(bytes / 1048576).toFixed(1)} MiB on disk${dialect === 'sqlite' ? ' (whole database file)' : ''}`,
       );
       // The service's own log still answers (the oldest entries were trimmed, not the structure).
       expect((await A.request('keys_logs', [key.id, { limit: 1 }])).entries.length).toBeLessThanOrEqual(1);
