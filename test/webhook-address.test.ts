@@ -218,6 +218,27 @@ describe('deliveries (send time) and the stored secret', () => {
     expect(warnings.join('\n')).toMatch(/resolves to 127\.0\.0\.1, loopback/);
   });
 
+  it('a redirect is not followed (it could point anywhere): one attempt, not retried', async () => {
+    let hits = 0;
+    const redirector = createServer((req, res) => {
+      hits++;
+      req.resume();
+      res.writeHead(307, { location: `http://127.0.0.1:${port}/hook` }).end();
+    });
+    await new Promise<void>((ok) => redirector.listen(0, '127.0.0.1', ok));
+    try {
+      const before = got.length;
+      const { warnings } = await deliverOnce(`http://127.0.0.1:${(redirector.address() as AddressInfo).port}/moved`, {
+        allowPrivate: true,
+      });
+      expect(hits).toBe(1);
+      expect(got.length).toBe(before);
+      expect(warnings.join('\n')).toMatch(/refused the delivery; not retried.*"status":307/);
+    } finally {
+      await new Promise((ok) => redirector.close(ok));
+    }
+  });
+
   it('stores the signing secret encrypted under the server secret; plain ones written before are encrypted', async () => {
     const userId = `usr_${randomBytes(6).toString('hex')}`;
     const plain = `whsec_${randomBytes(24).toString('base64url')}`;
