@@ -489,6 +489,18 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
     ['account_setAlertWebhook', ['ftp://hooks.example.com/x'], '/0'],
     ['account_setAlertWebhook', ['not a url'], '/0'],
     ['account_setAlertWebhook', [42], '/0'],
+    // … and one pointing into the deployment's own network (alerts.allowPrivateWebhooks is off): loopback, RFC 1918,
+    // unique local, link-local with cloud metadata, unspecified, carrier-grade NAT, IPv4-mapped, localhost.
+    ['account_setAlertWebhook', ['http://127.0.0.1:8545/hook'], '/0'],
+    ['account_setAlertWebhook', ['https://10.1.2.3/hook'], '/0'],
+    ['account_setAlertWebhook', ['https://192.168.0.10/hook'], '/0'],
+    ['account_setAlertWebhook', ['https://[fd00::5]/hook'], '/0'],
+    ['account_setAlertWebhook', ['http://169.254.169.254/latest/meta-data/'], '/0'],
+    ['account_setAlertWebhook', ['http://[fe80::1]/hook'], '/0'],
+    ['account_setAlertWebhook', ['http://0.0.0.0:9/hook'], '/0'],
+    ['account_setAlertWebhook', ['https://100.64.1.1/hook'], '/0'],
+    ['account_setAlertWebhook', ['https://[::ffff:127.0.0.1]/hook'], '/0'],
+    ['account_setAlertWebhook', ['http://localhost:3000/hook'], '/0'],
   ];
 
   it('covers every changing method', () => {

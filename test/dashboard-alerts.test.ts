@@ -90,14 +90,20 @@ describe.skipIf(skipBrowser)('dashboard quota-alert banner (Chromium)', () => {
     expect(await banner.textContent()).toContain('API keys: daily quota 75 % used (6 of 8)');
     await page.screenshot({ path: join(SHOTS, 'dashboard-alert-banner.png'), fullPage: true });
 
-    // Settings: the webhook URL is saved, its signing secret shown once.
+    // Settings: a URL into the deployment's own network is refused with the reason; a public one is saved, its signing
+    // secret shown once.
     await page.goto('/#/settings');
     await page.getByLabel('Webhook URL').fill('http://127.0.0.1:9/rpcgate-hook');
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    await page.getByText(/127\.0\.0\.1 is loopback: webhooks go to public addresses only/).waitFor({ timeout: 5000 });
+    await page.screenshot({ path: join(SHOTS, 'dashboard-alert-webhook-refused.png'), fullPage: true });
+    expect(await api.request('account_alertWebhook', [])).toEqual({ url: null });
+    await page.getByLabel('Webhook URL').fill('https://93.184.216.34/rpcgate-hook');
     await page.getByRole('button', { name: 'Save webhook' }).click();
     const shown = page.getByTestId('webhook-secret');
     await shown.waitFor({ timeout: 5000 });
     expect(await shown.textContent()).toMatch(/whsec_[\w-]{32}/);
-    expect(await api.request('account_alertWebhook', [])).toEqual({ url: 'http://127.0.0.1:9/rpcgate-hook' });
+    expect(await api.request('account_alertWebhook', [])).toEqual({ url: 'https://93.184.216.34/rpcgate-hook' });
     await page.screenshot({ path: join(SHOTS, 'dashboard-alert-webhook-settings.png'), fullPage: true });
 
     const otherPage = await logIn(other, password);

@@ -393,3 +393,30 @@ describe('errors.ts', () => {
     );
   });
 });
+
+describe('the call observer gets the params of every call that had some', () => {
+  it('validated for a handled or admission-refused call; as sent for an unknown method or invalid params', async () => {
+    const seen: { method: string | undefined; stage: string; params: unknown }[] = [];
+    const engine = createEngine({
+      methods,
+      validators,
+      handlers,
+      options: { maxBatchSize: 5, strictResults: true },
+      admit: (items) =>
+        items.some((c) => c.method === 'eth_getCode') ? { error: invalidRequest('refused by the hook') } : undefined,
+      onCall: (method, stage, _err, _ctx, _result, params) => seen.push({ method, stage, params }),
+    });
+    await engine.handle(call('eth_getBalance', [A, 'latest']), {});
+    await engine.handle(call('eth_getCode', [A]), {});
+    await engine.handle(call('eth_nope', ['x', 1]), {});
+    await engine.handle(call('eth_getBalance', ['not an address', 'latest']), {});
+    await engine.handle(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: 7 }), {});
+    expect(seen).toEqual([
+      { method: 'eth_getBalance', stage: 'ok', params: [A, 'latest'] },
+      { method: 'eth_getCode', stage: 'refused', params: [A] },
+      { method: 'eth_nope', stage: 'invalid', params: ['x', 1] },
+      { method: 'eth_getBalance', stage: 'invalid', params: ['not an address', 'latest'] },
+      { method: 'eth_getBalance', stage: 'invalid', params: undefined }, // not an array or object: a bad request
+    ]);
+  });
+});

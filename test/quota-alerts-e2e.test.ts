@@ -44,6 +44,7 @@ beforeAll(async () => {
       dataDir,
       devKey: false,
       limits: { b: { dailyPerUser: 8 } },
+      alerts: { allowPrivateWebhooks: true }, // the receiver listens on 127.0.0.1
       networks: { testnet: { upstreams: [stub.url] } },
     },
     { meter: { flushIntervalMs: 3_600_000 } }, // explicit flushes only

@@ -59,6 +59,7 @@ async function receiver(secret: string, failFirst = 0): Promise<Receiver> {
   return r;
 }
 
+const SERVER_SECRET = randomBytes(32);
 const PLANS = { a: { perSecond: null, daily: 40, monthly: 100 }, b: { dailyPerUser: 20 } };
 const targets = await storeTargets('quota-alerts');
 const redisSkip = skipUnless(await redisReachable(), 'quota-alerts', 'Redis');
@@ -78,7 +79,17 @@ for (const target of targets) {
           target.dialect === 'postgres'
             ? createLimiter({ ...PLANS, redisUrl: REDIS_URL, redisPrefix: prefix })
             : memory;
-        replicas.push({ store, limiter, alerts: new QuotaAlerts({ db: store.db, limiter, retryBaseMs: 50 }) });
+        replicas.push({
+          store,
+          limiter,
+          alerts: new QuotaAlerts({
+            db: store.db,
+            secret: SERVER_SECRET,
+            limiter,
+            retryBaseMs: 50,
+            allowPrivateWebhooks: true, // the receivers listen on 127.0.0.1
+          }),
+        });
       }
     });
     afterAll(async () => {
@@ -102,7 +113,7 @@ for (const target of targets) {
       const secret = randomBytes(32).toString('hex');
       const hook = await receiver(secret);
       try {
-        await setAlertWebhook(replicas[0].store.db, userId, { url: hook.url, secret }, Date.now());
+        await setAlertWebhook(replicas[0].store.db, SERVER_SECRET, userId, { url: hook.url, secret }, Date.now());
         const rows: FlushedPrincipal[] = [{ principalKind: 'key', principalId: 'key_1', userId }];
         const lim = replicas[0].limiter;
         await lim.consume(userSubject(userId), 14); // 70 %: nothing
@@ -143,13 +154,55 @@ for (const target of targets) {
       const secret = randomBytes(32).toString('hex');
       const hook = await receiver(secret);
       try {
-        await setAlertWebhook(replicas[0].store.db, userId, { url: hook.url, secret }, Date.now());
+        await setAlertWebhook(replicas[0].store.db, SERVER_SECRET, userId, { url: hook.url, secret }, Date.now());
         await replicas[0].limiter.consume(appSubject('app_x', userId), 36); // day 90 %, month 36 %
         await crossAll([{ principalKind: 'app', principalId: 'app_x', userId }]);
         expect(hook.accepted.map((b) => `${b.window}:${b.threshold}`).sort()).toEqual(['day:75', 'day:90']);
         expect(hook.accepted[0]).toMatchObject({ subject: 'apps', app: 'app_x', limitValue: 40 });
         expect(await listQuotaAlerts(replicas[0].store.db, 'usr_other', Date.now())).toEqual([]);
       } finally {
+        await hook.close();
+      }
+    });
+
+    it('apps: 75, 90 and 100 % of the monthly quota, each once, named monthly', async () => {
+      const userId = `usr_${randomBytes(6).toString('hex')}`;
+      const secret = randomBytes(32).toString('hex');
+      const hook = await receiver(secret);
+      // A plan whose month runs out before its day: the monthly window's thresholds alone.
+      const limiter = createLimiter({ a: { perSecond: null, daily: 1000, monthly: 40 }, b: { dailyPerUser: 20 } });
+      const alerts = new QuotaAlerts({
+        db: replicas[0].store.db,
+        secret: SERVER_SECRET,
+        limiter,
+        allowPrivateWebhooks: true,
+      });
+      try {
+        await setAlertWebhook(replicas[0].store.db, SERVER_SECRET, userId, { url: hook.url, secret }, Date.now());
+        const rows: FlushedPrincipal[] = [{ principalKind: 'app', principalId: 'app_m', userId }];
+        await limiter.consume(appSubject('app_m', userId), 30); // month 75 %, day 3 %
+        alerts.observe(rows);
+        await alerts.idle();
+        await limiter.consume(appSubject('app_m', userId), 10); // month 100 % (crosses 90 too)
+        alerts.observe(rows);
+        await alerts.idle();
+        alerts.observe(rows); // again: nothing new
+        await alerts.idle();
+        expect(hook.badSignatures).toBe(0);
+        expect(hook.accepted.map((b) => `${b.window}:${b.threshold}`).sort()).toEqual([
+          'month:100',
+          'month:75',
+          'month:90',
+        ]);
+        const last = hook.accepted.find((b) => b.threshold === 100)!;
+        expect(last).toMatchObject({ subject: 'apps', app: 'app_m', limit: 'monthly', used: 40, limitValue: 40 });
+        const monthStart = new Date();
+        monthStart.setUTCDate(1);
+        monthStart.setUTCHours(0, 0, 0, 0);
+        expect(last.periodStart).toBe(monthStart.toISOString());
+      } finally {
+        await alerts.stop();
+        await limiter.close();
         await hook.close();
       }
     });
@@ -170,7 +223,7 @@ for (const target of targets) {
       const secret = randomBytes(32).toString('hex');
       const hook = await receiver(secret, 2);
       try {
-        await setAlertWebhook(replicas[0].store.db, userId, { url: hook.url, secret }, Date.now());
+        await setAlertWebhook(replicas[0].store.db, SERVER_SECRET, userId, { url: hook.url, secret }, Date.now());
         await replicas[0].limiter.consume(userSubject(userId), 15);
         const t0 = Date.now();
         await crossAll([{ principalKind: 'key', principalId: 'key_2', userId }]);

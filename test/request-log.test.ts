@@ -3,17 +3,20 @@
 // every filter and the cursor, within 5 s of the call (the flush interval is the production default, 1 s); body
 // capture per app with redaction; ownership (another account gets "not found" for both methods and never sees an
 // entry); and the bound: 100,000 calls through the writer leave the table within requestLog.maxRows and drop (and
-// count) what the queue cannot hold instead of slowing anything.
+// count) what the queue cannot hold instead of slowing anything; on PostgreSQL, calls answer while the table is locked
+// (a log write waiting on the store holds no call). Redaction of captured bodies, retention defaults, pruning in batches.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pgLib from 'pg';
 import WebSocket from 'ws';
 import type { AccountClient } from '../generated/account/client.js';
-import { RequestLog } from '../src/gateway/metering/request-log.js';
+import { RequestLog, requestLogRetentionMs } from '../src/gateway/metering/request-log.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
-import { countRequestLog } from '../src/gateway/store/index.js';
+import { countRequestLog, pruneRequestLog } from '../src/gateway/store/index.js';
 import { account, signUpAndLogIn } from './helpers/account.js';
 import { pgReachable, scratchDatabase, skipUnless } from './helpers/services.js';
 import { startStubNode, type StubNode } from './helpers/stub-node.js';
@@ -103,6 +106,9 @@ describe.each([
       { jsonrpc: '2.0', id: 3, method: 'eth_nope', params: [] },
     ]);
     expect(batch.status).toBe(200);
+    // The same eth_chainId again: answered from the response cache (immutable), no upstream.
+    const cached = await rpc(A_URL, { jsonrpc: '2.0', id: 5, method: 'eth_chainId', params: [] });
+    expect(cached.body.result).toBe('0x1');
     // A WebSocket call.
     const ws = new WebSocket(A_URL.replace('http', 'ws'));
     await new Promise((r, j) => ws.once('open', r).once('error', j));
@@ -122,12 +128,12 @@ describe.each([
 
     const { value: page, tookMs } = await within(5000, async () => {
       const p = await A.request('apps_logs', [app.id]);
-      return p.entries.length >= 5 ? p : undefined;
+      return p.entries.length >= 6 ? p : undefined;
     });
     expect(tookMs).toBeLessThan(5000);
     const entries = page.entries;
     expect(entries.map((e: Json) => e.method).sort()).toEqual(
-      ['eth_blockNumber', 'eth_call', 'eth_chainId', 'eth_getBalance', 'eth_nope'].sort(),
+      ['eth_blockNumber', 'eth_call', 'eth_chainId', 'eth_chainId', 'eth_getBalance', 'eth_nope'].sort(),
     );
     // Newest first.
     const times = entries.map((e: Json) => Date.parse(e.time));
@@ -147,7 +153,13 @@ describe.each([
     expect(by('eth_blockNumber').latencyMs).toBeGreaterThan(0);
     expect(by('eth_blockNumber')).not.toHaveProperty('params'); // capture is off by default
     expect(by('eth_call')).toMatchObject({ code: -32000, httpStatus: 200, upstream: stubHost, requestId: batch.rid });
-    expect(by('eth_chainId').requestId).toBe(batch.rid);
+    // Each batch item is its own entry under the batch's request id; the repeated eth_chainId was a cache hit.
+    const chainIds = entries.filter((e: Json) => e.method === 'eth_chainId');
+    expect(chainIds.find((e: Json) => e.requestId === batch.rid)).toMatchObject({
+      cacheHit: false,
+      upstream: stubHost,
+    });
+    expect(chainIds.find((e: Json) => e.requestId === cached.rid)).toMatchObject({ cacheHit: true, upstream: null });
     // A method outside the contract is logged as sent (the usage metrics count it as `other`).
     expect(by('eth_nope')).toMatchObject({ code: -32601, upstream: null });
     expect(by('eth_getBalance')).toMatchObject({ transport: 'ws', code: null, upstream: stubHost });
@@ -252,13 +264,65 @@ describe.each([
     expect(by('eth_call').params.endsWith('…[truncated]')).toBe(true);
     expect(by('eth_call').params.length).toBeLessThanOrEqual(4096 + 20);
     expect(by('eth_call').result).toContain('execution reverted');
+    // A call refused at params validation is logged with the params as sent (what made it fail), redacted.
     const raw = by('eth_sendRawTransaction');
-    if (raw !== undefined) {
-      expect(raw.params).not.toContain('pw@');
-      expect(raw.params).not.toContain('aB3aB3aB3aB3');
-    }
+    expect(raw).toMatchObject({ code: -32602 });
+    expect(raw.result).toContain('-32602');
+    expect(raw.params).toContain('node.example');
+    expect(raw.params).not.toContain('pw@');
+    expect(raw.params).not.toContain('aB3aB3aB3aB3');
     await A.request('apps_update', [app.id, { logBodies: false }]);
     await svc.access.sync();
+  });
+
+  it.skipIf(skip)('captured params and results: API keys, JWTs, cookies and URL credentials never stored', async () => {
+    const log = new RequestLog({ db: svc.store.db, secret: svc.secret });
+    const principal = { kind: 'app' as const, appId: app.id, userId: 'usr_redact' };
+    const jwt =
+      'eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhcHAiLCJleHAiOjQxMDI0NDQ4MDB9.c2lnbmF0dXJlLWJ5dGVzLWhlcmUtMTIzNDU2';
+    const session = 'q7Yx3vJp0LkT9sWz2mB8nR4cF6hD1gKa5eUiOoPl';
+    const providerKey = 'Zk29fhQ0pLm3Xv8RtY6wB1nC4sD7gH5j';
+    const address = `0x${'ab'.repeat(20)}`;
+    const secrets = [app.key as string, key.key as string, jwt, session, providerKey, 'hunter2'];
+    log.record({
+      principal,
+      network: 'mainnet',
+      method: 'eth_call',
+      httpStatus: 200,
+      code: undefined,
+      latencyMs: 1,
+      cacheHit: false,
+      upstream: undefined,
+      requestId: 'redact-1',
+      ip: undefined,
+      transport: 'http',
+      params: [
+        { to: address, data: '0x70a08231' },
+        `https://rpc.example/mainnet/v2/${app.key}`,
+        `Bearer ${jwt}`,
+        `cookie: rpcgate_session=${session}; theme=dark`,
+        `https://alice:hunter2@node.example/v3/${providerKey}`,
+        `see /mainnet/${key.key} too`,
+        key.key,
+      ],
+      result: { token: jwt, header: `Authorization: Bearer ${session}`, echo: app.key, balance: '0x0' },
+    });
+    await log.flush();
+    const row = await svc.store.db
+      .selectFrom('request_log')
+      .select(['params', 'result'])
+      .where('request_id', '=', 'redact-1')
+      .executeTakeFirstOrThrow();
+    for (const v of [row.params!, row.result!]) {
+      for (const secret of secrets) expect(v, `${secret} in ${v}`).not.toContain(secret);
+      expect(v).toContain('[redacted]');
+    }
+    // Chain data and the shape stay readable.
+    expect(row.params).toContain(address);
+    expect(row.params).toContain('0x70a08231');
+    expect(row.params).toContain('rpc.example');
+    expect(row.params).toContain('theme=dark');
+    expect(row.result).toContain('"balance":"0x0"');
   });
 
   it.skipIf(skip)(
@@ -330,14 +394,110 @@ describe.each([
       expect(Number(/^rpcgate_request_log_dropped_total (\d+)/m.exec(text)?.[1])).toBeGreaterThanOrEqual(
         4000 + dropped,
       );
+      // The table's size on disk for the closing note (PostgreSQL: table + indexes + TOAST; SQLite: the whole file).
+      const bytes =
+        dialect === 'postgres'
+          ? Number(
+              (await sql<{ n: string }>`select pg_total_relation_size('request_log') as n`.execute(svc.store.db))
+                .rows[0].n,
+            )
+          : Number(
+              (
+                await sql<{
+                  n: number;
+                }>`select page_count * page_size as n from pragma_page_count(), pragma_page_size()`.execute(
+                  svc.store.db,
+                )
+              ).rows[0].n,
+            );
       console.log(
-        `request log (${dialect}): 100,000 calls recorded in ${recordMs.toFixed(0)} ms (incl. 4 flushes), table ${rows} rows (maxRows ${maxRows})`,
+        `request log (${dialect}): 100,000 calls recorded in ${recordMs.toFixed(0)} ms (incl. 4 flushes), table ${rows} rows (maxRows ${maxRows}), ${(bytes / 1048576).toFixed(1)} MiB on disk${dialect === 'sqlite' ? ' (whole database file)' : ''}`,
       );
       // The service's own log still answers (the oldest entries were trimmed, not the structure).
       expect((await A.request('keys_logs', [key.id, { limit: 1 }])).entries.length).toBeLessThanOrEqual(1);
     },
     120_000,
   );
+
+  it.skipIf(skip || dialect !== 'postgres')(
+    'a blocked log write never holds a call: calls answer while the table is locked, entries follow after',
+    async () => {
+      const locker = new pgLib.Client({ connectionString: pg!.url });
+      await locker.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query('LOCK TABLE request_log IN ACCESS EXCLUSIVE MODE');
+        const A_URL = app.urls.mainnet as string;
+        const first = await rpc(A_URL, { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] });
+        expect(first.status).toBe(200);
+        let flushDone = false;
+        const flushing = svc.requestLog!.flush().finally(() => (flushDone = true)); // waits on the lock
+        const rids: string[] = [];
+        for (let i = 0; i < 30; i++) {
+          const r = await rpc(A_URL, { jsonrpc: '2.0', id: i, method: 'eth_chainId', params: [] });
+          expect(r.status).toBe(200);
+          rids.push(r.rid!);
+        }
+        // Every call answered while the write was still waiting on the lock.
+        expect(flushDone).toBe(false);
+        await locker.query('COMMIT');
+        await flushing.catch(() => {});
+        await svc.requestLog!.flush();
+        const logged = await A.request('apps_logs', [app.id, { requestId: rids[29] }]);
+        expect(logged.entries.map((e: Json) => e.method)).toEqual(['eth_chainId']);
+      } finally {
+        await locker.query('ROLLBACK').catch(() => {});
+        await locker.end();
+      }
+    },
+  );
+
+  it('retention: 10 days by default on PostgreSQL, 2 on SQLite, else requestLog.retentionDays', () => {
+    expect(requestLogRetentionMs(undefined, true)).toBe(10 * 86_400_000);
+    expect(requestLogRetentionMs(undefined, false)).toBe(2 * 86_400_000);
+    expect(requestLogRetentionMs(0.5, false)).toBe(43_200_000);
+  });
+
+  it.skipIf(skip)('pruning deletes in batches of `batch` rows until none is older, newer rows kept', async () => {
+    const principal = { kind: 'key' as const, keyId: key.id, userId: 'usr_batches' };
+    let now = Date.now() - 5 * 86_400_000;
+    const log = new RequestLog({ db: svc.store.db, secret: svc.secret, now: () => now });
+    const entry = (method: string) => ({
+      principal,
+      network: 'mainnet',
+      method,
+      httpStatus: 200,
+      code: undefined,
+      latencyMs: 1,
+      cacheHit: false,
+      upstream: undefined,
+      requestId: undefined,
+      ip: undefined,
+      transport: 'http' as const,
+    });
+    for (let i = 0; i < 23; i++) log.record(entry('eth_batchOld'));
+    await log.flush();
+    now = Date.now();
+    for (let i = 0; i < 4; i++) log.record(entry('eth_batchNew'));
+    await log.flush();
+    const statements: string[] = [];
+    const counting = svc.store.db.withPlugin({
+      transformQuery: (a) => {
+        statements.push(a.node.kind);
+        return a.node;
+      },
+      transformResult: async (a) => a.result,
+    });
+    // Batches of 5: 23 old rows go in 5 deletes (5+5+5+5+3), the last short one ends the loop.
+    expect(await pruneRequestLog(counting, Date.now() - 2 * 86_400_000, 5)).toBe(23);
+    expect(statements.length).toBe(5);
+    const left = await svc.store.db
+      .selectFrom('request_log')
+      .select('method')
+      .where('user_id', '=', 'usr_batches')
+      .execute();
+    expect(left.map((r) => r.method)).toEqual(['eth_batchNew', 'eth_batchNew', 'eth_batchNew', 'eth_batchNew']);
+  });
 
   it.skipIf(skip)('retention prunes entries older than retentionDays in batches', async () => {
     let now = Date.now();

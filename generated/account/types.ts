@@ -1428,7 +1428,7 @@ export interface AccountMethods {
   /**
    * Sets or removes the account's quota-alert webhook.
    *
-   * An http(s) URL sets the webhook and returns a new signing secret — shown this once; null removes it. See the AlertWebhook schema for the body and the signature.
+   * An http(s) URL sets the webhook and returns a new signing secret — shown this once (stored encrypted); null removes it. The URL must reach a public address: an IP literal, `localhost` or a name resolving to a loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, fe80::/10), unspecified, carrier-grade NAT or other special-purpose address is refused with -32602 (`data.reason` names the address), and each delivery checks the resolved address again — unless the operator set `alerts.allowPrivateWebhooks`. See the AlertWebhook schema for the body and the signature.
    *
    * Params:
    * - `url`: http(s) URL, or null to remove.

@@ -144,6 +144,7 @@ export interface Config {
   usageRetention?: UsageRetention;
   filters?: FiltersConfig;
   requestLog?: RequestLogConfig;
+  alerts?: AlertsConfig;
   durability?: DurabilityConfig;
   cache?: CacheConfig;
   accountSecurity?: AccountSecurityConfig;
@@ -585,6 +586,15 @@ export interface RequestLogConfig {
   maxBodyBytes?: number;
 }
 /**
+ * Quota alerts (75, 90 and 100 % of each daily and monthly quota): the dashboard banner and the account's webhook (account_setAlertWebhook).
+ */
+export interface AlertsConfig {
+  /**
+   * Let webhook URLs point to loopback, private (RFC 1918, fc00::/7), link-local (169.254/16 with cloud metadata, fe80::/10), carrier-grade NAT, unspecified and other non-public addresses. Off (the default), such a URL is refused when set (-32602, `data.reason` names the address) and a name that resolves to such an address is refused at each delivery (the connection goes only to the address checked): an account cannot make rpcgate reach the operator's internal network. Turn on only when receivers live on a private network and every account holder is trusted.
+   */
+  allowPrivateWebhooks?: boolean;
+}
+/**
  * What a crash or a database outage may cost, and how fast a store failure is reported (README: Durability). Node API calls never wait on the store: keys come from the in-memory index, usage is buffered in memory.
  */
 export interface DurabilityConfig {
@@ -960,6 +970,7 @@ export const configSchema = {
     usageRetention: { $ref: '#/definitions/UsageRetention' },
     filters: { $ref: '#/definitions/FiltersConfig' },
     requestLog: { $ref: '#/definitions/RequestLogConfig' },
+    alerts: { $ref: '#/definitions/AlertsConfig' },
     durability: { $ref: '#/definitions/DurabilityConfig' },
     cache: { $ref: '#/definitions/CacheConfig' },
     accountSecurity: { $ref: '#/definitions/AccountSecurityConfig' },
@@ -1547,6 +1558,22 @@ export const configSchema = {
           default: 100,
           description:
             'Most live filters one key may have; one more is refused (-32000 "too many filters", `data.limit`).',
+        },
+      },
+    },
+    AlertsConfig: {
+      title: 'AlertsConfig',
+      type: 'object',
+      additionalProperties: false,
+      default: { allowPrivateWebhooks: false },
+      description:
+        "Quota alerts (75, 90 and 100 % of each daily and monthly quota): the dashboard banner and the account's webhook (account_setAlertWebhook).",
+      properties: {
+        allowPrivateWebhooks: {
+          type: 'boolean',
+          default: false,
+          description:
+            "Let webhook URLs point to loopback, private (RFC 1918, fc00::/7), link-local (169.254/16 with cloud metadata, fe80::/10), carrier-grade NAT, unspecified and other non-public addresses. Off (the default), such a URL is refused when set (-32602, `data.reason` names the address) and a name that resolves to such an address is refused at each delivery (the connection goes only to the address checked): an account cannot make rpcgate reach the operator's internal network. Turn on only when receivers live on a private network and every account holder is trusted.",
         },
       },
     },

@@ -10,12 +10,17 @@
 // Webhook: POST JSON, `X-Rpcgate-Timestamp: <unix seconds>` and `X-Rpcgate-Signature: sha256=<hex HMAC-SHA256 of
 // "<timestamp>.<body>" keyed by the account's secret>`; a network error or a 5xx is retried with exponential backoff
 // (retryBaseMs · 2^attempt, `maxAttempts` in all); a 4xx is final. Deliveries run detached: nothing waits on them.
+// Only to public addresses (./webhook-address.ts): the name is resolved and checked as the connection is made, and the
+// connection goes to the addresses checked; a refused address is final (not retried). `allowPrivateWebhooks` (config
+// `alerts.allowPrivateWebhooks`) lifts that for deployments whose receivers live on the private network.
 import { createHmac } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { Agent, request } from 'undici';
 import { UtcCalendar } from '../limits/calendar.js';
 import { appSubject, type Limiter, type LimitSubject, userSubject } from '../limits/index.js';
 import { claimQuotaAlert, getAlertWebhook, type QuotaAlert } from '../store/quotaAlerts.js';
 import type { Database } from '../store/schema.js';
+import { guardedLookup, type Lookup, literalRefusal, WebhookAddressError } from './webhook-address.js';
 
 export const ALERT_THRESHOLDS = [75, 90, 100] as const;
 export const SIGNATURE_HEADER = 'x-rpcgate-signature';
@@ -35,7 +40,13 @@ export interface AlertLogger {
 
 export interface QuotaAlertsOptions {
   db: Kysely<Database>;
+  /** The server secret: the webhooks' signing secrets are stored encrypted under a key derived from it. */
+  secret: Uint8Array;
   limiter: Limiter;
+  /** Deliver to loopback, private, link-local… addresses too (config `alerts.allowPrivateWebhooks`; default false). */
+  allowPrivateWebhooks?: boolean;
+  /** Name resolution for deliveries (default node:dns lookup; tests inject one). */
+  lookup?: Lookup;
   logger?: AlertLogger;
   /** Delivery attempts in all (default 6). */
   maxAttempts?: number;
@@ -85,7 +96,11 @@ export function alertPayload(a: QuotaAlert): AlertPayload {
 
 export class QuotaAlerts {
   private readonly db: Kysely<Database>;
+  private readonly secret: Uint8Array;
   private readonly limiter: Limiter;
+  private readonly allowPrivate: boolean;
+  /** Connections of deliveries: every name resolved through the public-address check, the address pinned. */
+  private readonly agent: Agent;
   private readonly logger: AlertLogger | undefined;
   private readonly maxAttempts: number;
   private readonly retryBaseMs: number;
@@ -98,7 +113,10 @@ export class QuotaAlerts {
 
   constructor(opts: QuotaAlertsOptions) {
     this.db = opts.db;
+    this.secret = opts.secret;
     this.limiter = opts.limiter;
+    this.allowPrivate = opts.allowPrivateWebhooks ?? false;
+    this.agent = new Agent({ connect: { lookup: guardedLookup(this.allowPrivate, opts.lookup) } });
     this.logger = opts.logger;
     this.maxAttempts = opts.maxAttempts ?? 6;
     this.retryBaseMs = opts.retryBaseMs ?? 1_000;
@@ -136,6 +154,7 @@ export class QuotaAlerts {
   async stop(): Promise<void> {
     this.stopped = true;
     await this.idle();
+    await this.agent.close();
   }
 
   private track(p: Promise<unknown>): void {
@@ -173,15 +192,24 @@ export class QuotaAlerts {
   }
 
   private async deliver(alert: QuotaAlert): Promise<void> {
-    const hook = await getAlertWebhook(this.db, alert.userId);
+    const hook = await getAlertWebhook(this.db, this.secret, alert.userId);
     if (hook === undefined) return;
+    const url = new URL(hook.url);
+    // An IP literal connects without a lookup: judged here (the URL was checked when set; the option may have changed).
+    const literal = literalRefusal(url, this.allowPrivate);
+    if (literal !== undefined) {
+      this.logger?.warn({ userId: alert.userId, reason: literal }, 'alert webhook refused: not a public address');
+      return;
+    }
     const body = JSON.stringify(alertPayload(alert));
     for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
       if (attempt > 0) await sleep(this.retryBaseMs * 2 ** (attempt - 1));
       const ts = String(Math.floor(Date.now() / 1000));
       let status = 0;
       try {
-        const res = await fetch(hook.url, {
+        // undici's request follows no redirect: a 3xx is an answer (and final), never a hop to another address.
+        const res = await request(url, {
+          dispatcher: this.agent,
           method: 'POST',
           headers: {
             'content-type': 'application/json',
@@ -189,17 +217,23 @@ export class QuotaAlerts {
             [SIGNATURE_HEADER]: signAlert(hook.secret, ts, body),
           },
           body,
-          redirect: 'manual',
           signal: AbortSignal.timeout(this.timeoutMs),
         });
-        status = res.status;
-        await res.body?.cancel();
+        status = res.statusCode;
+        await res.body.dump();
         if (status < 500) {
           if (status >= 300)
             this.logger?.warn({ status, userId: alert.userId }, 'alert webhook refused the delivery; not retried');
           return;
         }
       } catch (err) {
+        if (err instanceof WebhookAddressError || (err as { cause?: unknown }).cause instanceof WebhookAddressError) {
+          this.logger?.warn(
+            { userId: alert.userId, reason: (err as Error).message },
+            'alert webhook refused: not a public address',
+          );
+          return;
+        }
         this.logger?.warn({ err, attempt, userId: alert.userId }, 'alert webhook delivery failed');
       }
       if (status >= 500) this.logger?.warn({ status, attempt, userId: alert.userId }, 'alert webhook answered 5xx');

@@ -6,9 +6,10 @@
 // calls answered from the response cache), latency sum, and the fixed log-spaced latency histogram of
 // src/gateway/usage/histogram.ts (percentiles after aggregation/downsampling within ≤ 9.05 %).
 //
-// Flushing: every `flushIntervalMs` (unref'd timer) everything recorded so far is written — completed minutes and the
-// current one as a partial row — with upsertUsage: multi-row INSERT … ON CONFLICT DO UPDATE SET col = col + excluded.col
-// in one transaction, so partial flushes of a minute, and flushes of several replicas, add up. Each flush detaches
+// Flushing (the loop of ./flush-loop.ts, shared with the request log): every `flushIntervalMs` (unref'd timer)
+// everything recorded so far is written — completed minutes and the current one as a partial row — with upsertUsage:
+// multi-row INSERT … ON CONFLICT DO UPDATE SET col = col + excluded.col in one transaction, so partial flushes of a
+// minute, and flushes of several replicas, add up. Each flush detaches
 // what it writes (a cell is in exactly one batch) and carries (writer, seq): the transaction records it, so a retry of
 // a batch whose COMMIT succeeded unseen is skipped — nothing counted twice. A SIGKILL loses at most the calls recorded
 // since the last committed flush: ≤ flushIntervalMs plus one flush's duration. If the store fails, the batch is kept
@@ -26,6 +27,7 @@ import type { Principal } from '../access/keys.js';
 import { upsertUsage, type UsageRow } from '../store/usage.js';
 import type { Database } from '../store/schema.js';
 import { HISTOGRAM_BUCKETS, bucketIndex } from '../usage/histogram.js';
+import { DropLog, FlushLoop } from './flush-loop.js';
 import type { Metrics } from './prometheus.js';
 import { OTHER, OUTCOMES, OUTCOME_INDEX, type MeterPrincipal, type Outcome } from '../usage/types.js';
 
@@ -121,8 +123,6 @@ class MinuteAgg {
 
 type PendingRow = UsageRow & { buckets: Float64Array };
 
-const noop = () => {};
-
 const principalCache = new WeakMap<Principal, MeterPrincipal>();
 
 /** The store attribution of an access principal (cached per principal object): apps and network keys; else undefined. */
@@ -160,11 +160,9 @@ export class Meter {
   private seq = 0;
   private cellCount = 0;
   private dropped = 0;
-  private droppedLogged = 0;
+  private readonly drops: DropLog;
   private flushFailures = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private tail: Promise<unknown> = Promise.resolve();
-  private busy = false;
+  private readonly loop: FlushLoop<FlushResult>;
 
   constructor(opts: MeterOptions) {
     this.db = opts.db;
@@ -177,16 +175,14 @@ export class Meter {
     this.logger = opts.logger;
     this.now = opts.now ?? Date.now;
     this.onFlushed = opts.onFlushed;
+    this.drops = new DropLog(this.logger);
+    this.loop = new FlushLoop(() => this.flushOnce(), this.flushIntervalMs);
   }
 
-  /** Starts periodic flushing (the timer does not keep the process alive). */
+  /** Starts periodic flushing (the timer does not keep the process alive; failures are logged and retried by the next
+   *  tick). */
   start(): this {
-    if (this.timer === undefined) {
-      this.timer = setInterval(() => {
-        if (!this.busy) this.flush().catch(noop); // failures are logged and retried by the next tick
-      }, this.flushIntervalMs);
-      this.timer.unref();
-    }
+    this.loop.start();
     return this;
   }
 
@@ -256,7 +252,7 @@ export class Meter {
    * Rejects if the store fails (the rows are kept).
    */
   flush(): Promise<FlushResult> {
-    return this.enqueue();
+    return this.loop.flush();
   }
 
   /**
@@ -264,11 +260,10 @@ export class Meter {
    * round). Rejects if the store fails; the rows then stay in memory.
    */
   async stop(): Promise<FlushResult> {
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
+    this.loop.stopTimer();
     const total: FlushResult = { rows: 0, minutes: 0 };
     for (let round = 0; round < 3; round++) {
-      const r = await this.enqueue();
+      const r = await this.loop.flush();
       total.rows += r.rows;
       total.minutes += r.minutes;
       if (this.cellCount === 0) break;
@@ -280,46 +275,35 @@ export class Meter {
     return { pendingCells: this.cellCount, dropped: this.dropped, flushFailures: this.flushFailures };
   }
 
-  // Flushes run one at a time, in call order.
-  private enqueue(): Promise<FlushResult> {
-    const run = this.tail.then(() => this.flushOnce());
-    this.tail = run.then(noop, noop);
-    return run;
-  }
-
+  // One batch (the loop runs it one at a time, in call order).
   private async flushOnce(): Promise<FlushResult> {
-    this.busy = true;
-    try {
-      const done: FlushResult = { rows: 0, minutes: 0 };
-      const kept = this.pending;
-      if (kept !== undefined) {
-        await this.write(kept.rows, kept.seq); // throws: keep it, write nothing newer
-        this.pending = undefined;
-        add(done, kept.rows);
-      }
-      // Detach what is written now; calls recorded meanwhile go to fresh aggregates.
-      const merged = new Map<string, PendingRow>();
-      let taken = 0;
-      for (const [minute, agg] of this.minutes) {
-        this.minutes.delete(minute);
-        if (agg === this.cur) this.cur = undefined;
-        taken += agg.cells.length;
-        for (const c of agg.cells) mergeRow(merged, cellRow(minute, c));
-      }
-      this.cellCount -= taken;
-      this.logDrops();
-      if (merged.size === 0) return done;
-      const rows = [...merged.values()];
-      const seq = ++this.seq;
-      this.cellCount += rows.length;
-      this.pending = { rows, seq };
-      await this.write(rows, seq);
+    const done: FlushResult = { rows: 0, minutes: 0 };
+    const kept = this.pending;
+    if (kept !== undefined) {
+      await this.write(kept.rows, kept.seq); // throws: keep it, write nothing newer
       this.pending = undefined;
-      add(done, rows);
-      return done;
-    } finally {
-      this.busy = false;
+      add(done, kept.rows);
     }
+    // Detach what is written now; calls recorded meanwhile go to fresh aggregates.
+    const merged = new Map<string, PendingRow>();
+    let taken = 0;
+    for (const [minute, agg] of this.minutes) {
+      this.minutes.delete(minute);
+      if (agg === this.cur) this.cur = undefined;
+      taken += agg.cells.length;
+      for (const c of agg.cells) mergeRow(merged, cellRow(minute, c));
+    }
+    this.cellCount -= taken;
+    this.logDrops();
+    if (merged.size === 0) return done;
+    const rows = [...merged.values()];
+    const seq = ++this.seq;
+    this.cellCount += rows.length;
+    this.pending = { rows, seq };
+    await this.write(rows, seq);
+    this.pending = undefined;
+    add(done, rows);
+    return done;
   }
 
   /** One batch in one transaction; on failure it stays pending (counted in cellCount) and the error is logged. */
@@ -337,13 +321,11 @@ export class Meter {
   }
 
   private logDrops(): void {
-    if (this.dropped > this.droppedLogged) {
-      this.logger?.warn(
-        { dropped: this.dropped - this.droppedLogged, droppedTotal: this.dropped, maxCells: this.maxCells },
-        'usage buffer full: metered calls dropped from the store (Prometheus still counts them)',
-      );
-      this.droppedLogged = this.dropped;
-    }
+    this.drops.report(
+      this.dropped,
+      'usage buffer full: metered calls dropped from the store (Prometheus still counts them)',
+      { maxCells: this.maxCells },
+    );
   }
 }
 

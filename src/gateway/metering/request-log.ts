@@ -1,6 +1,7 @@
 // The request log's writer: one entry per node API call of an app or network key, queued in memory by the call
 // observer and written to the store in batches by a timer — so a call never waits on the store.
 //
+// The timer, one-batch-at-a-time writing and the drop warnings are the meter's too (./flush-loop.ts).
 // Per call (`record`): one small object pushed onto an array; nothing is serialised, hashed or redacted there. The
 // client IP's HMAC, the captured params/results (apps with capture on), their redaction and size cap all happen at
 // flush time, off the request path.
@@ -14,6 +15,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { MeterPrincipal } from '../usage/types.js';
 import { insertRequestLog, pruneRequestLog, type RequestLogRow } from '../store/requestLog.js';
+import { DropLog, FlushLoop } from './flush-loop.js';
 import type { Metrics } from './prometheus.js';
 import { redactString, type RedactOptions } from './redact.js';
 import type { MeterLogger } from './meter.js';
@@ -82,14 +84,12 @@ export class RequestLog {
   private readonly redact: RedactOptions | undefined;
   private readonly now: () => number;
   private queue: Queued[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  private readonly loop: FlushLoop<number>;
   private pruneTimer: NodeJS.Timeout | undefined;
-  private tail: Promise<unknown> = Promise.resolve();
-  private busy = false;
   /** IP → hash, bounded: most traffic comes from a few IPs; cleared when full. Used at flush time only. */
   private readonly ipHashes = new Map<string, string>();
   private readonly s: RequestLogStats = { queued: 0, dropped: 0, written: 0, flushFailures: 0, trimmed: 0, pruned: 0 };
-  private droppedLogged = 0;
+  private readonly drops: DropLog;
 
   constructor(o: RequestLogOptions) {
     this.db = o.db;
@@ -103,20 +103,17 @@ export class RequestLog {
     this.maxBodyBytes = o.maxBodyBytes ?? 4096;
     this.redact = o.redact;
     this.now = o.now ?? Date.now;
+    this.drops = new DropLog(this.logger);
+    this.loop = new FlushLoop(() => this.flushOnce(), this.flushIntervalMs);
   }
 
   start(): this {
-    if (this.timer === undefined) {
-      this.timer = setInterval(() => {
-        if (!this.busy) this.flush().catch(noop);
-      }, this.flushIntervalMs);
-      this.timer.unref();
-      if (this.retentionMs !== undefined) {
-        const prune = () => void this.prune().catch(noop);
-        prune();
-        this.pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
-        this.pruneTimer.unref();
-      }
+    this.loop.start();
+    if (this.retentionMs !== undefined && this.pruneTimer === undefined) {
+      const prune = () => void this.prune().catch(noop);
+      prune();
+      this.pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
+      this.pruneTimer.unref();
     }
     return this;
   }
@@ -134,9 +131,7 @@ export class RequestLog {
 
   /** Writes what is queued now (one batch). Resolves with the entries written; a failed batch is dropped and rejects. */
   flush(): Promise<number> {
-    const run = this.tail.then(() => this.flushOnce());
-    this.tail = run.then(noop, noop);
-    return run;
+    return this.loop.flush();
   }
 
   /** Deletes entries older than the retention (in batches); returns how many. */
@@ -153,9 +148,9 @@ export class RequestLog {
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
+    this.loop.stopTimer();
     clearInterval(this.pruneTimer);
-    this.timer = this.pruneTimer = undefined;
+    this.pruneTimer = undefined;
     await this.flush().catch(noop);
   }
 
@@ -168,25 +163,20 @@ export class RequestLog {
     const batch = this.queue;
     if (batch.length === 0) return 0;
     this.queue = [];
-    this.busy = true;
+    const rows = batch.map((e) => this.row(e));
     try {
-      const rows = batch.map((e) => this.row(e));
-      try {
-        this.s.trimmed += await insertRequestLog(this.db, rows, { maxRows: this.maxRows });
-      } catch (err) {
-        this.s.flushFailures++;
-        this.s.dropped += rows.length;
-        this.metrics?.requestLogFlushFailed();
-        this.metrics?.requestLogDroppedInc(rows.length);
-        this.logger?.error({ err, entries: rows.length }, 'request log write failed; entries dropped');
-        throw err;
-      }
-      this.s.written += rows.length;
-      this.metrics?.requestLogWrittenInc(rows.length);
-      return rows.length;
-    } finally {
-      this.busy = false;
+      this.s.trimmed += await insertRequestLog(this.db, rows, { maxRows: this.maxRows });
+    } catch (err) {
+      this.s.flushFailures++;
+      this.s.dropped += rows.length;
+      this.metrics?.requestLogFlushFailed();
+      this.metrics?.requestLogDroppedInc(rows.length);
+      this.logger?.error({ err, entries: rows.length }, 'request log write failed; entries dropped');
+      throw err;
     }
+    this.s.written += rows.length;
+    this.metrics?.requestLogWrittenInc(rows.length);
+    return rows.length;
   }
 
   private row(e: Queued): RequestLogRow {
@@ -246,13 +236,9 @@ export class RequestLog {
   }
 
   private logDrops(): void {
-    if (this.s.dropped > this.droppedLogged) {
-      this.logger?.warn(
-        { dropped: this.s.dropped - this.droppedLogged, droppedTotal: this.s.dropped, maxQueued: this.maxQueued },
-        'request log: entries dropped (queue full or write failed)',
-      );
-      this.droppedLogged = this.s.dropped;
-    }
+    this.drops.report(this.s.dropped, 'request log: entries dropped (queue full or write failed)', {
+      maxQueued: this.maxQueued,
+    });
   }
 }
 

@@ -1,4 +1,4 @@
-// API keys, their lookup hash and their at-rest encryption; random ids and session tokens.
+// API keys, their lookup hash and their at-rest encryption (and that of webhook signing secrets); random ids and session tokens.
 import {
   createCipheriv,
   createDecipheriv,
@@ -36,6 +36,8 @@ export function hashSessionToken(token: string): string {
 interface SubKeys {
   hmac: KeyObject;
   aes: Buffer;
+  /** Encrypts the quota-alert webhooks' signing secrets (its own label: a key per use). */
+  webhook: Buffer;
 }
 const subKeyCache = new WeakMap<Uint8Array, SubKeys>();
 
@@ -44,7 +46,11 @@ function subKeys(secret: Uint8Array): SubKeys {
   if (k === undefined) {
     if (secret.length < 32) throw new Error('server secret must be at least 32 bytes');
     const derive = (info: string) => Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), info, 32));
-    k = { hmac: createSecretKey(derive('rpcgate/api-key-hash/v1')), aes: derive('rpcgate/api-key-encryption/v1') };
+    k = {
+      hmac: createSecretKey(derive('rpcgate/api-key-hash/v1')),
+      aes: derive('rpcgate/api-key-encryption/v1'),
+      webhook: derive('rpcgate/webhook-secret-encryption/v1'),
+    };
     subKeyCache.set(secret, k);
   }
   return k;
@@ -61,20 +67,43 @@ const TAG_BYTES = 16;
 
 /** Encrypts an API key for storage: `v1.` + base64url(iv ‖ ciphertext ‖ GCM tag), AES-256-GCM, random 12-byte IV. */
 export function encryptKey(secret: Uint8Array, plaintext: string): string {
-  const iv = randomBytes(IV_BYTES);
-  const c = createCipheriv('aes-256-gcm', subKeys(secret).aes, iv);
-  const body = Buffer.concat([c.update(plaintext, 'utf8'), c.final()]);
-  return `${ENC_VERSION}.${Buffer.concat([iv, body, c.getAuthTag()]).toString('base64url')}`;
+  return seal(subKeys(secret).aes, plaintext);
 }
 
 /** Decrypts `encryptKey`'s output; throws on an unknown version, a wrong secret or any tampering. */
 export function decryptKey(secret: Uint8Array, stored: string): string {
+  return open(subKeys(secret).aes, stored, 'encrypted key');
+}
+
+/** Encrypts a webhook signing secret for storage: as `encryptKey`, under its own derived key. */
+export function encryptWebhookSecret(secret: Uint8Array, plaintext: string): string {
+  return seal(subKeys(secret).webhook, plaintext);
+}
+
+/** Decrypts `encryptWebhookSecret`'s output; throws on an unknown version, a wrong secret or any tampering. */
+export function decryptWebhookSecret(secret: Uint8Array, stored: string): string {
+  return open(subKeys(secret).webhook, stored, 'encrypted webhook secret');
+}
+
+/** Whether a stored value is in the `v1.` encrypted format (else: plain text from before encryption). */
+export function isEncrypted(stored: string): boolean {
+  return stored.startsWith(`${ENC_VERSION}.`);
+}
+
+function seal(key: Buffer, plaintext: string): string {
+  const iv = randomBytes(IV_BYTES);
+  const c = createCipheriv('aes-256-gcm', key, iv);
+  const body = Buffer.concat([c.update(plaintext, 'utf8'), c.final()]);
+  return `${ENC_VERSION}.${Buffer.concat([iv, body, c.getAuthTag()]).toString('base64url')}`;
+}
+
+function open(key: Buffer, stored: string, what: string): string {
   const dot = stored.indexOf('.');
   const version = dot < 0 ? '' : stored.slice(0, dot);
-  if (version !== ENC_VERSION) throw new Error(`encrypted key: unknown format ${JSON.stringify(version)}`);
+  if (version !== ENC_VERSION) throw new Error(`${what}: unknown format ${JSON.stringify(version)}`);
   const raw = Buffer.from(stored.slice(dot + 1), 'base64url');
-  if (raw.length < IV_BYTES + TAG_BYTES) throw new Error('encrypted key: too short');
-  const d = createDecipheriv('aes-256-gcm', subKeys(secret).aes, raw.subarray(0, IV_BYTES));
+  if (raw.length < IV_BYTES + TAG_BYTES) throw new Error(`${what}: too short`);
+  const d = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
   d.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
   // final() throws "Unsupported state or unable to authenticate data" when the tag does not match.
   return Buffer.concat([d.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)), d.final()]).toString('utf8');

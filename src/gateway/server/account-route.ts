@@ -66,6 +66,7 @@ export function accountRoute(d: AccountRouteDeps): AccountApi {
     appPlan: resolvePlans(config.limits).a,
     dailyLimit: resolvePlans(config.limits).b.daily,
     maxApps: config.accounts?.maxAppsPerUser,
+    allowPrivateWebhooks: config.alerts?.allowPrivateWebhooks ?? false,
     publicBaseUrl: config.publicBaseUrl,
     allowedOrigins: config.allowedOrigins,
     trustProxy: trustProxyHops(config),

@@ -163,7 +163,7 @@ export interface ServiceExtensions {
   /** Meter options for tests (a clock they move, the flush interval). */
   meter?: Pick<MeterOptions, 'now' | 'flushIntervalMs' | 'maxCells'>;
   /** Quota alert webhook delivery options for tests (retry delays). */
-  alerts?: Pick<QuotaAlertsOptions, 'retryBaseMs' | 'maxAttempts' | 'timeoutMs'>;
+  alerts?: Pick<QuotaAlertsOptions, 'retryBaseMs' | 'maxAttempts' | 'timeoutMs' | 'lookup'>;
 }
 
 /** The package's version (span resources). */
@@ -245,7 +245,14 @@ export async function startService(
     built.add('filter store', { value: filterStore, close: () => filterStore.close() });
     // Quota alerts: checked after each meter flush (off the request path); closed after the meter's final flush.
     const alerts = config.metering
-      ? built.add('quota alerts', quotaAlertsSubsystem(store, lim, logger, ext.alerts))
+      ? built.add(
+          'quota alerts',
+          quotaAlertsSubsystem(store, lim, logger, {
+            secret,
+            allowPrivateWebhooks: config.alerts?.allowPrivateWebhooks ?? false,
+            ...ext.alerts,
+          }),
+        )
       : undefined;
     const meter = built.add(
       'meter',

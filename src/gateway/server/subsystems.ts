@@ -17,7 +17,14 @@ import {
 import { QuotaAlerts, type QuotaAlertsOptions } from '../alerts/quota-alerts.js';
 import type { Limiter } from '../limits/index.js';
 import { Meter, type MeterOptions, type Metrics } from '../metering/index.js';
-import { downsample, openStore, sweepExpiredAccountTokens, sweepExpiredSessions, type Store } from '../store/index.js';
+import {
+  downsample,
+  encryptPlainWebhookSecrets,
+  openStore,
+  sweepExpiredAccountTokens,
+  sweepExpiredSessions,
+  type Store,
+} from '../store/index.js';
 import { unitsTable } from '../method-meaning.js';
 
 /** A built subsystem: what the rest of the service uses, and how to release it on stop (absent: nothing to release). */
@@ -173,14 +180,19 @@ export function accountSweepSubsystem(store: Store, logger: Logger): Built<undef
   return { value: undefined, close: async () => clearInterval(timer) };
 }
 
-/** Quota alerts (banner rows, signed webhooks), fed by the meter's flushes. */
+/** Quota alerts (banner rows, signed webhooks), fed by the meter's flushes. Signing secrets still stored in plain
+ *  text (written before they were encrypted) are encrypted now, in the background. */
 export function quotaAlertsSubsystem(
   store: Store,
   limiter: Limiter,
   logger: Logger,
-  opts: Pick<QuotaAlertsOptions, 'retryBaseMs' | 'maxAttempts' | 'timeoutMs'> = {},
+  opts: Pick<QuotaAlertsOptions, 'secret' | 'allowPrivateWebhooks' | 'retryBaseMs' | 'maxAttempts' | 'timeoutMs'>,
 ): Built<QuotaAlerts> {
   const alerts = new QuotaAlerts({ db: store.db, limiter, logger, ...opts });
+  void encryptPlainWebhookSecrets(store.db, opts.secret).then(
+    (n) => n > 0 && logger.info({ webhooks: n }, 'alert webhook signing secrets encrypted at rest'),
+    (err: unknown) => logger.warn({ err }, 'encrypting stored webhook signing secrets failed; retried at next start'),
+  );
   return { value: alerts, close: () => alerts.stop() };
 }
 

@@ -165,7 +165,9 @@ export type CallObserver<C extends CallContext = CallContext> = (
   err: RpcError | undefined,
   ctx: C,
   result?: unknown,
-  /** The call's validated params (calls that reached their handler), for observers that record them. */
+  /** The call's params, for observers that record them: validated for calls that reached their handler or were
+   *  refused by the admission hook; as sent (an array or object) for a call refused as an unknown method or for
+   *  invalid params; undefined for a malformed request object. */
   params?: unknown,
 ) => void;
 
@@ -455,8 +457,9 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
     err: RpcError,
     notification: boolean,
     ctx: C,
+    params?: unknown,
   ): Failure | undefined {
-    if (observer !== undefined) observe(method, 'invalid', err, ctx);
+    if (observer !== undefined) observe(method, 'invalid', err, ctx, undefined, params);
     return notification ? undefined : new Failure(errorBody(idJson, err), err);
   }
 
@@ -591,9 +594,9 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
     try {
       const e = table.get(named);
       if (e === undefined || e.handler === undefined)
-        return invalid(named, idJson, methodNotFound(named, e === undefined), notification, ctx);
+        return invalid(named, idJson, methodNotFound(named, e === undefined), notification, ctx, raw);
       const params = prepare(e, raw);
-      if (params instanceof RpcError) return invalid(named, idJson, params, notification, ctx);
+      if (params instanceof RpcError) return invalid(named, idJson, params, notification, ctx, raw);
       return new Prepared(e, named, params, idJson, notification);
     } catch (thrown) {
       // a validator failing in an unexpected way
@@ -665,7 +668,7 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
 
   /** A refused call's outcome (notifications stay silent). */
   function refusal(p: Prepared, err: RpcError, ctx: C): ItemOutcome {
-    if (observer !== undefined) observe(p.method, 'refused', err, ctx);
+    if (observer !== undefined) observe(p.method, 'refused', err, ctx, undefined, p.params);
     return p.notification ? undefined : new Failure(errorBody(p.idJson, err), err);
   }
 
@@ -719,7 +722,7 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
       if (r instanceof Promise) r = await r;
       if (!(p instanceof Prepared)) return withHeaders(single(p), r?.headers);
       if (r?.error !== undefined) {
-        if (observer !== undefined) observe(p.method, 'refused', r.error, ctx);
+        if (observer !== undefined) observe(p.method, 'refused', r.error, ctx, undefined, p.params);
         return withHeaders(errorResponse(r.error, idOf(msg)), r.headers);
       }
       const refused = r?.refused?.[0];
@@ -744,7 +747,8 @@ export function createEngine<M extends MethodTable, C extends CallContext = Call
     if (r instanceof Promise) r = await r;
     if (r?.error !== undefined) {
       // The whole request is refused: every call that would have run is (items refused before are already observed).
-      if (observer !== undefined) for (const p of calls) observe(p.method, 'refused', r.error, ctx);
+      if (observer !== undefined)
+        for (const p of calls) observe(p.method, 'refused', r.error, ctx, undefined, p.params);
       return withHeaders(batchRefusal(r.error, msg), r.headers);
     }
     const refused = r?.refused;

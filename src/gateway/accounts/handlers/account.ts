@@ -3,6 +3,7 @@
 // account deletion, password reset and email verification by mailed single-use links; the quota-alert webhook.
 import { randomBytes } from 'node:crypto';
 import { invalidParams, RpcError } from '@rpcgate/toolkit/errors';
+import { webhookUrlRefusal } from '../../alerts/webhook-address.js';
 import { hashPassword, verifyPassword } from '../../secrets/index.js';
 import { passwordRuleReason, passwordStrengthReason } from '../../secrets/password-policy.js';
 import * as store from '../../store/index.js';
@@ -232,12 +233,11 @@ export function accountHandlers(kit: Kit): Namespace<'account'> {
       return { sent: true };
     },
     async account_alertWebhook(_p, c) {
-      const hook = await store.getAlertWebhook(db, c.userId);
-      return { url: hook?.url ?? null };
+      return { url: (await store.getAlertWebhookUrl(db, c.userId)) ?? null };
     },
     async account_setAlertWebhook([url], c) {
       if (url === null) {
-        await store.setAlertWebhook(db, c.userId, undefined, Date.now());
+        await store.setAlertWebhook(db, kit.secret, c.userId, undefined, Date.now());
         return { url: null };
       }
       let parsed: URL | undefined;
@@ -246,9 +246,16 @@ export function accountHandlers(kit: Kit): Namespace<'account'> {
       } catch {}
       if (parsed === undefined || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:'))
         throw invalidParams('url must be an http(s) URL', { param: 'url', path: '/0', reason: 'not an http(s) URL' });
-      // A new secret on every set: the caller sees it this once (the receiver verifies X-Rpcgate-Signature with it).
+      // Public addresses only (unless the operator allows private ones): rpcgate POSTs from inside its network.
+      const refusal = await webhookUrlRefusal(parsed, {
+        allowPrivate: deps.allowPrivateWebhooks ?? false,
+        lookup: deps.lookup,
+      });
+      if (refusal !== undefined) throw invalidParams(`url: ${refusal}`, { param: 'url', path: '/0', reason: refusal });
+      // A new secret on every set: the caller sees it this once (the receiver verifies X-Rpcgate-Signature with it);
+      // stored encrypted under the server secret.
       const secret = `whsec_${randomBytes(24).toString('base64url')}`;
-      await store.setAlertWebhook(db, c.userId, { url: parsed.href, secret }, Date.now());
+      await store.setAlertWebhook(db, kit.secret, c.userId, { url: parsed.href, secret }, Date.now());
       return { url: parsed.href, secret };
     },
   };

@@ -8,6 +8,7 @@ import type { ParamsOf, ResultOf } from '@rpcgate/client';
 import { invalidParams } from '@rpcgate/toolkit/errors';
 import type { Methods } from '../../../../generated/account/methods.js';
 import type * as T from '../../../../generated/account/types.js';
+import type { Lookup } from '../../alerts/webhook-address.js';
 import { hashPassword } from '../../secrets/index.js';
 import { loadStrengthEstimator } from '../../secrets/password-policy.js';
 import * as store from '../../store/index.js';
@@ -54,6 +55,10 @@ export interface AccountDeps {
   mailer?: Mailer;
   /** Account self-service (config `accounts`); absent = the defaults. */
   selfService?: SelfService;
+  /** Webhook URLs may name non-public addresses (config `alerts.allowPrivateWebhooks`); absent = false. */
+  allowPrivateWebhooks?: boolean;
+  /** Name resolution for the webhook URL check (default node:dns lookup; tests inject one). */
+  lookup?: Lookup;
 }
 
 /** Config `accounts`' self-service part, resolved. */

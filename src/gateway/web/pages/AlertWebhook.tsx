@@ -47,7 +47,8 @@ export function AlertWebhookSettings({ onUnauthorized }: PageProps) {
         <h2 id={`${id}-title`}>Quota alert webhook</h2>
         <p className="muted">
           At 75 %, 90 % and 100 % of a daily or monthly quota rpcgate POSTs a signed JSON alert here (header
-          X-Rpcgate-Signature: sha256=HMAC of "timestamp.body"), once per threshold and period.
+          X-Rpcgate-Signature: sha256=HMAC of "timestamp.body"), once per threshold and period. The URL must reach a
+          public address: loopback, private and link-local addresses are refused.
         </p>
         <div className="field">
           <label htmlFor={`${id}-url`}>Webhook URL</label>
