@@ -429,6 +429,7 @@ describe.skipIf(skipShared)('suspension across two rpcgate processes (PostgreSQL
       redisPrefix: prefix,
       secret: randomBytes(32).toString('hex'),
       accounts: { admins: [ADMIN] },
+      durability: { usageFlushIntervalMs: 200 },
       networks: { mainnet: { upstreams: [stub.url] } },
     };
     replicas.push(...(await Promise.all([startRpcgateChild(cfg), startRpcgateChild(cfg)])));
@@ -487,5 +488,38 @@ describe.skipIf(skipShared)('suspension across two rpcgate processes (PostgreSQL
     await adm.request('admin_unsuspend', [{ userId }]);
     await until('the key works again on replica two', async () => (await nodeCall(onTwo)).status === 200, 2000);
     console.log(`unsuspension seen by the other process after ${Math.round(performance.now() - t1)} ms`);
+
+    // A plan override set on one process lowers the quota the other applies (Redis counters): the daily limit set
+    // below what is used already (1), every further call is refused (402) within 2 s.
+    const back = client(two.url);
+    await back.request('account_logIn', [{ email: who, password: PW }]);
+    const used = (await back.request('keys_list')).usage.used;
+    expect(used).toBeGreaterThan(0);
+    const t2 = performance.now();
+    const planned = await adm.request('admin_setPlan', [{ userId, plan: null, override: { daily: 1 } }]);
+    expect(planned.limits.keysDaily).toBe(1);
+    await until('the lowered quota on replica two', async () => (await nodeCall(onTwo)).status === 402, 2000);
+    console.log(`plan override applied by the other process after ${Math.round(performance.now() - t2)} ms`);
+    const r = await nodeCall(onOne);
+    expect([r.status, r.body.error.data.reason, r.body.error.data.limit]).toEqual([402, 'quota', 1]);
+
+    // The operators' view on PostgreSQL: the account with its usage and state, usage by day.
+    const listed = await until('usage flushed', async () => {
+      const a = (await adm.request('admin_listAccounts', [{ search: who }])).accounts[0];
+      return a !== undefined && a.usage.today > 0 ? a : undefined;
+    });
+    // Metered calls (every outcome, refusals too) of all this test's rounds; the month includes today.
+    expect(listed.usage.month).toBeGreaterThanOrEqual(listed.usage.today);
+    expect(listed).toMatchObject({ id: userId, keys: 1, suspended: null, planOverride: { daily: 1 } });
+    const today = new Date().toISOString().slice(0, 10);
+    const days = await adm.request('admin_usage', [{ since: today, until: today }]);
+    expect(days.days[0].requests).toBeGreaterThanOrEqual(listed.usage.today);
+    expect(days.days[0].accounts).toBeGreaterThanOrEqual(1);
+    const trail = await adm.request('admin_activity', [{ userId }]);
+    expect(trail.entries.filter((e) => e.byOperator).map((e) => e.action)).toEqual([
+      'plan_changed',
+      'unsuspended',
+      'suspended',
+    ]);
   }, 60_000);
 });
