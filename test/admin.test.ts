@@ -283,11 +283,16 @@ describe('admin API on SQLite', () => {
     expect(refused.body.error).toMatchObject({ code: -32005, data: { reason: 'quota', limit: 4, period: 'day' } });
     const list = await user.request('keys_list');
     expect([list.maxKeys, list.usage.limit, list.usage.used]).toEqual([1, 4, 4]);
+    // The apps' (A) daily quota follows the same plan; their rate and monthly quota stay the deployment's.
+    const appsUsage = await user.request('apps_usage');
+    expect(appsUsage.quotas.find((q) => q.period === 'day')).toMatchObject({ limit: 4, used: 0 });
+    expect([appsUsage.perSecond, appsUsage.maxApps]).toEqual([100, 10]);
     const capped = await refusal(user.request('keys_create', [{ name: 'k2', network: 'mainnet' }]));
     expect([capped.code, (capped.data as Json).limit]).toEqual([-32005, 1]);
     // Override removed, plan gold: the quota is back up; the audit trail has both changes.
     const g = await admin.request('admin_setPlan', [{ userId, plan: 'gold', override: null }]);
     expect(g.limits).toMatchObject({ keysDaily: 1_000_000, maxApps: 50, maxKeys: 4 });
+    expect((await user.request('apps_usage')).maxApps).toBe(50);
     expect((await nodeCall(url)).status).toBe(200);
     const plans = await admin.request('admin_plans');
     expect(plans.plans.map((p) => p.name)).toEqual(['tiny', 'gold']);
