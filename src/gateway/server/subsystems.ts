@@ -186,7 +186,10 @@ export function quotaAlertsSubsystem(
   store: Store,
   limiter: Limiter,
   logger: Logger,
-  opts: Pick<QuotaAlertsOptions, 'secret' | 'allowPrivateWebhooks' | 'retryBaseMs' | 'maxAttempts' | 'timeoutMs'>,
+  opts: Pick<
+    QuotaAlertsOptions,
+    'secret' | 'allowPrivateWebhooks' | 'retryBaseMs' | 'maxAttempts' | 'timeoutMs' | 'plans'
+  >,
 ): Built<QuotaAlerts> {
   const alerts = new QuotaAlerts({ db: store.db, limiter, logger, ...opts });
   void encryptPlainWebhookSecrets(store.db, opts.secret).then(
