@@ -301,11 +301,16 @@ describe('account API: sessions', () => {
     'keys_get',
     'keys_metrics',
     'keys_logs',
+    'admin_listAccounts',
+    'admin_getAccount',
+    'admin_plans',
+    'admin_usage',
+    'admin_activity',
   ]);
 
   it('every changing method refuses a foreign Origin (-32041, HTTP 403) and changes nothing', async () => {
     const changing = contract.methods.filter((m: Json) => !READS.has(m.name));
-    expect(changing.length).toBe(21);
+    expect(changing.length).toBe(24);
     const before = await snapshot();
     for (const m of changing) {
       for (const origin of ['https://evil.example', 'null', svc.url.replace('127.0.0.1', 'localhost')]) {
@@ -489,6 +494,20 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
     ['account_setAlertWebhook', ['ftp://hooks.example.com/x'], '/0'],
     ['account_setAlertWebhook', ['not a url'], '/0'],
     ['account_setAlertWebhook', [42], '/0'],
+    // Operators' methods: the contract's schemas refuse these before the admin gate is asked.
+    ['admin_listAccounts', [{ status: 'deleted' }], '/0/status'],
+    ['admin_listAccounts', [{ limit: 0 }], '/0/limit'],
+    ['admin_getAccount', [{ userId: 'app_7Kc2PqWx9LmN4RtB8ZyVhD' }], '/0/userId'],
+    ['admin_suspend', [{ userId: 'usr_4Tb8Rk2WqLz9XmNc5PyVhG', reason: '' }], '/0/reason'],
+    ['admin_unsuspend', [{}], '/0'],
+    ['admin_setPlan', [{ userId: 'usr_4Tb8Rk2WqLz9XmNc5PyVhG', plan: 'no spaces' }], '/0/plan'],
+    [
+      'admin_setPlan',
+      [{ userId: 'usr_4Tb8Rk2WqLz9XmNc5PyVhG', plan: null, override: { daily: -1 } }],
+      '/0/override/daily',
+    ],
+    ['admin_usage', [{ since: '2025-3-1', until: '2025-03-02' }], '/0/since'],
+    ['admin_activity', [{ action: 'exploded' }], '/0/action'],
   ];
 
   it('covers every changing method', () => {
@@ -507,6 +526,7 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
           'apps_get',
           'apps_listAllowlist',
           'apps_listJwtKeys',
+          'admin_plans',
         ].includes(m)
       )
         continue;

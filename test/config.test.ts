@@ -47,11 +47,13 @@ function sample(s: any): { text: string; value: unknown } {
     const item =
       node.items?.type === 'integer'
         ? -32005
-        : node.items?.pattern?.startsWith('^https?://') || node.items?.$ref === '#/definitions/UpstreamSpec'
-          ? 'https://a.example'
-          : node.items?.anyOf
-            ? 'key-abcdefgh'
-            : 'mainnet';
+        : node.items?.pattern?.includes('@')
+          ? 'ops@example.com'
+          : node.items?.pattern?.startsWith('^https?://') || node.items?.$ref === '#/definitions/UpstreamSpec'
+            ? 'https://a.example'
+            : node.items?.anyOf
+              ? 'key-abcdefgh'
+              : 'mainnet';
     return { text: JSON.stringify([item]), value: [item] };
   }
   return { text: '{"mainnet":[]}', value: { mainnet: [] } };
@@ -94,12 +96,17 @@ describe('config schema', () => {
         env: { RPCGATE_SMTP_URL: 'smtp://127.0.0.1:25', RPCGATE_PUBLIC_BASE_URL: 'https://rpc.example.test' },
         set: ['smtp.url=smtp://127.0.0.1:25', 'publicBaseUrl=https://rpc.example.test'],
       },
+      // accounts.defaultPlan must name a plan of `plans`.
+      accounts: {
+        env: { RPCGATE_PLANS: '{"some-value-123":{}}' },
+        set: ['plans={"some-value-123":{}}'],
+      },
     };
     let checked = 0;
     for (const st of all) {
       const path = st.path.map((p) => (p === '*' ? 'testnet' : p));
       const needs = NEEDS[path[0]] ?? { env: {}, set: [] };
-      if (['hostMap', 'networks', 'chains', 'keys', 'cache.networks'].includes(path.join('.'))) continue; // maps and key lists: the next test
+      if (['hostMap', 'networks', 'chains', 'keys', 'cache.networks', 'plans'].includes(path.join('.'))) continue; // maps and key lists: the next test
       const { text, value } = sample(st.schema);
       const get = (c: any) => path.reduce((o, k) => o?.[k], c);
       const env = st.env.replace('{*}', 'TESTNET');

@@ -114,6 +114,7 @@ for (const target of await storeTargets('store')) {
       expect(found).toMatchObject({ id: u.id, passwordHash: 'h1' });
       expect(await getUser(store.db, u.id)).toEqual({
         emailVerifiedAt: 0,
+        role: 'user',
         id: u.id,
         email: u.email,
         createdAt: u.createdAt,
@@ -296,6 +297,7 @@ for (const target of await storeTargets('store')) {
         userId: alice.id,
         name: 'main',
         network: 'mainnet',
+        account: { suspended: false, plan: null, planOverride: null },
       });
       expect(await loadAccessEntry(store.db, hashKey(secret, 'not-a-key'))).toBeUndefined();
       const all = await loadAllActiveKeys(store.db);

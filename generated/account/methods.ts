@@ -79,6 +79,22 @@ import type {
   KeysLogsResult,
   KeysDeleteParams,
   KeysDeleteResult,
+  AdminListAccountsParams,
+  AdminListAccountsResult,
+  AdminGetAccountParams,
+  AdminGetAccountResult,
+  AdminSuspendParams,
+  AdminSuspendResult,
+  AdminUnsuspendParams,
+  AdminUnsuspendResult,
+  AdminSetPlanParams,
+  AdminSetPlanResult,
+  AdminPlansParams,
+  AdminPlansResult,
+  AdminUsageParams,
+  AdminUsageResult,
+  AdminActivityParams,
+  AdminActivityResult,
 } from './types.js';
 
 /**
@@ -212,6 +228,30 @@ export const extensions = {
   },
   keys_delete: {
     'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
+  },
+  admin_listAccounts: {
+    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
+  },
+  admin_getAccount: {
+    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
+  },
+  admin_suspend: {
+    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
+  },
+  admin_unsuspend: {
+    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
+  },
+  admin_setPlan: {
+    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
+  },
+  admin_plans: {
+    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
+  },
+  admin_usage: {
+    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
+  },
+  admin_activity: {
+    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
   },
 } as const;
 
@@ -710,6 +750,94 @@ export const methods = {
     paramStructure: 'either',
     ext: extensions['keys_delete'],
   } as MethodDescriptor<KeysDeleteParams, KeysDeleteResult, (typeof extensions)['keys_delete']>,
+  /**
+   * Lists and searches accounts with their usage (operators).
+   */
+  admin_listAccounts: {
+    name: 'admin_listAccounts',
+    summary: 'Lists and searches accounts with their usage (operators).',
+    params: [{ name: 'query', required: false }],
+    errors: [-32602, -32016, -32041, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['admin_listAccounts'],
+  } as MethodDescriptor<AdminListAccountsParams, AdminListAccountsResult, (typeof extensions)['admin_listAccounts']>,
+  /**
+   * One account with its apps and keys (operators).
+   */
+  admin_getAccount: {
+    name: 'admin_getAccount',
+    summary: 'One account with its apps and keys (operators).',
+    params: [{ name: 'account', required: true }],
+    errors: [-32602, -32016, -32041, -32010, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['admin_getAccount'],
+  } as MethodDescriptor<AdminGetAccountParams, AdminGetAccountResult, (typeof extensions)['admin_getAccount']>,
+  /**
+   * Suspends an account (operators).
+   */
+  admin_suspend: {
+    name: 'admin_suspend',
+    summary: 'Suspends an account (operators).',
+    params: [{ name: 'suspension', required: true }],
+    errors: [-32602, -32016, -32041, -32010, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['admin_suspend'],
+  } as MethodDescriptor<AdminSuspendParams, AdminSuspendResult, (typeof extensions)['admin_suspend']>,
+  /**
+   * Lifts a suspension (operators).
+   */
+  admin_unsuspend: {
+    name: 'admin_unsuspend',
+    summary: 'Lifts a suspension (operators).',
+    params: [{ name: 'account', required: true }],
+    errors: [-32602, -32016, -32041, -32010, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['admin_unsuspend'],
+  } as MethodDescriptor<AdminUnsuspendParams, AdminUnsuspendResult, (typeof extensions)['admin_unsuspend']>,
+  /**
+   * Sets an account's plan and per-account override (operators).
+   */
+  admin_setPlan: {
+    name: 'admin_setPlan',
+    summary: "Sets an account's plan and per-account override (operators).",
+    params: [{ name: 'change', required: true }],
+    errors: [-32602, -32016, -32041, -32010, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['admin_setPlan'],
+  } as MethodDescriptor<AdminSetPlanParams, AdminSetPlanResult, (typeof extensions)['admin_setPlan']>,
+  /**
+   * The named plans of this deployment (operators).
+   */
+  admin_plans: {
+    name: 'admin_plans',
+    summary: 'The named plans of this deployment (operators).',
+    params: [],
+    errors: [-32602, -32016, -32041, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['admin_plans'],
+  } as MethodDescriptor<AdminPlansParams, AdminPlansResult, (typeof extensions)['admin_plans']>,
+  /**
+   * Usage across accounts by day (operators).
+   */
+  admin_usage: {
+    name: 'admin_usage',
+    summary: 'Usage across accounts by day (operators).',
+    params: [{ name: 'query', required: true }],
+    errors: [-32602, -32016, -32041, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['admin_usage'],
+  } as MethodDescriptor<AdminUsageParams, AdminUsageResult, (typeof extensions)['admin_usage']>,
+  /**
+   * The audit trail of every account (operators).
+   */
+  admin_activity: {
+    name: 'admin_activity',
+    summary: 'The audit trail of every account (operators).',
+    params: [{ name: 'query', required: false }],
+    errors: [-32602, -32016, -32041, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['admin_activity'],
+  } as MethodDescriptor<AdminActivityParams, AdminActivityResult, (typeof extensions)['admin_activity']>,
 } as const;
 
 export type Methods = typeof methods;

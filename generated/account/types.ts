@@ -93,6 +93,18 @@ export type LogCursor = string;
  * The token from a mailed link (the part after `#/reset/` or `#/verify/`): 43 URL-safe base64 characters. Single use, time-limited; the server keeps only its SHA-256.
  */
 export type MailToken = string;
+/**
+ * A user (account) id: `usr_` and 128 random bits in base58.
+ */
+export type UserId = string;
+/**
+ * The name of a plan in config `plans`.
+ */
+export type PlanName = string;
+/**
+ * A UTC day, `YYYY-MM-DD`.
+ */
+export type UsageDay = string;
 export type AccountSetAlertWebhookUrlParam = string | null;
 
 /**
@@ -116,6 +128,10 @@ export interface User {
    * The email was proved by following a mailed link (always true when the deployment does not ask for verification: config `accounts.verifyEmail`). Until it is, with verification on, `apps_create` and `keys_create` are refused (-32041, `data.reason` `email-not-verified`).
    */
   emailVerified: boolean;
+  /**
+   * The account is an operator of this deployment (its email is in config `accounts.admins`, or it was granted the role with `rpcgate admin grant`): the `admin_` methods answer it.
+   */
+  admin: boolean;
 }
 /**
  * A new session. Its token is not in the result: it is set as the `rpcgate_session` cookie (HttpOnly, SameSite=Lax).
@@ -717,7 +733,7 @@ export interface ActivityQuery {
 export interface ActivityEntry {
   time: Timestamp;
   /**
-   * What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`.
+   * What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`; by an operator (`byOperator` true): `suspended` (`detail.reason`), `unsuspended`, `plan_changed` (`detail.plan`, `detail.override`), `admin_granted`, `admin_revoked` (the admin role, by `rpcgate admin grant|revoke` on the server host).
    */
   action:
     | 'logged_in'
@@ -730,7 +746,12 @@ export interface ActivityEntry {
     | 'app_key_rotated'
     | 'app_deleted'
     | 'key_created'
-    | 'key_deleted';
+    | 'key_deleted'
+    | 'suspended'
+    | 'unsuspended'
+    | 'plan_changed'
+    | 'admin_granted'
+    | 'admin_revoked';
   /**
    * The client address the request came from (as the server saw it; behind a proxy per `trustProxy`).
    */
@@ -794,6 +815,351 @@ export interface AlertWebhook {
    * The signing secret; returned only by account_setAlertWebhook, once.
    */
   secret?: string;
+}
+/**
+ * An account's limits: a named plan (config `plans.<name>`) or an operator's per-account override. Each field left out falls back — override → the account's plan → `accounts.defaultPlan` → the deployment's `limits.a` / `limits.b` / `accounts.maxAppsPerUser` / 4 network keys; `null` switches a request limit off. `perSecond`, `monthly`, `monthlyUnits` apply to the account's apps (access point A: the rate per app, the quotas per account); `daily` and `dailyUnits` to both its apps (A) and its network keys (B: per user per UTC day; B's daily request quota cannot be switched off, `null` there means `limits.b.dailyPerUser`).
+ */
+export interface PlanLimits {
+  /**
+   * Requests per second per app (A).
+   */
+  perSecond?: number | null;
+  /**
+   * Requests per UTC day: per account across its apps (A), and per user across its network keys (B).
+   */
+  daily?: number | null;
+  /**
+   * Requests per UTC month per account across its apps (A).
+   */
+  monthly?: number | null;
+  /**
+   * Compute units per UTC day (A per account, B per user).
+   */
+  dailyUnits?: number | null;
+  /**
+   * Compute units per UTC month per account (A).
+   */
+  monthlyUnits?: number | null;
+  /**
+   * Most network keys (B) the account may have.
+   */
+  maxKeys?: number;
+  /**
+   * Most apps (A) the account may have.
+   */
+  maxApps?: number;
+}
+/**
+ * Limits after every fall-back (null = that limit is off).
+ */
+export interface EffectivePlan {
+  perSecond: number | null;
+  /**
+   * Apps (A), per account per UTC day.
+   */
+  daily: number | null;
+  monthly: number | null;
+  dailyUnits: number | null;
+  monthlyUnits: number | null;
+  /**
+   * Network keys (B), per user per UTC day.
+   */
+  keysDaily: number;
+  keysDailyUnits: number | null;
+  maxKeys: number;
+  maxApps: number;
+}
+/**
+ * When and why an operator suspended the account.
+ */
+export interface Suspension {
+  at: Timestamp;
+  reason: string;
+}
+/**
+ * An account as operators see it (never its key values or password).
+ */
+export interface AdminAccount {
+  id: UserId;
+  email: Email;
+  createdAt: Timestamp;
+  emailVerified: boolean;
+  /**
+   * An operator: by config (`accounts.admins`) or granted the role.
+   */
+  admin: boolean;
+  /**
+   * Set while the account is suspended: its keys and apps are refused on the node API (`data.reason` `suspended`), its sessions ended, log-in refused.
+   */
+  suspended: Suspension | null;
+  /**
+   * The account's named plan; null = `accounts.defaultPlan` (or the deployment's limits).
+   */
+  plan: PlanName | null;
+  /**
+   * Per-account limits over the plan.
+   */
+  planOverride: PlanLimits | null;
+  limits: EffectivePlan;
+  /**
+   * How many apps (A) it has.
+   */
+  apps: number;
+  /**
+   * How many network keys (B) it has.
+   */
+  keys: number;
+  /**
+   * Requests of all its apps and keys (every outcome), as metered: this UTC day and this UTC month.
+   */
+  usage: {
+    today: number;
+    month: number;
+  };
+}
+/**
+ * An account with its apps and network keys (ids, names, networks — never the key values).
+ */
+export interface AdminAccountDetail {
+  id: UserId;
+  email: Email;
+  createdAt: Timestamp;
+  emailVerified: boolean;
+  /**
+   * An operator: by config (`accounts.admins`) or granted the role.
+   */
+  admin: boolean;
+  /**
+   * Set while the account is suspended: its keys and apps are refused on the node API (`data.reason` `suspended`), its sessions ended, log-in refused.
+   */
+  suspended: Suspension | null;
+  /**
+   * The account's named plan; null = `accounts.defaultPlan` (or the deployment's limits).
+   */
+  plan: PlanName | null;
+  /**
+   * Per-account limits over the plan.
+   */
+  planOverride: PlanLimits | null;
+  limits: EffectivePlan;
+  /**
+   * How many apps (A) it has.
+   */
+  apps: number;
+  /**
+   * How many network keys (B) it has.
+   */
+  keys: number;
+  /**
+   * Requests of all its apps and keys (every outcome), as metered: this UTC day and this UTC month.
+   */
+  usage: {
+    today: number;
+    month: number;
+  };
+  appList: {
+    id: AppId;
+    name: string;
+    chain: string;
+    createdAt: Timestamp;
+  }[];
+  keyList: {
+    id: NetworkKeyId;
+    name: string;
+    network: string;
+    createdAt: Timestamp;
+  }[];
+}
+export interface AdminAccountQuery {
+  /**
+   * Part of the email, or a user id (case-insensitive).
+   */
+  search?: string;
+  /**
+   * Only active or only suspended accounts.
+   */
+  status?: 'active' | 'suspended';
+  /**
+   * Accounts per page.
+   */
+  limit?: number;
+  /**
+   * `next` of the previous page.
+   */
+  cursor?: string;
+}
+export interface AdminAccountPage {
+  accounts: AdminAccount[];
+  /**
+   * Cursor of the next page (newest accounts first); null at the end.
+   */
+  next: string | null;
+}
+export interface AdminUserRef {
+  userId: UserId;
+}
+export interface AdminSuspend {
+  userId: UserId;
+  /**
+   * Why (shown to operators and in the account's activity).
+   */
+  reason: string;
+}
+export interface AdminPlanChange {
+  userId: UserId;
+  /**
+   * A plan of config `plans`; null = the default plan.
+   */
+  plan: PlanName | null;
+  /**
+   * Per-account limits over the plan; null removes the override; left out = unchanged.
+   */
+  override?: PlanLimits | null;
+}
+export interface NamedPlan {
+  name: PlanName;
+  /**
+   * As configured (`plans.<name>`).
+   */
+  limits: PlanLimits;
+  effective: EffectivePlan;
+  /**
+   * It is `accounts.defaultPlan`.
+   */
+  default: boolean;
+}
+export interface PlanList {
+  plans: NamedPlan[];
+  defaultPlan: PlanName | null;
+  /**
+   * The limits of an account without a plan (`limits.a`, `limits.b`, `accounts.maxAppsPerUser`).
+   */
+  base: EffectivePlan;
+}
+export interface AdminUsageQuery {
+  /**
+   * First day (UTC, included).
+   */
+  since: UsageDay;
+  /**
+   * Last day (UTC, included); at most 366 days after `since`.
+   */
+  until: UsageDay;
+  /**
+   * Only this account.
+   */
+  userId?: UserId;
+}
+export interface AdminUsage {
+  /**
+   * One entry per day of the range, oldest first (days without traffic count 0).
+   */
+  days: {
+    day: UsageDay;
+    /**
+     * Node API calls metered (every outcome).
+     */
+    requests: number;
+    success: number;
+    /**
+     * Compute units.
+     */
+    units: number;
+    /**
+     * Accounts with at least one call that day.
+     */
+    accounts: number;
+  }[];
+}
+export interface AdminActivityQuery {
+  /**
+   * Only this account's events.
+   */
+  userId?: UserId;
+  /**
+   * Only this action.
+   */
+  action?:
+    | 'logged_in'
+    | 'login_throttled'
+    | 'password_changed'
+    | 'password_reset'
+    | 'password_reset_requested'
+    | 'email_verified'
+    | 'app_created'
+    | 'app_key_rotated'
+    | 'app_deleted'
+    | 'key_created'
+    | 'key_deleted'
+    | 'suspended'
+    | 'unsuspended'
+    | 'plan_changed'
+    | 'admin_granted'
+    | 'admin_revoked';
+  limit?: number;
+  /**
+   * `next` of the previous page.
+   */
+  cursor?: string;
+}
+export interface AdminActivityEntry {
+  time: Timestamp;
+  /**
+   * What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`; by an operator (`byOperator` true): `suspended` (`detail.reason`), `unsuspended`, `plan_changed` (`detail.plan`, `detail.override`), `admin_granted`, `admin_revoked` (the admin role, by `rpcgate admin grant|revoke` on the server host).
+   */
+  action:
+    | 'logged_in'
+    | 'login_throttled'
+    | 'password_changed'
+    | 'password_reset'
+    | 'password_reset_requested'
+    | 'email_verified'
+    | 'app_created'
+    | 'app_key_rotated'
+    | 'app_deleted'
+    | 'key_created'
+    | 'key_deleted'
+    | 'suspended'
+    | 'unsuspended'
+    | 'plan_changed'
+    | 'admin_granted'
+    | 'admin_revoked';
+  /**
+   * The client address the request came from (as the server saw it; behind a proxy per `trustProxy`).
+   */
+  ip?: string;
+  /**
+   * Done by an operator of the deployment, not by the account.
+   */
+  byOperator: boolean;
+  /**
+   * The app or key (id, name, network), the throttle scope, …
+   */
+  detail?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * The account the event is about.
+   */
+  userId: UserId;
+  /**
+   * Its email (null: the account was deleted since).
+   */
+  email: string | null;
+  /**
+   * Who did it, when not the account itself: the operator (id and email), or `cli` (on the server host).
+   */
+  actor?: {
+    id: string;
+    email: string | null;
+  };
+}
+export interface AdminActivityPage {
+  entries: AdminActivityEntry[];
+  /**
+   * Cursor of the next (older) page; null at the end.
+   */
+  next: string | null;
 }
 
 // ---- methods ----
@@ -1110,6 +1476,70 @@ export type KeysDeleteParams = [keyId: NetworkKeyId];
  */
 export type KeysDeleteResult = Deleted;
 /**
+ * Params of `admin_listAccounts`: Lists and searches accounts with their usage (operators).
+ */
+export type AdminListAccountsParams = [query?: AdminAccountQuery];
+/**
+ * Result of `admin_listAccounts` (page).
+ */
+export type AdminListAccountsResult = AdminAccountPage;
+/**
+ * Params of `admin_getAccount`: One account with its apps and keys (operators).
+ */
+export type AdminGetAccountParams = [account: AdminUserRef];
+/**
+ * Result of `admin_getAccount` (account).
+ */
+export type AdminGetAccountResult = AdminAccountDetail;
+/**
+ * Params of `admin_suspend`: Suspends an account (operators).
+ */
+export type AdminSuspendParams = [suspension: AdminSuspend];
+/**
+ * Result of `admin_suspend` (account).
+ */
+export type AdminSuspendResult = AdminAccount;
+/**
+ * Params of `admin_unsuspend`: Lifts a suspension (operators).
+ */
+export type AdminUnsuspendParams = [account: AdminUserRef];
+/**
+ * Result of `admin_unsuspend` (account).
+ */
+export type AdminUnsuspendResult = AdminAccount;
+/**
+ * Params of `admin_setPlan`: Sets an account's plan and per-account override (operators).
+ */
+export type AdminSetPlanParams = [change: AdminPlanChange];
+/**
+ * Result of `admin_setPlan` (account).
+ */
+export type AdminSetPlanResult = AdminAccount;
+/**
+ * Params of `admin_plans`: The named plans of this deployment (operators).
+ */
+export type AdminPlansParams = [];
+/**
+ * Result of `admin_plans` (plans).
+ */
+export type AdminPlansResult = PlanList;
+/**
+ * Params of `admin_usage`: Usage across accounts by day (operators).
+ */
+export type AdminUsageParams = [query: AdminUsageQuery];
+/**
+ * Result of `admin_usage` (usage).
+ */
+export type AdminUsageResult = AdminUsage;
+/**
+ * Params of `admin_activity`: The audit trail of every account (operators).
+ */
+export type AdminActivityParams = [query?: AdminActivityQuery];
+/**
+ * Result of `admin_activity` (activity).
+ */
+export type AdminActivityResult = AdminActivityPage;
+/**
  * Every method of the account API (rpcgate account API 1.0.0): params tuple and result.
  */
 export interface AccountMethods {
@@ -1165,7 +1595,8 @@ export interface AccountMethods {
    *     "id": "usr_4Tb8Rk2WqLz9XmNc5PyVhG",
    *     "email": "dev@example.com",
    *     "createdAt": "2025-03-01T09:30:00.000Z",
-   *     "emailVerified": true
+   *     "emailVerified": true,
+   *     "admin": false
    *   },
    *   "expiresAt": "2025-03-08T09:30:00.000Z"
    * }
@@ -1206,7 +1637,8 @@ export interface AccountMethods {
    *   "id": "usr_4Tb8Rk2WqLz9XmNc5PyVhG",
    *   "email": "dev@example.com",
    *   "createdAt": "2025-03-01T09:30:00.000Z",
-   *   "emailVerified": true
+   *   "emailVerified": true,
+   *   "admin": false
    * }
    * ```
    */
@@ -2405,4 +2837,356 @@ export interface AccountMethods {
    * ```
    */
   keys_delete: { params: KeysDeleteParams; result: KeysDeleteResult };
+  /**
+   * Lists and searches accounts with their usage (operators).
+   *
+   * Accounts newest first, with their admin flag, suspension, plan and effective limits, how many apps and keys they have, and their metered requests today and this month (UTC). `search` matches part of the email or the user id; `status` keeps active or suspended ones. Admins only: anyone else gets -32041 (HTTP 403, `data.reason` `admin-only`).
+   *
+   * Params:
+   * - `query` (optional)
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "search": "example.com",
+   *     "limit": 1
+   *   }
+   * ]
+   * // result
+   * {
+   *   "accounts": [
+   *     {
+   *       "id": "usr_4Tb8Rk2WqLz9XmNc5PyVhG",
+   *       "email": "dev@example.com",
+   *       "createdAt": "2025-03-01T09:30:00.000Z",
+   *       "emailVerified": true,
+   *       "admin": false,
+   *       "suspended": null,
+   *       "plan": null,
+   *       "planOverride": null,
+   *       "limits": {
+   *         "perSecond": 100,
+   *         "daily": 100000,
+   *         "monthly": 3000000,
+   *         "dailyUnits": null,
+   *         "monthlyUnits": null,
+   *         "keysDaily": 25000,
+   *         "keysDailyUnits": null,
+   *         "maxKeys": 4,
+   *         "maxApps": 10
+   *       },
+   *   …
+   * ```
+   */
+  admin_listAccounts: { params: AdminListAccountsParams; result: AdminListAccountsResult };
+  /**
+   * One account with its apps and keys (operators).
+   *
+   * The account as in `admin_listAccounts`, plus its apps and network keys: ids, names, chain or network, creation time — never the key values. Admins only: anyone else gets -32041 (HTTP 403, `data.reason` `admin-only`).
+   *
+   * Params:
+   * - `account`
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "userId": "usr_4Tb8Rk2WqLz9XmNc5PyVhG"
+   *   }
+   * ]
+   * // result
+   * {
+   *   "id": "usr_4Tb8Rk2WqLz9XmNc5PyVhG",
+   *   "email": "dev@example.com",
+   *   "createdAt": "2025-03-01T09:30:00.000Z",
+   *   "emailVerified": true,
+   *   "admin": false,
+   *   "suspended": null,
+   *   "plan": null,
+   *   "planOverride": null,
+   *   "limits": {
+   *     "perSecond": 100,
+   *     "daily": 100000,
+   *     "monthly": 3000000,
+   *     "dailyUnits": null,
+   *     "monthlyUnits": null,
+   *     "keysDaily": 25000,
+   *     "keysDailyUnits": null,
+   *     "maxKeys": 4,
+   *     "maxApps": 10
+   *   },
+   *   "apps": 2,
+   *   "keys": 1,
+   *   …
+   * ```
+   */
+  admin_getAccount: { params: AdminGetAccountParams; result: AdminGetAccountResult };
+  /**
+   * Suspends an account (operators).
+   *
+   * Its apps' and network keys' calls are refused on the node API on every replica within 2 seconds (-32041, HTTP 403, `data.reason` `suspended`; open WebSockets are closed), its sessions end and log-in is refused (`suspended`). Nothing is deleted: `admin_unsuspend` restores it. Recorded in the audit trail (`suspended`, with the operator and the reason) — also in the account's own activity. Suspending a suspended account updates the reason. Admins only: anyone else gets -32041 (HTTP 403, `data.reason` `admin-only`).
+   *
+   * Params:
+   * - `suspension`
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "userId": "usr_4Tb8Rk2WqLz9XmNc5PyVhG",
+   *     "reason": "abuse: scraping"
+   *   }
+   * ]
+   * // result
+   * {
+   *   "id": "usr_4Tb8Rk2WqLz9XmNc5PyVhG",
+   *   "email": "dev@example.com",
+   *   "createdAt": "2025-03-01T09:30:00.000Z",
+   *   "emailVerified": true,
+   *   "admin": false,
+   *   "suspended": {
+   *     "at": "2025-03-02T10:00:00.000Z",
+   *     "reason": "abuse: scraping"
+   *   },
+   *   "plan": null,
+   *   "planOverride": null,
+   *   "limits": {
+   *     "perSecond": 100,
+   *     "daily": 100000,
+   *     "monthly": 3000000,
+   *     "dailyUnits": null,
+   *     "monthlyUnits": null,
+   *     "keysDaily": 25000,
+   *     "keysDailyUnits": null,
+   *     "maxKeys": 4,
+   *     "maxApps": 10
+   *   …
+   * ```
+   */
+  admin_suspend: { params: AdminSuspendParams; result: AdminSuspendResult };
+  /**
+   * Lifts a suspension (operators).
+   *
+   * Its keys and apps work again on every replica within 2 seconds; the user can log in again. Recorded in the audit trail (`unsuspended`). Admins only: anyone else gets -32041 (HTTP 403, `data.reason` `admin-only`).
+   *
+   * Params:
+   * - `account`
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "userId": "usr_4Tb8Rk2WqLz9XmNc5PyVhG"
+   *   }
+   * ]
+   * // result
+   * {
+   *   "id": "usr_4Tb8Rk2WqLz9XmNc5PyVhG",
+   *   "email": "dev@example.com",
+   *   "createdAt": "2025-03-01T09:30:00.000Z",
+   *   "emailVerified": true,
+   *   "admin": false,
+   *   "suspended": null,
+   *   "plan": null,
+   *   "planOverride": null,
+   *   "limits": {
+   *     "perSecond": 100,
+   *     "daily": 100000,
+   *     "monthly": 3000000,
+   *     "dailyUnits": null,
+   *     "monthlyUnits": null,
+   *     "keysDaily": 25000,
+   *     "keysDailyUnits": null,
+   *     "maxKeys": 4,
+   *     "maxApps": 10
+   *   },
+   *   "apps": 2,
+   *   "keys": 1,
+   *   …
+   * ```
+   */
+  admin_unsuspend: { params: AdminUnsuspendParams; result: AdminUnsuspendResult };
+  /**
+   * Sets an account's plan and per-account override (operators).
+   *
+   * The account's limits become the named plan (config `plans.<name>`; null = `accounts.defaultPlan`) with the override's fields over it; they apply on every replica within 2 seconds (counts already made this day or month stay). A plan name not in config is -32602. Recorded in the audit trail (`plan_changed`). Admins only: anyone else gets -32041 (HTTP 403, `data.reason` `admin-only`).
+   *
+   * Params:
+   * - `change`
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "userId": "usr_4Tb8Rk2WqLz9XmNc5PyVhG",
+   *     "plan": "gold",
+   *     "override": {
+   *       "maxKeys": 10
+   *     }
+   *   }
+   * ]
+   * // result
+   * {
+   *   "id": "usr_4Tb8Rk2WqLz9XmNc5PyVhG",
+   *   "email": "dev@example.com",
+   *   "createdAt": "2025-03-01T09:30:00.000Z",
+   *   "emailVerified": true,
+   *   "admin": false,
+   *   "suspended": null,
+   *   "plan": "gold",
+   *   "planOverride": {
+   *     "maxKeys": 10
+   *   },
+   *   "limits": {
+   *     "perSecond": 100,
+   *     "daily": 1000000,
+   *     "monthly": 30000000,
+   *     "dailyUnits": null,
+   *     "monthlyUnits": null,
+   *     "keysDaily": 1000000,
+   *     "keysDailyUnits": null,
+   *     "maxKeys": 10,
+   *     "maxApps": 50
+   *   },
+   *   …
+   * ```
+   */
+  admin_setPlan: { params: AdminSetPlanParams; result: AdminSetPlanResult };
+  /**
+   * The named plans of this deployment (operators).
+   *
+   * Config `plans`: each plan as configured and its effective limits (after the fall-backs), which one is `accounts.defaultPlan`, and the limits of an account without a plan. Admins only: anyone else gets -32041 (HTTP 403, `data.reason` `admin-only`).
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * {
+   *   "plans": [
+   *     {
+   *       "name": "gold",
+   *       "limits": {
+   *         "daily": 1000000,
+   *         "monthly": 30000000,
+   *         "maxApps": 50
+   *       },
+   *       "effective": {
+   *         "perSecond": 100,
+   *         "daily": 1000000,
+   *         "monthly": 30000000,
+   *         "dailyUnits": null,
+   *         "monthlyUnits": null,
+   *         "keysDaily": 1000000,
+   *         "keysDailyUnits": null,
+   *         "maxKeys": 4,
+   *         "maxApps": 50
+   *       },
+   *       "default": false
+   *     }
+   *   …
+   * ```
+   */
+  admin_plans: { params: AdminPlansParams; result: AdminPlansResult };
+  /**
+   * Usage across accounts by day (operators).
+   *
+   * Metered node API calls per UTC day over `since`..`until` (both included, at most 366 days): requests, successes, compute units and how many accounts made calls — of every account, or of `userId`'s. Admins only: anyone else gets -32041 (HTTP 403, `data.reason` `admin-only`).
+   *
+   * Params:
+   * - `query`
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "since": "2025-03-01",
+   *     "until": "2025-03-02"
+   *   }
+   * ]
+   * // result
+   * {
+   *   "days": [
+   *     {
+   *       "day": "2025-03-01",
+   *       "requests": 91200,
+   *       "success": 90876,
+   *       "units": 1204000,
+   *       "accounts": 31
+   *     },
+   *     {
+   *       "day": "2025-03-02",
+   *       "requests": 88410,
+   *       "success": 88002,
+   *       "units": 1150220,
+   *       "accounts": 29
+   *     }
+   *   ]
+   * }
+   * ```
+   */
+  admin_usage: { params: AdminUsageParams; result: AdminUsageResult };
+  /**
+   * The audit trail of every account (operators).
+   *
+   * Security events and operator actions of all accounts (or of `userId`'s, or of one `action`), newest first, each with the account's id and email and, for an operator's action, who did it. Admins only: anyone else gets -32041 (HTTP 403, `data.reason` `admin-only`).
+   *
+   * Params:
+   * - `query` (optional)
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "limit": 1
+   *   }
+   * ]
+   * // result
+   * {
+   *   "entries": [
+   *     {
+   *       "time": "2025-03-02T10:00:00.000Z",
+   *       "action": "suspended",
+   *       "ip": "203.0.113.9",
+   *       "byOperator": true,
+   *       "detail": {
+   *         "reason": "abuse: scraping"
+   *       },
+   *       "userId": "usr_4Tb8Rk2WqLz9XmNc5PyVhG",
+   *       "email": "dev@example.com",
+   *       "actor": {
+   *         "id": "usr_9Hq3WmK7LpR2XvN5TcB8Zd",
+   *         "email": "ops@example.com"
+   *       }
+   *     }
+   *   ],
+   *   "next": "57"
+   * }
+   * ```
+   */
+  admin_activity: { params: AdminActivityParams; result: AdminActivityResult };
 }

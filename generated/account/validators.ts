@@ -355,7 +355,7 @@ return errors === 0;
 export const account_logIn__result_ajv = validate34;
 const schema13 = {"$ref":"urn:rpcgate:account:schema:Session","$id":"urn:rpcgate:account:account_logIn:result"};
 const schema14 = {"type":"object","description":"A new session. Its token is not in the result: it is set as the `rpcgate_session` cookie (HttpOnly, SameSite=Lax).","additionalProperties":false,"required":["user","expiresAt"],"properties":{"user":{"$ref":"urn:rpcgate:account:schema:User"},"expiresAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:Session"};
-const schema15 = {"type":"object","description":"The signed-in user.","additionalProperties":false,"required":["id","email","createdAt","emailVerified"],"properties":{"id":{"type":"string","description":"User id (`usr_…`)."},"email":{"$ref":"urn:rpcgate:account:schema:Email"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"emailVerified":{"type":"boolean","description":"The email was proved by following a mailed link (always true when the deployment does not ask for verification: config `accounts.verifyEmail`). Until it is, with verification on, `apps_create` and `keys_create` are refused (-32041, `data.reason` `email-not-verified`)."}},"$id":"urn:rpcgate:account:schema:User"};
+const schema15 = {"type":"object","description":"The signed-in user.","additionalProperties":false,"required":["id","email","createdAt","emailVerified","admin"],"properties":{"id":{"type":"string","description":"User id (`usr_…`)."},"email":{"$ref":"urn:rpcgate:account:schema:Email"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"emailVerified":{"type":"boolean","description":"The email was proved by following a mailed link (always true when the deployment does not ask for verification: config `accounts.verifyEmail`). Until it is, with verification on, `apps_create` and `keys_create` are refused (-32041, `data.reason` `email-not-verified`)."},"admin":{"type":"boolean","description":"The account is an operator of this deployment (its email is in config `accounts.admins`, or it was granted the role with `rpcgate admin grant`): the `admin_` methods answer it."}},"$id":"urn:rpcgate:account:schema:User"};
 const schema16 = {"type":"string","format":"date-time","description":"A point in time, ISO 8601 UTC (`2025-01-31T12:00:00.000Z`).","$id":"urn:rpcgate:account:schema:Timestamp"};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -390,14 +390,14 @@ const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.emailVerified === undefined) || (!(func0.call(data, "emailVerified")))) && (missing0 = "emailVerified"))){
+if(((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.emailVerified === undefined) || (!(func0.call(data, "emailVerified")))) && (missing0 = "emailVerified"))) || (((data.admin === undefined) || (!(func0.call(data, "admin")))) && (missing0 = "admin"))){
 validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!((((key0 === "id") || (key0 === "email")) || (key0 === "createdAt")) || (key0 === "emailVerified"))){
+if(!(((((key0 === "id") || (key0 === "email")) || (key0 === "createdAt")) || (key0 === "emailVerified")) || (key0 === "admin"))){
 validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -466,6 +466,23 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.admin !== undefined && func0.call(data, "admin")){
+let data4 = data.admin;
+const _errs8 = errors;
+if(typeof data4 !== "boolean"){
+validate36.errors = [{instancePath:instancePath+"/admin",schemaPath:"#/properties/admin/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
 }
 }
 }
@@ -2033,7 +2050,7 @@ return errors === 0;
 export const account_activity__result_ajv = validate95;
 const schema48 = {"$ref":"urn:rpcgate:account:schema:ActivityPage","$id":"urn:rpcgate:account:account_activity:result"};
 const schema49 = {"type":"object","additionalProperties":false,"required":["entries","next"],"properties":{"entries":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ActivityEntry"}},"next":{"oneOf":[{"type":"string"},{"type":"null"}],"description":"Cursor of the next (older) page; null at the end."}},"$id":"urn:rpcgate:account:schema:ActivityPage"};
-const schema50 = {"type":"object","additionalProperties":false,"required":["time","action","byOperator"],"properties":{"time":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"action":{"enum":["logged_in","login_throttled","password_changed","password_reset","password_reset_requested","email_verified","app_created","app_key_rotated","app_deleted","key_created","key_deleted"],"description":"What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`."},"ip":{"type":"string","description":"The client address the request came from (as the server saw it; behind a proxy per `trustProxy`)."},"byOperator":{"type":"boolean","description":"Done by an operator of the deployment, not by the account."},"detail":{"type":"object","description":"The app or key (id, name, network), the throttle scope, …","additionalProperties":true}},"$id":"urn:rpcgate:account:schema:ActivityEntry"};
+const schema50 = {"type":"object","additionalProperties":false,"required":["time","action","byOperator"],"properties":{"time":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"action":{"enum":["logged_in","login_throttled","password_changed","password_reset","password_reset_requested","email_verified","app_created","app_key_rotated","app_deleted","key_created","key_deleted","suspended","unsuspended","plan_changed","admin_granted","admin_revoked"],"description":"What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`; by an operator (`byOperator` true): `suspended` (`detail.reason`), `unsuspended`, `plan_changed` (`detail.plan`, `detail.override`), `admin_granted`, `admin_revoked` (the admin role, by `rpcgate admin grant|revoke` on the server host)."},"ip":{"type":"string","description":"The client address the request came from (as the server saw it; behind a proxy per `trustProxy`)."},"byOperator":{"type":"boolean","description":"Done by an operator of the deployment, not by the account."},"detail":{"type":"object","description":"The app or key (id, name, network), the throttle scope, …","additionalProperties":true}},"$id":"urn:rpcgate:account:schema:ActivityEntry"};
 
 function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ActivityEntry" */;
@@ -2076,7 +2093,7 @@ if(data.action !== undefined && func0.call(data, "action")){
 let data1 = data.action;
 const _errs3 = errors;
 const vSchema0 = schema50.properties.action.enum;
-if(!(((((((((((data1 === "logged_in") || (data1 === "login_throttled")) || (data1 === "password_changed")) || (data1 === "password_reset")) || (data1 === "password_reset_requested")) || (data1 === "email_verified")) || (data1 === "app_created")) || (data1 === "app_key_rotated")) || (data1 === "app_deleted")) || (data1 === "key_created")) || (data1 === "key_deleted"))){
+if(!((((((((((((((((data1 === "logged_in") || (data1 === "login_throttled")) || (data1 === "password_changed")) || (data1 === "password_reset")) || (data1 === "password_reset_requested")) || (data1 === "email_verified")) || (data1 === "app_created")) || (data1 === "app_key_rotated")) || (data1 === "app_deleted")) || (data1 === "key_created")) || (data1 === "key_deleted")) || (data1 === "suspended")) || (data1 === "unsuspended")) || (data1 === "plan_changed")) || (data1 === "admin_granted")) || (data1 === "admin_revoked"))){
 validate97.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema50.properties.action.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
@@ -10833,6 +10850,4374 @@ validate352.errors = vErrors;
 return errors === 0;
 }
 
+export const admin_listAccounts__params_ajv = validate354;
+const schema156 = {"$id":"urn:rpcgate:account:admin_listAccounts:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminAccountQuery"}],"additionalItems":false,"minItems":0,"maxItems":1};
+const schema157 = {"type":"object","additionalProperties":false,"properties":{"search":{"type":"string","maxLength":254,"description":"Part of the email, or a user id (case-insensitive)."},"status":{"enum":["active","suspended"],"description":"Only active or only suspended accounts."},"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"description":"Accounts per page."},"cursor":{"type":"string","maxLength":300,"description":"`next` of the previous page."}},"$id":"urn:rpcgate:account:schema:AdminAccountQuery"};
+
+function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AdminAccountQuery" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((((key0 === "search") || (key0 === "status")) || (key0 === "limit")) || (key0 === "cursor"))){
+validate355.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.search !== undefined && func0.call(data, "search")){
+let data0 = data.search;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(func48(data0) > 254){
+validate355.errors = [{instancePath:instancePath+"/search",schemaPath:"#/properties/search/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters"}];
+return false;
+}
+else {
+}
+}
+else {
+validate355.errors = [{instancePath:instancePath+"/search",schemaPath:"#/properties/search/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === _errs2){
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.status !== undefined && func0.call(data, "status")){
+let data1 = data.status;
+const _errs4 = errors;
+const vSchema0 = schema157.properties.status.enum;
+if(!((data1 === "active") || (data1 === "suspended"))){
+validate355.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema157.properties.status.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs4){
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined && func0.call(data, "limit")){
+let data2 = data.limit;
+const _errs5 = errors;
+if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+validate355.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
+if(typeof data2 == "number"){
+if(data2 > 200 || isNaN(data2)){
+validate355.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate355.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+else {
+}
+}
+}
+if(errors === _errs5){
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined && func0.call(data, "cursor")){
+let data3 = data.cursor;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func48(data3) > 300){
+validate355.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 300},message:"must NOT have more than 300 characters"}];
+return false;
+}
+else {
+}
+}
+else {
+validate355.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === _errs7){
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+else {
+validate355.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate355.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate354(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_listAccounts:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate354.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 0){
+validate354.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate354.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate355(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate355.errors : vErrors.concat(validate355.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate354.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate354.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_listAccounts__result_ajv = validate357;
+const schema158 = {"$ref":"urn:rpcgate:account:schema:AdminAccountPage","$id":"urn:rpcgate:account:admin_listAccounts:result"};
+const schema159 = {"type":"object","additionalProperties":false,"required":["accounts","next"],"properties":{"accounts":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AdminAccount"}},"next":{"oneOf":[{"type":"string"},{"type":"null"}],"description":"Cursor of the next page (newest accounts first); null at the end."}},"$id":"urn:rpcgate:account:schema:AdminAccountPage"};
+const schema160 = {"type":"object","additionalProperties":false,"required":["id","email","createdAt","emailVerified","admin","suspended","plan","planOverride","limits","apps","keys","usage"],"description":"An account as operators see it (never its key values or password).","properties":{"id":{"$ref":"urn:rpcgate:account:schema:UserId"},"email":{"$ref":"urn:rpcgate:account:schema:Email"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"emailVerified":{"type":"boolean"},"admin":{"type":"boolean","description":"An operator: by config (`accounts.admins`) or granted the role."},"suspended":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:Suspension"},{"type":"null"}],"description":"Set while the account is suspended: its keys and apps are refused on the node API (`data.reason` `suspended`), its sessions ended, log-in refused."},"plan":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanName"},{"type":"null"}],"description":"The account's named plan; null = `accounts.defaultPlan` (or the deployment's limits)."},"planOverride":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanLimits"},{"type":"null"}],"description":"Per-account limits over the plan."},"limits":{"$ref":"urn:rpcgate:account:schema:EffectivePlan"},"apps":{"type":"integer","minimum":0,"description":"How many apps (A) it has."},"keys":{"type":"integer","minimum":0,"description":"How many network keys (B) it has."},"usage":{"type":"object","additionalProperties":false,"required":["today","month"],"description":"Requests of all its apps and keys (every outcome), as metered: this UTC day and this UTC month.","properties":{"today":{"type":"integer","minimum":0},"month":{"type":"integer","minimum":0}}}},"$id":"urn:rpcgate:account:schema:AdminAccount"};
+const schema161 = {"type":"string","description":"A user (account) id: `usr_` and 128 random bits in base58.","pattern":"^usr_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:UserId"};
+const pattern21 = func50("^usr_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+
+function validate360(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:UserId" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(func48(data) > 40){
+validate360.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+return false;
+}
+else {
+if(!pattern21.test(data)){
+validate360.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^usr_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^usr_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+else {
+validate360.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate360.errors = vErrors;
+return errors === 0;
+}
+
+const schema162 = {"type":"object","additionalProperties":false,"required":["at","reason"],"description":"When and why an operator suspended the account.","properties":{"at":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"reason":{"type":"string"}},"$id":"urn:rpcgate:account:schema:Suspension"};
+
+function validate364(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Suspension" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.at === undefined) || (!(func0.call(data, "at")))) && (missing0 = "at")) || (((data.reason === undefined) || (!(func0.call(data, "reason")))) && (missing0 = "reason"))){
+validate364.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((key0 === "at") || (key0 === "reason"))){
+validate364.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.at !== undefined && func0.call(data, "at")){
+let data0 = data.at;
+const _errs2 = errors;
+if(!(validate38(data0, {instancePath:instancePath+"/at",parentData:data,parentDataProperty:"at",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined && func0.call(data, "reason")){
+let data1 = data.reason;
+const _errs3 = errors;
+if(typeof data1 !== "string"){
+validate364.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate364.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate364.errors = vErrors;
+return errors === 0;
+}
+
+const schema163 = {"type":"string","description":"The name of a plan in config `plans`.","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$","$id":"urn:rpcgate:account:schema:PlanName"};
+const pattern22 = func50("^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$", "u");
+
+function validate367(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:PlanName" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(!pattern22.test(data)){
+validate367.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"+"\""}];
+return false;
+}
+else {
+}
+}
+else {
+validate367.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate367.errors = vErrors;
+return errors === 0;
+}
+
+const schema164 = {"type":"object","additionalProperties":false,"description":"An account's limits: a named plan (config `plans.<name>`) or an operator's per-account override. Each field left out falls back — override → the account's plan → `accounts.defaultPlan` → the deployment's `limits.a` / `limits.b` / `accounts.maxAppsPerUser` / 4 network keys; `null` switches a request limit off. `perSecond`, `monthly`, `monthlyUnits` apply to the account's apps (access point A: the rate per app, the quotas per account); `daily` and `dailyUnits` to both its apps (A) and its network keys (B: per user per UTC day; B's daily request quota cannot be switched off, `null` there means `limits.b.dailyPerUser`).","properties":{"perSecond":{"type":["integer","null"],"minimum":0,"description":"Requests per second per app (A)."},"daily":{"type":["integer","null"],"minimum":0,"description":"Requests per UTC day: per account across its apps (A), and per user across its network keys (B)."},"monthly":{"type":["integer","null"],"minimum":0,"description":"Requests per UTC month per account across its apps (A)."},"dailyUnits":{"type":["integer","null"],"minimum":0,"description":"Compute units per UTC day (A per account, B per user)."},"monthlyUnits":{"type":["integer","null"],"minimum":0,"description":"Compute units per UTC month per account (A)."},"maxKeys":{"type":"integer","minimum":0,"maximum":1000,"description":"Most network keys (B) the account may have."},"maxApps":{"type":"integer","minimum":0,"maximum":1000,"description":"Most apps (A) the account may have."}},"$id":"urn:rpcgate:account:schema:PlanLimits"};
+
+function validate369(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:PlanLimits" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(((((((key0 === "perSecond") || (key0 === "daily")) || (key0 === "monthly")) || (key0 === "dailyUnits")) || (key0 === "monthlyUnits")) || (key0 === "maxKeys")) || (key0 === "maxApps"))){
+validate369.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.perSecond !== undefined && func0.call(data, "perSecond")){
+let data0 = data.perSecond;
+const _errs2 = errors;
+if((!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))) && (data0 !== null)){
+validate369.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/type",keyword:"type",params:{type: schema164.properties.perSecond.type},message:"must be integer,null"}];
+return false;
+}
+const _errs3 = errors;
+if(errors === _errs2){
+if(typeof data0 == "number"){
+if(data0 < 0 || isNaN(data0)){
+validate369.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs2){
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.daily !== undefined && func0.call(data, "daily")){
+let data1 = data.daily;
+const _errs4 = errors;
+if((!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))) && (data1 !== null)){
+validate369.errors = [{instancePath:instancePath+"/daily",schemaPath:"#/properties/daily/type",keyword:"type",params:{type: schema164.properties.daily.type},message:"must be integer,null"}];
+return false;
+}
+const _errs5 = errors;
+if(errors === _errs4){
+if(typeof data1 == "number"){
+if(data1 < 0 || isNaN(data1)){
+validate369.errors = [{instancePath:instancePath+"/daily",schemaPath:"#/properties/daily/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs4){
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.monthly !== undefined && func0.call(data, "monthly")){
+let data2 = data.monthly;
+const _errs6 = errors;
+if((!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))) && (data2 !== null)){
+validate369.errors = [{instancePath:instancePath+"/monthly",schemaPath:"#/properties/monthly/type",keyword:"type",params:{type: schema164.properties.monthly.type},message:"must be integer,null"}];
+return false;
+}
+const _errs7 = errors;
+if(errors === _errs6){
+if(typeof data2 == "number"){
+if(data2 < 0 || isNaN(data2)){
+validate369.errors = [{instancePath:instancePath+"/monthly",schemaPath:"#/properties/monthly/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs6){
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.dailyUnits !== undefined && func0.call(data, "dailyUnits")){
+let data3 = data.dailyUnits;
+const _errs8 = errors;
+if((!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))) && (data3 !== null)){
+validate369.errors = [{instancePath:instancePath+"/dailyUnits",schemaPath:"#/properties/dailyUnits/type",keyword:"type",params:{type: schema164.properties.dailyUnits.type},message:"must be integer,null"}];
+return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
+if(typeof data3 == "number"){
+if(data3 < 0 || isNaN(data3)){
+validate369.errors = [{instancePath:instancePath+"/dailyUnits",schemaPath:"#/properties/dailyUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs8){
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.monthlyUnits !== undefined && func0.call(data, "monthlyUnits")){
+let data4 = data.monthlyUnits;
+const _errs10 = errors;
+if((!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))) && (data4 !== null)){
+validate369.errors = [{instancePath:instancePath+"/monthlyUnits",schemaPath:"#/properties/monthlyUnits/type",keyword:"type",params:{type: schema164.properties.monthlyUnits.type},message:"must be integer,null"}];
+return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
+if(typeof data4 == "number"){
+if(data4 < 0 || isNaN(data4)){
+validate369.errors = [{instancePath:instancePath+"/monthlyUnits",schemaPath:"#/properties/monthlyUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs10){
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.maxKeys !== undefined && func0.call(data, "maxKeys")){
+let data5 = data.maxKeys;
+const _errs12 = errors;
+if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
+validate369.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs13 = errors;
+if(errors === _errs12){
+if(typeof data5 == "number"){
+if(data5 > 1000 || isNaN(data5)){
+validate369.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
+return false;
+}
+else {
+if(data5 < 0 || isNaN(data5)){
+validate369.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+}
+if(errors === _errs12){
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.maxApps !== undefined && func0.call(data, "maxApps")){
+let data6 = data.maxApps;
+const _errs14 = errors;
+if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
+validate369.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs15 = errors;
+if(errors === _errs14){
+if(typeof data6 == "number"){
+if(data6 > 1000 || isNaN(data6)){
+validate369.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
+return false;
+}
+else {
+if(data6 < 0 || isNaN(data6)){
+validate369.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+}
+if(errors === _errs14){
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate369.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate369.errors = vErrors;
+return errors === 0;
+}
+
+const schema165 = {"type":"object","additionalProperties":false,"description":"Limits after every fall-back (null = that limit is off).","required":["perSecond","daily","monthly","dailyUnits","monthlyUnits","keysDaily","keysDailyUnits","maxKeys","maxApps"],"properties":{"perSecond":{"type":["integer","null"],"minimum":0},"daily":{"type":["integer","null"],"minimum":0,"description":"Apps (A), per account per UTC day."},"monthly":{"type":["integer","null"],"minimum":0},"dailyUnits":{"type":["integer","null"],"minimum":0},"monthlyUnits":{"type":["integer","null"],"minimum":0},"keysDaily":{"type":"integer","minimum":0,"description":"Network keys (B), per user per UTC day."},"keysDailyUnits":{"type":["integer","null"],"minimum":0},"maxKeys":{"type":"integer","minimum":0},"maxApps":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:EffectivePlan"};
+
+function validate371(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:EffectivePlan" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((((((data.perSecond === undefined) || (!(func0.call(data, "perSecond")))) && (missing0 = "perSecond")) || (((data.daily === undefined) || (!(func0.call(data, "daily")))) && (missing0 = "daily"))) || (((data.monthly === undefined) || (!(func0.call(data, "monthly")))) && (missing0 = "monthly"))) || (((data.dailyUnits === undefined) || (!(func0.call(data, "dailyUnits")))) && (missing0 = "dailyUnits"))) || (((data.monthlyUnits === undefined) || (!(func0.call(data, "monthlyUnits")))) && (missing0 = "monthlyUnits"))) || (((data.keysDaily === undefined) || (!(func0.call(data, "keysDaily")))) && (missing0 = "keysDaily"))) || (((data.keysDailyUnits === undefined) || (!(func0.call(data, "keysDailyUnits")))) && (missing0 = "keysDailyUnits"))) || (((data.maxKeys === undefined) || (!(func0.call(data, "maxKeys")))) && (missing0 = "maxKeys"))) || (((data.maxApps === undefined) || (!(func0.call(data, "maxApps")))) && (missing0 = "maxApps"))){
+validate371.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(func0.call(schema165.properties, key0))){
+validate371.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.perSecond !== undefined && func0.call(data, "perSecond")){
+let data0 = data.perSecond;
+const _errs2 = errors;
+if((!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))) && (data0 !== null)){
+validate371.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/type",keyword:"type",params:{type: schema165.properties.perSecond.type},message:"must be integer,null"}];
+return false;
+}
+const _errs3 = errors;
+if(errors === _errs2){
+if(typeof data0 == "number"){
+if(data0 < 0 || isNaN(data0)){
+validate371.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs2){
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.daily !== undefined && func0.call(data, "daily")){
+let data1 = data.daily;
+const _errs4 = errors;
+if((!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))) && (data1 !== null)){
+validate371.errors = [{instancePath:instancePath+"/daily",schemaPath:"#/properties/daily/type",keyword:"type",params:{type: schema165.properties.daily.type},message:"must be integer,null"}];
+return false;
+}
+const _errs5 = errors;
+if(errors === _errs4){
+if(typeof data1 == "number"){
+if(data1 < 0 || isNaN(data1)){
+validate371.errors = [{instancePath:instancePath+"/daily",schemaPath:"#/properties/daily/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs4){
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.monthly !== undefined && func0.call(data, "monthly")){
+let data2 = data.monthly;
+const _errs6 = errors;
+if((!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))) && (data2 !== null)){
+validate371.errors = [{instancePath:instancePath+"/monthly",schemaPath:"#/properties/monthly/type",keyword:"type",params:{type: schema165.properties.monthly.type},message:"must be integer,null"}];
+return false;
+}
+const _errs7 = errors;
+if(errors === _errs6){
+if(typeof data2 == "number"){
+if(data2 < 0 || isNaN(data2)){
+validate371.errors = [{instancePath:instancePath+"/monthly",schemaPath:"#/properties/monthly/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs6){
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.dailyUnits !== undefined && func0.call(data, "dailyUnits")){
+let data3 = data.dailyUnits;
+const _errs8 = errors;
+if((!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))) && (data3 !== null)){
+validate371.errors = [{instancePath:instancePath+"/dailyUnits",schemaPath:"#/properties/dailyUnits/type",keyword:"type",params:{type: schema165.properties.dailyUnits.type},message:"must be integer,null"}];
+return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
+if(typeof data3 == "number"){
+if(data3 < 0 || isNaN(data3)){
+validate371.errors = [{instancePath:instancePath+"/dailyUnits",schemaPath:"#/properties/dailyUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs8){
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.monthlyUnits !== undefined && func0.call(data, "monthlyUnits")){
+let data4 = data.monthlyUnits;
+const _errs10 = errors;
+if((!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))) && (data4 !== null)){
+validate371.errors = [{instancePath:instancePath+"/monthlyUnits",schemaPath:"#/properties/monthlyUnits/type",keyword:"type",params:{type: schema165.properties.monthlyUnits.type},message:"must be integer,null"}];
+return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
+if(typeof data4 == "number"){
+if(data4 < 0 || isNaN(data4)){
+validate371.errors = [{instancePath:instancePath+"/monthlyUnits",schemaPath:"#/properties/monthlyUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs10){
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.keysDaily !== undefined && func0.call(data, "keysDaily")){
+let data5 = data.keysDaily;
+const _errs12 = errors;
+if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
+validate371.errors = [{instancePath:instancePath+"/keysDaily",schemaPath:"#/properties/keysDaily/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs13 = errors;
+if(errors === _errs12){
+if(typeof data5 == "number"){
+if(data5 < 0 || isNaN(data5)){
+validate371.errors = [{instancePath:instancePath+"/keysDaily",schemaPath:"#/properties/keysDaily/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs12){
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.keysDailyUnits !== undefined && func0.call(data, "keysDailyUnits")){
+let data6 = data.keysDailyUnits;
+const _errs14 = errors;
+if((!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))) && (data6 !== null)){
+validate371.errors = [{instancePath:instancePath+"/keysDailyUnits",schemaPath:"#/properties/keysDailyUnits/type",keyword:"type",params:{type: schema165.properties.keysDailyUnits.type},message:"must be integer,null"}];
+return false;
+}
+const _errs15 = errors;
+if(errors === _errs14){
+if(typeof data6 == "number"){
+if(data6 < 0 || isNaN(data6)){
+validate371.errors = [{instancePath:instancePath+"/keysDailyUnits",schemaPath:"#/properties/keysDailyUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs14){
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.maxKeys !== undefined && func0.call(data, "maxKeys")){
+let data7 = data.maxKeys;
+const _errs16 = errors;
+if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
+validate371.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs17 = errors;
+if(errors === _errs16){
+if(typeof data7 == "number"){
+if(data7 < 0 || isNaN(data7)){
+validate371.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs16){
+}
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.maxApps !== undefined && func0.call(data, "maxApps")){
+let data8 = data.maxApps;
+const _errs18 = errors;
+if(!((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8)))){
+validate371.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs19 = errors;
+if(errors === _errs18){
+if(typeof data8 == "number"){
+if(data8 < 0 || isNaN(data8)){
+validate371.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs18){
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate371.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate371.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate359(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AdminAccount" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.emailVerified === undefined) || (!(func0.call(data, "emailVerified")))) && (missing0 = "emailVerified"))) || (((data.admin === undefined) || (!(func0.call(data, "admin")))) && (missing0 = "admin"))) || (((data.suspended === undefined) || (!(func0.call(data, "suspended")))) && (missing0 = "suspended"))) || (((data.plan === undefined) || (!(func0.call(data, "plan")))) && (missing0 = "plan"))) || (((data.planOverride === undefined) || (!(func0.call(data, "planOverride")))) && (missing0 = "planOverride"))) || (((data.limits === undefined) || (!(func0.call(data, "limits")))) && (missing0 = "limits"))) || (((data.apps === undefined) || (!(func0.call(data, "apps")))) && (missing0 = "apps"))) || (((data.keys === undefined) || (!(func0.call(data, "keys")))) && (missing0 = "keys"))) || (((data.usage === undefined) || (!(func0.call(data, "usage")))) && (missing0 = "usage"))){
+validate359.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(func0.call(schema160.properties, key0))){
+validate359.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
+const _errs2 = errors;
+if(!(validate360(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.email !== undefined && func0.call(data, "email")){
+let data1 = data.email;
+const _errs3 = errors;
+if(!(validate23(data1, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.createdAt !== undefined && func0.call(data, "createdAt")){
+let data2 = data.createdAt;
+const _errs4 = errors;
+if(!(validate38(data2, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.emailVerified !== undefined && func0.call(data, "emailVerified")){
+let data3 = data.emailVerified;
+const _errs5 = errors;
+if(typeof data3 !== "boolean"){
+validate359.errors = [{instancePath:instancePath+"/emailVerified",schemaPath:"#/properties/emailVerified/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.admin !== undefined && func0.call(data, "admin")){
+let data4 = data.admin;
+const _errs7 = errors;
+if(typeof data4 !== "boolean"){
+validate359.errors = [{instancePath:instancePath+"/admin",schemaPath:"#/properties/admin/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.suspended !== undefined && func0.call(data, "suspended")){
+let data5 = data.suspended;
+const _errs9 = errors;
+const _errs10 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs11 = errors;
+if(!(validate364(data5, {instancePath:instancePath+"/suspended",parentData:data,parentDataProperty:"suspended",rootData}))){
+vErrors = vErrors === null ? validate364.errors : vErrors.concat(validate364.errors);
+errors = vErrors.length;
+}
+else {
+}
+var _valid0 = _errs11 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs12 = errors;
+if(data5 !== null){
+const err0 = {instancePath:instancePath+"/suspended",schemaPath:"#/properties/suspended/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+const _errs13 = errors;
+if(errors === _errs12){
+}
+var _valid0 = _errs12 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err1 = {instancePath:instancePath+"/suspended",schemaPath:"#/properties/suspended/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+validate359.errors = vErrors;
+return false;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs9){
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.plan !== undefined && func0.call(data, "plan")){
+let data6 = data.plan;
+const _errs14 = errors;
+const _errs15 = errors;
+let valid2 = false;
+let passing1 = null;
+const _errs16 = errors;
+if(!(validate367(data6, {instancePath:instancePath+"/plan",parentData:data,parentDataProperty:"plan",rootData}))){
+vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
+errors = vErrors.length;
+}
+else {
+}
+var _valid1 = _errs16 === errors;
+if(_valid1){
+valid2 = true;
+passing1 = 0;
+}
+const _errs17 = errors;
+if(data6 !== null){
+const err2 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+const _errs18 = errors;
+if(errors === _errs17){
+}
+var _valid1 = _errs17 === errors;
+if(_valid1 && valid2){
+valid2 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid2 = true;
+passing1 = 1;
+}
+}
+if(!valid2){
+const err3 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+validate359.errors = vErrors;
+return false;
+}
+else {
+errors = _errs15;
+if(vErrors !== null){
+if(_errs15){
+vErrors.length = _errs15;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs14){
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.planOverride !== undefined && func0.call(data, "planOverride")){
+let data7 = data.planOverride;
+const _errs19 = errors;
+const _errs20 = errors;
+let valid3 = false;
+let passing2 = null;
+const _errs21 = errors;
+if(!(validate369(data7, {instancePath:instancePath+"/planOverride",parentData:data,parentDataProperty:"planOverride",rootData}))){
+vErrors = vErrors === null ? validate369.errors : vErrors.concat(validate369.errors);
+errors = vErrors.length;
+}
+else {
+}
+var _valid2 = _errs21 === errors;
+if(_valid2){
+valid3 = true;
+passing2 = 0;
+}
+const _errs22 = errors;
+if(data7 !== null){
+const err4 = {instancePath:instancePath+"/planOverride",schemaPath:"#/properties/planOverride/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+const _errs23 = errors;
+if(errors === _errs22){
+}
+var _valid2 = _errs22 === errors;
+if(_valid2 && valid3){
+valid3 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid3 = true;
+passing2 = 1;
+}
+}
+if(!valid3){
+const err5 = {instancePath:instancePath+"/planOverride",schemaPath:"#/properties/planOverride/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+validate359.errors = vErrors;
+return false;
+}
+else {
+errors = _errs20;
+if(vErrors !== null){
+if(_errs20){
+vErrors.length = _errs20;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs19){
+}
+var valid0 = _errs19 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limits !== undefined && func0.call(data, "limits")){
+let data8 = data.limits;
+const _errs24 = errors;
+if(!(validate371(data8, {instancePath:instancePath+"/limits",parentData:data,parentDataProperty:"limits",rootData}))){
+vErrors = vErrors === null ? validate371.errors : vErrors.concat(validate371.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.apps !== undefined && func0.call(data, "apps")){
+let data9 = data.apps;
+const _errs25 = errors;
+if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
+validate359.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs26 = errors;
+if(errors === _errs25){
+if(typeof data9 == "number"){
+if(data9 < 0 || isNaN(data9)){
+validate359.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs25){
+}
+}
+var valid0 = _errs25 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.keys !== undefined && func0.call(data, "keys")){
+let data10 = data.keys;
+const _errs27 = errors;
+if(!((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10)))){
+validate359.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs28 = errors;
+if(errors === _errs27){
+if(typeof data10 == "number"){
+if(data10 < 0 || isNaN(data10)){
+validate359.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs27){
+}
+}
+var valid0 = _errs27 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.usage !== undefined && func0.call(data, "usage")){
+let data11 = data.usage;
+const _errs29 = errors;
+const _errs30 = errors;
+if(errors === _errs29){
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+let missing1;
+if((((data11.today === undefined) || (!(func0.call(data11, "today")))) && (missing1 = "today")) || (((data11.month === undefined) || (!(func0.call(data11, "month")))) && (missing1 = "month"))){
+validate359.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs31 = errors;
+for(const key1 of Object.keys(data11)){
+if(!((key1 === "today") || (key1 === "month"))){
+validate359.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs31 === errors){
+if(data11.today !== undefined && func0.call(data11, "today")){
+let data12 = data11.today;
+const _errs32 = errors;
+if(!((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12)))){
+validate359.errors = [{instancePath:instancePath+"/usage/today",schemaPath:"#/properties/usage/properties/today/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs33 = errors;
+if(errors === _errs32){
+if(typeof data12 == "number"){
+if(data12 < 0 || isNaN(data12)){
+validate359.errors = [{instancePath:instancePath+"/usage/today",schemaPath:"#/properties/usage/properties/today/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs32){
+}
+}
+var valid4 = _errs32 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data11.month !== undefined && func0.call(data11, "month")){
+let data13 = data11.month;
+const _errs34 = errors;
+if(!((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13)))){
+validate359.errors = [{instancePath:instancePath+"/usage/month",schemaPath:"#/properties/usage/properties/month/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs35 = errors;
+if(errors === _errs34){
+if(typeof data13 == "number"){
+if(data13 < 0 || isNaN(data13)){
+validate359.errors = [{instancePath:instancePath+"/usage/month",schemaPath:"#/properties/usage/properties/month/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs34){
+}
+}
+var valid4 = _errs34 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+}
+}
+}
+}
+}
+else {
+validate359.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === _errs29){
+}
+}
+var valid0 = _errs29 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate359.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate359.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate358(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AdminAccountPage" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.accounts === undefined) || (!(func0.call(data, "accounts")))) && (missing0 = "accounts")) || (((data.next === undefined) || (!(func0.call(data, "next")))) && (missing0 = "next"))){
+validate358.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((key0 === "accounts") || (key0 === "next"))){
+validate358.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.accounts !== undefined && func0.call(data, "accounts")){
+let data0 = data.accounts;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs2){
+if(Array.isArray(data0)){
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+const _errs4 = errors;
+if(!(validate359(data1, {instancePath:instancePath+"/accounts/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate359.errors : vErrors.concat(validate359.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+if(valid1){
+}
+}
+else {
+validate358.errors = [{instancePath:instancePath+"/accounts",schemaPath:"#/properties/accounts/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === _errs2){
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.next !== undefined && func0.call(data, "next")){
+let data2 = data.next;
+const _errs5 = errors;
+const _errs6 = errors;
+let valid2 = false;
+let passing0 = null;
+const _errs7 = errors;
+if(typeof data2 !== "string"){
+const err0 = {instancePath:instancePath+"/next",schemaPath:"#/properties/next/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+const _errs8 = errors;
+if(errors === _errs7){
+}
+var _valid0 = _errs7 === errors;
+if(_valid0){
+valid2 = true;
+passing0 = 0;
+}
+const _errs9 = errors;
+if(data2 !== null){
+const err1 = {instancePath:instancePath+"/next",schemaPath:"#/properties/next/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+const _errs10 = errors;
+if(errors === _errs9){
+}
+var _valid0 = _errs9 === errors;
+if(_valid0 && valid2){
+valid2 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid2 = true;
+passing0 = 1;
+}
+}
+if(!valid2){
+const err2 = {instancePath:instancePath+"/next",schemaPath:"#/properties/next/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+validate358.errors = vErrors;
+return false;
+}
+else {
+errors = _errs6;
+if(vErrors !== null){
+if(_errs6){
+vErrors.length = _errs6;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs5){
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate358.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate358.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate357(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_listAccounts:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate358(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate358.errors : vErrors.concat(validate358.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate357.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_getAccount__params_ajv = validate375;
+const schema166 = {"$id":"urn:rpcgate:account:admin_getAccount:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminUserRef"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema167 = {"type":"object","additionalProperties":false,"required":["userId"],"properties":{"userId":{"$ref":"urn:rpcgate:account:schema:UserId"}},"$id":"urn:rpcgate:account:schema:AdminUserRef"};
+
+function validate376(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AdminUserRef" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.userId === undefined) || (!(func0.call(data, "userId")))) && (missing0 = "userId")){
+validate376.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(key0 === "userId")){
+validate376.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.userId !== undefined && func0.call(data, "userId")){
+let data0 = data.userId;
+const _errs2 = errors;
+if(!(validate360(data0, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
+vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+else {
+validate376.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate376.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate375(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_getAccount:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate375.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate375.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate375.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate376(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate376.errors : vErrors.concat(validate376.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate375.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate375.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_getAccount__result_ajv = validate379;
+const schema168 = {"$ref":"urn:rpcgate:account:schema:AdminAccountDetail","$id":"urn:rpcgate:account:admin_getAccount:result"};
+const schema169 = {"type":"object","additionalProperties":false,"required":["id","email","createdAt","emailVerified","admin","suspended","plan","planOverride","limits","apps","keys","usage","appList","keyList"],"description":"An account with its apps and network keys (ids, names, networks — never the key values).","properties":{"id":{"$ref":"urn:rpcgate:account:schema:UserId"},"email":{"$ref":"urn:rpcgate:account:schema:Email"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"emailVerified":{"type":"boolean"},"admin":{"type":"boolean","description":"An operator: by config (`accounts.admins`) or granted the role."},"suspended":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:Suspension"},{"type":"null"}],"description":"Set while the account is suspended: its keys and apps are refused on the node API (`data.reason` `suspended`), its sessions ended, log-in refused."},"plan":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanName"},{"type":"null"}],"description":"The account's named plan; null = `accounts.defaultPlan` (or the deployment's limits)."},"planOverride":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanLimits"},{"type":"null"}],"description":"Per-account limits over the plan."},"limits":{"$ref":"urn:rpcgate:account:schema:EffectivePlan"},"apps":{"type":"integer","minimum":0,"description":"How many apps (A) it has."},"keys":{"type":"integer","minimum":0,"description":"How many network keys (B) it has."},"usage":{"type":"object","additionalProperties":false,"required":["today","month"],"description":"Requests of all its apps and keys (every outcome), as metered: this UTC day and this UTC month.","properties":{"today":{"type":"integer","minimum":0},"month":{"type":"integer","minimum":0}}},"appList":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","chain","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"type":"string"},"chain":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}}}},"keyList":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","network","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"type":"string"},"network":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}}}}},"$id":"urn:rpcgate:account:schema:AdminAccountDetail"};
+
+function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AdminAccountDetail" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.emailVerified === undefined) || (!(func0.call(data, "emailVerified")))) && (missing0 = "emailVerified"))) || (((data.admin === undefined) || (!(func0.call(data, "admin")))) && (missing0 = "admin"))) || (((data.suspended === undefined) || (!(func0.call(data, "suspended")))) && (missing0 = "suspended"))) || (((data.plan === undefined) || (!(func0.call(data, "plan")))) && (missing0 = "plan"))) || (((data.planOverride === undefined) || (!(func0.call(data, "planOverride")))) && (missing0 = "planOverride"))) || (((data.limits === undefined) || (!(func0.call(data, "limits")))) && (missing0 = "limits"))) || (((data.apps === undefined) || (!(func0.call(data, "apps")))) && (missing0 = "apps"))) || (((data.keys === undefined) || (!(func0.call(data, "keys")))) && (missing0 = "keys"))) || (((data.usage === undefined) || (!(func0.call(data, "usage")))) && (missing0 = "usage"))) || (((data.appList === undefined) || (!(func0.call(data, "appList")))) && (missing0 = "appList"))) || (((data.keyList === undefined) || (!(func0.call(data, "keyList")))) && (missing0 = "keyList"))){
+validate380.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(func0.call(schema169.properties, key0))){
+validate380.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
+const _errs2 = errors;
+if(!(validate360(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.email !== undefined && func0.call(data, "email")){
+let data1 = data.email;
+const _errs3 = errors;
+if(!(validate23(data1, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.createdAt !== undefined && func0.call(data, "createdAt")){
+let data2 = data.createdAt;
+const _errs4 = errors;
+if(!(validate38(data2, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.emailVerified !== undefined && func0.call(data, "emailVerified")){
+let data3 = data.emailVerified;
+const _errs5 = errors;
+if(typeof data3 !== "boolean"){
+validate380.errors = [{instancePath:instancePath+"/emailVerified",schemaPath:"#/properties/emailVerified/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.admin !== undefined && func0.call(data, "admin")){
+let data4 = data.admin;
+const _errs7 = errors;
+if(typeof data4 !== "boolean"){
+validate380.errors = [{instancePath:instancePath+"/admin",schemaPath:"#/properties/admin/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.suspended !== undefined && func0.call(data, "suspended")){
+let data5 = data.suspended;
+const _errs9 = errors;
+const _errs10 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs11 = errors;
+if(!(validate364(data5, {instancePath:instancePath+"/suspended",parentData:data,parentDataProperty:"suspended",rootData}))){
+vErrors = vErrors === null ? validate364.errors : vErrors.concat(validate364.errors);
+errors = vErrors.length;
+}
+else {
+}
+var _valid0 = _errs11 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs12 = errors;
+if(data5 !== null){
+const err0 = {instancePath:instancePath+"/suspended",schemaPath:"#/properties/suspended/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+const _errs13 = errors;
+if(errors === _errs12){
+}
+var _valid0 = _errs12 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err1 = {instancePath:instancePath+"/suspended",schemaPath:"#/properties/suspended/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+validate380.errors = vErrors;
+return false;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs9){
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.plan !== undefined && func0.call(data, "plan")){
+let data6 = data.plan;
+const _errs14 = errors;
+const _errs15 = errors;
+let valid2 = false;
+let passing1 = null;
+const _errs16 = errors;
+if(!(validate367(data6, {instancePath:instancePath+"/plan",parentData:data,parentDataProperty:"plan",rootData}))){
+vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
+errors = vErrors.length;
+}
+else {
+}
+var _valid1 = _errs16 === errors;
+if(_valid1){
+valid2 = true;
+passing1 = 0;
+}
+const _errs17 = errors;
+if(data6 !== null){
+const err2 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+const _errs18 = errors;
+if(errors === _errs17){
+}
+var _valid1 = _errs17 === errors;
+if(_valid1 && valid2){
+valid2 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid2 = true;
+passing1 = 1;
+}
+}
+if(!valid2){
+const err3 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+validate380.errors = vErrors;
+return false;
+}
+else {
+errors = _errs15;
+if(vErrors !== null){
+if(_errs15){
+vErrors.length = _errs15;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs14){
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.planOverride !== undefined && func0.call(data, "planOverride")){
+let data7 = data.planOverride;
+const _errs19 = errors;
+const _errs20 = errors;
+let valid3 = false;
+let passing2 = null;
+const _errs21 = errors;
+if(!(validate369(data7, {instancePath:instancePath+"/planOverride",parentData:data,parentDataProperty:"planOverride",rootData}))){
+vErrors = vErrors === null ? validate369.errors : vErrors.concat(validate369.errors);
+errors = vErrors.length;
+}
+else {
+}
+var _valid2 = _errs21 === errors;
+if(_valid2){
+valid3 = true;
+passing2 = 0;
+}
+const _errs22 = errors;
+if(data7 !== null){
+const err4 = {instancePath:instancePath+"/planOverride",schemaPath:"#/properties/planOverride/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+const _errs23 = errors;
+if(errors === _errs22){
+}
+var _valid2 = _errs22 === errors;
+if(_valid2 && valid3){
+valid3 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid3 = true;
+passing2 = 1;
+}
+}
+if(!valid3){
+const err5 = {instancePath:instancePath+"/planOverride",schemaPath:"#/properties/planOverride/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+validate380.errors = vErrors;
+return false;
+}
+else {
+errors = _errs20;
+if(vErrors !== null){
+if(_errs20){
+vErrors.length = _errs20;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs19){
+}
+var valid0 = _errs19 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limits !== undefined && func0.call(data, "limits")){
+let data8 = data.limits;
+const _errs24 = errors;
+if(!(validate371(data8, {instancePath:instancePath+"/limits",parentData:data,parentDataProperty:"limits",rootData}))){
+vErrors = vErrors === null ? validate371.errors : vErrors.concat(validate371.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.apps !== undefined && func0.call(data, "apps")){
+let data9 = data.apps;
+const _errs25 = errors;
+if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
+validate380.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs26 = errors;
+if(errors === _errs25){
+if(typeof data9 == "number"){
+if(data9 < 0 || isNaN(data9)){
+validate380.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs25){
+}
+}
+var valid0 = _errs25 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.keys !== undefined && func0.call(data, "keys")){
+let data10 = data.keys;
+const _errs27 = errors;
+if(!((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10)))){
+validate380.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs28 = errors;
+if(errors === _errs27){
+if(typeof data10 == "number"){
+if(data10 < 0 || isNaN(data10)){
+validate380.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs27){
+}
+}
+var valid0 = _errs27 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.usage !== undefined && func0.call(data, "usage")){
+let data11 = data.usage;
+const _errs29 = errors;
+const _errs30 = errors;
+if(errors === _errs29){
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+let missing1;
+if((((data11.today === undefined) || (!(func0.call(data11, "today")))) && (missing1 = "today")) || (((data11.month === undefined) || (!(func0.call(data11, "month")))) && (missing1 = "month"))){
+validate380.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs31 = errors;
+for(const key1 of Object.keys(data11)){
+if(!((key1 === "today") || (key1 === "month"))){
+validate380.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs31 === errors){
+if(data11.today !== undefined && func0.call(data11, "today")){
+let data12 = data11.today;
+const _errs32 = errors;
+if(!((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12)))){
+validate380.errors = [{instancePath:instancePath+"/usage/today",schemaPath:"#/properties/usage/properties/today/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs33 = errors;
+if(errors === _errs32){
+if(typeof data12 == "number"){
+if(data12 < 0 || isNaN(data12)){
+validate380.errors = [{instancePath:instancePath+"/usage/today",schemaPath:"#/properties/usage/properties/today/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs32){
+}
+}
+var valid4 = _errs32 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data11.month !== undefined && func0.call(data11, "month")){
+let data13 = data11.month;
+const _errs34 = errors;
+if(!((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13)))){
+validate380.errors = [{instancePath:instancePath+"/usage/month",schemaPath:"#/properties/usage/properties/month/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs35 = errors;
+if(errors === _errs34){
+if(typeof data13 == "number"){
+if(data13 < 0 || isNaN(data13)){
+validate380.errors = [{instancePath:instancePath+"/usage/month",schemaPath:"#/properties/usage/properties/month/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs34){
+}
+}
+var valid4 = _errs34 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+}
+}
+}
+}
+}
+else {
+validate380.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === _errs29){
+}
+}
+var valid0 = _errs29 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.appList !== undefined && func0.call(data, "appList")){
+let data14 = data.appList;
+const _errs36 = errors;
+const _errs37 = errors;
+if(errors === _errs36){
+if(Array.isArray(data14)){
+var valid5 = true;
+const len0 = data14.length;
+for(let i0=0; i0<len0; i0++){
+let data15 = data14[i0];
+const _errs38 = errors;
+const _errs39 = errors;
+if(errors === _errs38){
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+let missing2;
+if((((((data15.id === undefined) || (!(func0.call(data15, "id")))) && (missing2 = "id")) || (((data15.name === undefined) || (!(func0.call(data15, "name")))) && (missing2 = "name"))) || (((data15.chain === undefined) || (!(func0.call(data15, "chain")))) && (missing2 = "chain"))) || (((data15.createdAt === undefined) || (!(func0.call(data15, "createdAt")))) && (missing2 = "createdAt"))){
+validate380.errors = [{instancePath:instancePath+"/appList/" + i0,schemaPath:"#/properties/appList/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+return false;
+}
+else {
+const _errs40 = errors;
+for(const key2 of Object.keys(data15)){
+if(!((((key2 === "id") || (key2 === "name")) || (key2 === "chain")) || (key2 === "createdAt"))){
+validate380.errors = [{instancePath:instancePath+"/appList/" + i0,schemaPath:"#/properties/appList/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs40 === errors){
+if(data15.id !== undefined && func0.call(data15, "id")){
+let data16 = data15.id;
+const _errs41 = errors;
+if(!(validate143(data16, {instancePath:instancePath+"/appList/" + i0+"/id",parentData:data15,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid6 = _errs41 === errors;
+}
+else {
+var valid6 = true;
+}
+if(valid6){
+if(data15.name !== undefined && func0.call(data15, "name")){
+let data17 = data15.name;
+const _errs42 = errors;
+if(typeof data17 !== "string"){
+validate380.errors = [{instancePath:instancePath+"/appList/" + i0+"/name",schemaPath:"#/properties/appList/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs43 = errors;
+if(errors === _errs42){
+}
+var valid6 = _errs42 === errors;
+}
+else {
+var valid6 = true;
+}
+if(valid6){
+if(data15.chain !== undefined && func0.call(data15, "chain")){
+let data18 = data15.chain;
+const _errs44 = errors;
+if(typeof data18 !== "string"){
+validate380.errors = [{instancePath:instancePath+"/appList/" + i0+"/chain",schemaPath:"#/properties/appList/items/properties/chain/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs45 = errors;
+if(errors === _errs44){
+}
+var valid6 = _errs44 === errors;
+}
+else {
+var valid6 = true;
+}
+if(valid6){
+if(data15.createdAt !== undefined && func0.call(data15, "createdAt")){
+let data19 = data15.createdAt;
+const _errs46 = errors;
+if(!(validate38(data19, {instancePath:instancePath+"/appList/" + i0+"/createdAt",parentData:data15,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid6 = _errs46 === errors;
+}
+else {
+var valid6 = true;
+}
+if(valid6){
+}
+}
+}
+}
+}
+}
+}
+else {
+validate380.errors = [{instancePath:instancePath+"/appList/" + i0,schemaPath:"#/properties/appList/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === _errs38){
+}
+}
+var valid5 = _errs38 === errors;
+if(!valid5){
+break;
+}
+}
+if(valid5){
+}
+}
+else {
+validate380.errors = [{instancePath:instancePath+"/appList",schemaPath:"#/properties/appList/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === _errs36){
+}
+}
+var valid0 = _errs36 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.keyList !== undefined && func0.call(data, "keyList")){
+let data20 = data.keyList;
+const _errs47 = errors;
+const _errs48 = errors;
+if(errors === _errs47){
+if(Array.isArray(data20)){
+var valid7 = true;
+const len1 = data20.length;
+for(let i1=0; i1<len1; i1++){
+let data21 = data20[i1];
+const _errs49 = errors;
+const _errs50 = errors;
+if(errors === _errs49){
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+let missing3;
+if((((((data21.id === undefined) || (!(func0.call(data21, "id")))) && (missing3 = "id")) || (((data21.name === undefined) || (!(func0.call(data21, "name")))) && (missing3 = "name"))) || (((data21.network === undefined) || (!(func0.call(data21, "network")))) && (missing3 = "network"))) || (((data21.createdAt === undefined) || (!(func0.call(data21, "createdAt")))) && (missing3 = "createdAt"))){
+validate380.errors = [{instancePath:instancePath+"/keyList/" + i1,schemaPath:"#/properties/keyList/items/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
+return false;
+}
+else {
+const _errs51 = errors;
+for(const key3 of Object.keys(data21)){
+if(!((((key3 === "id") || (key3 === "name")) || (key3 === "network")) || (key3 === "createdAt"))){
+validate380.errors = [{instancePath:instancePath+"/keyList/" + i1,schemaPath:"#/properties/keyList/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs51 === errors){
+if(data21.id !== undefined && func0.call(data21, "id")){
+let data22 = data21.id;
+const _errs52 = errors;
+if(!(validate301(data22, {instancePath:instancePath+"/keyList/" + i1+"/id",parentData:data21,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid8 = _errs52 === errors;
+}
+else {
+var valid8 = true;
+}
+if(valid8){
+if(data21.name !== undefined && func0.call(data21, "name")){
+let data23 = data21.name;
+const _errs53 = errors;
+if(typeof data23 !== "string"){
+validate380.errors = [{instancePath:instancePath+"/keyList/" + i1+"/name",schemaPath:"#/properties/keyList/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs54 = errors;
+if(errors === _errs53){
+}
+var valid8 = _errs53 === errors;
+}
+else {
+var valid8 = true;
+}
+if(valid8){
+if(data21.network !== undefined && func0.call(data21, "network")){
+let data24 = data21.network;
+const _errs55 = errors;
+if(typeof data24 !== "string"){
+validate380.errors = [{instancePath:instancePath+"/keyList/" + i1+"/network",schemaPath:"#/properties/keyList/items/properties/network/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs56 = errors;
+if(errors === _errs55){
+}
+var valid8 = _errs55 === errors;
+}
+else {
+var valid8 = true;
+}
+if(valid8){
+if(data21.createdAt !== undefined && func0.call(data21, "createdAt")){
+let data25 = data21.createdAt;
+const _errs57 = errors;
+if(!(validate38(data25, {instancePath:instancePath+"/keyList/" + i1+"/createdAt",parentData:data21,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid8 = _errs57 === errors;
+}
+else {
+var valid8 = true;
+}
+if(valid8){
+}
+}
+}
+}
+}
+}
+}
+else {
+validate380.errors = [{instancePath:instancePath+"/keyList/" + i1,schemaPath:"#/properties/keyList/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === _errs49){
+}
+}
+var valid7 = _errs49 === errors;
+if(!valid7){
+break;
+}
+}
+if(valid7){
+}
+}
+else {
+validate380.errors = [{instancePath:instancePath+"/keyList",schemaPath:"#/properties/keyList/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === _errs47){
+}
+}
+var valid0 = _errs47 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate380.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate380.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate379(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_getAccount:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate380(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate380.errors : vErrors.concat(validate380.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate379.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_suspend__params_ajv = validate393;
+const schema170 = {"$id":"urn:rpcgate:account:admin_suspend:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminSuspend"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema171 = {"type":"object","additionalProperties":false,"required":["userId","reason"],"properties":{"userId":{"$ref":"urn:rpcgate:account:schema:UserId"},"reason":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u001f\\u007f]*$","description":"Why (shown to operators and in the account's activity)."}},"$id":"urn:rpcgate:account:schema:AdminSuspend"};
+const pattern23 = func50("^[^\\u0000-\\u001f\\u007f]*$", "u");
+
+function validate394(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AdminSuspend" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.userId === undefined) || (!(func0.call(data, "userId")))) && (missing0 = "userId")) || (((data.reason === undefined) || (!(func0.call(data, "reason")))) && (missing0 = "reason"))){
+validate394.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((key0 === "userId") || (key0 === "reason"))){
+validate394.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.userId !== undefined && func0.call(data, "userId")){
+let data0 = data.userId;
+const _errs2 = errors;
+if(!(validate360(data0, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
+vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined && func0.call(data, "reason")){
+let data1 = data.reason;
+const _errs3 = errors;
+const _errs4 = errors;
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func48(data1) > 500){
+validate394.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
+return false;
+}
+else {
+if(func48(data1) < 1){
+validate394.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern23.test(data1)){
+validate394.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]*$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+}
+else {
+validate394.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === _errs3){
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate394.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate394.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate393(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_suspend:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate393.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate393.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate393.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate394(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate394.errors : vErrors.concat(validate394.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate393.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate393.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_suspend__result_ajv = validate397;
+const schema172 = {"$ref":"urn:rpcgate:account:schema:AdminAccount","$id":"urn:rpcgate:account:admin_suspend:result"};
+
+function validate397(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_suspend:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate359(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate359.errors : vErrors.concat(validate359.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate397.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_unsuspend__params_ajv = validate399;
+const schema173 = {"$id":"urn:rpcgate:account:admin_unsuspend:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminUserRef"}],"additionalItems":false,"minItems":1,"maxItems":1};
+
+function validate399(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_unsuspend:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate399.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate399.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate399.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate376(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate376.errors : vErrors.concat(validate376.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate399.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate399.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_unsuspend__result_ajv = validate401;
+const schema174 = {"$ref":"urn:rpcgate:account:schema:AdminAccount","$id":"urn:rpcgate:account:admin_unsuspend:result"};
+
+function validate401(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_unsuspend:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate359(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate359.errors : vErrors.concat(validate359.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate401.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_setPlan__params_ajv = validate403;
+const schema175 = {"$id":"urn:rpcgate:account:admin_setPlan:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminPlanChange"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema176 = {"type":"object","additionalProperties":false,"required":["userId","plan"],"properties":{"userId":{"$ref":"urn:rpcgate:account:schema:UserId"},"plan":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanName"},{"type":"null"}],"description":"A plan of config `plans`; null = the default plan."},"override":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanLimits"},{"type":"null"}],"description":"Per-account limits over the plan; null removes the override; left out = unchanged."}},"$id":"urn:rpcgate:account:schema:AdminPlanChange"};
+
+function validate404(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AdminPlanChange" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.userId === undefined) || (!(func0.call(data, "userId")))) && (missing0 = "userId")) || (((data.plan === undefined) || (!(func0.call(data, "plan")))) && (missing0 = "plan"))){
+validate404.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(((key0 === "userId") || (key0 === "plan")) || (key0 === "override"))){
+validate404.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.userId !== undefined && func0.call(data, "userId")){
+let data0 = data.userId;
+const _errs2 = errors;
+if(!(validate360(data0, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
+vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.plan !== undefined && func0.call(data, "plan")){
+let data1 = data.plan;
+const _errs3 = errors;
+const _errs4 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs5 = errors;
+if(!(validate367(data1, {instancePath:instancePath+"/plan",parentData:data,parentDataProperty:"plan",rootData}))){
+vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
+errors = vErrors.length;
+}
+else {
+}
+var _valid0 = _errs5 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs6 = errors;
+if(data1 !== null){
+const err0 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+const _errs7 = errors;
+if(errors === _errs6){
+}
+var _valid0 = _errs6 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err1 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+validate404.errors = vErrors;
+return false;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs3){
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.override !== undefined && func0.call(data, "override")){
+let data2 = data.override;
+const _errs8 = errors;
+const _errs9 = errors;
+let valid2 = false;
+let passing1 = null;
+const _errs10 = errors;
+if(!(validate369(data2, {instancePath:instancePath+"/override",parentData:data,parentDataProperty:"override",rootData}))){
+vErrors = vErrors === null ? validate369.errors : vErrors.concat(validate369.errors);
+errors = vErrors.length;
+}
+else {
+}
+var _valid1 = _errs10 === errors;
+if(_valid1){
+valid2 = true;
+passing1 = 0;
+}
+const _errs11 = errors;
+if(data2 !== null){
+const err2 = {instancePath:instancePath+"/override",schemaPath:"#/properties/override/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+const _errs12 = errors;
+if(errors === _errs11){
+}
+var _valid1 = _errs11 === errors;
+if(_valid1 && valid2){
+valid2 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid2 = true;
+passing1 = 1;
+}
+}
+if(!valid2){
+const err3 = {instancePath:instancePath+"/override",schemaPath:"#/properties/override/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+validate404.errors = vErrors;
+return false;
+}
+else {
+errors = _errs9;
+if(vErrors !== null){
+if(_errs9){
+vErrors.length = _errs9;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs8){
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+else {
+validate404.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate404.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate403(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_setPlan:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate403.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate403.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate403.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate404(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate404.errors : vErrors.concat(validate404.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate403.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate403.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_setPlan__result_ajv = validate409;
+const schema177 = {"$ref":"urn:rpcgate:account:schema:AdminAccount","$id":"urn:rpcgate:account:admin_setPlan:result"};
+
+function validate409(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_setPlan:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate359(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate359.errors : vErrors.concat(validate359.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate409.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_plans__params_ajv = validate411;
+const schema178 = {"$id":"urn:rpcgate:account:admin_plans:params","type":"array","maxItems":0};
+
+function validate411(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_plans:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate411.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+else {
+}
+}
+else {
+validate411.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate411.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_plans__result_ajv = validate412;
+const schema179 = {"$ref":"urn:rpcgate:account:schema:PlanList","$id":"urn:rpcgate:account:admin_plans:result"};
+const schema180 = {"type":"object","additionalProperties":false,"required":["plans","defaultPlan","base"],"properties":{"plans":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:NamedPlan"}},"defaultPlan":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanName"},{"type":"null"}]},"base":{"$ref":"urn:rpcgate:account:schema:EffectivePlan","description":"The limits of an account without a plan (`limits.a`, `limits.b`, `accounts.maxAppsPerUser`)."}},"$id":"urn:rpcgate:account:schema:PlanList"};
+const schema181 = {"type":"object","additionalProperties":false,"required":["name","limits","effective","default"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:PlanName"},"limits":{"$ref":"urn:rpcgate:account:schema:PlanLimits","description":"As configured (`plans.<name>`)."},"effective":{"$ref":"urn:rpcgate:account:schema:EffectivePlan"},"default":{"type":"boolean","description":"It is `accounts.defaultPlan`."}},"$id":"urn:rpcgate:account:schema:NamedPlan"};
+
+function validate414(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:NamedPlan" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name")) || (((data.limits === undefined) || (!(func0.call(data, "limits")))) && (missing0 = "limits"))) || (((data.effective === undefined) || (!(func0.call(data, "effective")))) && (missing0 = "effective"))) || (((data.default === undefined) || (!(func0.call(data, "default")))) && (missing0 = "default"))){
+validate414.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((((key0 === "name") || (key0 === "limits")) || (key0 === "effective")) || (key0 === "default"))){
+validate414.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.name !== undefined && func0.call(data, "name")){
+let data0 = data.name;
+const _errs2 = errors;
+if(!(validate367(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limits !== undefined && func0.call(data, "limits")){
+let data1 = data.limits;
+const _errs3 = errors;
+if(!(validate369(data1, {instancePath:instancePath+"/limits",parentData:data,parentDataProperty:"limits",rootData}))){
+vErrors = vErrors === null ? validate369.errors : vErrors.concat(validate369.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.effective !== undefined && func0.call(data, "effective")){
+let data2 = data.effective;
+const _errs4 = errors;
+if(!(validate371(data2, {instancePath:instancePath+"/effective",parentData:data,parentDataProperty:"effective",rootData}))){
+vErrors = vErrors === null ? validate371.errors : vErrors.concat(validate371.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.default !== undefined && func0.call(data, "default")){
+let data3 = data.default;
+const _errs5 = errors;
+if(typeof data3 !== "boolean"){
+validate414.errors = [{instancePath:instancePath+"/default",schemaPath:"#/properties/default/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+else {
+validate414.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate414.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate413(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:PlanList" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.plans === undefined) || (!(func0.call(data, "plans")))) && (missing0 = "plans")) || (((data.defaultPlan === undefined) || (!(func0.call(data, "defaultPlan")))) && (missing0 = "defaultPlan"))) || (((data.base === undefined) || (!(func0.call(data, "base")))) && (missing0 = "base"))){
+validate413.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(((key0 === "plans") || (key0 === "defaultPlan")) || (key0 === "base"))){
+validate413.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.plans !== undefined && func0.call(data, "plans")){
+let data0 = data.plans;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs2){
+if(Array.isArray(data0)){
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+const _errs4 = errors;
+if(!(validate414(data1, {instancePath:instancePath+"/plans/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate414.errors : vErrors.concat(validate414.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+if(valid1){
+}
+}
+else {
+validate413.errors = [{instancePath:instancePath+"/plans",schemaPath:"#/properties/plans/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === _errs2){
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.defaultPlan !== undefined && func0.call(data, "defaultPlan")){
+let data2 = data.defaultPlan;
+const _errs5 = errors;
+const _errs6 = errors;
+let valid2 = false;
+let passing0 = null;
+const _errs7 = errors;
+if(!(validate367(data2, {instancePath:instancePath+"/defaultPlan",parentData:data,parentDataProperty:"defaultPlan",rootData}))){
+vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
+errors = vErrors.length;
+}
+else {
+}
+var _valid0 = _errs7 === errors;
+if(_valid0){
+valid2 = true;
+passing0 = 0;
+}
+const _errs8 = errors;
+if(data2 !== null){
+const err0 = {instancePath:instancePath+"/defaultPlan",schemaPath:"#/properties/defaultPlan/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+const _errs9 = errors;
+if(errors === _errs8){
+}
+var _valid0 = _errs8 === errors;
+if(_valid0 && valid2){
+valid2 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid2 = true;
+passing0 = 1;
+}
+}
+if(!valid2){
+const err1 = {instancePath:instancePath+"/defaultPlan",schemaPath:"#/properties/defaultPlan/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+validate413.errors = vErrors;
+return false;
+}
+else {
+errors = _errs6;
+if(vErrors !== null){
+if(_errs6){
+vErrors.length = _errs6;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs5){
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.base !== undefined && func0.call(data, "base")){
+let data3 = data.base;
+const _errs10 = errors;
+if(!(validate371(data3, {instancePath:instancePath+"/base",parentData:data,parentDataProperty:"base",rootData}))){
+vErrors = vErrors === null ? validate371.errors : vErrors.concat(validate371.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+else {
+validate413.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate413.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate412(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_plans:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate413(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate413.errors : vErrors.concat(validate413.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate412.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_usage__params_ajv = validate422;
+const schema182 = {"$id":"urn:rpcgate:account:admin_usage:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminUsageQuery"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema183 = {"type":"object","additionalProperties":false,"required":["since","until"],"properties":{"since":{"$ref":"urn:rpcgate:account:schema:UsageDay","description":"First day (UTC, included)."},"until":{"$ref":"urn:rpcgate:account:schema:UsageDay","description":"Last day (UTC, included); at most 366 days after `since`."},"userId":{"$ref":"urn:rpcgate:account:schema:UserId","description":"Only this account."}},"$id":"urn:rpcgate:account:schema:AdminUsageQuery"};
+const schema184 = {"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$","description":"A UTC day, `YYYY-MM-DD`.","$id":"urn:rpcgate:account:schema:UsageDay"};
+const pattern24 = func50("^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "u");
+
+function validate424(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:UsageDay" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(!pattern24.test(data)){
+validate424.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"+"\""}];
+return false;
+}
+else {
+}
+}
+else {
+validate424.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate424.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate423(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AdminUsageQuery" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.since === undefined) || (!(func0.call(data, "since")))) && (missing0 = "since")) || (((data.until === undefined) || (!(func0.call(data, "until")))) && (missing0 = "until"))){
+validate423.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(((key0 === "since") || (key0 === "until")) || (key0 === "userId"))){
+validate423.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.since !== undefined && func0.call(data, "since")){
+let data0 = data.since;
+const _errs2 = errors;
+if(!(validate424(data0, {instancePath:instancePath+"/since",parentData:data,parentDataProperty:"since",rootData}))){
+vErrors = vErrors === null ? validate424.errors : vErrors.concat(validate424.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.until !== undefined && func0.call(data, "until")){
+let data1 = data.until;
+const _errs3 = errors;
+if(!(validate424(data1, {instancePath:instancePath+"/until",parentData:data,parentDataProperty:"until",rootData}))){
+vErrors = vErrors === null ? validate424.errors : vErrors.concat(validate424.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.userId !== undefined && func0.call(data, "userId")){
+let data2 = data.userId;
+const _errs4 = errors;
+if(!(validate360(data2, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
+vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+else {
+validate423.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate423.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate422(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_usage:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate422.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate422.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate422.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate423(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate423.errors : vErrors.concat(validate423.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate422.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate422.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_usage__result_ajv = validate429;
+const schema185 = {"$ref":"urn:rpcgate:account:schema:AdminUsage","$id":"urn:rpcgate:account:admin_usage:result"};
+const schema186 = {"type":"object","additionalProperties":false,"required":["days"],"properties":{"days":{"type":"array","description":"One entry per day of the range, oldest first (days without traffic count 0).","items":{"type":"object","additionalProperties":false,"required":["day","requests","success","units","accounts"],"properties":{"day":{"$ref":"urn:rpcgate:account:schema:UsageDay"},"requests":{"type":"integer","minimum":0,"description":"Node API calls metered (every outcome)."},"success":{"type":"integer","minimum":0},"units":{"type":"integer","minimum":0,"description":"Compute units."},"accounts":{"type":"integer","minimum":0,"description":"Accounts with at least one call that day."}}}}},"$id":"urn:rpcgate:account:schema:AdminUsage"};
+
+function validate430(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AdminUsage" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.days === undefined) || (!(func0.call(data, "days")))) && (missing0 = "days")){
+validate430.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(key0 === "days")){
+validate430.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.days !== undefined && func0.call(data, "days")){
+let data0 = data.days;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs2){
+if(Array.isArray(data0)){
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs4){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if(((((((data1.day === undefined) || (!(func0.call(data1, "day")))) && (missing1 = "day")) || (((data1.requests === undefined) || (!(func0.call(data1, "requests")))) && (missing1 = "requests"))) || (((data1.success === undefined) || (!(func0.call(data1, "success")))) && (missing1 = "success"))) || (((data1.units === undefined) || (!(func0.call(data1, "units")))) && (missing1 = "units"))) || (((data1.accounts === undefined) || (!(func0.call(data1, "accounts")))) && (missing1 = "accounts"))){
+validate430.errors = [{instancePath:instancePath+"/days/" + i0,schemaPath:"#/properties/days/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs6 = errors;
+for(const key1 of Object.keys(data1)){
+if(!(((((key1 === "day") || (key1 === "requests")) || (key1 === "success")) || (key1 === "units")) || (key1 === "accounts"))){
+validate430.errors = [{instancePath:instancePath+"/days/" + i0,schemaPath:"#/properties/days/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs6 === errors){
+if(data1.day !== undefined && func0.call(data1, "day")){
+let data2 = data1.day;
+const _errs7 = errors;
+if(!(validate424(data2, {instancePath:instancePath+"/days/" + i0+"/day",parentData:data1,parentDataProperty:"day",rootData}))){
+vErrors = vErrors === null ? validate424.errors : vErrors.concat(validate424.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid2 = _errs7 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data1.requests !== undefined && func0.call(data1, "requests")){
+let data3 = data1.requests;
+const _errs8 = errors;
+if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
+validate430.errors = [{instancePath:instancePath+"/days/" + i0+"/requests",schemaPath:"#/properties/days/items/properties/requests/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
+if(typeof data3 == "number"){
+if(data3 < 0 || isNaN(data3)){
+validate430.errors = [{instancePath:instancePath+"/days/" + i0+"/requests",schemaPath:"#/properties/days/items/properties/requests/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs8){
+}
+}
+var valid2 = _errs8 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data1.success !== undefined && func0.call(data1, "success")){
+let data4 = data1.success;
+const _errs10 = errors;
+if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
+validate430.errors = [{instancePath:instancePath+"/days/" + i0+"/success",schemaPath:"#/properties/days/items/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
+if(typeof data4 == "number"){
+if(data4 < 0 || isNaN(data4)){
+validate430.errors = [{instancePath:instancePath+"/days/" + i0+"/success",schemaPath:"#/properties/days/items/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs10){
+}
+}
+var valid2 = _errs10 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data1.units !== undefined && func0.call(data1, "units")){
+let data5 = data1.units;
+const _errs12 = errors;
+if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
+validate430.errors = [{instancePath:instancePath+"/days/" + i0+"/units",schemaPath:"#/properties/days/items/properties/units/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs13 = errors;
+if(errors === _errs12){
+if(typeof data5 == "number"){
+if(data5 < 0 || isNaN(data5)){
+validate430.errors = [{instancePath:instancePath+"/days/" + i0+"/units",schemaPath:"#/properties/days/items/properties/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs12){
+}
+}
+var valid2 = _errs12 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data1.accounts !== undefined && func0.call(data1, "accounts")){
+let data6 = data1.accounts;
+const _errs14 = errors;
+if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
+validate430.errors = [{instancePath:instancePath+"/days/" + i0+"/accounts",schemaPath:"#/properties/days/items/properties/accounts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs15 = errors;
+if(errors === _errs14){
+if(typeof data6 == "number"){
+if(data6 < 0 || isNaN(data6)){
+validate430.errors = [{instancePath:instancePath+"/days/" + i0+"/accounts",schemaPath:"#/properties/days/items/properties/accounts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+else {
+}
+}
+if(errors === _errs14){
+}
+}
+var valid2 = _errs14 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate430.errors = [{instancePath:instancePath+"/days/" + i0,schemaPath:"#/properties/days/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === _errs4){
+}
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+if(valid1){
+}
+}
+else {
+validate430.errors = [{instancePath:instancePath+"/days",schemaPath:"#/properties/days/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === _errs2){
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+else {
+validate430.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate430.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate429(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_usage:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate430(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate430.errors : vErrors.concat(validate430.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate429.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_activity__params_ajv = validate433;
+const schema187 = {"$id":"urn:rpcgate:account:admin_activity:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminActivityQuery"}],"additionalItems":false,"minItems":0,"maxItems":1};
+const schema188 = {"type":"object","additionalProperties":false,"properties":{"userId":{"$ref":"urn:rpcgate:account:schema:UserId","description":"Only this account's events."},"action":{"enum":["logged_in","login_throttled","password_changed","password_reset","password_reset_requested","email_verified","app_created","app_key_rotated","app_deleted","key_created","key_deleted","suspended","unsuspended","plan_changed","admin_granted","admin_revoked"],"description":"Only this action."},"limit":{"type":"integer","minimum":1,"maximum":200,"default":50},"cursor":{"type":"string","pattern":"^[0-9]{1,18}$","description":"`next` of the previous page."}},"$id":"urn:rpcgate:account:schema:AdminActivityQuery"};
+
+function validate434(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AdminActivityQuery" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((((key0 === "userId") || (key0 === "action")) || (key0 === "limit")) || (key0 === "cursor"))){
+validate434.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.userId !== undefined && func0.call(data, "userId")){
+let data0 = data.userId;
+const _errs2 = errors;
+if(!(validate360(data0, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
+vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.action !== undefined && func0.call(data, "action")){
+let data1 = data.action;
+const _errs3 = errors;
+const vSchema0 = schema188.properties.action.enum;
+if(!((((((((((((((((data1 === "logged_in") || (data1 === "login_throttled")) || (data1 === "password_changed")) || (data1 === "password_reset")) || (data1 === "password_reset_requested")) || (data1 === "email_verified")) || (data1 === "app_created")) || (data1 === "app_key_rotated")) || (data1 === "app_deleted")) || (data1 === "key_created")) || (data1 === "key_deleted")) || (data1 === "suspended")) || (data1 === "unsuspended")) || (data1 === "plan_changed")) || (data1 === "admin_granted")) || (data1 === "admin_revoked"))){
+validate434.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema188.properties.action.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs3){
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined && func0.call(data, "limit")){
+let data2 = data.limit;
+const _errs4 = errors;
+if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+validate434.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs5 = errors;
+if(errors === _errs4){
+if(typeof data2 == "number"){
+if(data2 > 200 || isNaN(data2)){
+validate434.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate434.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+else {
+}
+}
+}
+if(errors === _errs4){
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined && func0.call(data, "cursor")){
+let data3 = data.cursor;
+const _errs6 = errors;
+const _errs7 = errors;
+if(errors === _errs6){
+if(typeof data3 === "string"){
+if(!pattern2.test(data3)){
+validate434.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,18}$"},message:"must match pattern \""+"^[0-9]{1,18}$"+"\""}];
+return false;
+}
+else {
+}
+}
+else {
+validate434.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === _errs6){
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+else {
+validate434.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate434.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate433(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_activity:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate433.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 0){
+validate433.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate433.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate434(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate434.errors : vErrors.concat(validate434.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate433.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate433.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_activity__result_ajv = validate437;
+const schema189 = {"$ref":"urn:rpcgate:account:schema:AdminActivityPage","$id":"urn:rpcgate:account:admin_activity:result"};
+const schema190 = {"type":"object","additionalProperties":false,"required":["entries","next"],"properties":{"entries":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AdminActivityEntry"}},"next":{"oneOf":[{"type":"string"},{"type":"null"}],"description":"Cursor of the next (older) page; null at the end."}},"$id":"urn:rpcgate:account:schema:AdminActivityPage"};
+const schema191 = {"type":"object","additionalProperties":false,"required":["time","action","byOperator","userId","email"],"properties":{"time":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"action":{"enum":["logged_in","login_throttled","password_changed","password_reset","password_reset_requested","email_verified","app_created","app_key_rotated","app_deleted","key_created","key_deleted","suspended","unsuspended","plan_changed","admin_granted","admin_revoked"],"description":"What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`; by an operator (`byOperator` true): `suspended` (`detail.reason`), `unsuspended`, `plan_changed` (`detail.plan`, `detail.override`), `admin_granted`, `admin_revoked` (the admin role, by `rpcgate admin grant|revoke` on the server host)."},"ip":{"type":"string","description":"The client address the request came from (as the server saw it; behind a proxy per `trustProxy`)."},"byOperator":{"type":"boolean","description":"Done by an operator of the deployment, not by the account."},"detail":{"type":"object","description":"The app or key (id, name, network), the throttle scope, …","additionalProperties":true},"userId":{"$ref":"urn:rpcgate:account:schema:UserId","description":"The account the event is about."},"email":{"oneOf":[{"type":"string"},{"type":"null"}],"description":"Its email (null: the account was deleted since)."},"actor":{"type":"object","additionalProperties":false,"required":["id","email"],"description":"Who did it, when not the account itself: the operator (id and email), or `cli` (on the server host).","properties":{"id":{"type":"string"},"email":{"oneOf":[{"type":"string"},{"type":"null"}]}}}},"$id":"urn:rpcgate:account:schema:AdminActivityEntry"};
+
+function validate439(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AdminActivityEntry" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.time === undefined) || (!(func0.call(data, "time")))) && (missing0 = "time")) || (((data.action === undefined) || (!(func0.call(data, "action")))) && (missing0 = "action"))) || (((data.byOperator === undefined) || (!(func0.call(data, "byOperator")))) && (missing0 = "byOperator"))) || (((data.userId === undefined) || (!(func0.call(data, "userId")))) && (missing0 = "userId"))) || (((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email"))){
+validate439.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((((((((key0 === "time") || (key0 === "action")) || (key0 === "ip")) || (key0 === "byOperator")) || (key0 === "detail")) || (key0 === "userId")) || (key0 === "email")) || (key0 === "actor"))){
+validate439.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.time !== undefined && func0.call(data, "time")){
+let data0 = data.time;
+const _errs2 = errors;
+if(!(validate38(data0, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.action !== undefined && func0.call(data, "action")){
+let data1 = data.action;
+const _errs3 = errors;
+const vSchema0 = schema191.properties.action.enum;
+if(!((((((((((((((((data1 === "logged_in") || (data1 === "login_throttled")) || (data1 === "password_changed")) || (data1 === "password_reset")) || (data1 === "password_reset_requested")) || (data1 === "email_verified")) || (data1 === "app_created")) || (data1 === "app_key_rotated")) || (data1 === "app_deleted")) || (data1 === "key_created")) || (data1 === "key_deleted")) || (data1 === "suspended")) || (data1 === "unsuspended")) || (data1 === "plan_changed")) || (data1 === "admin_granted")) || (data1 === "admin_revoked"))){
+validate439.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema191.properties.action.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs3){
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.ip !== undefined && func0.call(data, "ip")){
+let data2 = data.ip;
+const _errs4 = errors;
+if(typeof data2 !== "string"){
+validate439.errors = [{instancePath:instancePath+"/ip",schemaPath:"#/properties/ip/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs5 = errors;
+if(errors === _errs4){
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.byOperator !== undefined && func0.call(data, "byOperator")){
+let data3 = data.byOperator;
+const _errs6 = errors;
+if(typeof data3 !== "boolean"){
+validate439.errors = [{instancePath:instancePath+"/byOperator",schemaPath:"#/properties/byOperator/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs7 = errors;
+if(errors === _errs6){
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.detail !== undefined && func0.call(data, "detail")){
+let data4 = data.detail;
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs8){
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+const _errs10 = errors;
+}
+else {
+validate439.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === _errs8){
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.userId !== undefined && func0.call(data, "userId")){
+let data5 = data.userId;
+const _errs11 = errors;
+if(!(validate360(data5, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
+vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.email !== undefined && func0.call(data, "email")){
+let data6 = data.email;
+const _errs12 = errors;
+const _errs13 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs14 = errors;
+if(typeof data6 !== "string"){
+const err0 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+const _errs15 = errors;
+if(errors === _errs14){
+}
+var _valid0 = _errs14 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs16 = errors;
+if(data6 !== null){
+const err1 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+const _errs17 = errors;
+if(errors === _errs16){
+}
+var _valid0 = _errs16 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err2 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+validate439.errors = vErrors;
+return false;
+}
+else {
+errors = _errs13;
+if(vErrors !== null){
+if(_errs13){
+vErrors.length = _errs13;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs12){
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.actor !== undefined && func0.call(data, "actor")){
+let data7 = data.actor;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs18){
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+let missing1;
+if((((data7.id === undefined) || (!(func0.call(data7, "id")))) && (missing1 = "id")) || (((data7.email === undefined) || (!(func0.call(data7, "email")))) && (missing1 = "email"))){
+validate439.errors = [{instancePath:instancePath+"/actor",schemaPath:"#/properties/actor/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs20 = errors;
+for(const key1 of Object.keys(data7)){
+if(!((key1 === "id") || (key1 === "email"))){
+validate439.errors = [{instancePath:instancePath+"/actor",schemaPath:"#/properties/actor/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs20 === errors){
+if(data7.id !== undefined && func0.call(data7, "id")){
+let data8 = data7.id;
+const _errs21 = errors;
+if(typeof data8 !== "string"){
+validate439.errors = [{instancePath:instancePath+"/actor/id",schemaPath:"#/properties/actor/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs22 = errors;
+if(errors === _errs21){
+}
+var valid2 = _errs21 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data7.email !== undefined && func0.call(data7, "email")){
+let data9 = data7.email;
+const _errs23 = errors;
+const _errs24 = errors;
+let valid3 = false;
+let passing1 = null;
+const _errs25 = errors;
+if(typeof data9 !== "string"){
+const err3 = {instancePath:instancePath+"/actor/email",schemaPath:"#/properties/actor/properties/email/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+const _errs26 = errors;
+if(errors === _errs25){
+}
+var _valid1 = _errs25 === errors;
+if(_valid1){
+valid3 = true;
+passing1 = 0;
+}
+const _errs27 = errors;
+if(data9 !== null){
+const err4 = {instancePath:instancePath+"/actor/email",schemaPath:"#/properties/actor/properties/email/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+const _errs28 = errors;
+if(errors === _errs27){
+}
+var _valid1 = _errs27 === errors;
+if(_valid1 && valid3){
+valid3 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid3 = true;
+passing1 = 1;
+}
+}
+if(!valid3){
+const err5 = {instancePath:instancePath+"/actor/email",schemaPath:"#/properties/actor/properties/email/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+validate439.errors = vErrors;
+return false;
+}
+else {
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs23){
+}
+var valid2 = _errs23 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+}
+}
+}
+}
+}
+else {
+validate439.errors = [{instancePath:instancePath+"/actor",schemaPath:"#/properties/actor/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === _errs18){
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate439.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate439.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate438(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:AdminActivityPage" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.entries === undefined) || (!(func0.call(data, "entries")))) && (missing0 = "entries")) || (((data.next === undefined) || (!(func0.call(data, "next")))) && (missing0 = "next"))){
+validate438.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((key0 === "entries") || (key0 === "next"))){
+validate438.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.entries !== undefined && func0.call(data, "entries")){
+let data0 = data.entries;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs2){
+if(Array.isArray(data0)){
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+const _errs4 = errors;
+if(!(validate439(data1, {instancePath:instancePath+"/entries/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate439.errors : vErrors.concat(validate439.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+if(valid1){
+}
+}
+else {
+validate438.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === _errs2){
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.next !== undefined && func0.call(data, "next")){
+let data2 = data.next;
+const _errs5 = errors;
+const _errs6 = errors;
+let valid2 = false;
+let passing0 = null;
+const _errs7 = errors;
+if(typeof data2 !== "string"){
+const err0 = {instancePath:instancePath+"/next",schemaPath:"#/properties/next/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+const _errs8 = errors;
+if(errors === _errs7){
+}
+var _valid0 = _errs7 === errors;
+if(_valid0){
+valid2 = true;
+passing0 = 0;
+}
+const _errs9 = errors;
+if(data2 !== null){
+const err1 = {instancePath:instancePath+"/next",schemaPath:"#/properties/next/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+const _errs10 = errors;
+if(errors === _errs9){
+}
+var _valid0 = _errs9 === errors;
+if(_valid0 && valid2){
+valid2 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid2 = true;
+passing0 = 1;
+}
+}
+if(!valid2){
+const err2 = {instancePath:instancePath+"/next",schemaPath:"#/properties/next/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+validate438.errors = vErrors;
+return false;
+}
+else {
+errors = _errs6;
+if(vErrors !== null){
+if(_errs6){
+vErrors.length = _errs6;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs5){
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate438.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate438.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate437(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_activity:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate438(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate438.errors : vErrors.concat(validate438.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate437.errors = vErrors;
+return errors === 0;
+}
+
 
 // Fast checks (packages/toolkit/src/contract/fast-checks.ts): true means valid; false means "ask ajv".
 const fastUcs2length = ajvUcs2length;
@@ -10855,6 +15240,10 @@ const fastRe15 = safeRegExp("^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$", "u");
 const fastRe16 = safeRegExp("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
 const fastRe17 = safeRegExp("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 const fastRe18 = safeRegExp("^[1-9A-HJ-NP-Za-km-z]*$", "");
+const fastRe19 = safeRegExp("^usr_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe20 = safeRegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$", "u");
+const fastRe21 = safeRegExp("^[^\\u0000-\\u001f\\u007f]*$", "u");
+const fastRe22 = safeRegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "");
 function fastC1(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["email"] === undefined) return false;
@@ -10917,6 +15306,7 @@ function fastC7(d) {
   if (d["email"] === undefined) return false;
   if (d["createdAt"] === undefined) return false;
   if (d["emailVerified"] === undefined) return false;
+  if (d["admin"] === undefined) return false;
   const v0 = d["id"];
   if (v0 !== undefined && !(typeof v0 == "string")) return false;
   const v1 = d["email"];
@@ -10925,8 +15315,10 @@ function fastC7(d) {
   if (v2 !== undefined && !(typeof v2 == "string")) return false;
   const v3 = d["emailVerified"];
   if (v3 !== undefined && !(typeof v3 == "boolean")) return false;
-  for (const v4 in d) {
-    if (v4 === "id" || v4 === "email" || v4 === "createdAt" || v4 === "emailVerified") continue;
+  const v4 = d["admin"];
+  if (v4 !== undefined && !(typeof v4 == "boolean")) return false;
+  for (const v5 in d) {
+    if (v5 === "id" || v5 === "email" || v5 === "createdAt" || v5 === "emailVerified" || v5 === "admin") continue;
     return false;
   }
   return true;
@@ -11242,7 +15634,7 @@ function fastC41(d) {
   const v0 = d["time"];
   if (v0 !== undefined && !(typeof v0 == "string")) return false;
   const v1 = d["action"];
-  if (v1 !== undefined && !((v1 === "logged_in" || v1 === "login_throttled" || v1 === "password_changed" || v1 === "password_reset" || v1 === "password_reset_requested" || v1 === "email_verified" || v1 === "app_created" || v1 === "app_key_rotated" || v1 === "app_deleted" || v1 === "key_created" || v1 === "key_deleted"))) return false;
+  if (v1 !== undefined && !((v1 === "logged_in" || v1 === "login_throttled" || v1 === "password_changed" || v1 === "password_reset" || v1 === "password_reset_requested" || v1 === "email_verified" || v1 === "app_created" || v1 === "app_key_rotated" || v1 === "app_deleted" || v1 === "key_created" || v1 === "key_deleted" || v1 === "suspended" || v1 === "unsuspended" || v1 === "plan_changed" || v1 === "admin_granted" || v1 === "admin_revoked"))) return false;
   const v2 = d["ip"];
   if (v2 !== undefined && !(typeof v2 == "string")) return false;
   const v3 = d["byOperator"];
@@ -12305,6 +16697,650 @@ function fast120(d) {
   if (!(fastC78(d))) return false;
   return true;
 }
+function fastC122(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  const v0 = d["search"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastUcs2length(v0) <= 254))) return false;
+  const v1 = d["status"];
+  if (v1 !== undefined && !((v1 === "active" || v1 === "suspended"))) return false;
+  const v2 = d["limit"];
+  if (v2 !== undefined && !(((typeof v2 == "number" && !(v2 % 1) && !isNaN(v2)) && v2 >= 1 && v2 <= 200))) return false;
+  const v3 = d["cursor"];
+  if (v3 !== undefined && !((typeof v3 == "string" && fastUcs2length(v3) <= 300))) return false;
+  for (const v4 in d) {
+    if (v4 === "search" || v4 === "status" || v4 === "limit" || v4 === "cursor") continue;
+    return false;
+  }
+  return true;
+}
+function fast121(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 0) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC122(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC127(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["at"] === undefined) return false;
+  if (d["reason"] === undefined) return false;
+  const v0 = d["at"];
+  if (v0 !== undefined && !(typeof v0 == "string")) return false;
+  const v1 = d["reason"];
+  if (v1 !== undefined && !(typeof v1 == "string")) return false;
+  for (const v2 in d) {
+    if (v2 === "at" || v2 === "reason") continue;
+    return false;
+  }
+  return true;
+}
+function fastC128(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  const v0 = d["perSecond"];
+  if (v0 !== undefined && !((((typeof v0 == "number" && !(v0 % 1) && !isNaN(v0)) || v0 === null) && (typeof v0 !== "number" || v0 >= 0)))) return false;
+  const v1 = d["daily"];
+  if (v1 !== undefined && !((((typeof v1 == "number" && !(v1 % 1) && !isNaN(v1)) || v1 === null) && (typeof v1 !== "number" || v1 >= 0)))) return false;
+  const v2 = d["monthly"];
+  if (v2 !== undefined && !((((typeof v2 == "number" && !(v2 % 1) && !isNaN(v2)) || v2 === null) && (typeof v2 !== "number" || v2 >= 0)))) return false;
+  const v3 = d["dailyUnits"];
+  if (v3 !== undefined && !((((typeof v3 == "number" && !(v3 % 1) && !isNaN(v3)) || v3 === null) && (typeof v3 !== "number" || v3 >= 0)))) return false;
+  const v4 = d["monthlyUnits"];
+  if (v4 !== undefined && !((((typeof v4 == "number" && !(v4 % 1) && !isNaN(v4)) || v4 === null) && (typeof v4 !== "number" || v4 >= 0)))) return false;
+  const v5 = d["maxKeys"];
+  if (v5 !== undefined && !(((typeof v5 == "number" && !(v5 % 1) && !isNaN(v5)) && v5 >= 0 && v5 <= 1000))) return false;
+  const v6 = d["maxApps"];
+  if (v6 !== undefined && !(((typeof v6 == "number" && !(v6 % 1) && !isNaN(v6)) && v6 >= 0 && v6 <= 1000))) return false;
+  for (const v7 in d) {
+    if (v7 === "perSecond" || v7 === "daily" || v7 === "monthly" || v7 === "dailyUnits" || v7 === "monthlyUnits" || v7 === "maxKeys" || v7 === "maxApps") continue;
+    return false;
+  }
+  return true;
+}
+function fastC129(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["perSecond"] === undefined) return false;
+  if (d["daily"] === undefined) return false;
+  if (d["monthly"] === undefined) return false;
+  if (d["dailyUnits"] === undefined) return false;
+  if (d["monthlyUnits"] === undefined) return false;
+  if (d["keysDaily"] === undefined) return false;
+  if (d["keysDailyUnits"] === undefined) return false;
+  if (d["maxKeys"] === undefined) return false;
+  if (d["maxApps"] === undefined) return false;
+  const v0 = d["perSecond"];
+  if (v0 !== undefined && !((((typeof v0 == "number" && !(v0 % 1) && !isNaN(v0)) || v0 === null) && (typeof v0 !== "number" || v0 >= 0)))) return false;
+  const v1 = d["daily"];
+  if (v1 !== undefined && !((((typeof v1 == "number" && !(v1 % 1) && !isNaN(v1)) || v1 === null) && (typeof v1 !== "number" || v1 >= 0)))) return false;
+  const v2 = d["monthly"];
+  if (v2 !== undefined && !((((typeof v2 == "number" && !(v2 % 1) && !isNaN(v2)) || v2 === null) && (typeof v2 !== "number" || v2 >= 0)))) return false;
+  const v3 = d["dailyUnits"];
+  if (v3 !== undefined && !((((typeof v3 == "number" && !(v3 % 1) && !isNaN(v3)) || v3 === null) && (typeof v3 !== "number" || v3 >= 0)))) return false;
+  const v4 = d["monthlyUnits"];
+  if (v4 !== undefined && !((((typeof v4 == "number" && !(v4 % 1) && !isNaN(v4)) || v4 === null) && (typeof v4 !== "number" || v4 >= 0)))) return false;
+  const v5 = d["keysDaily"];
+  if (v5 !== undefined && !(((typeof v5 == "number" && !(v5 % 1) && !isNaN(v5)) && v5 >= 0))) return false;
+  const v6 = d["keysDailyUnits"];
+  if (v6 !== undefined && !((((typeof v6 == "number" && !(v6 % 1) && !isNaN(v6)) || v6 === null) && (typeof v6 !== "number" || v6 >= 0)))) return false;
+  const v7 = d["maxKeys"];
+  if (v7 !== undefined && !(((typeof v7 == "number" && !(v7 % 1) && !isNaN(v7)) && v7 >= 0))) return false;
+  const v8 = d["maxApps"];
+  if (v8 !== undefined && !(((typeof v8 == "number" && !(v8 % 1) && !isNaN(v8)) && v8 >= 0))) return false;
+  for (const v9 in d) {
+    if (v9 === "perSecond" || v9 === "daily" || v9 === "monthly" || v9 === "dailyUnits" || v9 === "monthlyUnits" || v9 === "keysDaily" || v9 === "keysDailyUnits" || v9 === "maxKeys" || v9 === "maxApps") continue;
+    return false;
+  }
+  return true;
+}
+function fast130(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["today"] === undefined) return false;
+  if (d["month"] === undefined) return false;
+  const v0 = d["today"];
+  if (v0 !== undefined && !(((typeof v0 == "number" && !(v0 % 1) && !isNaN(v0)) && v0 >= 0))) return false;
+  const v1 = d["month"];
+  if (v1 !== undefined && !(((typeof v1 == "number" && !(v1 % 1) && !isNaN(v1)) && v1 >= 0))) return false;
+  for (const v2 in d) {
+    if (v2 === "today" || v2 === "month") continue;
+    return false;
+  }
+  return true;
+}
+function fastC126(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["email"] === undefined) return false;
+  if (d["createdAt"] === undefined) return false;
+  if (d["emailVerified"] === undefined) return false;
+  if (d["admin"] === undefined) return false;
+  if (d["suspended"] === undefined) return false;
+  if (d["plan"] === undefined) return false;
+  if (d["planOverride"] === undefined) return false;
+  if (d["limits"] === undefined) return false;
+  if (d["apps"] === undefined) return false;
+  if (d["keys"] === undefined) return false;
+  if (d["usage"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe19.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["email"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe0.test(v1) && fastUcs2length(v1) >= 3 && fastUcs2length(v1) <= 254))) return false;
+  const v2 = d["createdAt"];
+  if (v2 !== undefined && !(typeof v2 == "string")) return false;
+  const v3 = d["emailVerified"];
+  if (v3 !== undefined && !(typeof v3 == "boolean")) return false;
+  const v4 = d["admin"];
+  if (v4 !== undefined && !(typeof v4 == "boolean")) return false;
+  const v5 = d["suspended"];
+  if (v5 !== undefined && !((v5 === null || fastC127(v5)))) return false;
+  const v6 = d["plan"];
+  if (v6 !== undefined && !((v6 === null || (typeof v6 == "string" && fastRe20.test(v6))))) return false;
+  const v7 = d["planOverride"];
+  if (v7 !== undefined && !((v7 === null || fastC128(v7)))) return false;
+  const v8 = d["limits"];
+  if (v8 !== undefined && !(fastC129(v8))) return false;
+  const v9 = d["apps"];
+  if (v9 !== undefined && !(((typeof v9 == "number" && !(v9 % 1) && !isNaN(v9)) && v9 >= 0))) return false;
+  const v10 = d["keys"];
+  if (v10 !== undefined && !(((typeof v10 == "number" && !(v10 % 1) && !isNaN(v10)) && v10 >= 0))) return false;
+  const v11 = d["usage"];
+  if (v11 !== undefined && !(fast130(v11))) return false;
+  for (const v12 in d) {
+    if (v12 === "id" || v12 === "email" || v12 === "createdAt" || v12 === "emailVerified" || v12 === "admin" || v12 === "suspended" || v12 === "plan" || v12 === "planOverride" || v12 === "limits" || v12 === "apps" || v12 === "keys" || v12 === "usage") continue;
+    return false;
+  }
+  return true;
+}
+function fast125(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC126(v2))) return false;
+  }
+  return true;
+}
+function fastC124(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["accounts"] === undefined) return false;
+  if (d["next"] === undefined) return false;
+  const v0 = d["accounts"];
+  if (v0 !== undefined && !(fast125(v0))) return false;
+  const v1 = d["next"];
+  if (v1 !== undefined && !((typeof v1 == "string" || v1 === null))) return false;
+  for (const v2 in d) {
+    if (v2 === "accounts" || v2 === "next") continue;
+    return false;
+  }
+  return true;
+}
+function fast123(d) {
+  if (!(fastC124(d))) return false;
+  return true;
+}
+function fastC132(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["userId"] === undefined) return false;
+  const v0 = d["userId"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe19.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  for (const v1 in d) {
+    if (v1 === "userId") continue;
+    return false;
+  }
+  return true;
+}
+function fast131(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC132(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast135(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["today"] === undefined) return false;
+  if (d["month"] === undefined) return false;
+  const v0 = d["today"];
+  if (v0 !== undefined && !(((typeof v0 == "number" && !(v0 % 1) && !isNaN(v0)) && v0 >= 0))) return false;
+  const v1 = d["month"];
+  if (v1 !== undefined && !(((typeof v1 == "number" && !(v1 % 1) && !isNaN(v1)) && v1 >= 0))) return false;
+  for (const v2 in d) {
+    if (v2 === "today" || v2 === "month") continue;
+    return false;
+  }
+  return true;
+}
+function fast137(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["name"] === undefined) return false;
+  if (d["chain"] === undefined) return false;
+  if (d["createdAt"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe5.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["name"];
+  if (v1 !== undefined && !(typeof v1 == "string")) return false;
+  const v2 = d["chain"];
+  if (v2 !== undefined && !(typeof v2 == "string")) return false;
+  const v3 = d["createdAt"];
+  if (v3 !== undefined && !(typeof v3 == "string")) return false;
+  for (const v4 in d) {
+    if (v4 === "id" || v4 === "name" || v4 === "chain" || v4 === "createdAt") continue;
+    return false;
+  }
+  return true;
+}
+function fast136(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fast137(v2))) return false;
+  }
+  return true;
+}
+function fast139(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["name"] === undefined) return false;
+  if (d["network"] === undefined) return false;
+  if (d["createdAt"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe17.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["name"];
+  if (v1 !== undefined && !(typeof v1 == "string")) return false;
+  const v2 = d["network"];
+  if (v2 !== undefined && !(typeof v2 == "string")) return false;
+  const v3 = d["createdAt"];
+  if (v3 !== undefined && !(typeof v3 == "string")) return false;
+  for (const v4 in d) {
+    if (v4 === "id" || v4 === "name" || v4 === "network" || v4 === "createdAt") continue;
+    return false;
+  }
+  return true;
+}
+function fast138(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fast139(v2))) return false;
+  }
+  return true;
+}
+function fastC134(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["email"] === undefined) return false;
+  if (d["createdAt"] === undefined) return false;
+  if (d["emailVerified"] === undefined) return false;
+  if (d["admin"] === undefined) return false;
+  if (d["suspended"] === undefined) return false;
+  if (d["plan"] === undefined) return false;
+  if (d["planOverride"] === undefined) return false;
+  if (d["limits"] === undefined) return false;
+  if (d["apps"] === undefined) return false;
+  if (d["keys"] === undefined) return false;
+  if (d["usage"] === undefined) return false;
+  if (d["appList"] === undefined) return false;
+  if (d["keyList"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe19.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["email"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe0.test(v1) && fastUcs2length(v1) >= 3 && fastUcs2length(v1) <= 254))) return false;
+  const v2 = d["createdAt"];
+  if (v2 !== undefined && !(typeof v2 == "string")) return false;
+  const v3 = d["emailVerified"];
+  if (v3 !== undefined && !(typeof v3 == "boolean")) return false;
+  const v4 = d["admin"];
+  if (v4 !== undefined && !(typeof v4 == "boolean")) return false;
+  const v5 = d["suspended"];
+  if (v5 !== undefined && !((v5 === null || fastC127(v5)))) return false;
+  const v6 = d["plan"];
+  if (v6 !== undefined && !((v6 === null || (typeof v6 == "string" && fastRe20.test(v6))))) return false;
+  const v7 = d["planOverride"];
+  if (v7 !== undefined && !((v7 === null || fastC128(v7)))) return false;
+  const v8 = d["limits"];
+  if (v8 !== undefined && !(fastC129(v8))) return false;
+  const v9 = d["apps"];
+  if (v9 !== undefined && !(((typeof v9 == "number" && !(v9 % 1) && !isNaN(v9)) && v9 >= 0))) return false;
+  const v10 = d["keys"];
+  if (v10 !== undefined && !(((typeof v10 == "number" && !(v10 % 1) && !isNaN(v10)) && v10 >= 0))) return false;
+  const v11 = d["usage"];
+  if (v11 !== undefined && !(fast135(v11))) return false;
+  const v12 = d["appList"];
+  if (v12 !== undefined && !(fast136(v12))) return false;
+  const v13 = d["keyList"];
+  if (v13 !== undefined && !(fast138(v13))) return false;
+  for (const v14 in d) {
+    if (v14 === "id" || v14 === "email" || v14 === "createdAt" || v14 === "emailVerified" || v14 === "admin" || v14 === "suspended" || v14 === "plan" || v14 === "planOverride" || v14 === "limits" || v14 === "apps" || v14 === "keys" || v14 === "usage" || v14 === "appList" || v14 === "keyList") continue;
+    return false;
+  }
+  return true;
+}
+function fast133(d) {
+  if (!(fastC134(d))) return false;
+  return true;
+}
+function fastC141(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["userId"] === undefined) return false;
+  if (d["reason"] === undefined) return false;
+  const v0 = d["userId"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe19.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["reason"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe21.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 500))) return false;
+  for (const v2 in d) {
+    if (v2 === "userId" || v2 === "reason") continue;
+    return false;
+  }
+  return true;
+}
+function fast140(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC141(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast142(d) {
+  if (!(fastC126(d))) return false;
+  return true;
+}
+function fast143(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC132(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast144(d) {
+  if (!(fastC126(d))) return false;
+  return true;
+}
+function fastC146(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["userId"] === undefined) return false;
+  if (d["plan"] === undefined) return false;
+  const v0 = d["userId"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe19.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["plan"];
+  if (v1 !== undefined && !((v1 === null || (typeof v1 == "string" && fastRe20.test(v1))))) return false;
+  const v2 = d["override"];
+  if (v2 !== undefined && !((v2 === null || fastC128(v2)))) return false;
+  for (const v3 in d) {
+    if (v3 === "userId" || v3 === "plan" || v3 === "override") continue;
+    return false;
+  }
+  return true;
+}
+function fast145(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC146(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast147(d) {
+  if (!(fastC126(d))) return false;
+  return true;
+}
+function fast148(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fastC152(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["name"] === undefined) return false;
+  if (d["limits"] === undefined) return false;
+  if (d["effective"] === undefined) return false;
+  if (d["default"] === undefined) return false;
+  const v0 = d["name"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe20.test(v0)))) return false;
+  const v1 = d["limits"];
+  if (v1 !== undefined && !(fastC128(v1))) return false;
+  const v2 = d["effective"];
+  if (v2 !== undefined && !(fastC129(v2))) return false;
+  const v3 = d["default"];
+  if (v3 !== undefined && !(typeof v3 == "boolean")) return false;
+  for (const v4 in d) {
+    if (v4 === "name" || v4 === "limits" || v4 === "effective" || v4 === "default") continue;
+    return false;
+  }
+  return true;
+}
+function fast151(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC152(v2))) return false;
+  }
+  return true;
+}
+function fastC150(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["plans"] === undefined) return false;
+  if (d["defaultPlan"] === undefined) return false;
+  if (d["base"] === undefined) return false;
+  const v0 = d["plans"];
+  if (v0 !== undefined && !(fast151(v0))) return false;
+  const v1 = d["defaultPlan"];
+  if (v1 !== undefined && !((v1 === null || (typeof v1 == "string" && fastRe20.test(v1))))) return false;
+  const v2 = d["base"];
+  if (v2 !== undefined && !(fastC129(v2))) return false;
+  for (const v3 in d) {
+    if (v3 === "plans" || v3 === "defaultPlan" || v3 === "base") continue;
+    return false;
+  }
+  return true;
+}
+function fast149(d) {
+  if (!(fastC150(d))) return false;
+  return true;
+}
+function fastC154(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["since"] === undefined) return false;
+  if (d["until"] === undefined) return false;
+  const v0 = d["since"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe22.test(v0)))) return false;
+  const v1 = d["until"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe22.test(v1)))) return false;
+  const v2 = d["userId"];
+  if (v2 !== undefined && !((typeof v2 == "string" && fastRe19.test(v2) && fastUcs2length(v2) <= 40))) return false;
+  for (const v3 in d) {
+    if (v3 === "since" || v3 === "until" || v3 === "userId") continue;
+    return false;
+  }
+  return true;
+}
+function fast153(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC154(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast158(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["day"] === undefined) return false;
+  if (d["requests"] === undefined) return false;
+  if (d["success"] === undefined) return false;
+  if (d["units"] === undefined) return false;
+  if (d["accounts"] === undefined) return false;
+  const v0 = d["day"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe22.test(v0)))) return false;
+  const v1 = d["requests"];
+  if (v1 !== undefined && !(((typeof v1 == "number" && !(v1 % 1) && !isNaN(v1)) && v1 >= 0))) return false;
+  const v2 = d["success"];
+  if (v2 !== undefined && !(((typeof v2 == "number" && !(v2 % 1) && !isNaN(v2)) && v2 >= 0))) return false;
+  const v3 = d["units"];
+  if (v3 !== undefined && !(((typeof v3 == "number" && !(v3 % 1) && !isNaN(v3)) && v3 >= 0))) return false;
+  const v4 = d["accounts"];
+  if (v4 !== undefined && !(((typeof v4 == "number" && !(v4 % 1) && !isNaN(v4)) && v4 >= 0))) return false;
+  for (const v5 in d) {
+    if (v5 === "day" || v5 === "requests" || v5 === "success" || v5 === "units" || v5 === "accounts") continue;
+    return false;
+  }
+  return true;
+}
+function fast157(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fast158(v2))) return false;
+  }
+  return true;
+}
+function fastC156(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["days"] === undefined) return false;
+  const v0 = d["days"];
+  if (v0 !== undefined && !(fast157(v0))) return false;
+  for (const v1 in d) {
+    if (v1 === "days") continue;
+    return false;
+  }
+  return true;
+}
+function fast155(d) {
+  if (!(fastC156(d))) return false;
+  return true;
+}
+function fastC160(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  const v0 = d["userId"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe19.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["action"];
+  if (v1 !== undefined && !((v1 === "logged_in" || v1 === "login_throttled" || v1 === "password_changed" || v1 === "password_reset" || v1 === "password_reset_requested" || v1 === "email_verified" || v1 === "app_created" || v1 === "app_key_rotated" || v1 === "app_deleted" || v1 === "key_created" || v1 === "key_deleted" || v1 === "suspended" || v1 === "unsuspended" || v1 === "plan_changed" || v1 === "admin_granted" || v1 === "admin_revoked"))) return false;
+  const v2 = d["limit"];
+  if (v2 !== undefined && !(((typeof v2 == "number" && !(v2 % 1) && !isNaN(v2)) && v2 >= 1 && v2 <= 200))) return false;
+  const v3 = d["cursor"];
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length >= 1 && v3.length <= 18 && fastRe2.test(v3))))) return false;
+  for (const v4 in d) {
+    if (v4 === "userId" || v4 === "action" || v4 === "limit" || v4 === "cursor") continue;
+    return false;
+  }
+  return true;
+}
+function fast159(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 0) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC160(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fast165(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  return true;
+}
+function fast166(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["email"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !(typeof v0 == "string")) return false;
+  const v1 = d["email"];
+  if (v1 !== undefined && !((typeof v1 == "string" || v1 === null))) return false;
+  for (const v2 in d) {
+    if (v2 === "id" || v2 === "email") continue;
+    return false;
+  }
+  return true;
+}
+function fastC164(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["time"] === undefined) return false;
+  if (d["action"] === undefined) return false;
+  if (d["byOperator"] === undefined) return false;
+  if (d["userId"] === undefined) return false;
+  if (d["email"] === undefined) return false;
+  const v0 = d["time"];
+  if (v0 !== undefined && !(typeof v0 == "string")) return false;
+  const v1 = d["action"];
+  if (v1 !== undefined && !((v1 === "logged_in" || v1 === "login_throttled" || v1 === "password_changed" || v1 === "password_reset" || v1 === "password_reset_requested" || v1 === "email_verified" || v1 === "app_created" || v1 === "app_key_rotated" || v1 === "app_deleted" || v1 === "key_created" || v1 === "key_deleted" || v1 === "suspended" || v1 === "unsuspended" || v1 === "plan_changed" || v1 === "admin_granted" || v1 === "admin_revoked"))) return false;
+  const v2 = d["ip"];
+  if (v2 !== undefined && !(typeof v2 == "string")) return false;
+  const v3 = d["byOperator"];
+  if (v3 !== undefined && !(typeof v3 == "boolean")) return false;
+  const v4 = d["detail"];
+  if (v4 !== undefined && !(fast165(v4))) return false;
+  const v5 = d["userId"];
+  if (v5 !== undefined && !((typeof v5 == "string" && fastRe19.test(v5) && fastUcs2length(v5) <= 40))) return false;
+  const v6 = d["email"];
+  if (v6 !== undefined && !((typeof v6 == "string" || v6 === null))) return false;
+  const v7 = d["actor"];
+  if (v7 !== undefined && !(fast166(v7))) return false;
+  for (const v8 in d) {
+    if (v8 === "time" || v8 === "action" || v8 === "ip" || v8 === "byOperator" || v8 === "detail" || v8 === "userId" || v8 === "email" || v8 === "actor") continue;
+    return false;
+  }
+  return true;
+}
+function fast163(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC164(v2))) return false;
+  }
+  return true;
+}
+function fastC162(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["entries"] === undefined) return false;
+  if (d["next"] === undefined) return false;
+  const v0 = d["entries"];
+  if (v0 !== undefined && !(fast163(v0))) return false;
+  const v1 = d["next"];
+  if (v1 !== undefined && !((typeof v1 == "string" || v1 === null))) return false;
+  for (const v2 in d) {
+    if (v2 === "entries" || v2 === "next") continue;
+    return false;
+  }
+  return true;
+}
+function fast161(d) {
+  if (!(fastC162(d))) return false;
+  return true;
+}
 
 // The validators: the fast check, then ajv for the answer and its errors when the fast check says no.
 export function account_signUp__params(data) {
@@ -12929,6 +17965,150 @@ export function keys_delete__result(data) {
   keys_delete__result.errors = keys_delete__result_ajv.errors;
   return valid;
 }
+export function admin_listAccounts__params(data) {
+  if (fast121(data)) {
+    admin_listAccounts__params.errors = null;
+    return true;
+  }
+  const valid = admin_listAccounts__params_ajv(data);
+  admin_listAccounts__params.errors = admin_listAccounts__params_ajv.errors;
+  return valid;
+}
+export function admin_listAccounts__result(data) {
+  if (fast123(data)) {
+    admin_listAccounts__result.errors = null;
+    return true;
+  }
+  const valid = admin_listAccounts__result_ajv(data);
+  admin_listAccounts__result.errors = admin_listAccounts__result_ajv.errors;
+  return valid;
+}
+export function admin_getAccount__params(data) {
+  if (fast131(data)) {
+    admin_getAccount__params.errors = null;
+    return true;
+  }
+  const valid = admin_getAccount__params_ajv(data);
+  admin_getAccount__params.errors = admin_getAccount__params_ajv.errors;
+  return valid;
+}
+export function admin_getAccount__result(data) {
+  if (fast133(data)) {
+    admin_getAccount__result.errors = null;
+    return true;
+  }
+  const valid = admin_getAccount__result_ajv(data);
+  admin_getAccount__result.errors = admin_getAccount__result_ajv.errors;
+  return valid;
+}
+export function admin_suspend__params(data) {
+  if (fast140(data)) {
+    admin_suspend__params.errors = null;
+    return true;
+  }
+  const valid = admin_suspend__params_ajv(data);
+  admin_suspend__params.errors = admin_suspend__params_ajv.errors;
+  return valid;
+}
+export function admin_suspend__result(data) {
+  if (fast142(data)) {
+    admin_suspend__result.errors = null;
+    return true;
+  }
+  const valid = admin_suspend__result_ajv(data);
+  admin_suspend__result.errors = admin_suspend__result_ajv.errors;
+  return valid;
+}
+export function admin_unsuspend__params(data) {
+  if (fast143(data)) {
+    admin_unsuspend__params.errors = null;
+    return true;
+  }
+  const valid = admin_unsuspend__params_ajv(data);
+  admin_unsuspend__params.errors = admin_unsuspend__params_ajv.errors;
+  return valid;
+}
+export function admin_unsuspend__result(data) {
+  if (fast144(data)) {
+    admin_unsuspend__result.errors = null;
+    return true;
+  }
+  const valid = admin_unsuspend__result_ajv(data);
+  admin_unsuspend__result.errors = admin_unsuspend__result_ajv.errors;
+  return valid;
+}
+export function admin_setPlan__params(data) {
+  if (fast145(data)) {
+    admin_setPlan__params.errors = null;
+    return true;
+  }
+  const valid = admin_setPlan__params_ajv(data);
+  admin_setPlan__params.errors = admin_setPlan__params_ajv.errors;
+  return valid;
+}
+export function admin_setPlan__result(data) {
+  if (fast147(data)) {
+    admin_setPlan__result.errors = null;
+    return true;
+  }
+  const valid = admin_setPlan__result_ajv(data);
+  admin_setPlan__result.errors = admin_setPlan__result_ajv.errors;
+  return valid;
+}
+export function admin_plans__params(data) {
+  if (fast148(data)) {
+    admin_plans__params.errors = null;
+    return true;
+  }
+  const valid = admin_plans__params_ajv(data);
+  admin_plans__params.errors = admin_plans__params_ajv.errors;
+  return valid;
+}
+export function admin_plans__result(data) {
+  if (fast149(data)) {
+    admin_plans__result.errors = null;
+    return true;
+  }
+  const valid = admin_plans__result_ajv(data);
+  admin_plans__result.errors = admin_plans__result_ajv.errors;
+  return valid;
+}
+export function admin_usage__params(data) {
+  if (fast153(data)) {
+    admin_usage__params.errors = null;
+    return true;
+  }
+  const valid = admin_usage__params_ajv(data);
+  admin_usage__params.errors = admin_usage__params_ajv.errors;
+  return valid;
+}
+export function admin_usage__result(data) {
+  if (fast155(data)) {
+    admin_usage__result.errors = null;
+    return true;
+  }
+  const valid = admin_usage__result_ajv(data);
+  admin_usage__result.errors = admin_usage__result_ajv.errors;
+  return valid;
+}
+export function admin_activity__params(data) {
+  if (fast159(data)) {
+    admin_activity__params.errors = null;
+    return true;
+  }
+  const valid = admin_activity__params_ajv(data);
+  admin_activity__params.errors = admin_activity__params_ajv.errors;
+  return valid;
+}
+export function admin_activity__result(data) {
+  if (fast161(data)) {
+    admin_activity__result.errors = null;
+    return true;
+  }
+  const valid = admin_activity__result_ajv(data);
+  admin_activity__result.errors = admin_activity__result_ajv.errors;
+  return valid;
+}
 
 /** Params (positional array) and result validators per method. */
 export const validators: ValidatorTable = {
@@ -12971,6 +18151,14 @@ export const validators: ValidatorTable = {
   'keys_metrics': { params: keys_metrics__params, result: keys_metrics__result },
   'keys_logs': { params: keys_logs__params, result: keys_logs__result },
   'keys_delete': { params: keys_delete__params, result: keys_delete__result },
+  'admin_listAccounts': { params: admin_listAccounts__params, result: admin_listAccounts__result },
+  'admin_getAccount': { params: admin_getAccount__params, result: admin_getAccount__result },
+  'admin_suspend': { params: admin_suspend__params, result: admin_suspend__result },
+  'admin_unsuspend': { params: admin_unsuspend__params, result: admin_unsuspend__result },
+  'admin_setPlan': { params: admin_setPlan__params, result: admin_setPlan__result },
+  'admin_plans': { params: admin_plans__params, result: admin_plans__result },
+  'admin_usage': { params: admin_usage__params, result: admin_usage__result },
+  'admin_activity': { params: admin_activity__params, result: admin_activity__result },
 };
 
 /** The fast checks alone, per method (for tests: they must agree with ajv). */
@@ -13014,4 +18202,12 @@ export const fastChecks: { readonly [method: string]: { readonly params?: (data:
   'keys_metrics': { params: fast116 },
   'keys_logs': { params: fast117, result: fast118 },
   'keys_delete': { params: fast119, result: fast120 },
+  'admin_listAccounts': { params: fast121, result: fast123 },
+  'admin_getAccount': { params: fast131, result: fast133 },
+  'admin_suspend': { params: fast140, result: fast142 },
+  'admin_unsuspend': { params: fast143, result: fast144 },
+  'admin_setPlan': { params: fast145, result: fast147 },
+  'admin_plans': { params: fast148, result: fast149 },
+  'admin_usage': { params: fast153, result: fast155 },
+  'admin_activity': { params: fast159, result: fast161 },
 };

@@ -148,6 +148,12 @@ export interface Config {
   cache?: CacheConfig;
   accountSecurity?: AccountSecurityConfig;
   accounts?: AccountsConfig;
+  /**
+   * Named plans an operator gives accounts (`admin_setPlan`, `rpcgate admin plan <user> <name>`; `accounts.defaultPlan` for all others): `plans.<name>` = limits for that account's apps (access point A) and network keys (B). A field left out falls back to `limits.a` / `limits.b` / `accounts.maxAppsPerUser` (4 network keys). Applied from the in-memory key index on every replica (no query per request).
+   */
+  plans?: {
+    [k: string]: PlanLimits;
+  };
   smtp?: SmtpConfig;
   redis?: RedisConfig;
 }
@@ -725,6 +731,14 @@ export interface AccountSecurityConfig {
  */
 export interface AccountsConfig {
   /**
+   * Emails of the deployment's operators (compared case-insensitively): once such an account exists, the account API's `admin_` methods answer it (list, suspend, plans, usage, audit trail) and the dashboard shows it the Admin page. Beside these, `rpcgate admin grant <email>` gives an existing account the admin role in the store (and `revoke` takes it back), without a running service. Anyone else calling an `admin_` method gets -32041 (HTTP 403, `data.reason` `admin-only`).
+   */
+  admins?: string[];
+  /**
+   * The plan (a name in `plans`) of every account an operator has not given one (`admin_setPlan`, `rpcgate admin plan`). Absent = such accounts have the deployment's `limits.a`, `limits.b` and `accounts.maxAppsPerUser`.
+   */
+  defaultPlan?: string;
+  /**
    * Email verification before keys work: sign-up mails a verification link (`smtp`; without it the link is written to the operator's log), and until it is followed `apps_create` and `keys_create` are refused (-32041, HTTP 403, `data.reason` `email-not-verified`); `account_me` says `emailVerified`. Accounts that existed before verification was introduced count as verified. A password reset by mail also verifies the email.
    */
   verifyEmail?: boolean;
@@ -744,6 +758,39 @@ export interface AccountsConfig {
    * Most apps (access point A) one user may have: one more is refused (-32005, HTTP 409, `data` `{ "limit", "what": "apps" }`) and nothing is created, also under concurrent creates on any number of replicas. An app's daily and monthly quotas (`limits.a`) are the account's, shared by all its apps, so more apps do not mean more quota; each app has its own per-second rate.
    */
   maxAppsPerUser?: number;
+}
+/**
+ * An account's limits (a plan in `plans`, or an operator's per-account override over it). `perSecond`, `monthly` and `monthlyUnits` apply to its apps (A: the rate per app, the quotas per account); `daily` and `dailyUnits` to its apps (A, per account) and its network keys (B, per user). A field left out falls back (override → plan → `accounts.defaultPlan` → `limits.a` / `limits.b` / `accounts.maxAppsPerUser` / 4 network keys); `null` switches a request limit off (B's daily request quota cannot be: `null` there means `limits.b.dailyPerUser`).
+ */
+export interface PlanLimits {
+  /**
+   * Requests per second per app (A).
+   */
+  perSecond?: number | null;
+  /**
+   * Requests per UTC day: per account across its apps (A) and per user across its network keys (B).
+   */
+  daily?: number | null;
+  /**
+   * Requests per UTC month per account (A).
+   */
+  monthly?: number | null;
+  /**
+   * Compute units per UTC day (A per account, B per user).
+   */
+  dailyUnits?: number | null;
+  /**
+   * Compute units per UTC month per account (A).
+   */
+  monthlyUnits?: number | null;
+  /**
+   * Most network keys (B) the account may have.
+   */
+  maxKeys?: number;
+  /**
+   * Most apps (A) the account may have.
+   */
+  maxApps?: number;
 }
 /**
  * Outgoing mail for password resets and email verification (nodemailer over SMTP). Absent: no mail is sent and each link is written to the operator's log instead (level warn, message `mail not sent (no smtp configured)`), so a small deployment's operator can pass it on by hand. With `smtp`, `publicBaseUrl` is required: mailed links must not take their host from a request's Host header, which the requester controls.
@@ -964,6 +1011,14 @@ export const configSchema = {
     cache: { $ref: '#/definitions/CacheConfig' },
     accountSecurity: { $ref: '#/definitions/AccountSecurityConfig' },
     accounts: { $ref: '#/definitions/AccountsConfig' },
+    plans: {
+      type: 'object',
+      default: {},
+      propertyNames: { pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$' },
+      additionalProperties: { $ref: '#/definitions/PlanLimits' },
+      description:
+        "Named plans an operator gives accounts (`admin_setPlan`, `rpcgate admin plan <user> <name>`; `accounts.defaultPlan` for all others): `plans.<name>` = limits for that account's apps (access point A) and network keys (B). A field left out falls back to `limits.a` / `limits.b` / `accounts.maxAppsPerUser` (4 network keys). Applied from the in-memory key index on every replica (no query per request).",
+    },
     smtp: { $ref: '#/definitions/SmtpConfig' },
     redis: { $ref: '#/definitions/RedisConfig' },
   },
@@ -1563,6 +1618,19 @@ export const configSchema = {
       },
       description: 'What one account (user) may create through the account API, and account self-service (issue 27).',
       properties: {
+        admins: {
+          type: 'array',
+          items: { type: 'string', minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$' },
+          default: [],
+          description:
+            "Emails of the deployment's operators (compared case-insensitively): once such an account exists, the account API's `admin_` methods answer it (list, suspend, plans, usage, audit trail) and the dashboard shows it the Admin page. Beside these, `rpcgate admin grant <email>` gives an existing account the admin role in the store (and `revoke` takes it back), without a running service. Anyone else calling an `admin_` method gets -32041 (HTTP 403, `data.reason` `admin-only`).",
+        },
+        defaultPlan: {
+          type: 'string',
+          pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$',
+          description:
+            "The plan (a name in `plans`) of every account an operator has not given one (`admin_setPlan`, `rpcgate admin plan`). Absent = such accounts have the deployment's `limits.a`, `limits.b` and `accounts.maxAppsPerUser`.",
+        },
         verifyEmail: {
           type: 'boolean',
           default: false,
@@ -1862,6 +1930,40 @@ export const configSchema = {
           default: 1000,
           description: 'Unused units are given back after this long without a call of that subject (ms).',
         },
+      },
+    },
+    PlanLimits: {
+      title: 'PlanLimits',
+      type: 'object',
+      additionalProperties: false,
+      description:
+        "An account's limits (a plan in `plans`, or an operator's per-account override over it). `perSecond`, `monthly` and `monthlyUnits` apply to its apps (A: the rate per app, the quotas per account); `daily` and `dailyUnits` to its apps (A, per account) and its network keys (B, per user). A field left out falls back (override → plan → `accounts.defaultPlan` → `limits.a` / `limits.b` / `accounts.maxAppsPerUser` / 4 network keys); `null` switches a request limit off (B's daily request quota cannot be: `null` there means `limits.b.dailyPerUser`).",
+      properties: {
+        perSecond: { type: ['integer', 'null'], minimum: 0, description: 'Requests per second per app (A).' },
+        daily: {
+          type: ['integer', 'null'],
+          minimum: 0,
+          description:
+            'Requests per UTC day: per account across its apps (A) and per user across its network keys (B).',
+        },
+        monthly: { type: ['integer', 'null'], minimum: 0, description: 'Requests per UTC month per account (A).' },
+        dailyUnits: {
+          type: ['integer', 'null'],
+          minimum: 0,
+          description: 'Compute units per UTC day (A per account, B per user).',
+        },
+        monthlyUnits: {
+          type: ['integer', 'null'],
+          minimum: 0,
+          description: 'Compute units per UTC month per account (A).',
+        },
+        maxKeys: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 1000,
+          description: 'Most network keys (B) the account may have.',
+        },
+        maxApps: { type: 'integer', minimum: 0, maximum: 1000, description: 'Most apps (A) the account may have.' },
       },
     },
     AppPlan: {

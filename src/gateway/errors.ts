@@ -52,9 +52,9 @@ export const GATEWAY_ERRORS = [
     code: -32041,
     message: 'Forbidden',
     httpStatus: [403],
-    reasons: ['network', 'url', 'origin', 'ip', 'address', 'email-not-verified'],
+    reasons: ['network', 'url', 'origin', 'ip', 'address', 'email-not-verified', 'admin-only', 'suspended'],
     meaning:
-      'key valid but not here: other network, wrong URL shape, origin / IP / contract address not on the allowlist (account API: Origin check; an app or key before the email was verified)',
+      "key valid but not here: other network, wrong URL shape, origin / IP / contract address not on the allowlist; the key's account suspended by an operator (`suspended`; also its log-in) (account API: Origin check; an app or key before the email was verified; an `admin_` method called by a non-admin)",
   },
   {
     name: 'MethodNotAllowed',
@@ -226,7 +226,7 @@ export function unauthorized(message: string, data: Data<'key' | 'jwt' | 'sessio
 /** Key not valid for this network or URL shape; origin, IP or contract address not on the allowlist. */
 export function forbidden(
   message: string,
-  data: Data<'network' | 'url' | 'origin' | 'ip' | 'address' | 'email-not-verified'>,
+  data: Data<'network' | 'url' | 'origin' | 'ip' | 'address' | 'email-not-verified' | 'admin-only' | 'suspended'>,
 ): RpcError {
   return gatewayError(message, data, 403);
 }

@@ -17,6 +17,7 @@
 // app's chain resolved to networks, the limiter subject allocated.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import type { PlanCatalog, ResolvedPlans } from '../limits/plans.js';
 import { appSubject, userSubject } from '../limits/types.js';
 import { hashKey } from '../secrets/keys.js';
 import {
@@ -58,6 +59,8 @@ export interface AccessIndexOptions {
   /** Full rebuild interval (ms). */
   rebuildMs?: number;
   logger?: Logger;
+  /** The deployment's plans: an account with a plan or override gets its own limits in its principals' subjects. */
+  plans?: PlanCatalog;
 }
 
 /** Longest key the index hashes: anything longer is not a key we issued (no HMAC for junk). */
@@ -83,9 +86,11 @@ export class AccessIndex implements KeyStore {
   private stopped = false;
   private lastSync = 0;
   private readonly listeners = new Set<() => void>();
+  private readonly plans: PlanCatalog | undefined;
 
   constructor(opts: AccessIndexOptions) {
     this.db = opts.db;
+    this.plans = opts.plans;
     this.secret = opts.secret;
     this.feed = new KeyEventFeed(opts.db);
     for (const [chain, nets] of Object.entries(opts.chains)) this.chainNets.set(chain.toLowerCase(), new Set(nets));
@@ -216,8 +221,23 @@ export class AccessIndex implements KeyStore {
     this.changed();
   }
 
+  /** The account's own limiter plans (its plan and override resolved), or undefined for the deployment's own. */
+  private plansOf(e: AccessEntry): ResolvedPlans | undefined {
+    const a = e.account;
+    if (
+      this.plans === undefined ||
+      (a.plan === null && a.planOverride === null && this.plans.defaultPlan === undefined)
+    )
+      return undefined;
+    const l = this.plans.resolve(a.plan, a.planOverride);
+    return l === this.plans.base ? undefined : l.plans;
+  }
+
   /** An entry from the store → the principal the request path uses (everything precomputed). */
   principal(e: AccessEntry): Principal {
+    const plans = this.plansOf(e);
+    // A suspended account's keys stay in the index (nothing is deleted): identify() refuses them with `suspended`.
+    const suspended = e.account.suspended ? { suspended: true as const } : {};
     if (e.accessPoint === 'B') {
       const p: NetworkKeyPrincipal = {
         kind: 'network-key',
@@ -226,7 +246,8 @@ export class AccessIndex implements KeyStore {
         userId: e.userId,
         name: e.name,
         network: e.network,
-        limitSubject: userSubject(e.userId),
+        limitSubject: userSubject(e.userId, plans),
+        ...suspended,
       };
       return p;
     }
@@ -241,8 +262,9 @@ export class AccessIndex implements KeyStore {
       allowlists: compileAllowlists(e.allowlists),
       requireJwt: e.requireJwt,
       jwt: e.jwtKeys.length > 0 ? new JwtKeySet(e.jwtKeys, e.jwtMaxLifetimeSec) : undefined,
-      limitSubject: appSubject(e.appId, e.userId),
+      limitSubject: appSubject(e.appId, e.userId, plans),
       logBodies: e.logBodies,
+      ...suspended,
     };
     return p;
   }

@@ -43,6 +43,8 @@ export interface AppPrincipal {
   limitSubject: LimitSubject;
   /** Request log: capture params and results of its calls (redacted, size-capped); absent = off. */
   logBodies?: boolean;
+  /** The account is suspended by an operator: every call is refused (`suspended`). */
+  suspended?: true;
 }
 
 /** A network API key (access point B): one network, no allowlists. */
@@ -54,6 +56,8 @@ export interface NetworkKeyPrincipal {
   name: string;
   network: string;
   limitSubject: LimitSubject;
+  /** The account is suspended by an operator: every call is refused (`suspended`). */
+  suspended?: true;
 }
 
 /** Who a request acts for. */

@@ -14,7 +14,7 @@ import type { Span } from '@opentelemetry/api';
 import type { IncomingMessage } from 'node:http';
 import type { CallContext } from '@rpcgate/toolkit/engine';
 import type { RpcError } from '@rpcgate/toolkit/errors';
-import { unauthorized } from '../errors.js';
+import { forbidden, unauthorized } from '../errors.js';
 import { addressListed, checkCallAllowlists, checkRequestAllowlists } from './allowlist.js';
 import type { AddressParam } from '../method-meaning.js';
 import { bearerToken, jwtError } from './jwt.js';
@@ -38,6 +38,9 @@ export class Denied {
 
 const NO_KEY = new Denied(unauthorized('missing API key: put it in the URL path', { reason: 'key' }), undefined);
 const BAD_KEY = new Denied(unauthorized('invalid API key', { reason: 'key' }), undefined);
+const SUSPENDED = forbidden('the account of this API key is suspended by an operator of this deployment', {
+  reason: 'suspended',
+});
 
 /** Stages 1 and 2: the principal behind a key, if it may use this network through this access point. */
 export function identify(
@@ -49,6 +52,9 @@ export function identify(
   if (!key) return NO_KEY;
   const p = keys.lookup(key);
   if (p === undefined) return BAD_KEY;
+  // An operator suspended the key's account (issue 27): known, refused — on every transport, open WebSockets included
+  // (ws-route re-runs identify on every index change). A property read: no query.
+  if (p.kind !== 'static' && p.suspended === true) return new Denied(SUSPENDED, p);
   const wrong = routeRefusal(p, network, accessPoint);
   return wrong === undefined ? p : new Denied(wrong, p);
 }

@@ -37,6 +37,15 @@ export function badValue(param: string, path: string, reason: string): RpcError 
 
 export const NO_SESSION = unauthorized('not logged in: log in first (no valid session cookie)', { reason: 'session' });
 export const BAD_CREDENTIALS = unauthorized('invalid email or password', { reason: 'credentials' });
+export const ADMIN_ONLY = forbidden(
+  'only an admin of this deployment may call this (config accounts.admins, rpcgate admin grant)',
+  {
+    reason: 'admin-only',
+  },
+);
+export const SUSPENDED = forbidden('this account is suspended by an operator of this deployment', {
+  reason: 'suspended',
+});
 
 export function originRefused(origin: string): RpcError {
   const shown = origin.length > 200 ? `${origin.slice(0, 200)}…` : origin;

@@ -18,6 +18,7 @@ export type {
   MetricsConfig,
   NetworkConfig,
   NetworkKeyPlan,
+  PlanLimits,
   UpstreamConfig,
 } from '../../../generated/config/types.js';
 
@@ -387,6 +388,11 @@ export function validate(config: Config, layers: Layer[] = []): Config {
         throw new ConfigError(`invalid configuration:\n  /chains/${chain}: unknown network "${n}" (known: ${known})`);
     }
   }
+  const defaultPlan = config.accounts?.defaultPlan;
+  if (defaultPlan !== undefined && config.plans?.[defaultPlan] === undefined)
+    throw new ConfigError(
+      `invalid configuration:\n  /accounts/defaultPlan: unknown plan "${defaultPlan}" (plans: ${Object.keys(config.plans ?? {}).join(', ') || 'none'})`,
+    );
   // A mailed link must not take its host from the request (Host-header poisoning: an attacker's host in the victim's
   // reset link).
   if (config.smtp !== undefined && config.publicBaseUrl === undefined)

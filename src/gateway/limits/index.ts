@@ -2,7 +2,8 @@
 // so replicas share counters exactly. See plans.ts for the defaults.
 import { MemoryLimiter } from './memory.js';
 import { RedisLimiter, type RedisLimiterOptions } from './redis.js';
-import type { LimitsConfig } from './plans.js';
+import { PlanCatalog, type LimitsConfig } from './plans.js';
+import type { Config } from '../config/config.js';
 import type { Limiter } from './types.js';
 
 export {
@@ -17,6 +18,12 @@ export {
   DEFAULT_APP_PLAN,
   DEFAULT_B_DAILY_PER_USER,
   resolvePlans,
+  PlanCatalog,
+  DEFAULT_MAX_KEYS,
+  DEFAULT_MAX_APPS,
+  type AccountLimits,
+  type PlanCatalogConfig,
+  type PlanLimits,
   type AppPlan,
   type NetworkKeyPlan,
   type LimitsConfig,
@@ -41,4 +48,14 @@ export function createLimiter(opts: CreateLimiterOptions = {}): Limiter {
   if (redisUrl || redisClient)
     return new RedisLimiter({ ...plans, url: redisUrl, client: redisClient, prefix: redisPrefix });
   return new MemoryLimiter(plans);
+}
+
+/** The deployment's plan catalogue from its config: `limits`, `plans`, `accounts.defaultPlan`, `accounts.maxAppsPerUser`. */
+export function accountPlans(config: Pick<Config, 'limits' | 'plans' | 'accounts'>): PlanCatalog {
+  return new PlanCatalog({
+    limits: config.limits,
+    plans: config.plans,
+    defaultPlan: config.accounts?.defaultPlan,
+    maxApps: config.accounts?.maxAppsPerUser,
+  });
 }

@@ -308,10 +308,14 @@ export class RedisLimiter implements Limiter {
     // As Redis sees it, minus what this replica still holds: what is spent (by anyone) or reserved by others.
     const k = slots.length;
     for (let i = 0; i < k; i++) slots[i].count = l.reserved[i] - l.units;
+    // Decided on the subject's limits now: an account whose plan was lowered meanwhile (issue 27) is refused from its
+    // lease too, and the units stay held (given back when idle).
+    const d = decide(slots, k, n, now, this.cal.dayEnd);
+    if (!d.allowed) return d;
     l.units -= n;
     l.lastUse = performance.now();
     this.stats.leased += n;
-    return decide(slots, k, n, now, this.cal.dayEnd);
+    return d;
   }
 
   /** Gives back unused units: of leases idle for idleReturnMs (or of all, `all`, at close). */

@@ -1,23 +1,26 @@
 // The limiter's public types: who is counted (subject), what a check answers (decision), and the backend interface.
 // LimitSubject is declared here only: the access index builds one per principal, the account API asks for a user's.
 import type { LimitPeriod } from './periods.js';
+import type { ResolvedPlans } from './plans.js';
 
 /** Who a request is counted against. */
 export type LimitSubject =
   /** Access point A (provider-style app), from the operator plan: the per-second rate counted per app, the daily and
    *  monthly quotas per account (the user: all their apps together, as a provider's monthly units are). */
-  | { kind: 'A'; appId: string; userId: string }
+  | { kind: 'A'; appId: string; userId: string; plans?: ResolvedPlans }
   /** Access point B (network-style keys): one daily quota per user, shared by all the user's B keys. */
-  | { kind: 'B'; userId: string };
+  | { kind: 'B'; userId: string; plans?: ResolvedPlans };
+// `plans`: the account's own limits (its plan and override, resolved by PlanCatalog) when they differ from the
+// limiter's; absent = the deployment's. The access index builds it with the principal, so no request resolves a plan.
 
 /** The subject of an app's calls (access point A): its rate under the app, its quotas under the user. */
-export function appSubject(appId: string, userId: string): LimitSubject {
-  return { kind: 'A', appId, userId };
+export function appSubject(appId: string, userId: string, plans?: ResolvedPlans): LimitSubject {
+  return plans === undefined ? { kind: 'A', appId, userId } : { kind: 'A', appId, userId, plans };
 }
 
 /** The subject of a user's network keys (access point B): one daily quota shared by all of them. */
-export function userSubject(userId: string): LimitSubject {
-  return { kind: 'B', userId };
+export function userSubject(userId: string, plans?: ResolvedPlans): LimitSubject {
+  return plans === undefined ? { kind: 'B', userId } : { kind: 'B', userId, plans };
 }
 
 export type { LimitPeriod };

@@ -74,7 +74,7 @@ function blank(): Window {
 }
 
 /**
- * The subject's windows at `now` under the plans, shortest period first, written into `out` (its objects are reused,
+ * The subject's windows at `now` under its own plans (`subject.plans`) or else the limiter's `plans`, shortest period first, written into `out` (its objects are reused,
  * missing ones created; counts reset to 0). Returns how many: `out` may hold more from earlier calls.
  */
 export function windowsOf<W extends Window = Window>(
@@ -84,9 +84,11 @@ export function windowsOf<W extends Window = Window>(
   out: W[] = [],
 ): number {
   const kinds = subject.kind === 'A' ? A_WINDOWS : B_WINDOWS;
+  // The account's own plan (issue 27: named plans, per-account overrides) when the access index gave it one.
+  const p = subject.plans ?? plans;
   let k = 0;
   for (const kind of kinds) {
-    const limit = kind.limitOf(plans);
+    const limit = kind.limitOf(p);
     if (limit === null) continue;
     const w = (out[k] ??= blank() as W);
     w.kind = kind;

@@ -5,13 +5,15 @@ import type { Logger } from 'pino';
 import { createAccountApi, SELF_SERVICE_DEFAULTS, type AccountApi } from '../accounts/index.js';
 import { createMailer } from '../mail/index.js';
 import { chainNetworks, networkLabel, trustProxyHops, type Config } from '../config/config.js';
-import { appSubject, userSubject, type Limiter } from '../limits/index.js';
+import { accountPlans, appSubject, userSubject, type Limiter, type PlanCatalog } from '../limits/index.js';
 import { resolvePlans } from '../limits/plans.js';
 import type { Store } from '../store/index.js';
 import { limitsBackendUnavailable } from '../errors.js';
 
 export interface AccountRouteDeps {
   config: Config;
+  /** The plan catalogue the key index resolves accounts with (absent: built from `config`). */
+  plans?: PlanCatalog;
   store: Store;
   secret: Uint8Array;
   limiter?: Limiter;
@@ -41,8 +43,8 @@ export function accountRoute(d: AccountRouteDeps): AccountApi {
     // Redis down: the same fast, documented 503 -32044 as a limited node API call (not an internal error).
     peekDaily:
       limiter &&
-      ((userId) =>
-        limiter.peek(userSubject(userId)).catch((e: unknown) => {
+      ((userId, plans) =>
+        limiter.peek(userSubject(userId, plans)).catch((e: unknown) => {
           d.logger?.warn(
             { err: { message: (e as Error).message } },
             'account API: limits backend unreachable; usage not available',
@@ -52,8 +54,8 @@ export function accountRoute(d: AccountRouteDeps): AccountApi {
     // An app's day and month windows are its user's (the account's quota): read through any app id of that user.
     peekAppQuotas:
       limiter &&
-      ((userId) =>
-        limiter.peekAll(appSubject('', userId)).then(
+      ((userId, plans) =>
+        limiter.peekAll(appSubject('', userId, plans)).then(
           (ds) => ds.filter((d) => d.period !== 'second'),
           (e: unknown) => {
             d.logger?.warn(
@@ -66,6 +68,8 @@ export function accountRoute(d: AccountRouteDeps): AccountApi {
     appPlan: resolvePlans(config.limits).a,
     dailyLimit: resolvePlans(config.limits).b.daily,
     maxApps: config.accounts?.maxAppsPerUser,
+    plans: d.plans ?? accountPlans(config),
+    admins: config.accounts?.admins,
     publicBaseUrl: config.publicBaseUrl,
     allowedOrigins: config.allowedOrigins,
     trustProxy: trustProxyHops(config),

@@ -39,7 +39,7 @@ import {
   type Config,
   type ConfigInput,
 } from '../config/config.js';
-import { createLimiter, type Limiter } from '../limits/index.js';
+import { accountPlans, createLimiter, type Limiter } from '../limits/index.js';
 import { createFilterStore } from '../filters/index.js';
 import { LogThrottle } from '@rpcgate/toolkit/log-throttle';
 import { LOG_EVERY_MS } from '../redis/index.js';
@@ -224,7 +224,10 @@ export async function startService(
     const store = built.add('store', await storeSubsystem(config, logger));
     // The secret that keys the key hashes, the key index, the limiter.
     const secret = loadOrCreateServerSecret(config.dataDir, config.secret);
-    const access = new AccessIndex({ db: store.db, secret, chains: chainNetworks(config), logger });
+    // Named plans and the default plan (config `plans`, `accounts.defaultPlan`): resolved per account into the key
+    // index's principals, and read by the account API.
+    const plans = accountPlans(config);
+    const access = new AccessIndex({ db: store.db, secret, chains: chainNetworks(config), plans, logger });
     await access.start();
     live.access = built.add('key index', { value: access, close: () => access.stop() });
     const redisClients = built.add('Redis clients', await redisSubsystem(config, logger));
@@ -387,6 +390,7 @@ export async function startService(
     });
     const acct = accountRoute({
       config,
+      plans,
       store,
       secret,
       access,

@@ -24,6 +24,7 @@ export interface AppAccess {
   jwtKeys: { kid: string; alg: JwtAlg; publicKeyPem: string }[];
   /** Request log: capture this app's params and results (0007_request_log; off by default). */
   logBodies: boolean;
+  account: AccountAccess;
 }
 
 export interface NetworkKeyAccess {
@@ -34,9 +35,40 @@ export interface NetworkKeyAccess {
   name: string;
   /** The only network the key works on. */
   network: NetworkName;
+  account: AccountAccess;
+}
+
+/** What the index needs of the key's account (0012_admin): suspension and plan. */
+export interface AccountAccess {
+  /** An operator suspended the account: its keys are refused (`suspended`). */
+  suspended: boolean;
+  /** Plan name (config `plans`); null = `accounts.defaultPlan`. */
+  plan: string | null;
+  /** Per-account PlanLimits over the plan; null = none. */
+  planOverride: Record<string, number | null> | null;
 }
 
 export type AccessEntry = AppAccess | NetworkKeyAccess;
+
+/** An account with no suspension, plan or override (most): one shared object. */
+const PLAIN_ACCOUNT: AccountAccess = Object.freeze({ suspended: false, plan: null, planOverride: null });
+
+interface AccountRow {
+  id: string;
+  suspended_at: number | null;
+  plan: string | null;
+  plan_override: string | null;
+}
+const ACCOUNT_COLUMNS = ['id', 'suspended_at', 'plan', 'plan_override'] as const;
+
+function accountAccess(r: AccountRow | undefined): AccountAccess {
+  if (r === undefined || (r.suspended_at === null && r.plan === null && r.plan_override === null)) return PLAIN_ACCOUNT;
+  return {
+    suspended: r.suspended_at !== null,
+    plan: r.plan,
+    planOverride: r.plan_override === null ? null : (JSON.parse(r.plan_override) as Record<string, number | null>),
+  };
+}
 
 const emptyAllowlists = (): Allowlists => ({ origin: [], ip: [], address: [], method: [] });
 
@@ -78,8 +110,9 @@ interface JwtRow {
   public_key_pem: string;
 }
 
-function appAccess(a: AppRow): AppAccess {
+function appAccess(a: AppRow, account: AccountAccess): AppAccess {
   return {
+    account,
     accessPoint: 'A',
     keyHash: a.key_hash,
     appId: a.id,
@@ -97,7 +130,8 @@ function appAccess(a: AppRow): AppAccess {
 
 const jwtKey = (j: JwtRow) => ({ kid: j.id, alg: j.alg, publicKeyPem: j.public_key_pem });
 
-const keyAccess = (k: KeyRow): NetworkKeyAccess => ({
+const keyAccess = (k: KeyRow, account: AccountAccess): NetworkKeyAccess => ({
+  account,
   accessPoint: 'B',
   keyHash: k.key_hash,
   keyId: k.id,
@@ -106,9 +140,9 @@ const keyAccess = (k: KeyRow): NetworkKeyAccess => ({
   network: k.network,
 });
 
-/** Every active key (apps and network keys) with its principal; four queries regardless of size. */
+/** Every active key (apps and network keys) with its principal; five queries regardless of size. */
 export async function loadAllActiveKeys(db: Kysely<Database>): Promise<AccessEntry[]> {
-  const [apps, lists, jwt, keys] = await Promise.all([
+  const [apps, lists, jwt, keys, accounts] = await Promise.all([
     db.selectFrom('apps').select(APP_COLUMNS).execute(),
     db
       .selectFrom('app_allowlists')
@@ -118,17 +152,26 @@ export async function loadAllActiveKeys(db: Kysely<Database>): Promise<AccessEnt
       .execute(),
     db.selectFrom('app_jwt_keys').select(['id', 'app_id', 'alg', 'public_key_pem']).orderBy('created_at').execute(),
     db.selectFrom('network_keys').select(KEY_COLUMNS).execute(),
+    // Only the accounts that are not plain (suspended, or with a plan or an override): usually few.
+    db
+      .selectFrom('users')
+      .select(ACCOUNT_COLUMNS)
+      .where((eb) =>
+        eb.or([eb('suspended_at', 'is not', null), eb('plan', 'is not', null), eb('plan_override', 'is not', null)]),
+      )
+      .execute(),
   ]);
+  const byUser = new Map(accounts.map((u) => [u.id, accountAccess(u)]));
   const byApp = new Map<string, AppAccess>();
   const out: AccessEntry[] = [];
   for (const a of apps) {
-    const e = appAccess(a);
+    const e = appAccess(a, byUser.get(a.user_id) ?? PLAIN_ACCOUNT);
     byApp.set(a.id, e);
     out.push(e);
   }
   for (const l of lists) byApp.get(l.app_id)?.allowlists[l.kind].push(l.value);
   for (const j of jwt) byApp.get(j.app_id)?.jwtKeys.push(jwtKey(j));
-  for (const k of keys) out.push(keyAccess(k));
+  for (const k of keys) out.push(keyAccess(k, byUser.get(k.user_id) ?? PLAIN_ACCOUNT));
   return out;
 }
 
@@ -151,11 +194,17 @@ export async function loadAccessEntry(db: Kysely<Database>, keyHash: string): Pr
         .orderBy('created_at')
         .execute(),
     ]);
-    const e = appAccess(app);
+    const e = appAccess(app, await accountOf(db, app.user_id));
     for (const l of lists) e.allowlists[l.kind].push(l.value);
     e.jwtKeys = jwt.map(jwtKey);
     return e;
   }
   const k = await db.selectFrom('network_keys').select(KEY_COLUMNS).where('key_hash', '=', keyHash).executeTakeFirst();
-  return k && keyAccess(k);
+  return k && keyAccess(k, await accountOf(db, k.user_id));
+}
+
+async function accountOf(db: Kysely<Database>, userId: string): Promise<AccountAccess> {
+  return accountAccess(
+    await db.selectFrom('users').select(ACCOUNT_COLUMNS).where('id', '=', userId).executeTakeFirst(),
+  );
 }

@@ -14,6 +14,12 @@ export const AUDIT_ACTIONS = [
   'app_deleted',
   'key_created',
   'key_deleted',
+  // By an operator (actor_id: the admin's user id, or 'cli' for `rpcgate admin` on the server host).
+  'suspended',
+  'unsuspended',
+  'plan_changed',
+  'admin_granted',
+  'admin_revoked',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -54,7 +60,32 @@ export async function listAudit(
   let q = db.selectFrom('audit_events').selectAll().where('user_id', '=', userId);
   if (opts.before !== undefined) q = q.where('id', '<', opts.before);
   const rows = await q.orderBy('id', 'desc').limit(opts.limit).execute();
-  return rows.map((r) => ({
+  return rows.map(toEvent);
+}
+
+/** Every account's events (operators), newest first: of one user and/or one action when given. */
+export async function listAuditAll(
+  db: Kysely<Database>,
+  opts: { limit: number; before?: number; userId?: string; action?: AuditAction },
+): Promise<AuditEvent[]> {
+  let q = db.selectFrom('audit_events').selectAll();
+  if (opts.userId !== undefined) q = q.where('user_id', '=', opts.userId);
+  if (opts.action !== undefined) q = q.where('action', '=', opts.action);
+  if (opts.before !== undefined) q = q.where('id', '<', opts.before);
+  const rows = await q.orderBy('id', 'desc').limit(opts.limit).execute();
+  return rows.map(toEvent);
+}
+
+function toEvent(r: {
+  id: number;
+  at: number;
+  user_id: string;
+  actor_id: string | null;
+  action: string;
+  ip: string | null;
+  detail: string | null;
+}): AuditEvent {
+  return {
     id: Number(r.id),
     at: Number(r.at),
     userId: r.user_id,
@@ -62,5 +93,5 @@ export async function listAudit(
     action: r.action as AuditAction,
     ip: r.ip ?? undefined,
     detail: r.detail === null ? undefined : (JSON.parse(r.detail) as Record<string, unknown>),
-  }));
+  };
 }

@@ -13,3 +13,4 @@ export * from './requestLog.js';
 export * from './accountTokens.js';
 export * from './audit.js';
 export * from './quotaAlerts.js';
+export * from './admin.js';

@@ -19,7 +19,18 @@ export interface UsersTable {
   /** When the email was proved (a verification or reset link followed); 0 = no verification was asked for (the
    *  default); null = not yet (0008_account_tokens). */
   email_verified_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** 'admin' = granted the operator role (`rpcgate admin grant`); config `accounts.admins` names more (0012_admin). */
+  role: ColumnType<UserRole, UserRole | undefined, UserRole>;
+  /** Set while an operator has the account suspended (epoch ms), with the reason; null = active. */
+  suspended_at: ColumnType<number | null, number | null | undefined, number | null>;
+  suspended_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** A plan name of config `plans`; null = `accounts.defaultPlan`. */
+  plan: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON of the per-account PlanLimits over the plan; null = none. */
+  plan_override: ColumnType<string | null, string | null | undefined, string | null>;
 }
+
+export type UserRole = 'user' | 'admin';
 
 /** A password-reset or email-verification token (0008_account_tokens): only its sha256 is kept. */
 export interface AccountTokensTable {

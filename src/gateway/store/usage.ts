@@ -501,3 +501,66 @@ export async function downsample(db: Kysely<Database>, opts: DownsampleOptions =
     return { minuteCutoff, hourCutoff, minuteRowsRolledUp, hourRowsRolledUp, dayRowsDeleted };
   });
 }
+
+// ---- operators' totals (admin_listAccounts, admin_usage) --------------------------------------------------------
+
+/** Each user's metered calls (every outcome) in the UTC day and the UTC month of `now`. */
+export async function usageTotalsByUser(
+  db: Kysely<Database>,
+  userIds: readonly string[],
+  now: number = Date.now(),
+): Promise<Map<string, { today: number; month: number }>> {
+  const out = new Map(userIds.map((id) => [id, { today: 0, month: 0 }]));
+  if (userIds.length === 0) return out;
+  const day = Math.floor(now / DAY) * DAY;
+  const d = new Date(now);
+  const month = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  const where = sql`user_id in (${sql.join(userIds)}) and ts >= ${month}`;
+  const { rows } = await sql<{ user_id: string; today: unknown; month: unknown }>`
+    select user_id, sum(case when ts >= ${day} then "count" else 0 end) as today, sum("count") as month
+    from (${allResolutions('user_id, ts, "count"', where)}) u group by user_id`.execute(db);
+  for (const r of rows) out.set(r.user_id, { today: Number(r.today), month: Number(r.month) });
+  return out;
+}
+
+export interface UsageDayTotals {
+  /** Start of the UTC day. */
+  day: number;
+  requests: number;
+  success: number;
+  units: number;
+  /** Distinct owners with calls that day (a deleted account's anonymised rows count as one). */
+  accounts: number;
+}
+
+/** Metered calls per UTC day over [from, to) (whole days), of every account or of `userId`'s; every day of the range,
+ *  oldest first. */
+export async function usageByDay(
+  db: Kysely<Database>,
+  q: { from: number; to: number; userId?: string },
+): Promise<UsageDayTotals[]> {
+  const from = Math.floor(q.from / DAY) * DAY;
+  const where =
+    q.userId === undefined
+      ? sql`ts >= ${from} and ts < ${q.to}`
+      : sql`user_id = ${q.userId} and ts >= ${from} and ts < ${q.to}`;
+  const bucket = sql.raw(`(ts - (ts % ${DAY}))`);
+  const { rows } = await sql<{ day: unknown; requests: unknown; success: unknown; units: unknown; accounts: unknown }>`
+    select ${bucket} as day, sum("count") as requests,
+      sum(case when outcome = 'ok' then "count" else 0 end) as success, sum(units) as units,
+      count(distinct user_id) as accounts
+    from (${allResolutions('user_id, ts, outcome, "count", units', where)}) u group by ${bucket}`.execute(db);
+  const byDay = new Map(rows.map((r) => [Number(r.day), r]));
+  const out: UsageDayTotals[] = [];
+  for (let t = from; t < q.to; t += DAY) {
+    const r = byDay.get(t);
+    out.push({
+      day: t,
+      requests: Number(r?.requests ?? 0),
+      success: Number(r?.success ?? 0),
+      units: Number(r?.units ?? 0),
+      accounts: Number(r?.accounts ?? 0),
+    });
+  }
+  return out;
+}

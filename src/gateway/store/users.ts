@@ -1,7 +1,7 @@
 // Users. Emails are compared case-insensitively by storing them lower-cased (unique index on the stored form).
 import { sql, type Kysely } from 'kysely';
 import { newId } from '../secrets/keys.js';
-import type { Database } from './schema.js';
+import type { Database, UserRole } from './schema.js';
 import { ConflictError, isUniqueViolation } from './errors.js';
 import { recordKeyEvent } from './keyEvents.js';
 
@@ -11,7 +11,18 @@ export interface User {
   createdAt: number;
   /** When the email was proved by a mailed link; undefined = not yet. */
   emailVerifiedAt?: number;
+  /** 'admin': granted the operator role in the store (config `accounts.admins` names more; 0012_admin). */
+  role: UserRole;
+  /** Set while an operator has the account suspended. */
+  suspended?: { at: number; reason: string };
+  /** The account's plan name (config `plans`); undefined = `accounts.defaultPlan`. */
+  plan?: string;
+  /** The per-account limits over the plan (PlanLimits of config `plans`). */
+  planOverride?: PlanOverride;
 }
+
+/** Per-account limits over a plan (the config's PlanLimits; kept as JSON in `users.plan_override`). */
+export type PlanOverride = Record<string, number | null>;
 
 export interface UserWithPassword extends User {
   passwordHash: string;
@@ -47,14 +58,44 @@ export async function createUser(
     email: row.email,
     createdAt: row.created_at,
     emailVerifiedAt: pending ? undefined : 0,
+    role: 'user',
   };
 }
 
-const toUser = (r: { id: string; email: string; created_at: number; email_verified_at: number | null }): User => ({
+/** The users columns a User is built from (never the password hash). */
+export const USER_COLUMNS = [
+  'id',
+  'email',
+  'created_at',
+  'email_verified_at',
+  'role',
+  'suspended_at',
+  'suspended_reason',
+  'plan',
+  'plan_override',
+] as const;
+
+export interface UserColumns {
+  id: string;
+  email: string;
+  created_at: number;
+  email_verified_at: number | null;
+  role: UserRole;
+  suspended_at: number | null;
+  suspended_reason: string | null;
+  plan: string | null;
+  plan_override: string | null;
+}
+
+export const toUser = (r: UserColumns): User => ({
   id: r.id,
   email: r.email,
   createdAt: Number(r.created_at),
   emailVerifiedAt: r.email_verified_at === null ? undefined : Number(r.email_verified_at),
+  role: r.role === 'admin' ? 'admin' : 'user',
+  ...(r.suspended_at === null ? {} : { suspended: { at: Number(r.suspended_at), reason: r.suspended_reason ?? '' } }),
+  ...(r.plan === null ? {} : { plan: r.plan }),
+  ...(r.plan_override === null ? {} : { planOverride: JSON.parse(r.plan_override) as PlanOverride }),
 });
 
 /** For log-in: the user with the password hash, by email (any case). */
@@ -64,11 +105,7 @@ export async function findUserByEmail(db: Kysely<Database>, email: string): Prom
 }
 
 export async function getUser(db: Kysely<Database>, userId: string): Promise<User | undefined> {
-  const r = await db
-    .selectFrom('users')
-    .select(['id', 'email', 'created_at', 'email_verified_at'])
-    .where('id', '=', userId)
-    .executeTakeFirst();
+  const r = await db.selectFrom('users').select(USER_COLUMNS).where('id', '=', userId).executeTakeFirst();
   return r && toUser(r);
 }
 

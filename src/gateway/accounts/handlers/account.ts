@@ -6,7 +6,7 @@ import { invalidParams, RpcError } from '@rpcgate/toolkit/errors';
 import { hashPassword, verifyPassword } from '../../secrets/index.js';
 import { passwordRuleReason, passwordStrengthReason } from '../../secrets/password-policy.js';
 import * as store from '../../store/index.js';
-import { BAD_CREDENTIALS, NO_SESSION } from '../errors.js';
+import { BAD_CREDENTIALS, NO_SESSION, SUSPENDED } from '../errors.js';
 import { clearedSessionCookie } from '../session.js';
 import type { LogInAttempt } from '../throttle.js';
 import { iso, type Caller, type Kit, type Namespace } from './kit.js';
@@ -132,6 +132,8 @@ export function accountHandlers(kit: Kit): Namespace<'account'> {
       const stored = u?.passwordHash ?? (await dummy()); // unknown email: the same work as a wrong password
       const ok = await verifyCounted(attempt, stored, cred.password);
       if (u === undefined || !ok) throw BAD_CREDENTIALS;
+      // Only after the password was right: the refusal tells nothing to whoever does not hold the account.
+      if (u.suspended !== undefined) throw SUSPENDED;
       await throttle.loggedIn(attempt);
       const expiresAt = await startSession(c, u.id);
       c.req.setCookie.push(devices.issue(email, device, c.req.secure));

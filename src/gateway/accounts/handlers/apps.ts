@@ -3,13 +3,12 @@
 import { isIP } from 'node:net';
 import type * as T from '../../../../generated/account/types.js';
 import { methods as nodeMethods } from '../../../../generated/node/methods.js';
-import { DEFAULT_APP_PLAN } from '../../limits/plans.js';
 import * as store from '../../store/index.js';
 import { NO_SESSION, badValue, conflict, countLimit, notFound } from '../errors.js';
 import { iso, trim, type Kit, type Namespace } from './kit.js';
 
 export function appsHandlers(kit: Kit): Namespace<'apps'> {
-  const { deps, db, secret, maxApps, appSummary, appFull, metrics, entry, jwtKey, chainOf, checkJwtKey } = kit;
+  const { deps, db, secret, appSummary, appFull, metrics, entry, jwtKey, chainOf, checkJwtKey } = kit;
   return {
     apps_logs: kit.logs.apps_logs,
     async apps_create([input], c) {
@@ -23,7 +22,9 @@ export function appsHandlers(kit: Kit): Namespace<'apps'> {
         services: [...input.services],
       };
       try {
-        const a = await store.createApp(db, secret, c.userId, app, { maxPerUser: maxApps });
+        const a = await store.createApp(db, secret, c.userId, app, {
+          maxPerUser: (await kit.limitsOfUser(c.userId)).maxApps,
+        });
         await kit.audit(c, 'app_created', { appId: a.id, name: a.name });
         return appFull(a, c.req.baseUrl);
       } catch (e) {
@@ -36,10 +37,11 @@ export function appsHandlers(kit: Kit): Namespace<'apps'> {
       return (await store.listApps(db, secret, c.userId)).map(appSummary);
     },
     async apps_usage(_p, c) {
-      const plan = deps.appPlan ?? DEFAULT_APP_PLAN;
+      const limits = await kit.limitsOfUser(c.userId);
+      const plan = limits.plans.a;
       let quotas: T.AccountQuota[];
       if (deps.peekAppQuotas !== undefined) {
-        quotas = (await deps.peekAppQuotas(c.userId)).map((d) => ({
+        quotas = (await deps.peekAppQuotas(c.userId, kit.ownPlans(limits))).map((d) => ({
           period: d.period as T.AccountQuota['period'],
           used: Math.max(0, d.limit - d.remaining),
           limit: d.limit,
@@ -56,7 +58,7 @@ export function appsHandlers(kit: Kit): Namespace<'apps'> {
         if (plan.monthly !== null)
           quotas.push({ period: 'month', used: 0, limit: plan.monthly, remaining: plan.monthly, resetAt: iso(month) });
       }
-      return { apps: await store.countApps(db, c.userId), maxApps, perSecond: plan.perSecond, quotas };
+      return { apps: await store.countApps(db, c.userId), maxApps: limits.maxApps, perSecond: plan.perSecond, quotas };
     },
     async apps_get([appId], c) {
       const a = await store.getApp(db, secret, c.userId, appId);

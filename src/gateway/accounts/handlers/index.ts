@@ -1,4 +1,4 @@
-// Account API handlers (contracts/account.openrpc.json), one file per namespace (account, chains, networks, useCases, apps, keys, alerts) and the request log's
+// Account API handlers (contracts/account.openrpc.json), one file per namespace (account, chains, networks, useCases, apps, keys, alerts, admin) and the request log's
 // apps_logs/keys_logs (logs.ts),
 // merged here. Params arrive validated by the generated validators; the namespaces add what a schema cannot know (the
 // deployment's chains and networks, a real IP/CIDR, a PEM that imports for its algorithm, a node API method name) and
@@ -6,7 +6,8 @@
 // so another user's object reads and changes as "not found".
 //
 // Every method goes through `gate` (below): the Origin check for methods that change something, then the session check
-// for all but the open methods (sign up / log in / log out). Which methods are read-only or open is the contract's
+// for all but the open methods (sign up / log in / log out), and for every `admin_` method the admin role (config
+// `accounts.admins` or granted in the store), else -32041 `admin-only`. Which methods are read-only or open is the contract's
 // `x-gateway` (src/gateway/method-meaning.ts); a method without it counts as changing and closed (fail closed).
 // A new namespace: a file exporting `<ns>Handlers(kit): Namespace<'<ns>'>`, spread into `inner` below (the type
 // checker refuses a contract method that no namespace handles).
@@ -14,9 +15,10 @@ import type { Handlers } from '@rpcgate/toolkit/engine';
 import { methods as accountMethods, type Methods } from '../../../../generated/account/methods.js';
 import { methodsWhere } from '../../method-meaning.js';
 import * as store from '../../store/index.js';
-import { NO_SESSION, originRefused } from '../errors.js';
+import { ADMIN_ONLY, NO_SESSION, originRefused } from '../errors.js';
 import { accountRequest, type AccountContext } from '../session.js';
 import { accountHandlers } from './account.js';
+import { adminHandlers } from './admin.js';
 import { alertsHandlers } from './alerts.js';
 import { appsHandlers } from './apps.js';
 import { chainsHandlers } from './chains.js';
@@ -31,6 +33,8 @@ export { type AccountDeps, MAX_METRICS_POINTS, USE_CASES } from './kit.js';
 const READS = methodsWhere(accountMethods, (m) => m.readOnly);
 /** Methods that run without a session (`open`). */
 const OPEN = methodsWhere(accountMethods, (m) => m.open);
+/** The operators' namespace: every method named `admin_…` answers admins only. */
+const ADMIN: ReadonlySet<string> = new Set(Object.keys(accountMethods).filter((m) => m.startsWith('admin_')));
 
 export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, AccountContext> {
   const kit = createKit(deps);
@@ -43,6 +47,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
     ...appsHandlers(kit),
     ...keysHandlers(kit),
     ...alertsHandlers(kit),
+    ...adminHandlers(kit),
   };
 
   /** Origin check for changing methods, then the session (memoised per HTTP request). */
@@ -55,7 +60,12 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
       token === undefined ? Promise.resolve(undefined) : store.getSession(db, token).then((s) => s?.userId);
     const userId = await req.userId;
     if (userId === undefined) throw NO_SESSION;
-    return { req, userId, ip: ctx.ip };
+    if (!ADMIN.has(method)) return { req, userId, ip: ctx.ip };
+    // Every `admin_` method of the contract, present and future: only an admin passes (the role read now, not cached).
+    const admin = await store.getUser(db, userId);
+    if (admin === undefined) throw NO_SESSION;
+    if (!kit.isAdmin(admin)) throw ADMIN_ONLY;
+    return { req, userId, ip: ctx.ip, admin };
   }
 
   const out: Record<string, (params: never, ctx: AccountContext) => Promise<unknown>> = {};

@@ -2,13 +2,12 @@
 // Network keys (B).
 import type * as T from '../../../../generated/account/types.js';
 import { examples as nodeExamples } from '../../../../generated/node/examples.js';
-import { DEFAULT_B_DAILY_PER_USER } from '../../limits/plans.js';
 import * as store from '../../store/index.js';
 import { NO_SESSION, countLimit, notFound } from '../errors.js';
 import { iso, trim, type Kit, type Namespace } from './kit.js';
 
 export function keysHandlers(kit: Kit): Namespace<'keys'> {
-  const { deps, db, secret, maxKeys, keyBase, keyFull, keyToday, metrics, networkOf } = kit;
+  const { deps, db, secret, keyBase, keyFull, keyToday, metrics, networkOf } = kit;
   return {
     keys_logs: kit.logs.keys_logs,
     async keys_create([input], c) {
@@ -20,7 +19,7 @@ export function keysHandlers(kit: Kit): Namespace<'keys'> {
           secret,
           c.userId,
           { name: trim(input.name), network, description: input.description ?? '' },
-          { maxPerUser: maxKeys },
+          { maxPerUser: (await kit.limitsOfUser(c.userId)).maxKeys },
         );
         await kit.audit(c, 'key_created', { keyId: k.id, name: k.name, network: k.network });
         return keyFull(k, c.req.baseUrl);
@@ -37,9 +36,10 @@ export function keysHandlers(kit: Kit): Namespace<'keys'> {
           today: await keyToday(c.userId, k.id),
         })),
       );
+      const limits = await kit.limitsOfUser(c.userId);
       let usage: T.DailyUsage;
       if (deps.peekDaily !== undefined) {
-        const d = await deps.peekDaily(c.userId);
+        const d = await deps.peekDaily(c.userId, kit.ownPlans(limits));
         usage = {
           used: Math.max(0, d.limit - d.remaining),
           limit: d.limit,
@@ -48,12 +48,12 @@ export function keysHandlers(kit: Kit): Namespace<'keys'> {
           resetAt: iso(d.resetAt),
         };
       } else {
-        const limit = deps.dailyLimit ?? DEFAULT_B_DAILY_PER_USER;
+        const limit = limits.plans.b.daily;
         const next = new Date();
         next.setUTCHours(24, 0, 0, 0);
         usage = { used: 0, limit, remaining: limit, period: 'day', resetAt: iso(next.getTime()) };
       }
-      return { keys, maxKeys, usage };
+      return { keys, maxKeys: limits.maxKeys, usage };
     },
     async keys_get([keyId], c) {
       const k = await store.getNetworkKey(db, secret, c.userId, keyId);

@@ -14,6 +14,7 @@ import * as store from '../../store/index.js';
 import type { Store } from '../../store/index.js';
 import type { JwtAlg } from '../../store/schema.js';
 import { forbidden } from '../../errors.js';
+import { PlanCatalog, type AccountLimits, type ResolvedPlans } from '../../limits/plans.js';
 import { createMailer, type Mailer } from '../../mail/index.js';
 import { NO_SESSION, badValue } from '../errors.js';
 import { DeviceCookies } from '../device.js';
@@ -31,10 +32,13 @@ export interface AccountDeps {
    *  (absent = the name capitalised). */
   networks: Readonly<Record<string, { chainId: number; local: boolean; label?: string }>>;
   /** Today's B usage (the limiter's `peek`); absent = reported as 0 used of `dailyLimit`. */
-  peekDaily?: (userId: string) => Promise<{ limit: number; remaining: number; resetAt: number }>;
+  peekDaily?: (userId: string, plans?: ResolvedPlans) => Promise<{ limit: number; remaining: number; resetAt: number }>;
   /** The account's A quotas now (the limiter's day and month windows of the user's apps, shared by all of them);
    *  absent = reported as 0 used of `appPlan`'s. */
-  peekAppQuotas?: (userId: string) => Promise<{ period: string; limit: number; remaining: number; resetAt: number }[]>;
+  peekAppQuotas?: (
+    userId: string,
+    plans?: ResolvedPlans,
+  ) => Promise<{ period: string; limit: number; remaining: number; resetAt: number }[]>;
   /** The A plan (config `limits.a` resolved); absent = the defaults. */
   appPlan?: { perSecond: number | null; daily: number | null; monthly: number | null };
   /** Daily B limit shown when there is no limiter. */
@@ -54,6 +58,11 @@ export interface AccountDeps {
   mailer?: Mailer;
   /** Account self-service (config `accounts`); absent = the defaults. */
   selfService?: SelfService;
+  /** Emails of config `accounts.admins` (besides accounts granted the role in the store). */
+  admins?: readonly string[];
+  /** The deployment's plans (config `plans`, `accounts.defaultPlan`); absent = none (the base limits from `appPlan`,
+   *  `dailyLimit`, `maxApps`, `maxNetworkKeys`). */
+  plans?: PlanCatalog;
 }
 
 /** Config `accounts`' self-service part, resolved. */
@@ -119,6 +128,8 @@ export interface Caller {
   userId: string;
   /** The client IP (trustProxy applied), for the log-in and sign-up throttles. */
   ip: string | undefined;
+  /** For the `admin_` methods: the admin calling (the gate checked the role). */
+  admin?: store.User;
 }
 
 export type Inner = {
@@ -242,12 +253,37 @@ export function createKit(deps: AccountDeps) {
     publicKeyPem: k.publicKeyPem,
     createdAt: iso(k.createdAt),
   });
+  const admins = new Set((deps.admins ?? []).map(store.normalizeEmail));
+  /** An operator: granted the role in the store, or named by config `accounts.admins`. */
+  const isAdmin = (u: store.User) => u.role === 'admin' || admins.has(u.email);
   const user = (u: store.User): T.User => ({
     id: u.id,
     email: u.email,
     createdAt: iso(u.createdAt),
     emailVerified: u.emailVerifiedAt !== undefined,
+    admin: isAdmin(u),
   });
+  // Without configured plans, the base limits are what the deployment passed (appPlan, dailyLimit, maxApps, maxKeys).
+  const plans =
+    deps.plans ??
+    new PlanCatalog({
+      limits: {
+        a: deps.appPlan,
+        b: deps.dailyLimit === undefined ? undefined : { dailyPerUser: deps.dailyLimit },
+      },
+      maxApps,
+      maxKeys,
+    });
+  /** An account's limits: its plan and override over the deployment's (the key index resolves the same). */
+  const limitsOf = (u: store.User): AccountLimits => plans.resolve(u.plan, u.planOverride);
+  /** The signed-in account's limits (its plan), read from the store; NO_SESSION when it is gone. */
+  async function limitsOfUser(userId: string): Promise<AccountLimits> {
+    const u = await store.getUser(db, userId);
+    if (u === undefined) throw NO_SESSION;
+    return limitsOf(u);
+  }
+  /** The limiter's plans for an account: undefined when they are the deployment's own (the limiter's default). */
+  const ownPlans = (l: AccountLimits): ResolvedPlans | undefined => (l === plans.base ? undefined : l.plans);
 
   const selfService = deps.selfService ?? SELF_SERVICE_DEFAULTS;
   const mailer = deps.mailer ?? createMailer(undefined);
@@ -364,5 +400,10 @@ export function createKit(deps: AccountDeps) {
     mailer,
     requireVerifiedEmail,
     audit,
+    isAdmin,
+    plans,
+    limitsOf,
+    limitsOfUser,
+    ownPlans,
   };
 }

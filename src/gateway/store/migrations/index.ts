@@ -13,6 +13,7 @@ import { accountTokens } from './0008_account_tokens.js';
 import { auditEvents } from './0009_audit_events.js';
 import { usageUnits } from './0010_usage_units.js';
 import { quotaAlerts } from './0011_quota_alerts.js';
+import { admin } from './0012_admin.js';
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -27,6 +28,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0009_audit_events': auditEvents(dialect),
     '0010_usage_units': usageUnits(dialect),
     '0011_quota_alerts': quotaAlerts(dialect),
+    '0012_admin': admin(dialect),
   };
 }
 

@@ -194,13 +194,18 @@ const ACTION_LABELS: Record<ActivityEntry['action'], string> = {
   app_deleted: 'App deleted',
   key_created: 'API key created',
   key_deleted: 'API key deleted',
+  suspended: 'Account suspended by an operator',
+  unsuspended: 'Suspension lifted by an operator',
+  plan_changed: 'Plan changed by an operator',
+  admin_granted: 'Admin role granted',
+  admin_revoked: 'Admin role taken back',
 };
 
 /** What the detail of an entry names (an app or key by name, else its id; a throttle's scope). */
 function detailText(d: ActivityEntry['detail']): string {
   if (d === undefined) return '';
   const name = typeof d.name === 'string' ? d.name : (d.appId ?? d.keyId);
-  const parts = [name, d.network, d.scope].filter((x) => typeof x === 'string');
+  const parts = [name, d.network, d.scope, d.reason, d.plan].filter((x) => typeof x === 'string');
   return parts.join(' · ');
 }
 
