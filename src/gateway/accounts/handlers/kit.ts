@@ -58,6 +58,8 @@ export interface AccountDeps {
   mailer?: Mailer;
   /** Account self-service (config `accounts`); absent = the defaults. */
   selfService?: SelfService;
+  /** Who may sign up (config `accounts.signup`, `accounts.inviteTtlHours`); absent = open, invites for 72 hours. */
+  signup?: SignUpPolicy;
   /** Emails of config `accounts.admins` (besides accounts granted the role in the store). */
   admins?: readonly string[];
   /** The deployment's plans (config `plans`, `accounts.defaultPlan`); absent = none (the base limits from `appPlan`,
@@ -73,6 +75,14 @@ export interface SelfService {
   verifyTtlMs: number;
   deletedUsage: store.DeletedUsage;
 }
+
+/** Config `accounts.signup` and `accounts.inviteTtlHours`, resolved. */
+export interface SignUpPolicy {
+  mode: 'open' | 'invite' | 'closed';
+  inviteTtlMs: number;
+}
+
+export const SIGNUP_DEFAULTS: SignUpPolicy = { mode: 'open', inviteTtlMs: 72 * 3_600_000 };
 
 export const SELF_SERVICE_DEFAULTS: SelfService = {
   verifyEmail: false,
@@ -286,6 +296,7 @@ export function createKit(deps: AccountDeps) {
   const ownPlans = (l: AccountLimits): ResolvedPlans | undefined => (l === plans.base ? undefined : l.plans);
 
   const selfService = deps.selfService ?? SELF_SERVICE_DEFAULTS;
+  const signup = deps.signup ?? SIGNUP_DEFAULTS;
   const mailer = deps.mailer ?? createMailer(undefined);
 
   /** Records a security event of the caller's account (or `userId`'s); a failure to record is logged, never thrown:
@@ -397,6 +408,7 @@ export function createKit(deps: AccountDeps) {
     startSession,
     checkJwtKey,
     selfService,
+    signup,
     mailer,
     requireVerifiedEmail,
     audit,

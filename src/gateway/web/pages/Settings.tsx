@@ -198,6 +198,9 @@ const ACTION_LABELS: Record<ActivityEntry['action'], string> = {
   unsuspended: 'Suspension lifted by an operator',
   plan_changed: 'Plan changed by an operator',
   admin_granted: 'Admin role granted',
+  signed_up: 'Account created',
+  invite_created: 'Invite issued',
+  invite_revoked: 'Invite revoked',
   admin_revoked: 'Admin role taken back',
 };
 
