@@ -739,7 +739,7 @@ export interface AccountsConfig {
    */
   defaultPlan?: string;
   /**
-   * Who may create an account (`account_signUp`; `account_signUpMode` tells the dashboard and `rpcgate signup`): `open` — anyone; `invite` — only with a single-use invite link an admin issued (`admin_createInvite`, `rpcgate admin invite [--email]`, the dashboard's Admin page), refused otherwise with -32041 (HTTP 403, `data.reason` `invite-required`); `closed` — nobody (-32041, `signup-closed`). Existing accounts log in as before in every mode.
+   * Who may create an account (`account_signUp`; `account_signUpMode` tells the dashboard and `rpcgate signup`): `open` — anyone; `invite` — only with a single-use invite link an admin issued (`admin_createInvite`, `rpcgate admin invite [--email]`, the dashboard's Admin page), refused otherwise with -32041 (HTTP 403, `data.reason` `invite-required`); `closed` — nobody (-32041, `signup-closed`). An email named in `accounts.admins` may sign up in every mode (the first operator's account). Existing accounts log in as before in every mode.
    */
   signup?: 'open' | 'invite' | 'closed';
   /**
@@ -1645,7 +1645,7 @@ export const configSchema = {
           enum: ['open', 'invite', 'closed'],
           default: 'open',
           description:
-            "Who may create an account (`account_signUp`; `account_signUpMode` tells the dashboard and `rpcgate signup`): `open` — anyone; `invite` — only with a single-use invite link an admin issued (`admin_createInvite`, `rpcgate admin invite [--email]`, the dashboard's Admin page), refused otherwise with -32041 (HTTP 403, `data.reason` `invite-required`); `closed` — nobody (-32041, `signup-closed`). Existing accounts log in as before in every mode.",
+            "Who may create an account (`account_signUp`; `account_signUpMode` tells the dashboard and `rpcgate signup`): `open` — anyone; `invite` — only with a single-use invite link an admin issued (`admin_createInvite`, `rpcgate admin invite [--email]`, the dashboard's Admin page), refused otherwise with -32041 (HTTP 403, `data.reason` `invite-required`); `closed` — nobody (-32041, `signup-closed`). An email named in `accounts.admins` may sign up in every mode (the first operator's account). Existing accounts log in as before in every mode.",
         },
         inviteTtlHours: {
           type: 'integer',

@@ -25,6 +25,7 @@ export function accountHandlers(kit: Kit): Omit<Namespace<'account'>, keyof Invi
   // A burst of failed log-ins on an account (a per-email counter refused) is recorded once per counter window on this
   // replica, not once per refused attempt.
   const throttledNoted = new Map<string, number>();
+  const configAdmins = new Set((deps.admins ?? []).map(store.normalizeEmail));
   async function noteThrottled(e: unknown, email: string, c: Caller): Promise<void> {
     const scope = e instanceof RpcError ? (e.data as { scope?: string } | undefined)?.scope : undefined;
     if (scope !== 'email+ip' && scope !== 'email' && scope !== 'device') return;
@@ -104,11 +105,13 @@ export function accountHandlers(kit: Kit): Omit<Namespace<'account'>, keyof Invi
 
   return {
     async account_signUp([cred], c) {
-      // Config `accounts.signup`: refused before any work when closed, or by invite and none was given.
-      if (signup.mode === 'closed') throw SIGNUP_CLOSED;
-      const invite = signup.mode === 'invite' ? cred.invite : undefined;
-      if (signup.mode === 'invite' && invite === undefined) throw inviteRequired('missing');
       const email = store.normalizeEmail(cred.email);
+      // Config `accounts.signup`: refused before any work when closed, or by invite and none was given. An email of
+      // `accounts.admins` may always sign up: the first operator's account, from which invites are issued.
+      const bootstrap = configAdmins.has(email);
+      if (signup.mode === 'closed' && !bootstrap) throw SIGNUP_CLOSED;
+      const invite = signup.mode === 'invite' && !bootstrap ? cred.invite : undefined;
+      if (signup.mode === 'invite' && !bootstrap && invite === undefined) throw inviteRequired('missing');
       const rule = passwordRuleReason(cred.password, email);
       if (rule !== undefined) throw refused('credentials', '/0/password', rule);
       await throttle.beforeSignUp(c.ip); // before zxcvbn, which costs CPU on this thread
