@@ -283,11 +283,16 @@ describe('admin API on SQLite', () => {
     expect(refused.body.error).toMatchObject({ code: -32005, data: { reason: 'quota', limit: 4, period: 'day' } });
     const list = await user.request('keys_list');
     expect([list.maxKeys, list.usage.limit, list.usage.used]).toEqual([1, 4, 4]);
+    // The apps' (A) daily quota follows the same plan; their rate and monthly quota stay the deployment's.
+    const appsUsage = await user.request('apps_usage');
+    expect(appsUsage.quotas.find((q) => q.period === 'day')).toMatchObject({ limit: 4, used: 0 });
+    expect([appsUsage.perSecond, appsUsage.maxApps]).toEqual([100, 10]);
     const capped = await refusal(user.request('keys_create', [{ name: 'k2', network: 'mainnet' }]));
     expect([capped.code, (capped.data as Json).limit]).toEqual([-32005, 1]);
     // Override removed, plan gold: the quota is back up; the audit trail has both changes.
     const g = await admin.request('admin_setPlan', [{ userId, plan: 'gold', override: null }]);
     expect(g.limits).toMatchObject({ keysDaily: 1_000_000, maxApps: 50, maxKeys: 4 });
+    expect((await user.request('apps_usage')).maxApps).toBe(50);
     expect((await nodeCall(url)).status).toBe(200);
     const plans = await admin.request('admin_plans');
     expect(plans.plans.map((p) => p.name)).toEqual(['tiny', 'gold']);
@@ -429,6 +434,7 @@ describe.skipIf(skipShared)('suspension across two rpcgate processes (PostgreSQL
       redisPrefix: prefix,
       secret: randomBytes(32).toString('hex'),
       accounts: { admins: [ADMIN] },
+      durability: { usageFlushIntervalMs: 200 },
       networks: { mainnet: { upstreams: [stub.url] } },
     };
     replicas.push(...(await Promise.all([startRpcgateChild(cfg), startRpcgateChild(cfg)])));
@@ -487,5 +493,38 @@ describe.skipIf(skipShared)('suspension across two rpcgate processes (PostgreSQL
     await adm.request('admin_unsuspend', [{ userId }]);
     await until('the key works again on replica two', async () => (await nodeCall(onTwo)).status === 200, 2000);
     console.log(`unsuspension seen by the other process after ${Math.round(performance.now() - t1)} ms`);
+
+    // A plan override set on one process lowers the quota the other applies (Redis counters): the daily limit set
+    // below what is used already (1), every further call is refused (402) within 2 s.
+    const back = client(two.url);
+    await back.request('account_logIn', [{ email: who, password: PW }]);
+    const used = (await back.request('keys_list')).usage.used;
+    expect(used).toBeGreaterThan(0);
+    const t2 = performance.now();
+    const planned = await adm.request('admin_setPlan', [{ userId, plan: null, override: { daily: 1 } }]);
+    expect(planned.limits.keysDaily).toBe(1);
+    await until('the lowered quota on replica two', async () => (await nodeCall(onTwo)).status === 402, 2000);
+    console.log(`plan override applied by the other process after ${Math.round(performance.now() - t2)} ms`);
+    const r = await nodeCall(onOne);
+    expect([r.status, r.body.error.data.reason, r.body.error.data.limit]).toEqual([402, 'quota', 1]);
+
+    // The operators' view on PostgreSQL: the account with its usage and state, usage by day.
+    const listed = await until('usage flushed', async () => {
+      const a = (await adm.request('admin_listAccounts', [{ search: who }])).accounts[0];
+      return a !== undefined && a.usage.today > 0 ? a : undefined;
+    });
+    // Metered calls (every outcome, refusals too) of all this test's rounds; the month includes today.
+    expect(listed.usage.month).toBeGreaterThanOrEqual(listed.usage.today);
+    expect(listed).toMatchObject({ id: userId, keys: 1, suspended: null, planOverride: { daily: 1 } });
+    const today = new Date().toISOString().slice(0, 10);
+    const days = await adm.request('admin_usage', [{ since: today, until: today }]);
+    expect(days.days[0].requests).toBeGreaterThanOrEqual(listed.usage.today);
+    expect(days.days[0].accounts).toBeGreaterThanOrEqual(1);
+    const trail = await adm.request('admin_activity', [{ userId }]);
+    expect(trail.entries.filter((e) => e.byOperator).map((e) => e.action)).toEqual([
+      'plan_changed',
+      'unsuspended',
+      'suspended',
+    ]);
   }, 60_000);
 });

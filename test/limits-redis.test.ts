@@ -11,6 +11,7 @@ import {
   RedisLimiter,
   createLimiter,
   limitError,
+  resolvePlans,
   type LimitSubject,
   type LimitsConfig,
 } from '../src/gateway/limits/index.js';
@@ -235,6 +236,20 @@ describe.skipIf(skip)('Redis limiter', () => {
     expect(await b.consume(user('shared'), 9, T)).toMatchObject({ allowed: false, remaining: 8 });
     expect(await b.consume(user('shared'), 8, T)).toMatchObject({ allowed: true, remaining: 0 });
     expect(await a.peek(user('shared'), T)).toMatchObject({ allowed: false, remaining: 0 });
+  });
+
+  it("an account's own plan (subject.plans) replaces the limiter's; a lease granted under the old limits is given back, not spent", async () => {
+    const l = make({ b: { dailyPerUser: 1_000_000 } }, `${PREFIX}:plan`);
+    const u = user(`plan-${randomUUID()}`);
+    for (let i = 0; i < 5; i++) expect((await l.consume(u, 1)).allowed).toBe(true);
+    expect(l.stats.granted).toBeGreaterThan(0); // far from the limit: a lease is held
+    const low = resolvePlans({ b: { dailyPerUser: 5 } });
+    const refused = await l.consume({ ...u, plans: low }, 1);
+    expect(refused).toMatchObject({ allowed: false, limit: 5, remaining: 0 });
+    expect(l.stats.returned).toBeGreaterThan(0);
+    // Raised again: counted against the new limit (5 used).
+    const high = resolvePlans({ b: { dailyPerUser: 7 } });
+    expect(await l.consume({ ...u, plans: high }, 2)).toMatchObject({ allowed: true, limit: 7, remaining: 0 });
   });
 
   it('the real 25,000: 25,000 accepted (50 in flight), the next refused', async () => {

@@ -16,6 +16,8 @@ const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 /** Blocks not run here: a unique line of the block → why. */
 const NOT_RUN: Record<string, string> = {
   'npm install && npm start': 'starts the service until stopped: test/first-run.test.ts runs npm start and stops it',
+  'rpcgate admin grant ops@example.com --data-dir /var/lib/rpcgate':
+    "an operator's host: the store's path and existing accounts are the deployment's; test/admin.test.ts runs these commands",
 };
 
 /** What a block's output must show beyond exiting 0, by a unique line of the block. */

@@ -13,7 +13,8 @@
 import { createHmac } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { UtcCalendar } from '../limits/calendar.js';
-import { appSubject, type Limiter, type LimitSubject, userSubject } from '../limits/index.js';
+import { appSubject, type Limiter, type LimitSubject, type PlanCatalog, userSubject } from '../limits/index.js';
+import { getUser } from '../store/users.js';
 import { claimQuotaAlert, getAlertWebhook, type QuotaAlert } from '../store/quotaAlerts.js';
 import type { Database } from '../store/schema.js';
 
@@ -44,6 +45,8 @@ export interface QuotaAlertsOptions {
   /** Per-attempt timeout (default 10 000 ms). */
   timeoutMs?: number;
   now?: () => number;
+  /** The deployment's plans: an account with a plan or override is checked against its own quotas (issue 27). */
+  plans?: PlanCatalog;
 }
 
 /** The webhook body (documented in README and contracts/account.openrpc.json). */
@@ -104,6 +107,17 @@ export class QuotaAlerts {
     this.retryBaseMs = opts.retryBaseMs ?? 1_000;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.now = opts.now ?? Date.now;
+    this.plans = opts.plans;
+  }
+
+  private readonly plans: PlanCatalog | undefined;
+
+  /** The account's own limiter plans (off the request path: one store read per account checked). */
+  private async plansOf(userId: string) {
+    if (this.plans === undefined) return undefined;
+    const u = await getUser(this.db, userId);
+    const l = u === undefined ? this.plans.base : this.plans.resolve(u.plan, u.planOverride);
+    return l === this.plans.base ? undefined : l.plans;
   }
 
   /** After a meter flush: checks the quotas of the users metered (detached; never throws). */
@@ -122,7 +136,12 @@ export class QuotaAlerts {
       );
     }
     this.track(
-      Promise.all([...subjects.values()].map((s) => this.check(s.subject, s.appId))).catch((err: unknown) =>
+      Promise.all(
+        [...subjects.values()].map(async (s) => {
+          const plans = await this.plansOf(s.subject.userId);
+          return this.check(plans === undefined ? s.subject : { ...s.subject, plans }, s.appId);
+        }),
+      ).catch((err: unknown) =>
         this.logger?.warn({ err }, 'quota alert check failed; checked again after the next flush'),
       ),
     );

@@ -305,13 +305,17 @@ export class RedisLimiter implements Limiter {
   private fromLease(gk: string, slots: RedisSlot[], n: number, now: number): LimitDecision | undefined {
     const l = this.leases.get(gk);
     if (l === undefined || l.units < n) return undefined;
-    // As Redis sees it, minus what this replica still holds: what is spent (by anyone) or reserved by others.
     const k = slots.length;
+    // The subject's limits changed since the grant (an account's plan, issue 27): units reserved under the old limits
+    // are given back and Redis decides again under the new ones.
+    for (let i = 0; i < k; i++)
+      if (slots[i].limit !== l.slots[i].limit) {
+        this.giveBack(gk, l);
+        return undefined;
+      }
+    // As Redis sees it, minus what this replica still holds: what is spent (by anyone) or reserved by others.
     for (let i = 0; i < k; i++) slots[i].count = l.reserved[i] - l.units;
-    // Decided on the subject's limits now: an account whose plan was lowered meanwhile (issue 27) is refused from its
-    // lease too, and the units stay held (given back when idle).
     const d = decide(slots, k, n, now, this.cal.dayEnd);
-    if (!d.allowed) return d;
     l.units -= n;
     l.lastUse = performance.now();
     this.stats.leased += n;
@@ -324,17 +328,20 @@ export class RedisLimiter implements Limiter {
     const sent: Promise<unknown>[] = [];
     for (const [gk, l] of this.leases) {
       if (!all && l.lastUse > before) continue;
-      this.leases.delete(gk);
-      if (l.units === 0 || this.redis.status !== 'ready') continue;
-      const units = l.units;
-      sent.push(
-        this.redis.rpcgateLimitReturn(l.slots.length, ...l.slots.map((x) => x.key), units).then(
-          () => void (this.stats.returned += units),
-          () => undefined, // Redis failing: those units stay counted until their window ends
-        ),
-      );
+      sent.push(this.giveBack(gk, l));
     }
     return Promise.all(sent);
+  }
+
+  /** Drops a lease and gives its unused units back to Redis (sent before any later consume of the subject). */
+  private giveBack(gk: string, l: Lease): Promise<unknown> {
+    this.leases.delete(gk);
+    if (l.units === 0 || this.redis.status !== 'ready') return Promise.resolve();
+    const units = l.units;
+    return this.redis.rpcgateLimitReturn(l.slots.length, ...l.slots.map((x) => x.key), units).then(
+      () => void (this.stats.returned += units),
+      () => undefined, // Redis failing: those units stay counted until their window ends
+    );
   }
 
   /** Consumes waiting for this turn's flush, by counter keys. */

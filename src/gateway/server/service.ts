@@ -248,7 +248,7 @@ export async function startService(
     built.add('filter store', { value: filterStore, close: () => filterStore.close() });
     // Quota alerts: checked after each meter flush (off the request path); closed after the meter's final flush.
     const alerts = config.metering
-      ? built.add('quota alerts', quotaAlertsSubsystem(store, lim, logger, ext.alerts))
+      ? built.add('quota alerts', quotaAlertsSubsystem(store, lim, logger, { ...ext.alerts, plans }))
       : undefined;
     const meter = built.add(
       'meter',

@@ -178,7 +178,7 @@ export function quotaAlertsSubsystem(
   store: Store,
   limiter: Limiter,
   logger: Logger,
-  opts: Pick<QuotaAlertsOptions, 'retryBaseMs' | 'maxAttempts' | 'timeoutMs'> = {},
+  opts: Pick<QuotaAlertsOptions, 'retryBaseMs' | 'maxAttempts' | 'timeoutMs' | 'plans'> = {},
 ): Built<QuotaAlerts> {
   const alerts = new QuotaAlerts({ db: store.db, limiter, logger, ...opts });
   return { value: alerts, close: () => alerts.stop() };
