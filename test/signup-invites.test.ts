@@ -286,6 +286,13 @@ describe('sign-up modes (SQLite, one process per mode on one store)', () => {
       expect(JSON.parse(list.stdout).invites[0]).toMatchObject({ id: inv.id, status: 'pending' });
       const text = await cli(['admin', 'invites', '--server', svc.url], configDir);
       expect(text.stdout).toContain(inv.id);
+      const spare = JSON.parse((await cli(['admin', 'invite', '--server', svc.url, '--json'], configDir)).stdout);
+      const revoked = await cli(['admin', 'revoke-invite', spare.id, '--server', svc.url, '--json'], configDir);
+      expect(JSON.parse(revoked.stdout)).toEqual({ revoked: true });
+      expect(
+        (await post(svc.url, 'account_signUp', [{ email: email('spare'), password: PW, invite: tokenOf(spare.url) }]))
+          .status,
+      ).toBe(403);
 
       const who = email('cli');
       const userDir = tmp();
