@@ -208,7 +208,7 @@ export const ACTION_LABELS: Record<ActivityEntry['action'], string> = {
 export function detailText(d: ActivityEntry['detail']): string {
   if (d === undefined) return '';
   const name = typeof d.name === 'string' ? d.name : (d.appId ?? d.keyId);
-  const parts = [name, d.network, d.scope, d.reason, d.plan].filter((x) => typeof x === 'string');
+  const parts = [name, d.network, d.scope, d.reason, d.plan, d.email].filter((x) => typeof x === 'string');
   return parts.join(' · ');
 }
 
