@@ -261,6 +261,7 @@ describe('account API: sessions', () => {
     'account_requestPasswordReset',
     'account_resetPassword',
     'account_verifyEmail',
+    'account_signUpMode',
     'networks_list',
   ]);
 
@@ -306,11 +307,13 @@ describe('account API: sessions', () => {
     'admin_plans',
     'admin_usage',
     'admin_activity',
+    'account_signUpMode',
+    'admin_listInvites',
   ]);
 
   it('every changing method refuses a foreign Origin (-32041, HTTP 403) and changes nothing', async () => {
     const changing = contract.methods.filter((m: Json) => !READS.has(m.name));
-    expect(changing.length).toBe(24);
+    expect(changing.length).toBe(26);
     const before = await snapshot();
     for (const m of changing) {
       for (const origin of ['https://evil.example', 'null', svc.url.replace('127.0.0.1', 'localhost')]) {
@@ -520,6 +523,10 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
     ],
     ['admin_usage', [{ since: '2025-3-1', until: '2025-03-02' }], '/0/since'],
     ['admin_activity', [{ action: 'exploded' }], '/0/action'],
+    ['account_signUp', [{ email: 'new@example.com', password: PASSWORD, invite: 'not a token!' }], '/0/invite'],
+    ['admin_createInvite', [{ ttlHours: 0 }], '/0/ttlHours'],
+    ['admin_createInvite', [{ email: 'not an email' }], '/0/email'],
+    ['admin_revokeInvite', [{ id: 'usr_4Tb8Rk2WqLz9XmNc5PyVhG' }], '/0/id'],
   ];
 
   it('covers every changing method', () => {
@@ -539,6 +546,8 @@ describe('account API: bad input gets -32602 with data, and nothing is stored', 
           'apps_listAllowlist',
           'apps_listJwtKeys',
           'admin_plans',
+          'account_signUpMode',
+          'admin_listInvites',
         ].includes(m)
       )
         continue;

@@ -254,7 +254,10 @@ describe('security activity (audit trail)', () => {
     const all = await me.request('account_activity', [{ limit: 200 }]);
     const actions = all.entries.map((e) => e.action);
     expect(actions.filter((a) => a === 'login_throttled')).toHaveLength(1);
-    expect(actions).toEqual(expect.arrayContaining(['logged_in', 'key_created', 'key_deleted', 'login_throttled']));
+    expect(actions).toEqual(
+      expect.arrayContaining(['signed_up', 'logged_in', 'key_created', 'key_deleted', 'login_throttled']),
+    );
+    expect(actions.at(-1)).toBe('signed_up'); // the first event of an account
     expect(actions.indexOf('key_deleted')).toBeLessThan(actions.indexOf('key_created')); // newest first
     const created = all.entries.find((e) => e.action === 'key_created')!;
     expect(created).toMatchObject({
@@ -277,7 +280,7 @@ describe('security activity (audit trail)', () => {
     const other = client(svc);
     await signUpAndLogIn(other, { email: email('audit-other'), password: PW });
     const theirs = await other.request('account_activity');
-    expect(theirs.entries.map((e) => e.action)).toEqual(['logged_in']);
+    expect(theirs.entries.map((e) => e.action)).toEqual(['logged_in', 'signed_up']); // newest first
   });
 });
 

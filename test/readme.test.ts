@@ -18,6 +18,8 @@ const NOT_RUN: Record<string, string> = {
   'npm install && npm start': 'starts the service until stopped: test/first-run.test.ts runs npm start and stops it',
   'rpcgate admin grant ops@example.com --data-dir /var/lib/rpcgate':
     "an operator's host: the store's path and existing accounts are the deployment's; test/admin.test.ts runs these commands",
+  'rpcgate admin invite --email new@example.com':
+    'needs an admin session on a deployment with accounts.signup invite (this run is open, without admins); test/signup-invites.test.ts runs rpcgate admin invite / invites and rpcgate signup --invite',
 };
 
 /** What a block's output must show beyond exiting 0, by a unique line of the block. */

@@ -95,6 +95,14 @@ import type {
   AdminUsageResult,
   AdminActivityParams,
   AdminActivityResult,
+  AccountSignUpModeParams,
+  AccountSignUpModeResult,
+  AdminCreateInviteParams,
+  AdminCreateInviteResult,
+  AdminListInvitesParams,
+  AdminListInvitesResult,
+  AdminRevokeInviteParams,
+  AdminRevokeInviteResult,
 } from './types.js';
 
 /**
@@ -252,6 +260,18 @@ export const extensions = {
   },
   admin_activity: {
     'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
+  },
+  account_signUpMode: {
+    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: true, readOnly: true },
+  },
+  admin_createInvite: {
+    'x-gateway': { route: 'local', idempotent: false, retryable: false, cache: 'never', open: false, readOnly: false },
+  },
+  admin_listInvites: {
+    'x-gateway': { route: 'local', idempotent: true, retryable: true, cache: 'never', open: false, readOnly: true },
+  },
+  admin_revokeInvite: {
+    'x-gateway': { route: 'local', idempotent: true, retryable: false, cache: 'never', open: false, readOnly: false },
   },
 } as const;
 
@@ -838,6 +858,50 @@ export const methods = {
     paramStructure: 'either',
     ext: extensions['admin_activity'],
   } as MethodDescriptor<AdminActivityParams, AdminActivityResult, (typeof extensions)['admin_activity']>,
+  /**
+   * Whether and how one may sign up here.
+   */
+  account_signUpMode: {
+    name: 'account_signUpMode',
+    summary: 'Whether and how one may sign up here.',
+    params: [],
+    errors: [-32602, -32603],
+    paramStructure: 'either',
+    ext: extensions['account_signUpMode'],
+  } as MethodDescriptor<AccountSignUpModeParams, AccountSignUpModeResult, (typeof extensions)['account_signUpMode']>,
+  /**
+   * Issues a single-use invite link (operators).
+   */
+  admin_createInvite: {
+    name: 'admin_createInvite',
+    summary: 'Issues a single-use invite link (operators).',
+    params: [{ name: 'invite', required: false }],
+    errors: [-32602, -32016, -32041, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['admin_createInvite'],
+  } as MethodDescriptor<AdminCreateInviteParams, AdminCreateInviteResult, (typeof extensions)['admin_createInvite']>,
+  /**
+   * The invites issued (operators).
+   */
+  admin_listInvites: {
+    name: 'admin_listInvites',
+    summary: 'The invites issued (operators).',
+    params: [],
+    errors: [-32602, -32016, -32041, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['admin_listInvites'],
+  } as MethodDescriptor<AdminListInvitesParams, AdminListInvitesResult, (typeof extensions)['admin_listInvites']>,
+  /**
+   * Revokes a pending invite (operators).
+   */
+  admin_revokeInvite: {
+    name: 'admin_revokeInvite',
+    summary: 'Revokes a pending invite (operators).',
+    params: [{ name: 'invite', required: true }],
+    errors: [-32602, -32016, -32041, -32010, -32045, -32603],
+    paramStructure: 'either',
+    ext: extensions['admin_revokeInvite'],
+  } as MethodDescriptor<AdminRevokeInviteParams, AdminRevokeInviteResult, (typeof extensions)['admin_revokeInvite']>,
 } as const;
 
 export type Methods = typeof methods;

@@ -105,6 +105,14 @@ export type PlanName = string;
  * A UTC day, `YYYY-MM-DD`.
  */
 export type UsageDay = string;
+/**
+ * An invite token (the `invite` query parameter of an invite link).
+ */
+export type InviteToken = string;
+/**
+ * An invite id (`inv_…`).
+ */
+export type InviteId = string;
 export type AccountSetAlertWebhookUrlParam = string | null;
 
 /**
@@ -733,7 +741,7 @@ export interface ActivityQuery {
 export interface ActivityEntry {
   time: Timestamp;
   /**
-   * What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`; by an operator (`byOperator` true): `suspended` (`detail.reason`), `unsuspended`, `plan_changed` (`detail.plan`, `detail.override`), `admin_granted`, `admin_revoked` (the admin role, by `rpcgate admin grant|revoke` on the server host).
+   * What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`; by an operator (`byOperator` true): `suspended` (`detail.reason`), `unsuspended`, `plan_changed` (`detail.plan`, `detail.override`), `admin_granted`, `admin_revoked` (the admin role, by `rpcgate admin grant|revoke` on the server host); `signed_up` (`detail.invite`: the invite id when one was used), `invite_created` and `invite_revoked` (by an admin, in the admin's own trail: `detail.invite`, `detail.email`).
    */
   action:
     | 'logged_in'
@@ -751,7 +759,10 @@ export interface ActivityEntry {
     | 'unsuspended'
     | 'plan_changed'
     | 'admin_granted'
-    | 'admin_revoked';
+    | 'admin_revoked'
+    | 'signed_up'
+    | 'invite_created'
+    | 'invite_revoked';
   /**
    * The client address the request came from (as the server saw it; behind a proxy per `trustProxy`).
    */
@@ -1095,7 +1106,10 @@ export interface AdminActivityQuery {
     | 'unsuspended'
     | 'plan_changed'
     | 'admin_granted'
-    | 'admin_revoked';
+    | 'admin_revoked'
+    | 'signed_up'
+    | 'invite_created'
+    | 'invite_revoked';
   limit?: number;
   /**
    * `next` of the previous page.
@@ -1105,7 +1119,7 @@ export interface AdminActivityQuery {
 export interface AdminActivityEntry {
   time: Timestamp;
   /**
-   * What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`; by an operator (`byOperator` true): `suspended` (`detail.reason`), `unsuspended`, `plan_changed` (`detail.plan`, `detail.override`), `admin_granted`, `admin_revoked` (the admin role, by `rpcgate admin grant|revoke` on the server host).
+   * What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`; by an operator (`byOperator` true): `suspended` (`detail.reason`), `unsuspended`, `plan_changed` (`detail.plan`, `detail.override`), `admin_granted`, `admin_revoked` (the admin role, by `rpcgate admin grant|revoke` on the server host); `signed_up` (`detail.invite`: the invite id when one was used), `invite_created` and `invite_revoked` (by an admin, in the admin's own trail: `detail.invite`, `detail.email`).
    */
   action:
     | 'logged_in'
@@ -1123,7 +1137,10 @@ export interface AdminActivityEntry {
     | 'unsuspended'
     | 'plan_changed'
     | 'admin_granted'
-    | 'admin_revoked';
+    | 'admin_revoked'
+    | 'signed_up'
+    | 'invite_created'
+    | 'invite_revoked';
   /**
    * The client address the request came from (as the server saw it; behind a proxy per `trustProxy`).
    */
@@ -1161,12 +1178,86 @@ export interface AdminActivityPage {
    */
   next: string | null;
 }
+/**
+ * Email and password; in the `invite` sign-up mode also the invite token from the link an admin issued (`<server>/signup?invite=<token>`).
+ */
+export interface SignUp {
+  email: Email;
+  password: Password;
+  invite?: InviteToken;
+}
+export interface SignUpMode {
+  /**
+   * Config `accounts.signup`: `open` (anyone may sign up), `invite` (only with an invite link from an admin), `closed` (no sign-up; operators add accounts).
+   */
+  mode: 'open' | 'invite' | 'closed';
+}
+export interface InviteRequest {
+  /**
+   * Binds the invite to this email (only it can sign up with it); when the deployment has `smtp`, the link is mailed there.
+   */
+  email?: Email;
+  /**
+   * How long the invite works; absent = `accounts.inviteTtlHours` (default 72).
+   */
+  ttlHours?: number;
+}
+export interface CreatedInvite {
+  id: InviteId;
+  /**
+   * The invite link (`<publicBaseUrl>/signup?invite=<token>`): shown this once (only a hash of the token is stored).
+   */
+  url: string;
+  expiresAt: Timestamp;
+  /**
+   * The email the invite is bound to, or null (anyone holding the link).
+   */
+  email: Email | null;
+  /**
+   * True when the link was handed to the SMTP server (an email was given and `smtp` is configured); otherwise pass the link on yourself (it is also written to the operator's log when an email was given).
+   */
+  mailed: boolean;
+}
+export interface Invite {
+  id: InviteId;
+  email: Email | null;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+  /**
+   * `pending` (can still be used), `used` (an account was created with it), `expired`, `revoked`.
+   */
+  status: 'pending' | 'used' | 'expired' | 'revoked';
+  usedAt?: Timestamp;
+  /**
+   * The account created with it (user id), while it exists.
+   */
+  usedBy?: string;
+  /**
+   * The admin who issued it (email), or null (the account is gone).
+   */
+  createdBy: string | null;
+}
+export interface InviteList {
+  /**
+   * Newest first (at most 200).
+   */
+  invites: Invite[];
+}
+export interface InviteRef {
+  id: InviteId;
+}
+export interface RevokedInvite {
+  /**
+   * True when a pending invite was revoked now; false when it was already used, expired or revoked (nothing changed).
+   */
+  revoked: boolean;
+}
 
 // ---- methods ----
 /**
  * Params of `account_signUp`: Creates an account (then log in).
  */
-export type AccountSignUpParams = [credentials: Credentials];
+export type AccountSignUpParams = [credentials: SignUp];
 /**
  * Result of `account_signUp` (signedUp).
  */
@@ -1540,13 +1631,45 @@ export type AdminActivityParams = [query?: AdminActivityQuery];
  */
 export type AdminActivityResult = AdminActivityPage;
 /**
+ * Params of `account_signUpMode`: Whether and how one may sign up here.
+ */
+export type AccountSignUpModeParams = [];
+/**
+ * Result of `account_signUpMode` (mode).
+ */
+export type AccountSignUpModeResult = SignUpMode;
+/**
+ * Params of `admin_createInvite`: Issues a single-use invite link (operators).
+ */
+export type AdminCreateInviteParams = [invite?: InviteRequest];
+/**
+ * Result of `admin_createInvite` (invite).
+ */
+export type AdminCreateInviteResult = CreatedInvite;
+/**
+ * Params of `admin_listInvites`: The invites issued (operators).
+ */
+export type AdminListInvitesParams = [];
+/**
+ * Result of `admin_listInvites` (invites).
+ */
+export type AdminListInvitesResult = InviteList;
+/**
+ * Params of `admin_revokeInvite`: Revokes a pending invite (operators).
+ */
+export type AdminRevokeInviteParams = [invite: InviteRef];
+/**
+ * Result of `admin_revokeInvite` (revoked).
+ */
+export type AdminRevokeInviteResult = RevokedInvite;
+/**
  * Every method of the account API (rpcgate account API 1.0.0): params tuple and result.
  */
 export interface AccountMethods {
   /**
    * Creates an account (then log in).
    *
-   * Free. Creates a user with this email and password. The answer is the same, after the same work, whether the email was new or already registered — a registered email's account is not changed — so sign-up cannot be used to find out who has an account; no session is started: call `account_logIn` next. The password must not be guessable: whitespace only, one of the most common passwords, a run of keys (`12345678`, `qwertyuiop`), one containing the email's name, or a zxcvbn-ts strength score below 3 of 4 (of its first 64 characters) is refused with -32602 (`data.path` `/0/password`, `data.reason` says why). Sign-ups are limited per client IP (default 10 per hour: -32005, HTTP 429, `Retry-After`, `data.scope` `signup-ip`); hashing passwords is bounded per server (-32005, 429, `data.scope` `password-hashing`). Not allowed inside a batch (-32600).
+   * Free. Creates a user with this email and password. The answer is the same, after the same work, whether the email was new or already registered — a registered email's account is not changed — so sign-up cannot be used to find out who has an account; no session is started: call `account_logIn` next. The password must not be guessable: whitespace only, one of the most common passwords, a run of keys (`12345678`, `qwertyuiop`), one containing the email's name, or a zxcvbn-ts strength score below 3 of 4 (of its first 64 characters) is refused with -32602 (`data.path` `/0/password`, `data.reason` says why). Sign-ups are limited per client IP (default 10 per hour: -32005, HTTP 429, `Retry-After`, `data.scope` `signup-ip`); hashing passwords is bounded per server (-32005, 429, `data.scope` `password-hashing`). Not allowed inside a batch (-32600). Whether anyone may sign up is the deployment's `accounts.signup` (`account_signUpMode` tells): `open` (anyone), `invite` (only with a valid invite from an admin: `admin_createInvite`; without one, or with one that is unknown, used, expired, revoked or bound to another email, -32041, HTTP 403, `data.reason` `invite-required`; an invite is used by the sign-up that creates an account — of two concurrent sign-ups with one invite exactly one creates it; a registered email leaves the invite unused) or `closed` (always -32041, `data.reason` `signup-closed`). In `open` mode an `invite` is ignored (and stays unused). An email named in `accounts.admins` may sign up in every mode without an invite (the first operator's account, from which invites are issued).
    *
    * Params:
    * - `credentials`
@@ -3189,4 +3312,103 @@ export interface AccountMethods {
    * ```
    */
   admin_activity: { params: AdminActivityParams; result: AdminActivityResult };
+  /**
+   * Whether and how one may sign up here.
+   *
+   * Config `accounts.signup`: `open`, `invite` (sign up with an invite link from an admin) or `closed`. No session needed (the dashboard's sign-up page and `rpcgate signup` ask it).
+   *
+   * Errors: -32602 Invalid params; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * {
+   *   "mode": "invite"
+   * }
+   * ```
+   */
+  account_signUpMode: { params: AccountSignUpModeParams; result: AccountSignUpModeResult };
+  /**
+   * Issues a single-use invite link (operators).
+   *
+   * An invite lets one account sign up while `accounts.signup` is `invite` (`account_signUp` with `invite`). Single use, valid for `ttlHours` (default `accounts.inviteTtlHours`, 72); only a SHA-256 hash of its token is stored, so the link is shown this once. Bound to `email` when given (only that email can use it); then the link is mailed there when `smtp` is configured, else written to the operator's log. Recorded in the admin's audit trail (`invite_created`). Admins only: anyone else gets -32041 (HTTP 403, `data.reason` `admin-only`).
+   *
+   * Params:
+   * - `invite` (optional)
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "email": "new@example.com"
+   *   }
+   * ]
+   * // result
+   * {
+   *   "id": "inv_7Hq2Lm9XcV4bN8kP3rT5wZ",
+   *   "url": "https://rpc.example.com/signup?invite=kX9pQ2vR7sT4wY6zA1bC3dE5fG8hJ0mN",
+   *   "expiresAt": "2025-03-04T09:30:00.000Z",
+   *   "email": "new@example.com",
+   *   "mailed": true
+   * }
+   * ```
+   */
+  admin_createInvite: { params: AdminCreateInviteParams; result: AdminCreateInviteResult };
+  /**
+   * The invites issued (operators).
+   *
+   * Every invite, newest first (at most 200), with its status: pending, used (and by which account), expired or revoked. Never the link (only its hash is stored). Admins only: anyone else gets -32041 (HTTP 403, `data.reason` `admin-only`).
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * []
+   * // result
+   * {
+   *   "invites": [
+   *     {
+   *       "id": "inv_7Hq2Lm9XcV4bN8kP3rT5wZ",
+   *       "email": "new@example.com",
+   *       "createdAt": "2025-03-01T09:30:00.000Z",
+   *       "expiresAt": "2025-03-04T09:30:00.000Z",
+   *       "status": "pending",
+   *       "createdBy": "ops@example.com"
+   *     }
+   *   ]
+   * }
+   * ```
+   */
+  admin_listInvites: { params: AdminListInvitesParams; result: AdminListInvitesResult };
+  /**
+   * Revokes a pending invite (operators).
+   *
+   * The invite's link stops working at once (a sign-up with it is refused: `invite-required`). An invite already used, expired or revoked stays as it is (`revoked` false); an unknown id is -32010. Recorded in the admin's audit trail (`invite_revoked`). Admins only: anyone else gets -32041 (HTTP 403, `data.reason` `admin-only`).
+   *
+   * Params:
+   * - `invite`
+   *
+   * Errors: -32602 Invalid params; -32016 Unauthorized; -32041 Forbidden; -32010 Not found; -32045 Store unavailable; -32603 Internal error.
+   *
+   * @example
+   * ```json
+   * // request params
+   * [
+   *   {
+   *     "id": "inv_7Hq2Lm9XcV4bN8kP3rT5wZ"
+   *   }
+   * ]
+   * // result
+   * {
+   *   "revoked": true
+   * }
+   * ```
+   */
+  admin_revokeInvite: { params: AdminRevokeInviteParams; result: AdminRevokeInviteResult };
 }

@@ -3,8 +3,8 @@
 import { ajvEqual, ajvUcs2length, safeRegExp, type ValidatorTable } from '@rpcgate/client';
 
 export const account_signUp__params_ajv = validate21;
-const schema6 = {"$id":"urn:rpcgate:account:account_signUp:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:Credentials"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema7 = {"type":"object","description":"Email and password.","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"urn:rpcgate:account:schema:Email"},"password":{"$ref":"urn:rpcgate:account:schema:Password"}},"$id":"urn:rpcgate:account:schema:Credentials"};
+const schema6 = {"$id":"urn:rpcgate:account:account_signUp:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:SignUp"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema7 = {"type":"object","description":"Email and password; in the `invite` sign-up mode also the invite token from the link an admin issued (`<server>/signup?invite=<token>`).","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"urn:rpcgate:account:schema:Email"},"password":{"$ref":"urn:rpcgate:account:schema:Password"},"invite":{"$ref":"urn:rpcgate:account:schema:InviteToken"}},"$id":"urn:rpcgate:account:schema:SignUp"};
 const func0 = Object.prototype.hasOwnProperty;
 const schema8 = {"type":"string","description":"An email address (compared case-insensitively; stored lower-cased).","minLength":3,"maxLength":254,"pattern":"^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$","$id":"urn:rpcgate:account:schema:Email"};
 const func48 = ajvUcs2length;
@@ -81,9 +81,49 @@ validate25.errors = vErrors;
 return errors === 0;
 }
 
+const schema10 = {"type":"string","description":"An invite token (the `invite` query parameter of an invite link).","minLength":16,"maxLength":128,"pattern":"^[A-Za-z0-9_-]+$","$id":"urn:rpcgate:account:schema:InviteToken"};
+const pattern1 = func50("^[A-Za-z0-9_-]+$", "u");
+
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:InviteToken" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(func48(data) > 128){
+validate27.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func48(data) < 16){
+validate27.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 16},message:"must NOT have fewer than 16 characters"}];
+return false;
+}
+else {
+if(!pattern1.test(data)){
+validate27.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+}
+else {
+validate27.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate27.errors = vErrors;
+return errors === 0;
+}
+
 
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:Credentials" */;
+/*# sourceURL="urn:rpcgate:account:schema:SignUp" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -97,7 +137,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!((key0 === "email") || (key0 === "password"))){
+if(!(((key0 === "email") || (key0 === "password")) || (key0 === "invite"))){
 validate22.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -134,6 +174,22 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.invite !== undefined && func0.call(data, "invite")){
+let data2 = data.invite;
+const _errs4 = errors;
+if(!(validate27(data2, {instancePath:instancePath+"/invite",parentData:data,parentDataProperty:"invite",rootData}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
 }
 }
 }
@@ -203,11 +259,11 @@ validate21.errors = vErrors;
 return errors === 0;
 }
 
-export const account_signUp__result_ajv = validate28;
-const schema10 = {"$ref":"urn:rpcgate:account:schema:SignUpResult","$id":"urn:rpcgate:account:account_signUp:result"};
-const schema11 = {"type":"object","additionalProperties":false,"required":["email","next"],"description":"The same answer whether the email was new or already registered (no account enumeration): log in next. A registered email's account is left unchanged.","properties":{"email":{"$ref":"urn:rpcgate:account:schema:Email"},"next":{"type":"string","const":"account_logIn","description":"What to call next: log in with the same email and password."}},"$id":"urn:rpcgate:account:schema:SignUpResult"};
+export const account_signUp__result_ajv = validate30;
+const schema11 = {"$ref":"urn:rpcgate:account:schema:SignUpResult","$id":"urn:rpcgate:account:account_signUp:result"};
+const schema12 = {"type":"object","additionalProperties":false,"required":["email","next"],"description":"The same answer whether the email was new or already registered (no account enumeration): log in next. A registered email's account is left unchanged.","properties":{"email":{"$ref":"urn:rpcgate:account:schema:Email"},"next":{"type":"string","const":"account_logIn","description":"What to call next: log in with the same email and password."}},"$id":"urn:rpcgate:account:schema:SignUpResult"};
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:SignUpResult" */;
 let vErrors = null;
 let errors = 0;
@@ -216,14 +272,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email")) || (((data.next === undefined) || (!(func0.call(data, "next")))) && (missing0 = "next"))){
-validate29.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate31.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "email") || (key0 === "next"))){
-validate29.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate31.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -248,12 +304,12 @@ if(data.next !== undefined && func0.call(data, "next")){
 let data1 = data.next;
 const _errs3 = errors;
 if(typeof data1 !== "string"){
-validate29.errors = [{instancePath:instancePath+"/next",schemaPath:"#/properties/next/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate31.errors = [{instancePath:instancePath+"/next",schemaPath:"#/properties/next/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs4 = errors;
 if("account_logIn" !== data1){
-validate29.errors = [{instancePath:instancePath+"/next",schemaPath:"#/properties/next/const",keyword:"const",params:{allowedValue: "account_logIn"},message:"must be equal to constant"}];
+validate31.errors = [{instancePath:instancePath+"/next",schemaPath:"#/properties/next/const",keyword:"const",params:{allowedValue: "account_logIn"},message:"must be equal to constant"}];
 return false;
 }
 else {
@@ -272,35 +328,105 @@ if(valid0){
 }
 }
 else {
-validate29.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate31.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate29.errors = vErrors;
+validate31.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_signUp:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate29(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+if(!(validate31(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate28.errors = vErrors;
+validate30.errors = vErrors;
 return errors === 0;
 }
 
-export const account_logIn__params_ajv = validate32;
-const schema12 = {"$id":"urn:rpcgate:account:account_logIn:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:Credentials"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const account_logIn__params_ajv = validate34;
+const schema13 = {"$id":"urn:rpcgate:account:account_logIn:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:Credentials"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema14 = {"type":"object","description":"Email and password.","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"urn:rpcgate:account:schema:Email"},"password":{"$ref":"urn:rpcgate:account:schema:Password"}},"$id":"urn:rpcgate:account:schema:Credentials"};
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Credentials" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email")) || (((data.password === undefined) || (!(func0.call(data, "password")))) && (missing0 = "password"))){
+validate35.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((key0 === "email") || (key0 === "password"))){
+validate35.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.email !== undefined && func0.call(data, "email")){
+let data0 = data.email;
+const _errs2 = errors;
+if(!(validate23(data0, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.password !== undefined && func0.call(data, "password")){
+let data1 = data.password;
+const _errs3 = errors;
+if(!(validate25(data1, {instancePath:instancePath+"/password",parentData:data,parentDataProperty:"password",rootData}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate35.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_logIn:params" */;
 let vErrors = null;
 let errors = 0;
@@ -308,18 +434,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate32.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate34.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate32.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate34.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate32.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate34.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -327,8 +453,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate22(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate35(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 else {
@@ -342,23 +468,23 @@ if(valid0){
 }
 }
 else {
-validate32.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate34.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate32.errors = vErrors;
+validate34.errors = vErrors;
 return errors === 0;
 }
 
-export const account_logIn__result_ajv = validate34;
-const schema13 = {"$ref":"urn:rpcgate:account:schema:Session","$id":"urn:rpcgate:account:account_logIn:result"};
-const schema14 = {"type":"object","description":"A new session. Its token is not in the result: it is set as the `rpcgate_session` cookie (HttpOnly, SameSite=Lax).","additionalProperties":false,"required":["user","expiresAt"],"properties":{"user":{"$ref":"urn:rpcgate:account:schema:User"},"expiresAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:Session"};
-const schema15 = {"type":"object","description":"The signed-in user.","additionalProperties":false,"required":["id","email","createdAt","emailVerified","admin"],"properties":{"id":{"type":"string","description":"User id (`usr_…`)."},"email":{"$ref":"urn:rpcgate:account:schema:Email"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"emailVerified":{"type":"boolean","description":"The email was proved by following a mailed link (always true when the deployment does not ask for verification: config `accounts.verifyEmail`). Until it is, with verification on, `apps_create` and `keys_create` are refused (-32041, `data.reason` `email-not-verified`)."},"admin":{"type":"boolean","description":"The account is an operator of this deployment (its email is in config `accounts.admins`, or it was granted the role with `rpcgate admin grant`): the `admin_` methods answer it."}},"$id":"urn:rpcgate:account:schema:User"};
-const schema16 = {"type":"string","format":"date-time","description":"A point in time, ISO 8601 UTC (`2025-01-31T12:00:00.000Z`).","$id":"urn:rpcgate:account:schema:Timestamp"};
+export const account_logIn__result_ajv = validate39;
+const schema15 = {"$ref":"urn:rpcgate:account:schema:Session","$id":"urn:rpcgate:account:account_logIn:result"};
+const schema16 = {"type":"object","description":"A new session. Its token is not in the result: it is set as the `rpcgate_session` cookie (HttpOnly, SameSite=Lax).","additionalProperties":false,"required":["user","expiresAt"],"properties":{"user":{"$ref":"urn:rpcgate:account:schema:User"},"expiresAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:Session"};
+const schema17 = {"type":"object","description":"The signed-in user.","additionalProperties":false,"required":["id","email","createdAt","emailVerified","admin"],"properties":{"id":{"type":"string","description":"User id (`usr_…`)."},"email":{"$ref":"urn:rpcgate:account:schema:Email"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"emailVerified":{"type":"boolean","description":"The email was proved by following a mailed link (always true when the deployment does not ask for verification: config `accounts.verifyEmail`). Until it is, with verification on, `apps_create` and `keys_create` are refused (-32041, `data.reason` `email-not-verified`)."},"admin":{"type":"boolean","description":"The account is an operator of this deployment (its email is in config `accounts.admins`, or it was granted the role with `rpcgate admin grant`): the `admin_` methods answer it."}},"$id":"urn:rpcgate:account:schema:User"};
+const schema18 = {"type":"string","format":"date-time","description":"A point in time, ISO 8601 UTC (`2025-01-31T12:00:00.000Z`).","$id":"urn:rpcgate:account:schema:Timestamp"};
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Timestamp" */;
 let vErrors = null;
 let errors = 0;
@@ -370,19 +496,19 @@ if(errors === 0){
 if(typeof data === "string"){
 }
 else {
-validate38.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate43.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
 }
-validate38.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:User" */;
 let vErrors = null;
 let errors = 0;
@@ -391,14 +517,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.emailVerified === undefined) || (!(func0.call(data, "emailVerified")))) && (missing0 = "emailVerified"))) || (((data.admin === undefined) || (!(func0.call(data, "admin")))) && (missing0 = "admin"))){
-validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate41.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "id") || (key0 === "email")) || (key0 === "createdAt")) || (key0 === "emailVerified")) || (key0 === "admin"))){
-validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate41.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -408,7 +534,7 @@ if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate36.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate41.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
@@ -438,8 +564,8 @@ if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 let data2 = data.createdAt;
 const _errs5 = errors;
-if(!(validate38(data2, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data2, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -454,7 +580,7 @@ if(data.emailVerified !== undefined && func0.call(data, "emailVerified")){
 let data3 = data.emailVerified;
 const _errs6 = errors;
 if(typeof data3 !== "boolean"){
-validate36.errors = [{instancePath:instancePath+"/emailVerified",schemaPath:"#/properties/emailVerified/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate41.errors = [{instancePath:instancePath+"/emailVerified",schemaPath:"#/properties/emailVerified/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs7 = errors;
@@ -470,7 +596,7 @@ if(data.admin !== undefined && func0.call(data, "admin")){
 let data4 = data.admin;
 const _errs8 = errors;
 if(typeof data4 !== "boolean"){
-validate36.errors = [{instancePath:instancePath+"/admin",schemaPath:"#/properties/admin/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate41.errors = [{instancePath:instancePath+"/admin",schemaPath:"#/properties/admin/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs9 = errors;
@@ -491,18 +617,18 @@ if(valid0){
 }
 }
 else {
-validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate36.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Session" */;
 let vErrors = null;
 let errors = 0;
@@ -511,14 +637,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.user === undefined) || (!(func0.call(data, "user")))) && (missing0 = "user")) || (((data.expiresAt === undefined) || (!(func0.call(data, "expiresAt")))) && (missing0 = "expiresAt"))){
-validate35.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate40.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "user") || (key0 === "expiresAt"))){
-validate35.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate40.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -527,8 +653,8 @@ if(_errs1 === errors){
 if(data.user !== undefined && func0.call(data, "user")){
 let data0 = data.user;
 const _errs2 = errors;
-if(!(validate36(data0, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate41(data0, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
 errors = vErrors.length;
 }
 else {
@@ -542,8 +668,8 @@ if(valid0){
 if(data.expiresAt !== undefined && func0.call(data, "expiresAt")){
 let data1 = data.expiresAt;
 const _errs3 = errors;
-if(!(validate38(data1, {instancePath:instancePath+"/expiresAt",parentData:data,parentDataProperty:"expiresAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data1, {instancePath:instancePath+"/expiresAt",parentData:data,parentDataProperty:"expiresAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -560,35 +686,35 @@ if(valid0){
 }
 }
 else {
-validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate40.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate35.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_logIn:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate40(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate34.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
 
-export const account_logOut__params_ajv = validate43;
-const schema17 = {"$id":"urn:rpcgate:account:account_logOut:params","type":"array","maxItems":0};
+export const account_logOut__params_ajv = validate48;
+const schema19 = {"$id":"urn:rpcgate:account:account_logOut:params","type":"array","maxItems":0};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_logOut:params" */;
 let vErrors = null;
 let errors = 0;
@@ -596,28 +722,28 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate43.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate48.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate43.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate48.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate43.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
 
-export const account_logOut__result_ajv = validate44;
-const schema18 = {"$ref":"urn:rpcgate:account:schema:LoggedOut","$id":"urn:rpcgate:account:account_logOut:result"};
-const schema19 = {"type":"object","additionalProperties":false,"required":["loggedOut"],"properties":{"loggedOut":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:LoggedOut"};
+export const account_logOut__result_ajv = validate49;
+const schema20 = {"$ref":"urn:rpcgate:account:schema:LoggedOut","$id":"urn:rpcgate:account:account_logOut:result"};
+const schema21 = {"type":"object","additionalProperties":false,"required":["loggedOut"],"properties":{"loggedOut":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:LoggedOut"};
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LoggedOut" */;
 let vErrors = null;
 let errors = 0;
@@ -626,14 +752,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.loggedOut === undefined) || (!(func0.call(data, "loggedOut")))) && (missing0 = "loggedOut")){
-validate45.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate50.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(key0 === "loggedOut")){
-validate45.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate50.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -643,12 +769,12 @@ if(data.loggedOut !== undefined && func0.call(data, "loggedOut")){
 let data0 = data.loggedOut;
 const _errs2 = errors;
 if(typeof data0 !== "boolean"){
-validate45.errors = [{instancePath:instancePath+"/loggedOut",schemaPath:"#/properties/loggedOut/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate50.errors = [{instancePath:instancePath+"/loggedOut",schemaPath:"#/properties/loggedOut/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs3 = errors;
 if(true !== data0){
-validate45.errors = [{instancePath:instancePath+"/loggedOut",schemaPath:"#/properties/loggedOut/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate50.errors = [{instancePath:instancePath+"/loggedOut",schemaPath:"#/properties/loggedOut/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 else {
@@ -666,35 +792,35 @@ if(valid0){
 }
 }
 else {
-validate45.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate50.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate45.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_logOut:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate45(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate50(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate44.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
 
-export const account_me__params_ajv = validate47;
-const schema20 = {"$id":"urn:rpcgate:account:account_me:params","type":"array","maxItems":0};
+export const account_me__params_ajv = validate52;
+const schema22 = {"$id":"urn:rpcgate:account:account_me:params","type":"array","maxItems":0};
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_me:params" */;
 let vErrors = null;
 let errors = 0;
@@ -702,45 +828,45 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate47.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate52.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate47.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate52.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate47.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
 
-export const account_me__result_ajv = validate48;
-const schema21 = {"$ref":"urn:rpcgate:account:schema:User","$id":"urn:rpcgate:account:account_me:result"};
+export const account_me__result_ajv = validate53;
+const schema23 = {"$ref":"urn:rpcgate:account:schema:User","$id":"urn:rpcgate:account:account_me:result"};
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_me:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate48.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
 
-export const account_changePassword__params_ajv = validate50;
-const schema22 = {"$id":"urn:rpcgate:account:account_changePassword:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:PasswordChange"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema23 = {"type":"object","description":"The current password (proves it is the owner at the keyboard) and the new one.","additionalProperties":false,"required":["currentPassword","newPassword"],"properties":{"currentPassword":{"$ref":"urn:rpcgate:account:schema:Password"},"newPassword":{"$ref":"urn:rpcgate:account:schema:Password"}},"$id":"urn:rpcgate:account:schema:PasswordChange"};
+export const account_changePassword__params_ajv = validate55;
+const schema24 = {"$id":"urn:rpcgate:account:account_changePassword:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:PasswordChange"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema25 = {"type":"object","description":"The current password (proves it is the owner at the keyboard) and the new one.","additionalProperties":false,"required":["currentPassword","newPassword"],"properties":{"currentPassword":{"$ref":"urn:rpcgate:account:schema:Password"},"newPassword":{"$ref":"urn:rpcgate:account:schema:Password"}},"$id":"urn:rpcgate:account:schema:PasswordChange"};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:PasswordChange" */;
 let vErrors = null;
 let errors = 0;
@@ -749,14 +875,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.currentPassword === undefined) || (!(func0.call(data, "currentPassword")))) && (missing0 = "currentPassword")) || (((data.newPassword === undefined) || (!(func0.call(data, "newPassword")))) && (missing0 = "newPassword"))){
-validate51.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate56.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "currentPassword") || (key0 === "newPassword"))){
-validate51.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate56.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -798,18 +924,18 @@ if(valid0){
 }
 }
 else {
-validate51.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate56.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate51.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_changePassword:params" */;
 let vErrors = null;
 let errors = 0;
@@ -817,18 +943,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate50.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate55.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate50.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate55.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate50.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate55.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -836,8 +962,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate51(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate56(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
 errors = vErrors.length;
 }
 else {
@@ -851,21 +977,21 @@ if(valid0){
 }
 }
 else {
-validate50.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate55.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate50.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
 
-export const account_changePassword__result_ajv = validate55;
-const schema24 = {"$ref":"urn:rpcgate:account:schema:PasswordChanged","$id":"urn:rpcgate:account:account_changePassword:result"};
-const schema25 = {"type":"object","additionalProperties":false,"required":["changed","otherSessionsEnded"],"properties":{"changed":{"type":"boolean","const":true},"otherSessionsEnded":{"type":"integer","minimum":0,"description":"Sessions of this account in other browsers that were ended (this one stays signed in)."}},"$id":"urn:rpcgate:account:schema:PasswordChanged"};
+export const account_changePassword__result_ajv = validate60;
+const schema26 = {"$ref":"urn:rpcgate:account:schema:PasswordChanged","$id":"urn:rpcgate:account:account_changePassword:result"};
+const schema27 = {"type":"object","additionalProperties":false,"required":["changed","otherSessionsEnded"],"properties":{"changed":{"type":"boolean","const":true},"otherSessionsEnded":{"type":"integer","minimum":0,"description":"Sessions of this account in other browsers that were ended (this one stays signed in)."}},"$id":"urn:rpcgate:account:schema:PasswordChanged"};
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:PasswordChanged" */;
 let vErrors = null;
 let errors = 0;
@@ -874,14 +1000,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.changed === undefined) || (!(func0.call(data, "changed")))) && (missing0 = "changed")) || (((data.otherSessionsEnded === undefined) || (!(func0.call(data, "otherSessionsEnded")))) && (missing0 = "otherSessionsEnded"))){
-validate56.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate61.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "changed") || (key0 === "otherSessionsEnded"))){
-validate56.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate61.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -891,12 +1017,12 @@ if(data.changed !== undefined && func0.call(data, "changed")){
 let data0 = data.changed;
 const _errs2 = errors;
 if(typeof data0 !== "boolean"){
-validate56.errors = [{instancePath:instancePath+"/changed",schemaPath:"#/properties/changed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate61.errors = [{instancePath:instancePath+"/changed",schemaPath:"#/properties/changed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs3 = errors;
 if(true !== data0){
-validate56.errors = [{instancePath:instancePath+"/changed",schemaPath:"#/properties/changed/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate61.errors = [{instancePath:instancePath+"/changed",schemaPath:"#/properties/changed/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 else {
@@ -913,14 +1039,14 @@ if(data.otherSessionsEnded !== undefined && func0.call(data, "otherSessionsEnded
 let data1 = data.otherSessionsEnded;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate56.errors = [{instancePath:instancePath+"/otherSessionsEnded",schemaPath:"#/properties/otherSessionsEnded/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate61.errors = [{instancePath:instancePath+"/otherSessionsEnded",schemaPath:"#/properties/otherSessionsEnded/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate56.errors = [{instancePath:instancePath+"/otherSessionsEnded",schemaPath:"#/properties/otherSessionsEnded/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate61.errors = [{instancePath:instancePath+"/otherSessionsEnded",schemaPath:"#/properties/otherSessionsEnded/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -941,36 +1067,36 @@ if(valid0){
 }
 }
 else {
-validate56.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate61.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate56.errors = vErrors;
+validate61.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_changePassword:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate56(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+if(!(validate61(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate55.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
 
-export const account_delete__params_ajv = validate58;
-const schema26 = {"$id":"urn:rpcgate:account:account_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AccountDeletion"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema27 = {"type":"object","description":"The account's password, to confirm.","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"urn:rpcgate:account:schema:Password"}},"$id":"urn:rpcgate:account:schema:AccountDeletion"};
+export const account_delete__params_ajv = validate63;
+const schema28 = {"$id":"urn:rpcgate:account:account_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AccountDeletion"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema29 = {"type":"object","description":"The account's password, to confirm.","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"urn:rpcgate:account:schema:Password"}},"$id":"urn:rpcgate:account:schema:AccountDeletion"};
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AccountDeletion" */;
 let vErrors = null;
 let errors = 0;
@@ -979,14 +1105,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.password === undefined) || (!(func0.call(data, "password")))) && (missing0 = "password")){
-validate59.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate64.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(key0 === "password")){
-validate59.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate64.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1012,18 +1138,18 @@ if(valid0){
 }
 }
 else {
-validate59.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate64.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate59.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_delete:params" */;
 let vErrors = null;
 let errors = 0;
@@ -1031,18 +1157,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate58.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate63.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate58.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate63.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate58.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate63.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -1050,8 +1176,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate59(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate64(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
 }
 else {
@@ -1065,21 +1191,21 @@ if(valid0){
 }
 }
 else {
-validate58.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate58.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
 
-export const account_delete__result_ajv = validate62;
-const schema28 = {"$ref":"urn:rpcgate:account:schema:AccountDeleted","$id":"urn:rpcgate:account:account_delete:result"};
-const schema29 = {"type":"object","additionalProperties":false,"required":["deleted","usage"],"properties":{"deleted":{"type":"boolean","const":true},"usage":{"enum":["anonymised","removed"],"description":"What became of the account's usage rows (config `accounts.deletedUsage`)."}},"$id":"urn:rpcgate:account:schema:AccountDeleted"};
+export const account_delete__result_ajv = validate67;
+const schema30 = {"$ref":"urn:rpcgate:account:schema:AccountDeleted","$id":"urn:rpcgate:account:account_delete:result"};
+const schema31 = {"type":"object","additionalProperties":false,"required":["deleted","usage"],"properties":{"deleted":{"type":"boolean","const":true},"usage":{"enum":["anonymised","removed"],"description":"What became of the account's usage rows (config `accounts.deletedUsage`)."}},"$id":"urn:rpcgate:account:schema:AccountDeleted"};
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AccountDeleted" */;
 let vErrors = null;
 let errors = 0;
@@ -1088,14 +1214,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.deleted === undefined) || (!(func0.call(data, "deleted")))) && (missing0 = "deleted")) || (((data.usage === undefined) || (!(func0.call(data, "usage")))) && (missing0 = "usage"))){
-validate63.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate68.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "deleted") || (key0 === "usage"))){
-validate63.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate68.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1105,12 +1231,12 @@ if(data.deleted !== undefined && func0.call(data, "deleted")){
 let data0 = data.deleted;
 const _errs2 = errors;
 if(typeof data0 !== "boolean"){
-validate63.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate68.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs3 = errors;
 if(true !== data0){
-validate63.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate68.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 else {
@@ -1126,9 +1252,9 @@ if(valid0){
 if(data.usage !== undefined && func0.call(data, "usage")){
 let data1 = data.usage;
 const _errs4 = errors;
-const vSchema0 = schema29.properties.usage.enum;
+const vSchema0 = schema31.properties.usage.enum;
 if(!((data1 === "anonymised") || (data1 === "removed"))){
-validate63.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/enum",keyword:"enum",params:{allowedValues: schema29.properties.usage.enum},message:"must be equal to one of the allowed values"}];
+validate68.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/enum",keyword:"enum",params:{allowedValues: schema31.properties.usage.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -1147,36 +1273,36 @@ if(valid0){
 }
 }
 else {
-validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate68.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate63.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_delete:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate63(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+if(!(validate68(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate62.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
 
-export const account_requestPasswordReset__params_ajv = validate65;
-const schema30 = {"$id":"urn:rpcgate:account:account_requestPasswordReset:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:ResetRequest"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema31 = {"type":"object","additionalProperties":false,"required":["email"],"properties":{"email":{"$ref":"urn:rpcgate:account:schema:Email"}},"$id":"urn:rpcgate:account:schema:ResetRequest"};
+export const account_requestPasswordReset__params_ajv = validate70;
+const schema32 = {"$id":"urn:rpcgate:account:account_requestPasswordReset:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:ResetRequest"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema33 = {"type":"object","additionalProperties":false,"required":["email"],"properties":{"email":{"$ref":"urn:rpcgate:account:schema:Email"}},"$id":"urn:rpcgate:account:schema:ResetRequest"};
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ResetRequest" */;
 let vErrors = null;
 let errors = 0;
@@ -1185,14 +1311,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email")){
-validate66.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate71.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(key0 === "email")){
-validate66.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate71.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1218,18 +1344,18 @@ if(valid0){
 }
 }
 else {
-validate66.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate71.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate66.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_requestPasswordReset:params" */;
 let vErrors = null;
 let errors = 0;
@@ -1237,18 +1363,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate65.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate70.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate65.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate70.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate65.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate70.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -1256,8 +1382,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate66(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+if(!(validate71(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
 }
 else {
@@ -1271,21 +1397,21 @@ if(valid0){
 }
 }
 else {
-validate65.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate70.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate65.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
 
-export const account_requestPasswordReset__result_ajv = validate69;
-const schema32 = {"$ref":"urn:rpcgate:account:schema:ResetRequested","$id":"urn:rpcgate:account:account_requestPasswordReset:result"};
-const schema33 = {"type":"object","additionalProperties":false,"required":["requested"],"description":"The same answer whether or not the email has an account.","properties":{"requested":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:ResetRequested"};
+export const account_requestPasswordReset__result_ajv = validate74;
+const schema34 = {"$ref":"urn:rpcgate:account:schema:ResetRequested","$id":"urn:rpcgate:account:account_requestPasswordReset:result"};
+const schema35 = {"type":"object","additionalProperties":false,"required":["requested"],"description":"The same answer whether or not the email has an account.","properties":{"requested":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:ResetRequested"};
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ResetRequested" */;
 let vErrors = null;
 let errors = 0;
@@ -1294,14 +1420,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.requested === undefined) || (!(func0.call(data, "requested")))) && (missing0 = "requested")){
-validate70.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate75.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(key0 === "requested")){
-validate70.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate75.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1311,12 +1437,12 @@ if(data.requested !== undefined && func0.call(data, "requested")){
 let data0 = data.requested;
 const _errs2 = errors;
 if(typeof data0 !== "boolean"){
-validate70.errors = [{instancePath:instancePath+"/requested",schemaPath:"#/properties/requested/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate75.errors = [{instancePath:instancePath+"/requested",schemaPath:"#/properties/requested/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs3 = errors;
 if(true !== data0){
-validate70.errors = [{instancePath:instancePath+"/requested",schemaPath:"#/properties/requested/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate75.errors = [{instancePath:instancePath+"/requested",schemaPath:"#/properties/requested/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 else {
@@ -1334,64 +1460,64 @@ if(valid0){
 }
 }
 else {
-validate70.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate75.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate70.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_requestPasswordReset:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate70(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
+if(!(validate75(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate69.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
 
-export const account_resetPassword__params_ajv = validate72;
-const schema34 = {"$id":"urn:rpcgate:account:account_resetPassword:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:PasswordReset"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema35 = {"type":"object","additionalProperties":false,"required":["token","newPassword"],"properties":{"token":{"$ref":"urn:rpcgate:account:schema:MailToken"},"newPassword":{"$ref":"urn:rpcgate:account:schema:Password"}},"$id":"urn:rpcgate:account:schema:PasswordReset"};
-const schema36 = {"type":"string","description":"The token from a mailed link (the part after `#/reset/` or `#/verify/`): 43 URL-safe base64 characters. Single use, time-limited; the server keeps only its SHA-256.","pattern":"^[A-Za-z0-9_-]{43}$","$id":"urn:rpcgate:account:schema:MailToken"};
-const pattern1 = func50("^[A-Za-z0-9_-]{43}$", "u");
+export const account_resetPassword__params_ajv = validate77;
+const schema36 = {"$id":"urn:rpcgate:account:account_resetPassword:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:PasswordReset"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema37 = {"type":"object","additionalProperties":false,"required":["token","newPassword"],"properties":{"token":{"$ref":"urn:rpcgate:account:schema:MailToken"},"newPassword":{"$ref":"urn:rpcgate:account:schema:Password"}},"$id":"urn:rpcgate:account:schema:PasswordReset"};
+const schema38 = {"type":"string","description":"The token from a mailed link (the part after `#/reset/` or `#/verify/`): 43 URL-safe base64 characters. Single use, time-limited; the server keeps only its SHA-256.","pattern":"^[A-Za-z0-9_-]{43}$","$id":"urn:rpcgate:account:schema:MailToken"};
+const pattern2 = func50("^[A-Za-z0-9_-]{43}$", "u");
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:MailToken" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
-if(!pattern1.test(data)){
-validate74.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{43}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{43}$"+"\""}];
+if(!pattern2.test(data)){
+validate79.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{43}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{43}$"+"\""}];
 return false;
 }
 else {
 }
 }
 else {
-validate74.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate79.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate74.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:PasswordReset" */;
 let vErrors = null;
 let errors = 0;
@@ -1400,14 +1526,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.token === undefined) || (!(func0.call(data, "token")))) && (missing0 = "token")) || (((data.newPassword === undefined) || (!(func0.call(data, "newPassword")))) && (missing0 = "newPassword"))){
-validate73.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate78.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "token") || (key0 === "newPassword"))){
-validate73.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate78.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1416,8 +1542,8 @@ if(_errs1 === errors){
 if(data.token !== undefined && func0.call(data, "token")){
 let data0 = data.token;
 const _errs2 = errors;
-if(!(validate74(data0, {instancePath:instancePath+"/token",parentData:data,parentDataProperty:"token",rootData}))){
-vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+if(!(validate79(data0, {instancePath:instancePath+"/token",parentData:data,parentDataProperty:"token",rootData}))){
+vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
 errors = vErrors.length;
 }
 else {
@@ -1449,18 +1575,18 @@ if(valid0){
 }
 }
 else {
-validate73.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate78.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate73.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_resetPassword:params" */;
 let vErrors = null;
 let errors = 0;
@@ -1468,18 +1594,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate72.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate77.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate72.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate77.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate72.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate77.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -1487,8 +1613,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate73(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+if(!(validate78(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 else {
@@ -1502,21 +1628,21 @@ if(valid0){
 }
 }
 else {
-validate72.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate77.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate72.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
 
-export const account_resetPassword__result_ajv = validate78;
-const schema37 = {"$ref":"urn:rpcgate:account:schema:PasswordWasReset","$id":"urn:rpcgate:account:account_resetPassword:result"};
-const schema38 = {"type":"object","additionalProperties":false,"required":["reset","next"],"properties":{"reset":{"type":"boolean","const":true},"next":{"type":"string","const":"account_logIn","description":"Log in with the new password: every session of the account was ended."}},"$id":"urn:rpcgate:account:schema:PasswordWasReset"};
+export const account_resetPassword__result_ajv = validate83;
+const schema39 = {"$ref":"urn:rpcgate:account:schema:PasswordWasReset","$id":"urn:rpcgate:account:account_resetPassword:result"};
+const schema40 = {"type":"object","additionalProperties":false,"required":["reset","next"],"properties":{"reset":{"type":"boolean","const":true},"next":{"type":"string","const":"account_logIn","description":"Log in with the new password: every session of the account was ended."}},"$id":"urn:rpcgate:account:schema:PasswordWasReset"};
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:PasswordWasReset" */;
 let vErrors = null;
 let errors = 0;
@@ -1525,14 +1651,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.reset === undefined) || (!(func0.call(data, "reset")))) && (missing0 = "reset")) || (((data.next === undefined) || (!(func0.call(data, "next")))) && (missing0 = "next"))){
-validate79.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate84.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "reset") || (key0 === "next"))){
-validate79.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate84.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1542,12 +1668,12 @@ if(data.reset !== undefined && func0.call(data, "reset")){
 let data0 = data.reset;
 const _errs2 = errors;
 if(typeof data0 !== "boolean"){
-validate79.errors = [{instancePath:instancePath+"/reset",schemaPath:"#/properties/reset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate84.errors = [{instancePath:instancePath+"/reset",schemaPath:"#/properties/reset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs3 = errors;
 if(true !== data0){
-validate79.errors = [{instancePath:instancePath+"/reset",schemaPath:"#/properties/reset/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate84.errors = [{instancePath:instancePath+"/reset",schemaPath:"#/properties/reset/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 else {
@@ -1564,12 +1690,12 @@ if(data.next !== undefined && func0.call(data, "next")){
 let data1 = data.next;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate79.errors = [{instancePath:instancePath+"/next",schemaPath:"#/properties/next/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate84.errors = [{instancePath:instancePath+"/next",schemaPath:"#/properties/next/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
 if("account_logIn" !== data1){
-validate79.errors = [{instancePath:instancePath+"/next",schemaPath:"#/properties/next/const",keyword:"const",params:{allowedValue: "account_logIn"},message:"must be equal to constant"}];
+validate84.errors = [{instancePath:instancePath+"/next",schemaPath:"#/properties/next/const",keyword:"const",params:{allowedValue: "account_logIn"},message:"must be equal to constant"}];
 return false;
 }
 else {
@@ -1588,36 +1714,36 @@ if(valid0){
 }
 }
 else {
-validate79.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate84.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate79.errors = vErrors;
+validate84.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_resetPassword:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate79(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate84(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate78.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
 
-export const account_verifyEmail__params_ajv = validate81;
-const schema39 = {"$id":"urn:rpcgate:account:account_verifyEmail:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:EmailVerification"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema40 = {"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"$ref":"urn:rpcgate:account:schema:MailToken"}},"$id":"urn:rpcgate:account:schema:EmailVerification"};
+export const account_verifyEmail__params_ajv = validate86;
+const schema41 = {"$id":"urn:rpcgate:account:account_verifyEmail:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:EmailVerification"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema42 = {"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"$ref":"urn:rpcgate:account:schema:MailToken"}},"$id":"urn:rpcgate:account:schema:EmailVerification"};
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:EmailVerification" */;
 let vErrors = null;
 let errors = 0;
@@ -1626,14 +1752,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.token === undefined) || (!(func0.call(data, "token")))) && (missing0 = "token")){
-validate82.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate87.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(key0 === "token")){
-validate82.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate87.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1642,8 +1768,8 @@ if(_errs1 === errors){
 if(data.token !== undefined && func0.call(data, "token")){
 let data0 = data.token;
 const _errs2 = errors;
-if(!(validate74(data0, {instancePath:instancePath+"/token",parentData:data,parentDataProperty:"token",rootData}))){
-vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+if(!(validate79(data0, {instancePath:instancePath+"/token",parentData:data,parentDataProperty:"token",rootData}))){
+vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
 errors = vErrors.length;
 }
 else {
@@ -1659,18 +1785,18 @@ if(valid0){
 }
 }
 else {
-validate82.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate87.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate82.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_verifyEmail:params" */;
 let vErrors = null;
 let errors = 0;
@@ -1678,18 +1804,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate81.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate86.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate81.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate86.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate81.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate86.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -1697,8 +1823,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate82(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
+if(!(validate87(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
 }
 else {
@@ -1712,70 +1838,7 @@ if(valid0){
 }
 }
 else {
-validate81.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate81.errors = vErrors;
-return errors === 0;
-}
-
-export const account_verifyEmail__result_ajv = validate85;
-const schema41 = {"$ref":"urn:rpcgate:account:schema:EmailVerified","$id":"urn:rpcgate:account:account_verifyEmail:result"};
-const schema42 = {"type":"object","additionalProperties":false,"required":["verified"],"properties":{"verified":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:EmailVerified"};
-
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:EmailVerified" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.verified === undefined) || (!(func0.call(data, "verified")))) && (missing0 = "verified")){
-validate86.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 of Object.keys(data)){
-if(!(key0 === "verified")){
-validate86.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.verified !== undefined && func0.call(data, "verified")){
-let data0 = data.verified;
-const _errs2 = errors;
-if(typeof data0 !== "boolean"){
-validate86.errors = [{instancePath:instancePath+"/verified",schemaPath:"#/properties/verified/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-const _errs3 = errors;
-if(true !== data0){
-validate86.errors = [{instancePath:instancePath+"/verified",schemaPath:"#/properties/verified/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
-return false;
-}
-else {
-}
-if(errors === _errs2){
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-}
-}
-}
-}
-else {
-validate86.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate86.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
@@ -1785,25 +1848,88 @@ validate86.errors = vErrors;
 return errors === 0;
 }
 
+export const account_verifyEmail__result_ajv = validate90;
+const schema43 = {"$ref":"urn:rpcgate:account:schema:EmailVerified","$id":"urn:rpcgate:account:account_verifyEmail:result"};
+const schema44 = {"type":"object","additionalProperties":false,"required":["verified"],"properties":{"verified":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:EmailVerified"};
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:EmailVerified" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.verified === undefined) || (!(func0.call(data, "verified")))) && (missing0 = "verified")){
+validate91.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(key0 === "verified")){
+validate91.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.verified !== undefined && func0.call(data, "verified")){
+let data0 = data.verified;
+const _errs2 = errors;
+if(typeof data0 !== "boolean"){
+validate91.errors = [{instancePath:instancePath+"/verified",schemaPath:"#/properties/verified/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs3 = errors;
+if(true !== data0){
+validate91.errors = [{instancePath:instancePath+"/verified",schemaPath:"#/properties/verified/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+return false;
+}
+else {
+}
+if(errors === _errs2){
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+else {
+validate91.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate91.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_verifyEmail:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate86(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+if(!(validate91(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate85.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
 
-export const account_resendVerification__params_ajv = validate88;
-const schema43 = {"$id":"urn:rpcgate:account:account_resendVerification:params","type":"array","maxItems":0};
+export const account_resendVerification__params_ajv = validate93;
+const schema45 = {"$id":"urn:rpcgate:account:account_resendVerification:params","type":"array","maxItems":0};
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_resendVerification:params" */;
 let vErrors = null;
 let errors = 0;
@@ -1811,28 +1937,28 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate88.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate93.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate88.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate93.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate88.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
 
-export const account_resendVerification__result_ajv = validate89;
-const schema44 = {"$ref":"urn:rpcgate:account:schema:VerificationSent","$id":"urn:rpcgate:account:account_resendVerification:result"};
-const schema45 = {"type":"object","additionalProperties":false,"required":["sent"],"properties":{"sent":{"type":"boolean","description":"False when the email is already verified (nothing was sent)."}},"$id":"urn:rpcgate:account:schema:VerificationSent"};
+export const account_resendVerification__result_ajv = validate94;
+const schema46 = {"$ref":"urn:rpcgate:account:schema:VerificationSent","$id":"urn:rpcgate:account:account_resendVerification:result"};
+const schema47 = {"type":"object","additionalProperties":false,"required":["sent"],"properties":{"sent":{"type":"boolean","description":"False when the email is already verified (nothing was sent)."}},"$id":"urn:rpcgate:account:schema:VerificationSent"};
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:VerificationSent" */;
 let vErrors = null;
 let errors = 0;
@@ -1841,14 +1967,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.sent === undefined) || (!(func0.call(data, "sent")))) && (missing0 = "sent")){
-validate90.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate95.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(key0 === "sent")){
-validate90.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate95.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1858,7 +1984,7 @@ if(data.sent !== undefined && func0.call(data, "sent")){
 let data0 = data.sent;
 const _errs2 = errors;
 if(typeof data0 !== "boolean"){
-validate90.errors = [{instancePath:instancePath+"/sent",schemaPath:"#/properties/sent/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate95.errors = [{instancePath:instancePath+"/sent",schemaPath:"#/properties/sent/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs3 = errors;
@@ -1875,37 +2001,37 @@ if(valid0){
 }
 }
 else {
-validate90.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate90.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_resendVerification:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate90(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate95(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate89.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
 
-export const account_activity__params_ajv = validate92;
-const schema46 = {"$id":"urn:rpcgate:account:account_activity:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:ActivityQuery"}],"additionalItems":false,"minItems":0,"maxItems":1};
-const schema47 = {"type":"object","additionalProperties":false,"properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"description":"Entries per page."},"cursor":{"type":"string","pattern":"^[0-9]{1,18}$","description":"`next` of the previous page."}},"$id":"urn:rpcgate:account:schema:ActivityQuery"};
-const pattern2 = func50("^[0-9]{1,18}$", "u");
+export const account_activity__params_ajv = validate97;
+const schema48 = {"$id":"urn:rpcgate:account:account_activity:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:ActivityQuery"}],"additionalItems":false,"minItems":0,"maxItems":1};
+const schema49 = {"type":"object","additionalProperties":false,"properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"description":"Entries per page."},"cursor":{"type":"string","pattern":"^[0-9]{1,18}$","description":"`next` of the previous page."}},"$id":"urn:rpcgate:account:schema:ActivityQuery"};
+const pattern3 = func50("^[0-9]{1,18}$", "u");
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ActivityQuery" */;
 let vErrors = null;
 let errors = 0;
@@ -1915,7 +2041,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "limit") || (key0 === "cursor"))){
-validate93.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate98.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1925,19 +2051,19 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data0 = data.limit;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate93.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate98.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 > 200 || isNaN(data0)){
-validate93.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
+validate98.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
 return false;
 }
 else {
 if(data0 < 1 || isNaN(data0)){
-validate93.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate98.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
@@ -1959,15 +2085,15 @@ const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
-if(!pattern2.test(data1)){
-validate93.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,18}$"},message:"must match pattern \""+"^[0-9]{1,18}$"+"\""}];
+if(!pattern3.test(data1)){
+validate98.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,18}$"},message:"must match pattern \""+"^[0-9]{1,18}$"+"\""}];
 return false;
 }
 else {
 }
 }
 else {
-validate93.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate98.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs4){
@@ -1984,18 +2110,18 @@ if(valid0){
 }
 }
 else {
-validate93.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate98.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate93.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_activity:params" */;
 let vErrors = null;
 let errors = 0;
@@ -2003,18 +2129,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate92.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate97.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 0){
-validate92.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
+validate97.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate92.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate97.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -2022,8 +2148,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate93(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+if(!(validate98(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
 errors = vErrors.length;
 }
 else {
@@ -2037,22 +2163,22 @@ if(valid0){
 }
 }
 else {
-validate92.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate92.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
 
-export const account_activity__result_ajv = validate95;
-const schema48 = {"$ref":"urn:rpcgate:account:schema:ActivityPage","$id":"urn:rpcgate:account:account_activity:result"};
-const schema49 = {"type":"object","additionalProperties":false,"required":["entries","next"],"properties":{"entries":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ActivityEntry"}},"next":{"oneOf":[{"type":"string"},{"type":"null"}],"description":"Cursor of the next (older) page; null at the end."}},"$id":"urn:rpcgate:account:schema:ActivityPage"};
-const schema50 = {"type":"object","additionalProperties":false,"required":["time","action","byOperator"],"properties":{"time":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"action":{"enum":["logged_in","login_throttled","password_changed","password_reset","password_reset_requested","email_verified","app_created","app_key_rotated","app_deleted","key_created","key_deleted","suspended","unsuspended","plan_changed","admin_granted","admin_revoked"],"description":"What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`; by an operator (`byOperator` true): `suspended` (`detail.reason`), `unsuspended`, `plan_changed` (`detail.plan`, `detail.override`), `admin_granted`, `admin_revoked` (the admin role, by `rpcgate admin grant|revoke` on the server host)."},"ip":{"type":"string","description":"The client address the request came from (as the server saw it; behind a proxy per `trustProxy`)."},"byOperator":{"type":"boolean","description":"Done by an operator of the deployment, not by the account."},"detail":{"type":"object","description":"The app or key (id, name, network), the throttle scope, …","additionalProperties":true}},"$id":"urn:rpcgate:account:schema:ActivityEntry"};
+export const account_activity__result_ajv = validate100;
+const schema50 = {"$ref":"urn:rpcgate:account:schema:ActivityPage","$id":"urn:rpcgate:account:account_activity:result"};
+const schema51 = {"type":"object","additionalProperties":false,"required":["entries","next"],"properties":{"entries":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ActivityEntry"}},"next":{"oneOf":[{"type":"string"},{"type":"null"}],"description":"Cursor of the next (older) page; null at the end."}},"$id":"urn:rpcgate:account:schema:ActivityPage"};
+const schema52 = {"type":"object","additionalProperties":false,"required":["time","action","byOperator"],"properties":{"time":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"action":{"enum":["logged_in","login_throttled","password_changed","password_reset","password_reset_requested","email_verified","app_created","app_key_rotated","app_deleted","key_created","key_deleted","suspended","unsuspended","plan_changed","admin_granted","admin_revoked","signed_up","invite_created","invite_revoked"],"description":"What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`; by an operator (`byOperator` true): `suspended` (`detail.reason`), `unsuspended`, `plan_changed` (`detail.plan`, `detail.override`), `admin_granted`, `admin_revoked` (the admin role, by `rpcgate admin grant|revoke` on the server host); `signed_up` (`detail.invite`: the invite id when one was used), `invite_created` and `invite_revoked` (by an admin, in the admin's own trail: `detail.invite`, `detail.email`)."},"ip":{"type":"string","description":"The client address the request came from (as the server saw it; behind a proxy per `trustProxy`)."},"byOperator":{"type":"boolean","description":"Done by an operator of the deployment, not by the account."},"detail":{"type":"object","description":"The app or key (id, name, network), the throttle scope, …","additionalProperties":true}},"$id":"urn:rpcgate:account:schema:ActivityEntry"};
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ActivityEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -2061,14 +2187,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.time === undefined) || (!(func0.call(data, "time")))) && (missing0 = "time")) || (((data.action === undefined) || (!(func0.call(data, "action")))) && (missing0 = "action"))) || (((data.byOperator === undefined) || (!(func0.call(data, "byOperator")))) && (missing0 = "byOperator"))){
-validate97.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate102.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "time") || (key0 === "action")) || (key0 === "ip")) || (key0 === "byOperator")) || (key0 === "detail"))){
-validate97.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate102.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2077,8 +2203,8 @@ if(_errs1 === errors){
 if(data.time !== undefined && func0.call(data, "time")){
 let data0 = data.time;
 const _errs2 = errors;
-if(!(validate38(data0, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data0, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -2092,9 +2218,9 @@ if(valid0){
 if(data.action !== undefined && func0.call(data, "action")){
 let data1 = data.action;
 const _errs3 = errors;
-const vSchema0 = schema50.properties.action.enum;
-if(!((((((((((((((((data1 === "logged_in") || (data1 === "login_throttled")) || (data1 === "password_changed")) || (data1 === "password_reset")) || (data1 === "password_reset_requested")) || (data1 === "email_verified")) || (data1 === "app_created")) || (data1 === "app_key_rotated")) || (data1 === "app_deleted")) || (data1 === "key_created")) || (data1 === "key_deleted")) || (data1 === "suspended")) || (data1 === "unsuspended")) || (data1 === "plan_changed")) || (data1 === "admin_granted")) || (data1 === "admin_revoked"))){
-validate97.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema50.properties.action.enum},message:"must be equal to one of the allowed values"}];
+const vSchema0 = schema52.properties.action.enum;
+if(!(((((((((((((((((((data1 === "logged_in") || (data1 === "login_throttled")) || (data1 === "password_changed")) || (data1 === "password_reset")) || (data1 === "password_reset_requested")) || (data1 === "email_verified")) || (data1 === "app_created")) || (data1 === "app_key_rotated")) || (data1 === "app_deleted")) || (data1 === "key_created")) || (data1 === "key_deleted")) || (data1 === "suspended")) || (data1 === "unsuspended")) || (data1 === "plan_changed")) || (data1 === "admin_granted")) || (data1 === "admin_revoked")) || (data1 === "signed_up")) || (data1 === "invite_created")) || (data1 === "invite_revoked"))){
+validate102.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema52.properties.action.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -2111,7 +2237,7 @@ if(data.ip !== undefined && func0.call(data, "ip")){
 let data2 = data.ip;
 const _errs4 = errors;
 if(typeof data2 !== "string"){
-validate97.errors = [{instancePath:instancePath+"/ip",schemaPath:"#/properties/ip/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate102.errors = [{instancePath:instancePath+"/ip",schemaPath:"#/properties/ip/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
@@ -2127,7 +2253,7 @@ if(data.byOperator !== undefined && func0.call(data, "byOperator")){
 let data3 = data.byOperator;
 const _errs6 = errors;
 if(typeof data3 !== "boolean"){
-validate97.errors = [{instancePath:instancePath+"/byOperator",schemaPath:"#/properties/byOperator/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate102.errors = [{instancePath:instancePath+"/byOperator",schemaPath:"#/properties/byOperator/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs7 = errors;
@@ -2148,7 +2274,7 @@ if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 const _errs10 = errors;
 }
 else {
-validate97.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate102.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs8){
@@ -2169,18 +2295,18 @@ if(valid0){
 }
 }
 else {
-validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate102.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate97.errors = vErrors;
+validate102.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ActivityPage" */;
 let vErrors = null;
 let errors = 0;
@@ -2189,14 +2315,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.entries === undefined) || (!(func0.call(data, "entries")))) && (missing0 = "entries")) || (((data.next === undefined) || (!(func0.call(data, "next")))) && (missing0 = "next"))){
-validate96.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate101.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "entries") || (key0 === "next"))){
-validate96.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate101.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2213,8 +2339,8 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 const _errs4 = errors;
-if(!(validate97(data1, {instancePath:instancePath+"/entries/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+if(!(validate102(data1, {instancePath:instancePath+"/entries/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
 errors = vErrors.length;
 }
 else {
@@ -2228,7 +2354,7 @@ if(valid1){
 }
 }
 else {
-validate96.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate101.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs2){
@@ -2299,7 +2425,7 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate96.errors = vErrors;
+validate101.errors = vErrors;
 return false;
 }
 else {
@@ -2327,50 +2453,7 @@ if(valid0){
 }
 }
 else {
-validate96.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate96.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:account_activity:result" */;
-let vErrors = null;
-let errors = 0;
-if(!(validate96(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
-errors = vErrors.length;
-}
-else {
-}
-validate95.errors = vErrors;
-return errors === 0;
-}
-
-export const account_alertWebhook__params_ajv = validate101;
-const schema51 = {"$id":"urn:rpcgate:account:account_alertWebhook:params","type":"array","maxItems":0};
-
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:account_alertWebhook:params" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 0){
-validate101.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
-return false;
-}
-else {
-}
-}
-else {
-validate101.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate101.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
@@ -2380,11 +2463,54 @@ validate101.errors = vErrors;
 return errors === 0;
 }
 
-export const account_alertWebhook__result_ajv = validate102;
-const schema52 = {"$ref":"urn:rpcgate:account:schema:AlertWebhook","$id":"urn:rpcgate:account:account_alertWebhook:result"};
-const schema53 = {"type":"object","additionalProperties":false,"required":["url"],"description":"The account's quota-alert webhook. On each alert rpcgate POSTs JSON `{type: \"quota.threshold\", account, subject, app, limit: \"daily\"|\"monthly\", window, threshold, used, limitValue, periodStart, resetAt, time}` with headers `X-Rpcgate-Timestamp: <unix seconds>` and `X-Rpcgate-Signature: sha256=<hex HMAC-SHA256 of \"<timestamp>.<raw body>\" keyed by the secret>`. Verify the signature and reject old timestamps (e.g. > 5 min). A network error or 5xx is retried with exponential backoff (1, 2, 4, 8, 16 s); a 4xx is not. Each threshold is sent once per period.","properties":{"url":{"type":["string","null"],"description":"Null: no webhook."},"secret":{"type":"string","description":"The signing secret; returned only by account_setAlertWebhook, once."}},"$id":"urn:rpcgate:account:schema:AlertWebhook"};
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_activity:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate101(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate100.errors = vErrors;
+return errors === 0;
+}
+
+export const account_alertWebhook__params_ajv = validate106;
+const schema53 = {"$id":"urn:rpcgate:account:account_alertWebhook:params","type":"array","maxItems":0};
+
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_alertWebhook:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate106.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+else {
+}
+}
+else {
+validate106.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate106.errors = vErrors;
+return errors === 0;
+}
+
+export const account_alertWebhook__result_ajv = validate107;
+const schema54 = {"$ref":"urn:rpcgate:account:schema:AlertWebhook","$id":"urn:rpcgate:account:account_alertWebhook:result"};
+const schema55 = {"type":"object","additionalProperties":false,"required":["url"],"description":"The account's quota-alert webhook. On each alert rpcgate POSTs JSON `{type: \"quota.threshold\", account, subject, app, limit: \"daily\"|\"monthly\", window, threshold, used, limitValue, periodStart, resetAt, time}` with headers `X-Rpcgate-Timestamp: <unix seconds>` and `X-Rpcgate-Signature: sha256=<hex HMAC-SHA256 of \"<timestamp>.<raw body>\" keyed by the secret>`. Verify the signature and reject old timestamps (e.g. > 5 min). A network error or 5xx is retried with exponential backoff (1, 2, 4, 8, 16 s); a 4xx is not. Each threshold is sent once per period.","properties":{"url":{"type":["string","null"],"description":"Null: no webhook."},"secret":{"type":"string","description":"The signing secret; returned only by account_setAlertWebhook, once."}},"$id":"urn:rpcgate:account:schema:AlertWebhook"};
+
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AlertWebhook" */;
 let vErrors = null;
 let errors = 0;
@@ -2393,14 +2519,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url")){
-validate103.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate108.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "url") || (key0 === "secret"))){
-validate103.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2410,7 +2536,7 @@ if(data.url !== undefined && func0.call(data, "url")){
 let data0 = data.url;
 const _errs2 = errors;
 if((typeof data0 !== "string") && (data0 !== null)){
-validate103.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema53.properties.url.type},message:"must be string,null"}];
+validate108.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema55.properties.url.type},message:"must be string,null"}];
 return false;
 }
 const _errs3 = errors;
@@ -2426,7 +2552,7 @@ if(data.secret !== undefined && func0.call(data, "secret")){
 let data1 = data.secret;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate103.errors = [{instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
@@ -2444,35 +2570,35 @@ if(valid0){
 }
 }
 else {
-validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate103.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_alertWebhook:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate103(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+if(!(validate108(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate102.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
 
-export const account_setAlertWebhook__params_ajv = validate105;
-const schema54 = {"$id":"urn:rpcgate:account:account_setAlertWebhook:params","type":"array","items":[{"type":["string","null"],"maxLength":2048}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const account_setAlertWebhook__params_ajv = validate110;
+const schema56 = {"$id":"urn:rpcgate:account:account_setAlertWebhook:params","type":"array","items":[{"type":["string","null"],"maxLength":2048}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_setAlertWebhook:params" */;
 let vErrors = null;
 let errors = 0;
@@ -2480,18 +2606,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate105.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate110.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate105.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate110.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate105.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate110.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -2500,14 +2626,14 @@ if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
 if((typeof data0 !== "string") && (data0 !== null)){
-validate105.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: schema54.items[0].type},message:"must be string,null"}];
+validate110.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: schema56.items[0].type},message:"must be string,null"}];
 return false;
 }
 const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func48(data0) > 2048){
-validate105.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate110.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
@@ -2525,37 +2651,37 @@ if(valid0){
 }
 }
 else {
-validate105.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate105.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
 
-export const account_setAlertWebhook__result_ajv = validate106;
-const schema55 = {"$ref":"urn:rpcgate:account:schema:AlertWebhook","$id":"urn:rpcgate:account:account_setAlertWebhook:result"};
+export const account_setAlertWebhook__result_ajv = validate111;
+const schema57 = {"$ref":"urn:rpcgate:account:schema:AlertWebhook","$id":"urn:rpcgate:account:account_setAlertWebhook:result"};
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:account_setAlertWebhook:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate103(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+if(!(validate108(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate106.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
 
-export const alerts_list__params_ajv = validate108;
-const schema56 = {"$id":"urn:rpcgate:account:alerts_list:params","type":"array","maxItems":0};
+export const alerts_list__params_ajv = validate113;
+const schema58 = {"$id":"urn:rpcgate:account:alerts_list:params","type":"array","maxItems":0};
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:alerts_list:params" */;
 let vErrors = null;
 let errors = 0;
@@ -2563,28 +2689,28 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate108.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate113.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate108.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate108.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
 
-export const alerts_list__result_ajv = validate109;
-const schema57 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:QuotaAlert"},"$id":"urn:rpcgate:account:alerts_list:result"};
-const schema58 = {"type":"object","additionalProperties":false,"description":"A quota threshold crossed in the current period (day or month, UTC). Recorded once per (account, subject, window, period, threshold), whichever replica noticed it first.","required":["subject","app","window","threshold","used","limit","periodStart","resetAt","createdAt"],"properties":{"subject":{"type":"string","enum":["apps","keys"],"description":"`apps`: the account's quotas of access point A (all its apps together); `keys`: the daily quota of its network keys (access point B)."},"app":{"type":["string","null"],"description":"The app whose calls crossed it (subject `apps`); null for keys."},"window":{"type":"string","enum":["day","month"]},"threshold":{"type":"integer","enum":[75,90,100],"description":"Percent of the limit."},"used":{"type":"integer","minimum":0,"description":"Requests counted when it was noticed."},"limit":{"type":"integer","minimum":1},"periodStart":{"type":"string","format":"date-time"},"resetAt":{"type":"string","format":"date-time","description":"When the window resets (the alert disappears then)."},"createdAt":{"type":"string","format":"date-time"}},"$id":"urn:rpcgate:account:schema:QuotaAlert"};
+export const alerts_list__result_ajv = validate114;
+const schema59 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:QuotaAlert"},"$id":"urn:rpcgate:account:alerts_list:result"};
+const schema60 = {"type":"object","additionalProperties":false,"description":"A quota threshold crossed in the current period (day or month, UTC). Recorded once per (account, subject, window, period, threshold), whichever replica noticed it first.","required":["subject","app","window","threshold","used","limit","periodStart","resetAt","createdAt"],"properties":{"subject":{"type":"string","enum":["apps","keys"],"description":"`apps`: the account's quotas of access point A (all its apps together); `keys`: the daily quota of its network keys (access point B)."},"app":{"type":["string","null"],"description":"The app whose calls crossed it (subject `apps`); null for keys."},"window":{"type":"string","enum":["day","month"]},"threshold":{"type":"integer","enum":[75,90,100],"description":"Percent of the limit."},"used":{"type":"integer","minimum":0,"description":"Requests counted when it was noticed."},"limit":{"type":"integer","minimum":1},"periodStart":{"type":"string","format":"date-time"},"resetAt":{"type":"string","format":"date-time","description":"When the window resets (the alert disappears then)."},"createdAt":{"type":"string","format":"date-time"}},"$id":"urn:rpcgate:account:schema:QuotaAlert"};
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:QuotaAlert" */;
 let vErrors = null;
 let errors = 0;
@@ -2593,14 +2719,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((((data.subject === undefined) || (!(func0.call(data, "subject")))) && (missing0 = "subject")) || (((data.app === undefined) || (!(func0.call(data, "app")))) && (missing0 = "app"))) || (((data.window === undefined) || (!(func0.call(data, "window")))) && (missing0 = "window"))) || (((data.threshold === undefined) || (!(func0.call(data, "threshold")))) && (missing0 = "threshold"))) || (((data.used === undefined) || (!(func0.call(data, "used")))) && (missing0 = "used"))) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.periodStart === undefined) || (!(func0.call(data, "periodStart")))) && (missing0 = "periodStart"))) || (((data.resetAt === undefined) || (!(func0.call(data, "resetAt")))) && (missing0 = "resetAt"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
-validate110.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate115.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema58.properties, key0))){
-validate110.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema60.properties, key0))){
+validate115.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2610,13 +2736,13 @@ if(data.subject !== undefined && func0.call(data, "subject")){
 let data0 = data.subject;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate110.errors = [{instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate115.errors = [{instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
-const vSchema0 = schema58.properties.subject.enum;
+const vSchema0 = schema60.properties.subject.enum;
 if(!((data0 === "apps") || (data0 === "keys"))){
-validate110.errors = [{instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/enum",keyword:"enum",params:{allowedValues: schema58.properties.subject.enum},message:"must be equal to one of the allowed values"}];
+validate115.errors = [{instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/enum",keyword:"enum",params:{allowedValues: schema60.properties.subject.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -2633,7 +2759,7 @@ if(data.app !== undefined && func0.call(data, "app")){
 let data1 = data.app;
 const _errs4 = errors;
 if((typeof data1 !== "string") && (data1 !== null)){
-validate110.errors = [{instancePath:instancePath+"/app",schemaPath:"#/properties/app/type",keyword:"type",params:{type: schema58.properties.app.type},message:"must be string,null"}];
+validate115.errors = [{instancePath:instancePath+"/app",schemaPath:"#/properties/app/type",keyword:"type",params:{type: schema60.properties.app.type},message:"must be string,null"}];
 return false;
 }
 const _errs5 = errors;
@@ -2649,13 +2775,13 @@ if(data.window !== undefined && func0.call(data, "window")){
 let data2 = data.window;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate110.errors = [{instancePath:instancePath+"/window",schemaPath:"#/properties/window/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate115.errors = [{instancePath:instancePath+"/window",schemaPath:"#/properties/window/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs7 = errors;
-const vSchema1 = schema58.properties.window.enum;
+const vSchema1 = schema60.properties.window.enum;
 if(!((data2 === "day") || (data2 === "month"))){
-validate110.errors = [{instancePath:instancePath+"/window",schemaPath:"#/properties/window/enum",keyword:"enum",params:{allowedValues: schema58.properties.window.enum},message:"must be equal to one of the allowed values"}];
+validate115.errors = [{instancePath:instancePath+"/window",schemaPath:"#/properties/window/enum",keyword:"enum",params:{allowedValues: schema60.properties.window.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -2672,13 +2798,13 @@ if(data.threshold !== undefined && func0.call(data, "threshold")){
 let data3 = data.threshold;
 const _errs8 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
-validate110.errors = [{instancePath:instancePath+"/threshold",schemaPath:"#/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate115.errors = [{instancePath:instancePath+"/threshold",schemaPath:"#/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs9 = errors;
-const vSchema2 = schema58.properties.threshold.enum;
+const vSchema2 = schema60.properties.threshold.enum;
 if(!(((data3 === 75) || (data3 === 90)) || (data3 === 100))){
-validate110.errors = [{instancePath:instancePath+"/threshold",schemaPath:"#/properties/threshold/enum",keyword:"enum",params:{allowedValues: schema58.properties.threshold.enum},message:"must be equal to one of the allowed values"}];
+validate115.errors = [{instancePath:instancePath+"/threshold",schemaPath:"#/properties/threshold/enum",keyword:"enum",params:{allowedValues: schema60.properties.threshold.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -2695,14 +2821,14 @@ if(data.used !== undefined && func0.call(data, "used")){
 let data4 = data.used;
 const _errs10 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate110.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate115.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs11 = errors;
 if(errors === _errs10){
 if(typeof data4 == "number"){
 if(data4 < 0 || isNaN(data4)){
-validate110.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate115.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -2721,14 +2847,14 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data5 = data.limit;
 const _errs12 = errors;
 if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
-validate110.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate115.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs13 = errors;
 if(errors === _errs12){
 if(typeof data5 == "number"){
 if(data5 < 1 || isNaN(data5)){
-validate110.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate115.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
@@ -2754,7 +2880,7 @@ if(errors === _errs14){
 if(typeof data6 === "string"){
 }
 else {
-validate110.errors = [{instancePath:instancePath+"/periodStart",schemaPath:"#/properties/periodStart/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate115.errors = [{instancePath:instancePath+"/periodStart",schemaPath:"#/properties/periodStart/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs14){
@@ -2778,7 +2904,7 @@ if(errors === _errs16){
 if(typeof data7 === "string"){
 }
 else {
-validate110.errors = [{instancePath:instancePath+"/resetAt",schemaPath:"#/properties/resetAt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate115.errors = [{instancePath:instancePath+"/resetAt",schemaPath:"#/properties/resetAt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs16){
@@ -2802,7 +2928,7 @@ if(errors === _errs18){
 if(typeof data8 === "string"){
 }
 else {
-validate110.errors = [{instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate115.errors = [{instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs18){
@@ -2828,18 +2954,18 @@ if(valid0){
 }
 }
 else {
-validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate110.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:alerts_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -2851,8 +2977,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate110(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate115(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 else {
@@ -2866,20 +2992,20 @@ if(valid0){
 }
 }
 else {
-validate109.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate114.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate109.errors = vErrors;
+validate114.errors = vErrors;
 return errors === 0;
 }
 
-export const networks_list__params_ajv = validate112;
-const schema59 = {"$id":"urn:rpcgate:account:networks_list:params","type":"array","maxItems":0};
+export const networks_list__params_ajv = validate117;
+const schema61 = {"$id":"urn:rpcgate:account:networks_list:params","type":"array","maxItems":0};
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:networks_list:params" */;
 let vErrors = null;
 let errors = 0;
@@ -2887,56 +3013,56 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate112.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate117.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate112.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate117.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate112.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
 
-export const networks_list__result_ajv = validate113;
-const schema60 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"},"$id":"urn:rpcgate:account:networks_list:result"};
-const schema61 = {"type":"object","additionalProperties":false,"required":["network","label","chainId","local"],"properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network"},"label":{"type":"string","description":"Display name (the config's `networks.<name>.label`, else the name capitalised)."},"chainId":{"type":"integer","minimum":1},"local":{"type":"boolean","description":"Served by an embedded local chain (no upstream node configured)."}},"description":"A configured network: its name (the path segment of the node API URLs), display name, chain id, and whether an embedded local chain serves it.","$id":"urn:rpcgate:account:schema:ChainNetwork"};
-const schema62 = {"type":"string","description":"A network name: one of the deployment's configured networks (the operator's config `networks`; `networks_list` lists them, with chain ids). Compared case-insensitively (`Mainnet`, `MAINNET` → `mainnet`) and answered with the configured name. A name the deployment does not configure is refused with -32602 and `data` { param, path, reason }, the reason naming the valid networks (e.g. `unknown network \"foo\": this deployment's networks are mainnet, testnet`).","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$","$id":"urn:rpcgate:account:schema:Network"};
-const pattern3 = func50("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "u");
+export const networks_list__result_ajv = validate118;
+const schema62 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"},"$id":"urn:rpcgate:account:networks_list:result"};
+const schema63 = {"type":"object","additionalProperties":false,"required":["network","label","chainId","local"],"properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network"},"label":{"type":"string","description":"Display name (the config's `networks.<name>.label`, else the name capitalised)."},"chainId":{"type":"integer","minimum":1},"local":{"type":"boolean","description":"Served by an embedded local chain (no upstream node configured)."}},"description":"A configured network: its name (the path segment of the node API URLs), display name, chain id, and whether an embedded local chain serves it.","$id":"urn:rpcgate:account:schema:ChainNetwork"};
+const schema64 = {"type":"string","description":"A network name: one of the deployment's configured networks (the operator's config `networks`; `networks_list` lists them, with chain ids). Compared case-insensitively (`Mainnet`, `MAINNET` → `mainnet`) and answered with the configured name. A name the deployment does not configure is refused with -32602 and `data` { param, path, reason }, the reason naming the valid networks (e.g. `unknown network \"foo\": this deployment's networks are mainnet, testnet`).","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$","$id":"urn:rpcgate:account:schema:Network"};
+const pattern4 = func50("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "u");
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Network" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
-if(!pattern3.test(data)){
-validate115.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"+"\""}];
+if(!pattern4.test(data)){
+validate120.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 else {
 }
 }
 else {
-validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate115.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ChainNetwork" */;
 let vErrors = null;
 let errors = 0;
@@ -2945,14 +3071,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network")) || (((data.label === undefined) || (!(func0.call(data, "label")))) && (missing0 = "label"))) || (((data.chainId === undefined) || (!(func0.call(data, "chainId")))) && (missing0 = "chainId"))) || (((data.local === undefined) || (!(func0.call(data, "local")))) && (missing0 = "local"))){
-validate114.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate119.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "network") || (key0 === "label")) || (key0 === "chainId")) || (key0 === "local"))){
-validate114.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate119.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2961,8 +3087,8 @@ if(_errs1 === errors){
 if(data.network !== undefined && func0.call(data, "network")){
 let data0 = data.network;
 const _errs2 = errors;
-if(!(validate115(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate120(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -2977,7 +3103,7 @@ if(data.label !== undefined && func0.call(data, "label")){
 let data1 = data.label;
 const _errs3 = errors;
 if(typeof data1 !== "string"){
-validate114.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate119.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs4 = errors;
@@ -2993,14 +3119,14 @@ if(data.chainId !== undefined && func0.call(data, "chainId")){
 let data2 = data.chainId;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate114.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate119.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 1 || isNaN(data2)){
-validate114.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate119.errors = [{instancePath:instancePath+"/chainId",schemaPath:"#/properties/chainId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
@@ -3019,7 +3145,7 @@ if(data.local !== undefined && func0.call(data, "local")){
 let data3 = data.local;
 const _errs7 = errors;
 if(typeof data3 !== "boolean"){
-validate114.errors = [{instancePath:instancePath+"/local",schemaPath:"#/properties/local/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate119.errors = [{instancePath:instancePath+"/local",schemaPath:"#/properties/local/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs8 = errors;
@@ -3039,18 +3165,18 @@ if(valid0){
 }
 }
 else {
-validate114.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate119.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate114.errors = vErrors;
+validate119.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:networks_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -3062,8 +3188,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate114(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate119(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
 errors = vErrors.length;
 }
 else {
@@ -3077,20 +3203,20 @@ if(valid0){
 }
 }
 else {
-validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate113.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
 
-export const chains_list__params_ajv = validate118;
-const schema63 = {"$id":"urn:rpcgate:account:chains_list:params","type":"array","items":[{"type":"string","maxLength":64}],"additionalItems":false,"minItems":0,"maxItems":1};
+export const chains_list__params_ajv = validate123;
+const schema65 = {"$id":"urn:rpcgate:account:chains_list:params","type":"array","items":[{"type":"string","maxLength":64}],"additionalItems":false,"minItems":0,"maxItems":1};
 
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:chains_list:params" */;
 let vErrors = null;
 let errors = 0;
@@ -3098,18 +3224,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate118.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate123.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 0){
-validate118.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
+validate123.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate118.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate123.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -3121,14 +3247,14 @@ const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func48(data0) > 64){
-validate118.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate123.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 }
 }
 else {
-validate118.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate123.errors = [{instancePath:instancePath+"/0",schemaPath:"#/items/0/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs1){
@@ -3143,23 +3269,23 @@ if(valid0){
 }
 }
 else {
-validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate123.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate118.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
 
-export const chains_list__result_ajv = validate119;
-const schema64 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:Chain"},"$id":"urn:rpcgate:account:chains_list:result"};
-const schema65 = {"type":"object","description":"A chain of this deployment and its networks.","additionalProperties":false,"required":["id","name","networks"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:ChainName"},"name":{"type":"string"},"networks":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"}}},"$id":"urn:rpcgate:account:schema:Chain"};
-const schema66 = {"type":"string","description":"A chain of this deployment, by its id as `chains_list` returns it (compared case-insensitively). An unknown chain is refused with -32602.","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9 _.-]*$","$id":"urn:rpcgate:account:schema:ChainName"};
-const pattern4 = func50("^[A-Za-z0-9][A-Za-z0-9 _.-]*$", "u");
+export const chains_list__result_ajv = validate124;
+const schema66 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:Chain"},"$id":"urn:rpcgate:account:chains_list:result"};
+const schema67 = {"type":"object","description":"A chain of this deployment and its networks.","additionalProperties":false,"required":["id","name","networks"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:ChainName"},"name":{"type":"string"},"networks":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:ChainNetwork"}}},"$id":"urn:rpcgate:account:schema:Chain"};
+const schema68 = {"type":"string","description":"A chain of this deployment, by its id as `chains_list` returns it (compared case-insensitively). An unknown chain is refused with -32602.","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9 _.-]*$","$id":"urn:rpcgate:account:schema:ChainName"};
+const pattern5 = func50("^[A-Za-z0-9][A-Za-z0-9 _.-]*$", "u");
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ChainName" */;
 let vErrors = null;
 let errors = 0;
@@ -3167,17 +3293,17 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 64){
-validate121.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate126.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func48(data) < 1){
-validate121.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate126.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern4.test(data)){
-validate121.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 _.-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 _.-]*$"+"\""}];
+if(!pattern5.test(data)){
+validate126.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 _.-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 _.-]*$"+"\""}];
 return false;
 }
 else {
@@ -3186,18 +3312,18 @@ else {
 }
 }
 else {
-validate121.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate126.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate121.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Chain" */;
 let vErrors = null;
 let errors = 0;
@@ -3206,14 +3332,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.networks === undefined) || (!(func0.call(data, "networks")))) && (missing0 = "networks"))){
-validate120.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate125.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "id") || (key0 === "name")) || (key0 === "networks"))){
-validate120.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate125.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3222,8 +3348,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate121(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+if(!(validate126(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
 errors = vErrors.length;
 }
 else {
@@ -3238,7 +3364,7 @@ if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
 if(typeof data1 !== "string"){
-validate120.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate125.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs4 = errors;
@@ -3261,8 +3387,8 @@ const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 const _errs7 = errors;
-if(!(validate114(data3, {instancePath:instancePath+"/networks/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate119(data3, {instancePath:instancePath+"/networks/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
 errors = vErrors.length;
 }
 else {
@@ -3276,7 +3402,7 @@ if(valid1){
 }
 }
 else {
-validate120.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate125.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs5){
@@ -3295,18 +3421,18 @@ if(valid0){
 }
 }
 else {
-validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate120.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:chains_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -3318,8 +3444,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate120(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate125(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
 errors = vErrors.length;
 }
 else {
@@ -3333,20 +3459,20 @@ if(valid0){
 }
 }
 else {
-validate119.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate124.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate119.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
 
-export const useCases_list__params_ajv = validate125;
-const schema67 = {"$id":"urn:rpcgate:account:useCases_list:params","type":"array","maxItems":0};
+export const useCases_list__params_ajv = validate130;
+const schema69 = {"$id":"urn:rpcgate:account:useCases_list:params","type":"array","maxItems":0};
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:useCases_list:params" */;
 let vErrors = null;
 let errors = 0;
@@ -3354,27 +3480,27 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate125.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate130.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate130.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate125.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
 
-export const useCases_list__result_ajv = validate126;
-const schema68 = {"type":"array","items":{"type":"string"},"$id":"urn:rpcgate:account:useCases_list:result"};
+export const useCases_list__result_ajv = validate131;
+const schema70 = {"type":"array","items":{"type":"string"},"$id":"urn:rpcgate:account:useCases_list:result"};
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:useCases_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -3387,7 +3513,7 @@ for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate126.errors = [{instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate131.errors = [{instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs2 = errors;
@@ -3402,84 +3528,7 @@ if(valid0){
 }
 }
 else {
-validate126.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate126.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_create__params_ajv = validate127;
-const schema69 = {"$id":"urn:rpcgate:account:apps_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewApp"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema70 = {"type":"object","description":"A new app (access point A).","additionalProperties":false,"required":["name","useCase","chain","services"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"}},"$id":"urn:rpcgate:account:schema:NewApp"};
-const schema71 = {"type":"string","description":"A display name: 1–64 characters of printable text (no control characters), not only spaces. Leading and trailing spaces are trimmed; everything else is stored verbatim and never interpreted (HTML or SQL in a name is just text).","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:Name"};
-const pattern5 = func50("^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$", "u");
-
-function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:Name" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(typeof data === "string"){
-if(func48(data) > 64){
-validate129.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func48(data) < 1){
-validate129.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern5.test(data)){
-validate129.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
-return false;
-}
-else {
-}
-}
-}
-}
-else {
-validate129.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate129.errors = vErrors;
-return errors === 0;
-}
-
-const schema72 = {"type":"string","description":"Free text, at most 500 characters (line breaks and tabs allowed, other control characters not). Stored verbatim.","maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$","$id":"urn:rpcgate:account:schema:Description"};
-const pattern6 = func50("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
-
-function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:Description" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(typeof data === "string"){
-if(func48(data) > 500){
-validate131.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
-return false;
-}
-else {
-if(!pattern6.test(data)){
-validate131.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
-return false;
-}
-else {
-}
-}
-}
-else {
-validate131.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate131.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
@@ -3489,9 +3538,86 @@ validate131.errors = vErrors;
 return errors === 0;
 }
 
-const schema73 = {"type":"string","description":"What the app is for. An open list: `useCases_list` offers Defi, Analytics, Gaming, Wallet, NFT, Infrastructure and Other, and any other short text (1–64 characters) is accepted.","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:UseCase"};
+export const apps_create__params_ajv = validate132;
+const schema71 = {"$id":"urn:rpcgate:account:apps_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewApp"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema72 = {"type":"object","description":"A new app (access point A).","additionalProperties":false,"required":["name","useCase","chain","services"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"}},"$id":"urn:rpcgate:account:schema:NewApp"};
+const schema73 = {"type":"string","description":"A display name: 1–64 characters of printable text (no control characters), not only spaces. Leading and trailing spaces are trimmed; everything else is stored verbatim and never interpreted (HTML or SQL in a name is just text).","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:Name"};
+const pattern6 = func50("^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$", "u");
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Name" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(func48(data) > 64){
+validate134.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func48(data) < 1){
+validate134.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern6.test(data)){
+validate134.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+}
+else {
+validate134.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate134.errors = vErrors;
+return errors === 0;
+}
+
+const schema74 = {"type":"string","description":"Free text, at most 500 characters (line breaks and tabs allowed, other control characters not). Stored verbatim.","maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$","$id":"urn:rpcgate:account:schema:Description"};
+const pattern7 = func50("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
+
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Description" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(func48(data) > 500){
+validate136.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
+return false;
+}
+else {
+if(!pattern7.test(data)){
+validate136.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+else {
+validate136.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate136.errors = vErrors;
+return errors === 0;
+}
+
+const schema75 = {"type":"string","description":"What the app is for. An open list: `useCases_list` offers Defi, Analytics, Gaming, Wallet, NFT, Infrastructure and Other, and any other short text (1–64 characters) is accepted.","minLength":1,"maxLength":64,"pattern":"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$","$id":"urn:rpcgate:account:schema:UseCase"};
+
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:UseCase" */;
 let vErrors = null;
 let errors = 0;
@@ -3499,17 +3625,17 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 64){
-validate133.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate138.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func48(data) < 1){
-validate133.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate138.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern5.test(data)){
-validate133.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
+if(!pattern6.test(data)){
+validate138.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"},message:"must match pattern \""+"^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$"+"\""}];
 return false;
 }
 else {
@@ -3518,44 +3644,44 @@ else {
 }
 }
 else {
-validate133.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate138.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate133.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
 
-const schema74 = {"type":"array","description":"The services the app uses (at least one, no duplicates).","items":{"$ref":"urn:rpcgate:account:schema:Service"},"minItems":1,"uniqueItems":true,"tsType":"Service[]","$id":"urn:rpcgate:account:schema:Services"};
-const schema75 = {"type":"string","description":"A service the app uses. `node-api`: the JSON-RPC node API.","enum":["node-api"],"$id":"urn:rpcgate:account:schema:Service"};
+const schema76 = {"type":"array","description":"The services the app uses (at least one, no duplicates).","items":{"$ref":"urn:rpcgate:account:schema:Service"},"minItems":1,"uniqueItems":true,"tsType":"Service[]","$id":"urn:rpcgate:account:schema:Services"};
+const schema77 = {"type":"string","description":"A service the app uses. `node-api`: the JSON-RPC node API.","enum":["node-api"],"$id":"urn:rpcgate:account:schema:Service"};
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Service" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate137.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate142.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs0 = errors;
-const vSchema0 = schema75.enum;
+const vSchema0 = schema77.enum;
 if(!(data === "node-api")){
-validate137.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema75.enum},message:"must be equal to one of the allowed values"}];
+validate142.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema77.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
 }
 if(errors === 0){
 }
-validate137.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
 
 const func32 = ajvEqual;
 
-function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Services" */;
 let vErrors = null;
 let errors = 0;
@@ -3563,7 +3689,7 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length < 1){
-validate136.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate141.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -3572,8 +3698,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate137(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
+if(!(validate142(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
 errors = vErrors.length;
 }
 else {
@@ -3593,7 +3719,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func32(data[i1], data[j0])){
-validate136.errors = [{instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
+validate141.errors = [{instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
 return false;
 valid1 = false;
 break outer0;
@@ -3607,18 +3733,18 @@ if(valid1){
 }
 }
 else {
-validate136.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate136.errors = vErrors;
+validate141.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewApp" */;
 let vErrors = null;
 let errors = 0;
@@ -3627,14 +3753,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name")) || (((data.useCase === undefined) || (!(func0.call(data, "useCase")))) && (missing0 = "useCase"))) || (((data.chain === undefined) || (!(func0.call(data, "chain")))) && (missing0 = "chain"))) || (((data.services === undefined) || (!(func0.call(data, "services")))) && (missing0 = "services"))){
-validate128.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate133.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "name") || (key0 === "description")) || (key0 === "useCase")) || (key0 === "chain")) || (key0 === "services"))){
-validate128.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate133.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3643,8 +3769,8 @@ if(_errs1 === errors){
 if(data.name !== undefined && func0.call(data, "name")){
 let data0 = data.name;
 const _errs2 = errors;
-if(!(validate129(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
+if(!(validate134(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 else {
@@ -3658,8 +3784,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data1 = data.description;
 const _errs3 = errors;
-if(!(validate131(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate136(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 else {
@@ -3673,8 +3799,8 @@ if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
 let data2 = data.useCase;
 const _errs4 = errors;
-if(!(validate133(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate138(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
 errors = vErrors.length;
 }
 else {
@@ -3688,8 +3814,8 @@ if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
 let data3 = data.chain;
 const _errs5 = errors;
-if(!(validate121(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+if(!(validate126(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
 errors = vErrors.length;
 }
 else {
@@ -3703,8 +3829,8 @@ if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
 let data4 = data.services;
 const _errs6 = errors;
-if(!(validate136(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+if(!(validate141(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
 errors = vErrors.length;
 }
 else {
@@ -3724,18 +3850,18 @@ if(valid0){
 }
 }
 else {
-validate128.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate133.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate128.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_create:params" */;
 let vErrors = null;
 let errors = 0;
@@ -3743,18 +3869,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate127.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate132.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate127.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate132.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate127.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate132.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -3762,8 +3888,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate128(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+if(!(validate133(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
 errors = vErrors.length;
 }
 else {
@@ -3777,23 +3903,23 @@ if(valid0){
 }
 }
 else {
-validate127.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate132.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate127.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_create__result_ajv = validate141;
-const schema76 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_create:result"};
-const schema77 = {"type":"object","description":"An app with its API key and its node API URL per network.","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt","keyRotatedAt","key","urls"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"keyRotatedAt":{"description":"When the key was last rotated; null if never.","oneOf":[{"$ref":"urn:rpcgate:account:schema:Timestamp"},{"type":"null"}]},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"urls":{"type":"object","description":"Node API URL (access point A, `…/{network}/v2/{key}`) per network.","additionalProperties":{"type":"string"}},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:App"};
-const schema78 = {"type":"string","description":"An app id: `app_` and 128 random bits in base58.","pattern":"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AppId"};
-const pattern8 = func50("^app_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+export const apps_create__result_ajv = validate146;
+const schema78 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_create:result"};
+const schema79 = {"type":"object","description":"An app with its API key and its node API URL per network.","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt","keyRotatedAt","key","urls"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"keyRotatedAt":{"description":"When the key was last rotated; null if never.","oneOf":[{"$ref":"urn:rpcgate:account:schema:Timestamp"},{"type":"null"}]},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"urls":{"type":"object","description":"Node API URL (access point A, `…/{network}/v2/{key}`) per network.","additionalProperties":{"type":"string"}},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:App"};
+const schema80 = {"type":"string","description":"An app id: `app_` and 128 random bits in base58.","pattern":"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AppId"};
+const pattern9 = func50("^app_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppId" */;
 let vErrors = null;
 let errors = 0;
@@ -3801,12 +3927,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate143.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate148.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
-if(!pattern8.test(data)){
-validate143.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+if(!pattern9.test(data)){
+validate148.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^app_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
@@ -3814,47 +3940,47 @@ else {
 }
 }
 else {
-validate143.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate143.errors = vErrors;
+validate148.errors = vErrors;
 return errors === 0;
 }
 
-const schema79 = {"type":"string","description":"An API key (192 random bits, base58). It goes only in the node API URL path.","pattern":"^[1-9A-HJ-NP-Za-km-z]{20,64}$","$id":"urn:rpcgate:account:schema:ApiKey"};
-const pattern9 = func50("^[1-9A-HJ-NP-Za-km-z]{20,64}$", "u");
+const schema81 = {"type":"string","description":"An API key (192 random bits, base58). It goes only in the node API URL path.","pattern":"^[1-9A-HJ-NP-Za-km-z]{20,64}$","$id":"urn:rpcgate:account:schema:ApiKey"};
+const pattern10 = func50("^[1-9A-HJ-NP-Za-km-z]{20,64}$", "u");
 
-function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:ApiKey" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
-if(!pattern9.test(data)){
-validate154.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[1-9A-HJ-NP-Za-km-z]{20,64}$"},message:"must match pattern \""+"^[1-9A-HJ-NP-Za-km-z]{20,64}$"+"\""}];
+if(!pattern10.test(data)){
+validate159.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[1-9A-HJ-NP-Za-km-z]{20,64}$"},message:"must match pattern \""+"^[1-9A-HJ-NP-Za-km-z]{20,64}$"+"\""}];
 return false;
 }
 else {
 }
 }
 else {
-validate154.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate154.errors = vErrors;
+validate159.errors = vErrors;
 return errors === 0;
 }
 
-const schema80 = {"description":"Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` or `exp - now` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`); an `iat` in the future (beyond 30 s) or timestamps in milliseconds are refused for every app (`issued in the future`, `timestamp in milliseconds`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).","oneOf":[{"type":"integer","minimum":60,"maximum":31536000},{"type":"null"}],"$id":"urn:rpcgate:account:schema:JwtMaxLifetime"};
+const schema82 = {"description":"Longest JWT lifetime this app accepts, in seconds: a token whose `exp - iat` or `exp - now` is longer, or that lacks `iat` or `exp`, is refused (401, `data.detail` `lifetime too long` / `missing iat`); an `iat` in the future (beyond 30 s) or timestamps in milliseconds are refused for every app (`issued in the future`, `timestamp in milliseconds`). 60 s to 1 year; null = no maximum (`exp` is still required). New apps: 86400 (24 h).","oneOf":[{"type":"integer","minimum":60,"maximum":31536000},{"type":"null"}],"$id":"urn:rpcgate:account:schema:JwtMaxLifetime"};
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtMaxLifetime" */;
 let vErrors = null;
 let errors = 0;
@@ -3942,7 +4068,7 @@ else {
 vErrors.push(err4);
 }
 errors++;
-validate156.errors = vErrors;
+validate161.errors = vErrors;
 return false;
 }
 else {
@@ -3958,12 +4084,12 @@ vErrors = null;
 }
 if(errors === 0){
 }
-validate156.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:App" */;
 let vErrors = null;
 let errors = 0;
@@ -3972,14 +4098,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.useCase === undefined) || (!(func0.call(data, "useCase")))) && (missing0 = "useCase"))) || (((data.chain === undefined) || (!(func0.call(data, "chain")))) && (missing0 = "chain"))) || (((data.services === undefined) || (!(func0.call(data, "services")))) && (missing0 = "services"))) || (((data.requireJwt === undefined) || (!(func0.call(data, "requireJwt")))) && (missing0 = "requireJwt"))) || (((data.jwtMaxLifetimeSec === undefined) || (!(func0.call(data, "jwtMaxLifetimeSec")))) && (missing0 = "jwtMaxLifetimeSec"))) || (((data.networks === undefined) || (!(func0.call(data, "networks")))) && (missing0 = "networks"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.updatedAt === undefined) || (!(func0.call(data, "updatedAt")))) && (missing0 = "updatedAt"))) || (((data.keyRotatedAt === undefined) || (!(func0.call(data, "keyRotatedAt")))) && (missing0 = "keyRotatedAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.urls === undefined) || (!(func0.call(data, "urls")))) && (missing0 = "urls"))){
-validate142.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate147.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema77.properties, key0))){
-validate142.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema79.properties, key0))){
+validate147.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3988,8 +4114,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate143(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate148(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
 else {
@@ -4003,8 +4129,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate129(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
+if(!(validate134(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 else {
@@ -4018,8 +4144,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data2 = data.description;
 const _errs4 = errors;
-if(!(validate131(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate136(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 else {
@@ -4033,8 +4159,8 @@ if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
 let data3 = data.useCase;
 const _errs5 = errors;
-if(!(validate133(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate138(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
 errors = vErrors.length;
 }
 else {
@@ -4048,8 +4174,8 @@ if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
 let data4 = data.chain;
 const _errs6 = errors;
-if(!(validate121(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+if(!(validate126(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
 errors = vErrors.length;
 }
 else {
@@ -4063,8 +4189,8 @@ if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
 let data5 = data.services;
 const _errs7 = errors;
-if(!(validate136(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+if(!(validate141(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
 errors = vErrors.length;
 }
 else {
@@ -4079,7 +4205,7 @@ if(data.requireJwt !== undefined && func0.call(data, "requireJwt")){
 let data6 = data.requireJwt;
 const _errs8 = errors;
 if(typeof data6 !== "boolean"){
-validate142.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate147.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs9 = errors;
@@ -4102,8 +4228,8 @@ const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
 let data8 = data7[i0];
 const _errs12 = errors;
-if(!(validate115(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate120(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -4117,7 +4243,7 @@ if(valid1){
 }
 }
 else {
-validate142.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate147.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs10){
@@ -4132,8 +4258,8 @@ if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 let data9 = data.createdAt;
 const _errs13 = errors;
-if(!(validate38(data9, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data9, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -4147,8 +4273,8 @@ if(valid0){
 if(data.updatedAt !== undefined && func0.call(data, "updatedAt")){
 let data10 = data.updatedAt;
 const _errs14 = errors;
-if(!(validate38(data10, {instancePath:instancePath+"/updatedAt",parentData:data,parentDataProperty:"updatedAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data10, {instancePath:instancePath+"/updatedAt",parentData:data,parentDataProperty:"updatedAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -4166,8 +4292,8 @@ const _errs16 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs17 = errors;
-if(!(validate38(data11, {instancePath:instancePath+"/keyRotatedAt",parentData:data,parentDataProperty:"keyRotatedAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data11, {instancePath:instancePath+"/keyRotatedAt",parentData:data,parentDataProperty:"keyRotatedAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -4211,7 +4337,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate142.errors = vErrors;
+validate147.errors = vErrors;
 return false;
 }
 else {
@@ -4236,8 +4362,8 @@ if(valid0){
 if(data.key !== undefined && func0.call(data, "key")){
 let data12 = data.key;
 const _errs20 = errors;
-if(!(validate154(data12, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
-vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+if(!(validate159(data12, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
 errors = vErrors.length;
 }
 else {
@@ -4259,7 +4385,7 @@ for(const key1 of Object.keys(data13)){
 let data14 = data13[key1];
 const _errs24 = errors;
 if(typeof data14 !== "string"){
-validate142.errors = [{instancePath:instancePath+"/urls/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/urls/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate147.errors = [{instancePath:instancePath+"/urls/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/urls/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs25 = errors;
@@ -4274,7 +4400,7 @@ if(_errs23 === errors){
 }
 }
 else {
-validate142.errors = [{instancePath:instancePath+"/urls",schemaPath:"#/properties/urls/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate147.errors = [{instancePath:instancePath+"/urls",schemaPath:"#/properties/urls/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs21){
@@ -4289,8 +4415,8 @@ if(valid0){
 if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
 let data15 = data.jwtMaxLifetimeSec;
 const _errs26 = errors;
-if(!(validate156(data15, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
-vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+if(!(validate161(data15, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
 errors = vErrors.length;
 }
 else {
@@ -4305,7 +4431,7 @@ if(data.logBodies !== undefined && func0.call(data, "logBodies")){
 let data16 = data.logBodies;
 const _errs27 = errors;
 if(typeof data16 !== "boolean"){
-validate142.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate147.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs28 = errors;
@@ -4336,35 +4462,35 @@ if(valid0){
 }
 }
 else {
-validate142.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate147.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate142.errors = vErrors;
+validate147.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_create:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+if(!(validate147(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate141.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_list__params_ajv = validate159;
-const schema81 = {"$id":"urn:rpcgate:account:apps_list:params","type":"array","maxItems":0};
+export const apps_list__params_ajv = validate164;
+const schema83 = {"$id":"urn:rpcgate:account:apps_list:params","type":"array","maxItems":0};
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_list:params" */;
 let vErrors = null;
 let errors = 0;
@@ -4372,28 +4498,28 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate159.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate164.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate164.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate159.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_list__result_ajv = validate160;
-const schema82 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AppSummary"},"$id":"urn:rpcgate:account:apps_list:result"};
-const schema83 = {"type":"object","description":"An app as listed (without its key).","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppSummary"};
+export const apps_list__result_ajv = validate165;
+const schema84 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AppSummary"},"$id":"urn:rpcgate:account:apps_list:result"};
+const schema85 = {"type":"object","description":"An app as listed (without its key).","additionalProperties":false,"required":["id","name","description","useCase","chain","services","requireJwt","jwtMaxLifetimeSec","networks","createdAt","updatedAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"requireJwt":{"type":"boolean","description":"Requests must carry a valid JWT (`Authorization: Bearer`)."},"networks":{"type":"array","description":"The networks the app's key works on (its chain's networks).","items":{"$ref":"urn:rpcgate:account:schema:Network"}},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"updatedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppSummary"};
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppSummary" */;
 let vErrors = null;
 let errors = 0;
@@ -4402,14 +4528,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.useCase === undefined) || (!(func0.call(data, "useCase")))) && (missing0 = "useCase"))) || (((data.chain === undefined) || (!(func0.call(data, "chain")))) && (missing0 = "chain"))) || (((data.services === undefined) || (!(func0.call(data, "services")))) && (missing0 = "services"))) || (((data.requireJwt === undefined) || (!(func0.call(data, "requireJwt")))) && (missing0 = "requireJwt"))) || (((data.jwtMaxLifetimeSec === undefined) || (!(func0.call(data, "jwtMaxLifetimeSec")))) && (missing0 = "jwtMaxLifetimeSec"))) || (((data.networks === undefined) || (!(func0.call(data, "networks")))) && (missing0 = "networks"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.updatedAt === undefined) || (!(func0.call(data, "updatedAt")))) && (missing0 = "updatedAt"))){
-validate161.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate166.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema83.properties, key0))){
-validate161.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema85.properties, key0))){
+validate166.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4418,8 +4544,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate143(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate148(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
 else {
@@ -4433,8 +4559,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate129(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
+if(!(validate134(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 else {
@@ -4448,8 +4574,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data2 = data.description;
 const _errs4 = errors;
-if(!(validate131(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate136(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 else {
@@ -4463,8 +4589,8 @@ if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
 let data3 = data.useCase;
 const _errs5 = errors;
-if(!(validate133(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate138(data3, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
 errors = vErrors.length;
 }
 else {
@@ -4478,8 +4604,8 @@ if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
 let data4 = data.chain;
 const _errs6 = errors;
-if(!(validate121(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+if(!(validate126(data4, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
 errors = vErrors.length;
 }
 else {
@@ -4493,8 +4619,8 @@ if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
 let data5 = data.services;
 const _errs7 = errors;
-if(!(validate136(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+if(!(validate141(data5, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
 errors = vErrors.length;
 }
 else {
@@ -4509,7 +4635,7 @@ if(data.requireJwt !== undefined && func0.call(data, "requireJwt")){
 let data6 = data.requireJwt;
 const _errs8 = errors;
 if(typeof data6 !== "boolean"){
-validate161.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate166.errors = [{instancePath:instancePath+"/requireJwt",schemaPath:"#/properties/requireJwt/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs9 = errors;
@@ -4532,8 +4658,8 @@ const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
 let data8 = data7[i0];
 const _errs12 = errors;
-if(!(validate115(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate120(data8, {instancePath:instancePath+"/networks/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -4547,7 +4673,7 @@ if(valid1){
 }
 }
 else {
-validate161.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate166.errors = [{instancePath:instancePath+"/networks",schemaPath:"#/properties/networks/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs10){
@@ -4562,8 +4688,8 @@ if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 let data9 = data.createdAt;
 const _errs13 = errors;
-if(!(validate38(data9, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data9, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -4577,8 +4703,8 @@ if(valid0){
 if(data.updatedAt !== undefined && func0.call(data, "updatedAt")){
 let data10 = data.updatedAt;
 const _errs14 = errors;
-if(!(validate38(data10, {instancePath:instancePath+"/updatedAt",parentData:data,parentDataProperty:"updatedAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data10, {instancePath:instancePath+"/updatedAt",parentData:data,parentDataProperty:"updatedAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -4592,8 +4718,8 @@ if(valid0){
 if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
 let data11 = data.jwtMaxLifetimeSec;
 const _errs15 = errors;
-if(!(validate156(data11, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
-vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+if(!(validate161(data11, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
 errors = vErrors.length;
 }
 else {
@@ -4608,7 +4734,7 @@ if(data.logBodies !== undefined && func0.call(data, "logBodies")){
 let data12 = data.logBodies;
 const _errs16 = errors;
 if(typeof data12 !== "boolean"){
-validate161.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate166.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs17 = errors;
@@ -4636,18 +4762,18 @@ if(valid0){
 }
 }
 else {
-validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate161.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_list:result" */;
 let vErrors = null;
 let errors = 0;
@@ -4659,8 +4785,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate161(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
+if(!(validate166(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
 errors = vErrors.length;
 }
 else {
@@ -4674,20 +4800,20 @@ if(valid0){
 }
 }
 else {
-validate160.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate160.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_usage__params_ajv = validate173;
-const schema84 = {"$id":"urn:rpcgate:account:apps_usage:params","type":"array","maxItems":0};
+export const apps_usage__params_ajv = validate178;
+const schema86 = {"$id":"urn:rpcgate:account:apps_usage:params","type":"array","maxItems":0};
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_usage:params" */;
 let vErrors = null;
 let errors = 0;
@@ -4695,29 +4821,29 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate173.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate178.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate178.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate173.errors = vErrors;
+validate178.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_usage__result_ajv = validate174;
-const schema85 = {"$ref":"urn:rpcgate:account:schema:AppsUsage","$id":"urn:rpcgate:account:apps_usage:result"};
-const schema86 = {"type":"object","description":"Your apps against the account's limits of access point A: the daily and monthly quotas shared by all your apps, each app's own per-second rate, and the number of apps.","additionalProperties":false,"required":["apps","maxApps","perSecond","quotas"],"properties":{"apps":{"type":"integer","minimum":0,"description":"Your apps now."},"maxApps":{"type":"integer","minimum":1,"description":"Most apps one account may have (config `accounts.maxAppsPerUser`)."},"perSecond":{"type":["integer","null"],"minimum":0,"description":"Requests per second each app may make (its own, not shared); null: no per-second rate."},"quotas":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AccountQuota"},"description":"The account's quotas, shortest period first."}},"$id":"urn:rpcgate:account:schema:AppsUsage"};
-const schema87 = {"type":"object","description":"One quota of the account (all its apps together) in the current UTC window, as the rate limiter counts it.","additionalProperties":false,"required":["period","used","limit","remaining","resetAt"],"properties":{"period":{"type":"string","enum":["day","month"]},"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AccountQuota"};
+export const apps_usage__result_ajv = validate179;
+const schema87 = {"$ref":"urn:rpcgate:account:schema:AppsUsage","$id":"urn:rpcgate:account:apps_usage:result"};
+const schema88 = {"type":"object","description":"Your apps against the account's limits of access point A: the daily and monthly quotas shared by all your apps, each app's own per-second rate, and the number of apps.","additionalProperties":false,"required":["apps","maxApps","perSecond","quotas"],"properties":{"apps":{"type":"integer","minimum":0,"description":"Your apps now."},"maxApps":{"type":"integer","minimum":1,"description":"Most apps one account may have (config `accounts.maxAppsPerUser`)."},"perSecond":{"type":["integer","null"],"minimum":0,"description":"Requests per second each app may make (its own, not shared); null: no per-second rate."},"quotas":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AccountQuota"},"description":"The account's quotas, shortest period first."}},"$id":"urn:rpcgate:account:schema:AppsUsage"};
+const schema89 = {"type":"object","description":"One quota of the account (all its apps together) in the current UTC window, as the rate limiter counts it.","additionalProperties":false,"required":["period","used","limit","remaining","resetAt"],"properties":{"period":{"type":"string","enum":["day","month"]},"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AccountQuota"};
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AccountQuota" */;
 let vErrors = null;
 let errors = 0;
@@ -4726,14 +4852,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.period === undefined) || (!(func0.call(data, "period")))) && (missing0 = "period")) || (((data.used === undefined) || (!(func0.call(data, "used")))) && (missing0 = "used"))) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.remaining === undefined) || (!(func0.call(data, "remaining")))) && (missing0 = "remaining"))) || (((data.resetAt === undefined) || (!(func0.call(data, "resetAt")))) && (missing0 = "resetAt"))){
-validate176.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate181.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "period") || (key0 === "used")) || (key0 === "limit")) || (key0 === "remaining")) || (key0 === "resetAt"))){
-validate176.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate181.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4743,13 +4869,13 @@ if(data.period !== undefined && func0.call(data, "period")){
 let data0 = data.period;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate176.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate181.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
-const vSchema0 = schema87.properties.period.enum;
+const vSchema0 = schema89.properties.period.enum;
 if(!((data0 === "day") || (data0 === "month"))){
-validate176.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/enum",keyword:"enum",params:{allowedValues: schema87.properties.period.enum},message:"must be equal to one of the allowed values"}];
+validate181.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/enum",keyword:"enum",params:{allowedValues: schema89.properties.period.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -4766,14 +4892,14 @@ if(data.used !== undefined && func0.call(data, "used")){
 let data1 = data.used;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate176.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate181.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate176.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate181.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -4792,14 +4918,14 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data2 = data.limit;
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate176.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate181.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate176.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate181.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -4818,14 +4944,14 @@ if(data.remaining !== undefined && func0.call(data, "remaining")){
 let data3 = data.remaining;
 const _errs8 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
-validate176.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate181.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate176.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate181.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -4843,8 +4969,8 @@ if(valid0){
 if(data.resetAt !== undefined && func0.call(data, "resetAt")){
 let data4 = data.resetAt;
 const _errs10 = errors;
-if(!(validate38(data4, {instancePath:instancePath+"/resetAt",parentData:data,parentDataProperty:"resetAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data4, {instancePath:instancePath+"/resetAt",parentData:data,parentDataProperty:"resetAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -4864,18 +4990,18 @@ if(valid0){
 }
 }
 else {
-validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate181.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate176.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppsUsage" */;
 let vErrors = null;
 let errors = 0;
@@ -4884,14 +5010,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.apps === undefined) || (!(func0.call(data, "apps")))) && (missing0 = "apps")) || (((data.maxApps === undefined) || (!(func0.call(data, "maxApps")))) && (missing0 = "maxApps"))) || (((data.perSecond === undefined) || (!(func0.call(data, "perSecond")))) && (missing0 = "perSecond"))) || (((data.quotas === undefined) || (!(func0.call(data, "quotas")))) && (missing0 = "quotas"))){
-validate175.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate180.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "apps") || (key0 === "maxApps")) || (key0 === "perSecond")) || (key0 === "quotas"))){
-validate175.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate180.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4901,14 +5027,14 @@ if(data.apps !== undefined && func0.call(data, "apps")){
 let data0 = data.apps;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate175.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate180.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate175.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate180.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -4927,14 +5053,14 @@ if(data.maxApps !== undefined && func0.call(data, "maxApps")){
 let data1 = data.maxApps;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate175.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate180.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 1 || isNaN(data1)){
-validate175.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate180.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
@@ -4953,14 +5079,14 @@ if(data.perSecond !== undefined && func0.call(data, "perSecond")){
 let data2 = data.perSecond;
 const _errs6 = errors;
 if((!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))) && (data2 !== null)){
-validate175.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/type",keyword:"type",params:{type: schema86.properties.perSecond.type},message:"must be integer,null"}];
+validate180.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/type",keyword:"type",params:{type: schema88.properties.perSecond.type},message:"must be integer,null"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate175.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate180.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -4986,8 +5112,8 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 const _errs10 = errors;
-if(!(validate176(data4, {instancePath:instancePath+"/quotas/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
+if(!(validate181(data4, {instancePath:instancePath+"/quotas/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
 errors = vErrors.length;
 }
 else {
@@ -5001,7 +5127,7 @@ if(valid1){
 }
 }
 else {
-validate175.errors = [{instancePath:instancePath+"/quotas",schemaPath:"#/properties/quotas/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate180.errors = [{instancePath:instancePath+"/quotas",schemaPath:"#/properties/quotas/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs8){
@@ -5021,35 +5147,35 @@ if(valid0){
 }
 }
 else {
-validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate180.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate175.errors = vErrors;
+validate180.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_usage:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate175(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
+if(!(validate180(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate174.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_get__params_ajv = validate180;
-const schema88 = {"$id":"urn:rpcgate:account:apps_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_get__params_ajv = validate185;
+const schema90 = {"$id":"urn:rpcgate:account:apps_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_get:params" */;
 let vErrors = null;
 let errors = 0;
@@ -5057,18 +5183,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate180.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate185.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate180.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate185.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate180.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate185.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -5076,8 +5202,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate148(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
 else {
@@ -5091,40 +5217,40 @@ if(valid0){
 }
 }
 else {
-validate180.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate185.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate180.errors = vErrors;
+validate185.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_get__result_ajv = validate182;
-const schema89 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_get:result"};
+export const apps_get__result_ajv = validate187;
+const schema91 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_get:result"};
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_get:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+if(!(validate147(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate182.errors = vErrors;
+validate187.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_metrics__params_ajv = validate184;
-const schema90 = {"$id":"urn:rpcgate:account:apps_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema91 = {"type":"object","description":"A time range and a granularity. `from` is aligned down to the start of its bucket (a whole UTC minute, hour or day); `to` is exclusive. `to` must be after `from`, and the range may hold at most 1,500 buckets (e.g. 25 hours of minutes, 62 days of hours, 4 years of days); otherwise -32602 with `data` { param, path, reason } (and `maxPoints`, `points` for a range that is too long).","additionalProperties":false,"required":["from","to","granularity"],"properties":{"from":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Start of the range (inclusive; aligned down to the granularity)."},"to":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"End of the range (exclusive)."},"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network; absent = every network."}},"$id":"urn:rpcgate:account:schema:MetricsQuery"};
-const schema92 = {"type":"string","description":"A point in time for a metrics query: ISO 8601 with a time and an explicit zone (`2025-03-01T09:00:00Z`, `2025-03-01T10:00:00.000+01:00`). Epoch numbers are not accepted; results use `Timestamp` (UTC).","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$","maxLength":35,"$id":"urn:rpcgate:account:schema:MetricsTime"};
-const pattern10 = func50("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
+export const apps_metrics__params_ajv = validate189;
+const schema92 = {"$id":"urn:rpcgate:account:apps_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema93 = {"type":"object","description":"A time range and a granularity. `from` is aligned down to the start of its bucket (a whole UTC minute, hour or day); `to` is exclusive. `to` must be after `from`, and the range may hold at most 1,500 buckets (e.g. 25 hours of minutes, 62 days of hours, 4 years of days); otherwise -32602 with `data` { param, path, reason } (and `maxPoints`, `points` for a range that is too long).","additionalProperties":false,"required":["from","to","granularity"],"properties":{"from":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Start of the range (inclusive; aligned down to the granularity)."},"to":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"End of the range (exclusive)."},"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network; absent = every network."}},"$id":"urn:rpcgate:account:schema:MetricsQuery"};
+const schema94 = {"type":"string","description":"A point in time for a metrics query: ISO 8601 with a time and an explicit zone (`2025-03-01T09:00:00Z`, `2025-03-01T10:00:00.000+01:00`). Epoch numbers are not accepted; results use `Timestamp` (UTC).","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$","maxLength":35,"$id":"urn:rpcgate:account:schema:MetricsTime"};
+const pattern11 = func50("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
 
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:MetricsTime" */;
 let vErrors = null;
 let errors = 0;
@@ -5132,12 +5258,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 35){
-validate187.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
+validate192.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
 return false;
 }
 else {
-if(!pattern10.test(data)){
-validate187.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
+if(!pattern11.test(data)){
+validate192.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
 return false;
 }
 else {
@@ -5145,42 +5271,42 @@ else {
 }
 }
 else {
-validate187.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate187.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
 
-const schema93 = {"type":"string","description":"Bucket size of a metrics series: a UTC minute, hour or day.","enum":["minute","hour","day"],"$id":"urn:rpcgate:account:schema:Granularity"};
+const schema95 = {"type":"string","description":"Bucket size of a metrics series: a UTC minute, hour or day.","enum":["minute","hour","day"],"$id":"urn:rpcgate:account:schema:Granularity"};
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Granularity" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs0 = errors;
-const vSchema0 = schema93.enum;
+const vSchema0 = schema95.enum;
 if(!(((data === "minute") || (data === "hour")) || (data === "day"))){
-validate190.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema93.enum},message:"must be equal to one of the allowed values"}];
+validate195.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema95.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
 }
 if(errors === 0){
 }
-validate190.errors = vErrors;
+validate195.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:MetricsQuery" */;
 let vErrors = null;
 let errors = 0;
@@ -5189,14 +5315,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.from === undefined) || (!(func0.call(data, "from")))) && (missing0 = "from")) || (((data.to === undefined) || (!(func0.call(data, "to")))) && (missing0 = "to"))) || (((data.granularity === undefined) || (!(func0.call(data, "granularity")))) && (missing0 = "granularity"))){
-validate186.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate191.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "from") || (key0 === "to")) || (key0 === "granularity")) || (key0 === "network"))){
-validate186.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate191.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5205,8 +5331,8 @@ if(_errs1 === errors){
 if(data.from !== undefined && func0.call(data, "from")){
 let data0 = data.from;
 const _errs2 = errors;
-if(!(validate187(data0, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+if(!(validate192(data0, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
 errors = vErrors.length;
 }
 else {
@@ -5220,8 +5346,8 @@ if(valid0){
 if(data.to !== undefined && func0.call(data, "to")){
 let data1 = data.to;
 const _errs3 = errors;
-if(!(validate187(data1, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+if(!(validate192(data1, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
 errors = vErrors.length;
 }
 else {
@@ -5235,8 +5361,8 @@ if(valid0){
 if(data.granularity !== undefined && func0.call(data, "granularity")){
 let data2 = data.granularity;
 const _errs4 = errors;
-if(!(validate190(data2, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
-vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+if(!(validate195(data2, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
+vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
 errors = vErrors.length;
 }
 else {
@@ -5250,8 +5376,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data3 = data.network;
 const _errs5 = errors;
-if(!(validate115(data3, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate120(data3, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -5270,18 +5396,18 @@ if(valid0){
 }
 }
 else {
-validate186.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate191.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate186.errors = vErrors;
+validate191.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_metrics:params" */;
 let vErrors = null;
 let errors = 0;
@@ -5289,18 +5415,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate184.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate189.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate184.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate189.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate184.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate189.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -5308,8 +5434,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate148(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
 else {
@@ -5320,8 +5446,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate186(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
+if(!(validate191(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
 errors = vErrors.length;
 }
 else {
@@ -5336,23 +5462,23 @@ if(valid0){
 }
 }
 else {
-validate184.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate189.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate184.errors = vErrors;
+validate189.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_metrics__result_ajv = validate194;
-const schema94 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:apps_metrics:result"};
-const schema95 = {"type":"object","description":"Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flush (rpcgate writes usage every few seconds, the current minute as a partial row: `durability.usageFlushIntervalMs`).","additionalProperties":false,"required":["granularity","from","to","points","summary"],"properties":{"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"from":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the first bucket (`from` aligned down)."},"to":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"End of the range (exclusive), as asked."},"points":{"type":"array","maxItems":1500,"items":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"summary":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"$id":"urn:rpcgate:account:schema:UsageSeries"};
-const schema96 = {"type":"object","description":"The metered calls of one bucket (or, as `summary`, of the whole range).","additionalProperties":false,"required":["start","total","success","cacheHits","units","successRate","byOutcome","errorsByCode","methods","latencyMs"],"properties":{"start":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the bucket (UTC)."},"total":{"type":"integer","minimum":0,"description":"Every metered call, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."},"cacheHits":{"type":"integer","minimum":0,"description":"Calls answered from rpcgate's response cache instead of the node (a part of `success`; counted, limited and billed like any call)."},"units":{"type":"integer","minimum":0,"description":"Compute units of every metered call: each call weighs its method's `x-gateway.units` in the node contract (openrpc.json; Alchemy's published weights, e.g. eth_blockNumber 10, eth_call 26, eth_getLogs 60), a delivered notification what eth_subscribe does — what a plan's unit limits count."},"successRate":{"type":["number","null"],"minimum":0,"maximum":1,"description":"`success / total` (0…1); null when there were no calls."},"byOutcome":{"$ref":"urn:rpcgate:account:schema:OutcomeCounts"},"errorsByCode":{"type":"object","description":"Calls that did not succeed, by JSON-RPC error code: the key is the code as a string (e.g. `\"-32005\"`; `\"0\"` = no code). Key order carries no meaning (JSON parsers list integer-like keys first).","propertyNames":{"pattern":"^-?\\d+$"},"additionalProperties":{"type":"integer","minimum":0}},"methods":{"type":"object","description":"Calls per node API method. Methods outside the contract are counted as `other`.","additionalProperties":{"type":"integer","minimum":0}},"latencyMs":{"anyOf":[{"$ref":"urn:rpcgate:account:schema:LatencyStats"},{"type":"null"}],"description":"Null when there were no calls."}},"$id":"urn:rpcgate:account:schema:UsagePoint"};
-const schema97 = {"type":"object","description":"Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout); `backend_unavailable` (refused because rpcgate's own shared backend — Redis: limits or filters — was unreachable; the node was not asked).","additionalProperties":false,"required":["ok","node_error","auth","allowlist","limit","validation","upstream_error","backend_unavailable"],"properties":{"ok":{"type":"integer","minimum":0},"node_error":{"type":"integer","minimum":0},"auth":{"type":"integer","minimum":0},"allowlist":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"validation":{"type":"integer","minimum":0},"upstream_error":{"type":"integer","minimum":0},"backend_unavailable":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:OutcomeCounts"};
+export const apps_metrics__result_ajv = validate199;
+const schema96 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:apps_metrics:result"};
+const schema97 = {"type":"object","description":"Usage over a range: one point per bucket (every bucket of the range, empty ones included, so charts get an even axis) and the whole range summed. Counts are exact; they include calls up to the last flush (rpcgate writes usage every few seconds, the current minute as a partial row: `durability.usageFlushIntervalMs`).","additionalProperties":false,"required":["granularity","from","to","points","summary"],"properties":{"granularity":{"$ref":"urn:rpcgate:account:schema:Granularity"},"from":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the first bucket (`from` aligned down)."},"to":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"End of the range (exclusive), as asked."},"points":{"type":"array","maxItems":1500,"items":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"summary":{"$ref":"urn:rpcgate:account:schema:UsagePoint"}},"$id":"urn:rpcgate:account:schema:UsageSeries"};
+const schema98 = {"type":"object","description":"The metered calls of one bucket (or, as `summary`, of the whole range).","additionalProperties":false,"required":["start","total","success","cacheHits","units","successRate","byOutcome","errorsByCode","methods","latencyMs"],"properties":{"start":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the bucket (UTC)."},"total":{"type":"integer","minimum":0,"description":"Every metered call, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."},"cacheHits":{"type":"integer","minimum":0,"description":"Calls answered from rpcgate's response cache instead of the node (a part of `success`; counted, limited and billed like any call)."},"units":{"type":"integer","minimum":0,"description":"Compute units of every metered call: each call weighs its method's `x-gateway.units` in the node contract (openrpc.json; Alchemy's published weights, e.g. eth_blockNumber 10, eth_call 26, eth_getLogs 60), a delivered notification what eth_subscribe does — what a plan's unit limits count."},"successRate":{"type":["number","null"],"minimum":0,"maximum":1,"description":"`success / total` (0…1); null when there were no calls."},"byOutcome":{"$ref":"urn:rpcgate:account:schema:OutcomeCounts"},"errorsByCode":{"type":"object","description":"Calls that did not succeed, by JSON-RPC error code: the key is the code as a string (e.g. `\"-32005\"`; `\"0\"` = no code). Key order carries no meaning (JSON parsers list integer-like keys first).","propertyNames":{"pattern":"^-?\\d+$"},"additionalProperties":{"type":"integer","minimum":0}},"methods":{"type":"object","description":"Calls per node API method. Methods outside the contract are counted as `other`.","additionalProperties":{"type":"integer","minimum":0}},"latencyMs":{"anyOf":[{"$ref":"urn:rpcgate:account:schema:LatencyStats"},{"type":"null"}],"description":"Null when there were no calls."}},"$id":"urn:rpcgate:account:schema:UsagePoint"};
+const schema99 = {"type":"object","description":"Calls by outcome: `ok`; `node_error` (the node answered with an error, passed through); refusals by rpcgate: `auth` (key/JWT), `allowlist`, `limit` (rate or quota), `validation` (params fail the contract); `upstream_error` (no healthy node, or a timeout); `backend_unavailable` (refused because rpcgate's own shared backend — Redis: limits or filters — was unreachable; the node was not asked).","additionalProperties":false,"required":["ok","node_error","auth","allowlist","limit","validation","upstream_error","backend_unavailable"],"properties":{"ok":{"type":"integer","minimum":0},"node_error":{"type":"integer","minimum":0},"auth":{"type":"integer","minimum":0},"allowlist":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"validation":{"type":"integer","minimum":0},"upstream_error":{"type":"integer","minimum":0},"backend_unavailable":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:OutcomeCounts"};
 
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:OutcomeCounts" */;
 let vErrors = null;
 let errors = 0;
@@ -5361,14 +5487,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.ok === undefined) || (!(func0.call(data, "ok")))) && (missing0 = "ok")) || (((data.node_error === undefined) || (!(func0.call(data, "node_error")))) && (missing0 = "node_error"))) || (((data.auth === undefined) || (!(func0.call(data, "auth")))) && (missing0 = "auth"))) || (((data.allowlist === undefined) || (!(func0.call(data, "allowlist")))) && (missing0 = "allowlist"))) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.validation === undefined) || (!(func0.call(data, "validation")))) && (missing0 = "validation"))) || (((data.upstream_error === undefined) || (!(func0.call(data, "upstream_error")))) && (missing0 = "upstream_error"))) || (((data.backend_unavailable === undefined) || (!(func0.call(data, "backend_unavailable")))) && (missing0 = "backend_unavailable"))){
-validate201.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate206.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((((((key0 === "ok") || (key0 === "node_error")) || (key0 === "auth")) || (key0 === "allowlist")) || (key0 === "limit")) || (key0 === "validation")) || (key0 === "upstream_error")) || (key0 === "backend_unavailable"))){
-validate201.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate206.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5378,14 +5504,14 @@ if(data.ok !== undefined && func0.call(data, "ok")){
 let data0 = data.ok;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate201.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate206.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate201.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate206.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5404,14 +5530,14 @@ if(data.node_error !== undefined && func0.call(data, "node_error")){
 let data1 = data.node_error;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate201.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate206.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate201.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate206.errors = [{instancePath:instancePath+"/node_error",schemaPath:"#/properties/node_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5430,14 +5556,14 @@ if(data.auth !== undefined && func0.call(data, "auth")){
 let data2 = data.auth;
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate201.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate206.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate201.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate206.errors = [{instancePath:instancePath+"/auth",schemaPath:"#/properties/auth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5456,14 +5582,14 @@ if(data.allowlist !== undefined && func0.call(data, "allowlist")){
 let data3 = data.allowlist;
 const _errs8 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
-validate201.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate206.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate201.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate206.errors = [{instancePath:instancePath+"/allowlist",schemaPath:"#/properties/allowlist/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5482,14 +5608,14 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data4 = data.limit;
 const _errs10 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate201.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate206.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs11 = errors;
 if(errors === _errs10){
 if(typeof data4 == "number"){
 if(data4 < 0 || isNaN(data4)){
-validate201.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate206.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5508,14 +5634,14 @@ if(data.validation !== undefined && func0.call(data, "validation")){
 let data5 = data.validation;
 const _errs12 = errors;
 if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
-validate201.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate206.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs13 = errors;
 if(errors === _errs12){
 if(typeof data5 == "number"){
 if(data5 < 0 || isNaN(data5)){
-validate201.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate206.errors = [{instancePath:instancePath+"/validation",schemaPath:"#/properties/validation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5534,14 +5660,14 @@ if(data.upstream_error !== undefined && func0.call(data, "upstream_error")){
 let data6 = data.upstream_error;
 const _errs14 = errors;
 if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
-validate201.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate206.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs15 = errors;
 if(errors === _errs14){
 if(typeof data6 == "number"){
 if(data6 < 0 || isNaN(data6)){
-validate201.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate206.errors = [{instancePath:instancePath+"/upstream_error",schemaPath:"#/properties/upstream_error/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5560,14 +5686,14 @@ if(data.backend_unavailable !== undefined && func0.call(data, "backend_unavailab
 let data7 = data.backend_unavailable;
 const _errs16 = errors;
 if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
-validate201.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate206.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs17 = errors;
 if(errors === _errs16){
 if(typeof data7 == "number"){
 if(data7 < 0 || isNaN(data7)){
-validate201.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate206.errors = [{instancePath:instancePath+"/backend_unavailable",schemaPath:"#/properties/backend_unavailable/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5594,19 +5720,19 @@ if(valid0){
 }
 }
 else {
-validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate206.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate201.errors = vErrors;
+validate206.errors = vErrors;
 return errors === 0;
 }
 
-const schema98 = {"type":"object","description":"Latency of the metered calls in milliseconds, measured by rpcgate from request to answer. `mean` is exact. The percentiles come from a log-spaced histogram (4 buckets per doubling) and are reported as the geometric middle of the bucket holding the nearest-rank value: within 9.05 % of the true value between 0.25 ms and 32.8 s (values at or under 0.25 ms read 0.125, over 32.8 s read 32768). The bound also holds for hours and days (histograms add up exactly).","additionalProperties":false,"required":["mean","p50","p95","p99"],"properties":{"mean":{"type":"number","minimum":0},"p50":{"type":"number","minimum":0},"p95":{"type":"number","minimum":0},"p99":{"type":"number","minimum":0}},"$id":"urn:rpcgate:account:schema:LatencyStats"};
+const schema100 = {"type":"object","description":"Latency of the metered calls in milliseconds, measured by rpcgate from request to answer. `mean` is exact. The percentiles come from a log-spaced histogram (4 buckets per doubling) and are reported as the geometric middle of the bucket holding the nearest-rank value: within 9.05 % of the true value between 0.25 ms and 32.8 s (values at or under 0.25 ms read 0.125, over 32.8 s read 32768). The bound also holds for hours and days (histograms add up exactly).","additionalProperties":false,"required":["mean","p50","p95","p99"],"properties":{"mean":{"type":"number","minimum":0},"p50":{"type":"number","minimum":0},"p95":{"type":"number","minimum":0},"p99":{"type":"number","minimum":0}},"$id":"urn:rpcgate:account:schema:LatencyStats"};
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LatencyStats" */;
 let vErrors = null;
 let errors = 0;
@@ -5615,14 +5741,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.mean === undefined) || (!(func0.call(data, "mean")))) && (missing0 = "mean")) || (((data.p50 === undefined) || (!(func0.call(data, "p50")))) && (missing0 = "p50"))) || (((data.p95 === undefined) || (!(func0.call(data, "p95")))) && (missing0 = "p95"))) || (((data.p99 === undefined) || (!(func0.call(data, "p99")))) && (missing0 = "p99"))){
-validate203.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate208.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "mean") || (key0 === "p50")) || (key0 === "p95")) || (key0 === "p99"))){
-validate203.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate208.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5635,14 +5761,14 @@ const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate203.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate208.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate203.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate208.errors = [{instancePath:instancePath+"/mean",schemaPath:"#/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs2){
@@ -5661,14 +5787,14 @@ const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate203.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate208.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate203.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate208.errors = [{instancePath:instancePath+"/p50",schemaPath:"#/properties/p50/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs4){
@@ -5687,14 +5813,14 @@ const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate203.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate208.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate203.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate208.errors = [{instancePath:instancePath+"/p95",schemaPath:"#/properties/p95/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs6){
@@ -5713,14 +5839,14 @@ const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate203.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate208.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate203.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate208.errors = [{instancePath:instancePath+"/p99",schemaPath:"#/properties/p99/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs8){
@@ -5740,19 +5866,19 @@ if(valid0){
 }
 }
 else {
-validate203.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate208.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate203.errors = vErrors;
+validate208.errors = vErrors;
 return errors === 0;
 }
 
-const pattern11 = func50("^-?\\d+$", "u");
+const pattern12 = func50("^-?\\d+$", "u");
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:UsagePoint" */;
 let vErrors = null;
 let errors = 0;
@@ -5761,14 +5887,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((data.start === undefined) || (!(func0.call(data, "start")))) && (missing0 = "start")) || (((data.total === undefined) || (!(func0.call(data, "total")))) && (missing0 = "total"))) || (((data.success === undefined) || (!(func0.call(data, "success")))) && (missing0 = "success"))) || (((data.cacheHits === undefined) || (!(func0.call(data, "cacheHits")))) && (missing0 = "cacheHits"))) || (((data.units === undefined) || (!(func0.call(data, "units")))) && (missing0 = "units"))) || (((data.successRate === undefined) || (!(func0.call(data, "successRate")))) && (missing0 = "successRate"))) || (((data.byOutcome === undefined) || (!(func0.call(data, "byOutcome")))) && (missing0 = "byOutcome"))) || (((data.errorsByCode === undefined) || (!(func0.call(data, "errorsByCode")))) && (missing0 = "errorsByCode"))) || (((data.methods === undefined) || (!(func0.call(data, "methods")))) && (missing0 = "methods"))) || (((data.latencyMs === undefined) || (!(func0.call(data, "latencyMs")))) && (missing0 = "latencyMs"))){
-validate199.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate204.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema96.properties, key0))){
-validate199.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema98.properties, key0))){
+validate204.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5777,8 +5903,8 @@ if(_errs1 === errors){
 if(data.start !== undefined && func0.call(data, "start")){
 let data0 = data.start;
 const _errs2 = errors;
-if(!(validate38(data0, {instancePath:instancePath+"/start",parentData:data,parentDataProperty:"start",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data0, {instancePath:instancePath+"/start",parentData:data,parentDataProperty:"start",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -5793,14 +5919,14 @@ if(data.total !== undefined && func0.call(data, "total")){
 let data1 = data.total;
 const _errs3 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate199.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate204.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate199.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate204.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5819,14 +5945,14 @@ if(data.success !== undefined && func0.call(data, "success")){
 let data2 = data.success;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate199.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate204.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate199.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate204.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5845,14 +5971,14 @@ if(data.cacheHits !== undefined && func0.call(data, "cacheHits")){
 let data3 = data.cacheHits;
 const _errs7 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
-validate199.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate204.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate199.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate204.errors = [{instancePath:instancePath+"/cacheHits",schemaPath:"#/properties/cacheHits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5871,14 +5997,14 @@ if(data.units !== undefined && func0.call(data, "units")){
 let data4 = data.units;
 const _errs9 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate199.errors = [{instancePath:instancePath+"/units",schemaPath:"#/properties/units/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate204.errors = [{instancePath:instancePath+"/units",schemaPath:"#/properties/units/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 == "number"){
 if(data4 < 0 || isNaN(data4)){
-validate199.errors = [{instancePath:instancePath+"/units",schemaPath:"#/properties/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate204.errors = [{instancePath:instancePath+"/units",schemaPath:"#/properties/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5897,19 +6023,19 @@ if(data.successRate !== undefined && func0.call(data, "successRate")){
 let data5 = data.successRate;
 const _errs11 = errors;
 if((!(typeof data5 == "number")) && (data5 !== null)){
-validate199.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/type",keyword:"type",params:{type: schema96.properties.successRate.type},message:"must be number,null"}];
+validate204.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/type",keyword:"type",params:{type: schema98.properties.successRate.type},message:"must be number,null"}];
 return false;
 }
 const _errs12 = errors;
 if(errors === _errs11){
 if(typeof data5 == "number"){
 if(data5 > 1 || isNaN(data5)){
-validate199.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate204.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data5 < 0 || isNaN(data5)){
-validate199.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate204.errors = [{instancePath:instancePath+"/successRate",schemaPath:"#/properties/successRate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -5928,8 +6054,8 @@ if(valid0){
 if(data.byOutcome !== undefined && func0.call(data, "byOutcome")){
 let data6 = data.byOutcome;
 const _errs13 = errors;
-if(!(validate201(data6, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
-vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
+if(!(validate206(data6, {instancePath:instancePath+"/byOutcome",parentData:data,parentDataProperty:"byOutcome",rootData}))){
+vErrors = vErrors === null ? validate206.errors : vErrors.concat(validate206.errors);
 errors = vErrors.length;
 }
 else {
@@ -5949,7 +6075,7 @@ if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 for(const key1 of Object.keys(data7)){
 const _errs16 = errors;
 if(typeof key1 === "string"){
-if(!pattern11.test(key1)){
+if(!pattern12.test(key1)){
 const err0 = {instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/propertyNames/pattern",keyword:"pattern",params:{pattern: "^-?\\d+$"},message:"must match pattern \""+"^-?\\d+$"+"\"",propertyName:key1};
 if(vErrors === null){
 vErrors = [err0];
@@ -5974,7 +6100,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate199.errors = vErrors;
+validate204.errors = vErrors;
 return false;
 break;
 }
@@ -5985,14 +6111,14 @@ for(const key2 of Object.keys(data7)){
 let data8 = data7[key2];
 const _errs18 = errors;
 if(!((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8)))){
-validate199.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate204.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs19 = errors;
 if(errors === _errs18){
 if(typeof data8 == "number"){
 if(data8 < 0 || isNaN(data8)){
-validate199.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate204.errors = [{instancePath:instancePath+"/errorsByCode/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/errorsByCode/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -6011,7 +6137,7 @@ if(_errs17 === errors){
 }
 }
 else {
-validate199.errors = [{instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate204.errors = [{instancePath:instancePath+"/errorsByCode",schemaPath:"#/properties/errorsByCode/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs14){
@@ -6034,14 +6160,14 @@ for(const key3 of Object.keys(data9)){
 let data10 = data9[key3];
 const _errs23 = errors;
 if(!((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10)))){
-validate199.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate204.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs24 = errors;
 if(errors === _errs23){
 if(typeof data10 == "number"){
 if(data10 < 0 || isNaN(data10)){
-validate199.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate204.errors = [{instancePath:instancePath+"/methods/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/methods/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -6059,7 +6185,7 @@ if(_errs22 === errors){
 }
 }
 else {
-validate199.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate204.errors = [{instancePath:instancePath+"/methods",schemaPath:"#/properties/methods/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs20){
@@ -6077,8 +6203,8 @@ const _errs25 = errors;
 const _errs26 = errors;
 let valid4 = false;
 const _errs27 = errors;
-if(!(validate203(data11, {instancePath:instancePath+"/latencyMs",parentData:data,parentDataProperty:"latencyMs",rootData}))){
-vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
+if(!(validate208(data11, {instancePath:instancePath+"/latencyMs",parentData:data,parentDataProperty:"latencyMs",rootData}))){
+vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
 errors = vErrors.length;
 }
 else {
@@ -6114,7 +6240,7 @@ else {
 vErrors.push(err3);
 }
 errors++;
-validate199.errors = vErrors;
+validate204.errors = vErrors;
 return false;
 }
 else {
@@ -6150,18 +6276,18 @@ if(valid0){
 }
 }
 else {
-validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate204.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate199.errors = vErrors;
+validate204.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:UsageSeries" */;
 let vErrors = null;
 let errors = 0;
@@ -6170,14 +6296,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.granularity === undefined) || (!(func0.call(data, "granularity")))) && (missing0 = "granularity")) || (((data.from === undefined) || (!(func0.call(data, "from")))) && (missing0 = "from"))) || (((data.to === undefined) || (!(func0.call(data, "to")))) && (missing0 = "to"))) || (((data.points === undefined) || (!(func0.call(data, "points")))) && (missing0 = "points"))) || (((data.summary === undefined) || (!(func0.call(data, "summary")))) && (missing0 = "summary"))){
-validate195.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate200.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "granularity") || (key0 === "from")) || (key0 === "to")) || (key0 === "points")) || (key0 === "summary"))){
-validate195.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate200.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6186,8 +6312,8 @@ if(_errs1 === errors){
 if(data.granularity !== undefined && func0.call(data, "granularity")){
 let data0 = data.granularity;
 const _errs2 = errors;
-if(!(validate190(data0, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
-vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+if(!(validate195(data0, {instancePath:instancePath+"/granularity",parentData:data,parentDataProperty:"granularity",rootData}))){
+vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
 errors = vErrors.length;
 }
 else {
@@ -6201,8 +6327,8 @@ if(valid0){
 if(data.from !== undefined && func0.call(data, "from")){
 let data1 = data.from;
 const _errs3 = errors;
-if(!(validate38(data1, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data1, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -6216,8 +6342,8 @@ if(valid0){
 if(data.to !== undefined && func0.call(data, "to")){
 let data2 = data.to;
 const _errs4 = errors;
-if(!(validate38(data2, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data2, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -6235,7 +6361,7 @@ const _errs6 = errors;
 if(errors === _errs5){
 if(Array.isArray(data3)){
 if(data3.length > 1500){
-validate195.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/maxItems",keyword:"maxItems",params:{limit: 1500},message:"must NOT have more than 1500 items"}];
+validate200.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/maxItems",keyword:"maxItems",params:{limit: 1500},message:"must NOT have more than 1500 items"}];
 return false;
 }
 else {
@@ -6244,8 +6370,8 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 const _errs7 = errors;
-if(!(validate199(data4, {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+if(!(validate204(data4, {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
 errors = vErrors.length;
 }
 else {
@@ -6260,7 +6386,7 @@ if(valid1){
 }
 }
 else {
-validate195.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate200.errors = [{instancePath:instancePath+"/points",schemaPath:"#/properties/points/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs5){
@@ -6275,8 +6401,8 @@ if(valid0){
 if(data.summary !== undefined && func0.call(data, "summary")){
 let data5 = data.summary;
 const _errs8 = errors;
-if(!(validate199(data5, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+if(!(validate204(data5, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
+vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
 errors = vErrors.length;
 }
 else {
@@ -6296,64 +6422,64 @@ if(valid0){
 }
 }
 else {
-validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate195.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_metrics:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate195(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
+if(!(validate200(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate194.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_logs__params_ajv = validate208;
-const schema99 = {"$id":"urn:rpcgate:account:apps_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
-const schema100 = {"type":"object","additionalProperties":false,"description":"Filters of a request log query (all optional; given ones must all match) and paging. Entries come newest first; pass the answer's `next` as `cursor` for the following page. Entries are kept `requestLog.retentionDays` (default 10 days on PostgreSQL, 2 on SQLite) and at most `requestLog.maxRows` in all; a call shows up within about `requestLog.flushIntervalMs` (1 s).","properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network."},"method":{"type":"string","minLength":1,"maxLength":128,"description":"Only calls of this JSON-RPC method (`other` for requests refused before their method was read)."},"code":{"type":"integer","minimum":-2147483648,"maximum":2147483647,"description":"Only calls that failed with this JSON-RPC error code."},"status":{"type":"string","enum":["ok","error"],"description":"Only successful calls (`ok`) or only failed ones (`error`)."},"httpStatus":{"type":"integer","minimum":100,"maximum":599,"description":"Only calls answered with this HTTP status (200 for results and node errors; a refusal's own status, e.g. 429, 403)."},"minLatencyMs":{"type":"number","minimum":0,"description":"Only calls that took at least this long (ms)."},"since":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered at or after this time."},"until":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered before this time."},"requestId":{"type":"string","minLength":1,"maxLength":128,"description":"Only the calls of this HTTP request or WebSocket message (the `x-request-id` rpcgate answered with)."},"limit":{"type":"integer","minimum":1,"maximum":500,"default":50,"description":"Entries per page (default 50)."},"cursor":{"$ref":"urn:rpcgate:account:schema:LogCursor"}},"$id":"urn:rpcgate:account:schema:LogQuery"};
-const schema101 = {"type":"string","description":"Opaque position in a request log (the `next` of the previous page).","pattern":"^[A-Za-z0-9_-]{1,64}$","$id":"urn:rpcgate:account:schema:LogCursor"};
-const pattern12 = func50("^[A-Za-z0-9_-]{1,64}$", "u");
+export const apps_logs__params_ajv = validate213;
+const schema101 = {"$id":"urn:rpcgate:account:apps_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
+const schema102 = {"type":"object","additionalProperties":false,"description":"Filters of a request log query (all optional; given ones must all match) and paging. Entries come newest first; pass the answer's `next` as `cursor` for the following page. Entries are kept `requestLog.retentionDays` (default 10 days on PostgreSQL, 2 on SQLite) and at most `requestLog.maxRows` in all; a call shows up within about `requestLog.flushIntervalMs` (1 s).","properties":{"network":{"$ref":"urn:rpcgate:account:schema:Network","description":"Only calls on this network."},"method":{"type":"string","minLength":1,"maxLength":128,"description":"Only calls of this JSON-RPC method (`other` for requests refused before their method was read)."},"code":{"type":"integer","minimum":-2147483648,"maximum":2147483647,"description":"Only calls that failed with this JSON-RPC error code."},"status":{"type":"string","enum":["ok","error"],"description":"Only successful calls (`ok`) or only failed ones (`error`)."},"httpStatus":{"type":"integer","minimum":100,"maximum":599,"description":"Only calls answered with this HTTP status (200 for results and node errors; a refusal's own status, e.g. 429, 403)."},"minLatencyMs":{"type":"number","minimum":0,"description":"Only calls that took at least this long (ms)."},"since":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered at or after this time."},"until":{"$ref":"urn:rpcgate:account:schema:MetricsTime","description":"Only calls answered before this time."},"requestId":{"type":"string","minLength":1,"maxLength":128,"description":"Only the calls of this HTTP request or WebSocket message (the `x-request-id` rpcgate answered with)."},"limit":{"type":"integer","minimum":1,"maximum":500,"default":50,"description":"Entries per page (default 50)."},"cursor":{"$ref":"urn:rpcgate:account:schema:LogCursor"}},"$id":"urn:rpcgate:account:schema:LogQuery"};
+const schema103 = {"type":"string","description":"Opaque position in a request log (the `next` of the previous page).","pattern":"^[A-Za-z0-9_-]{1,64}$","$id":"urn:rpcgate:account:schema:LogCursor"};
+const pattern13 = func50("^[A-Za-z0-9_-]{1,64}$", "u");
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LogCursor" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
-if(!pattern12.test(data)){
-validate214.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""}];
+if(!pattern13.test(data)){
+validate219.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""}];
 return false;
 }
 else {
 }
 }
 else {
-validate214.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate219.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate214.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LogQuery" */;
 let vErrors = null;
 let errors = 0;
@@ -6362,8 +6488,8 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema100.properties, key0))){
-validate210.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema102.properties, key0))){
+validate215.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6372,8 +6498,8 @@ if(_errs1 === errors){
 if(data.network !== undefined && func0.call(data, "network")){
 let data0 = data.network;
 const _errs2 = errors;
-if(!(validate115(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate120(data0, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -6391,12 +6517,12 @@ const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func48(data1) > 128){
-validate210.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate215.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func48(data1) < 1){
-validate210.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate215.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
@@ -6404,7 +6530,7 @@ else {
 }
 }
 else {
-validate210.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate215.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs3){
@@ -6420,19 +6546,19 @@ if(data.code !== undefined && func0.call(data, "code")){
 let data2 = data.code;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate210.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate215.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 > 2147483647 || isNaN(data2)){
-validate210.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+validate215.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
 return false;
 }
 else {
 if(data2 < -2147483648 || isNaN(data2)){
-validate210.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2147483648},message:"must be >= -2147483648"}];
+validate215.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2147483648},message:"must be >= -2147483648"}];
 return false;
 }
 else {
@@ -6452,13 +6578,13 @@ if(data.status !== undefined && func0.call(data, "status")){
 let data3 = data.status;
 const _errs7 = errors;
 if(typeof data3 !== "string"){
-validate210.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate215.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs8 = errors;
-const vSchema0 = schema100.properties.status.enum;
+const vSchema0 = schema102.properties.status.enum;
 if(!((data3 === "ok") || (data3 === "error"))){
-validate210.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema100.properties.status.enum},message:"must be equal to one of the allowed values"}];
+validate215.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema102.properties.status.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -6475,19 +6601,19 @@ if(data.httpStatus !== undefined && func0.call(data, "httpStatus")){
 let data4 = data.httpStatus;
 const _errs9 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate210.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate215.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 == "number"){
 if(data4 > 599 || isNaN(data4)){
-validate210.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599"}];
+validate215.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599"}];
 return false;
 }
 else {
 if(data4 < 100 || isNaN(data4)){
-validate210.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
+validate215.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
 return false;
 }
 else {
@@ -6510,14 +6636,14 @@ const _errs12 = errors;
 if(errors === _errs11){
 if(typeof data5 == "number"){
 if(data5 < 0 || isNaN(data5)){
-validate210.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate215.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 }
 }
 else {
-validate210.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate215.errors = [{instancePath:instancePath+"/minLatencyMs",schemaPath:"#/properties/minLatencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 if(errors === _errs11){
@@ -6532,8 +6658,8 @@ if(valid0){
 if(data.since !== undefined && func0.call(data, "since")){
 let data6 = data.since;
 const _errs13 = errors;
-if(!(validate187(data6, {instancePath:instancePath+"/since",parentData:data,parentDataProperty:"since",rootData}))){
-vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+if(!(validate192(data6, {instancePath:instancePath+"/since",parentData:data,parentDataProperty:"since",rootData}))){
+vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
 errors = vErrors.length;
 }
 else {
@@ -6547,8 +6673,8 @@ if(valid0){
 if(data.until !== undefined && func0.call(data, "until")){
 let data7 = data.until;
 const _errs14 = errors;
-if(!(validate187(data7, {instancePath:instancePath+"/until",parentData:data,parentDataProperty:"until",rootData}))){
-vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+if(!(validate192(data7, {instancePath:instancePath+"/until",parentData:data,parentDataProperty:"until",rootData}))){
+vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
 errors = vErrors.length;
 }
 else {
@@ -6566,12 +6692,12 @@ const _errs16 = errors;
 if(errors === _errs15){
 if(typeof data8 === "string"){
 if(func48(data8) > 128){
-validate210.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate215.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func48(data8) < 1){
-validate210.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate215.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
@@ -6579,7 +6705,7 @@ else {
 }
 }
 else {
-validate210.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate215.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs15){
@@ -6595,19 +6721,19 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data9 = data.limit;
 const _errs17 = errors;
 if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
-validate210.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate215.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs18 = errors;
 if(errors === _errs17){
 if(typeof data9 == "number"){
 if(data9 > 500 || isNaN(data9)){
-validate210.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500},message:"must be <= 500"}];
+validate215.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500},message:"must be <= 500"}];
 return false;
 }
 else {
 if(data9 < 1 || isNaN(data9)){
-validate210.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate215.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
@@ -6626,8 +6752,8 @@ if(valid0){
 if(data.cursor !== undefined && func0.call(data, "cursor")){
 let data10 = data.cursor;
 const _errs19 = errors;
-if(!(validate214(data10, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
-vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
+if(!(validate219(data10, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+vErrors = vErrors === null ? validate219.errors : vErrors.concat(validate219.errors);
 errors = vErrors.length;
 }
 else {
@@ -6652,18 +6778,18 @@ if(valid0){
 }
 }
 else {
-validate210.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate215.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate210.errors = vErrors;
+validate215.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_logs:params" */;
 let vErrors = null;
 let errors = 0;
@@ -6671,18 +6797,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate208.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate213.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate208.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate213.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate208.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate213.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -6690,8 +6816,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate148(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
 else {
@@ -6702,8 +6828,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate210(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
+if(!(validate215(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
 errors = vErrors.length;
 }
 else {
@@ -6718,22 +6844,22 @@ if(valid0){
 }
 }
 else {
-validate208.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate213.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate208.errors = vErrors;
+validate213.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_logs__result_ajv = validate217;
-const schema102 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:apps_logs:result"};
-const schema103 = {"type":"object","additionalProperties":false,"required":["entries","next"],"description":"A page of a request log, newest first.","properties":{"entries":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:LogEntry"}},"next":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:LogCursor"},{"type":"null"}],"description":"Cursor of the next (older) page; null = no more entries."}},"$id":"urn:rpcgate:account:schema:LogPage"};
-const schema104 = {"type":"object","additionalProperties":false,"description":"One node API call.","required":["id","time","network","method","httpStatus","code","latencyMs","cacheHit","upstream","requestId","transport","ipHash"],"properties":{"id":{"type":"string","description":"Entry id (unique in this deployment)."},"time":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"When the call was answered."},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"method":{"type":"string"},"httpStatus":{"type":"integer","description":"200 for a result or the node's own error; a refusal's status otherwise (the whole request's status for a batch refused as one)."},"code":{"type":["integer","null"],"description":"JSON-RPC error code; null = success."},"latencyMs":{"type":"number","description":"From the request's arrival to the call's answer (ms)."},"cacheHit":{"type":"boolean","description":"Answered from rpcgate's response cache."},"upstream":{"type":["string","null"],"description":"The node that answered (host:port, or its index when several share one), null when none did (cache hit, refusal)."},"requestId":{"type":["string","null"],"description":"The request's `x-request-id`."},"transport":{"type":"string","enum":["http","ws"]},"ipHash":{"type":["string","null"],"description":"Keyed hash of the client IP (HMAC-SHA256 with the server secret, 32 hex digits): tells clients apart without storing their address."},"params":{"type":"string","description":"Apps with `logBodies` only: the params as JSON, redacted, possibly cut (ends with `…[truncated]`)."},"result":{"type":"string","description":"Apps with `logBodies` only: the result (or `{\"error\":…}`) as JSON, redacted, possibly cut."}},"$id":"urn:rpcgate:account:schema:LogEntry"};
+export const apps_logs__result_ajv = validate222;
+const schema104 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:apps_logs:result"};
+const schema105 = {"type":"object","additionalProperties":false,"required":["entries","next"],"description":"A page of a request log, newest first.","properties":{"entries":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:LogEntry"}},"next":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:LogCursor"},{"type":"null"}],"description":"Cursor of the next (older) page; null = no more entries."}},"$id":"urn:rpcgate:account:schema:LogPage"};
+const schema106 = {"type":"object","additionalProperties":false,"description":"One node API call.","required":["id","time","network","method","httpStatus","code","latencyMs","cacheHit","upstream","requestId","transport","ipHash"],"properties":{"id":{"type":"string","description":"Entry id (unique in this deployment)."},"time":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"When the call was answered."},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"method":{"type":"string"},"httpStatus":{"type":"integer","description":"200 for a result or the node's own error; a refusal's status otherwise (the whole request's status for a batch refused as one)."},"code":{"type":["integer","null"],"description":"JSON-RPC error code; null = success."},"latencyMs":{"type":"number","description":"From the request's arrival to the call's answer (ms)."},"cacheHit":{"type":"boolean","description":"Answered from rpcgate's response cache."},"upstream":{"type":["string","null"],"description":"The node that answered (host:port, or its index when several share one), null when none did (cache hit, refusal)."},"requestId":{"type":["string","null"],"description":"The request's `x-request-id`."},"transport":{"type":"string","enum":["http","ws"]},"ipHash":{"type":["string","null"],"description":"Keyed hash of the client IP (HMAC-SHA256 with the server secret, 32 hex digits): tells clients apart without storing their address."},"params":{"type":"string","description":"Apps with `logBodies` only: the params as JSON, redacted, possibly cut (ends with `…[truncated]`)."},"result":{"type":"string","description":"Apps with `logBodies` only: the result (or `{\"error\":…}`) as JSON, redacted, possibly cut."}},"$id":"urn:rpcgate:account:schema:LogEntry"};
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LogEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -6742,14 +6868,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.time === undefined) || (!(func0.call(data, "time")))) && (missing0 = "time"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.method === undefined) || (!(func0.call(data, "method")))) && (missing0 = "method"))) || (((data.httpStatus === undefined) || (!(func0.call(data, "httpStatus")))) && (missing0 = "httpStatus"))) || (((data.code === undefined) || (!(func0.call(data, "code")))) && (missing0 = "code"))) || (((data.latencyMs === undefined) || (!(func0.call(data, "latencyMs")))) && (missing0 = "latencyMs"))) || (((data.cacheHit === undefined) || (!(func0.call(data, "cacheHit")))) && (missing0 = "cacheHit"))) || (((data.upstream === undefined) || (!(func0.call(data, "upstream")))) && (missing0 = "upstream"))) || (((data.requestId === undefined) || (!(func0.call(data, "requestId")))) && (missing0 = "requestId"))) || (((data.transport === undefined) || (!(func0.call(data, "transport")))) && (missing0 = "transport"))) || (((data.ipHash === undefined) || (!(func0.call(data, "ipHash")))) && (missing0 = "ipHash"))){
-validate219.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate224.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema104.properties, key0))){
-validate219.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema106.properties, key0))){
+validate224.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6759,7 +6885,7 @@ if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate219.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate224.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
@@ -6774,8 +6900,8 @@ if(valid0){
 if(data.time !== undefined && func0.call(data, "time")){
 let data1 = data.time;
 const _errs4 = errors;
-if(!(validate38(data1, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data1, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -6789,8 +6915,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data2 = data.network;
 const _errs5 = errors;
-if(!(validate115(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate120(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -6805,7 +6931,7 @@ if(data.method !== undefined && func0.call(data, "method")){
 let data3 = data.method;
 const _errs6 = errors;
 if(typeof data3 !== "string"){
-validate219.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate224.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs7 = errors;
@@ -6821,7 +6947,7 @@ if(data.httpStatus !== undefined && func0.call(data, "httpStatus")){
 let data4 = data.httpStatus;
 const _errs8 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate219.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate224.errors = [{instancePath:instancePath+"/httpStatus",schemaPath:"#/properties/httpStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs9 = errors;
@@ -6837,7 +6963,7 @@ if(data.code !== undefined && func0.call(data, "code")){
 let data5 = data.code;
 const _errs10 = errors;
 if((!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))) && (data5 !== null)){
-validate219.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: schema104.properties.code.type},message:"must be integer,null"}];
+validate224.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: schema106.properties.code.type},message:"must be integer,null"}];
 return false;
 }
 const _errs11 = errors;
@@ -6853,7 +6979,7 @@ if(data.latencyMs !== undefined && func0.call(data, "latencyMs")){
 let data6 = data.latencyMs;
 const _errs12 = errors;
 if(!(typeof data6 == "number")){
-validate219.errors = [{instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate224.errors = [{instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 const _errs13 = errors;
@@ -6869,7 +6995,7 @@ if(data.cacheHit !== undefined && func0.call(data, "cacheHit")){
 let data7 = data.cacheHit;
 const _errs14 = errors;
 if(typeof data7 !== "boolean"){
-validate219.errors = [{instancePath:instancePath+"/cacheHit",schemaPath:"#/properties/cacheHit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate224.errors = [{instancePath:instancePath+"/cacheHit",schemaPath:"#/properties/cacheHit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs15 = errors;
@@ -6885,7 +7011,7 @@ if(data.upstream !== undefined && func0.call(data, "upstream")){
 let data8 = data.upstream;
 const _errs16 = errors;
 if((typeof data8 !== "string") && (data8 !== null)){
-validate219.errors = [{instancePath:instancePath+"/upstream",schemaPath:"#/properties/upstream/type",keyword:"type",params:{type: schema104.properties.upstream.type},message:"must be string,null"}];
+validate224.errors = [{instancePath:instancePath+"/upstream",schemaPath:"#/properties/upstream/type",keyword:"type",params:{type: schema106.properties.upstream.type},message:"must be string,null"}];
 return false;
 }
 const _errs17 = errors;
@@ -6901,7 +7027,7 @@ if(data.requestId !== undefined && func0.call(data, "requestId")){
 let data9 = data.requestId;
 const _errs18 = errors;
 if((typeof data9 !== "string") && (data9 !== null)){
-validate219.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: schema104.properties.requestId.type},message:"must be string,null"}];
+validate224.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: schema106.properties.requestId.type},message:"must be string,null"}];
 return false;
 }
 const _errs19 = errors;
@@ -6917,13 +7043,13 @@ if(data.transport !== undefined && func0.call(data, "transport")){
 let data10 = data.transport;
 const _errs20 = errors;
 if(typeof data10 !== "string"){
-validate219.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate224.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs21 = errors;
-const vSchema0 = schema104.properties.transport.enum;
+const vSchema0 = schema106.properties.transport.enum;
 if(!((data10 === "http") || (data10 === "ws"))){
-validate219.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema104.properties.transport.enum},message:"must be equal to one of the allowed values"}];
+validate224.errors = [{instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema106.properties.transport.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -6940,7 +7066,7 @@ if(data.ipHash !== undefined && func0.call(data, "ipHash")){
 let data11 = data.ipHash;
 const _errs22 = errors;
 if((typeof data11 !== "string") && (data11 !== null)){
-validate219.errors = [{instancePath:instancePath+"/ipHash",schemaPath:"#/properties/ipHash/type",keyword:"type",params:{type: schema104.properties.ipHash.type},message:"must be string,null"}];
+validate224.errors = [{instancePath:instancePath+"/ipHash",schemaPath:"#/properties/ipHash/type",keyword:"type",params:{type: schema106.properties.ipHash.type},message:"must be string,null"}];
 return false;
 }
 const _errs23 = errors;
@@ -6956,7 +7082,7 @@ if(data.params !== undefined && func0.call(data, "params")){
 let data12 = data.params;
 const _errs24 = errors;
 if(typeof data12 !== "string"){
-validate219.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate224.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs25 = errors;
@@ -6972,7 +7098,7 @@ if(data.result !== undefined && func0.call(data, "result")){
 let data13 = data.result;
 const _errs26 = errors;
 if(typeof data13 !== "string"){
-validate219.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properties/result/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate224.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properties/result/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs27 = errors;
@@ -7002,18 +7128,18 @@ if(valid0){
 }
 }
 else {
-validate219.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate224.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate219.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:LogPage" */;
 let vErrors = null;
 let errors = 0;
@@ -7022,14 +7148,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.entries === undefined) || (!(func0.call(data, "entries")))) && (missing0 = "entries")) || (((data.next === undefined) || (!(func0.call(data, "next")))) && (missing0 = "next"))){
-validate218.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate223.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "entries") || (key0 === "next"))){
-validate218.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate223.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7046,8 +7172,8 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 const _errs4 = errors;
-if(!(validate219(data1, {instancePath:instancePath+"/entries/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate219.errors : vErrors.concat(validate219.errors);
+if(!(validate224(data1, {instancePath:instancePath+"/entries/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
 errors = vErrors.length;
 }
 else {
@@ -7061,7 +7187,7 @@ if(valid1){
 }
 }
 else {
-validate218.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate223.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs2){
@@ -7080,8 +7206,8 @@ const _errs6 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs7 = errors;
-if(!(validate214(data2, {instancePath:instancePath+"/next",parentData:data,parentDataProperty:"next",rootData}))){
-vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
+if(!(validate219(data2, {instancePath:instancePath+"/next",parentData:data,parentDataProperty:"next",rootData}))){
+vErrors = vErrors === null ? validate219.errors : vErrors.concat(validate219.errors);
 errors = vErrors.length;
 }
 else {
@@ -7125,7 +7251,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate218.errors = vErrors;
+validate223.errors = vErrors;
 return false;
 }
 else {
@@ -7153,36 +7279,36 @@ if(valid0){
 }
 }
 else {
-validate218.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate223.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate218.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_logs:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate218(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
+if(!(validate223(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate217.errors = vErrors;
+validate222.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_update__params_ajv = validate225;
-const schema105 = {"$id":"urn:rpcgate:account:apps_update:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AppPatch"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema106 = {"type":"object","description":"Fields to change; those left out keep their value.","additionalProperties":false,"minProperties":1,"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppPatch"};
+export const apps_update__params_ajv = validate230;
+const schema107 = {"$id":"urn:rpcgate:account:apps_update:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AppPatch"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema108 = {"type":"object","description":"Fields to change; those left out keep their value.","additionalProperties":false,"minProperties":1,"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"useCase":{"$ref":"urn:rpcgate:account:schema:UseCase"},"chain":{"$ref":"urn:rpcgate:account:schema:ChainName"},"services":{"$ref":"urn:rpcgate:account:schema:Services"},"jwtMaxLifetimeSec":{"$ref":"urn:rpcgate:account:schema:JwtMaxLifetime"},"logBodies":{"type":"boolean","description":"Request log: the app's calls are logged with their params and result (redacted: API keys, JWTs, cookies, credentials in URLs; each cut at `requestLog.maxBodyBytes`). Off by default."}},"$id":"urn:rpcgate:account:schema:AppPatch"};
 
-function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AppPatch" */;
 let vErrors = null;
 let errors = 0;
@@ -7190,14 +7316,14 @@ const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-validate227.errors = [{instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
+validate232.errors = [{instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((((key0 === "name") || (key0 === "description")) || (key0 === "useCase")) || (key0 === "chain")) || (key0 === "services")) || (key0 === "jwtMaxLifetimeSec")) || (key0 === "logBodies"))){
-validate227.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate232.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7206,8 +7332,8 @@ if(_errs1 === errors){
 if(data.name !== undefined && func0.call(data, "name")){
 let data0 = data.name;
 const _errs2 = errors;
-if(!(validate129(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
+if(!(validate134(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 else {
@@ -7221,8 +7347,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data1 = data.description;
 const _errs3 = errors;
-if(!(validate131(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate136(data1, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 else {
@@ -7236,8 +7362,8 @@ if(valid0){
 if(data.useCase !== undefined && func0.call(data, "useCase")){
 let data2 = data.useCase;
 const _errs4 = errors;
-if(!(validate133(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate138(data2, {instancePath:instancePath+"/useCase",parentData:data,parentDataProperty:"useCase",rootData}))){
+vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
 errors = vErrors.length;
 }
 else {
@@ -7251,8 +7377,8 @@ if(valid0){
 if(data.chain !== undefined && func0.call(data, "chain")){
 let data3 = data.chain;
 const _errs5 = errors;
-if(!(validate121(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
-vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+if(!(validate126(data3, {instancePath:instancePath+"/chain",parentData:data,parentDataProperty:"chain",rootData}))){
+vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
 errors = vErrors.length;
 }
 else {
@@ -7266,8 +7392,8 @@ if(valid0){
 if(data.services !== undefined && func0.call(data, "services")){
 let data4 = data.services;
 const _errs6 = errors;
-if(!(validate136(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
-vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+if(!(validate141(data4, {instancePath:instancePath+"/services",parentData:data,parentDataProperty:"services",rootData}))){
+vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
 errors = vErrors.length;
 }
 else {
@@ -7281,8 +7407,8 @@ if(valid0){
 if(data.jwtMaxLifetimeSec !== undefined && func0.call(data, "jwtMaxLifetimeSec")){
 let data5 = data.jwtMaxLifetimeSec;
 const _errs7 = errors;
-if(!(validate156(data5, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
-vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+if(!(validate161(data5, {instancePath:instancePath+"/jwtMaxLifetimeSec",parentData:data,parentDataProperty:"jwtMaxLifetimeSec",rootData}))){
+vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
 errors = vErrors.length;
 }
 else {
@@ -7297,7 +7423,7 @@ if(data.logBodies !== undefined && func0.call(data, "logBodies")){
 let data6 = data.logBodies;
 const _errs8 = errors;
 if(typeof data6 !== "boolean"){
-validate227.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate232.errors = [{instancePath:instancePath+"/logBodies",schemaPath:"#/properties/logBodies/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs9 = errors;
@@ -7320,18 +7446,18 @@ if(valid0){
 }
 }
 else {
-validate227.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate232.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate227.errors = vErrors;
+validate232.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_update:params" */;
 let vErrors = null;
 let errors = 0;
@@ -7339,18 +7465,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate225.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate230.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate225.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate230.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate225.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate230.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -7358,8 +7484,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate148(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
 else {
@@ -7370,8 +7496,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate227(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
+if(!(validate232(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
 errors = vErrors.length;
 }
 else {
@@ -7386,37 +7512,37 @@ if(valid0){
 }
 }
 else {
-validate225.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate230.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate225.errors = vErrors;
+validate230.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_update__result_ajv = validate235;
-const schema107 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_update:result"};
+export const apps_update__result_ajv = validate240;
+const schema109 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_update:result"};
 
-function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_update:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+if(!(validate147(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate235.errors = vErrors;
+validate240.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_rotateKey__params_ajv = validate237;
-const schema108 = {"$id":"urn:rpcgate:account:apps_rotateKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_rotateKey__params_ajv = validate242;
+const schema110 = {"$id":"urn:rpcgate:account:apps_rotateKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_rotateKey:params" */;
 let vErrors = null;
 let errors = 0;
@@ -7424,18 +7550,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate237.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate242.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate237.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate242.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate237.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate242.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -7443,8 +7569,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate148(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
 else {
@@ -7458,37 +7584,37 @@ if(valid0){
 }
 }
 else {
-validate237.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate242.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate237.errors = vErrors;
+validate242.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_rotateKey__result_ajv = validate239;
-const schema109 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_rotateKey:result"};
+export const apps_rotateKey__result_ajv = validate244;
+const schema111 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_rotateKey:result"};
 
-function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_rotateKey:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+if(!(validate147(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate239.errors = vErrors;
+validate244.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_delete__params_ajv = validate241;
-const schema110 = {"$id":"urn:rpcgate:account:apps_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_delete__params_ajv = validate246;
+const schema112 = {"$id":"urn:rpcgate:account:apps_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_delete:params" */;
 let vErrors = null;
 let errors = 0;
@@ -7496,18 +7622,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate241.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate246.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate241.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate246.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate241.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate246.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -7515,8 +7641,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate148(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
 else {
@@ -7530,21 +7656,21 @@ if(valid0){
 }
 }
 else {
-validate241.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate246.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate241.errors = vErrors;
+validate246.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_delete__result_ajv = validate243;
-const schema111 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_delete:result"};
-const schema112 = {"type":"object","additionalProperties":false,"required":["id","deleted"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:Deleted"};
+export const apps_delete__result_ajv = validate248;
+const schema113 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_delete:result"};
+const schema114 = {"type":"object","additionalProperties":false,"required":["id","deleted"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true}},"$id":"urn:rpcgate:account:schema:Deleted"};
 
-function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Deleted" */;
 let vErrors = null;
 let errors = 0;
@@ -7553,14 +7679,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.deleted === undefined) || (!(func0.call(data, "deleted")))) && (missing0 = "deleted"))){
-validate244.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate249.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "id") || (key0 === "deleted"))){
-validate244.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate249.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7570,7 +7696,7 @@ if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate244.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate249.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
@@ -7586,12 +7712,12 @@ if(data.deleted !== undefined && func0.call(data, "deleted")){
 let data1 = data.deleted;
 const _errs4 = errors;
 if(typeof data1 !== "boolean"){
-validate244.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate249.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs5 = errors;
 if(true !== data1){
-validate244.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate249.errors = [{instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 else {
@@ -7610,40 +7736,40 @@ if(valid0){
 }
 }
 else {
-validate244.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate249.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate244.errors = vErrors;
+validate249.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_delete:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate244(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+if(!(validate249(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate243.errors = vErrors;
+validate248.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addAllowlistEntry__params_ajv = validate246;
-const schema113 = {"$id":"urn:rpcgate:account:apps_addAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewAllowlistEntry"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema114 = {"description":"An allowlist entry; `value` is checked per kind.","anyOf":[{"type":"object","title":"OriginEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"origin"},"value":{"type":"string","description":"An origin, optionally with a `*.` subdomain wildcard: `https://app.example.com`, `https://*.example.com`, `*.example.com`, `http://localhost:3000`.","maxLength":253,"pattern":"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"}}},{"type":"object","title":"IpEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"ip"},"value":{"type":"string","description":"An IPv4 or IPv6 address, or a CIDR (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`).","maxLength":49,"pattern":"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"}}},{"type":"object","title":"AddressEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"address"},"value":{"type":"string","description":"A contract address (20 bytes hex, any case).","pattern":"^0x[0-9a-fA-F]{40}$"}}},{"type":"object","title":"MethodEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"method"},"value":{"type":"string","description":"A method of the node API (e.g. `eth_call`).","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9_.]*$"}}}],"$id":"urn:rpcgate:account:schema:NewAllowlistEntry"};
-const pattern13 = func50("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
-const pattern14 = func50("^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$", "u");
-const pattern15 = func50("^0x[0-9a-fA-F]{40}$", "u");
-const pattern16 = func50("^[A-Za-z][A-Za-z0-9_.]*$", "u");
+export const apps_addAllowlistEntry__params_ajv = validate251;
+const schema115 = {"$id":"urn:rpcgate:account:apps_addAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewAllowlistEntry"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema116 = {"description":"An allowlist entry; `value` is checked per kind.","anyOf":[{"type":"object","title":"OriginEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"origin"},"value":{"type":"string","description":"An origin, optionally with a `*.` subdomain wildcard: `https://app.example.com`, `https://*.example.com`, `*.example.com`, `http://localhost:3000`.","maxLength":253,"pattern":"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"}}},{"type":"object","title":"IpEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"ip"},"value":{"type":"string","description":"An IPv4 or IPv6 address, or a CIDR (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`).","maxLength":49,"pattern":"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"}}},{"type":"object","title":"AddressEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"address"},"value":{"type":"string","description":"A contract address (20 bytes hex, any case).","pattern":"^0x[0-9a-fA-F]{40}$"}}},{"type":"object","title":"MethodEntry","additionalProperties":false,"required":["kind","value"],"properties":{"kind":{"type":"string","const":"method"},"value":{"type":"string","description":"A method of the node API (e.g. `eth_call`).","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9_.]*$"}}}],"$id":"urn:rpcgate:account:schema:NewAllowlistEntry"};
+const pattern14 = func50("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
+const pattern15 = func50("^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$", "u");
+const pattern16 = func50("^0x[0-9a-fA-F]{40}$", "u");
+const pattern17 = func50("^[A-Za-z][A-Za-z0-9_.]*$", "u");
 
-function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewAllowlistEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -7731,7 +7857,7 @@ vErrors.push(err4);
 errors++;
 }
 else {
-if(!pattern13.test(data1)){
+if(!pattern14.test(data1)){
 const err5 = {instancePath:instancePath+"/value",schemaPath:"#/anyOf/0/properties/value/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"},message:"must match pattern \""+"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -7867,7 +7993,7 @@ vErrors.push(err12);
 errors++;
 }
 else {
-if(!pattern14.test(data3)){
+if(!pattern15.test(data3)){
 const err13 = {instancePath:instancePath+"/value",schemaPath:"#/anyOf/1/properties/value/pattern",keyword:"pattern",params:{pattern: "^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"},message:"must match pattern \""+"^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -7992,7 +8118,7 @@ const _errs20 = errors;
 const _errs21 = errors;
 if(errors === _errs20){
 if(typeof data5 === "string"){
-if(!pattern15.test(data5)){
+if(!pattern16.test(data5)){
 const err20 = {instancePath:instancePath+"/value",schemaPath:"#/anyOf/2/properties/value/pattern",keyword:"pattern",params:{pattern: "^0x[0-9a-fA-F]{40}$"},message:"must match pattern \""+"^0x[0-9a-fA-F]{40}$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -8127,7 +8253,7 @@ vErrors.push(err27);
 errors++;
 }
 else {
-if(!pattern16.test(data7)){
+if(!pattern17.test(data7)){
 const err28 = {instancePath:instancePath+"/value",schemaPath:"#/anyOf/3/properties/value/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9_.]*$"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9_.]*$"+"\""};
 if(vErrors === null){
 vErrors = [err28];
@@ -8194,7 +8320,7 @@ else {
 vErrors.push(err31);
 }
 errors++;
-validate248.errors = vErrors;
+validate253.errors = vErrors;
 return false;
 }
 else {
@@ -8210,12 +8336,12 @@ vErrors = null;
 }
 if(errors === 0){
 }
-validate248.errors = vErrors;
+validate253.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addAllowlistEntry:params" */;
 let vErrors = null;
 let errors = 0;
@@ -8223,18 +8349,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 2){
-validate246.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate251.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
 if(data.length < 2){
-validate246.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+validate251.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 2)){
-validate246.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+validate251.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -8242,8 +8368,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate148(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
 else {
@@ -8254,8 +8380,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate248(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
+if(!(validate253(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate253.errors : vErrors.concat(validate253.errors);
 errors = vErrors.length;
 }
 else {
@@ -8270,23 +8396,23 @@ if(valid0){
 }
 }
 else {
-validate246.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate251.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate246.errors = vErrors;
+validate251.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addAllowlistEntry__result_ajv = validate250;
-const schema115 = {"$ref":"urn:rpcgate:account:schema:AllowlistEntry","$id":"urn:rpcgate:account:apps_addAllowlistEntry:result"};
-const schema116 = {"type":"object","additionalProperties":false,"required":["id","kind","value","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"},"kind":{"$ref":"urn:rpcgate:account:schema:AllowlistKind"},"value":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AllowlistEntry"};
-const schema117 = {"type":"string","description":"An allowlist entry id: `alw_` and 128 random bits in base58.","pattern":"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AllowlistEntryId"};
-const pattern17 = func50("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+export const apps_addAllowlistEntry__result_ajv = validate255;
+const schema117 = {"$ref":"urn:rpcgate:account:schema:AllowlistEntry","$id":"urn:rpcgate:account:apps_addAllowlistEntry:result"};
+const schema118 = {"type":"object","additionalProperties":false,"required":["id","kind","value","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"},"kind":{"$ref":"urn:rpcgate:account:schema:AllowlistKind"},"value":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:AllowlistEntry"};
+const schema119 = {"type":"string","description":"An allowlist entry id: `alw_` and 128 random bits in base58.","pattern":"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:AllowlistEntryId"};
+const pattern18 = func50("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistEntryId" */;
 let vErrors = null;
 let errors = 0;
@@ -8294,12 +8420,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate252.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate257.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
-if(!pattern17.test(data)){
-validate252.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+if(!pattern18.test(data)){
+validate257.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
@@ -8307,42 +8433,42 @@ else {
 }
 }
 else {
-validate252.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate257.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate252.errors = vErrors;
+validate257.errors = vErrors;
 return errors === 0;
 }
 
-const schema118 = {"type":"string","description":"origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied wherever a node API call names the contracts it reads — `x-gateway.addressParams` of openrpc.json: eth_call, eth_estimateGas, eth_createAccessList, eth_getCode, eth_getStorageAt, eth_getProof, eth_getLogs, eth_newFilter, eth_subscribe(\"logs\"); a call naming none there is refused, and filter polls and log subscriptions never return a log of an unlisted address); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.","enum":["origin","ip","address","method"],"$id":"urn:rpcgate:account:schema:AllowlistKind"};
+const schema120 = {"type":"string","description":"origin: browser origins (`https://app.example.com`, `https://*.example.com` for any subdomain, scheme-less `*.example.com`); ip: IPv4/IPv6 addresses and CIDRs; address: contract addresses (applied wherever a node API call names the contracts it reads — `x-gateway.addressParams` of openrpc.json: eth_call, eth_estimateGas, eth_createAccessList, eth_getCode, eth_getStorageAt, eth_getProof, eth_getLogs, eth_newFilter, eth_subscribe(\"logs\"); a call naming none there is refused, and filter polls and log subscriptions never return a log of an unlisted address); method: node API method names. Kinds combine with AND, entries of one kind with OR; an empty kind allows everything.","enum":["origin","ip","address","method"],"$id":"urn:rpcgate:account:schema:AllowlistKind"};
 
-function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistKind" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate254.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate259.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs0 = errors;
-const vSchema0 = schema118.enum;
+const vSchema0 = schema120.enum;
 if(!((((data === "origin") || (data === "ip")) || (data === "address")) || (data === "method"))){
-validate254.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema118.enum},message:"must be equal to one of the allowed values"}];
+validate259.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema120.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
 }
 if(errors === 0){
 }
-validate254.errors = vErrors;
+validate259.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AllowlistEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -8351,14 +8477,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.kind === undefined) || (!(func0.call(data, "kind")))) && (missing0 = "kind"))) || (((data.value === undefined) || (!(func0.call(data, "value")))) && (missing0 = "value"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
-validate251.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate256.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "id") || (key0 === "kind")) || (key0 === "value")) || (key0 === "createdAt"))){
-validate251.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate256.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8367,8 +8493,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate252(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate252.errors : vErrors.concat(validate252.errors);
+if(!(validate257(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate257.errors : vErrors.concat(validate257.errors);
 errors = vErrors.length;
 }
 else {
@@ -8382,8 +8508,8 @@ if(valid0){
 if(data.kind !== undefined && func0.call(data, "kind")){
 let data1 = data.kind;
 const _errs3 = errors;
-if(!(validate254(data1, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
-vErrors = vErrors === null ? validate254.errors : vErrors.concat(validate254.errors);
+if(!(validate259(data1, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
+vErrors = vErrors === null ? validate259.errors : vErrors.concat(validate259.errors);
 errors = vErrors.length;
 }
 else {
@@ -8398,7 +8524,7 @@ if(data.value !== undefined && func0.call(data, "value")){
 let data2 = data.value;
 const _errs4 = errors;
 if(typeof data2 !== "string"){
-validate251.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate256.errors = [{instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
@@ -8413,8 +8539,8 @@ if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 let data3 = data.createdAt;
 const _errs6 = errors;
-if(!(validate38(data3, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data3, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -8433,35 +8559,35 @@ if(valid0){
 }
 }
 else {
-validate251.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate256.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate251.errors = vErrors;
+validate256.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate255(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addAllowlistEntry:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate251(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate251.errors : vErrors.concat(validate251.errors);
+if(!(validate256(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate250.errors = vErrors;
+validate255.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listAllowlist__params_ajv = validate258;
-const schema119 = {"$id":"urn:rpcgate:account:apps_listAllowlist:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_listAllowlist__params_ajv = validate263;
+const schema121 = {"$id":"urn:rpcgate:account:apps_listAllowlist:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate263(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listAllowlist:params" */;
 let vErrors = null;
 let errors = 0;
@@ -8469,18 +8595,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate258.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate263.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate258.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate263.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate258.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate263.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -8488,8 +8614,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate148(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
 else {
@@ -8503,20 +8629,20 @@ if(valid0){
 }
 }
 else {
-validate258.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate263.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate258.errors = vErrors;
+validate263.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listAllowlist__result_ajv = validate260;
-const schema120 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AllowlistEntry"},"$id":"urn:rpcgate:account:apps_listAllowlist:result"};
+export const apps_listAllowlist__result_ajv = validate265;
+const schema122 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AllowlistEntry"},"$id":"urn:rpcgate:account:apps_listAllowlist:result"};
 
-function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listAllowlist:result" */;
 let vErrors = null;
 let errors = 0;
@@ -8528,8 +8654,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate251(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate251.errors : vErrors.concat(validate251.errors);
+if(!(validate256(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
 errors = vErrors.length;
 }
 else {
@@ -8543,224 +8669,21 @@ if(valid0){
 }
 }
 else {
-validate260.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate265.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
-}
-validate260.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_removeAllowlistEntry__params_ajv = validate262;
-const schema121 = {"$id":"urn:rpcgate:account:apps_removeAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"}],"additionalItems":false,"minItems":2,"maxItems":2};
-
-function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_removeAllowlistEntry:params" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 2){
-validate262.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
-return false;
-}
-else {
-if(data.length < 2){
-validate262.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
-return false;
-}
-else {
-const len0 = data.length;
-if(!(len0 <= 2)){
-validate262.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
-return false;
-}
-else {
-const len1 = data.length;
-if(len1 > 0){
-let data0 = data[0];
-const _errs1 = errors;
-if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs1 === errors;
-}
-if(valid0){
-if(len1 > 1){
-let data1 = data[1];
-const _errs2 = errors;
-if(!(validate252(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate252.errors : vErrors.concat(validate252.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs2 === errors;
-}
-if(valid0){
-}
-}
-}
-}
-}
-}
-else {
-validate262.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate262.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_removeAllowlistEntry__result_ajv = validate265;
-const schema122 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeAllowlistEntry:result"};
-
-function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_removeAllowlistEntry:result" */;
-let vErrors = null;
-let errors = 0;
-if(!(validate244(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
-errors = vErrors.length;
-}
-else {
 }
 validate265.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addJwtKey__params_ajv = validate267;
-const schema123 = {"$id":"urn:rpcgate:account:apps_addJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewJwtKey"}],"additionalItems":false,"minItems":2,"maxItems":2};
-const schema124 = {"type":"object","description":"A public key in SPKI PEM (`-----BEGIN PUBLIC KEY-----`): RSA (2048 bits or more) for RS256/384/512, P-256 for ES256, P-384 for ES384.","additionalProperties":false,"required":["alg","publicKeyPem"],"properties":{"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string","minLength":64,"maxLength":8192,"pattern":"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"}},"$id":"urn:rpcgate:account:schema:NewJwtKey"};
-const schema125 = {"type":"string","description":"The JWS algorithm the key verifies; tokens must use it (`none` and others are refused).","enum":["RS256","RS384","RS512","ES256","ES384"],"$id":"urn:rpcgate:account:schema:JwtAlg"};
-
-function validate270(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:JwtAlg" */;
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-validate270.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-const _errs0 = errors;
-const vSchema0 = schema125.enum;
-if(!(((((data === "RS256") || (data === "RS384")) || (data === "RS512")) || (data === "ES256")) || (data === "ES384"))){
-validate270.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema125.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-else {
-}
-if(errors === 0){
-}
-validate270.errors = vErrors;
-return errors === 0;
-}
-
-const pattern18 = func50("^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$", "u");
-
-function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:schema:NewJwtKey" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.alg === undefined) || (!(func0.call(data, "alg")))) && (missing0 = "alg")) || (((data.publicKeyPem === undefined) || (!(func0.call(data, "publicKeyPem")))) && (missing0 = "publicKeyPem"))){
-validate269.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 of Object.keys(data)){
-if(!((key0 === "alg") || (key0 === "publicKeyPem"))){
-validate269.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.alg !== undefined && func0.call(data, "alg")){
-let data0 = data.alg;
-const _errs2 = errors;
-if(!(validate270(data0, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
-vErrors = vErrors === null ? validate270.errors : vErrors.concat(validate270.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.publicKeyPem !== undefined && func0.call(data, "publicKeyPem")){
-let data1 = data.publicKeyPem;
-const _errs3 = errors;
-const _errs4 = errors;
-if(errors === _errs3){
-if(typeof data1 === "string"){
-if(func48(data1) > 8192){
-validate269.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/maxLength",keyword:"maxLength",params:{limit: 8192},message:"must NOT have more than 8192 characters"}];
-return false;
-}
-else {
-if(func48(data1) < 64){
-validate269.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters"}];
-return false;
-}
-else {
-if(!pattern18.test(data1)){
-validate269.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/pattern",keyword:"pattern",params:{pattern: "^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"},message:"must match pattern \""+"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"+"\""}];
-return false;
-}
-else {
-}
-}
-}
-}
-else {
-validate269.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === _errs3){
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-}
-}
-}
-}
-}
-else {
-validate269.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate269.errors = vErrors;
-return errors === 0;
-}
-
+export const apps_removeAllowlistEntry__params_ajv = validate267;
+const schema123 = {"$id":"urn:rpcgate:account:apps_removeAllowlistEntry:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:AllowlistEntryId"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
 function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_addJwtKey:params" */;
+/*# sourceURL="urn:rpcgate:account:apps_removeAllowlistEntry:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -8786,8 +8709,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate148(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
 else {
@@ -8798,8 +8721,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate269(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate269.errors : vErrors.concat(validate269.errors);
+if(!(validate257(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate257.errors : vErrors.concat(validate257.errors);
 errors = vErrors.length;
 }
 else {
@@ -8824,13 +8747,216 @@ validate267.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_addJwtKey__result_ajv = validate273;
-const schema126 = {"$ref":"urn:rpcgate:account:schema:JwtKey","$id":"urn:rpcgate:account:apps_addJwtKey:result"};
-const schema127 = {"type":"object","additionalProperties":false,"required":["id","alg","publicKeyPem","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:JwtKeyId"},"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:JwtKey"};
-const schema128 = {"type":"string","description":"A JWT public key (its `kid`) id: `kid_` and 128 random bits in base58.","pattern":"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:JwtKeyId"};
-const pattern19 = func50("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+export const apps_removeAllowlistEntry__result_ajv = validate270;
+const schema124 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeAllowlistEntry:result"};
+
+function validate270(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_removeAllowlistEntry:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate249(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate270.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_addJwtKey__params_ajv = validate272;
+const schema125 = {"$id":"urn:rpcgate:account:apps_addJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:NewJwtKey"}],"additionalItems":false,"minItems":2,"maxItems":2};
+const schema126 = {"type":"object","description":"A public key in SPKI PEM (`-----BEGIN PUBLIC KEY-----`): RSA (2048 bits or more) for RS256/384/512, P-256 for ES256, P-384 for ES384.","additionalProperties":false,"required":["alg","publicKeyPem"],"properties":{"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string","minLength":64,"maxLength":8192,"pattern":"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"}},"$id":"urn:rpcgate:account:schema:NewJwtKey"};
+const schema127 = {"type":"string","description":"The JWS algorithm the key verifies; tokens must use it (`none` and others are refused).","enum":["RS256","RS384","RS512","ES256","ES384"],"$id":"urn:rpcgate:account:schema:JwtAlg"};
 
 function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:JwtAlg" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "string"){
+validate275.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs0 = errors;
+const vSchema0 = schema127.enum;
+if(!(((((data === "RS256") || (data === "RS384")) || (data === "RS512")) || (data === "ES256")) || (data === "ES384"))){
+validate275.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema127.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === 0){
+}
+validate275.errors = vErrors;
+return errors === 0;
+}
+
+const pattern19 = func50("^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$", "u");
+
+function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:NewJwtKey" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.alg === undefined) || (!(func0.call(data, "alg")))) && (missing0 = "alg")) || (((data.publicKeyPem === undefined) || (!(func0.call(data, "publicKeyPem")))) && (missing0 = "publicKeyPem"))){
+validate274.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((key0 === "alg") || (key0 === "publicKeyPem"))){
+validate274.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.alg !== undefined && func0.call(data, "alg")){
+let data0 = data.alg;
+const _errs2 = errors;
+if(!(validate275(data0, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
+vErrors = vErrors === null ? validate275.errors : vErrors.concat(validate275.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.publicKeyPem !== undefined && func0.call(data, "publicKeyPem")){
+let data1 = data.publicKeyPem;
+const _errs3 = errors;
+const _errs4 = errors;
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func48(data1) > 8192){
+validate274.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/maxLength",keyword:"maxLength",params:{limit: 8192},message:"must NOT have more than 8192 characters"}];
+return false;
+}
+else {
+if(func48(data1) < 64){
+validate274.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters"}];
+return false;
+}
+else {
+if(!pattern19.test(data1)){
+validate274.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/pattern",keyword:"pattern",params:{pattern: "^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"},message:"must match pattern \""+"^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+}
+else {
+validate274.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === _errs3){
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate274.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate274.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_addJwtKey:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 2){
+validate272.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+if(data.length < 2){
+validate272.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 2)){
+validate272.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate148(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+let data1 = data[1];
+const _errs2 = errors;
+if(!(validate274(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+else {
+validate272.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate272.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_addJwtKey__result_ajv = validate278;
+const schema128 = {"$ref":"urn:rpcgate:account:schema:JwtKey","$id":"urn:rpcgate:account:apps_addJwtKey:result"};
+const schema129 = {"type":"object","additionalProperties":false,"required":["id","alg","publicKeyPem","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:JwtKeyId"},"alg":{"$ref":"urn:rpcgate:account:schema:JwtAlg"},"publicKeyPem":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:JwtKey"};
+const schema130 = {"type":"string","description":"A JWT public key (its `kid`) id: `kid_` and 128 random bits in base58.","pattern":"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:JwtKeyId"};
+const pattern20 = func50("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+
+function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtKeyId" */;
 let vErrors = null;
 let errors = 0;
@@ -8838,12 +8964,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate275.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate280.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
-if(!pattern19.test(data)){
-validate275.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+if(!pattern20.test(data)){
+validate280.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
@@ -8851,18 +8977,18 @@ else {
 }
 }
 else {
-validate275.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate280.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate275.errors = vErrors;
+validate280.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate279(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:JwtKey" */;
 let vErrors = null;
 let errors = 0;
@@ -8871,14 +8997,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.alg === undefined) || (!(func0.call(data, "alg")))) && (missing0 = "alg"))) || (((data.publicKeyPem === undefined) || (!(func0.call(data, "publicKeyPem")))) && (missing0 = "publicKeyPem"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))){
-validate274.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate279.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "id") || (key0 === "alg")) || (key0 === "publicKeyPem")) || (key0 === "createdAt"))){
-validate274.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate279.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8887,8 +9013,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate275(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate275.errors : vErrors.concat(validate275.errors);
+if(!(validate280(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate280.errors : vErrors.concat(validate280.errors);
 errors = vErrors.length;
 }
 else {
@@ -8902,8 +9028,8 @@ if(valid0){
 if(data.alg !== undefined && func0.call(data, "alg")){
 let data1 = data.alg;
 const _errs3 = errors;
-if(!(validate270(data1, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
-vErrors = vErrors === null ? validate270.errors : vErrors.concat(validate270.errors);
+if(!(validate275(data1, {instancePath:instancePath+"/alg",parentData:data,parentDataProperty:"alg",rootData}))){
+vErrors = vErrors === null ? validate275.errors : vErrors.concat(validate275.errors);
 errors = vErrors.length;
 }
 else {
@@ -8918,7 +9044,7 @@ if(data.publicKeyPem !== undefined && func0.call(data, "publicKeyPem")){
 let data2 = data.publicKeyPem;
 const _errs4 = errors;
 if(typeof data2 !== "string"){
-validate274.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate279.errors = [{instancePath:instancePath+"/publicKeyPem",schemaPath:"#/properties/publicKeyPem/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
@@ -8933,8 +9059,8 @@ if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 let data3 = data.createdAt;
 const _errs6 = errors;
-if(!(validate38(data3, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data3, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -8953,35 +9079,35 @@ if(valid0){
 }
 }
 else {
-validate274.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate279.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate274.errors = vErrors;
+validate279.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_addJwtKey:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate274(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
+if(!(validate279(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate279.errors : vErrors.concat(validate279.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate273.errors = vErrors;
+validate278.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listJwtKeys__params_ajv = validate280;
-const schema129 = {"$id":"urn:rpcgate:account:apps_listJwtKeys:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const apps_listJwtKeys__params_ajv = validate285;
+const schema131 = {"$id":"urn:rpcgate:account:apps_listJwtKeys:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:params" */;
 let vErrors = null;
 let errors = 0;
@@ -8989,18 +9115,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate280.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate285.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate280.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate285.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate280.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate285.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -9008,8 +9134,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate148(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
 else {
@@ -9023,20 +9149,20 @@ if(valid0){
 }
 }
 else {
-validate280.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate285.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate280.errors = vErrors;
+validate285.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_listJwtKeys__result_ajv = validate282;
-const schema130 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:JwtKey"},"$id":"urn:rpcgate:account:apps_listJwtKeys:result"};
+export const apps_listJwtKeys__result_ajv = validate287;
+const schema132 = {"type":"array","items":{"$ref":"urn:rpcgate:account:schema:JwtKey"},"$id":"urn:rpcgate:account:apps_listJwtKeys:result"};
 
-function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:apps_listJwtKeys:result" */;
 let vErrors = null;
 let errors = 0;
@@ -9048,8 +9174,8 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 const _errs1 = errors;
-if(!(validate274(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
+if(!(validate279(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate279.errors : vErrors.concat(validate279.errors);
 errors = vErrors.length;
 }
 else {
@@ -9063,106 +9189,21 @@ if(valid0){
 }
 }
 else {
-validate282.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate287.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
-}
-validate282.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_removeJwtKey__params_ajv = validate284;
-const schema131 = {"$id":"urn:rpcgate:account:apps_removeJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:JwtKeyId"}],"additionalItems":false,"minItems":2,"maxItems":2};
-
-function validate284(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:params" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 2){
-validate284.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
-return false;
-}
-else {
-if(data.length < 2){
-validate284.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
-return false;
-}
-else {
-const len0 = data.length;
-if(!(len0 <= 2)){
-validate284.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
-return false;
-}
-else {
-const len1 = data.length;
-if(len1 > 0){
-let data0 = data[0];
-const _errs1 = errors;
-if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs1 === errors;
-}
-if(valid0){
-if(len1 > 1){
-let data1 = data[1];
-const _errs2 = errors;
-if(!(validate275(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate275.errors : vErrors.concat(validate275.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs2 === errors;
-}
-if(valid0){
-}
-}
-}
-}
-}
-}
-else {
-validate284.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate284.errors = vErrors;
-return errors === 0;
-}
-
-export const apps_removeJwtKey__result_ajv = validate287;
-const schema132 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeJwtKey:result"};
-
-function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:result" */;
-let vErrors = null;
-let errors = 0;
-if(!(validate244(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
-errors = vErrors.length;
-}
-else {
 }
 validate287.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_setRequireJwt__params_ajv = validate289;
-const schema133 = {"$id":"urn:rpcgate:account:apps_setRequireJwt:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"type":"boolean"}],"additionalItems":false,"minItems":2,"maxItems":2};
+export const apps_removeJwtKey__params_ajv = validate289;
+const schema133 = {"$id":"urn:rpcgate:account:apps_removeJwtKey:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"$ref":"urn:rpcgate:account:schema:JwtKeyId"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
 function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_setRequireJwt:params" */;
+/*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -9188,8 +9229,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate143(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate148(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
 else {
@@ -9200,12 +9241,11 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(typeof data1 !== "boolean"){
-validate289.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
+if(!(validate280(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate280.errors : vErrors.concat(validate280.errors);
+errors = vErrors.length;
 }
-const _errs3 = errors;
-if(errors === _errs2){
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -9227,28 +9267,114 @@ validate289.errors = vErrors;
 return errors === 0;
 }
 
-export const apps_setRequireJwt__result_ajv = validate291;
-const schema134 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_setRequireJwt:result"};
+export const apps_removeJwtKey__result_ajv = validate292;
+const schema134 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:apps_removeJwtKey:result"};
 
-function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:apps_setRequireJwt:result" */;
+function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_removeJwtKey:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+if(!(validate249(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate291.errors = vErrors;
+validate292.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_create__params_ajv = validate293;
-const schema135 = {"$id":"urn:rpcgate:account:keys_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewNetworkKey"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema136 = {"type":"object","description":"A new network API key (access point B).","additionalProperties":false,"required":["name","network"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"description":{"$ref":"urn:rpcgate:account:schema:Description"}},"$id":"urn:rpcgate:account:schema:NewNetworkKey"};
+export const apps_setRequireJwt__params_ajv = validate294;
+const schema135 = {"$id":"urn:rpcgate:account:apps_setRequireJwt:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AppId"},{"type":"boolean"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
 function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_setRequireJwt:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 2){
+validate294.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+if(data.length < 2){
+validate294.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 2)){
+validate294.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate148(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+if(len1 > 1){
+let data1 = data[1];
+const _errs2 = errors;
+if(typeof data1 !== "boolean"){
+validate294.errors = [{instancePath:instancePath+"/1",schemaPath:"#/items/1/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs3 = errors;
+if(errors === _errs2){
+}
+var valid0 = _errs2 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+else {
+validate294.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate294.errors = vErrors;
+return errors === 0;
+}
+
+export const apps_setRequireJwt__result_ajv = validate296;
+const schema136 = {"$ref":"urn:rpcgate:account:schema:App","$id":"urn:rpcgate:account:apps_setRequireJwt:result"};
+
+function validate296(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:apps_setRequireJwt:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate147(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate296.errors = vErrors;
+return errors === 0;
+}
+
+export const keys_create__params_ajv = validate298;
+const schema137 = {"$id":"urn:rpcgate:account:keys_create:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NewNetworkKey"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema138 = {"type":"object","description":"A new network API key (access point B).","additionalProperties":false,"required":["name","network"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"description":{"$ref":"urn:rpcgate:account:schema:Description"}},"$id":"urn:rpcgate:account:schema:NewNetworkKey"};
+
+function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NewNetworkKey" */;
 let vErrors = null;
 let errors = 0;
@@ -9257,14 +9383,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name")) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))){
-validate294.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate299.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "name") || (key0 === "network")) || (key0 === "description"))){
-validate294.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate299.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9273,8 +9399,8 @@ if(_errs1 === errors){
 if(data.name !== undefined && func0.call(data, "name")){
 let data0 = data.name;
 const _errs2 = errors;
-if(!(validate129(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
+if(!(validate134(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 else {
@@ -9288,8 +9414,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data1 = data.network;
 const _errs3 = errors;
-if(!(validate115(data1, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate120(data1, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -9303,8 +9429,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data2 = data.description;
 const _errs4 = errors;
-if(!(validate131(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate136(data2, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 else {
@@ -9322,18 +9448,18 @@ if(valid0){
 }
 }
 else {
-validate294.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate299.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate294.errors = vErrors;
+validate299.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_create:params" */;
 let vErrors = null;
 let errors = 0;
@@ -9341,18 +9467,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate293.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate298.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate293.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate298.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate293.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate298.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -9360,8 +9486,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate294(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate294.errors : vErrors.concat(validate294.errors);
+if(!(validate299(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate299.errors : vErrors.concat(validate299.errors);
 errors = vErrors.length;
 }
 else {
@@ -9375,23 +9501,23 @@ if(valid0){
 }
 }
 else {
-validate293.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate298.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate293.errors = vErrors;
+validate298.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_create__result_ajv = validate299;
-const schema137 = {"$ref":"urn:rpcgate:account:schema:NetworkKey","$id":"urn:rpcgate:account:keys_create:result"};
-const schema138 = {"type":"object","description":"A network key with the key and its node API URL (access point B, `…/{network}/{key}`).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"}},"$id":"urn:rpcgate:account:schema:NetworkKey"};
-const schema139 = {"type":"string","description":"A network API key id: `key_` and 128 random bits in base58.","pattern":"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:NetworkKeyId"};
-const pattern20 = func50("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+export const keys_create__result_ajv = validate304;
+const schema139 = {"$ref":"urn:rpcgate:account:schema:NetworkKey","$id":"urn:rpcgate:account:keys_create:result"};
+const schema140 = {"type":"object","description":"A network key with the key and its node API URL (access point B, `…/{network}/{key}`).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"}},"$id":"urn:rpcgate:account:schema:NetworkKey"};
+const schema141 = {"type":"string","description":"A network API key id: `key_` and 128 random bits in base58.","pattern":"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:NetworkKeyId"};
+const pattern21 = func50("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate306(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyId" */;
 let vErrors = null;
 let errors = 0;
@@ -9399,12 +9525,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate301.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate306.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
-if(!pattern20.test(data)){
-validate301.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+if(!pattern21.test(data)){
+validate306.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^key_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
@@ -9412,18 +9538,18 @@ else {
 }
 }
 else {
-validate301.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate306.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate301.errors = vErrors;
+validate306.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate300(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKey" */;
 let vErrors = null;
 let errors = 0;
@@ -9432,14 +9558,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url"))){
-validate300.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate305.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "key")) || (key0 === "url"))){
-validate300.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate305.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9448,8 +9574,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate301(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+if(!(validate306(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
 errors = vErrors.length;
 }
 else {
@@ -9463,8 +9589,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate129(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
+if(!(validate134(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 else {
@@ -9478,8 +9604,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data2 = data.network;
 const _errs4 = errors;
-if(!(validate115(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate120(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -9494,7 +9620,7 @@ if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
 let data3 = data.networkLabel;
 const _errs5 = errors;
 if(typeof data3 !== "string"){
-validate300.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate305.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs6 = errors;
@@ -9509,8 +9635,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data4 = data.description;
 const _errs7 = errors;
-if(!(validate131(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate136(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 else {
@@ -9524,8 +9650,8 @@ if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 let data5 = data.createdAt;
 const _errs8 = errors;
-if(!(validate38(data5, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data5, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -9539,8 +9665,8 @@ if(valid0){
 if(data.key !== undefined && func0.call(data, "key")){
 let data6 = data.key;
 const _errs9 = errors;
-if(!(validate154(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
-vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+if(!(validate159(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
 errors = vErrors.length;
 }
 else {
@@ -9555,7 +9681,7 @@ if(data.url !== undefined && func0.call(data, "url")){
 let data7 = data.url;
 const _errs10 = errors;
 if(typeof data7 !== "string"){
-validate300.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate305.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs11 = errors;
@@ -9579,35 +9705,35 @@ if(valid0){
 }
 }
 else {
-validate300.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate305.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate300.errors = vErrors;
+validate305.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_create:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate300(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate300.errors : vErrors.concat(validate300.errors);
+if(!(validate305(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate305.errors : vErrors.concat(validate305.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate299.errors = vErrors;
+validate304.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_list__params_ajv = validate309;
-const schema140 = {"$id":"urn:rpcgate:account:keys_list:params","type":"array","maxItems":0};
+export const keys_list__params_ajv = validate314;
+const schema142 = {"$id":"urn:rpcgate:account:keys_list:params","type":"array","maxItems":0};
 
-function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_list:params" */;
 let vErrors = null;
 let errors = 0;
@@ -9615,30 +9741,30 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate309.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate314.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate309.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate314.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate309.errors = vErrors;
+validate314.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_list__result_ajv = validate310;
-const schema141 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyList","$id":"urn:rpcgate:account:keys_list:result"};
-const schema142 = {"type":"object","additionalProperties":false,"required":["keys","maxKeys","usage"],"properties":{"keys":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:NetworkKeySummary"}},"maxKeys":{"type":"integer","description":"Most network keys a user may have (4)."},"usage":{"$ref":"urn:rpcgate:account:schema:DailyUsage"}},"$id":"urn:rpcgate:account:schema:NetworkKeyList"};
-const schema143 = {"type":"object","description":"A network key as listed (without the key).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeySummary"};
-const schema144 = {"type":"object","description":"Today's (UTC) metered calls on this one key, from the usage store (up to the last flushed minute). The daily limit is per user, across all keys: see `DailyUsage`.","additionalProperties":false,"required":["day","total","success"],"properties":{"day":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the UTC day counted."},"total":{"type":"integer","minimum":0,"description":"Every metered call on this key today, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."}},"$id":"urn:rpcgate:account:schema:KeyUsageToday"};
+export const keys_list__result_ajv = validate315;
+const schema143 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyList","$id":"urn:rpcgate:account:keys_list:result"};
+const schema144 = {"type":"object","additionalProperties":false,"required":["keys","maxKeys","usage"],"properties":{"keys":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:NetworkKeySummary"}},"maxKeys":{"type":"integer","description":"Most network keys a user may have (4)."},"usage":{"$ref":"urn:rpcgate:account:schema:DailyUsage"}},"$id":"urn:rpcgate:account:schema:NetworkKeyList"};
+const schema145 = {"type":"object","description":"A network key as listed (without the key).","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeySummary"};
+const schema146 = {"type":"object","description":"Today's (UTC) metered calls on this one key, from the usage store (up to the last flushed minute). The daily limit is per user, across all keys: see `DailyUsage`.","additionalProperties":false,"required":["day","total","success"],"properties":{"day":{"$ref":"urn:rpcgate:account:schema:Timestamp","description":"Start of the UTC day counted."},"total":{"type":"integer","minimum":0,"description":"Every metered call on this key today, refusals included."},"success":{"type":"integer","minimum":0,"description":"Calls with outcome `ok`."}},"$id":"urn:rpcgate:account:schema:KeyUsageToday"};
 
-function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate323(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:KeyUsageToday" */;
 let vErrors = null;
 let errors = 0;
@@ -9647,14 +9773,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.day === undefined) || (!(func0.call(data, "day")))) && (missing0 = "day")) || (((data.total === undefined) || (!(func0.call(data, "total")))) && (missing0 = "total"))) || (((data.success === undefined) || (!(func0.call(data, "success")))) && (missing0 = "success"))){
-validate318.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate323.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "day") || (key0 === "total")) || (key0 === "success"))){
-validate318.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate323.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9663,8 +9789,8 @@ if(_errs1 === errors){
 if(data.day !== undefined && func0.call(data, "day")){
 let data0 = data.day;
 const _errs2 = errors;
-if(!(validate38(data0, {instancePath:instancePath+"/day",parentData:data,parentDataProperty:"day",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data0, {instancePath:instancePath+"/day",parentData:data,parentDataProperty:"day",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -9679,14 +9805,14 @@ if(data.total !== undefined && func0.call(data, "total")){
 let data1 = data.total;
 const _errs3 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate318.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate323.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate318.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate323.errors = [{instancePath:instancePath+"/total",schemaPath:"#/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -9705,14 +9831,14 @@ if(data.success !== undefined && func0.call(data, "success")){
 let data2 = data.success;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate318.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate323.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate318.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate323.errors = [{instancePath:instancePath+"/success",schemaPath:"#/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -9734,18 +9860,18 @@ if(valid0){
 }
 }
 else {
-validate318.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate323.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate318.errors = vErrors;
+validate323.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeySummary" */;
 let vErrors = null;
 let errors = 0;
@@ -9754,14 +9880,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.today === undefined) || (!(func0.call(data, "today")))) && (missing0 = "today"))){
-validate312.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate317.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((((key0 === "id") || (key0 === "name")) || (key0 === "network")) || (key0 === "networkLabel")) || (key0 === "description")) || (key0 === "createdAt")) || (key0 === "today"))){
-validate312.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate317.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9770,8 +9896,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate301(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+if(!(validate306(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
 errors = vErrors.length;
 }
 else {
@@ -9785,8 +9911,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate129(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
+if(!(validate134(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 else {
@@ -9800,8 +9926,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data2 = data.network;
 const _errs4 = errors;
-if(!(validate115(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate120(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -9816,7 +9942,7 @@ if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
 let data3 = data.networkLabel;
 const _errs5 = errors;
 if(typeof data3 !== "string"){
-validate312.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate317.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs6 = errors;
@@ -9831,8 +9957,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data4 = data.description;
 const _errs7 = errors;
-if(!(validate131(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate136(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 else {
@@ -9846,8 +9972,8 @@ if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 let data5 = data.createdAt;
 const _errs8 = errors;
-if(!(validate38(data5, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data5, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -9861,8 +9987,8 @@ if(valid0){
 if(data.today !== undefined && func0.call(data, "today")){
 let data6 = data.today;
 const _errs9 = errors;
-if(!(validate318(data6, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
-vErrors = vErrors === null ? validate318.errors : vErrors.concat(validate318.errors);
+if(!(validate323(data6, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
+vErrors = vErrors === null ? validate323.errors : vErrors.concat(validate323.errors);
 errors = vErrors.length;
 }
 else {
@@ -9884,19 +10010,19 @@ if(valid0){
 }
 }
 else {
-validate312.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate317.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate312.errors = vErrors;
+validate317.errors = vErrors;
 return errors === 0;
 }
 
-const schema145 = {"type":"object","description":"Today's (UTC) requests across all the user's network keys against the per-user daily limit, as the rate limiter counts them (refusals are not counted against the limit).","additionalProperties":false,"required":["used","limit","remaining","period","resetAt"],"properties":{"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"period":{"type":"string","const":"day"},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:DailyUsage"};
+const schema147 = {"type":"object","description":"Today's (UTC) requests across all the user's network keys against the per-user daily limit, as the rate limiter counts them (refusals are not counted against the limit).","additionalProperties":false,"required":["used","limit","remaining","period","resetAt"],"properties":{"used":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":0},"remaining":{"type":"integer","minimum":0},"period":{"type":"string","const":"day"},"resetAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}},"$id":"urn:rpcgate:account:schema:DailyUsage"};
 
-function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate327(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:DailyUsage" */;
 let vErrors = null;
 let errors = 0;
@@ -9905,14 +10031,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.used === undefined) || (!(func0.call(data, "used")))) && (missing0 = "used")) || (((data.limit === undefined) || (!(func0.call(data, "limit")))) && (missing0 = "limit"))) || (((data.remaining === undefined) || (!(func0.call(data, "remaining")))) && (missing0 = "remaining"))) || (((data.period === undefined) || (!(func0.call(data, "period")))) && (missing0 = "period"))) || (((data.resetAt === undefined) || (!(func0.call(data, "resetAt")))) && (missing0 = "resetAt"))){
-validate322.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate327.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "used") || (key0 === "limit")) || (key0 === "remaining")) || (key0 === "period")) || (key0 === "resetAt"))){
-validate322.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate327.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9922,14 +10048,14 @@ if(data.used !== undefined && func0.call(data, "used")){
 let data0 = data.used;
 const _errs2 = errors;
 if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-validate322.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate327.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate322.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate327.errors = [{instancePath:instancePath+"/used",schemaPath:"#/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -9948,14 +10074,14 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data1 = data.limit;
 const _errs4 = errors;
 if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-validate322.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate327.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate322.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate327.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -9974,14 +10100,14 @@ if(data.remaining !== undefined && func0.call(data, "remaining")){
 let data2 = data.remaining;
 const _errs6 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate322.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate327.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate322.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate327.errors = [{instancePath:instancePath+"/remaining",schemaPath:"#/properties/remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -10000,12 +10126,12 @@ if(data.period !== undefined && func0.call(data, "period")){
 let data3 = data.period;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate322.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate327.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs9 = errors;
 if("day" !== data3){
-validate322.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"}];
+validate327.errors = [{instancePath:instancePath+"/period",schemaPath:"#/properties/period/const",keyword:"const",params:{allowedValue: "day"},message:"must be equal to constant"}];
 return false;
 }
 else {
@@ -10021,8 +10147,8 @@ if(valid0){
 if(data.resetAt !== undefined && func0.call(data, "resetAt")){
 let data4 = data.resetAt;
 const _errs10 = errors;
-if(!(validate38(data4, {instancePath:instancePath+"/resetAt",parentData:data,parentDataProperty:"resetAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data4, {instancePath:instancePath+"/resetAt",parentData:data,parentDataProperty:"resetAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -10042,18 +10168,18 @@ if(valid0){
 }
 }
 else {
-validate322.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate327.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate322.errors = vErrors;
+validate327.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyList" */;
 let vErrors = null;
 let errors = 0;
@@ -10062,14 +10188,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.keys === undefined) || (!(func0.call(data, "keys")))) && (missing0 = "keys")) || (((data.maxKeys === undefined) || (!(func0.call(data, "maxKeys")))) && (missing0 = "maxKeys"))) || (((data.usage === undefined) || (!(func0.call(data, "usage")))) && (missing0 = "usage"))){
-validate311.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate316.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "keys") || (key0 === "maxKeys")) || (key0 === "usage"))){
-validate311.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate316.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10086,8 +10212,8 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 const _errs4 = errors;
-if(!(validate312(data1, {instancePath:instancePath+"/keys/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate312.errors : vErrors.concat(validate312.errors);
+if(!(validate317(data1, {instancePath:instancePath+"/keys/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate317.errors : vErrors.concat(validate317.errors);
 errors = vErrors.length;
 }
 else {
@@ -10101,7 +10227,7 @@ if(valid1){
 }
 }
 else {
-validate311.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate316.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs2){
@@ -10117,7 +10243,7 @@ if(data.maxKeys !== undefined && func0.call(data, "maxKeys")){
 let data2 = data.maxKeys;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate311.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate316.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
@@ -10132,8 +10258,8 @@ if(valid0){
 if(data.usage !== undefined && func0.call(data, "usage")){
 let data3 = data.usage;
 const _errs7 = errors;
-if(!(validate322(data3, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData}))){
-vErrors = vErrors === null ? validate322.errors : vErrors.concat(validate322.errors);
+if(!(validate327(data3, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData}))){
+vErrors = vErrors === null ? validate327.errors : vErrors.concat(validate327.errors);
 errors = vErrors.length;
 }
 else {
@@ -10151,35 +10277,35 @@ if(valid0){
 }
 }
 else {
-validate311.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate316.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate311.errors = vErrors;
+validate316.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_list:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate311(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate311.errors : vErrors.concat(validate311.errors);
+if(!(validate316(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate316.errors : vErrors.concat(validate316.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate310.errors = vErrors;
+validate315.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_get__params_ajv = validate326;
-const schema146 = {"$id":"urn:rpcgate:account:keys_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const keys_get__params_ajv = validate331;
+const schema148 = {"$id":"urn:rpcgate:account:keys_get:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
-function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate331(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_get:params" */;
 let vErrors = null;
 let errors = 0;
@@ -10187,18 +10313,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate326.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate331.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate326.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate331.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate326.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate331.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -10206,8 +10332,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate301(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+if(!(validate306(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
 errors = vErrors.length;
 }
 else {
@@ -10221,22 +10347,22 @@ if(valid0){
 }
 }
 else {
-validate326.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate331.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate326.errors = vErrors;
+validate331.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_get__result_ajv = validate328;
-const schema147 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyDetail","$id":"urn:rpcgate:account:keys_get:result"};
-const schema148 = {"type":"object","description":"A network key with its URL and ready examples.","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url","examples","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"},"examples":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:CodeExample"}},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeyDetail"};
-const schema149 = {"type":"object","description":"A ready-to-run example with the URL (key included) filled in.","additionalProperties":false,"required":["method","id","language","label","code"],"properties":{"method":{"type":"string"},"id":{"type":"string","enum":["curl","fetch","ethers","web3js","viem","rpcgate","web3py","rpcgatepy"]},"language":{"type":"string","enum":["shell","javascript","typescript","python"]},"label":{"type":"string"},"code":{"type":"string"}},"$id":"urn:rpcgate:account:schema:CodeExample"};
+export const keys_get__result_ajv = validate333;
+const schema149 = {"$ref":"urn:rpcgate:account:schema:NetworkKeyDetail","$id":"urn:rpcgate:account:keys_get:result"};
+const schema150 = {"type":"object","description":"A network key with its URL and ready examples.","additionalProperties":false,"required":["id","name","network","networkLabel","description","createdAt","key","url","examples","today"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"$ref":"urn:rpcgate:account:schema:Name"},"network":{"$ref":"urn:rpcgate:account:schema:Network"},"networkLabel":{"type":"string","description":"The network's display name (the config's `networks.<name>.label`, else the name capitalised)."},"description":{"$ref":"urn:rpcgate:account:schema:Description"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"key":{"$ref":"urn:rpcgate:account:schema:ApiKey"},"url":{"type":"string"},"examples":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:CodeExample"}},"today":{"$ref":"urn:rpcgate:account:schema:KeyUsageToday"}},"$id":"urn:rpcgate:account:schema:NetworkKeyDetail"};
+const schema151 = {"type":"object","description":"A ready-to-run example with the URL (key included) filled in.","additionalProperties":false,"required":["method","id","language","label","code"],"properties":{"method":{"type":"string"},"id":{"type":"string","enum":["curl","fetch","ethers","web3js","viem","rpcgate","web3py","rpcgatepy"]},"language":{"type":"string","enum":["shell","javascript","typescript","python"]},"label":{"type":"string"},"code":{"type":"string"}},"$id":"urn:rpcgate:account:schema:CodeExample"};
 
-function validate336(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:CodeExample" */;
 let vErrors = null;
 let errors = 0;
@@ -10245,14 +10371,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.method === undefined) || (!(func0.call(data, "method")))) && (missing0 = "method")) || (((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id"))) || (((data.language === undefined) || (!(func0.call(data, "language")))) && (missing0 = "language"))) || (((data.label === undefined) || (!(func0.call(data, "label")))) && (missing0 = "label"))) || (((data.code === undefined) || (!(func0.call(data, "code")))) && (missing0 = "code"))){
-validate336.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate341.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((key0 === "method") || (key0 === "id")) || (key0 === "language")) || (key0 === "label")) || (key0 === "code"))){
-validate336.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate341.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10262,7 +10388,7 @@ if(data.method !== undefined && func0.call(data, "method")){
 let data0 = data.method;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate336.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate341.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs3 = errors;
@@ -10278,13 +10404,13 @@ if(data.id !== undefined && func0.call(data, "id")){
 let data1 = data.id;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate336.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate341.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
-const vSchema0 = schema149.properties.id.enum;
+const vSchema0 = schema151.properties.id.enum;
 if(!((((((((data1 === "curl") || (data1 === "fetch")) || (data1 === "ethers")) || (data1 === "web3js")) || (data1 === "viem")) || (data1 === "rpcgate")) || (data1 === "web3py")) || (data1 === "rpcgatepy"))){
-validate336.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/enum",keyword:"enum",params:{allowedValues: schema149.properties.id.enum},message:"must be equal to one of the allowed values"}];
+validate341.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/enum",keyword:"enum",params:{allowedValues: schema151.properties.id.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -10301,13 +10427,13 @@ if(data.language !== undefined && func0.call(data, "language")){
 let data2 = data.language;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate336.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate341.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs7 = errors;
-const vSchema1 = schema149.properties.language.enum;
+const vSchema1 = schema151.properties.language.enum;
 if(!((((data2 === "shell") || (data2 === "javascript")) || (data2 === "typescript")) || (data2 === "python"))){
-validate336.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema149.properties.language.enum},message:"must be equal to one of the allowed values"}];
+validate341.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema151.properties.language.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -10324,7 +10450,7 @@ if(data.label !== undefined && func0.call(data, "label")){
 let data3 = data.label;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate336.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate341.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs9 = errors;
@@ -10340,7 +10466,7 @@ if(data.code !== undefined && func0.call(data, "code")){
 let data4 = data.code;
 const _errs10 = errors;
 if(typeof data4 !== "string"){
-validate336.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate341.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs11 = errors;
@@ -10361,18 +10487,18 @@ if(valid0){
 }
 }
 else {
-validate336.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate341.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate336.errors = vErrors;
+validate341.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate329(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate334(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NetworkKeyDetail" */;
 let vErrors = null;
 let errors = 0;
@@ -10381,14 +10507,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name"))) || (((data.network === undefined) || (!(func0.call(data, "network")))) && (missing0 = "network"))) || (((data.networkLabel === undefined) || (!(func0.call(data, "networkLabel")))) && (missing0 = "networkLabel"))) || (((data.description === undefined) || (!(func0.call(data, "description")))) && (missing0 = "description"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.key === undefined) || (!(func0.call(data, "key")))) && (missing0 = "key"))) || (((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url"))) || (((data.examples === undefined) || (!(func0.call(data, "examples")))) && (missing0 = "examples"))) || (((data.today === undefined) || (!(func0.call(data, "today")))) && (missing0 = "today"))){
-validate329.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate334.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema148.properties, key0))){
-validate329.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema150.properties, key0))){
+validate334.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10397,8 +10523,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate301(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+if(!(validate306(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
 errors = vErrors.length;
 }
 else {
@@ -10412,8 +10538,8 @@ if(valid0){
 if(data.name !== undefined && func0.call(data, "name")){
 let data1 = data.name;
 const _errs3 = errors;
-if(!(validate129(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
+if(!(validate134(data1, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 else {
@@ -10427,8 +10553,8 @@ if(valid0){
 if(data.network !== undefined && func0.call(data, "network")){
 let data2 = data.network;
 const _errs4 = errors;
-if(!(validate115(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate120(data2, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 else {
@@ -10443,7 +10569,7 @@ if(data.networkLabel !== undefined && func0.call(data, "networkLabel")){
 let data3 = data.networkLabel;
 const _errs5 = errors;
 if(typeof data3 !== "string"){
-validate329.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate334.errors = [{instancePath:instancePath+"/networkLabel",schemaPath:"#/properties/networkLabel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs6 = errors;
@@ -10458,8 +10584,8 @@ if(valid0){
 if(data.description !== undefined && func0.call(data, "description")){
 let data4 = data.description;
 const _errs7 = errors;
-if(!(validate131(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate136(data4, {instancePath:instancePath+"/description",parentData:data,parentDataProperty:"description",rootData}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 else {
@@ -10473,8 +10599,8 @@ if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 let data5 = data.createdAt;
 const _errs8 = errors;
-if(!(validate38(data5, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data5, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -10488,8 +10614,8 @@ if(valid0){
 if(data.key !== undefined && func0.call(data, "key")){
 let data6 = data.key;
 const _errs9 = errors;
-if(!(validate154(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
-vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+if(!(validate159(data6, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData}))){
+vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
 errors = vErrors.length;
 }
 else {
@@ -10504,7 +10630,7 @@ if(data.url !== undefined && func0.call(data, "url")){
 let data7 = data.url;
 const _errs10 = errors;
 if(typeof data7 !== "string"){
-validate329.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate334.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs11 = errors;
@@ -10527,8 +10653,8 @@ const len0 = data8.length;
 for(let i0=0; i0<len0; i0++){
 let data9 = data8[i0];
 const _errs14 = errors;
-if(!(validate336(data9, {instancePath:instancePath+"/examples/" + i0,parentData:data8,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate336.errors : vErrors.concat(validate336.errors);
+if(!(validate341(data9, {instancePath:instancePath+"/examples/" + i0,parentData:data8,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate341.errors : vErrors.concat(validate341.errors);
 errors = vErrors.length;
 }
 else {
@@ -10542,7 +10668,7 @@ if(valid1){
 }
 }
 else {
-validate329.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate334.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs12){
@@ -10557,8 +10683,8 @@ if(valid0){
 if(data.today !== undefined && func0.call(data, "today")){
 let data10 = data.today;
 const _errs15 = errors;
-if(!(validate318(data10, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
-vErrors = vErrors === null ? validate318.errors : vErrors.concat(validate318.errors);
+if(!(validate323(data10, {instancePath:instancePath+"/today",parentData:data,parentDataProperty:"today",rootData}))){
+vErrors = vErrors === null ? validate323.errors : vErrors.concat(validate323.errors);
 errors = vErrors.length;
 }
 else {
@@ -10583,121 +10709,36 @@ if(valid0){
 }
 }
 else {
-validate329.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate334.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate329.errors = vErrors;
+validate334.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate333(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:keys_get:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate329(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate329.errors : vErrors.concat(validate329.errors);
+if(!(validate334(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate334.errors : vErrors.concat(validate334.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate328.errors = vErrors;
+validate333.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_metrics__params_ajv = validate340;
-const schema150 = {"$id":"urn:rpcgate:account:keys_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
-
-function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_metrics:params" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 2){
-validate340.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
-return false;
-}
-else {
-if(data.length < 2){
-validate340.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
-return false;
-}
-else {
-const len0 = data.length;
-if(!(len0 <= 2)){
-validate340.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
-return false;
-}
-else {
-const len1 = data.length;
-if(len1 > 0){
-let data0 = data[0];
-const _errs1 = errors;
-if(!(validate301(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs1 === errors;
-}
-if(valid0){
-if(len1 > 1){
-let data1 = data[1];
-const _errs2 = errors;
-if(!(validate186(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs2 === errors;
-}
-if(valid0){
-}
-}
-}
-}
-}
-}
-else {
-validate340.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate340.errors = vErrors;
-return errors === 0;
-}
-
-export const keys_metrics__result_ajv = validate343;
-const schema151 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:keys_metrics:result"};
-
-function validate343(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_metrics:result" */;
-let vErrors = null;
-let errors = 0;
-if(!(validate195(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
-errors = vErrors.length;
-}
-else {
-}
-validate343.errors = vErrors;
-return errors === 0;
-}
-
-export const keys_logs__params_ajv = validate345;
-const schema152 = {"$id":"urn:rpcgate:account:keys_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
+export const keys_metrics__params_ajv = validate345;
+const schema152 = {"$id":"urn:rpcgate:account:keys_metrics:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:MetricsQuery"}],"additionalItems":false,"minItems":2,"maxItems":2};
 
 function validate345(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_logs:params" */;
+/*# sourceURL="urn:rpcgate:account:keys_metrics:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -10708,8 +10749,8 @@ validate345.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",p
 return false;
 }
 else {
-if(data.length < 1){
-validate345.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+if(data.length < 2){
+validate345.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"}];
 return false;
 }
 else {
@@ -10723,8 +10764,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate301(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+if(!(validate306(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
 errors = vErrors.length;
 }
 else {
@@ -10735,8 +10776,8 @@ if(valid0){
 if(len1 > 1){
 let data1 = data[1];
 const _errs2 = errors;
-if(!(validate210(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
-vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
+if(!(validate191(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
 errors = vErrors.length;
 }
 else {
@@ -10761,15 +10802,15 @@ validate345.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_logs__result_ajv = validate348;
-const schema153 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:keys_logs:result"};
+export const keys_metrics__result_ajv = validate348;
+const schema153 = {"$ref":"urn:rpcgate:account:schema:UsageSeries","$id":"urn:rpcgate:account:keys_metrics:result"};
 
 function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_logs:result" */;
+/*# sourceURL="urn:rpcgate:account:keys_metrics:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate218(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
+if(!(validate200(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
 errors = vErrors.length;
 }
 else {
@@ -10778,18 +10819,18 @@ validate348.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_delete__params_ajv = validate350;
-const schema154 = {"$id":"urn:rpcgate:account:keys_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
+export const keys_logs__params_ajv = validate350;
+const schema154 = {"$id":"urn:rpcgate:account:keys_logs:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},{"$ref":"urn:rpcgate:account:schema:LogQuery"}],"additionalItems":false,"minItems":1,"maxItems":2};
 
 function validate350(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_delete:params" */;
+/*# sourceURL="urn:rpcgate:account:keys_logs:params" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
-if(data.length > 1){
-validate350.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+if(data.length > 2){
+validate350.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -10799,8 +10840,8 @@ return false;
 }
 else {
 const len0 = data.length;
-if(!(len0 <= 1)){
-validate350.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+if(!(len0 <= 2)){
+validate350.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
 return false;
 }
 else {
@@ -10808,8 +10849,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate301(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+if(!(validate306(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
 errors = vErrors.length;
 }
 else {
@@ -10817,6 +10858,19 @@ else {
 var valid0 = _errs1 === errors;
 }
 if(valid0){
+if(len1 > 1){
+let data1 = data[1];
+const _errs2 = errors;
+if(!(validate215(data1, {instancePath:instancePath+"/1",parentData:data,parentDataProperty:1,rootData}))){
+vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+if(valid0){
+}
 }
 }
 }
@@ -10833,28 +10887,100 @@ validate350.errors = vErrors;
 return errors === 0;
 }
 
-export const keys_delete__result_ajv = validate352;
-const schema155 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:keys_delete:result"};
+export const keys_logs__result_ajv = validate353;
+const schema155 = {"$ref":"urn:rpcgate:account:schema:LogPage","$id":"urn:rpcgate:account:keys_logs:result"};
 
-function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:keys_delete:result" */;
+function validate353(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_logs:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate244(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+if(!(validate223(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate352.errors = vErrors;
+validate353.errors = vErrors;
 return errors === 0;
 }
 
-export const admin_listAccounts__params_ajv = validate354;
-const schema156 = {"$id":"urn:rpcgate:account:admin_listAccounts:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminAccountQuery"}],"additionalItems":false,"minItems":0,"maxItems":1};
-const schema157 = {"type":"object","additionalProperties":false,"properties":{"search":{"type":"string","maxLength":254,"description":"Part of the email, or a user id (case-insensitive)."},"status":{"enum":["active","suspended"],"description":"Only active or only suspended accounts."},"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"description":"Accounts per page."},"cursor":{"type":"string","maxLength":300,"description":"`next` of the previous page."}},"$id":"urn:rpcgate:account:schema:AdminAccountQuery"};
+export const keys_delete__params_ajv = validate355;
+const schema156 = {"$id":"urn:rpcgate:account:keys_delete:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_delete:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate355.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate355.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate355.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate306(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate355.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate355.errors = vErrors;
+return errors === 0;
+}
+
+export const keys_delete__result_ajv = validate357;
+const schema157 = {"$ref":"urn:rpcgate:account:schema:Deleted","$id":"urn:rpcgate:account:keys_delete:result"};
+
+function validate357(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:keys_delete:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate249(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate357.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_listAccounts__params_ajv = validate359;
+const schema158 = {"$id":"urn:rpcgate:account:admin_listAccounts:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminAccountQuery"}],"additionalItems":false,"minItems":0,"maxItems":1};
+const schema159 = {"type":"object","additionalProperties":false,"properties":{"search":{"type":"string","maxLength":254,"description":"Part of the email, or a user id (case-insensitive)."},"status":{"enum":["active","suspended"],"description":"Only active or only suspended accounts."},"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"description":"Accounts per page."},"cursor":{"type":"string","maxLength":300,"description":"`next` of the previous page."}},"$id":"urn:rpcgate:account:schema:AdminAccountQuery"};
+
+function validate360(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AdminAccountQuery" */;
 let vErrors = null;
 let errors = 0;
@@ -10864,7 +10990,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "search") || (key0 === "status")) || (key0 === "limit")) || (key0 === "cursor"))){
-validate355.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate360.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10877,14 +11003,14 @@ const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func48(data0) > 254){
-validate355.errors = [{instancePath:instancePath+"/search",schemaPath:"#/properties/search/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters"}];
+validate360.errors = [{instancePath:instancePath+"/search",schemaPath:"#/properties/search/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters"}];
 return false;
 }
 else {
 }
 }
 else {
-validate355.errors = [{instancePath:instancePath+"/search",schemaPath:"#/properties/search/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate360.errors = [{instancePath:instancePath+"/search",schemaPath:"#/properties/search/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs2){
@@ -10899,9 +11025,9 @@ if(valid0){
 if(data.status !== undefined && func0.call(data, "status")){
 let data1 = data.status;
 const _errs4 = errors;
-const vSchema0 = schema157.properties.status.enum;
+const vSchema0 = schema159.properties.status.enum;
 if(!((data1 === "active") || (data1 === "suspended"))){
-validate355.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema157.properties.status.enum},message:"must be equal to one of the allowed values"}];
+validate360.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema159.properties.status.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -10918,19 +11044,19 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data2 = data.limit;
 const _errs5 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate355.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate360.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 == "number"){
 if(data2 > 200 || isNaN(data2)){
-validate355.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
+validate360.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate355.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate360.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
@@ -10953,14 +11079,14 @@ const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func48(data3) > 300){
-validate355.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 300},message:"must NOT have more than 300 characters"}];
+validate360.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 300},message:"must NOT have more than 300 characters"}];
 return false;
 }
 else {
 }
 }
 else {
-validate355.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate360.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs7){
@@ -10979,18 +11105,18 @@ if(valid0){
 }
 }
 else {
-validate355.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate360.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate355.errors = vErrors;
+validate360.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate354(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate359(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:admin_listAccounts:params" */;
 let vErrors = null;
 let errors = 0;
@@ -10998,18 +11124,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate354.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate359.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 0){
-validate354.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
+validate359.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate354.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate359.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -11017,8 +11143,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate355(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate355.errors : vErrors.concat(validate355.errors);
+if(!(validate360(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
 errors = vErrors.length;
 }
 else {
@@ -11032,24 +11158,24 @@ if(valid0){
 }
 }
 else {
-validate354.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate359.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate354.errors = vErrors;
+validate359.errors = vErrors;
 return errors === 0;
 }
 
-export const admin_listAccounts__result_ajv = validate357;
-const schema158 = {"$ref":"urn:rpcgate:account:schema:AdminAccountPage","$id":"urn:rpcgate:account:admin_listAccounts:result"};
-const schema159 = {"type":"object","additionalProperties":false,"required":["accounts","next"],"properties":{"accounts":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AdminAccount"}},"next":{"oneOf":[{"type":"string"},{"type":"null"}],"description":"Cursor of the next page (newest accounts first); null at the end."}},"$id":"urn:rpcgate:account:schema:AdminAccountPage"};
-const schema160 = {"type":"object","additionalProperties":false,"required":["id","email","createdAt","emailVerified","admin","suspended","plan","planOverride","limits","apps","keys","usage"],"description":"An account as operators see it (never its key values or password).","properties":{"id":{"$ref":"urn:rpcgate:account:schema:UserId"},"email":{"$ref":"urn:rpcgate:account:schema:Email"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"emailVerified":{"type":"boolean"},"admin":{"type":"boolean","description":"An operator: by config (`accounts.admins`) or granted the role."},"suspended":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:Suspension"},{"type":"null"}],"description":"Set while the account is suspended: its keys and apps are refused on the node API (`data.reason` `suspended`), its sessions ended, log-in refused."},"plan":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanName"},{"type":"null"}],"description":"The account's named plan; null = `accounts.defaultPlan` (or the deployment's limits)."},"planOverride":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanLimits"},{"type":"null"}],"description":"Per-account limits over the plan."},"limits":{"$ref":"urn:rpcgate:account:schema:EffectivePlan"},"apps":{"type":"integer","minimum":0,"description":"How many apps (A) it has."},"keys":{"type":"integer","minimum":0,"description":"How many network keys (B) it has."},"usage":{"type":"object","additionalProperties":false,"required":["today","month"],"description":"Requests of all its apps and keys (every outcome), as metered: this UTC day and this UTC month.","properties":{"today":{"type":"integer","minimum":0},"month":{"type":"integer","minimum":0}}}},"$id":"urn:rpcgate:account:schema:AdminAccount"};
-const schema161 = {"type":"string","description":"A user (account) id: `usr_` and 128 random bits in base58.","pattern":"^usr_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:UserId"};
-const pattern21 = func50("^usr_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+export const admin_listAccounts__result_ajv = validate362;
+const schema160 = {"$ref":"urn:rpcgate:account:schema:AdminAccountPage","$id":"urn:rpcgate:account:admin_listAccounts:result"};
+const schema161 = {"type":"object","additionalProperties":false,"required":["accounts","next"],"properties":{"accounts":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AdminAccount"}},"next":{"oneOf":[{"type":"string"},{"type":"null"}],"description":"Cursor of the next page (newest accounts first); null at the end."}},"$id":"urn:rpcgate:account:schema:AdminAccountPage"};
+const schema162 = {"type":"object","additionalProperties":false,"required":["id","email","createdAt","emailVerified","admin","suspended","plan","planOverride","limits","apps","keys","usage"],"description":"An account as operators see it (never its key values or password).","properties":{"id":{"$ref":"urn:rpcgate:account:schema:UserId"},"email":{"$ref":"urn:rpcgate:account:schema:Email"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"emailVerified":{"type":"boolean"},"admin":{"type":"boolean","description":"An operator: by config (`accounts.admins`) or granted the role."},"suspended":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:Suspension"},{"type":"null"}],"description":"Set while the account is suspended: its keys and apps are refused on the node API (`data.reason` `suspended`), its sessions ended, log-in refused."},"plan":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanName"},{"type":"null"}],"description":"The account's named plan; null = `accounts.defaultPlan` (or the deployment's limits)."},"planOverride":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanLimits"},{"type":"null"}],"description":"Per-account limits over the plan."},"limits":{"$ref":"urn:rpcgate:account:schema:EffectivePlan"},"apps":{"type":"integer","minimum":0,"description":"How many apps (A) it has."},"keys":{"type":"integer","minimum":0,"description":"How many network keys (B) it has."},"usage":{"type":"object","additionalProperties":false,"required":["today","month"],"description":"Requests of all its apps and keys (every outcome), as metered: this UTC day and this UTC month.","properties":{"today":{"type":"integer","minimum":0},"month":{"type":"integer","minimum":0}}}},"$id":"urn:rpcgate:account:schema:AdminAccount"};
+const schema163 = {"type":"string","description":"A user (account) id: `usr_` and 128 random bits in base58.","pattern":"^usr_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:UserId"};
+const pattern22 = func50("^usr_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 
-function validate360(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate365(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:UserId" */;
 let vErrors = null;
 let errors = 0;
@@ -11057,12 +11183,12 @@ const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
 if(func48(data) > 40){
-validate360.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+validate365.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
 return false;
 }
 else {
-if(!pattern21.test(data)){
-validate360.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^usr_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^usr_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+if(!pattern22.test(data)){
+validate365.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^usr_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^usr_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
 return false;
 }
 else {
@@ -11070,19 +11196,19 @@ else {
 }
 }
 else {
-validate360.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate365.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate360.errors = vErrors;
+validate365.errors = vErrors;
 return errors === 0;
 }
 
-const schema162 = {"type":"object","additionalProperties":false,"required":["at","reason"],"description":"When and why an operator suspended the account.","properties":{"at":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"reason":{"type":"string"}},"$id":"urn:rpcgate:account:schema:Suspension"};
+const schema164 = {"type":"object","additionalProperties":false,"required":["at","reason"],"description":"When and why an operator suspended the account.","properties":{"at":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"reason":{"type":"string"}},"$id":"urn:rpcgate:account:schema:Suspension"};
 
-function validate364(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate369(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:Suspension" */;
 let vErrors = null;
 let errors = 0;
@@ -11091,14 +11217,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.at === undefined) || (!(func0.call(data, "at")))) && (missing0 = "at")) || (((data.reason === undefined) || (!(func0.call(data, "reason")))) && (missing0 = "reason"))){
-validate364.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate369.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "at") || (key0 === "reason"))){
-validate364.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate369.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -11107,8 +11233,8 @@ if(_errs1 === errors){
 if(data.at !== undefined && func0.call(data, "at")){
 let data0 = data.at;
 const _errs2 = errors;
-if(!(validate38(data0, {instancePath:instancePath+"/at",parentData:data,parentDataProperty:"at",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data0, {instancePath:instancePath+"/at",parentData:data,parentDataProperty:"at",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -11123,7 +11249,7 @@ if(data.reason !== undefined && func0.call(data, "reason")){
 let data1 = data.reason;
 const _errs3 = errors;
 if(typeof data1 !== "string"){
-validate364.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate369.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs4 = errors;
@@ -11141,47 +11267,47 @@ if(valid0){
 }
 }
 else {
-validate364.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate369.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate364.errors = vErrors;
+validate369.errors = vErrors;
 return errors === 0;
 }
 
-const schema163 = {"type":"string","description":"The name of a plan in config `plans`.","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$","$id":"urn:rpcgate:account:schema:PlanName"};
-const pattern22 = func50("^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$", "u");
+const schema165 = {"type":"string","description":"The name of a plan in config `plans`.","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$","$id":"urn:rpcgate:account:schema:PlanName"};
+const pattern23 = func50("^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$", "u");
 
-function validate367(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate372(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:PlanName" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
-if(!pattern22.test(data)){
-validate367.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"+"\""}];
+if(!pattern23.test(data)){
+validate372.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"+"\""}];
 return false;
 }
 else {
 }
 }
 else {
-validate367.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate372.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate367.errors = vErrors;
+validate372.errors = vErrors;
 return errors === 0;
 }
 
-const schema164 = {"type":"object","additionalProperties":false,"description":"An account's limits: a named plan (config `plans.<name>`) or an operator's per-account override. Each field left out falls back — override → the account's plan → `accounts.defaultPlan` → the deployment's `limits.a` / `limits.b` / `accounts.maxAppsPerUser` / 4 network keys; `null` switches a request limit off. `perSecond`, `monthly`, `monthlyUnits` apply to the account's apps (access point A: the rate per app, the quotas per account); `daily` and `dailyUnits` to both its apps (A) and its network keys (B: per user per UTC day; B's daily request quota cannot be switched off, `null` there means `limits.b.dailyPerUser`).","properties":{"perSecond":{"type":["integer","null"],"minimum":0,"description":"Requests per second per app (A)."},"daily":{"type":["integer","null"],"minimum":0,"description":"Requests per UTC day: per account across its apps (A), and per user across its network keys (B)."},"monthly":{"type":["integer","null"],"minimum":0,"description":"Requests per UTC month per account across its apps (A)."},"dailyUnits":{"type":["integer","null"],"minimum":0,"description":"Compute units per UTC day (A per account, B per user)."},"monthlyUnits":{"type":["integer","null"],"minimum":0,"description":"Compute units per UTC month per account (A)."},"maxKeys":{"type":"integer","minimum":0,"maximum":1000,"description":"Most network keys (B) the account may have."},"maxApps":{"type":"integer","minimum":0,"maximum":1000,"description":"Most apps (A) the account may have."}},"$id":"urn:rpcgate:account:schema:PlanLimits"};
+const schema166 = {"type":"object","additionalProperties":false,"description":"An account's limits: a named plan (config `plans.<name>`) or an operator's per-account override. Each field left out falls back — override → the account's plan → `accounts.defaultPlan` → the deployment's `limits.a` / `limits.b` / `accounts.maxAppsPerUser` / 4 network keys; `null` switches a request limit off. `perSecond`, `monthly`, `monthlyUnits` apply to the account's apps (access point A: the rate per app, the quotas per account); `daily` and `dailyUnits` to both its apps (A) and its network keys (B: per user per UTC day; B's daily request quota cannot be switched off, `null` there means `limits.b.dailyPerUser`).","properties":{"perSecond":{"type":["integer","null"],"minimum":0,"description":"Requests per second per app (A)."},"daily":{"type":["integer","null"],"minimum":0,"description":"Requests per UTC day: per account across its apps (A), and per user across its network keys (B)."},"monthly":{"type":["integer","null"],"minimum":0,"description":"Requests per UTC month per account across its apps (A)."},"dailyUnits":{"type":["integer","null"],"minimum":0,"description":"Compute units per UTC day (A per account, B per user)."},"monthlyUnits":{"type":["integer","null"],"minimum":0,"description":"Compute units per UTC month per account (A)."},"maxKeys":{"type":"integer","minimum":0,"maximum":1000,"description":"Most network keys (B) the account may have."},"maxApps":{"type":"integer","minimum":0,"maximum":1000,"description":"Most apps (A) the account may have."}},"$id":"urn:rpcgate:account:schema:PlanLimits"};
 
-function validate369(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate374(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:PlanLimits" */;
 let vErrors = null;
 let errors = 0;
@@ -11191,7 +11317,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((((((key0 === "perSecond") || (key0 === "daily")) || (key0 === "monthly")) || (key0 === "dailyUnits")) || (key0 === "monthlyUnits")) || (key0 === "maxKeys")) || (key0 === "maxApps"))){
-validate369.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate374.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -11201,14 +11327,14 @@ if(data.perSecond !== undefined && func0.call(data, "perSecond")){
 let data0 = data.perSecond;
 const _errs2 = errors;
 if((!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))) && (data0 !== null)){
-validate369.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/type",keyword:"type",params:{type: schema164.properties.perSecond.type},message:"must be integer,null"}];
+validate374.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/type",keyword:"type",params:{type: schema166.properties.perSecond.type},message:"must be integer,null"}];
 return false;
 }
 const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate369.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate374.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -11227,14 +11353,14 @@ if(data.daily !== undefined && func0.call(data, "daily")){
 let data1 = data.daily;
 const _errs4 = errors;
 if((!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))) && (data1 !== null)){
-validate369.errors = [{instancePath:instancePath+"/daily",schemaPath:"#/properties/daily/type",keyword:"type",params:{type: schema164.properties.daily.type},message:"must be integer,null"}];
+validate374.errors = [{instancePath:instancePath+"/daily",schemaPath:"#/properties/daily/type",keyword:"type",params:{type: schema166.properties.daily.type},message:"must be integer,null"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate369.errors = [{instancePath:instancePath+"/daily",schemaPath:"#/properties/daily/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate374.errors = [{instancePath:instancePath+"/daily",schemaPath:"#/properties/daily/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -11253,14 +11379,14 @@ if(data.monthly !== undefined && func0.call(data, "monthly")){
 let data2 = data.monthly;
 const _errs6 = errors;
 if((!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))) && (data2 !== null)){
-validate369.errors = [{instancePath:instancePath+"/monthly",schemaPath:"#/properties/monthly/type",keyword:"type",params:{type: schema164.properties.monthly.type},message:"must be integer,null"}];
+validate374.errors = [{instancePath:instancePath+"/monthly",schemaPath:"#/properties/monthly/type",keyword:"type",params:{type: schema166.properties.monthly.type},message:"must be integer,null"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate369.errors = [{instancePath:instancePath+"/monthly",schemaPath:"#/properties/monthly/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate374.errors = [{instancePath:instancePath+"/monthly",schemaPath:"#/properties/monthly/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -11279,14 +11405,14 @@ if(data.dailyUnits !== undefined && func0.call(data, "dailyUnits")){
 let data3 = data.dailyUnits;
 const _errs8 = errors;
 if((!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))) && (data3 !== null)){
-validate369.errors = [{instancePath:instancePath+"/dailyUnits",schemaPath:"#/properties/dailyUnits/type",keyword:"type",params:{type: schema164.properties.dailyUnits.type},message:"must be integer,null"}];
+validate374.errors = [{instancePath:instancePath+"/dailyUnits",schemaPath:"#/properties/dailyUnits/type",keyword:"type",params:{type: schema166.properties.dailyUnits.type},message:"must be integer,null"}];
 return false;
 }
 const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate369.errors = [{instancePath:instancePath+"/dailyUnits",schemaPath:"#/properties/dailyUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate374.errors = [{instancePath:instancePath+"/dailyUnits",schemaPath:"#/properties/dailyUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -11305,14 +11431,14 @@ if(data.monthlyUnits !== undefined && func0.call(data, "monthlyUnits")){
 let data4 = data.monthlyUnits;
 const _errs10 = errors;
 if((!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))) && (data4 !== null)){
-validate369.errors = [{instancePath:instancePath+"/monthlyUnits",schemaPath:"#/properties/monthlyUnits/type",keyword:"type",params:{type: schema164.properties.monthlyUnits.type},message:"must be integer,null"}];
+validate374.errors = [{instancePath:instancePath+"/monthlyUnits",schemaPath:"#/properties/monthlyUnits/type",keyword:"type",params:{type: schema166.properties.monthlyUnits.type},message:"must be integer,null"}];
 return false;
 }
 const _errs11 = errors;
 if(errors === _errs10){
 if(typeof data4 == "number"){
 if(data4 < 0 || isNaN(data4)){
-validate369.errors = [{instancePath:instancePath+"/monthlyUnits",schemaPath:"#/properties/monthlyUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate374.errors = [{instancePath:instancePath+"/monthlyUnits",schemaPath:"#/properties/monthlyUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -11331,19 +11457,19 @@ if(data.maxKeys !== undefined && func0.call(data, "maxKeys")){
 let data5 = data.maxKeys;
 const _errs12 = errors;
 if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
-validate369.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate374.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs13 = errors;
 if(errors === _errs12){
 if(typeof data5 == "number"){
 if(data5 > 1000 || isNaN(data5)){
-validate369.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
+validate374.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
 return false;
 }
 else {
 if(data5 < 0 || isNaN(data5)){
-validate369.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate374.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -11363,19 +11489,19 @@ if(data.maxApps !== undefined && func0.call(data, "maxApps")){
 let data6 = data.maxApps;
 const _errs14 = errors;
 if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
-validate369.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate374.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs15 = errors;
 if(errors === _errs14){
 if(typeof data6 == "number"){
 if(data6 > 1000 || isNaN(data6)){
-validate369.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
+validate374.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
 return false;
 }
 else {
 if(data6 < 0 || isNaN(data6)){
-validate369.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate374.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -11401,19 +11527,19 @@ if(valid0){
 }
 }
 else {
-validate369.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate374.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate369.errors = vErrors;
+validate374.errors = vErrors;
 return errors === 0;
 }
 
-const schema165 = {"type":"object","additionalProperties":false,"description":"Limits after every fall-back (null = that limit is off).","required":["perSecond","daily","monthly","dailyUnits","monthlyUnits","keysDaily","keysDailyUnits","maxKeys","maxApps"],"properties":{"perSecond":{"type":["integer","null"],"minimum":0},"daily":{"type":["integer","null"],"minimum":0,"description":"Apps (A), per account per UTC day."},"monthly":{"type":["integer","null"],"minimum":0},"dailyUnits":{"type":["integer","null"],"minimum":0},"monthlyUnits":{"type":["integer","null"],"minimum":0},"keysDaily":{"type":"integer","minimum":0,"description":"Network keys (B), per user per UTC day."},"keysDailyUnits":{"type":["integer","null"],"minimum":0},"maxKeys":{"type":"integer","minimum":0},"maxApps":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:EffectivePlan"};
+const schema167 = {"type":"object","additionalProperties":false,"description":"Limits after every fall-back (null = that limit is off).","required":["perSecond","daily","monthly","dailyUnits","monthlyUnits","keysDaily","keysDailyUnits","maxKeys","maxApps"],"properties":{"perSecond":{"type":["integer","null"],"minimum":0},"daily":{"type":["integer","null"],"minimum":0,"description":"Apps (A), per account per UTC day."},"monthly":{"type":["integer","null"],"minimum":0},"dailyUnits":{"type":["integer","null"],"minimum":0},"monthlyUnits":{"type":["integer","null"],"minimum":0},"keysDaily":{"type":"integer","minimum":0,"description":"Network keys (B), per user per UTC day."},"keysDailyUnits":{"type":["integer","null"],"minimum":0},"maxKeys":{"type":"integer","minimum":0},"maxApps":{"type":"integer","minimum":0}},"$id":"urn:rpcgate:account:schema:EffectivePlan"};
 
-function validate371(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate376(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:EffectivePlan" */;
 let vErrors = null;
 let errors = 0;
@@ -11422,14 +11548,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((((data.perSecond === undefined) || (!(func0.call(data, "perSecond")))) && (missing0 = "perSecond")) || (((data.daily === undefined) || (!(func0.call(data, "daily")))) && (missing0 = "daily"))) || (((data.monthly === undefined) || (!(func0.call(data, "monthly")))) && (missing0 = "monthly"))) || (((data.dailyUnits === undefined) || (!(func0.call(data, "dailyUnits")))) && (missing0 = "dailyUnits"))) || (((data.monthlyUnits === undefined) || (!(func0.call(data, "monthlyUnits")))) && (missing0 = "monthlyUnits"))) || (((data.keysDaily === undefined) || (!(func0.call(data, "keysDaily")))) && (missing0 = "keysDaily"))) || (((data.keysDailyUnits === undefined) || (!(func0.call(data, "keysDailyUnits")))) && (missing0 = "keysDailyUnits"))) || (((data.maxKeys === undefined) || (!(func0.call(data, "maxKeys")))) && (missing0 = "maxKeys"))) || (((data.maxApps === undefined) || (!(func0.call(data, "maxApps")))) && (missing0 = "maxApps"))){
-validate371.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate376.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema165.properties, key0))){
-validate371.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema167.properties, key0))){
+validate376.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -11439,14 +11565,14 @@ if(data.perSecond !== undefined && func0.call(data, "perSecond")){
 let data0 = data.perSecond;
 const _errs2 = errors;
 if((!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))) && (data0 !== null)){
-validate371.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/type",keyword:"type",params:{type: schema165.properties.perSecond.type},message:"must be integer,null"}];
+validate376.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/type",keyword:"type",params:{type: schema167.properties.perSecond.type},message:"must be integer,null"}];
 return false;
 }
 const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data0 == "number"){
 if(data0 < 0 || isNaN(data0)){
-validate371.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate376.errors = [{instancePath:instancePath+"/perSecond",schemaPath:"#/properties/perSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -11465,14 +11591,14 @@ if(data.daily !== undefined && func0.call(data, "daily")){
 let data1 = data.daily;
 const _errs4 = errors;
 if((!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))) && (data1 !== null)){
-validate371.errors = [{instancePath:instancePath+"/daily",schemaPath:"#/properties/daily/type",keyword:"type",params:{type: schema165.properties.daily.type},message:"must be integer,null"}];
+validate376.errors = [{instancePath:instancePath+"/daily",schemaPath:"#/properties/daily/type",keyword:"type",params:{type: schema167.properties.daily.type},message:"must be integer,null"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 == "number"){
 if(data1 < 0 || isNaN(data1)){
-validate371.errors = [{instancePath:instancePath+"/daily",schemaPath:"#/properties/daily/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate376.errors = [{instancePath:instancePath+"/daily",schemaPath:"#/properties/daily/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -11491,14 +11617,14 @@ if(data.monthly !== undefined && func0.call(data, "monthly")){
 let data2 = data.monthly;
 const _errs6 = errors;
 if((!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))) && (data2 !== null)){
-validate371.errors = [{instancePath:instancePath+"/monthly",schemaPath:"#/properties/monthly/type",keyword:"type",params:{type: schema165.properties.monthly.type},message:"must be integer,null"}];
+validate376.errors = [{instancePath:instancePath+"/monthly",schemaPath:"#/properties/monthly/type",keyword:"type",params:{type: schema167.properties.monthly.type},message:"must be integer,null"}];
 return false;
 }
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 == "number"){
 if(data2 < 0 || isNaN(data2)){
-validate371.errors = [{instancePath:instancePath+"/monthly",schemaPath:"#/properties/monthly/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate376.errors = [{instancePath:instancePath+"/monthly",schemaPath:"#/properties/monthly/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -11517,14 +11643,14 @@ if(data.dailyUnits !== undefined && func0.call(data, "dailyUnits")){
 let data3 = data.dailyUnits;
 const _errs8 = errors;
 if((!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))) && (data3 !== null)){
-validate371.errors = [{instancePath:instancePath+"/dailyUnits",schemaPath:"#/properties/dailyUnits/type",keyword:"type",params:{type: schema165.properties.dailyUnits.type},message:"must be integer,null"}];
+validate376.errors = [{instancePath:instancePath+"/dailyUnits",schemaPath:"#/properties/dailyUnits/type",keyword:"type",params:{type: schema167.properties.dailyUnits.type},message:"must be integer,null"}];
 return false;
 }
 const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate371.errors = [{instancePath:instancePath+"/dailyUnits",schemaPath:"#/properties/dailyUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate376.errors = [{instancePath:instancePath+"/dailyUnits",schemaPath:"#/properties/dailyUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -11543,14 +11669,14 @@ if(data.monthlyUnits !== undefined && func0.call(data, "monthlyUnits")){
 let data4 = data.monthlyUnits;
 const _errs10 = errors;
 if((!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))) && (data4 !== null)){
-validate371.errors = [{instancePath:instancePath+"/monthlyUnits",schemaPath:"#/properties/monthlyUnits/type",keyword:"type",params:{type: schema165.properties.monthlyUnits.type},message:"must be integer,null"}];
+validate376.errors = [{instancePath:instancePath+"/monthlyUnits",schemaPath:"#/properties/monthlyUnits/type",keyword:"type",params:{type: schema167.properties.monthlyUnits.type},message:"must be integer,null"}];
 return false;
 }
 const _errs11 = errors;
 if(errors === _errs10){
 if(typeof data4 == "number"){
 if(data4 < 0 || isNaN(data4)){
-validate371.errors = [{instancePath:instancePath+"/monthlyUnits",schemaPath:"#/properties/monthlyUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate376.errors = [{instancePath:instancePath+"/monthlyUnits",schemaPath:"#/properties/monthlyUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -11569,14 +11695,14 @@ if(data.keysDaily !== undefined && func0.call(data, "keysDaily")){
 let data5 = data.keysDaily;
 const _errs12 = errors;
 if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
-validate371.errors = [{instancePath:instancePath+"/keysDaily",schemaPath:"#/properties/keysDaily/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate376.errors = [{instancePath:instancePath+"/keysDaily",schemaPath:"#/properties/keysDaily/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs13 = errors;
 if(errors === _errs12){
 if(typeof data5 == "number"){
 if(data5 < 0 || isNaN(data5)){
-validate371.errors = [{instancePath:instancePath+"/keysDaily",schemaPath:"#/properties/keysDaily/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate376.errors = [{instancePath:instancePath+"/keysDaily",schemaPath:"#/properties/keysDaily/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -11595,14 +11721,14 @@ if(data.keysDailyUnits !== undefined && func0.call(data, "keysDailyUnits")){
 let data6 = data.keysDailyUnits;
 const _errs14 = errors;
 if((!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))) && (data6 !== null)){
-validate371.errors = [{instancePath:instancePath+"/keysDailyUnits",schemaPath:"#/properties/keysDailyUnits/type",keyword:"type",params:{type: schema165.properties.keysDailyUnits.type},message:"must be integer,null"}];
+validate376.errors = [{instancePath:instancePath+"/keysDailyUnits",schemaPath:"#/properties/keysDailyUnits/type",keyword:"type",params:{type: schema167.properties.keysDailyUnits.type},message:"must be integer,null"}];
 return false;
 }
 const _errs15 = errors;
 if(errors === _errs14){
 if(typeof data6 == "number"){
 if(data6 < 0 || isNaN(data6)){
-validate371.errors = [{instancePath:instancePath+"/keysDailyUnits",schemaPath:"#/properties/keysDailyUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate376.errors = [{instancePath:instancePath+"/keysDailyUnits",schemaPath:"#/properties/keysDailyUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -11621,14 +11747,14 @@ if(data.maxKeys !== undefined && func0.call(data, "maxKeys")){
 let data7 = data.maxKeys;
 const _errs16 = errors;
 if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
-validate371.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate376.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs17 = errors;
 if(errors === _errs16){
 if(typeof data7 == "number"){
 if(data7 < 0 || isNaN(data7)){
-validate371.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate376.errors = [{instancePath:instancePath+"/maxKeys",schemaPath:"#/properties/maxKeys/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -11647,14 +11773,14 @@ if(data.maxApps !== undefined && func0.call(data, "maxApps")){
 let data8 = data.maxApps;
 const _errs18 = errors;
 if(!((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8)))){
-validate371.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate376.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs19 = errors;
 if(errors === _errs18){
 if(typeof data8 == "number"){
 if(data8 < 0 || isNaN(data8)){
-validate371.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate376.errors = [{instancePath:instancePath+"/maxApps",schemaPath:"#/properties/maxApps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -11682,18 +11808,18 @@ if(valid0){
 }
 }
 else {
-validate371.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate376.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate371.errors = vErrors;
+validate376.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate359(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate364(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AdminAccount" */;
 let vErrors = null;
 let errors = 0;
@@ -11702,14 +11828,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.emailVerified === undefined) || (!(func0.call(data, "emailVerified")))) && (missing0 = "emailVerified"))) || (((data.admin === undefined) || (!(func0.call(data, "admin")))) && (missing0 = "admin"))) || (((data.suspended === undefined) || (!(func0.call(data, "suspended")))) && (missing0 = "suspended"))) || (((data.plan === undefined) || (!(func0.call(data, "plan")))) && (missing0 = "plan"))) || (((data.planOverride === undefined) || (!(func0.call(data, "planOverride")))) && (missing0 = "planOverride"))) || (((data.limits === undefined) || (!(func0.call(data, "limits")))) && (missing0 = "limits"))) || (((data.apps === undefined) || (!(func0.call(data, "apps")))) && (missing0 = "apps"))) || (((data.keys === undefined) || (!(func0.call(data, "keys")))) && (missing0 = "keys"))) || (((data.usage === undefined) || (!(func0.call(data, "usage")))) && (missing0 = "usage"))){
-validate359.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate364.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema160.properties, key0))){
-validate359.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema162.properties, key0))){
+validate364.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -11718,8 +11844,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate360(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+if(!(validate365(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate365.errors : vErrors.concat(validate365.errors);
 errors = vErrors.length;
 }
 else {
@@ -11748,8 +11874,8 @@ if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 let data2 = data.createdAt;
 const _errs4 = errors;
-if(!(validate38(data2, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data2, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -11764,7 +11890,7 @@ if(data.emailVerified !== undefined && func0.call(data, "emailVerified")){
 let data3 = data.emailVerified;
 const _errs5 = errors;
 if(typeof data3 !== "boolean"){
-validate359.errors = [{instancePath:instancePath+"/emailVerified",schemaPath:"#/properties/emailVerified/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate364.errors = [{instancePath:instancePath+"/emailVerified",schemaPath:"#/properties/emailVerified/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs6 = errors;
@@ -11780,7 +11906,7 @@ if(data.admin !== undefined && func0.call(data, "admin")){
 let data4 = data.admin;
 const _errs7 = errors;
 if(typeof data4 !== "boolean"){
-validate359.errors = [{instancePath:instancePath+"/admin",schemaPath:"#/properties/admin/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate364.errors = [{instancePath:instancePath+"/admin",schemaPath:"#/properties/admin/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs8 = errors;
@@ -11799,8 +11925,8 @@ const _errs10 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs11 = errors;
-if(!(validate364(data5, {instancePath:instancePath+"/suspended",parentData:data,parentDataProperty:"suspended",rootData}))){
-vErrors = vErrors === null ? validate364.errors : vErrors.concat(validate364.errors);
+if(!(validate369(data5, {instancePath:instancePath+"/suspended",parentData:data,parentDataProperty:"suspended",rootData}))){
+vErrors = vErrors === null ? validate369.errors : vErrors.concat(validate369.errors);
 errors = vErrors.length;
 }
 else {
@@ -11844,7 +11970,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate359.errors = vErrors;
+validate364.errors = vErrors;
 return false;
 }
 else {
@@ -11873,8 +11999,8 @@ const _errs15 = errors;
 let valid2 = false;
 let passing1 = null;
 const _errs16 = errors;
-if(!(validate367(data6, {instancePath:instancePath+"/plan",parentData:data,parentDataProperty:"plan",rootData}))){
-vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
+if(!(validate372(data6, {instancePath:instancePath+"/plan",parentData:data,parentDataProperty:"plan",rootData}))){
+vErrors = vErrors === null ? validate372.errors : vErrors.concat(validate372.errors);
 errors = vErrors.length;
 }
 else {
@@ -11918,7 +12044,7 @@ else {
 vErrors.push(err3);
 }
 errors++;
-validate359.errors = vErrors;
+validate364.errors = vErrors;
 return false;
 }
 else {
@@ -11947,8 +12073,8 @@ const _errs20 = errors;
 let valid3 = false;
 let passing2 = null;
 const _errs21 = errors;
-if(!(validate369(data7, {instancePath:instancePath+"/planOverride",parentData:data,parentDataProperty:"planOverride",rootData}))){
-vErrors = vErrors === null ? validate369.errors : vErrors.concat(validate369.errors);
+if(!(validate374(data7, {instancePath:instancePath+"/planOverride",parentData:data,parentDataProperty:"planOverride",rootData}))){
+vErrors = vErrors === null ? validate374.errors : vErrors.concat(validate374.errors);
 errors = vErrors.length;
 }
 else {
@@ -11992,7 +12118,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate359.errors = vErrors;
+validate364.errors = vErrors;
 return false;
 }
 else {
@@ -12017,8 +12143,8 @@ if(valid0){
 if(data.limits !== undefined && func0.call(data, "limits")){
 let data8 = data.limits;
 const _errs24 = errors;
-if(!(validate371(data8, {instancePath:instancePath+"/limits",parentData:data,parentDataProperty:"limits",rootData}))){
-vErrors = vErrors === null ? validate371.errors : vErrors.concat(validate371.errors);
+if(!(validate376(data8, {instancePath:instancePath+"/limits",parentData:data,parentDataProperty:"limits",rootData}))){
+vErrors = vErrors === null ? validate376.errors : vErrors.concat(validate376.errors);
 errors = vErrors.length;
 }
 else {
@@ -12033,14 +12159,14 @@ if(data.apps !== undefined && func0.call(data, "apps")){
 let data9 = data.apps;
 const _errs25 = errors;
 if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
-validate359.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate364.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs26 = errors;
 if(errors === _errs25){
 if(typeof data9 == "number"){
 if(data9 < 0 || isNaN(data9)){
-validate359.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate364.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -12059,14 +12185,14 @@ if(data.keys !== undefined && func0.call(data, "keys")){
 let data10 = data.keys;
 const _errs27 = errors;
 if(!((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10)))){
-validate359.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate364.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs28 = errors;
 if(errors === _errs27){
 if(typeof data10 == "number"){
 if(data10 < 0 || isNaN(data10)){
-validate359.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate364.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -12089,14 +12215,14 @@ if(errors === _errs29){
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 let missing1;
 if((((data11.today === undefined) || (!(func0.call(data11, "today")))) && (missing1 = "today")) || (((data11.month === undefined) || (!(func0.call(data11, "month")))) && (missing1 = "month"))){
-validate359.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate364.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs31 = errors;
 for(const key1 of Object.keys(data11)){
 if(!((key1 === "today") || (key1 === "month"))){
-validate359.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate364.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -12106,14 +12232,14 @@ if(data11.today !== undefined && func0.call(data11, "today")){
 let data12 = data11.today;
 const _errs32 = errors;
 if(!((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12)))){
-validate359.errors = [{instancePath:instancePath+"/usage/today",schemaPath:"#/properties/usage/properties/today/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate364.errors = [{instancePath:instancePath+"/usage/today",schemaPath:"#/properties/usage/properties/today/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs33 = errors;
 if(errors === _errs32){
 if(typeof data12 == "number"){
 if(data12 < 0 || isNaN(data12)){
-validate359.errors = [{instancePath:instancePath+"/usage/today",schemaPath:"#/properties/usage/properties/today/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate364.errors = [{instancePath:instancePath+"/usage/today",schemaPath:"#/properties/usage/properties/today/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -12132,14 +12258,14 @@ if(data11.month !== undefined && func0.call(data11, "month")){
 let data13 = data11.month;
 const _errs34 = errors;
 if(!((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13)))){
-validate359.errors = [{instancePath:instancePath+"/usage/month",schemaPath:"#/properties/usage/properties/month/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate364.errors = [{instancePath:instancePath+"/usage/month",schemaPath:"#/properties/usage/properties/month/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs35 = errors;
 if(errors === _errs34){
 if(typeof data13 == "number"){
 if(data13 < 0 || isNaN(data13)){
-validate359.errors = [{instancePath:instancePath+"/usage/month",schemaPath:"#/properties/usage/properties/month/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate364.errors = [{instancePath:instancePath+"/usage/month",schemaPath:"#/properties/usage/properties/month/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -12160,7 +12286,7 @@ if(valid4){
 }
 }
 else {
-validate359.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate364.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs29){
@@ -12188,18 +12314,18 @@ if(valid0){
 }
 }
 else {
-validate359.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate364.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate359.errors = vErrors;
+validate364.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate358(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate363(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AdminAccountPage" */;
 let vErrors = null;
 let errors = 0;
@@ -12208,14 +12334,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.accounts === undefined) || (!(func0.call(data, "accounts")))) && (missing0 = "accounts")) || (((data.next === undefined) || (!(func0.call(data, "next")))) && (missing0 = "next"))){
-validate358.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate363.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "accounts") || (key0 === "next"))){
-validate358.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate363.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -12232,8 +12358,8 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 const _errs4 = errors;
-if(!(validate359(data1, {instancePath:instancePath+"/accounts/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate359.errors : vErrors.concat(validate359.errors);
+if(!(validate364(data1, {instancePath:instancePath+"/accounts/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate364.errors : vErrors.concat(validate364.errors);
 errors = vErrors.length;
 }
 else {
@@ -12247,7 +12373,7 @@ if(valid1){
 }
 }
 else {
-validate358.errors = [{instancePath:instancePath+"/accounts",schemaPath:"#/properties/accounts/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate363.errors = [{instancePath:instancePath+"/accounts",schemaPath:"#/properties/accounts/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs2){
@@ -12318,7 +12444,7 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate358.errors = vErrors;
+validate363.errors = vErrors;
 return false;
 }
 else {
@@ -12346,36 +12472,36 @@ if(valid0){
 }
 }
 else {
-validate358.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate363.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate358.errors = vErrors;
+validate363.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate357(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate362(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:admin_listAccounts:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate358(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate358.errors : vErrors.concat(validate358.errors);
+if(!(validate363(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate363.errors : vErrors.concat(validate363.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate357.errors = vErrors;
+validate362.errors = vErrors;
 return errors === 0;
 }
 
-export const admin_getAccount__params_ajv = validate375;
-const schema166 = {"$id":"urn:rpcgate:account:admin_getAccount:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminUserRef"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema167 = {"type":"object","additionalProperties":false,"required":["userId"],"properties":{"userId":{"$ref":"urn:rpcgate:account:schema:UserId"}},"$id":"urn:rpcgate:account:schema:AdminUserRef"};
+export const admin_getAccount__params_ajv = validate380;
+const schema168 = {"$id":"urn:rpcgate:account:admin_getAccount:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminUserRef"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema169 = {"type":"object","additionalProperties":false,"required":["userId"],"properties":{"userId":{"$ref":"urn:rpcgate:account:schema:UserId"}},"$id":"urn:rpcgate:account:schema:AdminUserRef"};
 
-function validate376(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate381(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AdminUserRef" */;
 let vErrors = null;
 let errors = 0;
@@ -12384,14 +12510,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.userId === undefined) || (!(func0.call(data, "userId")))) && (missing0 = "userId")){
-validate376.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate381.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(key0 === "userId")){
-validate376.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate381.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -12400,8 +12526,8 @@ if(_errs1 === errors){
 if(data.userId !== undefined && func0.call(data, "userId")){
 let data0 = data.userId;
 const _errs2 = errors;
-if(!(validate360(data0, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
-vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+if(!(validate365(data0, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
+vErrors = vErrors === null ? validate365.errors : vErrors.concat(validate365.errors);
 errors = vErrors.length;
 }
 else {
@@ -12417,18 +12543,18 @@ if(valid0){
 }
 }
 else {
-validate376.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate381.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate376.errors = vErrors;
+validate381.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate375(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:admin_getAccount:params" */;
 let vErrors = null;
 let errors = 0;
@@ -12436,18 +12562,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate375.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate380.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate375.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate380.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate375.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate380.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -12455,8 +12581,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate376(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate376.errors : vErrors.concat(validate376.errors);
+if(!(validate381(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate381.errors : vErrors.concat(validate381.errors);
 errors = vErrors.length;
 }
 else {
@@ -12470,21 +12596,21 @@ if(valid0){
 }
 }
 else {
-validate375.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate380.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate375.errors = vErrors;
+validate380.errors = vErrors;
 return errors === 0;
 }
 
-export const admin_getAccount__result_ajv = validate379;
-const schema168 = {"$ref":"urn:rpcgate:account:schema:AdminAccountDetail","$id":"urn:rpcgate:account:admin_getAccount:result"};
-const schema169 = {"type":"object","additionalProperties":false,"required":["id","email","createdAt","emailVerified","admin","suspended","plan","planOverride","limits","apps","keys","usage","appList","keyList"],"description":"An account with its apps and network keys (ids, names, networks — never the key values).","properties":{"id":{"$ref":"urn:rpcgate:account:schema:UserId"},"email":{"$ref":"urn:rpcgate:account:schema:Email"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"emailVerified":{"type":"boolean"},"admin":{"type":"boolean","description":"An operator: by config (`accounts.admins`) or granted the role."},"suspended":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:Suspension"},{"type":"null"}],"description":"Set while the account is suspended: its keys and apps are refused on the node API (`data.reason` `suspended`), its sessions ended, log-in refused."},"plan":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanName"},{"type":"null"}],"description":"The account's named plan; null = `accounts.defaultPlan` (or the deployment's limits)."},"planOverride":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanLimits"},{"type":"null"}],"description":"Per-account limits over the plan."},"limits":{"$ref":"urn:rpcgate:account:schema:EffectivePlan"},"apps":{"type":"integer","minimum":0,"description":"How many apps (A) it has."},"keys":{"type":"integer","minimum":0,"description":"How many network keys (B) it has."},"usage":{"type":"object","additionalProperties":false,"required":["today","month"],"description":"Requests of all its apps and keys (every outcome), as metered: this UTC day and this UTC month.","properties":{"today":{"type":"integer","minimum":0},"month":{"type":"integer","minimum":0}}},"appList":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","chain","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"type":"string"},"chain":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}}}},"keyList":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","network","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"type":"string"},"network":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}}}}},"$id":"urn:rpcgate:account:schema:AdminAccountDetail"};
+export const admin_getAccount__result_ajv = validate384;
+const schema170 = {"$ref":"urn:rpcgate:account:schema:AdminAccountDetail","$id":"urn:rpcgate:account:admin_getAccount:result"};
+const schema171 = {"type":"object","additionalProperties":false,"required":["id","email","createdAt","emailVerified","admin","suspended","plan","planOverride","limits","apps","keys","usage","appList","keyList"],"description":"An account with its apps and network keys (ids, names, networks — never the key values).","properties":{"id":{"$ref":"urn:rpcgate:account:schema:UserId"},"email":{"$ref":"urn:rpcgate:account:schema:Email"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"emailVerified":{"type":"boolean"},"admin":{"type":"boolean","description":"An operator: by config (`accounts.admins`) or granted the role."},"suspended":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:Suspension"},{"type":"null"}],"description":"Set while the account is suspended: its keys and apps are refused on the node API (`data.reason` `suspended`), its sessions ended, log-in refused."},"plan":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanName"},{"type":"null"}],"description":"The account's named plan; null = `accounts.defaultPlan` (or the deployment's limits)."},"planOverride":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanLimits"},{"type":"null"}],"description":"Per-account limits over the plan."},"limits":{"$ref":"urn:rpcgate:account:schema:EffectivePlan"},"apps":{"type":"integer","minimum":0,"description":"How many apps (A) it has."},"keys":{"type":"integer","minimum":0,"description":"How many network keys (B) it has."},"usage":{"type":"object","additionalProperties":false,"required":["today","month"],"description":"Requests of all its apps and keys (every outcome), as metered: this UTC day and this UTC month.","properties":{"today":{"type":"integer","minimum":0},"month":{"type":"integer","minimum":0}}},"appList":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","chain","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:AppId"},"name":{"type":"string"},"chain":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}}}},"keyList":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","network","createdAt"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:NetworkKeyId"},"name":{"type":"string"},"network":{"type":"string"},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"}}}}},"$id":"urn:rpcgate:account:schema:AdminAccountDetail"};
 
-function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate385(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AdminAccountDetail" */;
 let vErrors = null;
 let errors = 0;
@@ -12493,14 +12619,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.emailVerified === undefined) || (!(func0.call(data, "emailVerified")))) && (missing0 = "emailVerified"))) || (((data.admin === undefined) || (!(func0.call(data, "admin")))) && (missing0 = "admin"))) || (((data.suspended === undefined) || (!(func0.call(data, "suspended")))) && (missing0 = "suspended"))) || (((data.plan === undefined) || (!(func0.call(data, "plan")))) && (missing0 = "plan"))) || (((data.planOverride === undefined) || (!(func0.call(data, "planOverride")))) && (missing0 = "planOverride"))) || (((data.limits === undefined) || (!(func0.call(data, "limits")))) && (missing0 = "limits"))) || (((data.apps === undefined) || (!(func0.call(data, "apps")))) && (missing0 = "apps"))) || (((data.keys === undefined) || (!(func0.call(data, "keys")))) && (missing0 = "keys"))) || (((data.usage === undefined) || (!(func0.call(data, "usage")))) && (missing0 = "usage"))) || (((data.appList === undefined) || (!(func0.call(data, "appList")))) && (missing0 = "appList"))) || (((data.keyList === undefined) || (!(func0.call(data, "keyList")))) && (missing0 = "keyList"))){
-validate380.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate385.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
-if(!(func0.call(schema169.properties, key0))){
-validate380.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func0.call(schema171.properties, key0))){
+validate385.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -12509,8 +12635,8 @@ if(_errs1 === errors){
 if(data.id !== undefined && func0.call(data, "id")){
 let data0 = data.id;
 const _errs2 = errors;
-if(!(validate360(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+if(!(validate365(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate365.errors : vErrors.concat(validate365.errors);
 errors = vErrors.length;
 }
 else {
@@ -12539,8 +12665,8 @@ if(valid0){
 if(data.createdAt !== undefined && func0.call(data, "createdAt")){
 let data2 = data.createdAt;
 const _errs4 = errors;
-if(!(validate38(data2, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data2, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -12555,7 +12681,7 @@ if(data.emailVerified !== undefined && func0.call(data, "emailVerified")){
 let data3 = data.emailVerified;
 const _errs5 = errors;
 if(typeof data3 !== "boolean"){
-validate380.errors = [{instancePath:instancePath+"/emailVerified",schemaPath:"#/properties/emailVerified/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate385.errors = [{instancePath:instancePath+"/emailVerified",schemaPath:"#/properties/emailVerified/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs6 = errors;
@@ -12571,7 +12697,7 @@ if(data.admin !== undefined && func0.call(data, "admin")){
 let data4 = data.admin;
 const _errs7 = errors;
 if(typeof data4 !== "boolean"){
-validate380.errors = [{instancePath:instancePath+"/admin",schemaPath:"#/properties/admin/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate385.errors = [{instancePath:instancePath+"/admin",schemaPath:"#/properties/admin/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs8 = errors;
@@ -12590,8 +12716,8 @@ const _errs10 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs11 = errors;
-if(!(validate364(data5, {instancePath:instancePath+"/suspended",parentData:data,parentDataProperty:"suspended",rootData}))){
-vErrors = vErrors === null ? validate364.errors : vErrors.concat(validate364.errors);
+if(!(validate369(data5, {instancePath:instancePath+"/suspended",parentData:data,parentDataProperty:"suspended",rootData}))){
+vErrors = vErrors === null ? validate369.errors : vErrors.concat(validate369.errors);
 errors = vErrors.length;
 }
 else {
@@ -12635,7 +12761,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate380.errors = vErrors;
+validate385.errors = vErrors;
 return false;
 }
 else {
@@ -12664,8 +12790,8 @@ const _errs15 = errors;
 let valid2 = false;
 let passing1 = null;
 const _errs16 = errors;
-if(!(validate367(data6, {instancePath:instancePath+"/plan",parentData:data,parentDataProperty:"plan",rootData}))){
-vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
+if(!(validate372(data6, {instancePath:instancePath+"/plan",parentData:data,parentDataProperty:"plan",rootData}))){
+vErrors = vErrors === null ? validate372.errors : vErrors.concat(validate372.errors);
 errors = vErrors.length;
 }
 else {
@@ -12709,7 +12835,7 @@ else {
 vErrors.push(err3);
 }
 errors++;
-validate380.errors = vErrors;
+validate385.errors = vErrors;
 return false;
 }
 else {
@@ -12738,8 +12864,8 @@ const _errs20 = errors;
 let valid3 = false;
 let passing2 = null;
 const _errs21 = errors;
-if(!(validate369(data7, {instancePath:instancePath+"/planOverride",parentData:data,parentDataProperty:"planOverride",rootData}))){
-vErrors = vErrors === null ? validate369.errors : vErrors.concat(validate369.errors);
+if(!(validate374(data7, {instancePath:instancePath+"/planOverride",parentData:data,parentDataProperty:"planOverride",rootData}))){
+vErrors = vErrors === null ? validate374.errors : vErrors.concat(validate374.errors);
 errors = vErrors.length;
 }
 else {
@@ -12783,7 +12909,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate380.errors = vErrors;
+validate385.errors = vErrors;
 return false;
 }
 else {
@@ -12808,8 +12934,8 @@ if(valid0){
 if(data.limits !== undefined && func0.call(data, "limits")){
 let data8 = data.limits;
 const _errs24 = errors;
-if(!(validate371(data8, {instancePath:instancePath+"/limits",parentData:data,parentDataProperty:"limits",rootData}))){
-vErrors = vErrors === null ? validate371.errors : vErrors.concat(validate371.errors);
+if(!(validate376(data8, {instancePath:instancePath+"/limits",parentData:data,parentDataProperty:"limits",rootData}))){
+vErrors = vErrors === null ? validate376.errors : vErrors.concat(validate376.errors);
 errors = vErrors.length;
 }
 else {
@@ -12824,14 +12950,14 @@ if(data.apps !== undefined && func0.call(data, "apps")){
 let data9 = data.apps;
 const _errs25 = errors;
 if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
-validate380.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate385.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs26 = errors;
 if(errors === _errs25){
 if(typeof data9 == "number"){
 if(data9 < 0 || isNaN(data9)){
-validate380.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate385.errors = [{instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -12850,14 +12976,14 @@ if(data.keys !== undefined && func0.call(data, "keys")){
 let data10 = data.keys;
 const _errs27 = errors;
 if(!((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10)))){
-validate380.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate385.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs28 = errors;
 if(errors === _errs27){
 if(typeof data10 == "number"){
 if(data10 < 0 || isNaN(data10)){
-validate380.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate385.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -12880,14 +13006,14 @@ if(errors === _errs29){
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 let missing1;
 if((((data11.today === undefined) || (!(func0.call(data11, "today")))) && (missing1 = "today")) || (((data11.month === undefined) || (!(func0.call(data11, "month")))) && (missing1 = "month"))){
-validate380.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate385.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs31 = errors;
 for(const key1 of Object.keys(data11)){
 if(!((key1 === "today") || (key1 === "month"))){
-validate380.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate385.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -12897,14 +13023,14 @@ if(data11.today !== undefined && func0.call(data11, "today")){
 let data12 = data11.today;
 const _errs32 = errors;
 if(!((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12)))){
-validate380.errors = [{instancePath:instancePath+"/usage/today",schemaPath:"#/properties/usage/properties/today/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate385.errors = [{instancePath:instancePath+"/usage/today",schemaPath:"#/properties/usage/properties/today/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs33 = errors;
 if(errors === _errs32){
 if(typeof data12 == "number"){
 if(data12 < 0 || isNaN(data12)){
-validate380.errors = [{instancePath:instancePath+"/usage/today",schemaPath:"#/properties/usage/properties/today/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate385.errors = [{instancePath:instancePath+"/usage/today",schemaPath:"#/properties/usage/properties/today/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -12923,14 +13049,14 @@ if(data11.month !== undefined && func0.call(data11, "month")){
 let data13 = data11.month;
 const _errs34 = errors;
 if(!((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13)))){
-validate380.errors = [{instancePath:instancePath+"/usage/month",schemaPath:"#/properties/usage/properties/month/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate385.errors = [{instancePath:instancePath+"/usage/month",schemaPath:"#/properties/usage/properties/month/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs35 = errors;
 if(errors === _errs34){
 if(typeof data13 == "number"){
 if(data13 < 0 || isNaN(data13)){
-validate380.errors = [{instancePath:instancePath+"/usage/month",schemaPath:"#/properties/usage/properties/month/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate385.errors = [{instancePath:instancePath+"/usage/month",schemaPath:"#/properties/usage/properties/month/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -12951,7 +13077,7 @@ if(valid4){
 }
 }
 else {
-validate380.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate385.errors = [{instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs29){
@@ -12979,14 +13105,14 @@ if(errors === _errs38){
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 let missing2;
 if((((((data15.id === undefined) || (!(func0.call(data15, "id")))) && (missing2 = "id")) || (((data15.name === undefined) || (!(func0.call(data15, "name")))) && (missing2 = "name"))) || (((data15.chain === undefined) || (!(func0.call(data15, "chain")))) && (missing2 = "chain"))) || (((data15.createdAt === undefined) || (!(func0.call(data15, "createdAt")))) && (missing2 = "createdAt"))){
-validate380.errors = [{instancePath:instancePath+"/appList/" + i0,schemaPath:"#/properties/appList/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+validate385.errors = [{instancePath:instancePath+"/appList/" + i0,schemaPath:"#/properties/appList/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
 const _errs40 = errors;
 for(const key2 of Object.keys(data15)){
 if(!((((key2 === "id") || (key2 === "name")) || (key2 === "chain")) || (key2 === "createdAt"))){
-validate380.errors = [{instancePath:instancePath+"/appList/" + i0,schemaPath:"#/properties/appList/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+validate385.errors = [{instancePath:instancePath+"/appList/" + i0,schemaPath:"#/properties/appList/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -12995,8 +13121,8 @@ if(_errs40 === errors){
 if(data15.id !== undefined && func0.call(data15, "id")){
 let data16 = data15.id;
 const _errs41 = errors;
-if(!(validate143(data16, {instancePath:instancePath+"/appList/" + i0+"/id",parentData:data15,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate148(data16, {instancePath:instancePath+"/appList/" + i0+"/id",parentData:data15,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
 else {
@@ -13011,7 +13137,7 @@ if(data15.name !== undefined && func0.call(data15, "name")){
 let data17 = data15.name;
 const _errs42 = errors;
 if(typeof data17 !== "string"){
-validate380.errors = [{instancePath:instancePath+"/appList/" + i0+"/name",schemaPath:"#/properties/appList/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate385.errors = [{instancePath:instancePath+"/appList/" + i0+"/name",schemaPath:"#/properties/appList/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs43 = errors;
@@ -13027,7 +13153,7 @@ if(data15.chain !== undefined && func0.call(data15, "chain")){
 let data18 = data15.chain;
 const _errs44 = errors;
 if(typeof data18 !== "string"){
-validate380.errors = [{instancePath:instancePath+"/appList/" + i0+"/chain",schemaPath:"#/properties/appList/items/properties/chain/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate385.errors = [{instancePath:instancePath+"/appList/" + i0+"/chain",schemaPath:"#/properties/appList/items/properties/chain/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs45 = errors;
@@ -13042,8 +13168,8 @@ if(valid6){
 if(data15.createdAt !== undefined && func0.call(data15, "createdAt")){
 let data19 = data15.createdAt;
 const _errs46 = errors;
-if(!(validate38(data19, {instancePath:instancePath+"/appList/" + i0+"/createdAt",parentData:data15,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data19, {instancePath:instancePath+"/appList/" + i0+"/createdAt",parentData:data15,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -13062,7 +13188,7 @@ if(valid6){
 }
 }
 else {
-validate380.errors = [{instancePath:instancePath+"/appList/" + i0,schemaPath:"#/properties/appList/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate385.errors = [{instancePath:instancePath+"/appList/" + i0,schemaPath:"#/properties/appList/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs38){
@@ -13077,7 +13203,7 @@ if(valid5){
 }
 }
 else {
-validate380.errors = [{instancePath:instancePath+"/appList",schemaPath:"#/properties/appList/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate385.errors = [{instancePath:instancePath+"/appList",schemaPath:"#/properties/appList/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs36){
@@ -13105,14 +13231,14 @@ if(errors === _errs49){
 if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
 let missing3;
 if((((((data21.id === undefined) || (!(func0.call(data21, "id")))) && (missing3 = "id")) || (((data21.name === undefined) || (!(func0.call(data21, "name")))) && (missing3 = "name"))) || (((data21.network === undefined) || (!(func0.call(data21, "network")))) && (missing3 = "network"))) || (((data21.createdAt === undefined) || (!(func0.call(data21, "createdAt")))) && (missing3 = "createdAt"))){
-validate380.errors = [{instancePath:instancePath+"/keyList/" + i1,schemaPath:"#/properties/keyList/items/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
+validate385.errors = [{instancePath:instancePath+"/keyList/" + i1,schemaPath:"#/properties/keyList/items/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
 return false;
 }
 else {
 const _errs51 = errors;
 for(const key3 of Object.keys(data21)){
 if(!((((key3 === "id") || (key3 === "name")) || (key3 === "network")) || (key3 === "createdAt"))){
-validate380.errors = [{instancePath:instancePath+"/keyList/" + i1,schemaPath:"#/properties/keyList/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+validate385.errors = [{instancePath:instancePath+"/keyList/" + i1,schemaPath:"#/properties/keyList/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -13121,8 +13247,8 @@ if(_errs51 === errors){
 if(data21.id !== undefined && func0.call(data21, "id")){
 let data22 = data21.id;
 const _errs52 = errors;
-if(!(validate301(data22, {instancePath:instancePath+"/keyList/" + i1+"/id",parentData:data21,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+if(!(validate306(data22, {instancePath:instancePath+"/keyList/" + i1+"/id",parentData:data21,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
 errors = vErrors.length;
 }
 else {
@@ -13137,7 +13263,7 @@ if(data21.name !== undefined && func0.call(data21, "name")){
 let data23 = data21.name;
 const _errs53 = errors;
 if(typeof data23 !== "string"){
-validate380.errors = [{instancePath:instancePath+"/keyList/" + i1+"/name",schemaPath:"#/properties/keyList/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate385.errors = [{instancePath:instancePath+"/keyList/" + i1+"/name",schemaPath:"#/properties/keyList/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs54 = errors;
@@ -13153,7 +13279,7 @@ if(data21.network !== undefined && func0.call(data21, "network")){
 let data24 = data21.network;
 const _errs55 = errors;
 if(typeof data24 !== "string"){
-validate380.errors = [{instancePath:instancePath+"/keyList/" + i1+"/network",schemaPath:"#/properties/keyList/items/properties/network/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate385.errors = [{instancePath:instancePath+"/keyList/" + i1+"/network",schemaPath:"#/properties/keyList/items/properties/network/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs56 = errors;
@@ -13168,8 +13294,8 @@ if(valid8){
 if(data21.createdAt !== undefined && func0.call(data21, "createdAt")){
 let data25 = data21.createdAt;
 const _errs57 = errors;
-if(!(validate38(data25, {instancePath:instancePath+"/keyList/" + i1+"/createdAt",parentData:data21,parentDataProperty:"createdAt",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data25, {instancePath:instancePath+"/keyList/" + i1+"/createdAt",parentData:data21,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -13188,7 +13314,7 @@ if(valid8){
 }
 }
 else {
-validate380.errors = [{instancePath:instancePath+"/keyList/" + i1,schemaPath:"#/properties/keyList/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate385.errors = [{instancePath:instancePath+"/keyList/" + i1,schemaPath:"#/properties/keyList/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs49){
@@ -13203,7 +13329,7 @@ if(valid7){
 }
 }
 else {
-validate380.errors = [{instancePath:instancePath+"/keyList",schemaPath:"#/properties/keyList/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate385.errors = [{instancePath:instancePath+"/keyList",schemaPath:"#/properties/keyList/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs47){
@@ -13233,37 +13359,37 @@ if(valid0){
 }
 }
 else {
-validate380.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate385.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate380.errors = vErrors;
+validate385.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate379(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate384(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:admin_getAccount:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate380(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate380.errors : vErrors.concat(validate380.errors);
+if(!(validate385(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate385.errors : vErrors.concat(validate385.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate379.errors = vErrors;
+validate384.errors = vErrors;
 return errors === 0;
 }
 
-export const admin_suspend__params_ajv = validate393;
-const schema170 = {"$id":"urn:rpcgate:account:admin_suspend:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminSuspend"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema171 = {"type":"object","additionalProperties":false,"required":["userId","reason"],"properties":{"userId":{"$ref":"urn:rpcgate:account:schema:UserId"},"reason":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u001f\\u007f]*$","description":"Why (shown to operators and in the account's activity)."}},"$id":"urn:rpcgate:account:schema:AdminSuspend"};
-const pattern23 = func50("^[^\\u0000-\\u001f\\u007f]*$", "u");
+export const admin_suspend__params_ajv = validate398;
+const schema172 = {"$id":"urn:rpcgate:account:admin_suspend:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminSuspend"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema173 = {"type":"object","additionalProperties":false,"required":["userId","reason"],"properties":{"userId":{"$ref":"urn:rpcgate:account:schema:UserId"},"reason":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u001f\\u007f]*$","description":"Why (shown to operators and in the account's activity)."}},"$id":"urn:rpcgate:account:schema:AdminSuspend"};
+const pattern24 = func50("^[^\\u0000-\\u001f\\u007f]*$", "u");
 
-function validate394(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate399(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AdminSuspend" */;
 let vErrors = null;
 let errors = 0;
@@ -13272,14 +13398,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.userId === undefined) || (!(func0.call(data, "userId")))) && (missing0 = "userId")) || (((data.reason === undefined) || (!(func0.call(data, "reason")))) && (missing0 = "reason"))){
-validate394.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate399.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "userId") || (key0 === "reason"))){
-validate394.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate399.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -13288,8 +13414,8 @@ if(_errs1 === errors){
 if(data.userId !== undefined && func0.call(data, "userId")){
 let data0 = data.userId;
 const _errs2 = errors;
-if(!(validate360(data0, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
-vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+if(!(validate365(data0, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
+vErrors = vErrors === null ? validate365.errors : vErrors.concat(validate365.errors);
 errors = vErrors.length;
 }
 else {
@@ -13307,17 +13433,17 @@ const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func48(data1) > 500){
-validate394.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
+validate399.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
 return false;
 }
 else {
 if(func48(data1) < 1){
-validate394.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate399.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern23.test(data1)){
-validate394.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]*$"+"\""}];
+if(!pattern24.test(data1)){
+validate399.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]*$"+"\""}];
 return false;
 }
 else {
@@ -13326,7 +13452,7 @@ else {
 }
 }
 else {
-validate394.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate399.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs3){
@@ -13344,132 +13470,7 @@ if(valid0){
 }
 }
 else {
-validate394.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate394.errors = vErrors;
-return errors === 0;
-}
-
-
-function validate393(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:admin_suspend:params" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 1){
-validate393.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-if(data.length < 1){
-validate393.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
-return false;
-}
-else {
-const len0 = data.length;
-if(!(len0 <= 1)){
-validate393.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-const len1 = data.length;
-if(len1 > 0){
-let data0 = data[0];
-const _errs1 = errors;
-if(!(validate394(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate394.errors : vErrors.concat(validate394.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs1 === errors;
-}
-if(valid0){
-}
-}
-}
-}
-}
-else {
-validate393.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-if(errors === 0){
-}
-}
-validate393.errors = vErrors;
-return errors === 0;
-}
-
-export const admin_suspend__result_ajv = validate397;
-const schema172 = {"$ref":"urn:rpcgate:account:schema:AdminAccount","$id":"urn:rpcgate:account:admin_suspend:result"};
-
-function validate397(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:admin_suspend:result" */;
-let vErrors = null;
-let errors = 0;
-if(!(validate359(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate359.errors : vErrors.concat(validate359.errors);
-errors = vErrors.length;
-}
-else {
-}
-validate397.errors = vErrors;
-return errors === 0;
-}
-
-export const admin_unsuspend__params_ajv = validate399;
-const schema173 = {"$id":"urn:rpcgate:account:admin_unsuspend:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminUserRef"}],"additionalItems":false,"minItems":1,"maxItems":1};
-
-function validate399(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:admin_unsuspend:params" */;
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-if(errors === 0){
-if(Array.isArray(data)){
-if(data.length > 1){
-validate399.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-if(data.length < 1){
-validate399.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
-return false;
-}
-else {
-const len0 = data.length;
-if(!(len0 <= 1)){
-validate399.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
-return false;
-}
-else {
-const len1 = data.length;
-if(len1 > 0){
-let data0 = data[0];
-const _errs1 = errors;
-if(!(validate376(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate376.errors : vErrors.concat(validate376.errors);
-errors = vErrors.length;
-}
-else {
-}
-var valid0 = _errs1 === errors;
-}
-if(valid0){
-}
-}
-}
-}
-}
-else {
-validate399.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate399.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
@@ -13479,28 +13480,153 @@ validate399.errors = vErrors;
 return errors === 0;
 }
 
-export const admin_unsuspend__result_ajv = validate401;
-const schema174 = {"$ref":"urn:rpcgate:account:schema:AdminAccount","$id":"urn:rpcgate:account:admin_unsuspend:result"};
 
-function validate401(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="urn:rpcgate:account:admin_unsuspend:result" */;
+function validate398(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_suspend:params" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate359(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate359.errors : vErrors.concat(validate359.errors);
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate398.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate398.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate398.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate399(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate399.errors : vErrors.concat(validate399.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate401.errors = vErrors;
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate398.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate398.errors = vErrors;
 return errors === 0;
 }
 
-export const admin_setPlan__params_ajv = validate403;
-const schema175 = {"$id":"urn:rpcgate:account:admin_setPlan:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminPlanChange"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema176 = {"type":"object","additionalProperties":false,"required":["userId","plan"],"properties":{"userId":{"$ref":"urn:rpcgate:account:schema:UserId"},"plan":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanName"},{"type":"null"}],"description":"A plan of config `plans`; null = the default plan."},"override":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanLimits"},{"type":"null"}],"description":"Per-account limits over the plan; null removes the override; left out = unchanged."}},"$id":"urn:rpcgate:account:schema:AdminPlanChange"};
+export const admin_suspend__result_ajv = validate402;
+const schema174 = {"$ref":"urn:rpcgate:account:schema:AdminAccount","$id":"urn:rpcgate:account:admin_suspend:result"};
+
+function validate402(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_suspend:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate364(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate364.errors : vErrors.concat(validate364.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate402.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_unsuspend__params_ajv = validate404;
+const schema175 = {"$id":"urn:rpcgate:account:admin_unsuspend:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminUserRef"}],"additionalItems":false,"minItems":1,"maxItems":1};
 
 function validate404(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_unsuspend:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate404.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate404.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate404.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate381(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate381.errors : vErrors.concat(validate381.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate404.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate404.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_unsuspend__result_ajv = validate406;
+const schema176 = {"$ref":"urn:rpcgate:account:schema:AdminAccount","$id":"urn:rpcgate:account:admin_unsuspend:result"};
+
+function validate406(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_unsuspend:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate364(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate364.errors : vErrors.concat(validate364.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate406.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_setPlan__params_ajv = validate408;
+const schema177 = {"$id":"urn:rpcgate:account:admin_setPlan:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminPlanChange"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema178 = {"type":"object","additionalProperties":false,"required":["userId","plan"],"properties":{"userId":{"$ref":"urn:rpcgate:account:schema:UserId"},"plan":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanName"},{"type":"null"}],"description":"A plan of config `plans`; null = the default plan."},"override":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanLimits"},{"type":"null"}],"description":"Per-account limits over the plan; null removes the override; left out = unchanged."}},"$id":"urn:rpcgate:account:schema:AdminPlanChange"};
+
+function validate409(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AdminPlanChange" */;
 let vErrors = null;
 let errors = 0;
@@ -13509,14 +13635,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.userId === undefined) || (!(func0.call(data, "userId")))) && (missing0 = "userId")) || (((data.plan === undefined) || (!(func0.call(data, "plan")))) && (missing0 = "plan"))){
-validate404.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate409.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "userId") || (key0 === "plan")) || (key0 === "override"))){
-validate404.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate409.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -13525,8 +13651,8 @@ if(_errs1 === errors){
 if(data.userId !== undefined && func0.call(data, "userId")){
 let data0 = data.userId;
 const _errs2 = errors;
-if(!(validate360(data0, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
-vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+if(!(validate365(data0, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
+vErrors = vErrors === null ? validate365.errors : vErrors.concat(validate365.errors);
 errors = vErrors.length;
 }
 else {
@@ -13544,8 +13670,8 @@ const _errs4 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs5 = errors;
-if(!(validate367(data1, {instancePath:instancePath+"/plan",parentData:data,parentDataProperty:"plan",rootData}))){
-vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
+if(!(validate372(data1, {instancePath:instancePath+"/plan",parentData:data,parentDataProperty:"plan",rootData}))){
+vErrors = vErrors === null ? validate372.errors : vErrors.concat(validate372.errors);
 errors = vErrors.length;
 }
 else {
@@ -13589,7 +13715,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate404.errors = vErrors;
+validate409.errors = vErrors;
 return false;
 }
 else {
@@ -13618,8 +13744,8 @@ const _errs9 = errors;
 let valid2 = false;
 let passing1 = null;
 const _errs10 = errors;
-if(!(validate369(data2, {instancePath:instancePath+"/override",parentData:data,parentDataProperty:"override",rootData}))){
-vErrors = vErrors === null ? validate369.errors : vErrors.concat(validate369.errors);
+if(!(validate374(data2, {instancePath:instancePath+"/override",parentData:data,parentDataProperty:"override",rootData}))){
+vErrors = vErrors === null ? validate374.errors : vErrors.concat(validate374.errors);
 errors = vErrors.length;
 }
 else {
@@ -13663,7 +13789,7 @@ else {
 vErrors.push(err3);
 }
 errors++;
-validate404.errors = vErrors;
+validate409.errors = vErrors;
 return false;
 }
 else {
@@ -13692,18 +13818,18 @@ if(valid0){
 }
 }
 else {
-validate404.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate409.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate404.errors = vErrors;
+validate409.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate403(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate408(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:admin_setPlan:params" */;
 let vErrors = null;
 let errors = 0;
@@ -13711,18 +13837,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate403.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate408.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate403.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate408.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate403.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate408.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -13730,8 +13856,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate404(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate404.errors : vErrors.concat(validate404.errors);
+if(!(validate409(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate409.errors : vErrors.concat(validate409.errors);
 errors = vErrors.length;
 }
 else {
@@ -13745,37 +13871,37 @@ if(valid0){
 }
 }
 else {
-validate403.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate408.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate403.errors = vErrors;
+validate408.errors = vErrors;
 return errors === 0;
 }
 
-export const admin_setPlan__result_ajv = validate409;
-const schema177 = {"$ref":"urn:rpcgate:account:schema:AdminAccount","$id":"urn:rpcgate:account:admin_setPlan:result"};
+export const admin_setPlan__result_ajv = validate414;
+const schema179 = {"$ref":"urn:rpcgate:account:schema:AdminAccount","$id":"urn:rpcgate:account:admin_setPlan:result"};
 
-function validate409(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate414(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:admin_setPlan:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate359(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate359.errors : vErrors.concat(validate359.errors);
+if(!(validate364(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate364.errors : vErrors.concat(validate364.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate409.errors = vErrors;
+validate414.errors = vErrors;
 return errors === 0;
 }
 
-export const admin_plans__params_ajv = validate411;
-const schema178 = {"$id":"urn:rpcgate:account:admin_plans:params","type":"array","maxItems":0};
+export const admin_plans__params_ajv = validate416;
+const schema180 = {"$id":"urn:rpcgate:account:admin_plans:params","type":"array","maxItems":0};
 
-function validate411(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate416(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:admin_plans:params" */;
 let vErrors = null;
 let errors = 0;
@@ -13783,29 +13909,29 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 0){
-validate411.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+validate416.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
 return false;
 }
 else {
 }
 }
 else {
-validate411.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate416.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate411.errors = vErrors;
+validate416.errors = vErrors;
 return errors === 0;
 }
 
-export const admin_plans__result_ajv = validate412;
-const schema179 = {"$ref":"urn:rpcgate:account:schema:PlanList","$id":"urn:rpcgate:account:admin_plans:result"};
-const schema180 = {"type":"object","additionalProperties":false,"required":["plans","defaultPlan","base"],"properties":{"plans":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:NamedPlan"}},"defaultPlan":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanName"},{"type":"null"}]},"base":{"$ref":"urn:rpcgate:account:schema:EffectivePlan","description":"The limits of an account without a plan (`limits.a`, `limits.b`, `accounts.maxAppsPerUser`)."}},"$id":"urn:rpcgate:account:schema:PlanList"};
-const schema181 = {"type":"object","additionalProperties":false,"required":["name","limits","effective","default"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:PlanName"},"limits":{"$ref":"urn:rpcgate:account:schema:PlanLimits","description":"As configured (`plans.<name>`)."},"effective":{"$ref":"urn:rpcgate:account:schema:EffectivePlan"},"default":{"type":"boolean","description":"It is `accounts.defaultPlan`."}},"$id":"urn:rpcgate:account:schema:NamedPlan"};
+export const admin_plans__result_ajv = validate417;
+const schema181 = {"$ref":"urn:rpcgate:account:schema:PlanList","$id":"urn:rpcgate:account:admin_plans:result"};
+const schema182 = {"type":"object","additionalProperties":false,"required":["plans","defaultPlan","base"],"properties":{"plans":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:NamedPlan"}},"defaultPlan":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:PlanName"},{"type":"null"}]},"base":{"$ref":"urn:rpcgate:account:schema:EffectivePlan","description":"The limits of an account without a plan (`limits.a`, `limits.b`, `accounts.maxAppsPerUser`)."}},"$id":"urn:rpcgate:account:schema:PlanList"};
+const schema183 = {"type":"object","additionalProperties":false,"required":["name","limits","effective","default"],"properties":{"name":{"$ref":"urn:rpcgate:account:schema:PlanName"},"limits":{"$ref":"urn:rpcgate:account:schema:PlanLimits","description":"As configured (`plans.<name>`)."},"effective":{"$ref":"urn:rpcgate:account:schema:EffectivePlan"},"default":{"type":"boolean","description":"It is `accounts.defaultPlan`."}},"$id":"urn:rpcgate:account:schema:NamedPlan"};
 
-function validate414(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate419(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:NamedPlan" */;
 let vErrors = null;
 let errors = 0;
@@ -13814,14 +13940,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.name === undefined) || (!(func0.call(data, "name")))) && (missing0 = "name")) || (((data.limits === undefined) || (!(func0.call(data, "limits")))) && (missing0 = "limits"))) || (((data.effective === undefined) || (!(func0.call(data, "effective")))) && (missing0 = "effective"))) || (((data.default === undefined) || (!(func0.call(data, "default")))) && (missing0 = "default"))){
-validate414.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate419.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "name") || (key0 === "limits")) || (key0 === "effective")) || (key0 === "default"))){
-validate414.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate419.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -13830,8 +13956,8 @@ if(_errs1 === errors){
 if(data.name !== undefined && func0.call(data, "name")){
 let data0 = data.name;
 const _errs2 = errors;
-if(!(validate367(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
+if(!(validate372(data0, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+vErrors = vErrors === null ? validate372.errors : vErrors.concat(validate372.errors);
 errors = vErrors.length;
 }
 else {
@@ -13845,8 +13971,8 @@ if(valid0){
 if(data.limits !== undefined && func0.call(data, "limits")){
 let data1 = data.limits;
 const _errs3 = errors;
-if(!(validate369(data1, {instancePath:instancePath+"/limits",parentData:data,parentDataProperty:"limits",rootData}))){
-vErrors = vErrors === null ? validate369.errors : vErrors.concat(validate369.errors);
+if(!(validate374(data1, {instancePath:instancePath+"/limits",parentData:data,parentDataProperty:"limits",rootData}))){
+vErrors = vErrors === null ? validate374.errors : vErrors.concat(validate374.errors);
 errors = vErrors.length;
 }
 else {
@@ -13860,8 +13986,8 @@ if(valid0){
 if(data.effective !== undefined && func0.call(data, "effective")){
 let data2 = data.effective;
 const _errs4 = errors;
-if(!(validate371(data2, {instancePath:instancePath+"/effective",parentData:data,parentDataProperty:"effective",rootData}))){
-vErrors = vErrors === null ? validate371.errors : vErrors.concat(validate371.errors);
+if(!(validate376(data2, {instancePath:instancePath+"/effective",parentData:data,parentDataProperty:"effective",rootData}))){
+vErrors = vErrors === null ? validate376.errors : vErrors.concat(validate376.errors);
 errors = vErrors.length;
 }
 else {
@@ -13876,7 +14002,7 @@ if(data.default !== undefined && func0.call(data, "default")){
 let data3 = data.default;
 const _errs5 = errors;
 if(typeof data3 !== "boolean"){
-validate414.errors = [{instancePath:instancePath+"/default",schemaPath:"#/properties/default/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate419.errors = [{instancePath:instancePath+"/default",schemaPath:"#/properties/default/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs6 = errors;
@@ -13896,18 +14022,18 @@ if(valid0){
 }
 }
 else {
-validate414.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate419.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate414.errors = vErrors;
+validate419.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate413(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate418(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:PlanList" */;
 let vErrors = null;
 let errors = 0;
@@ -13916,14 +14042,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.plans === undefined) || (!(func0.call(data, "plans")))) && (missing0 = "plans")) || (((data.defaultPlan === undefined) || (!(func0.call(data, "defaultPlan")))) && (missing0 = "defaultPlan"))) || (((data.base === undefined) || (!(func0.call(data, "base")))) && (missing0 = "base"))){
-validate413.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate418.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "plans") || (key0 === "defaultPlan")) || (key0 === "base"))){
-validate413.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate418.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -13940,8 +14066,8 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 const _errs4 = errors;
-if(!(validate414(data1, {instancePath:instancePath+"/plans/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate414.errors : vErrors.concat(validate414.errors);
+if(!(validate419(data1, {instancePath:instancePath+"/plans/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate419.errors : vErrors.concat(validate419.errors);
 errors = vErrors.length;
 }
 else {
@@ -13955,7 +14081,7 @@ if(valid1){
 }
 }
 else {
-validate413.errors = [{instancePath:instancePath+"/plans",schemaPath:"#/properties/plans/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate418.errors = [{instancePath:instancePath+"/plans",schemaPath:"#/properties/plans/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs2){
@@ -13974,8 +14100,8 @@ const _errs6 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs7 = errors;
-if(!(validate367(data2, {instancePath:instancePath+"/defaultPlan",parentData:data,parentDataProperty:"defaultPlan",rootData}))){
-vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
+if(!(validate372(data2, {instancePath:instancePath+"/defaultPlan",parentData:data,parentDataProperty:"defaultPlan",rootData}))){
+vErrors = vErrors === null ? validate372.errors : vErrors.concat(validate372.errors);
 errors = vErrors.length;
 }
 else {
@@ -14019,7 +14145,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate413.errors = vErrors;
+validate418.errors = vErrors;
 return false;
 }
 else {
@@ -14044,8 +14170,8 @@ if(valid0){
 if(data.base !== undefined && func0.call(data, "base")){
 let data3 = data.base;
 const _errs10 = errors;
-if(!(validate371(data3, {instancePath:instancePath+"/base",parentData:data,parentDataProperty:"base",rootData}))){
-vErrors = vErrors === null ? validate371.errors : vErrors.concat(validate371.errors);
+if(!(validate376(data3, {instancePath:instancePath+"/base",parentData:data,parentDataProperty:"base",rootData}))){
+vErrors = vErrors === null ? validate376.errors : vErrors.concat(validate376.errors);
 errors = vErrors.length;
 }
 else {
@@ -14063,64 +14189,64 @@ if(valid0){
 }
 }
 else {
-validate413.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate418.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate413.errors = vErrors;
+validate418.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate412(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate417(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:admin_plans:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate413(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate413.errors : vErrors.concat(validate413.errors);
+if(!(validate418(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate418.errors : vErrors.concat(validate418.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate412.errors = vErrors;
+validate417.errors = vErrors;
 return errors === 0;
 }
 
-export const admin_usage__params_ajv = validate422;
-const schema182 = {"$id":"urn:rpcgate:account:admin_usage:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminUsageQuery"}],"additionalItems":false,"minItems":1,"maxItems":1};
-const schema183 = {"type":"object","additionalProperties":false,"required":["since","until"],"properties":{"since":{"$ref":"urn:rpcgate:account:schema:UsageDay","description":"First day (UTC, included)."},"until":{"$ref":"urn:rpcgate:account:schema:UsageDay","description":"Last day (UTC, included); at most 366 days after `since`."},"userId":{"$ref":"urn:rpcgate:account:schema:UserId","description":"Only this account."}},"$id":"urn:rpcgate:account:schema:AdminUsageQuery"};
-const schema184 = {"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$","description":"A UTC day, `YYYY-MM-DD`.","$id":"urn:rpcgate:account:schema:UsageDay"};
-const pattern24 = func50("^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "u");
+export const admin_usage__params_ajv = validate427;
+const schema184 = {"$id":"urn:rpcgate:account:admin_usage:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminUsageQuery"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema185 = {"type":"object","additionalProperties":false,"required":["since","until"],"properties":{"since":{"$ref":"urn:rpcgate:account:schema:UsageDay","description":"First day (UTC, included)."},"until":{"$ref":"urn:rpcgate:account:schema:UsageDay","description":"Last day (UTC, included); at most 366 days after `since`."},"userId":{"$ref":"urn:rpcgate:account:schema:UserId","description":"Only this account."}},"$id":"urn:rpcgate:account:schema:AdminUsageQuery"};
+const schema186 = {"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$","description":"A UTC day, `YYYY-MM-DD`.","$id":"urn:rpcgate:account:schema:UsageDay"};
+const pattern25 = func50("^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "u");
 
-function validate424(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate429(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:UsageDay" */;
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
 if(errors === 0){
 if(typeof data === "string"){
-if(!pattern24.test(data)){
-validate424.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"+"\""}];
+if(!pattern25.test(data)){
+validate429.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"+"\""}];
 return false;
 }
 else {
 }
 }
 else {
-validate424.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate429.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate424.errors = vErrors;
+validate429.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate423(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate428(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AdminUsageQuery" */;
 let vErrors = null;
 let errors = 0;
@@ -14129,14 +14255,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.since === undefined) || (!(func0.call(data, "since")))) && (missing0 = "since")) || (((data.until === undefined) || (!(func0.call(data, "until")))) && (missing0 = "until"))){
-validate423.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate428.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(((key0 === "since") || (key0 === "until")) || (key0 === "userId"))){
-validate423.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate428.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -14145,8 +14271,8 @@ if(_errs1 === errors){
 if(data.since !== undefined && func0.call(data, "since")){
 let data0 = data.since;
 const _errs2 = errors;
-if(!(validate424(data0, {instancePath:instancePath+"/since",parentData:data,parentDataProperty:"since",rootData}))){
-vErrors = vErrors === null ? validate424.errors : vErrors.concat(validate424.errors);
+if(!(validate429(data0, {instancePath:instancePath+"/since",parentData:data,parentDataProperty:"since",rootData}))){
+vErrors = vErrors === null ? validate429.errors : vErrors.concat(validate429.errors);
 errors = vErrors.length;
 }
 else {
@@ -14160,8 +14286,8 @@ if(valid0){
 if(data.until !== undefined && func0.call(data, "until")){
 let data1 = data.until;
 const _errs3 = errors;
-if(!(validate424(data1, {instancePath:instancePath+"/until",parentData:data,parentDataProperty:"until",rootData}))){
-vErrors = vErrors === null ? validate424.errors : vErrors.concat(validate424.errors);
+if(!(validate429(data1, {instancePath:instancePath+"/until",parentData:data,parentDataProperty:"until",rootData}))){
+vErrors = vErrors === null ? validate429.errors : vErrors.concat(validate429.errors);
 errors = vErrors.length;
 }
 else {
@@ -14175,8 +14301,8 @@ if(valid0){
 if(data.userId !== undefined && func0.call(data, "userId")){
 let data2 = data.userId;
 const _errs4 = errors;
-if(!(validate360(data2, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
-vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+if(!(validate365(data2, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
+vErrors = vErrors === null ? validate365.errors : vErrors.concat(validate365.errors);
 errors = vErrors.length;
 }
 else {
@@ -14194,18 +14320,18 @@ if(valid0){
 }
 }
 else {
-validate423.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate428.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate423.errors = vErrors;
+validate428.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate422(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate427(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:admin_usage:params" */;
 let vErrors = null;
 let errors = 0;
@@ -14213,18 +14339,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate422.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate427.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 1){
-validate422.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate427.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate422.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate427.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -14232,8 +14358,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate423(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate423.errors : vErrors.concat(validate423.errors);
+if(!(validate428(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate428.errors : vErrors.concat(validate428.errors);
 errors = vErrors.length;
 }
 else {
@@ -14247,21 +14373,21 @@ if(valid0){
 }
 }
 else {
-validate422.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate427.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate422.errors = vErrors;
+validate427.errors = vErrors;
 return errors === 0;
 }
 
-export const admin_usage__result_ajv = validate429;
-const schema185 = {"$ref":"urn:rpcgate:account:schema:AdminUsage","$id":"urn:rpcgate:account:admin_usage:result"};
-const schema186 = {"type":"object","additionalProperties":false,"required":["days"],"properties":{"days":{"type":"array","description":"One entry per day of the range, oldest first (days without traffic count 0).","items":{"type":"object","additionalProperties":false,"required":["day","requests","success","units","accounts"],"properties":{"day":{"$ref":"urn:rpcgate:account:schema:UsageDay"},"requests":{"type":"integer","minimum":0,"description":"Node API calls metered (every outcome)."},"success":{"type":"integer","minimum":0},"units":{"type":"integer","minimum":0,"description":"Compute units."},"accounts":{"type":"integer","minimum":0,"description":"Accounts with at least one call that day."}}}}},"$id":"urn:rpcgate:account:schema:AdminUsage"};
+export const admin_usage__result_ajv = validate434;
+const schema187 = {"$ref":"urn:rpcgate:account:schema:AdminUsage","$id":"urn:rpcgate:account:admin_usage:result"};
+const schema188 = {"type":"object","additionalProperties":false,"required":["days"],"properties":{"days":{"type":"array","description":"One entry per day of the range, oldest first (days without traffic count 0).","items":{"type":"object","additionalProperties":false,"required":["day","requests","success","units","accounts"],"properties":{"day":{"$ref":"urn:rpcgate:account:schema:UsageDay"},"requests":{"type":"integer","minimum":0,"description":"Node API calls metered (every outcome)."},"success":{"type":"integer","minimum":0},"units":{"type":"integer","minimum":0,"description":"Compute units."},"accounts":{"type":"integer","minimum":0,"description":"Accounts with at least one call that day."}}}}},"$id":"urn:rpcgate:account:schema:AdminUsage"};
 
-function validate430(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate435(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AdminUsage" */;
 let vErrors = null;
 let errors = 0;
@@ -14270,14 +14396,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.days === undefined) || (!(func0.call(data, "days")))) && (missing0 = "days")){
-validate430.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate435.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!(key0 === "days")){
-validate430.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate435.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -14299,14 +14425,14 @@ if(errors === _errs4){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if(((((((data1.day === undefined) || (!(func0.call(data1, "day")))) && (missing1 = "day")) || (((data1.requests === undefined) || (!(func0.call(data1, "requests")))) && (missing1 = "requests"))) || (((data1.success === undefined) || (!(func0.call(data1, "success")))) && (missing1 = "success"))) || (((data1.units === undefined) || (!(func0.call(data1, "units")))) && (missing1 = "units"))) || (((data1.accounts === undefined) || (!(func0.call(data1, "accounts")))) && (missing1 = "accounts"))){
-validate430.errors = [{instancePath:instancePath+"/days/" + i0,schemaPath:"#/properties/days/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate435.errors = [{instancePath:instancePath+"/days/" + i0,schemaPath:"#/properties/days/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs6 = errors;
 for(const key1 of Object.keys(data1)){
 if(!(((((key1 === "day") || (key1 === "requests")) || (key1 === "success")) || (key1 === "units")) || (key1 === "accounts"))){
-validate430.errors = [{instancePath:instancePath+"/days/" + i0,schemaPath:"#/properties/days/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate435.errors = [{instancePath:instancePath+"/days/" + i0,schemaPath:"#/properties/days/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -14315,8 +14441,8 @@ if(_errs6 === errors){
 if(data1.day !== undefined && func0.call(data1, "day")){
 let data2 = data1.day;
 const _errs7 = errors;
-if(!(validate424(data2, {instancePath:instancePath+"/days/" + i0+"/day",parentData:data1,parentDataProperty:"day",rootData}))){
-vErrors = vErrors === null ? validate424.errors : vErrors.concat(validate424.errors);
+if(!(validate429(data2, {instancePath:instancePath+"/days/" + i0+"/day",parentData:data1,parentDataProperty:"day",rootData}))){
+vErrors = vErrors === null ? validate429.errors : vErrors.concat(validate429.errors);
 errors = vErrors.length;
 }
 else {
@@ -14331,14 +14457,14 @@ if(data1.requests !== undefined && func0.call(data1, "requests")){
 let data3 = data1.requests;
 const _errs8 = errors;
 if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
-validate430.errors = [{instancePath:instancePath+"/days/" + i0+"/requests",schemaPath:"#/properties/days/items/properties/requests/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate435.errors = [{instancePath:instancePath+"/days/" + i0+"/requests",schemaPath:"#/properties/days/items/properties/requests/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 == "number"){
 if(data3 < 0 || isNaN(data3)){
-validate430.errors = [{instancePath:instancePath+"/days/" + i0+"/requests",schemaPath:"#/properties/days/items/properties/requests/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate435.errors = [{instancePath:instancePath+"/days/" + i0+"/requests",schemaPath:"#/properties/days/items/properties/requests/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -14357,14 +14483,14 @@ if(data1.success !== undefined && func0.call(data1, "success")){
 let data4 = data1.success;
 const _errs10 = errors;
 if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
-validate430.errors = [{instancePath:instancePath+"/days/" + i0+"/success",schemaPath:"#/properties/days/items/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate435.errors = [{instancePath:instancePath+"/days/" + i0+"/success",schemaPath:"#/properties/days/items/properties/success/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs11 = errors;
 if(errors === _errs10){
 if(typeof data4 == "number"){
 if(data4 < 0 || isNaN(data4)){
-validate430.errors = [{instancePath:instancePath+"/days/" + i0+"/success",schemaPath:"#/properties/days/items/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate435.errors = [{instancePath:instancePath+"/days/" + i0+"/success",schemaPath:"#/properties/days/items/properties/success/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -14383,14 +14509,14 @@ if(data1.units !== undefined && func0.call(data1, "units")){
 let data5 = data1.units;
 const _errs12 = errors;
 if(!((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5)))){
-validate430.errors = [{instancePath:instancePath+"/days/" + i0+"/units",schemaPath:"#/properties/days/items/properties/units/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate435.errors = [{instancePath:instancePath+"/days/" + i0+"/units",schemaPath:"#/properties/days/items/properties/units/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs13 = errors;
 if(errors === _errs12){
 if(typeof data5 == "number"){
 if(data5 < 0 || isNaN(data5)){
-validate430.errors = [{instancePath:instancePath+"/days/" + i0+"/units",schemaPath:"#/properties/days/items/properties/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate435.errors = [{instancePath:instancePath+"/days/" + i0+"/units",schemaPath:"#/properties/days/items/properties/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -14409,14 +14535,14 @@ if(data1.accounts !== undefined && func0.call(data1, "accounts")){
 let data6 = data1.accounts;
 const _errs14 = errors;
 if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
-validate430.errors = [{instancePath:instancePath+"/days/" + i0+"/accounts",schemaPath:"#/properties/days/items/properties/accounts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate435.errors = [{instancePath:instancePath+"/days/" + i0+"/accounts",schemaPath:"#/properties/days/items/properties/accounts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs15 = errors;
 if(errors === _errs14){
 if(typeof data6 == "number"){
 if(data6 < 0 || isNaN(data6)){
-validate430.errors = [{instancePath:instancePath+"/days/" + i0+"/accounts",schemaPath:"#/properties/days/items/properties/accounts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate435.errors = [{instancePath:instancePath+"/days/" + i0+"/accounts",schemaPath:"#/properties/days/items/properties/accounts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
@@ -14440,7 +14566,7 @@ if(valid2){
 }
 }
 else {
-validate430.errors = [{instancePath:instancePath+"/days/" + i0,schemaPath:"#/properties/days/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate435.errors = [{instancePath:instancePath+"/days/" + i0,schemaPath:"#/properties/days/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs4){
@@ -14455,7 +14581,7 @@ if(valid1){
 }
 }
 else {
-validate430.errors = [{instancePath:instancePath+"/days",schemaPath:"#/properties/days/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate435.errors = [{instancePath:instancePath+"/days",schemaPath:"#/properties/days/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs2){
@@ -14472,36 +14598,36 @@ if(valid0){
 }
 }
 else {
-validate430.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate435.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate430.errors = vErrors;
+validate435.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate429(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate434(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:admin_usage:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate430(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate430.errors : vErrors.concat(validate430.errors);
+if(!(validate435(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate435.errors : vErrors.concat(validate435.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate429.errors = vErrors;
+validate434.errors = vErrors;
 return errors === 0;
 }
 
-export const admin_activity__params_ajv = validate433;
-const schema187 = {"$id":"urn:rpcgate:account:admin_activity:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminActivityQuery"}],"additionalItems":false,"minItems":0,"maxItems":1};
-const schema188 = {"type":"object","additionalProperties":false,"properties":{"userId":{"$ref":"urn:rpcgate:account:schema:UserId","description":"Only this account's events."},"action":{"enum":["logged_in","login_throttled","password_changed","password_reset","password_reset_requested","email_verified","app_created","app_key_rotated","app_deleted","key_created","key_deleted","suspended","unsuspended","plan_changed","admin_granted","admin_revoked"],"description":"Only this action."},"limit":{"type":"integer","minimum":1,"maximum":200,"default":50},"cursor":{"type":"string","pattern":"^[0-9]{1,18}$","description":"`next` of the previous page."}},"$id":"urn:rpcgate:account:schema:AdminActivityQuery"};
+export const admin_activity__params_ajv = validate438;
+const schema189 = {"$id":"urn:rpcgate:account:admin_activity:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:AdminActivityQuery"}],"additionalItems":false,"minItems":0,"maxItems":1};
+const schema190 = {"type":"object","additionalProperties":false,"properties":{"userId":{"$ref":"urn:rpcgate:account:schema:UserId","description":"Only this account's events."},"action":{"enum":["logged_in","login_throttled","password_changed","password_reset","password_reset_requested","email_verified","app_created","app_key_rotated","app_deleted","key_created","key_deleted","suspended","unsuspended","plan_changed","admin_granted","admin_revoked","signed_up","invite_created","invite_revoked"],"description":"Only this action."},"limit":{"type":"integer","minimum":1,"maximum":200,"default":50},"cursor":{"type":"string","pattern":"^[0-9]{1,18}$","description":"`next` of the previous page."}},"$id":"urn:rpcgate:account:schema:AdminActivityQuery"};
 
-function validate434(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate439(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AdminActivityQuery" */;
 let vErrors = null;
 let errors = 0;
@@ -14511,7 +14637,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((key0 === "userId") || (key0 === "action")) || (key0 === "limit")) || (key0 === "cursor"))){
-validate434.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate439.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -14520,8 +14646,8 @@ if(_errs1 === errors){
 if(data.userId !== undefined && func0.call(data, "userId")){
 let data0 = data.userId;
 const _errs2 = errors;
-if(!(validate360(data0, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
-vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+if(!(validate365(data0, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
+vErrors = vErrors === null ? validate365.errors : vErrors.concat(validate365.errors);
 errors = vErrors.length;
 }
 else {
@@ -14535,9 +14661,9 @@ if(valid0){
 if(data.action !== undefined && func0.call(data, "action")){
 let data1 = data.action;
 const _errs3 = errors;
-const vSchema0 = schema188.properties.action.enum;
-if(!((((((((((((((((data1 === "logged_in") || (data1 === "login_throttled")) || (data1 === "password_changed")) || (data1 === "password_reset")) || (data1 === "password_reset_requested")) || (data1 === "email_verified")) || (data1 === "app_created")) || (data1 === "app_key_rotated")) || (data1 === "app_deleted")) || (data1 === "key_created")) || (data1 === "key_deleted")) || (data1 === "suspended")) || (data1 === "unsuspended")) || (data1 === "plan_changed")) || (data1 === "admin_granted")) || (data1 === "admin_revoked"))){
-validate434.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema188.properties.action.enum},message:"must be equal to one of the allowed values"}];
+const vSchema0 = schema190.properties.action.enum;
+if(!(((((((((((((((((((data1 === "logged_in") || (data1 === "login_throttled")) || (data1 === "password_changed")) || (data1 === "password_reset")) || (data1 === "password_reset_requested")) || (data1 === "email_verified")) || (data1 === "app_created")) || (data1 === "app_key_rotated")) || (data1 === "app_deleted")) || (data1 === "key_created")) || (data1 === "key_deleted")) || (data1 === "suspended")) || (data1 === "unsuspended")) || (data1 === "plan_changed")) || (data1 === "admin_granted")) || (data1 === "admin_revoked")) || (data1 === "signed_up")) || (data1 === "invite_created")) || (data1 === "invite_revoked"))){
+validate439.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema190.properties.action.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -14554,19 +14680,19 @@ if(data.limit !== undefined && func0.call(data, "limit")){
 let data2 = data.limit;
 const _errs4 = errors;
 if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-validate434.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate439.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data2 == "number"){
 if(data2 > 200 || isNaN(data2)){
-validate434.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
+validate439.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate434.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate439.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
@@ -14588,15 +14714,15 @@ const _errs6 = errors;
 const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data3 === "string"){
-if(!pattern2.test(data3)){
-validate434.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,18}$"},message:"must match pattern \""+"^[0-9]{1,18}$"+"\""}];
+if(!pattern3.test(data3)){
+validate439.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,18}$"},message:"must match pattern \""+"^[0-9]{1,18}$"+"\""}];
 return false;
 }
 else {
 }
 }
 else {
-validate434.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate439.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(errors === _errs6){
@@ -14615,18 +14741,18 @@ if(valid0){
 }
 }
 else {
-validate434.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate439.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate434.errors = vErrors;
+validate439.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate433(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate438(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:admin_activity:params" */;
 let vErrors = null;
 let errors = 0;
@@ -14634,18 +14760,18 @@ const _errs0 = errors;
 if(errors === 0){
 if(Array.isArray(data)){
 if(data.length > 1){
-validate433.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate438.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
 if(data.length < 0){
-validate433.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
+validate438.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
 return false;
 }
 else {
 const len0 = data.length;
 if(!(len0 <= 1)){
-validate433.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+validate438.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
 return false;
 }
 else {
@@ -14653,8 +14779,8 @@ const len1 = data.length;
 if(len1 > 0){
 let data0 = data[0];
 const _errs1 = errors;
-if(!(validate434(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
-vErrors = vErrors === null ? validate434.errors : vErrors.concat(validate434.errors);
+if(!(validate439(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate439.errors : vErrors.concat(validate439.errors);
 errors = vErrors.length;
 }
 else {
@@ -14668,22 +14794,22 @@ if(valid0){
 }
 }
 else {
-validate433.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate438.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate433.errors = vErrors;
+validate438.errors = vErrors;
 return errors === 0;
 }
 
-export const admin_activity__result_ajv = validate437;
-const schema189 = {"$ref":"urn:rpcgate:account:schema:AdminActivityPage","$id":"urn:rpcgate:account:admin_activity:result"};
-const schema190 = {"type":"object","additionalProperties":false,"required":["entries","next"],"properties":{"entries":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AdminActivityEntry"}},"next":{"oneOf":[{"type":"string"},{"type":"null"}],"description":"Cursor of the next (older) page; null at the end."}},"$id":"urn:rpcgate:account:schema:AdminActivityPage"};
-const schema191 = {"type":"object","additionalProperties":false,"required":["time","action","byOperator","userId","email"],"properties":{"time":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"action":{"enum":["logged_in","login_throttled","password_changed","password_reset","password_reset_requested","email_verified","app_created","app_key_rotated","app_deleted","key_created","key_deleted","suspended","unsuspended","plan_changed","admin_granted","admin_revoked"],"description":"What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`; by an operator (`byOperator` true): `suspended` (`detail.reason`), `unsuspended`, `plan_changed` (`detail.plan`, `detail.override`), `admin_granted`, `admin_revoked` (the admin role, by `rpcgate admin grant|revoke` on the server host)."},"ip":{"type":"string","description":"The client address the request came from (as the server saw it; behind a proxy per `trustProxy`)."},"byOperator":{"type":"boolean","description":"Done by an operator of the deployment, not by the account."},"detail":{"type":"object","description":"The app or key (id, name, network), the throttle scope, …","additionalProperties":true},"userId":{"$ref":"urn:rpcgate:account:schema:UserId","description":"The account the event is about."},"email":{"oneOf":[{"type":"string"},{"type":"null"}],"description":"Its email (null: the account was deleted since)."},"actor":{"type":"object","additionalProperties":false,"required":["id","email"],"description":"Who did it, when not the account itself: the operator (id and email), or `cli` (on the server host).","properties":{"id":{"type":"string"},"email":{"oneOf":[{"type":"string"},{"type":"null"}]}}}},"$id":"urn:rpcgate:account:schema:AdminActivityEntry"};
+export const admin_activity__result_ajv = validate442;
+const schema191 = {"$ref":"urn:rpcgate:account:schema:AdminActivityPage","$id":"urn:rpcgate:account:admin_activity:result"};
+const schema192 = {"type":"object","additionalProperties":false,"required":["entries","next"],"properties":{"entries":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:AdminActivityEntry"}},"next":{"oneOf":[{"type":"string"},{"type":"null"}],"description":"Cursor of the next (older) page; null at the end."}},"$id":"urn:rpcgate:account:schema:AdminActivityPage"};
+const schema193 = {"type":"object","additionalProperties":false,"required":["time","action","byOperator","userId","email"],"properties":{"time":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"action":{"enum":["logged_in","login_throttled","password_changed","password_reset","password_reset_requested","email_verified","app_created","app_key_rotated","app_deleted","key_created","key_deleted","suspended","unsuspended","plan_changed","admin_granted","admin_revoked","signed_up","invite_created","invite_revoked"],"description":"What happened: `logged_in`, `login_throttled` (a burst of failed log-ins hit a limit; recorded once per limit window), `password_changed`, `password_reset` (by mailed link), `password_reset_requested`, `email_verified`, `app_created`, `app_key_rotated`, `app_deleted`, `key_created`, `key_deleted`; by an operator (`byOperator` true): `suspended` (`detail.reason`), `unsuspended`, `plan_changed` (`detail.plan`, `detail.override`), `admin_granted`, `admin_revoked` (the admin role, by `rpcgate admin grant|revoke` on the server host); `signed_up` (`detail.invite`: the invite id when one was used), `invite_created` and `invite_revoked` (by an admin, in the admin's own trail: `detail.invite`, `detail.email`)."},"ip":{"type":"string","description":"The client address the request came from (as the server saw it; behind a proxy per `trustProxy`)."},"byOperator":{"type":"boolean","description":"Done by an operator of the deployment, not by the account."},"detail":{"type":"object","description":"The app or key (id, name, network), the throttle scope, …","additionalProperties":true},"userId":{"$ref":"urn:rpcgate:account:schema:UserId","description":"The account the event is about."},"email":{"oneOf":[{"type":"string"},{"type":"null"}],"description":"Its email (null: the account was deleted since)."},"actor":{"type":"object","additionalProperties":false,"required":["id","email"],"description":"Who did it, when not the account itself: the operator (id and email), or `cli` (on the server host).","properties":{"id":{"type":"string"},"email":{"oneOf":[{"type":"string"},{"type":"null"}]}}}},"$id":"urn:rpcgate:account:schema:AdminActivityEntry"};
 
-function validate439(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate444(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AdminActivityEntry" */;
 let vErrors = null;
 let errors = 0;
@@ -14692,14 +14818,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.time === undefined) || (!(func0.call(data, "time")))) && (missing0 = "time")) || (((data.action === undefined) || (!(func0.call(data, "action")))) && (missing0 = "action"))) || (((data.byOperator === undefined) || (!(func0.call(data, "byOperator")))) && (missing0 = "byOperator"))) || (((data.userId === undefined) || (!(func0.call(data, "userId")))) && (missing0 = "userId"))) || (((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email"))){
-validate439.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate444.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((((((((key0 === "time") || (key0 === "action")) || (key0 === "ip")) || (key0 === "byOperator")) || (key0 === "detail")) || (key0 === "userId")) || (key0 === "email")) || (key0 === "actor"))){
-validate439.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate444.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -14708,8 +14834,8 @@ if(_errs1 === errors){
 if(data.time !== undefined && func0.call(data, "time")){
 let data0 = data.time;
 const _errs2 = errors;
-if(!(validate38(data0, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate43(data0, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 else {
@@ -14723,9 +14849,9 @@ if(valid0){
 if(data.action !== undefined && func0.call(data, "action")){
 let data1 = data.action;
 const _errs3 = errors;
-const vSchema0 = schema191.properties.action.enum;
-if(!((((((((((((((((data1 === "logged_in") || (data1 === "login_throttled")) || (data1 === "password_changed")) || (data1 === "password_reset")) || (data1 === "password_reset_requested")) || (data1 === "email_verified")) || (data1 === "app_created")) || (data1 === "app_key_rotated")) || (data1 === "app_deleted")) || (data1 === "key_created")) || (data1 === "key_deleted")) || (data1 === "suspended")) || (data1 === "unsuspended")) || (data1 === "plan_changed")) || (data1 === "admin_granted")) || (data1 === "admin_revoked"))){
-validate439.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema191.properties.action.enum},message:"must be equal to one of the allowed values"}];
+const vSchema0 = schema193.properties.action.enum;
+if(!(((((((((((((((((((data1 === "logged_in") || (data1 === "login_throttled")) || (data1 === "password_changed")) || (data1 === "password_reset")) || (data1 === "password_reset_requested")) || (data1 === "email_verified")) || (data1 === "app_created")) || (data1 === "app_key_rotated")) || (data1 === "app_deleted")) || (data1 === "key_created")) || (data1 === "key_deleted")) || (data1 === "suspended")) || (data1 === "unsuspended")) || (data1 === "plan_changed")) || (data1 === "admin_granted")) || (data1 === "admin_revoked")) || (data1 === "signed_up")) || (data1 === "invite_created")) || (data1 === "invite_revoked"))){
+validate444.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema193.properties.action.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 else {
@@ -14742,7 +14868,7 @@ if(data.ip !== undefined && func0.call(data, "ip")){
 let data2 = data.ip;
 const _errs4 = errors;
 if(typeof data2 !== "string"){
-validate439.errors = [{instancePath:instancePath+"/ip",schemaPath:"#/properties/ip/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate444.errors = [{instancePath:instancePath+"/ip",schemaPath:"#/properties/ip/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs5 = errors;
@@ -14758,7 +14884,7 @@ if(data.byOperator !== undefined && func0.call(data, "byOperator")){
 let data3 = data.byOperator;
 const _errs6 = errors;
 if(typeof data3 !== "boolean"){
-validate439.errors = [{instancePath:instancePath+"/byOperator",schemaPath:"#/properties/byOperator/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate444.errors = [{instancePath:instancePath+"/byOperator",schemaPath:"#/properties/byOperator/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 const _errs7 = errors;
@@ -14779,7 +14905,7 @@ if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 const _errs10 = errors;
 }
 else {
-validate439.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate444.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs8){
@@ -14794,8 +14920,8 @@ if(valid0){
 if(data.userId !== undefined && func0.call(data, "userId")){
 let data5 = data.userId;
 const _errs11 = errors;
-if(!(validate360(data5, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
-vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+if(!(validate365(data5, {instancePath:instancePath+"/userId",parentData:data,parentDataProperty:"userId",rootData}))){
+vErrors = vErrors === null ? validate365.errors : vErrors.concat(validate365.errors);
 errors = vErrors.length;
 }
 else {
@@ -14865,7 +14991,7 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate439.errors = vErrors;
+validate444.errors = vErrors;
 return false;
 }
 else {
@@ -14895,14 +15021,14 @@ if(errors === _errs18){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 let missing1;
 if((((data7.id === undefined) || (!(func0.call(data7, "id")))) && (missing1 = "id")) || (((data7.email === undefined) || (!(func0.call(data7, "email")))) && (missing1 = "email"))){
-validate439.errors = [{instancePath:instancePath+"/actor",schemaPath:"#/properties/actor/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate444.errors = [{instancePath:instancePath+"/actor",schemaPath:"#/properties/actor/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs20 = errors;
 for(const key1 of Object.keys(data7)){
 if(!((key1 === "id") || (key1 === "email"))){
-validate439.errors = [{instancePath:instancePath+"/actor",schemaPath:"#/properties/actor/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate444.errors = [{instancePath:instancePath+"/actor",schemaPath:"#/properties/actor/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -14912,7 +15038,7 @@ if(data7.id !== undefined && func0.call(data7, "id")){
 let data8 = data7.id;
 const _errs21 = errors;
 if(typeof data8 !== "string"){
-validate439.errors = [{instancePath:instancePath+"/actor/id",schemaPath:"#/properties/actor/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate444.errors = [{instancePath:instancePath+"/actor/id",schemaPath:"#/properties/actor/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 const _errs22 = errors;
@@ -14983,7 +15109,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate439.errors = vErrors;
+validate444.errors = vErrors;
 return false;
 }
 else {
@@ -15011,7 +15137,7 @@ if(valid2){
 }
 }
 else {
-validate439.errors = [{instancePath:instancePath+"/actor",schemaPath:"#/properties/actor/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate444.errors = [{instancePath:instancePath+"/actor",schemaPath:"#/properties/actor/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === _errs18){
@@ -15035,18 +15161,18 @@ if(valid0){
 }
 }
 else {
-validate439.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate444.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate439.errors = vErrors;
+validate444.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate438(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate443(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:schema:AdminActivityPage" */;
 let vErrors = null;
 let errors = 0;
@@ -15055,14 +15181,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.entries === undefined) || (!(func0.call(data, "entries")))) && (missing0 = "entries")) || (((data.next === undefined) || (!(func0.call(data, "next")))) && (missing0 = "next"))){
-validate438.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate443.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 of Object.keys(data)){
 if(!((key0 === "entries") || (key0 === "next"))){
-validate438.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate443.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -15079,8 +15205,8 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 const _errs4 = errors;
-if(!(validate439(data1, {instancePath:instancePath+"/entries/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate439.errors : vErrors.concat(validate439.errors);
+if(!(validate444(data1, {instancePath:instancePath+"/entries/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate444.errors : vErrors.concat(validate444.errors);
 errors = vErrors.length;
 }
 else {
@@ -15094,7 +15220,7 @@ if(valid1){
 }
 }
 else {
-validate438.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate443.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 if(errors === _errs2){
@@ -15165,7 +15291,7 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate438.errors = vErrors;
+validate443.errors = vErrors;
 return false;
 }
 else {
@@ -15193,28 +15319,1093 @@ if(valid0){
 }
 }
 else {
-validate438.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate443.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 if(errors === 0){
 }
 }
-validate438.errors = vErrors;
+validate443.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate437(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate442(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="urn:rpcgate:account:admin_activity:result" */;
 let vErrors = null;
 let errors = 0;
-if(!(validate438(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate438.errors : vErrors.concat(validate438.errors);
+if(!(validate443(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate443.errors : vErrors.concat(validate443.errors);
 errors = vErrors.length;
 }
 else {
 }
-validate437.errors = vErrors;
+validate442.errors = vErrors;
+return errors === 0;
+}
+
+export const account_signUpMode__params_ajv = validate449;
+const schema194 = {"$id":"urn:rpcgate:account:account_signUpMode:params","type":"array","maxItems":0};
+
+function validate449(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_signUpMode:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate449.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+else {
+}
+}
+else {
+validate449.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate449.errors = vErrors;
+return errors === 0;
+}
+
+export const account_signUpMode__result_ajv = validate450;
+const schema195 = {"$ref":"urn:rpcgate:account:schema:SignUpMode","$id":"urn:rpcgate:account:account_signUpMode:result"};
+const schema196 = {"type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"enum":["open","invite","closed"],"description":"Config `accounts.signup`: `open` (anyone may sign up), `invite` (only with an invite link from an admin), `closed` (no sign-up; operators add accounts)."}},"$id":"urn:rpcgate:account:schema:SignUpMode"};
+
+function validate451(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:SignUpMode" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.mode === undefined) || (!(func0.call(data, "mode")))) && (missing0 = "mode")){
+validate451.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(key0 === "mode")){
+validate451.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.mode !== undefined && func0.call(data, "mode")){
+let data0 = data.mode;
+const _errs2 = errors;
+const vSchema0 = schema196.properties.mode.enum;
+if(!(((data0 === "open") || (data0 === "invite")) || (data0 === "closed"))){
+validate451.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema196.properties.mode.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs2){
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+else {
+validate451.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate451.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate450(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:account_signUpMode:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate451(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate451.errors : vErrors.concat(validate451.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate450.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_createInvite__params_ajv = validate453;
+const schema197 = {"$id":"urn:rpcgate:account:admin_createInvite:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:InviteRequest"}],"additionalItems":false,"minItems":0,"maxItems":1};
+const schema198 = {"type":"object","additionalProperties":false,"properties":{"email":{"$ref":"urn:rpcgate:account:schema:Email","description":"Binds the invite to this email (only it can sign up with it); when the deployment has `smtp`, the link is mailed there."},"ttlHours":{"type":"integer","minimum":1,"maximum":8760,"description":"How long the invite works; absent = `accounts.inviteTtlHours` (default 72)."}},"$id":"urn:rpcgate:account:schema:InviteRequest"};
+
+function validate454(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:InviteRequest" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((key0 === "email") || (key0 === "ttlHours"))){
+validate454.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.email !== undefined && func0.call(data, "email")){
+let data0 = data.email;
+const _errs2 = errors;
+if(!(validate23(data0, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.ttlHours !== undefined && func0.call(data, "ttlHours")){
+let data1 = data.ttlHours;
+const _errs3 = errors;
+if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
+validate454.errors = [{instancePath:instancePath+"/ttlHours",schemaPath:"#/properties/ttlHours/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
+if(typeof data1 == "number"){
+if(data1 > 8760 || isNaN(data1)){
+validate454.errors = [{instancePath:instancePath+"/ttlHours",schemaPath:"#/properties/ttlHours/maximum",keyword:"maximum",params:{comparison: "<=", limit: 8760},message:"must be <= 8760"}];
+return false;
+}
+else {
+if(data1 < 1 || isNaN(data1)){
+validate454.errors = [{instancePath:instancePath+"/ttlHours",schemaPath:"#/properties/ttlHours/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+else {
+}
+}
+}
+if(errors === _errs3){
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+else {
+validate454.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate454.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate453(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_createInvite:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate453.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 0){
+validate453.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate453.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate454(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate454.errors : vErrors.concat(validate454.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate453.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate453.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_createInvite__result_ajv = validate457;
+const schema199 = {"$ref":"urn:rpcgate:account:schema:CreatedInvite","$id":"urn:rpcgate:account:admin_createInvite:result"};
+const schema200 = {"type":"object","additionalProperties":false,"required":["id","url","expiresAt","email","mailed"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:InviteId"},"url":{"type":"string","description":"The invite link (`<publicBaseUrl>/signup?invite=<token>`): shown this once (only a hash of the token is stored)."},"expiresAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"email":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:Email"},{"type":"null"}],"description":"The email the invite is bound to, or null (anyone holding the link)."},"mailed":{"type":"boolean","description":"True when the link was handed to the SMTP server (an email was given and `smtp` is configured); otherwise pass the link on yourself (it is also written to the operator's log when an email was given)."}},"$id":"urn:rpcgate:account:schema:CreatedInvite"};
+const schema201 = {"type":"string","description":"An invite id (`inv_…`).","pattern":"^inv_[1-9A-HJ-NP-Za-km-z]{16,24}$","maxLength":40,"$id":"urn:rpcgate:account:schema:InviteId"};
+const pattern27 = func50("^inv_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+
+function validate459(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:InviteId" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(typeof data === "string"){
+if(func48(data) > 40){
+validate459.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"}];
+return false;
+}
+else {
+if(!pattern27.test(data)){
+validate459.errors = [{instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^inv_[1-9A-HJ-NP-Za-km-z]{16,24}$"},message:"must match pattern \""+"^inv_[1-9A-HJ-NP-Za-km-z]{16,24}$"+"\""}];
+return false;
+}
+else {
+}
+}
+}
+else {
+validate459.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate459.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate458(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:CreatedInvite" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.url === undefined) || (!(func0.call(data, "url")))) && (missing0 = "url"))) || (((data.expiresAt === undefined) || (!(func0.call(data, "expiresAt")))) && (missing0 = "expiresAt"))) || (((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email"))) || (((data.mailed === undefined) || (!(func0.call(data, "mailed")))) && (missing0 = "mailed"))){
+validate458.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(((((key0 === "id") || (key0 === "url")) || (key0 === "expiresAt")) || (key0 === "email")) || (key0 === "mailed"))){
+validate458.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
+const _errs2 = errors;
+if(!(validate459(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate459.errors : vErrors.concat(validate459.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.url !== undefined && func0.call(data, "url")){
+let data1 = data.url;
+const _errs3 = errors;
+if(typeof data1 !== "string"){
+validate458.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.expiresAt !== undefined && func0.call(data, "expiresAt")){
+let data2 = data.expiresAt;
+const _errs5 = errors;
+if(!(validate43(data2, {instancePath:instancePath+"/expiresAt",parentData:data,parentDataProperty:"expiresAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.email !== undefined && func0.call(data, "email")){
+let data3 = data.email;
+const _errs6 = errors;
+const _errs7 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs8 = errors;
+if(!(validate23(data3, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+else {
+}
+var _valid0 = _errs8 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs9 = errors;
+if(data3 !== null){
+const err0 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+const _errs10 = errors;
+if(errors === _errs9){
+}
+var _valid0 = _errs9 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err1 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+validate458.errors = vErrors;
+return false;
+}
+else {
+errors = _errs7;
+if(vErrors !== null){
+if(_errs7){
+vErrors.length = _errs7;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs6){
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mailed !== undefined && func0.call(data, "mailed")){
+let data4 = data.mailed;
+const _errs11 = errors;
+if(typeof data4 !== "boolean"){
+validate458.errors = [{instancePath:instancePath+"/mailed",schemaPath:"#/properties/mailed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs12 = errors;
+if(errors === _errs11){
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate458.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate458.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate457(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_createInvite:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate458(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate458.errors : vErrors.concat(validate458.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate457.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_listInvites__params_ajv = validate464;
+const schema202 = {"$id":"urn:rpcgate:account:admin_listInvites:params","type":"array","maxItems":0};
+
+function validate464(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_listInvites:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 0){
+validate464.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"}];
+return false;
+}
+else {
+}
+}
+else {
+validate464.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate464.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_listInvites__result_ajv = validate465;
+const schema203 = {"$ref":"urn:rpcgate:account:schema:InviteList","$id":"urn:rpcgate:account:admin_listInvites:result"};
+const schema204 = {"type":"object","additionalProperties":false,"required":["invites"],"properties":{"invites":{"type":"array","items":{"$ref":"urn:rpcgate:account:schema:Invite"},"description":"Newest first (at most 200)."}},"$id":"urn:rpcgate:account:schema:InviteList"};
+const schema205 = {"type":"object","additionalProperties":false,"required":["id","email","createdAt","expiresAt","status","createdBy"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:InviteId"},"email":{"oneOf":[{"$ref":"urn:rpcgate:account:schema:Email"},{"type":"null"}]},"createdAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"expiresAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"status":{"enum":["pending","used","expired","revoked"],"description":"`pending` (can still be used), `used` (an account was created with it), `expired`, `revoked`."},"usedAt":{"$ref":"urn:rpcgate:account:schema:Timestamp"},"usedBy":{"type":"string","description":"The account created with it (user id), while it exists."},"createdBy":{"oneOf":[{"type":"string"},{"type":"null"}],"description":"The admin who issued it (email), or null (the account is gone)."}},"$id":"urn:rpcgate:account:schema:Invite"};
+
+function validate467(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:Invite" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")) || (((data.email === undefined) || (!(func0.call(data, "email")))) && (missing0 = "email"))) || (((data.createdAt === undefined) || (!(func0.call(data, "createdAt")))) && (missing0 = "createdAt"))) || (((data.expiresAt === undefined) || (!(func0.call(data, "expiresAt")))) && (missing0 = "expiresAt"))) || (((data.status === undefined) || (!(func0.call(data, "status")))) && (missing0 = "status"))) || (((data.createdBy === undefined) || (!(func0.call(data, "createdBy")))) && (missing0 = "createdBy"))){
+validate467.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!((((((((key0 === "id") || (key0 === "email")) || (key0 === "createdAt")) || (key0 === "expiresAt")) || (key0 === "status")) || (key0 === "usedAt")) || (key0 === "usedBy")) || (key0 === "createdBy"))){
+validate467.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
+const _errs2 = errors;
+if(!(validate459(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate459.errors : vErrors.concat(validate459.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.email !== undefined && func0.call(data, "email")){
+let data1 = data.email;
+const _errs3 = errors;
+const _errs4 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs5 = errors;
+if(!(validate23(data1, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+else {
+}
+var _valid0 = _errs5 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs6 = errors;
+if(data1 !== null){
+const err0 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+const _errs7 = errors;
+if(errors === _errs6){
+}
+var _valid0 = _errs6 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err1 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+validate467.errors = vErrors;
+return false;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs3){
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.createdAt !== undefined && func0.call(data, "createdAt")){
+let data2 = data.createdAt;
+const _errs8 = errors;
+if(!(validate43(data2, {instancePath:instancePath+"/createdAt",parentData:data,parentDataProperty:"createdAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.expiresAt !== undefined && func0.call(data, "expiresAt")){
+let data3 = data.expiresAt;
+const _errs9 = errors;
+if(!(validate43(data3, {instancePath:instancePath+"/expiresAt",parentData:data,parentDataProperty:"expiresAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.status !== undefined && func0.call(data, "status")){
+let data4 = data.status;
+const _errs10 = errors;
+const vSchema0 = schema205.properties.status.enum;
+if(!((((data4 === "pending") || (data4 === "used")) || (data4 === "expired")) || (data4 === "revoked"))){
+validate467.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema205.properties.status.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+else {
+}
+if(errors === _errs10){
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.usedAt !== undefined && func0.call(data, "usedAt")){
+let data5 = data.usedAt;
+const _errs11 = errors;
+if(!(validate43(data5, {instancePath:instancePath+"/usedAt",parentData:data,parentDataProperty:"usedAt",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.usedBy !== undefined && func0.call(data, "usedBy")){
+let data6 = data.usedBy;
+const _errs12 = errors;
+if(typeof data6 !== "string"){
+validate467.errors = [{instancePath:instancePath+"/usedBy",schemaPath:"#/properties/usedBy/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+const _errs13 = errors;
+if(errors === _errs12){
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.createdBy !== undefined && func0.call(data, "createdBy")){
+let data7 = data.createdBy;
+const _errs14 = errors;
+const _errs15 = errors;
+let valid2 = false;
+let passing1 = null;
+const _errs16 = errors;
+if(typeof data7 !== "string"){
+const err2 = {instancePath:instancePath+"/createdBy",schemaPath:"#/properties/createdBy/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+const _errs17 = errors;
+if(errors === _errs16){
+}
+var _valid1 = _errs16 === errors;
+if(_valid1){
+valid2 = true;
+passing1 = 0;
+}
+const _errs18 = errors;
+if(data7 !== null){
+const err3 = {instancePath:instancePath+"/createdBy",schemaPath:"#/properties/createdBy/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+const _errs19 = errors;
+if(errors === _errs18){
+}
+var _valid1 = _errs18 === errors;
+if(_valid1 && valid2){
+valid2 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid2 = true;
+passing1 = 1;
+}
+}
+if(!valid2){
+const err4 = {instancePath:instancePath+"/createdBy",schemaPath:"#/properties/createdBy/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+validate467.errors = vErrors;
+return false;
+}
+else {
+errors = _errs15;
+if(vErrors !== null){
+if(_errs15){
+vErrors.length = _errs15;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(errors === _errs14){
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate467.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate467.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate466(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:InviteList" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.invites === undefined) || (!(func0.call(data, "invites")))) && (missing0 = "invites")){
+validate466.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(key0 === "invites")){
+validate466.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.invites !== undefined && func0.call(data, "invites")){
+let data0 = data.invites;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs2){
+if(Array.isArray(data0)){
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+const _errs4 = errors;
+if(!(validate467(data1, {instancePath:instancePath+"/invites/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate467.errors : vErrors.concat(validate467.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+if(valid1){
+}
+}
+else {
+validate466.errors = [{instancePath:instancePath+"/invites",schemaPath:"#/properties/invites/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === _errs2){
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+else {
+validate466.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate466.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate465(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_listInvites:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate466(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate466.errors : vErrors.concat(validate466.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate465.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_revokeInvite__params_ajv = validate475;
+const schema206 = {"$id":"urn:rpcgate:account:admin_revokeInvite:params","type":"array","items":[{"$ref":"urn:rpcgate:account:schema:InviteRef"}],"additionalItems":false,"minItems":1,"maxItems":1};
+const schema207 = {"type":"object","additionalProperties":false,"required":["id"],"properties":{"id":{"$ref":"urn:rpcgate:account:schema:InviteId"}},"$id":"urn:rpcgate:account:schema:InviteRef"};
+
+function validate476(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:InviteRef" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.id === undefined) || (!(func0.call(data, "id")))) && (missing0 = "id")){
+validate476.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(key0 === "id")){
+validate476.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined && func0.call(data, "id")){
+let data0 = data.id;
+const _errs2 = errors;
+if(!(validate459(data0, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+vErrors = vErrors === null ? validate459.errors : vErrors.concat(validate459.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+else {
+validate476.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate476.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate475(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_revokeInvite:params" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(Array.isArray(data)){
+if(data.length > 1){
+validate475.errors = [{instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+if(data.length < 1){
+validate475.errors = [{instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+const len0 = data.length;
+if(!(len0 <= 1)){
+validate475.errors = [{instancePath,schemaPath:"#/additionalItems",keyword:"additionalItems",params:{limit: 1},message:"must NOT have more than 1 items"}];
+return false;
+}
+else {
+const len1 = data.length;
+if(len1 > 0){
+let data0 = data[0];
+const _errs1 = errors;
+if(!(validate476(data0, {instancePath:instancePath+"/0",parentData:data,parentDataProperty:0,rootData}))){
+vErrors = vErrors === null ? validate476.errors : vErrors.concat(validate476.errors);
+errors = vErrors.length;
+}
+else {
+}
+var valid0 = _errs1 === errors;
+}
+if(valid0){
+}
+}
+}
+}
+}
+else {
+validate475.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate475.errors = vErrors;
+return errors === 0;
+}
+
+export const admin_revokeInvite__result_ajv = validate479;
+const schema208 = {"$ref":"urn:rpcgate:account:schema:RevokedInvite","$id":"urn:rpcgate:account:admin_revokeInvite:result"};
+const schema209 = {"type":"object","additionalProperties":false,"required":["revoked"],"properties":{"revoked":{"type":"boolean","description":"True when a pending invite was revoked now; false when it was already used, expired or revoked (nothing changed)."}},"$id":"urn:rpcgate:account:schema:RevokedInvite"};
+
+function validate480(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:schema:RevokedInvite" */;
+let vErrors = null;
+let errors = 0;
+const _errs0 = errors;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.revoked === undefined) || (!(func0.call(data, "revoked")))) && (missing0 = "revoked")){
+validate480.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 of Object.keys(data)){
+if(!(key0 === "revoked")){
+validate480.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.revoked !== undefined && func0.call(data, "revoked")){
+let data0 = data.revoked;
+const _errs2 = errors;
+if(typeof data0 !== "boolean"){
+validate480.errors = [{instancePath:instancePath+"/revoked",schemaPath:"#/properties/revoked/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+const _errs3 = errors;
+if(errors === _errs2){
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+}
+}
+}
+}
+else {
+validate480.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+if(errors === 0){
+}
+}
+validate480.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate479(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="urn:rpcgate:account:admin_revokeInvite:result" */;
+let vErrors = null;
+let errors = 0;
+if(!(validate480(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate480.errors : vErrors.concat(validate480.errors);
+errors = vErrors.length;
+}
+else {
+}
+validate479.errors = vErrors;
 return errors === 0;
 }
 
@@ -15222,28 +16413,30 @@ return errors === 0;
 // Fast checks (packages/toolkit/src/contract/fast-checks.ts): true means valid; false means "ask ajv".
 const fastUcs2length = ajvUcs2length;
 const fastRe0 = safeRegExp("^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$", "u");
-const fastRe1 = safeRegExp("^[A-Za-z0-9_-]{43}$", "u");
-const fastRe2 = safeRegExp("^[0-9]*$", "");
-const fastRe3 = safeRegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "u");
-const fastRe4 = safeRegExp("^[A-Za-z0-9][A-Za-z0-9 _.-]*$", "u");
-const fastRe5 = safeRegExp("^app_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
-const fastRe6 = safeRegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
-const fastRe7 = safeRegExp("^[A-Za-z0-9_-]{1,64}$", "u");
-const fastRe8 = safeRegExp("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
-const fastRe9 = safeRegExp("^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$", "u");
-const fastRe10 = safeRegExp("^0x[0-9a-fA-F]*$", "");
-const fastRe11 = safeRegExp("^[A-Za-z][A-Za-z0-9_.]*$", "u");
-const fastRe12 = safeRegExp("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
-const fastRe13 = safeRegExp("^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$", "u");
-const fastRe14 = safeRegExp("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
-const fastRe15 = safeRegExp("^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$", "u");
-const fastRe16 = safeRegExp("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
-const fastRe17 = safeRegExp("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
-const fastRe18 = safeRegExp("^[1-9A-HJ-NP-Za-km-z]*$", "");
-const fastRe19 = safeRegExp("^usr_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
-const fastRe20 = safeRegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$", "u");
-const fastRe21 = safeRegExp("^[^\\u0000-\\u001f\\u007f]*$", "u");
-const fastRe22 = safeRegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "");
+const fastRe1 = safeRegExp("^[A-Za-z0-9_-]+$", "u");
+const fastRe2 = safeRegExp("^[A-Za-z0-9_-]{43}$", "u");
+const fastRe3 = safeRegExp("^[0-9]*$", "");
+const fastRe4 = safeRegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "u");
+const fastRe5 = safeRegExp("^[A-Za-z0-9][A-Za-z0-9 _.-]*$", "u");
+const fastRe6 = safeRegExp("^app_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe7 = safeRegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
+const fastRe8 = safeRegExp("^[A-Za-z0-9_-]{1,64}$", "u");
+const fastRe9 = safeRegExp("^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/?$", "u");
+const fastRe10 = safeRegExp("^[0-9A-Fa-f:.]+(?:/[0-9]{1,3})?$", "u");
+const fastRe11 = safeRegExp("^0x[0-9a-fA-F]*$", "");
+const fastRe12 = safeRegExp("^[A-Za-z][A-Za-z0-9_.]*$", "u");
+const fastRe13 = safeRegExp("^alw_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe14 = safeRegExp("^\\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$", "u");
+const fastRe15 = safeRegExp("^kid_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe16 = safeRegExp("^(?!\\s*$)[^\\u0000-\\u001F\\u007F]+$", "u");
+const fastRe17 = safeRegExp("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
+const fastRe18 = safeRegExp("^key_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe19 = safeRegExp("^[1-9A-HJ-NP-Za-km-z]*$", "");
+const fastRe20 = safeRegExp("^usr_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
+const fastRe21 = safeRegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$", "u");
+const fastRe22 = safeRegExp("^[^\\u0000-\\u001f\\u007f]*$", "u");
+const fastRe23 = safeRegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "");
+const fastRe24 = safeRegExp("^inv_[1-9A-HJ-NP-Za-km-z]{16,24}$", "u");
 function fastC1(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["email"] === undefined) return false;
@@ -15252,8 +16445,10 @@ function fastC1(d) {
   if (v0 !== undefined && !((typeof v0 == "string" && fastRe0.test(v0) && fastUcs2length(v0) >= 3 && fastUcs2length(v0) <= 254))) return false;
   const v1 = d["password"];
   if (v1 !== undefined && !((typeof v1 == "string" && fastUcs2length(v1) >= 8 && fastUcs2length(v1) <= 128))) return false;
-  for (const v2 in d) {
-    if (v2 === "email" || v2 === "password") continue;
+  const v2 = d["invite"];
+  if (v2 !== undefined && !((typeof v2 == "string" && fastRe1.test(v2) && fastUcs2length(v2) >= 16 && fastUcs2length(v2) <= 128))) return false;
+  for (const v3 in d) {
+    if (v3 === "email" || v3 === "password" || v3 === "invite") continue;
     return false;
   }
   return true;
@@ -15288,6 +16483,20 @@ function fast2(d) {
   if (!(fastC3(d))) return false;
   return true;
 }
+function fastC5(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["email"] === undefined) return false;
+  if (d["password"] === undefined) return false;
+  const v0 = d["email"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe0.test(v0) && fastUcs2length(v0) >= 3 && fastUcs2length(v0) <= 254))) return false;
+  const v1 = d["password"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastUcs2length(v1) >= 8 && fastUcs2length(v1) <= 128))) return false;
+  for (const v2 in d) {
+    if (v2 === "email" || v2 === "password") continue;
+    return false;
+  }
+  return true;
+}
 function fast4(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
@@ -15295,12 +16504,12 @@ function fast4(d) {
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC1(v1))) return false;
+    if (!(fastC5(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC7(d) {
+function fastC8(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["email"] === undefined) return false;
@@ -15323,12 +16532,12 @@ function fastC7(d) {
   }
   return true;
 }
-function fastC6(d) {
+function fastC7(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["user"] === undefined) return false;
   if (d["expiresAt"] === undefined) return false;
   const v0 = d["user"];
-  if (v0 !== undefined && !(fastC7(v0))) return false;
+  if (v0 !== undefined && !(fastC8(v0))) return false;
   const v1 = d["expiresAt"];
   if (v1 !== undefined && !(typeof v1 == "string")) return false;
   for (const v2 in d) {
@@ -15337,17 +16546,17 @@ function fastC6(d) {
   }
   return true;
 }
-function fast5(d) {
-  if (!(fastC6(d))) return false;
+function fast6(d) {
+  if (!(fastC7(d))) return false;
   return true;
 }
-function fast8(d) {
+function fast9(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC10(d) {
+function fastC11(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["loggedOut"] === undefined) return false;
   const v0 = d["loggedOut"];
@@ -15358,21 +16567,21 @@ function fastC10(d) {
   }
   return true;
 }
-function fast9(d) {
-  if (!(fastC10(d))) return false;
+function fast10(d) {
+  if (!(fastC11(d))) return false;
   return true;
 }
-function fast11(d) {
+function fast12(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fast12(d) {
-  if (!(fastC7(d))) return false;
+function fast13(d) {
+  if (!(fastC8(d))) return false;
   return true;
 }
-function fastC14(d) {
+function fastC15(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["currentPassword"] === undefined) return false;
   if (d["newPassword"] === undefined) return false;
@@ -15386,19 +16595,19 @@ function fastC14(d) {
   }
   return true;
 }
-function fast13(d) {
+function fast14(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC14(v1))) return false;
+    if (!(fastC15(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC16(d) {
+function fastC17(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["changed"] === undefined) return false;
   if (d["otherSessionsEnded"] === undefined) return false;
@@ -15412,11 +16621,11 @@ function fastC16(d) {
   }
   return true;
 }
-function fast15(d) {
-  if (!(fastC16(d))) return false;
+function fast16(d) {
+  if (!(fastC17(d))) return false;
   return true;
 }
-function fastC18(d) {
+function fastC19(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["password"] === undefined) return false;
   const v0 = d["password"];
@@ -15427,19 +16636,19 @@ function fastC18(d) {
   }
   return true;
 }
-function fast17(d) {
+function fast18(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC18(v1))) return false;
+    if (!(fastC19(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC20(d) {
+function fastC21(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["deleted"] === undefined) return false;
   if (d["usage"] === undefined) return false;
@@ -15453,11 +16662,11 @@ function fastC20(d) {
   }
   return true;
 }
-function fast19(d) {
-  if (!(fastC20(d))) return false;
+function fast20(d) {
+  if (!(fastC21(d))) return false;
   return true;
 }
-function fastC22(d) {
+function fastC23(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["email"] === undefined) return false;
   const v0 = d["email"];
@@ -15468,19 +16677,19 @@ function fastC22(d) {
   }
   return true;
 }
-function fast21(d) {
+function fast22(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC22(v1))) return false;
+    if (!(fastC23(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC24(d) {
+function fastC25(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["requested"] === undefined) return false;
   const v0 = d["requested"];
@@ -15491,16 +16700,16 @@ function fastC24(d) {
   }
   return true;
 }
-function fast23(d) {
-  if (!(fastC24(d))) return false;
+function fast24(d) {
+  if (!(fastC25(d))) return false;
   return true;
 }
-function fastC26(d) {
+function fastC27(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["token"] === undefined) return false;
   if (d["newPassword"] === undefined) return false;
   const v0 = d["token"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe1.test(v0)))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe2.test(v0)))) return false;
   const v1 = d["newPassword"];
   if (v1 !== undefined && !((typeof v1 == "string" && fastUcs2length(v1) >= 8 && fastUcs2length(v1) <= 128))) return false;
   for (const v2 in d) {
@@ -15509,19 +16718,19 @@ function fastC26(d) {
   }
   return true;
 }
-function fast25(d) {
+function fast26(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC26(v1))) return false;
+    if (!(fastC27(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC28(d) {
+function fastC29(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["reset"] === undefined) return false;
   if (d["next"] === undefined) return false;
@@ -15535,34 +16744,34 @@ function fastC28(d) {
   }
   return true;
 }
-function fast27(d) {
-  if (!(fastC28(d))) return false;
+function fast28(d) {
+  if (!(fastC29(d))) return false;
   return true;
 }
-function fastC30(d) {
+function fastC31(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["token"] === undefined) return false;
   const v0 = d["token"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe1.test(v0)))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe2.test(v0)))) return false;
   for (const v1 in d) {
     if (v1 === "token") continue;
     return false;
   }
   return true;
 }
-function fast29(d) {
+function fast30(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC30(v1))) return false;
+    if (!(fastC31(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC32(d) {
+function fastC33(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["verified"] === undefined) return false;
   const v0 = d["verified"];
@@ -15573,17 +16782,17 @@ function fastC32(d) {
   }
   return true;
 }
-function fast31(d) {
-  if (!(fastC32(d))) return false;
+function fast32(d) {
+  if (!(fastC33(d))) return false;
   return true;
 }
-function fast33(d) {
+function fast34(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC35(d) {
+function fastC36(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["sent"] === undefined) return false;
   const v0 = d["sent"];
@@ -15594,39 +16803,39 @@ function fastC35(d) {
   }
   return true;
 }
-function fast34(d) {
-  if (!(fastC35(d))) return false;
+function fast35(d) {
+  if (!(fastC36(d))) return false;
   return true;
 }
-function fastC37(d) {
+function fastC38(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   const v0 = d["limit"];
   if (v0 !== undefined && !(((typeof v0 == "number" && !(v0 % 1) && !isNaN(v0)) && v0 >= 1 && v0 <= 200))) return false;
   const v1 = d["cursor"];
-  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length >= 1 && v1.length <= 18 && fastRe2.test(v1))))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length >= 1 && v1.length <= 18 && fastRe3.test(v1))))) return false;
   for (const v2 in d) {
     if (v2 === "limit" || v2 === "cursor") continue;
     return false;
   }
   return true;
 }
-function fast36(d) {
+function fast37(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 0) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC37(v1))) return false;
+    if (!(fastC38(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fast42(d) {
+function fast43(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   return true;
 }
-function fastC41(d) {
+function fastC42(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["time"] === undefined) return false;
   if (d["action"] === undefined) return false;
@@ -15634,34 +16843,34 @@ function fastC41(d) {
   const v0 = d["time"];
   if (v0 !== undefined && !(typeof v0 == "string")) return false;
   const v1 = d["action"];
-  if (v1 !== undefined && !((v1 === "logged_in" || v1 === "login_throttled" || v1 === "password_changed" || v1 === "password_reset" || v1 === "password_reset_requested" || v1 === "email_verified" || v1 === "app_created" || v1 === "app_key_rotated" || v1 === "app_deleted" || v1 === "key_created" || v1 === "key_deleted" || v1 === "suspended" || v1 === "unsuspended" || v1 === "plan_changed" || v1 === "admin_granted" || v1 === "admin_revoked"))) return false;
+  if (v1 !== undefined && !((v1 === "logged_in" || v1 === "login_throttled" || v1 === "password_changed" || v1 === "password_reset" || v1 === "password_reset_requested" || v1 === "email_verified" || v1 === "app_created" || v1 === "app_key_rotated" || v1 === "app_deleted" || v1 === "key_created" || v1 === "key_deleted" || v1 === "suspended" || v1 === "unsuspended" || v1 === "plan_changed" || v1 === "admin_granted" || v1 === "admin_revoked" || v1 === "signed_up" || v1 === "invite_created" || v1 === "invite_revoked"))) return false;
   const v2 = d["ip"];
   if (v2 !== undefined && !(typeof v2 == "string")) return false;
   const v3 = d["byOperator"];
   if (v3 !== undefined && !(typeof v3 == "boolean")) return false;
   const v4 = d["detail"];
-  if (v4 !== undefined && !(fast42(v4))) return false;
+  if (v4 !== undefined && !(fast43(v4))) return false;
   for (const v5 in d) {
     if (v5 === "time" || v5 === "action" || v5 === "ip" || v5 === "byOperator" || v5 === "detail") continue;
     return false;
   }
   return true;
 }
-function fast40(d) {
+function fast41(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC41(v2))) return false;
+    if (!(fastC42(v2))) return false;
   }
   return true;
 }
-function fastC39(d) {
+function fastC40(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["entries"] === undefined) return false;
   if (d["next"] === undefined) return false;
   const v0 = d["entries"];
-  if (v0 !== undefined && !(fast40(v0))) return false;
+  if (v0 !== undefined && !(fast41(v0))) return false;
   const v1 = d["next"];
   if (v1 !== undefined && !((typeof v1 == "string" || v1 === null))) return false;
   for (const v2 in d) {
@@ -15670,17 +16879,17 @@ function fastC39(d) {
   }
   return true;
 }
-function fast38(d) {
-  if (!(fastC39(d))) return false;
+function fast39(d) {
+  if (!(fastC40(d))) return false;
   return true;
 }
-function fast43(d) {
+function fast44(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC45(d) {
+function fastC46(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["url"] === undefined) return false;
   const v0 = d["url"];
@@ -15693,11 +16902,11 @@ function fastC45(d) {
   }
   return true;
 }
-function fast44(d) {
-  if (!(fastC45(d))) return false;
+function fast45(d) {
+  if (!(fastC46(d))) return false;
   return true;
 }
-function fast46(d) {
+function fast47(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -15709,17 +16918,17 @@ function fast46(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast47(d) {
-  if (!(fastC45(d))) return false;
+function fast48(d) {
+  if (!(fastC46(d))) return false;
   return true;
 }
-function fast48(d) {
+function fast49(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC50(d) {
+function fastC51(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["subject"] === undefined) return false;
   if (d["app"] === undefined) return false;
@@ -15754,29 +16963,29 @@ function fastC50(d) {
   }
   return true;
 }
-function fast49(d) {
+function fast50(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC50(v2))) return false;
+    if (!(fastC51(v2))) return false;
   }
   return true;
 }
-function fast51(d) {
+function fast52(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC53(d) {
+function fastC54(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["network"] === undefined) return false;
   if (d["label"] === undefined) return false;
   if (d["chainId"] === undefined) return false;
   if (d["local"] === undefined) return false;
   const v0 = d["network"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe3.test(v0)))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe4.test(v0)))) return false;
   const v1 = d["label"];
   if (v1 !== undefined && !(typeof v1 == "string")) return false;
   const v2 = d["chainId"];
@@ -15789,16 +16998,16 @@ function fastC53(d) {
   }
   return true;
 }
-function fast52(d) {
+function fast53(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC53(v2))) return false;
+    if (!(fastC54(v2))) return false;
   }
   return true;
 }
-function fast54(d) {
+function fast55(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
@@ -15810,48 +17019,48 @@ function fast54(d) {
   if (v0 > 1) return false;
   return true;
 }
-function fast57(d) {
+function fast58(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC53(v2))) return false;
+    if (!(fastC54(v2))) return false;
   }
   return true;
 }
-function fastC56(d) {
+function fastC57(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
   if (d["networks"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe4.test(v0) && fastUcs2length(v0) >= 1 && fastUcs2length(v0) <= 64))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe5.test(v0) && fastUcs2length(v0) >= 1 && fastUcs2length(v0) <= 64))) return false;
   const v1 = d["name"];
   if (v1 !== undefined && !(typeof v1 == "string")) return false;
   const v2 = d["networks"];
-  if (v2 !== undefined && !(fast57(v2))) return false;
+  if (v2 !== undefined && !(fast58(v2))) return false;
   for (const v3 in d) {
     if (v3 === "id" || v3 === "name" || v3 === "networks") continue;
     return false;
   }
   return true;
 }
-function fast55(d) {
+function fast56(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC56(v2))) return false;
+    if (!(fastC57(v2))) return false;
   }
   return true;
 }
-function fast58(d) {
+function fast59(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fast59(d) {
+function fast60(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
@@ -15860,19 +17069,19 @@ function fast59(d) {
   }
   return true;
 }
-function fast60(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  if (v0 > 0) return false;
-  return true;
-}
 function fast61(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC65(d) {
+function fast62(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fastC66(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["period"] === undefined) return false;
   if (d["used"] === undefined) return false;
@@ -15895,16 +17104,16 @@ function fastC65(d) {
   }
   return true;
 }
-function fast64(d) {
+function fast65(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC65(v2))) return false;
+    if (!(fastC66(v2))) return false;
   }
   return true;
 }
-function fastC63(d) {
+function fastC64(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["apps"] === undefined) return false;
   if (d["maxApps"] === undefined) return false;
@@ -15917,68 +17126,68 @@ function fastC63(d) {
   const v2 = d["perSecond"];
   if (v2 !== undefined && !((((typeof v2 == "number" && !(v2 % 1) && !isNaN(v2)) || v2 === null) && (typeof v2 !== "number" || v2 >= 0)))) return false;
   const v3 = d["quotas"];
-  if (v3 !== undefined && !(fast64(v3))) return false;
+  if (v3 !== undefined && !(fast65(v3))) return false;
   for (const v4 in d) {
     if (v4 === "apps" || v4 === "maxApps" || v4 === "perSecond" || v4 === "quotas") continue;
     return false;
   }
   return true;
 }
-function fast62(d) {
-  if (!(fastC63(d))) return false;
+function fast63(d) {
+  if (!(fastC64(d))) return false;
   return true;
 }
-function fast66(d) {
+function fast67(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC68(d) {
+function fastC69(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["from"] === undefined) return false;
   if (d["to"] === undefined) return false;
   if (d["granularity"] === undefined) return false;
   const v0 = d["from"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe6.test(v0) && fastUcs2length(v0) <= 35))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe7.test(v0) && fastUcs2length(v0) <= 35))) return false;
   const v1 = d["to"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 35))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe7.test(v1) && fastUcs2length(v1) <= 35))) return false;
   const v2 = d["granularity"];
   if (v2 !== undefined && !((typeof v2 == "string" && (v2 === "minute" || v2 === "hour" || v2 === "day")))) return false;
   const v3 = d["network"];
-  if (v3 !== undefined && !((typeof v3 == "string" && fastRe3.test(v3)))) return false;
+  if (v3 !== undefined && !((typeof v3 == "string" && fastRe4.test(v3)))) return false;
   for (const v4 in d) {
     if (v4 === "from" || v4 === "to" || v4 === "granularity" || v4 === "network") continue;
     return false;
   }
   return true;
 }
-function fast67(d) {
+function fast68(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
   if (v0 < 2) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC68(v2))) return false;
+    if (!(fastC69(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC70(d) {
+function fastC71(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   const v0 = d["network"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe3.test(v0)))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe4.test(v0)))) return false;
   const v1 = d["method"];
   if (v1 !== undefined && !((typeof v1 == "string" && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 128))) return false;
   const v2 = d["code"];
@@ -15990,38 +17199,38 @@ function fastC70(d) {
   const v5 = d["minLatencyMs"];
   if (v5 !== undefined && !((typeof v5 == "number" && v5 >= 0))) return false;
   const v6 = d["since"];
-  if (v6 !== undefined && !((typeof v6 == "string" && fastRe6.test(v6) && fastUcs2length(v6) <= 35))) return false;
+  if (v6 !== undefined && !((typeof v6 == "string" && fastRe7.test(v6) && fastUcs2length(v6) <= 35))) return false;
   const v7 = d["until"];
-  if (v7 !== undefined && !((typeof v7 == "string" && fastRe6.test(v7) && fastUcs2length(v7) <= 35))) return false;
+  if (v7 !== undefined && !((typeof v7 == "string" && fastRe7.test(v7) && fastUcs2length(v7) <= 35))) return false;
   const v8 = d["requestId"];
   if (v8 !== undefined && !((typeof v8 == "string" && fastUcs2length(v8) >= 1 && fastUcs2length(v8) <= 128))) return false;
   const v9 = d["limit"];
   if (v9 !== undefined && !(((typeof v9 == "number" && !(v9 % 1) && !isNaN(v9)) && v9 >= 1 && v9 <= 500))) return false;
   const v10 = d["cursor"];
-  if (v10 !== undefined && !((typeof v10 == "string" && fastRe7.test(v10)))) return false;
+  if (v10 !== undefined && !((typeof v10 == "string" && fastRe8.test(v10)))) return false;
   for (const v11 in d) {
     if (v11 === "network" || v11 === "method" || v11 === "code" || v11 === "status" || v11 === "httpStatus" || v11 === "minLatencyMs" || v11 === "since" || v11 === "until" || v11 === "requestId" || v11 === "limit" || v11 === "cursor") continue;
     return false;
   }
   return true;
 }
-function fast69(d) {
+function fast70(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC70(v2))) return false;
+    if (!(fastC71(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC74(d) {
+function fastC75(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["time"] === undefined) return false;
@@ -16040,7 +17249,7 @@ function fastC74(d) {
   const v1 = d["time"];
   if (v1 !== undefined && !(typeof v1 == "string")) return false;
   const v2 = d["network"];
-  if (v2 !== undefined && !((typeof v2 == "string" && fastRe3.test(v2)))) return false;
+  if (v2 !== undefined && !((typeof v2 == "string" && fastRe4.test(v2)))) return false;
   const v3 = d["method"];
   if (v3 !== undefined && !(typeof v3 == "string")) return false;
   const v4 = d["httpStatus"];
@@ -16069,43 +17278,31 @@ function fastC74(d) {
   }
   return true;
 }
-function fast73(d) {
+function fast74(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC74(v2))) return false;
+    if (!(fastC75(v2))) return false;
   }
   return true;
 }
-function fastC72(d) {
+function fastC73(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["entries"] === undefined) return false;
   if (d["next"] === undefined) return false;
   const v0 = d["entries"];
-  if (v0 !== undefined && !(fast73(v0))) return false;
+  if (v0 !== undefined && !(fast74(v0))) return false;
   const v1 = d["next"];
-  if (v1 !== undefined && !((v1 === null || (typeof v1 == "string" && fastRe7.test(v1))))) return false;
+  if (v1 !== undefined && !((v1 === null || (typeof v1 == "string" && fastRe8.test(v1))))) return false;
   for (const v2 in d) {
     if (v2 === "entries" || v2 === "next") continue;
     return false;
   }
   return true;
 }
-function fast71(d) {
-  if (!(fastC72(d))) return false;
-  return true;
-}
-function fast75(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  if (v0 > 1) return false;
-  if (v0 < 1) return false;
-  if (v0 > 0) {
-    const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
-  }
-  if (v0 > 1) return false;
+function fast72(d) {
+  if (!(fastC73(d))) return false;
   return true;
 }
 function fast76(d) {
@@ -16115,12 +17312,24 @@ function fast76(d) {
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC78(d) {
+function fast77(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC79(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["deleted"] === undefined) return false;
@@ -16134,22 +17343,8 @@ function fastC78(d) {
   }
   return true;
 }
-function fast77(d) {
-  if (!(fastC78(d))) return false;
-  return true;
-}
-function fast81(d) {
-  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
-  if (d["kind"] === undefined) return false;
-  if (d["value"] === undefined) return false;
-  const v0 = d["kind"];
-  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "origin"))) return false;
-  const v1 = d["value"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe8.test(v1) && fastUcs2length(v1) <= 253))) return false;
-  for (const v2 in d) {
-    if (v2 === "kind" || v2 === "value") continue;
-    return false;
-  }
+function fast78(d) {
+  if (!(fastC79(d))) return false;
   return true;
 }
 function fast82(d) {
@@ -16157,9 +17352,9 @@ function fast82(d) {
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
   const v0 = d["kind"];
-  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "ip"))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "origin"))) return false;
   const v1 = d["value"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe9.test(v1) && fastUcs2length(v1) <= 49))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe9.test(v1) && fastUcs2length(v1) <= 253))) return false;
   for (const v2 in d) {
     if (v2 === "kind" || v2 === "value") continue;
     return false;
@@ -16171,9 +17366,9 @@ function fast83(d) {
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
   const v0 = d["kind"];
-  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "address"))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "ip"))) return false;
   const v1 = d["value"];
-  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length === 42 && fastRe10.test(v1))))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe10.test(v1) && fastUcs2length(v1) <= 49))) return false;
   for (const v2 in d) {
     if (v2 === "kind" || v2 === "value") continue;
     return false;
@@ -16185,43 +17380,57 @@ function fast84(d) {
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
   const v0 = d["kind"];
-  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "method"))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "address"))) return false;
   const v1 = d["value"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe11.test(v1) && fastUcs2length(v1) <= 64))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && (v1.length === 42 && fastRe11.test(v1))))) return false;
   for (const v2 in d) {
     if (v2 === "kind" || v2 === "value") continue;
     return false;
   }
   return true;
 }
-function fastC80(d) {
-  if (!((fast81(d) || fast82(d) || fast83(d) || fast84(d)))) return false;
+function fast85(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["kind"] === undefined) return false;
+  if (d["value"] === undefined) return false;
+  const v0 = d["kind"];
+  if (v0 !== undefined && !((typeof v0 == "string" && v0 === "method"))) return false;
+  const v1 = d["value"];
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe12.test(v1) && fastUcs2length(v1) <= 64))) return false;
+  for (const v2 in d) {
+    if (v2 === "kind" || v2 === "value") continue;
+    return false;
+  }
   return true;
 }
-function fast79(d) {
+function fastC81(d) {
+  if (!((fast82(d) || fast83(d) || fast84(d) || fast85(d)))) return false;
+  return true;
+}
+function fast80(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
   if (v0 < 2) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC80(v2))) return false;
+    if (!(fastC81(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC86(d) {
+function fastC87(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["kind"] === undefined) return false;
   if (d["value"] === undefined) return false;
   if (d["createdAt"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe12.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe13.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["kind"];
   if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "origin" || v1 === "ip" || v1 === "address" || v1 === "method")))) return false;
   const v2 = d["value"];
@@ -16234,89 +17443,89 @@ function fastC86(d) {
   }
   return true;
 }
-function fast85(d) {
-  if (!(fastC86(d))) return false;
+function fast86(d) {
+  if (!(fastC87(d))) return false;
   return true;
 }
-function fast87(d) {
+function fast88(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fast88(d) {
+function fast89(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC86(v2))) return false;
+    if (!(fastC87(v2))) return false;
   }
   return true;
 }
-function fast89(d) {
+function fast90(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
   if (v0 < 2) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!((typeof v2 == "string" && fastRe12.test(v2) && fastUcs2length(v2) <= 40))) return false;
+    if (!((typeof v2 == "string" && fastRe13.test(v2) && fastUcs2length(v2) <= 40))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fast90(d) {
-  if (!(fastC78(d))) return false;
+function fast91(d) {
+  if (!(fastC79(d))) return false;
   return true;
 }
-function fastC92(d) {
+function fastC93(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["alg"] === undefined) return false;
   if (d["publicKeyPem"] === undefined) return false;
   const v0 = d["alg"];
   if (v0 !== undefined && !((typeof v0 == "string" && (v0 === "RS256" || v0 === "RS384" || v0 === "RS512" || v0 === "ES256" || v0 === "ES384")))) return false;
   const v1 = d["publicKeyPem"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe13.test(v1) && fastUcs2length(v1) >= 64 && fastUcs2length(v1) <= 8192))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe14.test(v1) && fastUcs2length(v1) >= 64 && fastUcs2length(v1) <= 8192))) return false;
   for (const v2 in d) {
     if (v2 === "alg" || v2 === "publicKeyPem") continue;
     return false;
   }
   return true;
 }
-function fast91(d) {
+function fast92(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
   if (v0 < 2) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC92(v2))) return false;
+    if (!(fastC93(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
-function fastC94(d) {
+function fastC95(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["alg"] === undefined) return false;
   if (d["publicKeyPem"] === undefined) return false;
   if (d["createdAt"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe14.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe15.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["alg"];
   if (v1 !== undefined && !((typeof v1 == "string" && (v1 === "RS256" || v1 === "RS384" || v1 === "RS512" || v1 === "ES256" || v1 === "ES384")))) return false;
   const v2 = d["publicKeyPem"];
@@ -16329,59 +17538,59 @@ function fastC94(d) {
   }
   return true;
 }
-function fast93(d) {
-  if (!(fastC94(d))) return false;
+function fast94(d) {
+  if (!(fastC95(d))) return false;
   return true;
 }
-function fast95(d) {
+function fast96(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) return false;
-  return true;
-}
-function fast96(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  for (let v1 = 0; v1 < v0; v1++) {
-    const v2 = d[v1];
-    if (!(fastC94(v2))) return false;
-  }
   return true;
 }
 function fast97(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
-  if (v0 > 2) return false;
-  if (v0 < 2) return false;
-  if (v0 > 0) {
-    const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC95(v2))) return false;
   }
-  if (v0 > 1) {
-    const v2 = d[1];
-    if (!((typeof v2 == "string" && fastRe14.test(v2) && fastUcs2length(v2) <= 40))) return false;
-  }
-  if (v0 > 2) return false;
   return true;
 }
 function fast98(d) {
-  if (!(fastC78(d))) return false;
-  return true;
-}
-function fast99(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
   if (v0 < 2) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe5.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!((typeof v2 == "string" && fastRe15.test(v2) && fastUcs2length(v2) <= 40))) return false;
+  }
+  if (v0 > 2) return false;
+  return true;
+}
+function fast99(d) {
+  if (!(fastC79(d))) return false;
+  return true;
+}
+function fast100(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 2) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe6.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
@@ -16390,35 +17599,35 @@ function fast99(d) {
   if (v0 > 2) return false;
   return true;
 }
-function fastC101(d) {
+function fastC102(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["name"] === undefined) return false;
   if (d["network"] === undefined) return false;
   const v0 = d["name"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe15.test(v0) && fastUcs2length(v0) >= 1 && fastUcs2length(v0) <= 64))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe16.test(v0) && fastUcs2length(v0) >= 1 && fastUcs2length(v0) <= 64))) return false;
   const v1 = d["network"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe3.test(v1)))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe4.test(v1)))) return false;
   const v2 = d["description"];
-  if (v2 !== undefined && !((typeof v2 == "string" && fastRe16.test(v2) && fastUcs2length(v2) <= 500))) return false;
+  if (v2 !== undefined && !((typeof v2 == "string" && fastRe17.test(v2) && fastUcs2length(v2) <= 500))) return false;
   for (const v3 in d) {
     if (v3 === "name" || v3 === "network" || v3 === "description") continue;
     return false;
   }
   return true;
 }
-function fast100(d) {
+function fast101(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC101(v1))) return false;
+    if (!(fastC102(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC103(d) {
+function fastC104(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -16429,19 +17638,19 @@ function fastC103(d) {
   if (d["key"] === undefined) return false;
   if (d["url"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe17.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe18.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["name"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe15.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe16.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
   const v2 = d["network"];
-  if (v2 !== undefined && !((typeof v2 == "string" && fastRe3.test(v2)))) return false;
+  if (v2 !== undefined && !((typeof v2 == "string" && fastRe4.test(v2)))) return false;
   const v3 = d["networkLabel"];
   if (v3 !== undefined && !(typeof v3 == "string")) return false;
   const v4 = d["description"];
-  if (v4 !== undefined && !((typeof v4 == "string" && fastRe16.test(v4) && fastUcs2length(v4) <= 500))) return false;
+  if (v4 !== undefined && !((typeof v4 == "string" && fastRe17.test(v4) && fastUcs2length(v4) <= 500))) return false;
   const v5 = d["createdAt"];
   if (v5 !== undefined && !(typeof v5 == "string")) return false;
   const v6 = d["key"];
-  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length >= 20 && v6.length <= 64 && fastRe18.test(v6))))) return false;
+  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length >= 20 && v6.length <= 64 && fastRe19.test(v6))))) return false;
   const v7 = d["url"];
   if (v7 !== undefined && !(typeof v7 == "string")) return false;
   for (const v8 in d) {
@@ -16450,17 +17659,17 @@ function fastC103(d) {
   }
   return true;
 }
-function fast102(d) {
-  if (!(fastC103(d))) return false;
+function fast103(d) {
+  if (!(fastC104(d))) return false;
   return true;
 }
-function fast104(d) {
+function fast105(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC109(d) {
+function fastC110(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["day"] === undefined) return false;
   if (d["total"] === undefined) return false;
@@ -16477,7 +17686,7 @@ function fastC109(d) {
   }
   return true;
 }
-function fastC108(d) {
+function fastC109(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -16487,35 +17696,35 @@ function fastC108(d) {
   if (d["createdAt"] === undefined) return false;
   if (d["today"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe17.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe18.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["name"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe15.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe16.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
   const v2 = d["network"];
-  if (v2 !== undefined && !((typeof v2 == "string" && fastRe3.test(v2)))) return false;
+  if (v2 !== undefined && !((typeof v2 == "string" && fastRe4.test(v2)))) return false;
   const v3 = d["networkLabel"];
   if (v3 !== undefined && !(typeof v3 == "string")) return false;
   const v4 = d["description"];
-  if (v4 !== undefined && !((typeof v4 == "string" && fastRe16.test(v4) && fastUcs2length(v4) <= 500))) return false;
+  if (v4 !== undefined && !((typeof v4 == "string" && fastRe17.test(v4) && fastUcs2length(v4) <= 500))) return false;
   const v5 = d["createdAt"];
   if (v5 !== undefined && !(typeof v5 == "string")) return false;
   const v6 = d["today"];
-  if (v6 !== undefined && !(fastC109(v6))) return false;
+  if (v6 !== undefined && !(fastC110(v6))) return false;
   for (const v7 in d) {
     if (v7 === "id" || v7 === "name" || v7 === "network" || v7 === "networkLabel" || v7 === "description" || v7 === "createdAt" || v7 === "today") continue;
     return false;
   }
   return true;
 }
-function fast107(d) {
+function fast108(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC108(v2))) return false;
+    if (!(fastC109(v2))) return false;
   }
   return true;
 }
-function fastC110(d) {
+function fastC111(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["used"] === undefined) return false;
   if (d["limit"] === undefined) return false;
@@ -16538,40 +17747,40 @@ function fastC110(d) {
   }
   return true;
 }
-function fastC106(d) {
+function fastC107(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["keys"] === undefined) return false;
   if (d["maxKeys"] === undefined) return false;
   if (d["usage"] === undefined) return false;
   const v0 = d["keys"];
-  if (v0 !== undefined && !(fast107(v0))) return false;
+  if (v0 !== undefined && !(fast108(v0))) return false;
   const v1 = d["maxKeys"];
   if (v1 !== undefined && !((typeof v1 == "number" && !(v1 % 1) && !isNaN(v1)))) return false;
   const v2 = d["usage"];
-  if (v2 !== undefined && !(fastC110(v2))) return false;
+  if (v2 !== undefined && !(fastC111(v2))) return false;
   for (const v3 in d) {
     if (v3 === "keys" || v3 === "maxKeys" || v3 === "usage") continue;
     return false;
   }
   return true;
 }
-function fast105(d) {
-  if (!(fastC106(d))) return false;
+function fast106(d) {
+  if (!(fastC107(d))) return false;
   return true;
 }
-function fast111(d) {
+function fast112(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe17.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe18.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC115(d) {
+function fastC116(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["method"] === undefined) return false;
   if (d["id"] === undefined) return false;
@@ -16594,16 +17803,16 @@ function fastC115(d) {
   }
   return true;
 }
-function fast114(d) {
+function fast115(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC115(v2))) return false;
+    if (!(fastC116(v2))) return false;
   }
   return true;
 }
-function fastC113(d) {
+function fastC114(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
@@ -16616,88 +17825,88 @@ function fastC113(d) {
   if (d["examples"] === undefined) return false;
   if (d["today"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe17.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe18.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["name"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe15.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe16.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 64))) return false;
   const v2 = d["network"];
-  if (v2 !== undefined && !((typeof v2 == "string" && fastRe3.test(v2)))) return false;
+  if (v2 !== undefined && !((typeof v2 == "string" && fastRe4.test(v2)))) return false;
   const v3 = d["networkLabel"];
   if (v3 !== undefined && !(typeof v3 == "string")) return false;
   const v4 = d["description"];
-  if (v4 !== undefined && !((typeof v4 == "string" && fastRe16.test(v4) && fastUcs2length(v4) <= 500))) return false;
+  if (v4 !== undefined && !((typeof v4 == "string" && fastRe17.test(v4) && fastUcs2length(v4) <= 500))) return false;
   const v5 = d["createdAt"];
   if (v5 !== undefined && !(typeof v5 == "string")) return false;
   const v6 = d["key"];
-  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length >= 20 && v6.length <= 64 && fastRe18.test(v6))))) return false;
+  if (v6 !== undefined && !((typeof v6 == "string" && (v6.length >= 20 && v6.length <= 64 && fastRe19.test(v6))))) return false;
   const v7 = d["url"];
   if (v7 !== undefined && !(typeof v7 == "string")) return false;
   const v8 = d["examples"];
-  if (v8 !== undefined && !(fast114(v8))) return false;
+  if (v8 !== undefined && !(fast115(v8))) return false;
   const v9 = d["today"];
-  if (v9 !== undefined && !(fastC109(v9))) return false;
+  if (v9 !== undefined && !(fastC110(v9))) return false;
   for (const v10 in d) {
     if (v10 === "id" || v10 === "name" || v10 === "network" || v10 === "networkLabel" || v10 === "description" || v10 === "createdAt" || v10 === "key" || v10 === "url" || v10 === "examples" || v10 === "today") continue;
     return false;
   }
   return true;
 }
-function fast112(d) {
-  if (!(fastC113(d))) return false;
-  return true;
-}
-function fast116(d) {
-  if (!(Array.isArray(d))) return false;
-  const v0 = d.length;
-  if (v0 > 2) return false;
-  if (v0 < 2) return false;
-  if (v0 > 0) {
-    const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe17.test(v1) && fastUcs2length(v1) <= 40))) return false;
-  }
-  if (v0 > 1) {
-    const v2 = d[1];
-    if (!(fastC68(v2))) return false;
-  }
-  if (v0 > 2) return false;
+function fast113(d) {
+  if (!(fastC114(d))) return false;
   return true;
 }
 function fast117(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 2) return false;
-  if (v0 < 1) return false;
+  if (v0 < 2) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe17.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe18.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) {
     const v2 = d[1];
-    if (!(fastC70(v2))) return false;
+    if (!(fastC69(v2))) return false;
   }
   if (v0 > 2) return false;
   return true;
 }
 function fast118(d) {
-  if (!(fastC72(d))) return false;
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 2) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!((typeof v1 == "string" && fastRe18.test(v1) && fastUcs2length(v1) <= 40))) return false;
+  }
+  if (v0 > 1) {
+    const v2 = d[1];
+    if (!(fastC71(v2))) return false;
+  }
+  if (v0 > 2) return false;
   return true;
 }
 function fast119(d) {
+  if (!(fastC73(d))) return false;
+  return true;
+}
+function fast120(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!((typeof v1 == "string" && fastRe17.test(v1) && fastUcs2length(v1) <= 40))) return false;
+    if (!((typeof v1 == "string" && fastRe18.test(v1) && fastUcs2length(v1) <= 40))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fast120(d) {
-  if (!(fastC78(d))) return false;
+function fast121(d) {
+  if (!(fastC79(d))) return false;
   return true;
 }
-function fastC122(d) {
+function fastC123(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   const v0 = d["search"];
   if (v0 !== undefined && !((typeof v0 == "string" && fastUcs2length(v0) <= 254))) return false;
@@ -16713,19 +17922,19 @@ function fastC122(d) {
   }
   return true;
 }
-function fast121(d) {
+function fast122(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 0) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC122(v1))) return false;
+    if (!(fastC123(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fastC127(d) {
+function fastC128(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["at"] === undefined) return false;
   if (d["reason"] === undefined) return false;
@@ -16739,7 +17948,7 @@ function fastC127(d) {
   }
   return true;
 }
-function fastC128(d) {
+function fastC129(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   const v0 = d["perSecond"];
   if (v0 !== undefined && !((((typeof v0 == "number" && !(v0 % 1) && !isNaN(v0)) || v0 === null) && (typeof v0 !== "number" || v0 >= 0)))) return false;
@@ -16761,7 +17970,7 @@ function fastC128(d) {
   }
   return true;
 }
-function fastC129(d) {
+function fastC130(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["perSecond"] === undefined) return false;
   if (d["daily"] === undefined) return false;
@@ -16796,7 +18005,7 @@ function fastC129(d) {
   }
   return true;
 }
-function fast130(d) {
+function fast131(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["today"] === undefined) return false;
   if (d["month"] === undefined) return false;
@@ -16810,7 +18019,7 @@ function fast130(d) {
   }
   return true;
 }
-function fastC126(d) {
+function fastC127(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["email"] === undefined) return false;
@@ -16825,7 +18034,7 @@ function fastC126(d) {
   if (d["keys"] === undefined) return false;
   if (d["usage"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe19.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe20.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["email"];
   if (v1 !== undefined && !((typeof v1 == "string" && fastRe0.test(v1) && fastUcs2length(v1) >= 3 && fastUcs2length(v1) <= 254))) return false;
   const v2 = d["createdAt"];
@@ -16835,40 +18044,40 @@ function fastC126(d) {
   const v4 = d["admin"];
   if (v4 !== undefined && !(typeof v4 == "boolean")) return false;
   const v5 = d["suspended"];
-  if (v5 !== undefined && !((v5 === null || fastC127(v5)))) return false;
+  if (v5 !== undefined && !((v5 === null || fastC128(v5)))) return false;
   const v6 = d["plan"];
-  if (v6 !== undefined && !((v6 === null || (typeof v6 == "string" && fastRe20.test(v6))))) return false;
+  if (v6 !== undefined && !((v6 === null || (typeof v6 == "string" && fastRe21.test(v6))))) return false;
   const v7 = d["planOverride"];
-  if (v7 !== undefined && !((v7 === null || fastC128(v7)))) return false;
+  if (v7 !== undefined && !((v7 === null || fastC129(v7)))) return false;
   const v8 = d["limits"];
-  if (v8 !== undefined && !(fastC129(v8))) return false;
+  if (v8 !== undefined && !(fastC130(v8))) return false;
   const v9 = d["apps"];
   if (v9 !== undefined && !(((typeof v9 == "number" && !(v9 % 1) && !isNaN(v9)) && v9 >= 0))) return false;
   const v10 = d["keys"];
   if (v10 !== undefined && !(((typeof v10 == "number" && !(v10 % 1) && !isNaN(v10)) && v10 >= 0))) return false;
   const v11 = d["usage"];
-  if (v11 !== undefined && !(fast130(v11))) return false;
+  if (v11 !== undefined && !(fast131(v11))) return false;
   for (const v12 in d) {
     if (v12 === "id" || v12 === "email" || v12 === "createdAt" || v12 === "emailVerified" || v12 === "admin" || v12 === "suspended" || v12 === "plan" || v12 === "planOverride" || v12 === "limits" || v12 === "apps" || v12 === "keys" || v12 === "usage") continue;
     return false;
   }
   return true;
 }
-function fast125(d) {
+function fast126(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC126(v2))) return false;
+    if (!(fastC127(v2))) return false;
   }
   return true;
 }
-function fastC124(d) {
+function fastC125(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["accounts"] === undefined) return false;
   if (d["next"] === undefined) return false;
   const v0 = d["accounts"];
-  if (v0 !== undefined && !(fast125(v0))) return false;
+  if (v0 !== undefined && !(fast126(v0))) return false;
   const v1 = d["next"];
   if (v1 !== undefined && !((typeof v1 == "string" || v1 === null))) return false;
   for (const v2 in d) {
@@ -16877,34 +18086,34 @@ function fastC124(d) {
   }
   return true;
 }
-function fast123(d) {
-  if (!(fastC124(d))) return false;
+function fast124(d) {
+  if (!(fastC125(d))) return false;
   return true;
 }
-function fastC132(d) {
+function fastC133(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["userId"] === undefined) return false;
   const v0 = d["userId"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe19.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe20.test(v0) && fastUcs2length(v0) <= 40))) return false;
   for (const v1 in d) {
     if (v1 === "userId") continue;
     return false;
   }
   return true;
 }
-function fast131(d) {
+function fast132(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC132(v1))) return false;
+    if (!(fastC133(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fast135(d) {
+function fast136(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["today"] === undefined) return false;
   if (d["month"] === undefined) return false;
@@ -16918,14 +18127,14 @@ function fast135(d) {
   }
   return true;
 }
-function fast137(d) {
+function fast138(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
   if (d["chain"] === undefined) return false;
   if (d["createdAt"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe5.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe6.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["name"];
   if (v1 !== undefined && !(typeof v1 == "string")) return false;
   const v2 = d["chain"];
@@ -16938,23 +18147,23 @@ function fast137(d) {
   }
   return true;
 }
-function fast136(d) {
+function fast137(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fast137(v2))) return false;
+    if (!(fast138(v2))) return false;
   }
   return true;
 }
-function fast139(d) {
+function fast140(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["name"] === undefined) return false;
   if (d["network"] === undefined) return false;
   if (d["createdAt"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe17.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe18.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["name"];
   if (v1 !== undefined && !(typeof v1 == "string")) return false;
   const v2 = d["network"];
@@ -16967,16 +18176,16 @@ function fast139(d) {
   }
   return true;
 }
-function fast138(d) {
+function fast139(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fast139(v2))) return false;
+    if (!(fast140(v2))) return false;
   }
   return true;
 }
-function fastC134(d) {
+function fastC135(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["email"] === undefined) return false;
@@ -16993,7 +18202,7 @@ function fastC134(d) {
   if (d["appList"] === undefined) return false;
   if (d["keyList"] === undefined) return false;
   const v0 = d["id"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe19.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe20.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["email"];
   if (v1 !== undefined && !((typeof v1 == "string" && fastRe0.test(v1) && fastUcs2length(v1) >= 3 && fastUcs2length(v1) <= 254))) return false;
   const v2 = d["createdAt"];
@@ -17003,129 +18212,129 @@ function fastC134(d) {
   const v4 = d["admin"];
   if (v4 !== undefined && !(typeof v4 == "boolean")) return false;
   const v5 = d["suspended"];
-  if (v5 !== undefined && !((v5 === null || fastC127(v5)))) return false;
+  if (v5 !== undefined && !((v5 === null || fastC128(v5)))) return false;
   const v6 = d["plan"];
-  if (v6 !== undefined && !((v6 === null || (typeof v6 == "string" && fastRe20.test(v6))))) return false;
+  if (v6 !== undefined && !((v6 === null || (typeof v6 == "string" && fastRe21.test(v6))))) return false;
   const v7 = d["planOverride"];
-  if (v7 !== undefined && !((v7 === null || fastC128(v7)))) return false;
+  if (v7 !== undefined && !((v7 === null || fastC129(v7)))) return false;
   const v8 = d["limits"];
-  if (v8 !== undefined && !(fastC129(v8))) return false;
+  if (v8 !== undefined && !(fastC130(v8))) return false;
   const v9 = d["apps"];
   if (v9 !== undefined && !(((typeof v9 == "number" && !(v9 % 1) && !isNaN(v9)) && v9 >= 0))) return false;
   const v10 = d["keys"];
   if (v10 !== undefined && !(((typeof v10 == "number" && !(v10 % 1) && !isNaN(v10)) && v10 >= 0))) return false;
   const v11 = d["usage"];
-  if (v11 !== undefined && !(fast135(v11))) return false;
+  if (v11 !== undefined && !(fast136(v11))) return false;
   const v12 = d["appList"];
-  if (v12 !== undefined && !(fast136(v12))) return false;
+  if (v12 !== undefined && !(fast137(v12))) return false;
   const v13 = d["keyList"];
-  if (v13 !== undefined && !(fast138(v13))) return false;
+  if (v13 !== undefined && !(fast139(v13))) return false;
   for (const v14 in d) {
     if (v14 === "id" || v14 === "email" || v14 === "createdAt" || v14 === "emailVerified" || v14 === "admin" || v14 === "suspended" || v14 === "plan" || v14 === "planOverride" || v14 === "limits" || v14 === "apps" || v14 === "keys" || v14 === "usage" || v14 === "appList" || v14 === "keyList") continue;
     return false;
   }
   return true;
 }
-function fast133(d) {
-  if (!(fastC134(d))) return false;
+function fast134(d) {
+  if (!(fastC135(d))) return false;
   return true;
 }
-function fastC141(d) {
+function fastC142(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["userId"] === undefined) return false;
   if (d["reason"] === undefined) return false;
   const v0 = d["userId"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe19.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe20.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["reason"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe21.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 500))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe22.test(v1) && fastUcs2length(v1) >= 1 && fastUcs2length(v1) <= 500))) return false;
   for (const v2 in d) {
     if (v2 === "userId" || v2 === "reason") continue;
     return false;
   }
   return true;
 }
-function fast140(d) {
+function fast141(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC141(v1))) return false;
+    if (!(fastC142(v1))) return false;
   }
   if (v0 > 1) return false;
-  return true;
-}
-function fast142(d) {
-  if (!(fastC126(d))) return false;
   return true;
 }
 function fast143(d) {
+  if (!(fastC127(d))) return false;
+  return true;
+}
+function fast144(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC132(v1))) return false;
+    if (!(fastC133(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fast144(d) {
-  if (!(fastC126(d))) return false;
+function fast145(d) {
+  if (!(fastC127(d))) return false;
   return true;
 }
-function fastC146(d) {
+function fastC147(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["userId"] === undefined) return false;
   if (d["plan"] === undefined) return false;
   const v0 = d["userId"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe19.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe20.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["plan"];
-  if (v1 !== undefined && !((v1 === null || (typeof v1 == "string" && fastRe20.test(v1))))) return false;
+  if (v1 !== undefined && !((v1 === null || (typeof v1 == "string" && fastRe21.test(v1))))) return false;
   const v2 = d["override"];
-  if (v2 !== undefined && !((v2 === null || fastC128(v2)))) return false;
+  if (v2 !== undefined && !((v2 === null || fastC129(v2)))) return false;
   for (const v3 in d) {
     if (v3 === "userId" || v3 === "plan" || v3 === "override") continue;
     return false;
   }
   return true;
 }
-function fast145(d) {
+function fast146(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC146(v1))) return false;
+    if (!(fastC147(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fast147(d) {
-  if (!(fastC126(d))) return false;
+function fast148(d) {
+  if (!(fastC127(d))) return false;
   return true;
 }
-function fast148(d) {
+function fast149(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 0) return false;
   return true;
 }
-function fastC152(d) {
+function fastC153(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["name"] === undefined) return false;
   if (d["limits"] === undefined) return false;
   if (d["effective"] === undefined) return false;
   if (d["default"] === undefined) return false;
   const v0 = d["name"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe20.test(v0)))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe21.test(v0)))) return false;
   const v1 = d["limits"];
-  if (v1 !== undefined && !(fastC128(v1))) return false;
+  if (v1 !== undefined && !(fastC129(v1))) return false;
   const v2 = d["effective"];
-  if (v2 !== undefined && !(fastC129(v2))) return false;
+  if (v2 !== undefined && !(fastC130(v2))) return false;
   const v3 = d["default"];
   if (v3 !== undefined && !(typeof v3 == "boolean")) return false;
   for (const v4 in d) {
@@ -17134,65 +18343,65 @@ function fastC152(d) {
   }
   return true;
 }
-function fast151(d) {
+function fast152(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC152(v2))) return false;
+    if (!(fastC153(v2))) return false;
   }
   return true;
 }
-function fastC150(d) {
+function fastC151(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["plans"] === undefined) return false;
   if (d["defaultPlan"] === undefined) return false;
   if (d["base"] === undefined) return false;
   const v0 = d["plans"];
-  if (v0 !== undefined && !(fast151(v0))) return false;
+  if (v0 !== undefined && !(fast152(v0))) return false;
   const v1 = d["defaultPlan"];
-  if (v1 !== undefined && !((v1 === null || (typeof v1 == "string" && fastRe20.test(v1))))) return false;
+  if (v1 !== undefined && !((v1 === null || (typeof v1 == "string" && fastRe21.test(v1))))) return false;
   const v2 = d["base"];
-  if (v2 !== undefined && !(fastC129(v2))) return false;
+  if (v2 !== undefined && !(fastC130(v2))) return false;
   for (const v3 in d) {
     if (v3 === "plans" || v3 === "defaultPlan" || v3 === "base") continue;
     return false;
   }
   return true;
 }
-function fast149(d) {
-  if (!(fastC150(d))) return false;
+function fast150(d) {
+  if (!(fastC151(d))) return false;
   return true;
 }
-function fastC154(d) {
+function fastC155(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["since"] === undefined) return false;
   if (d["until"] === undefined) return false;
   const v0 = d["since"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe22.test(v0)))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe23.test(v0)))) return false;
   const v1 = d["until"];
-  if (v1 !== undefined && !((typeof v1 == "string" && fastRe22.test(v1)))) return false;
+  if (v1 !== undefined && !((typeof v1 == "string" && fastRe23.test(v1)))) return false;
   const v2 = d["userId"];
-  if (v2 !== undefined && !((typeof v2 == "string" && fastRe19.test(v2) && fastUcs2length(v2) <= 40))) return false;
+  if (v2 !== undefined && !((typeof v2 == "string" && fastRe20.test(v2) && fastUcs2length(v2) <= 40))) return false;
   for (const v3 in d) {
     if (v3 === "since" || v3 === "until" || v3 === "userId") continue;
     return false;
   }
   return true;
 }
-function fast153(d) {
+function fast154(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 1) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC154(v1))) return false;
+    if (!(fastC155(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fast158(d) {
+function fast159(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["day"] === undefined) return false;
   if (d["requests"] === undefined) return false;
@@ -17200,7 +18409,7 @@ function fast158(d) {
   if (d["units"] === undefined) return false;
   if (d["accounts"] === undefined) return false;
   const v0 = d["day"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe22.test(v0)))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe23.test(v0)))) return false;
   const v1 = d["requests"];
   if (v1 !== undefined && !(((typeof v1 == "number" && !(v1 % 1) && !isNaN(v1)) && v1 >= 0))) return false;
   const v2 = d["success"];
@@ -17215,63 +18424,63 @@ function fast158(d) {
   }
   return true;
 }
-function fast157(d) {
+function fast158(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fast158(v2))) return false;
+    if (!(fast159(v2))) return false;
   }
   return true;
 }
-function fastC156(d) {
+function fastC157(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["days"] === undefined) return false;
   const v0 = d["days"];
-  if (v0 !== undefined && !(fast157(v0))) return false;
+  if (v0 !== undefined && !(fast158(v0))) return false;
   for (const v1 in d) {
     if (v1 === "days") continue;
     return false;
   }
   return true;
 }
-function fast155(d) {
-  if (!(fastC156(d))) return false;
+function fast156(d) {
+  if (!(fastC157(d))) return false;
   return true;
 }
-function fastC160(d) {
+function fastC161(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   const v0 = d["userId"];
-  if (v0 !== undefined && !((typeof v0 == "string" && fastRe19.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe20.test(v0) && fastUcs2length(v0) <= 40))) return false;
   const v1 = d["action"];
-  if (v1 !== undefined && !((v1 === "logged_in" || v1 === "login_throttled" || v1 === "password_changed" || v1 === "password_reset" || v1 === "password_reset_requested" || v1 === "email_verified" || v1 === "app_created" || v1 === "app_key_rotated" || v1 === "app_deleted" || v1 === "key_created" || v1 === "key_deleted" || v1 === "suspended" || v1 === "unsuspended" || v1 === "plan_changed" || v1 === "admin_granted" || v1 === "admin_revoked"))) return false;
+  if (v1 !== undefined && !((v1 === "logged_in" || v1 === "login_throttled" || v1 === "password_changed" || v1 === "password_reset" || v1 === "password_reset_requested" || v1 === "email_verified" || v1 === "app_created" || v1 === "app_key_rotated" || v1 === "app_deleted" || v1 === "key_created" || v1 === "key_deleted" || v1 === "suspended" || v1 === "unsuspended" || v1 === "plan_changed" || v1 === "admin_granted" || v1 === "admin_revoked" || v1 === "signed_up" || v1 === "invite_created" || v1 === "invite_revoked"))) return false;
   const v2 = d["limit"];
   if (v2 !== undefined && !(((typeof v2 == "number" && !(v2 % 1) && !isNaN(v2)) && v2 >= 1 && v2 <= 200))) return false;
   const v3 = d["cursor"];
-  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length >= 1 && v3.length <= 18 && fastRe2.test(v3))))) return false;
+  if (v3 !== undefined && !((typeof v3 == "string" && (v3.length >= 1 && v3.length <= 18 && fastRe3.test(v3))))) return false;
   for (const v4 in d) {
     if (v4 === "userId" || v4 === "action" || v4 === "limit" || v4 === "cursor") continue;
     return false;
   }
   return true;
 }
-function fast159(d) {
+function fast160(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   if (v0 > 1) return false;
   if (v0 < 0) return false;
   if (v0 > 0) {
     const v1 = d[0];
-    if (!(fastC160(v1))) return false;
+    if (!(fastC161(v1))) return false;
   }
   if (v0 > 1) return false;
   return true;
 }
-function fast165(d) {
+function fast166(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   return true;
 }
-function fast166(d) {
+function fast167(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["id"] === undefined) return false;
   if (d["email"] === undefined) return false;
@@ -17285,7 +18494,7 @@ function fast166(d) {
   }
   return true;
 }
-function fastC164(d) {
+function fastC165(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["time"] === undefined) return false;
   if (d["action"] === undefined) return false;
@@ -17295,40 +18504,40 @@ function fastC164(d) {
   const v0 = d["time"];
   if (v0 !== undefined && !(typeof v0 == "string")) return false;
   const v1 = d["action"];
-  if (v1 !== undefined && !((v1 === "logged_in" || v1 === "login_throttled" || v1 === "password_changed" || v1 === "password_reset" || v1 === "password_reset_requested" || v1 === "email_verified" || v1 === "app_created" || v1 === "app_key_rotated" || v1 === "app_deleted" || v1 === "key_created" || v1 === "key_deleted" || v1 === "suspended" || v1 === "unsuspended" || v1 === "plan_changed" || v1 === "admin_granted" || v1 === "admin_revoked"))) return false;
+  if (v1 !== undefined && !((v1 === "logged_in" || v1 === "login_throttled" || v1 === "password_changed" || v1 === "password_reset" || v1 === "password_reset_requested" || v1 === "email_verified" || v1 === "app_created" || v1 === "app_key_rotated" || v1 === "app_deleted" || v1 === "key_created" || v1 === "key_deleted" || v1 === "suspended" || v1 === "unsuspended" || v1 === "plan_changed" || v1 === "admin_granted" || v1 === "admin_revoked" || v1 === "signed_up" || v1 === "invite_created" || v1 === "invite_revoked"))) return false;
   const v2 = d["ip"];
   if (v2 !== undefined && !(typeof v2 == "string")) return false;
   const v3 = d["byOperator"];
   if (v3 !== undefined && !(typeof v3 == "boolean")) return false;
   const v4 = d["detail"];
-  if (v4 !== undefined && !(fast165(v4))) return false;
+  if (v4 !== undefined && !(fast166(v4))) return false;
   const v5 = d["userId"];
-  if (v5 !== undefined && !((typeof v5 == "string" && fastRe19.test(v5) && fastUcs2length(v5) <= 40))) return false;
+  if (v5 !== undefined && !((typeof v5 == "string" && fastRe20.test(v5) && fastUcs2length(v5) <= 40))) return false;
   const v6 = d["email"];
   if (v6 !== undefined && !((typeof v6 == "string" || v6 === null))) return false;
   const v7 = d["actor"];
-  if (v7 !== undefined && !(fast166(v7))) return false;
+  if (v7 !== undefined && !(fast167(v7))) return false;
   for (const v8 in d) {
     if (v8 === "time" || v8 === "action" || v8 === "ip" || v8 === "byOperator" || v8 === "detail" || v8 === "userId" || v8 === "email" || v8 === "actor") continue;
     return false;
   }
   return true;
 }
-function fast163(d) {
+function fast164(d) {
   if (!(Array.isArray(d))) return false;
   const v0 = d.length;
   for (let v1 = 0; v1 < v0; v1++) {
     const v2 = d[v1];
-    if (!(fastC164(v2))) return false;
+    if (!(fastC165(v2))) return false;
   }
   return true;
 }
-function fastC162(d) {
+function fastC163(d) {
   if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
   if (d["entries"] === undefined) return false;
   if (d["next"] === undefined) return false;
   const v0 = d["entries"];
-  if (v0 !== undefined && !(fast163(v0))) return false;
+  if (v0 !== undefined && !(fast164(v0))) return false;
   const v1 = d["next"];
   if (v1 !== undefined && !((typeof v1 == "string" || v1 === null))) return false;
   for (const v2 in d) {
@@ -17337,8 +18546,178 @@ function fastC162(d) {
   }
   return true;
 }
-function fast161(d) {
-  if (!(fastC162(d))) return false;
+function fast162(d) {
+  if (!(fastC163(d))) return false;
+  return true;
+}
+function fast168(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fastC170(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["mode"] === undefined) return false;
+  const v0 = d["mode"];
+  if (v0 !== undefined && !((v0 === "open" || v0 === "invite" || v0 === "closed"))) return false;
+  for (const v1 in d) {
+    if (v1 === "mode") continue;
+    return false;
+  }
+  return true;
+}
+function fast169(d) {
+  if (!(fastC170(d))) return false;
+  return true;
+}
+function fastC172(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  const v0 = d["email"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe0.test(v0) && fastUcs2length(v0) >= 3 && fastUcs2length(v0) <= 254))) return false;
+  const v1 = d["ttlHours"];
+  if (v1 !== undefined && !(((typeof v1 == "number" && !(v1 % 1) && !isNaN(v1)) && v1 >= 1 && v1 <= 8760))) return false;
+  for (const v2 in d) {
+    if (v2 === "email" || v2 === "ttlHours") continue;
+    return false;
+  }
+  return true;
+}
+function fast171(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 0) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC172(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC174(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["url"] === undefined) return false;
+  if (d["expiresAt"] === undefined) return false;
+  if (d["email"] === undefined) return false;
+  if (d["mailed"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe24.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["url"];
+  if (v1 !== undefined && !(typeof v1 == "string")) return false;
+  const v2 = d["expiresAt"];
+  if (v2 !== undefined && !(typeof v2 == "string")) return false;
+  const v3 = d["email"];
+  if (v3 !== undefined && !((v3 === null || (typeof v3 == "string" && fastRe0.test(v3) && fastUcs2length(v3) >= 3 && fastUcs2length(v3) <= 254)))) return false;
+  const v4 = d["mailed"];
+  if (v4 !== undefined && !(typeof v4 == "boolean")) return false;
+  for (const v5 in d) {
+    if (v5 === "id" || v5 === "url" || v5 === "expiresAt" || v5 === "email" || v5 === "mailed") continue;
+    return false;
+  }
+  return true;
+}
+function fast173(d) {
+  if (!(fastC174(d))) return false;
+  return true;
+}
+function fast175(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 0) return false;
+  return true;
+}
+function fastC179(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  if (d["email"] === undefined) return false;
+  if (d["createdAt"] === undefined) return false;
+  if (d["expiresAt"] === undefined) return false;
+  if (d["status"] === undefined) return false;
+  if (d["createdBy"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe24.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  const v1 = d["email"];
+  if (v1 !== undefined && !((v1 === null || (typeof v1 == "string" && fastRe0.test(v1) && fastUcs2length(v1) >= 3 && fastUcs2length(v1) <= 254)))) return false;
+  const v2 = d["createdAt"];
+  if (v2 !== undefined && !(typeof v2 == "string")) return false;
+  const v3 = d["expiresAt"];
+  if (v3 !== undefined && !(typeof v3 == "string")) return false;
+  const v4 = d["status"];
+  if (v4 !== undefined && !((v4 === "pending" || v4 === "used" || v4 === "expired" || v4 === "revoked"))) return false;
+  const v5 = d["usedAt"];
+  if (v5 !== undefined && !(typeof v5 == "string")) return false;
+  const v6 = d["usedBy"];
+  if (v6 !== undefined && !(typeof v6 == "string")) return false;
+  const v7 = d["createdBy"];
+  if (v7 !== undefined && !((typeof v7 == "string" || v7 === null))) return false;
+  for (const v8 in d) {
+    if (v8 === "id" || v8 === "email" || v8 === "createdAt" || v8 === "expiresAt" || v8 === "status" || v8 === "usedAt" || v8 === "usedBy" || v8 === "createdBy") continue;
+    return false;
+  }
+  return true;
+}
+function fast178(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  for (let v1 = 0; v1 < v0; v1++) {
+    const v2 = d[v1];
+    if (!(fastC179(v2))) return false;
+  }
+  return true;
+}
+function fastC177(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["invites"] === undefined) return false;
+  const v0 = d["invites"];
+  if (v0 !== undefined && !(fast178(v0))) return false;
+  for (const v1 in d) {
+    if (v1 === "invites") continue;
+    return false;
+  }
+  return true;
+}
+function fast176(d) {
+  if (!(fastC177(d))) return false;
+  return true;
+}
+function fastC181(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["id"] === undefined) return false;
+  const v0 = d["id"];
+  if (v0 !== undefined && !((typeof v0 == "string" && fastRe24.test(v0) && fastUcs2length(v0) <= 40))) return false;
+  for (const v1 in d) {
+    if (v1 === "id") continue;
+    return false;
+  }
+  return true;
+}
+function fast180(d) {
+  if (!(Array.isArray(d))) return false;
+  const v0 = d.length;
+  if (v0 > 1) return false;
+  if (v0 < 1) return false;
+  if (v0 > 0) {
+    const v1 = d[0];
+    if (!(fastC181(v1))) return false;
+  }
+  if (v0 > 1) return false;
+  return true;
+}
+function fastC183(d) {
+  if (!((d && typeof d == "object" && !Array.isArray(d)))) return false;
+  if (d["revoked"] === undefined) return false;
+  const v0 = d["revoked"];
+  if (v0 !== undefined && !(typeof v0 == "boolean")) return false;
+  for (const v1 in d) {
+    if (v1 === "revoked") continue;
+    return false;
+  }
+  return true;
+}
+function fast182(d) {
+  if (!(fastC183(d))) return false;
   return true;
 }
 
@@ -17371,7 +18750,7 @@ export function account_logIn__params(data) {
   return valid;
 }
 export function account_logIn__result(data) {
-  if (fast5(data)) {
+  if (fast6(data)) {
     account_logIn__result.errors = null;
     return true;
   }
@@ -17380,7 +18759,7 @@ export function account_logIn__result(data) {
   return valid;
 }
 export function account_logOut__params(data) {
-  if (fast8(data)) {
+  if (fast9(data)) {
     account_logOut__params.errors = null;
     return true;
   }
@@ -17389,7 +18768,7 @@ export function account_logOut__params(data) {
   return valid;
 }
 export function account_logOut__result(data) {
-  if (fast9(data)) {
+  if (fast10(data)) {
     account_logOut__result.errors = null;
     return true;
   }
@@ -17398,7 +18777,7 @@ export function account_logOut__result(data) {
   return valid;
 }
 export function account_me__params(data) {
-  if (fast11(data)) {
+  if (fast12(data)) {
     account_me__params.errors = null;
     return true;
   }
@@ -17407,7 +18786,7 @@ export function account_me__params(data) {
   return valid;
 }
 export function account_me__result(data) {
-  if (fast12(data)) {
+  if (fast13(data)) {
     account_me__result.errors = null;
     return true;
   }
@@ -17416,7 +18795,7 @@ export function account_me__result(data) {
   return valid;
 }
 export function account_changePassword__params(data) {
-  if (fast13(data)) {
+  if (fast14(data)) {
     account_changePassword__params.errors = null;
     return true;
   }
@@ -17425,7 +18804,7 @@ export function account_changePassword__params(data) {
   return valid;
 }
 export function account_changePassword__result(data) {
-  if (fast15(data)) {
+  if (fast16(data)) {
     account_changePassword__result.errors = null;
     return true;
   }
@@ -17434,7 +18813,7 @@ export function account_changePassword__result(data) {
   return valid;
 }
 export function account_delete__params(data) {
-  if (fast17(data)) {
+  if (fast18(data)) {
     account_delete__params.errors = null;
     return true;
   }
@@ -17443,7 +18822,7 @@ export function account_delete__params(data) {
   return valid;
 }
 export function account_delete__result(data) {
-  if (fast19(data)) {
+  if (fast20(data)) {
     account_delete__result.errors = null;
     return true;
   }
@@ -17452,7 +18831,7 @@ export function account_delete__result(data) {
   return valid;
 }
 export function account_requestPasswordReset__params(data) {
-  if (fast21(data)) {
+  if (fast22(data)) {
     account_requestPasswordReset__params.errors = null;
     return true;
   }
@@ -17461,7 +18840,7 @@ export function account_requestPasswordReset__params(data) {
   return valid;
 }
 export function account_requestPasswordReset__result(data) {
-  if (fast23(data)) {
+  if (fast24(data)) {
     account_requestPasswordReset__result.errors = null;
     return true;
   }
@@ -17470,7 +18849,7 @@ export function account_requestPasswordReset__result(data) {
   return valid;
 }
 export function account_resetPassword__params(data) {
-  if (fast25(data)) {
+  if (fast26(data)) {
     account_resetPassword__params.errors = null;
     return true;
   }
@@ -17479,7 +18858,7 @@ export function account_resetPassword__params(data) {
   return valid;
 }
 export function account_resetPassword__result(data) {
-  if (fast27(data)) {
+  if (fast28(data)) {
     account_resetPassword__result.errors = null;
     return true;
   }
@@ -17488,7 +18867,7 @@ export function account_resetPassword__result(data) {
   return valid;
 }
 export function account_verifyEmail__params(data) {
-  if (fast29(data)) {
+  if (fast30(data)) {
     account_verifyEmail__params.errors = null;
     return true;
   }
@@ -17497,7 +18876,7 @@ export function account_verifyEmail__params(data) {
   return valid;
 }
 export function account_verifyEmail__result(data) {
-  if (fast31(data)) {
+  if (fast32(data)) {
     account_verifyEmail__result.errors = null;
     return true;
   }
@@ -17506,7 +18885,7 @@ export function account_verifyEmail__result(data) {
   return valid;
 }
 export function account_resendVerification__params(data) {
-  if (fast33(data)) {
+  if (fast34(data)) {
     account_resendVerification__params.errors = null;
     return true;
   }
@@ -17515,7 +18894,7 @@ export function account_resendVerification__params(data) {
   return valid;
 }
 export function account_resendVerification__result(data) {
-  if (fast34(data)) {
+  if (fast35(data)) {
     account_resendVerification__result.errors = null;
     return true;
   }
@@ -17524,7 +18903,7 @@ export function account_resendVerification__result(data) {
   return valid;
 }
 export function account_activity__params(data) {
-  if (fast36(data)) {
+  if (fast37(data)) {
     account_activity__params.errors = null;
     return true;
   }
@@ -17533,7 +18912,7 @@ export function account_activity__params(data) {
   return valid;
 }
 export function account_activity__result(data) {
-  if (fast38(data)) {
+  if (fast39(data)) {
     account_activity__result.errors = null;
     return true;
   }
@@ -17542,7 +18921,7 @@ export function account_activity__result(data) {
   return valid;
 }
 export function account_alertWebhook__params(data) {
-  if (fast43(data)) {
+  if (fast44(data)) {
     account_alertWebhook__params.errors = null;
     return true;
   }
@@ -17551,7 +18930,7 @@ export function account_alertWebhook__params(data) {
   return valid;
 }
 export function account_alertWebhook__result(data) {
-  if (fast44(data)) {
+  if (fast45(data)) {
     account_alertWebhook__result.errors = null;
     return true;
   }
@@ -17560,7 +18939,7 @@ export function account_alertWebhook__result(data) {
   return valid;
 }
 export function account_setAlertWebhook__params(data) {
-  if (fast46(data)) {
+  if (fast47(data)) {
     account_setAlertWebhook__params.errors = null;
     return true;
   }
@@ -17569,7 +18948,7 @@ export function account_setAlertWebhook__params(data) {
   return valid;
 }
 export function account_setAlertWebhook__result(data) {
-  if (fast47(data)) {
+  if (fast48(data)) {
     account_setAlertWebhook__result.errors = null;
     return true;
   }
@@ -17578,7 +18957,7 @@ export function account_setAlertWebhook__result(data) {
   return valid;
 }
 export function alerts_list__params(data) {
-  if (fast48(data)) {
+  if (fast49(data)) {
     alerts_list__params.errors = null;
     return true;
   }
@@ -17587,7 +18966,7 @@ export function alerts_list__params(data) {
   return valid;
 }
 export function alerts_list__result(data) {
-  if (fast49(data)) {
+  if (fast50(data)) {
     alerts_list__result.errors = null;
     return true;
   }
@@ -17596,7 +18975,7 @@ export function alerts_list__result(data) {
   return valid;
 }
 export function networks_list__params(data) {
-  if (fast51(data)) {
+  if (fast52(data)) {
     networks_list__params.errors = null;
     return true;
   }
@@ -17605,7 +18984,7 @@ export function networks_list__params(data) {
   return valid;
 }
 export function networks_list__result(data) {
-  if (fast52(data)) {
+  if (fast53(data)) {
     networks_list__result.errors = null;
     return true;
   }
@@ -17614,7 +18993,7 @@ export function networks_list__result(data) {
   return valid;
 }
 export function chains_list__params(data) {
-  if (fast54(data)) {
+  if (fast55(data)) {
     chains_list__params.errors = null;
     return true;
   }
@@ -17623,7 +19002,7 @@ export function chains_list__params(data) {
   return valid;
 }
 export function chains_list__result(data) {
-  if (fast55(data)) {
+  if (fast56(data)) {
     chains_list__result.errors = null;
     return true;
   }
@@ -17632,7 +19011,7 @@ export function chains_list__result(data) {
   return valid;
 }
 export function useCases_list__params(data) {
-  if (fast58(data)) {
+  if (fast59(data)) {
     useCases_list__params.errors = null;
     return true;
   }
@@ -17641,7 +19020,7 @@ export function useCases_list__params(data) {
   return valid;
 }
 export function useCases_list__result(data) {
-  if (fast59(data)) {
+  if (fast60(data)) {
     useCases_list__result.errors = null;
     return true;
   }
@@ -17652,7 +19031,7 @@ export function useCases_list__result(data) {
 export const apps_create__params = apps_create__params_ajv;
 export const apps_create__result = apps_create__result_ajv;
 export function apps_list__params(data) {
-  if (fast60(data)) {
+  if (fast61(data)) {
     apps_list__params.errors = null;
     return true;
   }
@@ -17662,7 +19041,7 @@ export function apps_list__params(data) {
 }
 export const apps_list__result = apps_list__result_ajv;
 export function apps_usage__params(data) {
-  if (fast61(data)) {
+  if (fast62(data)) {
     apps_usage__params.errors = null;
     return true;
   }
@@ -17671,7 +19050,7 @@ export function apps_usage__params(data) {
   return valid;
 }
 export function apps_usage__result(data) {
-  if (fast62(data)) {
+  if (fast63(data)) {
     apps_usage__result.errors = null;
     return true;
   }
@@ -17680,7 +19059,7 @@ export function apps_usage__result(data) {
   return valid;
 }
 export function apps_get__params(data) {
-  if (fast66(data)) {
+  if (fast67(data)) {
     apps_get__params.errors = null;
     return true;
   }
@@ -17690,7 +19069,7 @@ export function apps_get__params(data) {
 }
 export const apps_get__result = apps_get__result_ajv;
 export function apps_metrics__params(data) {
-  if (fast67(data)) {
+  if (fast68(data)) {
     apps_metrics__params.errors = null;
     return true;
   }
@@ -17700,7 +19079,7 @@ export function apps_metrics__params(data) {
 }
 export const apps_metrics__result = apps_metrics__result_ajv;
 export function apps_logs__params(data) {
-  if (fast69(data)) {
+  if (fast70(data)) {
     apps_logs__params.errors = null;
     return true;
   }
@@ -17709,7 +19088,7 @@ export function apps_logs__params(data) {
   return valid;
 }
 export function apps_logs__result(data) {
-  if (fast71(data)) {
+  if (fast72(data)) {
     apps_logs__result.errors = null;
     return true;
   }
@@ -17720,7 +19099,7 @@ export function apps_logs__result(data) {
 export const apps_update__params = apps_update__params_ajv;
 export const apps_update__result = apps_update__result_ajv;
 export function apps_rotateKey__params(data) {
-  if (fast75(data)) {
+  if (fast76(data)) {
     apps_rotateKey__params.errors = null;
     return true;
   }
@@ -17730,7 +19109,7 @@ export function apps_rotateKey__params(data) {
 }
 export const apps_rotateKey__result = apps_rotateKey__result_ajv;
 export function apps_delete__params(data) {
-  if (fast76(data)) {
+  if (fast77(data)) {
     apps_delete__params.errors = null;
     return true;
   }
@@ -17739,7 +19118,7 @@ export function apps_delete__params(data) {
   return valid;
 }
 export function apps_delete__result(data) {
-  if (fast77(data)) {
+  if (fast78(data)) {
     apps_delete__result.errors = null;
     return true;
   }
@@ -17748,7 +19127,7 @@ export function apps_delete__result(data) {
   return valid;
 }
 export function apps_addAllowlistEntry__params(data) {
-  if (fast79(data)) {
+  if (fast80(data)) {
     apps_addAllowlistEntry__params.errors = null;
     return true;
   }
@@ -17757,7 +19136,7 @@ export function apps_addAllowlistEntry__params(data) {
   return valid;
 }
 export function apps_addAllowlistEntry__result(data) {
-  if (fast85(data)) {
+  if (fast86(data)) {
     apps_addAllowlistEntry__result.errors = null;
     return true;
   }
@@ -17766,7 +19145,7 @@ export function apps_addAllowlistEntry__result(data) {
   return valid;
 }
 export function apps_listAllowlist__params(data) {
-  if (fast87(data)) {
+  if (fast88(data)) {
     apps_listAllowlist__params.errors = null;
     return true;
   }
@@ -17775,7 +19154,7 @@ export function apps_listAllowlist__params(data) {
   return valid;
 }
 export function apps_listAllowlist__result(data) {
-  if (fast88(data)) {
+  if (fast89(data)) {
     apps_listAllowlist__result.errors = null;
     return true;
   }
@@ -17784,7 +19163,7 @@ export function apps_listAllowlist__result(data) {
   return valid;
 }
 export function apps_removeAllowlistEntry__params(data) {
-  if (fast89(data)) {
+  if (fast90(data)) {
     apps_removeAllowlistEntry__params.errors = null;
     return true;
   }
@@ -17793,7 +19172,7 @@ export function apps_removeAllowlistEntry__params(data) {
   return valid;
 }
 export function apps_removeAllowlistEntry__result(data) {
-  if (fast90(data)) {
+  if (fast91(data)) {
     apps_removeAllowlistEntry__result.errors = null;
     return true;
   }
@@ -17802,7 +19181,7 @@ export function apps_removeAllowlistEntry__result(data) {
   return valid;
 }
 export function apps_addJwtKey__params(data) {
-  if (fast91(data)) {
+  if (fast92(data)) {
     apps_addJwtKey__params.errors = null;
     return true;
   }
@@ -17811,7 +19190,7 @@ export function apps_addJwtKey__params(data) {
   return valid;
 }
 export function apps_addJwtKey__result(data) {
-  if (fast93(data)) {
+  if (fast94(data)) {
     apps_addJwtKey__result.errors = null;
     return true;
   }
@@ -17820,7 +19199,7 @@ export function apps_addJwtKey__result(data) {
   return valid;
 }
 export function apps_listJwtKeys__params(data) {
-  if (fast95(data)) {
+  if (fast96(data)) {
     apps_listJwtKeys__params.errors = null;
     return true;
   }
@@ -17829,7 +19208,7 @@ export function apps_listJwtKeys__params(data) {
   return valid;
 }
 export function apps_listJwtKeys__result(data) {
-  if (fast96(data)) {
+  if (fast97(data)) {
     apps_listJwtKeys__result.errors = null;
     return true;
   }
@@ -17838,7 +19217,7 @@ export function apps_listJwtKeys__result(data) {
   return valid;
 }
 export function apps_removeJwtKey__params(data) {
-  if (fast97(data)) {
+  if (fast98(data)) {
     apps_removeJwtKey__params.errors = null;
     return true;
   }
@@ -17847,7 +19226,7 @@ export function apps_removeJwtKey__params(data) {
   return valid;
 }
 export function apps_removeJwtKey__result(data) {
-  if (fast98(data)) {
+  if (fast99(data)) {
     apps_removeJwtKey__result.errors = null;
     return true;
   }
@@ -17856,7 +19235,7 @@ export function apps_removeJwtKey__result(data) {
   return valid;
 }
 export function apps_setRequireJwt__params(data) {
-  if (fast99(data)) {
+  if (fast100(data)) {
     apps_setRequireJwt__params.errors = null;
     return true;
   }
@@ -17866,7 +19245,7 @@ export function apps_setRequireJwt__params(data) {
 }
 export const apps_setRequireJwt__result = apps_setRequireJwt__result_ajv;
 export function keys_create__params(data) {
-  if (fast100(data)) {
+  if (fast101(data)) {
     keys_create__params.errors = null;
     return true;
   }
@@ -17875,7 +19254,7 @@ export function keys_create__params(data) {
   return valid;
 }
 export function keys_create__result(data) {
-  if (fast102(data)) {
+  if (fast103(data)) {
     keys_create__result.errors = null;
     return true;
   }
@@ -17884,7 +19263,7 @@ export function keys_create__result(data) {
   return valid;
 }
 export function keys_list__params(data) {
-  if (fast104(data)) {
+  if (fast105(data)) {
     keys_list__params.errors = null;
     return true;
   }
@@ -17893,7 +19272,7 @@ export function keys_list__params(data) {
   return valid;
 }
 export function keys_list__result(data) {
-  if (fast105(data)) {
+  if (fast106(data)) {
     keys_list__result.errors = null;
     return true;
   }
@@ -17902,7 +19281,7 @@ export function keys_list__result(data) {
   return valid;
 }
 export function keys_get__params(data) {
-  if (fast111(data)) {
+  if (fast112(data)) {
     keys_get__params.errors = null;
     return true;
   }
@@ -17911,7 +19290,7 @@ export function keys_get__params(data) {
   return valid;
 }
 export function keys_get__result(data) {
-  if (fast112(data)) {
+  if (fast113(data)) {
     keys_get__result.errors = null;
     return true;
   }
@@ -17920,7 +19299,7 @@ export function keys_get__result(data) {
   return valid;
 }
 export function keys_metrics__params(data) {
-  if (fast116(data)) {
+  if (fast117(data)) {
     keys_metrics__params.errors = null;
     return true;
   }
@@ -17930,7 +19309,7 @@ export function keys_metrics__params(data) {
 }
 export const keys_metrics__result = keys_metrics__result_ajv;
 export function keys_logs__params(data) {
-  if (fast117(data)) {
+  if (fast118(data)) {
     keys_logs__params.errors = null;
     return true;
   }
@@ -17939,7 +19318,7 @@ export function keys_logs__params(data) {
   return valid;
 }
 export function keys_logs__result(data) {
-  if (fast118(data)) {
+  if (fast119(data)) {
     keys_logs__result.errors = null;
     return true;
   }
@@ -17948,7 +19327,7 @@ export function keys_logs__result(data) {
   return valid;
 }
 export function keys_delete__params(data) {
-  if (fast119(data)) {
+  if (fast120(data)) {
     keys_delete__params.errors = null;
     return true;
   }
@@ -17957,7 +19336,7 @@ export function keys_delete__params(data) {
   return valid;
 }
 export function keys_delete__result(data) {
-  if (fast120(data)) {
+  if (fast121(data)) {
     keys_delete__result.errors = null;
     return true;
   }
@@ -17966,7 +19345,7 @@ export function keys_delete__result(data) {
   return valid;
 }
 export function admin_listAccounts__params(data) {
-  if (fast121(data)) {
+  if (fast122(data)) {
     admin_listAccounts__params.errors = null;
     return true;
   }
@@ -17975,7 +19354,7 @@ export function admin_listAccounts__params(data) {
   return valid;
 }
 export function admin_listAccounts__result(data) {
-  if (fast123(data)) {
+  if (fast124(data)) {
     admin_listAccounts__result.errors = null;
     return true;
   }
@@ -17984,7 +19363,7 @@ export function admin_listAccounts__result(data) {
   return valid;
 }
 export function admin_getAccount__params(data) {
-  if (fast131(data)) {
+  if (fast132(data)) {
     admin_getAccount__params.errors = null;
     return true;
   }
@@ -17993,7 +19372,7 @@ export function admin_getAccount__params(data) {
   return valid;
 }
 export function admin_getAccount__result(data) {
-  if (fast133(data)) {
+  if (fast134(data)) {
     admin_getAccount__result.errors = null;
     return true;
   }
@@ -18002,7 +19381,7 @@ export function admin_getAccount__result(data) {
   return valid;
 }
 export function admin_suspend__params(data) {
-  if (fast140(data)) {
+  if (fast141(data)) {
     admin_suspend__params.errors = null;
     return true;
   }
@@ -18011,7 +19390,7 @@ export function admin_suspend__params(data) {
   return valid;
 }
 export function admin_suspend__result(data) {
-  if (fast142(data)) {
+  if (fast143(data)) {
     admin_suspend__result.errors = null;
     return true;
   }
@@ -18020,7 +19399,7 @@ export function admin_suspend__result(data) {
   return valid;
 }
 export function admin_unsuspend__params(data) {
-  if (fast143(data)) {
+  if (fast144(data)) {
     admin_unsuspend__params.errors = null;
     return true;
   }
@@ -18029,7 +19408,7 @@ export function admin_unsuspend__params(data) {
   return valid;
 }
 export function admin_unsuspend__result(data) {
-  if (fast144(data)) {
+  if (fast145(data)) {
     admin_unsuspend__result.errors = null;
     return true;
   }
@@ -18038,7 +19417,7 @@ export function admin_unsuspend__result(data) {
   return valid;
 }
 export function admin_setPlan__params(data) {
-  if (fast145(data)) {
+  if (fast146(data)) {
     admin_setPlan__params.errors = null;
     return true;
   }
@@ -18047,7 +19426,7 @@ export function admin_setPlan__params(data) {
   return valid;
 }
 export function admin_setPlan__result(data) {
-  if (fast147(data)) {
+  if (fast148(data)) {
     admin_setPlan__result.errors = null;
     return true;
   }
@@ -18056,7 +19435,7 @@ export function admin_setPlan__result(data) {
   return valid;
 }
 export function admin_plans__params(data) {
-  if (fast148(data)) {
+  if (fast149(data)) {
     admin_plans__params.errors = null;
     return true;
   }
@@ -18065,7 +19444,7 @@ export function admin_plans__params(data) {
   return valid;
 }
 export function admin_plans__result(data) {
-  if (fast149(data)) {
+  if (fast150(data)) {
     admin_plans__result.errors = null;
     return true;
   }
@@ -18074,7 +19453,7 @@ export function admin_plans__result(data) {
   return valid;
 }
 export function admin_usage__params(data) {
-  if (fast153(data)) {
+  if (fast154(data)) {
     admin_usage__params.errors = null;
     return true;
   }
@@ -18083,7 +19462,7 @@ export function admin_usage__params(data) {
   return valid;
 }
 export function admin_usage__result(data) {
-  if (fast155(data)) {
+  if (fast156(data)) {
     admin_usage__result.errors = null;
     return true;
   }
@@ -18092,7 +19471,7 @@ export function admin_usage__result(data) {
   return valid;
 }
 export function admin_activity__params(data) {
-  if (fast159(data)) {
+  if (fast160(data)) {
     admin_activity__params.errors = null;
     return true;
   }
@@ -18101,12 +19480,84 @@ export function admin_activity__params(data) {
   return valid;
 }
 export function admin_activity__result(data) {
-  if (fast161(data)) {
+  if (fast162(data)) {
     admin_activity__result.errors = null;
     return true;
   }
   const valid = admin_activity__result_ajv(data);
   admin_activity__result.errors = admin_activity__result_ajv.errors;
+  return valid;
+}
+export function account_signUpMode__params(data) {
+  if (fast168(data)) {
+    account_signUpMode__params.errors = null;
+    return true;
+  }
+  const valid = account_signUpMode__params_ajv(data);
+  account_signUpMode__params.errors = account_signUpMode__params_ajv.errors;
+  return valid;
+}
+export function account_signUpMode__result(data) {
+  if (fast169(data)) {
+    account_signUpMode__result.errors = null;
+    return true;
+  }
+  const valid = account_signUpMode__result_ajv(data);
+  account_signUpMode__result.errors = account_signUpMode__result_ajv.errors;
+  return valid;
+}
+export function admin_createInvite__params(data) {
+  if (fast171(data)) {
+    admin_createInvite__params.errors = null;
+    return true;
+  }
+  const valid = admin_createInvite__params_ajv(data);
+  admin_createInvite__params.errors = admin_createInvite__params_ajv.errors;
+  return valid;
+}
+export function admin_createInvite__result(data) {
+  if (fast173(data)) {
+    admin_createInvite__result.errors = null;
+    return true;
+  }
+  const valid = admin_createInvite__result_ajv(data);
+  admin_createInvite__result.errors = admin_createInvite__result_ajv.errors;
+  return valid;
+}
+export function admin_listInvites__params(data) {
+  if (fast175(data)) {
+    admin_listInvites__params.errors = null;
+    return true;
+  }
+  const valid = admin_listInvites__params_ajv(data);
+  admin_listInvites__params.errors = admin_listInvites__params_ajv.errors;
+  return valid;
+}
+export function admin_listInvites__result(data) {
+  if (fast176(data)) {
+    admin_listInvites__result.errors = null;
+    return true;
+  }
+  const valid = admin_listInvites__result_ajv(data);
+  admin_listInvites__result.errors = admin_listInvites__result_ajv.errors;
+  return valid;
+}
+export function admin_revokeInvite__params(data) {
+  if (fast180(data)) {
+    admin_revokeInvite__params.errors = null;
+    return true;
+  }
+  const valid = admin_revokeInvite__params_ajv(data);
+  admin_revokeInvite__params.errors = admin_revokeInvite__params_ajv.errors;
+  return valid;
+}
+export function admin_revokeInvite__result(data) {
+  if (fast182(data)) {
+    admin_revokeInvite__result.errors = null;
+    return true;
+  }
+  const valid = admin_revokeInvite__result_ajv(data);
+  admin_revokeInvite__result.errors = admin_revokeInvite__result_ajv.errors;
   return valid;
 }
 
@@ -18159,55 +19610,63 @@ export const validators: ValidatorTable = {
   'admin_plans': { params: admin_plans__params, result: admin_plans__result },
   'admin_usage': { params: admin_usage__params, result: admin_usage__result },
   'admin_activity': { params: admin_activity__params, result: admin_activity__result },
+  'account_signUpMode': { params: account_signUpMode__params, result: account_signUpMode__result },
+  'admin_createInvite': { params: admin_createInvite__params, result: admin_createInvite__result },
+  'admin_listInvites': { params: admin_listInvites__params, result: admin_listInvites__result },
+  'admin_revokeInvite': { params: admin_revokeInvite__params, result: admin_revokeInvite__result },
 };
 
 /** The fast checks alone, per method (for tests: they must agree with ajv). */
 export const fastChecks: { readonly [method: string]: { readonly params?: (data: unknown) => boolean; readonly result?: (data: unknown) => boolean } } = {
   'account_signUp': { params: fast0, result: fast2 },
-  'account_logIn': { params: fast4, result: fast5 },
-  'account_logOut': { params: fast8, result: fast9 },
-  'account_me': { params: fast11, result: fast12 },
-  'account_changePassword': { params: fast13, result: fast15 },
-  'account_delete': { params: fast17, result: fast19 },
-  'account_requestPasswordReset': { params: fast21, result: fast23 },
-  'account_resetPassword': { params: fast25, result: fast27 },
-  'account_verifyEmail': { params: fast29, result: fast31 },
-  'account_resendVerification': { params: fast33, result: fast34 },
-  'account_activity': { params: fast36, result: fast38 },
-  'account_alertWebhook': { params: fast43, result: fast44 },
-  'account_setAlertWebhook': { params: fast46, result: fast47 },
-  'alerts_list': { params: fast48, result: fast49 },
-  'networks_list': { params: fast51, result: fast52 },
-  'chains_list': { params: fast54, result: fast55 },
-  'useCases_list': { params: fast58, result: fast59 },
+  'account_logIn': { params: fast4, result: fast6 },
+  'account_logOut': { params: fast9, result: fast10 },
+  'account_me': { params: fast12, result: fast13 },
+  'account_changePassword': { params: fast14, result: fast16 },
+  'account_delete': { params: fast18, result: fast20 },
+  'account_requestPasswordReset': { params: fast22, result: fast24 },
+  'account_resetPassword': { params: fast26, result: fast28 },
+  'account_verifyEmail': { params: fast30, result: fast32 },
+  'account_resendVerification': { params: fast34, result: fast35 },
+  'account_activity': { params: fast37, result: fast39 },
+  'account_alertWebhook': { params: fast44, result: fast45 },
+  'account_setAlertWebhook': { params: fast47, result: fast48 },
+  'alerts_list': { params: fast49, result: fast50 },
+  'networks_list': { params: fast52, result: fast53 },
+  'chains_list': { params: fast55, result: fast56 },
+  'useCases_list': { params: fast59, result: fast60 },
   'apps_create': {  },
-  'apps_list': { params: fast60 },
-  'apps_usage': { params: fast61, result: fast62 },
-  'apps_get': { params: fast66 },
-  'apps_metrics': { params: fast67 },
-  'apps_logs': { params: fast69, result: fast71 },
+  'apps_list': { params: fast61 },
+  'apps_usage': { params: fast62, result: fast63 },
+  'apps_get': { params: fast67 },
+  'apps_metrics': { params: fast68 },
+  'apps_logs': { params: fast70, result: fast72 },
   'apps_update': {  },
-  'apps_rotateKey': { params: fast75 },
-  'apps_delete': { params: fast76, result: fast77 },
-  'apps_addAllowlistEntry': { params: fast79, result: fast85 },
-  'apps_listAllowlist': { params: fast87, result: fast88 },
-  'apps_removeAllowlistEntry': { params: fast89, result: fast90 },
-  'apps_addJwtKey': { params: fast91, result: fast93 },
-  'apps_listJwtKeys': { params: fast95, result: fast96 },
-  'apps_removeJwtKey': { params: fast97, result: fast98 },
-  'apps_setRequireJwt': { params: fast99 },
-  'keys_create': { params: fast100, result: fast102 },
-  'keys_list': { params: fast104, result: fast105 },
-  'keys_get': { params: fast111, result: fast112 },
-  'keys_metrics': { params: fast116 },
-  'keys_logs': { params: fast117, result: fast118 },
-  'keys_delete': { params: fast119, result: fast120 },
-  'admin_listAccounts': { params: fast121, result: fast123 },
-  'admin_getAccount': { params: fast131, result: fast133 },
-  'admin_suspend': { params: fast140, result: fast142 },
-  'admin_unsuspend': { params: fast143, result: fast144 },
-  'admin_setPlan': { params: fast145, result: fast147 },
-  'admin_plans': { params: fast148, result: fast149 },
-  'admin_usage': { params: fast153, result: fast155 },
-  'admin_activity': { params: fast159, result: fast161 },
+  'apps_rotateKey': { params: fast76 },
+  'apps_delete': { params: fast77, result: fast78 },
+  'apps_addAllowlistEntry': { params: fast80, result: fast86 },
+  'apps_listAllowlist': { params: fast88, result: fast89 },
+  'apps_removeAllowlistEntry': { params: fast90, result: fast91 },
+  'apps_addJwtKey': { params: fast92, result: fast94 },
+  'apps_listJwtKeys': { params: fast96, result: fast97 },
+  'apps_removeJwtKey': { params: fast98, result: fast99 },
+  'apps_setRequireJwt': { params: fast100 },
+  'keys_create': { params: fast101, result: fast103 },
+  'keys_list': { params: fast105, result: fast106 },
+  'keys_get': { params: fast112, result: fast113 },
+  'keys_metrics': { params: fast117 },
+  'keys_logs': { params: fast118, result: fast119 },
+  'keys_delete': { params: fast120, result: fast121 },
+  'admin_listAccounts': { params: fast122, result: fast124 },
+  'admin_getAccount': { params: fast132, result: fast134 },
+  'admin_suspend': { params: fast141, result: fast143 },
+  'admin_unsuspend': { params: fast144, result: fast145 },
+  'admin_setPlan': { params: fast146, result: fast148 },
+  'admin_plans': { params: fast149, result: fast150 },
+  'admin_usage': { params: fast154, result: fast156 },
+  'admin_activity': { params: fast160, result: fast162 },
+  'account_signUpMode': { params: fast168, result: fast169 },
+  'admin_createInvite': { params: fast171, result: fast173 },
+  'admin_listInvites': { params: fast175, result: fast176 },
+  'admin_revokeInvite': { params: fast180, result: fast182 },
 };

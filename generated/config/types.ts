@@ -749,6 +749,14 @@ export interface AccountsConfig {
    */
   defaultPlan?: string;
   /**
+   * Who may create an account (`account_signUp`; `account_signUpMode` tells the dashboard and `rpcgate signup`): `open` — anyone; `invite` — only with a single-use invite link an admin issued (`admin_createInvite`, `rpcgate admin invite [--email]`, the dashboard's Admin page), refused otherwise with -32041 (HTTP 403, `data.reason` `invite-required`); `closed` — nobody (-32041, `signup-closed`). An email named in `accounts.admins` may sign up in every mode (the first operator's account). Existing accounts log in as before in every mode.
+   */
+  signup?: 'open' | 'invite' | 'closed';
+  /**
+   * How long an invite link works unless the admin gives another time (`ttlHours`). Single use; only a SHA-256 hash of its token is stored.
+   */
+  inviteTtlHours?: number;
+  /**
    * Email verification before keys work: sign-up mails a verification link (`smtp`; without it the link is written to the operator's log), and until it is followed `apps_create` and `keys_create` are refused (-32041, HTTP 403, `data.reason` `email-not-verified`); `account_me` says `emailVerified`. Accounts that existed before verification was introduced count as verified. A password reset by mail also verifies the email.
    */
   verifyEmail?: boolean;
@@ -1638,6 +1646,8 @@ export const configSchema = {
       additionalProperties: false,
       default: {
         maxAppsPerUser: 10,
+        signup: 'open',
+        inviteTtlHours: 72,
         verifyEmail: false,
         passwordResetTtlMinutes: 30,
         verifyEmailTtlHours: 48,
@@ -1657,6 +1667,20 @@ export const configSchema = {
           pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$',
           description:
             "The plan (a name in `plans`) of every account an operator has not given one (`admin_setPlan`, `rpcgate admin plan`). Absent = such accounts have the deployment's `limits.a`, `limits.b` and `accounts.maxAppsPerUser`.",
+        },
+        signup: {
+          enum: ['open', 'invite', 'closed'],
+          default: 'open',
+          description:
+            "Who may create an account (`account_signUp`; `account_signUpMode` tells the dashboard and `rpcgate signup`): `open` — anyone; `invite` — only with a single-use invite link an admin issued (`admin_createInvite`, `rpcgate admin invite [--email]`, the dashboard's Admin page), refused otherwise with -32041 (HTTP 403, `data.reason` `invite-required`); `closed` — nobody (-32041, `signup-closed`). An email named in `accounts.admins` may sign up in every mode (the first operator's account). Existing accounts log in as before in every mode.",
+        },
+        inviteTtlHours: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 8760,
+          default: 72,
+          description:
+            'How long an invite link works unless the admin gives another time (`ttlHours`). Single use; only a SHA-256 hash of its token is stored.',
         },
         verifyEmail: {
           type: 'boolean',

@@ -52,9 +52,20 @@ export const GATEWAY_ERRORS = [
     code: -32041,
     message: 'Forbidden',
     httpStatus: [403],
-    reasons: ['network', 'url', 'origin', 'ip', 'address', 'email-not-verified', 'admin-only', 'suspended'],
+    reasons: [
+      'network',
+      'url',
+      'origin',
+      'ip',
+      'address',
+      'email-not-verified',
+      'admin-only',
+      'suspended',
+      'invite-required',
+      'signup-closed',
+    ],
     meaning:
-      "key valid but not here: other network, wrong URL shape, origin / IP / contract address not on the allowlist; the key's account suspended by an operator (`suspended`; also its log-in) (account API: Origin check; an app or key before the email was verified; an `admin_` method called by a non-admin)",
+      "key valid but not here: other network, wrong URL shape, origin / IP / contract address not on the allowlist; the key's account suspended by an operator (`suspended`; also its log-in) (account API: Origin check; an app or key before the email was verified; an `admin_` method called by a non-admin; sign-up without a valid invite (`invite-required`) or while closed (`signup-closed`))",
   },
   {
     name: 'MethodNotAllowed',
@@ -226,7 +237,18 @@ export function unauthorized(message: string, data: Data<'key' | 'jwt' | 'sessio
 /** Key not valid for this network or URL shape; origin, IP or contract address not on the allowlist. */
 export function forbidden(
   message: string,
-  data: Data<'network' | 'url' | 'origin' | 'ip' | 'address' | 'email-not-verified' | 'admin-only' | 'suspended'>,
+  data: Data<
+    | 'network'
+    | 'url'
+    | 'origin'
+    | 'ip'
+    | 'address'
+    | 'email-not-verified'
+    | 'admin-only'
+    | 'suspended'
+    | 'invite-required'
+    | 'signup-closed'
+  >,
 ): RpcError {
   return gatewayError(message, data, 403);
 }

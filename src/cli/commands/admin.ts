@@ -11,6 +11,7 @@
 //   rpcgate admin plan <userId|email> [<name>] [--override <json>|none] [--clear]
 //   rpcgate admin usage [--since YYYY-MM-DD] [--until YYYY-MM-DD] [--user <userId|email>]
 //   rpcgate admin activity [--user <userId|email>] [--action a] [--limit n]
+//   rpcgate admin invite [--email e] [--ttl-hours n] | invites | revoke-invite <id>   (sign-up invites: ../invites.ts)
 // Every one takes --json: exactly one JSON object on stdout (the result, or { "error": { code, message, data } }).
 import type { Command } from 'commander';
 import type {
@@ -24,6 +25,7 @@ import { ErrorCode } from '@rpcgate/toolkit/errors';
 import { ConfigError, loadConfig, type ConfigInput } from '../../gateway/config/config.js';
 import * as store from '../../gateway/store/index.js';
 import { addApiOptions, CliError, need, runApi, usage, type ApiFlags } from '../account.js';
+import { registerInviteCommands } from '../invites.js';
 import { errorLine, keyValues, table } from '../output.js';
 
 /** The account API's not-found code (-32010): the same answer for an unknown email here. */
@@ -356,4 +358,6 @@ export function register(program: Command): void {
       };
     }),
   );
+
+  registerInviteCommands(admin);
 }

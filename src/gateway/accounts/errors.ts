@@ -43,6 +43,23 @@ export const ADMIN_ONLY = forbidden(
     reason: 'admin-only',
   },
 );
+export const SIGNUP_CLOSED = forbidden(
+  'sign-up is closed on this deployment: an operator creates accounts (config accounts.signup: closed)',
+  { reason: 'signup-closed' },
+);
+
+/** Sign-up in `invite` mode without a usable invite: none given, unknown / used / expired / revoked, or bound to
+ *  another email. */
+export function inviteRequired(why: 'missing' | 'invalid' | 'email'): RpcError {
+  const message =
+    why === 'missing'
+      ? 'sign-up here is by invite only: open the invite link an admin sent you (config accounts.signup: invite)'
+      : why === 'email'
+        ? 'this invite is for another email address: sign up with the email it was sent to'
+        : 'this invite is not valid: it is unknown, already used, expired or revoked — ask an admin for a new one';
+  return forbidden(message, { reason: 'invite-required', invite: why });
+}
+
 export const SUSPENDED = forbidden('this account is suspended by an operator of this deployment', {
   reason: 'suspended',
 });

@@ -2,7 +2,7 @@
 // the limiter (today's B usage), the deployment's chains and networks. startService adds it after any extension routes.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { createAccountApi, SELF_SERVICE_DEFAULTS, type AccountApi } from '../accounts/index.js';
+import { createAccountApi, SELF_SERVICE_DEFAULTS, SIGNUP_DEFAULTS, type AccountApi } from '../accounts/index.js';
 import { createMailer } from '../mail/index.js';
 import { chainNetworks, networkLabel, trustProxyHops, type Config } from '../config/config.js';
 import { accountPlans, appSubject, userSubject, type Limiter, type PlanCatalog } from '../limits/index.js';
@@ -85,6 +85,13 @@ export function accountRoute(d: AccountRouteDeps): AccountApi {
       },
       d.logger,
     ),
+    signup: {
+      mode: config.accounts?.signup ?? SIGNUP_DEFAULTS.mode,
+      inviteTtlMs:
+        config.accounts?.inviteTtlHours === undefined
+          ? SIGNUP_DEFAULTS.inviteTtlMs
+          : config.accounts.inviteTtlHours * 3_600_000,
+    },
     selfService: {
       verifyEmail: config.accounts?.verifyEmail ?? SELF_SERVICE_DEFAULTS.verifyEmail,
       resetTtlMs:

@@ -1,6 +1,7 @@
 // The server's route table (packages/toolkit/src/http/router.ts), first match wins:
 //   GET/HEAD /index.html, /assets/*     the dashboard (./web-route.ts)
 //   GET/HEAD /                          the dashboard for browsers (Accept: text/html), else a plain-text landing
+//   GET/HEAD /signup                    302 to the dashboard's sign-up page (`/signup?invite=<token>`: invite links)
 //   any      /metrics, /metrics/*       Prometheus (./metrics-route.ts)
 //   …                                   extension routes, then the account API at /api (src/gateway/accounts/http.ts)
 //   GET/HEAD /healthz                   liveness: 200 while the process serves (a probe that restarts on failure must
@@ -61,6 +62,12 @@ export function buildRoutes(opts: RoutesOptions): Router {
       if (wantsHtml(req)) return opts.web.serve(req, res, rid, '/');
       skipBody(req, res);
       plainText(res, rid, 200, landing);
+    })
+    // Invite links (admin_createInvite) read as a path; the dashboard routes by the hash: `/#/signup/<token>`.
+    .add(GET, '/signup', (req, res, rid) => {
+      skipBody(req, res);
+      const invite = new URL(req.url ?? '/', 'http://x').searchParams.get('invite');
+      redirect(res, rid, 302, invite ? `/#/signup/${encodeURIComponent(invite)}` : '/#/signup');
     })
     .add('*', '/metrics', opts.metrics)
     .add('*', '/metrics/*', opts.metrics);

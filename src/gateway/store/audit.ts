@@ -20,6 +20,10 @@ export const AUDIT_ACTIONS = [
   'plan_changed',
   'admin_granted',
   'admin_revoked',
+  // Sign-up (detail.invite: the invite used), and invites issued / revoked by an admin (in the admin's own trail).
+  'signed_up',
+  'invite_created',
+  'invite_revoked',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -14,3 +14,4 @@ export * from './accountTokens.js';
 export * from './audit.js';
 export * from './quotaAlerts.js';
 export * from './admin.js';
+export * from './invites.js';

@@ -43,6 +43,22 @@ export interface AccountTokensTable {
 
 export type AccountTokenPurpose = 'reset' | 'verify';
 
+/** A sign-up invite (0013_invites; see invites.ts): only the sha256 of its token is kept. */
+export interface InvitesTable {
+  id: string;
+  token_hash: string;
+  /** Only this email may sign up with it; null = anyone holding the link. */
+  email: string | null;
+  /** The admin who issued it (null: that account is gone). */
+  created_by: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+  /** The account created with it (null: not used, or that account is gone). */
+  used_by: string | null;
+  revoked_at: number | null;
+}
+
 /** One security event of an account (0009_audit_events; see audit.ts). */
 export interface AuditEventsTable {
   id: Generated<number>;
@@ -136,6 +152,7 @@ export interface Database {
   key_events: KeyEventsTable;
   request_log: RequestLogTable;
   account_tokens: AccountTokensTable;
+  invites: InvitesTable;
   audit_events: AuditEventsTable;
   quota_alerts: QuotaAlertsTable;
   alert_webhooks: AlertWebhooksTable;

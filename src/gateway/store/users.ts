@@ -153,6 +153,8 @@ export async function deleteUser(
       ...(await trx.selectFrom('apps').select('key_hash').where('user_id', '=', userId).execute()),
       ...(await trx.selectFrom('network_keys').select('key_hash').where('user_id', '=', userId).execute()),
     ];
+    // The invite it signed up with keeps its row (the admins' list), without the email it was bound to.
+    await trx.updateTable('invites').set({ email: null, used_by: null }).where('used_by', '=', userId).execute();
     const r = await trx.deleteFrom('users').where('id', '=', userId).executeTakeFirst();
     if (r.numDeletedRows === 0n) return false;
     for (const h of hashes) await recordKeyEvent(trx, h.key_hash, 'revoke', at);

@@ -1,9 +1,11 @@
-// The shell: who is signed in (account_me), the header nav (Apps, API keys, Settings, Docs, Log out) and the hash routes.
+// The shell: who is signed in (account_me), the header nav (Apps, API keys, Settings, Admin for admins, Docs, Log out)
+// and the hash routes.
 // #/forgot, #/reset/<token> and #/verify/<token> work signed in or out (links from mail).
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { AlertBanner } from './AlertBanner.js';
 import { api, isUnauthorized, type User } from './api.js';
 import { href, navigate, useRoute } from './router.js';
+import { AdminPage } from './pages/Admin.js';
 import { AuthPage } from './pages/Auth.js';
 import { AppsPage, CreateAppPage } from './pages/Apps.js';
 import { AppDetailPage } from './pages/AppDetail.js';
@@ -60,7 +62,13 @@ export function App() {
   else if (section === 'verify' && route[1]) page = <VerifyPage token={route[1]} signedIn={session.state === 'in'} />;
   else if (section === 'forgot' && session.state === 'out') page = <ForgotPage />;
   else if (session.state === 'out')
-    page = <AuthPage mode={section === 'signup' ? 'signup' : 'login'} onSignedIn={signedIn} />;
+    page = (
+      <AuthPage
+        mode={section === 'signup' ? 'signup' : 'login'}
+        invite={section === 'signup' ? route[1] : undefined}
+        onSignedIn={signedIn}
+      />
+    );
   else if (section === 'keys') {
     page =
       route[1] === 'new' ? (
@@ -70,7 +78,9 @@ export function App() {
       ) : (
         <KeysPage onUnauthorized={onUnauthorized} />
       );
-  } else if (section === 'settings')
+  } else if (section === 'admin' && session.user.admin)
+    page = <AdminPage onUnauthorized={onUnauthorized} selfId={session.user.id} />;
+  else if (section === 'settings')
     page = (
       <SettingsPage
         user={session.user}
@@ -124,6 +134,13 @@ export function App() {
                       Settings
                     </a>
                   </li>
+                  {session.user.admin && (
+                    <li>
+                      <a href={href('admin')} aria-current={current('admin')}>
+                        Admin
+                      </a>
+                    </li>
+                  )}
                 </>
               )}
               <li>

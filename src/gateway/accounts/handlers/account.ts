@@ -7,9 +7,10 @@ import { webhookUrlRefusal } from '../../alerts/webhook-address.js';
 import { hashPassword, verifyPassword } from '../../secrets/index.js';
 import { passwordRuleReason, passwordStrengthReason } from '../../secrets/password-policy.js';
 import * as store from '../../store/index.js';
-import { BAD_CREDENTIALS, NO_SESSION, SUSPENDED } from '../errors.js';
+import { BAD_CREDENTIALS, NO_SESSION, SUSPENDED, inviteRequired, SIGNUP_CLOSED } from '../errors.js';
 import { clearedSessionCookie } from '../session.js';
 import type { LogInAttempt } from '../throttle.js';
+import type { InviteMethods } from './invites.js';
 import { iso, type Caller, type Kit, type Namespace } from './kit.js';
 
 /** -32602 naming the param that holds a password or token and why it was refused. */
@@ -18,12 +19,14 @@ const refused = (param: string, path: string, reason: string) =>
 
 const BAD_TOKEN = 'is not valid: the link is unknown, used or expired — ask for a new one';
 
-export function accountHandlers(kit: Kit): Namespace<'account'> {
-  const { db, throttle, devices, dummy, user, startSession, selfService, mailer, deps, audit } = kit;
+/** account_signUpMode is ./invites.ts's. */
+export function accountHandlers(kit: Kit): Omit<Namespace<'account'>, keyof InviteMethods> {
+  const { db, throttle, devices, dummy, user, startSession, selfService, mailer, deps, audit, signup } = kit;
 
   // A burst of failed log-ins on an account (a per-email counter refused) is recorded once per counter window on this
   // replica, not once per refused attempt.
   const throttledNoted = new Map<string, number>();
+  const configAdmins = new Set((deps.admins ?? []).map(store.normalizeEmail));
   async function noteThrottled(e: unknown, email: string, c: Caller): Promise<void> {
     const scope = e instanceof RpcError ? (e.data as { scope?: string } | undefined)?.scope : undefined;
     if (scope !== 'email+ip' && scope !== 'email' && scope !== 'device') return;
@@ -104,15 +107,37 @@ export function accountHandlers(kit: Kit): Namespace<'account'> {
   return {
     async account_signUp([cred], c) {
       const email = store.normalizeEmail(cred.email);
+      // Config `accounts.signup`: refused before any work when closed, or by invite and none was given. An email of
+      // `accounts.admins` may always sign up: the first operator's account, from which invites are issued.
+      const bootstrap = configAdmins.has(email);
+      if (signup.mode === 'closed' && !bootstrap) throw SIGNUP_CLOSED;
+      const invite = signup.mode === 'invite' && !bootstrap ? cred.invite : undefined;
+      if (signup.mode === 'invite' && !bootstrap && invite === undefined) throw inviteRequired('missing');
       const rule = passwordRuleReason(cred.password, email);
       if (rule !== undefined) throw refused('credentials', '/0/password', rule);
       await throttle.beforeSignUp(c.ip); // before zxcvbn, which costs CPU on this thread
+      if (invite !== undefined) {
+        // A read for the refusal's words (before hashing): the transaction below decides.
+        const why = await store.inviteRefusal(db, invite, email);
+        if (why !== undefined) throw inviteRequired(why);
+      }
       const weak = await passwordStrengthReason(cred.password, email);
       if (weak !== undefined) throw refused('credentials', '/0/password', weak);
       const passwordHash = await throttle.hash(() => hashPassword(cred.password));
+      if (invite !== undefined) {
+        const r = await store.signUpWithInvite(db, invite, { email, passwordHash, verified: !selfService.verifyEmail });
+        if (!r.used) throw inviteRequired('invalid'); // used meanwhile (a concurrent sign-up), revoked or expired
+        // A registered email: the same answer as a new one (no enumeration), its account unchanged, the invite unused.
+        if ('user' in r) {
+          if (selfService.verifyEmail) mailLink(r.user, 'verify', c.req.baseUrl);
+          await audit(c, 'signed_up', { invite: r.inviteId }, r.user.id);
+        }
+        return { email, next: 'account_logIn' };
+      }
       try {
         const u = await store.createUser(db, { email, passwordHash, verified: !selfService.verifyEmail });
         if (selfService.verifyEmail) mailLink(u, 'verify', c.req.baseUrl);
+        await audit(c, 'signed_up', undefined, u.id);
       } catch (e) {
         // A registered email gets the same answer, after the same work, and its account is left unchanged: the
         // answer never tells whether an email has an account (no enumeration). The owner simply logs in.

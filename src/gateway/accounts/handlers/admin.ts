@@ -7,6 +7,7 @@ import type * as T from '../../../../generated/account/types.js';
 import type { AccountLimits, PlanLimits } from '../../limits/plans.js';
 import * as store from '../../store/index.js';
 import { badValue, notFound } from '../errors.js';
+import type { InviteMethods } from './invites.js';
 import { iso, type Caller, type Kit, type Namespace } from './kit.js';
 
 const DAY = 86_400_000;
@@ -40,7 +41,8 @@ function parseDay(s: string, path: string): number {
 
 const dayOf = (t: number) => new Date(t).toISOString().slice(0, 10);
 
-export function adminHandlers(kit: Kit): Namespace<'admin'> {
+/** The invites' admin_ methods are ./invites.ts's. */
+export function adminHandlers(kit: Kit): Omit<Namespace<'admin'>, keyof InviteMethods> {
   const { db, deps, isAdmin, limitsOf, plans } = kit;
 
   /** AdminAccount for each user (counts and usage in two queries for the whole page). */

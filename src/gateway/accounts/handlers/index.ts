@@ -1,4 +1,4 @@
-// Account API handlers (contracts/account.openrpc.json), one file per namespace (account, chains, networks, useCases, apps, keys, alerts, admin) and the request log's
+// Account API handlers (contracts/account.openrpc.json), one file per namespace (account, chains, networks, useCases, apps, keys, alerts, admin; sign-up modes and invites: invites.ts) and the request log's
 // apps_logs/keys_logs (logs.ts),
 // merged here. Params arrive validated by the generated validators; the namespaces add what a schema cannot know (the
 // deployment's chains and networks, a real IP/CIDR, a PEM that imports for its algorithm, a node API method name) and
@@ -19,6 +19,7 @@ import { ADMIN_ONLY, NO_SESSION, originRefused } from '../errors.js';
 import { accountRequest, type AccountContext } from '../session.js';
 import { accountHandlers } from './account.js';
 import { adminHandlers } from './admin.js';
+import { inviteHandlers } from './invites.js';
 import { alertsHandlers } from './alerts.js';
 import { appsHandlers } from './apps.js';
 import { chainsHandlers } from './chains.js';
@@ -48,6 +49,7 @@ export function createAccountHandlers(deps: AccountDeps): Handlers<Methods, Acco
     ...keysHandlers(kit),
     ...alertsHandlers(kit),
     ...adminHandlers(kit),
+    ...inviteHandlers(kit),
   };
 
   /** Origin check for changing methods, then the session (memoised per HTTP request). */

@@ -63,6 +63,8 @@ export interface AccountDeps {
   allowPrivateWebhooks?: boolean;
   /** Name resolution for the webhook URL check (default node:dns lookup; tests inject one). */
   lookup?: Lookup;
+  /** Who may sign up (config `accounts.signup`, `accounts.inviteTtlHours`); absent = open, invites for 72 hours. */
+  signup?: SignUpPolicy;
   /** Emails of config `accounts.admins` (besides accounts granted the role in the store). */
   admins?: readonly string[];
   /** The deployment's plans (config `plans`, `accounts.defaultPlan`); absent = none (the base limits from `appPlan`,
@@ -78,6 +80,14 @@ export interface SelfService {
   verifyTtlMs: number;
   deletedUsage: store.DeletedUsage;
 }
+
+/** Config `accounts.signup` and `accounts.inviteTtlHours`, resolved. */
+export interface SignUpPolicy {
+  mode: 'open' | 'invite' | 'closed';
+  inviteTtlMs: number;
+}
+
+export const SIGNUP_DEFAULTS: SignUpPolicy = { mode: 'open', inviteTtlMs: 72 * 3_600_000 };
 
 export const SELF_SERVICE_DEFAULTS: SelfService = {
   verifyEmail: false,
@@ -291,6 +301,7 @@ export function createKit(deps: AccountDeps) {
   const ownPlans = (l: AccountLimits): ResolvedPlans | undefined => (l === plans.base ? undefined : l.plans);
 
   const selfService = deps.selfService ?? SELF_SERVICE_DEFAULTS;
+  const signup = deps.signup ?? SIGNUP_DEFAULTS;
   const mailer = deps.mailer ?? createMailer(undefined);
 
   /** Records a security event of the caller's account (or `userId`'s); a failure to record is logged, never thrown:
@@ -402,6 +413,7 @@ export function createKit(deps: AccountDeps) {
     startSession,
     checkJwtKey,
     selfService,
+    signup,
     mailer,
     requireVerifiedEmail,
     audit,

@@ -14,6 +14,7 @@ import { auditEvents } from './0009_audit_events.js';
 import { usageUnits } from './0010_usage_units.js';
 import { quotaAlerts } from './0011_quota_alerts.js';
 import { admin } from './0012_admin.js';
+import { invites } from './0013_invites.js';
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -29,6 +30,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0010_usage_units': usageUnits(dialect),
     '0011_quota_alerts': quotaAlerts(dialect),
     '0012_admin': admin(dialect),
+    '0013_invites': invites(dialect),
   };
 }
 

@@ -182,7 +182,7 @@ function DeleteAccount({ onDeleted, fail }: { onDeleted: () => void; fail: (e: u
   );
 }
 
-const ACTION_LABELS: Record<ActivityEntry['action'], string> = {
+export const ACTION_LABELS: Record<ActivityEntry['action'], string> = {
   logged_in: 'Logged in',
   login_throttled: 'Failed log-ins hit the limit',
   password_changed: 'Password changed',
@@ -198,14 +198,17 @@ const ACTION_LABELS: Record<ActivityEntry['action'], string> = {
   unsuspended: 'Suspension lifted by an operator',
   plan_changed: 'Plan changed by an operator',
   admin_granted: 'Admin role granted',
+  signed_up: 'Account created',
+  invite_created: 'Invite issued',
+  invite_revoked: 'Invite revoked',
   admin_revoked: 'Admin role taken back',
 };
 
 /** What the detail of an entry names (an app or key by name, else its id; a throttle's scope). */
-function detailText(d: ActivityEntry['detail']): string {
+export function detailText(d: ActivityEntry['detail']): string {
   if (d === undefined) return '';
   const name = typeof d.name === 'string' ? d.name : (d.appId ?? d.keyId);
-  const parts = [name, d.network, d.scope, d.reason, d.plan].filter((x) => typeof x === 'string');
+  const parts = [name, d.network, d.scope, d.reason, d.plan, d.email].filter((x) => typeof x === 'string');
   return parts.join(' · ');
 }
 
