@@ -17,6 +17,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateAction } from '../packages/toolkit/src/cli/generate.js';
 import { loadDocument } from '../packages/toolkit/src/contract/model.js';
+import { createMock } from '../packages/toolkit/src/mock/index.js';
 import { DocumentError } from '../packages/toolkit/src/contract/parse.js';
 
 const exec = promisify(execFile);
@@ -534,6 +535,32 @@ describe('lenient warnings and --strict', () => {
     expect(runs[0].code).toBe(0);
     expect(runs[2].code).toBe(0);
     expect((mocks[0] as { line: string }).line).toMatch(/^mock of .* 2 methods at http:\/\/127\.0\.0\.1:\d+/);
+  }, 240_000);
+
+  it('the CLI: conformance --spec prints the warnings and refuses with --strict', async () => {
+    const mock = await createMock({ document: await loadDocument(oldFile, 'lenient', undefined, { cwd: work }) });
+    try {
+      const url = await mock.listen(0, '127.0.0.1');
+      const [lenient, strict] = await Promise.all([
+        cli(['conformance', url, '--spec', oldFile], work),
+        cli(['conformance', url, '--spec', oldFile, '--strict'], work),
+      ]);
+      // it ran (0: passed, 1: a check failed) and printed each warning with file:line:col and pointer
+      expect([0, 1], lenient.stderr).toContain(lenient.code);
+      expect(lenient.stdout).toMatch(/noresult|ok/);
+      for (const [pointer, message] of expectedOld) {
+        const line = lenient.stderr.split('\n').find((l) => l.includes(` ${pointer}: `));
+        expect(line, `${pointer} in:\n${lenient.stderr}`).toMatch(/^warning: lenient\/old\.json:\d+:\d+ /);
+        expect(line).toMatch(message);
+      }
+      // --strict: the document is refused (exit 2, nothing checked), naming the problems
+      expect(strict.code, strict.stderr).toBe(2);
+      expect(strict.stdout).toBe('');
+      expect(strict.stderr).toMatch(/cannot use --spec .*--strict/s);
+      for (const [pointer] of expectedOld) expect(strict.stderr).toContain(pointer);
+    } finally {
+      await mock.close();
+    }
   }, 240_000);
 });
 
