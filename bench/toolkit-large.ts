@@ -2,83 +2,23 @@
 // document) against the bars of 5 s and 500 MB peak RSS. Each command runs as the user runs it (`rpcgate generate` /
 // `rpcgate docs` in its own process, through tsx from the sources), timed by /usr/bin/time (wall, peak RSS, CPU).
 //   tsx bench/toolkit-large.ts [document.json]
-// Without an argument it writes a synthetic document of that size (seeded: the same bytes every run). Prints a table
+// Without an argument it writes a synthetic document of that size (bench/lib/large-document.ts: seeded, components
+// referring to one another in layers as published documents do). Prints a table
 // and the ratio of each figure to its bar. Not a test: figures depend on the machine and its load (it prints the load
 // average, and CPU time next to wall time, so a busy machine shows as wall ≫ CPU).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { syntheticLargeDocument } from './lib/large-document.js';
 
 const root = resolve(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'rpcgate-bench-large-'));
 const BAR_S = 5;
 const BAR_MB = 500;
 
-/** A Lotus-like document: 240 methods over 120 object components with nested members, descriptions and examples. */
-function synthetic(): object {
-  let seed = 1;
-  const rnd = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
-  const word = () =>
-    ['Tipset', 'Block', 'Message', 'Actor', 'Sector', 'Deal', 'Miner', 'Power', 'Claim'][Math.floor(rnd() * 9)];
-  const schemas: Record<string, object> = {};
-  for (let i = 0; i < 120; i++) {
-    const properties: Record<string, object> = {};
-    for (let j = 0; j < 12; j++) {
-      const k = `${word()}${j}`;
-      properties[k] =
-        j % 4 === 0 && i > 0
-          ? { $ref: `#/components/schemas/S${Math.floor(rnd() * i)}`, description: `the ${k} of this ${word()}` }
-          : j % 4 === 1
-            ? { type: 'array', items: { type: 'object', properties: { '/': { type: 'string' } }, required: ['/'] } }
-            : j % 4 === 2
-              ? { type: 'integer', minimum: 0, description: `${word()} height in epochs` }
-              : { type: 'string', pattern: '^0x[0-9a-f]*$', description: `hex ${word()} bytes`.repeat(4) };
-    }
-    schemas[`S${i}`] = {
-      type: 'object',
-      description: `A ${word()} as the node returns it. `.repeat(6),
-      properties,
-      required: Object.keys(properties).slice(0, 3),
-      examples: [Object.fromEntries(Object.keys(properties).map((k) => [k, 'example value of the member']))],
-    };
-  }
-  const methods = [];
-  for (let i = 0; i < 240; i++) {
-    const ref = () => ({ $ref: `#/components/schemas/S${Math.floor(rnd() * 120)}` });
-    methods.push({
-      name: `Filecoin.${word()}Get${i}`,
-      summary: `Returns the ${word()} for a ${word()}.`,
-      description: `Long description of the method, as Lotus writes them with its Go doc comments. `.repeat(12),
-      paramStructure: 'by-position',
-      params: [
-        { name: 'key', required: true, schema: ref(), description: 'the key' },
-        { name: 'tsk', required: true, schema: { type: 'array', items: ref() } },
-        { name: 'opts', schema: { type: 'object', properties: { limit: { type: 'integer' } } } },
-      ],
-      result: { name: 'out', schema: i % 3 === 0 ? { type: 'array', items: ref() } : ref() },
-      examples: [
-        {
-          name: 'example',
-          params: [
-            { name: 'key', value: { a: 'example '.repeat(20) } },
-            { name: 'tsk', value: [] },
-          ],
-          result: { name: 'out', value: { b: 'result '.repeat(40) } },
-        },
-      ],
-    });
-  }
-  return {
-    openrpc: '1.2.6',
-    info: { title: 'Synthetic Lotus-size API', version: '1.0.0' },
-    methods,
-    components: { schemas },
-  };
-}
-
 const doc = process.argv[2] ? resolve(process.argv[2]) : join(work, 'large.json');
-if (!process.argv[2]) writeFileSync(doc, JSON.stringify(synthetic(), null, 2));
+if (!process.argv[2]) writeFileSync(doc, JSON.stringify(syntheticLargeDocument(), null, 2));
 const size = statSync(doc).size;
 const methodCount = (JSON.parse(readFileSync(doc, 'utf8')) as { methods: unknown[] }).methods.length;
 

@@ -146,6 +146,51 @@ c.request('ns.sub-method:v2', [1, ['a', 1, 2]]);
     expect(await tsc(join(work, 'tsconfig.bundler.json'))).toBe('');
   }, 240_000);
 
+  it("createServer<Methods> types a by-name method's handler params as its named object, and results (tsc --strict)", async () => {
+    writeFileSync(
+      join(work, 'server-usage.ts'),
+      `import { createServer } from '@rpcgate/toolkit';
+import type { Methods } from './edge/methods.js';
+
+export const server = createServer<Methods>({
+  document: 'codegen-edge.openrpc.json',
+  handlers: {
+    keywords: (p) => {
+      const cls: string = p.class;
+      const dflt: number = p.default;
+      const dash: boolean = p['with-dash'];
+      // @ts-expect-error -- a by-name method's handler gets an object, not the positional tuple
+      const first = p[0];
+      // @ts-expect-error -- class is a string
+      const wrong: number = p.class;
+      return { '*/': \`\${cls}\${dflt}\${dash}\${String(first)}\${wrong}\` };
+    },
+    tree_walk: ([tree]) => ({ head: tree.value }),
+    // @ts-expect-error -- Height is an integer in the result schema
+    chain_head: () => ({ Height: 'not a number', Cids: [] }),
+  },
+});
+`,
+    );
+    // the repository's own settings (its paths map @rpcgate/* to the sources), over the generated files and this one
+    writeFileSync(
+      join(work, 'tsconfig.server.json'),
+      JSON.stringify({
+        extends: join(root, 'tsconfig.json'),
+        compilerOptions: {
+          noEmit: true,
+          declaration: false,
+          sourceMap: false,
+          rootDir: '/',
+          typeRoots: [join(root, 'node_modules/@types')],
+        },
+        include: [join(work, 'edge/*.ts'), join(work, 'server-usage.ts')],
+        exclude: [],
+      }),
+    );
+    expect(await tsc(join(work, 'tsconfig.server.json'))).toBe('');
+  }, 240_000);
+
   it('fails naming file and pointer for what it cannot express, and writes nothing', async () => {
     const selfUnion = edgeDoc();
     selfUnion.components.schemas.SelfUnion = {

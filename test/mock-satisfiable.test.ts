@@ -80,6 +80,12 @@ describe('mock of every satisfiable construct', () => {
     expect((r(a, 'tupleOpen07') as unknown[]).every((v) => typeof v === 'number')).toBe(true);
     expect(r(a, 'minItems32')).toHaveLength(32);
     expect(r(a, 'hexPattern')).toMatch(/^0x[0-9a-f]{64}$/);
+    // 2020-12 prefixItems: each position its own schema (asserted here: the draft-07 validators ignore the keyword)
+    const [hex, n, third, ...more] = r(a, 'prefixItems2020') as unknown[];
+    expect(hex).toMatch(/^0x[0-9a-f]{4}$/);
+    expect(Number.isInteger(n) && (n as number) >= 7 && (n as number) <= 9, String(n)).toBe(true);
+    expect(third).toBe('third');
+    expect(more).toEqual([]);
     expect(names.filter((n) => JSON.stringify(r(a, n)) !== JSON.stringify(r(c, n))).length).toBeGreaterThan(10);
   });
 });

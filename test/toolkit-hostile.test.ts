@@ -9,7 +9,7 @@
 //   - methods and schemas named __proto__, constructor, toString, hasOwnProperty, valueOf: generate → tsc → the tables
 //     list them → createServer and the mock serve them → the generated client calls them.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -19,6 +19,9 @@ import { createMock, DEFAULT_DOCUMENT_LIMITS, loadDocument } from '@rpcgate/tool
 import { generateAction } from '../packages/toolkit/src/cli/generate.js';
 import { SAMPLE_BOUNDS } from '../packages/toolkit/src/contract/sample-bounds.js';
 import { corpus11 as corpus } from './helpers/openrpc-corpus.js';
+import { syntheticLargeDocument } from '../bench/lib/large-document.js';
+import { DerefBudget } from '../packages/toolkit/src/contract/bounds.js';
+import { dereference, inlineInnerRefs } from '../packages/toolkit/src/contract/model.js';
 
 const exec = promisify(execFile);
 const root = resolve(import.meta.dirname, '..');
@@ -148,6 +151,40 @@ describe('billion laughs: loading is bounded', () => {
     expect(r.cpuMs).toBeLessThan(2000);
     expect(r.maxRssMB).toBeLessThan(200);
   }, 240_000);
+
+  it('a large realistic document stays far inside maxDerefNodes; the same size chained 120 deep is a billion laughs', async () => {
+    // What the dereferencing passes count for a document (the budget loadDocument uses, without its limits).
+    const used = (doc: Json) => {
+      const budget = new DerefBudget({ maxDerefNodes: 1e9, maxRefExpansions: 1e9 });
+      dereference(inlineInnerRefs(doc, budget), budget);
+      return budget.used();
+    };
+    const lotusFile = join(root, 'test/fixtures/openrpc-corpus/lotus/full.json');
+    const lotus = JSON.parse(readFileSync(lotusFile, 'utf8'));
+    const layered = syntheticLargeDocument();
+    const sizes = {
+      lotus: readFileSync(lotusFile).length,
+      layered: JSON.stringify(layered, null, 2).length,
+    };
+    const counts = { lotus: used(lotus), layered: used(layered) };
+    console.log(`dereferenced nodes: ${JSON.stringify({ sizes, counts })}`);
+    // the published Lotus full.json (1.19 MB, 240 methods, schemas written inline) and bench/toolkit-large.ts's
+    // synthetic document (1.25 MB, 240 methods, 120 components referring to one another in three layers)
+    expect(lotus.methods).toHaveLength(240);
+    expect(layered.methods).toHaveLength(240);
+    expect(sizes.lotus).toBeGreaterThan(1_200_000);
+    expect(sizes.layered).toBeGreaterThan(1_250_000);
+    expect(counts.lotus.nodes).toBeLessThan(DEFAULT_DOCUMENT_LIMITS.maxDerefNodes / 10);
+    expect(counts.layered.nodes).toBeLessThan(DEFAULT_DOCUMENT_LIMITS.maxDerefNodes / 4);
+    await expect(loadDocument(lotusFile)).resolves.toBeDefined();
+    const model = await loadDocument(writeDoc('large-layered.json', layered));
+    expect(model.methods).toHaveLength(240);
+
+    // the same components, each referring to three earlier ones at random: a chain up to 120 deep with a fan-out of
+    // 3, whose dereferenced tree would hold tens of millions of nodes — refused under the defaults, as it should be
+    const chained = writeDoc('large-chained.json', syntheticLargeDocument({ chained: true }));
+    await expect(loadDocument(chained)).rejects.toThrow(/document too large once dereferenced/);
+  }, 120_000);
 
   it('every document of the corpus loads under the defaults', async () => {
     for (const d of corpus()) {

@@ -117,6 +117,44 @@ const steps: Record<string, () => Promise<Outcome>> = {
     );
     return { ok: lines.length === 0, detail: summary(lines) };
   },
+  /** @open-rpc/mock-server as its CLI starts it (parseOpenRPCDocument of the path, then its server in mock mode on
+   *  loopback), checked by rpcgate's `conformance --spec` against the same document as rpcgate loads it. The step's
+   *  time and memory are the mock's and the conformance run's together (one process), as for rpcgate-mock-conformance. */
+  async 'official-mock-conformance'() {
+    const { loadDocument } = await import('../../packages/toolkit/src/contract/model.js');
+    const { specConformance } = await import('../../packages/toolkit/src/conformance/spec.js');
+    const { parseOpenRPCDocument } = await import('@open-rpc/schema-utils-js');
+    type MockServer = {
+      start(): Promise<void>;
+      stop(): Promise<void>;
+      transports: { server: import('node:http').Server }[];
+    };
+    type Make = (port: number, doc: unknown) => MockServer;
+    // its package.json names no entry point (`main`): the module its CLI (build/cli.js) requires
+    const mod = (await import('@open-rpc/mock-server/build/index.js')) as unknown as {
+      default: Make | { default: Make };
+    };
+    const make = typeof mod.default === 'function' ? mod.default : mod.default.default;
+    const parsed = await parseOpenRPCDocument(document);
+    const server = make(0, parsed); // port 0: the system picks a free one, read back below
+    const http = server.transports[0]?.server;
+    if (!http) return { ok: false, detail: 'no HTTP transport in @open-rpc/mock-server' };
+    // its transport listens on every interface; bind loopback only, as rpcgate's mock does here
+    await new Promise<void>((done, fail) => http.listen(0, '127.0.0.1', () => done()).once('error', fail));
+    try {
+      const address = http.address();
+      if (!address || typeof address === 'string') return { ok: false, detail: 'no port' };
+      const model = await loadDocument(document);
+      const r = await specConformance(`http://127.0.0.1:${address.port}/`, model, { timeoutMs: 10_000 });
+      const failed = [...r.methods, ...r.protocol].filter((x) => x.status === 'FAIL');
+      return {
+        ok: r.ok,
+        detail: `${r.summary.passed} passed, ${failed.length} failed${failed.length ? `, first: ${failed[0].name}: ${failed[0].detail?.slice(0, 120)}` : ''}`,
+      };
+    } finally {
+      await new Promise<void>((done) => http.close(() => done()));
+    }
+  },
   /** @open-rpc/schema-utils-js: parse and dereference the document (validation off: the dereferencer alone). */
   async 'official-deref'() {
     const { parseOpenRPCDocument } = await import('@open-rpc/schema-utils-js');
