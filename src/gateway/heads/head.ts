@@ -20,8 +20,9 @@
 //     branch — consensus across upstreams is issue 24's, on top of this module.
 // A gap or a reorg deeper than MAX_WALK blocks cannot be connected: the head restarts from the new block and emits a
 // reset (listeners drop what depends on the old chain; logged).
-// After a push source's reconnect (PushSink.gap) the head asks the pool for "latest" at once, so the gap is filled now
-// rather than at the next block. Duplicates never pass: a hash we hold is never emitted twice while canonical.
+// After a push source's reconnect (PushSink.gap) the head asks the pool for "latest" at once — again, backing off,
+// until a read succeeds (the upstream's circuit may not have closed yet) — so the gap is filled now rather than at the
+// next block. Duplicates never pass: a hash we hold is never emitted twice while canonical.
 //
 // Finality: the finalized block is read (eth_getBlockByNumber "finalized", else head − finalityDepth) with each poll,
 // and in push mode at most every `pollMs` on a new head — only while a listener wants it (the cache).
@@ -144,6 +145,7 @@ export class ChainHead {
   private idleTimer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
   private pollStarted = -Infinity;
+  private catchingUp = false;
   /** performance.now() at the start of the last successful poll. */
   private polledAt = -Infinity;
   /** Bumped on reset/stop: work started before must not emit. */
@@ -299,7 +301,7 @@ export class ChainHead {
             { network: this.o.network, upstream: st.src.label, reason },
             'head: upstream newHeads resumed after a gap; filling it',
           );
-          void this.tick();
+          void this.catchUp();
         },
       })
       .then(
@@ -309,7 +311,7 @@ export class ChainHead {
           st.unsubscribe = unsub;
           st.up = true;
           // The head may have moved while nobody pushed: read it now.
-          void this.tick();
+          void this.catchUp();
         },
         (err: unknown) => {
           // Socket down: subscribed again when it comes up (onState); polling meanwhile.
@@ -318,6 +320,23 @@ export class ChainHead {
           this.schedulePoll(this.o.pollMs);
         },
       );
+  }
+
+  /** Reads "latest" until a read succeeds: after a reconnect the upstream's circuit may still be open for a moment,
+   *  and while a push source is up nothing else polls — the gap would wait for the next block. */
+  private async catchUp(): Promise<void> {
+    if (this.catchingUp) return;
+    this.catchingUp = true;
+    try {
+      for (let wait = 50; this.live && !this.stopped; wait = Math.min(1000, wait * 2)) {
+        const before = this.polledAt;
+        await this.tick();
+        if (this.polledAt > before) return;
+        await new Promise((r) => setTimeout(r, wait).unref());
+      }
+    } finally {
+      this.catchingUp = false;
+    }
   }
 
   private schedulePoll(ms: number): void {
