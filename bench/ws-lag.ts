@@ -5,7 +5,12 @@
 // hash) or log (by block hash and log index) on anvil's subscriber; p50/p95/p99/max, and the count of items that
 // arrived on one side and not the other (a gap or duplicate shows there). Both subscribers live in this process (one
 // clock). Processes are started and ended by PID (bench/lib/procs.ts); bounded by BENCH_LAG_DEADLINE_S (120).
-// Env: BENCH_LAG_BLOCK_MS (150), BENCH_LAG_BLOCKS (200).
+// Under load: BENCH_LAG_SOCKETS (1,000) more sockets on rpcgate, each subscribed to newHeads and logs and reading what
+// comes (idle clients), held by a child process (this file run with --background) so that their messages do not queue
+// in the measuring process's event loop; the measured subscriber is one more socket, and the report says how many
+// notifications the background sockets got (each should get every block and log: sockets × blocks × 2).
+// Env: BENCH_LAG_BLOCK_MS (150), BENCH_LAG_BLOCKS (200), BENCH_LAG_SOCKETS (1000), BENCH_LAG_CPU_PROF (a directory:
+// rpcgate runs with node --cpu-prof and writes its profile there when it stops).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -20,7 +25,11 @@ const num = (v: string | undefined, d: number) => (v && Number.isFinite(Number(v
 const BLOCK_MS = Math.max(20, num(process.env.BENCH_LAG_BLOCK_MS, 150));
 const BLOCKS = Math.max(10, Math.floor(num(process.env.BENCH_LAG_BLOCKS, 200)));
 const DEADLINE_S = num(process.env.BENCH_LAG_DEADLINE_S, 120);
+const SOCKETS = Math.max(0, Math.floor(num(process.env.BENCH_LAG_SOCKETS, 1000)));
+const CPU_PROF = process.env.BENCH_LAG_CPU_PROF;
 const KEY = 'benchWsLagKey0123456789abc';
+/** Background sockets opened at once. */
+const OPEN_CONCURRENCY = 50;
 /** anvil's first dev account (unlocked). */
 const FROM = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
 /** Creation code that emits one LOG0 (PUSH1 0, PUSH1 0, LOG0) and deploys nothing. */
@@ -96,6 +105,41 @@ function lag(gate: Map<string, number>, node: Map<string, number>) {
   };
 }
 
+/** The background child: `n` sockets on `url`, each subscribed to newHeads and logs, reading (not parsing) what
+ *  comes; prints BACKGROUND_READY once all are subscribed, and BACKGROUND_COUNT <notifications> when ended. */
+async function background(url: string, n: number): Promise<void> {
+  let count = 0;
+  const sockets: WebSocket[] = [];
+  for (let i = 0; i < n; i += OPEN_CONCURRENCY)
+    await Promise.all(
+      Array.from({ length: Math.min(OPEN_CONCURRENCY, n - i) }, async () => {
+        const s = await openSocket(url);
+        sockets.push(s);
+        await new Promise<void>((res, rej) => {
+          let answered = 0;
+          s.on('message', (d: Buffer) => {
+            // Answers carry "id"; notifications do not (counted without parsing).
+            if (answered < 2 && d.includes('"id"')) {
+              if (d.includes('"error"')) rej(new Error(`eth_subscribe: ${d.toString()}`));
+              else if (++answered === 2) res();
+              return;
+            }
+            count++;
+          });
+          s.send('{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}');
+          s.send('{"jsonrpc":"2.0","id":2,"method":"eth_subscribe","params":["logs",{}]}');
+        });
+      }),
+    );
+  process.stdout.write(`BACKGROUND_READY ${sockets.length}\n`);
+  const closed = () => sockets.filter((s) => s.readyState !== WebSocket.OPEN).length;
+  process.once('SIGTERM', () => {
+    process.stdout.write(`BACKGROUND_COUNT ${count} closed ${closed()}\n`);
+    for (const s of sockets) s.terminate();
+    process.exit(0);
+  });
+}
+
 async function main(): Promise<void> {
   installCleanup();
   const deadline = setTimeout(async () => {
@@ -107,6 +151,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'rpcgate-ws-lag-'));
   let anvil: Managed | undefined;
   let gate: Managed | undefined;
+  let bg: Managed | undefined;
   const sockets: WebSocket[] = [];
   try {
     const port = await freePort();
@@ -132,6 +177,7 @@ async function main(): Promise<void> {
       devKey: false,
       keys: [KEY],
       networks: { mainnet: { upstreams: [anvilWs], chainId: 31337 } },
+      websocket: { maxConnectionsPerKey: SOCKETS + 10 },
     };
     const launcher = join(dir, 'gate.mts');
     writeFileSync(
@@ -142,17 +188,29 @@ process.stdout.write('RPCGATE_READY ' + svc.url + '\\n');
 process.once('SIGTERM', () => void svc.stop().finally(() => process.exit(0)));
 `,
     );
-    gate = start('rpcgate', process.execPath, ['--import', 'tsx', launcher, JSON.stringify(config)], {
+    const prof = CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [];
+    gate = start('rpcgate', process.execPath, [...prof, '--import', 'tsx', launcher, JSON.stringify(config)], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     await waitForOutput(gate, (o) => o.includes('RPCGATE_READY'), 60_000);
     const gateWs = `${new URL(/RPCGATE_READY (\S+)/.exec(gate.output())![1]).origin.replace(/^http/, 'ws')}/mainnet/${KEY}`;
+    if (SOCKETS > 0) {
+      bg = start(
+        'background',
+        process.execPath,
+        ['--import', 'tsx', fileURLToPath(import.meta.url), '--background', gateWs, String(SOCKETS)],
+        { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      await waitForOutput(bg, (o) => o.includes('BACKGROUND_READY'), 120_000);
+    }
     const node = await subscriber(anvilWs);
     const viaGate = await subscriber(gateWs);
     sockets.push(node.socket, viaGate.socket);
     await sleep(500);
-    console.log(`ws-lag: ${BLOCKS} blocks, one every ${BLOCK_MS} ms, each with one log; rpcgate upstream ws`);
+    console.log(
+      `ws-lag: ${BLOCKS} blocks, one every ${BLOCK_MS} ms, each with one log; rpcgate upstream ws; ${SOCKETS} background sockets on rpcgate (newHeads + logs)`,
+    );
     for (let i = 0; i < BLOCKS; i++) {
       const t = performance.now();
       await rpc(anvilHttp, 'eth_sendTransaction', [{ from: FROM, data: EMIT_LOG, gas: '0x10000' }]);
@@ -173,13 +231,36 @@ process.once('SIGTERM', () => void svc.stop().finally(() => process.exit(0)));
         `${k.padEnd(8)} | ${String(v.samples).padStart(7)} | ${String(v.missing).padStart(7)} | ${String(v.extra).padStart(5)} | ${String(v.p50ms).padStart(6)} | ${String(v.p95ms).padStart(6)} | ${String(v.p99ms).padStart(6)} | ${String(v.maxms).padStart(6)}`,
       );
     console.log(`duplicates: rpcgate ${dup.rpcgate}, node ${dup.node}`);
+    let background: { sockets: number; notifications: number; expected: number; closed: number } | undefined;
+    if (bg !== undefined) {
+      await stop(bg);
+      const m = /BACKGROUND_COUNT (\d+) closed (\d+)/.exec(bg.output());
+      background = {
+        sockets: SOCKETS,
+        notifications: m ? Number(m[1]) : Number.NaN,
+        // Every background socket gets what the measured one got (the same heads and logs).
+        expected: SOCKETS * (viaGate.arrivals.heads.size + viaGate.arrivals.logs.size),
+        closed: m ? Number(m[2]) : Number.NaN,
+      };
+      console.log(
+        `background: ${SOCKETS} sockets got ${background.notifications} notifications (${background.expected} expected), ${background.closed} closed`,
+      );
+    }
     console.log('(lag = arrival on rpcgate − arrival of the same item on the node’s own subscriber, same process)');
     mkdirSync(join(here, 'out'), { recursive: true });
     const file = join(here, 'out', `ws-lag-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    writeFileSync(file, JSON.stringify({ blockMs: BLOCK_MS, blocks: BLOCKS, heads, logs, duplicates: dup }, null, 2));
+    writeFileSync(
+      file,
+      JSON.stringify(
+        { blockMs: BLOCK_MS, blocks: BLOCKS, sockets: SOCKETS, heads, logs, duplicates: dup, background },
+        null,
+        2,
+      ),
+    );
     console.log(`written ${file}`);
   } finally {
     for (const s of sockets) s.terminate();
+    if (bg) await stop(bg);
     if (gate) await stop(gate);
     if (anvil) await stop(anvil);
     rmSync(dir, { recursive: true, force: true });
@@ -187,8 +268,10 @@ process.once('SIGTERM', () => void svc.stop().finally(() => process.exit(0)));
   }
 }
 
-main().catch(async (e: unknown) => {
-  console.error(e);
-  await stopAll();
-  process.exit(1);
-});
+(process.argv[2] === '--background' ? background(process.argv[3], Number(process.argv[4])) : main()).catch(
+  async (e: unknown) => {
+    console.error(e);
+    await stopAll();
+    process.exit(1);
+  },
+);

@@ -20,8 +20,9 @@
 //     branch — consensus across upstreams is issue 24's, on top of this module.
 // A gap or a reorg deeper than MAX_WALK blocks cannot be connected: the head restarts from the new block and emits a
 // reset (listeners drop what depends on the old chain; logged).
-// After a push source's reconnect (PushSink.gap) the head asks the pool for "latest" at once, so the gap is filled now
-// rather than at the next block. Duplicates never pass: a hash we hold is never emitted twice while canonical.
+// After a push source's reconnect (PushSink.gap) the head asks the pool for "latest" at once — again, backing off,
+// until a read succeeds (the upstream's circuit may not have closed yet) — so the gap is filled now rather than at the
+// next block. Duplicates never pass: a hash we hold is never emitted twice while canonical.
 //
 // Finality: the finalized block is read (eth_getBlockByNumber "finalized", else head − finalityDepth) with each poll,
 // and in push mode at most every `pollMs` on a new head — only while a listener wants it (the cache).
@@ -46,6 +47,9 @@ export interface ChainUpdate {
   readonly removed: readonly HeadBlock[];
   /** Blocks that joined it, oldest first; the last is the new head. */
   readonly added: readonly HeadBlock[];
+  /** What brought it: a block an upstream pushed ('push'; the last added block arrived just now), or a read of
+   *  "latest" ('poll': the position as it stands, which may be older than whoever started listening). */
+  readonly via: 'push' | 'poll';
 }
 
 export interface HeadListener {
@@ -134,13 +138,14 @@ export class ChainHead {
   private stopped = false;
   private pushes: PushState[] = [];
   /** Work that needs fetches, one at a time, in arrival order. */
-  private queue: HeadBlock[] = [];
+  private queue: Array<{ b: HeadBlock; via: ChainUpdate['via'] }> = [];
   private busy = false;
   private waiters: Array<() => void> = [];
   private pollTimer: NodeJS.Timeout | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
   private pollStarted = -Infinity;
+  private catchingUp = false;
   /** performance.now() at the start of the last successful poll. */
   private polledAt = -Infinity;
   /** Bumped on reset/stop: work started before must not emit. */
@@ -296,7 +301,7 @@ export class ChainHead {
             { network: this.o.network, upstream: st.src.label, reason },
             'head: upstream newHeads resumed after a gap; filling it',
           );
-          void this.tick();
+          void this.catchUp();
         },
       })
       .then(
@@ -306,7 +311,7 @@ export class ChainHead {
           st.unsubscribe = unsub;
           st.up = true;
           // The head may have moved while nobody pushed: read it now.
-          void this.tick();
+          void this.catchUp();
         },
         (err: unknown) => {
           // Socket down: subscribed again when it comes up (onState); polling meanwhile.
@@ -315,6 +320,23 @@ export class ChainHead {
           this.schedulePoll(this.o.pollMs);
         },
       );
+  }
+
+  /** Reads "latest" until a read succeeds: after a reconnect the upstream's circuit may still be open for a moment,
+   *  and while a push source is up nothing else polls — the gap would wait for the next block. */
+  private async catchUp(): Promise<void> {
+    if (this.catchingUp) return;
+    this.catchingUp = true;
+    try {
+      for (let wait = 50; this.live && !this.stopped; wait = Math.min(1000, wait * 2)) {
+        const before = this.polledAt;
+        await this.tick();
+        if (this.polledAt > before) return;
+        await new Promise((r) => setTimeout(r, wait).unref());
+      }
+    } finally {
+      this.catchingUp = false;
+    }
   }
 
   private schedulePoll(ms: number): void {
@@ -391,12 +413,13 @@ export class ChainHead {
     const prev = this.lastOf.get(src);
     this.lastOf.set(src, b.hash);
     if (this.byHash.has(b.hash)) return; // already ours: a later copy from another upstream, or a lagging poll
+    const via = src === 'poll' ? 'poll' : 'push';
     if (!this.busy && (this.head === undefined || b.parentHash === this.head.hash)) {
-      this.apply([], [b]);
+      this.apply([], [b], via);
       return;
     }
     if (!this.takes(b, prev)) return;
-    this.queue.push(b);
+    this.queue.push({ b, via });
     if (!this.busy) void this.drain();
   }
 
@@ -412,16 +435,16 @@ export class ChainHead {
     this.busy = true;
     try {
       while (this.queue.length > 0) {
-        const b = this.queue.shift()!;
+        const { b, via } = this.queue.shift()!;
         const gen = this.generation;
         if (this.byHash.has(b.hash)) continue;
         const head = this.head;
         if (head === undefined || b.parentHash === head.hash) {
-          this.apply([], [b]);
+          this.apply([], [b], via);
           continue;
         }
         try {
-          await this.connect(b, gen);
+          await this.connect(b, gen, via);
         } catch (e) {
           this.emitError(e);
         }
@@ -441,7 +464,7 @@ export class ChainHead {
   }
 
   /** Connects `b` to the held chain: fetches what is missing below it, down to a block we hold. */
-  private async connect(b: HeadBlock, gen: number): Promise<void> {
+  private async connect(b: HeadBlock, gen: number, via: ChainUpdate['via']): Promise<void> {
     const head = this.head!;
     const branch: HeadBlock[] = [b];
     // A gap on what is probably the same chain: the heights in between by number, in parallel (the pool batches).
@@ -474,7 +497,7 @@ export class ChainHead {
         const removed = this.chain.reverse();
         this.chain = [];
         this.byHash.clear();
-        this.apply(removed, branch);
+        this.apply(removed, branch, via);
         return;
       }
       if (branch.length > MAX_WALK || this.chain.length === 0) {
@@ -483,7 +506,7 @@ export class ChainHead {
           'head: gap or reorg deeper than the history; restarting from the new block',
         );
         this.reset('gap or reorg deeper than the history');
-        this.apply([], [b]);
+        this.apply([], [b], via);
         return;
       }
       const p = await this.byHashFetch(branch[0].parentHash);
@@ -496,10 +519,10 @@ export class ChainHead {
     while (this.head !== undefined && this.head.hash !== fork.hash) removed.push(this.chain.pop()!);
     for (const r of removed) this.byHash.delete(r.hash);
     // Blocks of the branch already held would be duplicates: none can be (the walk stopped at the first held one).
-    this.apply(removed, branch);
+    this.apply(removed, branch, via);
   }
 
-  private apply(removed: HeadBlock[], added: HeadBlock[]): void {
+  private apply(removed: HeadBlock[], added: HeadBlock[], via: ChainUpdate['via']): void {
     for (const a of added) {
       this.chain.push(a);
       this.byHash.set(a.hash, a);
@@ -510,7 +533,7 @@ export class ChainHead {
       for (const [n, h] of this.hints)
         if (n <= top - HISTORY || this.at(n)?.hash === h || n > top) this.hints.delete(n);
     }
-    const u: ChainUpdate = { removed, added };
+    const u: ChainUpdate = { removed, added, via };
     for (const l of this.listeners) l.onUpdate(u);
     if (this.pushing) this.refreshFinality();
   }

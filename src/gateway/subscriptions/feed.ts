@@ -11,6 +11,11 @@
 //     logs delivered for a removed block are sent again with `removed: true` (newest block first). A failed fetch is
 //     retried (the block stays canonical: skipping it would be a hole); by block hash, EIP-234 makes a node that has
 //     not got the block answer an error, never an empty list.
+// A subscriber gets what arrives after it subscribed, as on a node: blocks (and their logs) from the first one the
+// head takes after the subscription. When the head was not following the chain at that moment (the first subscriber
+// starts it), the head's first move is its catch-up read of "latest" — the block that was already there — and is not
+// sent to whoever subscribed before it; a pushed block is (it arrived after them). Subscribers that were already there
+// stay on through any outage: the blocks of a gap the head fills after a reconnect reach them (no hole).
 // So there is one upstream subscription (newHeads, per push upstream: the head's) however many clients subscribe to
 // newHeads or logs, and one eth_getLogs per block however many logs subscribers.
 // newPendingTransactions: one upstream eth_subscribe("newPendingTransactions") on one push upstream that is up (moved
@@ -88,10 +93,18 @@ export function matchLog(log: Log, f: LogFilter | undefined): boolean {
   return true;
 }
 
-type LogsOp = { remove: HeadBlock } | { add: HeadBlock; logs: Promise<Log[] | undefined> };
+type LogsOp = { remove: HeadBlock } | { add: HeadBlock; seq: number; logs: Promise<Log[] | undefined> };
+
+/** A subscriber's start while the head has no current position: set by the head's next move. */
+const WAITING = Number.POSITIVE_INFINITY;
 
 export class NetworkFeed {
-  private readonly subs = new Set<FeedSubscriber>();
+  /** Subscriber → the sequence number of the first block it gets (blocks are numbered as the head adds them). */
+  private readonly subs = new Map<FeedSubscriber, number>();
+  /** Sequence number of the next block the head adds. */
+  private seq = 0;
+  /** Subscribers at WAITING. */
+  private waiting = 0;
   private readonly count = { newHeads: 0, logs: 0, newPendingTransactions: 0 };
   private stopped = false;
   // blocks (newHeads + logs)
@@ -99,7 +112,7 @@ export class NetworkFeed {
   private unlisten: (() => void) | undefined;
   private ops: LogsOp[] = [];
   private draining: Promise<void> | undefined;
-  private readonly delivered = new Map<string, Log[]>();
+  private readonly delivered = new Map<string, { logs: Log[]; seq: number }>();
   /** Bumped when logs stop or the head resets: work from before is dropped. */
   private logsEpoch = 0;
   // pending
@@ -121,7 +134,11 @@ export class NetworkFeed {
 
   add(s: FeedSubscriber): void {
     if (this.stopped || this.subs.has(s)) return;
-    this.subs.add(s);
+    // The head is current (pushed to, or polled just now): the next block it takes is the first this one gets.
+    // Otherwise the head's next move decides (onUpdate).
+    const current = s.kind === 'newPendingTransactions' || this.o.head.recentHead !== undefined;
+    this.subs.set(s, current ? this.seq : WAITING);
+    if (!current) this.waiting++;
     this.count[s.kind]++;
     if (s.kind === 'newPendingTransactions') {
       if (this.pending === undefined) this.pending = new PendingSource(this);
@@ -137,7 +154,10 @@ export class NetworkFeed {
   }
 
   remove(s: FeedSubscriber): void {
-    if (!this.subs.delete(s)) return;
+    const since = this.subs.get(s);
+    if (since === undefined) return;
+    this.subs.delete(s);
+    if (since === WAITING) this.waiting--;
     this.count[s.kind]--;
     if (this.count.newPendingTransactions === 0 && this.pending !== undefined) {
       this.pending.stop();
@@ -153,7 +173,7 @@ export class NetworkFeed {
 
   stop(): void {
     this.stopped = true;
-    for (const s of [...this.subs]) this.remove(s);
+    for (const s of [...this.subs.keys()]) this.remove(s);
   }
 
   /** Tests: one poll of the head (and of the pending filter), then the logs of what it brought. */
@@ -171,19 +191,38 @@ export class NetworkFeed {
 
   /** @internal each subscriber of `kind`. */
   *of(kind: FeedSubscriber['kind']): Iterable<FeedSubscriber> {
-    for (const s of this.subs) if (s.kind === kind) yield s;
+    for (const s of this.subs.keys()) if (s.kind === kind) yield s;
   }
 
   private onUpdate(u: ChainUpdate): void {
+    const first = this.seq;
+    this.seq += u.added.length;
+    if (this.waiting > 0) {
+      // Those who subscribed while the head had no current position: a pushed block arrived after them (theirs);
+      // a read of "latest" was there before them (not theirs), nor are the blocks filled in below either.
+      const start = u.via === 'push' ? this.seq - 1 : this.seq;
+      for (const [s, since] of this.subs) if (since === WAITING) this.subs.set(s, start);
+      this.waiting = 0;
+    }
     if (this.count.newHeads > 0)
-      for (const b of u.added) {
-        const json = b.json();
-        for (const s of this.subs) if (s.kind === 'newHeads') s.deliver(b.header, json);
+      for (let i = 0; i < u.added.length; i++) {
+        const b = u.added[i];
+        const seq = first + i;
+        let json: string | undefined;
+        for (const [s, since] of this.subs)
+          if (s.kind === 'newHeads' && since <= seq) s.deliver(b.header, (json ??= b.json()));
       }
     if (this.count.logs === 0) return;
     for (const r of u.removed) this.ops.push({ remove: r });
     // Fetched at once (in parallel, the pool batches them), delivered in order.
-    for (const a of u.added) this.ops.push({ add: a, logs: this.logsOf(a, this.logsEpoch) });
+    for (let i = 0; i < u.added.length; i++) {
+      const a = u.added[i];
+      const seq = first + i;
+      // Nobody is to get this block's logs (subscribed after it): no read.
+      let wanted = false;
+      for (const [s, since] of this.subs) if (s.kind === 'logs' && since <= seq) wanted = true;
+      if (wanted) this.ops.push({ add: a, seq, logs: this.logsOf(a, this.logsEpoch) });
+    }
     this.draining ??= this.drain().finally(() => (this.draining = undefined));
   }
 
@@ -204,7 +243,7 @@ export class NetworkFeed {
     for (let wait = RETRY_MS; ; wait = Math.min(2000, wait * 2)) {
       if (epoch !== this.logsEpoch || !this.o.head.isCanonical(b.hash)) return undefined;
       let union: Set<string> | undefined = new Set();
-      for (const s of this.subs) {
+      for (const s of this.subs.keys()) {
         if (s.kind !== 'logs') continue;
         if (s.filter?.address === undefined) {
           union = undefined;
@@ -233,24 +272,28 @@ export class NetworkFeed {
       const op = this.ops.shift()!;
       const epoch = this.logsEpoch;
       if ('remove' in op) {
-        const logs = this.delivered.get(op.remove.hash);
-        if (logs === undefined) continue;
+        const had = this.delivered.get(op.remove.hash);
+        if (had === undefined) continue;
         this.delivered.delete(op.remove.hash);
-        for (const log of logs) {
+        for (const log of had.logs) {
           const r = { ...log, removed: true };
-          const json = JSON.stringify(r);
-          for (const s of this.subs) if (s.kind === 'logs' && matchLog(log, s.filter)) s.deliver(r, json);
+          let json: string | undefined;
+          // Only to those who were sent the block's logs.
+          for (const [s, since] of this.subs)
+            if (s.kind === 'logs' && since <= had.seq && matchLog(log, s.filter))
+              s.deliver(r, (json ??= JSON.stringify(r)));
         }
         continue;
       }
       const logs = await op.logs;
       if (logs === undefined || epoch !== this.logsEpoch || !this.o.head.isCanonical(op.add.hash)) continue;
-      this.delivered.set(op.add.hash, logs);
+      this.delivered.set(op.add.hash, { logs, seq: op.seq });
       if (this.delivered.size > HISTORY) this.delivered.delete(this.delivered.keys().next().value!);
       for (const log of logs) {
         let json: string | undefined;
-        for (const s of this.subs)
-          if (s.kind === 'logs' && matchLog(log, s.filter)) s.deliver(log, (json ??= JSON.stringify(log)));
+        for (const [s, since] of this.subs)
+          if (s.kind === 'logs' && since <= op.seq && matchLog(log, s.filter))
+            s.deliver(log, (json ??= JSON.stringify(log)));
       }
     }
   }
