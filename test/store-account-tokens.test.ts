@@ -27,10 +27,20 @@ for (const target of await storeTargets('store-account-tokens')) {
         const migrator = new Migrator({ db, provider: migrationProvider(store.dialect) });
         expect((await migrator.migrateTo(NO_MIGRATIONS)).error).toBeUndefined();
         expect((await migrator.migrateTo('0007_request_log')).error).toBeUndefined();
-        const old = await createUser(db, { email: email(), passwordHash: 'x' });
+        // An account as 0007 stored it (raw: the store's functions write the columns of the latest schema).
+        const old = { id: `usr_${randomBytes(8).toString('hex')}` };
+        await sql`insert into users (id, email, password_hash, created_at) values (${old.id}, ${email()}, 'x', ${Date.now()})`.execute(
+          db,
+        );
         const up = await migrator.migrateTo('0008_account_tokens');
         expect(up.error).toBeUndefined();
         expect(up.results?.map((r) => r.migrationName)).toEqual(['0008_account_tokens']);
+        const verifiedAt = await sql<{
+          v: unknown;
+        }>`select email_verified_at as v from users where id = ${old.id}`.execute(db);
+        expect(Number(verifiedAt.rows[0].v)).toBe(0);
+        // The rest through the store's functions, on the latest schema; then all the way down to 0007 again.
+        expect((await migrator.migrateToLatest()).error).toBeUndefined();
         expect((await getUser(db, old.id))?.emailVerifiedAt).toBe(0);
 
         const pending = await createUser(db, { email: email(), passwordHash: 'x', verified: false });
