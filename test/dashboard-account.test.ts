@@ -109,6 +109,8 @@ describe.skipIf(skipBrowser)('dashboard account self-service (Chromium)', () => 
     // Forgot password: the mailed link, opened in the browser, sets a new one.
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    // The route follows the hashchange event: until the page is there, 'Email' is still the log-in form's field.
+    await page.getByRole('heading', { name: 'Reset your password' }).waitFor();
     await page.getByLabel('Email').fill(email);
     await page.getByRole('button', { name: 'Send reset link' }).click();
     await page.getByText(`If an account exists for ${email}`).waitFor();
