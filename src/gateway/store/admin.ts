@@ -118,6 +118,25 @@ async function touchKeys(trx: Kysely<Database>, userId: string, at: number): Pro
   return hashes.length;
 }
 
+/** One operator change of an account, in a transaction: `change` updates the users row; when it matched, `then` runs,
+ *  the account's keys are announced to every index (touchKeys) and the user is read back. Undefined when unknown. */
+async function changeAccount(
+  db: Kysely<Database>,
+  userId: string,
+  at: number,
+  change: (trx: Kysely<Database>) => Promise<{ numUpdatedRows: bigint }>,
+  then?: (trx: Kysely<Database>) => Promise<unknown>,
+): Promise<User | undefined> {
+  return db.transaction().execute(async (trx) => {
+    if ((await change(trx)).numUpdatedRows === 0n) return undefined;
+    await then?.(trx);
+    await touchKeys(trx, userId, at);
+    return toUser(
+      await trx.selectFrom('users').select(USER_COLUMNS).where('id', '=', userId).executeTakeFirstOrThrow(),
+    );
+  });
+}
+
 /** Suspends an account (or updates the reason of a suspended one): its sessions end, its keys' principals are re-read
  *  everywhere (refused from then on); nothing is deleted. The user after the change; undefined when unknown. */
 export async function suspendUser(
@@ -126,35 +145,29 @@ export async function suspendUser(
   reason: string,
   at = Date.now(),
 ): Promise<User | undefined> {
-  return db.transaction().execute(async (trx) => {
-    const r = await trx
-      .updateTable('users')
-      .set((eb) => ({ suspended_at: eb.fn.coalesce('suspended_at', eb.val(at)), suspended_reason: reason }))
-      .where('id', '=', userId)
-      .executeTakeFirst();
-    if (r.numUpdatedRows === 0n) return undefined;
-    await trx.deleteFrom('sessions').where('user_id', '=', userId).execute();
-    await touchKeys(trx, userId, at);
-    return toUser(
-      await trx.selectFrom('users').select(USER_COLUMNS).where('id', '=', userId).executeTakeFirstOrThrow(),
-    );
-  });
+  return changeAccount(
+    db,
+    userId,
+    at,
+    (trx) =>
+      trx
+        .updateTable('users')
+        .set((eb) => ({ suspended_at: eb.fn.coalesce('suspended_at', eb.val(at)), suspended_reason: reason }))
+        .where('id', '=', userId)
+        .executeTakeFirst(),
+    (trx) => trx.deleteFrom('sessions').where('user_id', '=', userId).execute(),
+  );
 }
 
 /** Lifts a suspension: the keys work again everywhere once the indexes re-read them. */
 export async function unsuspendUser(db: Kysely<Database>, userId: string, at = Date.now()): Promise<User | undefined> {
-  return db.transaction().execute(async (trx) => {
-    const r = await trx
+  return changeAccount(db, userId, at, (trx) =>
+    trx
       .updateTable('users')
       .set({ suspended_at: null, suspended_reason: null })
       .where('id', '=', userId)
-      .executeTakeFirst();
-    if (r.numUpdatedRows === 0n) return undefined;
-    await touchKeys(trx, userId, at);
-    return toUser(
-      await trx.selectFrom('users').select(USER_COLUMNS).where('id', '=', userId).executeTakeFirstOrThrow(),
-    );
-  });
+      .executeTakeFirst(),
+  );
 }
 
 /** Sets the account's plan (null = the default plan) and, unless `override` is undefined, its per-account override
@@ -166,21 +179,16 @@ export async function setUserPlan(
   override: PlanOverride | null | undefined,
   at = Date.now(),
 ): Promise<User | undefined> {
-  return db.transaction().execute(async (trx) => {
-    const r = await trx
+  return changeAccount(db, userId, at, (trx) =>
+    trx
       .updateTable('users')
       .set({
         plan,
         ...(override === undefined ? {} : { plan_override: override === null ? null : JSON.stringify(override) }),
       })
       .where('id', '=', userId)
-      .executeTakeFirst();
-    if (r.numUpdatedRows === 0n) return undefined;
-    await touchKeys(trx, userId, at);
-    return toUser(
-      await trx.selectFrom('users').select(USER_COLUMNS).where('id', '=', userId).executeTakeFirstOrThrow(),
-    );
-  });
+      .executeTakeFirst(),
+  );
 }
 
 /** Grants or takes back the admin role of the account with this email (any case). The user; undefined when no account
