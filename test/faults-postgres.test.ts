@@ -193,10 +193,12 @@ describe.skipIf(skip)('PostgreSQL stopped and restarted under a running rpcgate'
         stalled.push(r.ms);
       }
       // Issue 26 (audit: 6.0 s, then 2.0 s): the first call is answered once the store watch's ping (sent 250 ms into
-      // the call) has waited the connect timeout (1 s): about 1.25 s; later calls at once while the store is known
-      // down. Slack for a loaded machine.
+      // the call) has waited the connect timeout (1 s) and its confirmation half of that: about 1.75 s; later calls at
+      // once while the store is known down. Slack for a loaded machine.
       expect(stalled[0]).toBeLessThan(2_500);
-      expect(Math.max(...stalled.slice(1))).toBeLessThan(750); // a call begun just before the store was known down: ≈ 250 ms
+      // Later calls must not wait for a ping of their own (that takes ≥ 1.25 s): a call begun just before the store was
+      // known down answers in ≈ 250 ms, the rest at once. 1 s: a loaded CI machine once took 751 ms (ci5).
+      expect(Math.max(...stalled.slice(1))).toBeLessThan(1_000);
     } finally {
       pg.thaw();
     }
