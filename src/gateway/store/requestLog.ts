@@ -1,12 +1,12 @@
-// Request log rows (migration 0007_request_log): written in batches by the RequestLog of every replica
+// Request log rows (migrations 0007_request_log, 0014_request_log_lean): written in batches by the RequestLog of every replica
 // (src/gateway/metering/request-log.ts), read newest first per app or network key with filters and a cursor, pruned by
 // age and by count.
 //
-// Bound by count: ids only grow (bigserial / AUTOINCREMENT), so "keep the newest `maxRows`" is `delete where id <=
+// Bound by count: ids only grow while rows remain (bigserial / SQLite's max(id) + 1; the bounds delete the oldest), so "keep the newest `maxRows`" is `delete where id <=
 // max(id) - maxRows`, one range delete on the primary key — run in the same transaction as each insert, so no reader
 // ever sees more than `maxRows` rows (ids skipped by a failed PG transaction only make the table smaller).
 // Bound by age: `pruneRequestLog` deletes rows older than the retention in batches of `batch` rows (each its own
-// statement: a long retention catch-up never holds one huge lock).
+// statement: a long retention catch-up never holds one huge lock), walking ids (no index on ts to pay for per call).
 import { CompiledQuery, sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, RequestLogTable } from './schema.js';
 import { isPostgres } from './util.js';
@@ -35,8 +35,8 @@ export interface StoredRequestLogEntry extends RequestLogRow {
   id: number;
 }
 
-/** Rows per INSERT statement (16 columns: well under SQLite's and PostgreSQL's bind-parameter limits). */
-const ROWS_PER_STATEMENT = 500;
+/** Most rows per INSERT statement (16 columns: well under SQLite's and PostgreSQL's bind-parameter limits). */
+const ROWS_PER_STATEMENT = 256;
 
 /** Appends rows and, with `maxRows`, drops the oldest beyond it — one transaction. Returns rows deleted by the bound. */
 export async function insertRequestLog(
@@ -47,9 +47,11 @@ export async function insertRequestLog(
   if (rows.length === 0) return 0;
   const pg = isPostgres(db);
   return db.transaction().execute(async (trx) => {
-    for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-      const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
-      await trx.executeQuery(CompiledQuery.raw(insertText(pg, chunk.length), chunk.flatMap(insertParams)));
+    for (let i = 0; i < rows.length; ) {
+      const n = chunkSize(rows.length - i);
+      const chunk = rows.slice(i, i + n);
+      await trx.executeQuery(CompiledQuery.raw(insertText(pg, n), chunk.flatMap(insertParams)));
+      i += n;
     }
     const max = opts.maxRows;
     if (max === undefined) return 0;
@@ -61,6 +63,8 @@ export async function insertRequestLog(
 // The insert is written as SQL text once per (dialect, rows per statement) and run with its parameters as they are:
 // Kysely's query builder would build and compile a node tree per row and value for every batch — at thousands of calls
 // a second that was most of the log's CPU cost on the serving thread (issue 25's bench: log/base 1.16× before).
+// Statements hold a power of two of rows (a batch of 300 is 256 + 32 + 8 + 4), so a handful of texts serve every batch
+// and SQLite's prepared statements for them are reused (the store's statement cache, ./db.ts) instead of parsed anew.
 const INSERT_COLUMNS = [
   'ts',
   'principal_kind',
@@ -82,7 +86,13 @@ const INSERT_COLUMNS = [
 
 const insertTexts = new Map<string, string>();
 
-/** `insert into request_log (…) values (…), …` for `n` rows, with the dialect's placeholders. */
+/** The largest power of two ≤ min(left, ROWS_PER_STATEMENT). */
+function chunkSize(left: number): number {
+  if (left >= ROWS_PER_STATEMENT) return ROWS_PER_STATEMENT;
+  return 2 ** Math.floor(Math.log2(left));
+}
+
+/** `insert into request_log (…) values (…), …` for `n` rows (a power of two), with the dialect's placeholders. */
 function insertText(pg: boolean, n: number): string {
   const key = `${pg ? 'pg' : 'sqlite'}:${n}`;
   let text = insertTexts.get(key);
@@ -91,7 +101,7 @@ function insertText(pg: boolean, n: number): string {
     const tuple = (row: number) => `(${INSERT_COLUMNS.map((_, c) => (pg ? `$${row * w + c + 1}` : '?')).join(', ')})`;
     const tuples = Array.from({ length: n }, (_, row) => tuple(row)).join(', ');
     text = `insert into request_log (${INSERT_COLUMNS.join(', ')}) values ${tuples}`;
-    if (n === ROWS_PER_STATEMENT) insertTexts.set(key, text); // the full statement is kept; a batch's tail is built
+    insertTexts.set(key, text); // at most 9 sizes per dialect
   }
   return text;
 }
@@ -118,12 +128,24 @@ function insertParams(r: RequestLogRow): unknown[] {
   ];
 }
 
-/** Deletes rows older than `before` (epoch ms) in batches; returns how many. */
+/**
+ * Deletes rows older than `before` (epoch ms) in batches; returns how many. Walks the primary key, not an index on ts
+ * (each index costs every call's insert, 0014_request_log_lean): ids grow with time, so the rows to delete are those
+ * before the first row young enough to stay. Rows of several replicas are written up to a flush interval apart, so a
+ * row may outlive the retention by about that much.
+ */
 export async function pruneRequestLog(db: Kysely<Database>, before: number, batch = 5_000): Promise<number> {
+  const { rows } = await sql<{ stay: unknown; end: unknown }>`select
+      (select id from request_log where ts >= ${before} order by id limit 1) as stay,
+      (select max(id) from request_log) as end`.execute(db);
+  const first = rows[0];
+  if (first === undefined || first.end === null) return 0;
+  // Everything below `stay`; with no young row, everything there is now (rows written meanwhile are young).
+  const stop = first.stay === null ? Number(first.end) + 1 : Number(first.stay);
   let total = 0;
   for (;;) {
     const r = await sql`delete from request_log where id in (
-      select id from request_log where ts < ${before} order by ts limit ${batch})`.execute(db);
+      select id from request_log where id < ${stop} order by id limit ${batch})`.execute(db);
     const n = Number(r.numAffectedRows ?? 0n);
     total += n;
     if (n < batch) return total;

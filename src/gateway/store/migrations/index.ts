@@ -15,6 +15,7 @@ import { usageUnits } from './0010_usage_units.js';
 import { quotaAlerts } from './0011_quota_alerts.js';
 import { admin } from './0012_admin.js';
 import { invites } from './0013_invites.js';
+import { requestLogLean } from './0014_request_log_lean.js';
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -31,6 +32,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0011_quota_alerts': quotaAlerts(dialect),
     '0012_admin': admin(dialect),
     '0013_invites': invites(dialect),
+    '0014_request_log_lean': requestLogLean(dialect),
   };
 }
 
