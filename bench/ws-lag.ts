@@ -24,7 +24,7 @@ const root = join(here, '..');
 const num = (v: string | undefined, d: number) => (v && Number.isFinite(Number(v)) ? Number(v) : d);
 const BLOCK_MS = Math.max(20, num(process.env.BENCH_LAG_BLOCK_MS, 150));
 const BLOCKS = Math.max(10, Math.floor(num(process.env.BENCH_LAG_BLOCKS, 200)));
-const DEADLINE_S = num(process.env.BENCH_LAG_DEADLINE_S, 120);
+const DEADLINE_S = num(process.env.BENCH_LAG_DEADLINE_S, 240);
 const SOCKETS = Math.max(0, Math.floor(num(process.env.BENCH_LAG_SOCKETS, 1000)));
 const CPU_PROF = process.env.BENCH_LAG_CPU_PROF;
 const KEY = 'benchWsLagKey0123456789abc';
@@ -140,6 +140,75 @@ async function background(url: string, n: number): Promise<void> {
   });
 }
 
+interface Lag {
+  samples: number;
+  missing: number;
+  extra: number;
+  p50ms: number;
+  p95ms: number;
+  p99ms: number;
+  maxms: number;
+}
+
+interface PhaseResult {
+  system: string;
+  heads: Lag;
+  logs: Lag;
+  duplicates: { system: number; node: number };
+  background?: { sockets: number; notifications: number; expected: number; closed: number };
+}
+
+/** One system's turn: SOCKETS background sockets on `url`, one measured subscriber there and one on the node, BLOCKS
+ *  blocks mined; the lags of the measured subscriber against the node's. */
+async function phase(system: string, url: string, anvilHttp: string, anvilWs: string): Promise<PhaseResult> {
+  let bg: Managed | undefined;
+  const sockets: WebSocket[] = [];
+  try {
+    if (SOCKETS > 0) {
+      bg = start(
+        `background (${system})`,
+        process.execPath,
+        ['--import', 'tsx', fileURLToPath(import.meta.url), '--background', url, String(SOCKETS)],
+        { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      await waitForOutput(bg, (o) => o.includes('BACKGROUND_READY'), 120_000);
+    }
+    const node = await subscriber(anvilWs);
+    const via = await subscriber(url);
+    sockets.push(node.socket, via.socket);
+    await sleep(500);
+    for (let i = 0; i < BLOCKS; i++) {
+      const t = performance.now();
+      await rpc(anvilHttp, 'eth_sendTransaction', [{ from: FROM, data: EMIT_LOG, gas: '0x10000' }]);
+      await rpc(anvilHttp, 'evm_mine', []);
+      const left = BLOCK_MS - (performance.now() - t);
+      if (left > 0) await sleep(left);
+    }
+    await sleep(2000); // the last notifications
+    const result: PhaseResult = {
+      system,
+      heads: lag(via.arrivals.heads, node.arrivals.heads),
+      logs: lag(via.arrivals.logs, node.arrivals.logs),
+      duplicates: { system: via.arrivals.duplicates, node: node.arrivals.duplicates },
+    };
+    if (bg !== undefined) {
+      await stop(bg);
+      const m = /BACKGROUND_COUNT (\d+) closed (\d+)/.exec(bg.output());
+      result.background = {
+        sockets: SOCKETS,
+        notifications: m ? Number(m[1]) : Number.NaN,
+        // Every background socket gets what the measured one got (the same heads and logs).
+        expected: SOCKETS * (via.arrivals.heads.size + via.arrivals.logs.size),
+        closed: m ? Number(m[2]) : Number.NaN,
+      };
+    }
+    return result;
+  } finally {
+    for (const s of sockets) s.terminate();
+    if (bg) await stop(bg);
+  }
+}
+
 async function main(): Promise<void> {
   installCleanup();
   const deadline = setTimeout(async () => {
@@ -151,8 +220,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'rpcgate-ws-lag-'));
   let anvil: Managed | undefined;
   let gate: Managed | undefined;
-  let bg: Managed | undefined;
-  const sockets: WebSocket[] = [];
+  let relay: Managed | undefined;
   try {
     const port = await freePort();
     // No interval mining: this process mines (one log-emitting transaction, then evm_mine) every BLOCK_MS.
@@ -169,6 +237,9 @@ async function main(): Promise<void> {
     const anvilHttp = `http://127.0.0.1:${port}/`;
     const anvilWs = `ws://127.0.0.1:${port}/`;
     await waitForRpc(anvilHttp, anvil);
+    console.log(
+      `ws-lag: ${BLOCKS} blocks per system, one every ${BLOCK_MS} ms, each with one log; rpcgate upstream ws; ${SOCKETS} background sockets per system (newHeads + logs); systems in turn: rpcgate, then the bare relay (bench/lib/ws-relay.ts)`,
+    );
     const config = {
       port: 0,
       host: '127.0.0.1',
@@ -195,72 +266,52 @@ process.once('SIGTERM', () => void svc.stop().finally(() => process.exit(0)));
     });
     await waitForOutput(gate, (o) => o.includes('RPCGATE_READY'), 60_000);
     const gateWs = `${new URL(/RPCGATE_READY (\S+)/.exec(gate.output())![1]).origin.replace(/^http/, 'ws')}/mainnet/${KEY}`;
-    if (SOCKETS > 0) {
-      bg = start(
-        'background',
-        process.execPath,
-        ['--import', 'tsx', fileURLToPath(import.meta.url), '--background', gateWs, String(SOCKETS)],
-        { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      await waitForOutput(bg, (o) => o.includes('BACKGROUND_READY'), 120_000);
+    const results = [await phase('rpcgate', gateWs, anvilHttp, anvilWs)];
+    await stop(gate);
+    gate = undefined;
+
+    relay = start('relay', process.execPath, ['--import', 'tsx', join(here, 'lib', 'ws-relay.ts'), anvilWs], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    await waitForOutput(relay, (o) => o.includes('RELAY_READY'), 60_000);
+    const relayWs = /RELAY_READY (\S+)/.exec(relay.output())![1];
+    results.push(await phase('relay', relayWs, anvilHttp, anvilWs));
+    await stop(relay);
+    relay = undefined;
+
+    console.log('\nsystem  | kind     | samples | missing | extra | p50 ms | p95 ms | p99 ms | max ms');
+    for (const r of results)
+      for (const [k, v] of [
+        ['newHeads', r.heads],
+        ['logs', r.logs],
+      ] as const)
+        console.log(
+          `${r.system.padEnd(7)} | ${k.padEnd(8)} | ${String(v.samples).padStart(7)} | ${String(v.missing).padStart(7)} | ${String(v.extra).padStart(5)} | ${String(v.p50ms).padStart(6)} | ${String(v.p95ms).padStart(6)} | ${String(v.p99ms).padStart(6)} | ${String(v.maxms).padStart(6)}`,
+        );
+    for (const r of results) {
+      console.log(`${r.system}: duplicates ${r.duplicates.system} (node ${r.duplicates.node})`);
+      const b = r.background;
+      if (b !== undefined)
+        console.log(
+          `${r.system}: ${b.sockets} background sockets got ${b.notifications} notifications (${b.expected} expected), ${b.closed} closed`,
+        );
     }
-    const node = await subscriber(anvilWs);
-    const viaGate = await subscriber(gateWs);
-    sockets.push(node.socket, viaGate.socket);
-    await sleep(500);
+    const [gateR, relayR] = results;
+    const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}×` : 'n/a');
+    for (const k of ['heads', 'logs'] as const)
+      console.log(
+        `rpcgate / relay, ${k === 'heads' ? 'newHeads' : 'logs'}: p50 ${ratio(gateR[k].p50ms, relayR[k].p50ms)}, p99 ${ratio(gateR[k].p99ms, relayR[k].p99ms)}`,
+      );
     console.log(
-      `ws-lag: ${BLOCKS} blocks, one every ${BLOCK_MS} ms, each with one log; rpcgate upstream ws; ${SOCKETS} background sockets on rpcgate (newHeads + logs)`,
+      '(lag = arrival on the system − arrival of the same item on the node’s own subscriber, same process; the relay is the floor: one ws.send per subscription, nothing else)',
     );
-    for (let i = 0; i < BLOCKS; i++) {
-      const t = performance.now();
-      await rpc(anvilHttp, 'eth_sendTransaction', [{ from: FROM, data: EMIT_LOG, gas: '0x10000' }]);
-      await rpc(anvilHttp, 'evm_mine', []);
-      const left = BLOCK_MS - (performance.now() - t);
-      if (left > 0) await sleep(left);
-    }
-    await sleep(2000); // the last notifications
-    const heads = lag(viaGate.arrivals.heads, node.arrivals.heads);
-    const logs = lag(viaGate.arrivals.logs, node.arrivals.logs);
-    const dup = { rpcgate: viaGate.arrivals.duplicates, node: node.arrivals.duplicates };
-    console.log('\nkind     | samples | missing | extra | p50 ms | p95 ms | p99 ms | max ms');
-    for (const [k, v] of [
-      ['newHeads', heads],
-      ['logs', logs],
-    ] as const)
-      console.log(
-        `${k.padEnd(8)} | ${String(v.samples).padStart(7)} | ${String(v.missing).padStart(7)} | ${String(v.extra).padStart(5)} | ${String(v.p50ms).padStart(6)} | ${String(v.p95ms).padStart(6)} | ${String(v.p99ms).padStart(6)} | ${String(v.maxms).padStart(6)}`,
-      );
-    console.log(`duplicates: rpcgate ${dup.rpcgate}, node ${dup.node}`);
-    let background: { sockets: number; notifications: number; expected: number; closed: number } | undefined;
-    if (bg !== undefined) {
-      await stop(bg);
-      const m = /BACKGROUND_COUNT (\d+) closed (\d+)/.exec(bg.output());
-      background = {
-        sockets: SOCKETS,
-        notifications: m ? Number(m[1]) : Number.NaN,
-        // Every background socket gets what the measured one got (the same heads and logs).
-        expected: SOCKETS * (viaGate.arrivals.heads.size + viaGate.arrivals.logs.size),
-        closed: m ? Number(m[2]) : Number.NaN,
-      };
-      console.log(
-        `background: ${SOCKETS} sockets got ${background.notifications} notifications (${background.expected} expected), ${background.closed} closed`,
-      );
-    }
-    console.log('(lag = arrival on rpcgate − arrival of the same item on the node’s own subscriber, same process)');
     mkdirSync(join(here, 'out'), { recursive: true });
     const file = join(here, 'out', `ws-lag-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    writeFileSync(
-      file,
-      JSON.stringify(
-        { blockMs: BLOCK_MS, blocks: BLOCKS, sockets: SOCKETS, heads, logs, duplicates: dup, background },
-        null,
-        2,
-      ),
-    );
+    writeFileSync(file, JSON.stringify({ blockMs: BLOCK_MS, blocks: BLOCKS, sockets: SOCKETS, results }, null, 2));
     console.log(`written ${file}`);
   } finally {
-    for (const s of sockets) s.terminate();
-    if (bg) await stop(bg);
+    if (relay) await stop(relay);
     if (gate) await stop(gate);
     if (anvil) await stop(anvil);
     rmSync(dir, { recursive: true, force: true });

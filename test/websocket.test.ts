@@ -675,6 +675,45 @@ describe('the shared feed (scripted upstream)', () => {
     feed.stop();
   });
 
+  it('fans out from a random subscriber each block: every one is reached first sometimes, each gets every block in order', async () => {
+    const chain = scriptedChain();
+    for (let n = 0; n <= 1; n++) chain.add(n, 'a', false);
+    const head = new ChainHead({
+      network: 'x',
+      upstream: chain.upstream,
+      pollMs: 1_000_000,
+      idleMs: 1_000_000,
+      finalityDepth: 64,
+    });
+    const feed = new NetworkFeed('x', { head, upstream: chain.upstream, pollMs: 1_000_000, logger });
+    // Writing to a socket costs ~10 µs: in a fixed order the last subscriber of 1,000 would always wait ~10 ms.
+    const order: number[][] = [];
+    const subs = Array.from({ length: 5 }, (_, i) => {
+      const c = collector('newHeads');
+      const deliver = c.deliver;
+      c.deliver = (r, json) => {
+        (order.at(-1) as number[]).push(i);
+        deliver(r, json);
+      };
+      return c;
+    });
+    for (const s of subs) feed.add(s);
+    await feed.tick();
+    const BLOCKS = 60;
+    for (let n = 2; n < 2 + BLOCKS; n++) {
+      chain.add(n, 'a', false);
+      order.push([]);
+      await feed.tick();
+    }
+    const firsts = new Set(order.map((o) => o[0]));
+    expect(firsts.size).toBe(5); // P(some one never first in 60 blocks) = 5 · 0.8^60 ≈ 7e-6
+    for (const o of order) expect([...o].sort()).toEqual([0, 1, 2, 3, 4]);
+    for (const s of subs)
+      expect(s.got.map((h) => Number(h.number))).toEqual(Array.from({ length: BLOCKS }, (_, i) => i + 2));
+    for (const s of subs) feed.remove(s);
+    feed.stop();
+  });
+
   it("a reorg: removed: true for the dropped blocks' logs, then the new branch; the last subscriber stops the polling", async () => {
     const chain = scriptedChain();
     for (let n = 0; n <= 3; n++) chain.add(n, 'a', false);

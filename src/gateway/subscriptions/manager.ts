@@ -139,10 +139,9 @@ class ConnectionSubs {
         }
         if (refusal !== undefined) return this.endWith(refusal, CLOSE_QUOTA, 'quota exhausted');
         const batch = this.queue.splice(0, n);
-        for (const m of batch) {
-          this.queuedBytes -= m.length;
-          if (!this.conn.send(m)) return;
-        }
+        for (const m of batch) this.queuedBytes -= m.length;
+        // One write for everything this connection is owed now (a block's head and its logs, many logs).
+        if (this.conn.sendAll(batch) < batch.length) return;
         this.mgr.notified(this.conn.ctx, batch.length);
       }
     } finally {
