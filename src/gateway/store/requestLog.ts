@@ -49,8 +49,7 @@ export async function insertRequestLog(
   return db.transaction().execute(async (trx) => {
     for (let i = 0; i < rows.length; ) {
       const n = chunkSize(rows.length - i);
-      const chunk = rows.slice(i, i + n);
-      await trx.executeQuery(CompiledQuery.raw(insertText(pg, n), chunk.flatMap(insertParams)));
+      await trx.executeQuery(CompiledQuery.raw(insertText(pg, n), insertParams(rows, i, n)));
       i += n;
     }
     const max = opts.maxRows;
@@ -106,26 +105,30 @@ function insertText(pg: boolean, n: number): string {
   return text;
 }
 
-/** One row's parameters, in INSERT_COLUMNS' order. */
-function insertParams(r: RequestLogRow): unknown[] {
-  return [
-    r.ts,
-    r.principalKind,
-    r.principalId,
-    r.userId,
-    r.network,
-    r.method,
-    r.httpStatus,
-    r.code ?? null,
-    r.latencyMs,
-    r.cacheHit ? 1 : 0,
-    r.upstream ?? null,
-    r.requestId ?? null,
-    r.ipHash ?? null,
-    r.transport,
-    r.params ?? null,
-    r.result ?? null,
-  ];
+/** The parameters of rows[from, from + n), row after row in INSERT_COLUMNS' order, in one preallocated array. */
+function insertParams(rows: readonly RequestLogRow[], from: number, n: number): unknown[] {
+  const out = new Array<unknown>(n * INSERT_COLUMNS.length);
+  let j = 0;
+  for (let i = from; i < from + n; i++) {
+    const r = rows[i];
+    out[j++] = r.ts;
+    out[j++] = r.principalKind;
+    out[j++] = r.principalId;
+    out[j++] = r.userId;
+    out[j++] = r.network;
+    out[j++] = r.method;
+    out[j++] = r.httpStatus;
+    out[j++] = r.code ?? null;
+    out[j++] = r.latencyMs;
+    out[j++] = r.cacheHit ? 1 : 0;
+    out[j++] = r.upstream ?? null;
+    out[j++] = r.requestId ?? null;
+    out[j++] = r.ipHash ?? null;
+    out[j++] = r.transport;
+    out[j++] = r.params ?? null;
+    out[j++] = r.result ?? null;
+  }
+  return out;
 }
 
 /**
