@@ -1,0 +1,71 @@
+// Fan-out in turns (src/gateway/subscriptions/manager.ts `scheduleFlush`): the connections owed a notification are
+// flushed FLUSH_TURN (16) per event-loop turn, in the order they got it — so a fan-out to many sockets never holds the
+// loop at once (I/O between turns: other clients' calls, the block's eth_getLogs answer), and a connection whose turn
+// has not come yet sends what arrived meanwhile together with what it had (one write: sendAll). In process, with
+// connections that record their writes; no limiter (nothing to count).
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { ChainHead } from '../src/gateway/heads/index.js';
+import { Subscriptions, type SocketCallContext } from '../src/gateway/subscriptions/index.js';
+import type { WsConnection } from '../packages/toolkit/src/ws/index.js';
+import type { AccessContext } from '../src/gateway/access/index.js';
+
+const turn = () => new Promise<void>((r) => setImmediate(r));
+
+describe('notifications are flushed in turns', () => {
+  it('16 connections a turn, in order; I/O runs between turns; what arrives before a turn leaves with it', async () => {
+    const upstream = { call: () => new Promise<never>(() => undefined) };
+    const subs = new Subscriptions({
+      upstreams: new Map([['mainnet', upstream]]),
+      heads: new Map([
+        ['mainnet', new ChainHead({ network: 'mainnet', upstream, pollMs: 60_000, idleMs: 60_000, finalityDepth: 64 })],
+      ]),
+      intervalMs: () => 60_000,
+      maxPerConnection: 10,
+      maxQueued: 1000,
+      maxQueuedBytes: 1_000_000,
+      limiter: undefined,
+      logger: pino({ level: 'silent' }),
+    });
+    const N = 100;
+    const writes: Array<{ conn: number; frames: number }> = [];
+    const delivers: Array<(r: unknown) => void> = [];
+    for (let i = 0; i < N; i++) {
+      const conn = {
+        ctx: { network: 'mainnet' },
+        state: undefined,
+        closed: false,
+        send: () => true,
+        sendAll: (texts: readonly string[]) => (writes.push({ conn: i, frames: texts.length }), texts.length),
+        close: () => undefined,
+        onClose: () => undefined,
+      } as unknown as WsConnection<AccessContext>;
+      const ctx = { ...conn.ctx, requestId: 'r', startedAt: 0, socket: conn } as SocketCallContext;
+      subs.subscribe(['newHeads'], ctx);
+      const st = conn.state as unknown as { subs: Map<string, { deliver(r: unknown, j: string): void }> };
+      delivers.push((r) => {
+        for (const s of st.subs.values()) s.deliver(r, JSON.stringify(r));
+      });
+    }
+    // A block's head to all 100, as the feed does (synchronously).
+    for (const d of delivers) d({ number: '0x1' });
+    expect(writes).toHaveLength(0); // nothing written in the feed's own turn
+    // I/O between turns: a timer set now fires before the last turn (its phase comes before the next check phase).
+    let timerAt = -1;
+    setTimeout(() => (timerAt = writes.length), 0);
+    await turn();
+    expect(writes.map((w) => w.conn)).toEqual(Array.from({ length: 16 }, (_, i) => i));
+    // Before the next turns: the block's logs arrive for every connection — the 84 not flushed yet send both at once.
+    for (const d of delivers) d({ log: 1 });
+    for (let t = 0; t < 10 && writes.length < N + 16; t++) await turn();
+    expect(writes).toHaveLength(N + 16);
+    // First the 84 connections in their turns with 2 frames each, in order; then the 16 early ones with the log alone.
+    expect(writes.slice(16, N).map((w) => [w.conn, w.frames])).toEqual(
+      Array.from({ length: N - 16 }, (_, i) => [i + 16, 2]),
+    );
+    expect(writes.slice(N).map((w) => [w.conn, w.frames])).toEqual(Array.from({ length: 16 }, (_, i) => [i, 1]));
+    expect(timerAt).toBeGreaterThan(0);
+    expect(timerAt).toBeLessThan(N + 16);
+    subs.stop();
+  });
+});
