@@ -100,13 +100,16 @@ export class PgWatch implements StoreWatch {
 
   private async pingOnce(timeoutMs: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<false>((r) => (timer = setTimeout(() => r(false), timeoutMs)));
+    // When the bound is up, the answer may already be waiting on the socket: a busy event loop runs due timers before
+    // it reads sockets, so a timer alone would call a server down for the process's own lag. The verdict waits one
+    // turn (setImmediate runs after the sockets are read); pg's own timeouts are only a backstop behind it.
+    const timeout = new Promise<false>((r) => (timer = setTimeout(() => setImmediate(() => r(false)), timeoutMs)));
     const attempt = (async () => {
       if (this.client === undefined) {
         const c = new pg.Client({
           connectionString: this.connectionString,
-          connectionTimeoutMillis: timeoutMs,
-          query_timeout: timeoutMs,
+          connectionTimeoutMillis: 2 * timeoutMs,
+          query_timeout: 2 * timeoutMs,
         });
         c.on('error', noop); // a dead connection: the next ping drops it
         this.client = c;
