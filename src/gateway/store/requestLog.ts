@@ -1,10 +1,11 @@
-// Request log rows (migrations 0007_request_log, 0014_request_log_lean): written in batches by the RequestLog of every replica
-// (src/gateway/metering/request-log.ts), read newest first per app or network key with filters and a cursor, pruned by
-// age and by count.
+// Request log rows (migrations 0007_request_log, 0014_request_log_lean): written in batches by the RequestLog of every
+// replica (src/gateway/metering/request-log.ts), read newest first per app or network key with filters and a cursor,
+// pruned by age and by count.
 //
-// Bound by count: ids only grow while rows remain (bigserial / SQLite's max(id) + 1; the bounds delete the oldest), so "keep the newest `maxRows`" is `delete where id <=
-// max(id) - maxRows`, one range delete on the primary key — run in the same transaction as each insert, so no reader
-// ever sees more than `maxRows` rows (ids skipped by a failed PG transaction only make the table smaller).
+// Bound by count: ids only grow while rows remain (bigserial / SQLite's max(id) + 1; the bounds delete the oldest), so
+// "keep the newest `maxRows`" is `delete where id <= max(id) - maxRows`, one range delete on the primary key — run in
+// the same transaction as each insert, so no reader ever sees more than `maxRows` rows (ids skipped by a failed PG
+// transaction only make the table smaller).
 // Bound by age: `pruneRequestLog` deletes rows older than the retention in batches of `batch` rows (each its own
 // statement: a long retention catch-up never holds one huge lock), walking ids (no index on ts to pay for per call).
 import { CompiledQuery, sql, type Kysely, type Selectable } from 'kysely';
