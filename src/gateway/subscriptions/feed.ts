@@ -288,11 +288,12 @@ export class NetworkFeed {
         const had = this.delivered.get(op.remove.hash);
         if (had === undefined) continue;
         this.delivered.delete(op.remove.hash);
+        const turn = this.inTurn(); // one order for all the block's logs (a block may have hundreds)
         for (const log of had.logs) {
           const r = { ...log, removed: true };
           let json: string | undefined;
           // Only to those who were sent the block's logs.
-          for (const [s, since] of this.inTurn())
+          for (const [s, since] of turn)
             if (s.kind === 'logs' && since <= had.seq && matchLog(log, s.filter))
               s.deliver(r, (json ??= JSON.stringify(r)));
         }
@@ -302,9 +303,10 @@ export class NetworkFeed {
       if (logs === undefined || epoch !== this.logsEpoch || !this.o.head.isCanonical(op.add.hash)) continue;
       this.delivered.set(op.add.hash, { logs, seq: op.seq });
       if (this.delivered.size > HISTORY) this.delivered.delete(this.delivered.keys().next().value!);
+      const turn = this.inTurn();
       for (const log of logs) {
         let json: string | undefined;
-        for (const [s, since] of this.inTurn())
+        for (const [s, since] of turn)
           if (s.kind === 'logs' && since <= op.seq && matchLog(log, s.filter))
             s.deliver(log, (json ??= JSON.stringify(log)));
       }
