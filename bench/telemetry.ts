@@ -10,8 +10,9 @@
 // callers. Cores: the system under test alone on CPU 0; this client, the receiver and the node on CPU 1. The systems
 // take turns, BENCH_ROUNDS times; per system the median of rpcgate's CPU µs per call (/proc utime+stime of the process
 // and its children over the measured window / calls answered). Prints them and the ratios log/base (issue 25: ≤ 1.10)
-// and trace/base, plus spans received per call. Env: BENCH_SECONDS (5), BENCH_WARMUP (2), BENCH_ROUNDS (3),
-// BENCH_CONNECTIONS (32), BENCH_BASE_ROOT (another checkout: its base system runs too, e.g. from before tracing).
+// and trace/base — of the medians, and the median of each round's ratio — plus spans received per call. Env: BENCH_SECONDS (5), BENCH_WARMUP (2), BENCH_ROUNDS (3),
+// BENCH_CONNECTIONS (32), BENCH_BASE_ROOT (another checkout: its base system runs too, e.g. from before tracing),
+// BENCH_PROFILE (a directory for each rpcgate's CPU profile).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -38,6 +39,9 @@ const SECONDS = num(process.env.BENCH_SECONDS, 5);
 const WARMUP = num(process.env.BENCH_WARMUP, 2);
 const ROUNDS = Math.max(1, Math.floor(num(process.env.BENCH_ROUNDS, 3)));
 const CONNECTIONS = num(process.env.BENCH_CONNECTIONS, 32);
+/** A directory: each rpcgate writes V8 CPU profiles to `<dir>/<system>/` on stop (one per thread: the largest is the
+ * main thread's; open in Chrome DevTools). */
+const PROFILE = process.env.BENCH_PROFILE;
 const SUT_CPU = '0';
 const LOAD_CPU = '1';
 const ADDRESSES = Array.from({ length: 256 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`);
@@ -140,7 +144,14 @@ async function main(): Promise<void> {
     const proc = start(
       `rpcgate ${id}`,
       process.execPath,
-      ['--import', 'tsx', join(from, 'bench', 'rpcgate-server.ts'), JSON.stringify(input), '{"networkKey":true}'],
+      [
+        ...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE, id)}`] : []),
+        '--import',
+        'tsx',
+        join(from, 'bench', 'rpcgate-server.ts'),
+        JSON.stringify(input),
+        '{"networkKey":true}',
+      ],
       { cpus: SUT_CPU, cwd: from, env },
     );
     await waitForOutput(proc, (o) => /RPCGATE_READY \S+\n/.test(o), 60000);
@@ -199,8 +210,16 @@ async function main(): Promise<void> {
     console.log(
       `  ${s.id.padEnd(8)} ${m(s).toFixed(1).padStart(20)} ${median(s.rate).toFixed(0).padStart(16)} ${String(s.errors).padStart(8)}`,
     );
-  console.log(`\n  request log on / off, CPU per call: ${(m(log) / m(base)).toFixed(3)}× (issue 25: ≤ 1.10)`);
-  console.log(`  tracing on / off, CPU per call:     ${(m(trace) / m(base)).toFixed(3)}×`);
+  // Per round too: a round's systems run back to back, so the machine's drift between rounds (±35 % seen on a shared
+  // host) cancels in their ratio; the median of those ratios is the steadier figure.
+  const paired = (s: System) => median(s.cpuPerCall.map((c, i) => c / base.cpuPerCall[i]));
+  const rounds = (s: System) => s.cpuPerCall.map((c, i) => (c / base.cpuPerCall[i]).toFixed(3)).join(' ');
+  console.log(
+    `\n  request log on / off, CPU per call: ${(m(log) / m(base)).toFixed(3)}× of medians, ${paired(log).toFixed(3)}× median per round (${rounds(log)}) (issue 25: ≤ 1.10)`,
+  );
+  console.log(
+    `  tracing on / off, CPU per call:     ${(m(trace) / m(base)).toFixed(3)}× of medians, ${paired(trace).toFixed(3)}× median per round`,
+  );
   if (systems[3] !== undefined)
     console.log(`  base / base@before (${before}), CPU per call: ${(m(base) / m(systems[3])).toFixed(3)}×`);
   console.log(`  spans received: ${spans} for ${traceCalls} calls (${(spans / traceCalls).toFixed(2)} per call)`);

@@ -308,7 +308,12 @@ describe('account deletion', () => {
       );
     const before = await usageRows(userId);
     expect(before).toBeGreaterThan(0);
-    const logRows = () => svc.store.db.selectFrom('request_log').select('id').where('user_id', '=', userId).execute();
+    // Their apps' and keys' log rows, by the principal ids they had (read now: the deletion removes those too).
+    const principals = () =>
+      svc.store.db.selectFrom('request_log_principals').select('id').where('user_id', '=', userId).execute();
+    const refs = (await principals()).map((r) => r.id);
+    expect(refs.length).toBeGreaterThan(0);
+    const logRows = () => svc.store.db.selectFrom('request_log').select('id').where('principal', 'in', refs).execute();
     expect((await logRows()).length).toBeGreaterThan(0);
     const totalUsage = async () =>
       Number((await sql<{ n: unknown }>`select sum("count") as n from usage_minute`.execute(svc.store.db)).rows[0].n);
@@ -328,6 +333,7 @@ describe('account deletion', () => {
     expect((await refusal(client(svc).request('account_logIn', [{ email: who, password: PW }]))).code).toBe(-32016);
     expect(await store.findUserByEmail(svc.store.db, who)).toBeUndefined();
     expect(await logRows()).toEqual([]);
+    expect(await principals()).toEqual([]);
     expect(await svc.store.db.selectFrom('audit_events').select('id').where('user_id', '=', userId).execute()).toEqual(
       [],
     );

@@ -464,7 +464,7 @@ describe.each([
     // Pruning walks ids, which grow with time (rows are written in the order calls end): this test's clock goes back
     // five days, so the earlier tests' (younger) rows are cleared first.
     await sql`delete from request_log`.execute(svc.store.db);
-    const principal = { kind: 'key' as const, keyId: key.id, userId: 'usr_batches' };
+    const principal = { kind: 'key' as const, keyId: 'key_batches', userId: 'usr_batches' };
     let now = Date.now() - 5 * 86_400_000;
     const log = new RequestLog({ db: svc.store.db, secret: svc.secret, now: () => now });
     const entry = (method: string) => ({
@@ -499,8 +499,9 @@ describe.each([
     expect(statements).toEqual(['RawNode', 'RawNode', 'RawNode', 'RawNode', 'RawNode', 'RawNode']);
     const left = await svc.store.db
       .selectFrom('request_log')
+      .innerJoin('request_log_principals as p', 'p.id', 'request_log.principal')
       .select('method')
-      .where('user_id', '=', 'usr_batches')
+      .where('p.user_id', '=', 'usr_batches')
       .execute();
     expect(left.map((r) => r.method)).toEqual(['eth_batchNew', 'eth_batchNew', 'eth_batchNew', 'eth_batchNew']);
   });

@@ -1,33 +1,17 @@
 // Migration 0014_request_log_lean on both dialects: rows written before it are all there after it, with their ids;
 // the `ts` index is gone (pruning walks ids) and, on SQLite, ids no longer use AUTOINCREMENT (no sqlite_sequence row
-// updated per insert) yet keep growing past the highest id ever kept; the count bound and the age pruning work on the
-// rebuilt table; down brings the index back and keeps the rows.
+// updated per insert) yet keep growing past the highest id ever kept (through 0015 too); the count bound and the age
+// pruning work on the rebuilt table; down brings the index back and keeps the rows.
 import { Migrator, NO_MIGRATIONS, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import {
-  countRequestLog,
-  insertRequestLog,
-  pruneRequestLog,
-  queryRequestLog,
-  type RequestLogRow,
-} from '../src/gateway/store/index.js';
+import { countRequestLog, insertRequestLog, pruneRequestLog, queryRequestLog } from '../src/gateway/store/index.js';
 import { migrationProvider } from '../src/gateway/store/migrations/index.js';
+import { insertPre0015, logRow } from './helpers/request-log-rows.js';
 import { storeTargets } from './helpers/store-targets.js';
 
 const DAY = 86_400_000;
 
-const row = (ts: number, method: string): RequestLogRow => ({
-  ts,
-  principalKind: 'key',
-  principalId: 'key_lean',
-  userId: 'usr_lean',
-  network: 'mainnet',
-  method,
-  httpStatus: 200,
-  latencyMs: 1.5,
-  cacheHit: false,
-  transport: 'http',
-});
+const row = (ts: number, method: string) => logRow('key', 'key_lean', 'usr_lean', ts, method);
 
 for (const target of await storeTargets('store-request-log-lean')) {
   describe.skipIf(target.skip)(`0014_request_log_lean on ${target.dialect}`, () => {
@@ -55,7 +39,7 @@ for (const target of await storeTargets('store-request-log-lean')) {
         expect(await indexes()).toContain('request_log_ts');
 
         const now = Date.now();
-        await insertRequestLog(db, [row(now - 5 * DAY, 'eth_old'), row(now - 5 * DAY, 'eth_old'), row(now, 'eth_a')]);
+        await insertPre0015(db, [row(now - 5 * DAY, 'eth_old'), row(now - 5 * DAY, 'eth_old'), row(now, 'eth_a')]);
         const before = (
           await sql<{ id: unknown; method: string }>`select id, method from request_log order by id`.execute(db)
         ).rows.map((r) => [Number(r.id), r.method]);
@@ -73,6 +57,13 @@ for (const target of await storeTargets('store-request-log-lean')) {
           const ddl = await sql<{ sql: string }>`select sql from sqlite_master where name = 'request_log'`.execute(db);
           expect(ddl.rows[0].sql.toLowerCase()).not.toContain('autoincrement');
         }
+        // Today's writer and readers need the migrations after it; the rows and their ids come through them.
+        expect((await migrator.migrateToLatest()).error).toBeUndefined();
+        expect(
+          (
+            await sql<{ id: unknown; method: string }>`select id, method from request_log order by id`.execute(db)
+          ).rows.map((r) => [Number(r.id), r.method]),
+        ).toEqual(before);
 
         // New ids follow the highest one; the reader and its cursor see the migrated rows and the new ones alike.
         await insertRequestLog(db, [row(now + 1, 'eth_b'), row(now + 2, 'eth_c')]);

@@ -1,6 +1,9 @@
-// Request log rows (migrations 0007_request_log, 0014_request_log_lean): written in batches by the RequestLog of every
-// replica (src/gateway/metering/request-log.ts), read newest first per app or network key with filters and a cursor,
-// pruned by age and by count.
+// Request log rows (migrations 0007_request_log, 0014_request_log_lean, 0015_request_log_principals): written in batches
+// by the RequestLog of every replica (src/gateway/metering/request-log.ts), read newest first per app or network key
+// with filters and a cursor, pruned by age and by count.
+//
+// A row names its app or key by `principal`, the id of its (kind, principal_id, user_id) in request_log_principals:
+// resolved once per principal and process (`principalRefs`), so a call's row binds an integer, not three strings.
 //
 // Bound by count: ids only grow while rows remain (bigserial / SQLite's max(id) + 1; the bounds delete the oldest), so
 // "keep the newest `maxRows`" is `delete where id <= max(id) - maxRows`, one range delete on the primary key — run in
@@ -36,7 +39,7 @@ export interface StoredRequestLogEntry extends RequestLogRow {
   id: number;
 }
 
-/** Most rows per INSERT statement (16 columns: well under SQLite's and PostgreSQL's bind-parameter limits). */
+/** Most rows per INSERT statement (14 columns: well under SQLite's and PostgreSQL's bind-parameter limits). */
 const ROWS_PER_STATEMENT = 256;
 
 /** Appends rows and, with `maxRows`, drops the oldest beyond it — one transaction. Returns rows deleted by the bound. */
@@ -47,10 +50,12 @@ export async function insertRequestLog(
 ): Promise<number> {
   if (rows.length === 0) return 0;
   const pg = isPostgres(db);
+  // Before the transaction: a principal's row, once made, stays made whatever becomes of this batch.
+  const refs = await principalRefs(db, rows);
   return db.transaction().execute(async (trx) => {
     for (let i = 0; i < rows.length; ) {
       const n = chunkSize(rows.length - i);
-      await trx.executeQuery(CompiledQuery.raw(insertText(pg, n), insertParams(rows, i, n)));
+      await trx.executeQuery(CompiledQuery.raw(insertText(pg, n), insertParams(rows, refs, i, n)));
       i += n;
     }
     const max = opts.maxRows;
@@ -67,9 +72,7 @@ export async function insertRequestLog(
 // and SQLite's prepared statements for them are reused (the store's statement cache, ./db.ts) instead of parsed anew.
 const INSERT_COLUMNS = [
   'ts',
-  'principal_kind',
-  'principal_id',
-  'user_id',
+  'principal',
   'network',
   'method',
   'http_status',
@@ -107,15 +110,13 @@ function insertText(pg: boolean, n: number): string {
 }
 
 /** The parameters of rows[from, from + n), row after row in INSERT_COLUMNS' order, in one preallocated array. */
-function insertParams(rows: readonly RequestLogRow[], from: number, n: number): unknown[] {
+function insertParams(rows: readonly RequestLogRow[], refs: readonly number[], from: number, n: number): unknown[] {
   const out = new Array<unknown>(n * INSERT_COLUMNS.length);
   let j = 0;
   for (let i = from; i < from + n; i++) {
     const r = rows[i];
     out[j++] = r.ts;
-    out[j++] = r.principalKind;
-    out[j++] = r.principalId;
-    out[j++] = r.userId;
+    out[j++] = refs[i];
     out[j++] = r.network;
     out[j++] = r.method;
     out[j++] = r.httpStatus;
@@ -130,6 +131,63 @@ function insertParams(rows: readonly RequestLogRow[], from: number, n: number): 
     out[j++] = r.result ?? null;
   }
   return out;
+}
+
+/** Per store: principal id → its request_log_principals id, per kind. Bounded: cleared when full (refilled per batch). */
+const refCaches = new WeakMap<Kysely<Database>, { app: Map<string, number>; key: Map<string, number> }>();
+const MAX_CACHED_REFS = 100_000;
+
+/** The request_log_principals id of each row's principal, made where missing (insert or keep, then read). */
+async function principalRefs(db: Kysely<Database>, rows: readonly RequestLogRow[]): Promise<number[]> {
+  let cache = refCaches.get(db);
+  if (cache === undefined) {
+    cache = { app: new Map(), key: new Map() };
+    refCaches.set(db, cache);
+  }
+  const refs = new Array<number>(rows.length);
+  let missing: RequestLogRow[] | undefined;
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i];
+    const ref = cache[r.principalKind].get(r.principalId);
+    if (ref === undefined) (missing ??= []).push(r);
+    else refs[i] = ref;
+  }
+  if (missing === undefined) return refs;
+  if (cache.app.size + cache.key.size + missing.length > MAX_CACHED_REFS) {
+    cache.app.clear();
+    cache.key.clear();
+  }
+  for (const r of missing) {
+    const kinds = cache[r.principalKind];
+    if (!kinds.has(r.principalId)) kinds.set(r.principalId, await principalRef(db, r));
+  }
+  for (let i = 0; i < rows.length; i++) refs[i] ??= cache[rows[i].principalKind].get(rows[i].principalId)!;
+  return refs;
+}
+
+async function principalRef(db: Kysely<Database>, r: RequestLogRow): Promise<number> {
+  await db
+    .insertInto('request_log_principals')
+    .values({ kind: r.principalKind, principal_id: r.principalId, user_id: r.userId })
+    .onConflict((oc) => oc.columns(['kind', 'principal_id']).doNothing())
+    .execute();
+  const row = await findPrincipal(db, r.principalKind, r.principalId).executeTakeFirstOrThrow();
+  return Number(row.id);
+}
+
+function findPrincipal(db: Kysely<Database>, kind: 'app' | 'key', principalId: string) {
+  return db
+    .selectFrom('request_log_principals')
+    .select(['id', 'user_id'])
+    .where('kind', '=', kind)
+    .where('principal_id', '=', principalId);
+}
+
+/** Deletes every request log row of a user's apps and keys, and their principals (one transaction: the caller's). */
+export async function deleteUserRequestLog(trx: Kysely<Database>, userId: string): Promise<void> {
+  const theirs = trx.selectFrom('request_log_principals').select('id').where('user_id', '=', userId);
+  await trx.deleteFrom('request_log').where('principal', 'in', theirs).execute();
+  await trx.deleteFrom('request_log_principals').where('user_id', '=', userId).execute();
 }
 
 /**
@@ -188,12 +246,10 @@ export async function queryRequestLog(
   db: Kysely<Database>,
   q: RequestLogQuery,
 ): Promise<{ entries: StoredRequestLogEntry[]; next?: { ts: number; id: number } }> {
-  let s = db
-    .selectFrom('request_log')
-    .selectAll()
-    .where('user_id', '=', q.userId)
-    .where('principal_kind', '=', q.principalKind)
-    .where('principal_id', '=', q.principalId);
+  // The principal first, owner included: another account's app or key has no rows here, whatever its id.
+  const p = await findPrincipal(db, q.principalKind, q.principalId).executeTakeFirst();
+  if (p === undefined || p.user_id !== q.userId) return { entries: [] };
+  let s = db.selectFrom('request_log').selectAll().where('principal', '=', p.id);
   if (q.network !== undefined) s = s.where('network', '=', q.network);
   if (q.method !== undefined) s = s.where('method', '=', q.method);
   if (q.code !== undefined) s = s.where('code', '=', q.code);
@@ -213,18 +269,18 @@ export async function queryRequestLog(
     .limit(q.limit + 1)
     .execute();
   const more = rows.length > q.limit;
-  const entries = rows.slice(0, q.limit).map(fromRow);
+  const entries = rows.slice(0, q.limit).map((r) => fromRow(r, q));
   const last = entries.at(-1);
   return more && last !== undefined ? { entries, next: { ts: last.ts, id: last.id } } : { entries };
 }
 
-function fromRow(r: Selectable<RequestLogTable>): StoredRequestLogEntry {
+function fromRow(r: Selectable<RequestLogTable>, q: RequestLogQuery): StoredRequestLogEntry {
   const e: StoredRequestLogEntry = {
     id: Number(r.id),
     ts: Number(r.ts),
-    principalKind: r.principal_kind,
-    principalId: r.principal_id,
-    userId: r.user_id,
+    principalKind: q.principalKind,
+    principalId: q.principalId,
+    userId: q.userId,
     network: r.network,
     method: r.method,
     httpStatus: Number(r.http_status),

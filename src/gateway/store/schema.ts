@@ -151,6 +151,7 @@ export interface Database {
   network_keys: NetworkKeysTable;
   key_events: KeyEventsTable;
   request_log: RequestLogTable;
+  request_log_principals: RequestLogPrincipalsTable;
   account_tokens: AccountTokensTable;
   invites: InvitesTable;
   audit_events: AuditEventsTable;
@@ -180,13 +181,12 @@ export interface AlertWebhooksTable {
   updated_at: number;
 }
 
-/** One node API call of an app or network key (0007_request_log; see requestLog.ts). */
+/** One node API call of an app or network key (0007_request_log, 0015_request_log_principals; see requestLog.ts). */
 export interface RequestLogTable {
   id: Generated<number>;
   ts: number;
-  principal_kind: 'app' | 'key';
-  principal_id: string;
-  user_id: string;
+  /** request_log_principals.id */
+  principal: number;
   network: string;
   method: string;
   http_status: number;
@@ -199,6 +199,14 @@ export interface RequestLogTable {
   transport: string;
   params: string | null;
   result: string | null;
+}
+
+/** An app or network key that has request log rows, once (0015_request_log_principals). */
+export interface RequestLogPrincipalsTable {
+  id: Generated<number>;
+  kind: 'app' | 'key';
+  principal_id: string;
+  user_id: string;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -4,6 +4,7 @@ import { newId } from '../secrets/keys.js';
 import type { Database, UserRole } from './schema.js';
 import { ConflictError, isUniqueViolation } from './errors.js';
 import { recordKeyEvent } from './keyEvents.js';
+import { deleteUserRequestLog } from './requestLog.js';
 
 export interface User {
   id: string;
@@ -158,7 +159,7 @@ export async function deleteUser(
     const r = await trx.deleteFrom('users').where('id', '=', userId).executeTakeFirst();
     if (r.numDeletedRows === 0n) return false;
     for (const h of hashes) await recordKeyEvent(trx, h.key_hash, 'revoke', at);
-    await trx.deleteFrom('request_log').where('user_id', '=', userId).execute();
+    await deleteUserRequestLog(trx, userId);
     await trx.deleteFrom('audit_events').where('user_id', '=', userId).execute();
     await trx.deleteFrom('quota_alerts').where('user_id', '=', userId).execute();
     await trx.deleteFrom('alert_webhooks').where('user_id', '=', userId).execute();

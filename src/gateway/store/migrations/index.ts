@@ -16,6 +16,7 @@ import { quotaAlerts } from './0011_quota_alerts.js';
 import { admin } from './0012_admin.js';
 import { invites } from './0013_invites.js';
 import { requestLogLean } from './0014_request_log_lean.js';
+import { requestLogPrincipals } from './0015_request_log_principals.js';
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -33,6 +34,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0012_admin': admin(dialect),
     '0013_invites': invites(dialect),
     '0014_request_log_lean': requestLogLean(dialect),
+    '0015_request_log_principals': requestLogPrincipals(dialect),
   };
 }
 
