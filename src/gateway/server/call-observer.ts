@@ -94,6 +94,7 @@ export class CallMeter {
       const p = ctx.principal;
       const capture = p !== undefined && p.kind === 'app' && p.logBodies === true;
       log.record({
+        ts: 0,
         principal,
         network,
         method,
@@ -131,6 +132,7 @@ export class CallMeter {
     this.meter.record({ principal: mp, network, method: OTHER, outcome, code: err.code, latencyMs });
     if (mp !== undefined && this.requestLog !== undefined)
       this.requestLog.record({
+        ts: 0,
         principal: mp,
         network,
         method: OTHER,
