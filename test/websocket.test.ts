@@ -19,7 +19,14 @@ import { Raw, until } from './helpers/ws-client.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { createApp, createNetworkKey, createUser, setAllowlist } from '../src/gateway/store/index.js';
 import { rpc } from '../src/gateway/chain/index.js';
-import { NetworkFeed, type FeedSubscriber } from '../src/gateway/subscriptions/index.js';
+import {
+  NetworkFeed,
+  Subscriptions,
+  type FeedSubscriber,
+  type SocketCallContext,
+} from '../src/gateway/subscriptions/index.js';
+import type { WsConnection } from '../packages/toolkit/src/ws/index.js';
+import type { AccessContext } from '../src/gateway/access/index.js';
 import { ChainHead } from '../src/gateway/heads/index.js';
 import { pino } from 'pino';
 
@@ -674,6 +681,92 @@ describe('the shared feed (scripted upstream)', () => {
     feed.remove(heads);
     feed.stop();
   });
+
+  it("a subscriber of an idle head has its place only once the head's first read is back: a block mined meanwhile is not lost after the answer", async () => {
+    const chain = scriptedChain();
+    for (let n = 0; n <= 5; n++) chain.add(n, 'a', false);
+    // The head's first read of "latest" is held on its way; block 6 is mined meanwhile, so the read brings block 6.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let held = 0;
+    const upstream = {
+      async call(method: string, params: readonly unknown[] = []): Promise<unknown> {
+        if (method === 'eth_getBlockByNumber' && params[0] === 'latest' && held++ === 0) await gate;
+        return chain.upstream.call(method, params);
+      },
+    };
+    const head = new ChainHead({ network: 'x', upstream, pollMs: 1_000_000, idleMs: 1_000_000, finalityDepth: 64 });
+    const feed = new NetworkFeed('x', { head, upstream, pollMs: 1_000_000, logger });
+    const heads = collector('newHeads');
+    let placedAt: number | undefined;
+    const placed = feed.add(heads);
+    expect(placed).toBeInstanceOf(Promise);
+    void placed!.then(() => (placedAt = head.head?.number));
+    await until('the head to ask for latest', () => held > 0 || undefined);
+    chain.add(6, 'a', false); // mined after the subscription, before its place is known
+    await sleep(20);
+    expect(placedAt).toBeUndefined(); // no answer yet: the client could not count on block 6
+    release();
+    await placed;
+    expect(placedAt).toBe(6); // placed after the block the read brought
+    // Every block after the answer reaches it (a subscription answered before the read would have been placed the
+    // same way, yet its client could have seen its id before block 6 was mined: block 6 would be lost to it).
+    chain.add(7, 'a', false);
+    await feed.tick();
+    expect(heads.got.map((h) => Number(h.number))).toEqual([7]);
+    // The head is following the chain now: a second subscriber has its place at once.
+    expect(feed.add(collector('newHeads'))).toBeUndefined();
+    feed.stop();
+  });
+
+  it('eth_subscribe on an idle head that cannot read is answered after the wait bound (2 s), and the subscription works when the node comes back', async () => {
+    const chain = scriptedChain();
+    for (let n = 0; n <= 2; n++) chain.add(n, 'a', false);
+    let down = true;
+    const upstream = {
+      async call(method: string, params: readonly unknown[] = []): Promise<unknown> {
+        if (down) throw new Error('node down');
+        return chain.upstream.call(method, params);
+      },
+    };
+    const head = new ChainHead({ network: 'x', upstream, pollMs: 50, idleMs: 1_000_000, finalityDepth: 64 });
+    const sent: string[] = [];
+    const conn = {
+      ctx: { network: 'x', principal: { kind: 'static' } },
+      state: undefined,
+      closed: false,
+      send: (t: string) => (sent.push(t), true),
+      sendAll: (ts: string[]) => (sent.push(...ts), ts.length),
+      close: () => undefined,
+      onClose: () => undefined,
+    } as unknown as WsConnection<AccessContext>;
+    const subs = new Subscriptions({
+      upstreams: new Map([['x', upstream]]),
+      heads: new Map([['x', head]]),
+      intervalMs: () => 50,
+      maxPerConnection: 10,
+      maxQueued: 100,
+      maxQueuedBytes: 1_000_000,
+      limiter: undefined, // nothing to count
+      logger,
+    });
+    const t0 = performance.now();
+    const id = await subs.subscribe(['newHeads'], {
+      ...conn.ctx,
+      requestId: 'r',
+      startedAt: 0,
+      socket: conn,
+    } as SocketCallContext);
+    const waited = performance.now() - t0;
+    expect(id).toMatch(/^0x[0-9a-f]{32}$/);
+    expect(waited).toBeGreaterThanOrEqual(1_900);
+    expect(waited).toBeLessThan(4_000);
+    down = false; // the node is back: the head's next move places the subscription, later blocks reach it
+    await until('the head to follow the chain', () => head.recentHead);
+    chain.add(3, 'a', false);
+    await until('block 3 notified', () => sent.find((t) => t.includes(id)));
+    subs.stop();
+  }, 15_000);
 
   it('fans out from a random subscriber each block: every one is reached first sometimes, each gets every block in order', async () => {
     const chain = scriptedChain();

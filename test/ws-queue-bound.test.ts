@@ -184,7 +184,9 @@ describe('the queue bounds, each on its own (in process)', () => {
       logger: pino({ level: 'silent' }),
     });
     const ctx = { ...conn.ctx, requestId: 'r', startedAt: 0, socket: conn } as SocketCallContext;
-    const ids = [subs.subscribe(['newHeads'], ctx), subs.subscribe(['newHeads'], ctx)];
+    // The head never reads here, so the answers wait for it (up to their bound); the ids are the connection's now.
+    for (let i = 0; i < 2; i++) void subs.subscribe(['newHeads'], ctx);
+    const ids = [...(conn.state as { subs: Map<string, unknown> }).subs.keys()];
     const deliver = (result: unknown) => {
       for (const s of (conn.state as { subs: Map<string, { deliver(r: unknown, j: string): void }> }).subs.values())
         s.deliver(result, JSON.stringify(result));

@@ -14,8 +14,11 @@
 // A subscriber gets what arrives after it subscribed, as on a node: blocks (and their logs) from the first one the
 // head takes after the subscription. When the head was not following the chain at that moment (the first subscriber
 // starts it), the head's first move is its catch-up read of "latest" — the block that was already there — and is not
-// sent to whoever subscribed before it; a pushed block is (it arrived after them). Subscribers that were already there
-// stay on through any outage: the blocks of a gap the head fills after a reconnect reach them (no hole).
+// sent to whoever subscribed before it; a pushed block is (it arrived after them). Such a subscriber is told when it
+// has its place (`add`'s promise) and eth_subscribe is answered only then: a block mined while that read was on its
+// way would come back as "latest" and not be sent, so a client must not have its id before (./manager.ts bounds the
+// wait for a head that cannot read). Subscribers that were already there stay on through any outage: the blocks of a
+// gap the head fills after a reconnect reach them (no hole).
 // So there is one upstream subscription (newHeads, per push upstream: the head's) however many clients subscribe to
 // newHeads or logs, and one eth_getLogs per block however many logs subscribers.
 // newPendingTransactions: one upstream eth_subscribe("newPendingTransactions") on one push upstream that is up (moved
@@ -105,6 +108,8 @@ export class NetworkFeed {
   private seq = 0;
   /** Subscribers at WAITING. */
   private waiting = 0;
+  /** Subscribers at WAITING → told when they have their place (the head's next move, or their removal). */
+  private readonly placing = new Map<FeedSubscriber, () => void>();
   private readonly count = { newHeads: 0, logs: 0, newPendingTransactions: 0 };
   private stopped = false;
   // blocks (newHeads + logs)
@@ -132,17 +137,25 @@ export class NetworkFeed {
     return { ...this.count };
   }
 
-  add(s: FeedSubscriber): void {
-    if (this.stopped || this.subs.has(s)) return;
+  /**
+   * Adds a subscriber. Undefined: it has its place now (the next block the head takes is its first). A promise: the
+   * head is not following the chain yet, its next move places the subscriber; resolves then (or on its removal).
+   */
+  add(s: FeedSubscriber): Promise<void> | undefined {
+    if (this.stopped || this.subs.has(s)) return undefined;
     // The head is current (pushed to, or polled just now): the next block it takes is the first this one gets.
     // Otherwise the head's next move decides (onUpdate).
     const current = s.kind === 'newPendingTransactions' || this.o.head.recentHead !== undefined;
     this.subs.set(s, current ? this.seq : WAITING);
-    if (!current) this.waiting++;
     this.count[s.kind]++;
+    let placed: Promise<void> | undefined;
+    if (!current) {
+      this.waiting++;
+      placed = new Promise((r) => this.placing.set(s, r));
+    }
     if (s.kind === 'newPendingTransactions') {
       if (this.pending === undefined) this.pending = new PendingSource(this);
-      return;
+      return placed;
     }
     if (this.release === undefined) {
       this.unlisten = this.o.head.listen({
@@ -151,13 +164,17 @@ export class NetworkFeed {
       });
       this.release = this.o.head.hold();
     }
+    return placed;
   }
 
   remove(s: FeedSubscriber): void {
     const since = this.subs.get(s);
     if (since === undefined) return;
     this.subs.delete(s);
-    if (since === WAITING) this.waiting--;
+    if (since === WAITING) {
+      this.waiting--;
+      this.placed(s);
+    }
     this.count[s.kind]--;
     if (this.count.newPendingTransactions === 0 && this.pending !== undefined) {
       this.pending.stop();
@@ -214,7 +231,11 @@ export class NetworkFeed {
       // Those who subscribed while the head had no current position: a pushed block arrived after them (theirs);
       // a read of "latest" was there before them (not theirs), nor are the blocks filled in below either.
       const start = u.via === 'push' ? this.seq - 1 : this.seq;
-      for (const [s, since] of this.subs) if (since === WAITING) this.subs.set(s, start);
+      for (const [s, since] of this.subs)
+        if (since === WAITING) {
+          this.subs.set(s, start);
+          this.placed(s);
+        }
       this.waiting = 0;
     }
     if (this.count.newHeads > 0)
@@ -237,6 +258,13 @@ export class NetworkFeed {
       if (wanted) this.ops.push({ add: a, seq, logs: this.logsOf(a, this.logsEpoch) });
     }
     this.draining ??= this.drain().finally(() => (this.draining = undefined));
+  }
+
+  private placed(s: FeedSubscriber): void {
+    const tell = this.placing.get(s);
+    if (tell === undefined) return;
+    this.placing.delete(s);
+    tell();
   }
 
   private onReset(): void {

@@ -192,6 +192,21 @@ function logFilter(opts: unknown): LogFilter | undefined {
   return f.address === undefined && f.topics === undefined ? undefined : f;
 }
 
+/** Longest an eth_subscribe waits for a head that is not following the chain to take its first position (its read
+ *  of "latest" through the pool). Past it the answer goes out anyway (a node that cannot be read must not hang the
+ *  client) and the subscription starts with the head's next move, as it would have. */
+const PLACE_WAIT_MS = 2_000;
+
+/** `p`, or after `ms`, whichever first (the timer never keeps the process up). */
+function within(p: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((r) => {
+    timer = setTimeout(r, ms);
+    timer.unref();
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
 /** Connections flushed per event-loop turn (~10 µs of socket write each: ~0.2 ms per turn, so an upstream answer waits
  *  little — bench/ws-lag.ts: logs p50 33.6 → 17.5 ms with 64 a turn, 13.5 ms with 16, newHeads unchanged). */
 const FLUSH_TURN = 16;
@@ -248,8 +263,8 @@ export class Subscriptions {
     return s;
   }
 
-  /** eth_subscribe */
-  subscribe(params: readonly unknown[], ctx: SocketCallContext): string {
+  /** eth_subscribe: the id, once the subscription has its place in the network's chain of blocks (./feed.ts `add`). */
+  subscribe(params: readonly unknown[], ctx: SocketCallContext): string | Promise<string> {
     const conn = ctx.socket;
     if (conn === undefined) throw notificationsNotSupported('eth_subscribe');
     const st = this.state(conn);
@@ -262,8 +277,8 @@ export class Subscriptions {
     const sub = new Sub(id, kind, kind === 'logs' ? logFilter(params[1]) : undefined, st);
     st.subs.set(id, sub);
     this.active++;
-    this.feed(ctx.network).add(sub);
-    return id;
+    const placed = this.feed(ctx.network).add(sub);
+    return placed === undefined ? id : within(placed, PLACE_WAIT_MS).then(() => id);
   }
 
   /** eth_unsubscribe */
