@@ -16,6 +16,7 @@
 // static `keys` from the config, plus — dev mode (`devKey`, see src/gateway/config/config.ts) — a development key generated
 // at start. Static and development keys have no limits and no allowlists.
 import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Kysely } from 'kysely';
 import { pino, type DestinationStream, type Logger } from 'pino';
@@ -30,7 +31,7 @@ import {
   type AccessContext,
   type KeyStore,
 } from '../access/index.js';
-import type { SeededChain } from '../chain/index.js';
+import type { EmbeddedChain, SeededChain } from '../chain/index.js';
 import {
   chainNetworks,
   devKeyEnabled,
@@ -48,7 +49,7 @@ import { createResponseCaches, type ResponseCaches } from '../cache/index.js';
 import { createHeads, headPollMs, type HeadPool } from '../heads/index.js';
 import { addressParamsTable, meaningTable, unitsTable } from '../method-meaning.js';
 import { type Meter, Metrics, logRedaction, type MeterOptions } from '../metering/index.js';
-import { RequestLog, requestLogRetentionMs } from '../metering/request-log.js';
+import type { RequestLog } from '../metering/request-log.js';
 import type { QuotaAlerts, QuotaAlertsOptions } from '../alerts/quota-alerts.js';
 import { createHttpServer } from '@rpcgate/toolkit/http';
 import { createEngine } from '@rpcgate/toolkit/engine';
@@ -60,6 +61,7 @@ import {
   meterSubsystem,
   quotaAlertsSubsystem,
   redisSubsystem,
+  requestLogSubsystem,
   storeSubsystem,
   Subsystems,
 } from './subsystems.js';
@@ -265,54 +267,17 @@ export async function startService(
         onFlushed: alerts === undefined ? undefined : (rows) => alerts.observe(rows),
       }),
     );
-    // The request log (apps_logs / keys_logs): queued per call, written in batches, bounded by count and age.
-    const rl = config.requestLog;
-    const requestLog: RequestLog | undefined =
-      meter === undefined || rl?.enabled === false
-        ? undefined
-        : new RequestLog({
-            db: store.db,
-            secret,
-            metrics,
-            logger,
-            flushIntervalMs: rl?.flushIntervalMs,
-            maxQueued: rl?.maxQueued,
-            maxRows: rl?.maxRows,
-            retentionMs: requestLogRetentionMs(rl?.retentionDays, store.dialect === 'postgres'),
-            maxBodyBytes: rl?.maxBodyBytes,
-            redact: { networks: Object.keys(config.networks) },
-          }).start();
-    if (requestLog !== undefined) built.add('request log', { value: requestLog, close: () => requestLog.stop() });
+    const requestLog = built.add(
+      'request log',
+      requestLogSubsystem(config, store, secret, metrics, logger, meter !== undefined),
+    );
     const chains = built.add('embedded chains', await chainsSubsystem(config, logger));
 
-    const networks: Record<string, NetworkInfo> = {};
-    const urlsByNetwork: Record<string, UpstreamSpec[]> = {};
-    for (const [name, n] of Object.entries(config.networks)) {
-      const chain = chains.find((c) => c.network === name);
-      urlsByNetwork[name] = chain ? [chain.url] : n.upstreams;
-      const upstreams = urlsByNetwork[name].map((u) => {
-        const { spec } = splitUpstream(u);
-        return typeof spec === 'string' ? spec : spec.http;
-      });
-      networks[name] = chain
-        ? { name, embedded: true, upstreams, chainId: chain.chainId, pid: chain.pid }
-        : { name, embedded: false, upstreams };
-    }
+    const { networks, upstreams } = describeNetworks(config, chains);
     const meanings = meaningTable(methods);
     const pools = new Map<string, UpstreamPool>();
     built.add('upstream pools', { value: pools, close: () => Promise.all([...pools.values()].map((p) => p.close())) });
-    for (const [name, pool] of createUpstreams(
-      urlsByNetwork,
-      config.upstream,
-      (network, url, healthy, reason, rule) => {
-        if (healthy)
-          logger.info({ network, upstream: url, circuit: 'closed' }, 'upstream healthy again (circuit closed)');
-        else
-          logger.warn({ network, upstream: url, circuit: 'open', rule, reason }, 'upstream marked down (circuit open)');
-      },
-      metrics,
-      meanings,
-    ))
+    for (const [name, pool] of createUpstreams(upstreams, config.upstream, circuitLog(logger), metrics, meanings))
       pools.set(name, pool);
     // One head per network (src/gateway/heads): the cache, the eth_getLogs range cap and the feeds all follow it.
     const heads = createHeads(pools, config, logger);
@@ -334,29 +299,11 @@ export async function startService(
     });
     live.caches = built.add('response cache', { value: caches, close: () => caches.close() });
 
-    const staticKeys = new ConfigKeyStore(config.keys);
-    let key = '';
-    const devKey = devKeyEnabled(config);
-    if (devKey) {
-      key = generateDevKey();
-      staticKeys.addDevelopmentKey(key);
-    } else if (config.keys.length > 0) {
-      const first = config.keys[0];
-      key = typeof first === 'string' ? first : first.key;
-    }
+    const { staticKeys, key, devKey } = staticKeySource(config);
     const keys = new KeyStores([staticKeys, access]);
     live.staticKeyCount = staticKeys.size;
     const callMeter = meter === undefined ? undefined : new CallMeter(meter, metrics, requestLog);
-    // Every refused call would otherwise log a line while Redis is down: one line, then one per LOG_EVERY_MS with a count.
-    const limiterLog = new LogThrottle(LOG_EVERY_MS);
-    const onLimiterError = (err: unknown) => {
-      const skipped = limiterLog.take();
-      if (skipped !== undefined)
-        logger.error(
-          { err: { message: (err as Error)?.message }, calls: skipped + 1 },
-          'limiter failed; limited calls refused (503, -32044)',
-        );
-    };
+    const onLimiterError = limiterErrorLog(logger);
 
     const ws = config.websocket;
     const subs = new Subscriptions({
@@ -427,28 +374,7 @@ export async function startService(
       // Extension routes first, then the account API at POST /api.
       mounts: [...(ext.routes?.({ config, store, secret, access, limiter: lim, logger }) ?? []), (r) => acct.mount(r)],
       ready: readiness({ db: store.db as Kysely<never>, dialect: store.dialect, redis: redisClients }),
-      health: () => {
-        const detail: Record<string, unknown> = {};
-        let served = 0;
-        for (const [name, pool] of pools) {
-          const st = pool.status();
-          const healthy = st.filter((s) => s.healthy).length;
-          if (healthy > 0) served++;
-          detail[name] = {
-            healthy,
-            total: st.length,
-            embedded: networks[name].embedded,
-            upstreams: st.map((u) => ({
-              url: u.url, // redacted by the pool (scheme://host:port per URL)
-              healthy: u.healthy,
-              circuit: u.circuit,
-              ...(u.lastError === undefined ? {} : { lastError: u.lastError }),
-              ...(u.lag === undefined ? {} : { head: u.head, lag: u.lag }),
-            })),
-          };
-        }
-        return { ok: served > 0 || pools.size === 0, detail: { networks: detail } };
-      },
+      health: () => fleetHealth(pools, networks),
     });
     const srv = createHttpServer(router, (err, rid) => logger.error({ err, rid }, 'request failed'));
     built.add('HTTP server', { value: srv, close: () => drainServer(srv, logger) });
@@ -473,17 +399,7 @@ export async function startService(
           : new RedisConnectionSlots({ client: redisClients.limits, prefix: config.redisPrefix ?? 'rpcgate', logger }),
     });
     live.sockets = built.add('WebSockets', { value: sockets, close: () => sockets.close() });
-    await new Promise<void>((resolveListen, reject) => {
-      srv.once('error', reject);
-      srv.listen(config.port, config.host, () => {
-        srv.off('error', reject);
-        resolveListen();
-      });
-    });
-    srv.on('error', (e) => logger.error({ err: e }, 'server error'));
-    const addr = srv.address() as AddressInfo;
-    const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-    const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host}:${addr.port}`;
+    const url = await listen(srv, config, logger);
     const urls: RunningService['urls'] = {};
     for (const name of Object.keys(config.networks))
       urls[name] = { A: `${url}/${name}/v2/${key}`, B: `${url}/${name}/${key}` };
@@ -522,6 +438,108 @@ export async function startService(
     await stop().catch(() => undefined);
     throw e;
   }
+}
+
+/** Per network: what `RunningService.networks` tells, and the upstreams its pool is made of (the embedded chain's
+ *  URL where one serves it). */
+function describeNetworks(
+  config: Config,
+  chains: readonly EmbeddedChain[],
+): { networks: Record<string, NetworkInfo>; upstreams: Record<string, UpstreamSpec[]> } {
+  const networks: Record<string, NetworkInfo> = {};
+  const upstreams: Record<string, UpstreamSpec[]> = {};
+  for (const [name, n] of Object.entries(config.networks)) {
+    const chain = chains.find((c) => c.network === name);
+    upstreams[name] = chain ? [chain.url] : n.upstreams;
+    const urls = upstreams[name].map((u) => {
+      const { spec } = splitUpstream(u);
+      return typeof spec === 'string' ? spec : spec.http;
+    });
+    networks[name] = chain
+      ? { name, embedded: true, upstreams: urls, chainId: chain.chainId, pid: chain.pid }
+      : { name, embedded: false, upstreams: urls };
+  }
+  return { networks, upstreams };
+}
+
+/** An upstream's circuit opening or closing, as one log line. */
+function circuitLog(logger: Logger): Parameters<typeof createUpstreams>[2] {
+  return (network, url, healthy, reason, rule) => {
+    if (healthy) logger.info({ network, upstream: url, circuit: 'closed' }, 'upstream healthy again (circuit closed)');
+    else logger.warn({ network, upstream: url, circuit: 'open', rule, reason }, 'upstream marked down (circuit open)');
+  };
+}
+
+/** The config's static keys, plus the development key in dev mode; `key` is the one the service shows (dev, else the
+ *  first static key, else ''). */
+function staticKeySource(config: Config): { staticKeys: ConfigKeyStore; key: string; devKey: boolean } {
+  const staticKeys = new ConfigKeyStore(config.keys);
+  const devKey = devKeyEnabled(config);
+  let key = '';
+  if (devKey) {
+    key = generateDevKey();
+    staticKeys.addDevelopmentKey(key);
+  } else if (config.keys.length > 0) {
+    const first = config.keys[0];
+    key = typeof first === 'string' ? first : first.key;
+  }
+  return { staticKeys, key, devKey };
+}
+
+/** A limiter failure refuses the call (503, -32044). Every refused call would otherwise log a line while Redis is
+ *  down: one line, then one per LOG_EVERY_MS with a count. */
+function limiterErrorLog(logger: Logger): (err: unknown) => void {
+  const throttle = new LogThrottle(LOG_EVERY_MS);
+  return (err) => {
+    const skipped = throttle.take();
+    if (skipped !== undefined)
+      logger.error(
+        { err: { message: (err as Error)?.message }, calls: skipped + 1 },
+        'limiter failed; limited calls refused (503, -32044)',
+      );
+  };
+}
+
+/** GET /health: per network, its upstreams' state; ok while every network with upstreams has a healthy one to serve. */
+function fleetHealth(
+  pools: ReadonlyMap<string, UpstreamPool>,
+  networks: Record<string, NetworkInfo>,
+): { ok: boolean; detail: Record<string, unknown> } {
+  const detail: Record<string, unknown> = {};
+  let served = 0;
+  for (const [name, pool] of pools) {
+    const st = pool.status();
+    const healthy = st.filter((s) => s.healthy).length;
+    if (healthy > 0) served++;
+    detail[name] = {
+      healthy,
+      total: st.length,
+      embedded: networks[name].embedded,
+      upstreams: st.map((u) => ({
+        url: u.url, // redacted by the pool (scheme://host:port per URL)
+        healthy: u.healthy,
+        circuit: u.circuit,
+        ...(u.lastError === undefined ? {} : { lastError: u.lastError }),
+        ...(u.lag === undefined ? {} : { head: u.head, lag: u.lag }),
+      })),
+    };
+  }
+  return { ok: served > 0 || pools.size === 0, detail: { networks: detail } };
+}
+
+/** Listens on config.host:port; the base URL (a wildcard address shown as loopback, so it can be called). */
+async function listen(srv: Server, config: Config, logger: Logger): Promise<string> {
+  await new Promise<void>((resolveListen, reject) => {
+    srv.once('error', reject);
+    srv.listen(config.port, config.host, () => {
+      srv.off('error', reject);
+      resolveListen();
+    });
+  });
+  srv.on('error', (e) => logger.error({ err: e }, 'server error'));
+  const addr = srv.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return `http://${host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host}:${addr.port}`;
 }
 
 /** Where log lines go (stderr): JSON for collectors, or pino-pretty's lines for people (see config `logFormat`). */

@@ -17,6 +17,7 @@ import {
 import { QuotaAlerts, type QuotaAlertsOptions } from '../alerts/quota-alerts.js';
 import type { Limiter } from '../limits/index.js';
 import { Meter, type MeterOptions, type Metrics } from '../metering/index.js';
+import { RequestLog, requestLogRetentionMs } from '../metering/request-log.js';
 import {
   downsample,
   encryptPlainWebhookSecrets,
@@ -166,6 +167,33 @@ export function meterSubsystem(
       );
     },
   };
+}
+
+/** The request log (apps_logs / keys_logs): queued per call, written in batches, bounded by count and age. Off with
+ *  metering off or `requestLog.enabled: false`; stopped after the last call (its final flush), before the store. */
+export function requestLogSubsystem(
+  config: Config,
+  store: Store,
+  secret: Uint8Array,
+  metrics: Metrics,
+  logger: Logger,
+  metering: boolean,
+): Built<RequestLog | undefined> {
+  const rl = config.requestLog;
+  if (!metering || rl?.enabled === false) return { value: undefined };
+  const log = new RequestLog({
+    db: store.db,
+    secret,
+    metrics,
+    logger,
+    flushIntervalMs: rl?.flushIntervalMs,
+    maxQueued: rl?.maxQueued,
+    maxRows: rl?.maxRows,
+    retentionMs: requestLogRetentionMs(rl?.retentionDays, store.dialect === 'postgres'),
+    maxBodyBytes: rl?.maxBodyBytes,
+    redact: { networks: Object.keys(config.networks) },
+  }).start();
+  return { value: log, close: () => log.stop() };
 }
 
 /** Expired sessions and mailed tokens (password reset, email verification) are deleted every 15 minutes (a lookup
