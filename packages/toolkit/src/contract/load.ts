@@ -276,11 +276,6 @@ interface Target {
 
 const SAFE_NAME = /[^A-Za-z0-9_-]+/g;
 
-/**
- * Resolves every `$ref` of `root` (a document already read) and returns the bundle. Every problem (a ref that does not
- * resolve, a file outside the allowed tree, a remote ref without permission) is collected and thrown together as one
- * DocumentError naming file, pointer and, for a ref in a method, the method.
- */
 /** True when every `$ref` of `doc` is a local JSON pointer that resolves in it and no schema declares an `$id`: then
  *  the bundle is the document itself. A plain synchronous walk — far cheaper than the rewriting walk below, which
  *  runs only when a document needs it (and is what reports a broken ref by method and pointer). */
@@ -305,29 +300,125 @@ function selfContained(doc: Json): boolean {
   return true;
 }
 
+/** Where each ref sits, for messages: the chain of refs that led into an imported file. */
+type Site = { file: SourceFile; at: (string | number)[] };
+
+/**
+ * Resolves every `$ref` of `root` (a document already read) and returns the bundle. Every problem (a ref that does not
+ * resolve, a file outside the allowed tree, a remote ref without permission) is collected and thrown together as one
+ * DocumentError naming file, pointer and, for a ref in a method, the method.
+ */
 export async function bundle(root: SourceFile, opts: LoadOptions, budget?: DerefBudget): Promise<Bundle> {
   if (selfContained(root.json)) return { document: root.json, root, files: [root], origins: new Map() };
-  const cwd = opts.cwd ?? process.cwd();
-  const problems: DocumentProblem[] = [];
-  const files = new Map<string, SourceFile>([[root.uri, root]]);
-  const rootIsFile = root.uri.startsWith('file:');
-  // The allowed trees, as real paths.
-  const trees: string[] = [];
-  const addTree = async (dir: string) => {
-    try {
-      trees.push(await realpath(dir));
-    } catch {
-      trees.push(path.resolve(dir));
-    }
-  };
-  if (rootIsFile) await addTree(path.dirname(fileURLToPath(root.uri)));
-  for (const r of opts.refRoots ?? []) await addTree(path.resolve(cwd, r));
-  const inside = (real: string) =>
-    trees.some((t) => real === t || real.startsWith(t.endsWith(path.sep) ? t : t + path.sep));
+  const refs = await RefResolver.create(root, opts);
+  const bundler = new Bundler(root, refs, budget);
+  const document = await bundler.run();
+  const files = [...refs.files.values()];
+  if (bundler.problems.length) throw new DocumentError(withLines(bundler.problems, files));
+  return { document, root, files, origins: bundler.origins };
+}
 
-  // $id URI (no fragment) → where it is declared. Filled from every file read, and from the trees on demand.
-  const ids = new Map<string, Target>();
-  const indexIds = (file: SourceFile) => {
+/** Where refs lead: the files and URLs they name, read under the loading policy (the allowed folder trees on real
+ *  paths, remote documents only when allowed, bounded), and the `$id`s those files declare. */
+class RefResolver {
+  /** Every file read so far, by URI (the root first). */
+  readonly files: Map<string, SourceFile>;
+  /** The allowed trees, as real paths. */
+  private readonly trees: string[] = [];
+  /** `$id` URI (no fragment) → where it is declared. Filled from every file read, and from the trees on demand. */
+  private readonly ids = new Map<string, Target>();
+  private scanned = false;
+
+  private constructor(
+    root: SourceFile,
+    private readonly opts: LoadOptions,
+    private readonly cwd: string,
+  ) {
+    this.files = new Map([[root.uri, root]]);
+  }
+
+  static async create(root: SourceFile, opts: LoadOptions): Promise<RefResolver> {
+    const cwd = opts.cwd ?? process.cwd();
+    const r = new RefResolver(root, opts, cwd);
+    if (root.uri.startsWith('file:')) await r.addTree(path.dirname(fileURLToPath(root.uri)));
+    for (const dir of opts.refRoots ?? []) await r.addTree(path.resolve(cwd, dir));
+    r.indexIds(root);
+    return r;
+  }
+
+  /** Resolves `ref` written in `file` under the base URI `base` (an enclosing `$id`, else the file's own URI). */
+  async resolve(ref: string, file: SourceFile, base: string, scope: string[]): Promise<Target> {
+    const hash = ref.indexOf('#');
+    const fragment = hash >= 0 ? ref.slice(hash + 1) : '';
+    const pathPart = hash >= 0 ? ref.slice(0, hash) : ref;
+    if (fragment && !fragment.startsWith('/'))
+      throw new Error(`"#${fragment}" is a plain-name fragment (an anchor); only JSON pointers are supported`);
+    const segs = fromPointer(fragment);
+    if (pathPart === '') {
+      // Same document: relative to the enclosing $id's subschema, which is the file itself unless nested.
+      return { file, segments: base === file.uri ? segs : [...scope, ...segs] };
+    }
+    let abs: URL;
+    try {
+      abs = new URL(pathPart, base);
+    } catch {
+      throw new Error('is not a URI reference');
+    }
+    const key = stripFragment(abs.href);
+    const declared = this.ids.get(key);
+    if (declared) return { file: declared.file, segments: [...declared.segments, ...segs] };
+    if (abs.protocol === 'file:') {
+      const tried = this.candidates(key, pathPart, file, base);
+      for (const c of tried) if (await exists(c)) return { file: await this.load(c), segments: segs };
+      throw new Error(
+        `no such file: ${tried.map((c) => displayName(c, this.cwd)).join(', ')}${tried.length > 1 ? ' (tried in this order)' : ''}`,
+      );
+    }
+    // An absolute URI: an $id declared somewhere in the trees, else (http/https) a fetch when allowed.
+    await this.scanTrees();
+    const found = this.ids.get(key);
+    if (found) return { file: found.file, segments: [...found.segments, ...segs] };
+    if (isRemote(key)) return { file: await this.load(key), segments: segs };
+    throw new Error(`no file in the document's folder tree declares $id "${key}"`);
+  }
+
+  /** The files a relative file ref may mean, in the order tried: against the base; against the file's real location
+   *  when an $id moved the base; against the working directory; against the folders above the referring file (a
+   *  repository root, run from elsewhere) while what they name lies inside the allowed trees. */
+  private candidates(key: string, pathPart: string, file: SourceFile, base: string): string[] {
+    const out = [key];
+    if (base !== file.uri && file.uri.startsWith('file:')) out.push(stripFragment(new URL(pathPart, file.uri).href));
+    const relative = !/^[a-z][a-z0-9+.-]*:/i.test(pathPart) && !pathPart.startsWith('/');
+    if (relative) {
+      const rel = decodeURIComponent(pathPart);
+      out.push(pathToFileURL(path.resolve(this.cwd, rel)).href);
+      if (file.uri.startsWith('file:')) {
+        let dir = path.dirname(path.dirname(fileURLToPath(file.uri)));
+        for (let up = 0; up < 8; up++) {
+          const c = path.resolve(dir, rel);
+          if (this.inside(c)) out.push(pathToFileURL(c).href);
+          const parent = path.dirname(dir);
+          if (parent === dir) break;
+          dir = parent;
+        }
+      }
+    }
+    return [...new Set(out)];
+  }
+
+  private async addTree(dir: string): Promise<void> {
+    try {
+      this.trees.push(await realpath(dir));
+    } catch {
+      this.trees.push(path.resolve(dir));
+    }
+  }
+
+  private inside(real: string): boolean {
+    return this.trees.some((t) => real === t || real.startsWith(t.endsWith(path.sep) ? t : t + path.sep));
+  }
+
+  private indexIds(file: SourceFile): void {
     const walk = (node: Json, base: string, segs: string[], depth: number) => {
       if (!node || typeof node !== 'object' || depth > 256) return;
       if (Array.isArray(node)) {
@@ -339,7 +430,7 @@ export async function bundle(root: SourceFile, opts: LoadOptions, budget?: Deref
         try {
           b = new URL(node.$id, base).href;
           const key = stripFragment(b);
-          if (!ids.has(key)) ids.set(key, { file, segments: segs });
+          if (!this.ids.has(key)) this.ids.set(key, { file, segments: segs });
         } catch {
           // not a URI: not an id anything can refer to
         }
@@ -348,12 +439,12 @@ export async function bundle(root: SourceFile, opts: LoadOptions, budget?: Deref
         if (!SCHEMA_DATA.has(k) || k === 'examples') walk(v, b, [...segs, k], depth + 1);
     };
     walk(file.json, file.uri, [], 0);
-  };
-  indexIds(root);
-  let scanned = false;
-  const scanTrees = async () => {
-    if (scanned) return;
-    scanned = true;
+  }
+
+  /** Reads the JSON and YAML files of the allowed trees that mention `$id` (once, bounded), indexing their ids. */
+  private async scanTrees(): Promise<void> {
+    if (this.scanned) return;
+    this.scanned = true;
     let seen = 0;
     const visit = async (dir: string, depth: number): Promise<void> => {
       if (depth > 12 || seen >= MAX_ID_SCAN_FILES) return;
@@ -372,248 +463,160 @@ export async function bundle(root: SourceFile, opts: LoadOptions, budget?: Deref
         } else if (e.isFile() && /\.(json|ya?ml)$/i.test(e.name)) {
           seen++;
           const uri = pathToFileURL(p).href;
-          if (files.has(uri)) continue;
+          if (this.files.has(uri)) continue;
           try {
             if ((await stat(p)).size > 8 * 1024 * 1024) continue;
             const text = await readFile(p, 'utf8');
             if (!text.includes('$id')) continue;
-            const f: SourceFile = { uri, display: displayName(uri, cwd), text, json: parseText(text, p) };
-            files.set(uri, f);
-            indexIds(f);
+            const f: SourceFile = { uri, display: displayName(uri, this.cwd), text, json: parseText(text, p) };
+            this.files.set(uri, f);
+            this.indexIds(f);
           } catch {
             // a file that does not parse declares nothing
           }
         }
       }
     };
-    for (const t of trees) await visit(t, 0);
-  };
+    for (const t of this.trees) await visit(t, 0);
+  }
 
-  /** Reads a file or URL a ref names (policy checked); undefined with a problem recorded when it cannot be. */
-  const load = async (uri: string): Promise<SourceFile> => {
-    const known = files.get(uri);
+  /** Reads a file or URL a ref names; throws (the ref's problem) when the policy or the file refuses it. */
+  private async load(uri: string): Promise<SourceFile> {
+    const known = this.files.get(uri);
     if (known) return known;
-    if (files.size >= MAX_FILES) throw new Error(`more than ${MAX_FILES} files referenced`);
+    if (this.files.size >= MAX_FILES) throw new Error(`more than ${MAX_FILES} files referenced`);
+    let f: SourceFile;
     if (isRemote(uri)) {
-      if (!opts.allowRemoteRefs)
+      if (!this.opts.allowRemoteRefs)
         throw new Error(
           `refers to a remote document (${uri}); remote refs are fetched only with --allow-remote-refs (option allowRemoteRefs)`,
         );
       let text: string;
       try {
-        text = await fetchText(uri, opts.maxRemoteBytes ?? 16 * 1024 * 1024, opts.remoteTimeoutMs ?? 15_000);
+        text = await fetchText(uri, this.opts.maxRemoteBytes ?? 16 * 1024 * 1024, this.opts.remoteTimeoutMs ?? 15_000);
       } catch (e) {
         throw new Error(`cannot fetch ${uri}: ${errText(e)}`);
       }
-      const f: SourceFile = { uri, display: uri, text, json: parseText(text, uri) };
-      files.set(uri, f);
-      indexIds(f);
-      return f;
+      f = { uri, display: uri, text, json: parseText(text, uri) };
+    } else {
+      const abs = fileURLToPath(uri);
+      const real = await realpath(abs);
+      if (!this.inside(real))
+        throw new Error(
+          `refers to ${abs}, outside the document's folder tree (${this.trees.join(', ') || 'none: the document is not a file'}); widen it with --ref-root <dir> (option refRoots)`,
+        );
+      const st = await stat(real);
+      if (!st.isFile()) throw new Error(`${abs} is not a file`);
+      if (st.size > MAX_FILE_BYTES) throw new Error(`${abs} is larger than ${MAX_FILE_BYTES} bytes`);
+      const text = await readFile(real, 'utf8');
+      const display = displayName(uri, this.cwd);
+      f = { uri, display, text, json: parseText(text, display) };
     }
-    const abs = fileURLToPath(uri);
-    const real = await realpath(abs);
-    if (!inside(real))
-      throw new Error(
-        `refers to ${abs}, outside the document's folder tree (${trees.join(', ') || 'none: the document is not a file'}); widen it with --ref-root <dir> (option refRoots)`,
-      );
-    const st = await stat(real);
-    if (!st.isFile()) throw new Error(`${abs} is not a file`);
-    if (st.size > MAX_FILE_BYTES) throw new Error(`${abs} is larger than ${MAX_FILE_BYTES} bytes`);
-    const text = await readFile(real, 'utf8');
-    const f: SourceFile = { uri, display: displayName(uri, cwd), text, json: parseText(text, displayName(uri, cwd)) };
-    files.set(uri, f);
-    indexIds(f);
+    this.files.set(uri, f);
+    this.indexIds(f);
     return f;
-  };
+  }
+}
 
-  const exists = async (uri: string) => {
-    try {
-      return (await stat(fileURLToPath(uri))).isFile();
-    } catch {
-      return false;
-    }
-  };
+async function exists(uri: string): Promise<boolean> {
+  try {
+    return (await stat(fileURLToPath(uri))).isFile();
+  } catch {
+    return false;
+  }
+}
 
-  /** Resolves `ref` written in `file` under the base URI `base` (an enclosing `$id`, else the file's own URI). */
-  const resolveRef = async (ref: string, file: SourceFile, base: string, scope: string[]): Promise<Target> => {
-    const hash = ref.indexOf('#');
-    const fragment = hash >= 0 ? ref.slice(hash + 1) : '';
-    const pathPart = hash >= 0 ? ref.slice(0, hash) : ref;
-    if (fragment && !fragment.startsWith('/'))
-      throw new Error(`"#${fragment}" is a plain-name fragment (an anchor); only JSON pointers are supported`);
-    const segs = fromPointer(fragment);
-    if (pathPart === '') {
-      // Same document: relative to the enclosing $id's subschema, which is the file itself unless nested.
-      return { file, segments: base === file.uri ? segs : [...scope, ...segs] };
-    }
-    let abs: URL;
-    try {
-      abs = new URL(pathPart, base);
-    } catch {
-      throw new Error('is not a URI reference');
-    }
-    const key = stripFragment(abs.href);
-    const declared = ids.get(key);
-    if (declared) return { file: declared.file, segments: [...declared.segments, ...segs] };
-    if (abs.protocol === 'file:') {
-      const candidates = [key];
-      // Written against the file's real location when an $id moved the base; then against the working directory.
-      if (base !== file.uri && file.uri.startsWith('file:'))
-        candidates.push(stripFragment(new URL(pathPart, file.uri).href));
-      const relative = !/^[a-z][a-z0-9+.-]*:/i.test(pathPart) && !pathPart.startsWith('/');
-      if (relative) {
-        const rel = decodeURIComponent(pathPart);
-        candidates.push(pathToFileURL(path.resolve(cwd, rel)).href);
-        // Written against a folder above the referring file (a repository root), run from elsewhere: the folders
-        // above it, as long as what they name lies inside the allowed trees.
-        if (file.uri.startsWith('file:')) {
-          let dir = path.dirname(path.dirname(fileURLToPath(file.uri)));
-          for (let up = 0; up < 8; up++) {
-            const c = path.resolve(dir, rel);
-            if (inside(c)) candidates.push(pathToFileURL(c).href);
-            const parent = path.dirname(dir);
-            if (parent === dir) break;
-            dir = parent;
-          }
-        }
-      }
-      const tried = [...new Set(candidates)];
-      for (const c of tried) if (await exists(c)) return { file: await load(c), segments: segs };
-      throw new Error(
-        `no such file: ${tried.map((c) => displayName(c, cwd)).join(', ')}${tried.length > 1 ? ' (tried in this order)' : ''}`,
-      );
-    }
-    // An absolute URI: an $id declared somewhere in the trees, else (http/https) a fetch when allowed.
-    await scanTrees();
-    const found = ids.get(key);
-    if (found) return { file: found.file, segments: [...found.segments, ...segs] };
-    if (isRemote(key)) return { file: await load(key), segments: segs };
-    throw new Error(`no file in the document's folder tree declares $id "${key}"`);
-  };
-
-  // ---- imported components ----
-  const rootSchemas: Json = root.json?.components?.schemas;
-  const taken = new Set<string>(rootSchemas && typeof rootSchemas === 'object' ? Object.keys(rootSchemas) : []);
-  const imported = new Map<string, string>(); // uri#pointer → component name
-  const added: [string, Json][] = [];
-  const origins = new Map<string, { file: string; pointer: string }>();
-  const targetKey = (t: Target) => `${t.file.uri}${toPointer(t.segments)}`;
-  const nameFor = (t: Target): string => {
-    const segs = t.segments.filter(
-      (s) => !/^\d+$/.test(s) && !SCHEMA_MAPS.has(s) && !SCHEMA_ONE.has(s) && s !== 'schema',
-    );
-    let base = segs[segs.length - 1];
-    if (!base || ['components', 'schemas'].includes(base)) {
-      const f = t.file.uri.replace(/[?#].*$/, '');
-      base = decodeURIComponent(f.slice(f.lastIndexOf('/') + 1)).replace(
-        /(\.(open)?rpc|\.schema)?\.(json|ya?ml)$/i,
-        '',
-      );
-    }
-    base = base.replace(SAFE_NAME, '_') || 'Schema';
-    let name = base;
-    for (let n = 2; taken.has(name); n++) name = `${base}_${n}`;
-    taken.add(name);
-    return name;
-  };
-
-  // Where each ref sits, for messages: the chain of refs that led into an imported file.
-  type Site = { file: SourceFile; at: (string | number)[] };
-  const describe = (site: Site, via: Site[]): DocumentProblem => {
-    const pointer = toPointer(site.at);
-    let message = '';
-    const m =
-      site.at[0] === 'methods' && typeof site.at[1] !== 'undefined'
-        ? site.file.json?.methods?.[site.at[1] as number]
-        : undefined;
-    if (m && typeof m.name === 'string') message += `in method ${m.name}: `;
-    if (via.length) message += `(reached from ${via.map((v) => `${v.file.display}${toPointer(v.at)}`).join(' ← ')}) `;
-    return { file: site.file.display, pointer, message };
-  };
-  const report = (site: Site, via: Site[], ref: string, why: string) => {
-    const p = describe(site, via);
-    problems.push({ ...p, message: `${p.message}$ref "${ref}" does not resolve: ${why}` });
-  };
-
-  const getAt = (t: Target): { ok: true; node: Json } | { ok: false; why: string } => {
-    const got = valueAt(t.file.json, t.segments);
-    if (got.ok) return got;
-    const i = got.missing;
-    return {
-      ok: false,
-      why: `${t.file === root ? '' : t.file.display}${toPointer(t.segments.slice(0, i))} has no "${t.segments[i]}"`,
-    };
-  };
-
-  /** The base URI and `$id` scope at `segments` of a file (enclosing `$id`s change where relative refs point). */
-  const baseAt = (file: SourceFile, segments: readonly string[]): { base: string; scope: string[] } => {
-    let base = file.uri;
-    let scope: string[] = [];
-    let cur = file.json;
-    for (let i = 0; i <= segments.length; i++) {
-      if (
-        cur &&
-        typeof cur === 'object' &&
-        !Array.isArray(cur) &&
-        typeof cur.$id === 'string' &&
-        !cur.$id.startsWith('#')
-      ) {
-        try {
-          base = new URL(cur.$id, base).href;
-          scope = segments.slice(0, i);
-        } catch {
-          // not a URI
-        }
-      }
-      if (i < segments.length) cur = cur?.[segments[i]];
-    }
-    return { base, scope };
-  };
-
-  /** A schema that is only a ref to another one is that other one (chains across files collapse). */
-  const finalTarget = async (t0: Target): Promise<Target> => {
-    let t = t0;
-    for (let hops = 0; hops < 32; hops++) {
-      const got = getAt(t);
-      const n = got.ok ? got.node : undefined;
-      if (!n || typeof n !== 'object' || typeof n.$ref !== 'string' || Object.keys(n).length !== 1) break;
-      if (imported.has(targetKey(t))) break;
-      const { base, scope } = baseAt(t.file, t.segments);
-      let next: Target;
+/** The base URI and `$id` scope at `segments` of a file (enclosing `$id`s change where relative refs point). */
+function baseAt(file: SourceFile, segments: readonly string[]): { base: string; scope: string[] } {
+  let base = file.uri;
+  let scope: string[] = [];
+  let cur = file.json;
+  for (let i = 0; i <= segments.length; i++) {
+    if (
+      cur &&
+      typeof cur === 'object' &&
+      !Array.isArray(cur) &&
+      typeof cur.$id === 'string' &&
+      !cur.$id.startsWith('#')
+    ) {
       try {
-        next = await resolveRef(n.$ref, t.file, base, scope);
+        base = new URL(cur.$id, base).href;
+        scope = segments.slice(0, i);
       } catch {
-        break; // reported when the node itself is walked
+        // not a URI
       }
-      if (next.file === root || !getAt(next).ok) break; // into the root: a local ref does it
-      t = next;
     }
-    return t;
-  };
+    if (i < segments.length) cur = cur?.[segments[i]];
+  }
+  return { base, scope };
+}
 
-  /** Imports the schema at `t` as a component; returns its name. `prefer`: the root component that is only a ref to
-   *  it, whose name it takes. */
-  const importSchema = async (t0: Target, via: Site[], prefer?: string): Promise<string> => {
-    const t = await finalTarget(t0);
-    const key = targetKey(t);
-    const known = imported.get(key);
-    if (known && !prefer) return known;
-    const got = getAt(t);
-    if (!got.ok) throw new Error(got.why);
-    const name = prefer ?? nameFor(t);
-    imported.set(key, name);
-    origins.set(name, { file: t.file.display, pointer: toPointer(t.segments) });
-    const slot: [string, Json] = [name, undefined];
-    if (prefer) preferred.push(slot);
-    else added.push(slot);
-    const { base, scope } = baseAt(t.file, t.segments);
-    slot[1] = stripIds(await rewrite(got.node, 'schema', t.file, [...t.segments], base, scope, [...via]));
-    return name;
-  };
-  const preferred: [string, Json][] = [];
+const targetKey = (t: Target) => `${t.file.uri}${toPointer(t.segments)}`;
+
+/** Builds the bundled document: a copy of the root with every ref made local — another file's schema imported as a
+ *  component (once, under a collision-free name), another file's OpenRPC object copied in where it is referenced. */
+class Bundler {
+  /** What did not resolve, all of it (thrown together by `bundle`). */
+  readonly problems: DocumentProblem[] = [];
+  /** Component name → the file and pointer it was imported from. */
+  readonly origins = new Map<string, { file: string; pointer: string }>();
+  /** Component names in use (the root's own, then each import's). */
+  private readonly taken: Set<string>;
+  /** uri#pointer → the component it became. */
+  private readonly imported = new Map<string, string>();
+  /** Imported components, in import order; those that take a root component's name apart. */
+  private readonly added: [string, Json][] = [];
+  private readonly preferred: [string, Json][] = [];
+  private readonly rootSchemas: Json;
+
+  constructor(
+    private readonly root: SourceFile,
+    private readonly refs: RefResolver,
+    private readonly budget: DerefBudget | undefined,
+  ) {
+    this.rootSchemas = root.json?.components?.schemas;
+    const schemas = this.rootSchemas;
+    this.taken = new Set<string>(schemas && typeof schemas === 'object' ? Object.keys(schemas) : []);
+  }
+
+  async run(): Promise<Json> {
+    await this.claimRootComponents();
+    const root = this.root;
+    let document = await this.rewrite(root.json, 'root', root, [], root.uri, [], []);
+    for (const [name, value] of this.preferred) define(document.components.schemas, name, value);
+    if (this.added.length) {
+      document = { ...document, components: { ...(document.components ?? {}) } };
+      document.components.schemas = { ...(document.components.schemas ?? {}) };
+      for (const [name, value] of this.added) document.components.schemas[name] = value;
+    }
+    return document;
+  }
+
+  /** A root component that is only a ref to another file's schema takes that schema under its own name: all such
+   *  names are claimed before any schema is copied, so a copy that refers to one finds it. */
+  private async claimRootComponents(): Promise<void> {
+    const schemas = this.rootSchemas;
+    if (!schemas || typeof schemas !== 'object') return;
+    const claims: [Target, string][] = [];
+    for (const [name, s] of Object.entries(schemas as Record<string, Json>)) {
+      if (!s || typeof s !== 'object' || typeof s.$ref !== 'string' || Object.keys(s).length !== 1) continue;
+      if (s.$ref.startsWith('#')) continue;
+      try {
+        const t = await this.finalTarget(await this.refs.resolve(s.$ref, this.root, this.root.uri, []));
+        if (t.file !== this.root && this.getAt(t).ok && !this.imported.has(targetKey(t))) {
+          this.imported.set(targetKey(t), name);
+          claims.push([t, name]);
+        }
+      } catch {
+        // reported by the walk
+      }
+    }
+    for (const [t, name] of claims)
+      await this.importSchema(t, [{ file: this.root, at: ['components', 'schemas', name, '$ref'] }], name);
+  }
 
   /** Copies `node` (of `kind`, in `file` at `at`) with every `$ref` made local. */
-  const rewrite = async (
+  private async rewrite(
     node: Json,
     kind: Kind,
     file: SourceFile,
@@ -622,14 +625,14 @@ export async function bundle(root: SourceFile, opts: LoadOptions, budget?: Deref
     scope: string[],
     via: Site[],
     depth = 0,
-  ): Promise<Json> => {
+  ): Promise<Json> {
     if (!node || typeof node !== 'object' || kind === 'data') return node;
-    budget?.node('resolving references');
+    this.budget?.node('resolving references');
     const own = at[at.length - 1];
     if (Array.isArray(node)) {
       const out: Json[] = [];
       for (let i = 0; i < node.length; i++)
-        out.push(await rewrite(node[i], kindOfChild(kind, i, own), file, [...at, i], base, scope, via, depth));
+        out.push(await this.rewrite(node[i], kindOfChild(kind, i, own), file, [...at, i], base, scope, via, depth));
       return out;
     }
     let b = base;
@@ -647,79 +650,148 @@ export async function bundle(root: SourceFile, opts: LoadOptions, budget?: Deref
       define(
         out,
         k,
-        k === '$ref' ? v : await rewrite(v, kindOfChild(kind, k, own), file, [...at, k], b, sc, via, depth),
+        k === '$ref' ? v : await this.rewrite(v, kindOfChild(kind, k, own), file, [...at, k], b, sc, via, depth),
       );
     if (typeof node.$ref !== 'string' || isContainerKind(kind)) return out;
-    const ref: string = node.$ref;
-    const site: Site = { file, at: [...at, '$ref'] };
+    return this.localRef(out, node.$ref, kind, { file, at: [...at, '$ref'] }, b, sc, via, depth);
+  }
+
+  /** `out` (a copy of an object with `$ref`) with that ref made local: a pointer into the root, an imported
+   *  component, or the referenced OpenRPC object copied in (the copy's own keys lose to `out`'s siblings). */
+  private async localRef(
+    out: Json,
+    ref: string,
+    kind: Kind,
+    site: Site,
+    base: string,
+    scope: string[],
+    via: Site[],
+    depth: number,
+  ): Promise<Json> {
     let t: Target;
     try {
-      t = await resolveRef(ref, file, b, sc);
+      t = await this.refs.resolve(ref, site.file, base, scope);
     } catch (e) {
-      if (e instanceof DocumentError) problems.push(...e.problems);
-      else report(site, via, ref, errText(e));
+      if (e instanceof DocumentError) this.problems.push(...e.problems);
+      else this.report(site, via, ref, errText(e));
       return out;
     }
-    const got = getAt(t);
+    const got = this.getAt(t);
     if (!got.ok) {
-      report(site, via, ref, got.why);
+      this.report(site, via, ref, got.why);
       return out;
     }
-    if (t.file === root) {
+    if (t.file === this.root) {
       out.$ref = toPointer(t.segments);
       return out;
     }
     // A schema of another file (or anything a schema position names): a component of the bundle.
     if (isSchemaKind(kind) || (kind === 'plain' && kindAt(t.segments) === 'schema')) {
       try {
-        out.$ref = `#/components/schemas/${encodeURIComponent(await importSchema(t, [...via, site]))}`;
+        out.$ref = `#/components/schemas/${encodeURIComponent(await this.importSchema(t, [...via, site]))}`;
       } catch (e) {
-        report(site, via, ref, errText(e));
+        this.report(site, via, ref, errText(e));
       }
       return out;
     }
     // An OpenRPC object (method, content descriptor, error, example, …) of another file: copied in, read as what the
     // referring position expects, its own refs made local.
     if (depth >= 32) {
-      report(site, via, ref, 'references to OpenRPC objects loop');
+      this.report(site, via, ref, 'references to OpenRPC objects loop');
       return out;
     }
     const { base: tb, scope: ts } = baseAt(t.file, t.segments);
-    const copy = await rewrite(got.node, kind, t.file, [...t.segments], tb, ts, [...via, site], depth + 1);
+    const copy = await this.rewrite(got.node, kind, t.file, [...t.segments], tb, ts, [...via, site], depth + 1);
     const { $ref: _drop, ...siblings } = out;
     return copy && typeof copy === 'object' && !Array.isArray(copy) ? { ...copy, ...siblings } : copy;
-  };
+  }
 
-  // A root component that is only a ref to another file's schema takes that schema under its own name: all such names
-  // are claimed before any schema is copied, so a copy that refers to one finds it.
-  if (rootSchemas && typeof rootSchemas === 'object') {
-    const claims: [Target, string][] = [];
-    for (const [name, s] of Object.entries(rootSchemas as Record<string, Json>)) {
-      if (!s || typeof s !== 'object' || typeof s.$ref !== 'string' || Object.keys(s).length !== 1) continue;
-      if (s.$ref.startsWith('#')) continue;
+  /** Imports the schema at `t` as a component; returns its name. `prefer`: the root component that is only a ref to
+   *  it, whose name it takes. */
+  private async importSchema(t0: Target, via: Site[], prefer?: string): Promise<string> {
+    const t = await this.finalTarget(t0);
+    const key = targetKey(t);
+    const known = this.imported.get(key);
+    if (known && !prefer) return known;
+    const got = this.getAt(t);
+    if (!got.ok) throw new Error(got.why);
+    const name = prefer ?? this.nameFor(t);
+    this.imported.set(key, name);
+    this.origins.set(name, { file: t.file.display, pointer: toPointer(t.segments) });
+    const slot: [string, Json] = [name, undefined];
+    if (prefer) this.preferred.push(slot);
+    else this.added.push(slot);
+    const { base, scope } = baseAt(t.file, t.segments);
+    slot[1] = stripIds(await this.rewrite(got.node, 'schema', t.file, [...t.segments], base, scope, [...via]));
+    return name;
+  }
+
+  /** A schema that is only a ref to another one is that other one (chains across files collapse). */
+  private async finalTarget(t0: Target): Promise<Target> {
+    let t = t0;
+    for (let hops = 0; hops < 32; hops++) {
+      const got = this.getAt(t);
+      const n = got.ok ? got.node : undefined;
+      if (!n || typeof n !== 'object' || typeof n.$ref !== 'string' || Object.keys(n).length !== 1) break;
+      if (this.imported.has(targetKey(t))) break;
+      const { base, scope } = baseAt(t.file, t.segments);
+      let next: Target;
       try {
-        const t = await finalTarget(await resolveRef(s.$ref, root, root.uri, []));
-        if (t.file !== root && getAt(t).ok && !imported.has(targetKey(t))) {
-          imported.set(targetKey(t), name);
-          claims.push([t, name]);
-        }
+        next = await this.refs.resolve(n.$ref, t.file, base, scope);
       } catch {
-        // reported by the walk below
+        break; // reported when the node itself is walked
       }
+      if (next.file === this.root || !this.getAt(next).ok) break; // into the root: a local ref does it
+      t = next;
     }
-    for (const [t, name] of claims)
-      await importSchema(t, [{ file: root, at: ['components', 'schemas', name, '$ref'] }], name);
+    return t;
   }
 
-  let document = await rewrite(root.json, 'root', root, [], root.uri, [], []);
-  for (const [name, value] of preferred) define(document.components.schemas, name, value);
-  if (added.length) {
-    document = { ...document, components: { ...(document.components ?? {}) } };
-    document.components.schemas = { ...(document.components.schemas ?? {}) };
-    for (const [name, value] of added) document.components.schemas[name] = value;
+  /** A component name for the schema at `t`: its key, else its file's name; made safe and unique. */
+  private nameFor(t: Target): string {
+    const segs = t.segments.filter(
+      (s) => !/^\d+$/.test(s) && !SCHEMA_MAPS.has(s) && !SCHEMA_ONE.has(s) && s !== 'schema',
+    );
+    let base = segs[segs.length - 1];
+    if (!base || ['components', 'schemas'].includes(base)) {
+      const f = t.file.uri.replace(/[?#].*$/, '');
+      base = decodeURIComponent(f.slice(f.lastIndexOf('/') + 1)).replace(
+        /(\.(open)?rpc|\.schema)?\.(json|ya?ml)$/i,
+        '',
+      );
+    }
+    base = base.replace(SAFE_NAME, '_') || 'Schema';
+    let name = base;
+    for (let n = 2; this.taken.has(name); n++) name = `${base}_${n}`;
+    this.taken.add(name);
+    return name;
   }
-  if (problems.length) throw new DocumentError(withLines(problems, [...files.values()]));
-  return { document, root, files: [...files.values()], origins };
+
+  private getAt(t: Target): { ok: true; node: Json } | { ok: false; why: string } {
+    const got = valueAt(t.file.json, t.segments);
+    if (got.ok) return got;
+    const i = got.missing;
+    return {
+      ok: false,
+      why: `${t.file === this.root ? '' : t.file.display}${toPointer(t.segments.slice(0, i))} has no "${t.segments[i]}"`,
+    };
+  }
+
+  private report(site: Site, via: Site[], ref: string, why: string): void {
+    const pointer = toPointer(site.at);
+    let message = '';
+    const m =
+      site.at[0] === 'methods' && typeof site.at[1] !== 'undefined'
+        ? site.file.json?.methods?.[site.at[1] as number]
+        : undefined;
+    if (m && typeof m.name === 'string') message += `in method ${m.name}: `;
+    if (via.length) message += `(reached from ${via.map((v) => `${v.file.display}${toPointer(v.at)}`).join(' ← ')}) `;
+    this.problems.push({
+      file: site.file.display,
+      pointer,
+      message: `${message}$ref "${ref}" does not resolve: ${why}`,
+    });
+  }
 }
 
 /** `$id`s of an imported schema have done their work (resolution); left in, ajv would see two schemas of one id. */
