@@ -549,6 +549,10 @@ describe('log redaction', () => {
     ).toBe(
       `upstream https://eth.example/rpc/[redacted] said 0x${'ab'.repeat(32)} for eth_getTransactionByBlockHashAndIndex`,
     );
+    // A token that happens to start with 0x is not chain data unless all of it is hex.
+    expect(
+      redactString('token 0xnNcLK9mkyYnTeeuseTeM8a_FaclCosuizdUHigJLs and 0x5FbDB2315678afecb367f032d93F642f64180aa3'),
+    ).toBe('token [redacted] and 0x5FbDB2315678afecb367f032d93F642f64180aa3');
   });
 
   it('a real pino logger and real HTTP requests: no key, JWT, cookie or upstream credential reaches a log line', async () => {

@@ -17,6 +17,7 @@ import {
   verifyPassword,
   SECRET_FILE,
 } from '../src/gateway/secrets/index.js';
+import { redactString } from '../src/gateway/metering/index.js';
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -90,6 +91,18 @@ describe('API keys, ids, tokens', () => {
       expect(k).toMatch(/^[1-9A-HJ-NP-Za-km-z]{30,33}$/);
       // 24 bytes → at least 24*8 / log2(58) ≈ 32.8 digits unless leading zeros collapse; never fewer than 128 bits.
       expect(k.length * Math.log2(58)).toBeGreaterThanOrEqual(128);
+    }
+  });
+
+  it('every API key and session token is shaped so log scrubbing knows it in free text', () => {
+    // ~1 in 220 base58 keys has no digit, ~1 in 4,096 tokens starts with 0x: among 20,000 of each, ~90 and ~5 would.
+    for (const make of [newApiKey, newSessionToken]) {
+      const made = Array.from({ length: 20_000 }, () => make());
+      expect(made.filter((k) => !/\d/.test(k) || !/[A-Za-z]/.test(k) || /^(?:0x|[a-z]{3}_)/.test(k))).toEqual([]);
+      // What the request log's captured bodies and free-text log lines go through.
+      const text = JSON.stringify({ params: made.slice(0, 2000) });
+      const scrubbed = redactString(text);
+      expect(made.slice(0, 2000).filter((k) => scrubbed.includes(k))).toEqual([]);
     }
   });
 

@@ -31,9 +31,10 @@ const SECRET_HEADERS = new Set([
 const URL_HEADERS = new Set(['referer', 'referrer', 'location', 'origin']);
 const SECRET_QUERY = /key|token|jwt|secret|pass|auth|sig|session|cred/i;
 
-// Key-shaped: long, mixes letters and digits; excludes 0x-hex chain data and prefixed public ids (usr_…, app_…).
+// Key-shaped: long, mixes letters and digits; excludes 0x-hex chain data (a 0x word that is not all hex is not chain
+// data) and prefixed public ids (usr_…, app_…).
 const TOKEN_WORD =
-  /(?<![A-Za-z0-9_-])(?!0x)(?!(?:usr|app|key|alw|kid)_)(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{24,}(?![A-Za-z0-9_-])/g;
+  /(?<![A-Za-z0-9_-])(?!0x[0-9a-fA-F]*(?![A-Za-z0-9_-]))(?!(?:usr|app|key|alw|kid)_)(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{24,}(?![A-Za-z0-9_-])/g;
 const JWT = /\beyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*/g;
 const BEARER = /\b(Bearer|Basic)\s+[^\s,;"']+/gi;
 const ABSOLUTE_URL = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi;

@@ -11,9 +11,25 @@ import {
 } from 'node:crypto';
 import { base58 } from './base58.js';
 
-/** A new API key: 24 random bytes (192 bits) in base58 — 32 or 33 characters, URL-path safe. */
+/**
+ * Whether `s` is shaped as log scrubbing (src/gateway/metering/redact.ts) knows a bare secret in free text: a digit
+ * and a letter (long words of letters alone are method names and prose), and not starting as chain data (`0x`) or a
+ * public id (`app_`, `usr_`, …) does. About 1 in 220 base58 keys has no digit, and 1 in 4,096 base64url tokens starts
+ * with `0x`: those used to pass through the scrubbing untouched.
+ */
+const scrubbableShape = (s: string): boolean => /\d/.test(s) && /[A-Za-z]/.test(s) && !/^(?:0x|[a-z]{3}_)/.test(s);
+
+/** `make()` until its value has that shape (costs ≈ 0.007 bits of the secret's entropy). */
+function scrubbable(make: () => string): string {
+  for (;;) {
+    const s = make();
+    if (scrubbableShape(s)) return s;
+  }
+}
+
+/** A new API key: 24 random bytes (192 bits) in base58 — 32 or 33 characters, URL-path safe, a digit and a letter. */
 export function newApiKey(): string {
-  return base58(randomBytes(24));
+  return scrubbable(() => base58(randomBytes(24)));
 }
 
 /** A random public id with a type prefix, e.g. `app_4Xf…` (128 bits; never sequential, never guessable). */
@@ -21,9 +37,9 @@ export function newId(prefix: string): string {
   return `${prefix}_${base58(randomBytes(16))}`;
 }
 
-/** A new session token: 32 random bytes, base64url (goes in the cookie; only its hash is stored). */
+/** A new session token: 32 random bytes, base64url, a digit and a letter (goes in the cookie; only its hash is stored). */
 export function newSessionToken(): string {
-  return randomBytes(32).toString('base64url');
+  return scrubbable(() => randomBytes(32).toString('base64url'));
 }
 
 /** Sessions are stored by this hash: a DB leak does not yield usable cookies. */
