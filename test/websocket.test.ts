@@ -19,14 +19,8 @@ import { Raw, until } from './helpers/ws-client.js';
 import { startService, type RunningService } from '../src/gateway/server/index.js';
 import { createApp, createNetworkKey, createUser, setAllowlist } from '../src/gateway/store/index.js';
 import { rpc } from '../src/gateway/chain/index.js';
-import {
-  NetworkFeed,
-  Subscriptions,
-  type FeedSubscriber,
-  type SocketCallContext,
-} from '../src/gateway/subscriptions/index.js';
-import type { WsConnection } from '../packages/toolkit/src/ws/index.js';
-import type { AccessContext } from '../src/gateway/access/index.js';
+import { NetworkFeed, type FeedSubscriber } from '../src/gateway/subscriptions/index.js';
+import { fakeConnection, subscriptionsOn } from './helpers/fake-socket.js';
 import { ChainHead } from '../src/gateway/heads/index.js';
 import { pino } from 'pino';
 
@@ -729,34 +723,10 @@ describe('the shared feed (scripted upstream)', () => {
         return chain.upstream.call(method, params);
       },
     };
-    const head = new ChainHead({ network: 'x', upstream, pollMs: 50, idleMs: 1_000_000, finalityDepth: 64 });
-    const sent: string[] = [];
-    const conn = {
-      ctx: { network: 'x', principal: { kind: 'static' } },
-      state: undefined,
-      closed: false,
-      send: (t: string) => (sent.push(t), true),
-      sendAll: (ts: string[]) => (sent.push(...ts), ts.length),
-      close: () => undefined,
-      onClose: () => undefined,
-    } as unknown as WsConnection<AccessContext>;
-    const subs = new Subscriptions({
-      upstreams: new Map([['x', upstream]]),
-      heads: new Map([['x', head]]),
-      intervalMs: () => 50,
-      maxPerConnection: 10,
-      maxQueued: 100,
-      maxQueuedBytes: 1_000_000,
-      limiter: undefined, // nothing to count
-      logger,
-    });
+    const { subs, head } = subscriptionsOn('x', { upstream, pollMs: 50 });
+    const c = fakeConnection('x', { principal: { kind: 'static' } });
     const t0 = performance.now();
-    const id = await subs.subscribe(['newHeads'], {
-      ...conn.ctx,
-      requestId: 'r',
-      startedAt: 0,
-      socket: conn,
-    } as SocketCallContext);
+    const id = await subs.subscribe(['newHeads'], c.ctx);
     const waited = performance.now() - t0;
     expect(id).toMatch(/^0x[0-9a-f]{32}$/);
     expect(waited).toBeGreaterThanOrEqual(1_900);
@@ -764,7 +734,7 @@ describe('the shared feed (scripted upstream)', () => {
     down = false; // the node is back: the head's next move places the subscription, later blocks reach it
     await until('the head to follow the chain', () => head.recentHead);
     chain.add(3, 'a', false);
-    await until('block 3 notified', () => sent.find((t) => t.includes(id)));
+    await until('block 3 notified', () => c.frames.find((t) => t.includes(id)));
     subs.stop();
   }, 15_000);
 

@@ -3,49 +3,21 @@
 // loop at once (I/O between turns: other clients' calls, the block's eth_getLogs answer), and a connection whose turn
 // has not come yet sends what arrived meanwhile together with what it had (one write: sendAll). In process, with
 // connections that record their writes; no limiter (nothing to count).
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ChainHead } from '../src/gateway/heads/index.js';
-import { Subscriptions, type SocketCallContext } from '../src/gateway/subscriptions/index.js';
-import type { WsConnection } from '../packages/toolkit/src/ws/index.js';
-import type { AccessContext } from '../src/gateway/access/index.js';
+import { fakeConnection, subscriptionsOn } from './helpers/fake-socket.js';
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
 describe('notifications are flushed in turns', () => {
   it('16 connections a turn, in order; I/O runs between turns; what arrives before a turn leaves with it', async () => {
-    const upstream = { call: () => new Promise<never>(() => undefined) };
-    const subs = new Subscriptions({
-      upstreams: new Map([['mainnet', upstream]]),
-      heads: new Map([
-        ['mainnet', new ChainHead({ network: 'mainnet', upstream, pollMs: 60_000, idleMs: 60_000, finalityDepth: 64 })],
-      ]),
-      intervalMs: () => 60_000,
-      maxPerConnection: 10,
-      maxQueued: 1000,
-      maxQueuedBytes: 1_000_000,
-      limiter: undefined,
-      logger: pino({ level: 'silent' }),
-    });
+    const { subs } = subscriptionsOn('mainnet');
     const N = 100;
     const writes: Array<{ conn: number; frames: number }> = [];
     const delivers: Array<(r: unknown) => void> = [];
     for (let i = 0; i < N; i++) {
-      const conn = {
-        ctx: { network: 'mainnet' },
-        state: undefined,
-        closed: false,
-        send: () => true,
-        sendAll: (texts: readonly string[]) => (writes.push({ conn: i, frames: texts.length }), texts.length),
-        close: () => undefined,
-        onClose: () => undefined,
-      } as unknown as WsConnection<AccessContext>;
-      const ctx = { ...conn.ctx, requestId: 'r', startedAt: 0, socket: conn } as SocketCallContext;
-      subs.subscribe(['newHeads'], ctx);
-      const st = conn.state as unknown as { subs: Map<string, { deliver(r: unknown, j: string): void }> };
-      delivers.push((r) => {
-        for (const s of st.subs.values()) s.deliver(r, JSON.stringify(r));
-      });
+      const c = fakeConnection('mainnet', { onWrite: (texts) => writes.push({ conn: i, frames: texts.length }) });
+      void subs.subscribe(['newHeads'], c.ctx);
+      delivers.push(c.deliver);
     }
     // A block's head to all 100, as the feed does (synchronously).
     for (const d of delivers) d({ number: '0x1' });

@@ -5,21 +5,17 @@
 // RSS (/proc/<pid>/status VmRSS) is sampled throughout and must stay within 40 MB of its baseline; each socket ends
 // with a last notification per subscription carrying -32005 (reason `notification-queue`, `data.setting` naming the
 // websocket.* bound) and the documented close code 4008, and the process keeps serving.
-import { ChainHead } from '../src/gateway/heads/index.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pino } from 'pino';
-import { Subscriptions, type SocketCallContext } from '../src/gateway/subscriptions/index.js';
 import type { Limiter } from '../src/gateway/limits/index.js';
-import type { WsConnection } from '../packages/toolkit/src/ws/index.js';
-import type { AccessContext } from '../src/gateway/access/index.js';
 import { createClient } from '../generated/account/client.js';
 import { rpc, startAnvil, type Anvil } from '../src/gateway/chain/index.js';
 import { cookieFetch, signUpAndLogIn } from './helpers/account.js';
 import { startRpcgateChild, type RpcgateChild } from './helpers/rpcgate-child.js';
 import { Raw, until } from './helpers/ws-client.js';
+import { fakeConnection, subscriptionsOn } from './helpers/fake-socket.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -150,48 +146,27 @@ it('200 newHeads subscriptions, 300 blocks under a per-second limit: RSS stays f
 describe('the queue bounds, each on its own (in process)', () => {
   /** A connection that records frames and its close; a limiter that holds everything back (per-second refusal). */
   function harness(maxQueued: number, maxQueuedBytes: number) {
-    const frames: Json[] = [];
-    let closed: [number, string] | undefined;
-    const closers: (() => void)[] = [];
-    const conn = {
-      ctx: { network: 'mainnet', principal: { kind: 'app', id: 'app-1', limitSubject: { kind: 'app', id: 'app-1' } } },
-      state: undefined,
-      get closed() {
-        return closed !== undefined;
-      },
-      send: (t: string) => (frames.push(JSON.parse(t)), true),
-      close: (code: number, reason: string) => {
-        closed ??= [code, reason];
-        for (const f of closers.splice(0)) f();
-      },
-      onClose: (f: () => void) => void closers.push(f),
-    } as unknown as WsConnection<AccessContext>;
+    const c = fakeConnection('mainnet', {
+      principal: { kind: 'app', id: 'app-1', limitSubject: { kind: 'app', id: 'app-1' } },
+    });
     const limiter = {
       consume: async () => ({ allowed: false, limit: 1, remaining: 0, resetAt: Date.now() + 1000, period: 'second' }),
     } as unknown as Limiter;
-    // The feed's upstream never answers: notifications are delivered by hand below.
-    const upstream = { call: () => new Promise<never>(() => undefined) };
-    const subs = new Subscriptions({
-      upstreams: new Map([['mainnet', upstream]]),
-      heads: new Map([
-        ['mainnet', new ChainHead({ network: 'mainnet', upstream, pollMs: 60_000, idleMs: 60_000, finalityDepth: 64 })],
-      ]),
-      intervalMs: () => 60_000,
-      maxPerConnection: 10,
-      maxQueued,
-      maxQueuedBytes,
-      limiter,
-      logger: pino({ level: 'silent' }),
-    });
-    const ctx = { ...conn.ctx, requestId: 'r', startedAt: 0, socket: conn } as SocketCallContext;
+    // The feed's upstream never answers: notifications are delivered by hand.
+    const { subs } = subscriptionsOn('mainnet', { maxQueued, maxQueuedBytes, limiter });
     // The head never reads here, so the answers wait for it (up to their bound); the ids are the connection's now.
-    for (let i = 0; i < 2; i++) void subs.subscribe(['newHeads'], ctx);
-    const ids = [...(conn.state as { subs: Map<string, unknown> }).subs.keys()];
-    const deliver = (result: unknown) => {
-      for (const s of (conn.state as { subs: Map<string, { deliver(r: unknown, j: string): void }> }).subs.values())
-        s.deliver(result, JSON.stringify(result));
+    for (let i = 0; i < 2; i++) void subs.subscribe(['newHeads'], c.ctx);
+    const ids = [...(c.conn.state as { subs: Map<string, unknown> }).subs.keys()];
+    return {
+      subs,
+      ids,
+      deliver: c.deliver,
+      closed: c.closed,
+      /** The frames written so far, parsed. */
+      get frames(): Json[] {
+        return c.frames.map((f) => JSON.parse(f));
+      },
     };
-    return { subs, ids, deliver, frames, closed: () => closed };
   }
 
   it('count: one notification past websocket.maxQueuedNotifications ends every subscription with the error, then 4008', () => {
