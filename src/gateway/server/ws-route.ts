@@ -166,16 +166,20 @@ export function attachNodeWebSockets(server: Server, opts: NodeRouteOptions): No
     admit(req, rid, t0, route, key) {
       const ctx = admitKey(keys, req, rid, t0, route, key, trustProxy);
       if (ctx instanceof Refusal) return ctx;
+      // The socket keeps of its headers only what re-checking its credential reads (requestChecks), not all of them
+      // for its whole life.
+      const headers = req.headers;
+      ctx.headers = { origin: headers.origin, authorization: headers.authorization };
       const p = ctx.principal!;
       // Cheap refusal before any JWT work; the slot itself is taken once every check has passed.
       if (slots.held(p.id) >= opts.maxConnectionsPerKey) return new Refusal(tooMany, ctx);
-      const token = p.kind === 'app' && p.jwt !== undefined ? bearerToken(req.headers.authorization) : undefined;
+      const token = p.kind === 'app' && p.jwt !== undefined ? bearerToken(headers.authorization) : undefined;
       const pass = (err: RpcError | undefined) => {
         if (err !== undefined) return new Refusal(err, ctx);
         admitted.set(ctx, { key: key!, route, jwtExpiresAt: token === undefined ? undefined : expiresAt(token) });
         return reserve(ctx, req.socket);
       };
-      const checked = requestChecks(ctx, req.headers);
+      const checked = requestChecks(ctx, headers);
       return checked instanceof Promise ? checked.then(pass) : pass(checked);
     },
     refused(ctx, err, t0) {
