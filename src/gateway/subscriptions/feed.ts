@@ -106,8 +106,6 @@ export class NetworkFeed {
   private readonly subs = new Map<FeedSubscriber, number>();
   /** Sequence number of the next block the head adds. */
   private seq = 0;
-  /** Subscribers at WAITING. */
-  private waiting = 0;
   /** Subscribers at WAITING → told when they have their place (the head's next move, or their removal). */
   private readonly placing = new Map<FeedSubscriber, () => void>();
   private readonly count = { newHeads: 0, logs: 0, newPendingTransactions: 0 };
@@ -149,10 +147,7 @@ export class NetworkFeed {
     this.subs.set(s, current ? this.seq : WAITING);
     this.count[s.kind]++;
     let placed: Promise<void> | undefined;
-    if (!current) {
-      this.waiting++;
-      placed = new Promise((r) => this.placing.set(s, r));
-    }
+    if (!current) placed = new Promise((r) => this.placing.set(s, r));
     if (s.kind === 'newPendingTransactions') {
       if (this.pending === undefined) this.pending = new PendingSource(this);
       return placed;
@@ -171,10 +166,7 @@ export class NetworkFeed {
     const since = this.subs.get(s);
     if (since === undefined) return;
     this.subs.delete(s);
-    if (since === WAITING) {
-      this.waiting--;
-      this.placed(s);
-    }
+    if (since === WAITING) this.placed(s);
     this.count[s.kind]--;
     if (this.count.newPendingTransactions === 0 && this.pending !== undefined) {
       this.pending.stop();
@@ -227,7 +219,7 @@ export class NetworkFeed {
   private onUpdate(u: ChainUpdate): void {
     const first = this.seq;
     this.seq += u.added.length;
-    if (this.waiting > 0) {
+    if (this.placing.size > 0) {
       // Those who subscribed while the head had no current position: a pushed block arrived after them (theirs);
       // a read of "latest" was there before them (not theirs), nor are the blocks filled in below either.
       const start = u.via === 'push' ? this.seq - 1 : this.seq;
@@ -236,7 +228,6 @@ export class NetworkFeed {
           this.subs.set(s, start);
           this.placed(s);
         }
-      this.waiting = 0;
     }
     if (this.count.newHeads > 0)
       for (let i = 0; i < u.added.length; i++) {
