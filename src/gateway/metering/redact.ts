@@ -54,8 +54,7 @@ function networkPath(networks: readonly string[]): RegExp {
   return re;
 }
 
-/** Whether all of `s` is one key-shaped word: what the scrubbing of free text recognises as a secret. */
-export function isTokenLike(s: string): boolean {
+function isTokenLike(s: string): boolean {
   TOKEN_WORD.lastIndex = 0;
   const m = TOKEN_WORD.exec(s);
   return m !== null && m[0].length === s.length;

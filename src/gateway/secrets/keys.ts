@@ -9,16 +9,15 @@ import {
   type KeyObject,
   createSecretKey,
 } from 'node:crypto';
-import { isTokenLike } from '../metering/redact.js';
 import { base58 } from './base58.js';
 
 /**
- * Whether log scrubbing knows `s` as a bare secret in free text (isTokenLike: a digit and a letter, not 0x-hex chain
- * data, not a public id) — and, beyond what that scrubber needs, whether it cannot pass for chain data or an id to any
- * other reader: no `0x` start at all, no `xyz_` prefix (one added later included). About 1 in 220 base58 keys has no
- * digit, and 1 in 4,096 base64url tokens starts with `0x`: those used to pass through the scrubbing untouched.
+ * Whether `s` is shaped as log scrubbing (src/gateway/metering/redact.ts) knows a bare secret in free text: a digit
+ * and a letter (long words of letters alone are method names and prose), and not starting as chain data (`0x`) or a
+ * public id (`app_`, `usr_`, …) does. About 1 in 220 base58 keys has no digit, and 1 in 4,096 base64url tokens starts
+ * with `0x`: those used to pass through the scrubbing untouched.
  */
-const scrubbableShape = (s: string): boolean => isTokenLike(s) && !/^(?:0x|[a-z]{3}_)/.test(s);
+const scrubbableShape = (s: string): boolean => /\d/.test(s) && /[A-Za-z]/.test(s) && !/^(?:0x|[a-z]{3}_)/.test(s);
 
 /** `make()` until its value has that shape (costs ≈ 0.007 bits of the secret's entropy). */
 function scrubbable(make: () => string): string {
